@@ -1,0 +1,260 @@
+"""The claim framework end to end, through pytester: declaration, controls, verdicts, report."""
+import json
+
+import pytest
+
+from theorycheck import ClaimDeclarationError, claim, discrepancy
+from theorycheck.report import load_results
+
+PASSING = '''
+@claim("toy.thm1.square", source="Theorem 1", statement="3 squared is 9.",
+       controls={"wrong_square": "compare 3*3 against 10"})
+def test_square(tc):
+    expected = 10.0 if tc.control == "wrong_square" else 9.0
+    tc.record("value", 3.0 * 3.0)
+    tc.check.close("3^2", 3.0 * 3.0, expected, rtol=1e-12)
+    tc.curve("values", "x^2", [1, 2, 3], [1, 4, 9], ylabel="x^2")
+    tc.curve("values", "theory", [1, 2, 3], [1, 4, 9], style="theory")
+'''
+
+
+def results_of(pytester) -> dict:
+    return load_results(pytester.path / "reports" / "latest" / "results.json")
+
+
+def test_passing_claim_and_failing_control_give_a_green_run(pytester, claim_file):
+    claim_file(PASSING)
+    run = pytester.runpytest("-p", "no:cacheprovider")
+    run.assert_outcomes(passed=1, xfailed=1)
+    res = results_of(pytester)
+    (entry,) = res["claims"]
+    assert entry["id"] == "toy.thm1.square" and entry["paper"] == "toy"
+    assert entry["outcome"] == "passed" and entry["kind"] == "claim"
+    assert entry["controls"] == [dict(entry["controls"][0], name="wrong_square",
+                                      outcome="failed_as_expected")]
+    assert entry["measurements"] == {"value": 9.0}
+    assert entry["decisions"][0]["passed"] is True
+    assert entry["images"] == ["plots/toy.thm1.square--values.png"]
+    assert (pytester.path / "reports/latest/plots/toy.thm1.square--values.png").stat().st_size > 1000
+    html = (pytester.path / "reports/latest/report.html").read_text()
+    assert "toy.thm1.square" in html and "failed as expected" in html
+    md = (pytester.path / "reports/latest/report.md").read_text()
+    assert "| `toy.thm1.square` | Theorem 1 | claim | PASS |" in md
+
+
+def test_claim_without_control_is_rejected_at_declaration():
+    with pytest.raises(ClaimDeclarationError, match="without a negative control"):
+        claim("toy.x.y", source="Lemma 1", statement="s", controls={})(lambda tc: None)
+
+
+def test_claim_without_control_is_a_collection_error(pytester, claim_file):
+    claim_file('''
+@claim("toy.x.nocontrol", source="Lemma 1", statement="s", controls={})
+def test_it(tc):
+    tc.check.holds("true", True)
+''')
+    run = pytester.runpytest("-p", "no:cacheprovider")
+    assert run.ret != 0
+    run.stdout.fnmatch_lines(["*ClaimDeclarationError*without a negative control*"])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(id="not-dotted"), "must look like"),
+    (dict(id="toy.thm.DISCREPANCY_x"), "declared with @discrepancy"),
+    (dict(source=""), "non-empty"),
+    (dict(controls={"bad name": "x"}), "identifier-like"),
+    (dict(sizes={"quick": {}}), "exactly the tiers"),
+])
+def test_bad_declarations_name_the_problem(kwargs, message):
+    args = dict(id="toy.a.b", source="Lemma 1", statement="s", controls={"c": "d"})
+    args.update(kwargs)
+    with pytest.raises(ClaimDeclarationError, match=message):
+        claim(args.pop("id"), **args)(lambda tc: None)
+
+
+def test_discrepancy_needs_the_corrected_claim():
+    with pytest.raises(ClaimDeclarationError, match="corrected_by"):
+        discrepancy("toy.a.DISCREPANCY_b", source="Thm 1", statement="s", corrected_by="",
+                    controls={"c": "d"})(lambda tc: None)
+
+
+def test_duplicate_ids_are_rejected():
+    def first(tc):
+        pass
+
+    def second(tc):
+        pass
+
+    claim("toy.dup.once", source="L", statement="s", controls={"c": "d"})(first)
+    with pytest.raises(ClaimDeclarationError, match="already declared"):
+        claim("toy.dup.once", source="L", statement="s", controls={"c": "d"})(second)
+
+
+def test_control_that_passes_fails_the_run(pytester, claim_file):
+    claim_file('''
+@claim("toy.thm1.lax", source="Theorem 1", statement="9 is close to 9.",
+       controls={"no_perturbation": "changes nothing, so it passes: a defect"})
+def test_lax(tc):
+    tc.check.close("3^2", 9.0, 9.0, rtol=1e-12)
+''')
+    run = pytester.runpytest("-p", "no:cacheprovider")
+    run.assert_outcomes(passed=1, failed=1)
+    assert run.ret == 1
+    (entry,) = results_of(pytester)["claims"]
+    assert entry["controls"][0]["outcome"] == "passed_unexpectedly"
+
+
+def test_control_that_crashes_is_an_error_not_an_expected_failure(pytester, claim_file):
+    claim_file('''
+@claim("toy.thm1.crash", source="Theorem 1", statement="s",
+       controls={"crash": "raises ValueError instead of failing a check"})
+def test_crash(tc):
+    if tc.control:
+        raise ValueError("bad input")
+    tc.check.holds("fine", True)
+''')
+    run = pytester.runpytest("-p", "no:cacheprovider")
+    assert run.ret == 1
+    (entry,) = results_of(pytester)["claims"]
+    assert entry["controls"][0]["outcome"] == "error"
+
+
+def test_wrong_tolerance_fails_the_claim_with_all_numbers(pytester, claim_file):
+    claim_file('''
+@claim("toy.thm1.tight", source="Theorem 1", statement="pi is 3.14.",
+       controls={"c": "same"})
+def test_tight(tc):
+    tc.check.close("pi", 3.14159265, 3.14, rtol=1e-6)
+    tc.check.at_most("bound", 1.0, 2.0)
+''')
+    run = pytester.runpytest("-p", "no:cacheprovider")
+    run.assert_outcomes(failed=1, xfailed=1)
+    run.stdout.fnmatch_lines(["*1 of 2 checks failed*", "*FAILED*close pi*", "*ok*at_most bound*"])
+    (entry,) = results_of(pytester)["claims"]
+    assert entry["outcome"] == "failed"
+
+
+def test_claim_that_decides_nothing_is_an_error(pytester, claim_file):
+    claim_file('''
+@claim("toy.thm1.mute", source="Theorem 1", statement="s", controls={"c": "same"})
+def test_mute(tc):
+    tc.record("x", 1.0)
+''')
+    run = pytester.runpytest("-p", "no:cacheprovider")
+    assert run.ret == 1
+    run.stdout.fnmatch_lines(["*NoDecisionError*recorded no decision*"])
+    (entry,) = results_of(pytester)["claims"]
+    assert entry["outcome"] == "error" and entry["controls"][0]["outcome"] == "error"
+
+
+def test_discrepancy_is_reported_as_refuted_as_written(pytester, claim_file):
+    claim_file(PASSING + '''
+@discrepancy("toy.thm1.DISCREPANCY_cube", source="Theorem 1", corrected_by="toy.thm1.square",
+             statement="As written: 3 squared is 27.",
+             controls={"honest": "a statement that is true has no counterexample"})
+def test_cube(tc):
+    claimed = 9.0 if tc.control == "honest" else 27.0
+    tc.check.holds("counterexample: 3*3 differs from the claimed value", 3.0 * 3.0 != claimed)
+''')
+    run = pytester.runpytest("-p", "no:cacheprovider")
+    run.assert_outcomes(passed=2, xfailed=2)
+    res = results_of(pytester)
+    kinds = {c["id"]: c["kind"] for c in res["claims"]}
+    assert kinds == {"toy.thm1.square": "claim", "toy.thm1.DISCREPANCY_cube": "discrepancy"}
+    md = (pytester.path / "reports/latest/report.md").read_text()
+    assert "### Refuted as written" in md and "corrected statement: `toy.thm1.square`" in md
+
+
+def test_k_selection_markers_and_junitxml_keep_working(pytester, claim_file):
+    claim_file(PASSING)
+    run = pytester.runpytest("-p", "no:cacheprovider", "-m", "control", "--junitxml=j.xml")
+    run.assert_outcomes(xfailed=1)
+    assert "testcase" in (pytester.path / "j.xml").read_text()
+    run = pytester.runpytest("-p", "no:cacheprovider", "-k", "square and not control")
+    run.assert_outcomes(passed=1)
+    (entry,) = results_of(pytester)["claims"]
+    assert entry["controls"][0]["outcome"] == "not_run"
+
+
+def test_xdist_workers_merge_into_one_report(pytester, claim_file):
+    body = "".join(PASSING.replace("toy.thm1.square", f"toy.thm1.square{i}")
+                   .replace("def test_square", f"def test_square{i}") for i in range(4))
+    claim_file(body)
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    run.assert_outcomes(passed=4, xfailed=4)
+    res = results_of(pytester)
+    assert sorted(c["id"] for c in res["claims"]) == [f"toy.thm1.square{i}" for i in range(4)]
+    assert all(c["controls"][0]["outcome"] == "failed_as_expected" for c in res["claims"])
+    assert res["summary"]["claim_outcomes"]["passed"] == 4
+
+
+def test_sizes_seeds_and_tier_reach_the_claim(pytester, claim_file):
+    claim_file('''
+import numpy as np
+
+@claim("toy.sizes.tiers", source="L", statement="s", controls={"c": "wrong"},
+       sizes={"quick": {"n": 3}, "full": {"n": 30}})
+def test_sizes(tc):
+    tc.record("n", tc.sizes["n"])
+    tc.record("draw", tc.rng("data").standard_normal())
+    tc.record("tier", tc.tier)
+    tc.check.holds("n matches tier", tc.sizes["n"] == (3 if tc.tier == "quick" else 30)
+                   and tc.control is None)
+''')
+    pytester.runpytest("-p", "no:cacheprovider", "--tc-tier", "full", "--tc-seed", "7")
+    first = results_of(pytester)["claims"][0]["measurements"]
+    assert first["n"] == 30 and first["tier"] == "full"
+    pytester.runpytest("-p", "no:cacheprovider", "--tc-tier", "full", "--tc-seed", "7")
+    assert results_of(pytester)["claims"][0]["measurements"]["draw"] == first["draw"]
+    pytester.runpytest("-p", "no:cacheprovider", "--tc-seed", "8")
+    again = results_of(pytester)["claims"][0]["measurements"]
+    assert again["n"] == 3 and again["draw"] != first["draw"]
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--tc-tier", "huge"], "unknown tier 'huge'"),
+    (["--tc-device", "tpu"], "unknown device 'tpu'"),
+    (["--tc-dtype", "float16"], "unknown dtype 'float16'"),
+])
+def test_unknown_options_are_usage_errors(pytester, claim_file, option, message):
+    claim_file(PASSING)
+    run = pytester.runpytest("-p", "no:cacheprovider", *option)
+    assert run.ret == pytest.ExitCode.USAGE_ERROR
+    run.stderr.fnmatch_lines([f"*{message}*"])
+
+
+def test_cuda_without_a_gpu_is_a_usage_error(pytester, claim_file):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    claim_file(PASSING)
+    run = pytester.runpytest("-p", "no:cacheprovider", "--tc-device", "cuda")
+    assert run.ret == pytest.ExitCode.USAGE_ERROR
+    run.stderr.fnmatch_lines(["*torch.cuda.is_available() is False*"])
+
+
+def test_results_json_has_the_documented_shape(pytester, claim_file):
+    claim_file(PASSING)
+    pytester.runpytest("-p", "no:cacheprovider")
+    raw = json.loads((pytester.path / "reports/latest/results.json").read_text())
+    for key in ("tier", "device", "seed", "started", "theorycheck_version", "claims"):
+        assert key in raw
+    entry = raw["claims"][0]
+    for key in ("id", "paper", "source", "kind", "statement", "outcome", "duration_s",
+                "measurements", "controls"):
+        assert key in entry
+    assert set(entry["controls"][0]) >= {"name", "outcome"}
+
+
+def test_schema_rejects_a_malformed_results_file(tmp_path):
+    from theorycheck.report import validate_results
+
+    with pytest.raises(ValueError, match="does not fit the schema at claims/0/outcome"):
+        validate_results({"tier": "quick", "device": "cpu", "seed": 0, "started": "x",
+                          "theorycheck_version": "0", "summary": {"claims": 1, "controls": 1,
+                          "claim_outcomes": {}, "control_outcomes": {}},
+                          "claims": [{"id": "a.b.c", "paper": "a", "source": "s", "kind": "claim",
+                                      "statement": "s", "outcome": "great", "duration_s": 0,
+                                      "measurements": {}, "controls": [{"name": "c",
+                                                                        "outcome": "not_run"}]}]})

@@ -1,0 +1,310 @@
+"""Comparisons that decide a claim and record why.
+
+Every function here returns a :class:`Decision`: whether the comparison held, the numbers
+it compared, and the tolerance or window it used.  None of them raises on a failed
+comparison: the claim's context (:class:`theorycheck.context.ClaimContext`) records every
+decision and fails the claim at the end with all the numbers in the message, so a report
+always shows the whole picture rather than the first failing line.
+
+Conventions
+-----------
+* ``close``:       ``|measured - expected| <= atol + rtol * |expected|`` elementwise
+  (``numpy.isclose`` semantics), and for arrays optionally the relative Frobenius error
+  ``||measured - expected|| / ||expected|| <= rtol`` (``norm="fro"``).
+* ``at_most``:     ``measured <= bound + margin`` for every element.
+* ``at_least``:    ``measured >= bound - margin`` for every element.
+* ``slope``:       least-squares fit ``Y = a + b X`` over a window of ``x``, where ``X``
+  and ``Y`` are ``x`` and ``y`` after the stated transforms (``"log"`` or ``"linear"``,
+  or a power ``x**p``); the slope ``b`` is compared with an expected value, a range, or
+  both, and ``R^2`` with a floor.
+* ``binomial``:    ``K`` independent trials of an event the statement says has probability
+  at least ``p``; with ``k`` successes the claim is rejected when the one-sided exact
+  binomial test ``P[Bin(K, p) <= k] < alpha`` (scipy.stats.binomtest).
+* ``monotone``:    consecutive differences of a series have the right sign up to ``tol``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+from scipy import stats
+
+__all__ = [
+    "Decision",
+    "close",
+    "at_most",
+    "at_least",
+    "holds",
+    "slope",
+    "fit_slope",
+    "SlopeFit",
+    "binomial",
+    "monotone",
+]
+
+
+@dataclass
+class Decision:
+    """One recorded comparison: what was compared, against what, and whether it held."""
+
+    name: str
+    kind: str
+    passed: bool
+    measured: Any
+    reference: Any = None
+    tolerance: dict = field(default_factory=dict)
+    detail: dict = field(default_factory=dict)
+
+    def summary(self) -> str:
+        verdict = "ok" if self.passed else "FAILED"
+        tol = ", ".join(f"{k}={_fmt(v)}" for k, v in self.tolerance.items())
+        ref = "" if self.reference is None else f" vs {_fmt(self.reference)}"
+        return f"[{verdict}] {self.kind} {self.name}: {_fmt(self.measured)}{ref}" + (
+            f" ({tol})" if tol else ""
+        )
+
+    def to_json(self) -> dict:
+        return jsonable(asdict(self))
+
+
+def jsonable(value: Any) -> Any:
+    """Convert numpy / torch scalars and arrays (recursively) into JSON-ready Python values.
+
+    Non-finite floats become the strings ``"nan"``, ``"inf"``, ``"-inf"`` so that the
+    output is strict JSON.
+    """
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # torch tensor
+        value = value.detach().cpu().numpy()
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        value = float(value)
+        return value if math.isfinite(value) else str(value)
+    return value
+
+
+def _fmt(value: Any) -> str:
+    arr = np.asarray(jsonable(value), dtype=object)
+    if arr.ndim == 0:
+        v = arr.item()
+        return f"{v:.4g}" if isinstance(v, float) else str(v)
+    flat = [f"{v:.4g}" if isinstance(v, float) else str(v) for v in arr.ravel()[:6]]
+    more = ", ..." if arr.size > 6 else ""
+    return "[" + ", ".join(flat) + more + "]"
+
+
+def _as_float_array(name: str, value: Any) -> np.ndarray:
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    arr = np.asarray(value, dtype=float)
+    if arr.size == 0:
+        raise ValueError(f"check {name!r}: got an empty array to compare")
+    return arr
+
+
+def close(
+    name: str,
+    measured: Any,
+    expected: Any,
+    *,
+    rtol: float = 0.0,
+    atol: float = 0.0,
+    norm: str | None = None,
+) -> Decision:
+    """``measured`` agrees with ``expected`` within ``atol + rtol * |expected|``.
+
+    With ``norm="fro"`` the comparison is the relative Frobenius error
+    ``||measured - expected||_F / ||expected||_F <= rtol`` (plus ``atol`` absolute),
+    which is how matrices (e.g. two SVM solutions) are compared.
+    """
+    if rtol < 0 or atol < 0 or (rtol == 0 and atol == 0):
+        raise ValueError(f"check {name!r}: need rtol >= 0, atol >= 0 and at least one > 0")
+    m = _as_float_array(name, measured)
+    e = _as_float_array(name, expected)
+    if norm == "fro":
+        diff = float(np.linalg.norm(m - e))
+        scale = float(np.linalg.norm(e))
+        rel = diff / scale if scale > 0 else math.inf
+        passed = bool(np.isfinite(diff) and diff <= atol + rtol * scale)
+        return Decision(name, "close", passed, measured=rel if scale > 0 else diff,
+                        reference=0.0, tolerance={"rtol": rtol, "atol": atol, "norm": "fro"},
+                        detail={"abs_error": diff, "reference_norm": scale})
+    if norm is not None:
+        raise ValueError(f"check {name!r}: unknown norm {norm!r} (use None or 'fro')")
+    err = np.abs(m - e)
+    passed = bool(np.all(np.isfinite(m)) and np.all(err <= atol + rtol * np.abs(e)))
+    return Decision(name, "close", passed, measured=m, reference=e,
+                    tolerance={"rtol": rtol, "atol": atol},
+                    detail={"max_abs_error": float(np.max(err))})
+
+
+def at_most(name: str, measured: Any, bound: Any, *, margin: float = 0.0) -> Decision:
+    """Every element of ``measured`` is ``<= bound + margin``; records the worst slack."""
+    m = _as_float_array(name, measured)
+    b = _as_float_array(name, bound)
+    slack = (b + margin) - m
+    passed = bool(np.all(np.isfinite(m)) and np.all(slack >= 0))
+    return Decision(name, "at_most", passed, measured=m, reference=b,
+                    tolerance={"margin": margin},
+                    detail={"worst_slack": float(np.min(slack)), "worst_index": int(np.argmin(slack))})
+
+
+def at_least(name: str, measured: Any, bound: Any, *, margin: float = 0.0) -> Decision:
+    """Every element of ``measured`` is ``>= bound - margin``; records the worst slack."""
+    m = _as_float_array(name, measured)
+    b = _as_float_array(name, bound)
+    slack = m - (b - margin)
+    passed = bool(np.all(np.isfinite(m)) and np.all(slack >= 0))
+    return Decision(name, "at_least", passed, measured=m, reference=b,
+                    tolerance={"margin": margin},
+                    detail={"worst_slack": float(np.min(slack)), "worst_index": int(np.argmin(slack))})
+
+
+def holds(name: str, condition: Any, *, detail: dict | None = None) -> Decision:
+    """A boolean (or all of a boolean array) is true; for statements that are not numeric
+    comparisons (e.g. "the designated optimal token is the argmax").  Put the numbers
+    behind the condition into ``detail``."""
+    arr = np.asarray(jsonable(condition), dtype=bool)
+    return Decision(name, "holds", bool(np.all(arr)), measured=arr,
+                    detail=dict(detail or {}, n_true=int(arr.sum()), n=int(arr.size)))
+
+
+_TRANSFORMS = ("linear", "log")
+
+
+def _transform(name: str, axis: str, values: np.ndarray, how: str | float) -> np.ndarray:
+    if isinstance(how, (int, float)) and not isinstance(how, bool):
+        return values ** float(how)
+    if how == "log":
+        if np.any(values <= 0):
+            raise ValueError(f"check {name!r}: log scale on {axis} needs positive values")
+        return np.log(values)
+    if how == "linear":
+        return values
+    raise ValueError(f"check {name!r}: unknown {axis} transform {how!r}; use one of "
+                     f"{_TRANSFORMS} or a power (float)")
+
+
+@dataclass
+class SlopeFit:
+    """Least-squares line ``Y = intercept + slope * X`` over a window, with its R^2."""
+
+    slope: float
+    intercept: float
+    r2: float
+    n_points: int
+    window: tuple[float, float]
+    x_transform: str | float
+    y_transform: str | float
+
+
+def fit_slope(
+    x: Sequence[float],
+    y: Sequence[float],
+    *,
+    window: tuple[float, float],
+    x_transform: str | float = "log",
+    y_transform: str | float = "log",
+    name: str = "slope",
+) -> SlopeFit:
+    """Fit ``T_y(y) = a + b T_x(x)`` by least squares over ``window[0] <= x <= window[1]``."""
+    xa = _as_float_array(name, x)
+    ya = _as_float_array(name, y)
+    if xa.shape != ya.shape or xa.ndim != 1:
+        raise ValueError(f"check {name!r}: x and y must be 1-d of equal length, got "
+                         f"{xa.shape} and {ya.shape}")
+    sel = (xa >= window[0]) & (xa <= window[1])
+    if sel.sum() < 3:
+        raise ValueError(f"check {name!r}: window {window} holds {int(sel.sum())} points; "
+                         "a slope fit needs at least 3")
+    X = _transform(name, "x", xa[sel], x_transform)
+    Y = _transform(name, "y", ya[sel], y_transform)
+    res = stats.linregress(X, Y)
+    return SlopeFit(float(res.slope), float(res.intercept), float(res.rvalue**2),
+                    int(sel.sum()), (float(window[0]), float(window[1])), x_transform, y_transform)
+
+
+def slope(
+    name: str,
+    x: Sequence[float],
+    y: Sequence[float],
+    *,
+    window: tuple[float, float],
+    x_transform: str | float = "log",
+    y_transform: str | float = "log",
+    expected: float | None = None,
+    rtol: float | None = None,
+    at_most: float | None = None,
+    at_least: float | None = None,
+    min_r2: float | None = None,
+) -> Decision:
+    """The fitted slope over ``window`` matches a *shape* statement.
+
+    Give ``expected`` with ``rtol`` (``|b/expected - 1| <= rtol``) and/or a range
+    ``at_least <= b <= at_most``; ``min_r2`` additionally requires a good linear fit.
+    Constants a paper leaves unspecified should be tested this way (slopes, not values).
+    """
+    if expected is None and at_most is None and at_least is None:
+        raise ValueError(f"check {name!r}: give expected (with rtol) or a range for the slope")
+    if (expected is None) != (rtol is None):
+        raise ValueError(f"check {name!r}: expected and rtol go together")
+    fit = fit_slope(x, y, window=window, x_transform=x_transform, y_transform=y_transform, name=name)
+    ok = math.isfinite(fit.slope)
+    if expected is not None:
+        ok &= abs(fit.slope / expected - 1.0) <= rtol
+    if at_most is not None:
+        ok &= fit.slope <= at_most
+    if at_least is not None:
+        ok &= fit.slope >= at_least
+    if min_r2 is not None:
+        ok &= fit.r2 >= min_r2
+    tolerance = {k: v for k, v in dict(rtol=rtol, at_most=at_most, at_least=at_least,
+                                       min_r2=min_r2).items() if v is not None}
+    return Decision(name, "slope", bool(ok), measured=fit.slope, reference=expected,
+                    tolerance=tolerance, detail=asdict(fit))
+
+
+def binomial(name: str, successes: Any, *, p: float, alpha: float = 0.05) -> Decision:
+    """``K`` trials of an event claimed to have probability ``>= p``.
+
+    ``successes`` is a boolean array (one entry per independent trial).  The claim is
+    rejected when the exact one-sided binomial test of ``H0: P[success] >= p`` against
+    ``P[success] < p`` has p-value below ``alpha``.
+    """
+    if not (0.0 < p <= 1.0 and 0.0 < alpha < 1.0):
+        raise ValueError(f"check {name!r}: need 0 < p <= 1 and 0 < alpha < 1")
+    s = np.asarray(jsonable(successes), dtype=bool).ravel()
+    if s.size == 0:
+        raise ValueError(f"check {name!r}: no trials")
+    k, n = int(s.sum()), int(s.size)
+    pvalue = float(stats.binomtest(k, n, p, alternative="less").pvalue)
+    return Decision(name, "binomial", pvalue >= alpha, measured=k / n, reference=p,
+                    tolerance={"alpha": alpha},
+                    detail={"successes": k, "trials": n, "p_value": pvalue})
+
+
+def monotone(name: str, series: Any, *, increasing: bool, tol: float = 0.0, axis: int = 0) -> Decision:
+    """Consecutive differences along ``axis`` are ``>= -tol`` (increasing) or ``<= tol``
+    (decreasing).  Records the worst step and where it happened."""
+    arr = _as_float_array(name, series)
+    if arr.shape[axis] < 2:
+        raise ValueError(f"check {name!r}: a monotone check needs at least two points")
+    steps = np.diff(arr, axis=axis)
+    signed = steps if increasing else -steps
+    worst = float(np.min(signed))
+    passed = bool(np.all(np.isfinite(arr)) and worst >= -tol)
+    where = np.unravel_index(int(np.argmin(signed)), signed.shape)
+    return Decision(name, "monotone", passed, measured=worst, reference=-tol,
+                    tolerance={"tol": tol, "direction": "increasing" if increasing else "decreasing"},
+                    detail={"worst_step_index": [int(i) for i in where],
+                            "n_violations": int(np.sum(signed < -tol))})

@@ -1,0 +1,108 @@
+"""Run-wide settings: tier, device, dtype, base seed; seed derivation.
+
+A run is reproducible from its base seed: every random stream a claim uses is seeded by
+a hash of ``(base seed, claim id, stream name)`` (the benchopt convention), so adding a
+claim or reordering tests never changes another claim's numbers, and a control of a claim
+sees the same data as the claim itself.  Nothing is seeded globally.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+TIERS = ("quick", "full")
+DEVICES = ("auto", "cpu", "cuda")
+DTYPES = ("float64", "float32")
+
+
+class RuntimeConfigError(ValueError):
+    """An unknown or unusable tier, device or dtype was asked for."""
+
+
+def _choose(kind: str, value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise RuntimeConfigError(f"unknown {kind} {value!r}; choose one of {', '.join(allowed)}")
+    return value
+
+
+def resolve_device(requested: str) -> str:
+    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; ``cuda`` without a GPU is an error."""
+    import torch
+
+    _choose("device", requested, DEVICES)
+    has_cuda = torch.cuda.is_available()
+    if requested == "auto":
+        return "cuda" if has_cuda else "cpu"
+    if requested == "cuda" and not has_cuda:
+        raise RuntimeConfigError("device 'cuda' was requested but torch.cuda.is_available() "
+                                 "is False (CPU-only torch build or no GPU visible)")
+    return requested
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The settings every claim of one run shares."""
+
+    tier: str = "quick"
+    device: str = "cpu"
+    dtype: str = "float64"
+    seed: int = 0
+    threads: int = 1
+
+    def __post_init__(self):
+        _choose("tier", self.tier, TIERS)
+        _choose("device", self.device, ("cpu", "cuda"))
+        _choose("dtype", self.dtype, DTYPES)
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise RuntimeConfigError(f"seed must be a non-negative integer, got {self.seed!r}")
+
+    @classmethod
+    def from_options(cls, tier: str, device: str, dtype: str, seed: int, threads: int) -> "Runtime":
+        return cls(tier=_choose("tier", tier, TIERS), device=resolve_device(device),
+                   dtype=_choose("dtype", dtype, DTYPES), seed=seed, threads=threads)
+
+    @property
+    def torch_dtype(self):
+        import torch
+
+        return getattr(torch, self.dtype)
+
+    def apply_torch_settings(self) -> None:
+        """Float64 by default, TF32 off on CUDA, a fixed number of CPU threads.
+
+        Tiny batched problems run many times faster with one thread than with two
+        (thread hand-off dominates), hence ``threads=1`` by default on the CPU.
+        """
+        import torch
+
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        if self.device == "cpu":
+            torch.set_num_threads(self.threads)
+
+    def to_json(self) -> dict:
+        return {"tier": self.tier, "device": self.device, "dtype": self.dtype, "seed": self.seed}
+
+
+def derive_seed(base_seed: int, *keys: object) -> int:
+    """A 63-bit seed from a hash of the base seed and any keys (claim id, stream, replicate)."""
+    text = "\x1f".join([str(base_seed), *map(str, keys)])
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little") >> 1
+
+
+def generator(base_seed: int, *keys: object) -> np.random.Generator:
+    """An independent numpy Generator for the stream named by ``keys``."""
+    return np.random.default_rng(derive_seed(base_seed, *keys))
+
+
+def default_options_from_env() -> dict:
+    """Defaults for the pytest options, overridable by ``THEORYCHECK_*`` environment variables."""
+    return {
+        "tier": os.environ.get("THEORYCHECK_TIER", "quick"),
+        "device": os.environ.get("THEORYCHECK_DEVICE", "auto"),
+        "dtype": os.environ.get("THEORYCHECK_DTYPE", "float64"),
+        "seed": int(os.environ.get("THEORYCHECK_SEED", "0")),
+    }
