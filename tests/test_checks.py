@@ -1,0 +1,120 @@
+"""The comparisons in theorycheck.checks decide correctly and record their numbers."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from theorycheck import checks
+from theorycheck.runtime import Runtime, RuntimeConfigError, derive_seed, generator
+
+finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
+vectors = arrays(np.float64, st.integers(1, 20), elements=finite)
+
+
+@given(vectors, finite, st.floats(min_value=0, max_value=10))
+def test_at_most_passes_exactly_when_every_element_is_below_bound_plus_margin(m, bound, margin):
+    d = checks.at_most("x", m, bound, margin=margin)
+    assert d.passed == bool(np.all(m <= bound + margin))
+    assert d.detail["worst_slack"] == pytest.approx(float(np.min(bound + margin - m)))
+
+
+@given(vectors, finite, st.floats(min_value=0, max_value=10))
+def test_at_least_is_the_mirror_of_at_most(m, bound, margin):
+    assert checks.at_least("x", m, bound, margin=margin).passed == \
+        checks.at_most("x", -m, -bound, margin=margin).passed
+
+
+def test_non_finite_values_never_pass():
+    assert not checks.at_most("x", [1.0, np.nan], 2.0).passed
+    assert not checks.at_least("x", [np.inf], 0.0).passed  # an infinite value is no evidence
+    assert not checks.close("x", np.nan, 1.0, rtol=1.0).passed
+    assert not checks.monotone("x", [1.0, np.nan, 3.0], increasing=True).passed
+
+
+@given(st.floats(min_value=-1e3, max_value=1e3), st.floats(min_value=1e-12, max_value=1e-1))
+def test_close_uses_numpy_isclose_semantics(value, rtol):
+    assert checks.close("x", value * (1 + rtol / 2), value, rtol=rtol, atol=1e-300).passed
+    assert not checks.close("x", value + 2 * rtol * (abs(value) + 1), value, rtol=rtol,
+                            atol=1e-300).passed
+
+
+def test_close_frobenius_is_relative():
+    A = np.eye(3)
+    d = checks.close("A", A + 1e-7, A, rtol=1e-6, norm="fro")
+    assert d.passed and d.measured == pytest.approx(3e-7 / math.sqrt(3))
+    assert not checks.close("A", A + 1e-5, A, rtol=1e-6, norm="fro").passed
+
+
+def test_close_refuses_a_zero_tolerance_and_unknown_norm():
+    with pytest.raises(ValueError, match="at least one > 0"):
+        checks.close("x", 1.0, 1.0)
+    with pytest.raises(ValueError, match="unknown norm"):
+        checks.close("x", 1.0, 1.0, rtol=1, norm="max")
+
+
+@given(st.floats(min_value=-3, max_value=3), st.floats(min_value=-5, max_value=5))
+def test_slope_recovers_a_power_law(exponent, log_c):
+    t = np.arange(1, 200, dtype=float)
+    y = np.exp(log_c) * t**exponent
+    fit = checks.fit_slope(t, y, window=(10, 150))
+    assert fit.slope == pytest.approx(exponent, abs=1e-9)
+    assert fit.n_points == 141
+    if abs(exponent) > 1e-3:
+        assert checks.slope("p", t, y, window=(10, 150), expected=exponent, rtol=1e-6).passed
+
+
+def test_slope_checks_range_r2_and_transforms():
+    t = np.arange(0, 1000, dtype=float)
+    log_loss = -2.0 * (t + 1) ** (1 / 3) + 0.5
+    d = checks.slope("loss", t + 1, log_loss, window=(100, 1000), x_transform=1 / 3,
+                     y_transform="linear", expected=-2.0, rtol=1e-9, min_r2=0.999)
+    assert d.passed and d.detail["r2"] == pytest.approx(1.0)
+    assert not checks.slope("loss", t + 1, log_loss, window=(100, 1000), x_transform=1 / 3,
+                            y_transform="linear", at_least=-1.0).passed
+    with pytest.raises(ValueError, match="at least 3"):
+        checks.slope("p", t + 1, t + 1, window=(5000, 6000), at_most=0)
+    with pytest.raises(ValueError, match="positive values"):
+        checks.slope("p", t, -t - 1, window=(1, 10), at_most=0)
+    with pytest.raises(ValueError, match="expected and rtol go together"):
+        checks.slope("p", t + 1, t + 1, window=(1, 10), expected=1.0)
+
+
+def test_binomial_acceptance():
+    ok = checks.binomial("whp", [True] * 19 + [False], p=0.9, alpha=0.05)
+    assert ok.passed and ok.detail["successes"] == 19
+    bad = checks.binomial("whp", [True] * 10 + [False] * 10, p=0.9, alpha=0.05)
+    assert not bad.passed and bad.detail["p_value"] < 1e-4
+    with pytest.raises(ValueError):
+        checks.binomial("whp", [], p=0.9)
+
+
+@given(arrays(np.float64, st.integers(2, 30), elements=st.floats(-1e3, 1e3)))
+def test_monotone_agrees_with_sorted(series):
+    assert checks.monotone("s", np.sort(series), increasing=True).passed
+    d = checks.monotone("s", series, increasing=False, tol=0.0)
+    assert d.passed == bool(np.all(np.diff(series) <= 0))
+
+
+def test_holds_and_decision_json():
+    d = checks.holds("flags", np.array([True, False]), detail={"why": np.float64(2.0)})
+    assert not d.passed and d.detail["n_true"] == 1
+    js = d.to_json()
+    assert js["detail"]["why"] == 2.0 and js["measured"] == [True, False]
+    assert checks.jsonable(float("nan")) == "nan"
+
+
+def test_seeds_are_derived_by_hash_and_reproducible():
+    assert derive_seed(0, "a.b.c", "data") == derive_seed(0, "a.b.c", "data")
+    assert derive_seed(0, "a.b.c", "data") != derive_seed(1, "a.b.c", "data")
+    assert derive_seed(0, "a.b.c", "data") != derive_seed(0, "a.b.c", "init")
+    assert generator(3, "x").standard_normal() == generator(3, "x").standard_normal()
+
+
+@pytest.mark.parametrize("kwargs", [dict(tier="medium"), dict(device="tpu"), dict(dtype="int8"),
+                                    dict(seed=-1)])
+def test_runtime_rejects_unknown_values(kwargs):
+    with pytest.raises(RuntimeConfigError):
+        Runtime(**kwargs)

@@ -1,0 +1,68 @@
+"""The README's two quick-start commands are what CI runs; the CLI works."""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from theorycheck.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_quick_start() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"## Quick start.*?```bash\n(.*?)```", text, re.S).group(1)
+    return [line for line in block.splitlines() if line.strip()]
+
+
+def test_ci_runs_exactly_the_readme_commands():
+    commands = readme_quick_start()
+    assert len(commands) == 2
+    ci = [line for line in (ROOT / ".ci/run").read_text().splitlines()
+          if line.strip() and not line.startswith(("#", "set ", "cd ", "export "))]
+    assert ci == commands
+
+
+def test_install_pins_the_cpu_torch_build():
+    assert "torch==2.13.0" in readme_quick_start()[0]
+
+
+def test_new_scaffolds_a_passing_claim_with_a_control(pytester, capsys):
+    assert main(["new", "demo24", "contraction", "--claims-dir", str(pytester.path / "claims")]) == 0
+    target = pytester.path / "claims/demo24/test_contraction.py"
+    assert target.exists() and (pytester.path / "claims/demo24/__init__.py").exists()
+    with pytest.raises(SystemExit, match="not overwriting"):
+        main(["new", "demo24", "contraction", "--claims-dir", str(pytester.path / "claims")])
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "claims")
+    run.assert_outcomes(passed=1, xfailed=1)
+    results = json.loads((pytester.path / "reports/latest/results.json").read_text())
+    assert results["claims"][0]["images"] == ["plots/demo24.example.contraction--error.png"]
+
+
+@pytest.mark.parametrize("args, message", [(["new", "Bad-Key", "x"], "paper key"),
+                                           (["new", "ok24", "Bad Name"], "lower-case identifier")])
+def test_new_rejects_bad_names(args, message):
+    with pytest.raises(SystemExit, match=message):
+        main(args)
+
+
+def test_list_and_report_from_the_command_line(pytester):
+    main(["new", "demo24", "contraction", "--claims-dir", str(pytester.path / "claims")])
+    out = subprocess.run([sys.executable, "-m", "theorycheck.cli", "list", "claims"],
+                         cwd=pytester.path, capture_output=True, text=True, check=True).stdout
+    assert "demo24.example.contraction" in out and "control too_fast_rate" in out
+    assert "1 claims, 1 negative controls" in out
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "claims")
+    results = pytester.path / "reports/latest/results.json"
+    (pytester.path / "reports/latest/report.html").unlink()
+    out = subprocess.run([sys.executable, "-m", "theorycheck.cli", "report", str(results)],
+                         capture_output=True, text=True, check=True).stdout
+    assert "1 passed" in out and (pytester.path / "reports/latest/report.html").exists()
+
+
+def test_report_of_a_missing_file_names_it(tmp_path):
+    with pytest.raises(SystemExit, match="no results file"):
+        main(["report", str(tmp_path / "nope.json")])
