@@ -1,0 +1,136 @@
+r"""Shared set-up of the vdt24 claims: data sets, SVM references, cached trajectories.
+
+Paper: B. Vasudeva, P. Deora, C. Thrampoulidis, "Implicit Bias and Fast Convergence Rates
+for Self-attention", arXiv 2402.05738 (v1, 2024).  Model f(X) = u^T X^T softmax(X W x_1),
+exponential loss; W-SVM: min ||W||_F s.t. (x_{i,opt} - x_{i,t})^T W x_{i,1} >= 1.
+
+Several claims look at the same run (e.g. one NGD trajectory on the small Example-1 data
+feeds Theorem 1, Lemmas 1, 2, 6 and 7), so runs are cached per process, keyed by the
+run's settings.  The data of a family is drawn from a *paper-wide* random stream
+(``(base seed, "vdt24", family)``), not a per-claim one, which is what lets claims share
+a run; it still follows ``--tc-seed``.
+
+Sizes (small = quick tier, large = full tier; the papers' own settings were stripped from
+the copy, these are the reconstruction's choices):
+
+* E1  (Example 1, least-squares decoder; Assumption 2 holds exactly when d >= nT):
+  quick n=6, T=4, d=32; full n=64, T=8, d=768.  zeta = 3.
+* DM  (joint-training Gaussian model, T=2, optimal-token norm ratio rho=2):
+  quick n=8, d=64; full n=64, d=1024.
+* K = 5 independent trials (seeds) batched along the leading dimension.
+* Small initialization W_0 = (0.01/sqrt(d)) G with G standard normal.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from theorycheck import data as datasets
+from theorycheck.optim import run_trajectory, standard_metrics
+from theorycheck.runtime import Runtime, generator
+from theorycheck.solvers import solve_usvm_batch, solve_wsvm_batch
+
+PAPER = "vdt24"
+TRIALS = 5
+E1_SIZES = {"quick": dict(n=6, T=4, d=32), "full": dict(n=64, T=8, d=768)}
+DM_SIZES = {"quick": dict(n=8, d=64), "full": dict(n=64, d=1024)}
+INIT_SCALE = 0.01
+
+GENERATORS = {
+    "example1": datasets.example1,
+    "example1_signal": datasets.example1_signal,
+    "antipodal": datasets.antipodal,
+    "orthonormal": datasets.orthonormal,
+    "gaussian_dm": datasets.gaussian_dm,
+}
+
+
+def paper_rng(runtime: Runtime, *stream: object) -> np.random.Generator:
+    """A random stream shared by all vdt24 claims (so that they can share cached runs)."""
+    return generator(runtime.seed, PAPER, *stream)
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """A batch of K data sets on the run's device, with the references computed on the CPU.
+
+    ``W_mm`` (K,d,d) is the W-SVM solution for the optimal tokens ``opt`` (argmax of the
+    scores); ``W0`` (K,d,d) a small random initialization.
+    """
+
+    data: datasets.TokenSelectionData
+    X: torch.Tensor
+    y: torch.Tensor
+    u: torch.Tensor
+    opt: torch.Tensor
+    W_mm: torch.Tensor
+    W0: torch.Tensor
+
+    @property
+    def W_mm_norm(self) -> np.ndarray:
+        return self.W_mm.flatten(1).norm(dim=1).cpu().numpy()
+
+
+def _on(runtime: Runtime, array) -> torch.Tensor:
+    return torch.as_tensor(np.asarray(array), dtype=runtime.torch_dtype, device=runtime.device)
+
+
+def make_problem(runtime: Runtime, data: datasets.TokenSelectionData, init_stream: str) -> Problem:
+    """Move ``data`` to the device, solve its W-SVM (Gram dual), draw a small W_0."""
+    tensors = data.to_torch(runtime.device, runtime.torch_dtype)
+    K, d = data.K, data.d
+    G = paper_rng(runtime, init_stream, data.name).standard_normal((K, d, d))
+    return Problem(data=data, X=tensors.X, y=tensors.y, u=tensors.u, opt=tensors.opt,
+                   W_mm=_on(runtime, solve_wsvm_batch(data)),
+                   W0=_on(runtime, INIT_SCALE / np.sqrt(d) * G))
+
+
+@functools.lru_cache(maxsize=32)
+def problem(runtime: Runtime, family: str, **sizes) -> Problem:
+    """The cached fixed-decoder problem of a data family (``GENERATORS``) at ``sizes``."""
+    data = GENERATORS[family](paper_rng(runtime, family), TRIALS, **sizes)
+    return make_problem(runtime, data, init_stream="init")
+
+
+def e1(runtime: Runtime) -> Problem:
+    """Example 1 at the tier's sizes (the default data of the fixed-decoder claims)."""
+    return problem(runtime, "example1", **E1_SIZES[runtime.tier])
+
+
+@functools.lru_cache(maxsize=32)
+def dm_problem(runtime: Runtime, rho: float = 2.0, **sizes):
+    """The joint-training data model DM with its u-SVM and W-SVM references.
+
+    Returns (data, tensors, u_mm (K,d), W_mm (K,d,d)) -- references for the designated
+    optimal token (index 1, the non-query token).
+    """
+    sizes = sizes or DM_SIZES[runtime.tier]
+    data = datasets.gaussian_dm(paper_rng(runtime, "gaussian_dm"), TRIALS, rho=rho, **sizes)
+    return (data, data.to_torch(runtime.device, runtime.torch_dtype),
+            _on(runtime, solve_usvm_batch(data)), _on(runtime, solve_wsvm_batch(data)))
+
+
+def trajectory(prob: Problem, step, steps: int, checkpoints=None, W0=None, u0=None, **metric_opts):
+    """Run ``step`` from (u, W_0) and record the standard metrics with W_mm as reference."""
+    metrics = standard_metrics(prob.X, prob.y, prob.opt, W_ref=prob.W_mm, **metric_opts)
+    return run_trajectory(step, prob.u if u0 is None else u0, prob.W0 if W0 is None else W0,
+                          steps, metrics, checkpoints=checkpoints)
+
+
+NGD_ETA = 0.1
+NGD_STEPS = {"quick": 2000, "full": 20000}
+
+
+@functools.lru_cache(maxsize=4)
+def e1_ngd(runtime: Runtime):
+    """The reference NGD run (eta = 0.1, from the small init W_0) on Example 1, every step
+    recorded with the standard metrics: W_norm, u_norm, log_loss, displacement,
+    log_excess_loss, s_opt (K,n), log_one_minus_s_opt (K,n), W_alignment (with W_mm).
+    Shared by Theorem 1's companions (Lemmas 1, 2, 6, 7)."""
+    from theorycheck.optim import NGD
+
+    prob = e1(runtime)
+    return prob, trajectory(prob, NGD(prob.X, prob.y, NGD_ETA), NGD_STEPS[runtime.tier])

@@ -1,0 +1,99 @@
+r"""vdt24: the SVM references every theorem of the paper is about.
+
+Vasudeva, Deora, Thrampoulidis, "Implicit Bias and Fast Convergence Rates for
+Self-attention", arXiv 2402.05738, Section 2 (the W-SVM of Tarzanagh et al.).
+"""
+import numpy as np
+
+from theorycheck import claim
+from theorycheck.solvers import solve_wsvm, wsvm_orthonormal_closed_form
+from theorycheck.solvers.margin import certify, constraint_values
+from theorycheck.solvers.svm import wsvm_constraint_factors
+
+from ._common import E1_SIZES, PAPER, TRIALS, paper_rng, problem
+from theorycheck import data as datasets
+
+
+def _candidate(tc, X, opt, rng):
+    """The W-SVM solution under test (Gram dual) for one instance; the controls replace it
+    by a 1%-perturbed copy, or by the solution for the wrong optimal set opt+1 mod T."""
+    T = X.shape[1]
+    if tc.control == "wrong_opt":
+        return solve_wsvm(X, (opt + 1) % T, method="dual").W
+    W = solve_wsvm(X, opt, method="dual").W
+    if tc.control == "perturbed":
+        E = rng.standard_normal(W.shape)
+        W = W + 0.01 * np.linalg.norm(W) * E / np.linalg.norm(E)
+    return W
+
+
+@claim(
+    f"{PAPER}.def.wsvm_reference",
+    source="(W-SVM), Section 2",
+    statement="The W-SVM reference is computed correctly: primal and Gram-dual solutions agree, "
+              "satisfy every margin constraint with a valid KKT certificate, and match the closed "
+              "form on orthonormal tokens.",
+    controls={
+        "perturbed": "a random 1% relative perturbation of W_mm: constraints/KKT and the closed "
+                     "form must reject it",
+        "wrong_opt": "the W-SVM solved for the wrong optimal set opt+1 mod T (cosine about -0.34 "
+                     "with the truth) must be rejected",
+    },
+    sizes={"quick": dict(E1_SIZES["quick"]), "full": dict(E1_SIZES["full"])},
+)
+def test_wsvm_reference(tc):
+    r"""W_mm = argmin ||W||_F s.t. (x_{i,o} - x_{i,t})^T W x_{i,1} >= 1 for all i, t != o.
+
+    Computed two ways with cvxpy/Clarabel: the primal over the d^2 entries of W and the
+    dual over the m = n(T-1) multipliers with Gram kernel
+    K_{(i,t),(j,s)} = <x_{i,o} - x_{i,t}, x_{j,o} - x_{j,s}> <x_{i,1}, x_{j,1}>,
+    W_mm = sum_k lambda_k (x_{i,o} - x_{i,t}) x_{i,1}^T.  A candidate is judged by its
+    certificate, with the *true* optimal set: min constraint >= 1 - 1e-6, multipliers >= 0,
+    complementary slackness, stationarity W = sum lambda_k F_k and duality gap <= 1e-6
+    (relative to ||W||^2); the multipliers are those of the true program, so a perturbed
+    W breaks stationarity.  Primal vs dual: relative Frobenius difference <= 1e-5
+    (observed 1e-9 to 1e-7).  On orthonormal tokens (ORTHO; n = 6, T = 4) the closed form
+    W_mm = sum_i (x_{i,o} - (1/T) sum_t x_{i,t}) x_{i,1}^T, ||W_mm||_F^2 = n(T-1)/T, holds
+    to 1e-6.  The primal has d^2 variables, so in the full tier (d = 768) only the dual
+    runs against the certificate; primal-vs-dual is checked on the first trial at d <= 64.
+    """
+    sizes = tc.sizes
+    prob = problem(tc.runtime, "example1", **sizes)
+    rng = tc.rng("perturbation")
+    worst = {"min_constraint": np.inf, "kkt": 0.0, "primal_dual": 0.0}
+    for k in range(TRIALS):
+        inst = prob.data.instance(k)
+        W = _candidate(tc, inst.X, inst.opt, rng)
+        true = solve_wsvm(inst.X, inst.opt, method="dual")
+        A, B, _ = wsvm_constraint_factors(inst.X, inst.opt)
+        cert = certify(A, B, W, true.multipliers, "candidate")
+        worst["min_constraint"] = min(worst["min_constraint"], cert.min_constraint)
+        worst["kkt"] = max(worst["kkt"], cert.stationarity, cert.complementary_slackness,
+                           cert.duality_gap, -cert.min_multiplier)
+        if sizes["d"] <= 64:
+            primal = solve_wsvm(inst.X, inst.opt, method="primal").W
+            worst["primal_dual"] = max(worst["primal_dual"],
+                                       np.linalg.norm(primal - W) / np.linalg.norm(primal))
+    tc.check.at_least("min over trials of the smallest margin constraint", worst["min_constraint"],
+                      1.0, margin=1e-6)
+    tc.check.at_most("worst KKT residual (stationarity, slackness, gap, -lambda)", worst["kkt"], 1e-6)
+    if sizes["d"] <= 64:
+        tc.check.at_most("relative Frobenius difference primal vs dual", worst["primal_dual"], 1e-5)
+
+    ortho = datasets.orthonormal(paper_rng(tc.runtime, "orthonormal"), TRIALS, n=6, T=4, d=32)
+    n, T = ortho.n, ortho.T
+    errors, norms2 = [], []
+    for k in range(TRIALS):
+        inst = ortho.instance(k)
+        W = _candidate(tc, inst.X, inst.opt, rng)
+        closed = wsvm_orthonormal_closed_form(inst.X, inst.opt)
+        errors.append(np.linalg.norm(W - closed) / np.linalg.norm(closed))
+        norms2.append(np.sum(W**2))
+        worst["min_constraint"] = min(
+            worst["min_constraint"],
+            constraint_values(*wsvm_constraint_factors(inst.X, inst.opt)[:2], W).min())
+    tc.record("orthonormal ||W_mm||_F^2", norms2)
+    tc.record("orthonormal n(T-1)/T", n * (T - 1) / T)
+    tc.check.close("ORTHO: ||W_mm||_F^2 = n(T-1)/T", norms2, n * (T - 1) / T, atol=1e-6)
+    tc.check.at_most("ORTHO: relative error vs closed form", max(errors), 1e-6)
+    tc.record("worst", worst)
