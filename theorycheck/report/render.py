@@ -38,8 +38,16 @@ def _by_paper(results: dict):
 
 def _decision_row(d: dict) -> list[str]:
     tol = ", ".join(f"{k}={_short(v, 30)}" for k, v in d.get("tolerance", {}).items())
+    reference = d.get("reference")
     return ["ok" if d["passed"] else "FAILED", d["name"], d["kind"], _short(d["measured"]),
-            _short(d.get("reference")), tol]
+            "" if reference is None else _short(reference), tol]
+
+
+def _why(control: dict) -> str:
+    """The failed checks that made a control fail, as 'name: measured vs reference'."""
+    failed = [d for d in control.get("decisions", []) if not d["passed"]]
+    return "; ".join(f"{d['name']}: {_short(d['measured'], 60)} vs {_short(d.get('reference'), 40)}"
+                     for d in failed[:3])
 
 
 def _refuted(claims: list[dict]) -> list[tuple[dict, str]]:
@@ -94,7 +102,7 @@ def _md_claim(c: dict) -> list[str]:
     out += [f"![{path}]({path})" for path in c.get("images", [])]
     out += ["", "Negative controls:", ""]
     out += [f"- `{k['name']}` ({k['description']}): {VERDICT_MARK[k['outcome']]}"
-            for k in c["controls"]]
+            + (f" -- {_why(k)}" if _why(k) else "") for k in c["controls"]]
     if c.get("message") and c["outcome"] != "passed":
         out += ["", "```", c["message"], "```"]
     return out + [""]
@@ -174,7 +182,8 @@ def _html_claim(c: dict) -> str:
                                     for k, v in c["measurements"].items()) + "</ul>")
     out += [f"<img src='{_e(path)}' alt='{_e(path)}'>" for path in c.get("images", [])]
     out.append("<p>Negative controls:</p><ul>" + "".join(
-        f"<li><code>{_e(k['name'])}</code> ({_e(k['description'])}): {_verdict(k['outcome'])}</li>"
+        f"<li><code>{_e(k['name'])}</code> ({_e(k['description'])}): {_verdict(k['outcome'])}"
+        + (f"<br><small>{_e(_why(k))}</small>" if _why(k) else "") + "</li>"
         for k in c["controls"]) + "</ul>")
     if c.get("message") and c["outcome"] != "passed":
         out.append(f"<pre>{_e(c['message'])}</pre>")

@@ -1,0 +1,266 @@
+"""Tests of theorycheck.optim: single steps against autograd formulas, trajectories,
+non-finite detection, and batching over trials."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from theorycheck.models.token_selection import (
+    log_excess_loss,
+    log_loss,
+    loss_autograd_reference,
+    token_scores,
+)
+from theorycheck.optim import (
+    GD,
+    NGD,
+    BlockNGD,
+    NGDMomentum,
+    NonFiniteIterateError,
+    Polyak,
+    alignment,
+    frobenius_norm,
+    run_trajectory,
+    standard_metrics,
+)
+from tests.test_token_selection_model import autograd_gradients, ortho_problem
+
+torch.set_num_threads(1)
+F64 = torch.float64
+
+
+def e1_problem(K, n=6, T=4, d=32, zeta=3.0, seed=0):
+    """Toy problem with K trials: Gaussian tokens N(0, I/d), random labels and optimal
+    tokens, and the min-norm decoder u with gamma_opt = zeta and all other scores 0
+    (least squares; needs d >= n*T).  Returns torch X, y, u, opt (opt long)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(0.0, 1.0 / math.sqrt(d), size=(K, n, T, d))
+    y = rng.choice([-1.0, 1.0], size=(K, n))
+    opt = rng.integers(0, T, size=(K, n))
+    target = np.zeros((K, n, T))
+    np.put_along_axis(target, opt[..., None], zeta * y[..., None], axis=-1)
+    tokens = X.reshape(K, n * T, d)
+    u = np.stack([np.linalg.lstsq(tokens[k], target[k].ravel(), rcond=None)[0] for k in range(K)])
+    return torch.tensor(X), torch.tensor(y), torch.tensor(u), torch.tensor(opt)
+
+
+def small_problem(K=3, seed=0):
+    """E1-style data (n=4, T=3, d=12) with a small random W_0, K trials."""
+    X, y, u, opt = e1_problem(K, n=4, T=3, d=12, seed=seed)
+    W0 = 0.3 * torch.randn(K, 12, 12, generator=torch.Generator().manual_seed(seed), dtype=F64)
+    return X, y, u, opt, W0
+
+
+def per_trial(x, like):
+    return x.reshape(x.shape + (1,) * (like.dim() - 1))
+
+
+def direct_loss_gap(X, y, u, W):
+    """L - L_* in plain float (accurate away from saturation), L_* with the argmax tokens."""
+    gamma = token_scores(X, y, u)
+    return loss_autograd_reference(X, y, u, W) - torch.exp(-gamma.amax(-1)).mean(-1)
+
+
+def test_gd_step():
+    X, y, u, _, W0 = small_problem()
+    g_u, g_W = autograd_gradients(X, y, u, W0)
+    u1, W1 = GD(X, y, eta=0.7)(0, u, W0)
+    assert torch.equal(u1, u)
+    torch.testing.assert_close(W1, W0 - 0.7 * g_W, rtol=1e-12, atol=1e-14)
+    u1, W1 = GD(X, y, eta=0.7, train_u=True)(0, u, W0)
+    torch.testing.assert_close(u1, u - 0.7 * g_u, rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(W1, W0 - 0.7 * g_W, rtol=1e-12, atol=1e-14)
+
+
+def test_ngd_step_and_cap():
+    X, y, u, _, W0 = small_problem()
+    _, g_W = autograd_gradients(X, y, u, W0)
+    norm = frobenius_norm(g_W)
+    _, W1 = NGD(X, y, eta=0.1)(0, u, W0)
+    torch.testing.assert_close(W1, W0 - 0.1 * g_W / per_trial(norm, g_W), rtol=1e-12, atol=1e-14)
+    eta_max = float(0.1 / norm.median())  # the cap binds for trials with smaller gradients
+    _, W1 = NGD(X, y, eta=0.1, eta_max=eta_max)(0, u, W0)
+    eta_t = torch.minimum(0.1 / norm, torch.tensor(eta_max, dtype=F64))
+    assert bool((eta_t < 0.1 / norm).any())
+    torch.testing.assert_close(W1, W0 - per_trial(eta_t, g_W) * g_W, rtol=1e-12, atol=1e-14)
+
+
+def test_joint_ngd_uses_the_joint_norm():
+    X, y, u, _, W0 = small_problem()
+    g_u, g_W = autograd_gradients(X, y, u, W0)
+    norm = torch.hypot(frobenius_norm(g_u), frobenius_norm(g_W))
+    u1, W1 = NGD(X, y, eta=0.1, train_u=True)(0, u, W0)
+    torch.testing.assert_close(u1, u - 0.1 * g_u / norm[:, None], rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(W1, W0 - 0.1 * g_W / norm[:, None, None], rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("eta_max", [math.inf, 15.0])  # uncapped steps here: 13, 17, 30
+def test_polyak_step_fixed_decoder(eta_max):
+    X, y, u, _, W0 = small_problem()
+    _, g_W = autograd_gradients(X, y, u, W0)
+    eta_t = torch.clamp(direct_loss_gap(X, y, u, W0) / frobenius_norm(g_W) ** 2, max=eta_max)
+    _, W1 = Polyak(X, y, eta_max=eta_max)(0, u, W0)
+    torch.testing.assert_close(W1, W0 - per_trial(eta_t, g_W) * g_W, rtol=1e-10, atol=1e-13)
+
+
+def test_polyak_step_joint_uses_zero_L_star_and_cap():
+    X, y, u, _, W0 = small_problem()
+    g_u, g_W = autograd_gradients(X, y, u, W0)
+    sq = frobenius_norm(g_u) ** 2 + frobenius_norm(g_W) ** 2
+    eta_t = torch.clamp(loss_autograd_reference(X, y, u, W0) / sq, max=12.0)  # uncapped: 11, 12.2, 18
+    u1, W1 = Polyak(X, y, eta_max=12.0, train_u=True)(0, u, W0)
+    torch.testing.assert_close(u1, u - eta_t[:, None] * g_u, rtol=1e-10, atol=1e-13)
+    torch.testing.assert_close(W1, W0 - eta_t[:, None, None] * g_W, rtol=1e-10, atol=1e-13)
+
+
+def test_momentum_recursion():
+    """V_{t+1} = mu V_t + eta g_t/||g_t||, W_{t+1} = W_t - V_{t+1}, V_0 = 0, checked against
+    plain NGD steps (which return W_t - eta g_t/||g_t||)."""
+    X, y, u, _, W0 = small_problem()
+    ngd, mom = NGD(X, y, eta=0.1), NGDMomentum(X, y, eta=0.1, momentum=0.5)
+    W, V = W0, torch.zeros_like(W0)
+    for t in range(4):
+        V = 0.5 * V + (W - ngd(t, u, W)[1])
+        _, W_mom = mom(t, u, W)
+        torch.testing.assert_close(W_mom, W - V, rtol=1e-12, atol=1e-14)
+        W = W_mom
+    _, W_restart = mom(0, u, W0)  # t = 0 restarts the velocity
+    torch.testing.assert_close(W_restart, ngd(0, u, W0)[1], rtol=0, atol=0)
+
+
+def test_block_ngd_skips_W_at_zero_decoder():
+    """Eq. (13) from u_0 = 0, W_0 = 0: grad_W = 0 at t = 0, so only u moves (by eta);
+    afterwards each block moves by eta_t = eta (t+1)^(-2/3)."""
+    X, y, _, _, _ = small_problem()
+    K, d = X.shape[0], X.shape[-1]
+    step = BlockNGD(X, y, eta=0.5)
+    u1, W1 = step(0, torch.zeros(K, d, dtype=F64), torch.zeros(K, d, d, dtype=F64))
+    assert torch.all(W1 == 0)
+    torch.testing.assert_close(frobenius_norm(u1), torch.full((K,), 0.5, dtype=F64), rtol=1e-14, atol=0)
+    u2, W2 = step(1, u1, W1)
+    eta_1 = torch.full((K,), 0.5 * 2 ** (-2 / 3), dtype=F64)
+    torch.testing.assert_close(frobenius_norm(u2 - u1), eta_1, rtol=1e-14, atol=0)
+    torch.testing.assert_close(frobenius_norm(W2 - W1), eta_1, rtol=1e-14, atol=0)
+    g_u, g_W = autograd_gradients(X, y, u1, W1)
+    torch.testing.assert_close(alignment(W1 - W2, g_W), torch.ones(K, dtype=F64), rtol=1e-12, atol=0)
+    torch.testing.assert_close(alignment(u1 - u2, g_u), torch.ones(K, dtype=F64), rtol=1e-12, atol=0)
+
+
+def test_uncapped_polyak_saturates_without_overflow():
+    """The step size eta_t = (L - L_*)/||grad||^2 grows exponentially, the displacement must
+    not: after 100 steps W is finite, ||W_{t+1} - W_t|| stays O(||W_mm||) and 1 - s_opt
+    shrinks by about a factor e per step."""
+    X, y, u, opt, W_mm = ortho_problem(3, n=4, T=4, d=16)
+    W0 = 0.01 * torch.randn(W_mm.shape, generator=torch.Generator().manual_seed(0), dtype=F64)
+    traj = run_trajectory(Polyak(X, y), u, W0, 100, standard_metrics(X, y, opt, W_ref=W_mm))
+    W_mm_norm = frobenius_norm(W_mm).numpy()
+    assert np.all(np.isfinite(traj.W.numpy()))
+    assert np.all(traj["displacement"] < 2 * W_mm_norm)
+    np.testing.assert_allclose(traj["displacement"][-1], W_mm_norm, rtol=1e-3)
+    assert np.all(traj["log_one_minus_s_opt"][-1] < -90)
+    assert np.all(np.diff(traj["log_excess_loss"], axis=0) < 0)
+    assert np.all(1 - traj["W_alignment"][-1] < 1e-4)
+
+
+def test_trajectory_records_checkpoints_and_next_step_displacement():
+    X, y, u, opt, W0 = small_problem()
+    metrics = standard_metrics(X, y, opt, iterates=True)
+    every = run_trajectory(NGD(X, y, eta=0.1), u, W0, 20, metrics)
+    some = run_trajectory(NGD(X, y, eta=0.1), u, W0, 20, metrics, checkpoints=[0, 5, 20])
+    assert np.array_equal(every.t, np.arange(21)) and np.array_equal(some.t, [0, 5, 20])
+    assert every["W"].shape == (21, 3, 12, 12) and every["s_opt"].shape == (21, 3, 4)
+    for name in metrics:
+        np.testing.assert_array_equal(some[name], every[name][[0, 5, 20]])
+    steps = np.linalg.norm((every["W"][1:] - every["W"][:-1]).reshape(20, 3, -1), axis=-1)
+    np.testing.assert_allclose(every["displacement"][:-1], steps, rtol=1e-12)
+    np.testing.assert_allclose(every["displacement"], 0.1, rtol=1e-12)
+    np.testing.assert_array_equal(every["W"][-1], every.W.numpy())
+    for t in (0, 7, 20):
+        W_t = torch.tensor(every["W"][t])
+        np.testing.assert_array_equal(every["log_loss"][t], log_loss(X, y, u, W_t).numpy())
+        np.testing.assert_array_equal(every["log_excess_loss"][t], log_excess_loss(X, y, u, W_t, opt).numpy())
+    with pytest.raises(ValueError):
+        run_trajectory(NGD(X, y, eta=0.1), u, W0, 20, metrics, checkpoints=[5, 0])
+    with pytest.raises(ValueError):
+        run_trajectory(NGD(X, y, eta=0.1), u, W0, 20, metrics, checkpoints=[0, 21])
+
+
+def test_nonfinite_initial_iterate_raises():
+    X, y, u, _, W0 = small_problem(K=5)
+    W0 = W0.clone()
+    W0[1, 2, 3] = math.nan
+    W0[3, 0, 0] = math.inf
+    with pytest.raises(NonFiniteIterateError, match=r"NaN/inf in W at step 0 of ngd, trials \[1, 3\]"):
+        run_trajectory(NGD(X, y, eta=0.1), u, W0, 10, {})
+
+
+def test_nonfinite_iterate_raises_with_first_step_and_trials():
+    X, y, u, _, W0 = small_problem(K=5)
+    ngd = NGD(X, y, eta=0.1)
+
+    def poisoned(t, u, W):
+        u, W = ngd(t, u, W)
+        if t == 36:  # produces iterate 37
+            W = W.clone()
+            W[[2, 4]] = math.nan
+        return u, W
+
+    poisoned.name = "poisoned"
+    expected = r"NaN/inf in W at step 37 of poisoned, trials \[2, 4\]"
+    with pytest.raises(NonFiniteIterateError, match=expected) as err:
+        run_trajectory(poisoned, u, W0, 300, {}, checkpoints=[0, 300])
+    assert err.value.step == 37 and err.value.trials == [2, 4] and err.value.blocks == ["W"]
+
+
+def test_uncapped_polyak_overflow_is_reported():
+    """Counterexample to Assumptions 1-2 (n=1, T=3, d=3, scores (-1, 0.5, 1)) started along the
+    local direction W_alpha = e_1 e_3^T that selects token 2: L - L_* stays positive while
+    grad L -> 0, so the uncapped Polyak step overflows; the run must stop with an error."""
+    X = torch.tensor([[[[0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [-3.0, 1.0, 1.0]]]], dtype=F64)
+    y, u = torch.ones(1, 1, dtype=F64), torch.tensor([[1.5, 6.5, -1.0]], dtype=F64)
+    W0 = torch.zeros(1, 3, 3, dtype=F64)
+    W0[0, 0, 2] = 1.0
+    with pytest.raises(NonFiniteIterateError, match=r"NaN/inf in W at step \d+ of polyak, trials \[0\]"):
+        run_trajectory(Polyak(X, y), u, W0, 300, {}, checkpoints=[0])
+    capped = run_trajectory(Polyak(X, y, eta_max=10.0), u, W0, 100, {}, checkpoints=[0])
+    assert torch.all(torch.isfinite(capped.W))
+
+
+STEPPERS = {
+    "ngd": lambda X, y: NGD(X, y, eta=0.1),
+    "ngd_momentum": lambda X, y: NGDMomentum(X, y, eta=0.1),
+    "gd": lambda X, y: GD(X, y, eta=1.0),
+    "polyak": lambda X, y: Polyak(X, y),
+    "polyak_capped_joint": lambda X, y: Polyak(X, y, eta_max=10.0, train_u=True),
+    "joint_ngd": lambda X, y: NGD(X, y, eta=0.1, train_u=True),
+    "ngd_eq13": lambda X, y: BlockNGD(X, y, eta=1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STEPPERS))
+def test_batched_trials_equal_single_trials(name):
+    X, y, u, opt, W0 = small_problem(K=3)
+    if name in ("joint_ngd", "ngd_eq13", "polyak_capped_joint"):
+        u, W0 = torch.zeros_like(u), torch.zeros_like(W0)
+
+    def run(k):
+        trials = slice(None) if k is None else slice(k, k + 1)
+        Xk, yk, optk = X[trials], y[trials], opt[trials]
+        metrics = standard_metrics(Xk, yk, optk, iterates=True)
+        return run_trajectory(STEPPERS[name](Xk, yk), u[trials], W0[trials], 60, metrics, [0, 1, 10, 60])
+
+    batched = run(None)
+    for k in range(3):
+        for metric, values in run(k).metrics.items():
+            np.testing.assert_allclose(batched[metric][:, k : k + 1], values, rtol=1e-12, err_msg=metric)
+
+
+def test_alignment():
+    A = torch.randn(4, 3, 3, dtype=F64)
+    B = torch.randn(4, 3, 3, dtype=F64)
+    torch.testing.assert_close(alignment(A, 3 * A), torch.ones(4, dtype=F64))
+    torch.testing.assert_close(alignment(A, -A), -torch.ones(4, dtype=F64))
+    expected = (A * B).sum((1, 2)) / (A.flatten(1).norm(dim=1) * B.flatten(1).norm(dim=1))
+    torch.testing.assert_close(alignment(A, B), expected)

@@ -1,0 +1,244 @@
+"""Tests of theorycheck.models.token_selection against independent references:
+autograd (torch.func), closed forms, and exact decimal arithmetic."""
+
+import math
+from decimal import Decimal, getcontext
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from theorycheck.models.token_selection import (
+    attended_features,
+    log_attention,
+    log_excess_loss,
+    log_loss,
+    log_one_minus_s_opt,
+    logits,
+    loss_autograd_reference,
+    margins,
+    s_opt,
+    scaled_grad_u,
+    scaled_grad_W,
+    scaled_gradients,
+    score_deviations,
+    token_scores,
+)
+
+torch.set_num_threads(1)
+SETTINGS = settings(max_examples=25, deadline=None, database=None)
+F64 = torch.float64
+
+
+def ortho_problem(K, n=3, T=3, d=12, zeta=3.0, seed=0):
+    """Orthonormal tokens with gamma_opt = zeta, other scores 0, and the W-SVM solution
+    W_mm = sum_i (x_{i,opt} - mean_t x_{i,t}) x_{i,1}^T, so that W = beta W_mm has
+    logit gap exactly beta between the optimal and every other token."""
+    rng = np.random.default_rng(seed)
+    Q = np.stack([np.linalg.qr(rng.normal(size=(d, n * T)))[0] for _ in range(K)])
+    X = np.transpose(Q, (0, 2, 1)).reshape(K, n, T, d)
+    y = rng.choice([-1.0, 1.0], size=(K, n))
+    opt = rng.integers(0, T, size=(K, n))
+    x_opt = np.take_along_axis(X, opt[..., None, None], axis=2)[:, :, 0]
+    u = zeta * np.einsum("kn,knd->kd", y, x_opt)
+    W_mm = np.einsum("kni,knj->kij", x_opt - X.mean(2), X[:, :, 0])
+    return torch.tensor(X), torch.tensor(y), torch.tensor(u), torch.tensor(opt), torch.tensor(W_mm)
+
+
+def random_problem(seed, K=2, n=4, T=3, d=5, w_scale=1.0, u_scale=1.0):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(K, n, T, d, generator=g, dtype=F64) / math.sqrt(d)
+    y = torch.randint(0, 2, (K, n), generator=g).to(F64) * 2 - 1
+    u = u_scale * torch.randn(K, d, generator=g, dtype=F64)
+    W = w_scale * torch.randn(K, d, d, generator=g, dtype=F64)
+    return X, y, u, W
+
+
+def autograd_gradients(X, y, u, W):
+    return torch.func.grad(lambda u, W: loss_autograd_reference(X, y, u, W).sum(), argnums=(0, 1))(u, W)
+
+
+def rel_err(a, b):
+    return float((a - b).norm() / b.norm())
+
+
+def unscale(M, G):
+    return torch.exp(M).reshape(M.shape + (1,) * (G.dim() - 1)) * G
+
+
+def test_definitions_match_einsum():
+    X, y, u, W = random_problem(0)
+    z = torch.einsum("kntd,kde,kne->knt", X, W, X[:, :, 0])
+    gamma = torch.einsum("kn,kntd,kd->knt", y, X, u)
+    s = torch.softmax(z, -1)
+    opt = gamma.argmax(-1)
+    close = dict(rtol=1e-13, atol=1e-13)
+    torch.testing.assert_close(logits(X, W), z, **close)
+    torch.testing.assert_close(token_scores(X, y, u), gamma, **close)
+    torch.testing.assert_close(log_attention(X, W).exp(), s, **close)
+    torch.testing.assert_close(margins(X, y, u, W), (s * gamma).sum(-1), **close)
+    torch.testing.assert_close(attended_features(X, W), torch.einsum("knt,kntd->knd", s, X), **close)
+    torch.testing.assert_close(s_opt(X, W, opt), s.gather(-1, opt[..., None]).squeeze(-1), **close)
+    torch.testing.assert_close(log_loss(X, y, u, W), loss_autograd_reference(X, y, u, W).log(), **close)
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(1, 5),
+    T=st.integers(2, 5),
+    d=st.integers(2, 8),
+    w_scale=st.sampled_from([0.0, 0.1, 1.0, 3.0]),
+    u_scale=st.sampled_from([0.1, 1.0, 3.0]),
+)
+def test_scaled_gradients_match_autograd(seed, n, T, d, w_scale, u_scale):
+    X, y, u, W = random_problem(seed, n=n, T=T, d=d, w_scale=w_scale, u_scale=u_scale)
+    ref_u, ref_W = autograd_gradients(X, y, u, W)
+    (M_u, G_u), (M_W, G_W) = scaled_gradients(X, y, u, W)
+    assert rel_err(unscale(M_u, G_u), ref_u) < 1e-10
+    assert rel_err(unscale(M_W, G_W), ref_W) < 1e-10
+    torch.testing.assert_close(scaled_grad_u(X, y, u, W), (M_u, G_u), rtol=0, atol=0)
+    torch.testing.assert_close(scaled_grad_W(X, y, u, W), (M_W, G_W), rtol=0, atol=0)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), beta=st.floats(1.0, 10.0), noise=st.floats(0.0, 0.5))
+def test_scaled_gradients_match_autograd_near_saturation(seed, beta, noise):
+    """W = beta W_mm + noise: 1 - s_opt down to ~1e-4, still inside autograd's accurate range."""
+    X, y, u, opt, W_mm = ortho_problem(2, seed=seed)
+    g = torch.Generator().manual_seed(seed)
+    W = beta * W_mm + noise * torch.randn(W_mm.shape, generator=g, dtype=F64)
+    ref_u, ref_W = autograd_gradients(X, y, u, W)
+    (M_u, G_u), (M_W, G_W) = scaled_gradients(X, y, u, W)
+    assert rel_err(unscale(M_u, G_u), ref_u) < 1e-10
+    assert rel_err(unscale(M_W, G_W), ref_W) < 1e-10
+
+
+def test_zero_decoder_gives_exactly_zero_W_gradient():
+    X, y, u, W = random_problem(1)
+    M, G = scaled_grad_W(X, y, torch.zeros_like(u), W)
+    assert torch.all(M == -math.inf) and torch.all(G == 0)
+    M_u, G_u = scaled_grad_u(X, y, torch.zeros_like(u), W)
+    ref_u, _ = autograd_gradients(X, y, torch.zeros_like(u), W)
+    assert rel_err(unscale(M_u, G_u), ref_u) < 1e-12
+    opt = torch.zeros_like(y, dtype=torch.long)
+    assert torch.all(log_excess_loss(X, y, torch.zeros_like(u), W, opt) == -math.inf)  # L = L_* = 1
+
+
+def two_token_problem(seed, gap):
+    """n = 1, T = 2, K = 1 with generic tokens and W scaled so that z_1 - z_2 = gap."""
+    X, y, u, W = random_problem(seed, K=1, n=1, T=2, d=4)
+    z = logits(X, W)[0, 0]
+    return X, y, u, W * gap / (z[0] - z[1])
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), gap=st.floats(60.0, 200.0) | st.floats(-200.0, -60.0))
+def test_gradient_direction_exact_for_two_tokens_deep_in_saturation(seed, gap):
+    r"""For T = 2, grad_W L = l'(gbar) s_1 s_2 (gamma_1 - gamma_2) (x_1 - x_2) x_1^T exactly, so
+    grad/||grad|| = -sign(gamma_1 - gamma_2) (x_1 - x_2) x_1^T/||.|| at any saturation, and
+    log||grad|| = -gbar + log s_1 + log s_2 + log|gamma_1 - gamma_2| + log||x_1 - x_2|| ||x_1||."""
+    X, y, u, W = two_token_problem(seed, gap)
+    x1, x2 = X[0, 0, 0], X[0, 0, 1]
+    g1, g2 = token_scores(X, y, u)[0, 0]
+    a1, a2 = log_attention(X, W)[0, 0]
+    gbar = a1.exp() * g1 + a2.exp() * g2
+    direction = -torch.sign(g1 - g2) * torch.outer(x1 - x2, x1) / ((x1 - x2).norm() * x1.norm())
+    log_norm = -gbar + a1 + a2 + (g1 - g2).abs().log() + (x1 - x2).norm().log() + x1.norm().log()
+
+    M, G = scaled_grad_W(X, y, u, W)
+    assert float((G[0] / G[0].norm() - direction).norm()) < 1e-13
+    assert abs(float(M[0] + G[0].norm().log() - log_norm)) < 1e-12 * abs(float(log_norm))
+
+    # Negative control: autograd of the textbook loss has lost the direction here.
+    W_ref = W.clone().requires_grad_(True)
+    loss_autograd_reference(X, y, u, W_ref).sum().backward()
+    g = W_ref.grad[0]
+    assert g.norm() == 0 or float((g / g.norm() - direction).norm()) > 1e-2
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), beta=st.floats(30.0, 3000.0), zeta=st.floats(0.5, 5.0))
+def test_gradient_identity_deep_in_saturation(seed, beta, zeta):
+    r"""Identity (G) with equal non-optimal scores: -grad_W L = (1/n) sum_i c_i (x_o - xt_i) x_1^T,
+    c_i = exp(-gbar_i) s_o (1 - s_o) Delta_i.  At W = beta W_mm on orthonormal tokens every
+    sample has s_o = 1/(1 + (T-1) e^-beta), xt_i = mean of its non-optimal tokens and
+    Delta_i = zeta, so direction and log||grad|| are known in closed form for any beta.
+    Tolerances grow with beta because the float logits beta (x_t^T W_mm x_1) carry
+    rounding errors ~ eps beta, which perturb the attention ratios by as much."""
+    n, T = 3, 3
+    X, y, u, opt, W_mm = ortho_problem(2, n=n, T=T, zeta=zeta, seed=seed)
+    log1p_rest = math.log1p((T - 1) * math.exp(-beta))
+    log_s_o, log_rest = -log1p_rest, math.log(T - 1) - beta - log1p_rest
+    log_c = -zeta * math.exp(log_s_o) + log_s_o + log_rest + math.log(zeta)
+    x_opt = X.gather(2, opt[:, :, None, None].expand(-1, -1, 1, X.shape[-1]))[:, :, 0]
+    x_rest = (X.sum(2) - x_opt) / (T - 1)
+    D = -torch.einsum("kni,knj->kij", x_opt - x_rest, X[:, :, 0]) / n  # grad = exp(log_c) D
+
+    M, G = scaled_grad_W(X, y, u, beta * W_mm)
+    D_norm, G_norm = D.flatten(1).norm(dim=1), G.flatten(1).norm(dim=1)
+    assert float((G / G_norm[:, None, None] - D / D_norm[:, None, None]).norm()) < 1e-14 * (1 + beta)
+    torch.testing.assert_close(M + G_norm.log(), log_c + D_norm.log(), rtol=1e-13, atol=1e-14 * (1 + beta))
+
+
+def decimal_reference(z, gamma, opt):
+    """log L, log(L - L_*) and log(1 - s_opt) from float logits and scores in decimal
+    arithmetic, with enough digits for L - L_* ~ exp(-(logit range)) L."""
+    getcontext().prec = 40 + int((max(map(max, z)) - min(map(min, z))) / math.log(10))
+    n = len(z)
+    L, L_star, log_rest = Decimal(0), Decimal(0), []
+    for zi, gi, oi in zip(z, gamma, opt):
+        e = [Decimal(v).exp() for v in zi]
+        s = [v / sum(e) for v in e]
+        L += (-sum(si * Decimal(g) for si, g in zip(s, gi))).exp() / n
+        L_star += (-Decimal(gi[oi])).exp() / n
+        log_rest.append(float(sum(si for t, si in enumerate(s) if t != oi).ln()))
+    return float(L.ln()), float((L - L_star).ln()), log_rest
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 10_000),
+    beta=st.floats(0.0, 20.0) | st.floats(20.0, 1200.0),
+    noise=st.floats(0.0, 1.0),
+)
+def test_log_losses_match_decimal_arithmetic(seed, beta, noise):
+    """Perturbed orthonormal problem with W = beta W_mm + noise: attention concentrates on
+    the optimal tokens with logit gaps ~ beta, so L - L_* ~ exp(-beta) L_* falls far below
+    the float range for the larger beta."""
+    X, y, u, _, W_mm = ortho_problem(1, n=2, T=3, d=6, seed=seed)
+    g = torch.Generator().manual_seed(seed)
+    u = u + noise * torch.randn(u.shape, generator=g, dtype=F64)
+    W = beta * W_mm + noise * torch.randn(W_mm.shape, generator=g, dtype=F64)
+    gamma = token_scores(X, y, u)
+    opt = gamma.argmax(-1)
+    z = logits(X, W)
+    log_L, log_excess, log_rest = decimal_reference(z[0].tolist(), gamma[0].tolist(), opt[0].tolist())
+    assert math.isclose(float(log_loss(X, y, u, W)[0]), log_L, rel_tol=1e-12, abs_tol=1e-12)
+    assert math.isclose(float(log_excess_loss(X, y, u, W, opt)[0]), log_excess, rel_tol=1e-12, abs_tol=1e-12)
+    np.testing.assert_allclose(log_one_minus_s_opt(X, W, opt)[0].numpy(), log_rest, rtol=1e-12, atol=1e-12)
+
+
+def test_log_excess_loss_is_nan_below_L_star():
+    X, y, u, W = random_problem(3)
+    wrong = token_scores(X, y, u).argmin(-1)  # L_* computed with the worst tokens exceeds L
+    assert torch.all(torch.isnan(log_excess_loss(X, y, u, W, wrong)))
+
+
+def test_score_deviations_match_direct_difference():
+    X, y, u, W = random_problem(4, T=5)
+    gamma, a = token_scores(X, y, u), log_attention(X, W)
+    log_d, sign_d = score_deviations(gamma, a, gamma)
+    direct = gamma - (a.exp() * gamma).sum(-1, keepdim=True)
+    torch.testing.assert_close(sign_d * log_d.exp(), direct, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_outputs_keep_input_dtype(dtype):
+    X, y, u, W = (v.to(dtype) for v in random_problem(5))
+    (M_u, G_u), (M_W, G_W) = scaled_gradients(X, y, u, W)
+    opt = token_scores(X, y, u).argmax(-1)
+    for v in (M_u, G_u, M_W, G_W, log_loss(X, y, u, W), log_excess_loss(X, y, u, W, opt)):
+        assert v.dtype == dtype and torch.all(torch.isfinite(v))

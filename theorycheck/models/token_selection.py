@@ -1,0 +1,241 @@
+r"""Softmax token-selection attention model, batched over independent trials.
+
+Model of Vasudeva, Deora, Thrampoulidis 2024, "Implicit Bias and Fast Convergence
+Rates for Self-attention" (arXiv 2402.05738), Section 2.  A sample is a sequence
+X_i in R^{T x d} with rows x_{i,t}; token 0 (x_{i,1} in the paper's 1-based
+notation, written x_1 below) is the query.  With key-query matrix W in R^{d x d}
+and linear decoder u in R^d:
+
+    logits       z_{i,t}     = x_{i,t}^T W x_{i,1}
+    attention    s_i         = softmax(z_i) in the simplex,  a_i = log s_i
+    prediction   f(X_i)      = u^T X_i^T s_i = sum_t s_{i,t} u^T x_{i,t}
+    token scores gamma_{i,t} = y_i u^T x_{i,t}          (Definition 1)
+    margin       gbar_i      = y_i f(X_i) = sum_t s_{i,t} gamma_{i,t}
+    loss         L(u, W)     = (1/n) sum_i exp(-gbar_i)  (exponential loss)
+
+Nothing here assumes the paper's Assumptions 1-2 (near-orthogonal tokens, equal
+non-optimal scores): every function is exact for arbitrary X, y, u, W.
+
+Shapes: every tensor carries a leading trial dimension K; trials are independent
+problems computed together.  X (K,n,T,d), y (K,n) in {-1,+1}, u (K,d),
+W (K,d,d), opt (K,n) integer index (0-based) of a designated token per sample.
+Results live on the device and in the dtype of the inputs (use float64).
+
+Numerics.  Once attention saturates (1 - s_{i,opt} below ~1e-13) the textbook
+gradient, and autograd's softmax backward, lose all accuracy through the
+cancellation gamma_{i,t} - gbar_i, and once ||grad L|| < ~1e-160 its squared norm
+underflows.  The functions below therefore work in log space:
+
+* the deviation delta_{i,t} = gamma_{i,t} - gbar_i = sum_tau s_{i,tau} (gamma_{i,t}
+  - gamma_{i,tau}) is evaluated as this signed sum, in log magnitude with a common
+  shift (`signed_logsumexp`), never by subtracting gbar_i;
+* gradients are returned as (M, G) with grad = exp(M) * G and max |coefficient|
+  of G equal to 1, so the direction G/||G|| stays exact when exp(M) underflows;
+* the excess loss L - L_* is assembled from expm1 of the exact deviations.
+"""
+
+import math
+
+import torch
+
+_NEG_INF = float("-inf")
+
+
+# ---------------------------------------------------------------- log-space helpers
+
+
+def _rescale(log_abs, sign, dim):
+    r"""(m, sign * exp(log_abs - m)) with m = max of log_abs over `dim` (kept as size 1).
+
+    m = -inf when every entry is zero (log_abs = -inf); the terms are then 0, not NaN.
+    """
+    m = log_abs.amax(dim, keepdim=True)
+    return m, sign * torch.exp(log_abs - m.nan_to_num(neginf=0.0))
+
+
+def signed_logsumexp(log_abs, sign, dim):
+    r"""log|S| and sign(S) for S = sum_j sign_j exp(log_abs_j), reduced over `dim`.
+
+    With m = max_j log_abs_j, S = exp(m) (P' - N'), where P' and N' are the sums
+    of the positive and negative terms exp(log_abs_j - m) <= 1.  The largest term
+    is exactly 1, so nothing relevant underflows however small exp(m) is, and
+    P' - N' has relative error ~ eps (P + N)/|P - N|, the conditioning of the
+    sum itself (as good as a difference of separately computed log P and
+    log N).  Entries with sign 0 must have log_abs = -inf; a zero sum gives
+    (-inf, 0).
+    """
+    m, terms = _rescale(log_abs, sign, dim)
+    total = terms.sum(dim)
+    return m.squeeze(dim) + total.abs().log(), torch.sign(total)
+
+
+def log_abs_expm1(log_abs_x, sign_x):
+    r"""log|exp(x) - 1| for x = sign_x * exp(log_abs_x), without ever forming 1 + x.
+
+    With a = |x|:  log|exp(x) - 1| = log a + log((1 - exp(-a))/a) + max(x, 0),
+    where (1 - exp(-a))/a = -expm1(-a)/a lies in (0, 1] and tends to 1 as a -> 0,
+    so the result is accurate for every a, including a below the float range.
+    """
+    a = torch.exp(log_abs_x)
+    ratio = torch.where(a > 0, torch.expm1(-a) / -a, 1.0)
+    return log_abs_x + torch.log(ratio) + torch.where(sign_x > 0, a, 0.0)
+
+
+# ---------------------------------------------------------------- model
+
+
+def token_scores(X, y, u):
+    r"""gamma_{i,t} = y_i u^T x_{i,t}, shape (K,n,T)."""
+    K, n, T, d = X.shape
+    return torch.bmm(X.reshape(K, n * T, d), u[:, :, None]).reshape(K, n, T) * y[..., None]
+
+
+def logits(X, W):
+    r"""z_{i,t} = x_{i,t}^T W x_{i,1} (query = token 0), shape (K,n,T)."""
+    K, n, T, d = X.shape
+    query = torch.bmm(X[:, :, 0, :], W.transpose(1, 2))  # rows (W x_{i,1})^T, (K,n,d)
+    return torch.bmm(X.reshape(K * n, T, d), query.reshape(K * n, d, 1)).reshape(K, n, T)
+
+
+def log_attention(X, W):
+    r"""a_{i,t} = log s_{i,t} = log softmax_t(z_{i,t}), shape (K,n,T)."""
+    return torch.log_softmax(logits(X, W), dim=-1)
+
+
+def _weighted_tokens(w, X):
+    """sum_t w_{i,t} x_{i,t}, shape (K,n,d)."""
+    K, n, T, d = X.shape
+    return torch.bmm(w.reshape(K * n, 1, T), X.reshape(K * n, T, d)).reshape(K, n, d)
+
+
+def attended_features(X, W):
+    r"""X_i^T s_i = sum_t s_{i,t} x_{i,t}, shape (K,n,d)."""
+    return _weighted_tokens(log_attention(X, W).exp(), X)
+
+
+def s_opt(X, W, opt):
+    r"""s_{i,opt_i}, the attention on the designated token, shape (K,n)."""
+    return log_attention(X, W).gather(-1, opt[..., None]).squeeze(-1).exp()
+
+
+def log_one_minus_s_opt(X, W, opt):
+    r"""log(1 - s_{i,opt_i}) = logsumexp_{t != opt_i} a_{i,t}, shape (K,n).
+
+    Exact for saturated attention, where log(1 - s) would return -inf.
+    """
+    a = log_attention(X, W)
+    is_opt = torch.zeros_like(a, dtype=torch.bool).scatter_(-1, opt[..., None], True)
+    return a.masked_fill(is_opt, _NEG_INF).logsumexp(-1)
+
+
+def _forward(X, y, u, W):
+    """(gamma, a, gbar): token scores, log-attention and margins."""
+    gamma, a = token_scores(X, y, u), log_attention(X, W)
+    return gamma, a, (a.exp() * gamma).sum(-1)
+
+
+def margins(X, y, u, W):
+    r"""gbar_i = y_i f(X_i) = sum_t s_{i,t} gamma_{i,t}, shape (K,n)."""
+    return _forward(X, y, u, W)[2]
+
+
+def log_loss(X, y, u, W):
+    r"""log L = log((1/n) sum_i exp(-gbar_i)), shape (K,), without overflow."""
+    return (-margins(X, y, u, W)).logsumexp(-1) - math.log(y.shape[-1])
+
+
+def score_deviations(gamma, a, ref):
+    r"""Signed log form of r - gbar_i for reference scores r (shape (K,n,R)).
+
+    r - gbar_i = sum_tau s_{i,tau} (r - gamma_{i,tau}) is evaluated by
+    `signed_logsumexp` over tau, with terms a_{i,tau} + log|r - gamma_{i,tau}|,
+    so it is exact even when s concentrates on one token (where r - gbar_i is a
+    tiny difference of nearly equal numbers, and where s_{i,tau} underflows).
+    With ref = gamma this gives delta_{i,t} = gamma_{i,t} - gbar_i for every
+    token.  Returns (log|r - gbar|, sign(r - gbar)), each of shape (K,n,R); zero
+    deviations (e.g. u = 0) give (-inf, 0).
+    """
+    diff = ref[..., :, None] - gamma[..., None, :]  # (K,n,R,T): r - gamma_tau
+    return signed_logsumexp(a[..., None, :] + diff.abs().log(), torch.sign(diff), dim=-1)
+
+
+def log_excess_loss(X, y, u, W, opt):
+    r"""log(L - L_*) with L_* = (1/n) sum_i exp(-gamma_{i,opt_i}), shape (K,).
+
+    L_* is the infimum of L over W when opt_i = argmax_t gamma_{i,t} (all
+    attention on the optimal tokens).  Per sample,
+        exp(-gbar_i) - exp(-gamma_{i,o}) = exp(-gamma_{i,o}) expm1(delta_{i,o}),
+    delta_{i,o} = gamma_{i,o} - gbar_i >= 0 taken from `score_deviations`, and the
+    samples are combined by a signed logsumexp, so values far below the float
+    range (log(L - L_*) ~ -1e3) are returned accurately.  -inf if L = L_*
+    exactly; NaN if L < L_* (possible only when opt is not the argmax).
+    """
+    gamma, a = token_scores(X, y, u), log_attention(X, W)
+    gamma_o = gamma.gather(-1, opt[..., None])
+    log_d, sign_d = (v.squeeze(-1) for v in score_deviations(gamma, a, gamma_o))
+    log_terms = -gamma_o.squeeze(-1) + log_abs_expm1(log_d, sign_d)
+    log_sum, sign_sum = signed_logsumexp(log_terms, sign_d, dim=-1)
+    return torch.where(sign_sum >= 0, log_sum, float("nan")) - math.log(y.shape[-1])
+
+
+# ---------------------------------------------------------------- gradients
+
+
+def _grad_W(X, gamma, a, gbar):
+    log_d, sign_d = score_deviations(gamma, a, gamma)
+    # grad_W L = -(1/n) sum_{i,t} exp(-gbar_i) s_{i,t} delta_{i,t} x_{i,t} x_{i,1}^T
+    M, w = _rescale(a + log_d - gbar[..., None], sign_d, dim=(1, 2))
+    v = _weighted_tokens(w, X) / -X.shape[1]
+    return M.reshape(-1), torch.bmm(v.transpose(1, 2), X[:, :, 0, :])
+
+
+def _grad_u(X, y, a, gbar):
+    # grad_u L = -(1/n) sum_i exp(-gbar_i) y_i X_i^T s_i
+    M, w = _rescale(-gbar, y, dim=1)
+    features = _weighted_tokens(a.exp(), X)
+    return M.reshape(-1), torch.bmm(w[:, None, :], features).squeeze(1) / -X.shape[1]
+
+
+def scaled_grad_W(X, y, u, W):
+    r"""Gradient of L in W as (M, G) with grad_W L = exp(M) * G.
+
+        grad_W L = (1/n) sum_i l'(gbar_i) sum_t s_{i,t} delta_{i,t} x_{i,t} x_{i,1}^T,
+        delta_{i,t} = gamma_{i,t} - gbar_i,   l'(z) = -exp(-z).
+
+    The coefficients c_{i,t} = exp(-gbar_i) s_{i,t} delta_{i,t} are formed from
+    log|c_{i,t}| = -gbar_i + a_{i,t} + log|delta_{i,t}| (deviations from
+    `score_deviations`); M = max_{i,t} log|c_{i,t}| and
+    G = -(1/n) sum_{i,t} sign(delta_{i,t}) exp(log|c_{i,t}| - M) x_{i,t} x_{i,1}^T,
+    so the entries of G are O(|x|^2) and G/||G||_F is the exact direction even
+    when exp(M) underflows.  M: (K,), G: (K,d,d).  If every delta is 0 (e.g.
+    u = 0) the gradient is exactly zero: M = -inf, G = 0.
+    """
+    gamma, a, gbar = _forward(X, y, u, W)
+    return _grad_W(X, gamma, a, gbar)
+
+
+def scaled_grad_u(X, y, u, W):
+    r"""Gradient of L in u as (M, G) with grad_u L = exp(M) * G.
+
+        grad_u L = -(1/n) sum_i exp(-gbar_i) y_i X_i^T s_i,
+    scaled by M = max_i(-gbar_i).  M: (K,), G: (K,d).
+    """
+    _, a, gbar = _forward(X, y, u, W)
+    return _grad_u(X, y, a, gbar)
+
+
+def scaled_gradients(X, y, u, W):
+    r"""((M_u, G_u), (M_W, G_W)): both gradients in scaled form from one forward pass."""
+    gamma, a, gbar = _forward(X, y, u, W)
+    return _grad_u(X, y, a, gbar), _grad_W(X, gamma, a, gbar)
+
+
+def loss_autograd_reference(X, y, u, W):
+    r"""L = (1/n) sum_i exp(-y_i u^T X_i^T softmax(X_i W x_{i,1})), written naively.
+
+    A differentiable textbook implementation for cross-checks with autograd; it
+    is accurate only while attention is far from saturation.  Shape (K,).
+    """
+    s = torch.softmax(logits(X, W), dim=-1)
+    f = (s[..., None] * X).sum(2) @ u[..., None]
+    return torch.exp(-y * f.squeeze(-1)).mean(-1)
