@@ -1,0 +1,1091 @@
+r"""vdt24, joint training of the decoder u and the key-query matrix W (Section 4, Appendix B).
+
+Vasudeva, Deora, Thrampoulidis, "Implicit Bias and Fast Convergence Rates for
+Self-attention", arXiv 2402.05738 (v1).  Model f(X) = u^T X^T softmax(X W x_1), exponential
+loss L(u, W) = (1/n) sum_i exp(-y_i f(X_i)).  Data model DM (T = 2): the designated optimal
+token x_{i,opt} (index 1 here, the paper's x_{i,2}) ~ N(0, rho^2 I/d), the query/other token
+~ N(0, I/d), y_i = sign <u*, x_{i,opt}>.  References: the u-SVM u_mm (max margin
+1/||u_mm|| on the optimal tokens) and the W-SVM W_mm, both for the designated tokens.
+
+Eq. (13) (per-block normalized GD with a decaying factor), from u_0 = 0, W_0 = 0:
+
+    eta_t = eta (t+1)^(-alpha),   u_{t+1} = u_t - eta_t grad_u L/||grad_u L||,
+                                  W_{t+1} = W_t - eta_t grad_W L/||grad_W L||_F,
+
+with alpha = 2/3; the W step is skipped while grad_W L = 0 (at t = 0, since u_0 = 0).
+
+**One run serves every claim.**  `joint_runs` runs all trajectories of this file as one batch
+along the trial dimension (5 variants x K = 5 seeds, `ALL_VARIANTS`), once per process: the
+paper's setting (rho = 2, eta = 1), the small step eta = 0.1 (Lemma 13) and the negative
+controls' runs (rho = 0.5; Eq. (13) without the time factor; joint NGD Eq. (2)), through
+`ScheduledNormalizedGD` (a per-trial-schedule twin of theorycheck.optim.BlockNGD / NGD).
+It records, every step, the token scores gamma_{i,t} = y_i u_t^T x_{i,t} and the logits
+z_{i,t} = x_{i,t}^T W_t x_{i,1} (both (K, n, 2)) and the norms ||u_t||, ||W_t||_F, and at ~70
+snapshot steps the inner products with u_mm, W_mm and a Gaussian matrix.  Nothing else is
+needed: the loss, the attention, the margins, grad_u L, the loss anywhere on the segment
+[theta_t, theta_{t+1}] (gamma and z are linear in u and W) and even the Hessian of L (through
+the Gram matrices of the maps u -> X u and W -> z, see `hessian_norm_over_loss`) are
+functions of (gamma_t, z_t).
+
+**Condition 1 and the seed.**  Every trajectory claim runs on the instances meeting
+Condition 1 as far as it can be tested per instance (`condition1_run`) and fails when fewer
+than 4 of 5 do.  DM-S (n = 8, d = 64 = 8n) is at the edge of Condition 1's
+"overparameterization": the claims pass at --tc-seed 0 (the default) and several other seeds,
+and fail at some (see `test_joint_invariants`) -- a property of the instance size.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy.special import logsumexp
+
+from theorycheck import claim
+from theorycheck import data as datasets
+from theorycheck.models.token_selection import loss_autograd_reference, logits, scaled_gradients, token_scores
+from theorycheck.optim import NGD, BlockNGD, frobenius_norm, run_trajectory
+from theorycheck.solvers import certify, solve_usvm, solve_wsvm_batch
+
+from ._common import DM_SIZES, PAPER, TRIALS, dm_problem, paper_rng
+
+JOINT_SIZES = {
+    "quick": dict(DM_SIZES["quick"], steps=1500, checkpoints=[100, 300, 750, 1000, 1500]),
+    "full": dict(DM_SIZES["full"], steps=5000, checkpoints=[100, 300, 1000, 2500, 5000]),
+}
+"""DM-S / DM-L of the spec; ``checkpoints`` are where Theorems 3 and 4 compare rates."""
+
+
+# ============================================================== the trajectories
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One batched setting: data (rho), schedule eta (t+1)^(-alpha), normalization."""
+
+    label: str
+    rho: float
+    eta: float
+    alpha: float = 2.0 / 3.0
+    joint_normalization: bool = False  # Eq. (2)'s one norm over (u, W) instead of Eq. (13)'s per block
+
+
+EQ13 = Variant("rho=2, eta=1", 2.0, 1.0)
+SMALL_STEP = Variant("rho=2, eta=0.1", 2.0, 0.1)
+LEM13_GRID = (EQ13, SMALL_STEP)
+SHORT_OPTIMAL_TOKEN = Variant("rho=0.5 (optimal token the shorter one)", 0.5, 1.0)
+NO_TIME_FACTOR = Variant("Eq. (13) without the time factor (alpha=0)", 2.0, 1.0, alpha=0.0)
+JOINT_NGD = Variant("joint NGD, Eq. (2), eta=0.1", 2.0, 0.1, alpha=0.0, joint_normalization=True)
+ALL_VARIANTS = LEM13_GRID + (SHORT_OPTIMAL_TOKEN, NO_TIME_FACTOR, JOINT_NGD)
+
+
+def _block_norm(G):
+    return torch.linalg.vector_norm(G.flatten(1), dim=1)
+
+
+class ScheduledNormalizedGD:
+    r"""Normalized GD on theta = (u, W) with a per-trial schedule eta_k (t+1)^(-alpha_k).
+
+    Per trial k either per-block normalization (Eq. (13): u -= eta_t g_u/||g_u||,
+    W -= eta_t g_W/||g_W||_F) or joint normalization (Eq. (2) with the factor:
+    theta -= eta_t g/||g||, ||g||^2 = ||g_u||^2 + ||g_W||_F^2).  ``eta``, ``alpha``: (K,)
+    float tensors, ``joint``: (K,) bool.  Gradients come scaled, g_b = exp(M_b) G_b, and the
+    joint norm is formed in log space; a zero block gradient gives a zero step for that block.
+    For one setting it is theorycheck.optim.BlockNGD (joint=False) or NGD(train_u=True)
+    (joint=True, alpha=0); `test_joint_norm_growth` checks the former.  (theorycheck.optim
+    takes a scalar eta, which is why this batched twin exists.)
+    """
+
+    name = "scheduled_ngd"
+
+    def __init__(self, X, y, eta, alpha, joint):
+        self.X, self.y, self.eta, self.alpha, self.joint = X, y, eta, alpha, joint
+
+    def _factors(self, M_u, norm_u, M_W, norm_W):
+        """Per trial, the factors f_b with step_b = eta_t f_b G_b."""
+        log_u, log_W = M_u + norm_u.log(), M_W + norm_W.log()
+        log_joint = 0.5 * torch.logaddexp(2 * log_u, 2 * log_W)
+        factors = []
+        for M, norm in ((M_u, norm_u), (M_W, norm_W)):
+            per_block = torch.where(norm > 0, 1.0 / norm, 0.0)
+            factors.append(torch.where(self.joint, torch.exp(M - log_joint), per_block))
+        return factors
+
+    def __call__(self, t, u, W):
+        rate = self.eta * (t + 1.0) ** -self.alpha
+        (M_u, G_u), (M_W, G_W) = scaled_gradients(self.X, self.y, u, W)
+        f_u, f_W = self._factors(M_u, _block_norm(G_u), M_W, _block_norm(G_W))
+        return (torch.addcmul(u, -(rate * f_u)[:, None], G_u),
+                torch.addcmul(W, -(rate * f_W)[:, None, None], G_W))  # one pass over the d x d blocks
+
+
+def _inner(A, B):
+    """<A_k, B_k> per trial, shape (K,)."""
+    return (A.flatten(1) * B.flatten(1)).sum(1)
+
+
+def dm(runtime, rho: float):
+    """The cached DM problem (data, tensors, u_mm, W_mm) at the tier's sizes."""
+    return dm_problem(runtime, rho=rho, **DM_SIZES[runtime.tier])
+
+
+def _batched_problem(runtime, variants):
+    """The DM problems of ``variants`` and their X, y, u_mm, W_mm concatenated along the trials."""
+    parts = [dm(runtime, v.rho) for v in variants]
+    stacked = [torch.cat(column) for column in zip(*[(t.X, t.y, u_mm, W_mm) for _, t, u_mm, W_mm in parts])]
+    return parts, *stacked
+
+
+def _schedule_tensors(runtime, variants):
+    """(eta, alpha, joint) per trial, each (len(variants) * K,)."""
+    def per_trial(values, dtype):
+        return torch.tensor(np.repeat(values, TRIALS), dtype=dtype, device=runtime.device)
+    return (per_trial([v.eta for v in variants], runtime.torch_dtype),
+            per_trial([v.alpha for v in variants], runtime.torch_dtype),
+            per_trial([v.joint_normalization for v in variants], torch.bool))
+
+
+@dataclass(frozen=True, eq=False)
+class JointRun:
+    """The recorded trajectory of one variant: every array is (steps+1, K, ...) over t = 0..steps.
+
+    ``gamma`` token scores y_i u_t^T x_{i,t} and ``z`` logits x_{i,t}^T W_t x_{i,1}, (.., n, 2);
+    ``u_norm``, ``W_norm``; ``u_mm_inner`` <u_t, u_mm>, ``W_mm_inner`` <W_t, W_mm>,
+    ``gaussian_inner`` <W_t, G> (G a fixed Gaussian matrix, for a control); ``W_final`` the
+    last iterate (torch, on the run's device).
+    """
+
+    variant: Variant
+    data: datasets.TokenSelectionData
+    u_mm: np.ndarray
+    W_mm_norm: np.ndarray
+    gaussian_norm: np.ndarray
+    t: np.ndarray
+    gamma: np.ndarray
+    z: np.ndarray
+    u_norm: np.ndarray
+    W_norm: np.ndarray
+    u_mm_inner: np.ndarray
+    W_mm_inner: np.ndarray
+    gaussian_inner: np.ndarray
+    W_final: torch.Tensor
+
+    @property
+    def steps(self) -> int:
+        return int(self.t[-1])
+
+    @property
+    def u_mm_norm(self) -> np.ndarray:
+        return np.linalg.norm(self.u_mm, axis=-1)
+
+    @functools.cached_property
+    def log_attention(self) -> np.ndarray:
+        return self.z - logsumexp(self.z, axis=-1, keepdims=True)
+
+    @functools.cached_property
+    def is_opt(self) -> np.ndarray:
+        return np.arange(self.data.T) == self.data.opt[..., None]
+
+    @property
+    def s_opt(self) -> np.ndarray:
+        """s_{i,opt}(W_t), (steps+1, K, n)."""
+        return np.exp(np.sum(self.log_attention, axis=-1, where=self.is_opt))
+
+    @property
+    def log_one_minus_s_opt(self) -> np.ndarray:
+        return logsumexp(np.where(self.is_opt, -np.inf, self.log_attention), axis=-1)
+
+    @property
+    def score_gap(self) -> np.ndarray:
+        """gamma_{i,opt}(t) - max_{t' != opt} gamma_{i,t'}(t), (steps+1, K, n)."""
+        return datasets.score_gaps(self.gamma, np.broadcast_to(self.data.opt, self.gamma.shape[:-1]))
+
+    @functools.cached_property
+    def margins(self) -> np.ndarray:
+        """gbar_i = y_i f(X_i) at theta_t, (steps+1, K, n)."""
+        return margins_from(self.gamma, self.log_attention, self.is_opt)
+
+    @functools.cached_property
+    def log_loss(self) -> np.ndarray:
+        return log_mean_exp(-self.margins)
+
+    @property
+    def u_alignment(self) -> np.ndarray:
+        """al(u_t, u_mm) at the snapshot steps (NaN elsewhere and at u_t = 0)."""
+        return safe_ratio(self.u_mm_inner, self.u_norm * self.u_mm_norm)
+
+    def W_alignment(self, reference: str = "W_mm") -> np.ndarray:
+        """al(W_t, W_mm) -- or with the Gaussian matrix G -- at the snapshot steps."""
+        if reference == "gaussian":
+            return safe_ratio(self.gaussian_inner, self.W_norm * self.gaussian_norm)
+        return safe_ratio(self.W_mm_inner, self.W_norm * self.W_mm_norm)
+
+    def attended_margins(self, v: np.ndarray) -> np.ndarray:
+        """y_i v^T X_i^T s_i(W_t) = sum_t s_{i,t} y_i v^T x_{i,t} for v (K, d): (steps+1, K, n)."""
+        projections = datasets.token_scores(self.data.X, self.data.y, v)
+        return np.sum(np.exp(self.log_attention) * projections, axis=-1)
+
+    def select(self, trials) -> "JointRun":
+        """The same run restricted to some trials."""
+        def pick(a):
+            return a[:, trials] if a.ndim >= 2 and a.shape[0] == self.t.size else a[trials]
+        data = self.data
+        sub = datasets.TokenSelectionData(
+            name=data.name, X=data.X[trials], y=data.y[trials], u=data.u[trials], opt=data.opt[trials],
+            designated_opt=data.designated_opt[trials], params=data.params,
+            assumptions=datasets.joint_model_report(data.X[trials], data.y[trials], data.u[trials],
+                                                    data.opt[trials]))
+        fields = {name: pick(getattr(self, name)) for name in (
+            "u_mm", "W_mm_norm", "gaussian_norm", "gamma", "z", "u_norm", "W_norm", "u_mm_inner",
+            "W_mm_inner", "gaussian_inner")}
+        return JointRun(variant=self.variant, data=sub, t=self.t,
+                        W_final=self.W_final[torch.as_tensor(trials)], **fields)
+
+
+def safe_ratio(numerator, denominator):
+    """numerator/denominator, NaN where the denominator vanishes (e.g. at u_0 = 0, W_0 = 0)."""
+    shape = np.broadcast(numerator, denominator).shape
+    return np.divide(numerator, denominator, out=np.full(shape, np.nan), where=denominator > 0)
+
+
+def margins_from(gamma, log_s, is_opt):
+    r"""gbar_i = gamma_{i,o} - delta_{i,o}, delta_{i,o} = sum_{t != o} s_t (gamma_o - gamma_t) >= 0.
+
+    Written as a sum of non-negative terms, so it stays exact when s_opt -> 1 (P1)."""
+    gamma_o = np.sum(gamma, axis=-1, where=is_opt, keepdims=True)
+    return gamma_o[..., 0] - np.sum(np.exp(log_s) * (gamma_o - gamma), axis=-1, where=~is_opt)
+
+
+def log_mean_exp(values, axis=-1):
+    """log((1/n) sum_i exp(values_i)) along ``axis`` without overflow."""
+    return logsumexp(values, axis=axis) - math.log(values.shape[axis])
+
+
+def log_loss_at(run: JointRun, gamma, z):
+    """log L at points given by their scores ``gamma`` and logits ``z`` (any leading shape)."""
+    log_s = z - logsumexp(z, axis=-1, keepdims=True)
+    return log_mean_exp(-margins_from(gamma, log_s, run.is_opt))
+
+
+@functools.lru_cache(maxsize=2)
+def joint_runs(runtime) -> dict:
+    """Every variant of `ALL_VARIANTS` run as one batch from u_0 = 0, W_0 = 0 for the tier's
+    number of steps; returns {variant: JointRun}."""
+    steps = JOINT_SIZES[runtime.tier]["steps"]
+    parts, X, y, u_mm, W_mm = _batched_problem(runtime, ALL_VARIANTS)
+    gaussian = torch.as_tensor(paper_rng(runtime, "joint", "gaussian reference").standard_normal(
+        tuple(W_mm.shape[1:])), dtype=W_mm.dtype, device=W_mm.device)
+    snapshots = snapshot_steps(runtime.tier)
+    metrics = {
+        "gamma": lambda it: token_scores(X, y, it.u),
+        "z": lambda it: logits(X, it.W),
+        "u_norm": lambda it: frobenius_norm(it.u),
+        "W_norm": lambda it: frobenius_norm(it.W),
+        "u_mm_inner": only_at(snapshots, lambda it: _inner(it.u, u_mm)),
+        "W_mm_inner": only_at(snapshots, lambda it: _inner(it.W, W_mm)),
+        "gaussian_inner": only_at(snapshots, lambda it: torch.einsum("kij,ij->k", it.W, gaussian)),
+    }
+    step = ScheduledNormalizedGD(X, y, *_schedule_tensors(runtime, ALL_VARIANTS))
+    traj = run_trajectory(step, torch.zeros_like(u_mm), torch.zeros_like(W_mm), steps, metrics)
+    runs = {}
+    for v, (data, _, _, _), k in zip(ALL_VARIANTS, parts, range(0, X.shape[0], TRIALS)):
+        trials = slice(k, k + TRIALS)
+        runs[v] = JointRun(
+            variant=v, data=data, u_mm=u_mm[trials].cpu().numpy(),
+            W_mm_norm=frobenius_norm(W_mm[trials]).cpu().numpy(),
+            gaussian_norm=np.full(TRIALS, float(gaussian.norm())), t=traj.t,
+            W_final=traj.W[trials], **{name: traj[name][:, trials] for name in metrics})
+    return runs
+
+
+def snapshot_steps(tier: str) -> frozenset:
+    """Where the inner products with the references are recorded: the checkpoints, about 60
+    log-spaced steps (for the plots) and the last step -- recording them every step would cost
+    as much as the step itself."""
+    sizes = JOINT_SIZES[tier]
+    grid = np.unique(np.geomspace(1, sizes["steps"], 60).astype(int))
+    return frozenset([*grid.tolist(), *sizes["checkpoints"], sizes["steps"]])
+
+
+def only_at(steps: frozenset, metric):
+    """``metric`` evaluated at the iterations in ``steps`` and NaN elsewhere (shape (K,))."""
+    def sparse_metric(it):
+        if it.t in steps:
+            return metric(it)
+        return torch.full(it.u.shape[:1], math.nan, dtype=it.u.dtype, device=it.u.device)
+    return sparse_metric
+
+
+def run_of(tc, variant: Variant) -> JointRun:
+    return joint_runs(tc.runtime)[variant]
+
+
+def schedule(variant: Variant, steps: int) -> np.ndarray:
+    """eta_s = eta (s+1)^(-alpha) for s = 0..steps-1."""
+    return variant.eta * (np.arange(steps) + 1.0) ** -variant.alpha
+
+
+# ============================================================== Condition 1
+
+
+def first_step_gaps(data) -> np.ndarray:
+    r"""The score gaps y_i u_1^T (x_{i,opt} - x_{i,other}) after the first step, up to the
+    positive factor eta_0/||sum_j y_j (x_{j,1} + x_{j,2})||, shape (K, n).
+
+    At u_0 = W_0 = 0 every l_i = 1 and s_i = (1/2, 1/2), so u_1 is parallel to
+    g = sum_j y_j (x_{j,1} + x_{j,2}) for any normalized method, and the gap of sample i is
+    y_i g^T (x_{i,opt} - x_{i,other}) = ||x_{i,opt}||^2 - ||x_{i,other}||^2
+    + sum_{j != i} y_i y_j <x_{j,1} + x_{j,2}, x_{i,opt} - x_{i,other}>: the norm gap of
+    Condition 1 against the interference of the other samples, which is small only when d is
+    large enough against n (std ~ sqrt(n) (1 + rho^2)/sqrt(d))."""
+    X, y = np.asarray(data.X), np.asarray(data.y)
+    g = np.einsum("kn,kntd->kd", y, X)
+    on_opt = np.take_along_axis(X, data.opt[..., None, None], axis=2)[:, :, 0]
+    return y * np.einsum("kd,knd->kn", g, 2 * on_opt - X.sum(axis=2))
+
+
+def condition1_trials(data) -> dict:
+    """Per-trial flags of Condition 1's instance-level part (see `condition1_run`)."""
+    return {"optimal token longer": data.assumptions.per_trial["opt_token_longest"],
+            "first u step widens every score gap": (first_step_gaps(data) > 0).all(axis=-1)}
+
+
+def condition1_run(tc, run: JointRun) -> JointRun:
+    r"""``run`` restricted to the instances meeting Condition 1, after recording how many did
+    and failing the claim when fewer than K - 1 did.
+
+    Condition 1 (inferred; constants lost): u_0 = W_0 = 0, the optimal token is the longer one
+    (rho > 1), d large enough against n ("sufficient overparameterization", a polynomial with
+    unknown exponents), eta small.  The parameters (u_0 = W_0 = 0, d >= 8n, eta <= 1) are a
+    check.  Per instance: the optimal token is the longer one in every sample, and -- the
+    instance-level form of "d large enough", since the polynomial is lost -- the first u step
+    widens every score gap (`first_step_gaps` > 0), the base case of Lemma 13's induction that
+    Condition 1 exists to provide.  On DM-S (d = 8n) this is not automatic: over 200 draws it
+    holds with probability 0.77 at rho = 2 (0.36 at rho = 1.5; 0.94 at d = 16n, 1.00 at
+    d = 32n), on DM-L (d = 16n) with 0.66.  At --tc-seed 0 all 5 instances meet it (both
+    tiers); at seed 2 only 2 of 5 DM-S instances do, and on one that fails it the designated
+    token loses (s_opt -> 0, 1 - al(W, W_mm) = 0.27, margin ratio -0.47): Lemma 13 and
+    Theorems 3-4 really fail there, while the 2 instances meeting it pass.  The test is
+    necessary, not sufficient: at seed 7 instances meeting it still break Lemma 13.
+    With no instance meeting it (a control) all instances are kept, so that the report shows
+    the numbers."""
+    v, n, d = run.variant, run.data.n, run.data.d
+    flags = condition1_trials(run.data)
+    for name, met in flags.items():
+        tc.record(f"{v.label}: instances with {name}", f"{int(met.sum())}/{met.size}")
+    met = np.flatnonzero(np.logical_and.reduce(list(flags.values())))
+    tc.check.at_least(f"{v.label}: instances meeting Condition 1", met.size, run.data.K - 1)
+    zero_start = run.u_norm[0].max() == 0 and run.W_norm[0].max() == 0
+    tc.check.holds(f"{v.label}: Condition 1 parameters (u_0 = W_0 = 0, d >= 8n, eta <= 1)",
+                   zero_start and d >= 8 * n and v.eta <= 1.0, detail={"n": n, "d": d, "eta": v.eta})
+    return run if met.size in (0, run.data.K) else run.select(met)
+
+
+# ============================================================== u-SVM reference
+
+
+@claim(
+    f"{PAPER}.def.usvm_reference",
+    source="(u-SVM), Section 4",
+    statement="The u-SVM reference u_mm = argmin ||u|| s.t. y_i u^T x_{i,opt} >= 1 is computed "
+              "correctly: feasible, KKT-certified, equal to the dual solution and to the "
+              "minimum-norm interpolant of its support vectors.",
+    controls={"non_optimal_tokens": "the same program solved on the non-optimal tokens (labels "
+                                    "unchanged): cosine about 0 with u_mm, constraints violated"},
+    sizes={"quick": dict(DM_SIZES["quick"]), "full": dict(DM_SIZES["full"])},
+)
+def test_usvm_reference(tc):
+    r"""u_mm = argmin ||u||_2 s.t. y_i u^T z_i >= 1, z_i = x_{i,opt} (the optimal tokens).
+
+    The candidate is the reference every joint claim uses (`dm_problem`: cvxpy/Clarabel
+    primal).  It is judged against an independent dual solve
+    max_{lambda >= 0} 1^T lambda - 1/2 lambda^T K lambda, K_ij = y_i y_j <z_i, z_j>,
+    u = sum_i lambda_i y_i z_i, by
+    (1) feasibility min_i y_i u^T z_i >= 1 - 1e-6;
+    (2) the KKT certificate with the dual's multipliers (stationarity, slackness, duality gap,
+        lambda >= 0) <= 1e-6 (`certify`; the solvers run at 1e-10, observed ~1e-9);
+    (3) relative distance to the dual solution <= 1e-6 (spec: observed 1e-9 to 8e-9);
+    (4) closed form on the support set S = {i: lambda_i > 1e-6 max lambda} of the dual: by KKT
+        u_mm is the minimum-norm interpolant u = A_S^T (A_S A_S^T)^{-1} 1 (A = diag(y) Z), to
+        1e-6.  With d >> n typically every sample is a support vector (5 of 5 trials at seed 0,
+        not always: 4 of 5 at --tc-seed 3); then all margins y_i u_mm^T x_{i,opt} are equal,
+        which is what keeps the loss ratios of Lemma 13 (i) bounded.  The count is recorded.
+    The control solves the program on the non-optimal tokens; it violates (1), (2), (3), (4).
+    """
+    data, _, u_mm, _ = dm(tc.runtime, EQ13.rho)
+    worst = dict(min_constraint=np.inf, kkt=0.0, to_dual=0.0, to_closed_form=0.0, cosine=1.0)
+    all_support_vectors = 0
+    for k in range(data.K):
+        inst = data.instance(k)
+        Z, A = inst.optimal_tokens(), inst.y[:, None] * inst.optimal_tokens()
+        candidate = u_mm[k].cpu().numpy()
+        if tc.control == "non_optimal_tokens":
+            candidate = solve_usvm(inst.X[np.arange(data.n), 1 - inst.opt], inst.y).u
+        dual = solve_usvm(Z, inst.y, method="dual", name=data.name, trial=k)
+        cert = certify(A, np.ones((data.n, 1)), candidate[:, None], dual.multipliers, "candidate")
+        support = dual.multipliers > 1e-6 * dual.multipliers.max()
+        all_support_vectors += int(support.all())
+        closed_form = A[support].T @ np.linalg.solve(A[support] @ A[support].T, np.ones(support.sum()))
+        worst["min_constraint"] = min(worst["min_constraint"], cert.min_constraint)
+        worst["kkt"] = max(worst["kkt"], cert.stationarity, cert.complementary_slackness,
+                           cert.duality_gap, -cert.min_multiplier)
+        worst["to_dual"] = max(worst["to_dual"], relative_distance(candidate, dual.u))
+        worst["to_closed_form"] = max(worst["to_closed_form"], relative_distance(candidate, closed_form))
+        worst["cosine"] = min(worst["cosine"], candidate @ dual.u / np.linalg.norm(candidate)
+                              / np.linalg.norm(dual.u))
+    tc.record("worst over trials", worst)
+    tc.record("max margin 1/||u_mm|| per trial", 1.0 / u_mm.norm(dim=1).cpu().numpy())
+    tc.check.at_least("min over trials of min_i y_i u^T x_{i,opt}", worst["min_constraint"], 1.0, margin=1e-6)
+    tc.check.at_most("worst KKT residual with the dual's multipliers", worst["kkt"], 1e-6)
+    tc.check.at_most("relative distance to the dual solution", worst["to_dual"], 1e-6)
+    tc.record("trials in which every sample is a support vector", f"{all_support_vectors}/{data.K}")
+    tc.check.at_most("relative distance to the closed form on the support set", worst["to_closed_form"], 1e-6)
+
+
+def relative_distance(a, b) -> float:
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+# ============================================================== Lemma 11
+
+
+@claim(
+    f"{PAPER}.lem11.dm_near_orthogonal",
+    source="Lemma 11 (Bernstein bounds for DM)",
+    statement="With probability >= 1 - delta, DM tokens have squared norms within "
+              "O(sqrt(log(n/delta)/d)) of their means and pairwise inner products "
+              "O(rho^2 sqrt(log(n/delta)/d)): nearly orthogonal for d >> log n.",
+    controls={"tiny_dimension": "d = 4 (grid 4, 16, 64): max |cross|/rho^2 up to 3 (mean 1.1), not "
+                                "nearly orthogonal",
+              "common_direction": "every token gets a shared component of norm 0.5: the inner "
+                                  "products no longer vanish like d^(-1/2)"},
+    sizes={"quick": dict(n=8, d=64, dims=[64, 256, 1024], instances=100, rho=2.0, delta=0.05),
+           "full": dict(n=64, d=1024, dims=[256, 1024, 2048], instances=20, rho=2.0, delta=0.05)},
+)
+def test_dm_near_orthogonal(tc):
+    r"""DM with sigma = 1/sqrt(d): E||x_opt||^2 = rho^2, E||x_other||^2 = 1.  Lemma 11: with
+    probability >= 1 - delta, for all tokens and all pairs of distinct tokens,
+
+        | ||x||^2 / E||x||^2 - 1 | <= c sqrt(log(4n/delta)/d),
+        |<x, x'>| / rho^2        <= c sqrt(log(4n^2/delta)/d).
+
+    The constants are stripped; Bernstein for chi^2_d/d gives c = sqrt(8) for the norms (union
+    over 2n tokens) and sub-exponential products give the same order for the 2n^2 pairs; c = 4
+    (the spec's) covers both.  Checks, at delta = 0.05:
+    (a) K = `instances` independent instances at the base d; success = both bounds hold and
+        max |cross|/rho^2 <= 0.5 ("nearly orthogonal", what the proofs use; largest of 100
+        instances at d = 64: 0.43, spec 0.34 over 10).  `tc.check.binomial` rejects
+        P[success] >= 1 - delta at level 0.05 (100 instances: fails at 90 successes or fewer).
+    (b) The rate: over d in `dims` (x4 steps), the fitted slope of log(mean max |cross|/rho^2)
+        and of log(mean max norm deviation) against log d is <= -0.45 (the bound's d^(-1/2),
+        minus 0.05 for the finite-d curvature of a maximum over a fixed number of pairs;
+        observed about -0.5).
+    The sqrt bounds alone are too loose (c = 4) to fail at tiny d, hence the 0.5 requirement:
+    at d = 4 the cross ratio reaches 3 (control).  A shared component breaks the rate (slopes
+    -0.34 and -0.22, control).
+    """
+    sizes = dict(tc.sizes)
+    n, rho, delta = sizes["n"], sizes["rho"], sizes["delta"]
+    if tc.control == "tiny_dimension":
+        sizes["d"], sizes["dims"] = 4, [4, 16, 64]
+    stats = {d: dm_token_statistics(tc, n, d, rho, sizes["instances"]) for d in sizes["dims"]}
+    norm_dev, cross = stats[sizes["d"]]  # the base d is one of `dims`
+    norm_bound = 4 * np.sqrt(np.log(4 * n / delta) / sizes["d"])
+    cross_bound = 4 * np.sqrt(np.log(4 * n**2 / delta) / sizes["d"])
+    success = (norm_dev <= norm_bound) & (cross <= cross_bound) & (cross <= 0.5)
+    tc.record("norm bound, cross bound at the base d", [norm_bound, cross_bound])
+    tc.record("max over instances: norm deviation, |cross|/rho^2", [norm_dev.max(), cross.max()])
+    tc.check.binomial(f"P[bounds hold and |cross|/rho^2 <= 0.5] >= 1 - delta (d={sizes['d']})",
+                      success, p=1 - delta, alpha=0.05)
+    dims = np.asarray(sizes["dims"], dtype=float)
+    for label, column in (("max |cross|/rho^2", 1), ("max norm deviation", 0)):
+        means = np.array([stats[d][column].mean() for d in sizes["dims"]])
+        tc.record(f"mean {label} over d={sizes['dims']}", means)
+        tc.check.slope(f"rate in d of mean {label} (log-log slope)", dims, means,
+                       window=(dims[0], dims[-1]), at_most=-0.45)
+        tc.curve("orthogonality", f"mean {label}", dims, means, xscale="log", yscale="log",
+                 xlabel="d", title="Lemma 11: DM tokens nearly orthogonal")
+    tc.curve("orthogonality", "cross bound 4 sqrt(log(4n^2/delta)/d)", dims,
+             4 * np.sqrt(np.log(4 * n**2 / delta) / dims), style="bound", xscale="log", yscale="log")
+
+
+def dm_token_statistics(tc, n, d, rho, instances):
+    """(max relative squared-norm deviation, max |cross inner product|/rho^2) per instance."""
+    data = datasets.gaussian_dm(tc.rng("lem11", d), instances, n=n, d=d, rho=rho)
+    X = np.array(data.X)
+    if tc.control == "common_direction":
+        X = X + 0.5 * np.eye(d)[0]
+    expected = np.where(data.opt[..., None] == np.arange(2), rho**2, 1.0)  # sigma^2 d = 1
+    norm_dev = np.abs(np.sum(X**2, axis=-1) / expected - 1).max(axis=(1, 2))
+    return norm_dev, datasets.max_cross_inner_product(X) / rho**2
+
+
+# ============================================================== Lemma 12
+
+
+@claim(
+    f"{PAPER}.lem12.joint_norm_growth",
+    source="Lemma 12",
+    statement="Under Eq. (13), ||u_t|| <= sum_{s<t} eta_s <= 3 eta t^(1/3) and "
+              "||W_t||_F <= sum_{1<=s<t} eta_s, and both norms are Theta(sum_s eta_s) = Theta(t^(1/3)).",
+    controls={"joint_ngd": "joint NGD (Eq. (2), one norm over (u, W), eta = 0.1, no time factor): "
+                           "||W_t|| / sum eta_s about 0.05 and ||u_t|| > 3 eta t^(1/3)"},
+    sizes=JOINT_SIZES,
+)
+def test_joint_norm_growth(tc):
+    r"""Each block moves by exactly eta_s = eta (s+1)^(-2/3) per step (the W block from s = 1
+    on, its gradient being 0 at u_0 = 0), so the triangle inequality gives the upper bounds,
+    and sum_{s<t} (s+1)^(-2/3) <= 1 + int_1^t x^(-2/3) dx = 3 t^(1/3) - 2.
+
+    (a) ||u_t|| <= sum_{s<t} eta_s and ||W_t|| <= sum_{1<=s<t} eta_s at every step, relative
+        tolerance 1e-12 (float64 round-off of t <= 5000 additions of unit-length steps is
+        below t * 1.1e-16 <= 6e-13); sum_{s<t} eta_s <= 3 eta t^(1/3) at every step.
+    (b) Theta: ||u_t|| / sum_{s<t} eta_s >= 0.5 for t >= 1 and ||W_t|| / sum_{1<=s<t} eta_s
+        >= 0.5 for t >= 2 (the ratios are 1 at the start: the first steps are collinear; the
+        spec observed 0.985-0.993 and 0.957-0.970 at t = 1500).  A ratio near 1 means the
+        steps keep pointing the same way, which is what makes the norms grow like t^(1/3).
+    (c) The batched step that produced the trajectories (`ScheduledNormalizedGD`) agrees with
+        theorycheck.optim.BlockNGD (Eq. (13)) and NGD(train_u=True) (Eq. (2)) over 20 steps to
+        1e-12 (observed 3e-16: the same arithmetic up to the order of operations).
+    Control: joint NGD moves (u, W) by eta in total, almost all of it along u, so ||W_t|| lags.
+    """
+    variant = JOINT_NGD if tc.control == "joint_ngd" else EQ13
+    run = condition1_run(tc, run_of(tc, variant))
+    steps = run.steps
+    cumulative = np.concatenate([[0.0], np.cumsum(schedule(variant, steps))])  # sum_{s<t}, t = 0..steps
+    u_budget = cumulative[:, None]
+    W_budget = (cumulative - schedule(variant, 1)[0]).clip(min=0.0)[:, None]  # sum_{1<=s<t}
+    t = run.t
+    u_ratio, W_ratio = run.u_norm[1:] / u_budget[1:], run.W_norm[2:] / W_budget[2:]
+    tc.check.at_most("max over t >= 1 of ||u_t|| / sum_{s<t} eta_s", u_ratio.max(), 1 + 1e-12)
+    tc.check.at_most("max over t >= 2 of ||W_t|| / sum_{1<=s<t} eta_s", W_ratio.max(), 1 + 1e-12)
+    tc.check.at_most("max over t >= 1 of sum_{s<t} eta_s / (3 eta t^(1/3))",
+                     (cumulative[1:] / (3 * variant.eta * t[1:] ** (1 / 3))).max(), 1.0)
+    tc.check.at_least("min over t >= 1 of ||u_t|| / sum_{s<t} eta_s", u_ratio.min(), 0.5)
+    tc.check.at_least("min over t >= 2 of ||W_t|| / sum_{1<=s<t} eta_s", W_ratio.min(), 0.5)
+    tc.record("final ratios ||u||/sum, ||W||/sum per seed", [u_ratio[-1], W_ratio[-1]])
+    tc.check.at_most("batched step vs theorycheck BlockNGD / NGD(train_u), 20 steps: max |difference|",
+                     batched_step_deviation(tc.runtime), 1e-12)
+    tc.curve("norms", "||u_t|| (seed 0)", t[1:], run.u_norm[1:, 0], xscale="log", yscale="log",
+             ylabel="norm", title="Lemma 12: norms under Eq. (13) (seed 0)")
+    tc.curve("norms", "||W_t||_F (seed 0)", t[2:], run.W_norm[2:, 0], xscale="log", yscale="log")
+    tc.curve("norms", "sum_{s<t} eta_s", t[1:], cumulative[1:], style="bound", xscale="log", yscale="log")
+    tc.curve("norms", "3 eta t^(1/3)", t[1:], 3 * variant.eta * t[1:] ** (1 / 3), style="theory",
+             xscale="log", yscale="log")
+
+
+@functools.lru_cache(maxsize=2)
+def batched_step_deviation(runtime, steps=20) -> float:
+    """max |theta_t(`ScheduledNormalizedGD`) - theta_t(library)| after ``steps`` steps on DM, for
+    Eq. (13) against theorycheck.optim.BlockNGD and joint NGD against NGD(train_u=True)."""
+    _, tensors, u_mm, W_mm = dm(runtime, EQ13.rho)
+    X, y = tensors.X, tensors.y
+    ones = torch.ones(X.shape[0], dtype=X.dtype, device=X.device)
+    start = (torch.zeros_like(u_mm), torch.zeros_like(W_mm))
+    deviation = 0.0
+    for v, library_step in ((EQ13, BlockNGD(X, y, EQ13.eta, EQ13.alpha)),
+                            (JOINT_NGD, NGD(X, y, JOINT_NGD.eta, train_u=True))):
+        ours = ScheduledNormalizedGD(X, y, v.eta * ones, v.alpha * ones, (ones > 0) & v.joint_normalization)
+        a = run_trajectory(ours, *start, steps, {}, checkpoints=[])
+        b = run_trajectory(library_step, *start, steps, {}, checkpoints=[])
+        deviation = max(deviation, float((a.u - b.u).abs().max()), float((a.W - b.W).abs().max()))
+    return deviation
+
+
+# ============================================================== Lemma 13
+
+
+@claim(
+    f"{PAPER}.lem13.joint_invariants",
+    source="Lemma 13 (Eqs. (14)-(16); Introduction items (i)-(iii))",
+    statement="Along Eq. (13) on DM under Condition 1, for all t >= 1: (i) the per-sample loss "
+              "ratios l_i/l_j stay bounded; (ii) the score gap gamma_opt - gamma_other is positive "
+              "and non-decreasing; (iii) s_opt >= 1/2 and non-decreasing.",
+    controls={"short_optimal_token": "rho = 0.5 (the designated token is the shorter one, "
+                                     "Condition 1 violated): the gap and s_opt decrease, s_opt -> 0"},
+    sizes=JOINT_SIZES,
+)
+def test_joint_invariants(tc):
+    r"""On the runs rho = 2, eta in {1, 0.1} (5 seeds each, the instances meeting Condition 1):
+
+    (i) R_t = max_{i,j} l_i(theta_t)/l_j(theta_t) = exp(max_i gbar_i - min_i gbar_i):
+        max_t R_t <= 20 (the lemma's C is lost; observed 5.4 at eta = 1), and -- for a run that
+        has left the transient, natural time tau = sum_{s<t} eta_s >= 10 at mid-run -- the max
+        over the second half <= 1.05 x the max over the first half (a plateau may drift by 5%
+        but not keep growing; observed 1.009).  The eta = 0.1 run reaches only tau = 3.2 by
+        t = 1500 (where the eta = 1 run is at t ~ 5), so its R_t still rises (2.45 -> 2.70,
+        ratio 1.10) and would need ~6e5 steps to plateau: there only the bound 20 is checked.
+        (The spec applied the plateau to both step sizes; at eta = 0.1 it fails for this
+        reason, not because R_t diverges.)
+    (ii) g_i(t) = gamma_{i,opt}(t) - gamma_{i,other}(t) > 0 for t >= 1 and
+        g_i(t+1) - g_i(t) >= -1e-12 at every step (round-off of scores of size <~ 50);
+    (iii) s_opt(W_t) >= 1/2 - 1e-12 and s_opt(W_{t+1}) - s_opt(W_t) >= -1e-12 at every step,
+        and, beyond float resolution of s near 1, log(1 - s_opt) is non-increasing within
+        1e-9 (it is computed from the logits by a logsumexp, exact to ~1e-14 relative).
+    The invariants are proved by induction together; (iii) is what Lemma 14 and the loss rate
+    of Theorem 2 build on.  Control: with rho = 0.5 the designated token loses (ii) and (iii).
+
+    Seed dependence (DM-S is at the edge of Condition 1; the checks pass at --tc-seed 0, 1, 4,
+    5, 8, 10): at seed 7, on instances that meet `condition1_run`'s test, (i) fails -- R_t
+    reaches 44 and still grows (x1.25 over the second half) on one instance where a sample is
+    not a support vector of the u-SVM (its margin cannot catch up, R_t ~ exp(c t^(1/3))) and
+    on one with weak near-orthogonality (witness 0.237) -- and (ii) fails transiently (the gap
+    of one sample drops by 0.006 at t = 2-3); at seed 9 R_t drifts by 6.4% over the second
+    half (limit 5%).  Seeds 2 and 3 fail Condition 1's count.  These are findings about the
+    instance size (d = 8n), not tolerances to relax.
+
+    Not in the grid: rho = 1.5, which the spec lists as verified.  On DM-S (d = 8n) at seed 0
+    its first u step *narrows* the gap of one sample in 2 of 5 instances (g = -0.003 at t = 1,
+    s_opt down to 0.4979 at t = 2 for eta = 1; at eta = 0.1 g < 0 until t = 6), after which
+    (ii)-(iii) hold.  Those instances fail Condition 1's instance-level test
+    (`condition1_run`: 3 of 5 meet it), so rho = 1.5 at d = 8n is outside Condition 1 rather
+    than a counterexample; the counts are recorded below.
+    """
+    variants = (SHORT_OPTIMAL_TOKEN,) if tc.control else LEM13_GRID
+    for variant in variants:
+        run = condition1_run(tc, run_of(tc, variant))
+        label, half = variant.label, run.steps // 2
+        spread = run.margins.max(axis=-1) - run.margins.min(axis=-1)  # log R_t, (steps+1, K)
+        ratio = np.exp(spread)
+        tc.record(f"{label}: max_t R_t per seed", ratio.max(axis=0))
+        tc.check.at_most(f"{label}: (i) max_t max_ij l_i/l_j", ratio.max(), 20.0)
+        natural_time = schedule(variant, half).sum()
+        tc.record(f"{label}: natural time sum eta_s at mid-run", natural_time)
+        if natural_time >= 10.0:
+            tc.check.at_most(f"{label}: (i) max over 2nd half / max over 1st half",
+                             (ratio[half:].max(axis=0) / ratio[:half + 1].max(axis=0)).max(), 1.05)
+        gap = run.score_gap
+        tc.check.at_least(f"{label}: (ii) min over t >= 1 of the score gap (> 0)", gap[1:].min(), 1e-12)
+        tc.check.monotone(f"{label}: (ii) score gap non-decreasing", gap, increasing=True, tol=1e-12)
+        tc.check.at_least(f"{label}: (iii) min_t s_opt", run.s_opt.min(), 0.5, margin=1e-12)
+        tc.check.monotone(f"{label}: (iii) s_opt non-decreasing", run.s_opt, increasing=True, tol=1e-12)
+        tc.check.monotone(f"{label}: (iii) log(1 - s_opt) non-increasing", run.log_one_minus_s_opt,
+                          increasing=False, tol=1e-9)
+        tc.record(f"{label}: min per-step gap increment", np.diff(gap, axis=0).min())
+        tc.curve(f"ratio {label}", "max_ij l_i/l_j (max over seeds)", run.t, ratio.max(axis=1),
+                 ylabel="loss ratio", title=f"Lemma 13 (i): loss ratio, {label}")
+        t = run.t[1:]
+        tc.curve(f"gap {label}", "min over seeds, samples of the score gap", t, gap[1:].min(axis=(1, 2)),
+                 xscale="log", ylabel="gamma_opt - gamma_other", title=f"Lemma 13 (ii): score gap, {label}")
+        tc.curve(f"attention {label}", "max over seeds, samples of log(1 - s_opt)", t,
+                 run.log_one_minus_s_opt[1:].max(axis=(1, 2)), xscale="log", ylabel="log(1 - s_opt)",
+                 title=f"Lemma 13 (iii): attention on the optimal token, {label}")
+        tc.curve(f"attention {label}", "s_opt = 1/T = 1/2", t, np.full(t.size, -math.log(2)),
+                 style="bound", xscale="log")
+    if not tc.control:
+        outside = datasets.gaussian_dm(paper_rng(tc.runtime, "gaussian_dm"), TRIALS, rho=1.5,
+                                       **DM_SIZES[tc.tier])  # the data dm(runtime, 1.5) would hold
+        for name, met in condition1_trials(outside).items():
+            tc.record(f"rho=1.5 (not in the grid): instances with {name}", f"{int(met.sum())}/{met.size}")
+
+
+# ============================================================== Lemma 14
+
+
+@claim(
+    f"{PAPER}.lem14.attended_features_separable",
+    source="Lemma 14",
+    statement="Along Eq. (13), u_mm separates the attended features X_i^T s_i(W_t) with a positive "
+              "margin: min_t min_i y_i u_mm^T X_i^T s_i(W_t) >= c > 0.",
+    controls={"short_optimal_token": "rho = 0.5: attention leaves the designated token (s -> 3e-6) "
+                                     "and the attended margin turns negative (down to -1.3)"},
+    sizes=JOINT_SIZES,
+)
+def test_attended_features_separable(tc):
+    r"""a_i(t) = y_i u_mm^T X_i^T s_i(W_t) = s_opt y_i u_mm^T x_{i,opt} + (1 - s_opt) y_i u_mm^T x_{i,other}.
+
+    With T = 2, a_i is linear in s_opt, and s_opt in [1/2, 1] (Lemma 13 (iii)), so
+    a_i(t) >= c_data := min_i min(A_i, (A_i + B_i)/2), A_i = y_i u_mm^T x_{i,opt} (= 1: all
+    samples are support vectors), B_i = y_i u_mm^T x_{i,other}; c_data > 0 as soon as
+    |u_mm^T x_{i,other}| < 1, i.e. near-orthogonality (Lemma 11).  Checks on both runs of
+    Lemma 13's grid: (a) min_t min_i a_i(t) >= 0.1 (Lemma 14's c is lost; 0.1 is a floor well
+    clear of round-off and below the observed 0.335, spec 0.286); (b) min_t min_i a_i(t) >=
+    c_data - 1e-12 per seed, the derived certificate (attained at t <= 1, where s = 1/2), and
+    c_data > 0.
+    """
+    variants = (SHORT_OPTIMAL_TOKEN,) if tc.control else LEM13_GRID
+    for variant in variants:
+        run = condition1_run(tc, run_of(tc, variant))
+        attended = run.attended_margins(run.u_mm).min(axis=-1)  # (steps+1, K)
+        projections = datasets.token_scores(run.data.X, run.data.y, run.u_mm)  # (K, n, 2)
+        on_opt = np.sum(projections, axis=-1, where=run.is_opt)
+        c_data = np.minimum(on_opt, projections.mean(axis=-1)).min(axis=-1)
+        tc.record(f"{variant.label}: min_t min_i a_i(t) per seed", attended.min(axis=0))
+        tc.record(f"{variant.label}: certificate c_data per seed", c_data)
+        tc.check.at_least(f"{variant.label}: min_t min_i y_i u_mm^T X_i^T s_i(W_t)", attended.min(), 0.1)
+        tc.check.at_least(f"{variant.label}: min_t attended margin >= c_data (per seed)",
+                          attended.min(axis=0), c_data, margin=1e-12)
+        tc.check.at_least(f"{variant.label}: c_data > 0", c_data.min(), 1e-12)
+        t = run.t[1:]
+        tc.curve(f"attended {variant.label}", "min_i y_i u_mm^T X_i^T s_i(W_t) (seed 0)", t,
+                 attended[1:, 0], xscale="log", ylabel="attended margin",
+                 title=f"Lemma 14: u_mm separates attended features, {variant.label}")
+        tc.curve(f"attended {variant.label}", "certificate c_data (seed 0)", t,
+                 np.full(t.size, c_data[0]), style="bound", xscale="log")
+
+
+# ============================================================== Lemma 3
+
+
+def weights_and_deviations(gamma, z, is_opt):
+    r"""(s, w, delta) at scores ``gamma`` and logits ``z`` (..., K, n, T): attention s_{i,t},
+    loss weights w_i = l_i/sum_j l_j and deviations delta_{i,t} = gamma_{i,t} - gbar_i, the
+    latter as (gamma_t - gamma_o) + (gamma_o - gbar) so that nothing cancels when s_opt -> 1."""
+    log_s = z - logsumexp(z, axis=-1, keepdims=True)
+    gbar = margins_from(gamma, log_s, is_opt)
+    w = np.exp(-gbar - logsumexp(-gbar, axis=-1, keepdims=True))
+    gamma_o = np.sum(gamma, axis=-1, where=is_opt, keepdims=True)
+    return np.exp(log_s), w, gamma - gamma_o + (gamma_o[..., 0] - gbar)[..., None]
+
+
+@functools.lru_cache(maxsize=4)
+def gradient_coordinates(run: JointRun):
+    r"""dL/dp and dL/dz divided by L, with p_{i,t} = u^T x_{i,t} and z the logits:
+
+        (dL/dp_{i,t})/L = -w_i y_i s_{i,t},  (dL/dz_{i,t})/L = -w_i s_{i,t} delta_{i,t}.
+
+    Shapes (steps+1, K, n*T), ordered (i, t) -> i*T + t like `token_map_grams`."""
+    s, w, delta = weights_and_deviations(run.gamma, run.z, run.is_opt)
+    flat = lambda a: a.reshape(*a.shape[:-2], -1)  # noqa: E731
+    return flat(-w[..., None] * run.data.y[..., None] * s), flat(-w[..., None] * s * delta)
+
+
+def token_map_grams(data):
+    r"""Gram matrices of the linear maps u -> p = (u^T x_{i,t}) and W -> z = (x_{i,t}^T W x_{i,1}):
+    G_{(i,t),(j,r)} = <x_{i,t}, x_{j,r}> and K_W = G * Q, Q_{(i,t),(j,r)} = <x_{i,1}, x_{j,1}>.
+    (K, nT, nT) each."""
+    G = datasets.token_gram(np.asarray(data.X))
+    queries = np.repeat(np.asarray(data.X)[:, :, 0, :], data.T, axis=1)  # x_{i,1} for row (i,t)
+    return G, G * (queries @ np.swapaxes(queries, -1, -2))
+
+
+def quadratic_form(v, M):
+    """v^T M v over the last axis; v (..., K, m), M (K, m, m)."""
+    return np.einsum("...km,kmr,...kr->...k", v, M, v)
+
+
+def uphill_endpoints(run: JointRun, length: float):
+    r"""(gamma, z) at theta_t + length grad L(theta_t)/||grad L(theta_t)|| (joint norm) for every t:
+    the displacement in the coordinates (p, z) is length (G dp, K_W dz)/sqrt(dp^T G dp + dz^T K_W dz)."""
+    dp, dz = gradient_coordinates(run)
+    G, KW = token_map_grams(run.data)
+    norm = np.sqrt(quadratic_form(dp, G) + quadratic_form(dz, KW))[..., None]
+    shape = run.gamma.shape
+    move_p = (length * np.einsum("kmr,...kr->...km", G, dp) / norm).reshape(shape)
+    move_z = (length * np.einsum("kmr,...kr->...km", KW, dz) / norm).reshape(shape)
+    return run.gamma + run.data.y[..., None] * move_p, run.z + move_z
+
+
+SEGMENT_POINTS = (0.25, 0.5, 0.75, 1.0)
+"""lambda in theta_t + lambda (end - theta_t) where Lemma 3 (b) is evaluated."""
+
+
+@functools.lru_cache(maxsize=4)
+def step_segment_log_ratios(run: JointRun):
+    """`segment_log_ratios` on the run's own steps [theta_t, theta_{t+1}] (cached per run)."""
+    return segment_log_ratios(run, run.gamma[1:], run.z[1:], SEGMENT_POINTS)
+
+
+def segment_log_ratios(run: JointRun, end_gamma, end_z, lambdas):
+    """log L(theta_t + lam (end_t - theta_t)) - log L(theta_t), (len(lambdas), steps', K)."""
+    steps = end_gamma.shape[0]
+    gamma, z = run.gamma[:steps], run.z[:steps]
+    return np.stack([log_loss_at(run, gamma + lam * (end_gamma - gamma), z + lam * (end_z - z))
+                     for lam in lambdas]) - run.log_loss[:steps]
+
+
+def sample_hessians_over_loss(gamma, z, y, is_opt):
+    r"""Per-sample Hessians of L in the coordinates (p_i, z_i) divided by L: (..., n, 2T, 2T).
+
+    L = (1/n) sum_i exp(-m_i), m_i = y_i sum_t s_t(z_i) p_{i,t}, so the block of sample i is
+    (l_i/(nL)) (grad m grad m^T - grad^2 m) with grad_p m = y s, grad_z m = s * delta,
+    d^2 m/dp_t dz_r = y s_t (1[t=r] - s_r) and
+    d^2 m/dz_r dz_q = 1[r=q] s_r delta_r - s_r s_q (delta_r + delta_q)."""
+    s, w, delta = weights_and_deviations(gamma, z, is_opt)
+    y = np.broadcast_to(y[..., None], s.shape)
+    eye = np.eye(s.shape[-1])
+    grad = np.concatenate([y * s, s * delta], axis=-1)
+    mixed = (y * s)[..., :, None] * (eye - s[..., None, :])
+    sd = s * delta
+    zz = eye * sd[..., None, :] - s[..., :, None] * sd[..., None, :] - sd[..., :, None] * s[..., None, :]
+    second = np.concatenate([np.concatenate([np.zeros_like(mixed), mixed], axis=-1),
+                             np.concatenate([np.swapaxes(mixed, -1, -2), zz], axis=-1)], axis=-2)
+    return w[..., None, None] * (grad[..., :, None] * grad[..., None, :] - second)
+
+
+def symmetric_sqrt(M: torch.Tensor) -> torch.Tensor:
+    values, vectors = torch.linalg.eigh(M)
+    return (vectors * values.clamp(min=0.0).sqrt()[..., None, :]) @ vectors.transpose(-1, -2)
+
+
+def hessian_norm_over_loss(data, gamma, z):
+    r"""||grad^2 L(theta)||_2 / L(theta) from scores ``gamma`` and logits ``z`` (S, K, n, T).
+
+    L depends on theta = (u, W) only through the linear map J: theta -> (p, z),
+    p_{i,t} = u^T x_{i,t}, so grad^2 L = J^T A J with A = grad^2_{(p,z)} L (block diagonal,
+    one 2T x 2T block per sample, `sample_hessians_over_loss`).  The non-zero spectrum of
+    J^T A J is that of S^{1/2} A S^{1/2} with S = J J^T = diag(G, K_W) (`token_map_grams`),
+    a 2nT x 2nT matrix however large d is.  Exact; validated against the autograd Hessian in
+    (u, W) by `direct_hessian_check`.  The eigen-solves run in torch, which keeps to the
+    run's thread setting (numpy's threaded LAPACK was 30x slower on a busy 2-core host)."""
+    S_steps, K, n, T = gamma.shape
+    is_opt = np.arange(T) == data.opt[..., None]
+    blocks = sample_hessians_over_loss(gamma, z, data.y, is_opt).reshape(S_steps, K, n, 2, T, 2, T)
+    A = np.zeros((S_steps, K, 2, n, T, 2, n, T))
+    for i in range(n):
+        A[:, :, :, i, :, :, i, :] = blocks[:, :, i]
+    A = torch.as_tensor(A.reshape(S_steps, K, 2 * n * T, 2 * n * T))
+    G, KW = (torch.as_tensor(M) for M in token_map_grams(data))
+    root = torch.zeros((K, 2 * n * T, 2 * n * T), dtype=A.dtype)
+    root[:, : n * T, : n * T], root[:, n * T:, n * T:] = symmetric_sqrt(G), symmetric_sqrt(KW)
+    return torch.linalg.eigvalsh(root @ A @ root).abs().amax(dim=-1).numpy()
+
+
+@functools.lru_cache(maxsize=4)
+def hessian_ratio_along(run: JointRun):
+    """(steps, ||grad^2 L||/L at those steps): about 150 steps from t = 1 (every 10th in the
+    quick tier), in chunks of 16 steps to bound the memory of the 2nT x 2nT matrices."""
+    every = slice(1, None, max(1, run.steps // 150))
+    gamma, z = run.gamma[every], run.z[every]
+    chunks = [hessian_norm_over_loss(run.data, gamma[k:k + 16], z[k:k + 16])
+              for k in range(0, len(gamma), 16)]
+    return every, np.concatenate(chunks)
+
+
+def direct_hessian_check(tc) -> float:
+    """Relative difference between `hessian_norm_over_loss` and the autograd Hessian of L in the
+    flattened (u, W) at a random point of a small DM instance (n = 2, d = 8)."""
+    data = datasets.gaussian_dm(tc.rng("hessian check"), 1, n=2, d=8, rho=2.0)
+    rng = tc.rng("hessian point")
+    u, W = rng.standard_normal(8), 0.5 * rng.standard_normal((8, 8))
+    X, y = torch.as_tensor(np.array(data.X)), torch.as_tensor(np.array(data.y))
+
+    def loss(theta):
+        return loss_autograd_reference(X, y, theta[None, :8], theta[8:].reshape(1, 8, 8))[0]
+
+    theta = torch.as_tensor(np.concatenate([u, W.ravel()]))
+    hessian = torch.autograd.functional.hessian(loss, theta)
+    direct = float(torch.linalg.eigvalsh(hessian).abs().max() / loss(theta))
+    gamma = datasets.token_scores(np.asarray(data.X), data.y, u[None])[None]
+    z = np.einsum("kntd,de,kne->knt", data.X, W, data.X[:, :, 0])[None]
+    reduced = hessian_norm_over_loss(data, gamma, z)[0, 0]
+    return abs(reduced / direct - 1)
+
+
+@claim(
+    f"{PAPER}.lem3.loss_landscape_properties",
+    source="Lemma 3 / Lemma 15",
+    statement="Along Eq. (13) on DM the loss is (a) PL-like in u, ||grad_u L|| >= c L, witnessed by "
+              "u_mm; (b) log-Lipschitz, L(theta') <= C L(theta_t) on [theta_t, theta_{t+1}]; "
+              "(c) second-order self-bounded, ||grad^2 L|| <= C_H L.",
+    controls={"random_witness": "a random unit vector in place of u_mm/||u_mm||: the witnessed "
+                                "PL constant turns negative",
+              "uphill_step": "segments to theta_t + 5 grad L/||grad L|| (joint norm) instead of "
+                             "theta_{t+1}: the loss grows by a factor up to 73 (spec: 27-54)"},
+    sizes=JOINT_SIZES,
+)
+def test_loss_landscape_properties(tc):
+    r"""On the rho = 2, eta = 1 run, at every step t:
+
+    (a) PL: min_t ||grad_u L|| ||u_mm|| / L >= 0.25, i.e. c = a quarter of the max margin
+        1/||u_mm|| (the spec's floor; observed 0.55, spec >= 0.47).  Why it holds -- u_mm is
+        the witness: ||grad_u L|| >= <-grad_u L, v> = (1/n) sum_i l_i y_i v^T X_i^T s_i >= L mu_t
+        with mu_t = min_i y_i v^T X_i^T s_i(W_t), v = u_mm/||u_mm||.  Checked: this chain
+        ||grad_u L||/L >= mu_t at every step (within 1e-12: both sides are O(1), so this is
+        round-off) and mu_t > 0 for all t (mu_t ||u_mm|| is Lemma 14's attended margin,
+        observed >= 0.335).  ||grad_u L||/L = sqrt(c^T G c), c_{i,t} = w_i y_i s_{i,t}, G the
+        token Gram.  (At --tc-seed 7 one instance has mu ||u_mm|| = 0.237 and PL ratio above
+        0.25: a floor of 0.25 on the witness itself would be too strict.)
+    (b) L(theta_t + lam (theta_{t+1} - theta_t)) / L(theta_t) <= 2 for lam in
+        {0.25, 0.5, 0.75, 1} and every t (C is lost; observed <= 0.999, the steps descend; the
+        uphill control reaches 73, so 2 separates the two by more than an order of magnitude).
+        Exact: gamma and z are linear along the segment.
+    (c) ||grad^2 L(theta_t)||_2 / L(theta_t) <= 10 at ~150 steps (`hessian_norm_over_loss`,
+        exact; observed <= 0.94, rising from 0.27 and then flat while ||u_t|| grows to 32; the
+        spec saw ~1.46 at d = 16).  The u-u block alone is sum_i (l_i/nL) a_i a_i^T with
+        ||a_i|| <= max ||x|| ~ rho (1 + O(d^-1/2)), so C_H ~ rho^2 = 4 is the natural scale;
+        10 allows the cross blocks, while a Hessian growing with ||u_t|| would not fit.
+        Method check: the reduced formula equals the autograd Hessian of L in (u, W) on a small
+        instance to 1e-9 (observed 2e-15).
+    """
+    run = condition1_run(tc, run_of(tc, EQ13))
+    unit_witness = run.u_mm / run.u_mm_norm[:, None]
+    if tc.control == "random_witness":
+        v = tc.rng("witness").standard_normal(run.u_mm.shape)
+        unit_witness = v / np.linalg.norm(v, axis=-1, keepdims=True)
+    witnessed = run.attended_margins(unit_witness).min(axis=-1)  # mu_t, (steps+1, K)
+    dp, _ = gradient_coordinates(run)
+    G, _ = token_map_grams(run.data)
+    grad_u_over_loss = np.sqrt(quadratic_form(dp, G))
+    tc.check.at_least("(a) min over t of ||grad_u L||/L - mu_t (>= 0)", (grad_u_over_loss - witnessed).min(),
+                      0.0, margin=1e-12)
+    tc.check.at_least("(a) witness: min_t mu_t ||u_mm|| (per seed, > 0)", witnessed.min(axis=0) * run.u_mm_norm,
+                      1e-12)
+    tc.check.at_least("(a) PL: min_t ||grad_u L|| ||u_mm|| / L (per seed)",
+                      (grad_u_over_loss * run.u_mm_norm).min(axis=0), 0.25)
+
+    if tc.control == "uphill_step":
+        end_gamma, end_z = uphill_endpoints(run, length=5.0)
+        segment = np.exp(segment_log_ratios(run, end_gamma[:-1], end_z[:-1], SEGMENT_POINTS))
+    else:
+        segment = np.exp(step_segment_log_ratios(run))
+    tc.record("(b) max over t of L(segment)/L(theta_t) per lambda", segment.max(axis=(1, 2)))
+    tc.check.at_most("(b) max over t, lambda of L(theta')/L(theta_t)", segment.max(), 2.0)
+
+    every, hessian_ratio = hessian_ratio_along(run)
+    tc.record("(c) max over t of ||Hessian||/L per seed", hessian_ratio.max(axis=0))
+    tc.record("(c) ||Hessian||/L at the first and last checked step (seed 0)",
+              [hessian_ratio[0, 0], hessian_ratio[-1, 0]])
+    tc.check.at_most("(c) max over t of ||grad^2 L||_2 / L", hessian_ratio.max(), 10.0)
+    tc.check.at_most("(c) method: reduced vs autograd Hessian norm, relative difference",
+                     direct_hessian_check(tc), 1e-9)
+    t = run.t
+    tc.curve("PL", "||grad_u L|| ||u_mm|| / L (seed 0)", t[1:], grad_u_over_loss[1:, 0] * run.u_mm_norm[0],
+             xscale="log", title="Lemma 3 (a): PL-like inequality (seed 0)")
+    tc.curve("PL", "witness mu_t ||u_mm|| (seed 0)", t[1:], witnessed[1:, 0] * run.u_mm_norm[0],
+             style="bound", xscale="log")
+    tc.curve("self-bounded", "||grad^2 L|| / L (seed 0)", t[every], hessian_ratio[:, 0],
+             title="Lemma 3 (c): second-order self-bounded (seed 0)")
+    tc.curve("self-bounded", "||u_t|| (seed 0)", t[every], run.u_norm[every, 0], style="reference")
+
+
+# ============================================================== Theorem 2
+
+
+@claim(
+    f"{PAPER}.thm2.joint_loss_rate",
+    source="Theorem 2 / Theorem 8",
+    statement="Under Eq. (13) with alpha = 2/3 on DM the training loss decays as exp(-Theta(t^(1/3))); "
+              "sharply, log L_t = -3 eta (t+1)^(1/3)/||u_mm|| + O(1).",
+    controls={"no_time_factor": "Eq. (13) without the time factor (alpha = 0): log L falls "
+                                "like -t/||u_mm||, slope about -250 against (t+1)^(1/3)"},
+    sizes=JOINT_SIZES,
+)
+def test_joint_loss_rate(tc):
+    r"""Theorem 2: L(theta_t) <= L(theta_0) exp(-c eta t^(1/3)), L(theta_0) = 1, c lost.
+
+    Derived sharp form (spec, verified): once s_opt ~ 1 and u_t ~ ||u_t|| u_mm/||u_mm|| with
+    all samples support vectors (`test_usvm_reference`), every margin is ||u_t||/||u_mm||, and
+    ||u_t|| ~ sum_{s<t} eta_s ~ eta (t+1)^(1-alpha)/(1-alpha), so
+    log L_t = -eta (t+1)^(1/3)/((1-alpha) ||u_mm||) + O(1).
+    Check per seed: the least-squares slope of log L_t against (t+1)^(1/3) over the second half
+    of the run (every 50 steps at T = 1500: 16 points) equals -3 eta/||u_mm|| within 2% with
+    R^2 >= 0.999.  Observed agreement is ~3e-4 (spec: 3-4 digits), so 2% only absorbs the O(1)
+    term's slow drift at smaller T; it is tight for the constant, which is the derived
+    content, while the exponent shows in R^2 (exp(-c t^beta) bends the line by a factor
+    2^((beta - 1/3)) in local slope across the window).  The theorem's literal form:
+    c* = min_{t>=1} -log L_t/(eta t^(1/3)) > 0, i.e. L_t < L_0 = 1 (recorded).
+    """
+    run = condition1_run(tc, run_of(tc, NO_TIME_FACTOR if tc.control else EQ13))
+    t, steps = run.t, run.steps
+    grid = t[steps // 2::max(1, steps // 30)]
+    expected = -EQ13.eta / ((1 - EQ13.alpha) * run.u_mm_norm)
+    c_star = (-run.log_loss[1:] / (EQ13.eta * t[1:, None] ** (1 / 3))).min(axis=0)
+    tc.record("c* = min_t -log L_t / (eta t^(1/3)) per seed", c_star)
+    tc.check.at_least("Theorem 2's form: c* > 0 (L_t < L_0 for all t >= 1)", c_star.min(), 1e-12)
+    for k in range(run.data.K):
+        tc.check.slope(f"seed {k}: slope of log L vs (t+1)^(1/3) over t in [{steps // 2}, {steps}]",
+                       grid + 1.0, run.log_loss[grid, k], window=(grid[0] + 1.0, grid[-1] + 1.0),
+                       x_transform=1 / 3, y_transform="linear", expected=expected[k], rtol=0.02,
+                       min_r2=0.999)
+    tc.record("predicted slopes -3 eta/||u_mm||", expected)
+    x = (t + 1.0) ** (1 / 3)
+    anchor = run.log_loss[steps // 2, 0] - expected[0] * x[steps // 2]
+    tc.curve("loss", "log L_t (seed 0)", x, run.log_loss[:, 0], xlabel="(t+1)^(1/3)", ylabel="log L",
+             title="Theorem 2: log L vs (t+1)^(1/3) (seed 0)")
+    tc.curve("loss", "slope -3 eta/||u_mm||", x, anchor + expected[0] * x, style="theory",
+             xlabel="(t+1)^(1/3)")
+
+
+# ============================================================== Theorem 3
+
+
+@claim(
+    f"{PAPER}.thm3.joint_W_direction_rate",
+    source="Theorem 3 / Theorem 9; footnote 1",
+    statement="Under Eq. (13) on DM, W_t converges in direction to W_mm (built on the optimal "
+              "tokens): 1 - <W_t/||W_t||, W_mm/||W_mm||> <= C log t / t^(1/3).",
+    controls={"short_optimal_token": "rho = 0.5: W_t turns to the other token's SVM (alignment "
+                                     "-0.7 to -0.9997 with the designated W_mm)",
+              "gaussian_reference": "a Gaussian matrix in place of W_mm: deviation about 1"},
+    sizes=JOINT_SIZES,
+)
+def test_joint_W_direction_rate(tc):
+    r"""dev_t = 1 - al(W_t, W_mm).  The bound's order is inferred (||W_t|| = Theta(t^(1/3)) in
+    the proof pattern of Theorem 1); measured decay is faster (about t^(-2/3), pitfall P8), so
+    the checks are one-sided:
+    (a) dev at the last step <= 1e-3 for every seed (observed 1.5e-5 to 2.8e-4 at t = 1500,
+        spec 7e-5 to 1.5e-4; spec 2.7e-4 at t = 5000 on DM-L);
+    (b) c_J(t) = dev_t t^(1/3)/ln t grows by at most 10% between consecutive checkpoints
+        (100, 300, 750, 1000, 1500 quick), i.e. dev decays at least as fast as log t/t^(1/3);
+        10% absorbs the wiggle of dev at the start of the run (observed: c_J falls, largest
+        ratio 0.86; the local log-log slope of dev is about -0.7 at the end).
+    Controls: rho = 0.5 drives W_t to the W-SVM of the other token (its alignment with that
+    SVM is recorded); a Gaussian reference has dev about 1.
+    """
+    run = condition1_run(tc, run_of(tc, SHORT_OPTIMAL_TOKEN if tc.control == "short_optimal_token" else EQ13))
+    checkpoints = np.asarray(tc.sizes["checkpoints"])
+    alignment = run.W_alignment("gaussian" if tc.control == "gaussian_reference" else "W_mm")
+    if tc.control == "short_optimal_token":
+        tc.record("rho=0.5: al(W_T, W-SVM of the other token) per seed", other_token_alignment(run))
+    dev = 1.0 - alignment
+    c_J = dev[checkpoints] * checkpoints[:, None] ** (1 / 3) / np.log(checkpoints)[:, None]
+    tc.record("dev at the checkpoints (per seed)", dev[checkpoints])
+    tc.record("c_J at the checkpoints (seed 0)", c_J[:, 0])
+    tc.check.at_most(f"dev_W at t={run.steps} (all seeds)", dev[-1], 1e-3)
+    tc.check.at_most("c_J(t_k+1)/c_J(t_k) at consecutive checkpoints", (c_J[1:] / c_J[:-1]).max(), 1.1)
+    recorded = np.flatnonzero(np.isfinite(dev[:, 0]))  # the snapshot steps
+    tc.curve("dev", "1 - al(W_t, W_mm) (seed 0)", run.t[recorded], dev[recorded, 0], xscale="log",
+             yscale="log", ylabel="alignment deficit",
+             title="Theorem 3: direction of W_t under joint training (seed 0)")
+    t = run.t[2:]
+    tc.curve("dev", "c_J(100) log t / t^(1/3)", t, c_J[0, 0] * np.log(t) / t ** (1 / 3), style="theory",
+             xscale="log", yscale="log")
+
+
+def other_token_alignment(run: JointRun) -> np.ndarray:
+    """al(W_T, W-SVM for the other (non-designated) token) per seed."""
+    other = torch.as_tensor(solve_wsvm_batch(run.data, opt=1 - run.data.opt), dtype=run.W_final.dtype,
+                            device=run.W_final.device)
+    W = run.W_final
+    return (_inner(W, other) / (frobenius_norm(W) * frobenius_norm(other))).cpu().numpy()
+
+
+# ============================================================== Theorem 4
+
+
+@claim(
+    f"{PAPER}.thm4.u_margin_rate",
+    source="Theorem 4 / Theorem 10; Introduction",
+    statement="Under Eq. (13) on DM the decoder's normalized margin on the optimal tokens reaches a "
+              "constant fraction of the max margin 1/||u_mm|| (and u_t -> u_mm in direction).",
+    controls={"short_optimal_token": "rho = 0.5: margin ratio -0.64 to 0.02, u_t away from u_mm"},
+    sizes=JOINT_SIZES,
+)
+def test_u_margin_rate(tc):
+    r"""m_t = ||u_mm|| min_i y_i u_t^T x_{i,opt} / ||u_t||, the margin of u_t/||u_t|| on the
+    optimal tokens relative to the max margin 1/||u_mm|| (so m_t <= 1 with equality iff
+    u_t || u_mm).  The paper's fraction is lost; empirically m_t -> 1.  Checks:
+    (a) m_T >= 0.5 at the last step (observed 0.981-0.993 at t = 1500, spec 0.977-0.991;
+        spec 0.953 on DM-L) -- 0.5 is the spec's stand-in for the lost fraction;
+    (b) m_t non-decreasing over the checkpoints t >= 100 (monotone, tol 0; smallest increment
+        observed 1.1e-3);
+    (c) 1 - al(u_T, u_mm) <= 5e-3 (the Introduction's u_t -> u_mm; observed 6e-4 to 1e-3).
+    """
+    run = condition1_run(tc, run_of(tc, SHORT_OPTIMAL_TOKEN if tc.control else EQ13))
+    checkpoints = np.asarray(tc.sizes["checkpoints"])
+    on_opt = np.sum(run.gamma, axis=-1, where=run.is_opt)  # y_i u_t^T x_{i,opt}
+    m = safe_ratio(run.u_mm_norm * on_opt.min(axis=-1), run.u_norm)
+    tc.record("m_t at the checkpoints (per seed)", m[checkpoints])
+    tc.check.at_least(f"(a) m_t at t={run.steps} (all seeds)", m[-1], 0.5)
+    tc.check.monotone("(b) m_t non-decreasing over the checkpoints", m[checkpoints], increasing=True)
+    dev_u = 1.0 - run.u_alignment[-1]
+    tc.record("1 - al(u_T, u_mm) per seed", dev_u)
+    tc.check.at_most("(c) 1 - al(u_T, u_mm) (all seeds)", dev_u, 5e-3)
+    t = run.t[1:]
+    tc.curve("margin", "m_t (seed 0)", t, m[1:, 0], xscale="log", ylabel="margin ratio",
+             title="Theorem 4: decoder margin / max margin (seed 0)")
+    tc.curve("margin", "max margin (m = 1)", t, np.ones(t.size), style="theory", xscale="log")
+    tc.curve("margin", "constant fraction 0.5", t, np.full(t.size, 0.5), style="bound", xscale="log")
