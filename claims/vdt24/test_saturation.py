@@ -1,0 +1,532 @@
+r"""vdt24, fixed decoder: saturation of the attention, linear growth of the NGD iterate, and
+the GD and Polyak versions of Theorem 1.
+
+Vasudeva, Deora, Thrampoulidis, "Implicit Bias and Fast Convergence Rates for
+Self-attention", arXiv 2402.05738, Section 3 and Appendix A (Lemmas 1, 5, 7; Theorems 6, 7).
+Only W is trained; u is the decoder of the data set (Example 1, Assumption 2 exact).
+
+Notation.  s_{i,o}(W) is the attention on sample i's optimal token, g_{i,tau}(W) =
+(x_{i,o} - x_{i,tau})^T W x_{i,1} its logit gaps (sample i *violates* the W-SVM at W when
+min_tau g_{i,tau} < 1), R_i = ||x_{i,1}|| max_{t != o} ||x_{i,o} - x_{i,t}||,
+kappa = 1/(||W_mm||_F max_i R_i) and Delta_i = gamma_{i,o} - gamma_{i,t != o} (one value
+under Assumption 2).  dev_t = 1 - al(W_t, W_mm).
+
+Shared runs (cached per process, like `e1_ngd` of `_common`): one constant-step GD run
+(eta = 1, from the small init and from -0.05 Wbar_mm, batched as 2K trials) and one uncapped
+Polyak run, both on Example 1.  Every step is recorded where Lemma 5 needs it, every 10th
+step after that.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import torch
+
+from theorycheck import claim
+from theorycheck.data import score_gaps
+from theorycheck.models.token_selection import log_one_minus_s_opt, logits, s_opt
+from theorycheck.optim import GD, NGD, Polyak, Trajectory, displacement, run_trajectory
+from theorycheck.runtime import Runtime
+
+from ._common import NGD_ETA, NGD_STEPS, PAPER, TRIALS, e1, e1_ngd
+from .test_rates import _thm1_problem, certificate_bound, direction_metrics
+
+GD_ETA = 1.0
+GD_STEPS = {"quick": 3000, "full": 30000}
+DENSE_STEPS = {"quick": 300, "full": 2000}      # every step recorded (Lemma 5)
+POLYAK_STEPS = {"quick": 300, "full": 2000}
+SPARSE_EVERY = 10
+GD_CHECKPOINTS = {"quick": [100, 300, 1000, 3000], "full": [100, 300, 1000, 3000, 10000, 30000]}
+
+
+# ------------------------------------------------------------------ quantities of the data
+
+
+def min_logit_gap(X, W, opt):
+    r"""min_{tau != o} g_{i,tau}(W) = z_{i,o} - max_{tau != o} z_{i,tau}, shape (K,n).
+
+    Sample i violates the W-SVM at W iff this is < 1."""
+    z = logits(X, W)
+    is_opt = torch.zeros_like(z, dtype=torch.bool).scatter_(-1, opt[..., None], True)
+    return z.gather(-1, opt[..., None]).squeeze(-1) - z.masked_fill(is_opt, -math.inf).amax(-1)
+
+
+def constraint_radii(data) -> np.ndarray:
+    r"""R_i = ||x_{i,1}|| max_{t != o} ||x_{i,o} - x_{i,t}||, shape (K,n): the largest norm of
+    a constraint matrix (x_{i,o} - x_{i,t}) x_{i,1}^T of sample i."""
+    X = data.X
+    optimal = np.take_along_axis(X, data.opt[:, :, None, None], axis=2)
+    return np.linalg.norm(X[:, :, 0], axis=-1) * np.linalg.norm(optimal - X, axis=-1).max(-1)
+
+
+def gradient_correlation_floor(data, W_mm_norm) -> np.ndarray:
+    r"""kappa = 1/(||W_mm||_F max_i R_i) per trial (vdt24.lem6): under Assumption 2,
+    <-grad L(W), Wbar_mm> >= kappa ||grad L(W)||_F for every W."""
+    return 1.0 / (W_mm_norm * constraint_radii(data).max(-1))
+
+
+def unit(W):
+    """W/||W||_F per trial."""
+    return W / W.flatten(1).norm(dim=1)[:, None, None]
+
+
+def check_assumptions(tc, data) -> None:
+    """Record the preconditions of the data and fail unless every trial meets Assumption 2.
+
+    Assumption 1's threshold was lost from the copy, so its surrogate rho_perp is recorded,
+    never decided (on E1-S it is about 1, i.e. the tokens are *not* nearly orthogonal, and
+    every conclusion still holds: the assumption is sufficient, not necessary)."""
+    report = data.assumptions
+    met = report.count("assumption2")
+    tc.record("Assumption 1 surrogate rho_perp per trial (threshold unknown)", report.details["rho_perp"])
+    tc.record("trials meeting Assumption 2", f"{met}/{report.n_trials}")
+    tc.check.at_least("trials meeting Assumption 2 (every trial is tested)", met, report.n_trials)
+
+
+# ------------------------------------------------------------------ runs
+
+
+def ngd_with_step_sizes(X, y, etas: torch.Tensor) -> NGD:
+    r"""NGD with one step size per trial, W_{t+1} = W_t - eta_k grad L/||grad L||_F.
+
+    The library's NGD takes one eta and forms its step in log space as log(eta) - log||G||,
+    so a (K,) tensor log(eta) broadcasts over the trials."""
+    step = NGD(X, y, 1.0)
+    if not isinstance(getattr(step, "log_eta", None), float):
+        raise AttributeError("theorycheck.optim.NGD no longer keeps its step size as log_eta")
+    step.log_eta = torch.log(etas)
+    return step
+
+
+def saturation_metrics(X, opt, W_ref):
+    """||W_t||, al(W_t, W_ref), the displacement ||W_{t+1} - W_t||, and per sample (K,n)
+    s_opt, log(1 - s_opt) and the min logit gap."""
+    return dict(direction_metrics(W_ref), displacement=displacement,
+                s_opt=lambda it: s_opt(X, it.W, opt),
+                log_one_minus_s_opt=lambda it: log_one_minus_s_opt(X, it.W, opt),
+                min_gap=lambda it: min_logit_gap(X, it.W, opt))
+
+
+def dense_then_sparse(steps: int, dense: int, *must) -> np.ndarray:
+    """Every step up to ``dense``, every SPARSE_EVERY-th after, and the times in ``must``."""
+    return np.union1d(np.r_[np.arange(dense + 1), np.arange(dense, steps + 1, SPARSE_EVERY)],
+                      np.concatenate([np.asarray(m, dtype=int) for m in must] or [[]])).astype(int)
+
+
+def restrict(traj: Trajectory, trials: slice, t_max: int | None = None) -> Trajectory:
+    """The trials ``trials`` of a batched run, up to time ``t_max``."""
+    keep = traj.t <= (traj.t[-1] if t_max is None else t_max)
+    return Trajectory(traj.t[keep], {k: v[keep][:, trials] for k, v in traj.metrics.items()},
+                      traj.u[trials], traj.W[trials])
+
+
+def at_times(t: np.ndarray, values: np.ndarray, times) -> np.ndarray:
+    """Rows of ``values`` (recorded at the iterations ``t``) at the iterations ``times``."""
+    rows = np.minimum(np.searchsorted(t, times), len(t) - 1)
+    if np.any(t[rows] != times):
+        raise KeyError(f"times {list(times)} were not all recorded")
+    return values[rows]
+
+
+@functools.lru_cache(maxsize=4)
+def e1_gd(runtime: Runtime):
+    """Constant-step GD (eta = 1) on Example 1 from two starts, batched as 2K trials.
+
+    Returns (problem, trajectory, {start label: trial slice}).  Starts: the small random
+    init W_0 and -0.05 Wbar_mm (the worst direction, same small scale).  Shared by Theorem 6,
+    Lemma 5 (first DENSE_STEPS steps of the small init) and the GD controls of Lemmas 1, 7."""
+    prob, tier = e1(runtime), runtime.tier
+    starts = {"small random": prob.W0, "opposite of W_mm": -0.05 * unit(prob.W_mm)}
+    S = len(starts)
+    X, opt = prob.X.repeat(S, 1, 1, 1), prob.opt.repeat(S, 1)
+    traj = run_trajectory(GD(X, prob.y.repeat(S, 1), GD_ETA), prob.u.repeat(S, 1),
+                          torch.cat(list(starts.values())), GD_STEPS[tier],
+                          saturation_metrics(X, opt, prob.W_mm.repeat(S, 1, 1)),
+                          checkpoints=dense_then_sparse(GD_STEPS[tier], DENSE_STEPS[tier],
+                                                        GD_CHECKPOINTS[tier]))
+    return prob, traj, {label: slice(s * TRIALS, (s + 1) * TRIALS) for s, label in enumerate(starts)}
+
+
+def polyak_run(prob, steps: int, eta_max: float = math.inf) -> Trajectory:
+    """Polyak (L_* of the fixed decoder; uncapped by default) from W_0, every step recorded."""
+    return run_trajectory(Polyak(prob.X, prob.y, eta_max=eta_max), prob.u, prob.W0, steps,
+                          saturation_metrics(prob.X, prob.opt, prob.W_mm))
+
+
+@functools.lru_cache(maxsize=4)
+def e1_polyak(runtime: Runtime):
+    """The uncapped Polyak run on Example 1 (Theorem 7 and Lemma 5)."""
+    prob = e1(runtime)
+    return prob, polyak_run(prob, POLYAK_STEPS[runtime.tier])
+
+
+# ------------------------------------------------------------------ Lemma 5
+
+
+def _lem5_runs(tc):
+    """{method: trajectory with s_opt and min_gap at every step <= steps}, and the data."""
+    steps = tc.sizes["steps"]
+    if tc.control == "counterexample":
+        ce = _thm1_problem(tc)  # CE from Wbar_alpha + small noise
+        traj = run_trajectory(NGD(ce.X, ce.y, NGD_ETA), ce.u, ce.W0, steps,
+                              saturation_metrics(ce.X, ce.opt, ce.W_mm))
+        return {f"NGD eta={NGD_ETA} on CE": traj}, ce.data
+    prob = e1(tc.runtime)
+    etas = tc.sizes["ngd_etas"]
+    E = len(etas)
+    X, opt = prob.X.repeat(E, 1, 1, 1), prob.opt.repeat(E, 1)
+    step = ngd_with_step_sizes(X, prob.y.repeat(E, 1), tc.tensor(np.repeat(etas, TRIALS)))
+    ngd = run_trajectory(step, prob.u.repeat(E, 1), prob.W0.repeat(E, 1, 1), steps,
+                         saturation_metrics(X, opt, prob.W_mm.repeat(E, 1, 1)))
+    _, gd, gd_starts = e1_gd(tc.runtime)
+    runs = {f"NGD eta={eta}": restrict(ngd, slice(e * TRIALS, (e + 1) * TRIALS)) for e, eta in enumerate(etas)}
+    runs[f"GD eta={GD_ETA}"] = restrict(gd, gd_starts["small random"], steps)
+    runs["Polyak (uncapped)"] = restrict(e1_polyak(tc.runtime)[1], slice(None), steps)
+    return runs, prob.data
+
+
+@claim(
+    f"{PAPER}.lem5.opt_softmax_nondecreasing",
+    source="Lemma 5 (Eq. (18), Scenarios 1 and 2); Theorems 6, 7",
+    statement="Along NGD, GD and Polyak from a small initialization, the optimal-token attention "
+              "s_{i,opt} does not decrease at any step where sample i violates the W-SVM, and never "
+              "falls below min{s_{i,opt}(W_0), 1/T}.",
+    controls={
+        "counterexample": "data violating Assumptions 1-2 (CE) started at Wbar_alpha + small noise, "
+                          "NGD eta = 0.1: s_opt falls from 0.013 to 1e-54 while the sample violates",
+    },
+    sizes={"quick": dict(steps=DENSE_STEPS["quick"], ngd_etas=[0.1, 1.0]),
+           "full": dict(steps=DENSE_STEPS["full"], ngd_etas=[0.1, 1.0])},
+)
+def test_opt_softmax_nondecreasing(tc):
+    r"""Lemma 5 (Assumptions 1-2, small init W_0 = (0.01/sqrt d) G), reconstructed:
+
+    (a) if min_tau g_{i,tau}(W_t) < 1 then s_{i,o}(W_{t+1}) >= s_{i,o}(W_t);
+    (b) s_{i,o}(W_t) >= min{s_{i,o}(W_0), 1/T} for every t (the inferred form of Eq. (18)).
+
+    The threshold "1" of the violation and the form of (b) were stripped from the copy; both
+    are the spec's reading.  Runs, every step, on Example 1 (K = 5 seeds): NGD with
+    eta in {0.1, 1} (batched as 2K trials with per-trial step sizes), GD eta = 1 and uncapped
+    Polyak (the shared runs), 300 steps (quick) / 2000 (full).
+
+    Pass: (a) the worst change s(t+1) - s(t) over all violating (t, i) is >= -1e-12, and
+    there is at least one violating (t, i) (otherwise (a) would be vacuous; observed 40 to
+    969 per method); (b) min_t s(t)/min{s(0), 1/T} >= 1 - 1e-12.  1e-12 is round-off of
+    s = exp(log-softmax) (relative 1e-16, s <= 1), nothing more: the observed worst
+    violating change is positive (+3.6e-3 for NGD 0.1, +3.4e-3 for GD; on E1-L, from CPU
+    runs of the full tier's settings, +1.2e-3 NGD 0.1, +1.2e-2 NGD 1, +3.5e-4 GD (first
+    700 steps), +0.45 Polyak, with (b) = 1 exactly).  Only (a) is
+    conditioned on violation: with very large steps (eta = 10) s_opt can drop at samples
+    already deep inside the feasible region (spec P12), so "never decreases" is not tested.
+    """
+    runs, data = _lem5_runs(tc)
+    check_assumptions(tc, data)
+    for method, traj in runs.items():
+        s, gap = traj["s_opt"], traj["min_gap"]                   # (steps+1, K, n)
+        violating = gap[:-1] < 1.0
+        change = s[1:] - s[:-1]
+        floor = np.minimum(s[0], 1.0 / data.T)
+        tc.check.at_least(f"{method}: number of violating (t, i)", int(violating.sum()), 1)
+        tc.check.at_least(f"{method}: (a) min of s(t+1) - s(t) over violating (t, i)",
+                          change[violating].min() if violating.any() else 0.0, 0.0, margin=1e-12)
+        tc.check.at_least(f"{method}: (b) min_t s(t) / min(s(0), 1/T)", (s.min(0) / floor).min(),
+                          1.0, margin=1e-12)
+        tc.record(f"{method}: steps with a violating sample", int(violating.any(-1).sum()))
+        tc.record(f"{method}: min s(t+1) - s(t) over all (t, i)", change.min())
+        tc.curve("s_opt", f"{method}, seed 0, worst sample", traj.t[1:], s[1:, 0].min(-1), xscale="log",
+                 ylabel="min_i s_{i,opt}(W_t)", title="Lemma 5: optimal-token attention (seed 0)")
+    tc.curve("s_opt", "min(s(0), 1/T), worst sample", traj.t[1:], np.full(len(traj.t) - 1, floor[0].min()),
+             style="bound", xscale="log")
+
+
+# ------------------------------------------------------------------ Lemma 7
+
+
+def _ngd_run_or_gd(tc):
+    """(problem, trajectory, eta): the shared NGD run (eta = 0.1), or for the "gd" controls
+    the small-init trials of the shared GD run (eta = 1) over the same steps."""
+    if tc.control == "gd":
+        prob, gd, starts = e1_gd(tc.runtime)
+        return prob, restrict(gd, starts["small random"], NGD_STEPS[tc.tier]), GD_ETA
+    prob, traj = e1_ngd(tc.runtime)
+    return prob, traj, NGD_ETA
+
+
+@claim(
+    f"{PAPER}.lem7.ngd_norm_growth",
+    source="Lemma 7 / Eq. (12)",
+    statement="Along NGD the iterate norm grows linearly: kappa eta t - ||W_0|| <= <W_t, Wbar_mm> "
+              "<= ||W_t|| <= ||W_0|| + eta t.",
+    controls={
+        "gd": "constant-step GD (eta = 1, the shared GD run) in place of NGD: ||W_t|| grows like "
+              "log t (about 12 at t = 2000), far below kappa eta t (about 400)",
+    },
+    sizes={"quick": dict(steps=NGD_STEPS["quick"]), "full": dict(steps=NGD_STEPS["full"])},
+)
+def test_ngd_norm_growth(tc):
+    r"""Lemma 7 (Assumption 2, NGD with step eta = 0.1, the shared run `e1_ngd`):
+
+        kappa eta t - ||W_0||_F <= <W_t, Wbar_mm> <= ||W_t||_F <= ||W_0||_F + eta t,
+
+    with kappa = 1/(||W_mm|| max_i R_i) the gradient-correlation floor of Lemma 6 (the
+    paper's constant is stripped; this one is derived from identity (G): <-grad L, W_mm> >=
+    (1/n) sum_i c_i and ||grad L|| <= (1/n) sum_i c_i R_i).  Each NGD step moves W by exactly
+    eta with <step, Wbar_mm> >= kappa eta, so the lower bound telescopes from
+    <W_0, Wbar_mm> >= -||W_0||; the upper bound is the triangle inequality.
+
+    Pass: all three inequalities at every step t <= 2000 (quick) / 20000 (full), checked
+    after dividing by ||W_0|| + eta t with margin 1e-9 -- the inequalities are exact, and
+    the iterate's round-off is ~1e-16 relative.  Observed ||W_t|| ~ 0.1 t (close to the upper
+    bound) and kappa ~ 0.22 (E1-S), so the lower bound has room but is linear in t, which is
+    what the lemma asserts.
+    """
+    prob, traj, eta = _ngd_run_or_gd(tc)
+    check_assumptions(tc, prob.data)
+    kappa = gradient_correlation_floor(prob.data, prob.W_mm_norm)
+    t = traj.t[:, None]
+    norm = traj["W_norm"]
+    along = norm * traj["W_alignment"]                                 # <W_t, Wbar_mm>
+    scale = norm[0] + eta * t                                          # the upper bound
+    lower = kappa * eta * t - norm[0]
+    tc.check.at_least("(<W_t, Wbar_mm> - (kappa eta t - ||W_0||)) / (||W_0|| + eta t)",
+                      ((along - lower) / scale).min(), 0.0, margin=1e-9)
+    tc.check.at_least("(||W_t|| - <W_t, Wbar_mm>) / (||W_0|| + eta t)", ((norm - along) / scale).min(),
+                      0.0, margin=1e-9)
+    tc.check.at_most("||W_t|| / (||W_0|| + eta t)", (norm / scale).max(), 1.0, margin=1e-9)
+    tc.record("kappa per trial", kappa)
+    tc.record("||W_T|| / (eta T) per trial", norm[-1] / (eta * traj.t[-1]))
+    tc.curve("norm", "||W_t||, seed 0", traj.t, norm[:, 0], ylabel="norm",
+             title="Lemma 7: NGD iterate norm between its bounds (seed 0)")
+    tc.curve("norm", "<W_t, Wbar_mm>, seed 0", traj.t, along[:, 0])
+    tc.curve("norm", "||W_0|| + eta t", traj.t, scale[:, 0], style="bound")
+    tc.curve("norm", "kappa eta t - ||W_0||", traj.t, lower[:, 0], style="bound")
+
+
+# ------------------------------------------------------------------ Lemma 1
+
+
+@claim(
+    f"{PAPER}.lem1.softmax_saturation_rate",
+    source="Lemma 1 / Lemma 10",
+    statement="Along NGD the attention saturates exponentially fast: 1 - s_{i,opt}(W_t) <= "
+              "(T-1) exp(-ct + C), with the sharp rate -(1/t) log(1 - s_{i,opt}) -> eta/||W_mm|| "
+              "for the worst sample.",
+    controls={
+        "gd": "constant-step GD (eta = 1) instead of NGD: rate x ||W_mm||/eta about -0.0016",
+        "squared_norm": "the rate eta/||W_mm||_F^2 instead of eta/||W_mm||_F: off by the factor "
+                        "||W_mm|| (about 2.1-2.7)",
+    },
+    sizes={"quick": dict(window=(1000, 2000), envelope_from=500),
+           "full": dict(window=(10000, 20000), envelope_from=5000)},
+)
+def test_softmax_saturation_rate(tc):
+    r"""Lemma 1: for t >= t_0, 1 - s_{i,o}(W_t) <= (T-1) e^{-ct+C}.  Sharp form for NGD
+    (derived, spec `vdt24.lem1`): ||W_t|| ~ eta t and W_t/||W_t|| -> Wbar_mm, so the gap
+    g_{i,tau}(W_t) ~ eta t m_{i,tau}/||W_mm|| with m_{i,tau} >= 1 the W_mm margins, and
+
+        ell(t) := max_i log(1 - s_{i,o}(W_t)) = -eta t/||W_mm||_F + O(1)
+
+    (the worst sample is a support vector, m = 1).  Measured on the shared NGD run (eta =
+    0.1, K = 5), log(1 - s) in log space (never log(1 - s)).
+
+    Pass: (i) the least-squares slope r of ell(t) over the window [1000, 2000] (quick) /
+    [10^4, 2 10^4] (full) satisfies |r ||W_mm||/eta + 1| <= 0.02.  The O(1) term converges,
+    so a window of 1000 steps (ell falls by ~40) leaves a relative error of order
+    Delta O(1)/40; observed |r ||W_mm||/eta + 1| <= 6e-5 (E1-S; the spec reports -0.013336
+    vs -0.013337 on E1-L).  0.02 is the spec's tolerance: far above that error, far below
+    what a wrong rate normalization (||W_mm||^2: off by ~2.5x) or GD (ratio -0.0016) gives.
+    (ii) the exponential envelope: ell(t) <= log(T-1) - c t for t >= 500 (quick) / 5000
+    (full) with c = eta/(2 ||W_mm||) (half the sharp rate; C = 0).  It holds once the O(1)
+    offset is paid, which happens long before t = 500 (observed slack >= 8.9 there).
+    """
+    prob, traj, eta = _ngd_run_or_gd(tc)
+    check_assumptions(tc, prob.data)
+    norm_mm = prob.W_mm_norm ** (2 if tc.control == "squared_norm" else 1)
+    lo, hi = tc.sizes["window"]
+    t = traj.t
+    ell = traj["log_one_minus_s_opt"].max(-1)                            # (C, K)
+    window = (t >= lo) & (t <= hi)
+    slope, intercept = np.polyfit(t[window], ell[window], 1)
+    tc.check.close("slope of max_i log(1 - s_opt) x ||W_mm|| / eta", slope * norm_mm / eta, -1.0,
+                   atol=0.02)
+    envelope = math.log(prob.data.T - 1) - eta / (2 * norm_mm) * t[:, None]
+    late = t >= tc.sizes["envelope_from"]
+    tc.check.at_most("max over t >= t_env of ell(t) - (log(T-1) - eta t/(2||W_mm||))",
+                     (ell - envelope)[late].max(), 0.0)
+    tc.record("fitted slope per trial", slope)
+    tc.record("predicted slope -eta/||W_mm|| per trial", -eta / norm_mm)
+    tc.curve("saturation", "max_i log(1 - s_opt), seed 0", t, ell[:, 0], ylabel="log(1 - s_opt)",
+             title="Lemma 1: exponential saturation of the attention (seed 0)")
+    tc.curve("saturation", "-eta t/||W_mm|| + fitted offset", t, intercept[0] - eta * t / norm_mm[0],
+             style="theory")
+    tc.curve("saturation", "envelope log(T-1) - eta t/(2||W_mm||)", t, envelope[:, 0], style="bound")
+
+
+# ------------------------------------------------------------------ Theorem 6
+
+
+def _thm6_runs(tc):
+    """(t, {start: (C, K) dev at the recorded iterations t}, data): the shared GD run, or GD
+    on CE (every SPARSE_EVERY-th step) for the control."""
+    checkpoints = tc.sizes["checkpoints"]
+    if tc.control == "counterexample":
+        ce = _thm1_problem(tc)
+        traj = run_trajectory(GD(ce.X, ce.y, GD_ETA), ce.u, ce.W0, checkpoints[-1],
+                              direction_metrics(ce.W_mm),
+                              checkpoints=dense_then_sparse(checkpoints[-1], 0, checkpoints))
+        return traj.t, {"near W_alpha (CE)": 1.0 - traj["W_alignment"]}, ce.data
+    prob, traj, starts = e1_gd(tc.runtime)
+    return traj.t, {label: 1.0 - traj["W_alignment"][:, trials] for label, trials in starts.items()}, prob.data
+
+
+@claim(
+    f"{PAPER}.thm6.gd_global_asymptotic",
+    source="Theorem 6; Remark 1",
+    statement="Constant-step GD from a small initialization of any direction converges in "
+              "direction to W_mm (no rate given; the observed decay is about 1/log t).",
+    controls={
+        "counterexample": "data violating Assumptions 1-2 (CE) from Wbar_alpha + small noise: the "
+                          "alignment with W_mm stays at -0.947 (dev about 1.95)",
+    },
+    sizes={"quick": dict(checkpoints=GD_CHECKPOINTS["quick"], dev_max=0.03),
+           "full": dict(checkpoints=GD_CHECKPOINTS["full"], dev_max=0.01)},
+)
+def test_gd_global_asymptotic(tc):
+    r"""Theorem 6: under Assumptions 1-2 with a small constant step, GD
+    W_{t+1} = W_t - eta grad L(W_t) satisfies lim_t al(W_t, W_mm) = 1 from a small
+    initialization of arbitrary direction.  A limit cannot be observed in finite time, so
+    the claim tests the trend that extrapolates to it, on Example 1 (K = 5) with eta = 1
+    from two starts: the small random init and -0.05 Wbar_mm (the opposite direction):
+
+    (a) dev_t strictly decreasing over the checkpoints {100, 300, 1000, 3000}
+        (full: also 10^4, 3 10^4);
+    (b) dev_t ln t non-increasing over the same checkpoints, i.e. dev decays at least like
+        1/log t (observed: dev ~ c/log t with c slowly falling, 0.11 -> 0.09 for seed 0),
+        which goes to 0;
+    (c) dev at the last checkpoint <= 0.03 (quick, t = 3000; observed 0.009-0.019) or
+        <= 0.01 (full, E1-L with n = 64, T = 8, d = 768, t = 3 10^4).  The spec's full-tier
+        observation (9.5e-3, dev ln t = 0.098) is its E1-S run continued to 3 10^4 steps, not
+        E1-L.  On E1-L (CPU float64 run of the small init, 5 seeds) dev was 0.0097-0.0115,
+        0.0056-0.0070, 0.0032-0.0038, 0.0026-0.0030, 0.0022-0.0026, 0.0020-0.0023 at the six
+        full checkpoints, so 0.01 has a wide margin; dev ln t (seed 0: 0.053, 0.040, 0.026,
+        0.023, 0.0229, 0.0225) does decrease at every checkpoint but flattens at the end
+        (-2% from 10^4 to 3 10^4), i.e. on E1-L the decay is close to exactly 1/log t there.
+
+    Not tested: a large random init (||W_0|| = 3) is outside the theorem's small-init
+    hypothesis; GD from it still has dev ln t decreasing but dev_3000 ~ 0.04.
+    """
+    t, runs, data = _thm6_runs(tc)
+    check_assumptions(tc, data)
+    checkpoints = np.asarray(tc.sizes["checkpoints"])
+    shown = t >= max(checkpoints[0] // 10, 2)
+    for label, series in runs.items():
+        dev = at_times(t, series, checkpoints)                      # (checkpoints, K)
+        scaled = dev * np.log(checkpoints)[:, None]
+        tc.check.holds(f"{label}: dev strictly decreasing over the checkpoints",
+                       np.diff(dev, axis=0) < 0, detail={"max ratio": (dev[1:] / dev[:-1]).max()})
+        tc.check.monotone(f"{label}: dev ln t non-increasing", scaled, increasing=False)
+        tc.check.at_most(f"{label}: dev at t={checkpoints[-1]}", dev[-1], tc.sizes["dev_max"])
+        tc.record(f"{label}: dev at the checkpoints (seed 0)", dev[:, 0])
+        tc.record(f"{label}: dev ln t at the checkpoints (seed 0)", scaled[:, 0])
+        tc.curve("dev", f"{label}, seed 0", t[shown], series[shown, 0], xscale="log", yscale="log",
+                 ylabel="1 - al(W_t, W_mm)", title="Theorem 6: GD direction vs W_mm (seed 0)")
+    tc.curve("dev", "dev(t_1) ln t_1 / ln t", t[shown], scaled[0, 0] / np.log(t[shown]),
+             style="theory", xscale="log", yscale="log")
+
+
+# ------------------------------------------------------------------ Theorem 7
+
+
+def _thm7_run(tc):
+    """(problem, trajectory): the shared uncapped Polyak run, or the capped one."""
+    if tc.control == "capped":
+        prob = e1(tc.runtime)
+        return prob, polyak_run(prob, POLYAK_STEPS[tc.tier], eta_max=1.0)
+    return e1_polyak(tc.runtime)
+
+
+@claim(
+    f"{PAPER}.thm7.polyak_direction_rate",
+    source="Theorem 7; 'Extension to Polyak step-size'",
+    statement="Uncapped Polyak behaves like NGD with step ||W_mm||: its displacement tends to "
+              "||W_mm||, the iterate converges to W_mm in direction at rate O(log t / t), and "
+              "log(1 - s_opt) falls by 1 per step.",
+    controls={
+        "capped": "Polyak capped at eta_max = 1 (the cap binds from t = 0, so it is GD with eta = "
+                  "1): the displacement tends to 0 instead of ||W_mm||",
+    },
+    sizes={"quick": dict(steps=POLYAK_STEPS["quick"], t0=30, dev_max=1e-4),
+           "full": dict(steps=POLYAK_STEPS["full"], t0=200, dev_max=1e-4)},
+)
+def test_polyak_direction_rate(tc):
+    r"""Theorem 7 (Assumptions 1-2), Polyak W_{t+1} = W_t - eta_t grad L with
+    eta_t = (L - L_*)/||grad L||^2 uncapped, L_* = (1/n) sum_i exp(-gamma_{i,o}).  The
+    displacement D_t = ||W_{t+1} - W_t|| = (L - L_*)/||grad L|| obeys (derived from (G):
+    L - L_* = (1/n) sum_i e^{-gamma_o}(e^{x_i} - 1), x_i = (1 - s_{i,o}) Delta_i, with
+    <-grad L, Wbar_mm> <= ||grad L|| <= (1/n) sum_i c_i R_i)
+
+        e^{-Delta_max}/max_i R_i <= D_t <= ||W_mm||/min_i s_{i,o}(W_t),   D_t -> ||W_mm||,
+
+    so Polyak is NGD with step ~||W_mm||: ||W_t|| = Theta(t) and dev_t = O(log t/t).
+
+    Pass, on Example 1 (K = 5), 300 steps (quick, E1-S) / 2000 (full, E1-L); the E1-L
+    numbers below are from a CPU float64 run of the full tier's Polyak:
+    (a) both displacement bounds at every step, relative margin 1e-9.  They are exact, and
+        the upper one is asymptotically tight (D -> ||W_mm||, min s -> 1; observed
+        max D/upper = 1 - 8e-12), so the margin only absorbs round-off: D is
+        ||W_{t+1} - W_t|| in float64, relative error <~ 1e-13 at ||W|| ~ 1.5e4;
+    (b) |D_t/||W_mm|| - 1| <= 0.01 for every t in the second half of the run (the spec asks
+        it at the last step only).  The approach is exponential: observed <= 1e-6 on
+        [150, 300) (E1-S) and <= 2e-11 on [1000, 2000) (E1-L);
+    (c) dev at the last step <= 1e-4 (observed 5e-6 - 2e-5 on E1-S, 8e-8 - 9e-8 on E1-L);
+    (d) the certificate of Theorem 1 with eta replaced by D_s,
+        dev_t <= B(t) = (||W_t0|| - <W_t0, Wbar_mm> + sum_{s=t0}^{t-1} D_s^2/(2||W_s||))/||W_t||
+        for t in (t0, steps] -- the NGD derivation goes through for any step length, given
+        Lemma 2 with eps = 0 after t0 (it holds once ||W|| > 16 on E1-S; t0 = 30 gives
+        ||W|| ~ 60, t0 = 200 on E1-L ~ 1500); tolerance 1e-6 relative + 1e-12 as in
+        Theorem 1 (observed max dev/B 0.72 on E1-S, 0.42 on E1-L);
+    (e) the saturation rate: the least-squares slope of max_i log(1 - s_{i,o}(W_t)) over the
+        second half is -1 per step within 2% (the gap of an active constraint grows by
+        ||W_mm|| x 1/||W_mm|| per step; observed -1 to 1e-7 on both tiers).
+    """
+    prob, traj = _thm7_run(tc)
+    check_assumptions(tc, prob.data)
+    steps, t0, data = tc.sizes["steps"], tc.sizes["t0"], prob.data
+    t = traj.t
+    D, norm, align = traj["displacement"], traj["W_norm"], traj["W_alignment"]
+    norm_mm = prob.W_mm_norm
+    delta_max = score_gaps(data.scores(), data.opt).max(-1)
+    lower = np.exp(-delta_max) / constraint_radii(data).max(-1)
+    upper = norm_mm / traj["s_opt"].min(-1)
+    tc.check.at_least("min_t D_t / (e^{-Delta_max}/max R)", (D / lower).min(), 1.0, margin=1e-9)
+    tc.check.at_most("max_t D_t / (||W_mm||/min_i s_opt(W_t))", (D / upper).max(), 1.0, margin=1e-9)
+    tail = (t >= steps // 2) & (t < steps)
+    tc.check.close("D_t / ||W_mm|| over the second half", D[tail] / norm_mm, 1.0, atol=0.01)
+    dev = 1.0 - align
+    tc.check.at_most(f"dev at t={steps}", dev[-1], tc.sizes["dev_max"])
+    bound = certificate_bound(norm, align, D[t0:-1], t0)
+    tc.check.at_most("certificate: max over t > t0 of dev_t - B(t)(1 + 1e-6)",
+                     (dev[t0 + 1:] - bound * (1 + 1e-6)).max(), 1e-12)
+    ell = traj["log_one_minus_s_opt"].max(-1)
+    rate, intercept = np.polyfit(t[tail], ell[tail], 1)
+    tc.check.close("slope of max_i log(1 - s_opt) per step", rate, -1.0, rtol=0.02)
+    tc.record("D at the last step / ||W_mm||", D[steps - 1] / norm_mm)
+    tc.record("max dev/B", (dev[t0 + 1:] / bound).max())
+    tc.record("||W_T|| / (||W_mm|| T)", norm[-1] / (norm_mm * steps))
+    tc.curve("displacement", "D_t / ||W_mm||, seed 0", t, D[:, 0] / norm_mm[0], yscale="log",
+             ylabel="displacement / ||W_mm||",
+             title="Theorem 7: Polyak displacement tends to ||W_mm|| (seed 0)")
+    tc.curve("displacement", "limit 1", t, np.ones(len(t)), style="theory", yscale="log")
+    tc.curve("displacement", "upper ||W_mm||/min s_opt", t, upper[:, 0] / norm_mm[0], style="bound",
+             yscale="log")
+    tc.curve("displacement", "lower e^{-Delta_max}/max R", t, np.full(len(t), lower[0] / norm_mm[0]),
+             style="bound", yscale="log")
+    tc.curve("dev", "1 - al(W_t, W_mm), seed 0", t[1:], dev[1:, 0], xscale="log", yscale="log",
+             ylabel="alignment deficit", title="Theorem 7: Polyak direction vs W_mm (seed 0)")
+    tc.curve("dev", "certificate B(t)", t[t0 + 1:], bound[:, 0], style="bound", xscale="log",
+             yscale="log")
+    tc.curve("saturation", "max_i log(1 - s_opt), seed 0", t, ell[:, 0], ylabel="log(1 - s_opt)",
+             title="Theorem 7: saturation at one unit per step (seed 0)")
+    tc.curve("saturation", "-t + fitted offset", t, intercept[0] - t, style="theory")
