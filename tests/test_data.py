@@ -228,3 +228,24 @@ def test_gaussian_dm(opt_index):
 
 def test_gaussian_dm_with_rho_below_one_fails_condition1():
     assert gaussian_dm(0, K=3, rho=0.5).assumptions.count("opt_token_longest") == 0
+
+
+def test_first_step_score_gaps_match_the_first_eq13_step():
+    """The closed form of the first-step score gaps agrees (up to one positive factor per
+    trial) with the gaps after an actual Eq. (13) step from u_0 = W_0 = 0."""
+    import torch
+
+    from theorycheck.data import first_step_score_gaps, gaussian_dm
+    from theorycheck.optim import BlockNGD
+
+    data = gaussian_dm(np.random.default_rng(3), 4, n=8, d=32)
+    t = data.to_torch()
+    u1, _ = BlockNGD(t.X, t.y, 1.0)(0, torch.zeros(4, 32, dtype=torch.float64),
+                                    torch.zeros(4, 32, 32, dtype=torch.float64))
+    on_opt = np.take_along_axis(data.X, data.opt[:, :, None, None], axis=2)[:, :, 0]
+    other = data.X.sum(axis=2) - on_opt
+    actual = data.y * np.einsum("kd,knd->kn", u1.numpy(), on_opt - other)
+    predicted = first_step_score_gaps(data.X, data.y, data.opt)
+    ratio = actual / predicted
+    np.testing.assert_allclose(ratio, ratio[:, :1] * np.ones_like(ratio), rtol=1e-10)
+    assert np.all(ratio > 0)

@@ -59,6 +59,7 @@ import torch
 from scipy.special import logsumexp
 
 from theorycheck import claim
+from theorycheck.data import first_step_score_gaps
 from theorycheck.checks import fit_slope
 from theorycheck.models.token_selection import (
     log_excess_loss,
@@ -370,24 +371,13 @@ def _margin_ratio(X, y, opt, u_mm):
     return metric
 
 
-def first_step_score_gaps(data):
-    r"""y_i <g, x_{i,opt} - x_{i,other}> with g = sum_j y_j (x_{j,1} + x_{j,2}), shape (K, n).
-
-    From u_0 = W_0 = 0 (all losses 1, attention (1/2, 1/2)) every normalized method's first u
-    step is parallel to g, so these are the score gaps after step one up to a positive factor:
-    ||x_{i,opt}||^2 - ||x_{i,other}||^2 plus the cross terms of the other samples."""
-    X, y = np.asarray(data.X), np.asarray(data.y)
-    g = np.einsum("kn,kntd->kd", y, X)
-    picked = np.take_along_axis(X, data.opt[:, :, None, None], axis=2)[:, :, 0]
-    return y * np.einsum("kd,knd->kn", g, 2 * picked - X.sum(axis=2))  # T = 2: x_opt - x_other
-
-
 def meets_condition1(data):
     r"""(K,) per DM instance: the instance-level part of Condition 1 (constants lost) -- the
     optimal token is the longer one and the first u step widens every score gap (the base case
     of Lemma 13, which Condition 1's "d large enough against n" provides).  At d = 8n it fails
     for 0-3 of 5 instances depending on --tc-seed."""
-    return data.assumptions.per_trial["opt_token_longest"] & (first_step_score_gaps(data) > 0).all(-1)
+    gaps = first_step_score_gaps(data.X, data.y, data.opt)
+    return data.assumptions.per_trial["opt_token_longest"] & (gaps > 0).all(-1)
 
 
 MIN_CONDITION1 = 2

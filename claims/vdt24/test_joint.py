@@ -330,26 +330,11 @@ def schedule(variant: Variant, steps: int) -> np.ndarray:
 # ============================================================== Condition 1
 
 
-def first_step_gaps(data) -> np.ndarray:
-    r"""The score gaps y_i u_1^T (x_{i,opt} - x_{i,other}) after the first step, up to the
-    positive factor eta_0/||sum_j y_j (x_{j,1} + x_{j,2})||, shape (K, n).
-
-    At u_0 = W_0 = 0 every l_i = 1 and s_i = (1/2, 1/2), so u_1 is parallel to
-    g = sum_j y_j (x_{j,1} + x_{j,2}) for any normalized method, and the gap of sample i is
-    y_i g^T (x_{i,opt} - x_{i,other}) = ||x_{i,opt}||^2 - ||x_{i,other}||^2
-    + sum_{j != i} y_i y_j <x_{j,1} + x_{j,2}, x_{i,opt} - x_{i,other}>: the norm gap of
-    Condition 1 against the interference of the other samples, which is small only when d is
-    large enough against n (std ~ sqrt(n) (1 + rho^2)/sqrt(d))."""
-    X, y = np.asarray(data.X), np.asarray(data.y)
-    g = np.einsum("kn,kntd->kd", y, X)
-    on_opt = np.take_along_axis(X, data.opt[..., None, None], axis=2)[:, :, 0]
-    return y * np.einsum("kd,knd->kn", g, 2 * on_opt - X.sum(axis=2))
-
-
 def condition1_trials(data) -> dict:
     """Per-trial flags of Condition 1's instance-level part (see `condition1_run`)."""
     return {"optimal token longer": data.assumptions.per_trial["opt_token_longest"],
-            "first u step widens every score gap": (first_step_gaps(data) > 0).all(axis=-1)}
+            "first u step widens every score gap": (
+                datasets.first_step_score_gaps(data.X, data.y, data.opt) > 0).all(axis=-1)}
 
 
 def condition1_run(tc, run: JointRun) -> JointRun:
@@ -361,7 +346,7 @@ def condition1_run(tc, run: JointRun) -> JointRun:
     unknown exponents), eta small.  The parameters (u_0 = W_0 = 0, d >= 8n, eta <= 1) are a
     check.  Per instance: the optimal token is the longer one in every sample, and -- the
     instance-level form of "d large enough", since the polynomial is lost -- the first u step
-    widens every score gap (`first_step_gaps` > 0), the base case of Lemma 13's induction that
+    widens every score gap (`theorycheck.data.first_step_score_gaps` > 0), the base case of Lemma 13's induction that
     Condition 1 exists to provide.  On DM-S (d = 8n) this is not automatic: over 200 draws it
     holds with probability 0.77 at rho = 2 (0.36 at rho = 1.5; 0.94 at d = 16n, 1.00 at
     d = 32n), on DM-L (d = 16n) with 0.66.  At --tc-seed 0 all 5 instances meet it (both

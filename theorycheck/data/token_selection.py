@@ -146,6 +146,23 @@ def fixed_decoder_report(X, y, u, opt, designated_opt) -> AssumptionReport:
     )
 
 
+def first_step_score_gaps(X: np.ndarray, y: np.ndarray, opt: np.ndarray) -> np.ndarray:
+    r"""Score gaps after the first joint-training step from ``u_0 = W_0 = 0`` (T = 2), shape (K, n).
+
+    At ``u_0 = W_0 = 0`` every loss is 1 and the attention is (1/2, 1/2), so the first ``u`` step
+    of every normalized method is parallel to ``g = sum_j y_j (x_{j,1} + x_{j,2})``, and the gap
+    of sample i is, up to a positive factor,
+    ``y_i <g, x_{i,opt} - x_{i,other}> = ||x_{i,opt}||^2 - ||x_{i,other}||^2 + (cross terms)``:
+    the norm gap of Condition 1 (Vasudeva et al. 2024, Section 4) against the interference of
+    the other samples, of size ~ sqrt(n) (1 + rho^2)/sqrt(d).  All gaps > 0 is the base case
+    of Lemma 13's induction, which "d large enough against n" provides.
+    """
+    X, y = np.asarray(X), np.asarray(y)
+    g = np.einsum("kn,kntd->kd", y, X)
+    picked = np.take_along_axis(X, np.asarray(opt)[:, :, None, None], axis=2)[:, :, 0]
+    return y * np.einsum("kd,knd->kn", g, 2 * picked - X.sum(axis=2))
+
+
 def joint_model_report(X, y, u, opt) -> AssumptionReport:
     """Assumption 2 and the data part of Condition 1 for joint training, where ``u`` is learned.
 
