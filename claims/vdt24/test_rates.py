@@ -15,7 +15,7 @@ from theorycheck import data as datasets
 from theorycheck.optim import GD, NGD, alignment, frobenius_norm, run_trajectory
 from theorycheck.solvers import solve_wsvm_batch
 
-from ._common import PAPER, TRIALS, e1, make_problem, paper_rng
+from ._common import PAPER, TRIALS, e1, make_problem
 
 
 def direction_metrics(W_ref):

@@ -6,12 +6,12 @@ Self-attention", arXiv 2402.05738, Section 2 (the W-SVM of Tarzanagh et al.).
 import numpy as np
 
 from theorycheck import claim
+from theorycheck import data as datasets
 from theorycheck.solvers import solve_wsvm, wsvm_orthonormal_closed_form
 from theorycheck.solvers.margin import certify, constraint_values
 from theorycheck.solvers.svm import wsvm_constraint_factors
 
 from ._common import E1_SIZES, PAPER, TRIALS, paper_rng, problem
-from theorycheck import data as datasets
 
 
 def _candidate(tc, X, opt, rng):

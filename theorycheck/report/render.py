@@ -66,7 +66,7 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def render_markdown(results: dict) -> str:
-    out = [f"# theorycheck report", "", summarize(results), "",
+    out = ["# theorycheck report", "", summarize(results), "",
            f"- started: {results['started']}, wall time {results.get('wall_time_s', 0):.1f} s",
            f"- tier `{results['tier']}`, device `{results['device']}`, dtype "
            f"`{results.get('dtype', 'float64')}`, base seed {results['seed']}, theorycheck "
