@@ -264,3 +264,19 @@ def test_alignment():
     torch.testing.assert_close(alignment(A, -A), -torch.ones(4, dtype=F64))
     expected = (A * B).sum((1, 2)) / (A.flatten(1).norm(dim=1) * B.flatten(1).norm(dim=1))
     torch.testing.assert_close(alignment(A, B), expected)
+
+
+def test_per_trial_step_sizes_equal_separate_runs():
+    """A (K,) tensor of step sizes gives each trial the run it would have alone."""
+    torch.manual_seed(0)
+    K, n, T, d = 3, 4, 3, 12
+    X = torch.randn(K, n, T, d, dtype=torch.float64) / d**0.5
+    y = torch.sign(torch.randn(K, n, dtype=torch.float64))
+    u = torch.randn(K, d, dtype=torch.float64)
+    W = 0.1 * torch.randn(K, d, d, dtype=torch.float64)
+    etas = torch.tensor([0.05, 0.1, 0.5], dtype=torch.float64)
+    for make in (NGD, GD):
+        _, together = make(X, y, etas)(0, u, W)
+        for k in range(K):
+            _, alone = make(X[k:k + 1], y[k:k + 1], float(etas[k]))(0, u[k:k + 1], W[k:k + 1])
+            torch.testing.assert_close(together[k:k + 1], alone, rtol=1e-12, atol=1e-14)

@@ -88,18 +88,6 @@ def check_assumptions(tc, data) -> None:
 # ------------------------------------------------------------------ runs
 
 
-def ngd_with_step_sizes(X, y, etas: torch.Tensor) -> NGD:
-    r"""NGD with one step size per trial, W_{t+1} = W_t - eta_k grad L/||grad L||_F.
-
-    The library's NGD takes one eta and forms its step in log space as log(eta) - log||G||,
-    so a (K,) tensor log(eta) broadcasts over the trials."""
-    step = NGD(X, y, 1.0)
-    if not isinstance(getattr(step, "log_eta", None), float):
-        raise AttributeError("theorycheck.optim.NGD no longer keeps its step size as log_eta")
-    step.log_eta = torch.log(etas)
-    return step
-
-
 def saturation_metrics(X, opt, W_ref):
     """||W_t||, al(W_t, W_ref), the displacement ||W_{t+1} - W_t||, and per sample (K,n)
     s_opt, log(1 - s_opt) and the min logit gap."""
@@ -177,7 +165,7 @@ def _lem5_runs(tc):
     etas = tc.sizes["ngd_etas"]
     E = len(etas)
     X, opt = prob.X.repeat(E, 1, 1, 1), prob.opt.repeat(E, 1)
-    step = ngd_with_step_sizes(X, prob.y.repeat(E, 1), tc.tensor(np.repeat(etas, TRIALS)))
+    step = NGD(X, prob.y.repeat(E, 1), tc.tensor(np.repeat(etas, TRIALS)))
     ngd = run_trajectory(step, prob.u.repeat(E, 1), prob.W0.repeat(E, 1, 1), steps,
                          saturation_metrics(X, opt, prob.W_mm.repeat(E, 1, 1)))
     _, gd, gd_starts = e1_gd(tc.runtime)

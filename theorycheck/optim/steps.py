@@ -35,6 +35,13 @@ def _norm(G):
     return torch.linalg.vector_norm(G.flatten(1), dim=1)
 
 
+def _log_step_size(eta, like):
+    """log(eta) for a scalar step size, or per trial for a (K,) tensor of step sizes."""
+    if isinstance(eta, torch.Tensor):
+        return torch.log(eta.to(dtype=like.dtype, device=like.device))
+    return math.log(eta)
+
+
 def _unit(G):
     """G/||G|| per trial; 0 where G = 0."""
     norm = _per_trial(_norm(G), G)
@@ -94,7 +101,7 @@ class GD(_GradientStep):
 
     def __init__(self, X, y, eta, train_u=False):
         super().__init__(X, y, train_u)
-        self.log_eta = math.log(eta)
+        self.log_eta = _log_step_size(eta, X)
 
     def _log_coef(self, u, W, M, norm):
         return self.log_eta + M
@@ -107,14 +114,15 @@ class NGD(_GradientStep):
     ``train_u=True`` this is the paper's "joint NGD" (one joint norm).  With
     ``momentum`` mu > 0 it is heavy ball on the normalized step:
     V_{t+1} = mu V_t + eta_t grad L, theta_{t+1} = theta_t - V_{t+1}, V_0 = 0
-    (the velocity restarts at t = 0).
+    (the velocity restarts at t = 0).  ``eta`` is a number, or a (K,) tensor giving each
+    trial its own step size.
     """
 
     name = "ngd"
 
     def __init__(self, X, y, eta, eta_max=math.inf, train_u=False, momentum=0.0):
         super().__init__(X, y, train_u, eta_max, momentum)
-        self.log_eta = math.log(eta)
+        self.log_eta = _log_step_size(eta, X)
 
     def _log_coef(self, u, W, M, norm):
         return self._capped(self.log_eta - torch.log(norm), M)
