@@ -125,6 +125,7 @@ class ResultCollector:
         self.t0 = time.perf_counter()
         self.records: dict[tuple[str, str], dict] = {}
         self.report_path: Path | None = None
+        self.summary: str | None = None
 
     def pytest_runtest_logreport(self, report):
         for key, value in report.user_properties:
@@ -138,7 +139,7 @@ class ResultCollector:
     def pytest_terminal_summary(self, terminalreporter):
         if self.report_path is not None:
             terminalreporter.write_sep("-", "theorycheck report")
-            terminalreporter.write_line(self.summary_line())
+            terminalreporter.write_line(self.summary)
             terminalreporter.write_line(f"report: {self.report_path / 'report.html'}")
 
     def add(self, report, record: dict) -> None:
@@ -164,14 +165,12 @@ class ResultCollector:
         return Path(option) if option else Path(self.config.rootpath) / "reports" / "latest"
 
     def write(self) -> Path:
-        from .report import write_report
+        """Assemble the results once, write the report, keep its one-line summary."""
+        from .report import summarize, write_report
 
-        return write_report(self.results(), self.report_dir())
-
-    def summary_line(self) -> str:
-        from .report.results import summarize
-
-        return summarize(self.results())
+        results = self.results()
+        self.summary = summarize(results)
+        return write_report(results, self.report_dir())
 
 
 def _case_outcome(report, record: dict) -> str:
