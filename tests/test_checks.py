@@ -118,3 +118,12 @@ def test_seeds_are_derived_by_hash_and_reproducible():
 def test_runtime_rejects_unknown_values(kwargs):
     with pytest.raises(RuntimeConfigError):
         Runtime(**kwargs)
+
+
+def test_runtime_limits_torch_and_blas_threads():
+    import torch
+    from threadpoolctl import threadpool_info
+
+    Runtime(threads=1).apply_torch_settings()
+    assert torch.get_num_threads() == 1
+    assert all(pool["num_threads"] == 1 for pool in threadpool_info())

@@ -188,6 +188,42 @@ def test_xdist_workers_merge_into_one_report(pytester, claim_file):
     assert res["summary"]["claim_outcomes"]["passed"] == 4
 
 
+def test_xdist_keeps_a_claim_and_its_controls_on_one_worker(pytester, claim_file):
+    body = "import os\n" + "".join(f'''
+@claim("toy.thm{i}.worker", source="Theorem {i}", statement="Runs somewhere.",
+       controls={{"a": "fails", "b": "fails", "c": "fails"}})
+def test_worker{i}(tc):
+    tc.record("worker", os.environ["PYTEST_XDIST_WORKER"])
+    tc.check.holds("control or claim", tc.control is None)
+''' for i in range(3))
+    claim_file(body)
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    run.assert_outcomes(passed=3, xfailed=9)
+    used = set()
+    for entry in results_of(pytester)["claims"]:
+        workers = {entry["measurements"]["worker"]} | {c["measurements"]["worker"] for c in entry["controls"]}
+        assert len(workers) == 1, (entry["id"], workers)
+        used |= workers
+    assert used == {"gw0", "gw1"}  # the claims themselves are still spread over the workers
+
+
+def test_curves_take_tensors_and_can_be_sorted(pytester, claim_file):
+    claim_file('''
+import torch
+
+@claim("toy.thm1.scatter", source="Theorem 1", statement="A scatter drawn as a line.",
+       controls={"wrong": "compare against 2"})
+def test_scatter(tc):
+    x = torch.tensor([3.0, 1.0, 2.0], dtype=torch.float64)
+    tc.curve("scatter", "points", x, 2 * x, sort_x=True)
+    tc.check.close("one", 1.0, 2.0 if tc.control else 1.0, rtol=1e-12)
+''')
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1, xfailed=1)
+    (entry,) = results_of(pytester)["claims"]
+    (curve,) = entry["plots"][0]["curves"]
+    assert curve["x"] == [1.0, 2.0, 3.0] and curve["y"] == [2.0, 4.0, 6.0]
+
+
 def test_sizes_seeds_and_tier_reach_the_claim(pytester, claim_file):
     claim_file('''
 import numpy as np

@@ -142,11 +142,14 @@ class ClaimContext:
         ylabel: str = "",
         xscale: str = "linear",
         yscale: str = "linear",
+        sort_x: bool = False,
     ) -> None:
         """Add a curve to the plot named ``plot`` (the plot's labels come from its first curve).
 
         ``style`` says what the curve is: ``measured`` (solid), ``theory`` (a rate or
         closed form, dashed), ``bound`` (a certificate bound, dotted) or ``reference``.
+        ``x`` and ``y`` may be numbers, arrays or tensors on any device; ``sort_x=True``
+        orders scattered points by x so that they draw as a line.
         """
         if style not in PLOT_STYLES:
             raise ValueError(f"curve {label!r}: unknown style {style!r}; use one of {PLOT_STYLES}")
@@ -154,6 +157,9 @@ class ClaimContext:
         ya = np.asarray(jsonable(y), dtype=float).ravel()
         if xa.shape != ya.shape:
             raise ValueError(f"curve {label!r}: x has {xa.size} points, y has {ya.size}")
+        if sort_x:
+            order = np.argsort(xa, kind="stable")
+            xa, ya = xa[order], ya[order]
         xa, ya = _thin(xa, ya, xscale == "log")
         spec = self.plots.setdefault(plot, {
             "name": plot, "title": title or plot, "xlabel": xlabel, "ylabel": ylabel,

@@ -7,9 +7,14 @@ installed.  Options (each also settable through an environment variable):
 ``--tc-device auto|cpu|cuda``   where torch runs (``THEORYCHECK_DEVICE``; default auto)
 ``--tc-dtype float64|float32``  torch dtype (``THEORYCHECK_DTYPE``; default float64)
 ``--tc-seed N``                 base seed (``THEORYCHECK_SEED``; default 0)
-``--tc-threads N``              torch CPU threads (default 1)
+``--tc-threads N``              CPU threads of torch and of numpy/scipy's BLAS (default 1)
 ``--tc-report-dir DIR``         where the report goes (default ``reports/latest`` under rootdir)
 ``--tc-no-report``              do not write a report
+
+Under pytest-xdist's default distribution (``-n N`` without ``--dist``) the cases of one test
+function -- a claim and its controls -- are sent to one worker as a unit, so the controls
+reuse the runs their claim cached instead of recomputing them on another worker.  (xdist's
+own ``loadgroup`` mode would need ``xdist_group`` marks, which pytest 9.2 no longer honours.)
 
 Under pytest-xdist each worker attaches its claim records to the test reports
 (``user_properties``, which xdist ships to the controller); the controller alone merges
@@ -41,7 +46,8 @@ def pytest_addoption(parser):
     group.addoption("--tc-device", default=env["device"], help="auto (default), cpu or cuda")
     group.addoption("--tc-dtype", default=env["dtype"], help="float64 (default) or float32")
     group.addoption("--tc-seed", default=env["seed"], type=int, help="base seed of the run (default 0)")
-    group.addoption("--tc-threads", default=1, type=int, help="torch CPU threads (default 1)")
+    group.addoption("--tc-threads", default=1, type=int,
+                    help="CPU threads of torch and of the BLAS under numpy/scipy (default 1)")
     group.addoption("--tc-report-dir", default=None,
                     help="report directory (default: <rootdir>/reports/latest)")
     group.addoption("--tc-no-report", action="store_true", help="do not write the report")
@@ -63,6 +69,20 @@ def pytest_configure(config):
     _load_hypothesis_profile()
     if not hasattr(config, "workerinput"):  # the xdist controller, or a plain run
         config.pluginmanager.register(ResultCollector(config, runtime), "theorycheck-results")
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's ``load`` mode, with the parametrized cases of one test function as one unit."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FunctionScopeScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return nodeid.split("[", 1)[0]
+
+    return FunctionScopeScheduling(config, log)
 
 
 def _load_hypothesis_profile() -> None:

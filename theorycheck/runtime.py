@@ -74,14 +74,18 @@ class Runtime:
         """Float64 by default, TF32 off on CUDA, a fixed number of CPU threads.
 
         Tiny batched problems run many times faster with one thread than with two
-        (thread hand-off dominates), hence ``threads=1`` by default on the CPU.
+        (thread hand-off dominates), hence ``threads=1`` by default.  The limit covers torch
+        and the BLAS/OpenMP pools under numpy and scipy (least squares, cvxpy's solvers):
+        with several pytest-xdist workers, each worker's default of one thread per core
+        oversubscribes the machine.
         """
         import torch
+        from threadpoolctl import threadpool_limits
 
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
-        if self.device == "cpu":
-            torch.set_num_threads(self.threads)
+        torch.set_num_threads(self.threads)
+        threadpool_limits(limits=self.threads)
 
     def to_json(self) -> dict:
         return {"tier": self.tier, "device": self.device, "dtype": self.dtype, "seed": self.seed}

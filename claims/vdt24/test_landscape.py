@@ -249,13 +249,6 @@ def gaussian_points(rng, scales, like: torch.Tensor) -> torch.Tensor:
                            dtype=like.dtype, device=like.device)
 
 
-def sorted_curve(tc, plot, label, x, y, **kw):
-    """A curve of the points (x, y) sorted by x (a scatter drawn as a line)."""
-    x, y = np.asarray(x, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()
-    order = np.argsort(x)
-    tc.curve(plot, label, x[order], y[order], **kw)
-
-
 # ---------------------------------------------------------------- Proposition: (G) and stationarity
 
 
@@ -360,8 +353,9 @@ def test_grad_identity_and_stationarity(tc):
               gradient_bounds(prob.X, prob.y, prob.u, W_below, prob.opt, prob.W_mm).upper)
     plot = dict(xlabel="log10 (1/n) sum_i c_i  (distance from stationarity)", ylabel="ratio",
                 title="(G): ||grad L|| / sum c_i stays bounded while sum c_i -> 0")
-    sorted_curve(tc, "sandwich", "||grad L|| ||W_mm|| / mean c  (>= 1)", log10_c, bounds.lower, **plot)
-    sorted_curve(tc, "sandwich", "||grad L|| / mean(c R)  (<= 1)", log10_c, bounds.upper)
+    tc.curve("sandwich", "||grad L|| ||W_mm|| / mean c  (>= 1)", log10_c, bounds.lower, sort_x=True,
+             **plot)
+    tc.curve("sandwich", "||grad L|| / mean(c R)  (<= 1)", log10_c, bounds.upper, sort_x=True)
     tc.curve("sandwich", "1", [log10_c.min(), log10_c.max()], [1.0, 1.0], style="bound")
 
 
