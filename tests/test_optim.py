@@ -17,11 +17,17 @@ from theorycheck.optim import (
     GD,
     NGD,
     BlockNGD,
+    Method,
+    MethodBatchStep,
     NGDMomentum,
     NonFiniteIterateError,
     Polyak,
+    ScheduledNormalizedGD,
     alignment,
     frobenius_norm,
+    inner,
+    recorded_rows,
+    relative_error,
     run_trajectory,
     standard_metrics,
 )
@@ -280,3 +286,88 @@ def test_per_trial_step_sizes_equal_separate_runs():
         for k in range(K):
             _, alone = make(X[k:k + 1], y[k:k + 1], float(etas[k]))(0, u[k:k + 1], W[k:k + 1])
             torch.testing.assert_close(together[k:k + 1], alone, rtol=1e-12, atol=1e-14)
+
+
+def test_inner_and_relative_error():
+    A = torch.randn(4, 3, 3, dtype=F64)
+    B = torch.randn(4, 3, 3, dtype=F64)
+    torch.testing.assert_close(inner(A, B), torch.einsum("kij,kij->k", A, B), rtol=1e-14, atol=1e-14)
+    torch.testing.assert_close(relative_error(A, B), (A - B).flatten(1).norm(dim=1) / B.flatten(1).norm(dim=1),
+                               rtol=1e-14, atol=0)
+    assert torch.all(relative_error(B, B) == 0)
+
+
+def test_trajectory_restrict_and_rows_at_times():
+    X, y, u, opt, W0 = small_problem(K=3)
+    traj = run_trajectory(NGD(X, y, eta=0.1), u, W0, 20, standard_metrics(X, y, opt), checkpoints=[0, 5, 10, 20])
+    part = traj.restrict(slice(1, 3), t_max=10)
+    np.testing.assert_array_equal(part.t, [0, 5, 10])
+    np.testing.assert_array_equal(part["s_opt"], traj["s_opt"][:3, 1:3])
+    assert torch.equal(part.W, traj.W[1:3]) and torch.equal(part.u, traj.u[1:3])  # the final iterate
+    np.testing.assert_array_equal(traj.restrict([0, 2]).t, traj.t)
+    np.testing.assert_array_equal(traj.at("W_norm", [20, 5]), traj["W_norm"][[3, 1]])
+    np.testing.assert_array_equal(traj.at("W_norm", 10), traj["W_norm"][2])
+    with pytest.raises(KeyError, match=r"iterations \[7, 21\] were not recorded"):
+        traj.at("W_norm", [5, 7, 21])
+    assert recorded_rows(traj.t, [0, 20]).tolist() == [0, 3]
+
+
+def final_iterate(step, u0, W0, steps):
+    """(u, W) after ``steps`` steps of ``step`` from (u0, W0)."""
+    traj = run_trajectory(step, u0, W0, steps, {}, checkpoints=[])
+    return traj.u, traj.W
+
+
+def max_relative_difference(ours, theirs):
+    """Max over blocks and trials of ||ours - theirs|| / ||theirs|| (pairs of (u, W))."""
+    return max(float(relative_error(a, b).max()) for a, b in zip(ours, theirs))
+
+
+FIXED_DECODER_METHODS = (Method("GD", "gd", eta=1.0), Method("NGD", "ngd", eta=0.1),
+                         Method("NGD-mom", "ngd", eta=0.1, momentum=0.9), Method("Polyak", "polyak"),
+                         Method("Polyak (cap 20)", "polyak", eta_max=20.0))
+JOINT_METHODS = (Method("GD", "gd", eta=1.0), Method("per-block NGD", "block_ngd", eta=0.1),
+                 Method("joint NGD", "ngd", eta=0.1), Method("Polyak", "polyak"),
+                 Method("Polyak (cap 10)", "polyak", eta_max=10.0),
+                 Method("Eq. (13)", "block_ngd", eta=1.0, alpha=2.0 / 3.0))
+
+
+@pytest.mark.parametrize("train_u", [False, True])
+def test_method_batch_equals_library_optimizers(train_u):
+    """Trial group m of `MethodBatchStep` follows methods[m]'s library optimizer step for step
+    (fixed decoder from the small random W_0; joint training from u_0 = W_0 = 0, where the
+    first W gradient is exactly 0)."""
+    X, y, u, _, W0 = small_problem(K=3)
+    methods = JOINT_METHODS if train_u else FIXED_DECODER_METHODS
+    if train_u:
+        u, W0 = torch.zeros_like(u), torch.zeros_like(W0)
+    M = len(methods)
+    batch = final_iterate(MethodBatchStep(X, y, methods, train_u), u.repeat(M, 1), W0.repeat(M, 1, 1), 8)
+    for m, method in enumerate(methods):
+        alone = final_iterate(method.library_step(X, y, train_u), u, W0, 8)
+        group = [block[3 * m:3 * (m + 1)] for block in batch]
+        assert max_relative_difference(group, alone) <= 1e-12, method.label
+
+
+def test_method_rejects_unknown_rule():
+    with pytest.raises(ValueError, match="unknown rule"):
+        Method("Adam", "adam")
+
+
+def test_scheduled_normalized_gd_equals_library_optimizers():
+    """Per-trial settings of `ScheduledNormalizedGD` against BlockNGD (per-block norms, any
+    eta and alpha) and NGD(train_u=True) (joint norm, alpha = 0), from u_0 = W_0 = 0."""
+    X, y, u, _, W0 = small_problem(K=3)
+    u0, W0 = torch.zeros_like(u), torch.zeros_like(W0)
+    settings = [(1.0, 2.0 / 3.0, False), (0.1, 0.0, False), (0.1, 0.0, True)]
+    eta, alpha, joint = (torch.tensor(v, dtype=dtype) for v, dtype in zip(zip(*settings), (F64, F64, torch.bool)))
+    S = len(settings)
+    batch = final_iterate(ScheduledNormalizedGD(X.repeat(S, 1, 1, 1), y.repeat(S, 1), eta.repeat_interleave(3),
+                                                alpha.repeat_interleave(3), joint.repeat_interleave(3)),
+                          u0.repeat(S, 1), W0.repeat(S, 1, 1), 8)
+    for s, (eta_s, alpha_s, joint_s) in enumerate(settings):
+        library = NGD(X, y, eta_s, train_u=True) if joint_s else BlockNGD(X, y, eta_s, alpha=alpha_s)
+        alone = final_iterate(library, u0, W0, 8)
+        group = [block[3 * s:3 * (s + 1)] for block in batch]
+        assert max_relative_difference(group, alone) <= 1e-12, settings[s]
+

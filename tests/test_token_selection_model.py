@@ -10,21 +10,30 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from theorycheck import data as datasets
 from theorycheck.models.token_selection import (
     attended_features,
+    autograd_grad_W,
+    closed_form_negative_grad_W,
+    constraint_radii,
     log_attention,
     log_excess_loss,
+    log_gradient_weights,
     log_loss,
     log_one_minus_s_opt,
+    logit_gap,
     logits,
     loss_autograd_reference,
     margins,
+    optimal_token_mask,
     s_opt,
     scaled_grad_u,
     scaled_grad_W,
     scaled_gradients,
     score_deviations,
+    score_gap,
     token_scores,
+    tokens_at,
 )
 
 torch.set_num_threads(1)
@@ -173,7 +182,7 @@ def test_gradient_identity_deep_in_saturation(seed, beta, zeta):
     log1p_rest = math.log1p((T - 1) * math.exp(-beta))
     log_s_o, log_rest = -log1p_rest, math.log(T - 1) - beta - log1p_rest
     log_c = -zeta * math.exp(log_s_o) + log_s_o + log_rest + math.log(zeta)
-    x_opt = X.gather(2, opt[:, :, None, None].expand(-1, -1, 1, X.shape[-1]))[:, :, 0]
+    x_opt = tokens_at(X, opt)
     x_rest = (X.sum(2) - x_opt) / (T - 1)
     D = -torch.einsum("kni,knj->kij", x_opt - x_rest, X[:, :, 0]) / n  # grad = exp(log_c) D
 
@@ -181,6 +190,50 @@ def test_gradient_identity_deep_in_saturation(seed, beta, zeta):
     D_norm, G_norm = D.flatten(1).norm(dim=1), G.flatten(1).norm(dim=1)
     assert float((G / G_norm[:, None, None] - D / D_norm[:, None, None]).norm()) < 1e-14 * (1 + beta)
     torch.testing.assert_close(M + G_norm.log(), log_c + D_norm.log(), rtol=1e-13, atol=1e-14 * (1 + beta))
+    torch.testing.assert_close(log_gradient_weights(X, y, u, beta * W_mm, opt),
+                               torch.full((2, n), log_c, dtype=F64), rtol=1e-13, atol=1e-14 * (1 + beta))
+
+
+def test_selection_helpers_match_loops():
+    """tokens_at, optimal_token_mask, score_gap, logit_gap and constraint_radii against loops."""
+    X, y, u, W = random_problem(6, n=3, T=4, d=5)
+    opt = torch.tensor([[0, 3, 1], [2, 2, 0]])
+    gamma, z = token_scores(X, y, u), logits(X, W)
+    for k, i in np.ndindex(*opt.shape):
+        o, others = int(opt[k, i]), [t for t in range(4) if t != int(opt[k, i])]
+        assert torch.equal(tokens_at(X, opt)[k, i], X[k, i, o])
+        assert optimal_token_mask(opt, 4)[k, i].tolist() == [t == o for t in range(4)]
+        assert score_gap(X, y, u, opt)[k, i] == gamma[k, i, o] - gamma[k, i, others].max()
+        assert logit_gap(X, W, opt)[k, i] == min(z[k, i, o] - z[k, i, t] for t in others)
+        radius = max((X[k, i, o] - X[k, i, t]).norm() for t in others) * X[k, i, 0].norm()
+        torch.testing.assert_close(constraint_radii(X, opt)[k, i], radius, rtol=1e-15, atol=0)
+
+
+def test_constraint_radii_numpy_and_torch_agree():
+    data = datasets.example1(np.random.default_rng(1), 3, n=4, T=3, d=16)
+    tensors = data.to_torch("cpu", F64)
+    np.testing.assert_allclose(datasets.constraint_radii(data.X, data.opt),
+                               constraint_radii(tensors.X, tensors.opt).numpy(), rtol=1e-14)
+
+
+@pytest.mark.parametrize("w_scale", [0.1, 1.0, 5.0])
+def test_closed_form_gradient_under_assumption2(w_scale):
+    """Identity (G) on Example 1 with d >= nT (Assumption 2 exact): the closed form equals
+    -grad_W L from autograd and from the scaled gradient exp(M) G; at the same points with a
+    generic decoder (Assumption 2 violated) it does not."""
+    data = datasets.example1(np.random.default_rng(2), 3, n=4, T=3, d=16)
+    assert data.assumptions.count("assumption2") == 3
+    t = data.to_torch("cpu", F64)
+    W = w_scale / 4 * torch.randn(3, 16, 16, generator=torch.Generator().manual_seed(0), dtype=F64)
+    reference = autograd_grad_W(t.X, t.y, t.u, W)
+    torch.testing.assert_close(reference, autograd_gradients(t.X, t.y, t.u, W)[1], rtol=1e-14, atol=0)
+    closed_form = closed_form_negative_grad_W(t.X, t.y, t.u, W, t.opt)
+    assert rel_err(-closed_form, reference) < 1e-12
+    assert rel_err(-closed_form, unscale(*scaled_grad_W(t.X, t.y, t.u, W))) < 1e-12
+    generic_u = t.u + 0.2 * torch.randn(t.u.shape, generator=torch.Generator().manual_seed(1), dtype=F64)
+    assert torch.all(score_gap(t.X, t.y, generic_u, t.opt) > 0)  # only the equal scores are lost
+    assert rel_err(-closed_form_negative_grad_W(t.X, t.y, generic_u, W, t.opt),
+                   autograd_grad_W(t.X, t.y, generic_u, W)) > 1e-2
 
 
 def decimal_reference(z, gamma, opt):

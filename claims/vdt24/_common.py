@@ -1,4 +1,5 @@
-r"""Shared set-up of the vdt24 claims: data sets, SVM references, cached trajectories.
+r"""Shared set-up of the vdt24 claims: data sets, SVM references, cached trajectories, and the
+helpers that more than one claim module uses.
 
 Paper: B. Vasudeva, P. Deora, C. Thrampoulidis, "Implicit Bias and Fast Convergence Rates
 for Self-attention", arXiv 2402.05738 (v1, 2024).  Model f(X) = u^T X^T softmax(X W x_1),
@@ -25,6 +26,7 @@ the copy, these are the reconstruction's choices):
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -32,7 +34,7 @@ import numpy as np
 import torch
 
 from theorycheck import data as datasets
-from theorycheck.optim import run_trajectory, standard_metrics
+from theorycheck.optim import alignment, frobenius_norm, run_trajectory, standard_metrics
 from theorycheck.runtime import Runtime, generator
 from theorycheck.solvers import solve_usvm_batch, solve_wsvm_batch
 
@@ -114,6 +116,47 @@ def dm_problem(runtime: Runtime, rho: float = 2.0, **sizes):
     data = datasets.gaussian_dm(paper_rng(runtime, "gaussian_dm"), TRIALS, rho=rho, **sizes)
     return (data, data.to_torch(runtime.device, runtime.torch_dtype),
             _on(runtime, solve_usvm_batch(data)), _on(runtime, solve_wsvm_batch(data)))
+
+
+def local_direction(prob: Problem) -> torch.Tensor:
+    r"""Wbar_alpha: the unit W-SVM solution of CE for its locally optimal token choice alpha."""
+    alpha = np.tile(datasets.counterexample_local_opt(), (prob.data.K, 1))
+    W_alpha = torch.as_tensor(solve_wsvm_batch(prob.data, opt=alpha), dtype=prob.W_mm.dtype,
+                              device=prob.W_mm.device)
+    return W_alpha / frobenius_norm(W_alpha)[:, None, None]
+
+
+@functools.lru_cache(maxsize=4)
+def counterexample_near_local_direction(runtime: Runtime) -> Problem:
+    r"""CE (Assumptions 1-2 violated), TRIALS copies started at W_0 = Wbar_alpha + small noise."""
+    ce = make_problem(runtime, datasets.counterexample(TRIALS), init_stream="init")
+    return dataclasses.replace(ce, W0=local_direction(ce) + ce.W0)
+
+
+def e1_or_counterexample(tc) -> Problem:
+    """Example 1 (Assumption 2 holds), or for the "counterexample" control CE started near
+    Wbar_alpha (`counterexample_near_local_direction`)."""
+    if tc.control == "counterexample":
+        return counterexample_near_local_direction(tc.runtime)
+    return e1(tc.runtime)
+
+
+def direction_metrics(W_ref):
+    """Per-step metrics for directional claims: ||W_t||_F and al(W_t, W_ref)."""
+    return {"W_norm": lambda it: frobenius_norm(it.W), "W_alignment": lambda it: alignment(it.W, W_ref)}
+
+
+def certificate_bound(norms: np.ndarray, align: np.ndarray, eta, t0: int) -> np.ndarray:
+    r"""B(t) for t > t0 (rows t0+1..; columns trials), the executable form of Theorem 5.
+
+    B(t) = (||W_{t0}|| - <W_{t0}, Wbar_mm> + sum_{s=t0}^{t-1} eta_s^2 / (2 ||W_s||)) / ||W_t||,
+    valid whenever <-grad L, W/||W||> <= <-grad L, Wbar_mm> for all s >= t0 (Lemma 2 with
+    eps = 0).  ``norms``, ``align``: (steps+1, K) every-step series; ``eta``: the step length,
+    a number (NGD) or the (steps-t0, K) lengths eta_s of steps t0.. (Polyak's displacements).
+    """
+    head = norms[t0] * (1.0 - align[t0])
+    increments = np.cumsum(eta**2 / (2.0 * norms[t0:-1]), axis=0)
+    return (head + increments) / norms[t0 + 1:]
 
 
 def trajectory(prob: Problem, step, steps: int, checkpoints=None, W0=None, u0=None, **metric_opts):

@@ -38,10 +38,10 @@ Findings (encoded where they hold on every instance, recorded where they do not)
 * Figs. 2/5: the spec's ordering "Polyak >~ NGD-mom" is not the paper's (which compares
   Polyak with NGD) and depends on ||W_mm|| against eta/(1 - mu): recorded, not checked.
 
-Speed.  All methods of one figure run as ONE batched trajectory (`MethodBatchStep`: trial
-group m follows method m, one gradient evaluation per step for all of them), recorded at
-log-spaced checkpoints, and cached per runtime so that the negative controls (relabelings of
-the same runs) cost nothing.  Each claim checks that the batched runner reproduces the
+Speed.  All methods of one figure run as ONE batched trajectory
+(`theorycheck.optim.MethodBatchStep`: trial group m follows method m, one gradient
+evaluation per step for all of them), recorded at log-spaced checkpoints, and cached per
+runtime so that the negative controls (relabelings of the same runs) cost nothing.  Each claim checks that the batched runner reproduces the
 library's optimizers (`theorycheck.optim`) step for step.
 
 Seeds: the first SEEDS = 3 of the 5 trials of the shared vdt24 data sets (`_common`), with
@@ -61,20 +61,12 @@ from scipy.special import logsumexp
 from theorycheck import claim
 from theorycheck.data import first_step_score_gaps
 from theorycheck.checks import fit_slope
-from theorycheck.models.token_selection import (
-    log_excess_loss,
-    log_loss,
-    scaled_grad_W,
-    scaled_gradients,
-    token_scores,
-)
+from theorycheck.models import tokens_at
 from theorycheck.optim import (
-    GD,
-    NGD,
-    BlockNGD,
-    NGDMomentum,
-    Polyak,
+    Method,
+    MethodBatchStep,
     frobenius_norm,
+    recorded_rows,
     run_trajectory,
     standard_metrics,
 )
@@ -90,143 +82,9 @@ LIBRARY_STEPS = 10    # steps over which the batched runner is compared with the
 LIBRARY_RTOL = 1e-10
 DEV_RESOLUTION = 1e-15  # 1 - al(A, B) below this is float64 rounding noise
 MOMENTUM = 0.9
-RULES = ("gd", "ngd", "block_ngd", "polyak")
 
 
 # ---------------------------------------------------------------- all methods in one batch
-
-
-@dataclass(frozen=True)
-class Method:
-    r"""One optimizer of a figure.
-
-    ``rule``: "gd" (eta grad L), "ngd" (eta grad L/||grad L||, joint norm over the trained
-    blocks, heavy ball V <- mu V + step when ``momentum``), "block_ngd" (Eq. (13): each block
-    normalized by its own norm, eta_t = eta (t+1)^-alpha) or "polyak" ((L - L_*)/||grad L||^2,
-    L_* = inf L; capped at ``eta_max``).
-    """
-
-    label: str
-    rule: str
-    eta: float = 1.0
-    eta_max: float = math.inf
-    momentum: float = 0.0
-    alpha: float = 0.0
-
-    def __post_init__(self):
-        if self.rule not in RULES:
-            raise ValueError(f"method {self.label!r}: unknown rule {self.rule!r}; use one of {RULES}")
-
-    def library_step(self, X, y, train_u):
-        """The same optimizer from `theorycheck.optim`, for the agreement check."""
-        if self.rule == "gd":
-            return GD(X, y, self.eta, train_u=train_u)
-        if self.rule == "polyak":
-            return Polyak(X, y, eta_max=self.eta_max, train_u=train_u)
-        if self.rule == "block_ngd":
-            return BlockNGD(X, y, self.eta, alpha=self.alpha)
-        if self.momentum:
-            return NGDMomentum(X, y, self.eta, momentum=self.momentum, eta_max=self.eta_max,
-                               train_u=train_u)
-        return NGD(X, y, self.eta, eta_max=self.eta_max, train_u=train_u)
-
-
-def _per_trial(x, like):
-    return x.reshape(x.shape + (1,) * (like.dim() - 1))
-
-
-class MethodBatchStep:
-    r"""Several optimizers in one batched step: trials [mK, (m+1)K) follow ``methods[m]``.
-
-    The data (K trials) is repeated once per method; one scaled gradient (grad_b = exp(M_b)
-    G_b per block b) serves every method.  With M = max_b M_b and w_b = exp(M_b - M) the
-    joint norm is ||grad L|| = exp(M) sqrt(sum_b (w_b ||G_b||)^2), and each method's step on
-    block b is c_b G_b with, in log space (as in `theorycheck.optim`):
-
-        gd: log c = log eta_t + M,   ngd: log c = log eta_t - log||G||,
-        polyak: log c = log(L - L_*) - M - 2 log||G||,   then log c <= log eta_max + M,
-        c_b = c w_b;   block_ngd: c_b = eta_t/||G_b||,   eta_t = eta (t+1)^-alpha.
-
-    Heavy ball: V_{t+1} = mu V_t + c_b G_b, V_0 = 0 (mu = 0 for the plain methods).
-    """
-
-    name = "method_batch"
-
-    def __init__(self, X, y, methods, train_u):
-        K, groups = X.shape[0], len(methods)
-        self.X, self.y, self.train_u = X.repeat(groups, 1, 1, 1), y.repeat(groups, 1), train_u
-
-        def per_trial(values, dtype=X.dtype):
-            return torch.tensor(values, dtype=dtype, device=X.device).repeat_interleave(K)
-
-        self.is_gd = per_trial([m.rule == "gd" for m in methods], torch.bool)
-        self.is_polyak = per_trial([m.rule == "polyak" for m in methods], torch.bool)
-        self.is_block = per_trial([m.rule == "block_ngd" for m in methods], torch.bool)
-        self.log_eta = per_trial([math.log(m.eta) for m in methods])
-        self.alpha = per_trial([m.alpha for m in methods])
-        self.log_cap = per_trial([math.log(m.eta_max) for m in methods])  # +inf: no cap
-        self.mu = per_trial([m.momentum for m in methods])
-        self.uses = {flag: any(test(m) for m in methods) for flag, test in (
-            ("polyak", lambda m: m.rule == "polyak"), ("block", lambda m: m.rule == "block_ngd"),
-            ("cap", lambda m: m.eta_max < math.inf), ("momentum", lambda m: m.momentum),
-            ("time factor", lambda m: m.alpha))}
-        self._opt = None
-        self._velocity = None
-
-    def _blocks(self, u, W):
-        """[(M_b, G_b)] for the trained blocks (u then W, or W alone)."""
-        if self.train_u:
-            return list(scaled_gradients(self.X, self.y, u, W))
-        return [scaled_grad_W(self.X, self.y, u, W)]
-
-    @staticmethod
-    def _joint_scale(blocks):
-        """(M, [w_b], [||G_b||], ||G||): M = max_b M_b, w_b = exp(M_b - M) (None for one block)."""
-        norms = [torch.linalg.vector_norm(G_b.flatten(1), dim=1) for _, G_b in blocks]
-        if len(blocks) == 1:
-            return blocks[0][0], [None], norms, norms[0]
-        M = functools.reduce(torch.maximum, [M_b for M_b, _ in blocks])
-        shift = M.nan_to_num(neginf=0.0)
-        weights = [torch.exp(M_b - shift) for M_b, _ in blocks]
-        return M, weights, norms, torch.sqrt(sum((w * n) ** 2 for w, n in zip(weights, norms)))
-
-    def _log_gap(self, u, W):
-        """log(L - L_*): L_* = 0 in joint training, the all-optimal-token loss otherwise."""
-        if self.train_u:
-            return log_loss(self.X, self.y, u, W)
-        if self._opt is None:  # u is fixed, so the optimal tokens are too
-            self._opt = token_scores(self.X, self.y, u).argmax(-1)
-        return log_excess_loss(self.X, self.y, u, W, self._opt)
-
-    def _log_coef(self, u, W, log_eta, M, norm):
-        """log c of the jointly normalized rules (gd, ngd, polyak), capped; NaN only where the
-        gradient is zero (M = -inf), which the caller maps to a zero step."""
-        log_norm = torch.log(norm)
-        log_coef = torch.where(self.is_gd, log_eta + M, log_eta - log_norm)
-        if self.uses["polyak"]:
-            log_coef = torch.where(self.is_polyak, self._log_gap(u, W) - M - 2 * log_norm, log_coef)
-        if self.uses["cap"]:
-            log_coef = torch.minimum(log_coef, self.log_cap + M)
-        return log_coef
-
-    def __call__(self, t, u, W):
-        blocks = self._blocks(u, W)
-        M, weights, norms, norm = self._joint_scale(blocks)
-        log_eta = self.log_eta - self.alpha * math.log(t + 1) if self.uses["time factor"] else self.log_eta
-        coef = torch.where(norm > 0, torch.exp(self._log_coef(u, W, log_eta, M, norm)), 0.0)
-        steps = []
-        for (_, G_b), w, n in zip(blocks, weights, norms):
-            c_b = coef if w is None else coef * w
-            if self.uses["block"]:
-                c_b = torch.where(self.is_block, torch.where(n > 0, torch.exp(log_eta) / n, 0.0), c_b)
-            steps.append(_per_trial(c_b, G_b) * G_b)
-        if self.uses["momentum"]:
-            if t > 0:
-                steps = [_per_trial(self.mu, s) * v + s for v, s in zip(self._velocity, steps)]
-            self._velocity = steps
-        if self.train_u:
-            return u - steps[0], W - steps[1]
-        return u, W - steps[0]
 
 
 def _repeat(tensor, groups):
@@ -271,10 +129,7 @@ class FigureRuns:
 
     def at(self, label, name, t):
         """The (K,) values of ``name`` for method ``label`` at checkpoint t."""
-        i = int(np.searchsorted(self.t, t))
-        if i == self.t.size or self.t[i] != t:
-            raise KeyError(f"iteration {t} is not a recorded checkpoint")
-        return self.series[label][name][i]
+        return self.series[label][name][recorded_rows(self.t, t)]
 
 
 def _log_deficit(alignment):
@@ -362,7 +217,7 @@ JOINT_METHODS = (
 
 def _margin_ratio(X, y, opt, u_mm):
     r"""m_t = ||u_mm|| min_i y_i u_t^T x_{i,opt} / ||u_t|| (Theorem 4's margin ratio), (K,)."""
-    Z = X.gather(2, opt[:, :, None, None].expand(-1, -1, 1, X.shape[-1])).squeeze(2)
+    Z = tokens_at(X, opt)
     norm_mm = frobenius_norm(u_mm)
 
     def metric(it):

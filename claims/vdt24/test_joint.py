@@ -18,7 +18,7 @@ with alpha = 2/3; the W step is skipped while grad_W L = 0 (at t = 0, since u_0 
 along the trial dimension (5 variants x K = 5 seeds, `ALL_VARIANTS`), once per process: the
 paper's setting (rho = 2, eta = 1), the small step eta = 0.1 (Lemma 13) and the negative
 controls' runs (rho = 0.5; Eq. (13) without the time factor; joint NGD Eq. (2)), through
-`ScheduledNormalizedGD` (a per-trial-schedule twin of theorycheck.optim.BlockNGD / NGD).
+`theorycheck.optim.ScheduledNormalizedGD` (BlockNGD / NGD with per-trial schedules).
 It records, every step, the token scores gamma_{i,t} = y_i u_t^T x_{i,t} and the logits
 z_{i,t} = x_{i,t}^T W_t x_{i,1} (both (K, n, 2)) and the norms ||u_t||, ||W_t||_F, and at ~70
 snapshot steps the inner products with u_mm, W_mm and a Gaussian matrix.  Nothing else is
@@ -45,8 +45,16 @@ from scipy.special import logsumexp
 
 from theorycheck import claim
 from theorycheck import data as datasets
-from theorycheck.models.token_selection import loss_autograd_reference, logits, scaled_gradients, token_scores
-from theorycheck.optim import NGD, BlockNGD, frobenius_norm, run_trajectory
+from theorycheck.models.token_selection import loss_autograd_reference, logits, token_scores
+from theorycheck.optim import (
+    NGD,
+    BlockNGD,
+    ScheduledNormalizedGD,
+    alignment,
+    frobenius_norm,
+    inner,
+    run_trajectory,
+)
 from theorycheck.solvers import certify, solve_usvm, solve_wsvm_batch
 
 from ._common import DM_SIZES, PAPER, TRIALS, dm_problem, paper_rng
@@ -79,51 +87,6 @@ SHORT_OPTIMAL_TOKEN = Variant("rho=0.5 (optimal token the shorter one)", 0.5, 1.
 NO_TIME_FACTOR = Variant("Eq. (13) without the time factor (alpha=0)", 2.0, 1.0, alpha=0.0)
 JOINT_NGD = Variant("joint NGD, Eq. (2), eta=0.1", 2.0, 0.1, alpha=0.0, joint_normalization=True)
 ALL_VARIANTS = LEM13_GRID + (SHORT_OPTIMAL_TOKEN, NO_TIME_FACTOR, JOINT_NGD)
-
-
-def _block_norm(G):
-    return torch.linalg.vector_norm(G.flatten(1), dim=1)
-
-
-class ScheduledNormalizedGD:
-    r"""Normalized GD on theta = (u, W) with a per-trial schedule eta_k (t+1)^(-alpha_k).
-
-    Per trial k either per-block normalization (Eq. (13): u -= eta_t g_u/||g_u||,
-    W -= eta_t g_W/||g_W||_F) or joint normalization (Eq. (2) with the factor:
-    theta -= eta_t g/||g||, ||g||^2 = ||g_u||^2 + ||g_W||_F^2).  ``eta``, ``alpha``: (K,)
-    float tensors, ``joint``: (K,) bool.  Gradients come scaled, g_b = exp(M_b) G_b, and the
-    joint norm is formed in log space; a zero block gradient gives a zero step for that block.
-    For one setting it is theorycheck.optim.BlockNGD (joint=False) or NGD(train_u=True)
-    (joint=True, alpha=0); `test_joint_norm_growth` checks the former.  (theorycheck.optim
-    takes a scalar eta, which is why this batched twin exists.)
-    """
-
-    name = "scheduled_ngd"
-
-    def __init__(self, X, y, eta, alpha, joint):
-        self.X, self.y, self.eta, self.alpha, self.joint = X, y, eta, alpha, joint
-
-    def _factors(self, M_u, norm_u, M_W, norm_W):
-        """Per trial, the factors f_b with step_b = eta_t f_b G_b."""
-        log_u, log_W = M_u + norm_u.log(), M_W + norm_W.log()
-        log_joint = 0.5 * torch.logaddexp(2 * log_u, 2 * log_W)
-        factors = []
-        for M, norm in ((M_u, norm_u), (M_W, norm_W)):
-            per_block = torch.where(norm > 0, 1.0 / norm, 0.0)
-            factors.append(torch.where(self.joint, torch.exp(M - log_joint), per_block))
-        return factors
-
-    def __call__(self, t, u, W):
-        rate = self.eta * (t + 1.0) ** -self.alpha
-        (M_u, G_u), (M_W, G_W) = scaled_gradients(self.X, self.y, u, W)
-        f_u, f_W = self._factors(M_u, _block_norm(G_u), M_W, _block_norm(G_W))
-        return (torch.addcmul(u, -(rate * f_u)[:, None], G_u),
-                torch.addcmul(W, -(rate * f_W)[:, None, None], G_W))  # one pass over the d x d blocks
-
-
-def _inner(A, B):
-    """<A_k, B_k> per trial, shape (K,)."""
-    return (A.flatten(1) * B.flatten(1)).sum(1)
 
 
 def dm(runtime, rho: float):
@@ -283,8 +246,8 @@ def joint_runs(runtime) -> dict:
         "z": lambda it: logits(X, it.W),
         "u_norm": lambda it: frobenius_norm(it.u),
         "W_norm": lambda it: frobenius_norm(it.W),
-        "u_mm_inner": only_at(snapshots, lambda it: _inner(it.u, u_mm)),
-        "W_mm_inner": only_at(snapshots, lambda it: _inner(it.W, W_mm)),
+        "u_mm_inner": only_at(snapshots, lambda it: inner(it.u, u_mm)),
+        "W_mm_inner": only_at(snapshots, lambda it: inner(it.W, W_mm)),
         "gaussian_inner": only_at(snapshots, lambda it: torch.einsum("kij,ij->k", it.W, gaussian)),
     }
     step = ScheduledNormalizedGD(X, y, *_schedule_tensors(runtime, ALL_VARIANTS))
@@ -1034,8 +997,7 @@ def other_token_alignment(run: JointRun) -> np.ndarray:
     """al(W_T, W-SVM for the other (non-designated) token) per seed."""
     other = torch.as_tensor(solve_wsvm_batch(run.data, opt=1 - run.data.opt), dtype=run.W_final.dtype,
                             device=run.W_final.device)
-    W = run.W_final
-    return (_inner(W, other) / (frobenius_norm(W) * frobenius_norm(other))).cpu().numpy()
+    return alignment(run.W_final, other).cpu().numpy()
 
 
 # ============================================================== Theorem 4

@@ -32,16 +32,15 @@ import torch
 from theorycheck import claim
 from theorycheck import data as datasets
 from theorycheck.models import (
+    autograd_grad_W,
+    closed_form_negative_grad_W,
+    constraint_radii,
     log_attention,
-    log_one_minus_s_opt,
+    log_gradient_weights,
     logits,
-    loss_autograd_reference,
-    margins,
     scaled_grad_W,
-    token_scores,
 )
-from theorycheck.optim import NGD, alignment, frobenius_norm, run_trajectory
-from theorycheck.solvers import solve_wsvm_batch
+from theorycheck.optim import NGD, alignment, frobenius_norm, inner, relative_error, run_trajectory
 
 from ._common import (
     E1_SIZES,
@@ -49,7 +48,10 @@ from ._common import (
     NGD_ETA,
     PAPER,
     TRIALS,
+    counterexample_near_local_direction,
     e1,
+    e1_or_counterexample,
+    local_direction,
     make_problem,
     paper_rng,
     problem,
@@ -98,21 +100,6 @@ def first_trials(prob):
         yield j * (prob.data.K // len(names)), f"{name.split('(')[0]}, first trial"
 
 
-def local_direction(prob) -> torch.Tensor:
-    r"""Wbar_alpha: the unit W-SVM solution of CE for its locally optimal token choice alpha."""
-    alpha = np.tile(datasets.counterexample_local_opt(), (prob.data.K, 1))
-    W_alpha = torch.as_tensor(solve_wsvm_batch(prob.data, opt=alpha), dtype=prob.W_mm.dtype,
-                              device=prob.W_mm.device)
-    return W_alpha / frobenius_norm(W_alpha)[:, None, None]
-
-
-@functools.lru_cache(maxsize=4)
-def counterexample_near_local_direction(runtime):
-    r"""CE (Assumptions 1-2 violated), TRIALS copies started at W_0 = Wbar_alpha + small noise."""
-    ce = make_problem(runtime, datasets.counterexample(TRIALS), init_stream="init")
-    return dataclasses.replace(ce, W0=local_direction(ce) + ce.W0)
-
-
 def gaussian_stand_in(runtime, prob) -> torch.Tensor:
     """A Gaussian matrix per trial that negative controls put in the place of W_mm."""
     G = paper_rng(runtime, "gaussian stand-in for W_mm", prob.data.name).standard_normal(tuple(prob.W_mm.shape))
@@ -142,70 +129,9 @@ def check_assumption2_everywhere(tc, data) -> None:
 # ---------------------------------------------------------------- the quantities of (G)
 
 
-def _gather_tokens(X, index):
-    """x_{i,index_i}, shape (N,n,d)."""
-    return X.gather(2, index[..., None, None].expand(-1, -1, 1, X.shape[-1])).squeeze(2)
-
-
-def optimal_token_mask(opt, T):
-    """Boolean (N,n,T), true at t = opt_i."""
-    return torch.arange(T, device=opt.device) == opt[..., None]
-
-
-def score_gap(X, y, u, opt):
-    r"""Delta_i = gamma_{i,o} - max_{t != o} gamma_{i,t} (the common gap under Assumption 2), (N,n)."""
-    gamma = token_scores(X, y, u)
-    gamma_o = gamma.gather(-1, opt[..., None]).squeeze(-1)
-    return gamma_o - gamma.masked_fill(optimal_token_mask(opt, X.shape[2]), -math.inf).amax(-1)
-
-
-def log_gradient_weights(X, y, u, W, opt):
-    r"""log c_i = -gbar_i + log s_{i,o} + log(1 - s_{i,o}) + log Delta_i, shape (N,n).
-
-    log(1 - s_{i,o}) is a logsumexp of the other log-attentions, so c_i is exact for
-    saturated attention (c_i far below the float range).
-    """
-    log_s_opt = log_attention(X, W).gather(-1, opt[..., None]).squeeze(-1)
-    return (-margins(X, y, u, W) + log_s_opt + log_one_minus_s_opt(X, W, opt)
-            + score_gap(X, y, u, opt).log())
-
-
-def sample_radii(X, opt):
-    r"""R_i = ||x_{i,1}|| max_{t != o} ||x_{i,o} - x_{i,t}||, shape (N,n)."""
-    spread = (_gather_tokens(X, opt)[:, :, None, :] - X).norm(dim=-1).amax(-1)
-    return spread * X[:, :, 0, :].norm(dim=-1)
-
-
 def kappa(X, opt, W_ref):
     r"""kappa = 1/(||W_ref||_F max_i R_i) per trial, shape (N,)."""
-    return 1.0 / (frobenius_norm(W_ref) * sample_radii(X, opt).amax(-1))
-
-
-def identity_negative_gradient(X, y, u, W, opt):
-    r"""The right-hand side of (G), (1/n) sum_i c_i (x_{i,o} - xtilde_i) x_{i,1}^T, (N,d,d)."""
-    a = log_attention(X, W)
-    others = a - log_one_minus_s_opt(X, W, opt)[..., None]          # log(s_t / (1 - s_o))
-    weights = others.exp().masked_fill(optimal_token_mask(opt, X.shape[2]), 0.0)
-    x_tilde = torch.einsum("knt,kntd->knd", weights, X)
-    c = log_gradient_weights(X, y, u, W, opt).exp()
-    return torch.einsum("kn,knd,kne->kde", c, _gather_tokens(X, opt) - x_tilde, X[:, :, 0, :]) / X.shape[1]
-
-
-def autograd_gradient(X, y, u, W):
-    """grad_W L by autograd through the naive loss (accurate away from saturation), (N,d,d)."""
-    W = W.detach().clone().requires_grad_(True)
-    (grad,) = torch.autograd.grad(loss_autograd_reference(X, y, u, W).sum(), W)
-    return grad
-
-
-def relative_error(A, B):
-    """||A - B||_F / ||B||_F per trial."""
-    return frobenius_norm(A - B) / frobenius_norm(B)
-
-
-def inner(A, B):
-    """<A, B> per trial."""
-    return (A * B).flatten(1).sum(1)
+    return 1.0 / (frobenius_norm(W_ref) * constraint_radii(X, opt).amax(-1))
 
 
 @dataclasses.dataclass
@@ -232,7 +158,7 @@ def gradient_bounds(X, y, u, W, opt, W_ref) -> GradientBounds:
     log_c = log_gradient_weights(X, y, u, W, opt)
     log_n = math.log(X.shape[1])
     log_mean_c = log_c.logsumexp(-1) - log_n
-    log_mean_cR = (log_c + sample_radii(X, opt).log()).logsumexp(-1) - log_n
+    log_mean_cR = (log_c + constraint_radii(X, opt).log()).logsumexp(-1) - log_n
     norm_G, ref_norm, corr_G = frobenius_norm(G), frobenius_norm(W_ref), inner(-G, W_ref)
     return GradientBounds(lower=norm_G * torch.exp(M - log_mean_c) * ref_norm,
                           upper=norm_G * torch.exp(M - log_mean_cR),
@@ -250,13 +176,6 @@ def gaussian_points(rng, scales, like: torch.Tensor) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------- Proposition: (G) and stationarity
-
-
-def _identity_problem(tc):
-    """Example 1 (Assumption 2 holds), or CE (violated) for that control."""
-    if tc.control == "counterexample":
-        return counterexample_near_local_direction(tc.runtime)
-    return e1(tc.runtime)
 
 
 def identity_test_points(rng, prob, scales, rhos) -> torch.Tensor:
@@ -317,7 +236,7 @@ def test_grad_identity_and_stationarity(tc):
     Assumption 2; at s_o -> 1 it is (checked down to 1 - s_o ~ 1e-170).
     """
     sizes = tc.sizes
-    prob = _identity_problem(tc)
+    prob = e1_or_counterexample(tc)
     if tc.control is None:
         check_assumption2_everywhere(tc, prob.data)
     else:
@@ -329,8 +248,8 @@ def test_grad_identity_and_stationarity(tc):
     is_random = torch.as_tensor(np.tile(np.arange(P + len(rhos)) < P, prob.data.K), device=W.device)
 
     Xr, yr, ur, Wr = X[is_random], y[is_random], u[is_random], W[is_random]
-    reference = autograd_gradient(Xr, yr, ur, Wr)
-    err_identity = relative_error(-identity_negative_gradient(Xr, yr, ur, Wr, opt[is_random]), reference)
+    reference = autograd_grad_W(Xr, yr, ur, Wr)
+    err_identity = relative_error(-closed_form_negative_grad_W(Xr, yr, ur, Wr, opt[is_random]), reference)
     M, G = scaled_grad_W(Xr, yr, ur, Wr)
     err_library = relative_error(torch.exp(M)[:, None, None] * G, reference)
     tc.check.at_most("(G) vs autograd: relative Frobenius error (max over random W)",

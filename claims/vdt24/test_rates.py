@@ -5,34 +5,14 @@ Self-attention", arXiv 2402.05738, Section 3 and Appendix A.  Only W is trained;
 decoder of the data set.  dev_t = 1 - <W_t/||W_t||, W_mm/||W_mm||> is the alignment
 deficit with the W-SVM solution.
 """
-import dataclasses
-
 import numpy as np
 import torch
 
 from theorycheck import claim
-from theorycheck import data as datasets
-from theorycheck.optim import GD, NGD, alignment, frobenius_norm, run_trajectory
+from theorycheck.optim import GD, NGD, frobenius_norm, run_trajectory
 from theorycheck.solvers import solve_wsvm_batch
 
-from ._common import PAPER, TRIALS, e1, make_problem
-
-
-def direction_metrics(W_ref):
-    """Per-step metrics for directional claims: ||W_t||_F and al(W_t, W_ref)."""
-    return {"W_norm": lambda it: frobenius_norm(it.W), "W_alignment": lambda it: alignment(it.W, W_ref)}
-
-
-def certificate_bound(norms: np.ndarray, align: np.ndarray, eta: float, t0: int) -> np.ndarray:
-    r"""B(t) for t > t0 (rows t0+1..; columns trials), the executable form of Theorem 5.
-
-    B(t) = (||W_{t0}|| - <W_{t0}, Wbar_mm> + sum_{s=t0}^{t-1} eta^2 / (2 ||W_s||)) / ||W_t||,
-    valid whenever <-grad L, W/||W||> <= <-grad L, Wbar_mm> for all s >= t0 (Lemma 2 with
-    eps = 0).  ``norms``, ``align``: (steps+1, K) every-step series.
-    """
-    head = norms[t0] * (1.0 - align[t0])
-    increments = np.cumsum(eta**2 / (2.0 * norms[t0:-1]), axis=0)
-    return (head + increments) / norms[t0 + 1:]
+from ._common import PAPER, TRIALS, certificate_bound, direction_metrics, e1_or_counterexample
 
 
 def _thm1_reference(tc, prob):
@@ -43,16 +23,6 @@ def _thm1_reference(tc, prob):
         opt = (prob.data.opt + 1) % prob.data.T
         return tc.tensor(solve_wsvm_batch(prob.data, opt=opt))
     return prob.W_mm
-
-
-def _thm1_problem(tc):
-    """E1 data, or the counterexample CE (Assumptions 1-2 violated) for that control."""
-    if tc.control != "counterexample":
-        return e1(tc.runtime)
-    ce = make_problem(tc.runtime, datasets.counterexample(TRIALS), init_stream="init")
-    W_alpha = tc.tensor(solve_wsvm_batch(ce.data, opt=np.tile(datasets.counterexample_local_opt(),
-                                                               (TRIALS, 1))))
-    return dataclasses.replace(ce, W0=W_alpha / frobenius_norm(W_alpha)[:, None, None] + ce.W0)
 
 
 @claim(
@@ -89,7 +59,7 @@ def test_ngd_global_direction_rate(tc):
     (e) the fitted slope of log dev vs log t over t >= 100 is <= -1.
     """
     sizes, eta = tc.sizes, 0.1
-    prob = _thm1_problem(tc)
+    prob = e1_or_counterexample(tc)
     W_ref = _thm1_reference(tc, prob)
     d = prob.X.shape[-1]
     starts = {
@@ -107,8 +77,8 @@ def test_ngd_global_direction_rate(tc):
                           sizes["steps"], direction_metrics(W_ref.repeat(S, 1, 1)))
     t = np.arange(sizes["steps"] + 1)
     for s, label in enumerate(starts):
-        trials = slice(s * TRIALS, (s + 1) * TRIALS)
-        dev = 1.0 - traj["W_alignment"][:, trials]                # (steps+1, K)
+        run = traj.restrict(slice(s * TRIALS, (s + 1) * TRIALS))
+        dev = 1.0 - run["W_alignment"]                            # (steps+1, K)
         c = dev[checkpoints] * checkpoints[:, None] / np.log(checkpoints)[:, None]
         tc.check.at_most(f"{label}: dev at t={sizes['steps']} (all seeds)", dev[-1], sizes["dev_max"])
         tc.check.at_most(f"{label}: c(t_k+1)/c(t_k) at consecutive checkpoints",
@@ -118,7 +88,7 @@ def test_ngd_global_direction_rate(tc):
         tc.record(f"{label}: c(t) at checkpoints (seed 0)", c[:, 0])
         if s > 0:
             continue
-        bound = certificate_bound(traj["W_norm"][:, trials], 1.0 - dev, eta, sizes["t0"])
+        bound = certificate_bound(run["W_norm"], 1.0 - dev, eta, sizes["t0"])
         tc.check.at_most("certificate: max over t > t0 of dev_t - B(t)(1 + 1e-6)",
                          (dev[sizes["t0"] + 1:] - bound * (1 + 1e-6)).max(), 1e-12)
         tc.record("max dev/B", (dev[sizes["t0"] + 1:] / bound).max())

@@ -25,13 +25,22 @@ import numpy as np
 import torch
 
 from theorycheck import claim
-from theorycheck.data import score_gaps
-from theorycheck.models.token_selection import log_one_minus_s_opt, logits, s_opt
+from theorycheck.data import constraint_radii, score_gaps
+from theorycheck.models.token_selection import log_one_minus_s_opt, logit_gap, s_opt
 from theorycheck.optim import GD, NGD, Polyak, Trajectory, displacement, run_trajectory
 from theorycheck.runtime import Runtime
 
-from ._common import NGD_ETA, NGD_STEPS, PAPER, TRIALS, e1, e1_ngd
-from .test_rates import _thm1_problem, certificate_bound, direction_metrics
+from ._common import (
+    NGD_ETA,
+    NGD_STEPS,
+    PAPER,
+    TRIALS,
+    certificate_bound,
+    direction_metrics,
+    e1,
+    e1_ngd,
+    e1_or_counterexample,
+)
 
 GD_ETA = 1.0
 GD_STEPS = {"quick": 3000, "full": 30000}
@@ -44,27 +53,10 @@ GD_CHECKPOINTS = {"quick": [100, 300, 1000, 3000], "full": [100, 300, 1000, 3000
 # ------------------------------------------------------------------ quantities of the data
 
 
-def min_logit_gap(X, W, opt):
-    r"""min_{tau != o} g_{i,tau}(W) = z_{i,o} - max_{tau != o} z_{i,tau}, shape (K,n).
-
-    Sample i violates the W-SVM at W iff this is < 1."""
-    z = logits(X, W)
-    is_opt = torch.zeros_like(z, dtype=torch.bool).scatter_(-1, opt[..., None], True)
-    return z.gather(-1, opt[..., None]).squeeze(-1) - z.masked_fill(is_opt, -math.inf).amax(-1)
-
-
-def constraint_radii(data) -> np.ndarray:
-    r"""R_i = ||x_{i,1}|| max_{t != o} ||x_{i,o} - x_{i,t}||, shape (K,n): the largest norm of
-    a constraint matrix (x_{i,o} - x_{i,t}) x_{i,1}^T of sample i."""
-    X = data.X
-    optimal = np.take_along_axis(X, data.opt[:, :, None, None], axis=2)
-    return np.linalg.norm(X[:, :, 0], axis=-1) * np.linalg.norm(optimal - X, axis=-1).max(-1)
-
-
 def gradient_correlation_floor(data, W_mm_norm) -> np.ndarray:
     r"""kappa = 1/(||W_mm||_F max_i R_i) per trial (vdt24.lem6): under Assumption 2,
     <-grad L(W), Wbar_mm> >= kappa ||grad L(W)||_F for every W."""
-    return 1.0 / (W_mm_norm * constraint_radii(data).max(-1))
+    return 1.0 / (W_mm_norm * constraint_radii(data.X, data.opt).max(-1))
 
 
 def unit(W):
@@ -94,28 +86,13 @@ def saturation_metrics(X, opt, W_ref):
     return dict(direction_metrics(W_ref), displacement=displacement,
                 s_opt=lambda it: s_opt(X, it.W, opt),
                 log_one_minus_s_opt=lambda it: log_one_minus_s_opt(X, it.W, opt),
-                min_gap=lambda it: min_logit_gap(X, it.W, opt))
+                min_gap=lambda it: logit_gap(X, it.W, opt))
 
 
 def dense_then_sparse(steps: int, dense: int, *must) -> np.ndarray:
     """Every step up to ``dense``, every SPARSE_EVERY-th after, and the times in ``must``."""
     return np.union1d(np.r_[np.arange(dense + 1), np.arange(dense, steps + 1, SPARSE_EVERY)],
                       np.concatenate([np.asarray(m, dtype=int) for m in must] or [[]])).astype(int)
-
-
-def restrict(traj: Trajectory, trials: slice, t_max: int | None = None) -> Trajectory:
-    """The trials ``trials`` of a batched run, up to time ``t_max``."""
-    keep = traj.t <= (traj.t[-1] if t_max is None else t_max)
-    return Trajectory(traj.t[keep], {k: v[keep][:, trials] for k, v in traj.metrics.items()},
-                      traj.u[trials], traj.W[trials])
-
-
-def at_times(t: np.ndarray, values: np.ndarray, times) -> np.ndarray:
-    """Rows of ``values`` (recorded at the iterations ``t``) at the iterations ``times``."""
-    rows = np.minimum(np.searchsorted(t, times), len(t) - 1)
-    if np.any(t[rows] != times):
-        raise KeyError(f"times {list(times)} were not all recorded")
-    return values[rows]
 
 
 @functools.lru_cache(maxsize=4)
@@ -157,7 +134,7 @@ def _lem5_runs(tc):
     """{method: trajectory with s_opt and min_gap at every step <= steps}, and the data."""
     steps = tc.sizes["steps"]
     if tc.control == "counterexample":
-        ce = _thm1_problem(tc)  # CE from Wbar_alpha + small noise
+        ce = e1_or_counterexample(tc)  # CE from Wbar_alpha + small noise
         traj = run_trajectory(NGD(ce.X, ce.y, NGD_ETA), ce.u, ce.W0, steps,
                               saturation_metrics(ce.X, ce.opt, ce.W_mm))
         return {f"NGD eta={NGD_ETA} on CE": traj}, ce.data
@@ -169,9 +146,9 @@ def _lem5_runs(tc):
     ngd = run_trajectory(step, prob.u.repeat(E, 1), prob.W0.repeat(E, 1, 1), steps,
                          saturation_metrics(X, opt, prob.W_mm.repeat(E, 1, 1)))
     _, gd, gd_starts = e1_gd(tc.runtime)
-    runs = {f"NGD eta={eta}": restrict(ngd, slice(e * TRIALS, (e + 1) * TRIALS)) for e, eta in enumerate(etas)}
-    runs[f"GD eta={GD_ETA}"] = restrict(gd, gd_starts["small random"], steps)
-    runs["Polyak (uncapped)"] = restrict(e1_polyak(tc.runtime)[1], slice(None), steps)
+    runs = {f"NGD eta={eta}": ngd.restrict(slice(e * TRIALS, (e + 1) * TRIALS)) for e, eta in enumerate(etas)}
+    runs[f"GD eta={GD_ETA}"] = gd.restrict(gd_starts["small random"], steps)
+    runs["Polyak (uncapped)"] = e1_polyak(tc.runtime)[1].restrict(slice(None), steps)
     return runs, prob.data
 
 
@@ -237,7 +214,7 @@ def _ngd_run_or_gd(tc):
     the small-init trials of the shared GD run (eta = 1) over the same steps."""
     if tc.control == "gd":
         prob, gd, starts = e1_gd(tc.runtime)
-        return prob, restrict(gd, starts["small random"], NGD_STEPS[tc.tier]), GD_ETA
+        return prob, gd.restrict(starts["small random"], NGD_STEPS[tc.tier]), GD_ETA
     prob, traj = e1_ngd(tc.runtime)
     return prob, traj, NGD_ETA
 
@@ -356,17 +333,17 @@ def test_softmax_saturation_rate(tc):
 
 
 def _thm6_runs(tc):
-    """(t, {start: (C, K) dev at the recorded iterations t}, data): the shared GD run, or GD
-    on CE (every SPARSE_EVERY-th step) for the control."""
+    """({start: trajectory with W_alignment}, data): the starts of the shared GD run, or GD on
+    CE (every SPARSE_EVERY-th step) for the control."""
     checkpoints = tc.sizes["checkpoints"]
     if tc.control == "counterexample":
-        ce = _thm1_problem(tc)
+        ce = e1_or_counterexample(tc)
         traj = run_trajectory(GD(ce.X, ce.y, GD_ETA), ce.u, ce.W0, checkpoints[-1],
                               direction_metrics(ce.W_mm),
                               checkpoints=dense_then_sparse(checkpoints[-1], 0, checkpoints))
-        return traj.t, {"near W_alpha (CE)": 1.0 - traj["W_alignment"]}, ce.data
+        return {"near W_alpha (CE)": traj}, ce.data
     prob, traj, starts = e1_gd(tc.runtime)
-    return traj.t, {label: 1.0 - traj["W_alignment"][:, trials] for label, trials in starts.items()}, prob.data
+    return {label: traj.restrict(trials) for label, trials in starts.items()}, prob.data
 
 
 @claim(
@@ -412,12 +389,13 @@ def test_gd_global_asymptotic(tc):
     Not tested: a large random init (||W_0|| = 3) is outside the theorem's small-init
     hypothesis; GD from it still has dev ln t decreasing but dev_3000 ~ 0.04.
     """
-    t, runs, data = _thm6_runs(tc)
+    runs, data = _thm6_runs(tc)
     check_assumptions(tc, data)
     checkpoints = np.asarray(tc.sizes["checkpoints"])
-    shown = t >= max(checkpoints[0] // 10, 2)
-    for label, series in runs.items():
-        dev = at_times(t, series, checkpoints)                      # (checkpoints, K)
+    for label, run in runs.items():
+        t, series = run.t, 1.0 - run["W_alignment"]
+        shown = t >= max(checkpoints[0] // 10, 2)
+        dev = 1.0 - run.at("W_alignment", checkpoints)             # (checkpoints, K)
         scaled = dev * np.log(checkpoints)[:, None]
         tc.check.holds(f"{label}: dev strictly decreasing over the checkpoints",
                        np.diff(dev, axis=0) < 0, detail={"max ratio": (dev[1:] / dev[:-1]).max()})
@@ -494,7 +472,7 @@ def test_polyak_direction_rate(tc):
     D, norm, align = traj["displacement"], traj["W_norm"], traj["W_alignment"]
     norm_mm = prob.W_mm_norm
     delta_max = score_gaps(data.scores(), data.opt).max(-1)
-    lower = np.exp(-delta_max) / constraint_radii(data).max(-1)
+    lower = np.exp(-delta_max) / constraint_radii(data.X, data.opt).max(-1)
     upper = norm_mm / traj["s_opt"].min(-1)
     tc.check.at_least("min_t D_t / (e^{-Delta_max}/max R)", (D / lower).min(), 1.0, margin=1e-9)
     tc.check.at_most("max_t D_t / (||W_mm||/min_i s_opt(W_t))", (D / upper).max(), 1.0, margin=1e-9)

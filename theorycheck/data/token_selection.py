@@ -84,6 +84,14 @@ def score_gaps(scores: np.ndarray, opt: np.ndarray) -> np.ndarray:
     return best - np.max(scores, axis=-1, where=_non_optimal(scores, opt), initial=-np.inf)
 
 
+def constraint_radii(X: np.ndarray, opt: np.ndarray) -> np.ndarray:
+    """``R_i = ||x_{i,1}|| max_{t != opt_i} ||x_{i,opt_i} - x_{i,t}||``, ``(K, n)`` from ``X (K, n, T, d)``:
+    the largest Frobenius norm of a W-SVM constraint matrix ``(x_{i,opt} - x_{i,t}) x_{i,1}^T``
+    of sample i (the numpy twin of ``theorycheck.models.constraint_radii``)."""
+    optimal = np.take_along_axis(X, opt[:, :, None, None], axis=2)
+    return np.linalg.norm(X[:, :, 0], axis=-1) * np.linalg.norm(optimal - X, axis=-1).max(-1)
+
+
 def opt_is_argmax(scores: np.ndarray, opt: np.ndarray) -> np.ndarray:
     """Whether ``opt_i`` is the unique argmax of ``gamma_i`` (positive score gap), ``(..., n)``."""
     return score_gaps(scores, opt) > 0

@@ -14,7 +14,9 @@ and linear decoder u in R^d:
     loss         L(u, W)     = (1/n) sum_i exp(-gbar_i)  (exponential loss)
 
 Nothing here assumes the paper's Assumptions 1-2 (near-orthogonal tokens, equal
-non-optimal scores): every function is exact for arbitrary X, y, u, W.
+non-optimal scores): every function is exact for arbitrary X, y, u, W.  The last section
+evaluates the closed-form gradient (G) of the paper's Section 3, which equals the gradient
+only under Assumption 2; checking that is the caller's business.
 
 Shapes: every tensor carries a leading trial dimension K; trials are independent
 problems computed together.  X (K,n,T,d), y (K,n) in {-1,+1}, u (K,d),
@@ -113,6 +115,45 @@ def attended_features(X, W):
     return _weighted_tokens(log_attention(X, W).exp(), X)
 
 
+def tokens_at(X, index):
+    r"""x_{i,index_i}, one token per sample (e.g. the designated ones, index = opt), shape (K,n,d)."""
+    return X.gather(2, index[..., None, None].expand(-1, -1, 1, X.shape[-1])).squeeze(2)
+
+
+def optimal_token_mask(opt, T):
+    """Boolean (K,n,T), true at t = opt_i."""
+    return torch.arange(T, device=opt.device) == opt[..., None]
+
+
+def _gap_to_other_tokens(values, opt):
+    r"""v_{i,opt_i} - max_{t != opt_i} v_{i,t} for per-token values v (K,n,T), shape (K,n)."""
+    v_opt = values.gather(-1, opt[..., None]).squeeze(-1)
+    return v_opt - values.masked_fill(optimal_token_mask(opt, values.shape[-1]), _NEG_INF).amax(-1)
+
+
+def score_gap(X, y, u, opt):
+    r"""Delta_i = gamma_{i,o} - max_{t != o} gamma_{i,t}, shape (K,n) (o = opt_i).
+
+    Under Assumption 2 (all non-optimal scores of a sample equal) this is the common gap
+    gamma_{i,o} - gamma_{i,t} of every t != o."""
+    return _gap_to_other_tokens(token_scores(X, y, u), opt)
+
+
+def logit_gap(X, W, opt):
+    r"""min_{t != o} g_{i,t}(W), g_{i,t} = (x_{i,o} - x_{i,t})^T W x_{i,1} = z_{i,o} - z_{i,t}, shape (K,n).
+
+    The smallest W-SVM constraint value of sample i: sample i violates the W-SVM at W iff it
+    is < 1."""
+    return _gap_to_other_tokens(logits(X, W), opt)
+
+
+def constraint_radii(X, opt):
+    r"""R_i = ||x_{i,1}|| max_{t != o} ||x_{i,o} - x_{i,t}||, shape (K,n): the largest Frobenius norm
+    of a W-SVM constraint matrix (x_{i,o} - x_{i,t}) x_{i,1}^T of sample i."""
+    spread = (tokens_at(X, opt)[:, :, None, :] - X).norm(dim=-1).amax(-1)
+    return spread * X[:, :, 0, :].norm(dim=-1)
+
+
 def s_opt(X, W, opt):
     r"""s_{i,opt_i}, the attention on the designated token, shape (K,n)."""
     return log_attention(X, W).gather(-1, opt[..., None]).squeeze(-1).exp()
@@ -124,8 +165,7 @@ def log_one_minus_s_opt(X, W, opt):
     Exact for saturated attention, where log(1 - s) would return -inf.
     """
     a = log_attention(X, W)
-    is_opt = torch.zeros_like(a, dtype=torch.bool).scatter_(-1, opt[..., None], True)
-    return a.masked_fill(is_opt, _NEG_INF).logsumexp(-1)
+    return a.masked_fill(optimal_token_mask(opt, a.shape[-1]), _NEG_INF).logsumexp(-1)
 
 
 def _forward(X, y, u, W):
@@ -239,3 +279,45 @@ def loss_autograd_reference(X, y, u, W):
     s = torch.softmax(logits(X, W), dim=-1)
     f = (s[..., None] * X).sum(2) @ u[..., None]
     return torch.exp(-y * f.squeeze(-1)).mean(-1)
+
+
+def autograd_grad_W(X, y, u, W):
+    """grad_W L by autograd through `loss_autograd_reference` (accurate only away from
+    saturation), shape (K,d,d)."""
+    W = W.detach().clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(loss_autograd_reference(X, y, u, W).sum(), W)
+    return grad
+
+
+# ---------------------------------------------------------------- identity (G) under Assumption 2
+
+
+def log_gradient_weights(X, y, u, W, opt):
+    r"""log c_i, c_i = exp(-gbar_i) s_{i,o} (1 - s_{i,o}) Delta_i, shape (K,n) (o = opt_i).
+
+    The weights of identity (G) (`closed_form_negative_grad_W`), with Delta_i = `score_gap`.
+    log(1 - s_{i,o}) is a logsumexp of the other log-attentions, so c_i is exact for
+    saturated attention (c_i far below the float range).
+    """
+    log_s_opt = log_attention(X, W).gather(-1, opt[..., None]).squeeze(-1)
+    return (-margins(X, y, u, W) + log_s_opt + log_one_minus_s_opt(X, W, opt)
+            + score_gap(X, y, u, opt).log())
+
+
+def closed_form_negative_grad_W(X, y, u, W, opt):
+    r"""The right-hand side of identity (G), shape (K,d,d):
+
+        -grad_W L = (1/n) sum_i c_i (x_{i,o} - xtilde_i) x_{i,1}^T,
+        xtilde_i = sum_{t != o} s_{i,t} x_{i,t} / (1 - s_{i,o}),
+
+    with the weights c_i of `log_gradient_weights`.  It equals -grad_W L when Assumption 2
+    holds (gamma_{i,t} = gamma_{i,o} - Delta_i for every t != o: then gamma_{i,o} - gbar_i =
+    (1 - s_{i,o}) Delta_i and gamma_{i,t} - gbar_i = -s_{i,o} Delta_i in the gradient of
+    `scaled_grad_W`); otherwise it is in general a different matrix.
+    """
+    a = log_attention(X, W)
+    others = a - log_one_minus_s_opt(X, W, opt)[..., None]          # log(s_t / (1 - s_o))
+    weights = others.exp().masked_fill(optimal_token_mask(opt, X.shape[2]), 0.0)
+    x_tilde = torch.einsum("knt,kntd->knd", weights, X)
+    c = log_gradient_weights(X, y, u, W, opt).exp()
+    return torch.einsum("kn,knd,kne->kde", c, tokens_at(X, opt) - x_tilde, X[:, :, 0, :]) / X.shape[1]

@@ -1,8 +1,17 @@
 """Optimizers and trajectory recording for the token-selection attention model."""
 
-from theorycheck.optim.metrics import Iterate, alignment, displacement, frobenius_norm, standard_metrics
+from theorycheck.optim.batched import Method, MethodBatchStep, ScheduledNormalizedGD
+from theorycheck.optim.metrics import (
+    Iterate,
+    alignment,
+    displacement,
+    frobenius_norm,
+    inner,
+    relative_error,
+    standard_metrics,
+)
 from theorycheck.optim.steps import GD, NGD, BlockNGD, NGDMomentum, Polyak
-from theorycheck.optim.trajectory import NonFiniteIterateError, Trajectory, run_trajectory
+from theorycheck.optim.trajectory import NonFiniteIterateError, Trajectory, recorded_rows, run_trajectory
 
 __all__ = [
     "GD",
@@ -10,12 +19,18 @@ __all__ = [
     "BlockNGD",
     "NGDMomentum",
     "Polyak",
+    "Method",
+    "MethodBatchStep",
+    "ScheduledNormalizedGD",
     "Iterate",
     "NonFiniteIterateError",
     "Trajectory",
     "alignment",
     "displacement",
     "frobenius_norm",
+    "inner",
+    "recorded_rows",
+    "relative_error",
     "run_trajectory",
     "standard_metrics",
 ]

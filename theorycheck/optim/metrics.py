@@ -27,9 +27,19 @@ def frobenius_norm(A):
     return A.flatten(1).norm(dim=1)
 
 
+def inner(A, B):
+    r"""<A_k, B_k> = sum of the entries of A_k * B_k for every trial k, shape (K,)."""
+    return (A * B).flatten(1).sum(1)
+
+
 def alignment(A, B):
     r"""al(A, B) = <A, B>/(||A||_F ||B||_F) per trial; A, B of equal shape (K, ...)."""
-    return (A * B).flatten(1).sum(1) / (frobenius_norm(A) * frobenius_norm(B))
+    return inner(A, B) / (frobenius_norm(A) * frobenius_norm(B))
+
+
+def relative_error(A, B):
+    r"""||A_k - B_k||_F / ||B_k||_F for every trial k, shape (K,)."""
+    return frobenius_norm(A - B) / frobenius_norm(B)
 
 
 def displacement(it):
