@@ -10,7 +10,9 @@ import torch
 from theorycheck.models.token_selection import (
     log_excess_loss,
     log_loss,
+    log_one_minus_s_opt,
     loss_autograd_reference,
+    s_opt,
     token_scores,
 )
 from theorycheck.optim import (
@@ -191,6 +193,22 @@ def test_trajectory_records_checkpoints_and_next_step_displacement():
         run_trajectory(NGD(X, y, eta=0.1), u, W0, 20, metrics, checkpoints=[5, 0])
     with pytest.raises(ValueError):
         run_trajectory(NGD(X, y, eta=0.1), u, W0, 20, metrics, checkpoints=[0, 21])
+
+
+def test_standard_metrics_share_one_forward_pass_per_checkpoint(monkeypatch):
+    import theorycheck.optim.metrics as metrics_module
+
+    X, y, u, opt, W0 = small_problem()
+    calls = []
+    real_forward = metrics_module.forward
+    monkeypatch.setattr(metrics_module, "forward", lambda *a: calls.append(1) or real_forward(*a))
+    traj = run_trajectory(NGD(X, y, eta=0.1), u, W0, 10, standard_metrics(X, y, opt, iterates=True),
+                          checkpoints=[0, 4, 10])
+    assert len(calls) == 3
+    for row, t in enumerate(traj.t):
+        W_t = torch.tensor(traj["W"][row])
+        np.testing.assert_array_equal(traj["s_opt"][row], s_opt(X, W_t, opt).numpy())
+        np.testing.assert_array_equal(traj["log_one_minus_s_opt"][row], log_one_minus_s_opt(X, W_t, opt).numpy())
 
 
 def test_nonfinite_initial_iterate_raises():

@@ -1,10 +1,12 @@
 """Models: the softmax token-selection attention model (arXiv 2402.05738)."""
 
 from theorycheck.models.token_selection import (
+    Forward,
     attended_features,
     autograd_grad_W,
     closed_form_negative_grad_W,
     constraint_radii,
+    forward,
     log_attention,
     log_excess_loss,
     log_gradient_weights,
@@ -26,10 +28,12 @@ from theorycheck.models.token_selection import (
 )
 
 __all__ = [
+    "Forward",
     "attended_features",
     "autograd_grad_W",
     "closed_form_negative_grad_W",
     "constraint_radii",
+    "forward",
     "log_attention",
     "log_excess_loss",
     "log_gradient_weights",

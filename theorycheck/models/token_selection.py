@@ -37,6 +37,7 @@ underflows.  The functions below therefore work in log space:
 """
 
 import math
+from typing import NamedTuple
 
 import torch
 
@@ -154,9 +155,17 @@ def constraint_radii(X, opt):
     return spread * X[:, :, 0, :].norm(dim=-1)
 
 
+def _s_opt(a, opt):
+    return a.gather(-1, opt[..., None]).squeeze(-1).exp()
+
+
+def _log_one_minus_s_opt(a, opt):
+    return a.masked_fill(optimal_token_mask(opt, a.shape[-1]), _NEG_INF).logsumexp(-1)
+
+
 def s_opt(X, W, opt):
     r"""s_{i,opt_i}, the attention on the designated token, shape (K,n)."""
-    return log_attention(X, W).gather(-1, opt[..., None]).squeeze(-1).exp()
+    return _s_opt(log_attention(X, W), opt)
 
 
 def log_one_minus_s_opt(X, W, opt):
@@ -164,24 +173,58 @@ def log_one_minus_s_opt(X, W, opt):
 
     Exact for saturated attention, where log(1 - s) would return -inf.
     """
-    a = log_attention(X, W)
-    return a.masked_fill(optimal_token_mask(opt, a.shape[-1]), _NEG_INF).logsumexp(-1)
+    return _log_one_minus_s_opt(log_attention(X, W), opt)
 
 
-def _forward(X, y, u, W):
-    """(gamma, a, gbar): token scores, log-attention and margins."""
+class Forward(NamedTuple):
+    r"""The forward pass at (u, W): token scores gamma (K,n,T), log-attention a (K,n,T) and
+    margins gbar_i = sum_t s_{i,t} gamma_{i,t} (K,n).
+
+    Losses, attention statistics and gradients are functions of it, so that quantities
+    measured at one iterate can share a single evaluation of the attention logits (the
+    d x d matrix products that dominate the cost).  Its methods equal the module functions
+    of the same names.
+    """
+
+    gamma: torch.Tensor
+    a: torch.Tensor
+    gbar: torch.Tensor
+
+    def log_loss(self):
+        r"""log L = log((1/n) sum_i exp(-gbar_i)), shape (K,), without overflow."""
+        return (-self.gbar).logsumexp(-1) - math.log(self.gbar.shape[-1])
+
+    def log_excess_loss(self, opt):
+        """See `log_excess_loss`."""
+        gamma_o = self.gamma.gather(-1, opt[..., None])
+        log_d, sign_d = (v.squeeze(-1) for v in score_deviations(self.gamma, self.a, gamma_o))
+        log_terms = -gamma_o.squeeze(-1) + log_abs_expm1(log_d, sign_d)
+        log_sum, sign_sum = signed_logsumexp(log_terms, sign_d, dim=-1)
+        return torch.where(sign_sum >= 0, log_sum, float("nan")) - math.log(self.gbar.shape[-1])
+
+    def s_opt(self, opt):
+        """See `s_opt`."""
+        return _s_opt(self.a, opt)
+
+    def log_one_minus_s_opt(self, opt):
+        """See `log_one_minus_s_opt`."""
+        return _log_one_minus_s_opt(self.a, opt)
+
+
+def forward(X, y, u, W) -> Forward:
+    """The `Forward` pass (gamma, a, gbar) at (u, W)."""
     gamma, a = token_scores(X, y, u), log_attention(X, W)
-    return gamma, a, (a.exp() * gamma).sum(-1)
+    return Forward(gamma, a, (a.exp() * gamma).sum(-1))
 
 
 def margins(X, y, u, W):
     r"""gbar_i = y_i f(X_i) = sum_t s_{i,t} gamma_{i,t}, shape (K,n)."""
-    return _forward(X, y, u, W)[2]
+    return forward(X, y, u, W).gbar
 
 
 def log_loss(X, y, u, W):
     r"""log L = log((1/n) sum_i exp(-gbar_i)), shape (K,), without overflow."""
-    return (-margins(X, y, u, W)).logsumexp(-1) - math.log(y.shape[-1])
+    return forward(X, y, u, W).log_loss()
 
 
 def score_deviations(gamma, a, ref):
@@ -210,12 +253,7 @@ def log_excess_loss(X, y, u, W, opt):
     range (log(L - L_*) ~ -1e3) are returned accurately.  -inf if L = L_*
     exactly; NaN if L < L_* (possible only when opt is not the argmax).
     """
-    gamma, a = token_scores(X, y, u), log_attention(X, W)
-    gamma_o = gamma.gather(-1, opt[..., None])
-    log_d, sign_d = (v.squeeze(-1) for v in score_deviations(gamma, a, gamma_o))
-    log_terms = -gamma_o.squeeze(-1) + log_abs_expm1(log_d, sign_d)
-    log_sum, sign_sum = signed_logsumexp(log_terms, sign_d, dim=-1)
-    return torch.where(sign_sum >= 0, log_sum, float("nan")) - math.log(y.shape[-1])
+    return forward(X, y, u, W).log_excess_loss(opt)
 
 
 # ---------------------------------------------------------------- gradients
@@ -250,7 +288,7 @@ def scaled_grad_W(X, y, u, W):
     when exp(M) underflows.  M: (K,), G: (K,d,d).  If every delta is 0 (e.g.
     u = 0) the gradient is exactly zero: M = -inf, G = 0.
     """
-    gamma, a, gbar = _forward(X, y, u, W)
+    gamma, a, gbar = forward(X, y, u, W)
     return _grad_W(X, gamma, a, gbar)
 
 
@@ -260,13 +298,13 @@ def scaled_grad_u(X, y, u, W):
         grad_u L = -(1/n) sum_i exp(-gbar_i) y_i X_i^T s_i,
     scaled by M = max_i(-gbar_i).  M: (K,), G: (K,d).
     """
-    _, a, gbar = _forward(X, y, u, W)
+    _, a, gbar = forward(X, y, u, W)
     return _grad_u(X, y, a, gbar)
 
 
 def scaled_gradients(X, y, u, W):
     r"""((M_u, G_u), (M_W, G_W)): both gradients in scaled form from one forward pass."""
-    gamma, a, gbar = _forward(X, y, u, W)
+    gamma, a, gbar = forward(X, y, u, W)
     return _grad_u(X, y, a, gbar), _grad_W(X, gamma, a, gbar)
 
 

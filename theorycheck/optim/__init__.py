@@ -7,6 +7,7 @@ from theorycheck.optim.metrics import (
     displacement,
     frobenius_norm,
     inner,
+    once_per_iterate,
     relative_error,
     standard_metrics,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "MethodBatchStep",
     "ScheduledNormalizedGD",
     "Iterate",
+    "once_per_iterate",
     "NonFiniteIterateError",
     "Trajectory",
     "alignment",

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
-from theorycheck.models.token_selection import log_excess_loss, log_loss, log_one_minus_s_opt, s_opt
+from theorycheck.models.token_selection import forward
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,20 @@ def displacement(it):
     return torch.hypot(frobenius_norm(it.next_u - it.u), frobenius_norm(it.next_W - it.W))
 
 
+def once_per_iterate(fn):
+    """``fn(it)``, evaluated once per `Iterate`: the metrics of one checkpoint that call the
+    returned function share a single evaluation (the last one is kept until the next)."""
+    last = {}
+
+    def shared(it):
+        if last.get("it") is not it:
+            last.clear()
+            last.update(it=it, value=fn(it))
+        return last["value"]
+
+    return shared
+
+
 def standard_metrics(X, y, opt=None, W_ref=None, u_ref=None, iterates=False):
     r"""The usual metrics as a dict name -> callable (each returns a (K, ...) tensor).
 
@@ -55,18 +69,20 @@ def standard_metrics(X, y, opt=None, W_ref=None, u_ref=None, iterates=False):
     log(L - L_*) with L_* = mean_i exp(-gamma_{i,opt_i}), and per sample (K,n)
     "s_opt" s_{i,opt_i}(W_t) and "log_one_minus_s_opt" log(1 - s_{i,opt_i}).
     With ``W_ref`` / ``u_ref``: "W_alignment" al(W_t, W_ref), "u_alignment"
-    al(u_t, u_ref).  With ``iterates``: "u" and "W" themselves.
+    al(u_t, u_ref).  With ``iterates``: "u" and "W" themselves.  The loss and attention
+    metrics share one forward pass per checkpoint.
     """
+    state = once_per_iterate(lambda it: forward(X, y, it.u, it.W))
     metrics = {
         "W_norm": lambda it: frobenius_norm(it.W),
         "u_norm": lambda it: frobenius_norm(it.u),
-        "log_loss": lambda it: log_loss(X, y, it.u, it.W),
+        "log_loss": lambda it: state(it).log_loss(),
         "displacement": displacement,
     }
     if opt is not None:
-        metrics["log_excess_loss"] = lambda it: log_excess_loss(X, y, it.u, it.W, opt)
-        metrics["s_opt"] = lambda it: s_opt(X, it.W, opt)
-        metrics["log_one_minus_s_opt"] = lambda it: log_one_minus_s_opt(X, it.W, opt)
+        metrics["log_excess_loss"] = lambda it: state(it).log_excess_loss(opt)
+        metrics["s_opt"] = lambda it: state(it).s_opt(opt)
+        metrics["log_one_minus_s_opt"] = lambda it: state(it).log_one_minus_s_opt(opt)
     if W_ref is not None:
         metrics["W_alignment"] = lambda it: alignment(it.W, W_ref)
     if u_ref is not None:
