@@ -814,7 +814,7 @@ def direct_hessian_check(tc) -> float:
         return loss_autograd_reference(X, y, theta[None, :8], theta[8:].reshape(1, 8, 8))[0]
 
     theta = torch.as_tensor(np.concatenate([u, W.ravel()]))
-    hessian = torch.autograd.functional.hessian(loss, theta)
+    hessian = torch.func.hessian(loss)(theta)
     direct = float(torch.linalg.eigvalsh(hessian).abs().max() / loss(theta))
     gamma = datasets.token_scores(np.asarray(data.X), data.y, u[None])[None]
     z = np.einsum("kntd,de,kne->knt", data.X, W, data.X[:, :, 0])[None]

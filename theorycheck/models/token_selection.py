@@ -321,10 +321,9 @@ def loss_autograd_reference(X, y, u, W):
 
 def autograd_grad_W(X, y, u, W):
     """grad_W L by autograd through `loss_autograd_reference` (accurate only away from
-    saturation), shape (K,d,d)."""
-    W = W.detach().clone().requires_grad_(True)
-    (grad,) = torch.autograd.grad(loss_autograd_reference(X, y, u, W).sum(), W)
-    return grad
+    saturation), shape (K,d,d).  The trials are independent, so the gradient of the summed
+    loss is every trial's own gradient."""
+    return torch.func.grad(lambda V: loss_autograd_reference(X, y, u, V).sum())(W)
 
 
 # ---------------------------------------------------------------- identity (G) under Assumption 2
