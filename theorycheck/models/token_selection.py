@@ -336,9 +336,13 @@ def log_gradient_weights(X, y, u, W, opt):
     log(1 - s_{i,o}) is a logsumexp of the other log-attentions, so c_i is exact for
     saturated attention (c_i far below the float range).
     """
-    log_s_opt = log_attention(X, W).gather(-1, opt[..., None]).squeeze(-1)
-    return (-margins(X, y, u, W) + log_s_opt + log_one_minus_s_opt(X, W, opt)
-            + score_gap(X, y, u, opt).log())
+    return _log_gradient_weights(forward(X, y, u, W), opt)
+
+
+def _log_gradient_weights(fw, opt):
+    log_s_opt = fw.a.gather(-1, opt[..., None]).squeeze(-1)
+    return (-fw.gbar + log_s_opt + _log_one_minus_s_opt(fw.a, opt)
+            + _gap_to_other_tokens(fw.gamma, opt).log())
 
 
 def closed_form_negative_grad_W(X, y, u, W, opt):
@@ -352,9 +356,9 @@ def closed_form_negative_grad_W(X, y, u, W, opt):
     (1 - s_{i,o}) Delta_i and gamma_{i,t} - gbar_i = -s_{i,o} Delta_i in the gradient of
     `scaled_grad_W`); otherwise it is in general a different matrix.
     """
-    a = log_attention(X, W)
-    others = a - log_one_minus_s_opt(X, W, opt)[..., None]          # log(s_t / (1 - s_o))
+    fw = forward(X, y, u, W)
+    others = fw.a - _log_one_minus_s_opt(fw.a, opt)[..., None]      # log(s_t / (1 - s_o))
     weights = others.exp().masked_fill(optimal_token_mask(opt, X.shape[2]), 0.0)
     x_tilde = torch.einsum("knt,kntd->knd", weights, X)
-    c = log_gradient_weights(X, y, u, W, opt).exp()
+    c = _log_gradient_weights(fw, opt).exp()
     return torch.einsum("kn,knd,kne->kde", c, tokens_at(X, opt) - x_tilde, X[:, :, 0, :]) / X.shape[1]
