@@ -1,0 +1,195 @@
+r"""The model protocol: what every model gives the optimizers, the runner and the metrics.
+
+A model is a loss over **named parameter blocks**.  Parameters are a ``dict`` of tensors,
+every block with a leading trial dimension ``K``: trial ``k`` of every block belongs to one
+independent problem, and the model's data carry the same leading dimension.  A model provides
+
+``blocks``
+    the names of its parameter blocks, in a fixed order (e.g. ``("u", "W")``).
+``log_loss(params) -> (K,)``
+    ``log L(theta)`` per trial (the log form, because losses that saturate leave the float
+    range: ``L - L_*`` of a softmax model reaches ``1e-300`` long before training ends).
+``scaled_gradient(params) -> {block: Scaled}``
+    the gradient of ``L`` in each block as ``exp(M) * G`` (:class:`Scaled`): ``M`` (K,) a log
+    scale and ``G`` a direction with entries of order one, so that normalized and Polyak steps
+    stay exact after ``||grad L||`` underflows.  The default differentiates ``loss`` with
+    ``torch.func`` and then scales; a model whose gradient loses precision that way overrides it.
+``geometry(block) -> Geometry``
+    the inner product and norm of a block (:class:`Frobenius` by default; a weighted norm, an
+    ``l_p`` norm or a coefficient-space representation are other geometries).  Normalized steps,
+    the joint norm over blocks, alignment and displacement all go through it.
+``log_excess_loss(params) -> (K,)``, optional
+    ``log(L - L_*)`` with ``L_* = inf L`` over the model's parameters; Polyak steps need it.
+    The default uses the attribute ``infimum`` (a float, or ``None`` when the model declares none).
+``reference_loss(params) -> (K,)``
+    the loss written plainly, for autograd cross-checks (accurate away from saturation only);
+    the default is ``exp(log_loss)``.
+``restrict(trials) -> Model``
+    the same model on a subset of its trials (an index tensor or slice of the trial
+    dimension); the conformance suite checks that the batch equals trial by trial.
+
+Nothing here knows a paper: a model module cites its source in its own docstring.  A model
+that a conformance test should cover registers a small instance with :func:`register_model`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Mapping, NamedTuple
+
+import torch
+
+from theorycheck.errors import DeclarationError
+
+__all__ = [
+    "Params",
+    "Scaled",
+    "scaled",
+    "Geometry",
+    "Frobenius",
+    "FROBENIUS",
+    "Model",
+    "Instance",
+    "MODELS",
+    "register_model",
+    "per_trial",
+]
+
+Params = Mapping[str, torch.Tensor]
+
+
+def per_trial(values: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """``values`` (K,) shaped to broadcast against a block ``like`` (K, ...)."""
+    return values.reshape(values.shape + (1,) * (like.dim() - 1))
+
+
+class Scaled(NamedTuple):
+    r"""A tensor stored as ``exp(log_scale) * direction``.
+
+    ``log_scale`` (K,): one log scale per trial, ``-inf`` where the tensor is exactly zero (the
+    direction is then zero too).  ``direction`` (K, ...): entries of order one.
+    """
+
+    log_scale: torch.Tensor
+    direction: torch.Tensor
+
+    def value(self) -> torch.Tensor:
+        """``exp(M) * G`` in plain floating point (underflows where ``M`` is very negative)."""
+        return per_trial(torch.exp(self.log_scale), self.direction) * self.direction
+
+
+def scaled(tensor: torch.Tensor) -> Scaled:
+    """``tensor`` (K, ...) as :class:`Scaled` with ``M = log max|entry|`` per trial."""
+    peak = tensor.detach().abs().flatten(1).amax(1)
+    safe = torch.where(peak > 0, peak, 1.0)
+    return Scaled(torch.where(peak > 0, safe.log(), -math.inf), tensor / per_trial(safe, tensor))
+
+
+class Geometry:
+    """Inner product and norm of one parameter block, per trial (shape (K,))."""
+
+    name = "geometry"
+
+    def inner(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def norm(self, A: torch.Tensor) -> torch.Tensor:
+        return self.inner(A, A).clamp_min(0).sqrt()
+
+
+class Frobenius(Geometry):
+    r"""``<A, B> = sum of the entries of A * B``, ``||A|| = ||A||_F`` (per trial)."""
+
+    name = "frobenius"
+
+    def inner(self, A, B):
+        return (A * B).flatten(1).sum(1)
+
+    def norm(self, A):
+        return torch.linalg.vector_norm(A.flatten(1), dim=1)
+
+
+FROBENIUS = Frobenius()
+
+
+class Model:
+    """Base class of the model protocol (see the module docstring).  Subclasses set
+    ``blocks`` and implement ``log_loss`` and ``restrict``; everything else has a default."""
+
+    blocks: tuple[str, ...] = ()
+    #: inf L over the parameters where the model knows it in closed form (for Polyak steps)
+    infimum: float | None = None
+
+    # -- required ---------------------------------------------------------------------------
+    def log_loss(self, params: Params) -> torch.Tensor:
+        raise NotImplementedError(f"{type(self).__name__} must implement log_loss")
+
+    def restrict(self, trials) -> "Model":
+        raise NotImplementedError(f"{type(self).__name__} must implement restrict")
+
+    # -- defaults ---------------------------------------------------------------------------
+    def loss(self, params: Params) -> torch.Tensor:
+        """``L(theta)`` per trial, ``exp(log_loss)``."""
+        return self.log_loss(params).exp()
+
+    def reference_loss(self, params: Params) -> torch.Tensor:
+        """The loss written plainly, for autograd cross-checks; default ``loss``."""
+        return self.loss(params)
+
+    def geometry(self, block: str) -> Geometry:
+        """The geometry of ``block`` (Frobenius unless a model says otherwise)."""
+        return FROBENIUS
+
+    def scaled_gradient(self, params: Params) -> dict[str, Scaled]:
+        """``{block: exp(M_b) G_b}``: by default ``torch.func.grad`` of ``loss``, then scaled."""
+        grads = torch.func.grad(lambda p: self.loss(p).sum())(dict(params))
+        return {b: scaled(grads[b]) for b in self.blocks}
+
+    def gradient(self, params: Params) -> dict[str, torch.Tensor]:
+        """The gradient in plain floating point (underflows once ``L`` saturates)."""
+        return {b: g.value() for b, g in self.scaled_gradient(params).items()}
+
+    def log_excess_loss(self, params: Params) -> torch.Tensor:
+        """``log(L - inf L)`` per trial, from ``infimum``; models that saturate override it
+        with an exact form.  A model without a known infimum raises DeclarationError."""
+        if self.infimum is None:
+            raise DeclarationError(f"{type(self).__name__} declares no infimum of its loss: "
+                                   "Polyak steps need log_excess_loss")
+        return torch.log(self.loss(params) - self.infimum)
+
+    def check_params(self, params: Params) -> None:
+        """DeclarationError unless ``params`` has exactly this model's blocks."""
+        if set(params) != set(self.blocks):
+            raise DeclarationError(f"{type(self).__name__} has blocks {self.blocks}, got "
+                                   f"parameters {tuple(params)}")
+
+    def trials(self, params: Params) -> int:
+        """K, the number of trials of ``params``."""
+        return next(iter(params.values())).shape[0]
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A small instance of a model for the conformance suite: ``params`` lies away from
+    saturation (autograd of ``reference_loss`` is accurate there); ``saturated`` deep in it
+    (``None`` for models that cannot saturate)."""
+
+    model: Model
+    params: dict[str, torch.Tensor]
+    saturated: dict[str, torch.Tensor] | None = None
+
+
+#: name -> factory(K, seed) -> Instance, for every model the conformance suite runs over
+MODELS: dict[str, Callable[[int, int], Instance]] = {}
+
+
+def register_model(name: str):
+    """Register ``factory(K, seed) -> Instance`` under ``name`` for the conformance suite."""
+
+    def decorate(factory):
+        if name in MODELS and MODELS[name] is not factory:
+            raise DeclarationError(f"model {name!r} is registered twice")
+        MODELS[name] = factory
+        return factory
+
+    return decorate
