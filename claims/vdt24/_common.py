@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from theorycheck import data as datasets
+from theorycheck.models import TokenSelection
 from theorycheck.optim import alignment, frobenius_norm, run_trajectory, standard_metrics
 from theorycheck.runtime import Runtime, generator
 from theorycheck.solvers import solve_usvm_batch, solve_wsvm_batch
@@ -73,6 +74,11 @@ class Problem:
     opt: torch.Tensor
     W_mm: torch.Tensor
     W0: torch.Tensor
+
+    @property
+    def model(self) -> TokenSelection:
+        """The fixed-decoder model (data X, y, decoder u; one block W)."""
+        return TokenSelection(self.X, self.y, self.u)
 
     @property
     def W_mm_norm(self) -> np.ndarray:
@@ -159,11 +165,11 @@ def certificate_bound(norms: np.ndarray, align: np.ndarray, eta, t0: int) -> np.
     return (head + increments) / norms[t0 + 1:]
 
 
-def trajectory(prob: Problem, step, steps: int, checkpoints=None, W0=None, u0=None, **metric_opts):
-    """Run ``step`` from (u, W_0) and record the standard metrics with W_mm as reference."""
-    metrics = standard_metrics(prob.X, prob.y, prob.opt, W_ref=prob.W_mm, **metric_opts)
-    return run_trajectory(step, prob.u if u0 is None else u0, prob.W0 if W0 is None else W0,
-                          steps, metrics, checkpoints=checkpoints)
+def trajectory(prob: Problem, step, steps: int, checkpoints=None, W0=None, iterates=False):
+    """Run ``step`` from W_0 and record the standard metrics with W_mm as reference."""
+    metrics = standard_metrics(prob.model, refs={"W": prob.W_mm}, iterates=iterates, opt=prob.opt)
+    return run_trajectory(step, {"W": prob.W0 if W0 is None else W0}, steps, metrics,
+                          checkpoints=checkpoints)
 
 
 NGD_ETA = 0.1
@@ -173,10 +179,10 @@ NGD_STEPS = {"quick": 2000, "full": 20000}
 @functools.lru_cache(maxsize=4)
 def e1_ngd(runtime: Runtime):
     """The reference NGD run (eta = 0.1, from the small init W_0) on Example 1, every step
-    recorded with the standard metrics: W_norm, u_norm, log_loss, displacement,
+    recorded with the standard metrics: W_norm, log_loss, displacement,
     log_excess_loss, s_opt (K,n), log_one_minus_s_opt (K,n), W_alignment (with W_mm).
     Shared by Theorem 1's companions (Lemmas 1, 2, 6, 7)."""
     from theorycheck.optim import NGD
 
     prob = e1(runtime)
-    return prob, trajectory(prob, NGD(prob.X, prob.y, NGD_ETA), NGD_STEPS[runtime.tier])
+    return prob, trajectory(prob, NGD(prob.model, NGD_ETA), NGD_STEPS[runtime.tier])

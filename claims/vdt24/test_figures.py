@@ -39,7 +39,7 @@ Findings (encoded where they hold on every instance, recorded where they do not)
   Polyak with NGD) and depends on ||W_mm|| against eta/(1 - mu): recorded, not checked.
 
 Speed.  All methods of one figure run as ONE batched trajectory
-(`theorycheck.optim.MethodBatchStep`: trial group m follows method m, one gradient
+(`theorycheck.optim.side_by_side`: trial group m follows method m, one gradient
 evaluation per step for all of them), recorded at log-spaced checkpoints, and cached per
 runtime so that the negative controls (relabelings of the same runs) cost nothing.  Each claim checks that the batched runner reproduces the
 library's optimizers (`theorycheck.optim`) step for step.
@@ -61,14 +61,15 @@ from scipy.special import logsumexp
 from theorycheck import claim
 from theorycheck.data import first_step_score_gaps
 from theorycheck.checks import fit_slope
-from theorycheck.models import tokens_at
+from theorycheck.models import TokenSelection, tokens_at
 from theorycheck.optim import (
     Method,
-    MethodBatchStep,
     frobenius_norm,
     recorded_rows,
     run_trajectory,
+    side_by_side,
     standard_metrics,
+    tile,
 )
 
 from ._common import DM_SIZES, E1_SIZES, PAPER, TRIALS, dm_problem, problem
@@ -91,17 +92,18 @@ def _repeat(tensor, groups):
     return tensor.repeat(groups, *([1] * (tensor.dim() - 1)))
 
 
-def library_mismatch(X, y, u0, W0, methods, train_u, steps=LIBRARY_STEPS):
-    """Max over methods, trials and blocks of ||theta_batch - theta_library|| / ||theta_library||
-    after ``steps`` steps from (u0, W0)."""
-    K, groups = X.shape[0], len(methods)
-    batch = run_trajectory(MethodBatchStep(X, y, methods, train_u), _repeat(u0, groups),
-                           _repeat(W0, groups), steps, {}, checkpoints=[])
+def library_mismatch(model, params0, methods, steps=LIBRARY_STEPS):
+    """Max over methods, trials and blocks of ||theta_batch - theta_alone|| / ||theta_alone||
+    after ``steps`` steps from ``params0``: the side-by-side batch against each method alone."""
+    K, groups = model.trial_count(), len(methods)
+    batch = run_trajectory(side_by_side(model, methods), tile(params0, groups), steps, {},
+                           checkpoints=[])
     worst = 0.0
     for m, method in enumerate(methods):
-        alone = run_trajectory(method.library_step(X, y, train_u), u0, W0, steps, {}, checkpoints=[])
+        alone = run_trajectory(method.step(model), params0, steps, {}, checkpoints=[])
         trials = slice(m * K, (m + 1) * K)
-        for ours, theirs in ((batch.u[trials], alone.u), (batch.W[trials], alone.W)):
+        for block in params0:
+            ours, theirs = batch.params[block][trials], alone.params[block]
             rel = frobenius_norm(ours - theirs) / frobenius_norm(theirs).clamp_min(1e-300)
             worst = max(worst, float(rel.max()))
     return worst
@@ -150,11 +152,9 @@ def _split_by_method(series, methods, K):
             for i, m in enumerate(methods)}
 
 
-def _run_methods(X, y, u0, W0, methods, train_u, steps, checkpoints, metrics):
-    """Run ``methods`` as one batch; returns the recorded metrics (C, M*K, ...) and t."""
-    groups = len(methods)
-    step = MethodBatchStep(X, y, methods, train_u)
-    traj = run_trajectory(step, _repeat(u0, groups), _repeat(W0, groups), steps, metrics,
+def _run_methods(model, params0, methods, steps, checkpoints, metrics):
+    """Run ``methods`` side by side as one batch; returns t and the recorded metrics (C, M*K, ...)."""
+    traj = run_trajectory(side_by_side(model, methods), tile(params0, len(methods)), steps, metrics,
                           checkpoints=checkpoints)
     return traj.t, traj.metrics
 
@@ -189,19 +189,19 @@ def fixed_decoder_runs(runtime, family, n, T, d, steps, t_early):
     """Figs. 2 and 5: every method of `FIXED_DECODER_METHODS` on ``family`` (first SEEDS trials
     of the shared data and initialization), one batch, log-spaced checkpoints."""
     prob = problem(runtime, family, n=n, T=T, d=d)
-    X, y, u, W0 = prob.X[:SEEDS], prob.y[:SEEDS], prob.u[:SEEDS], prob.W0[:SEEDS]
+    model, params0 = prob.model.restrict(slice(0, SEEDS)), {"W": prob.W0[:SEEDS]}
     methods, groups = FIXED_DECODER_METHODS, len(FIXED_DECODER_METHODS)
-    batch = [_repeat(a, groups) for a in (X, y, prob.opt[:SEEDS])]
-    metrics = _pick(standard_metrics(*batch, W_ref=_repeat(prob.W_mm[:SEEDS], groups)),
+    metrics = _pick(standard_metrics(model.tiled(groups), refs={"W": _repeat(prob.W_mm[:SEEDS], groups)},
+                                     opt=_repeat(prob.opt[:SEEDS], groups)),
                     ("W_norm", "W_alignment", "log_excess_loss", "s_opt", "log_one_minus_s_opt"))
-    t, rec = _run_methods(X, y, u, W0, methods, False, steps, log_checkpoints(steps, [t_early]), metrics)
+    t, rec = _run_methods(model, params0, methods, steps, log_checkpoints(steps, [t_early]), metrics)
     series = {"alignment deficit": _log_deficit(rec["W_alignment"]),
               "excess loss": rec["log_excess_loss"], "||W||": rec["W_norm"], **_softmax_series(rec)}
     report = prob.data.assumptions
     reference = {"||W_mm||": prob.W_mm_norm[:SEEDS], "rho_perp": report.details["rho_perp"][:SEEDS],
                  "assumption 2": report.per_trial["assumption2"][:SEEDS]}
     return FigureRuns(t, _split_by_method(series, methods, SEEDS), reference,
-                      library_mismatch(X, y, u, W0, methods, train_u=False))
+                      library_mismatch(model, params0, methods))
 
 
 EQ13_REFERENCE = "Eq. (13), alpha = 2/3"
@@ -250,14 +250,15 @@ def joint_runs(runtime, steps, t_early):
     X, y, opt, u_mm, W_mm = (a[keep] for a in (tensors.X, tensors.y, tensors.opt, u_mm, W_mm))
     K = X.shape[0]
     methods, groups = JOINT_METHODS, len(JOINT_METHODS)
-    Xr, yr, optr = _repeat(X, groups), _repeat(y, groups), _repeat(opt, groups)
-    metrics = _pick(standard_metrics(Xr, yr, optr, W_ref=_repeat(W_mm, groups),
-                                     u_ref=_repeat(u_mm, groups)),
+    model, tiled = TokenSelection(X, y), TokenSelection(X, y).tiled(groups)
+    Xr, yr, optr = tiled.X, tiled.y, _repeat(opt, groups)
+    metrics = _pick(standard_metrics(tiled, refs={"W": _repeat(W_mm, groups), "u": _repeat(u_mm, groups)},
+                                     opt=optr),
                     ("W_norm", "u_norm", "log_loss", "W_alignment", "u_alignment", "s_opt",
                      "log_one_minus_s_opt"))
     metrics["margin ratio"] = _margin_ratio(Xr, yr, optr, _repeat(u_mm, groups))
-    u0, W0 = torch.zeros_like(X[:, 0, 0, :]), torch.zeros_like(W_mm)
-    t, rec = _run_methods(X, y, u0, W0, methods, True, steps,
+    params0 = {"u": torch.zeros_like(X[:, 0, 0, :]), "W": torch.zeros_like(W_mm)}
+    t, rec = _run_methods(model, params0, methods, steps,
                           log_checkpoints(steps, [t_early, steps // 10]), metrics)
     series = {"loss": rec["log_loss"], "W alignment deficit": _log_deficit(rec["W_alignment"]),
               "u alignment deficit": _log_deficit(rec["u_alignment"]), "||W||": rec["W_norm"],
@@ -265,7 +266,7 @@ def joint_runs(runtime, steps, t_early):
     reference = {"||u_mm||": frobenius_norm(u_mm).cpu().numpy(), "instances used": keep.cpu().numpy(),
                  "instances meeting Condition 1": met}
     return FigureRuns(t, _split_by_method(series, methods, K), reference,
-                      library_mismatch(X, y, u0, W0, methods, train_u=True))
+                      library_mismatch(model, params0, methods))
 
 
 # ---------------------------------------------------------------- orderings as checks

@@ -18,7 +18,7 @@ with alpha = 2/3; the W step is skipped while grad_W L = 0 (at t = 0, since u_0 
 along the trial dimension (5 variants x K = 5 seeds, `ALL_VARIANTS`), once per process: the
 paper's setting (rho = 2, eta = 1), the small step eta = 0.1 (Lemma 13) and the negative
 controls' runs (rho = 0.5; Eq. (13) without the time factor; joint NGD Eq. (2)), through
-`theorycheck.optim.ScheduledNormalizedGD` (BlockNGD / NGD with per-trial schedules).
+`theorycheck.optim.FirstOrder` (BlockNGD / NGD with per-trial schedules).
 It records, every step, the token scores gamma_{i,t} = y_i u_t^T x_{i,t} and the logits
 z_{i,t} = x_{i,t}^T W_t x_{i,1} (both (K, n, 2)) and the norms ||u_t||, ||W_t||_F, and at ~70
 snapshot steps the inner products with u_mm, W_mm and a Gaussian matrix.  Nothing else is
@@ -45,11 +45,12 @@ from scipy.special import logsumexp
 
 from theorycheck import claim
 from theorycheck import data as datasets
+from theorycheck.models import TokenSelection
 from theorycheck.models.token_selection import loss_autograd_reference, logits, token_scores
 from theorycheck.optim import (
     NGD,
     BlockNGD,
-    ScheduledNormalizedGD,
+    FirstOrder,
     alignment,
     frobenius_norm,
     inner,
@@ -101,13 +102,15 @@ def _batched_problem(runtime, variants):
     return parts, *stacked
 
 
-def _schedule_tensors(runtime, variants):
-    """(eta, alpha, joint) per trial, each (len(variants) * K,)."""
-    def per_trial(values, dtype):
-        return torch.tensor(np.repeat(values, TRIALS), dtype=dtype, device=runtime.device)
-    return (per_trial([v.eta for v in variants], runtime.torch_dtype),
-            per_trial([v.alpha for v in variants], runtime.torch_dtype),
-            per_trial([v.joint_normalization for v in variants], torch.bool))
+def _schedule_step(model, variants):
+    """One batched step over ``variants`` (K trials each): per trial the rule ("ngd" with one
+    joint norm, or "block_ngd"), eta and alpha of its variant."""
+    def per_trial(values):
+        return np.repeat(values, TRIALS).tolist()
+    return FirstOrder(model, rule=per_trial(["ngd" if v.joint_normalization else "block_ngd"
+                                             for v in variants]),
+                      eta=per_trial([v.eta for v in variants]),
+                      alpha=per_trial([v.alpha for v in variants]), name="scheduled_ngd")
 
 
 @dataclass(frozen=True, eq=False)
@@ -250,8 +253,9 @@ def joint_runs(runtime) -> dict:
         "W_mm_inner": only_at(snapshots, lambda it: inner(it.W, W_mm)),
         "gaussian_inner": only_at(snapshots, lambda it: torch.einsum("kij,ij->k", it.W, gaussian)),
     }
-    step = ScheduledNormalizedGD(X, y, *_schedule_tensors(runtime, ALL_VARIANTS))
-    traj = run_trajectory(step, torch.zeros_like(u_mm), torch.zeros_like(W_mm), steps, metrics)
+    step = _schedule_step(TokenSelection(X, y), ALL_VARIANTS)
+    traj = run_trajectory(step, {"u": torch.zeros_like(u_mm), "W": torch.zeros_like(W_mm)}, steps,
+                          metrics)
     runs = {}
     for v, (data, _, _, _), k in zip(ALL_VARIANTS, parts, range(0, X.shape[0], TRIALS)):
         trials = slice(k, k + TRIALS)
@@ -494,8 +498,9 @@ def test_joint_norm_growth(tc):
         >= 0.5 for t >= 2 (the ratios are 1 at the start: the first steps are collinear; the
         spec observed 0.985-0.993 and 0.957-0.970 at t = 1500).  A ratio near 1 means the
         steps keep pointing the same way, which is what makes the norms grow like t^(1/3).
-    (c) The batched step that produced the trajectories (`ScheduledNormalizedGD`) agrees with
-        theorycheck.optim.BlockNGD (Eq. (13)) and NGD(train_u=True) (Eq. (2)) over 20 steps to
+    (c) The batched step that produced the trajectories (per-trial schedules of
+        `theorycheck.optim.FirstOrder`) agrees with theorycheck.optim.BlockNGD (Eq. (13)) and
+        NGD on (u, W) (Eq. (2)) over 20 steps to
         1e-12 (observed 3e-16: the same arithmetic up to the order of operations).
     Control: joint NGD moves (u, W) by eta in total, almost all of it along u, so ||W_t|| lags.
     """
@@ -526,19 +531,17 @@ def test_joint_norm_growth(tc):
 
 @functools.lru_cache(maxsize=2)
 def batched_step_deviation(runtime, steps=20) -> float:
-    """max |theta_t(`ScheduledNormalizedGD`) - theta_t(library)| after ``steps`` steps on DM, for
-    Eq. (13) against theorycheck.optim.BlockNGD and joint NGD against NGD(train_u=True)."""
+    """max |theta_t(per-trial schedule step) - theta_t(library)| after ``steps`` steps on DM, for
+    Eq. (13) against theorycheck.optim.BlockNGD and joint NGD against NGD on (u, W)."""
     _, tensors, u_mm, W_mm = dm(runtime, EQ13.rho)
-    X, y = tensors.X, tensors.y
-    ones = torch.ones(X.shape[0], dtype=X.dtype, device=X.device)
-    start = (torch.zeros_like(u_mm), torch.zeros_like(W_mm))
+    model = TokenSelection(tensors.X, tensors.y)
+    start = {"u": torch.zeros_like(u_mm), "W": torch.zeros_like(W_mm)}
     deviation = 0.0
-    for v, library_step in ((EQ13, BlockNGD(X, y, EQ13.eta, EQ13.alpha)),
-                            (JOINT_NGD, NGD(X, y, JOINT_NGD.eta, train_u=True))):
-        ours = ScheduledNormalizedGD(X, y, v.eta * ones, v.alpha * ones, (ones > 0) & v.joint_normalization)
-        a = run_trajectory(ours, *start, steps, {}, checkpoints=[])
-        b = run_trajectory(library_step, *start, steps, {}, checkpoints=[])
-        deviation = max(deviation, float((a.u - b.u).abs().max()), float((a.W - b.W).abs().max()))
+    for v, library_step in ((EQ13, BlockNGD(model, EQ13.eta, alpha=EQ13.alpha)),
+                            (JOINT_NGD, NGD(model, JOINT_NGD.eta))):
+        a = run_trajectory(_schedule_step(model, [v]), start, steps, {}, checkpoints=[])
+        b = run_trajectory(library_step, start, steps, {}, checkpoints=[])
+        deviation = max(deviation, *(float((a.params[k] - b.params[k]).abs().max()) for k in start))
     return deviation
 
 

@@ -380,7 +380,7 @@ def step_direction_metrics(references: torch.Tensor):
 
     def cosines(it):
         directions = torch.cat([unit(it.W)[:, None], unit_refs], dim=1)
-        return torch.einsum("kde,kjde->kj", unit(it.next_W - it.W), directions)
+        return torch.einsum("kde,kjde->kj", unit(it.next["W"] - it.W), directions)
 
     return {"W_norm": lambda it: frobenius_norm(it.W), "cosines": cosines}
 
@@ -399,7 +399,7 @@ def landscape_ngd_run(runtime, case: str, families: tuple, steps: int):
     Lemmas 2 and 6.  Returns (problem, trajectory)."""
     prob = _problem_of_case(runtime, case, families)
     references = torch.stack([prob.W_mm, gaussian_stand_in(runtime, prob)], dim=1)
-    return prob, run_trajectory(NGD(prob.X, prob.y, NGD_ETA), prob.u, prob.W0, steps,
+    return prob, run_trajectory(NGD(prob.model, NGD_ETA), {"W": prob.W0}, steps,
                                 step_direction_metrics(references))
 
 
@@ -653,10 +653,9 @@ def test_local_directions_without_assumptions(tc):
     S = len(scales) + 1  # the trapped starts, then the small start
     coef = prob.W0.new_tensor(np.repeat(scales + [0.0], TRIALS))[:, None, None]
     W0 = coef * trap.repeat(S, 1, 1) + prob.W0.repeat(S, 1, 1)
-    X, y, u = prob.X.repeat(S, 1, 1, 1), prob.y.repeat(S, 1), prob.u.repeat(S, 1)
     W_mm, W_trap = prob.W_mm.repeat(S, 1, 1), trap.repeat(S, 1, 1)
     checkpoints = np.unique(np.r_[0, np.geomspace(1, sizes["steps"], 60).astype(int)])
-    traj = run_trajectory(NGD(X, y, NGD_ETA), u, W0, sizes["steps"],
+    traj = run_trajectory(NGD(prob.model.tiled(S), NGD_ETA), {"W": W0}, sizes["steps"],
                           {"al_mm": lambda it: alignment(it.W, W_mm), "al_trap": lambda it: alignment(it.W, W_trap)},
                           checkpoints=checkpoints)
     trapped = slice(0, len(scales) * TRIALS)

@@ -71,9 +71,9 @@ def test_ngd_global_direction_rate(tc):
         starts = {"near W_alpha": prob.W0}
     checkpoints = np.asarray(sizes["checkpoints"])
     S = len(starts)  # all starts run as one batch of S*K trials
-    X, y = prob.X.repeat(S, 1, 1, 1), prob.y.repeat(S, 1)
-    step = GD(X, y, 1.0) if tc.control == "gd" else NGD(X, y, eta)
-    traj = run_trajectory(step, prob.u.repeat(S, 1), torch.cat(list(starts.values())),
+    model = prob.model.tiled(S)
+    step = GD(model, 1.0) if tc.control == "gd" else NGD(model, eta)
+    traj = run_trajectory(step, {"W": torch.cat(list(starts.values()))},
                           sizes["steps"], direction_metrics(W_ref.repeat(S, 1, 1)))
     t = np.arange(sizes["steps"] + 1)
     for s, label in enumerate(starts):

@@ -80,10 +80,11 @@ def check_assumptions(tc, data) -> None:
 # ------------------------------------------------------------------ runs
 
 
-def saturation_metrics(X, opt, W_ref):
+def saturation_metrics(model, opt, W_ref):
     """||W_t||, al(W_t, W_ref), the displacement ||W_{t+1} - W_t||, and per sample (K,n)
     s_opt, log(1 - s_opt) and the min logit gap."""
-    return dict(direction_metrics(W_ref), displacement=displacement,
+    X = model.X
+    return dict(direction_metrics(W_ref), displacement=displacement(model),
                 s_opt=lambda it: s_opt(X, it.W, opt),
                 log_one_minus_s_opt=lambda it: log_one_minus_s_opt(X, it.W, opt),
                 min_gap=lambda it: logit_gap(X, it.W, opt))
@@ -105,10 +106,9 @@ def e1_gd(runtime: Runtime):
     prob, tier = e1(runtime), runtime.tier
     starts = {"small random": prob.W0, "opposite of W_mm": -0.05 * unit(prob.W_mm)}
     S = len(starts)
-    X, opt = prob.X.repeat(S, 1, 1, 1), prob.opt.repeat(S, 1)
-    traj = run_trajectory(GD(X, prob.y.repeat(S, 1), GD_ETA), prob.u.repeat(S, 1),
-                          torch.cat(list(starts.values())), GD_STEPS[tier],
-                          saturation_metrics(X, opt, prob.W_mm.repeat(S, 1, 1)),
+    model = prob.model.tiled(S)
+    traj = run_trajectory(GD(model, GD_ETA), {"W": torch.cat(list(starts.values()))}, GD_STEPS[tier],
+                          saturation_metrics(model, prob.opt.repeat(S, 1), prob.W_mm.repeat(S, 1, 1)),
                           checkpoints=dense_then_sparse(GD_STEPS[tier], DENSE_STEPS[tier],
                                                         GD_CHECKPOINTS[tier]))
     return prob, traj, {label: slice(s * TRIALS, (s + 1) * TRIALS) for s, label in enumerate(starts)}
@@ -116,8 +116,8 @@ def e1_gd(runtime: Runtime):
 
 def polyak_run(prob, steps: int, eta_max: float = math.inf) -> Trajectory:
     """Polyak (L_* of the fixed decoder; uncapped by default) from W_0, every step recorded."""
-    return run_trajectory(Polyak(prob.X, prob.y, eta_max=eta_max), prob.u, prob.W0, steps,
-                          saturation_metrics(prob.X, prob.opt, prob.W_mm))
+    return run_trajectory(Polyak(prob.model, eta_max=eta_max), {"W": prob.W0}, steps,
+                          saturation_metrics(prob.model, prob.opt, prob.W_mm))
 
 
 @functools.lru_cache(maxsize=4)
@@ -135,16 +135,16 @@ def _lem5_runs(tc):
     steps = tc.sizes["steps"]
     if tc.control == "counterexample":
         ce = e1_or_counterexample(tc)  # CE from Wbar_alpha + small noise
-        traj = run_trajectory(NGD(ce.X, ce.y, NGD_ETA), ce.u, ce.W0, steps,
-                              saturation_metrics(ce.X, ce.opt, ce.W_mm))
+        traj = run_trajectory(NGD(ce.model, NGD_ETA), {"W": ce.W0}, steps,
+                              saturation_metrics(ce.model, ce.opt, ce.W_mm))
         return {f"NGD eta={NGD_ETA} on CE": traj}, ce.data
     prob = e1(tc.runtime)
     etas = tc.sizes["ngd_etas"]
     E = len(etas)
-    X, opt = prob.X.repeat(E, 1, 1, 1), prob.opt.repeat(E, 1)
-    step = NGD(X, prob.y.repeat(E, 1), tc.tensor(np.repeat(etas, TRIALS)))
-    ngd = run_trajectory(step, prob.u.repeat(E, 1), prob.W0.repeat(E, 1, 1), steps,
-                         saturation_metrics(X, opt, prob.W_mm.repeat(E, 1, 1)))
+    model = prob.model.tiled(E)
+    step = NGD(model, tc.tensor(np.repeat(etas, TRIALS)))
+    ngd = run_trajectory(step, {"W": prob.W0.repeat(E, 1, 1)}, steps,
+                         saturation_metrics(model, prob.opt.repeat(E, 1), prob.W_mm.repeat(E, 1, 1)))
     _, gd, gd_starts = e1_gd(tc.runtime)
     runs = {f"NGD eta={eta}": ngd.restrict(slice(e * TRIALS, (e + 1) * TRIALS)) for e, eta in enumerate(etas)}
     runs[f"GD eta={GD_ETA}"] = gd.restrict(gd_starts["small random"], steps)
@@ -338,7 +338,7 @@ def _thm6_runs(tc):
     checkpoints = tc.sizes["checkpoints"]
     if tc.control == "counterexample":
         ce = e1_or_counterexample(tc)
-        traj = run_trajectory(GD(ce.X, ce.y, GD_ETA), ce.u, ce.W0, checkpoints[-1],
+        traj = run_trajectory(GD(ce.model, GD_ETA), {"W": ce.W0}, checkpoints[-1],
                               direction_metrics(ce.W_mm),
                               checkpoints=dense_then_sparse(checkpoints[-1], 0, checkpoints))
         return {"near W_alpha (CE)": traj}, ce.data

@@ -1,7 +1,19 @@
-"""Models: the softmax token-selection attention model (arXiv 2402.05738)."""
+"""Models on one protocol (`theorycheck.models.base`): the softmax token-selection attention model."""
 
+from theorycheck.models.base import (
+    FROBENIUS,
+    MODELS,
+    Frobenius,
+    Geometry,
+    Instance,
+    Model,
+    Scaled,
+    register_model,
+    scaled,
+)
 from theorycheck.models.token_selection import (
     Forward,
+    TokenSelection,
     attended_features,
     autograd_grad_W,
     closed_form_negative_grad_W,
@@ -28,6 +40,16 @@ from theorycheck.models.token_selection import (
 )
 
 __all__ = [
+    "Model",
+    "Geometry",
+    "Frobenius",
+    "FROBENIUS",
+    "Scaled",
+    "scaled",
+    "Instance",
+    "MODELS",
+    "register_model",
+    "TokenSelection",
     "Forward",
     "attended_features",
     "autograd_grad_W",

@@ -26,7 +26,11 @@ independent problem, and the model's data carry the same leading dimension.  A m
     the default is ``exp(log_loss)``.
 ``restrict(trials) -> Model``
     the same model on a subset of its trials (an index tensor or slice of the trial
-    dimension); the conformance suite checks that the batch equals trial by trial.
+    dimension; an index may repeat trials); the conformance suite checks that the batch
+    equals trial by trial.
+``metrics(**options) -> {name: metric}``, optional
+    the model's own quantities along a trajectory (at least ``"log_loss"``), for
+    `theorycheck.optim.standard_metrics`.
 
 Nothing here knows a paper: a model module cites its source in its own docstring.  A model
 that a conformance test should cover registers a small instance with :func:`register_model`.
@@ -157,15 +161,33 @@ class Model:
                                    "Polyak steps need log_excess_loss")
         return torch.log(self.loss(params) - self.infimum)
 
+    def metrics(self) -> dict:
+        """The model's own metrics for `theorycheck.optim.standard_metrics`: at least
+        "log_loss" (``metric(it) -> (K,)``).  Models add theirs (sharing one forward pass)."""
+        return {"log_loss": lambda it: self.log_loss(it.params)}
+
     def check_params(self, params: Params) -> None:
         """DeclarationError unless ``params`` has exactly this model's blocks."""
         if set(params) != set(self.blocks):
             raise DeclarationError(f"{type(self).__name__} has blocks {self.blocks}, got "
                                    f"parameters {tuple(params)}")
 
-    def trials(self, params: Params) -> int:
-        """K, the number of trials of ``params``."""
-        return next(iter(params.values())).shape[0]
+    def data_tensor(self) -> torch.Tensor:
+        """A tensor of the model's data (its device and dtype are the model's): by default the
+        first tensor attribute."""
+        for value in vars(self).values():
+            if isinstance(value, torch.Tensor):
+                return value
+        raise DeclarationError(f"{type(self).__name__} holds no tensor: override data_tensor")
+
+    def tiled(self, copies: int) -> "Model":
+        """The model's K trials repeated ``copies`` times (trials [mK, (m+1)K) are copy m),
+        matching `theorycheck.optim.tile` of the parameters."""
+        return self.restrict(torch.arange(self.trial_count()).repeat(copies))
+
+    def trial_count(self) -> int:
+        """K, the number of trials of the model's data (the leading dimension of `data_tensor`)."""
+        return self.data_tensor().shape[0]
 
 
 @dataclass(frozen=True)

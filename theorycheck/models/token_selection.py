@@ -1,9 +1,9 @@
 r"""Softmax token-selection attention model, batched over independent trials.
 
-Model of Vasudeva, Deora, Thrampoulidis 2024, "Implicit Bias and Fast Convergence
-Rates for Self-attention" (arXiv 2402.05738), Section 2.  A sample is a sequence
-X_i in R^{T x d} with rows x_{i,t}; token 0 (x_{i,1} in the paper's 1-based
-notation, written x_1 below) is the query.  With key-query matrix W in R^{d x d}
+The self-attention token-selection model (as in Tarzanagh et al. 2023, arXiv 2306.13596, and
+Vasudeva, Deora, Thrampoulidis 2024, arXiv 2402.05738).  A sample is a sequence
+X_i in R^{T x d} with rows x_{i,t}; token 0 (x_{i,1} in 1-based notation, written x_1
+below) is the query.  With key-query matrix W in R^{d x d}
 and linear decoder u in R^d:
 
     logits       z_{i,t}     = x_{i,t}^T W x_{i,1}
@@ -13,10 +13,13 @@ and linear decoder u in R^d:
     margin       gbar_i      = y_i f(X_i) = sum_t s_{i,t} gamma_{i,t}
     loss         L(u, W)     = (1/n) sum_i exp(-gbar_i)  (exponential loss)
 
-Nothing here assumes the paper's Assumptions 1-2 (near-orthogonal tokens, equal
-non-optimal scores): every function is exact for arbitrary X, y, u, W.  The last section
-evaluates the closed-form gradient (G) of the paper's Section 3, which equals the gradient
-only under Assumption 2; checking that is the caller's business.
+Nothing here assumes near-orthogonal tokens or equal non-optimal scores: every function is
+exact for arbitrary X, y, u, W.  The last section evaluates a closed form of -grad_W L that
+equals the gradient only when all non-optimal scores of each sample are equal ("equal
+non-optimal scores" below); checking that is the caller's business.
+
+`TokenSelection` puts the model on the protocol of `theorycheck.models.base`: with a fixed
+decoder u its one block is W, otherwise its blocks are (u, W).
 
 Shapes: every tensor carries a leading trial dimension K; trials are independent
 problems computed together.  X (K,n,T,d), y (K,n) in {-1,+1}, u (K,d),
@@ -40,6 +43,8 @@ import math
 from typing import NamedTuple
 
 import torch
+
+from theorycheck.models.base import Instance, Model, Scaled, register_model
 
 _NEG_INF = float("-inf")
 
@@ -135,7 +140,7 @@ def _gap_to_other_tokens(values, opt):
 def score_gap(X, y, u, opt):
     r"""Delta_i = gamma_{i,o} - max_{t != o} gamma_{i,t}, shape (K,n) (o = opt_i).
 
-    Under Assumption 2 (all non-optimal scores of a sample equal) this is the common gap
+    With equal non-optimal scores (all gamma_{i,t}, t != o, equal) this is the common gap
     gamma_{i,o} - gamma_{i,t} of every t != o."""
     return _gap_to_other_tokens(token_scores(X, y, u), opt)
 
@@ -326,13 +331,13 @@ def autograd_grad_W(X, y, u, W):
     return torch.func.grad(lambda V: loss_autograd_reference(X, y, u, V).sum())(W)
 
 
-# ---------------------------------------------------------------- identity (G) under Assumption 2
+# ---------------------------------------------------------------- closed form of -grad_W L under equal non-optimal scores
 
 
 def log_gradient_weights(X, y, u, W, opt):
     r"""log c_i, c_i = exp(-gbar_i) s_{i,o} (1 - s_{i,o}) Delta_i, shape (K,n) (o = opt_i).
 
-    The weights of identity (G) (`closed_form_negative_grad_W`), with Delta_i = `score_gap`.
+    The weights of the closed form `closed_form_negative_grad_W`, with Delta_i = `score_gap`.
     log(1 - s_{i,o}) is a logsumexp of the other log-attentions, so c_i is exact for
     saturated attention (c_i far below the float range).
     """
@@ -346,13 +351,13 @@ def _log_gradient_weights(fw, opt):
 
 
 def closed_form_negative_grad_W(X, y, u, W, opt):
-    r"""The right-hand side of identity (G), shape (K,d,d):
+    r"""A closed form of -grad_W L under equal non-optimal scores, shape (K,d,d):
 
         -grad_W L = (1/n) sum_i c_i (x_{i,o} - xtilde_i) x_{i,1}^T,
         xtilde_i = sum_{t != o} s_{i,t} x_{i,t} / (1 - s_{i,o}),
 
-    with the weights c_i of `log_gradient_weights`.  It equals -grad_W L when Assumption 2
-    holds (gamma_{i,t} = gamma_{i,o} - Delta_i for every t != o: then gamma_{i,o} - gbar_i =
+    with the weights c_i of `log_gradient_weights`.  It equals -grad_W L when the non-optimal
+    scores are equal (gamma_{i,t} = gamma_{i,o} - Delta_i for every t != o: then gamma_{i,o} - gbar_i =
     (1 - s_{i,o}) Delta_i and gamma_{i,t} - gbar_i = -s_{i,o} Delta_i in the gradient of
     `scaled_grad_W`); otherwise it is in general a different matrix.
     """
@@ -362,3 +367,100 @@ def closed_form_negative_grad_W(X, y, u, W, opt):
     x_tilde = torch.einsum("knt,kntd->knd", weights, X)
     c = _log_gradient_weights(fw, opt).exp()
     return torch.einsum("kn,knd,kne->kde", c, tokens_at(X, opt) - x_tilde, X[:, :, 0, :]) / X.shape[1]
+
+
+# ---------------------------------------------------------------- the model on the protocol
+
+
+class TokenSelection(Model):
+    r"""The token-selection model on the protocol of `theorycheck.models.base`.
+
+    Data X (K,n,T,d), labels y (K,n).  With a decoder ``u`` (K,d) it is fixed and W (K,d,d) is
+    the only block; its infimum over W is L_* = (1/n) sum_i exp(-max_t gamma_{i,t}) (all
+    attention on the highest-scoring tokens), so ``log_excess_loss`` is exact there.  Without
+    ``u`` both u and W are blocks (joint training), and L_* = inf L = 0.  Gradients come from
+    `scaled_gradients` (log domain), so they stay exact deep in saturation.
+    """
+
+    def __init__(self, X, y, u=None):
+        self.X, self.y, self.u = X, y, u
+        self.blocks = ("W",) if u is not None else ("u", "W")
+        self.infimum = None if u is not None else 0.0
+        self._argmax = None if u is None else token_scores(X, y, u).argmax(-1)
+
+    def restrict(self, trials):
+        return TokenSelection(self.X[trials], self.y[trials],
+                              None if self.u is None else self.u[trials])
+
+    def decoder(self, params):
+        """The decoder u of ``params`` (the fixed one, or the block)."""
+        return self.u if self.u is not None else params["u"]
+
+    def forward(self, params) -> Forward:
+        """The `Forward` pass at ``params``."""
+        return forward(self.X, self.y, self.decoder(params), params["W"])
+
+    def log_loss(self, params):
+        return self.forward(params).log_loss()
+
+    def reference_loss(self, params):
+        return loss_autograd_reference(self.X, self.y, self.decoder(params), params["W"])
+
+    def scaled_gradient(self, params):
+        fw = self.forward(params)
+        grad_W = Scaled(*_grad_W(self.X, *fw))
+        if self.u is not None:
+            return {"W": grad_W}
+        return {"u": Scaled(*_grad_u(self.X, self.y, fw.a, fw.gbar)), "W": grad_W}
+
+    def log_excess_loss(self, params):
+        r"""log(L - L_*): L_* from the highest-scoring tokens of the fixed decoder, or 0 (log L)
+        in joint training."""
+        if self.u is None:
+            return self.log_loss(params)
+        return self.forward(params).log_excess_loss(self._argmax)
+
+    def metrics(self, opt=None):
+        r""""log_loss", and with designated tokens ``opt`` (K,n): "log_excess_loss"
+        log(L - L_*) with L_* = mean_i exp(-gamma_{i,opt_i}), and per sample (K,n) "s_opt"
+        s_{i,opt_i} and "log_one_minus_s_opt" log(1 - s_{i,opt_i}); all from one forward pass
+        per checkpoint."""
+        from theorycheck.optim.metrics import once_per_iterate
+
+        state = once_per_iterate(lambda it: self.forward(it.params))
+        metrics = {"log_loss": lambda it: state(it).log_loss()}
+        if opt is not None:
+            metrics["log_excess_loss"] = lambda it: state(it).log_excess_loss(opt)
+            metrics["s_opt"] = lambda it: state(it).s_opt(opt)
+            metrics["log_one_minus_s_opt"] = lambda it: state(it).log_one_minus_s_opt(opt)
+        return metrics
+
+
+def _conformance_data(K, seed, n=4, T=3, d=6):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(K, n, T, d, generator=g, dtype=torch.float64) / math.sqrt(d)
+    y = torch.randint(0, 2, (K, n), generator=g).to(torch.float64) * 2 - 1
+    u = torch.randn(K, d, generator=g, dtype=torch.float64)
+    W = torch.randn(K, d, d, generator=g, dtype=torch.float64)
+    return X, y, u, W
+
+
+def _saturating_W(X, y, u, scale):
+    r"""scale * sum_i (x_{i,o} - mean_t x_{i,t}) x_{i,1}^T with o the highest-scoring token: a
+    direction that raises every sample's top logit above the others (orthogonal-ish tokens)."""
+    opt = token_scores(X, y, u).argmax(-1)
+    return scale * torch.einsum("knd,kne->kde", tokens_at(X, opt) - X.mean(2), X[:, :, 0, :])
+
+
+@register_model("token_selection_fixed_decoder")
+def _fixed_decoder_instance(K, seed):
+    X, y, u, W = _conformance_data(K, seed)
+    return Instance(TokenSelection(X, y, u), {"W": 0.5 * W},
+                    {"W": _saturating_W(X, y, u, 400.0) + 0.5 * W})
+
+
+@register_model("token_selection_joint")
+def _joint_instance(K, seed):
+    X, y, u, W = _conformance_data(K, seed)
+    return Instance(TokenSelection(X, y), {"u": u, "W": 0.5 * W},
+                    {"u": 50.0 * u, "W": _saturating_W(X, y, u, 400.0) + 0.5 * W})

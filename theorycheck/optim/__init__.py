@@ -1,6 +1,16 @@
-"""Optimizers and trajectory recording for the token-selection attention model."""
+"""Optimizers, trajectories and metrics over any model of the protocol (`theorycheck.models.base`)."""
 
-from theorycheck.optim.batched import Method, MethodBatchStep, ScheduledNormalizedGD
+from theorycheck.optim.gradient import (
+    GD,
+    NGD,
+    RULES,
+    BlockNGD,
+    FirstOrder,
+    Method,
+    Polyak,
+    side_by_side,
+    tile,
+)
 from theorycheck.optim.metrics import (
     Iterate,
     alignment,
@@ -11,22 +21,22 @@ from theorycheck.optim.metrics import (
     relative_error,
     standard_metrics,
 )
-from theorycheck.optim.steps import GD, NGD, BlockNGD, NGDMomentum, Polyak
-from theorycheck.optim.trajectory import NonFiniteIterateError, Trajectory, recorded_rows, run_trajectory
+from theorycheck.optim.trajectory import ON_NONFINITE, Trajectory, recorded_rows, run_trajectory
 
 __all__ = [
+    "FirstOrder",
     "GD",
     "NGD",
-    "BlockNGD",
-    "NGDMomentum",
     "Polyak",
+    "BlockNGD",
     "Method",
-    "MethodBatchStep",
-    "ScheduledNormalizedGD",
+    "RULES",
+    "side_by_side",
+    "tile",
     "Iterate",
     "once_per_iterate",
-    "NonFiniteIterateError",
     "Trajectory",
+    "ON_NONFINITE",
     "alignment",
     "displacement",
     "frobenius_norm",

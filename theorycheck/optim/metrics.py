@@ -1,50 +1,67 @@
-r"""Quantities measured along optimizer trajectories of the token-selection model
-(Vasudeva, Deora, Thrampoulidis 2024, arXiv 2402.05738), batched over trials.
+r"""Quantities measured along trajectories of any model, batched over trials.
 
-A metric is a callable ``metric(it: Iterate) -> Tensor`` of shape (K, ...).
+A metric is a callable ``metric(it: Iterate) -> Tensor`` of shape (K, ...).  Norms, inner
+products, alignment and displacement take the geometry of the block they measure (Frobenius
+unless given).
 """
+from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import torch
 
-from theorycheck.models.token_selection import forward
+from theorycheck.models.base import FROBENIUS, Geometry, Model
+
+__all__ = ["Iterate", "frobenius_norm", "inner", "alignment", "relative_error", "displacement",
+           "once_per_iterate", "standard_metrics"]
 
 
 @dataclass(frozen=True)
 class Iterate:
-    """Iterate theta_t = (u, W) at iteration t and the optimizer's next iterate theta_{t+1}."""
+    """The iterate theta_t (``params``) at iteration ``t`` and the optimizer's next iterate
+    theta_{t+1} (``next``); ``it.W`` is ``it.params["W"]``."""
 
     t: int
-    u: torch.Tensor
-    W: torch.Tensor
-    next_u: torch.Tensor
-    next_W: torch.Tensor
+    params: Mapping[str, torch.Tensor]
+    next: Mapping[str, torch.Tensor]
+
+    def __getattr__(self, block):
+        params = self.__dict__.get("params")
+        if params is not None and block in params:
+            return params[block]
+        raise AttributeError(f"iterate has no attribute or parameter block {block!r}")
 
 
 def frobenius_norm(A):
     r"""||A_k||_F for every trial k, shape (K,)."""
-    return A.flatten(1).norm(dim=1)
+    return FROBENIUS.norm(A)
 
 
-def inner(A, B):
-    r"""<A_k, B_k> = sum of the entries of A_k * B_k for every trial k, shape (K,)."""
-    return (A * B).flatten(1).sum(1)
+def inner(A, B, geometry: Geometry = FROBENIUS):
+    r"""<A_k, B_k> in ``geometry`` for every trial k, shape (K,)."""
+    return geometry.inner(A, B)
 
 
-def alignment(A, B):
-    r"""al(A, B) = <A, B>/(||A||_F ||B||_F) per trial; A, B of equal shape (K, ...)."""
-    return inner(A, B) / (frobenius_norm(A) * frobenius_norm(B))
+def alignment(A, B, geometry: Geometry = FROBENIUS):
+    r"""al(A, B) = <A, B>/(||A|| ||B||) per trial in ``geometry``; A, B of equal shape (K, ...)."""
+    return geometry.inner(A, B) / (geometry.norm(A) * geometry.norm(B))
 
 
-def relative_error(A, B):
-    r"""||A_k - B_k||_F / ||B_k||_F for every trial k, shape (K,)."""
-    return frobenius_norm(A - B) / frobenius_norm(B)
+def relative_error(A, B, geometry: Geometry = FROBENIUS):
+    r"""||A_k - B_k|| / ||B_k|| for every trial k in ``geometry``, shape (K,)."""
+    return geometry.norm(A - B) / geometry.norm(B)
 
 
-def displacement(it):
-    r"""||theta_{t+1} - theta_t|| = sqrt(||u_{t+1} - u_t||^2 + ||W_{t+1} - W_t||_F^2), shape (K,)."""
-    return torch.hypot(frobenius_norm(it.next_u - it.u), frobenius_norm(it.next_W - it.W))
+def displacement(model: Model):
+    r"""The metric ||theta_{t+1} - theta_t|| = sqrt(sum_b ||theta_{t+1,b} - theta_{t,b}||_b^2)
+    over the blocks of ``model`` in their geometries, shape (K,)."""
+
+    def measure(it):
+        squares = [model.geometry(b).norm(it.next[b] - it.params[b]) ** 2 for b in model.blocks]
+        return torch.sqrt(sum(squares))
+
+    return measure
 
 
 def once_per_iterate(fn):
@@ -61,33 +78,34 @@ def once_per_iterate(fn):
     return shared
 
 
-def standard_metrics(X, y, opt=None, W_ref=None, u_ref=None, iterates=False):
+def standard_metrics(model: Model, refs: Mapping[str, torch.Tensor] | None = None,
+                     iterates: bool = False, **model_options):
     r"""The usual metrics as a dict name -> callable (each returns a (K, ...) tensor).
 
-    Always: "W_norm" ||W_t||_F, "u_norm" ||u_t||, "log_loss" log L(theta_t),
-    "displacement" ||theta_{t+1} - theta_t||.  With ``opt`` (K,n): "log_excess_loss"
-    log(L - L_*) with L_* = mean_i exp(-gamma_{i,opt_i}), and per sample (K,n)
-    "s_opt" s_{i,opt_i}(W_t) and "log_one_minus_s_opt" log(1 - s_{i,opt_i}).
-    With ``W_ref`` / ``u_ref``: "W_alignment" al(W_t, W_ref), "u_alignment"
-    al(u_t, u_ref).  With ``iterates``: "u" and "W" themselves.  The loss and attention
-    metrics share one forward pass per checkpoint.
+    For every block b: "b_norm" ||theta_b||; "displacement" ||theta_{t+1} - theta_t||; the
+    model's own metrics (``model.metrics(**model_options)``: at least "log_loss").  With
+    ``refs`` {b: reference (K, ...)}: "b_alignment" al(theta_b, reference).  With
+    ``iterates``: every block itself under its name.
     """
-    state = once_per_iterate(lambda it: forward(X, y, it.u, it.W))
-    metrics = {
-        "W_norm": lambda it: frobenius_norm(it.W),
-        "u_norm": lambda it: frobenius_norm(it.u),
-        "log_loss": lambda it: state(it).log_loss(),
-        "displacement": displacement,
-    }
-    if opt is not None:
-        metrics["log_excess_loss"] = lambda it: state(it).log_excess_loss(opt)
-        metrics["s_opt"] = lambda it: state(it).s_opt(opt)
-        metrics["log_one_minus_s_opt"] = lambda it: state(it).log_one_minus_s_opt(opt)
-    if W_ref is not None:
-        metrics["W_alignment"] = lambda it: alignment(it.W, W_ref)
-    if u_ref is not None:
-        metrics["u_alignment"] = lambda it: alignment(it.u, u_ref)
+    metrics = {f"{b}_norm": _block_norm(model, b) for b in model.blocks}
+    metrics["displacement"] = displacement(model)
+    metrics.update(model.metrics(**model_options))
+    for b, ref in (refs or {}).items():
+        if b not in model.blocks:
+            raise KeyError(f"reference for {b!r}, but the model's blocks are {model.blocks}")
+        metrics[f"{b}_alignment"] = _block_alignment(model, b, ref)
     if iterates:
-        metrics["u"] = lambda it: it.u
-        metrics["W"] = lambda it: it.W
+        metrics.update({b: _block_value(b) for b in model.blocks})
     return metrics
+
+
+def _block_norm(model, b):
+    return lambda it: model.geometry(b).norm(it.params[b])
+
+
+def _block_alignment(model, b, ref):
+    return lambda it: alignment(it.params[b], ref, model.geometry(b))
+
+
+def _block_value(b):
+    return lambda it: it.params[b]

@@ -1,41 +1,51 @@
-r"""Run a batched optimizer for a number of steps and record metrics at checkpoints."""
+r"""Run a batched optimizer over parameter dicts and record metrics at checkpoints."""
+from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Mapping
 
 import numpy as np
 import torch
 
+from theorycheck.errors import DeclarationError, NonFiniteIterateError
 from theorycheck.optim.metrics import Iterate
 
+__all__ = ["Trajectory", "recorded_rows", "run_trajectory", "ON_NONFINITE"]
 
-class NonFiniteIterateError(FloatingPointError):
-    """An iterate became NaN or infinite; ``step``, ``blocks`` and ``trials`` say where."""
-
-    def __init__(self, name, step, blocks, trials):
-        super().__init__(f"NaN/inf in {'/'.join(blocks)} at step {step} of {name}, trials {trials}")
-        self.step, self.blocks, self.trials = step, blocks, trials
+#: what `run_trajectory` does when an iterate becomes NaN or infinite
+ON_NONFINITE = ("raise", "record")
 
 
 @dataclass
 class Trajectory:
-    """Recorded run: ``t`` (C,) checkpoint iterations, ``metrics[name]`` (C, K, ...) numpy
-    arrays, and the final iterate (``u``, ``W``, torch tensors) after the last step."""
+    """A recorded run: ``t`` (C,) checkpoint iterations, ``metrics[name]`` (C, K, ...) numpy
+    arrays, ``params`` the final iterate (a dict of torch tensors; ``traj.W`` is
+    ``traj.params["W"]``) and ``diverged_at`` (K,): the first step whose iterate was
+    non-finite per trial, -1 where it stayed finite (all -1 unless the run recorded
+    divergence instead of raising)."""
 
     t: np.ndarray
     metrics: dict
-    u: torch.Tensor
-    W: torch.Tensor
+    params: dict
+    diverged_at: np.ndarray = field(default=None)
 
     def __getitem__(self, name):
         return self.metrics[name]
 
+    def __getattr__(self, block):
+        params = self.__dict__.get("params")
+        if params is not None and block in params:
+            return params[block]
+        raise AttributeError(f"trajectory has no attribute or parameter block {block!r}")
+
     def restrict(self, trials, t_max=None):
         """The run of the trials ``trials`` (a slice or index array of the trial dimension) up to
-        iteration ``t_max`` (default: every recorded iteration).  ``u`` and ``W`` stay the
-        final iterate of the whole run, restricted to ``trials``."""
+        iteration ``t_max`` (default: every recorded iteration).  ``params`` stays the final
+        iterate of the whole run, restricted to ``trials``."""
         keep = slice(None) if t_max is None else self.t <= t_max
         return Trajectory(self.t[keep], {name: v[keep][:, trials] for name, v in self.metrics.items()},
-                          self.u[trials], self.W[trials])
+                          {b: v[trials] for b, v in self.params.items()},
+                          None if self.diverged_at is None else self.diverged_at[trials])
 
     def at(self, name, times):
         """The rows of metric ``name`` at the iterations ``times``: (len(times), K, ...), or (K, ...)
@@ -52,22 +62,22 @@ def recorded_rows(t, times):
     return np.searchsorted(t, times)
 
 
-def _block_sums(u, W):
-    """(2, K) per-trial sums of u and W: NaN/inf iff the block has a non-finite entry
+def _block_sums(params):
+    """(B, K) per-trial sums of every block: NaN/inf iff the block has a non-finite entry
     (or overflows when summed, which no sane iterate does)."""
-    return torch.stack((u.flatten(1).sum(1), W.flatten(1).sum(1)))
+    return torch.stack([v.flatten(1).sum(1) for v in params.values()])
 
 
-def _raise_if_nonfinite(sums, t0, name):
-    """``sums``: (steps, 2, K) block sums of iterates t0, t0+1, ...; raise for the first
+def _first_nonfinite(sums, t0, name, blocks):
+    """``sums``: (steps, B, K) block sums of iterates t0, t0+1, ...; raise for the first
     non-finite one."""
     bad = ~torch.isfinite(sums)
     if bool(bad.any()):
         bad = bad.cpu()
         first = int(torch.nonzero(bad.flatten(1).any(1))[0])
-        blocks = [b for b, is_bad in zip(("u", "W"), bad[first].any(1).tolist()) if is_bad]
+        where = [b for b, is_bad in zip(blocks, bad[first].any(1).tolist()) if is_bad]
         trials = torch.nonzero(bad[first].any(0)).flatten().tolist()
-        raise NonFiniteIterateError(name, t0 + first, blocks, trials)
+        raise NonFiniteIterateError(name, t0 + first, where, trials)
 
 
 class _Recorder:
@@ -94,40 +104,60 @@ class _Recorder:
                 for name in self.metrics}
 
 
-def run_trajectory(step, u0, W0, steps, metrics, checkpoints=None, check_every=256):
-    r"""Iterate theta_{t+1} = step(t, theta_t) for t = 0..steps-1 from theta_0 = (u0, W0).
-
-    At each checkpoint t (sorted ints in [0, steps]; default: every iteration) every
-    metric is called on ``Iterate(t, u_t, W_t, u_{t+1}, W_{t+1})`` (at t = steps the
-    step is evaluated once more to provide theta_{t+1}).  Metrics are kept as
-    tensors on the device and moved to numpy once at the end.  Every iterate is
-    checked for NaN/inf, but the host reads the result only every ``check_every``
-    steps and at the end; a failure raises `NonFiniteIterateError` naming the
-    first bad iteration, the block (u or W) and the trials.
-    """
+def _checkpoint_mask(steps, checkpoints):
     record = np.zeros(steps + 1, dtype=bool)
     if checkpoints is None:
         record[:] = True
-    else:
-        checkpoints = np.asarray(checkpoints, dtype=int)
-        if checkpoints.ndim != 1 or np.any(np.diff(checkpoints) <= 0):
-            raise ValueError("checkpoints must be a strictly increasing 1-d sequence")
-        if checkpoints.size and (checkpoints[0] < 0 or checkpoints[-1] > steps):
-            raise ValueError(f"checkpoints must lie in [0, {steps}]")
-        record[checkpoints] = True
+        return record
+    checkpoints = np.asarray(checkpoints, dtype=int)
+    if checkpoints.ndim != 1 or np.any(np.diff(checkpoints) <= 0):
+        raise DeclarationError("checkpoints must be a strictly increasing 1-d sequence")
+    if checkpoints.size and (checkpoints[0] < 0 or checkpoints[-1] > steps):
+        raise DeclarationError(f"checkpoints must lie in [0, {steps}]")
+    record[checkpoints] = True
+    return record
+
+
+def run_trajectory(step, params0: Mapping[str, torch.Tensor], steps: int, metrics, checkpoints=None,
+                   check_every=256, on_nonfinite="raise"):
+    r"""Iterate theta_{t+1} = step(t, theta_t) for t = 0..steps-1 from the parameter dict theta_0.
+
+    At each checkpoint t (sorted ints in [0, steps]; default: every iteration) every metric is
+    called on ``Iterate(t, theta_t, theta_{t+1})`` (at t = steps the step is evaluated once more
+    to provide theta_{t+1}).  Metrics stay on the device and move to numpy once at the end.
+
+    Every iterate is checked for NaN/inf; the host reads the result only every
+    ``check_every`` steps and at the end.  ``on_nonfinite="raise"`` (default) raises
+    `NonFiniteIterateError` naming the first bad iteration, the blocks and the trials.
+    ``on_nonfinite="record"`` makes divergence a measurement: the run goes on (a diverged
+    trial's metrics are NaN from then on; trials are independent, so the others are
+    unaffected) and ``Trajectory.diverged_at`` holds the first non-finite step of each trial.
+    """
+    if on_nonfinite not in ON_NONFINITE:
+        raise DeclarationError(f"on_nonfinite={on_nonfinite!r}; use one of {ON_NONFINITE}")
+    record = _checkpoint_mask(steps, checkpoints)
     recorder = _Recorder(metrics, int(record.sum()))
-    sums = u0.new_empty((check_every, 2, u0.shape[0]))
+    params = dict(params0)
+    blocks = list(params)
+    K = next(iter(params.values())).shape[0]
+    sums = next(iter(params.values())).new_empty((check_every, len(blocks), K))
+    first_bad = torch.full((K,), -1, dtype=torch.long, device=sums.device)
     checked = 0
-    u, W = u0, W0
     for t in range(steps + 1):
-        sums[t - checked] = _block_sums(u, W)
+        sums[t - checked] = _block_sums(params)
         if t - checked == check_every - 1 or t == steps:
-            _raise_if_nonfinite(sums[: t - checked + 1], checked, step.name)
+            window = sums[: t - checked + 1]
+            if on_nonfinite == "raise":
+                _first_nonfinite(window, checked, getattr(step, "name", "step"), blocks)
+            else:
+                bad = ~torch.isfinite(window).all(1)                     # (steps, K)
+                first = torch.where(bad.any(0), bad.float().argmax(0) + checked, -1)
+                first_bad = torch.where(first_bad >= 0, first_bad, first)
             checked = t + 1
         if t < steps or record[t]:
-            next_u, next_W = step(t, u, W)
+            next_params = step(t, params)
         if record[t]:
-            recorder.record(Iterate(t, u, W, next_u, next_W))
+            recorder.record(Iterate(t, params, next_params))
         if t < steps:
-            u, W = next_u, next_W
-    return Trajectory(np.flatnonzero(record), recorder.to_numpy(), u, W)
+            params = next_params
+    return Trajectory(np.flatnonzero(record), recorder.to_numpy(), params, first_bad.cpu().numpy())

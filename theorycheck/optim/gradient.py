@@ -1,0 +1,231 @@
+r"""First-order optimizers over any model of the protocol (`theorycheck.models.base`), batched.
+
+One update covers gradient descent, normalized GD (with a cap, heavy-ball momentum and a time
+factor), Polyak steps and per-block normalized GD.  With parameter blocks b, gradients from
+the model in scaled form grad_b L = exp(M_b) G_b, block norms n_b = ||G_b|| in the model's
+geometry of block b, M = max_b M_b, w_b = exp(M_b - M) and the joint norm
+||grad L|| = exp(M) ||G||, ||G||^2 = sum_b (w_b n_b)^2, one step is
+
+    theta_b <- theta_b - V_b,    V_b <- mu V_b + c_b G_b    (V_b = 0 before the first step),
+
+    eta_t = eta (t+1)^(-alpha),  and per rule, in log space:
+      "gd":        log c = log eta_t + M
+      "ngd":       log c = log eta_t - log ||G||                   (every step has length eta_t)
+      "polyak":    log c = log(L - L_*) - M - 2 log ||G||          (L_* = inf L from the model)
+    then the cap  log c <= log eta_max + M  (the step size eta_t <= eta_max), and c_b = c w_b;
+      "block_ngd": c_b = eta_t / n_b                                (each block its own length)
+
+A zero gradient gives a zero step (c = 0 where ||G|| = 0; block_ngd skips a zero block).
+Because every factor is formed in log space, normalized and Polyak steps stay exact after
+attention saturates and ||grad L|| underflows.
+
+Every setting -- ``rule``, ``eta``, ``eta_max``, ``momentum``, ``alpha`` -- is one value for all
+trials or a sequence / (K,) tensor with one value per trial, so that several methods, step
+sizes or schedules run side by side along the trial dimension with one gradient evaluation per
+step (:func:`side_by_side`).  The step never modifies its inputs and never synchronizes with
+the host.  The direction G_b is the model's gradient in its parameter coordinates; the
+geometry supplies the norms.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import torch
+
+from theorycheck.errors import DeclarationError
+from theorycheck.models.base import Model, per_trial
+
+__all__ = ["RULES", "FirstOrder", "GD", "NGD", "Polyak", "BlockNGD", "Method", "side_by_side",
+           "tile"]
+
+RULES = ("gd", "ngd", "polyak", "block_ngd")
+
+
+def _per_trial_setting(name, value, K, like, dtype=None):
+    """A setting as a Python scalar (the same for every trial) or a (K,) tensor."""
+    if isinstance(value, torch.Tensor) and value.dim() > 0 or isinstance(value, (list, tuple)):
+        tensor = torch.as_tensor(value, dtype=dtype or like.dtype, device=like.device)
+        if tensor.shape != (K,):
+            raise DeclarationError(f"optimizer setting {name!r}: {tuple(tensor.shape)} values for "
+                                   f"{K} trials")
+        return tensor
+    return float(value)
+
+
+class FirstOrder:
+    r"""The first-order step of the module docstring for ``model``; ``step(t, params) -> params``.
+
+    ``rule``: one of ``RULES`` or a sequence of K of them; ``eta``, ``eta_max``, ``momentum``,
+    ``alpha``: numbers or (K,) sequences/tensors.  ``name`` labels the run in error messages.
+    """
+
+    def __init__(self, model: Model, *, rule, eta=1.0, eta_max=math.inf, momentum=0.0, alpha=0.0,
+                 name: str | None = None, trials: int | None = None):
+        self.model = model
+        rules = (rule,) if isinstance(rule, str) else tuple(rule)
+        unknown = sorted(set(rules) - set(RULES))
+        if unknown:
+            raise DeclarationError(f"unknown optimizer rule(s) {unknown}; use one of {RULES}")
+        like = model.data_tensor()
+        K = trials if trials is not None else len(rules) if len(rules) > 1 else None
+        self.rules = rules
+        self.name = name or (rules[0] if len(set(rules)) == 1 else "first_order")
+        self._mask = {}
+        if len(set(rules)) > 1:
+            self._mask = {r: torch.tensor([x == r for x in rules], device=like.device)
+                          for r in set(rules)}
+        K = K or _setting_length(eta, eta_max, momentum, alpha)
+        self.log_eta = _log(_per_trial_setting("eta", eta, K, like))
+        self.log_eta_max = _log(_per_trial_setting("eta_max", eta_max, K, like))
+        self.momentum = _per_trial_setting("momentum", momentum, K, like)
+        self.alpha = _per_trial_setting("alpha", alpha, K, like)
+        self._velocity = None
+
+    # -- pieces ----------------------------------------------------------------------------
+    def _uses(self, rule):
+        return rule in self.rules
+
+    def _where(self, rule, value, otherwise):
+        """``value`` on the trials following ``rule``, ``otherwise`` elsewhere."""
+        if rule not in self.rules:
+            return otherwise
+        if not self._mask:
+            return value
+        return torch.where(self._mask[rule], value, otherwise)
+
+    def _log_eta_t(self, t):
+        if isinstance(self.alpha, float) and self.alpha == 0.0:
+            return self.log_eta
+        return self.log_eta - self.alpha * math.log(t + 1)
+
+    def _joint_scale(self, grads):
+        """(M, {b: w_b or None}, {b: n_b}, ||G||)."""
+        norms = {b: self.model.geometry(b).norm(g.direction) for b, g in grads.items()}
+        if len(grads) == 1:
+            (b, g), = grads.items()
+            return g.log_scale, {b: None}, norms, norms[b]
+        M = functools.reduce(torch.maximum, [g.log_scale for g in grads.values()])
+        shift = M.nan_to_num(neginf=0.0)
+        weights = {b: torch.exp(g.log_scale - shift) for b, g in grads.items()}
+        joint = torch.sqrt(sum((weights[b] * norms[b]) ** 2 for b in grads))
+        return M, weights, norms, joint
+
+    def _log_coef(self, params, log_eta_t, M, norm):
+        """log c of the jointly normalized rules, capped (NaN only where the gradient is 0)."""
+        log_norm = torch.log(norm)
+        log_coef = self._where("gd", log_eta_t + M, log_eta_t - log_norm)
+        if self._uses("polyak"):
+            log_gap = self.model.log_excess_loss(params)
+            log_coef = self._where("polyak", log_gap - M - 2 * log_norm, log_coef)
+        if not (isinstance(self.log_eta_max, float) and self.log_eta_max == math.inf):
+            log_coef = torch.minimum(log_coef, self.log_eta_max + M)
+        return log_coef
+
+    # -- the step --------------------------------------------------------------------------
+    def __call__(self, t: int, params: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        grads = self.model.scaled_gradient(params)
+        M, weights, norms, norm = self._joint_scale(grads)
+        log_eta_t = self._log_eta_t(t)
+        coef = 0.0
+        if any(r != "block_ngd" for r in self.rules):
+            coef = torch.where(norm > 0, torch.exp(self._log_coef(params, log_eta_t, M, norm)), 0.0)
+        steps = {}
+        for b, g in grads.items():
+            c_b = coef if weights[b] is None else coef * weights[b]
+            if self._uses("block_ngd"):
+                n = norms[b]
+                c_b = self._where("block_ngd", torch.where(n > 0, _exp(log_eta_t) / n, 0.0), c_b)
+            steps[b] = per_trial(c_b, g.direction) * g.direction
+        if not (isinstance(self.momentum, float) and self.momentum == 0.0):
+            if t > 0 and self._velocity is not None:
+                mu = self.momentum
+                steps = {b: (mu if isinstance(mu, float) else per_trial(mu, s)) * self._velocity[b] + s
+                         for b, s in steps.items()}
+            self._velocity = steps
+        return {b: params[b] - steps[b] if b in steps else params[b] for b in params}
+
+
+def _setting_length(*values):
+    for v in values:
+        if isinstance(v, torch.Tensor) and v.dim() > 0 or isinstance(v, (list, tuple)):
+            return len(v)
+    return None
+
+
+def _log(value):
+    return torch.log(value) if isinstance(value, torch.Tensor) else math.log(value)
+
+
+def _exp(value):
+    return torch.exp(value) if isinstance(value, torch.Tensor) else math.exp(value)
+
+
+def GD(model: Model, eta, *, momentum=0.0, name="gd") -> FirstOrder:
+    r"""Gradient descent theta <- theta - eta grad L (``eta`` a number or one per trial)."""
+    return FirstOrder(model, rule="gd", eta=eta, momentum=momentum, name=name)
+
+
+def NGD(model: Model, eta, *, eta_max=math.inf, momentum=0.0, alpha=0.0, name=None) -> FirstOrder:
+    r"""Normalized GD theta <- theta - eta_t grad L/||grad L||, eta_t = eta (t+1)^-alpha, with the
+    step size eta_t/||grad L|| capped at ``eta_max``, heavy ball ``momentum`` mu, and ||.|| the
+    joint norm over the model's blocks."""
+    default = "ngd_momentum" if momentum else "ngd"
+    return FirstOrder(model, rule="ngd", eta=eta, eta_max=eta_max, momentum=momentum, alpha=alpha,
+                      name=name or default)
+
+
+def Polyak(model: Model, *, eta_max=math.inf, name="polyak") -> FirstOrder:
+    r"""Polyak step theta <- theta - eta_t grad L, eta_t = min((L - L_*)/||grad L||^2, eta_max),
+    L_* = inf L as the model gives it (``model.log_excess_loss``)."""
+    return FirstOrder(model, rule="polyak", eta_max=eta_max, name=name)
+
+
+def BlockNGD(model: Model, eta, *, alpha=0.0, name="block_ngd") -> FirstOrder:
+    r"""Per-block normalized GD with a time factor: theta_b <- theta_b - eta (t+1)^-alpha
+    grad_b L/||grad_b L|| for every block b (a block with zero gradient does not move)."""
+    return FirstOrder(model, rule="block_ngd", eta=eta, alpha=alpha, name=name)
+
+
+@dataclass(frozen=True)
+class Method:
+    """One optimizer of a side-by-side batch: a label and the settings of :class:`FirstOrder`."""
+
+    label: str
+    rule: str
+    eta: float = 1.0
+    eta_max: float = math.inf
+    momentum: float = 0.0
+    alpha: float = 0.0
+
+    def __post_init__(self):
+        if self.rule not in RULES:
+            raise DeclarationError(f"method {self.label!r}: unknown rule {self.rule!r}; use one of "
+                                   f"{RULES}")
+
+    def step(self, model: Model) -> FirstOrder:
+        """This method alone on ``model``."""
+        return FirstOrder(model, rule=self.rule, eta=self.eta, eta_max=self.eta_max,
+                          momentum=self.momentum, alpha=self.alpha, name=self.label)
+
+
+def tile(params: Mapping[str, torch.Tensor], copies: int) -> dict[str, torch.Tensor]:
+    """Every block repeated ``copies`` times along the trial dimension (trials [mK, (m+1)K) are
+    copy m)."""
+    return {b: v.repeat(copies, *([1] * (v.dim() - 1))) for b, v in params.items()}
+
+
+def side_by_side(model: Model, methods: Sequence[Method]) -> FirstOrder:
+    """Several methods in one batched step: the model's K trials repeated once per method;
+    trials [mK, (m+1)K) follow ``methods[m]``.  Start it from ``tile(params, len(methods))``."""
+    K = model.trial_count()
+    tiled = model.tiled(len(methods))
+
+    def each(field):
+        return [getattr(m, field) for m in methods for _ in range(K)]
+
+    return FirstOrder(tiled, rule=each("rule"), eta=each("eta"), eta_max=each("eta_max"),
+                      momentum=each("momentum"), alpha=each("alpha"),
+                      name="+".join(m.label for m in methods), trials=K * len(methods))
