@@ -1,7 +1,7 @@
 """Speed of the batched token-selection model, its optimizers and the SVM references.
 
 Measures, on the CPU (one torch thread) and on CUDA when torch sees a GPU:
-* seconds per optimizer step (NGD, Polyak, Eq. (13) joint NGD) as the number of batched
+* seconds per optimizer step (NGD, Polyak, per-block NGD with time factor on (u, W)) as the number of batched
   trials K grows -- the point of the leading trial dimension is that the cost per step
   grows far slower than K;
 * seconds per W-SVM solve (Gram dual / primal, cvxpy + Clarabel) at the small and large
@@ -21,18 +21,19 @@ import numpy as np
 import torch
 
 from theorycheck.data import example1, gaussian_dm
+from theorycheck.models import TokenSelection
 from theorycheck.optim import NGD, BlockNGD, Polyak
 
 
-def seconds_per_step(step, u, W, steps: int, sync) -> float:
+def seconds_per_step(step, params, steps: int, sync) -> float:
     """Median over 3 repeats of the wall time per step of ``steps`` consecutive steps."""
     times = []
     for _ in range(3):
         sync()
         t0 = time.perf_counter()
-        uu, WW = u, W
+        p = params
         for t in range(steps):
-            uu, WW = step(t, uu, WW)
+            p = step(t, p)
         sync()
         times.append((time.perf_counter() - t0) / steps)
     return float(np.median(times))
@@ -45,15 +46,17 @@ def bench_optimizers(device: str, trials: list[int], sizes: dict, steps: int) ->
         data = example1(np.random.default_rng(0), K, **sizes).to_torch(device)
         d = data.X.shape[-1]
         W0 = 0.01 / np.sqrt(d) * torch.randn(K, d, d, dtype=torch.float64, device=device)
-        for name, step in [("ngd", NGD(data.X, data.y, 0.1)), ("polyak", Polyak(data.X, data.y))]:
-            sec = seconds_per_step(step, data.u, W0, steps, sync)
+        model = TokenSelection(data.X, data.y, data.u)
+        for name, step in [("ngd", NGD(model, 0.1)), ("polyak", Polyak(model))]:
+            sec = seconds_per_step(step, {"W": W0}, steps, sync)
             rows.append(dict(device=device, method=name, K=K, **sizes, sec_per_step=sec,
                              sec_per_trial_step=sec / K))
         dm = gaussian_dm(np.random.default_rng(0), K, n=sizes["n"], d=sizes["d"]).to_torch(device)
         zeros_u = torch.zeros(K, sizes["d"], dtype=torch.float64, device=device)
         zeros_W = torch.zeros(K, sizes["d"], sizes["d"], dtype=torch.float64, device=device)
-        sec = seconds_per_step(BlockNGD(dm.X, dm.y, 1.0), zeros_u, zeros_W, steps, sync)
-        rows.append(dict(device=device, method="eq13_joint", K=K, n=sizes["n"], T=2, d=sizes["d"],
+        sec = seconds_per_step(BlockNGD(TokenSelection(dm.X, dm.y), 1.0, alpha=2 / 3),
+                               {"u": zeros_u, "W": zeros_W}, steps, sync)
+        rows.append(dict(device=device, method="block_ngd_joint", K=K, n=sizes["n"], T=2, d=sizes["d"],
                          sec_per_step=sec, sec_per_trial_step=sec / K))
         print(rows[-3:])
     return rows

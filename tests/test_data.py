@@ -236,12 +236,13 @@ def test_first_step_score_gaps_match_the_first_eq13_step():
     import torch
 
     from theorycheck.data import first_step_score_gaps, gaussian_dm
+    from theorycheck.models import TokenSelection
     from theorycheck.optim import BlockNGD
 
     data = gaussian_dm(np.random.default_rng(3), 4, n=8, d=32)
     t = data.to_torch()
-    u1, _ = BlockNGD(t.X, t.y, 1.0)(0, torch.zeros(4, 32, dtype=torch.float64),
-                                    torch.zeros(4, 32, 32, dtype=torch.float64))
+    u1 = BlockNGD(TokenSelection(t.X, t.y), 1.0, alpha=2 / 3)(
+        0, {"u": torch.zeros(4, 32, dtype=torch.float64), "W": torch.zeros(4, 32, 32, dtype=torch.float64)})["u"]
     on_opt = np.take_along_axis(data.X, data.opt[:, :, None, None], axis=2)[:, :, 0]
     other = data.X.sum(axis=2) - on_opt
     actual = data.y * np.einsum("kd,knd->kn", u1.numpy(), on_opt - other)

@@ -1,5 +1,5 @@
-"""Tests of theorycheck.optim: single steps against autograd formulas, trajectories,
-non-finite detection, and batching over trials."""
+"""Tests of theorycheck.optim on the token-selection model: single steps against autograd
+formulas, trajectories, non-finite detection and divergence records, batching over trials."""
 
 import math
 
@@ -15,23 +15,24 @@ from theorycheck.models.token_selection import (
     s_opt,
     token_scores,
 )
+from theorycheck.errors import DeclarationError, NonFiniteIterateError
+from theorycheck.models import TokenSelection
 from theorycheck.optim import (
     GD,
     NGD,
     BlockNGD,
+    FirstOrder,
     Method,
-    MethodBatchStep,
-    NGDMomentum,
-    NonFiniteIterateError,
     Polyak,
-    ScheduledNormalizedGD,
     alignment,
     frobenius_norm,
     inner,
     recorded_rows,
     relative_error,
     run_trajectory,
+    side_by_side,
     standard_metrics,
+    tile,
 )
 from tests.test_token_selection_model import autograd_gradients, ortho_problem
 
@@ -71,25 +72,32 @@ def direct_loss_gap(X, y, u, W):
     return loss_autograd_reference(X, y, u, W) - torch.exp(-gamma.amax(-1)).mean(-1)
 
 
+def fixed(X, y, u):
+    return TokenSelection(X, y, u)
+
+
+def joint(X, y):
+    return TokenSelection(X, y)
+
+
 def test_gd_step():
     X, y, u, _, W0 = small_problem()
     g_u, g_W = autograd_gradients(X, y, u, W0)
-    u1, W1 = GD(X, y, eta=0.7)(0, u, W0)
-    assert torch.equal(u1, u)
+    W1 = GD(fixed(X, y, u), eta=0.7)(0, {"W": W0})["W"]
     torch.testing.assert_close(W1, W0 - 0.7 * g_W, rtol=1e-12, atol=1e-14)
-    u1, W1 = GD(X, y, eta=0.7, train_u=True)(0, u, W0)
-    torch.testing.assert_close(u1, u - 0.7 * g_u, rtol=1e-12, atol=1e-14)
-    torch.testing.assert_close(W1, W0 - 0.7 * g_W, rtol=1e-12, atol=1e-14)
+    new = GD(joint(X, y), eta=0.7)(0, {"u": u, "W": W0})
+    torch.testing.assert_close(new["u"], u - 0.7 * g_u, rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(new["W"], W0 - 0.7 * g_W, rtol=1e-12, atol=1e-14)
 
 
 def test_ngd_step_and_cap():
     X, y, u, _, W0 = small_problem()
     _, g_W = autograd_gradients(X, y, u, W0)
     norm = frobenius_norm(g_W)
-    _, W1 = NGD(X, y, eta=0.1)(0, u, W0)
+    W1 = NGD(fixed(X, y, u), eta=0.1)(0, {"W": W0})["W"]
     torch.testing.assert_close(W1, W0 - 0.1 * g_W / per_trial(norm, g_W), rtol=1e-12, atol=1e-14)
     eta_max = float(0.1 / norm.median())  # the cap binds for trials with smaller gradients
-    _, W1 = NGD(X, y, eta=0.1, eta_max=eta_max)(0, u, W0)
+    W1 = NGD(fixed(X, y, u), eta=0.1, eta_max=eta_max)(0, {"W": W0})["W"]
     eta_t = torch.minimum(0.1 / norm, torch.tensor(eta_max, dtype=F64))
     assert bool((eta_t < 0.1 / norm).any())
     torch.testing.assert_close(W1, W0 - per_trial(eta_t, g_W) * g_W, rtol=1e-12, atol=1e-14)
@@ -99,9 +107,9 @@ def test_joint_ngd_uses_the_joint_norm():
     X, y, u, _, W0 = small_problem()
     g_u, g_W = autograd_gradients(X, y, u, W0)
     norm = torch.hypot(frobenius_norm(g_u), frobenius_norm(g_W))
-    u1, W1 = NGD(X, y, eta=0.1, train_u=True)(0, u, W0)
-    torch.testing.assert_close(u1, u - 0.1 * g_u / norm[:, None], rtol=1e-12, atol=1e-14)
-    torch.testing.assert_close(W1, W0 - 0.1 * g_W / norm[:, None, None], rtol=1e-12, atol=1e-14)
+    new = NGD(joint(X, y), eta=0.1)(0, {"u": u, "W": W0})
+    torch.testing.assert_close(new["u"], u - 0.1 * g_u / norm[:, None], rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(new["W"], W0 - 0.1 * g_W / norm[:, None, None], rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("eta_max", [math.inf, 15.0])  # uncapped steps here: 13, 17, 30
@@ -109,7 +117,7 @@ def test_polyak_step_fixed_decoder(eta_max):
     X, y, u, _, W0 = small_problem()
     _, g_W = autograd_gradients(X, y, u, W0)
     eta_t = torch.clamp(direct_loss_gap(X, y, u, W0) / frobenius_norm(g_W) ** 2, max=eta_max)
-    _, W1 = Polyak(X, y, eta_max=eta_max)(0, u, W0)
+    W1 = Polyak(fixed(X, y, u), eta_max=eta_max)(0, {"W": W0})["W"]
     torch.testing.assert_close(W1, W0 - per_trial(eta_t, g_W) * g_W, rtol=1e-10, atol=1e-13)
 
 
@@ -118,36 +126,39 @@ def test_polyak_step_joint_uses_zero_L_star_and_cap():
     g_u, g_W = autograd_gradients(X, y, u, W0)
     sq = frobenius_norm(g_u) ** 2 + frobenius_norm(g_W) ** 2
     eta_t = torch.clamp(loss_autograd_reference(X, y, u, W0) / sq, max=12.0)  # uncapped: 11, 12.2, 18
-    u1, W1 = Polyak(X, y, eta_max=12.0, train_u=True)(0, u, W0)
-    torch.testing.assert_close(u1, u - eta_t[:, None] * g_u, rtol=1e-10, atol=1e-13)
-    torch.testing.assert_close(W1, W0 - eta_t[:, None, None] * g_W, rtol=1e-10, atol=1e-13)
+    new = Polyak(joint(X, y), eta_max=12.0)(0, {"u": u, "W": W0})
+    torch.testing.assert_close(new["u"], u - eta_t[:, None] * g_u, rtol=1e-10, atol=1e-13)
+    torch.testing.assert_close(new["W"], W0 - eta_t[:, None, None] * g_W, rtol=1e-10, atol=1e-13)
 
 
 def test_momentum_recursion():
     """V_{t+1} = mu V_t + eta g_t/||g_t||, W_{t+1} = W_t - V_{t+1}, V_0 = 0, checked against
     plain NGD steps (which return W_t - eta g_t/||g_t||)."""
     X, y, u, _, W0 = small_problem()
-    ngd, mom = NGD(X, y, eta=0.1), NGDMomentum(X, y, eta=0.1, momentum=0.5)
+    model = fixed(X, y, u)
+    ngd, mom = NGD(model, eta=0.1), NGD(model, eta=0.1, momentum=0.5)
     W, V = W0, torch.zeros_like(W0)
     for t in range(4):
-        V = 0.5 * V + (W - ngd(t, u, W)[1])
-        _, W_mom = mom(t, u, W)
+        V = 0.5 * V + (W - ngd(t, {"W": W})["W"])
+        W_mom = mom(t, {"W": W})["W"]
         torch.testing.assert_close(W_mom, W - V, rtol=1e-12, atol=1e-14)
         W = W_mom
-    _, W_restart = mom(0, u, W0)  # t = 0 restarts the velocity
-    torch.testing.assert_close(W_restart, ngd(0, u, W0)[1], rtol=0, atol=0)
+    W_restart = mom(0, {"W": W0})["W"]  # t = 0 restarts the velocity
+    torch.testing.assert_close(W_restart, ngd(0, {"W": W0})["W"], rtol=0, atol=0)
 
 
 def test_block_ngd_skips_W_at_zero_decoder():
-    """Eq. (13) from u_0 = 0, W_0 = 0: grad_W = 0 at t = 0, so only u moves (by eta);
-    afterwards each block moves by eta_t = eta (t+1)^(-2/3)."""
+    """Per-block NGD with time factor alpha = 2/3 from u_0 = 0, W_0 = 0: grad_W = 0 at t = 0, so
+    only u moves (by eta); afterwards each block moves by eta_t = eta (t+1)^(-2/3)."""
     X, y, _, _, _ = small_problem()
     K, d = X.shape[0], X.shape[-1]
-    step = BlockNGD(X, y, eta=0.5)
-    u1, W1 = step(0, torch.zeros(K, d, dtype=F64), torch.zeros(K, d, d, dtype=F64))
+    step = BlockNGD(joint(X, y), eta=0.5, alpha=2 / 3)
+    p1 = step(0, {"u": torch.zeros(K, d, dtype=F64), "W": torch.zeros(K, d, d, dtype=F64)})
+    u1, W1 = p1["u"], p1["W"]
     assert torch.all(W1 == 0)
     torch.testing.assert_close(frobenius_norm(u1), torch.full((K,), 0.5, dtype=F64), rtol=1e-14, atol=0)
-    u2, W2 = step(1, u1, W1)
+    p2 = step(1, p1)
+    u2, W2 = p2["u"], p2["W"]
     eta_1 = torch.full((K,), 0.5 * 2 ** (-2 / 3), dtype=F64)
     torch.testing.assert_close(frobenius_norm(u2 - u1), eta_1, rtol=1e-14, atol=0)
     torch.testing.assert_close(frobenius_norm(W2 - W1), eta_1, rtol=1e-14, atol=0)
@@ -162,7 +173,8 @@ def test_uncapped_polyak_saturates_without_overflow():
     shrinks by about a factor e per step."""
     X, y, u, opt, W_mm = ortho_problem(3, n=4, T=4, d=16)
     W0 = 0.01 * torch.randn(W_mm.shape, generator=torch.Generator().manual_seed(0), dtype=F64)
-    traj = run_trajectory(Polyak(X, y), u, W0, 100, standard_metrics(X, y, opt, W_ref=W_mm))
+    model = fixed(X, y, u)
+    traj = run_trajectory(Polyak(model), {"W": W0}, 100, standard_metrics(model, refs={"W": W_mm}, opt=opt))
     W_mm_norm = frobenius_norm(W_mm).numpy()
     assert np.all(np.isfinite(traj.W.numpy()))
     assert np.all(traj["displacement"] < 2 * W_mm_norm)
@@ -174,9 +186,10 @@ def test_uncapped_polyak_saturates_without_overflow():
 
 def test_trajectory_records_checkpoints_and_next_step_displacement():
     X, y, u, opt, W0 = small_problem()
-    metrics = standard_metrics(X, y, opt, iterates=True)
-    every = run_trajectory(NGD(X, y, eta=0.1), u, W0, 20, metrics)
-    some = run_trajectory(NGD(X, y, eta=0.1), u, W0, 20, metrics, checkpoints=[0, 5, 20])
+    model = fixed(X, y, u)
+    metrics = standard_metrics(model, opt=opt, iterates=True)
+    every = run_trajectory(NGD(model, eta=0.1), {"W": W0}, 20, metrics)
+    some = run_trajectory(NGD(model, eta=0.1), {"W": W0}, 20, metrics, checkpoints=[0, 5, 20])
     assert np.array_equal(every.t, np.arange(21)) and np.array_equal(some.t, [0, 5, 20])
     assert every["W"].shape == (21, 3, 12, 12) and every["s_opt"].shape == (21, 3, 4)
     for name in metrics:
@@ -189,22 +202,21 @@ def test_trajectory_records_checkpoints_and_next_step_displacement():
         W_t = torch.tensor(every["W"][t])
         np.testing.assert_array_equal(every["log_loss"][t], log_loss(X, y, u, W_t).numpy())
         np.testing.assert_array_equal(every["log_excess_loss"][t], log_excess_loss(X, y, u, W_t, opt).numpy())
-    with pytest.raises(ValueError):
-        run_trajectory(NGD(X, y, eta=0.1), u, W0, 20, metrics, checkpoints=[5, 0])
-    with pytest.raises(ValueError):
-        run_trajectory(NGD(X, y, eta=0.1), u, W0, 20, metrics, checkpoints=[0, 21])
+    with pytest.raises(DeclarationError):
+        run_trajectory(NGD(model, eta=0.1), {"W": W0}, 20, metrics, checkpoints=[5, 0])
+    with pytest.raises(DeclarationError):
+        run_trajectory(NGD(model, eta=0.1), {"W": W0}, 20, metrics, checkpoints=[0, 21])
 
 
-def test_standard_metrics_share_one_forward_pass_per_checkpoint(monkeypatch):
-    import theorycheck.optim.metrics as metrics_module
-
+def test_model_metrics_share_one_forward_pass_per_checkpoint(monkeypatch):
     X, y, u, opt, W0 = small_problem()
+    model = fixed(X, y, u)
     calls = []
-    real_forward = metrics_module.forward
-    monkeypatch.setattr(metrics_module, "forward", lambda *a: calls.append(1) or real_forward(*a))
-    traj = run_trajectory(NGD(X, y, eta=0.1), u, W0, 10, standard_metrics(X, y, opt, iterates=True),
-                          checkpoints=[0, 4, 10])
-    assert len(calls) == 3
+    real_forward = TokenSelection.forward
+    monkeypatch.setattr(TokenSelection, "forward", lambda self, p: calls.append(1) or real_forward(self, p))
+    traj = run_trajectory(NGD(model, eta=0.1), {"W": W0}, 10,
+                          standard_metrics(model, opt=opt, iterates=True), checkpoints=[0, 4, 10])
+    assert len(calls) == 11 + 3  # one per step (its gradient) and one per checkpoint (the metrics)
     for row, t in enumerate(traj.t):
         W_t = torch.tensor(traj["W"][row])
         np.testing.assert_array_equal(traj["s_opt"][row], s_opt(X, W_t, opt).numpy())
@@ -217,68 +229,60 @@ def test_nonfinite_initial_iterate_raises():
     W0[1, 2, 3] = math.nan
     W0[3, 0, 0] = math.inf
     with pytest.raises(NonFiniteIterateError, match=r"NaN/inf in W at step 0 of ngd, trials \[1, 3\]"):
-        run_trajectory(NGD(X, y, eta=0.1), u, W0, 10, {})
+        run_trajectory(NGD(fixed(X, y, u), eta=0.1), {"W": W0}, 10, {})
+
+
+def _poisoned(step, at, trials):
+    def poisoned(t, params):
+        new = step(t, params)
+        if t == at:  # produces iterate at + 1
+            W = new["W"].clone()
+            W[trials] = math.nan
+            new = dict(new, W=W)
+        return new
+
+    poisoned.name = "poisoned"
+    return poisoned
 
 
 def test_nonfinite_iterate_raises_with_first_step_and_trials():
     X, y, u, _, W0 = small_problem(K=5)
-    ngd = NGD(X, y, eta=0.1)
-
-    def poisoned(t, u, W):
-        u, W = ngd(t, u, W)
-        if t == 36:  # produces iterate 37
-            W = W.clone()
-            W[[2, 4]] = math.nan
-        return u, W
-
-    poisoned.name = "poisoned"
+    poisoned = _poisoned(NGD(fixed(X, y, u), eta=0.1), 36, [2, 4])
     expected = r"NaN/inf in W at step 37 of poisoned, trials \[2, 4\]"
     with pytest.raises(NonFiniteIterateError, match=expected) as err:
-        run_trajectory(poisoned, u, W0, 300, {}, checkpoints=[0, 300])
+        run_trajectory(poisoned, {"W": W0}, 300, {}, checkpoints=[0, 300])
     assert err.value.step == 37 and err.value.trials == [2, 4] and err.value.blocks == ["W"]
 
 
+def test_divergence_recorded_on_opt_in():
+    """With on_nonfinite="record" the run continues; diverged_at gives each trial's first
+    non-finite step (-1 if none) and the other trials equal a clean run."""
+    X, y, u, _, W0 = small_problem(K=5)
+    model = fixed(X, y, u)
+    clean = run_trajectory(NGD(model, eta=0.1), {"W": W0}, 300, {}, checkpoints=[300])
+    traj = run_trajectory(_poisoned(NGD(model, eta=0.1), 36, [2, 4]), {"W": W0}, 300,
+                          {"W_norm": lambda it: frobenius_norm(it.W)}, checkpoints=[0, 300],
+                          on_nonfinite="record")
+    assert traj.diverged_at.tolist() == [-1, -1, 37, -1, 37]
+    assert np.all(np.isnan(traj["W_norm"][-1][[2, 4]]))
+    torch.testing.assert_close(traj.W[[0, 1, 3]], clean.W[[0, 1, 3]], rtol=0, atol=0)
+    with pytest.raises(DeclarationError, match="on_nonfinite"):
+        run_trajectory(NGD(model, eta=0.1), {"W": W0}, 3, {}, on_nonfinite="ignore")
+
+
 def test_uncapped_polyak_overflow_is_reported():
-    """Counterexample to Assumptions 1-2 (n=1, T=3, d=3, scores (-1, 0.5, 1)) started along the
-    local direction W_alpha = e_1 e_3^T that selects token 2: L - L_* stays positive while
-    grad L -> 0, so the uncapped Polyak step overflows; the run must stop with an error."""
+    """A sample (n=1, T=3, d=3, scores (-1, 0.5, 1)) started along the local direction
+    W_alpha = e_1 e_3^T that selects token 2: L - L_* stays positive while grad L -> 0, so the
+    uncapped Polyak step overflows; the run must stop with an error."""
     X = torch.tensor([[[[0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [-3.0, 1.0, 1.0]]]], dtype=F64)
     y, u = torch.ones(1, 1, dtype=F64), torch.tensor([[1.5, 6.5, -1.0]], dtype=F64)
     W0 = torch.zeros(1, 3, 3, dtype=F64)
     W0[0, 0, 2] = 1.0
+    model = fixed(X, y, u)
     with pytest.raises(NonFiniteIterateError, match=r"NaN/inf in W at step \d+ of polyak, trials \[0\]"):
-        run_trajectory(Polyak(X, y), u, W0, 300, {}, checkpoints=[0])
-    capped = run_trajectory(Polyak(X, y, eta_max=10.0), u, W0, 100, {}, checkpoints=[0])
+        run_trajectory(Polyak(model), {"W": W0}, 300, {}, checkpoints=[0])
+    capped = run_trajectory(Polyak(model, eta_max=10.0), {"W": W0}, 100, {}, checkpoints=[0])
     assert torch.all(torch.isfinite(capped.W))
-
-
-STEPPERS = {
-    "ngd": lambda X, y: NGD(X, y, eta=0.1),
-    "ngd_momentum": lambda X, y: NGDMomentum(X, y, eta=0.1),
-    "gd": lambda X, y: GD(X, y, eta=1.0),
-    "polyak": lambda X, y: Polyak(X, y),
-    "polyak_capped_joint": lambda X, y: Polyak(X, y, eta_max=10.0, train_u=True),
-    "joint_ngd": lambda X, y: NGD(X, y, eta=0.1, train_u=True),
-    "ngd_eq13": lambda X, y: BlockNGD(X, y, eta=1.0),
-}
-
-
-@pytest.mark.parametrize("name", sorted(STEPPERS))
-def test_batched_trials_equal_single_trials(name):
-    X, y, u, opt, W0 = small_problem(K=3)
-    if name in ("joint_ngd", "ngd_eq13", "polyak_capped_joint"):
-        u, W0 = torch.zeros_like(u), torch.zeros_like(W0)
-
-    def run(k):
-        trials = slice(None) if k is None else slice(k, k + 1)
-        Xk, yk, optk = X[trials], y[trials], opt[trials]
-        metrics = standard_metrics(Xk, yk, optk, iterates=True)
-        return run_trajectory(STEPPERS[name](Xk, yk), u[trials], W0[trials], 60, metrics, [0, 1, 10, 60])
-
-    batched = run(None)
-    for k in range(3):
-        for metric, values in run(k).metrics.items():
-            np.testing.assert_allclose(batched[metric][:, k : k + 1], values, rtol=1e-12, err_msg=metric)
 
 
 def test_alignment():
@@ -292,17 +296,13 @@ def test_alignment():
 
 def test_per_trial_step_sizes_equal_separate_runs():
     """A (K,) tensor of step sizes gives each trial the run it would have alone."""
-    torch.manual_seed(0)
-    K, n, T, d = 3, 4, 3, 12
-    X = torch.randn(K, n, T, d, dtype=torch.float64) / d**0.5
-    y = torch.sign(torch.randn(K, n, dtype=torch.float64))
-    u = torch.randn(K, d, dtype=torch.float64)
-    W = 0.1 * torch.randn(K, d, d, dtype=torch.float64)
+    X, y, u, _, W0 = small_problem(K=3)
+    model = fixed(X, y, u)
     etas = torch.tensor([0.05, 0.1, 0.5], dtype=torch.float64)
     for make in (NGD, GD):
-        _, together = make(X, y, etas)(0, u, W)
-        for k in range(K):
-            _, alone = make(X[k:k + 1], y[k:k + 1], float(etas[k]))(0, u[k:k + 1], W[k:k + 1])
+        together = make(model, etas)(0, {"W": W0})["W"]
+        for k in range(3):
+            alone = make(model.restrict(slice(k, k + 1)), float(etas[k]))(0, {"W": W0[k:k + 1]})["W"]
             torch.testing.assert_close(together[k:k + 1], alone, rtol=1e-12, atol=1e-14)
 
 
@@ -317,11 +317,13 @@ def test_inner_and_relative_error():
 
 def test_trajectory_restrict_and_rows_at_times():
     X, y, u, opt, W0 = small_problem(K=3)
-    traj = run_trajectory(NGD(X, y, eta=0.1), u, W0, 20, standard_metrics(X, y, opt), checkpoints=[0, 5, 10, 20])
+    model = fixed(X, y, u)
+    traj = run_trajectory(NGD(model, eta=0.1), {"W": W0}, 20, standard_metrics(model, opt=opt),
+                          checkpoints=[0, 5, 10, 20])
     part = traj.restrict(slice(1, 3), t_max=10)
     np.testing.assert_array_equal(part.t, [0, 5, 10])
     np.testing.assert_array_equal(part["s_opt"], traj["s_opt"][:3, 1:3])
-    assert torch.equal(part.W, traj.W[1:3]) and torch.equal(part.u, traj.u[1:3])  # the final iterate
+    assert torch.equal(part.W, traj.W[1:3])  # the final iterate
     np.testing.assert_array_equal(traj.restrict([0, 2]).t, traj.t)
     np.testing.assert_array_equal(traj.at("W_norm", [20, 5]), traj["W_norm"][[3, 1]])
     np.testing.assert_array_equal(traj.at("W_norm", 10), traj["W_norm"][2])
@@ -330,15 +332,14 @@ def test_trajectory_restrict_and_rows_at_times():
     assert recorded_rows(traj.t, [0, 20]).tolist() == [0, 3]
 
 
-def final_iterate(step, u0, W0, steps):
-    """(u, W) after ``steps`` steps of ``step`` from (u0, W0)."""
-    traj = run_trajectory(step, u0, W0, steps, {}, checkpoints=[])
-    return traj.u, traj.W
+def final_iterate(step, params0, steps):
+    """The parameters after ``steps`` steps of ``step`` from ``params0``."""
+    return run_trajectory(step, params0, steps, {}, checkpoints=[]).params
 
 
 def max_relative_difference(ours, theirs):
-    """Max over blocks and trials of ||ours - theirs|| / ||theirs|| (pairs of (u, W))."""
-    return max(float(relative_error(a, b).max()) for a, b in zip(ours, theirs))
+    """Max over blocks and trials of ||ours - theirs|| / ||theirs||."""
+    return max(float(relative_error(ours[b], theirs[b]).max()) for b in theirs)
 
 
 FIXED_DECODER_METHODS = (Method("GD", "gd", eta=1.0), Method("NGD", "ngd", eta=0.1),
@@ -347,45 +348,51 @@ FIXED_DECODER_METHODS = (Method("GD", "gd", eta=1.0), Method("NGD", "ngd", eta=0
 JOINT_METHODS = (Method("GD", "gd", eta=1.0), Method("per-block NGD", "block_ngd", eta=0.1),
                  Method("joint NGD", "ngd", eta=0.1), Method("Polyak", "polyak"),
                  Method("Polyak (cap 10)", "polyak", eta_max=10.0),
-                 Method("Eq. (13)", "block_ngd", eta=1.0, alpha=2.0 / 3.0))
+                 Method("per-block NGD, alpha 2/3", "block_ngd", eta=1.0, alpha=2.0 / 3.0))
 
 
 @pytest.mark.parametrize("train_u", [False, True])
-def test_method_batch_equals_library_optimizers(train_u):
-    """Trial group m of `MethodBatchStep` follows methods[m]'s library optimizer step for step
-    (fixed decoder from the small random W_0; joint training from u_0 = W_0 = 0, where the
-    first W gradient is exactly 0)."""
+def test_side_by_side_equals_each_method_alone(train_u):
+    """Trial group m of `side_by_side` follows methods[m] alone step for step (fixed decoder
+    from the small random W_0; joint training from u_0 = W_0 = 0, where the first W gradient is
+    exactly 0)."""
     X, y, u, _, W0 = small_problem(K=3)
     methods = JOINT_METHODS if train_u else FIXED_DECODER_METHODS
-    if train_u:
-        u, W0 = torch.zeros_like(u), torch.zeros_like(W0)
-    M = len(methods)
-    batch = final_iterate(MethodBatchStep(X, y, methods, train_u), u.repeat(M, 1), W0.repeat(M, 1, 1), 8)
+    model = joint(X, y) if train_u else fixed(X, y, u)
+    params0 = {"u": torch.zeros_like(u), "W": torch.zeros_like(W0)} if train_u else {"W": W0}
+    batch = final_iterate(side_by_side(model, methods), tile(params0, len(methods)), 8)
     for m, method in enumerate(methods):
-        alone = final_iterate(method.library_step(X, y, train_u), u, W0, 8)
-        group = [block[3 * m:3 * (m + 1)] for block in batch]
+        alone = final_iterate(method.step(model), params0, 8)
+        group = {b: v[3 * m:3 * (m + 1)] for b, v in batch.items()}
         assert max_relative_difference(group, alone) <= 1e-12, method.label
 
 
-def test_method_rejects_unknown_rule():
-    with pytest.raises(ValueError, match="unknown rule"):
+def test_unknown_rules_and_settings_are_declaration_errors():
+    with pytest.raises(DeclarationError, match="unknown rule"):
         Method("Adam", "adam")
+    X, y, u, _, _ = small_problem(K=3)
+    with pytest.raises(DeclarationError, match="unknown optimizer rule"):
+        FirstOrder(fixed(X, y, u), rule="adam")
+    with pytest.raises(DeclarationError, match="2 values for 3 trials"):
+        FirstOrder(fixed(X, y, u), rule=["gd", "gd", "ngd"], eta=[0.1, 0.2])
 
 
-def test_scheduled_normalized_gd_equals_library_optimizers():
-    """Per-trial settings of `ScheduledNormalizedGD` against BlockNGD (per-block norms, any
-    eta and alpha) and NGD(train_u=True) (joint norm, alpha = 0), from u_0 = W_0 = 0."""
-    X, y, u, _, W0 = small_problem(K=3)
-    u0, W0 = torch.zeros_like(u), torch.zeros_like(W0)
-    settings = [(1.0, 2.0 / 3.0, False), (0.1, 0.0, False), (0.1, 0.0, True)]
-    eta, alpha, joint = (torch.tensor(v, dtype=dtype) for v, dtype in zip(zip(*settings), (F64, F64, torch.bool)))
-    S = len(settings)
-    batch = final_iterate(ScheduledNormalizedGD(X.repeat(S, 1, 1, 1), y.repeat(S, 1), eta.repeat_interleave(3),
-                                                alpha.repeat_interleave(3), joint.repeat_interleave(3)),
-                          u0.repeat(S, 1), W0.repeat(S, 1, 1), 8)
-    for s, (eta_s, alpha_s, joint_s) in enumerate(settings):
-        library = NGD(X, y, eta_s, train_u=True) if joint_s else BlockNGD(X, y, eta_s, alpha=alpha_s)
-        alone = final_iterate(library, u0, W0, 8)
-        group = [block[3 * s:3 * (s + 1)] for block in batch]
-        assert max_relative_difference(group, alone) <= 1e-12, settings[s]
+def test_polyak_needs_an_infimum():
+    """A model without a known infimum cannot take Polyak steps: a declaration error names it."""
+    from theorycheck.models import Model
 
+    class Quadratic(Model):
+        blocks = ("w",)
+
+        def __init__(self, A):
+            self.A = A
+
+        def log_loss(self, params):
+            return torch.log(0.5 * torch.einsum("ki,kij,kj->k", params["w"], self.A, params["w"]) + 1.0)
+
+        def restrict(self, trials):
+            return Quadratic(self.A[trials])
+
+    model = Quadratic(torch.eye(3, dtype=F64).repeat(2, 1, 1))
+    with pytest.raises(DeclarationError, match="declares no infimum"):
+        Polyak(model)(0, {"w": torch.ones(2, 3, dtype=F64)})

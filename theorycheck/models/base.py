@@ -24,6 +24,9 @@ independent problem, and the model's data carry the same leading dimension.  A m
 ``reference_loss(params) -> (K,)``
     the loss written plainly, for autograd cross-checks (accurate away from saturation only);
     the default is ``exp(log_loss)``.
+``hessian_vector_product(params, vector)``
+    the Hessian of ``reference_loss`` applied to a direction (``torch.func`` forward over
+    reverse by default), for curvature measurements (Lanczos through scipy).
 ``restrict(trials) -> Model``
     the same model on a subset of its trials (an index tensor or slice of the trial
     dimension; an index may repeat trials); the conformance suite checks that the batch
@@ -152,6 +155,14 @@ class Model:
     def gradient(self, params: Params) -> dict[str, torch.Tensor]:
         """The gradient in plain floating point (underflows once ``L`` saturates)."""
         return {b: g.value() for b, g in self.scaled_gradient(params).items()}
+
+    def hessian_vector_product(self, params: Params, vector: Params) -> dict[str, torch.Tensor]:
+        """``H v`` per trial, H the Hessian of ``reference_loss`` over all blocks: forward-over-
+        reverse mode of ``torch.func`` (accurate away from saturation)."""
+        def grad(p):
+            return torch.func.grad(lambda q: self.reference_loss(q).sum())(p)
+
+        return torch.func.jvp(grad, (dict(params),), (dict(vector),))[1]
 
     def log_excess_loss(self, params: Params) -> torch.Tensor:
         """``log(L - inf L)`` per trial, from ``infimum``; models that saturate override it

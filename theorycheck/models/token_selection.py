@@ -445,22 +445,27 @@ def _conformance_data(K, seed, n=4, T=3, d=6):
     return X, y, u, W
 
 
-def _saturating_W(X, y, u, scale):
-    r"""scale * sum_i (x_{i,o} - mean_t x_{i,t}) x_{i,1}^T with o the highest-scoring token: a
-    direction that raises every sample's top logit above the others (orthogonal-ish tokens)."""
-    opt = token_scores(X, y, u).argmax(-1)
-    return scale * torch.einsum("knd,kne->kde", tokens_at(X, opt) - X.mean(2), X[:, :, 0, :])
+def _separating_W(X, y, u):
+    r"""W with logit gaps z_{i,o} - z_{i,t} = 1 for every t != o (o the highest-scoring token):
+    the minimum-norm least-squares solution of these n(T-1) linear equations in W (solvable
+    when n(T-1) <= d^2 and the constraint matrices are independent)."""
+    K, n, T, d = X.shape
+    o = token_scores(X, y, u).argmax(-1)
+    others = ~optimal_token_mask(o, T)
+    rows = torch.einsum("knte,knf->kntef", tokens_at(X, o)[:, :, None] - X, X[:, :, 0])[others]
+    A = rows.reshape(K, n * (T - 1), d * d)
+    b = torch.ones(K, n * (T - 1), 1, dtype=X.dtype)
+    return torch.linalg.pinv(A).matmul(b).reshape(K, d, d)
 
 
 @register_model("token_selection_fixed_decoder")
 def _fixed_decoder_instance(K, seed):
     X, y, u, W = _conformance_data(K, seed)
-    return Instance(TokenSelection(X, y, u), {"W": 0.5 * W},
-                    {"W": _saturating_W(X, y, u, 400.0) + 0.5 * W})
+    return Instance(TokenSelection(X, y, u), {"W": 0.5 * W}, {"W": 2000.0 * _separating_W(X, y, u)})
 
 
 @register_model("token_selection_joint")
 def _joint_instance(K, seed):
     X, y, u, W = _conformance_data(K, seed)
     return Instance(TokenSelection(X, y), {"u": u, "W": 0.5 * W},
-                    {"u": 50.0 * u, "W": _saturating_W(X, y, u, 400.0) + 0.5 * W})
+                    {"u": 50.0 * u, "W": 2000.0 * _separating_W(X, y, u)})

@@ -3,6 +3,7 @@
 from theorycheck.optim.gradient import (
     GD,
     NGD,
+    OPTIMIZERS,
     RULES,
     BlockNGD,
     FirstOrder,
@@ -31,6 +32,7 @@ __all__ = [
     "BlockNGD",
     "Method",
     "RULES",
+    "OPTIMIZERS",
     "side_by_side",
     "tile",
     "Iterate",

@@ -39,7 +39,7 @@ from theorycheck.errors import DeclarationError
 from theorycheck.models.base import Model, per_trial
 
 __all__ = ["RULES", "FirstOrder", "GD", "NGD", "Polyak", "BlockNGD", "Method", "side_by_side",
-           "tile"]
+           "tile", "OPTIMIZERS"]
 
 RULES = ("gd", "ngd", "polyak", "block_ngd")
 
@@ -49,7 +49,7 @@ def _per_trial_setting(name, value, K, like, dtype=None):
     if isinstance(value, torch.Tensor) and value.dim() > 0 or isinstance(value, (list, tuple)):
         tensor = torch.as_tensor(value, dtype=dtype or like.dtype, device=like.device)
         if tensor.shape != (K,):
-            raise DeclarationError(f"optimizer setting {name!r}: {tuple(tensor.shape)} values for "
+            raise DeclarationError(f"optimizer setting {name!r}: {tensor.numel()} values for "
                                    f"{K} trials")
         return tensor
     return float(value)
@@ -63,21 +63,21 @@ class FirstOrder:
     """
 
     def __init__(self, model: Model, *, rule, eta=1.0, eta_max=math.inf, momentum=0.0, alpha=0.0,
-                 name: str | None = None, trials: int | None = None):
+                 name: str | None = None):
         self.model = model
+        like, K = model.data_tensor(), model.trial_count()
         rules = (rule,) if isinstance(rule, str) else tuple(rule)
         unknown = sorted(set(rules) - set(RULES))
         if unknown:
             raise DeclarationError(f"unknown optimizer rule(s) {unknown}; use one of {RULES}")
-        like = model.data_tensor()
-        K = trials if trials is not None else len(rules) if len(rules) > 1 else None
+        if len(rules) not in (1, K):
+            raise DeclarationError(f"optimizer setting 'rule': {len(rules)} values for {K} trials")
         self.rules = rules
         self.name = name or (rules[0] if len(set(rules)) == 1 else "first_order")
         self._mask = {}
         if len(set(rules)) > 1:
             self._mask = {r: torch.tensor([x == r for x in rules], device=like.device)
                           for r in set(rules)}
-        K = K or _setting_length(eta, eta_max, momentum, alpha)
         self.log_eta = _log(_per_trial_setting("eta", eta, K, like))
         self.log_eta_max = _log(_per_trial_setting("eta_max", eta_max, K, like))
         self.momentum = _per_trial_setting("momentum", momentum, K, like)
@@ -146,13 +146,6 @@ class FirstOrder:
                          for b, s in steps.items()}
             self._velocity = steps
         return {b: params[b] - steps[b] if b in steps else params[b] for b in params}
-
-
-def _setting_length(*values):
-    for v in values:
-        if isinstance(v, torch.Tensor) and v.dim() > 0 or isinstance(v, (list, tuple)):
-            return len(v)
-    return None
 
 
 def _log(value):
@@ -228,4 +221,15 @@ def side_by_side(model: Model, methods: Sequence[Method]) -> FirstOrder:
 
     return FirstOrder(tiled, rule=each("rule"), eta=each("eta"), eta_max=each("eta_max"),
                       momentum=each("momentum"), alpha=each("alpha"),
-                      name="+".join(m.label for m in methods), trials=K * len(methods))
+                      name="+".join(m.label for m in methods))
+
+
+#: name -> factory(model) -> step, for the conformance suite (every rule, with cap and momentum)
+OPTIMIZERS = {
+    "gd": lambda model: GD(model, 0.3),
+    "ngd": lambda model: NGD(model, 0.1),
+    "ngd_momentum_capped": lambda model: NGD(model, 0.1, eta_max=5.0, momentum=0.9),
+    "polyak": lambda model: Polyak(model),
+    "polyak_capped": lambda model: Polyak(model, eta_max=5.0),
+    "block_ngd_time_factor": lambda model: BlockNGD(model, 0.2, alpha=2 / 3),
+}
