@@ -19,9 +19,9 @@ this process returned), by the disk cache, or by computing the run and storing i
 **The key** of a use is the sha256 of a canonical encoding of: the run's name
 (``module.qualname``) and scope, its configuration (keyword arguments with their defaults
 applied), the tier and its sizes, the base seed, dtype, device and thread count, the
-versions of torch, numpy, scipy and cvxpy, and a **code fingerprint**: the sha256 of every
-``.py`` file of the installed ``theorycheck`` package and of the directory (recursively)
-holding the module that defines the run (e.g. ``claims/vdt24/``).  Any change of that code
+versions of torch, numpy, scipy, cvxpy, clarabel and sympy, and a **code fingerprint**: the
+sha256 of every ``.py`` file of the installed ``theorycheck`` package and of the directory
+(recursively) holding the module that defines the run (e.g. ``claims/vdt24/``).  Any change of that code
 therefore misses the cache; fingerprints are computed once per process and directory.
 
 **On disk** (:class:`DiskCache`) each value is one pickle file ``<root>/<k[:2]>/<k>.pkl``
@@ -69,7 +69,7 @@ _DIGEST_LEN = 64
 TAG_NAME = "CACHEDIR.TAG"
 TAG_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
 _TAG_TEXT = TAG_SIGNATURE + "\n# a theorycheck cache of shared runs; `theorycheck cache clear` empties it\n"
-VERSIONED_LIBRARIES = ("torch", "numpy", "scipy", "cvxpy")
+VERSIONED_LIBRARIES = ("torch", "numpy", "scipy", "cvxpy", "clarabel", "sympy")
 SOURCES = ("memo", "disk", "computed")
 
 
