@@ -229,16 +229,16 @@ def test_declaration_errors(decorate, message):
 
 
 # -- invalidation by code --------------------------------------------------------------------
-def write_package(root, name: str, helper: str = "FACTOR = 2\n"):
-    """``<root>/<name>/claims/paperx/runs.py`` with a shared run and a helper module."""
+def write_package(root, name: str):
+    """``<root>/<name>/claims/paperx/sub/runs.py``: a shared run using ``paperx/helper.py``."""
     package = root / name / "claims" / "paperx"
-    package.mkdir(parents=True)
-    for folder in (root / name, root / name / "claims", package):
+    (package / "sub").mkdir(parents=True)
+    for folder in (root / name, root / name / "claims", package, package / "sub"):
         (folder / "__init__.py").write_text("")
-    (package / "helper.py").write_text(helper)
-    (package / "runs.py").write_text(textwrap.dedent("""
+    (package / "helper.py").write_text("FACTOR = 2\n")
+    (package / "sub" / "runs.py").write_text(textwrap.dedent("""
         from theorycheck import shared_run
-        from .helper import FACTOR
+        from ..helper import FACTOR
 
         @shared_run
         def doubled(run, *, x=1.0):
@@ -250,8 +250,8 @@ def write_package(root, name: str, helper: str = "FACTOR = 2\n"):
 def test_a_changed_source_file_of_the_runs_package_misses_the_cache(tmp_path, monkeypatch):
     package = write_package(tmp_path, "pkg_invalidation")
     monkeypatch.syspath_prepend(str(tmp_path))
-    run = importlib.import_module("pkg_invalidation.claims.paperx.runs").doubled
-    assert run.scope == "paperx"
+    run = importlib.import_module("pkg_invalidation.claims.paperx.sub.runs").doubled
+    assert run.scope == "paperx" and run.source_dir == package.resolve()
     before = key(run)
     directory_fingerprint.cache_clear()
     assert key(run) == before  # recomputing the fingerprint of unchanged code changes nothing

@@ -20,8 +20,9 @@ this process returned), by the disk cache, or by computing the run and storing i
 (``module.qualname``) and scope, its configuration (keyword arguments with their defaults
 applied), the tier and its sizes, the base seed, dtype, device and thread count, the
 versions of torch, numpy, scipy, cvxpy, clarabel and sympy, and a **code fingerprint**: the
-sha256 of every ``.py`` file of the installed ``theorycheck`` package and of the directory
-(recursively) holding the module that defines the run (e.g. ``claims/vdt24/``).  Any change of that code
+sha256 of every ``.py`` file of the installed ``theorycheck`` package and of the paper package holding
+the module that defines the run (``claims/vdt24/``, recursively; for a run outside
+``claims``, its module's directory).  Any change of that code
 therefore misses the cache; fingerprints are computed once per process and directory.
 
 **On disk** (:class:`DiskCache`) each value is one pickle file ``<root>/<k[:2]>/<k>.pkl``
@@ -172,6 +173,15 @@ def _paper_key(module: str) -> str | None:
     return parts[parts.index("claims") + 1] if "claims" in parts[:-1] else None
 
 
+def _source_dir(module: str, module_file: str) -> Path:
+    """The directory whose code a run's value depends on: the paper package
+    (``claims/<paperkey>/``) of a module under ``claims``, else the module's own directory."""
+    folder = Path(module_file).resolve().parent
+    key = _paper_key(module)
+    return next((d for d in (folder, *folder.parents) if d.name == key and d.parent.name == "claims"),
+                folder)
+
+
 @dataclass(frozen=True, eq=False)
 class SharedRun:
     """A run declared with :func:`shared_run`; used through ``tc.use(run, **config)``."""
@@ -210,7 +220,7 @@ class SharedRun:
             raise DeclarationError(f"shared run {name}: its module has no source file, so its "
                                    "code cannot be fingerprinted; define it in a .py file")
         return cls(fn=fn, name=name, scope=scope, sizes=sizes,
-                   source_dir=Path(module_file).resolve().parent, signature=inspect.signature(fn))
+                   source_dir=_source_dir(fn.__module__, module_file), signature=inspect.signature(fn))
 
     def __call__(self, *args, **kwargs):
         raise UsageError(f"shared run {self.name} is not called directly; use "
@@ -230,7 +240,7 @@ class SharedRun:
         return {k: canonical(v, f"shared run {self.name}: argument {k!r}") for k, v in arguments}
 
     def code_fingerprint(self) -> str:
-        """sha256 of the theorycheck package's and the run's own directory's fingerprints."""
+        """sha256 of the fingerprints of the theorycheck package and of ``source_dir``."""
         package = Path(__file__).resolve().parent
         text = directory_fingerprint(package) + directory_fingerprint(self.source_dir)
         return hashlib.sha256(text.encode()).hexdigest()
