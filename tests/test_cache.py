@@ -403,3 +403,22 @@ def test_a_cache_dir_that_is_a_file_is_a_usage_error(project):
     result = project.runpytest("-p", "no:cacheprovider", "--tc-cache-dir", "afile")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*theorycheck: cache directory *afile* is not a directory*"])
+
+
+def test_xdist_workers_share_one_cache(project):
+    """Two claim functions on two workers: whichever computes first stores the runs, and a
+    second run reads everything from the disk."""
+    claims = project.path / "proj" / "claims" / "toy"
+    (claims / "test_again.py").write_text(PROJECT_CLAIM.replace("toy.thm1.decay", "toy.thm1.again")
+                                          .replace("test_decay", "test_again"))
+    args = ("-p", "no:cacheprovider", "-n", "2")
+    project.runpytest(*args).assert_outcomes(passed=2, xfailed=4)
+    first = len(computed(project))
+    assert 2 <= first <= 4  # each of the two runs computed once, or once per worker
+    cache = DiskCache.existing(project.path / ".theorycheck-cache")
+    assert cache.info().entries == 2 and not list(cache.root.glob("*/*.tmp"))
+    project.runpytest(*args).assert_outcomes(passed=2, xfailed=4)
+    assert len(computed(project)) == first
+    results = load_results(project.path / "reports" / "latest" / "results.json")
+    assert {r["source"] for c in results["claims"] for case in [c, *c["controls"]]
+            for r in case["shared_runs"]} <= {"disk", "memo"}
