@@ -71,7 +71,6 @@ TAG_NAME = "CACHEDIR.TAG"
 TAG_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
 _TAG_TEXT = TAG_SIGNATURE + "\n# a theorycheck cache of shared runs; `theorycheck cache clear` empties it\n"
 VERSIONED_LIBRARIES = ("torch", "numpy", "scipy", "cvxpy", "clarabel", "sympy")
-SOURCES = ("memo", "disk", "computed")
 
 
 class CacheWarning(UserWarning):
@@ -196,7 +195,8 @@ class SharedRun:
     @classmethod
     def declare(cls, fn: Callable, sizes: Mapping | None, scope: str | None) -> "SharedRun":
         name = f"{fn.__module__}.{fn.__qualname__}"
-        params = list(inspect.signature(fn).parameters.values())
+        signature = inspect.signature(fn)
+        params = list(signature.parameters.values())
         if (not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD)
                 or any(p.kind not in (p.KEYWORD_ONLY, p.VAR_KEYWORD) for p in params[1:])):
             raise DeclarationError(f"shared run {name}: must take the run context as its only "
@@ -220,7 +220,7 @@ class SharedRun:
             raise DeclarationError(f"shared run {name}: its module has no source file, so its "
                                    "code cannot be fingerprinted; define it in a .py file")
         return cls(fn=fn, name=name, scope=scope, sizes=sizes,
-                   source_dir=_source_dir(fn.__module__, module_file), signature=inspect.signature(fn))
+                   source_dir=_source_dir(fn.__module__, module_file), signature=signature)
 
     def __call__(self, *args, **kwargs):
         raise UsageError(f"shared run {self.name} is not called directly; use "
