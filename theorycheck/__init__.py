@@ -5,7 +5,8 @@ quantity, trains a model, and decides through ``tc.check.*`` whether the paper's
 statement holds.  See ``docs/writing-claims.md``.
 """
 from ._version import __version__
+from .cache import shared_run
 from .claim import ClaimDeclarationError, ClaimFailure, ClaimSpec, NoDecisionError, claim, discrepancy
 
 __all__ = ["__version__", "claim", "discrepancy", "ClaimFailure", "ClaimDeclarationError",
-           "NoDecisionError", "ClaimSpec"]
+           "NoDecisionError", "ClaimSpec", "shared_run"]

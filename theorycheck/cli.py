@@ -1,4 +1,4 @@
-"""``theorycheck`` command line: ``list``, ``report``, ``new``.
+"""``theorycheck`` command line: ``list``, ``report``, ``new``, ``cache``.
 
 * ``theorycheck list [PATH] [--json]``: the registered claims under PATH (default
   ``claims``): id, paper, source, kind, statement and controls.
@@ -7,6 +7,8 @@
 * ``theorycheck new PAPERKEY NAME [--claims-dir DIR]``: scaffold
   ``claims/<paperkey>/test_<name>.py`` with a worked, passing example claim, its negative
   control and a plot, to be edited into the new claim.
+* ``theorycheck cache info|clear [--dir DIR]``: the size of the cache of shared runs, or
+  empty it (default ``$THEORYCHECK_CACHE_DIR``, else ``./.theorycheck-cache``).
 """
 from __future__ import annotations
 
@@ -135,6 +137,21 @@ def cmd_new(args) -> int:
     return 0
 
 
+def cmd_cache(args) -> int:
+    from .cache import DiskCache, default_cache_dir
+    from .errors import UsageError
+
+    try:
+        cache = DiskCache.existing(args.dir or default_cache_dir())
+    except UsageError as exc:
+        raise SystemExit(f"theorycheck cache {args.action}: {exc}") from None
+    if args.action == "info":
+        print(f"theorycheck cache: {cache.info().line()}")
+    else:
+        print(f"theorycheck cache: removed {cache.clear().line()}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="theorycheck", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -151,6 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     p.add_argument("--claims-dir", default="claims")
     p.set_defaults(func=cmd_new)
+    p = sub.add_parser("cache", help="size of the cache of shared runs, or empty it")
+    p.add_argument("action", choices=("info", "clear"))
+    p.add_argument("--dir", default=None,
+                   help="cache directory (default: $THEORYCHECK_CACHE_DIR or ./.theorycheck-cache)")
+    p.set_defaults(func=cmd_cache)
     return parser
 
 

@@ -24,6 +24,7 @@ from . import checks as _checks
 from .checks import Decision, jsonable
 from .claim import ClaimFailure, ClaimSpec, NoDecisionError
 from .runtime import Runtime, derive_seed, generator
+from .cache import SharedRun, SharedRunCache
 
 _CHECKS = {name: getattr(_checks, name)
            for name in ("close", "at_most", "at_least", "holds", "slope", "binomial", "monotone")}
@@ -67,7 +68,8 @@ def _thin(x: np.ndarray, y: np.ndarray, log_x: bool) -> tuple[np.ndarray, np.nda
 class ClaimContext:
     """Everything one claim case (the claim itself or one of its controls) works with."""
 
-    def __init__(self, spec: ClaimSpec, control: str | None, runtime: Runtime):
+    def __init__(self, spec: ClaimSpec, control: str | None, runtime: Runtime,
+                 cache: SharedRunCache | None = None):
         if control is not None and control not in spec.controls:
             raise KeyError(f"claim {spec.id!r} has no control {control!r}")
         self.spec = spec
@@ -77,6 +79,8 @@ class ClaimContext:
         self.measurements: dict[str, Any] = {}
         self.plots: dict[str, dict] = {}
         self.check = _CheckRecorder(self.decisions)
+        self.cache = cache if cache is not None else SharedRunCache(None)  # None: memo only
+        self.shared_runs: list[dict] = []
 
     # -- identity and settings -------------------------------------------------------------
     @property
@@ -123,6 +127,21 @@ class ClaimContext:
         import torch
 
         return torch.as_tensor(value, dtype=self.dtype, device=self.device)
+
+    # -- shared runs -------------------------------------------------------------------------
+    def use(self, run: SharedRun, **config) -> Any:
+        """The value of a shared run (:func:`theorycheck.shared_run`) with keyword ``config``:
+        from the process memo, the disk cache, or computed and stored.  The use is recorded
+        in ``shared_runs`` (name, key, config, sizes, seed, source).  Treat it as read-only:
+        other claims get the same object."""
+        value, record = self.cache.use(run, self.runtime, config)
+        self.shared_runs.append(record)
+        return value
+
+    @property
+    def shared_keys(self) -> set[str]:
+        """The cache keys of the shared runs this case used."""
+        return {record["key"] for record in self.shared_runs}
 
     # -- recording ---------------------------------------------------------------------------
     def record(self, name: str, value: Any) -> None:
@@ -188,4 +207,5 @@ class ClaimContext:
             "decisions": [d.to_json() for d in self.decisions],
             "measurements": self.measurements,
             "plots": list(self.plots.values()),
+            "shared_runs": self.shared_runs,
         }

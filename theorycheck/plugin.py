@@ -10,6 +10,9 @@ installed.  Options (each also settable through an environment variable):
 ``--tc-threads N``              CPU threads of torch and of numpy/scipy's BLAS (default 1)
 ``--tc-report-dir DIR``         where the report goes (default ``reports/latest`` under rootdir)
 ``--tc-no-report``              do not write a report
+``--tc-cache-dir DIR``          cache of shared runs (``THEORYCHECK_CACHE_DIR``; default
+                                ``<rootdir>/.theorycheck-cache``), see :mod:`theorycheck.cache`
+``--tc-no-cache``               neither read nor write that cache (the process memo stays)
 
 Under pytest-xdist's default distribution (``-n N`` without ``--dist``) the cases of one test
 function -- a claim and its controls -- are sent to one worker as a unit, so the controls
@@ -32,11 +35,14 @@ import pytest
 
 from . import __version__
 from .claim import CLAIM_VARIANT
+from .cache import SharedRunCache, cache_from_options
 from .context import ClaimContext
+from .errors import UsageError
 from .runtime import Runtime, RuntimeConfigError, default_options_from_env
 
 RECORD_KEY = "theorycheck"
 _RUNTIME = pytest.StashKey[Runtime]()
+_CACHE = pytest.StashKey[SharedRunCache]()
 
 
 def pytest_addoption(parser):
@@ -51,6 +57,10 @@ def pytest_addoption(parser):
     group.addoption("--tc-report-dir", default=None,
                     help="report directory (default: <rootdir>/reports/latest)")
     group.addoption("--tc-no-report", action="store_true", help="do not write the report")
+    group.addoption("--tc-cache-dir", default=None, help="cache of shared runs (default: "
+                    "$THEORYCHECK_CACHE_DIR or <rootdir>/.theorycheck-cache)")
+    group.addoption("--tc-no-cache", action="store_true",
+                    help="neither read nor write the on-disk cache of shared runs")
 
 
 def pytest_configure(config):
@@ -66,6 +76,12 @@ def pytest_configure(config):
         raise pytest.UsageError(f"theorycheck: {exc}") from None
     runtime.apply_torch_settings()
     config.stash[_RUNTIME] = runtime
+    try:
+        config.stash[_CACHE] = cache_from_options(
+            config.rootpath, config.invocation_params.dir, config.getoption("--tc-cache-dir"),
+            config.getoption("--tc-no-cache"))
+    except UsageError as exc:
+        raise pytest.UsageError(f"theorycheck: {exc}") from None
     _load_hypothesis_profile()
     if not hasattr(config, "workerinput"):  # the xdist controller, or a plain run
         config.pluginmanager.register(ResultCollector(config, runtime), "theorycheck-results")
@@ -101,7 +117,8 @@ def tc(request) -> ClaimContext:
     if spec is None:
         raise pytest.UsageError(f"{request.node.nodeid}: the 'tc' fixture is for functions "
                                 "declared with @theorycheck.claim")
-    context = ClaimContext(spec, getattr(request, "param", None), request.config.stash[_RUNTIME])
+    context = ClaimContext(spec, getattr(request, "param", None), request.config.stash[_RUNTIME],
+                           cache=request.config.stash[_CACHE])
     request.node.stash[_CONTEXT] = context
     return context
 

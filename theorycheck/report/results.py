@@ -5,9 +5,12 @@ Shape (see ``schema.json`` beside this file, which the tests validate against)::
     {"tier", "device", "dtype", "seed", "started", "wall_time_s", "theorycheck_version",
      "environment": {...}, "summary": {...},
      "claims": [{"id", "paper", "source", "kind", "statement", "corrected_by", "outcome",
-                 "duration_s", "measurements", "decisions", "plots", "message",
+                 "duration_s", "measurements", "decisions", "plots", "message", "shared_runs",
                  "controls": [{"name", "description", "outcome", "duration_s",
-                               "decisions", "message"}]}]}
+                               "decisions", "message", "shared_runs"}]}]}
+
+``shared_runs``: the shared runs the case used, ``{"name", "key", "config", "sizes", "seed",
+"source"}`` with source memo | disk | computed (see :mod:`theorycheck.cache`).
 
 Claim outcomes: passed | failed | error | skipped | not_run.
 Control outcomes: failed_as_expected | passed_unexpectedly | error | skipped | not_run.
@@ -43,10 +46,11 @@ def _environment() -> dict:
 def _control_entry(name: str, description: str, record: dict | None) -> dict:
     if record is None:
         return {"name": name, "description": description, "outcome": "not_run",
-                "duration_s": 0.0, "decisions": [], "message": None}
+                "duration_s": 0.0, "decisions": [], "message": None, "shared_runs": []}
     return {"name": name, "description": description, "outcome": record["outcome"],
             "duration_s": record["duration_s"], "decisions": record["decisions"],
-            "measurements": record["measurements"], "message": record.get("message")}
+            "measurements": record["measurements"], "message": record.get("message"),
+            "shared_runs": record.get("shared_runs", [])}
 
 
 def _claim_entry(spec: dict, cases: dict[str, dict]) -> dict:
@@ -59,6 +63,7 @@ def _claim_entry(spec: dict, cases: dict[str, dict]) -> dict:
         decisions=own["decisions"] if own else [],
         plots=own["plots"] if own else [],
         message=own.get("message") if own else None,
+        shared_runs=own.get("shared_runs", []) if own else [],
         controls=[_control_entry(name, desc, cases.get(f"control-{name}"))
                   for name, desc in spec["controls"].items()],
     )

@@ -1,0 +1,468 @@
+"""Shared runs and the on-disk cache of their values (references and trajectories, never
+decisions).
+
+A **shared run** is a paper-level computation that several claims (and their controls) use,
+e.g. one NGD trajectory on Example 1 feeding Theorem 1 and four lemmas.  It is declared with
+:func:`shared_run` and used from a claim with ``tc.use(run, **config)``::
+
+    @shared_run(sizes={"quick": {"n": 6, "steps": 2000}, "full": {"n": 64, "steps": 20000}})
+    def e1_ngd(run, *, eta=0.1):
+        X = run.tensor(run.rng("example1").standard_normal((run.sizes["n"], 4)))
+        ...
+        return trajectory
+
+    value = tc.use(e1_ngd, eta=0.1)
+
+A use is answered, in this order, by the process memo (the very object an earlier use in
+this process returned), by the disk cache, or by computing the run and storing its value.
+
+**The key** of a use is the sha256 of a canonical encoding of: the run's name
+(``module.qualname``) and scope, its configuration (keyword arguments with their defaults
+applied), the tier and its sizes, the base seed, dtype, device and thread count, the
+versions of torch, numpy, scipy, cvxpy, clarabel and sympy, and a **code fingerprint**: the
+sha256 of every ``.py`` file of the installed ``theorycheck`` package and of the paper package holding
+the module that defines the run (``claims/vdt24/``, recursively; for a run outside
+``claims``, its module's directory).  Any change of that code
+therefore misses the cache; fingerprints are computed once per process and directory.
+
+**On disk** (:class:`DiskCache`) each value is one pickle file ``<root>/<k[:2]>/<k>.pkl``
+whose header holds the sha256 of the pickled payload.  Files are written to a temporary
+file in the same directory and renamed (``os.replace``), so pytest-xdist workers can share
+one cache without locks (two workers computing the same key both write the same value).  An
+entry that is truncated, altered, or does not unpickle is never trusted: a
+:class:`CacheWarning` names the file, the file is deleted and the value recomputed.  Only
+open caches you wrote yourself: unpickling runs code.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import inspect
+import json
+import os
+import pickle
+import sys
+import tempfile
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from .errors import DeclarationError, UsageError
+from .runtime import Runtime, derive_seed, generator
+
+__all__ = ["shared_run", "SharedRun", "RunContext", "SharedRunCache", "DiskCache", "CacheInfo",
+           "CacheWarning", "canonical", "cache_key", "directory_fingerprint", "cache_from_options",
+           "default_cache_dir"]
+
+CACHE_DIR_ENV = "THEORYCHECK_CACHE_DIR"
+DEFAULT_DIR_NAME = ".theorycheck-cache"
+#: bump when the key document or the file layout changes
+FORMAT_VERSION = 1
+_MAGIC = b"theorycheck-cache-1 "
+_DIGEST_LEN = 64
+#: https://bford.info/cachedir/ -- marks the root as a cache (backup tools skip it) and lets
+#: ``clear`` refuse a directory that is not one
+TAG_NAME = "CACHEDIR.TAG"
+TAG_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
+_TAG_TEXT = TAG_SIGNATURE + "\n# a theorycheck cache of shared runs; `theorycheck cache clear` empties it\n"
+VERSIONED_LIBRARIES = ("torch", "numpy", "scipy", "cvxpy", "clarabel", "sympy")
+
+
+class CacheWarning(UserWarning):
+    """A cache entry was discarded (corrupted) or could not be written."""
+
+
+# -- the key -----------------------------------------------------------------------------------
+def canonical(value: Any, where: str) -> Any:
+    """A JSON-able, type-tagged image of a configuration value, equal for equal values.
+
+    Scalars (None, bool, int, float, str) stay as they are; lists become lists; tuples
+    ``{"tuple": [...]}``; dicts (string keys) ``{"dict": {...}}``; numpy arrays and scalars
+    ``{"ndarray": {dtype, shape, sha256 of the bytes}}``; torch tensors ``{"tensor": {...}}``
+    likewise.  Anything else raises :class:`UsageError` naming ``where``.
+    """
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, list):
+        return [canonical(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, tuple):
+        return {"tuple": [canonical(v, f"{where}[{i}]") for i, v in enumerate(value)]}
+    if isinstance(value, dict):
+        bad = [k for k in value if not isinstance(k, str)]
+        if bad:
+            raise UsageError(f"{where}: dict keys must be strings, got {bad[0]!r}")
+        return {"dict": {k: canonical(v, f"{where}[{k!r}]") for k, v in value.items()}}
+    if isinstance(value, (np.ndarray, np.generic)):
+        array = np.asarray(value)
+        if array.dtype.hasobject:
+            raise UsageError(f"{where}: numpy arrays of Python objects cannot be hashed")
+        data = np.ascontiguousarray(array).tobytes()
+        return {"ndarray": {"dtype": array.dtype.str, "shape": list(array.shape),
+                            "sha256": hashlib.sha256(data).hexdigest()}}
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        if value.layout != torch.strided:
+            raise UsageError(f"{where}: only dense torch tensors can be hashed, got {value.layout}")
+        flat = value.detach().resolve_conj().resolve_neg().cpu().contiguous().reshape(-1)
+        data = flat.view(torch.uint8).numpy().tobytes()
+        return {"tensor": {"dtype": str(value.dtype), "shape": list(value.shape),
+                           "sha256": hashlib.sha256(data).hexdigest()}}
+    raise UsageError(f"{where}: unsupported type {type(value).__qualname__}; use JSON-able "
+                     "scalars, lists, tuples, dicts with string keys, numpy arrays or torch tensors")
+
+
+def _python_files(directory: Path):
+    """The ``.py`` files under ``directory``, skipping hidden folders, ``__pycache__`` and
+    virtual environments."""
+    for parent, dirs, files in os.walk(directory):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"
+                   and not os.path.exists(os.path.join(parent, d, "pyvenv.cfg"))]
+        for name in files:
+            if name.endswith(".py"):
+                yield Path(parent, name)
+
+
+@functools.lru_cache(maxsize=None)
+def directory_fingerprint(directory: Path) -> str:
+    """sha256 over the relative paths and contents of the ``.py`` files under ``directory``.
+
+    Computed once per process and directory (``directory_fingerprint.cache_clear()`` forgets)."""
+    digest = hashlib.sha256()
+    for path in sorted(_python_files(directory), key=lambda p: p.relative_to(directory).as_posix()):
+        digest.update(path.relative_to(directory).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def library_versions() -> dict[str, str | None]:
+    """Installed versions of the libraries a value may depend on (None: not installed)."""
+    versions = {}
+    for name in VERSIONED_LIBRARIES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def cache_key(run: "SharedRun", runtime: Runtime, config: Mapping[str, Any]) -> str:
+    """The sha256 key of ``run`` with canonical ``config`` (see :meth:`SharedRun.bind`)
+    under ``runtime``: hex digest of the canonical JSON of everything the value depends on."""
+    document = {
+        "format": FORMAT_VERSION, "run": run.name, "scope": run.scope, "config": config,
+        "tier": runtime.tier, "sizes": canonical(run.sizes_of(runtime.tier), "sizes"),
+        "seed": runtime.seed, "dtype": runtime.dtype, "device": runtime.device,
+        "threads": runtime.threads, "versions": library_versions(), "code": run.code_fingerprint(),
+    }
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# -- declaration -------------------------------------------------------------------------------
+def _paper_key(module: str) -> str | None:
+    """The package name right under ``claims`` in a dotted module name (``claims.vdt24.x`` ->
+    ``vdt24``), or None."""
+    parts = module.split(".")
+    return parts[parts.index("claims") + 1] if "claims" in parts[:-1] else None
+
+
+def _source_dir(module: str, module_file: str) -> Path:
+    """The directory whose code a run's value depends on: the paper package
+    (``claims/<paperkey>/``) of a module under ``claims``, else the module's own directory."""
+    folder = Path(module_file).resolve().parent
+    key = _paper_key(module)
+    return next((d for d in (folder, *folder.parents) if d.name == key and d.parent.name == "claims"),
+                folder)
+
+
+@dataclass(frozen=True, eq=False)
+class SharedRun:
+    """A run declared with :func:`shared_run`; used through ``tc.use(run, **config)``."""
+
+    fn: Callable
+    name: str
+    scope: str
+    sizes: Mapping[str, Mapping[str, Any]]
+    source_dir: Path
+    signature: inspect.Signature = field(repr=False)
+
+    @classmethod
+    def declare(cls, fn: Callable, sizes: Mapping | None, scope: str | None) -> "SharedRun":
+        name = f"{fn.__module__}.{fn.__qualname__}"
+        signature = inspect.signature(fn)
+        params = list(signature.parameters.values())
+        if (not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD)
+                or any(p.kind not in (p.KEYWORD_ONLY, p.VAR_KEYWORD) for p in params[1:])):
+            raise DeclarationError(f"shared run {name}: must take the run context as its only "
+                                   "positional argument and its configuration keyword-only, "
+                                   "e.g. def run(run, *, eta=0.1)")
+        if sizes is not None and (set(sizes) != {"quick", "full"}
+                                  or not all(isinstance(v, Mapping) for v in sizes.values())):
+            raise DeclarationError(f"shared run {name}: sizes must map exactly the tiers 'quick' "
+                                   f"and 'full' to dicts (got {sorted(sizes)})")
+        sizes = {tier: dict((sizes or {}).get(tier, {})) for tier in ("quick", "full")}
+        try:
+            canonical(sizes, "sizes")
+        except UsageError as exc:
+            raise DeclarationError(f"shared run {name}: {exc}") from None
+        scope = scope if scope is not None else _paper_key(fn.__module__)
+        if not scope:
+            raise DeclarationError(f"shared run {name}: its module is not inside a paper package "
+                                   "under 'claims', so its scope cannot be inferred; pass scope='...'")
+        module_file = getattr(sys.modules.get(fn.__module__), "__file__", None)
+        if module_file is None:
+            raise DeclarationError(f"shared run {name}: its module has no source file, so its "
+                                   "code cannot be fingerprinted; define it in a .py file")
+        return cls(fn=fn, name=name, scope=scope, sizes=sizes,
+                   source_dir=_source_dir(fn.__module__, module_file), signature=signature)
+
+    def __call__(self, *args, **kwargs):
+        raise UsageError(f"shared run {self.name} is not called directly; use "
+                         f"tc.use({self.fn.__name__}, **config) in a claim")
+
+    def sizes_of(self, tier: str) -> dict:
+        return dict(self.sizes[tier])
+
+    def bind(self, config: Mapping[str, Any]) -> dict:
+        """The canonical configuration: ``config`` with the function's defaults applied."""
+        try:
+            bound = self.signature.bind(None, **config)
+        except TypeError as exc:
+            raise UsageError(f"shared run {self.name}: {exc}") from None
+        bound.apply_defaults()
+        arguments = list(bound.arguments.items())[1:]
+        return {k: canonical(v, f"shared run {self.name}: argument {k!r}") for k, v in arguments}
+
+    def code_fingerprint(self) -> str:
+        """sha256 of the fingerprints of the theorycheck package and of ``source_dir``."""
+        package = Path(__file__).resolve().parent
+        text = directory_fingerprint(package) + directory_fingerprint(self.source_dir)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+def shared_run(fn: Callable | None = None, *, sizes: Mapping | None = None, scope: str | None = None):
+    """Declare a paper-level run that claims share through ``tc.use(run, **config)``.
+
+    ``sizes``: ``{"quick": {...}, "full": {...}}``, the run's sizes per tier (``run.sizes``).
+    ``scope``: the name its random streams are derived from (``run.rng(*stream)`` is seeded
+    by ``(base seed, scope, *stream)``); defaults to the paper key, the package right under
+    ``claims`` (``claims/vdt24/_common.py`` -> ``"vdt24"``), so the runs of one paper can
+    draw the same data.  The function takes a :class:`RunContext` and keyword-only config.
+    """
+    def decorate(f: Callable) -> SharedRun:
+        return SharedRun.declare(f, sizes, scope)
+
+    return decorate if fn is None else decorate(fn)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a shared run receives: the run's settings, its tier's sizes and seeded streams."""
+
+    runtime: Runtime
+    sizes: dict
+    scope: str
+    cache: "SharedRunCache" = field(repr=False)
+
+    @property
+    def tier(self) -> str:
+        return self.runtime.tier
+
+    @property
+    def device(self):
+        import torch
+
+        return torch.device(self.runtime.device)
+
+    @property
+    def dtype(self):
+        return self.runtime.torch_dtype
+
+    def seed(self, *stream: object) -> int:
+        """The seed of a named stream: a hash of (base seed, scope, *stream)."""
+        return derive_seed(self.runtime.seed, self.scope, *stream)
+
+    def rng(self, *stream: object) -> np.random.Generator:
+        """A numpy Generator seeded by (base seed, scope, *stream)."""
+        return generator(self.runtime.seed, self.scope, *stream)
+
+    def tensor(self, value: Any):
+        """``value`` as a torch tensor on the run's device with the run's dtype."""
+        import torch
+
+        return torch.as_tensor(value, dtype=self.dtype, device=self.device)
+
+    def use(self, run: SharedRun, **config) -> Any:
+        """The value of another shared run, through the same memo and disk cache."""
+        return self.cache.use(run, self.runtime, config)[0]
+
+
+# -- storage -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CacheInfo:
+    root: Path
+    entries: int
+    bytes: int
+
+    def line(self) -> str:
+        return f"{self.entries} entries, {self.bytes / 1e6:.1f} MB in {self.root}"
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it onto ``path``."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class DiskCache:
+    """Pickled values, one file per key: ``<root>/<key[:2]>/<key>.pkl``, each starting with a
+    header that holds the sha256 of the pickle that follows it."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+
+    @classmethod
+    def existing(cls, root: str | os.PathLike) -> "DiskCache":
+        """The cache at ``root``, which must be a directory holding a theorycheck CACHEDIR.TAG."""
+        root = Path(root)
+        if not root.exists():
+            raise UsageError(f"no cache directory at {str(root)!r}")
+        if not root.is_dir():
+            raise UsageError(f"{str(root)!r} is not a directory")
+        tag = root / TAG_NAME
+        if not tag.is_file() or not tag.read_text(errors="replace").startswith(TAG_SIGNATURE):
+            raise UsageError(f"{str(root)!r} is not a theorycheck cache (it has no {TAG_NAME})")
+        return cls(root)
+
+    def path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.pkl"
+
+    def load(self, key: str) -> tuple[bool, Any]:
+        """``(True, value)`` for a sound entry; ``(False, None)`` when there is none or it was
+        corrupted (then a CacheWarning names the file, which is deleted)."""
+        path = self.path(key)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return False, None
+        except OSError as exc:
+            warnings.warn(CacheWarning(f"theorycheck cache: cannot read {path} ({exc}); recomputing"))
+            return False, None
+        head = len(_MAGIC) + _DIGEST_LEN + 1
+        payload = data[head:]
+        if not data.startswith(_MAGIC) or len(data) < head:
+            problem = "no theorycheck header"
+        elif data[len(_MAGIC):head - 1].decode("ascii", "replace") != hashlib.sha256(payload).hexdigest():
+            problem = "checksum mismatch (truncated or altered)"
+        else:
+            try:
+                return True, pickle.loads(payload)
+            except Exception as exc:  # the bytes are intact but do not unpickle here
+                problem = f"cannot unpickle: {type(exc).__name__}: {exc}"
+        warnings.warn(CacheWarning(f"theorycheck cache: discarded corrupted entry {path} "
+                                   f"({problem}); recomputing"))
+        path.unlink(missing_ok=True)
+        return False, None
+
+    def store(self, key: str, value: Any, label: str) -> None:
+        """Pickle ``value`` (the value of ``label``) and write it atomically under ``key``.
+
+        A value that cannot be pickled is a :class:`UsageError`; a failed write only warns."""
+        try:
+            payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            raise UsageError(f"{label}: its value cannot be pickled for the disk cache "
+                             f"({type(exc).__name__}: {exc}); return arrays, tensors, dataclasses "
+                             "or containers of them, or run with --tc-no-cache") from None
+        path = self.path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not (self.root / TAG_NAME).exists():
+                _atomic_write(self.root / TAG_NAME, _TAG_TEXT.encode())
+            _atomic_write(path, _MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+        except OSError as exc:
+            warnings.warn(CacheWarning(f"theorycheck cache: could not write {path} ({exc}); "
+                                       "the value is used but not stored"))
+
+    def entries(self) -> list[Path]:
+        return sorted(self.root.glob("??/*.pkl"))
+
+    def info(self) -> CacheInfo:
+        """Number of entries, their total size in bytes, and the root."""
+        files = self.entries()
+        return CacheInfo(self.root, len(files), sum(f.stat().st_size for f in files))
+
+    def clear(self) -> CacheInfo:
+        """Delete every entry (and stale temporary files); return what was there."""
+        before = self.info()
+        for path in [*self.entries(), *self.root.glob("??/*.tmp")]:
+            path.unlink(missing_ok=True)
+        for shard in self.root.glob("??"):
+            if shard.is_dir() and not any(shard.iterdir()):
+                shard.rmdir()
+        return before
+
+
+class SharedRunCache:
+    """The process memo (an LRU of ``memo_size`` values) above an optional :class:`DiskCache`
+    (``None``: memo only, as under ``--tc-no-cache``)."""
+
+    def __init__(self, disk: DiskCache | None, memo_size: int = 16):
+        self.disk = disk
+        self.memo_size = memo_size
+        self._memo: OrderedDict[str, Any] = OrderedDict()
+
+    def use(self, run: SharedRun, runtime: Runtime, config: Mapping[str, Any]) -> tuple[Any, dict]:
+        """The value of ``run(**config)`` under ``runtime`` and a record of the use:
+        ``{"name", "key", "config", "sizes", "seed", "source"}`` with source memo|disk|computed."""
+        if not isinstance(run, SharedRun):
+            raise UsageError(f"use() takes a function declared with @theorycheck.shared_run, "
+                             f"got {run!r}")
+        canonical_config = run.bind(config)
+        key = cache_key(run, runtime, canonical_config)
+        record = {"name": run.name, "key": key, "config": canonical_config,
+                  "sizes": run.sizes_of(runtime.tier), "seed": runtime.seed}
+        if key in self._memo:
+            self._memo.move_to_end(key)
+            return self._memo[key], dict(record, source="memo")
+        hit, value = self.disk.load(key) if self.disk is not None else (False, None)
+        if not hit:
+            value = run.fn(RunContext(runtime, run.sizes_of(runtime.tier), run.scope, self), **config)
+            if self.disk is not None:
+                self.disk.store(key, value, label=f"shared run {run.name}")
+        self._memo[key] = value
+        while len(self._memo) > self.memo_size:
+            self._memo.popitem(last=False)
+        return value, dict(record, source="disk" if hit else "computed")
+
+
+def cache_from_options(rootdir: Path, invocation_dir: Path, cache_dir: str | None,
+                       no_cache: bool) -> SharedRunCache:
+    """The cache of a pytest run: ``--tc-no-cache`` -> memo only; else the disk cache at
+    ``--tc-cache-dir`` (relative to the invocation directory), ``$THEORYCHECK_CACHE_DIR``,
+    or ``<rootdir>/.theorycheck-cache``.  A path that exists but is no directory is a
+    :class:`UsageError`; the directory itself is created at the first store."""
+    if no_cache:
+        return SharedRunCache(None)
+    root = Path(invocation_dir) / (cache_dir or os.environ.get(CACHE_DIR_ENV)
+                                   or Path(rootdir) / DEFAULT_DIR_NAME)
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"cache directory {str(root)!r} exists and is not a directory")
+    return SharedRunCache(DiskCache(root))
+
+
+def default_cache_dir() -> Path:
+    """The CLI's default: ``$THEORYCHECK_CACHE_DIR``, else ``./.theorycheck-cache``."""
+    return Path(os.environ.get(CACHE_DIR_ENV) or DEFAULT_DIR_NAME)
