@@ -104,10 +104,8 @@ def test_numpy_entry_points_evaluate_the_model_functions():
     """token_scores and constraint_radii have one implementation, the model's torch functions."""
     data = gaussian_tokens(3, K=2, n=4, T=3, d=16)
     t = data.to_torch()
-    np.testing.assert_allclose(token_scores(data.X, data.y, data.u), models.token_scores(t.X, t.y, t.u).numpy(),
-                               rtol=0, atol=1e-14)
-    np.testing.assert_allclose(constraint_radii(data.X, data.opt), models.constraint_radii(t.X, t.opt).numpy(),
-                               rtol=1e-14)
+    np.testing.assert_array_equal(token_scores(data.X, data.y, data.u), models.token_scores(t.X, t.y, t.u).numpy())
+    np.testing.assert_array_equal(constraint_radii(data.X, data.opt), models.constraint_radii(t.X, t.opt).numpy())
     # the formula R_i = ||x_{i,0}|| max_{t != opt_i} ||x_{i,opt_i} - x_{i,t}||
     optimal = np.take_along_axis(data.X, data.opt[:, :, None, None], axis=2)
     expected = np.linalg.norm(data.X[:, :, 0], axis=-1) * np.linalg.norm(optimal - data.X, axis=-1).max(-1)

@@ -16,8 +16,10 @@ Seeding (:func:`trial_generators`): a generator takes ``rng`` as an ``int`` or a
 not depend on ``K``) or as a sequence of ``K`` ints (trial k uses
 ``numpy.random.default_rng(rng[k])``, i.e. "seeds 0-4" means ``rng=range(5)``).
 
-Token scores and constraint radii are numpy twins of the torch functions of
-:mod:`theorycheck.models.token_selection`.
+Model math (token scores, constraint radii) has one implementation, the torch functions of
+:mod:`theorycheck.models.token_selection`; :func:`token_scores` and :func:`constraint_radii`
+here evaluate those functions on numpy arrays.  The measurements of the tokens
+(:func:`orthogonality_ratio`, :func:`score_gaps`, ...) are plain numpy.
 """
 
 from __future__ import annotations
@@ -28,23 +30,29 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from theorycheck.models import token_selection as _model
+
 Seeds = int | np.random.Generator | Iterable[int]
 
 
 # --------------------------------------------------------------------------- model math on numpy
 
 
+def _tensor(a, dtype=torch.float64) -> torch.Tensor:
+    return torch.as_tensor(np.array(a), dtype=dtype)
+
+
 def token_scores(X: np.ndarray, y: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Scores ``gamma_{i,t} = y_i u^T x_{i,t}``: ``(..., n, T)`` from ``X (..., n, T, d)``."""
-    return y[..., None] * np.einsum("...ntd,...d->...nt", X, u)
+    """Scores ``gamma_{i,t} = y_i u^T x_{i,t}``, ``(K, n, T)`` from ``X (K, n, T, d)``, ``y (K, n)``,
+    ``u (K, d)``: :func:`theorycheck.models.token_scores` evaluated on numpy arrays (float64)."""
+    return _model.token_scores(_tensor(X), _tensor(y), _tensor(u)).numpy()
 
 
 def constraint_radii(X: np.ndarray, opt: np.ndarray) -> np.ndarray:
     """``R_i = ||x_{i,0}|| max_{t != opt_i} ||x_{i,opt_i} - x_{i,t}||``, ``(K, n)`` from ``X (K, n, T, d)``:
-    the largest Frobenius norm of a constraint matrix ``(x_{i,opt_i} - x_{i,t}) x_{i,0}^T``
-    of sample i (the numpy twin of ``theorycheck.models.constraint_radii``)."""
-    optimal = np.take_along_axis(X, opt[:, :, None, None], axis=2)
-    return np.linalg.norm(X[:, :, 0], axis=-1) * np.linalg.norm(optimal - X, axis=-1).max(-1)
+    the largest Frobenius norm of a constraint matrix ``(x_{i,opt_i} - x_{i,t}) x_{i,0}^T`` of
+    sample i; :func:`theorycheck.models.constraint_radii` evaluated on numpy arrays (float64)."""
+    return _model.constraint_radii(_tensor(X), _tensor(opt, torch.int64)).numpy()
 
 
 # --------------------------------------------------------------------------- token measurements
