@@ -145,3 +145,20 @@ def test_library_data_module_speaks_no_paper():
 
     for word in ("example1", "antipodal", "counterexample", "gaussian_dm", "assumption2", "ASSUMPTION2"):
         assert not any(word in name for name in dir(data)), word
+
+
+def test_data_and_solvers_sources_use_no_paper_vocabulary():
+    """Pointers into a paper (assumption/lemma/equation numbers, its key) belong in claims/<paper>/;
+    a citation of a paper as the source of a program is fine."""
+    import re
+    from pathlib import Path
+
+    import theorycheck
+
+    pattern = re.compile(r"assumption ?[0-9]|example ?1|eq\. ?\(|lemma|theorem|condition 1|vdt24|figure|fig\. ",
+                         re.IGNORECASE)
+    root = Path(theorycheck.__file__).parent
+    hits = [f"{path.relative_to(root)}:{number}: {line.strip()}"
+            for package in ("data", "solvers") for path in sorted((root / package).glob("*.py"))
+            for number, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
+    assert not hits, "\n".join(hits)

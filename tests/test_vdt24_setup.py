@@ -14,7 +14,9 @@ from claims.vdt24.setup import (
     example1,
     example1_signal,
     first_step_score_gaps,
+    fixed_decoder_report,
     gaussian_dm,
+    joint_model_report,
     orthonormal,
 )
 
@@ -183,3 +185,15 @@ def test_first_step_score_gaps_match_the_first_eq13_step():
     ratio = actual / predicted
     np.testing.assert_allclose(ratio, ratio[:, :1] * np.ones_like(ratio), rtol=1e-10)
     assert np.all(ratio > 0)
+
+
+@pytest.mark.parametrize("spread, met", [(0.5 * ASSUMPTION2_TOL, True), (2.0 * ASSUMPTION2_TOL, False)])
+def test_assumption2_is_a_non_optimal_spread_of_at_most_the_tolerance(spread, met):
+    """One sample, tokens e_0..e_3, u = (3, 1, 1, 1 + spread): scores (3, 1, 1, 1 + spread)."""
+    X, y = np.eye(4)[None, None], np.ones((1, 1))
+    u = np.array([[3.0, 1.0, 1.0, 1.0 + spread]])
+    opt = np.zeros((1, 1), dtype=int)
+    report = fixed_decoder_report(X, y, u, opt, opt)
+    assert report.count("opt_unique_argmax") == 1 and report.count("assumption2") == int(met)
+    assert report.details["assumption2_residual"][0] == pytest.approx(spread, rel=1e-6)
+    assert joint_model_report(X, y, u, opt).count("assumption2") == int(met)
