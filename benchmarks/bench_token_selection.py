@@ -15,14 +15,17 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from theorycheck.data import example1, gaussian_dm
-from theorycheck.models import TokenSelection
-from theorycheck.optim import NGD, BlockNGD, Polyak
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the claims package: vdt24's data sets
+from claims.vdt24.setup import example1, gaussian_dm  # noqa: E402
+from theorycheck.models import TokenSelection  # noqa: E402
+from theorycheck.optim import NGD, BlockNGD, Polyak  # noqa: E402
 
 
 def seconds_per_step(step, params, steps: int, sync) -> float:

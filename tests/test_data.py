@@ -1,4 +1,5 @@
-"""Unit tests of the token-selection data generators and assumption checks."""
+"""Unit tests of the library's token-sequence data: the container, the seeded trial streams,
+the token measurements, and the numpy entry points of the model math."""
 
 import dataclasses
 
@@ -6,75 +7,60 @@ import numpy as np
 import pytest
 import torch
 
+from theorycheck import models
 from theorycheck.data import (
-    antipodal,
-    assumption2_residual,
-    counterexample,
-    counterexample_local_opt,
-    example1,
-    example1_signal,
-    gaussian_dm,
+    AssumptionReport,
+    TokenSelectionData,
+    constraint_radii,
     max_cross_inner_product,
+    non_optimal_spread,
     opt_is_argmax,
     orthogonality_ratio,
-    orthonormal,
+    score_gaps,
+    token_gram,
+    token_scores,
+    trial_generators,
 )
 
-GENERATORS = {
-    "example1": lambda rng, K: example1(rng, K),
-    "example1_signal": lambda rng, K: example1_signal(rng, K),
-    "antipodal": lambda rng, K: antipodal(rng, K),
-    "orthonormal": lambda rng, K: orthonormal(rng, K),
-    "gaussian_dm": lambda rng, K: gaussian_dm(rng, K),
-}
 FIELDS = ("X", "y", "u", "opt", "designated_opt")
 
 
-def non_optimal_scores(data):
-    mask = np.arange(data.T) != data.opt[..., None]
-    return data.scores()[mask]
+def gaussian_tokens(rng, K=None, *, n=6, T=4, d=32) -> TokenSelectionData:
+    """A neutral data set built from the library alone: Gaussian tokens and decoder, random
+    labels, ``opt`` the argmax of the scores."""
+    parts = []
+    for g in trial_generators(rng, K):
+        X = g.standard_normal((n, T, d)) / np.sqrt(d)
+        parts.append((X, g.choice([-1.0, 1.0], size=n), g.standard_normal(d) / np.sqrt(d)))
+    X, y, u = (np.stack(p) for p in zip(*parts))
+    opt = np.argmax(token_scores(X, y, u), axis=-1)
+    report = AssumptionReport.from_flags({"opt_unique_argmax": opt_is_argmax(token_scores(X, y, u), opt).all(-1)},
+                                         {"rho_perp": orthogonality_ratio(X)})
+    return TokenSelectionData(name=f"gaussian_tokens(n={n},T={T},d={d})", X=X, y=y, u=u, opt=opt,
+                              designated_opt=opt.copy(), params=dict(n=n, T=T, d=d), assumptions=report)
 
 
-def optimal_scores(data):
-    return np.take_along_axis(data.scores(), data.opt[..., None], axis=-1)[..., 0]
+# ----------------------------------------------------------------------------- seeding
 
 
-# ----------------------------------------------------------------------------- reproducibility
-
-
-@pytest.mark.parametrize("generator", GENERATORS)
-def test_same_seed_gives_identical_arrays(generator):
-    first, second = GENERATORS[generator](11, 3), GENERATORS[generator](11, 3)
-    for key in FIELDS:
-        np.testing.assert_array_equal(getattr(first, key), getattr(second, key))
-    assert first.name == second.name
-    assert not np.array_equal(first.X, GENERATORS[generator](12, 3).X)
-
-
-@pytest.mark.parametrize("generator", GENERATORS)
-def test_trial_does_not_depend_on_number_of_trials(generator):
-    np.testing.assert_array_equal(GENERATORS[generator](5, 4).X[:2], GENERATORS[generator](5, 2).X)
-
-
-def test_seed_list_gives_one_stream_per_seed():
-    np.testing.assert_array_equal(example1([3, 5]).X[1], example1([5]).X[0])
-    np.testing.assert_array_equal(example1(range(5)).X[2], example1([2]).X[0])
-    assert example1(range(5)).K == 5
+def test_trial_generators_seeding_rules():
+    first = [g.standard_normal(3) for g in trial_generators(5, 4)]
+    np.testing.assert_array_equal(first[:2], [g.standard_normal(3) for g in trial_generators(5, 2)])
+    by_seed = [g.standard_normal(3) for g in trial_generators([3, 5])]
+    np.testing.assert_array_equal(by_seed[1], np.random.default_rng(5).standard_normal(3))
+    assert len(trial_generators(range(5))) == 5 and len(trial_generators(0)) == 1
     with pytest.raises(ValueError, match="K=2"):
-        example1([1, 2, 3], K=2)
-
-
-def test_generator_object_is_accepted():
-    a = example1(np.random.default_rng(9), K=2)
-    b = example1(np.random.default_rng(9), K=2)
-    np.testing.assert_array_equal(a.X, b.X)
+        trial_generators([1, 2, 3], K=2)
+    a = [g.standard_normal(2) for g in trial_generators(np.random.default_rng(9), 2)]
+    b = [g.standard_normal(2) for g in trial_generators(np.random.default_rng(9), 2)]
+    np.testing.assert_array_equal(a, b)
 
 
 # ----------------------------------------------------------------------------- container
 
 
 def test_container_shapes_instance_and_read_only():
-    data = example1(0, K=3, n=5, T=3, d=20)
+    data = gaussian_tokens(0, K=3, n=5, T=3, d=20)
     assert (data.K, data.n, data.T, data.d) == (3, 5, 3, 20)
     assert data.X.shape == (3, 5, 3, 20) and data.u.shape == (3, 20) and data.opt.shape == (3, 5)
     assert data.scores().shape == (3, 5, 3)
@@ -91,14 +77,14 @@ def test_container_shapes_instance_and_read_only():
 
 
 def test_scores_are_label_times_projection():
-    data = example1(1, K=2)
+    data = gaussian_tokens(1, K=2)
     expected = data.y[..., None] * np.einsum("kntd,kd->knt", data.X, data.u)
     np.testing.assert_allclose(data.scores(), expected, rtol=0, atol=1e-15)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_to_torch_moves_the_same_numbers(dtype):
-    data = example1(2, K=2)
+    data = gaussian_tokens(2, K=2)
     tensors = data.to_torch("cpu", dtype=dtype)
     assert tensors.X.dtype == dtype and tensors.u.dtype == dtype and tensors.y.dtype == dtype
     assert tensors.opt.dtype == torch.int64 and tensors.designated_opt.dtype == torch.int64
@@ -108,10 +94,25 @@ def test_to_torch_moves_the_same_numbers(dtype):
 
 
 def test_default_torch_dtype_is_float64():
-    assert example1(0).to_torch("cpu").X.dtype == torch.float64
+    assert gaussian_tokens(0).to_torch("cpu").X.dtype == torch.float64
 
 
-# ----------------------------------------------------------------------------- assumption checks
+# ----------------------------------------------------------------------------- model math on numpy
+
+
+def test_numpy_entry_points_evaluate_the_model_functions():
+    """token_scores and constraint_radii have one implementation, the model's torch functions."""
+    data = gaussian_tokens(3, K=2, n=4, T=3, d=16)
+    t = data.to_torch()
+    np.testing.assert_array_equal(token_scores(data.X, data.y, data.u), models.token_scores(t.X, t.y, t.u).numpy())
+    np.testing.assert_array_equal(constraint_radii(data.X, data.opt), models.constraint_radii(t.X, t.opt).numpy())
+    # the formula R_i = ||x_{i,0}|| max_{t != opt_i} ||x_{i,opt_i} - x_{i,t}||
+    optimal = np.take_along_axis(data.X, data.opt[:, :, None, None], axis=2)
+    expected = np.linalg.norm(data.X[:, :, 0], axis=-1) * np.linalg.norm(optimal - data.X, axis=-1).max(-1)
+    np.testing.assert_allclose(constraint_radii(data.X, data.opt), expected, rtol=1e-14)
+
+
+# ----------------------------------------------------------------------------- token measurements
 
 
 def test_orthogonality_ratio_by_hand():
@@ -123,130 +124,41 @@ def test_orthogonality_ratio_by_hand():
     X[1, 1, 0] = 1.0  # <x_{0,0}, x_{1,1}> = 2, min squared norm 0.25
     assert orthogonality_ratio(X) == pytest.approx(8.0)
     np.testing.assert_allclose(orthogonality_ratio(np.stack([X, 2 * X])), [8.0, 8.0])
+    assert token_gram(np.stack([X, X])).shape == (2, 4, 4)
 
 
-def test_assumption2_residual_and_argmax_by_hand():
+def test_non_optimal_spread_score_gaps_and_argmax_by_hand():
     scores = np.array([[3.0, 1.0, 1.0, 0.5], [1.0, 2.0, 1.0, 1.0]])
     opt = np.array([0, 1])
-    assert assumption2_residual(scores, opt) == 0.5
-    assert assumption2_residual(scores[1:], opt[1:]) == 0.0
+    assert non_optimal_spread(scores, opt) == 0.5
+    assert non_optimal_spread(scores[1:], opt[1:]) == 0.0
+    np.testing.assert_array_equal(score_gaps(scores, opt), [2.0, 1.0])
     np.testing.assert_array_equal(opt_is_argmax(scores, opt), [True, True])
     np.testing.assert_array_equal(opt_is_argmax(scores, np.array([1, 0])), [False, False])
     tie = np.array([[0.0, 2.0, 2.0]])
     np.testing.assert_array_equal(opt_is_argmax(tie, np.array([1])), [False])  # a tie is not unique
 
 
-def test_orthonormal_has_zero_orthogonality_ratio():
-    data = orthonormal(0, K=2, radius=2.0)
-    assert np.all(data.assumptions.details["rho_perp"] < 1e-12)
-    gram = np.einsum("kntd,kmsd->kntms", data.X, data.X).reshape(2, 24, 24)
-    np.testing.assert_allclose(gram, np.broadcast_to(4.0 * np.eye(24), gram.shape), atol=1e-12)
+def test_library_data_module_speaks_no_paper():
+    """The library's data module names no paper's data sets or assumptions."""
+    import theorycheck.data as data
+
+    for word in ("example1", "antipodal", "counterexample", "gaussian_dm", "assumption2", "ASSUMPTION2"):
+        assert not any(word in name for name in dir(data)), word
 
 
-# ----------------------------------------------------------------------------- generators
+def test_data_and_solvers_sources_use_no_paper_vocabulary():
+    """Pointers into a paper (assumption/lemma/equation numbers, its key) belong in claims/<paper>/;
+    a citation of a paper as the source of a program is fine."""
+    import re
+    from pathlib import Path
 
+    import theorycheck
 
-def test_example1_satisfies_assumption2_when_d_at_least_nT():
-    data = example1(range(5), n=6, T=4, d=32, zeta=3.0)
-    assert np.max(np.abs(non_optimal_scores(data))) <= 1e-8
-    assert np.max(np.abs(optimal_scores(data) - 3.0)) <= 1e-8
-    np.testing.assert_array_equal(data.opt, data.designated_opt)
-    report = data.assumptions
-    assert report.n_trials == 5 and report.n_met == 5
-    assert np.all(report.details["assumption2_residual"] <= 1e-8)
-    assert report.count("assumption2") == 5
-
-
-def test_example1_reports_failure_when_d_below_nT():
-    data = example1(range(3), n=64, T=8, d=256)
-    report = data.assumptions
-    assert report.n_met == 0 and report.count("assumption2") == 0
-    assert np.all(report.details["assumption2_residual"] > 0.5)
-    assert report.count("designated_opt_is_argmax") == 0
-    assert np.any(data.opt != data.designated_opt)
-    np.testing.assert_array_equal(data.opt, np.argmax(data.scores(), axis=-1))  # opt is always the argmax
-
-
-def test_example1_orthogonality_improves_with_dimension():
-    dims = (32, 64, 128, 256, 512)
-    means = [np.mean(example1(range(5), n=6, T=4, d=d).assumptions.details["rho_perp"]) for d in dims]
-    assert np.all(np.diff(means) < 0), means
-    assert means[-1] <= 0.25
-
-
-def test_example1_signal_scores():
-    data = example1_signal(0, K=3, rho=0.5, zeta=4.0)
-    np.testing.assert_allclose(optimal_scores(data), 2.0, rtol=0, atol=1e-15)
-    assert np.all(non_optimal_scores(data) == 0.0)
-    assert data.assumptions.n_met == 3
-
-
-def test_antipodal_optimal_tokens():
-    data = antipodal(0, K=2, rho=1.5, zeta=3.0)
-    opt_tokens = np.take_along_axis(data.X, data.opt[:, :, None, None], axis=2)[:, :, 0]
-    expected = np.zeros_like(opt_tokens)
-    expected[..., 0] = 1.5 * data.y
-    np.testing.assert_array_equal(opt_tokens, expected)
-    np.testing.assert_allclose(optimal_scores(data), 3.0, rtol=1e-15)
-    assert data.assumptions.n_met == 2
-
-
-def test_orthonormal_scores():
-    data = orthonormal(3, K=2, n=3, T=5, d=20, zeta=2.0, radius=0.5)
-    np.testing.assert_allclose(optimal_scores(data), 2.0, rtol=1e-12)
-    assert np.max(np.abs(non_optimal_scores(data))) <= 1e-12
-    with pytest.raises(ValueError, match="d >= nT"):
-        orthonormal(0, n=3, T=5, d=14)
-
-
-def test_counterexample_instance():
-    data = counterexample(K=2)
-    assert data.X.shape == (2, 1, 3, 3)
-    np.testing.assert_array_equal(data.scores()[0, 0], [-1.0, 0.5, 1.0])
-    np.testing.assert_array_equal(data.opt, [[2], [2]])
-    np.testing.assert_array_equal(counterexample_local_opt(), [1])
-    report = data.assumptions
-    assert report.n_met == 0 and report.count("assumption2") == 0
-    assert np.all(report.details["rho_perp"] >= 1.0)
-
-
-@pytest.mark.parametrize("opt_index", [0, 1])
-def test_gaussian_dm(opt_index):
-    data = gaussian_dm(range(4), n=8, d=64, rho=2.0, opt_index=opt_index)
-    assert data.X.shape == (4, 8, 2, 64)
-    assert np.all(data.opt == opt_index) and np.all(data.designated_opt == opt_index)
-    np.testing.assert_allclose(np.linalg.norm(data.u, axis=-1), 1.0)
-    opt_tokens = data.X[:, :, opt_index]
-    np.testing.assert_array_equal(data.y, np.sign(np.einsum("knd,kd->kn", opt_tokens, data.u)))
-    norms2 = np.sum(data.X**2, axis=-1)
-    assert np.mean(norms2[:, :, opt_index]) == pytest.approx(4.0, rel=0.15)
-    assert np.mean(norms2[:, :, 1 - opt_index]) == pytest.approx(1.0, rel=0.15)
-    report = data.assumptions
-    assert report.count("assumption2") == 4  # T = 2: automatic
-    assert report.count("opt_token_longest") == 4
-
-
-def test_gaussian_dm_with_rho_below_one_fails_condition1():
-    assert gaussian_dm(0, K=3, rho=0.5).assumptions.count("opt_token_longest") == 0
-
-
-def test_first_step_score_gaps_match_the_first_eq13_step():
-    """The closed form of the first-step score gaps agrees (up to one positive factor per
-    trial) with the gaps after an actual Eq. (13) step from u_0 = W_0 = 0."""
-    import torch
-
-    from theorycheck.data import first_step_score_gaps, gaussian_dm
-    from theorycheck.models import TokenSelection
-    from theorycheck.optim import BlockNGD
-
-    data = gaussian_dm(np.random.default_rng(3), 4, n=8, d=32)
-    t = data.to_torch()
-    u1 = BlockNGD(TokenSelection(t.X, t.y), 1.0, alpha=2 / 3)(
-        0, {"u": torch.zeros(4, 32, dtype=torch.float64), "W": torch.zeros(4, 32, 32, dtype=torch.float64)})["u"]
-    on_opt = np.take_along_axis(data.X, data.opt[:, :, None, None], axis=2)[:, :, 0]
-    other = data.X.sum(axis=2) - on_opt
-    actual = data.y * np.einsum("kd,knd->kn", u1.numpy(), on_opt - other)
-    predicted = first_step_score_gaps(data.X, data.y, data.opt)
-    ratio = actual / predicted
-    np.testing.assert_allclose(ratio, ratio[:, :1] * np.ones_like(ratio), rtol=1e-10)
-    assert np.all(ratio > 0)
+    pattern = re.compile(r"assumption ?[0-9]|example ?1|eq\. ?\(|lemma|theorem|condition 1|vdt24|figure|fig\. ",
+                         re.IGNORECASE)
+    root = Path(theorycheck.__file__).parent
+    hits = [f"{path.relative_to(root)}:{number}: {line.strip()}"
+            for package in ("data", "solvers") for path in sorted((root / package).glob("*.py"))
+            for number, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
+    assert not hits, "\n".join(hits)

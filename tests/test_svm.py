@@ -8,7 +8,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theorycheck.data import counterexample, counterexample_local_opt, example1, gaussian_dm, orthonormal
+from claims.vdt24.setup import counterexample, counterexample_local_opt, example1, gaussian_dm, orthonormal
 from theorycheck.solvers import (
     InfeasibleProgramError,
     SolverAccuracyError,
@@ -159,12 +159,31 @@ def test_wsvm_with_cross_attention_queries():
 
 def test_wsvm_batch_stacks_trials():
     data = example1(range(3))
-    stacked = solve_wsvm_batch(data)
+    stacked = solve_wsvm_batch(data.X, data.opt)
     assert stacked.shape == (3, data.d, data.d)
     for k in range(3):
         np.testing.assert_array_equal(stacked[k], solve_wsvm(data.X[k], data.opt[k]).W)
     wrong = (data.opt + 1) % data.T
-    assert rel(solve_wsvm_batch(data, opt=wrong)[0], stacked[0]) > 0.5
+    assert rel(solve_wsvm_batch(data.X, wrong)[0], stacked[0]) > 0.5
+
+
+def test_batch_solvers_take_arrays_and_check_their_shapes():
+    data = example1(range(2))
+    with pytest.raises(ValueError, match=r"X \(K, n, T, d\)"):
+        solve_wsvm_batch(data.X[0], data.opt[0])
+    with pytest.raises(ValueError, match="opt"):
+        solve_wsvm_batch(data.X, data.opt[:, :-1])
+    with pytest.raises(ValueError, match="y"):
+        solve_usvm_batch(data.X, data.y[:, :-1], data.opt)
+
+
+def test_solvers_import_no_data_module():
+    """The references take arrays: importing the solvers loads no data generator or container."""
+    import subprocess
+    import sys
+
+    code = "import sys, theorycheck.solvers; assert 'theorycheck.data' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 # ----------------------------------------------------------------------------- failures
@@ -181,7 +200,7 @@ def with_duplicate_of_optimal_token(data, k):
 def test_infeasible_wsvm_raises_naming_data_set_and_trial(method):
     data = with_duplicate_of_optimal_token(example1(range(4)), 3)
     with pytest.raises(InfeasibleProgramError) as info:
-        solve_wsvm_batch(data, method=method)
+        solve_wsvm_batch(data.X, data.opt, method=method, name=data.name)
     message = str(info.value)
     assert "W-SVM infeasible for data set 'example1(n=6,T=4,d=32,zeta=3)' trial 3" in message
     t = (data.opt[3, 0] + 1) % data.T
@@ -257,10 +276,10 @@ def test_usvm_primal_and_dual_agree_on_dm(seed):
 
 def test_usvm_batch_uses_optimal_tokens():
     data = gaussian_dm(range(2))
-    stacked = solve_usvm_batch(data)
+    stacked = solve_usvm_batch(data.X, data.y, data.opt)
     assert stacked.shape == (2, data.d)
     np.testing.assert_array_equal(stacked[1], solve_usvm(data.instance(1).optimal_tokens(), data.y[1]).u)
-    other = solve_usvm_batch(data, opt=1 - data.opt)
+    other = solve_usvm_batch(data.X, data.y, 1 - data.opt)
     cosine = np.sum(other[0] * stacked[0]) / np.linalg.norm(other[0]) / np.linalg.norm(stacked[0])
     assert cosine < 0.5
 

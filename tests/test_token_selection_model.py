@@ -10,6 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from claims.vdt24.setup import example1
 from theorycheck import data as datasets
 from theorycheck.models.token_selection import (
     attended_features,
@@ -210,7 +211,7 @@ def test_selection_helpers_match_loops():
 
 
 def test_constraint_radii_numpy_and_torch_agree():
-    data = datasets.example1(np.random.default_rng(1), 3, n=4, T=3, d=16)
+    data = example1(np.random.default_rng(1), 3, n=4, T=3, d=16)
     tensors = data.to_torch("cpu", F64)
     np.testing.assert_allclose(datasets.constraint_radii(data.X, data.opt),
                                constraint_radii(tensors.X, tensors.opt).numpy(), rtol=1e-14)
@@ -221,7 +222,7 @@ def test_closed_form_gradient_under_assumption2(w_scale):
     """Identity (G) on Example 1 with d >= nT (Assumption 2 exact): the closed form equals
     -grad_W L from autograd and from the scaled gradient exp(M) G; at the same points with a
     generic decoder (Assumption 2 violated) it does not."""
-    data = datasets.example1(np.random.default_rng(2), 3, n=4, T=3, d=16)
+    data = example1(np.random.default_rng(2), 3, n=4, T=3, d=16)
     assert data.assumptions.count("assumption2") == 3
     t = data.to_torch("cpu", F64)
     W = w_scale / 4 * torch.randn(3, 16, 16, generator=torch.Generator().manual_seed(0), dtype=F64)

@@ -118,7 +118,7 @@ def test_{name}(tc):
 def cmd_new(args) -> int:
     if not PAPERKEY.match(args.paperkey):
         raise SystemExit(f"theorycheck new: paper key {args.paperkey!r} must be lower-case "
-                         "letters and digits, starting with a letter (e.g. vdt24)")
+                         "letters and digits, starting with a letter (e.g. abc24)")
     if not NAME.match(args.name):
         raise SystemExit(f"theorycheck new: name {args.name!r} must be a lower-case identifier")
     claim_id = f"{args.paperkey}.example.{args.name}"

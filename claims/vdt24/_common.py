@@ -39,6 +39,16 @@ from theorycheck.optim import alignment, frobenius_norm, run_trajectory, standar
 from theorycheck.runtime import Runtime, generator
 from theorycheck.solvers import solve_usvm_batch, solve_wsvm_batch
 
+from .setup import (
+    antipodal,
+    counterexample,
+    counterexample_local_opt,
+    example1,
+    example1_signal,
+    gaussian_dm,
+    orthonormal,
+)
+
 PAPER = "vdt24"
 TRIALS = 5
 E1_SIZES = {"quick": dict(n=6, T=4, d=32), "full": dict(n=64, T=8, d=768)}
@@ -46,11 +56,11 @@ DM_SIZES = {"quick": dict(n=8, d=128), "full": dict(n=64, d=1024)}
 INIT_SCALE = 0.01
 
 GENERATORS = {
-    "example1": datasets.example1,
-    "example1_signal": datasets.example1_signal,
-    "antipodal": datasets.antipodal,
-    "orthonormal": datasets.orthonormal,
-    "gaussian_dm": datasets.gaussian_dm,
+    "example1": example1,
+    "example1_signal": example1_signal,
+    "antipodal": antipodal,
+    "orthonormal": orthonormal,
+    "gaussian_dm": gaussian_dm,
 }
 
 
@@ -95,7 +105,7 @@ def make_problem(runtime: Runtime, data: datasets.TokenSelectionData, init_strea
     K, d = data.K, data.d
     G = paper_rng(runtime, init_stream, data.name).standard_normal((K, d, d))
     return Problem(data=data, X=tensors.X, y=tensors.y, u=tensors.u, opt=tensors.opt,
-                   W_mm=_on(runtime, solve_wsvm_batch(data)),
+                   W_mm=_on(runtime, solve_wsvm_batch(data.X, data.opt, name=data.name)),
                    W0=_on(runtime, INIT_SCALE / np.sqrt(d) * G))
 
 
@@ -119,23 +129,24 @@ def dm_problem(runtime: Runtime, rho: float = 2.0, **sizes):
     optimal token (index 1, the non-query token).
     """
     sizes = sizes or DM_SIZES[runtime.tier]
-    data = datasets.gaussian_dm(paper_rng(runtime, "gaussian_dm"), TRIALS, rho=rho, **sizes)
+    data = gaussian_dm(paper_rng(runtime, "gaussian_dm"), TRIALS, rho=rho, **sizes)
     return (data, data.to_torch(runtime.device, runtime.torch_dtype),
-            _on(runtime, solve_usvm_batch(data)), _on(runtime, solve_wsvm_batch(data)))
+            _on(runtime, solve_usvm_batch(data.X, data.y, data.opt, name=data.name)),
+            _on(runtime, solve_wsvm_batch(data.X, data.opt, name=data.name)))
 
 
 def local_direction(prob: Problem) -> torch.Tensor:
     r"""Wbar_alpha: the unit W-SVM solution of CE for its locally optimal token choice alpha."""
-    alpha = np.tile(datasets.counterexample_local_opt(), (prob.data.K, 1))
-    W_alpha = torch.as_tensor(solve_wsvm_batch(prob.data, opt=alpha), dtype=prob.W_mm.dtype,
-                              device=prob.W_mm.device)
+    alpha = np.tile(counterexample_local_opt(), (prob.data.K, 1))
+    W_alpha = torch.as_tensor(solve_wsvm_batch(prob.data.X, alpha, name=prob.data.name),
+                              dtype=prob.W_mm.dtype, device=prob.W_mm.device)
     return W_alpha / frobenius_norm(W_alpha)[:, None, None]
 
 
 @functools.lru_cache(maxsize=4)
 def counterexample_near_local_direction(runtime: Runtime) -> Problem:
     r"""CE (Assumptions 1-2 violated), TRIALS copies started at W_0 = Wbar_alpha + small noise."""
-    ce = make_problem(runtime, datasets.counterexample(TRIALS), init_stream="init")
+    ce = make_problem(runtime, counterexample(TRIALS), init_stream="init")
     return dataclasses.replace(ce, W0=local_direction(ce) + ce.W0)
 
 

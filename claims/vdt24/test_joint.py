@@ -59,6 +59,7 @@ from theorycheck.optim import (
 from theorycheck.solvers import certify, solve_usvm, solve_wsvm_batch
 
 from ._common import DM_SIZES, PAPER, TRIALS, dm_problem, paper_rng
+from .setup import first_step_score_gaps, gaussian_dm, joint_model_report
 
 JOINT_SIZES = {
     "quick": dict(DM_SIZES["quick"], steps=1500, checkpoints=[100, 300, 750, 1000, 1500]),
@@ -201,7 +202,7 @@ class JointRun:
         sub = datasets.TokenSelectionData(
             name=data.name, X=data.X[trials], y=data.y[trials], u=data.u[trials], opt=data.opt[trials],
             designated_opt=data.designated_opt[trials], params=data.params,
-            assumptions=datasets.joint_model_report(data.X[trials], data.y[trials], data.u[trials],
+            assumptions=joint_model_report(data.X[trials], data.y[trials], data.u[trials],
                                                     data.opt[trials]))
         fields = {name: pick(getattr(self, name)) for name in (
             "u_mm", "W_mm_norm", "gaussian_norm", "gamma", "z", "u_norm", "W_norm", "u_mm_inner",
@@ -301,7 +302,7 @@ def condition1_trials(data) -> dict:
     """Per-trial flags of Condition 1's instance-level part (see `condition1_run`)."""
     return {"optimal token longer": data.assumptions.per_trial["opt_token_longest"],
             "first u step widens every score gap": (
-                datasets.first_step_score_gaps(data.X, data.y, data.opt) > 0).all(axis=-1)}
+                first_step_score_gaps(data.X, data.y, data.opt) > 0).all(axis=-1)}
 
 
 def condition1_run(tc, run: JointRun) -> JointRun:
@@ -313,7 +314,7 @@ def condition1_run(tc, run: JointRun) -> JointRun:
     unknown exponents), eta small.  The parameters (u_0 = W_0 = 0, d >= 8n, eta <= 1) are a
     check.  Per instance: the optimal token is the longer one in every sample, and -- the
     instance-level form of "d large enough", since the polynomial is lost -- the first u step
-    widens every score gap (`theorycheck.data.first_step_score_gaps` > 0), the base case of Lemma 13's induction that
+    widens every score gap (`claims.vdt24.setup.first_step_score_gaps` > 0), the base case of Lemma 13's induction that
     Condition 1 exists to provide.  On DM-S (d = 8n) this is not automatic: over 200 draws it
     holds with probability 0.77 at rho = 2 (0.36 at rho = 1.5; 0.94 at d = 16n, 1.00 at
     d = 32n), on DM-L (d = 16n) with 0.66.  At --tc-seed 0 all 5 instances meet it (both
@@ -465,7 +466,7 @@ def test_dm_near_orthogonal(tc):
 
 def dm_token_statistics(tc, n, d, rho, instances):
     """(max relative squared-norm deviation, max |cross inner product|/rho^2) per instance."""
-    data = datasets.gaussian_dm(tc.rng("lem11", d), instances, n=n, d=d, rho=rho)
+    data = gaussian_dm(tc.rng("lem11", d), instances, n=n, d=d, rho=rho)
     X = np.array(data.X)
     if tc.control == "common_direction":
         X = X + 0.5 * np.eye(d)[0]
@@ -626,7 +627,7 @@ def test_joint_invariants(tc):
         tc.curve(f"attention {label}", "s_opt = 1/T = 1/2", t, np.full(t.size, -math.log(2)),
                  style="bound", xscale="log")
     if not tc.control:
-        outside = datasets.gaussian_dm(paper_rng(tc.runtime, "gaussian_dm"), TRIALS, rho=1.5,
+        outside = gaussian_dm(paper_rng(tc.runtime, "gaussian_dm"), TRIALS, rho=1.5,
                                        **DM_SIZES[tc.tier])  # the data dm(runtime, 1.5) would hold
         for name, met in condition1_trials(outside).items():
             tc.record(f"rho=1.5 (not in the grid): instances with {name}", f"{int(met.sum())}/{met.size}")
@@ -808,7 +809,7 @@ def hessian_ratio_along(run: JointRun):
 def direct_hessian_check(tc) -> float:
     """Relative difference between `hessian_norm_over_loss` and the autograd Hessian of L in the
     flattened (u, W) at a random point of a small DM instance (n = 2, d = 8)."""
-    data = datasets.gaussian_dm(tc.rng("hessian check"), 1, n=2, d=8, rho=2.0)
+    data = gaussian_dm(tc.rng("hessian check"), 1, n=2, d=8, rho=2.0)
     rng = tc.rng("hessian point")
     u, W = rng.standard_normal(8), 0.5 * rng.standard_normal((8, 8))
     X, y = torch.as_tensor(np.array(data.X)), torch.as_tensor(np.array(data.y))
@@ -998,8 +999,8 @@ def test_joint_W_direction_rate(tc):
 
 def other_token_alignment(run: JointRun) -> np.ndarray:
     """al(W_T, W-SVM for the other (non-designated) token) per seed."""
-    other = torch.as_tensor(solve_wsvm_batch(run.data, opt=1 - run.data.opt), dtype=run.W_final.dtype,
-                            device=run.W_final.device)
+    other = torch.as_tensor(solve_wsvm_batch(run.data.X, 1 - run.data.opt, name=run.data.name),
+                            dtype=run.W_final.dtype, device=run.W_final.device)
     return alignment(run.W_final, other).cpu().numpy()
 
 

@@ -56,6 +56,7 @@ from ._common import (
     paper_rng,
     problem,
 )
+from .setup import counterexample, example1
 
 FIXED_DECODER_FAMILIES = ("example1", "example1_signal", "antipodal")
 
@@ -558,7 +559,7 @@ def test_gradient_cone_condition(tc):
            "full": dict(n=64, T=8, dims=[768, 1536, 3072], control_dim=256, rho_max=0.25)},
 )
 def test_example1_assumptions(tc):
-    r"""E1 (``theorycheck.data.example1``; the paper's generator is not fully specified):
+    r"""E1 (``claims.vdt24.setup.example1``; the paper's generator is not fully specified):
     x_{i,t} ~ N(0, I_d/d), u the minimum-norm solution of u^T x_{i,opt} = zeta y_i,
     u^T x_{i,t} = 0 (t != opt), zeta = 3.  For d >= nT the nT x d system has full row rank and is
     solved exactly, so gamma_opt = zeta and gamma_non-opt = 0: Assumption 2 with Delta = zeta.
@@ -578,7 +579,7 @@ def test_example1_assumptions(tc):
     dims = ([sizes["control_dim"]] if tc.control == "d_below_nT" else []) + sizes["dims"]
     nonopt_max, opt_err, rho_mean, met = [], [], [], 0
     for d in dims:
-        data = datasets.example1(tc.rng("data", d), TRIALS, n=n, T=T, d=d, zeta=3.0)
+        data = example1(tc.rng("data", d), TRIALS, n=n, T=T, d=d, zeta=3.0)
         scores = data.scores()
         is_opt = np.arange(T) == data.designated_opt[..., None]
         nonopt_max.append(np.abs(scores[~is_opt]).max())
@@ -613,7 +614,7 @@ def _trapping_setup(tc):
         prob = e1(tc.runtime)
         V = tc.tensor(tc.rng("trap directions").standard_normal(tuple(prob.W_mm.shape)))
         return prob, V / frobenius_norm(V)[:, None, None]
-    prob = make_problem(tc.runtime, datasets.counterexample(TRIALS), init_stream="init")
+    prob = make_problem(tc.runtime, counterexample(TRIALS), init_stream="init")
     return prob, local_direction(prob)
 
 
@@ -631,7 +632,7 @@ def _trapping_setup(tc):
            "full": dict(steps=10000, trap_scales=[0.5, 1.0, 3.0])},
 )
 def test_local_directions_without_assumptions(tc):
-    r"""CE (``theorycheck.data.counterexample``, constructed for this spec; the paper gives no
+    r"""CE (``claims.vdt24.setup.counterexample``, constructed for this spec; the paper gives no
     instance): n = 1, T = 3, scores (-1, 0.5, 1), token 1 (0-based) is locally optimal; its
     W-SVM direction W_alpha has cosine -3/sqrt(10) = -0.949 with W_mm.  Starts (5 trials each,
     one batch): W_0 = c Wbar_alpha + (0.01/sqrt d) G for c in {0.5, 1, 3}, and the small

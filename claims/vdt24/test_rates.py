@@ -21,7 +21,7 @@ def _thm1_reference(tc, prob):
         return tc.tensor(tc.rng("gaussian").standard_normal(tuple(prob.W_mm.shape)))
     if tc.control == "wrong_opt":
         opt = (prob.data.opt + 1) % prob.data.T
-        return tc.tensor(solve_wsvm_batch(prob.data, opt=opt))
+        return tc.tensor(solve_wsvm_batch(prob.data.X, opt, name=prob.data.name))
     return prob.W_mm
 
 

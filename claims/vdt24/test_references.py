@@ -6,12 +6,12 @@ Self-attention", arXiv 2402.05738, Section 2 (the W-SVM of Tarzanagh et al.).
 import numpy as np
 
 from theorycheck import claim
-from theorycheck import data as datasets
 from theorycheck.solvers import solve_wsvm, wsvm_orthonormal_closed_form
 from theorycheck.solvers.margin import certify, constraint_values
 from theorycheck.solvers.svm import wsvm_constraint_factors
 
 from ._common import E1_SIZES, PAPER, TRIALS, paper_rng, problem
+from .setup import orthonormal
 
 
 def _candidate(tc, X, opt, rng):
@@ -80,7 +80,7 @@ def test_wsvm_reference(tc):
     if sizes["d"] <= 64:
         tc.check.at_most("relative Frobenius difference primal vs dual", worst["primal_dual"], 1e-5)
 
-    ortho = datasets.orthonormal(paper_rng(tc.runtime, "orthonormal"), TRIALS, n=6, T=4, d=32)
+    ortho = orthonormal(paper_rng(tc.runtime, "orthonormal"), TRIALS, n=6, T=4, d=32)
     n, T = ortho.n, ortho.T
     errors, norms2 = [], []
     for k in range(TRIALS):

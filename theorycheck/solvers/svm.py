@@ -1,7 +1,7 @@
 """The W-SVM and u-SVM references of token-selection attention.
 
-W-SVM (Vasudeva, Deora, Thrampoulidis 2024, arXiv 2402.05738, Section 3; the program of
-Tarzanagh et al. 2023)::
+W-SVM (the max-margin program of Tarzanagh et al. 2023, as used by Vasudeva, Deora,
+Thrampoulidis 2024, arXiv 2402.05738)::
 
     W_mm = argmin_W ||W||_F   s.t.   (x_{i,opt_i} - x_{i,t})^T W z_i >= 1   for all i, t != opt_i,
 
@@ -9,8 +9,11 @@ with query ``z_i = x_{i,0}`` (self-attention; another query array gives cross-at
 is the margin program of :mod:`theorycheck.solvers.margin` with ``a_k = x_{i,opt_i} - x_{i,t}``
 and ``b_k = z_i`` for ``k = (i, t)``, ``m = n(T-1)`` constraints.
 
-u-SVM (same paper, Section 4): ``u_mm = argmin_u ||u||_2  s.t.  y_i u^T z_i >= 1`` on the
-optimal tokens ``z_i = x_{i,opt_i}``; the margin program with ``a_i = y_i z_i``, ``b_i = 1``
+u-SVM (Vasudeva, Deora, Thrampoulidis 2024)::
+
+    u_mm = argmin_u ||u||_2   s.t.   y_i u^T z_i >= 1   for all i,
+
+on the optimal tokens ``z_i = x_{i,opt_i}``; the margin program with ``a_i = y_i z_i``, ``b_i = 1``
 (``W = u`` as a ``d x 1`` matrix).  The max margin is ``1 / ||u_mm||``.
 """
 
@@ -20,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from theorycheck.data.token_selection import TokenSelectionData
 from theorycheck.solvers.margin import MarginCertificate, MarginSolution, solve_margin_program
 
 
@@ -68,17 +70,23 @@ def solve_wsvm(
     return solve_margin_program(A, B, index, method=method, program="W-SVM", where=_where(name, trial))
 
 
+def _check_batch(X: np.ndarray, opt: np.ndarray, y: np.ndarray | None = None) -> None:
+    if X.ndim != 4 or opt.shape != X.shape[:2] or (y is not None and y.shape != X.shape[:2]):
+        shapes = f"X {X.shape}, opt {opt.shape}" + ("" if y is None else f", y {y.shape}")
+        raise ValueError(f"need X (K, n, T, d) and opt{'' if y is None else ', y'} (K, n), got {shapes}")
+
+
 def solve_wsvm_batch(
-    data: TokenSelectionData, *, opt: np.ndarray | None = None, method: str = "dual"
+    X: np.ndarray, opt: np.ndarray, *, method: str = "dual", name: str = "unnamed"
 ) -> np.ndarray:
-    """``W_mm`` of every trial, stacked ``(K, d, d)``; ``opt (K, n)`` defaults to ``data.opt``.
+    """``W_mm`` of every trial of ``X (K, n, T, d)`` with optimal tokens ``opt (K, n)``, stacked
+    ``(K, d, d)``; ``name`` names the data set in error messages (with the trial's index).
 
     Certificates are available per trial from :func:`solve_wsvm` (cached, so free afterwards).
     """
-    opt = data.opt if opt is None else opt
-    return np.stack(
-        [solve_wsvm(data.X[k], opt[k], method=method, name=data.name, trial=k).W for k in range(data.K)]
-    )
+    X, opt = np.asarray(X, dtype=np.float64), np.asarray(opt)
+    _check_batch(X, opt)
+    return np.stack([solve_wsvm(X[k], opt[k], method=method, name=name, trial=k).W for k in range(len(X))])
 
 
 @dataclass(frozen=True)
@@ -123,17 +131,15 @@ def solve_usvm(
 
 
 def solve_usvm_batch(
-    data: TokenSelectionData, *, opt: np.ndarray | None = None, method: str = "primal"
+    X: np.ndarray, y: np.ndarray, opt: np.ndarray, *, method: str = "primal", name: str = "unnamed"
 ) -> np.ndarray:
-    """``u_mm`` of every trial on its tokens ``x_{i,opt_i}``, stacked ``(K, d)``.
-
-    ``opt (K, n)`` defaults to ``data.opt``.
-    """
-    opt = data.opt if opt is None else opt
-    Z = np.take_along_axis(data.X, opt[:, :, None, None], axis=2)[:, :, 0]
-    return np.stack(
-        [solve_usvm(Z[k], data.y[k], method=method, name=data.name, trial=k).u for k in range(data.K)]
-    )
+    """``u_mm`` of every trial of ``X (K, n, T, d)``, labels ``y (K, n)``, on its tokens
+    ``x_{i,opt_i}`` (``opt (K, n)``), stacked ``(K, d)``; ``name`` names the data set in error
+    messages (with the trial's index)."""
+    X, y, opt = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64), np.asarray(opt)
+    _check_batch(X, opt, y)
+    Z = np.take_along_axis(X, opt[:, :, None, None], axis=2)[:, :, 0]
+    return np.stack([solve_usvm(Z[k], y[k], method=method, name=name, trial=k).u for k in range(len(X))])
 
 
 def wsvm_orthonormal_closed_form(X: np.ndarray, opt: np.ndarray, tol: float = 1e-10) -> np.ndarray:
