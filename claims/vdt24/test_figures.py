@@ -289,15 +289,15 @@ def check_ahead(tc, runs, roles, leaders, followers, name, t, factor, mean_facto
     (and, with ``mean_factor``, a ``mean_factor`` times smaller one in the geometric mean)."""
     gap = decades_ahead(runs, roles, leaders, followers, name, t)
     pair = f"{' & '.join(leaders)} ahead of {' & '.join(followers)}"
-    tc.check.at_least(f"{pair} by >= {factor:g}x: {name}, t={t}, decades per seed", gap,
+    tc.conclusion.at_least(f"{pair} by >= {factor:g}x: {name}, decades per seed", gap,
                       math.log10(factor))
     if mean_factor is not None:
-        tc.check.at_least(f"{pair} by >= {mean_factor:g}x in the geometric mean over seeds: {name}, "
-                          f"t={t}, decades", gap.mean(), math.log10(mean_factor))
+        tc.conclusion.at_least(f"{pair} by >= {mean_factor:g}x in the geometric mean over seeds: {name}, "
+                          "decades", gap.mean(), math.log10(mean_factor))
 
 
 def check_library_agreement(tc, runs):
-    tc.check.at_most(f"batched runner = library optimizers over {LIBRARY_STEPS} steps (max rel. diff)",
+    tc.conclusion.at_most(f"batched runner = library optimizers over {LIBRARY_STEPS} steps (max rel. diff)",
                      runs.mismatch, LIBRARY_RTOL)
 
 
@@ -481,7 +481,7 @@ def fixed_decoder_figure(tc, family, figure):
     runs = fixed_decoder_runs(tc.runtime, family, s["n"], s["T"], s["d"], s["steps"], s["t_early"])
     roles = roles_for(tc, FIXED_DECODER_ROLES, FIXED_DECODER_CONTROL_ROLES)
     check_library_agreement(tc, runs)
-    tc.check.holds("Assumption 2 (unique opt token, equal non-optimal scores) in every instance",
+    tc.precondition.holds("Assumption 2 (unique opt token, equal non-optimal scores) in every instance",
                    runs.reference["assumption 2"])
     check_fixed_decoder_orderings(tc, runs, roles, s["steps"])
     check_fixed_decoder_cap_finding(tc, runs, roles, s["t_early"], s["steps"])
@@ -582,8 +582,8 @@ def test_antipodal_ordering(tc):
     later = runs.t >= tc.sizes["t_early"]
     deficits = np.concatenate([runs.series[roles[r]]["alignment deficit"][later]
                                for r in FIXED_DECODER_ROLES], axis=1)
-    tc.check.monotone(f"every method: log(1 - al(W_t, W_mm)) non-increasing over checkpoints t >= "
-                      f"{tc.sizes['t_early']}", deficits, increasing=False)
+    tc.conclusion.monotone(f"every method: log(1 - al(W_t, W_mm)) non-increasing over checkpoints t >= "
+                      "t_early", deficits, increasing=False)
 
 
 # ---------------------------------------------------------------- Fig. 3
@@ -601,7 +601,7 @@ def loss_decrement(runs, label, t_from, t_to):
 
 def check_condition1_count(tc, runs):
     met, used = runs.reference["instances meeting Condition 1"], runs.reference["instances used"]
-    tc.check.at_least(f"DM instances meeting Condition 1 (of {TRIALS})", met.size, MIN_CONDITION1)
+    tc.precondition.at_least(f"DM instances meeting Condition 1 (of {TRIALS})", met.size, MIN_CONDITION1)
     tc.record("DM instances meeting Condition 1 / used", {"met": met, "used": used})
 
 
@@ -619,7 +619,7 @@ def check_ngd_against_joint_ngd(tc, runs, roles, t_end):
     """Similar loss rate; NGD ahead in the other series (far more than "slightly" in W, softmax)."""
     ratio = (loss_decrement(runs, roles["NGD"], t_end // 10, t_end)
              / loss_decrement(runs, roles["joint NGD"], t_end // 10, t_end))
-    tc.check.close(f"similar loss rate: decrease of log L over [{t_end // 10}, {t_end}], "
+    tc.conclusion.close("similar loss rate: decrease of log L over [t_end / 10, t_end], "
                    "NGD / joint NGD (per seed)", ratio, 1.0, atol=SIMILAR_RATE)
     check_ahead(tc, runs, roles, ["NGD"], ["joint NGD"], "u alignment deficit", t_end, SLIGHTLY_FASTER)
     check_ahead(tc, runs, roles, ["NGD"], ["joint NGD"], "1 - s_opt", t_end, MUCH_FASTER)

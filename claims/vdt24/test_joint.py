@@ -324,9 +324,9 @@ def condition1_run(tc, run: JointRun) -> JointRun:
     for name, met in flags.items():
         tc.record(f"{v.label}: instances with {name}", f"{int(met.sum())}/{met.size}")
     met = np.flatnonzero(np.logical_and.reduce(list(flags.values())))
-    tc.check.at_least(f"{v.label}: instances meeting Condition 1", met.size, run.data.K - 1)
+    tc.precondition.at_least(f"{v.label}: instances meeting Condition 1", met.size, run.data.K - 1)
     zero_start = run.u_norm[0].max() == 0 and run.W_norm[0].max() == 0
-    tc.check.holds(f"{v.label}: Condition 1 parameters (u_0 = W_0 = 0, d >= 8n, eta <= 1)",
+    tc.precondition.holds(f"{v.label}: Condition 1 parameters (u_0 = W_0 = 0, d >= 8n, eta <= 1)",
                    zero_start and d >= 8 * n and v.eta <= 1.0, detail={"n": n, "d": d, "eta": v.eta})
     return run if met.size in (0, run.data.K) else run.select(met)
 
@@ -385,11 +385,11 @@ def test_usvm_reference(tc):
                               / np.linalg.norm(dual.u))
     tc.record("worst over trials", worst)
     tc.record("max margin 1/||u_mm|| per trial", 1.0 / u_mm.norm(dim=1).cpu().numpy())
-    tc.check.at_least("min over trials of min_i y_i u^T x_{i,opt}", worst["min_constraint"], 1.0, margin=1e-6)
-    tc.check.at_most("worst KKT residual with the dual's multipliers", worst["kkt"], 1e-6)
-    tc.check.at_most("relative distance to the dual solution", worst["to_dual"], 1e-6)
+    tc.conclusion.at_least("min over trials of min_i y_i u^T x_{i,opt}", worst["min_constraint"], 1.0, margin=1e-6)
+    tc.conclusion.at_most("worst KKT residual with the dual's multipliers", worst["kkt"], 1e-6)
+    tc.conclusion.at_most("relative distance to the dual solution", worst["to_dual"], 1e-6)
     tc.record("trials in which every sample is a support vector", f"{all_support_vectors}/{data.K}")
-    tc.check.at_most("relative distance to the closed form on the support set", worst["to_closed_form"], 1e-6)
+    tc.conclusion.at_most("relative distance to the closed form on the support set", worst["to_closed_form"], 1e-6)
 
 
 def relative_distance(a, b) -> float:
@@ -424,7 +424,7 @@ def test_dm_near_orthogonal(tc):
     (the spec's) covers both.  Checks, at delta = 0.05:
     (a) K = `instances` independent instances at the base d; success = both bounds hold and
         max |cross|/rho^2 <= 0.5 ("nearly orthogonal", what the proofs use; largest of 100
-        instances at d = 64: 0.43, spec 0.34 over 10).  `tc.check.binomial` rejects
+        instances at d = 64: 0.43, spec 0.34 over 10).  `tc.conclusion.binomial` rejects
         P[success] >= 1 - delta at level 0.05 (100 instances: fails at 90 successes or fewer).
     (b) The rate: over d in `dims` (x4 steps), the fitted slope of log(mean max |cross|/rho^2)
         and of log(mean max norm deviation) against log d is <= -0.45 (the bound's d^(-1/2),
@@ -445,13 +445,13 @@ def test_dm_near_orthogonal(tc):
     success = (norm_dev <= norm_bound) & (cross <= cross_bound) & (cross <= 0.5)
     tc.record("norm bound, cross bound at the base d", [norm_bound, cross_bound])
     tc.record("max over instances: norm deviation, |cross|/rho^2", [norm_dev.max(), cross.max()])
-    tc.check.binomial(f"P[bounds hold and |cross|/rho^2 <= 0.5] >= 1 - delta (d={sizes['d']})",
+    tc.conclusion.binomial("P[bounds hold and |cross|/rho^2 <= 0.5] >= 1 - delta (at the tier's d)",
                       success, p=1 - delta, alpha=0.05)
     dims = np.asarray(sizes["dims"], dtype=float)
     for label, column in (("max |cross|/rho^2", 1), ("max norm deviation", 0)):
         means = np.array([stats[d][column].mean() for d in sizes["dims"]])
         tc.record(f"mean {label} over d={sizes['dims']}", means)
-        tc.check.slope(f"rate in d of mean {label} (log-log slope)", dims, means,
+        tc.conclusion.slope(f"rate in d of mean {label} (log-log slope)", dims, means,
                        window=(dims[0], dims[-1]), at_most=-0.45)
         tc.curve("orthogonality", f"mean {label}", dims, means, xscale="log", yscale="log",
                  xlabel="d", title="Lemma 11: DM tokens nearly orthogonal")
@@ -507,14 +507,14 @@ def test_joint_norm_growth(tc):
     W_budget = (cumulative - schedule(variant, 1)[0]).clip(min=0.0)[:, None]  # sum_{1<=s<t}
     t = run.t
     u_ratio, W_ratio = run.u_norm[1:] / u_budget[1:], run.W_norm[2:] / W_budget[2:]
-    tc.check.at_most("max over t >= 1 of ||u_t|| / sum_{s<t} eta_s", u_ratio.max(), 1 + 1e-12)
-    tc.check.at_most("max over t >= 2 of ||W_t|| / sum_{1<=s<t} eta_s", W_ratio.max(), 1 + 1e-12)
-    tc.check.at_most("max over t >= 1 of sum_{s<t} eta_s / (3 eta t^(1/3))",
+    tc.conclusion.at_most("max over t >= 1 of ||u_t|| / sum_{s<t} eta_s", u_ratio.max(), 1 + 1e-12)
+    tc.conclusion.at_most("max over t >= 2 of ||W_t|| / sum_{1<=s<t} eta_s", W_ratio.max(), 1 + 1e-12)
+    tc.conclusion.at_most("max over t >= 1 of sum_{s<t} eta_s / (3 eta t^(1/3))",
                      (cumulative[1:] / (3 * variant.eta * t[1:] ** (1 / 3))).max(), 1.0)
-    tc.check.at_least("min over t >= 1 of ||u_t|| / sum_{s<t} eta_s", u_ratio.min(), 0.5)
-    tc.check.at_least("min over t >= 2 of ||W_t|| / sum_{1<=s<t} eta_s", W_ratio.min(), 0.5)
+    tc.conclusion.at_least("min over t >= 1 of ||u_t|| / sum_{s<t} eta_s", u_ratio.min(), 0.5)
+    tc.conclusion.at_least("min over t >= 2 of ||W_t|| / sum_{1<=s<t} eta_s", W_ratio.min(), 0.5)
     tc.record("final ratios ||u||/sum, ||W||/sum per seed", [u_ratio[-1], W_ratio[-1]])
-    tc.check.at_most("batched step vs theorycheck BlockNGD / NGD(train_u), 20 steps: max |difference|",
+    tc.conclusion.at_most("batched step vs theorycheck BlockNGD / NGD(train_u), 20 steps: max |difference|",
                      batched_step_deviation(tc.runtime), 1e-12)
     tc.curve("norms", "||u_t|| (seed 0)", t[1:], run.u_norm[1:, 0], xscale="log", yscale="log",
              ylabel="norm", title="Lemma 12: norms under Eq. (13) (seed 0)")
@@ -598,18 +598,18 @@ def test_joint_invariants(tc):
         spread = run.margins.max(axis=-1) - run.margins.min(axis=-1)  # log R_t, (steps+1, K)
         ratio = np.exp(spread)
         tc.record(f"{label}: max_t R_t per seed", ratio.max(axis=0))
-        tc.check.at_most(f"{label}: (i) max_t max_ij l_i/l_j", ratio.max(), 20.0)
+        tc.conclusion.at_most(f"{label}: (i) max_t max_ij l_i/l_j", ratio.max(), 20.0)
         natural_time = schedule(variant, half).sum()
         tc.record(f"{label}: natural time sum eta_s at mid-run", natural_time)
         if natural_time >= 10.0:
-            tc.check.at_most(f"{label}: (i) max over 2nd half / max over 1st half",
+            tc.conclusion.at_most(f"{label}: (i) max over 2nd half / max over 1st half",
                              (ratio[half:].max(axis=0) / ratio[:half + 1].max(axis=0)).max(), 1.05)
         gap = run.score_gap
-        tc.check.at_least(f"{label}: (ii) min over t >= 1 of the score gap (> 0)", gap[1:].min(), 1e-12)
-        tc.check.monotone(f"{label}: (ii) score gap non-decreasing", gap, increasing=True, tol=1e-12)
-        tc.check.at_least(f"{label}: (iii) min_t s_opt", run.s_opt.min(), 0.5, margin=1e-12)
-        tc.check.monotone(f"{label}: (iii) s_opt non-decreasing", run.s_opt, increasing=True, tol=1e-12)
-        tc.check.monotone(f"{label}: (iii) log(1 - s_opt) non-increasing", run.log_one_minus_s_opt,
+        tc.conclusion.at_least(f"{label}: (ii) min over t >= 1 of the score gap (> 0)", gap[1:].min(), 1e-12)
+        tc.conclusion.monotone(f"{label}: (ii) score gap non-decreasing", gap, increasing=True, tol=1e-12)
+        tc.conclusion.at_least(f"{label}: (iii) min_t s_opt", run.s_opt.min(), 0.5, margin=1e-12)
+        tc.conclusion.monotone(f"{label}: (iii) s_opt non-decreasing", run.s_opt, increasing=True, tol=1e-12)
+        tc.conclusion.monotone(f"{label}: (iii) log(1 - s_opt) non-increasing", run.log_one_minus_s_opt,
                           increasing=False, tol=1e-9)
         tc.record(f"{label}: min per-step gap increment", np.diff(gap, axis=0).min())
         tc.curve(f"ratio {label}", "max_ij l_i/l_j (max over seeds)", run.t, ratio.max(axis=1),
@@ -662,10 +662,10 @@ def test_attended_features_separable(tc):
         c_data = np.minimum(on_opt, projections.mean(axis=-1)).min(axis=-1)
         tc.record(f"{variant.label}: min_t min_i a_i(t) per seed", attended.min(axis=0))
         tc.record(f"{variant.label}: certificate c_data per seed", c_data)
-        tc.check.at_least(f"{variant.label}: min_t min_i y_i u_mm^T X_i^T s_i(W_t)", attended.min(), 0.1)
-        tc.check.at_least(f"{variant.label}: min_t attended margin >= c_data (per seed)",
+        tc.conclusion.at_least(f"{variant.label}: min_t min_i y_i u_mm^T X_i^T s_i(W_t)", attended.min(), 0.1)
+        tc.conclusion.at_least(f"{variant.label}: min_t attended margin >= c_data (per seed)",
                           attended.min(axis=0), c_data, margin=1e-12)
-        tc.check.at_least(f"{variant.label}: c_data > 0", c_data.min(), 1e-12)
+        tc.conclusion.at_least(f"{variant.label}: c_data > 0", c_data.min(), 1e-12)
         t = run.t[1:]
         tc.curve(f"attended {variant.label}", "min_i y_i u_mm^T X_i^T s_i(W_t) (seed 0)", t,
                  attended[1:, 0], xscale="log", ylabel="attended margin",
@@ -867,11 +867,11 @@ def test_loss_landscape_properties(tc):
     dp, _ = gradient_coordinates(run)
     G, _ = token_map_grams(run.data)
     grad_u_over_loss = np.sqrt(quadratic_form(dp, G))
-    tc.check.at_least("(a) min over t of ||grad_u L||/L - mu_t (>= 0)", (grad_u_over_loss - witnessed).min(),
+    tc.conclusion.at_least("(a) min over t of ||grad_u L||/L - mu_t (>= 0)", (grad_u_over_loss - witnessed).min(),
                       0.0, margin=1e-12)
-    tc.check.at_least("(a) witness: min_t mu_t ||u_mm|| (per seed, > 0)", witnessed.min(axis=0) * run.u_mm_norm,
+    tc.conclusion.at_least("(a) witness: min_t mu_t ||u_mm|| (per seed, > 0)", witnessed.min(axis=0) * run.u_mm_norm,
                       1e-12)
-    tc.check.at_least("(a) PL: min_t ||grad_u L|| ||u_mm|| / L (per seed)",
+    tc.conclusion.at_least("(a) PL: min_t ||grad_u L|| ||u_mm|| / L (per seed)",
                       (grad_u_over_loss * run.u_mm_norm).min(axis=0), 0.25)
 
     if tc.control == "uphill_step":
@@ -880,14 +880,14 @@ def test_loss_landscape_properties(tc):
     else:
         segment = np.exp(step_segment_log_ratios(run))
     tc.record("(b) max over t of L(segment)/L(theta_t) per lambda", segment.max(axis=(1, 2)))
-    tc.check.at_most("(b) max over t, lambda of L(theta')/L(theta_t)", segment.max(), 2.0)
+    tc.conclusion.at_most("(b) max over t, lambda of L(theta')/L(theta_t)", segment.max(), 2.0)
 
     every, hessian_ratio = hessian_ratio_along(run)
     tc.record("(c) max over t of ||Hessian||/L per seed", hessian_ratio.max(axis=0))
     tc.record("(c) ||Hessian||/L at the first and last checked step (seed 0)",
               [hessian_ratio[0, 0], hessian_ratio[-1, 0]])
-    tc.check.at_most("(c) max over t of ||grad^2 L||_2 / L", hessian_ratio.max(), 10.0)
-    tc.check.at_most("(c) method: reduced vs autograd Hessian norm, relative difference",
+    tc.conclusion.at_most("(c) max over t of ||grad^2 L||_2 / L", hessian_ratio.max(), 10.0)
+    tc.conclusion.at_most("(c) method: reduced vs autograd Hessian norm, relative difference",
                      direct_hessian_check(tc), 1e-9)
     t = run.t
     tc.curve("PL", "||grad_u L|| ||u_mm|| / L (seed 0)", t[1:], grad_u_over_loss[1:, 0] * run.u_mm_norm[0],
@@ -932,9 +932,9 @@ def test_joint_loss_rate(tc):
     expected = -EQ13.eta / ((1 - EQ13.alpha) * run.u_mm_norm)
     c_star = (-run.log_loss[1:] / (EQ13.eta * t[1:, None] ** (1 / 3))).min(axis=0)
     tc.record("c* = min_t -log L_t / (eta t^(1/3)) per seed", c_star)
-    tc.check.at_least("Theorem 2's form: c* > 0 (L_t < L_0 for all t >= 1)", c_star.min(), 1e-12)
+    tc.conclusion.at_least("Theorem 2's form: c* > 0 (L_t < L_0 for all t >= 1)", c_star.min(), 1e-12)
     for k in range(run.data.K):
-        tc.check.slope(f"seed {k}: slope of log L vs (t+1)^(1/3) over t in [{steps // 2}, {steps}]",
+        tc.conclusion.slope(f"seed {k}: slope of log L vs (t+1)^(1/3) over the second half",
                        grid + 1.0, run.log_loss[grid, k], window=(grid[0] + 1.0, grid[-1] + 1.0),
                        x_transform=1 / 3, y_transform="linear", expected=expected[k], rtol=0.02,
                        min_r2=0.999)
@@ -982,8 +982,8 @@ def test_joint_W_direction_rate(tc):
     c_J = dev[checkpoints] * checkpoints[:, None] ** (1 / 3) / np.log(checkpoints)[:, None]
     tc.record("dev at the checkpoints (per seed)", dev[checkpoints])
     tc.record("c_J at the checkpoints (seed 0)", c_J[:, 0])
-    tc.check.at_most(f"dev_W at t={run.steps} (all seeds)", dev[-1], 1e-3)
-    tc.check.at_most("c_J(t_k+1)/c_J(t_k) at consecutive checkpoints", (c_J[1:] / c_J[:-1]).max(), 1.1)
+    tc.conclusion.at_most("dev_W at the last step (all seeds)", dev[-1], 1e-3)
+    tc.conclusion.at_most("c_J(t_k+1)/c_J(t_k) at consecutive checkpoints", (c_J[1:] / c_J[:-1]).max(), 1.1)
     recorded = np.flatnonzero(np.isfinite(dev[:, 0]))  # the snapshot steps
     tc.curve("dev", "1 - al(W_t, W_mm) (seed 0)", run.t[recorded], dev[recorded, 0], xscale="log",
              yscale="log", ylabel="alignment deficit",
@@ -1026,11 +1026,11 @@ def test_u_margin_rate(tc):
     on_opt = np.sum(run.gamma, axis=-1, where=run.is_opt)  # y_i u_t^T x_{i,opt}
     m = safe_ratio(run.u_mm_norm * on_opt.min(axis=-1), run.u_norm)
     tc.record("m_t at the checkpoints (per seed)", m[checkpoints])
-    tc.check.at_least(f"(a) m_t at t={run.steps} (all seeds)", m[-1], 0.5)
-    tc.check.monotone("(b) m_t non-decreasing over the checkpoints", m[checkpoints], increasing=True)
+    tc.conclusion.at_least("(a) m_t at the last step (all seeds)", m[-1], 0.5)
+    tc.conclusion.monotone("(b) m_t non-decreasing over the checkpoints", m[checkpoints], increasing=True)
     dev_u = 1.0 - run.u_alignment[-1]
     tc.record("1 - al(u_T, u_mm) per seed", dev_u)
-    tc.check.at_most("(c) 1 - al(u_T, u_mm) (all seeds)", dev_u, 5e-3)
+    tc.conclusion.at_most("(c) 1 - al(u_T, u_mm) (all seeds)", dev_u, 5e-3)
     t = run.t[1:]
     tc.curve("margin", "m_t (seed 0)", t, m[1:, 0], xscale="log", ylabel="margin ratio",
              title="Theorem 4: decoder margin / max margin (seed 0)")

@@ -123,7 +123,7 @@ def count_assumption2(tc, data) -> tuple[int, int]:
 def check_assumption2_everywhere(tc, data) -> None:
     """The statements assume Assumption 2: every generated instance must meet it."""
     met, total = count_assumption2(tc, data)
-    tc.check.at_least("instances meeting Assumption 2 (all required)", met, total)
+    tc.precondition.at_least("instances meeting Assumption 2 (all required)", met, total)
 
 
 # ---------------------------------------------------------------- the quantities of (G)
@@ -252,16 +252,16 @@ def test_grad_identity_and_stationarity(tc):
     err_identity = relative_error(-closed_form_negative_grad_W(Xr, yr, ur, Wr, opt[is_random]), reference)
     M, G = scaled_grad_W(Xr, yr, ur, Wr)
     err_library = relative_error(torch.exp(M)[:, None, None] * G, reference)
-    tc.check.at_most("(G) vs autograd: relative Frobenius error (max over random W)",
+    tc.conclusion.at_most("(G) vs autograd: relative Frobenius error (max over random W)",
                      err_identity.max(), 1e-10)
-    tc.check.at_most("library exp(M) G vs autograd: relative error (max over random W)",
+    tc.conclusion.at_most("library exp(M) G vs autograd: relative error (max over random W)",
                      err_library.max(), 1e-10)
     tc.record("(G) vs autograd relative error per point", err_identity)
 
     bounds = gradient_bounds(X, y, u, W, opt, W_mm)
-    tc.check.at_least("sandwich, left: ||grad L|| ||W_mm|| / ((1/n) sum c_i) >= 1", bounds.lower, 1.0,
+    tc.conclusion.at_least("sandwich, left: ||grad L|| ||W_mm|| / ((1/n) sum c_i) >= 1", bounds.lower, 1.0,
                       margin=1e-12)
-    tc.check.at_most("sandwich, right: ||grad L|| / ((1/n) sum c_i R_i) <= 1", bounds.upper, 1.0,
+    tc.conclusion.at_most("sandwich, right: ||grad L|| / ((1/n) sum c_i R_i) <= 1", bounds.upper, 1.0,
                      margin=1e-12)
     log10_c = bounds.log10_mean_c
     tc.record("log10 (1/n) sum c_i: range over the points", [log10_c.min(), log10_c.max()])
@@ -344,10 +344,10 @@ def test_small_init_near_uniform(tc):
     logit_event = max_logit <= eps
     softmax_event = (s_min >= torch.exp(-2 * eps) / T) & (s_max <= torch.exp(2 * eps) / T)
     norm_event = W0_norm <= sigma0 * (d + math.sqrt(2 * math.log(1 / delta)))
-    tc.check.binomial(f"max |z_it| <= eps(delta={delta})", logit_event, p=1 - delta)
-    tc.check.binomial("softmax within [exp(-2 eps)/T, exp(2 eps)/T]", softmax_event, p=1 - delta)
-    tc.check.binomial("||W_0||_F <= sigma_0 (d + sqrt(2 log(1/delta)))", norm_event, p=1 - delta)
-    tc.check.holds("softmax bounds on every draw with max |z| <= eps (deterministic)",
+    tc.conclusion.binomial("max |z_it| <= eps(delta)", logit_event, p=1 - delta)
+    tc.conclusion.binomial("softmax within [exp(-2 eps)/T, exp(2 eps)/T]", softmax_event, p=1 - delta)
+    tc.conclusion.binomial("||W_0||_F <= sigma_0 (d + sqrt(2 log(1/delta)))", norm_event, p=1 - delta)
+    tc.conclusion.holds("softmax bounds on every draw with max |z| <= eps (deterministic)",
                    softmax_event | ~logit_event)
     deviation = torch.maximum(s_max - 1 / T, 1 / T - s_min)
     tc.record("draws", int(logit_event.numel()))
@@ -462,11 +462,11 @@ def test_grad_correlates_with_wmm(tc):
     kappa_pts = kappa(X, opt, ref_pts)
     cos_ngd = run["cosines"][:, :, 1 + int(use_gauss)]                       # (steps+1, K)
     kappa_run = kappa(prob.X, prob.opt, W_ref).cpu().numpy()
-    tc.check.at_least("random W: <-grad L, W_mm> / ((1/n) sum c_i) >= 1", at_random.correlation, 1.0,
+    tc.conclusion.at_least("random W: <-grad L, W_mm> / ((1/n) sum c_i) >= 1", at_random.correlation, 1.0,
                       margin=1e-9)
-    tc.check.at_least("random W: cosine(-grad L, W_mm) / kappa >= 1", at_random.cosine / kappa_pts, 1.0,
+    tc.conclusion.at_least("random W: cosine(-grad L, W_mm) / kappa >= 1", at_random.cosine / kappa_pts, 1.0,
                       margin=1e-9)
-    tc.check.at_least("NGD iterates: cosine(-grad L, W_mm) / kappa >= 1", cos_ngd / kappa_run, 1.0,
+    tc.conclusion.at_least("NGD iterates: cosine(-grad L, W_mm) / kappa >= 1", cos_ngd / kappa_run, 1.0,
                       margin=1e-9)
     tc.record("kappa per trial", kappa_run)
     tc.record("random W: min cosine/kappa", (at_random.cosine / kappa_pts).min())
@@ -523,8 +523,8 @@ def test_gradient_cone_condition(tc):
     norms, a, b = run["W_norm"], run["cosines"][:, :, 0], run["cosines"][:, :, 1]   # (steps+1, K)
     in_wmm_norms = norms / frobenius_norm(prob.W_mm).cpu().numpy()
     window = in_wmm_norms >= sizes["radius_in_wmm_norms"]
-    tc.check.at_least("iterates per trial with ||W|| >= R_eps", window.sum(0), sizes["steps"] / 4)
-    tc.check.at_most(f"max over ||W|| >= R_eps of <-grad L, W/||W||> - (1+{eps}) <-grad L, Wbar_mm> "
+    tc.precondition.at_least("iterates per trial with ||W|| >= R_eps", window.sum(0), sizes["steps"] / 4)
+    tc.conclusion.at_most(f"max over ||W|| >= R_eps of <-grad L, W/||W||> - (1+{eps}) <-grad L, Wbar_mm> "
                      "(per trial; -inf: empty window, fails)",
                      np.where(window, a - (1 + eps) * b, -np.inf).max(0), 0.0, margin=1e-12)
     ratio = a / b
@@ -588,12 +588,12 @@ def test_example1_assumptions(tc):
     tc.record("dimensions", dims)
     tc.record("mean rho_perp per d", rho_mean)
     tc.record("instances meeting Assumption 2", f"{met}/{TRIALS * len(dims)}")
-    tc.check.at_most("max |gamma_non-opt| over d and trials", max(nonopt_max), 1e-8)
-    tc.check.at_most("max |gamma_opt - zeta| over d and trials", max(opt_err), 1e-8)
-    tc.check.at_least("instances meeting Assumption 2 (all required)", met, TRIALS * len(dims))
-    tc.check.monotone("mean rho_perp decreases in d", rho_mean, increasing=False)
-    tc.check.at_most(f"mean rho_perp at d = {dims[-1]}", rho_mean[-1], sizes["rho_max"])
-    tc.check.slope("slope of log mean rho_perp vs log d", dims, rho_mean, window=(dims[0], dims[-1]),
+    tc.conclusion.at_most("max |gamma_non-opt| over d and trials", max(nonopt_max), 1e-8)
+    tc.conclusion.at_most("max |gamma_opt - zeta| over d and trials", max(opt_err), 1e-8)
+    tc.conclusion.at_least("instances meeting Assumption 2 (all required)", met, TRIALS * len(dims))
+    tc.conclusion.monotone("mean rho_perp decreases in d", rho_mean, increasing=False)
+    tc.conclusion.at_most("mean rho_perp at the largest d", rho_mean[-1], sizes["rho_max"])
+    tc.conclusion.slope("slope of log mean rho_perp vs log d", dims, rho_mean, window=(dims[0], dims[-1]),
                    at_most=-0.5)
     pairs = n * T * (n * T - 1) / 2
     plot = dict(xscale="log", yscale="log", xlabel="d", ylabel="rho_perp",
@@ -648,7 +648,7 @@ def test_local_directions_without_assumptions(tc):
     sizes = tc.sizes
     prob, trap = _trapping_setup(tc)
     met, _ = count_assumption2(tc, prob.data)
-    tc.check.at_most("instances meeting Assumption 2 (the statement needs it violated)", met, 0)
+    tc.precondition.at_most("instances meeting Assumption 2 (the statement needs it violated)", met, 0)
     scales = sizes["trap_scales"]
     S = len(scales) + 1  # the trapped starts, then the small start
     coef = prob.W0.new_tensor(np.repeat(scales + [0.0], TRIALS))[:, None, None]
@@ -662,9 +662,9 @@ def test_local_directions_without_assumptions(tc):
     trapped = slice(0, len(scales) * TRIALS)
     small = slice(len(scales) * TRIALS, S * TRIALS)
     final_mm, final_trap = traj["al_mm"][-1], traj["al_trap"][-1]
-    tc.check.at_least("trapped starts: min al(W_T, W_alpha)", final_trap[trapped].min(), 0.999)
-    tc.check.at_most("trapped starts: max al(W_T, W_mm)", final_mm[trapped].max(), -0.9)
-    tc.check.at_least("small starts: min al(W_T, W_mm)", final_mm[small].min(), 0.999)
+    tc.conclusion.at_least("trapped starts: min al(W_T, W_alpha)", final_trap[trapped].min(), 0.999)
+    tc.conclusion.at_most("trapped starts: max al(W_T, W_mm)", final_mm[trapped].max(), -0.9)
+    tc.conclusion.at_least("small starts: min al(W_T, W_mm)", final_mm[small].min(), 0.999)
     tc.record("al(W_alpha, W_mm)", alignment(trap, prob.W_mm))
     tc.record("final al(W_T, W_mm) per start", final_mm)
     tc.record("final al(W_T, W_alpha) per start", final_trap)

@@ -80,19 +80,19 @@ def test_ngd_global_direction_rate(tc):
         run = traj.restrict(slice(s * TRIALS, (s + 1) * TRIALS))
         dev = 1.0 - run["W_alignment"]                            # (steps+1, K)
         c = dev[checkpoints] * checkpoints[:, None] / np.log(checkpoints)[:, None]
-        tc.check.at_most(f"{label}: dev at t={sizes['steps']} (all seeds)", dev[-1], sizes["dev_max"])
-        tc.check.at_most(f"{label}: c(t_k+1)/c(t_k) at consecutive checkpoints",
+        tc.conclusion.at_most(f"{label}: dev at the last step (all seeds)", dev[-1], sizes["dev_max"])
+        tc.conclusion.at_most(f"{label}: c(t_k+1)/c(t_k) at consecutive checkpoints",
                          (c[1:] / c[:-1]).max(), 1.1)
-        tc.check.at_most(f"{label}: c(last)/c(first)", (c[-1] / c[0]).max(), 1.0)
+        tc.conclusion.at_most(f"{label}: c(last)/c(first)", (c[-1] / c[0]).max(), 1.0)
         tc.record(f"{label}: dev at checkpoints (mean over seeds)", dev[checkpoints].mean(1))
         tc.record(f"{label}: c(t) at checkpoints (seed 0)", c[:, 0])
         if s > 0:
             continue
         bound = certificate_bound(run["W_norm"], 1.0 - dev, eta, sizes["t0"])
-        tc.check.at_most("certificate: max over t > t0 of dev_t - B(t)(1 + 1e-6)",
+        tc.conclusion.at_most("certificate: max over t > t0 of dev_t - B(t)(1 + 1e-6)",
                          (dev[sizes["t0"] + 1:] - bound * (1 + 1e-6)).max(), 1e-12)
         tc.record("max dev/B", (dev[sizes["t0"] + 1:] / bound).max())
-        tc.check.slope("slope of log dev vs log t over t >= 100 (seed 0)", t[1:], dev[1:, 0],
+        tc.conclusion.slope("slope of log dev vs log t over t >= 100 (seed 0)", t[1:], dev[1:, 0],
                        window=(100, sizes["steps"]), at_most=-1.0)
         tc.curve("dev", "1 - al(W_t, W_mm), seed 0", t[1:], dev[1:, 0], xscale="log",
                  yscale="log", ylabel="alignment deficit",

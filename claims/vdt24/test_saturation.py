@@ -74,7 +74,7 @@ def check_assumptions(tc, data) -> None:
     met = report.count("assumption2")
     tc.record("Assumption 1 surrogate rho_perp per trial (threshold unknown)", report.details["rho_perp"])
     tc.record("trials meeting Assumption 2", f"{met}/{report.n_trials}")
-    tc.check.at_least("trials meeting Assumption 2 (every trial is tested)", met, report.n_trials)
+    tc.precondition.at_least("trials meeting Assumption 2 (every trial is tested)", met, report.n_trials)
 
 
 # ------------------------------------------------------------------ runs
@@ -193,10 +193,10 @@ def test_opt_softmax_nondecreasing(tc):
         violating = gap[:-1] < 1.0
         change = s[1:] - s[:-1]
         floor = np.minimum(s[0], 1.0 / data.T)
-        tc.check.at_least(f"{method}: number of violating (t, i)", int(violating.sum()), 1)
-        tc.check.at_least(f"{method}: (a) min of s(t+1) - s(t) over violating (t, i)",
+        tc.precondition.at_least(f"{method}: number of violating (t, i)", int(violating.sum()), 1)
+        tc.conclusion.at_least(f"{method}: (a) min of s(t+1) - s(t) over violating (t, i)",
                           change[violating].min() if violating.any() else 0.0, 0.0, margin=1e-12)
-        tc.check.at_least(f"{method}: (b) min_t s(t) / min(s(0), 1/T)", (s.min(0) / floor).min(),
+        tc.conclusion.at_least(f"{method}: (b) min_t s(t) / min(s(0), 1/T)", (s.min(0) / floor).min(),
                           1.0, margin=1e-12)
         tc.record(f"{method}: steps with a violating sample", int(violating.any(-1).sum()))
         tc.record(f"{method}: min s(t+1) - s(t) over all (t, i)", change.min())
@@ -255,11 +255,11 @@ def test_ngd_norm_growth(tc):
     along = norm * traj["W_alignment"]                                 # <W_t, Wbar_mm>
     scale = norm[0] + eta * t                                          # the upper bound
     lower = kappa * eta * t - norm[0]
-    tc.check.at_least("(<W_t, Wbar_mm> - (kappa eta t - ||W_0||)) / (||W_0|| + eta t)",
+    tc.conclusion.at_least("(<W_t, Wbar_mm> - (kappa eta t - ||W_0||)) / (||W_0|| + eta t)",
                       ((along - lower) / scale).min(), 0.0, margin=1e-9)
-    tc.check.at_least("(||W_t|| - <W_t, Wbar_mm>) / (||W_0|| + eta t)", ((norm - along) / scale).min(),
+    tc.conclusion.at_least("(||W_t|| - <W_t, Wbar_mm>) / (||W_0|| + eta t)", ((norm - along) / scale).min(),
                       0.0, margin=1e-9)
-    tc.check.at_most("||W_t|| / (||W_0|| + eta t)", (norm / scale).max(), 1.0, margin=1e-9)
+    tc.conclusion.at_most("||W_t|| / (||W_0|| + eta t)", (norm / scale).max(), 1.0, margin=1e-9)
     tc.record("kappa per trial", kappa)
     tc.record("||W_T|| / (eta T) per trial", norm[-1] / (eta * traj.t[-1]))
     tc.curve("norm", "||W_t||, seed 0", traj.t, norm[:, 0], ylabel="norm",
@@ -314,11 +314,11 @@ def test_softmax_saturation_rate(tc):
     ell = traj["log_one_minus_s_opt"].max(-1)                            # (C, K)
     window = (t >= lo) & (t <= hi)
     slope, intercept = np.polyfit(t[window], ell[window], 1)
-    tc.check.close("slope of max_i log(1 - s_opt) x ||W_mm|| / eta", slope * norm_mm / eta, -1.0,
+    tc.conclusion.close("slope of max_i log(1 - s_opt) x ||W_mm|| / eta", slope * norm_mm / eta, -1.0,
                    atol=0.02)
     envelope = math.log(prob.data.T - 1) - eta / (2 * norm_mm) * t[:, None]
     late = t >= tc.sizes["envelope_from"]
-    tc.check.at_most("max over t >= t_env of ell(t) - (log(T-1) - eta t/(2||W_mm||))",
+    tc.conclusion.at_most("max over t >= t_env of ell(t) - (log(T-1) - eta t/(2||W_mm||))",
                      (ell - envelope)[late].max(), 0.0)
     tc.record("fitted slope per trial", slope)
     tc.record("predicted slope -eta/||W_mm|| per trial", -eta / norm_mm)
@@ -397,11 +397,11 @@ def test_gd_global_asymptotic(tc):
         shown = t >= max(checkpoints[0] // 10, 2)
         dev = 1.0 - run.at("W_alignment", checkpoints)             # (checkpoints, K)
         scaled = dev * np.log(checkpoints)[:, None]
-        tc.check.holds(f"{label}: dev strictly decreasing over the checkpoints",
+        tc.conclusion.holds(f"{label}: dev strictly decreasing over the checkpoints",
                        np.diff(dev, axis=0) < 0, detail={"max ratio": (dev[1:] / dev[:-1]).max()})
-        tc.check.monotone(f"{label}: dev ln t non-increasing from t={tc.sizes['rate_from']}",
+        tc.conclusion.monotone(f"{label}: dev ln t non-increasing from t = rate_from",
                           scaled[checkpoints >= tc.sizes["rate_from"]], increasing=False)
-        tc.check.at_most(f"{label}: dev at t={checkpoints[-1]}", dev[-1], tc.sizes["dev_max"])
+        tc.conclusion.at_most(f"{label}: dev at the last checkpoint", dev[-1], tc.sizes["dev_max"])
         tc.record(f"{label}: dev at the checkpoints (seed 0)", dev[:, 0])
         tc.record(f"{label}: dev ln t at the checkpoints (seed 0)", scaled[:, 0])
         tc.curve("dev", f"{label}, seed 0", t[shown], series[shown, 0], xscale="log", yscale="log",
@@ -474,18 +474,18 @@ def test_polyak_direction_rate(tc):
     delta_max = score_gaps(data.scores(), data.opt).max(-1)
     lower = np.exp(-delta_max) / constraint_radii(data.X, data.opt).max(-1)
     upper = norm_mm / traj["s_opt"].min(-1)
-    tc.check.at_least("min_t D_t / (e^{-Delta_max}/max R)", (D / lower).min(), 1.0, margin=1e-9)
-    tc.check.at_most("max_t D_t / (||W_mm||/min_i s_opt(W_t))", (D / upper).max(), 1.0, margin=1e-9)
+    tc.conclusion.at_least("min_t D_t / (e^{-Delta_max}/max R)", (D / lower).min(), 1.0, margin=1e-9)
+    tc.conclusion.at_most("max_t D_t / (||W_mm||/min_i s_opt(W_t))", (D / upper).max(), 1.0, margin=1e-9)
     tail = (t >= steps // 2) & (t < steps)
-    tc.check.close("D_t / ||W_mm|| over the second half", D[tail] / norm_mm, 1.0, atol=0.01)
+    tc.conclusion.close("D_t / ||W_mm|| over the second half", D[tail] / norm_mm, 1.0, atol=0.01)
     dev = 1.0 - align
-    tc.check.at_most(f"dev at t={steps}", dev[-1], tc.sizes["dev_max"])
+    tc.conclusion.at_most("dev at the last step", dev[-1], tc.sizes["dev_max"])
     bound = certificate_bound(norm, align, D[t0:-1], t0)
-    tc.check.at_most("certificate: max over t > t0 of dev_t - B(t)(1 + 1e-6)",
+    tc.conclusion.at_most("certificate: max over t > t0 of dev_t - B(t)(1 + 1e-6)",
                      (dev[t0 + 1:] - bound * (1 + 1e-6)).max(), 1e-12)
     ell = traj["log_one_minus_s_opt"].max(-1)
     rate, intercept = np.polyfit(t[tail], ell[tail], 1)
-    tc.check.close("slope of max_i log(1 - s_opt) per step", rate, -1.0, rtol=0.02)
+    tc.conclusion.close("slope of max_i log(1 - s_opt) per step", rate, -1.0, rtol=0.02)
     tc.record("D at the last step / ||W_mm||", D[steps - 1] / norm_mm)
     tc.record("max dev/B", (dev[t0 + 1:] / bound).max())
     tc.record("||W_T|| / (||W_mm|| T)", norm[-1] / (norm_mm * steps))
