@@ -74,11 +74,11 @@ def test_wsvm_reference(tc):
             primal = solve_wsvm(inst.X, inst.opt, method="primal").W
             worst["primal_dual"] = max(worst["primal_dual"],
                                        np.linalg.norm(primal - W) / np.linalg.norm(primal))
-    tc.check.at_least("min over trials of the smallest margin constraint", worst["min_constraint"],
+    tc.conclusion.at_least("min over trials of the smallest margin constraint", worst["min_constraint"],
                       1.0, margin=1e-6)
-    tc.check.at_most("worst KKT residual (stationarity, slackness, gap, -lambda)", worst["kkt"], 1e-6)
+    tc.conclusion.at_most("worst KKT residual (stationarity, slackness, gap, -lambda)", worst["kkt"], 1e-6)
     if sizes["d"] <= 64:
-        tc.check.at_most("relative Frobenius difference primal vs dual", worst["primal_dual"], 1e-5)
+        tc.conclusion.at_most("relative Frobenius difference primal vs dual", worst["primal_dual"], 1e-5)
 
     ortho = datasets.orthonormal(paper_rng(tc.runtime, "orthonormal"), TRIALS, n=6, T=4, d=32)
     n, T = ortho.n, ortho.T
@@ -94,6 +94,6 @@ def test_wsvm_reference(tc):
             constraint_values(*wsvm_constraint_factors(inst.X, inst.opt)[:2], W).min())
     tc.record("orthonormal ||W_mm||_F^2", norms2)
     tc.record("orthonormal n(T-1)/T", n * (T - 1) / T)
-    tc.check.close("ORTHO: ||W_mm||_F^2 = n(T-1)/T", norms2, n * (T - 1) / T, atol=1e-6)
-    tc.check.at_most("ORTHO: relative error vs closed form", max(errors), 1e-6)
+    tc.conclusion.close("ORTHO: ||W_mm||_F^2 = n(T-1)/T", norms2, n * (T - 1) / T, atol=1e-6)
+    tc.conclusion.at_most("ORTHO: relative error vs closed form", max(errors), 1e-6)
     tc.record("worst", worst)
