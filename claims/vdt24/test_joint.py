@@ -43,7 +43,7 @@ import numpy as np
 import torch
 from scipy.special import logsumexp
 
-from theorycheck import claim
+from theorycheck import Control, claim
 from theorycheck import data as datasets
 from theorycheck.models.token_selection import loss_autograd_reference, logits, token_scores
 from theorycheck.optim import (
@@ -327,7 +327,7 @@ def condition1_run(tc, run: JointRun) -> JointRun:
     tc.precondition.at_least(f"{v.label}: instances meeting Condition 1", met.size, run.data.K - 1)
     zero_start = run.u_norm[0].max() == 0 and run.W_norm[0].max() == 0
     tc.precondition.holds(f"{v.label}: Condition 1 parameters (u_0 = W_0 = 0, d >= 8n, eta <= 1)",
-                   zero_start and d >= 8 * n and v.eta <= 1.0, detail={"n": n, "d": d, "eta": v.eta})
+                          zero_start and d >= 8 * n and v.eta <= 1.0, detail={"n": n, "d": d, "eta": v.eta})
     return run if met.size in (0, run.data.K) else run.select(met)
 
 
@@ -340,8 +340,16 @@ def condition1_run(tc, run: JointRun) -> JointRun:
     statement="The u-SVM reference u_mm = argmin ||u|| s.t. y_i u^T x_{i,opt} >= 1 is computed "
               "correctly: feasible, KKT-certified, equal to the dual solution and to the "
               "minimum-norm interpolant of its support vectors.",
-    controls={"non_optimal_tokens": "the same program solved on the non-optimal tokens (labels "
-                                    "unchanged): cosine about 0 with u_mm, constraints violated"},
+    provenance="stated",
+    controls={
+        "non_optimal_tokens": Control(
+            "reference", breaks=[
+                "min over trials of min_i y_i u^T x_{i,opt}",
+                "relative distance to the dual solution",
+            ],
+            description="the same program solved on the non-optimal tokens (labels unchanged): "
+                        "cosine about 0 with u_mm, constraints violated"),
+    },
     sizes={"quick": dict(DM_SIZES["quick"]), "full": dict(DM_SIZES["full"])},
 )
 def test_usvm_reference(tc):
@@ -405,10 +413,19 @@ def relative_distance(a, b) -> float:
     statement="With probability >= 1 - delta, DM tokens have squared norms within "
               "O(sqrt(log(n/delta)/d)) of their means and pairwise inner products "
               "O(rho^2 sqrt(log(n/delta)/d)): nearly orthogonal for d >> log n.",
-    controls={"tiny_dimension": "d = 4 (grid 4, 16, 64): max |cross|/rho^2 up to 3 (mean 1.1), not "
-                                "nearly orthogonal",
-              "common_direction": "every token gets a shared component of norm 0.5: the inner "
-                                  "products no longer vanish like d^(-1/2)"},
+    provenance="inferred",
+    controls={
+        "tiny_dimension": Control(
+            "statement", breaks=[
+                "P[bounds hold and |cross|/rho^2 <= 0.5] >= 1 - delta (at the tier's d)",
+            ],
+            description="d = 4 (grid 4, 16, 64): max |cross|/rho^2 up to 3 (mean 1.1), not nearly"
+                        " orthogonal"),
+        "common_direction": Control(
+            "reference", breaks=["rate in d of mean max |cross|/rho^2 (log-log slope)"],
+            description="every token gets a shared component of norm 0.5: the inner products no "
+                        "longer vanish like d^(-1/2)"),
+    },
     sizes={"quick": dict(n=8, d=64, dims=[64, 256, 1024], instances=100, rho=2.0, delta=0.05),
            "full": dict(n=64, d=1024, dims=[256, 1024, 2048], instances=20, rho=2.0, delta=0.05)},
 )
@@ -446,13 +463,13 @@ def test_dm_near_orthogonal(tc):
     tc.record("norm bound, cross bound at the base d", [norm_bound, cross_bound])
     tc.record("max over instances: norm deviation, |cross|/rho^2", [norm_dev.max(), cross.max()])
     tc.conclusion.binomial("P[bounds hold and |cross|/rho^2 <= 0.5] >= 1 - delta (at the tier's d)",
-                      success, p=1 - delta, alpha=0.05)
+                           success, p=1 - delta, alpha=0.05)
     dims = np.asarray(sizes["dims"], dtype=float)
     for label, column in (("max |cross|/rho^2", 1), ("max norm deviation", 0)):
         means = np.array([stats[d][column].mean() for d in sizes["dims"]])
         tc.record(f"mean {label} over d={sizes['dims']}", means)
         tc.conclusion.slope(f"rate in d of mean {label} (log-log slope)", dims, means,
-                       window=(dims[0], dims[-1]), at_most=-0.45)
+                            window=(dims[0], dims[-1]), at_most=-0.45)
         tc.curve("orthogonality", f"mean {label}", dims, means, xscale="log", yscale="log",
                  xlabel="d", title="Lemma 11: DM tokens nearly orthogonal")
     tc.curve("orthogonality", "cross bound 4 sqrt(log(4n^2/delta)/d)", dims,
@@ -478,8 +495,13 @@ def dm_token_statistics(tc, n, d, rho, instances):
     source="Lemma 12",
     statement="Under Eq. (13), ||u_t|| <= sum_{s<t} eta_s <= 3 eta t^(1/3) and "
               "||W_t||_F <= sum_{1<=s<t} eta_s, and both norms are Theta(sum_s eta_s) = Theta(t^(1/3)).",
-    controls={"joint_ngd": "joint NGD (Eq. (2), one norm over (u, W), eta = 0.1, no time factor): "
-                           "||W_t|| / sum eta_s about 0.05 and ||u_t|| > 3 eta t^(1/3)"},
+    provenance="inferred",
+    controls={
+        "joint_ngd": Control(
+            "dynamics", breaks=["min over t >= 2 of ||W_t|| / sum_{1<=s<t} eta_s"],
+            description="joint NGD (Eq. (2), one norm over (u, W), eta = 0.1, no time factor): "
+                        "||W_t|| / sum eta_s about 0.05 and ||u_t|| > 3 eta t^(1/3)"),
+    },
     sizes=JOINT_SIZES,
 )
 def test_joint_norm_growth(tc):
@@ -510,12 +532,12 @@ def test_joint_norm_growth(tc):
     tc.conclusion.at_most("max over t >= 1 of ||u_t|| / sum_{s<t} eta_s", u_ratio.max(), 1 + 1e-12)
     tc.conclusion.at_most("max over t >= 2 of ||W_t|| / sum_{1<=s<t} eta_s", W_ratio.max(), 1 + 1e-12)
     tc.conclusion.at_most("max over t >= 1 of sum_{s<t} eta_s / (3 eta t^(1/3))",
-                     (cumulative[1:] / (3 * variant.eta * t[1:] ** (1 / 3))).max(), 1.0)
+                          (cumulative[1:] / (3 * variant.eta * t[1:] ** (1 / 3))).max(), 1.0)
     tc.conclusion.at_least("min over t >= 1 of ||u_t|| / sum_{s<t} eta_s", u_ratio.min(), 0.5)
     tc.conclusion.at_least("min over t >= 2 of ||W_t|| / sum_{1<=s<t} eta_s", W_ratio.min(), 0.5)
     tc.record("final ratios ||u||/sum, ||W||/sum per seed", [u_ratio[-1], W_ratio[-1]])
     tc.conclusion.at_most("batched step vs theorycheck BlockNGD / NGD(train_u), 20 steps: max |difference|",
-                     batched_step_deviation(tc.runtime), 1e-12)
+                          batched_step_deviation(tc.runtime), 1e-12)
     tc.curve("norms", "||u_t|| (seed 0)", t[1:], run.u_norm[1:, 0], xscale="log", yscale="log",
              ylabel="norm", title="Lemma 12: norms under Eq. (13) (seed 0)")
     tc.curve("norms", "||W_t||_F (seed 0)", t[2:], run.W_norm[2:, 0], xscale="log", yscale="log")
@@ -551,8 +573,16 @@ def batched_step_deviation(runtime, steps=20) -> float:
     statement="Along Eq. (13) on DM under Condition 1, for all t >= 1: (i) the per-sample loss "
               "ratios l_i/l_j stay bounded; (ii) the score gap gamma_opt - gamma_other is positive "
               "and non-decreasing; (iii) s_opt >= 1/2 and non-decreasing.",
-    controls={"short_optimal_token": "rho = 0.5 (the designated token is the shorter one, "
-                                     "Condition 1 violated): the gap and s_opt decrease, s_opt -> 0"},
+    provenance="stated",
+    controls={
+        "short_optimal_token": Control(
+            "hypothesis", breaks=[
+                "rho=0.5 (optimal token the shorter one): (ii) score gap non-decreasing",
+                "rho=0.5 (optimal token the shorter one): (iii) s_opt non-decreasing",
+            ],
+            description="rho = 0.5 (the designated token is the shorter one, Condition 1 "
+                        "violated): the gap and s_opt decrease, s_opt -> 0"),
+    },
     sizes=JOINT_SIZES,
 )
 def test_joint_invariants(tc):
@@ -603,14 +633,14 @@ def test_joint_invariants(tc):
         tc.record(f"{label}: natural time sum eta_s at mid-run", natural_time)
         if natural_time >= 10.0:
             tc.conclusion.at_most(f"{label}: (i) max over 2nd half / max over 1st half",
-                             (ratio[half:].max(axis=0) / ratio[:half + 1].max(axis=0)).max(), 1.05)
+                                  (ratio[half:].max(axis=0) / ratio[:half + 1].max(axis=0)).max(), 1.05)
         gap = run.score_gap
         tc.conclusion.at_least(f"{label}: (ii) min over t >= 1 of the score gap (> 0)", gap[1:].min(), 1e-12)
         tc.conclusion.monotone(f"{label}: (ii) score gap non-decreasing", gap, increasing=True, tol=1e-12)
         tc.conclusion.at_least(f"{label}: (iii) min_t s_opt", run.s_opt.min(), 0.5, margin=1e-12)
         tc.conclusion.monotone(f"{label}: (iii) s_opt non-decreasing", run.s_opt, increasing=True, tol=1e-12)
         tc.conclusion.monotone(f"{label}: (iii) log(1 - s_opt) non-increasing", run.log_one_minus_s_opt,
-                          increasing=False, tol=1e-9)
+                               increasing=False, tol=1e-9)
         tc.record(f"{label}: min per-step gap increment", np.diff(gap, axis=0).min())
         tc.curve(f"ratio {label}", "max_ij l_i/l_j (max over seeds)", run.t, ratio.max(axis=1),
                  ylabel="loss ratio", title=f"Lemma 13 (i): loss ratio, {label}")
@@ -637,8 +667,15 @@ def test_joint_invariants(tc):
     source="Lemma 14",
     statement="Along Eq. (13), u_mm separates the attended features X_i^T s_i(W_t) with a positive "
               "margin: min_t min_i y_i u_mm^T X_i^T s_i(W_t) >= c > 0.",
-    controls={"short_optimal_token": "rho = 0.5: attention leaves the designated token (s -> 3e-6) "
-                                     "and the attended margin turns negative (down to -1.3)"},
+    provenance="inferred",
+    controls={
+        "short_optimal_token": Control(
+            "hypothesis", breaks=[
+                "rho=0.5 (optimal token the shorter one): min_t min_i y_i u_mm^T X_i^T s_i(W_t)",
+            ],
+            description="rho = 0.5: attention leaves the designated token (s -> 3e-6) and the "
+                        "attended margin turns negative (down to -1.3)"),
+    },
     sizes=JOINT_SIZES,
 )
 def test_attended_features_separable(tc):
@@ -664,7 +701,7 @@ def test_attended_features_separable(tc):
         tc.record(f"{variant.label}: certificate c_data per seed", c_data)
         tc.conclusion.at_least(f"{variant.label}: min_t min_i y_i u_mm^T X_i^T s_i(W_t)", attended.min(), 0.1)
         tc.conclusion.at_least(f"{variant.label}: min_t attended margin >= c_data (per seed)",
-                          attended.min(axis=0), c_data, margin=1e-12)
+                               attended.min(axis=0), c_data, margin=1e-12)
         tc.conclusion.at_least(f"{variant.label}: c_data > 0", c_data.min(), 1e-12)
         t = run.t[1:]
         tc.curve(f"attended {variant.label}", "min_i y_i u_mm^T X_i^T s_i(W_t) (seed 0)", t,
@@ -828,10 +865,17 @@ def direct_hessian_check(tc) -> float:
     statement="Along Eq. (13) on DM the loss is (a) PL-like in u, ||grad_u L|| >= c L, witnessed by "
               "u_mm; (b) log-Lipschitz, L(theta') <= C L(theta_t) on [theta_t, theta_{t+1}]; "
               "(c) second-order self-bounded, ||grad^2 L|| <= C_H L.",
-    controls={"random_witness": "a random unit vector in place of u_mm/||u_mm||: the witnessed "
-                                "PL constant turns negative",
-              "uphill_step": "segments to theta_t + 5 grad L/||grad L|| (joint norm) instead of "
-                             "theta_{t+1}: the loss grows by a factor up to 73 (spec: 27-54)"},
+    provenance="inferred",
+    controls={
+        "random_witness": Control(
+            "reference", breaks=["(a) witness: min_t mu_t ||u_mm|| (per seed, > 0)"],
+            description="a random unit vector in place of u_mm/||u_mm||: the witnessed PL "
+                        "constant turns negative"),
+        "uphill_step": Control(
+            "statement", breaks=["(b) max over t, lambda of L(theta')/L(theta_t)"],
+            description="segments to theta_t + 5 grad L/||grad L|| (joint norm) instead of "
+                        "theta_{t+1}: the loss grows by a factor up to 73 (spec: 27-54)"),
+    },
     sizes=JOINT_SIZES,
 )
 def test_loss_landscape_properties(tc):
@@ -868,11 +912,11 @@ def test_loss_landscape_properties(tc):
     G, _ = token_map_grams(run.data)
     grad_u_over_loss = np.sqrt(quadratic_form(dp, G))
     tc.conclusion.at_least("(a) min over t of ||grad_u L||/L - mu_t (>= 0)", (grad_u_over_loss - witnessed).min(),
-                      0.0, margin=1e-12)
+                           0.0, margin=1e-12)
     tc.conclusion.at_least("(a) witness: min_t mu_t ||u_mm|| (per seed, > 0)", witnessed.min(axis=0) * run.u_mm_norm,
-                      1e-12)
+                           1e-12)
     tc.conclusion.at_least("(a) PL: min_t ||grad_u L|| ||u_mm|| / L (per seed)",
-                      (grad_u_over_loss * run.u_mm_norm).min(axis=0), 0.25)
+                           (grad_u_over_loss * run.u_mm_norm).min(axis=0), 0.25)
 
     if tc.control == "uphill_step":
         end_gamma, end_z = uphill_endpoints(run, length=5.0)
@@ -888,7 +932,7 @@ def test_loss_landscape_properties(tc):
               [hessian_ratio[0, 0], hessian_ratio[-1, 0]])
     tc.conclusion.at_most("(c) max over t of ||grad^2 L||_2 / L", hessian_ratio.max(), 10.0)
     tc.conclusion.at_most("(c) method: reduced vs autograd Hessian norm, relative difference",
-                     direct_hessian_check(tc), 1e-9)
+                          direct_hessian_check(tc), 1e-9)
     t = run.t
     tc.curve("PL", "||grad_u L|| ||u_mm|| / L (seed 0)", t[1:], grad_u_over_loss[1:, 0] * run.u_mm_norm[0],
              xscale="log", title="Lemma 3 (a): PL-like inequality (seed 0)")
@@ -907,8 +951,13 @@ def test_loss_landscape_properties(tc):
     source="Theorem 2 / Theorem 8",
     statement="Under Eq. (13) with alpha = 2/3 on DM the training loss decays as exp(-Theta(t^(1/3))); "
               "sharply, log L_t = -3 eta (t+1)^(1/3)/||u_mm|| + O(1).",
-    controls={"no_time_factor": "Eq. (13) without the time factor (alpha = 0): log L falls "
-                                "like -t/||u_mm||, slope about -250 against (t+1)^(1/3)"},
+    provenance="stated",
+    controls={
+        "no_time_factor": Control(
+            "dynamics", breaks=["seed 0: slope of log L vs (t+1)^(1/3) over the second half"],
+            description="Eq. (13) without the time factor (alpha = 0): log L falls like "
+                        "-t/||u_mm||, slope about -250 against (t+1)^(1/3)"),
+    },
     sizes=JOINT_SIZES,
 )
 def test_joint_loss_rate(tc):
@@ -935,9 +984,9 @@ def test_joint_loss_rate(tc):
     tc.conclusion.at_least("Theorem 2's form: c* > 0 (L_t < L_0 for all t >= 1)", c_star.min(), 1e-12)
     for k in range(run.data.K):
         tc.conclusion.slope(f"seed {k}: slope of log L vs (t+1)^(1/3) over the second half",
-                       grid + 1.0, run.log_loss[grid, k], window=(grid[0] + 1.0, grid[-1] + 1.0),
-                       x_transform=1 / 3, y_transform="linear", expected=expected[k], rtol=0.02,
-                       min_r2=0.999)
+                            grid + 1.0, run.log_loss[grid, k], window=(grid[0] + 1.0, grid[-1] + 1.0),
+                            x_transform=1 / 3, y_transform="linear", expected=expected[k], rtol=0.02,
+                            min_r2=0.999)
     tc.record("predicted slopes -3 eta/||u_mm||", expected)
     x = (t + 1.0) ** (1 / 3)
     anchor = run.log_loss[steps // 2, 0] - expected[0] * x[steps // 2]
@@ -955,9 +1004,16 @@ def test_joint_loss_rate(tc):
     source="Theorem 3 / Theorem 9; footnote 1",
     statement="Under Eq. (13) on DM, W_t converges in direction to W_mm (built on the optimal "
               "tokens): 1 - <W_t/||W_t||, W_mm/||W_mm||> <= C log t / t^(1/3).",
-    controls={"short_optimal_token": "rho = 0.5: W_t turns to the other token's SVM (alignment "
-                                     "-0.7 to -0.9997 with the designated W_mm)",
-              "gaussian_reference": "a Gaussian matrix in place of W_mm: deviation about 1"},
+    provenance="inferred",
+    controls={
+        "short_optimal_token": Control(
+            "hypothesis", breaks=["dev_W at the last step (all seeds)"],
+            description="rho = 0.5: W_t turns to the other token's SVM (alignment -0.7 to -0.9997"
+                        " with the designated W_mm)"),
+        "gaussian_reference": Control(
+            "reference", breaks=["dev_W at the last step (all seeds)"],
+            description="a Gaussian matrix in place of W_mm: deviation about 1"),
+    },
     sizes=JOINT_SIZES,
 )
 def test_joint_W_direction_rate(tc):
@@ -1008,7 +1064,15 @@ def other_token_alignment(run: JointRun) -> np.ndarray:
     source="Theorem 4 / Theorem 10; Introduction",
     statement="Under Eq. (13) on DM the decoder's normalized margin on the optimal tokens reaches a "
               "constant fraction of the max margin 1/||u_mm|| (and u_t -> u_mm in direction).",
-    controls={"short_optimal_token": "rho = 0.5: margin ratio -0.64 to 0.02, u_t away from u_mm"},
+    provenance="inferred",
+    controls={
+        "short_optimal_token": Control(
+            "hypothesis", breaks=[
+                "(a) m_t at the last step (all seeds)",
+                "(c) 1 - al(u_T, u_mm) (all seeds)",
+            ],
+            description="rho = 0.5: margin ratio -0.64 to 0.02, u_t away from u_mm"),
+    },
     sizes=JOINT_SIZES,
 )
 def test_u_margin_rate(tc):
