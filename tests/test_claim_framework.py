@@ -66,7 +66,7 @@ def test_it(tc):
 ''')
     run = pytester.runpytest("-p", "no:cacheprovider")
     assert run.ret != 0
-    run.stdout.fnmatch_lines(["*ClaimDeclarationError*without a negative control*"])
+    run.stdout.fnmatch_lines(["*DeclarationError*without a negative control*"])
 
 
 @pytest.mark.parametrize("kwargs, message", [

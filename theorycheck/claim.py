@@ -35,7 +35,7 @@ from typing import Callable, Mapping, Sequence
 
 import pytest
 
-from .errors import ClaimDeclarationError, ClaimFailure
+from .errors import DeclarationError, ClaimFailure
 
 __all__ = [
     "Control",
@@ -141,42 +141,42 @@ registry: dict[str, ClaimSpec] = {}
 def _validate(spec: ClaimSpec) -> None:
     where = f"claim {spec.id!r} ({spec.module}.{spec.function})"
     if not ID_PATTERN.match(spec.id):
-        raise ClaimDeclarationError(f"{where}: id must look like '<paper>.<statement>.<what>' "
+        raise DeclarationError(f"{where}: id must look like '<paper>.<statement>.<what>' "
                                     "(letters, digits, underscores; paper key lower case)")
     if spec.kind not in KINDS:
-        raise ClaimDeclarationError(f"{where}: unknown kind {spec.kind!r}; use one of {KINDS}")
+        raise DeclarationError(f"{where}: unknown kind {spec.kind!r}; use one of {KINDS}")
     if not spec.source.strip() or not spec.statement.strip():
-        raise ClaimDeclarationError(f"{where}: source and statement must be non-empty")
+        raise DeclarationError(f"{where}: source and statement must be non-empty")
     if not spec.controls:
-        raise ClaimDeclarationError(f"{where}: declared without a negative control; every claim "
+        raise DeclarationError(f"{where}: declared without a negative control; every claim "
                                     "needs at least one perturbation under which its check must fail")
     for name, control in spec.controls.items():
         if not CONTROL_NAME.match(name):
-            raise ClaimDeclarationError(f"{where}: control {name!r} needs an identifier-like name")
+            raise DeclarationError(f"{where}: control {name!r} needs an identifier-like name")
         if not isinstance(control, Control):
-            raise ClaimDeclarationError(
+            raise DeclarationError(
                 f"{where}: control {name!r} is {type(control).__name__} {control!r}; declare it "
                 "as Control(kind, breaks=[<conclusion names>], description=...) with kind one of "
                 f"{sorted(CONTROL_KINDS)}")
         problems = control.problems()
         if problems:
-            raise ClaimDeclarationError(f"{where}: control {name!r}: " + "; ".join(problems))
+            raise DeclarationError(f"{where}: control {name!r}: " + "; ".join(problems))
     if spec.provenance not in PROVENANCE:
-        raise ClaimDeclarationError(f"{where}: provenance {spec.provenance!r} is not one of "
+        raise DeclarationError(f"{where}: provenance {spec.provenance!r} is not one of "
                                     f"{sorted(PROVENANCE)} ({'; '.join(f'{k}: {v}' for k, v in PROVENANCE.items())})")
     if ("DISCREPANCY" in spec.id) != (spec.kind == "discrepancy"):
-        raise ClaimDeclarationError(f"{where}: ids containing DISCREPANCY are declared with "
+        raise DeclarationError(f"{where}: ids containing DISCREPANCY are declared with "
                                     "@discrepancy, and only those")
     if spec.kind == "discrepancy" and not spec.corrected_by:
-        raise ClaimDeclarationError(f"{where}: a discrepancy must name the claim with the "
+        raise DeclarationError(f"{where}: a discrepancy must name the claim with the "
                                     "corrected statement (corrected_by=...)")
     unknown = set(spec.sizes) - {"quick", "full"}
     if unknown or (spec.sizes and set(spec.sizes) != {"quick", "full"}):
-        raise ClaimDeclarationError(f"{where}: sizes must give exactly the tiers 'quick' and "
+        raise DeclarationError(f"{where}: sizes must give exactly the tiers 'quick' and "
                                     f"'full' (got {sorted(spec.sizes)})")
     previous = registry.get(spec.id)
     if previous is not None and (previous.module, previous.function) != (spec.module, spec.function):
-        raise ClaimDeclarationError(f"{where}: id already declared by "
+        raise DeclarationError(f"{where}: id already declared by "
                                     f"{previous.module}.{previous.function}")
 
 
@@ -225,7 +225,7 @@ def claim(
         def run_claim(*args, **kwargs):
             tc = kwargs.get("tc")
             if tc is None:
-                raise ClaimDeclarationError(f"claim {spec.id!r}: the function must take the "
+                raise DeclarationError(f"claim {spec.id!r}: the function must take the "
                                             "'tc' fixture")
             fn(*args, **kwargs)
             tc.conclude()
