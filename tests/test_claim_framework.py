@@ -345,3 +345,56 @@ def test_schema_rejects_a_malformed_results_file(tmp_path):
                           "claims": [dict(case, id="a.b.c", paper="a", source="s", kind="claim",
                                           statement="s", provenance="stated", outcome="great",
                                           duration_s=0, measurements={}, controls=[control])]})
+
+
+def test_registered_paper_is_cited_in_results_and_report(pytester):
+    pytester.mkpydir("claims")
+    (pytester.path / "claims/toy").mkdir()
+    (pytester.path / "claims/toy/__init__.py").write_text(
+        'from theorycheck import paper\n'
+        'paper("toy", authors="A. Author, B. Author", title="A Toy Theorem", arxiv="2401.00001",\n'
+        '      year=2024, expected_ids=["thm1.square"])\n')
+    (pytester.path / "claims/toy/test_toy.py").write_text(
+        "from theorycheck import Control, claim\n" + PASSING)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "claims").assert_outcomes(passed=1,
+                                                                                     xfailed=1)
+    results = results_of(pytester)
+    citation = 'A. Author, B. Author, "A Toy Theorem", arXiv 2401.00001, 2024.'
+    assert results["papers"]["toy"]["citation"] == citation
+    assert results["papers"]["toy"]["expected_ids"] == ["thm1.square"]
+    assert citation in (pytester.path / "reports/latest/report.md").read_text()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(key="Toy"), "lower-case letters and digits"),
+    (dict(arxiv="arXiv:2401.1"), "not an arXiv id"),
+    (dict(expected_ids=[]), "non-empty list"),
+    (dict(expected_ids=["toy.thm1.square"]), "without the paper key"),
+    (dict(expected_ids=["thm1.a", "thm1.a"]), "lists an id twice"),
+])
+def test_bad_paper_declarations_name_the_problem(kwargs, message):
+    from theorycheck import DeclarationError, paper
+
+    args = dict(key="toy", authors="A. Author", title="T", arxiv="2401.00001",
+                expected_ids=["thm1.square"])
+    args.update(kwargs)
+    with pytest.raises(DeclarationError, match=message):
+        paper(args.pop("key"), **args)
+
+
+def test_conformance_rules_name_each_violation():
+    from theorycheck.claim import ClaimSpec
+    from theorycheck.conformance import claim_problems, paper_problems
+    from theorycheck.papers import Paper
+
+    spec = ClaimSpec(id="other.thm1.x", paper="other", source="Theorem 1", statement="s",
+                     provenance="stated", doc="too short", sizes={"quick": {}},
+                     controls={"c": Control("reference", breaks=["x"], description="d",
+                                            exempt="being reworked")})
+    problems = "\n".join(claim_problems(spec, {spec.id: spec}, papers={}))
+    for expected in ("docstring (9 characters)", "paper 'other' is not registered",
+                     "sizes must give the tiers", "exemptions are allowed only for ['vdt24']"):
+        assert expected in problems
+    toy = Paper(key="other", authors="A", title="T", arxiv="2401.00001",
+                expected_ids=("thm1.x", "thm2.y"))
+    assert paper_problems(toy, {spec.id: spec}) == ["other: claims not encoded yet: ['thm2.y']"]

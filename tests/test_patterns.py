@@ -38,6 +38,7 @@ def test_binomial_power_point_is_where_the_exact_test_rejects_with_probability_0
 def test_binomial_power_point_is_none_when_the_test_cannot_reject():
     # one trial at p = 0.95: P[Bin(1, 0.95) = 0] = 0.05 is not below alpha = 0.05
     assert binomial_power_point(1, 0.95, 0.05) is None
+    assert "too few trials: the test cannot reject" in binomial("one", [True], p=0.95).summary()
 
 
 def test_binomial_records_and_shows_its_power():

@@ -73,8 +73,11 @@ class Decision:
         tol = ", ".join(f"{k}={_fmt(v)}" for k, v in self.tolerance.items())
         ref = "" if self.reference is None else f" vs {_fmt(self.reference)}"
         role = f"{self.role} " if self.role else ""
-        power = self.detail.get("power_80_at") if self.kind == "binomial" else None
-        extra = f"; 80% power against p1 = {_fmt(power)}" if power is not None else ""
+        extra = ""
+        if self.kind == "binomial":
+            power = self.detail.get("power_80_at")
+            extra = ("; too few trials: the test cannot reject" if power is None
+                     else f"; 80% power against p1 = {_fmt(power)}")
         return f"[{verdict}] {role}{self.kind} {self.name}: {_fmt(self.measured)}{ref}" + (
             f" ({tol}{extra})" if tol or extra else ""
         )

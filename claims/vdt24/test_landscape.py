@@ -502,7 +502,8 @@ def test_grad_correlates_with_wmm(tc):
     controls={
         "counterexample": Control(
             "hypothesis", breaks=[
-                "max over ||W|| >= R_eps of <-grad L, W/||W||> - (1+0.01) <-grad L, Wbar_mm> (per trial; -inf: empty window, fails)",
+                "max over ||W|| >= R_eps of <-grad L, W/||W||> - (1+eps) <-grad L, Wbar_mm> "
+                "(per trial; -inf: empty window, fails)",
             ],
             description="CE along NGD from Wbar_alpha: <-grad L, Wbar_mm> < 0 < <-grad L, "
                         "W/||W||> at every large norm"),
@@ -538,7 +539,7 @@ def test_gradient_cone_condition(tc):
     in_wmm_norms = norms / frobenius_norm(prob.W_mm).cpu().numpy()
     window = in_wmm_norms >= sizes["radius_in_wmm_norms"]
     tc.precondition.at_least("iterates per trial with ||W|| >= R_eps", window.sum(0), sizes["steps"] / 4)
-    tc.conclusion.at_most(f"max over ||W|| >= R_eps of <-grad L, W/||W||> - (1+{eps}) <-grad L, Wbar_mm> "
+    tc.conclusion.at_most("max over ||W|| >= R_eps of <-grad L, W/||W||> - (1+eps) <-grad L, Wbar_mm> "
                           "(per trial; -inf: empty window, fails)",
                           np.where(window, a - (1 + eps) * b, -np.inf).max(0), 0.0, margin=1e-12)
     ratio = a / b

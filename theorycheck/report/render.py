@@ -42,9 +42,10 @@ def _by_paper(results: dict):
 def _decision_row(d: dict) -> list[str]:
     tol = ", ".join(f"{k}={_short(v, 30)}" for k, v in d.get("tolerance", {}).items())
     reference = d.get("reference")
-    power = d.get("detail", {}).get("power_80_at") if d["kind"] == "binomial" else None
-    if power is not None:
-        tol += f", 80% power at p1={_short(power)}"
+    if d["kind"] == "binomial":
+        power = d.get("detail", {}).get("power_80_at")
+        tol += (", too few trials: cannot reject" if power is None
+                else f", 80% power at p1={_short(power)}")
     return ["ok" if d["passed"] else "FAILED", d.get("role") or "", d["name"], d["kind"],
             _short(d["measured"]), "" if reference is None else _short(reference), tol]
 
