@@ -1,10 +1,22 @@
-"""Fixtures for the library's own tests."""
+"""Fixtures for the library's own tests, and the hypothesis profiles of the test suite.
+
+Profiles: ``ci`` (derandomized, no deadline; selected when the environment sets ``CI``) and
+``dev`` (no deadline).  They belong to this test suite: theorycheck's plugin leaves the
+hypothesis settings of the projects that install it alone.
+"""
+import os
+
 import pytest
 import torch
+from hypothesis import settings
 
 pytest_plugins = ["pytester"]
 
 torch.set_num_threads(1)
+
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("dev", deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 @pytest.fixture
@@ -12,6 +24,6 @@ def claim_file(pytester):
     """Write a claims module into a pytester directory: ``claim_file(body, name)``."""
 
     def write(body: str, name: str = "test_claims") -> None:
-        pytester.makepyfile(**{name: "from theorycheck import claim, discrepancy\n" + body})
+        pytester.makepyfile(**{name: "from theorycheck import Control, claim, discrepancy\n" + body})
 
     return write

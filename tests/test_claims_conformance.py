@@ -1,33 +1,22 @@
-"""Conformance of every registered claim (the benchopt lesson): each claim module under
-claims/ is imported and every claim it declares is checked for what the framework
-promises a reader -- identity, a stated source and statement, the math in its docstring,
-negative controls, sizes for both tiers -- and each encoded paper for completeness."""
+"""Conformance of every registered claim and paper (the benchopt lesson): each claim module
+under claims/ is imported, and every claim it declares and every paper registered is checked
+against :mod:`theorycheck.conformance` -- identity, source and statement, the math in the
+docstring, a registered paper, provenance, sizes for both tiers, negative controls declared
+as ``Control`` with a kind and the conclusions they break -- and each registered paper for
+completeness against its ``expected_ids``.  Temporary control exemptions are listed one test
+each, and are allowed only under the paper keys of ``EXEMPTION_ALLOWED``."""
 import importlib
 from pathlib import Path
 
 import pytest
 
-from theorycheck.claim import ID_PATTERN, registry
+from theorycheck.claim import registry
+from theorycheck.conformance import EXEMPTION_ALLOWED, claim_problems, paper_problems
+from theorycheck.papers import papers
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIM_MODULES = sorted(
     ".".join(p.relative_to(ROOT).with_suffix("").parts) for p in (ROOT / "claims").rglob("test_*.py"))
-
-#: every claim id of each encoded paper (from the claim index of its specification)
-EXPECTED_IDS = {
-    "vdt24": [
-        "def.wsvm_reference", "prop.grad_identity_and_stationarity", "lem4.small_init_near_uniform",
-        "lem5.opt_softmax_nondecreasing", "lem6.grad_correlates_with_wmm", "lem7.ngd_norm_growth",
-        "lem2.gradient_cone_condition", "thm1.ngd_global_direction_rate",
-        "lem1.softmax_saturation_rate", "thm6.gd_global_asymptotic", "thm7.polyak_direction_rate",
-        "lem8.example1_assumptions", "rem1.local_directions_without_assumptions",
-        "def.usvm_reference", "lem11.dm_near_orthogonal", "lem12.joint_norm_growth",
-        "lem13.joint_invariants", "lem14.attended_features_separable",
-        "lem3.loss_landscape_properties", "thm2.joint_loss_rate", "thm3.joint_W_direction_rate",
-        "thm4.u_margin_rate", "fig2.fixed_decoder_optimizer_ordering", "fig5.antipodal_ordering",
-        "fig3.joint_optimizer_ordering",
-    ],
-}
 
 
 def _load_all():
@@ -37,26 +26,34 @@ def _load_all():
 
 
 CLAIMS = _load_all()
+PAPERS = {key: p for key, p in papers.items()
+          if any(spec.paper == key for spec in CLAIMS.values())
+          or (ROOT / "claims" / key / "__init__.py").exists()}
+EXEMPT = sorted((cid, name, control.exempt) for cid, spec in CLAIMS.items()
+                for name, control in spec.controls.items() if control.exempt is not None)
 
 
-def test_claim_modules_exist():
-    assert CLAIM_MODULES and CLAIMS
+def test_claim_modules_and_papers_exist():
+    assert CLAIM_MODULES and CLAIMS and PAPERS
 
 
 @pytest.mark.parametrize("claim_id", sorted(CLAIMS))
 def test_claim_is_complete(claim_id):
-    spec = CLAIMS[claim_id]
-    assert ID_PATTERN.match(spec.id) and spec.paper == spec.id.split(".")[0]
-    assert spec.source.strip() and spec.statement.strip()
-    assert len(spec.doc) >= 200, "the docstring must state the math and the pass criterion"
-    assert spec.controls and all(d.strip() for d in spec.controls.values())
-    assert set(spec.sizes) == {"quick", "full"}, "sizes for both tiers"
-    if spec.kind == "discrepancy":
-        assert spec.corrected_by in CLAIMS, "a discrepancy names an existing corrected claim"
+    problems = claim_problems(CLAIMS[claim_id], CLAIMS, papers)
+    assert not problems, f"{claim_id}:\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("paper", sorted(EXPECTED_IDS))
-def test_every_claim_of_an_encoded_paper_is_there(paper):
-    encoded = {cid.split(".", 1)[1] for cid in CLAIMS if cid.startswith(paper + ".")}
-    missing = [i for i in EXPECTED_IDS[paper] if i not in encoded]
-    assert not missing, f"{paper}: claims not encoded yet: {missing}"
+@pytest.mark.parametrize("paper", sorted(PAPERS))
+def test_every_claim_of_a_registered_paper_is_there(paper):
+    problems = paper_problems(PAPERS[paper], CLAIMS)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("claim_id, control, reason", EXEMPT,
+                         ids=[f"{cid}:{name}" for cid, name, _ in EXEMPT])
+def test_exempt_control_is_listed_and_temporary(claim_id, control, reason):
+    """One test per exempt control (the list shows in ``pytest -v``): allowed only under the
+    paper keys of EXEMPTION_ALLOWED, and only with a one-line reason."""
+    assert CLAIMS[claim_id].paper in EXEMPTION_ALLOWED, (
+        f"{claim_id} control {control!r} is exempt ({reason}) outside {sorted(EXEMPTION_ALLOWED)}")
+    assert reason.strip() and "\n" not in reason

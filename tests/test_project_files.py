@@ -30,16 +30,39 @@ def test_install_pins_the_cpu_torch_build():
     assert "torch==2.13.0" in readme_quick_start()[0]
 
 
-def test_new_scaffolds_a_passing_claim_with_a_control(pytester, capsys):
+#: the conformance rules applied to whatever the scaffolded claims package registers
+SCAFFOLD_CONFORMANCE = '''
+import importlib
+
+from theorycheck.claim import registry
+from theorycheck.conformance import claim_problems, paper_problems
+from theorycheck.papers import papers
+
+
+def test_scaffold_conforms():
+    importlib.import_module("claims.demo24.test_contraction")
+    claims = {k: v for k, v in registry.items() if k.startswith("demo24.")}
+    assert claims and "demo24" in papers
+    for spec in claims.values():
+        assert claim_problems(spec, claims, papers) == [], spec.id
+    assert paper_problems(papers["demo24"], claims) == []
+'''
+
+
+def test_new_scaffolds_a_passing_conforming_claim_with_controls(pytester, capsys):
+    """The scaffold (paper package and claim) runs green and passes the conformance rules."""
     assert main(["new", "demo24", "contraction", "--claims-dir", str(pytester.path / "claims")]) == 0
     target = pytester.path / "claims/demo24/test_contraction.py"
-    assert target.exists() and (pytester.path / "claims/demo24/__init__.py").exists()
+    assert target.exists() and "paper(" in (pytester.path / "claims/demo24/__init__.py").read_text()
     with pytest.raises(SystemExit, match="not overwriting"):
         main(["new", "demo24", "contraction", "--claims-dir", str(pytester.path / "claims")])
-    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "claims")
-    run.assert_outcomes(passed=1, xfailed=1)
+    pytester.makepyfile(test_conformance=SCAFFOLD_CONFORMANCE)
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "claims", "test_conformance.py")
+    run.assert_outcomes(passed=2, xfailed=2)
     results = json.loads((pytester.path / "reports/latest/results.json").read_text())
     assert results["claims"][0]["images"] == ["plots/demo24.example.contraction--error.png"]
+    assert [k["outcome"] for k in results["claims"][0]["controls"]] == ["failed_as_expected"] * 2
+    assert results["papers"]["demo24"]["arxiv"] == "0000.00000"
 
 
 @pytest.mark.parametrize("args, message", [(["new", "Bad-Key", "x"], "paper key"),
@@ -54,7 +77,7 @@ def test_list_and_report_from_the_command_line(pytester):
     out = subprocess.run([sys.executable, "-m", "theorycheck.cli", "list", "claims"],
                          cwd=pytester.path, capture_output=True, text=True, check=True).stdout
     assert "demo24.example.contraction" in out and "control too_fast_rate" in out
-    assert "1 claims, 1 negative controls" in out
+    assert "1 claims, 2 negative controls" in out and "provenance: derived" in out
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "claims")
     results = pytester.path / "reports/latest/results.json"
     (pytester.path / "reports/latest/report.html").unlink()

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 __all__ = [
     "Decision",
@@ -41,7 +41,9 @@ __all__ = [
     "fit_slope",
     "SlopeFit",
     "binomial",
+    "binomial_power_point",
     "monotone",
+    "CHECKS",
 ]
 
 
@@ -56,13 +58,28 @@ class Decision:
     reference: Any = None
     tolerance: dict = field(default_factory=dict)
     detail: dict = field(default_factory=dict)
+    #: ``"precondition"`` or ``"conclusion"``, set when the claim records it
+    #: (``tc.precondition.*`` / ``tc.conclusion.*``); a check function leaves it unset
+    role: str | None = None
+
+    @property
+    def finite(self) -> bool:
+        """Whether the measured values and the reference are all finite numbers, i.e. the
+        verdict is a comparison and not the effect of a NaN or an infinity."""
+        return all(_all_finite(v) for v in (self.measured, self.reference) if v is not None)
 
     def summary(self) -> str:
         verdict = "ok" if self.passed else "FAILED"
         tol = ", ".join(f"{k}={_fmt(v)}" for k, v in self.tolerance.items())
         ref = "" if self.reference is None else f" vs {_fmt(self.reference)}"
-        return f"[{verdict}] {self.kind} {self.name}: {_fmt(self.measured)}{ref}" + (
-            f" ({tol})" if tol else ""
+        role = f"{self.role} " if self.role else ""
+        extra = ""
+        if self.kind == "binomial":
+            power = self.detail.get("power_80_at")
+            extra = ("; too few trials: the test cannot reject" if power is None
+                     else f"; 80% power against p1 = {_fmt(power)}")
+        return f"[{verdict}] {role}{self.kind} {self.name}: {_fmt(self.measured)}{ref}" + (
+            f" ({tol}{extra})" if tol or extra else ""
         )
 
     def to_json(self) -> dict:
@@ -91,6 +108,14 @@ def jsonable(value: Any) -> Any:
         value = float(value)
         return value if math.isfinite(value) else str(value)
     return value
+
+
+def _all_finite(value: Any) -> bool:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):  # not numeric: nothing to be non-finite
+        return True
+    return bool(np.all(np.isfinite(arr)))
 
 
 def _fmt(value: Any) -> str:
@@ -274,12 +299,37 @@ def slope(
                     tolerance=tolerance, detail=asdict(fit))
 
 
+POWER = 0.8
+"""The power the binomial check reports: the success rate at which it rejects this often."""
+
+
+def binomial_power_point(n: int, p: float, alpha: float, power: float = POWER) -> float | None:
+    """The true success rate ``p1 < p`` at which the exact one-sided test of ``H0: P >= p``
+    with ``n`` trials at level ``alpha`` rejects with probability ``power``.
+
+    The test rejects when ``k <= c``, ``c = max{k : P[Bin(n, p) <= k] < alpha}``; its power at
+    ``p1`` is ``P[Bin(n, p1) <= c]``, decreasing in ``p1``, so ``p1`` is the root of
+    ``binom.cdf(c, n, p1) = power`` (found by bisection).  ``None`` when no outcome is
+    rejected (``c < 0``): then the test cannot fail at any success rate.
+    """
+    k = np.arange(n + 1)
+    rejected = k[stats.binom.cdf(k, n, p) < alpha]
+    if rejected.size == 0:
+        return None
+    c = int(rejected.max())
+    return float(optimize.brentq(lambda p1: stats.binom.cdf(c, n, p1) - power, 0.0, p,
+                                 xtol=1e-12))
+
+
 def binomial(name: str, successes: Any, *, p: float, alpha: float = 0.05) -> Decision:
     """``K`` trials of an event claimed to have probability ``>= p``.
 
     ``successes`` is a boolean array (one entry per independent trial).  The claim is
     rejected when the exact one-sided binomial test of ``H0: P[success] >= p`` against
-    ``P[success] < p`` has p-value below ``alpha``.
+    ``P[success] < p`` has p-value below ``alpha``.  The decision's detail carries the
+    test's power: ``power_80_at`` is the success rate at which it rejects with probability
+    0.8 (:func:`binomial_power_point`); ``None`` means that ``K`` is too small for the test
+    to reject at all, so the check cannot fail.
     """
     if not (0.0 < p <= 1.0 and 0.0 < alpha < 1.0):
         raise ValueError(f"check {name!r}: need 0 < p <= 1 and 0 < alpha < 1")
@@ -290,7 +340,8 @@ def binomial(name: str, successes: Any, *, p: float, alpha: float = 0.05) -> Dec
     pvalue = float(stats.binomtest(k, n, p, alternative="less").pvalue)
     return Decision(name, "binomial", pvalue >= alpha, measured=k / n, reference=p,
                     tolerance={"alpha": alpha},
-                    detail={"successes": k, "trials": n, "p_value": pvalue})
+                    detail={"successes": k, "trials": n, "p_value": pvalue,
+                            "power_80_at": binomial_power_point(n, p, alpha)})
 
 
 def monotone(name: str, series: Any, *, increasing: bool, tol: float = 0.0, axis: int = 0) -> Decision:
@@ -308,3 +359,7 @@ def monotone(name: str, series: Any, *, increasing: bool, tol: float = 0.0, axis
                     tolerance={"tol": tol, "direction": "increasing" if increasing else "decreasing"},
                     detail={"worst_step_index": [int(i) for i in where],
                             "n_violations": int(np.sum(signed < -tol))})
+
+
+#: the checks a claim records through ``tc.precondition.<name>`` / ``tc.conclusion.<name>``
+CHECKS = {fn.__name__: fn for fn in (close, at_most, at_least, holds, slope, binomial, monotone)}

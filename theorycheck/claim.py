@@ -1,19 +1,25 @@
-"""Claims as first-class objects: the ``@claim`` / ``@discrepancy`` decorators and the registry.
+"""Claims as first-class objects: the ``@claim`` / ``@discrepancy`` decorators, negative
+controls (:class:`Control`) and the claim registry.
 
 A claim is a pytest test function decorated with :func:`claim`.  The decorator
 
 * validates and registers the claim's identity (dotted id ``<paper>.<statement>.<what>``,
-  source, one-line statement) and its **negative controls** -- a claim without a control
-  is a :class:`ClaimDeclarationError` at import, i.e. at pytest collection;
+  source, one-line statement, provenance) and its **negative controls** -- a claim without a
+  control, or a control that is not a :class:`Control`, is a :class:`DeclarationError` at
+  import, i.e. at pytest collection;
 * parametrises the test over ``claim`` plus one case per control; each control case is
   marked ``xfail(strict=True, raises=ClaimFailure)``, so a control that passes, or that
-  crashes with anything other than a failed check, fails the suite;
+  fails for a reason other than the one it declares (:class:`ControlMisfire`), fails the
+  suite;
 * wraps the function so that, after it returns, the decisions recorded on its context are
-  turned into a verdict: any failed decision raises :class:`ClaimFailure` (listing every
-  decision), and a claim that recorded no decision at all raises :class:`NoDecisionError`.
+  turned into a verdict (:meth:`theorycheck.context.ClaimContext.conclude`).
 
-The function receives one fixture, ``tc`` (a :class:`theorycheck.context.ClaimContext`):
-``tc.control`` is ``None`` for the claim itself and the control's name in a control case.
+Every decision has a **role**: a *precondition* (the theorem's hypotheses hold on this
+instance, ``tc.precondition.<check>``) or a *conclusion* (what the theorem asserts,
+``tc.conclusion.<check>``).  A control declares its **kind** and the conclusions it
+**breaks**; it fails as expected only when one of those conclusions fails with finite
+values, with the preconditions failing (kind ``hypothesis``) or all holding (every other
+kind).
 
 A **discrepancy** (:func:`discrepancy`) encodes a paper's statement that is false as
 written: it *passes* when it exhibits the counterexample, names the claim holding the
@@ -25,15 +31,17 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import pytest
 
+from .errors import DeclarationError, ClaimFailure
+
 __all__ = [
-    "ClaimFailure",
-    "ClaimDeclarationError",
-    "NoDecisionError",
+    "Control",
     "ClaimSpec",
+    "CONTROL_KINDS",
+    "PROVENANCE",
     "claim",
     "discrepancy",
     "registry",
@@ -43,20 +51,60 @@ __all__ = [
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9]*\.[A-Za-z0-9_]+\.[A-Za-z0-9_]+$")
 CONTROL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 KINDS = ("claim", "discrepancy")
+#: what a negative control perturbs
+CONTROL_KINDS = {
+    "hypothesis": "violates an assumption of the theorem (a precondition must fail)",
+    "reference": "replaces the reference quantity by a wrong one",
+    "dynamics": "another optimizer, step size or initialization",
+    "statement": "checks a stronger or different statement",
+}
+#: how sure the encoded statement is of the paper's
+PROVENANCE = {
+    "stated": "the surviving paper text states it",
+    "derived": "reconstructed and verified",
+    "inferred": "form or constants chosen where the paper's were lost",
+}
 #: the pytest parameter id of the claim's own case (controls are ``control-<name>``)
 CLAIM_VARIANT = "claim"
 
 
-class ClaimFailure(AssertionError):
-    """A claim's check did not hold.  The only failure a negative control may show."""
+@dataclass(frozen=True)
+class Control:
+    """A negative control: a perturbation under which named conclusions of the claim must fail.
 
+    ``kind`` is one of :data:`CONTROL_KINDS`; ``breaks`` lists the names of the conclusion
+    decisions the perturbation must make fail; ``exempt`` (a one-line reason) marks a control
+    being reworked, judged by the old rule (any failed decision) and listed in the report.
+    """
 
-class ClaimDeclarationError(TypeError):
-    """A claim was declared wrongly (bad id, no negative control, duplicate id, ...)."""
+    kind: str
+    breaks: tuple[str, ...]
+    description: str
+    exempt: str | None = None
 
+    def __init__(self, kind: str, breaks: Sequence[str], description: str = "",
+                 exempt: str | None = None):
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "breaks", tuple(breaks) if not isinstance(breaks, str) else (breaks,))
+        object.__setattr__(self, "description", " ".join(str(description).split()))
+        object.__setattr__(self, "exempt", exempt)
 
-class NoDecisionError(RuntimeError):
-    """A claim (or control) ran to the end without recording a single decision."""
+    def problems(self) -> list[str]:
+        """What is wrong with this declaration (empty when it is valid)."""
+        found = []
+        if self.kind not in CONTROL_KINDS:
+            found.append(f"kind {self.kind!r} is not one of {sorted(CONTROL_KINDS)}")
+        if not self.breaks or not all(isinstance(b, str) and b.strip() for b in self.breaks):
+            found.append("breaks must be a non-empty list of conclusion names")
+        if not self.description:
+            found.append("needs a description of its perturbation")
+        if self.exempt is not None and not (isinstance(self.exempt, str) and self.exempt.strip()):
+            found.append("exempt must be None or a one-line reason")
+        return found
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "breaks": list(self.breaks), "description": self.description,
+                "exempt": self.exempt}
 
 
 @dataclass(frozen=True)
@@ -67,7 +115,8 @@ class ClaimSpec:
     paper: str
     source: str
     statement: str
-    controls: Mapping[str, str]
+    controls: Mapping[str, Control]
+    provenance: str
     kind: str = "claim"
     corrected_by: str | None = None
     sizes: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
@@ -79,7 +128,9 @@ class ClaimSpec:
         return {
             "id": self.id, "paper": self.paper, "source": self.source, "kind": self.kind,
             "statement": self.statement, "corrected_by": self.corrected_by,
-            "controls": dict(self.controls), "module": self.module, "function": self.function,
+            "provenance": self.provenance, "sizes": {k: dict(v) for k, v in self.sizes.items()},
+            "controls": {name: c.to_json() for name, c in self.controls.items()},
+            "module": self.module, "function": self.function,
         }
 
 
@@ -90,32 +141,42 @@ registry: dict[str, ClaimSpec] = {}
 def _validate(spec: ClaimSpec) -> None:
     where = f"claim {spec.id!r} ({spec.module}.{spec.function})"
     if not ID_PATTERN.match(spec.id):
-        raise ClaimDeclarationError(f"{where}: id must look like '<paper>.<statement>.<what>' "
+        raise DeclarationError(f"{where}: id must look like '<paper>.<statement>.<what>' "
                                     "(letters, digits, underscores; paper key lower case)")
     if spec.kind not in KINDS:
-        raise ClaimDeclarationError(f"{where}: unknown kind {spec.kind!r}; use one of {KINDS}")
+        raise DeclarationError(f"{where}: unknown kind {spec.kind!r}; use one of {KINDS}")
     if not spec.source.strip() or not spec.statement.strip():
-        raise ClaimDeclarationError(f"{where}: source and statement must be non-empty")
+        raise DeclarationError(f"{where}: source and statement must be non-empty")
     if not spec.controls:
-        raise ClaimDeclarationError(f"{where}: declared without a negative control; every claim "
+        raise DeclarationError(f"{where}: declared without a negative control; every claim "
                                     "needs at least one perturbation under which its check must fail")
-    for name, description in spec.controls.items():
-        if not CONTROL_NAME.match(name) or not str(description).strip():
-            raise ClaimDeclarationError(f"{where}: control {name!r} needs an identifier-like name "
-                                        "and a description of its perturbation")
+    for name, control in spec.controls.items():
+        if not CONTROL_NAME.match(name):
+            raise DeclarationError(f"{where}: control {name!r} needs an identifier-like name")
+        if not isinstance(control, Control):
+            raise DeclarationError(
+                f"{where}: control {name!r} is {type(control).__name__} {control!r}; declare it "
+                "as Control(kind, breaks=[<conclusion names>], description=...) with kind one of "
+                f"{sorted(CONTROL_KINDS)}")
+        problems = control.problems()
+        if problems:
+            raise DeclarationError(f"{where}: control {name!r}: " + "; ".join(problems))
+    if spec.provenance not in PROVENANCE:
+        raise DeclarationError(f"{where}: provenance {spec.provenance!r} is not one of "
+                                    f"{sorted(PROVENANCE)} ({'; '.join(f'{k}: {v}' for k, v in PROVENANCE.items())})")
     if ("DISCREPANCY" in spec.id) != (spec.kind == "discrepancy"):
-        raise ClaimDeclarationError(f"{where}: ids containing DISCREPANCY are declared with "
+        raise DeclarationError(f"{where}: ids containing DISCREPANCY are declared with "
                                     "@discrepancy, and only those")
     if spec.kind == "discrepancy" and not spec.corrected_by:
-        raise ClaimDeclarationError(f"{where}: a discrepancy must name the claim with the "
+        raise DeclarationError(f"{where}: a discrepancy must name the claim with the "
                                     "corrected statement (corrected_by=...)")
     unknown = set(spec.sizes) - {"quick", "full"}
     if unknown or (spec.sizes and set(spec.sizes) != {"quick", "full"}):
-        raise ClaimDeclarationError(f"{where}: sizes must give exactly the tiers 'quick' and "
+        raise DeclarationError(f"{where}: sizes must give exactly the tiers 'quick' and "
                                     f"'full' (got {sorted(spec.sizes)})")
     previous = registry.get(spec.id)
     if previous is not None and (previous.module, previous.function) != (spec.module, spec.function):
-        raise ClaimDeclarationError(f"{where}: id already declared by "
+        raise DeclarationError(f"{where}: id already declared by "
                                     f"{previous.module}.{previous.function}")
 
 
@@ -124,7 +185,8 @@ def claim(
     *,
     source: str,
     statement: str,
-    controls: Mapping[str, str],
+    controls: Mapping[str, Control],
+    provenance: str,
     sizes: Mapping[str, Mapping[str, object]] | None = None,
     kind: str = "claim",
     corrected_by: str | None = None,
@@ -140,8 +202,10 @@ def claim(
     statement:
         One plain sentence saying what is claimed.
     controls:
-        ``{name: description}`` of the negative controls: perturbations (violated
-        assumption, wrong reference, ...) under which the claim's check must fail.
+        ``{name: Control(kind, breaks=[...], description=...)}``: the negative controls,
+        perturbations under which the named conclusions must fail (see :class:`Control`).
+    provenance:
+        ``"stated"``, ``"derived"`` or ``"inferred"`` (see :data:`PROVENANCE`).
     sizes:
         ``{"quick": {...}, "full": {...}}``: the problem sizes of each tier; the context
         hands the current tier's dict to the function as ``tc.sizes``.
@@ -149,7 +213,8 @@ def claim(
     def decorate(fn: Callable) -> Callable:
         spec = ClaimSpec(
             id=id, paper=id.split(".")[0], source=source, statement=" ".join(statement.split()),
-            controls=dict(controls or {}), kind=kind, corrected_by=corrected_by,
+            controls=dict(controls or {}), provenance=provenance, kind=kind,
+            corrected_by=corrected_by,
             sizes={k: dict(v) for k, v in (sizes or {}).items()},
             module=fn.__module__, function=fn.__qualname__, doc=(fn.__doc__ or "").strip(),
         )
@@ -160,18 +225,18 @@ def claim(
         def run_claim(*args, **kwargs):
             tc = kwargs.get("tc")
             if tc is None:
-                raise ClaimDeclarationError(f"claim {spec.id!r}: the function must take the "
+                raise DeclarationError(f"claim {spec.id!r}: the function must take the "
                                             "'tc' fixture")
             fn(*args, **kwargs)
             tc.conclude()
 
         params = [pytest.param(None, id=CLAIM_VARIANT, marks=pytest.mark.claim)]
-        for name, description in spec.controls.items():
+        for name, control in spec.controls.items():
             params.append(pytest.param(
                 name, id=f"control-{name}",
                 marks=[pytest.mark.control,
                        pytest.mark.xfail(strict=True, raises=ClaimFailure,
-                                         reason=f"negative control: {description}")],
+                                         reason=f"{control.kind} control: {control.description}")],
             ))
         run_claim.__theorycheck_claim__ = spec
         return pytest.mark.parametrize("tc", params, indirect=True)(run_claim)
@@ -185,7 +250,8 @@ def discrepancy(
     source: str,
     statement: str,
     corrected_by: str,
-    controls: Mapping[str, str],
+    controls: Mapping[str, Control],
+    provenance: str,
     sizes: Mapping[str, Mapping[str, object]] | None = None,
 ) -> Callable:
     """Declare a claim that exhibits a counterexample to a paper's statement *as written*.
@@ -195,4 +261,4 @@ def discrepancy(
     The check passes when the counterexample is exhibited.
     """
     return claim(id, source=source, statement=statement, controls=controls, sizes=sizes,
-                 kind="discrepancy", corrected_by=corrected_by)
+                 provenance=provenance, kind="discrepancy", corrected_by=corrected_by)

@@ -5,8 +5,10 @@
 * ``theorycheck report [RESULTS] [--out DIR]``: re-render report.md, report.html and the
   plots from a results.json (default ``reports/latest/results.json``).
 * ``theorycheck new PAPERKEY NAME [--claims-dir DIR]``: scaffold
-  ``claims/<paperkey>/test_<name>.py`` with a worked, passing example claim, its negative
-  control and a plot, to be edited into the new claim.
+  ``claims/<paperkey>/__init__.py`` (the paper's :func:`theorycheck.paper` declaration, with
+  placeholders to fill in) and ``claims/<paperkey>/test_<name>.py`` with a worked, passing
+  example claim (provenance, a precondition, a conclusion, a negative control, a plot) that
+  passes the conformance suite as it is, to be edited into the new claim.
 * ``theorycheck cache info|clear [--dir DIR]``: the size of the cache of shared runs, or
   empty it (default ``$THEORYCHECK_CACHE_DIR``, else ``./.theorycheck-cache``).
 """
@@ -50,8 +52,10 @@ def cmd_list(args) -> int:
     for s in specs:
         label = " [discrepancy, corrected by %s]" % s.corrected_by if s.kind == "discrepancy" else ""
         print(f"{s.id}  ({s.paper}, {s.source}){label}\n    {s.statement}")
-        for name, description in s.controls.items():
-            print(f"    control {name}: {description}")
+        print(f"    provenance: {s.provenance}")
+        for name, c in s.controls.items():
+            exempt = f" [EXEMPT: {c.exempt}]" if c.exempt else ""
+            print(f"    control {name} [{c.kind}, breaks {list(c.breaks)}]{exempt}: {c.description}")
     total_controls = sum(len(s.controls) for s in specs)
     print(f"{len(specs)} claims, {total_controls} negative controls")
     return 0
@@ -69,47 +73,73 @@ def cmd_report(args) -> int:
     return 0
 
 
-TEMPLATE = '''"""{paperkey}: {name} -- a worked example; replace it with the paper's statement.
+PAPER_TEMPLATE = '''"""{paperkey}: the claims of one paper.  Fill in the citation and the claim index."""
+from theorycheck import paper
 
-Cite the paper here (authors, title, arXiv id) and state the math the claim checks.
+paper(
+    "{paperkey}",
+    authors="(the authors, e.g. A. Author, B. Author)",
+    title="(the paper's title)",
+    arxiv="0000.00000",
+    year=None,
+    expected_ids=[
+        "example.{name}",
+    ],
+)
+'''
 
-Example statement (a classical fact, so that the scaffold runs and passes as it is):
-gradient descent on f(w) = 1/2 w^T A w with step eta = 1/L contracts the error as
-||w_t|| <= (1 - mu/L)^t ||w_0||, where mu, L are the extreme eigenvalues of A.
-"""
+TEMPLATE = '''"""{paperkey}: {name} -- a worked example; replace it with the paper's statement."""
 import numpy as np
 import scipy.linalg
 
-from theorycheck import claim
+from theorycheck import Control, claim
 
 
 @claim(
     "{claim_id}",
     source="(e.g. Theorem 1)",
     statement="GD with step 1/L on a strongly convex quadratic contracts at rate 1 - mu/L.",
+    provenance="derived",
     controls={{
-        "too_fast_rate": "compare against the rate (1 - mu/L)^2, faster than the truth: must fail",
+        "too_fast_rate": Control(
+            "statement", breaks=["error below the contraction bound"],
+            description="compare against the rate (1 - mu/L)^2, faster than the truth"),
+        "indefinite": Control(
+            "hypothesis", breaks=["error below the contraction bound"],
+            description="flip the sign of the smallest eigenvalue: A is no longer positive "
+                        "definite and the error grows along that eigenvector"),
     }},
     sizes={{"quick": {{"d": 20, "steps": 200}}, "full": {{"d": 500, "steps": 2000}}}},
 )
 def test_{name}(tc):
+    """Gradient descent on f(w) = 1/2 w^T A w with step eta = 1/L, where mu > 0 and L are
+    the extreme eigenvalues of the symmetric matrix A, contracts the error as
+    ||w_t|| <= (1 - mu/L)^t ||w_0||.  Precondition: mu > 0 (strong convexity).  Pass
+    criterion: the bound holds at every step up to a round-off margin of 100 t unit
+    round-offs of the run's dtype times ||w_0||.
+    """
     d, steps = tc.sizes["d"], tc.sizes["steps"]
     rng = tc.rng("data")
+    spectrum = np.linspace(1.0, 10.0, d)
+    if tc.control == "indefinite":
+        spectrum[0] = -1.0
     Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
-    A = Q @ np.diag(np.linspace(1.0, 10.0, d)) @ Q.T
+    A = Q @ np.diag(spectrum) @ Q.T
     mu, L = scipy.linalg.eigvalsh(A)[[0, -1]]
+    tc.precondition.at_least("A is positive definite (mu > 0)", mu, 0.0)
     w = rng.standard_normal(d)
     norms = [np.linalg.norm(w)]
     for _ in range(steps):
         w = w - (A @ w) / L
         norms.append(np.linalg.norm(w))
     t = np.arange(steps + 1)
-    rate = 1 - mu / L
+    rate = 1 - abs(mu) / L
     if tc.control == "too_fast_rate":
         rate = rate**2
     bound = rate**t * norms[0]
     tc.record("rate", rate)
-    tc.check.at_most("error below the contraction bound", norms, bound, margin=1e-12)
+    tc.conclusion.at_most("error below the contraction bound", norms, bound,
+                          margin=tc.roundoff(100 * steps) * norms[0])
     tc.curve("error", "||w_t||", t, norms, yscale="log", ylabel="error")
     tc.curve("error", "(1 - mu/L)^t ||w_0||", t, bound, style="bound")
 '''
@@ -122,16 +152,21 @@ def cmd_new(args) -> int:
     if not NAME.match(args.name):
         raise SystemExit(f"theorycheck new: name {args.name!r} must be a lower-case identifier")
     claim_id = f"{args.paperkey}.example.{args.name}"
-    assert ID_PATTERN.match(claim_id)
+    if not ID_PATTERN.match(claim_id):
+        raise SystemExit(f"theorycheck new: {claim_id!r} is not a valid claim id")
     root = Path(args.claims_dir)
     package = root / args.paperkey
     target = package / f"test_{args.name}.py"
     if target.exists():
         raise SystemExit(f"theorycheck new: {target} exists; not overwriting it")
     package.mkdir(parents=True, exist_ok=True)
-    for init in (root / "__init__.py", package / "__init__.py"):
-        if not init.exists():
-            init.write_text("")
+    if not (root / "__init__.py").exists():
+        (root / "__init__.py").write_text("")
+    if not (package / "__init__.py").exists():
+        (package / "__init__.py").write_text(PAPER_TEMPLATE.format(paperkey=args.paperkey,
+                                                                   name=args.name))
+    else:
+        print(f"{package / '__init__.py'} exists: add 'example.{args.name}' to its expected_ids")
     target.write_text(TEMPLATE.format(paperkey=args.paperkey, name=args.name, claim_id=claim_id))
     print(f"wrote {target}; run it with: pytest {target}")
     return 0

@@ -3,56 +3,70 @@
 It carries the run's settings (tier, device, dtype), hands out seeded random streams and
 the sizes of the current tier, and records what the claim measured and decided:
 
-* ``tc.check.<name>(...)`` runs a comparison from :mod:`theorycheck.checks` (``close``,
-  ``at_most``, ``at_least``, ``holds``, ``slope``, ``binomial``, ``monotone``), records the
-  :class:`~theorycheck.checks.Decision` and returns whether it held;
+* ``tc.precondition.<name>(...)`` and ``tc.conclusion.<name>(...)`` run a comparison from
+  :mod:`theorycheck.checks` (``close``, ``at_most``, ``at_least``, ``holds``, ``slope``,
+  ``binomial``, ``monotone``), record the :class:`~theorycheck.checks.Decision` with its
+  role -- a *precondition* (the theorem's hypotheses hold on this instance) or a
+  *conclusion* (what the theorem asserts) -- and return whether it held;
 * ``tc.record(name, value)`` stores a number (or small array) for the report;
 * ``tc.curve(plot, label, x, y, ...)`` stores a curve to be drawn in the report, e.g. a
   measured alignment deficit next to the theoretical rate.
 
-``tc.conclude()`` (called by the ``@claim`` wrapper) fails the case with every decision
-listed when one failed, and refuses a case that decided nothing.
+``tc.conclude()`` (called by the ``@claim`` wrapper) turns the decisions into a verdict
+(see :meth:`ClaimContext.conclude`) and refuses a case that decided nothing.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
 import numpy as np
 
-from . import checks as _checks
-from .checks import Decision, jsonable
-from .claim import ClaimFailure, ClaimSpec, NoDecisionError
-from .runtime import Runtime, derive_seed, generator
 from .cache import SharedRun, SharedRunCache
+from .checks import CHECKS, Decision, jsonable
+from .claim import ClaimSpec
+from .errors import ClaimFailure, ControlMisfire, DeclarationError, HypothesesNotMet, NoDecisionError
+from .runtime import Runtime, derive_seed
+from .tolerance import roundoff
 
-_CHECKS = {name: getattr(_checks, name)
-           for name in ("close", "at_most", "at_least", "holds", "slope", "binomial", "monotone")}
 MAX_CURVE_POINTS = 400
 PLOT_STYLES = ("measured", "theory", "bound", "reference")
+ROLES = ("precondition", "conclusion")
 
 
 class _CheckRecorder:
-    """``tc.check.close(...)`` etc.: each call runs the check and records its decision."""
+    """``tc.conclusion.close(...)`` etc.: each call runs the check, records its decision
+    with this recorder's role and returns whether it held."""
 
-    def __init__(self, sink: list[Decision]):
+    def __init__(self, sink: list[Decision], role: str):
         self._sink = sink
+        self._role = role
 
     def __getattr__(self, name: str):
-        if name not in _CHECKS:
-            raise AttributeError(f"no check named {name!r}; available: {', '.join(_CHECKS)}")
-        fn = _CHECKS[name]
+        if name not in CHECKS:
+            raise AttributeError(f"no check named {name!r}; available: {', '.join(CHECKS)}")
+        fn = CHECKS[name]
 
         @functools.wraps(fn)
         def run_and_record(*args, **kwargs) -> bool:
-            decision = fn(*args, **kwargs)
+            decision = dataclasses.replace(fn(*args, **kwargs), role=self._role)
             self._sink.append(decision)
             return decision.passed
 
         return run_and_record
 
     def __dir__(self):
-        return list(_CHECKS)
+        return list(CHECKS)
+
+
+class _NoRole:
+    """``tc.check``: refused, because every decision needs a role the claim chooses."""
+
+    def __getattr__(self, name: str):
+        raise DeclarationError(
+            f"tc.check.{name}: a decision needs a role; use tc.conclusion.{name}(...) for what "
+            f"the theorem asserts or tc.precondition.{name}(...) for its hypotheses on this instance")
 
 
 def _thin(x: np.ndarray, y: np.ndarray, log_x: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -78,7 +92,10 @@ class ClaimContext:
         self.decisions: list[Decision] = []
         self.measurements: dict[str, Any] = {}
         self.plots: dict[str, dict] = {}
-        self.check = _CheckRecorder(self.decisions)
+        self.seeds: dict[str, int] = {}
+        self.precondition = _CheckRecorder(self.decisions, "precondition")
+        self.conclusion = _CheckRecorder(self.decisions, "conclusion")
+        self.check = _NoRole()
         self.cache = cache if cache is not None else SharedRunCache(None)  # None: memo only
         self.shared_runs: list[dict] = []
 
@@ -105,6 +122,10 @@ class ClaimContext:
     def dtype(self):
         return self.runtime.torch_dtype
 
+    def roundoff(self, factor: float = 1.0) -> float:
+        """``factor`` times the unit round-off of the run's dtype (see :mod:`theorycheck.tolerance`)."""
+        return roundoff(self.runtime.dtype, factor)
+
     @property
     def sizes(self) -> dict:
         """The sizes the claim declared for the current tier (empty if it declared none)."""
@@ -112,15 +133,18 @@ class ClaimContext:
 
     # -- randomness --------------------------------------------------------------------------
     def seed(self, *stream: object) -> int:
-        """The seed of a named stream: a hash of (base seed, claim id, *stream)."""
-        return derive_seed(self.runtime.seed, self.spec.id, *stream)
+        """The seed of a named stream: a hash of (base seed, claim id, *stream).  Every stream
+        asked for is listed in results.json (``seeds``) so that the case can be rerun."""
+        value = derive_seed(self.runtime.seed, self.spec.id, *stream)
+        self.seeds["/".join(map(str, stream))] = value
+        return value
 
     def rng(self, *stream: object) -> np.random.Generator:
         """An independent numpy Generator for a named stream (e.g. ``tc.rng("data")``).
 
         Controls share the claim's streams, so a control differs from its claim only by
         its perturbation."""
-        return generator(self.runtime.seed, self.spec.id, *stream)
+        return np.random.default_rng(self.seed(*stream))
 
     def tensor(self, value: Any):
         """``value`` as a torch tensor on the run's device with the run's dtype."""
@@ -188,16 +212,87 @@ class ClaimContext:
                                "x": jsonable(xa), "y": jsonable(ya)})
 
     # -- verdict -----------------------------------------------------------------------------
+    def _failed(self, role: str) -> list[str]:
+        """Names of the decisions of ``role`` that failed with finite values."""
+        return [d.name for d in self.decisions if d.role == role and not d.passed and d.finite]
+
+    @property
+    def failed_conclusions(self) -> list[str]:
+        return self._failed("conclusion")
+
+    @property
+    def failed_preconditions(self) -> list[str]:
+        return self._failed("precondition")
+
+    def _listing(self, headline: str) -> str:
+        return f"{self.spec.id} [{self.variant}]: {headline}\n" + "\n".join(
+            d.summary() for d in self.decisions)
+
     def conclude(self) -> None:
-        """Raise ClaimFailure if any decision failed; NoDecisionError if none was recorded."""
+        """Turn the recorded decisions into the case's verdict.
+
+        * No decision: :class:`NoDecisionError`.
+        * The claim's own case: a failed precondition raises :class:`HypothesesNotMet`, a
+          failed conclusion :class:`ClaimFailure`; otherwise it passed.
+        * A control case: see :meth:`_conclude_control`.
+        """
         if not self.decisions:
             raise NoDecisionError(f"{self.spec.id} [{self.variant}] recorded no decision: a claim "
-                                  "must decide through tc.check.* so that it can fail")
+                                  "must decide through tc.conclusion.* so that it can fail")
+        if self.control is not None:
+            self._conclude_control()
+            return
         failed = [d for d in self.decisions if not d.passed]
+        if any(d.role == "precondition" for d in failed):
+            names = [d.name for d in failed if d.role == "precondition"]
+            raise HypothesesNotMet(self._listing(f"the hypotheses do not hold on this instance "
+                                                 f"(failed preconditions {names})"))
         if failed:
-            lines = "\n".join(d.summary() for d in self.decisions)
-            raise ClaimFailure(f"{self.spec.id} [{self.variant}]: {len(failed)} of "
-                               f"{len(self.decisions)} checks failed\n{lines}")
+            raise ClaimFailure(self._listing(f"{len(failed)} of {len(self.decisions)} checks failed"))
+
+    def _conclude_control(self) -> None:
+        """A control fails as expected (:class:`ClaimFailure`) when a conclusion it declares
+        to break failed with finite values and its preconditions failed (kind
+        ``hypothesis``) or all held (every other kind).  Any other failure is a
+        :class:`ControlMisfire`; a control with no failure returns (it passed).  An exempt
+        control fails as expected on any failed decision."""
+        control = self.spec.controls[self.control]
+        conclusions = {d.name for d in self.decisions if d.role == "conclusion"}
+        unknown = [b for b in control.breaks if b not in conclusions]
+        if unknown:
+            raise DeclarationError(
+                f"{self.spec.id} [{self.variant}]: declares it breaks {unknown}, which the case "
+                f"never recorded as a conclusion (recorded conclusions: {sorted(conclusions)})")
+        failed_any = [d.name for d in self.decisions if not d.passed]
+        if not failed_any:
+            return
+        if control.exempt is not None:
+            raise ClaimFailure(self._listing(f"exempt control ({control.exempt}): "
+                                             f"failed {failed_any}"))
+        reason = self._misfire_reason(control)
+        if reason is not None:
+            raise ControlMisfire(self._listing(f"{control.kind} control misfired: {reason}"))
+        broken = [b for b in control.breaks if b in self.failed_conclusions]
+        raise ClaimFailure(self._listing(f"{control.kind} control broke {broken} as declared"))
+
+    def _misfire_reason(self, control) -> str | None:
+        """Why a failing control does not fail as it declares, or ``None`` when it does."""
+        conclusions, preconditions = self.failed_conclusions, self.failed_preconditions
+        if not any(b in conclusions for b in control.breaks):
+            if conclusions:
+                return f"broke {conclusions} but declares it breaks {list(control.breaks)}"
+            if preconditions:
+                return (f"failed only on preconditions {preconditions}; it must break one of "
+                        f"the conclusions {list(control.breaks)}")
+            nonfinite = [d.name for d in self.decisions if not d.passed]
+            return f"failed only through NaN/inf values in {nonfinite}, which do not count"
+        if control.kind == "hypothesis" and not preconditions:
+            return ("hypothesis control left every precondition holding: it must violate an "
+                    "assumption that a precondition check detects")
+        if control.kind != "hypothesis" and preconditions:
+            return (f"{control.kind} control also failed the preconditions {preconditions}: "
+                    "only a hypothesis control may violate the theorem's hypotheses")
+        return None
 
     def to_json(self) -> dict:
         return {
@@ -205,7 +300,11 @@ class ClaimContext:
             "variant": self.variant,
             "control": self.control,
             "decisions": [d.to_json() for d in self.decisions],
+            "failed_conclusions": self.failed_conclusions,
+            "failed_preconditions": self.failed_preconditions,
             "measurements": self.measurements,
             "plots": list(self.plots.values()),
             "shared_runs": self.shared_runs,
+            "sizes": self.sizes,
+            "seeds": dict(self.seeds),
         }

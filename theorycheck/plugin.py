@@ -26,7 +26,6 @@ them and writes ``results.json``, ``report.md``, ``report.html`` and the plots.
 from __future__ import annotations
 
 import json
-import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -37,8 +36,9 @@ from . import __version__
 from .claim import CLAIM_VARIANT
 from .cache import SharedRunCache, cache_from_options
 from .context import ClaimContext
-from .errors import UsageError
-from .runtime import Runtime, RuntimeConfigError, default_options_from_env
+from .errors import ClaimFailure, HypothesesNotMet, UsageError, error_kind
+from .papers import papers
+from .runtime import Runtime, default_options_from_env
 
 RECORD_KEY = "theorycheck"
 _RUNTIME = pytest.StashKey[Runtime]()
@@ -72,7 +72,7 @@ def pytest_configure(config):
             dtype=config.getoption("--tc-dtype"), seed=config.getoption("--tc-seed"),
             threads=config.getoption("--tc-threads"),
         )
-    except RuntimeConfigError as exc:
+    except UsageError as exc:
         raise pytest.UsageError(f"theorycheck: {exc}") from None
     runtime.apply_torch_settings()
     config.stash[_RUNTIME] = runtime
@@ -82,7 +82,6 @@ def pytest_configure(config):
             config.getoption("--tc-no-cache"))
     except UsageError as exc:
         raise pytest.UsageError(f"theorycheck: {exc}") from None
-    _load_hypothesis_profile()
     if not hasattr(config, "workerinput"):  # the xdist controller, or a plain run
         config.pluginmanager.register(ResultCollector(config, runtime), "theorycheck-results")
 
@@ -99,15 +98,6 @@ def pytest_xdist_make_scheduler(config, log):
             return nodeid.split("[", 1)[0]
 
     return FunctionScopeScheduling(config, log)
-
-
-def _load_hypothesis_profile() -> None:
-    """A derandomised, deadline-free hypothesis profile for CI (selected when ``CI`` is set)."""
-    from hypothesis import settings
-
-    settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
-    settings.register_profile("dev", deadline=None)
-    settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 @pytest.fixture
@@ -135,14 +125,30 @@ def pytest_runtest_makereport(item, call):
     if spec is None or (call.when != "call" and not report.failed):
         return
     record = context.to_json() if context is not None else {
-        "id": spec.id, "variant": _variant_of(item), "decisions": [], "measurements": {}, "plots": []}
+        "id": spec.id, "variant": _variant_of(item), "decisions": [], "measurements": {},
+        "plots": [], "failed_conclusions": [], "failed_preconditions": [], "sizes": {}, "seeds": {}}
+    exc = None if call.excinfo is None else call.excinfo.value
+    registered = papers.get(spec.paper)
     record.update(
         spec=spec.to_json(),
+        paper_info=None if registered is None else registered.to_json(),
         phase=call.when,
-        exception=None if call.excinfo is None else call.excinfo.type.__name__,
-        message=None if call.excinfo is None else str(call.excinfo.value)[:4000],
+        exception=None if exc is None else type(exc).__name__,
+        error_kind=None if exc is None else error_kind(exc),
+        failure=_failure_of(exc),
+        message=None if exc is None else str(exc)[:4000],
     )
     report.user_properties.append((RECORD_KEY, json.dumps(record)))
+
+
+def _failure_of(exc: BaseException | None) -> str | None:
+    """``"hypotheses"`` for :class:`HypothesesNotMet`, ``"conclusions"`` for any other
+    :class:`ClaimFailure`, ``None`` for no exception or an error."""
+    if isinstance(exc, HypothesesNotMet):
+        return "hypotheses"
+    if isinstance(exc, ClaimFailure):
+        return "conclusions"
+    return None
 
 
 def _variant_of(item) -> str:
@@ -213,21 +219,25 @@ class ResultCollector:
 def _case_outcome(report, record: dict) -> str:
     """Map a pytest report of one case to the report's vocabulary.
 
-    Claim cases: passed | failed (a check failed) | error (anything else) | skipped.
-    Control cases: failed_as_expected | passed_unexpectedly | error | skipped.
+    Claim cases: passed | failed (a conclusion failed) | hypotheses_not_met (a precondition
+    failed) | error (anything else) | skipped.
+    Control cases: failed_as_expected | passed_unexpectedly | misfired (failed, but not by
+    breaking a declared conclusion: :class:`ControlMisfire`) | error | skipped.
     """
     is_control = record["variant"] != CLAIM_VARIANT
-    exception = record.get("exception")
     if report.when != "call":
         return "skipped" if report.skipped else "error"
     if is_control:
         if getattr(report, "wasxfail", None) is not None and report.skipped:
             return "failed_as_expected"
-        if report.failed and exception is None:
+        if report.failed and record.get("exception") is None:
             return "passed_unexpectedly"
+        if report.failed and record.get("error_kind") == "control":
+            return "misfired"
         return "skipped" if report.skipped else "error"
     if report.passed:
         return "passed"
     if report.skipped:
         return "skipped"
-    return "failed" if exception == "ClaimFailure" else "error"
+    return {"hypotheses": "hypotheses_not_met", "conclusions": "failed"}.get(record.get("failure"),
+                                                                              "error")

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import UsageError
+
 TIERS = ("quick", "full")
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = ("float64", "float32")
 
 
-class RuntimeConfigError(ValueError):
+class RuntimeConfigError(UsageError):
     """An unknown or unusable tier, device or dtype was asked for."""
 
 

@@ -43,7 +43,7 @@ import numpy as np
 import torch
 from scipy.special import logsumexp
 
-from theorycheck import claim
+from theorycheck import Control, claim
 from theorycheck import data as datasets
 from theorycheck.models import TokenSelection
 from theorycheck.models.token_selection import loss_autograd_reference, logits, token_scores
@@ -329,10 +329,10 @@ def condition1_run(tc, run: JointRun) -> JointRun:
     for name, met in flags.items():
         tc.record(f"{v.label}: instances with {name}", f"{int(met.sum())}/{met.size}")
     met = np.flatnonzero(np.logical_and.reduce(list(flags.values())))
-    tc.check.at_least(f"{v.label}: instances meeting Condition 1", met.size, run.data.K - 1)
+    tc.precondition.at_least(f"{v.label}: instances meeting Condition 1", met.size, run.data.K - 1)
     zero_start = run.u_norm[0].max() == 0 and run.W_norm[0].max() == 0
-    tc.check.holds(f"{v.label}: Condition 1 parameters (u_0 = W_0 = 0, d >= 8n, eta <= 1)",
-                   zero_start and d >= 8 * n and v.eta <= 1.0, detail={"n": n, "d": d, "eta": v.eta})
+    tc.precondition.holds(f"{v.label}: Condition 1 parameters (u_0 = W_0 = 0, d >= 8n, eta <= 1)",
+                          zero_start and d >= 8 * n and v.eta <= 1.0, detail={"n": n, "d": d, "eta": v.eta})
     return run if met.size in (0, run.data.K) else run.select(met)
 
 
@@ -345,8 +345,16 @@ def condition1_run(tc, run: JointRun) -> JointRun:
     statement="The u-SVM reference u_mm = argmin ||u|| s.t. y_i u^T x_{i,opt} >= 1 is computed "
               "correctly: feasible, KKT-certified, equal to the dual solution and to the "
               "minimum-norm interpolant of its support vectors.",
-    controls={"non_optimal_tokens": "the same program solved on the non-optimal tokens (labels "
-                                    "unchanged): cosine about 0 with u_mm, constraints violated"},
+    provenance="stated",
+    controls={
+        "non_optimal_tokens": Control(
+            "reference", breaks=[
+                "min over trials of min_i y_i u^T x_{i,opt}",
+                "relative distance to the dual solution",
+            ],
+            description="the same program solved on the non-optimal tokens (labels unchanged): "
+                        "cosine about 0 with u_mm, constraints violated"),
+    },
     sizes={"quick": dict(DM_SIZES["quick"]), "full": dict(DM_SIZES["full"])},
 )
 def test_usvm_reference(tc):
@@ -390,11 +398,11 @@ def test_usvm_reference(tc):
                               / np.linalg.norm(dual.u))
     tc.record("worst over trials", worst)
     tc.record("max margin 1/||u_mm|| per trial", 1.0 / u_mm.norm(dim=1).cpu().numpy())
-    tc.check.at_least("min over trials of min_i y_i u^T x_{i,opt}", worst["min_constraint"], 1.0, margin=1e-6)
-    tc.check.at_most("worst KKT residual with the dual's multipliers", worst["kkt"], 1e-6)
-    tc.check.at_most("relative distance to the dual solution", worst["to_dual"], 1e-6)
+    tc.conclusion.at_least("min over trials of min_i y_i u^T x_{i,opt}", worst["min_constraint"], 1.0, margin=1e-6)
+    tc.conclusion.at_most("worst KKT residual with the dual's multipliers", worst["kkt"], 1e-6)
+    tc.conclusion.at_most("relative distance to the dual solution", worst["to_dual"], 1e-6)
     tc.record("trials in which every sample is a support vector", f"{all_support_vectors}/{data.K}")
-    tc.check.at_most("relative distance to the closed form on the support set", worst["to_closed_form"], 1e-6)
+    tc.conclusion.at_most("relative distance to the closed form on the support set", worst["to_closed_form"], 1e-6)
 
 
 def relative_distance(a, b) -> float:
@@ -410,10 +418,19 @@ def relative_distance(a, b) -> float:
     statement="With probability >= 1 - delta, DM tokens have squared norms within "
               "O(sqrt(log(n/delta)/d)) of their means and pairwise inner products "
               "O(rho^2 sqrt(log(n/delta)/d)): nearly orthogonal for d >> log n.",
-    controls={"tiny_dimension": "d = 4 (grid 4, 16, 64): max |cross|/rho^2 up to 3 (mean 1.1), not "
-                                "nearly orthogonal",
-              "common_direction": "every token gets a shared component of norm 0.5: the inner "
-                                  "products no longer vanish like d^(-1/2)"},
+    provenance="inferred",
+    controls={
+        "tiny_dimension": Control(
+            "statement", breaks=[
+                "P[bounds hold and |cross|/rho^2 <= 0.5] >= 1 - delta (at the tier's d)",
+            ],
+            description="d = 4 (grid 4, 16, 64): max |cross|/rho^2 up to 3 (mean 1.1), not nearly"
+                        " orthogonal"),
+        "common_direction": Control(
+            "reference", breaks=["rate in d of mean max |cross|/rho^2 (log-log slope)"],
+            description="every token gets a shared component of norm 0.5: the inner products no "
+                        "longer vanish like d^(-1/2)"),
+    },
     sizes={"quick": dict(n=8, d=64, dims=[64, 256, 1024], instances=100, rho=2.0, delta=0.05),
            "full": dict(n=64, d=1024, dims=[256, 1024, 2048], instances=20, rho=2.0, delta=0.05)},
 )
@@ -429,7 +446,7 @@ def test_dm_near_orthogonal(tc):
     (the spec's) covers both.  Checks, at delta = 0.05:
     (a) K = `instances` independent instances at the base d; success = both bounds hold and
         max |cross|/rho^2 <= 0.5 ("nearly orthogonal", what the proofs use; largest of 100
-        instances at d = 64: 0.43, spec 0.34 over 10).  `tc.check.binomial` rejects
+        instances at d = 64: 0.43, spec 0.34 over 10).  `tc.conclusion.binomial` rejects
         P[success] >= 1 - delta at level 0.05 (100 instances: fails at 90 successes or fewer).
     (b) The rate: over d in `dims` (x4 steps), the fitted slope of log(mean max |cross|/rho^2)
         and of log(mean max norm deviation) against log d is <= -0.45 (the bound's d^(-1/2),
@@ -450,14 +467,14 @@ def test_dm_near_orthogonal(tc):
     success = (norm_dev <= norm_bound) & (cross <= cross_bound) & (cross <= 0.5)
     tc.record("norm bound, cross bound at the base d", [norm_bound, cross_bound])
     tc.record("max over instances: norm deviation, |cross|/rho^2", [norm_dev.max(), cross.max()])
-    tc.check.binomial(f"P[bounds hold and |cross|/rho^2 <= 0.5] >= 1 - delta (d={sizes['d']})",
-                      success, p=1 - delta, alpha=0.05)
+    tc.conclusion.binomial("P[bounds hold and |cross|/rho^2 <= 0.5] >= 1 - delta (at the tier's d)",
+                           success, p=1 - delta, alpha=0.05)
     dims = np.asarray(sizes["dims"], dtype=float)
     for label, column in (("max |cross|/rho^2", 1), ("max norm deviation", 0)):
         means = np.array([stats[d][column].mean() for d in sizes["dims"]])
         tc.record(f"mean {label} over d={sizes['dims']}", means)
-        tc.check.slope(f"rate in d of mean {label} (log-log slope)", dims, means,
-                       window=(dims[0], dims[-1]), at_most=-0.45)
+        tc.conclusion.slope(f"rate in d of mean {label} (log-log slope)", dims, means,
+                            window=(dims[0], dims[-1]), at_most=-0.45)
         tc.curve("orthogonality", f"mean {label}", dims, means, xscale="log", yscale="log",
                  xlabel="d", title="Lemma 11: DM tokens nearly orthogonal")
     tc.curve("orthogonality", "cross bound 4 sqrt(log(4n^2/delta)/d)", dims,
@@ -483,8 +500,13 @@ def dm_token_statistics(tc, n, d, rho, instances):
     source="Lemma 12",
     statement="Under Eq. (13), ||u_t|| <= sum_{s<t} eta_s <= 3 eta t^(1/3) and "
               "||W_t||_F <= sum_{1<=s<t} eta_s, and both norms are Theta(sum_s eta_s) = Theta(t^(1/3)).",
-    controls={"joint_ngd": "joint NGD (Eq. (2), one norm over (u, W), eta = 0.1, no time factor): "
-                           "||W_t|| / sum eta_s about 0.05 and ||u_t|| > 3 eta t^(1/3)"},
+    provenance="inferred",
+    controls={
+        "joint_ngd": Control(
+            "dynamics", breaks=["min over t >= 2 of ||W_t|| / sum_{1<=s<t} eta_s"],
+            description="joint NGD (Eq. (2), one norm over (u, W), eta = 0.1, no time factor): "
+                        "||W_t|| / sum eta_s about 0.05 and ||u_t|| > 3 eta t^(1/3)"),
+    },
     sizes=JOINT_SIZES,
 )
 def test_joint_norm_growth(tc):
@@ -513,15 +535,15 @@ def test_joint_norm_growth(tc):
     W_budget = (cumulative - schedule(variant, 1)[0]).clip(min=0.0)[:, None]  # sum_{1<=s<t}
     t = run.t
     u_ratio, W_ratio = run.u_norm[1:] / u_budget[1:], run.W_norm[2:] / W_budget[2:]
-    tc.check.at_most("max over t >= 1 of ||u_t|| / sum_{s<t} eta_s", u_ratio.max(), 1 + 1e-12)
-    tc.check.at_most("max over t >= 2 of ||W_t|| / sum_{1<=s<t} eta_s", W_ratio.max(), 1 + 1e-12)
-    tc.check.at_most("max over t >= 1 of sum_{s<t} eta_s / (3 eta t^(1/3))",
-                     (cumulative[1:] / (3 * variant.eta * t[1:] ** (1 / 3))).max(), 1.0)
-    tc.check.at_least("min over t >= 1 of ||u_t|| / sum_{s<t} eta_s", u_ratio.min(), 0.5)
-    tc.check.at_least("min over t >= 2 of ||W_t|| / sum_{1<=s<t} eta_s", W_ratio.min(), 0.5)
+    tc.conclusion.at_most("max over t >= 1 of ||u_t|| / sum_{s<t} eta_s", u_ratio.max(), 1 + 1e-12)
+    tc.conclusion.at_most("max over t >= 2 of ||W_t|| / sum_{1<=s<t} eta_s", W_ratio.max(), 1 + 1e-12)
+    tc.conclusion.at_most("max over t >= 1 of sum_{s<t} eta_s / (3 eta t^(1/3))",
+                          (cumulative[1:] / (3 * variant.eta * t[1:] ** (1 / 3))).max(), 1.0)
+    tc.conclusion.at_least("min over t >= 1 of ||u_t|| / sum_{s<t} eta_s", u_ratio.min(), 0.5)
+    tc.conclusion.at_least("min over t >= 2 of ||W_t|| / sum_{1<=s<t} eta_s", W_ratio.min(), 0.5)
     tc.record("final ratios ||u||/sum, ||W||/sum per seed", [u_ratio[-1], W_ratio[-1]])
-    tc.check.at_most("batched step vs theorycheck BlockNGD / NGD(train_u), 20 steps: max |difference|",
-                     batched_step_deviation(tc.runtime), 1e-12)
+    tc.conclusion.at_most("batched step vs theorycheck BlockNGD / NGD(train_u), 20 steps: max |difference|",
+                          batched_step_deviation(tc.runtime), 1e-12)
     tc.curve("norms", "||u_t|| (seed 0)", t[1:], run.u_norm[1:, 0], xscale="log", yscale="log",
              ylabel="norm", title="Lemma 12: norms under Eq. (13) (seed 0)")
     tc.curve("norms", "||W_t||_F (seed 0)", t[2:], run.W_norm[2:, 0], xscale="log", yscale="log")
@@ -555,8 +577,16 @@ def batched_step_deviation(runtime, steps=20) -> float:
     statement="Along Eq. (13) on DM under Condition 1, for all t >= 1: (i) the per-sample loss "
               "ratios l_i/l_j stay bounded; (ii) the score gap gamma_opt - gamma_other is positive "
               "and non-decreasing; (iii) s_opt >= 1/2 and non-decreasing.",
-    controls={"short_optimal_token": "rho = 0.5 (the designated token is the shorter one, "
-                                     "Condition 1 violated): the gap and s_opt decrease, s_opt -> 0"},
+    provenance="stated",
+    controls={
+        "short_optimal_token": Control(
+            "hypothesis", breaks=[
+                "rho=0.5 (optimal token the shorter one): (ii) score gap non-decreasing",
+                "rho=0.5 (optimal token the shorter one): (iii) s_opt non-decreasing",
+            ],
+            description="rho = 0.5 (the designated token is the shorter one, Condition 1 "
+                        "violated): the gap and s_opt decrease, s_opt -> 0"),
+    },
     sizes=JOINT_SIZES,
 )
 def test_joint_invariants(tc):
@@ -602,19 +632,19 @@ def test_joint_invariants(tc):
         spread = run.margins.max(axis=-1) - run.margins.min(axis=-1)  # log R_t, (steps+1, K)
         ratio = np.exp(spread)
         tc.record(f"{label}: max_t R_t per seed", ratio.max(axis=0))
-        tc.check.at_most(f"{label}: (i) max_t max_ij l_i/l_j", ratio.max(), 20.0)
+        tc.conclusion.at_most(f"{label}: (i) max_t max_ij l_i/l_j", ratio.max(), 20.0)
         natural_time = schedule(variant, half).sum()
         tc.record(f"{label}: natural time sum eta_s at mid-run", natural_time)
         if natural_time >= 10.0:
-            tc.check.at_most(f"{label}: (i) max over 2nd half / max over 1st half",
-                             (ratio[half:].max(axis=0) / ratio[:half + 1].max(axis=0)).max(), 1.05)
+            tc.conclusion.at_most(f"{label}: (i) max over 2nd half / max over 1st half",
+                                  (ratio[half:].max(axis=0) / ratio[:half + 1].max(axis=0)).max(), 1.05)
         gap = run.score_gap
-        tc.check.at_least(f"{label}: (ii) min over t >= 1 of the score gap (> 0)", gap[1:].min(), 1e-12)
-        tc.check.monotone(f"{label}: (ii) score gap non-decreasing", gap, increasing=True, tol=1e-12)
-        tc.check.at_least(f"{label}: (iii) min_t s_opt", run.s_opt.min(), 0.5, margin=1e-12)
-        tc.check.monotone(f"{label}: (iii) s_opt non-decreasing", run.s_opt, increasing=True, tol=1e-12)
-        tc.check.monotone(f"{label}: (iii) log(1 - s_opt) non-increasing", run.log_one_minus_s_opt,
-                          increasing=False, tol=1e-9)
+        tc.conclusion.at_least(f"{label}: (ii) min over t >= 1 of the score gap (> 0)", gap[1:].min(), 1e-12)
+        tc.conclusion.monotone(f"{label}: (ii) score gap non-decreasing", gap, increasing=True, tol=1e-12)
+        tc.conclusion.at_least(f"{label}: (iii) min_t s_opt", run.s_opt.min(), 0.5, margin=1e-12)
+        tc.conclusion.monotone(f"{label}: (iii) s_opt non-decreasing", run.s_opt, increasing=True, tol=1e-12)
+        tc.conclusion.monotone(f"{label}: (iii) log(1 - s_opt) non-increasing", run.log_one_minus_s_opt,
+                               increasing=False, tol=1e-9)
         tc.record(f"{label}: min per-step gap increment", np.diff(gap, axis=0).min())
         tc.curve(f"ratio {label}", "max_ij l_i/l_j (max over seeds)", run.t, ratio.max(axis=1),
                  ylabel="loss ratio", title=f"Lemma 13 (i): loss ratio, {label}")
@@ -641,8 +671,15 @@ def test_joint_invariants(tc):
     source="Lemma 14",
     statement="Along Eq. (13), u_mm separates the attended features X_i^T s_i(W_t) with a positive "
               "margin: min_t min_i y_i u_mm^T X_i^T s_i(W_t) >= c > 0.",
-    controls={"short_optimal_token": "rho = 0.5: attention leaves the designated token (s -> 3e-6) "
-                                     "and the attended margin turns negative (down to -1.3)"},
+    provenance="inferred",
+    controls={
+        "short_optimal_token": Control(
+            "hypothesis", breaks=[
+                "rho=0.5 (optimal token the shorter one): min_t min_i y_i u_mm^T X_i^T s_i(W_t)",
+            ],
+            description="rho = 0.5: attention leaves the designated token (s -> 3e-6) and the "
+                        "attended margin turns negative (down to -1.3)"),
+    },
     sizes=JOINT_SIZES,
 )
 def test_attended_features_separable(tc):
@@ -666,10 +703,10 @@ def test_attended_features_separable(tc):
         c_data = np.minimum(on_opt, projections.mean(axis=-1)).min(axis=-1)
         tc.record(f"{variant.label}: min_t min_i a_i(t) per seed", attended.min(axis=0))
         tc.record(f"{variant.label}: certificate c_data per seed", c_data)
-        tc.check.at_least(f"{variant.label}: min_t min_i y_i u_mm^T X_i^T s_i(W_t)", attended.min(), 0.1)
-        tc.check.at_least(f"{variant.label}: min_t attended margin >= c_data (per seed)",
-                          attended.min(axis=0), c_data, margin=1e-12)
-        tc.check.at_least(f"{variant.label}: c_data > 0", c_data.min(), 1e-12)
+        tc.conclusion.at_least(f"{variant.label}: min_t min_i y_i u_mm^T X_i^T s_i(W_t)", attended.min(), 0.1)
+        tc.conclusion.at_least(f"{variant.label}: min_t attended margin >= c_data (per seed)",
+                               attended.min(axis=0), c_data, margin=1e-12)
+        tc.conclusion.at_least(f"{variant.label}: c_data > 0", c_data.min(), 1e-12)
         t = run.t[1:]
         tc.curve(f"attended {variant.label}", "min_i y_i u_mm^T X_i^T s_i(W_t) (seed 0)", t,
                  attended[1:, 0], xscale="log", ylabel="attended margin",
@@ -832,10 +869,17 @@ def direct_hessian_check(tc) -> float:
     statement="Along Eq. (13) on DM the loss is (a) PL-like in u, ||grad_u L|| >= c L, witnessed by "
               "u_mm; (b) log-Lipschitz, L(theta') <= C L(theta_t) on [theta_t, theta_{t+1}]; "
               "(c) second-order self-bounded, ||grad^2 L|| <= C_H L.",
-    controls={"random_witness": "a random unit vector in place of u_mm/||u_mm||: the witnessed "
-                                "PL constant turns negative",
-              "uphill_step": "segments to theta_t + 5 grad L/||grad L|| (joint norm) instead of "
-                             "theta_{t+1}: the loss grows by a factor up to 73 (spec: 27-54)"},
+    provenance="inferred",
+    controls={
+        "random_witness": Control(
+            "reference", breaks=["(a) witness: min_t mu_t ||u_mm|| (per seed, > 0)"],
+            description="a random unit vector in place of u_mm/||u_mm||: the witnessed PL "
+                        "constant turns negative"),
+        "uphill_step": Control(
+            "statement", breaks=["(b) max over t, lambda of L(theta')/L(theta_t)"],
+            description="segments to theta_t + 5 grad L/||grad L|| (joint norm) instead of "
+                        "theta_{t+1}: the loss grows by a factor up to 73 (spec: 27-54)"),
+    },
     sizes=JOINT_SIZES,
 )
 def test_loss_landscape_properties(tc):
@@ -871,12 +915,12 @@ def test_loss_landscape_properties(tc):
     dp, _ = gradient_coordinates(run)
     G, _ = token_map_grams(run.data)
     grad_u_over_loss = np.sqrt(quadratic_form(dp, G))
-    tc.check.at_least("(a) min over t of ||grad_u L||/L - mu_t (>= 0)", (grad_u_over_loss - witnessed).min(),
-                      0.0, margin=1e-12)
-    tc.check.at_least("(a) witness: min_t mu_t ||u_mm|| (per seed, > 0)", witnessed.min(axis=0) * run.u_mm_norm,
-                      1e-12)
-    tc.check.at_least("(a) PL: min_t ||grad_u L|| ||u_mm|| / L (per seed)",
-                      (grad_u_over_loss * run.u_mm_norm).min(axis=0), 0.25)
+    tc.conclusion.at_least("(a) min over t of ||grad_u L||/L - mu_t (>= 0)", (grad_u_over_loss - witnessed).min(),
+                           0.0, margin=1e-12)
+    tc.conclusion.at_least("(a) witness: min_t mu_t ||u_mm|| (per seed, > 0)", witnessed.min(axis=0) * run.u_mm_norm,
+                           1e-12)
+    tc.conclusion.at_least("(a) PL: min_t ||grad_u L|| ||u_mm|| / L (per seed)",
+                           (grad_u_over_loss * run.u_mm_norm).min(axis=0), 0.25)
 
     if tc.control == "uphill_step":
         end_gamma, end_z = uphill_endpoints(run, length=5.0)
@@ -884,15 +928,15 @@ def test_loss_landscape_properties(tc):
     else:
         segment = np.exp(step_segment_log_ratios(run))
     tc.record("(b) max over t of L(segment)/L(theta_t) per lambda", segment.max(axis=(1, 2)))
-    tc.check.at_most("(b) max over t, lambda of L(theta')/L(theta_t)", segment.max(), 2.0)
+    tc.conclusion.at_most("(b) max over t, lambda of L(theta')/L(theta_t)", segment.max(), 2.0)
 
     every, hessian_ratio = hessian_ratio_along(run)
     tc.record("(c) max over t of ||Hessian||/L per seed", hessian_ratio.max(axis=0))
     tc.record("(c) ||Hessian||/L at the first and last checked step (seed 0)",
               [hessian_ratio[0, 0], hessian_ratio[-1, 0]])
-    tc.check.at_most("(c) max over t of ||grad^2 L||_2 / L", hessian_ratio.max(), 10.0)
-    tc.check.at_most("(c) method: reduced vs autograd Hessian norm, relative difference",
-                     direct_hessian_check(tc), 1e-9)
+    tc.conclusion.at_most("(c) max over t of ||grad^2 L||_2 / L", hessian_ratio.max(), 10.0)
+    tc.conclusion.at_most("(c) method: reduced vs autograd Hessian norm, relative difference",
+                          direct_hessian_check(tc), 1e-9)
     t = run.t
     tc.curve("PL", "||grad_u L|| ||u_mm|| / L (seed 0)", t[1:], grad_u_over_loss[1:, 0] * run.u_mm_norm[0],
              xscale="log", title="Lemma 3 (a): PL-like inequality (seed 0)")
@@ -911,8 +955,13 @@ def test_loss_landscape_properties(tc):
     source="Theorem 2 / Theorem 8",
     statement="Under Eq. (13) with alpha = 2/3 on DM the training loss decays as exp(-Theta(t^(1/3))); "
               "sharply, log L_t = -3 eta (t+1)^(1/3)/||u_mm|| + O(1).",
-    controls={"no_time_factor": "Eq. (13) without the time factor (alpha = 0): log L falls "
-                                "like -t/||u_mm||, slope about -250 against (t+1)^(1/3)"},
+    provenance="stated",
+    controls={
+        "no_time_factor": Control(
+            "dynamics", breaks=["seed 0: slope of log L vs (t+1)^(1/3) over the second half"],
+            description="Eq. (13) without the time factor (alpha = 0): log L falls like "
+                        "-t/||u_mm||, slope about -250 against (t+1)^(1/3)"),
+    },
     sizes=JOINT_SIZES,
 )
 def test_joint_loss_rate(tc):
@@ -936,12 +985,12 @@ def test_joint_loss_rate(tc):
     expected = -EQ13.eta / ((1 - EQ13.alpha) * run.u_mm_norm)
     c_star = (-run.log_loss[1:] / (EQ13.eta * t[1:, None] ** (1 / 3))).min(axis=0)
     tc.record("c* = min_t -log L_t / (eta t^(1/3)) per seed", c_star)
-    tc.check.at_least("Theorem 2's form: c* > 0 (L_t < L_0 for all t >= 1)", c_star.min(), 1e-12)
+    tc.conclusion.at_least("Theorem 2's form: c* > 0 (L_t < L_0 for all t >= 1)", c_star.min(), 1e-12)
     for k in range(run.data.K):
-        tc.check.slope(f"seed {k}: slope of log L vs (t+1)^(1/3) over t in [{steps // 2}, {steps}]",
-                       grid + 1.0, run.log_loss[grid, k], window=(grid[0] + 1.0, grid[-1] + 1.0),
-                       x_transform=1 / 3, y_transform="linear", expected=expected[k], rtol=0.02,
-                       min_r2=0.999)
+        tc.conclusion.slope(f"seed {k}: slope of log L vs (t+1)^(1/3) over the second half",
+                            grid + 1.0, run.log_loss[grid, k], window=(grid[0] + 1.0, grid[-1] + 1.0),
+                            x_transform=1 / 3, y_transform="linear", expected=expected[k], rtol=0.02,
+                            min_r2=0.999)
     tc.record("predicted slopes -3 eta/||u_mm||", expected)
     x = (t + 1.0) ** (1 / 3)
     anchor = run.log_loss[steps // 2, 0] - expected[0] * x[steps // 2]
@@ -959,9 +1008,16 @@ def test_joint_loss_rate(tc):
     source="Theorem 3 / Theorem 9; footnote 1",
     statement="Under Eq. (13) on DM, W_t converges in direction to W_mm (built on the optimal "
               "tokens): 1 - <W_t/||W_t||, W_mm/||W_mm||> <= C log t / t^(1/3).",
-    controls={"short_optimal_token": "rho = 0.5: W_t turns to the other token's SVM (alignment "
-                                     "-0.7 to -0.9997 with the designated W_mm)",
-              "gaussian_reference": "a Gaussian matrix in place of W_mm: deviation about 1"},
+    provenance="inferred",
+    controls={
+        "short_optimal_token": Control(
+            "hypothesis", breaks=["dev_W at the last step (all seeds)"],
+            description="rho = 0.5: W_t turns to the other token's SVM (alignment -0.7 to -0.9997"
+                        " with the designated W_mm)"),
+        "gaussian_reference": Control(
+            "reference", breaks=["dev_W at the last step (all seeds)"],
+            description="a Gaussian matrix in place of W_mm: deviation about 1"),
+    },
     sizes=JOINT_SIZES,
 )
 def test_joint_W_direction_rate(tc):
@@ -986,8 +1042,8 @@ def test_joint_W_direction_rate(tc):
     c_J = dev[checkpoints] * checkpoints[:, None] ** (1 / 3) / np.log(checkpoints)[:, None]
     tc.record("dev at the checkpoints (per seed)", dev[checkpoints])
     tc.record("c_J at the checkpoints (seed 0)", c_J[:, 0])
-    tc.check.at_most(f"dev_W at t={run.steps} (all seeds)", dev[-1], 1e-3)
-    tc.check.at_most("c_J(t_k+1)/c_J(t_k) at consecutive checkpoints", (c_J[1:] / c_J[:-1]).max(), 1.1)
+    tc.conclusion.at_most("dev_W at the last step (all seeds)", dev[-1], 1e-3)
+    tc.conclusion.at_most("c_J(t_k+1)/c_J(t_k) at consecutive checkpoints", (c_J[1:] / c_J[:-1]).max(), 1.1)
     recorded = np.flatnonzero(np.isfinite(dev[:, 0]))  # the snapshot steps
     tc.curve("dev", "1 - al(W_t, W_mm) (seed 0)", run.t[recorded], dev[recorded, 0], xscale="log",
              yscale="log", ylabel="alignment deficit",
@@ -1012,7 +1068,15 @@ def other_token_alignment(run: JointRun) -> np.ndarray:
     source="Theorem 4 / Theorem 10; Introduction",
     statement="Under Eq. (13) on DM the decoder's normalized margin on the optimal tokens reaches a "
               "constant fraction of the max margin 1/||u_mm|| (and u_t -> u_mm in direction).",
-    controls={"short_optimal_token": "rho = 0.5: margin ratio -0.64 to 0.02, u_t away from u_mm"},
+    provenance="inferred",
+    controls={
+        "short_optimal_token": Control(
+            "hypothesis", breaks=[
+                "(a) m_t at the last step (all seeds)",
+                "(c) 1 - al(u_T, u_mm) (all seeds)",
+            ],
+            description="rho = 0.5: margin ratio -0.64 to 0.02, u_t away from u_mm"),
+    },
     sizes=JOINT_SIZES,
 )
 def test_u_margin_rate(tc):
@@ -1030,11 +1094,11 @@ def test_u_margin_rate(tc):
     on_opt = np.sum(run.gamma, axis=-1, where=run.is_opt)  # y_i u_t^T x_{i,opt}
     m = safe_ratio(run.u_mm_norm * on_opt.min(axis=-1), run.u_norm)
     tc.record("m_t at the checkpoints (per seed)", m[checkpoints])
-    tc.check.at_least(f"(a) m_t at t={run.steps} (all seeds)", m[-1], 0.5)
-    tc.check.monotone("(b) m_t non-decreasing over the checkpoints", m[checkpoints], increasing=True)
+    tc.conclusion.at_least("(a) m_t at the last step (all seeds)", m[-1], 0.5)
+    tc.conclusion.monotone("(b) m_t non-decreasing over the checkpoints", m[checkpoints], increasing=True)
     dev_u = 1.0 - run.u_alignment[-1]
     tc.record("1 - al(u_T, u_mm) per seed", dev_u)
-    tc.check.at_most("(c) 1 - al(u_T, u_mm) (all seeds)", dev_u, 5e-3)
+    tc.conclusion.at_most("(c) 1 - al(u_T, u_mm) (all seeds)", dev_u, 5e-3)
     t = run.t[1:]
     tc.curve("margin", "m_t (seed 0)", t, m[1:, 0], xscale="log", ylabel="margin ratio",
              title="Theorem 4: decoder margin / max margin (seed 0)")

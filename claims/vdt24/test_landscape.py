@@ -29,7 +29,7 @@ import math
 import numpy as np
 import torch
 
-from theorycheck import claim
+from theorycheck import Control, claim
 from theorycheck import data as datasets
 from theorycheck.models import (
     autograd_grad_W,
@@ -124,7 +124,7 @@ def count_assumption2(tc, data) -> tuple[int, int]:
 def check_assumption2_everywhere(tc, data) -> None:
     """The statements assume Assumption 2: every generated instance must meet it."""
     met, total = count_assumption2(tc, data)
-    tc.check.at_least("instances meeting Assumption 2 (all required)", met, total)
+    tc.precondition.at_least("instances meeting Assumption 2 (all required)", met, total)
 
 
 # ---------------------------------------------------------------- the quantities of (G)
@@ -195,9 +195,12 @@ def identity_test_points(rng, prob, scales, rhos) -> torch.Tensor:
     statement="Under Assumption 2 the gradient has the closed form (G), its norm is sandwiched "
               "between (1/(n||W_mm||)) sum c_i and (1/n) sum c_i R_i, hence grad L(W) = 0 iff "
               "every s_{i,opt}(1 - s_{i,opt}) = 0.",
+    provenance="derived",
     controls={
-        "counterexample": "CE violates Assumption 2: (G) with Delta = gamma_o - max_{t!=o} gamma_t "
-                          "must disagree with autograd (relative error about 0.4-1)",
+        "counterexample": Control(
+            "hypothesis", breaks=["(G) vs autograd: relative Frobenius error (max over random W)"],
+            description="CE violates Assumption 2: (G) with Delta = gamma_o - max_{t!=o} gamma_t "
+                        "must disagree with autograd (relative error about 0.4-1)"),
     },
     sizes={"quick": dict(random_per_trial=12, random_scales=[0.1, 1.0, 5.0],
                          saturation_multiples=[-12, -4, -1, 1, 4, 12, 40, 120, 400]),
@@ -238,10 +241,7 @@ def test_grad_identity_and_stationarity(tc):
     """
     sizes = tc.sizes
     prob = e1_or_counterexample(tc)
-    if tc.control is None:
-        check_assumption2_everywhere(tc, prob.data)
-    else:
-        count_assumption2(tc, prob.data)
+    check_assumption2_everywhere(tc, prob.data)
     P, rhos = sizes["random_per_trial"], sizes["saturation_multiples"]
     scales = np.resize(np.repeat(sizes["random_scales"], P // len(sizes["random_scales"])), P)
     W = identity_test_points(tc.rng("points"), prob, scales, rhos)
@@ -253,17 +253,17 @@ def test_grad_identity_and_stationarity(tc):
     err_identity = relative_error(-closed_form_negative_grad_W(Xr, yr, ur, Wr, opt[is_random]), reference)
     M, G = scaled_grad_W(Xr, yr, ur, Wr)
     err_library = relative_error(torch.exp(M)[:, None, None] * G, reference)
-    tc.check.at_most("(G) vs autograd: relative Frobenius error (max over random W)",
-                     err_identity.max(), 1e-10)
-    tc.check.at_most("library exp(M) G vs autograd: relative error (max over random W)",
-                     err_library.max(), 1e-10)
+    tc.conclusion.at_most("(G) vs autograd: relative Frobenius error (max over random W)",
+                          err_identity.max(), 1e-10)
+    tc.conclusion.at_most("library exp(M) G vs autograd: relative error (max over random W)",
+                          err_library.max(), 1e-10)
     tc.record("(G) vs autograd relative error per point", err_identity)
 
     bounds = gradient_bounds(X, y, u, W, opt, W_mm)
-    tc.check.at_least("sandwich, left: ||grad L|| ||W_mm|| / ((1/n) sum c_i) >= 1", bounds.lower, 1.0,
-                      margin=1e-12)
-    tc.check.at_most("sandwich, right: ||grad L|| / ((1/n) sum c_i R_i) <= 1", bounds.upper, 1.0,
-                     margin=1e-12)
+    tc.conclusion.at_least("sandwich, left: ||grad L|| ||W_mm|| / ((1/n) sum c_i) >= 1", bounds.lower, 1.0,
+                           margin=1e-12)
+    tc.conclusion.at_most("sandwich, right: ||grad L|| / ((1/n) sum c_i R_i) <= 1", bounds.upper, 1.0,
+                          margin=1e-12)
     log10_c = bounds.log10_mean_c
     tc.record("log10 (1/n) sum c_i: range over the points", [log10_c.min(), log10_c.max()])
     tc.record("left ratio: min", bounds.lower.min())
@@ -295,10 +295,16 @@ def initial_logit_radius(X, sigma0, delta):
     statement="For W_0 = sigma_0 G with small sigma_0, with probability at least 1 - delta every "
               "initial logit is at most eps(delta) in absolute value, so every softmax entry lies "
               "in [exp(-2 eps)/T, exp(2 eps)/T], and ||W_0||_F is small.",
+    provenance="derived",
     controls={
-        "large_init": "draw W_0 with sigma_0 = 10/sqrt(d) (1000x larger) but keep eps of the "
-                      "claimed sigma_0 = 0.01/sqrt(d): the logit and softmax events fail "
-                      "(max |s - 1/T| about 0.7 vs 0.005)",
+        "large_init": Control(
+            "dynamics", breaks=[
+                "max |z_it| <= eps(delta)",
+                "softmax within [exp(-2 eps)/T, exp(2 eps)/T]",
+            ],
+            description="draw W_0 with sigma_0 = 10/sqrt(d) (1000x larger) but keep eps of the "
+                        "claimed sigma_0 = 0.01/sqrt(d): the logit and softmax events fail (max "
+                        "|s - 1/T| about 0.7 vs 0.005)"),
     },
     sizes={"quick": dict(draws_per_trial=40, delta=0.05), "full": dict(draws_per_trial=40, delta=0.05)},
 )
@@ -345,11 +351,11 @@ def test_small_init_near_uniform(tc):
     logit_event = max_logit <= eps
     softmax_event = (s_min >= torch.exp(-2 * eps) / T) & (s_max <= torch.exp(2 * eps) / T)
     norm_event = W0_norm <= sigma0 * (d + math.sqrt(2 * math.log(1 / delta)))
-    tc.check.binomial(f"max |z_it| <= eps(delta={delta})", logit_event, p=1 - delta)
-    tc.check.binomial("softmax within [exp(-2 eps)/T, exp(2 eps)/T]", softmax_event, p=1 - delta)
-    tc.check.binomial("||W_0||_F <= sigma_0 (d + sqrt(2 log(1/delta)))", norm_event, p=1 - delta)
-    tc.check.holds("softmax bounds on every draw with max |z| <= eps (deterministic)",
-                   softmax_event | ~logit_event)
+    tc.conclusion.binomial("max |z_it| <= eps(delta)", logit_event, p=1 - delta)
+    tc.conclusion.binomial("softmax within [exp(-2 eps)/T, exp(2 eps)/T]", softmax_event, p=1 - delta)
+    tc.conclusion.binomial("||W_0||_F <= sigma_0 (d + sqrt(2 log(1/delta)))", norm_event, p=1 - delta)
+    tc.conclusion.holds("softmax bounds on every draw with max |z| <= eps (deterministic)",
+                        softmax_event | ~logit_event)
     deviation = torch.maximum(s_max - 1 / T, 1 / T - s_min)
     tc.record("draws", int(logit_event.numel()))
     tc.record("max over draws of max|z| / eps", (max_logit / eps).max())
@@ -410,13 +416,11 @@ LANDSCAPE_RUN = {"quick": dict(families=list(FIXED_DECODER_FAMILIES), steps=800)
 
 def landscape_run_for(tc):
     """The shared NGD run of the claim (CE for the "counterexample" control), with its
-    instances' Assumption 2 counted: all must meet it, except in the controls."""
+    instances' Assumption 2 decided as a precondition: all must meet it (the counterexample
+    control violates it, as a hypothesis control must)."""
     case = "counterexample" if tc.control == "counterexample" else "assumptions"
     prob, run = landscape_ngd_run(tc.runtime, case, tuple(tc.sizes["families"]), tc.sizes["steps"])
-    if tc.control is None:
-        check_assumption2_everywhere(tc, prob.data)
-    else:
-        count_assumption2(tc, prob.data)
+    check_assumption2_everywhere(tc, prob.data)
     return prob, run
 
 
@@ -426,10 +430,15 @@ def landscape_run_for(tc):
     statement="Under Assumption 2, for every W the negative gradient correlates positively with "
               "W_mm: <-grad L, W_mm> >= (1/n) sum c_i >= 0 and "
               "<-grad L, Wbar_mm>/||grad L|| >= kappa = 1/(||W_mm|| max_i R_i).",
+    provenance="derived",
     controls={
-        "counterexample": "CE (Assumption 2 violated) along NGD started at Wbar_alpha: the cosine "
-                          "with W_mm is about -0.95",
-        "gaussian_reference": "a Gaussian matrix in place of W_mm: the cosine is negative at some W",
+        "counterexample": Control(
+            "hypothesis", breaks=["NGD iterates: cosine(-grad L, W_mm) / kappa >= 1"],
+            description="CE (Assumption 2 violated) along NGD started at Wbar_alpha: the cosine "
+                        "with W_mm is about -0.95"),
+        "gaussian_reference": Control(
+            "reference", breaks=["random W: <-grad L, W_mm> / ((1/n) sum c_i) >= 1"],
+            description="a Gaussian matrix in place of W_mm: the cosine is negative at some W"),
     },
     sizes={"quick": dict(LANDSCAPE_RUN["quick"], random_per_trial=50, log10_scales=[-2, 2]),
            "full": dict(LANDSCAPE_RUN["full"], random_per_trial=10, log10_scales=[-2, 2])},
@@ -463,12 +472,12 @@ def test_grad_correlates_with_wmm(tc):
     kappa_pts = kappa(X, opt, ref_pts)
     cos_ngd = run["cosines"][:, :, 1 + int(use_gauss)]                       # (steps+1, K)
     kappa_run = kappa(prob.X, prob.opt, W_ref).cpu().numpy()
-    tc.check.at_least("random W: <-grad L, W_mm> / ((1/n) sum c_i) >= 1", at_random.correlation, 1.0,
-                      margin=1e-9)
-    tc.check.at_least("random W: cosine(-grad L, W_mm) / kappa >= 1", at_random.cosine / kappa_pts, 1.0,
-                      margin=1e-9)
-    tc.check.at_least("NGD iterates: cosine(-grad L, W_mm) / kappa >= 1", cos_ngd / kappa_run, 1.0,
-                      margin=1e-9)
+    tc.conclusion.at_least("random W: <-grad L, W_mm> / ((1/n) sum c_i) >= 1", at_random.correlation, 1.0,
+                           margin=1e-9)
+    tc.conclusion.at_least("random W: cosine(-grad L, W_mm) / kappa >= 1", at_random.cosine / kappa_pts, 1.0,
+                           margin=1e-9)
+    tc.conclusion.at_least("NGD iterates: cosine(-grad L, W_mm) / kappa >= 1", cos_ngd / kappa_run, 1.0,
+                           margin=1e-9)
     tc.record("kappa per trial", kappa_run)
     tc.record("random W: min cosine/kappa", (at_random.cosine / kappa_pts).min())
     tc.record("NGD: min cosine/kappa", (cos_ngd / kappa_run).min())
@@ -490,9 +499,15 @@ def test_grad_correlates_with_wmm(tc):
     source="Lemma 2 / Lemma 9 (Eq. (6)); Lemma 10 of Tarzanagh et al. for general n",
     statement="Under Assumptions 1-2, for every eps > 0 there is R_eps such that iterates with "
               "||W|| >= R_eps satisfy <-grad L, W/||W||> <= (1 + eps) <-grad L, Wbar_mm>.",
+    provenance="inferred",
     controls={
-        "counterexample": "CE along NGD from Wbar_alpha: <-grad L, Wbar_mm> < 0 < <-grad L, W/||W||> "
-                          "at every large norm",
+        "counterexample": Control(
+            "hypothesis", breaks=[
+                "max over ||W|| >= R_eps of <-grad L, W/||W||> - (1+eps) <-grad L, Wbar_mm> "
+                "(per trial; -inf: empty window, fails)",
+            ],
+            description="CE along NGD from Wbar_alpha: <-grad L, Wbar_mm> < 0 < <-grad L, "
+                        "W/||W||> at every large norm"),
     },
     sizes={"quick": dict(LANDSCAPE_RUN["quick"], eps=0.01, radius_in_wmm_norms=10.0),
            "full": dict(LANDSCAPE_RUN["full"], eps=0.01, radius_in_wmm_norms=10.0)},
@@ -524,10 +539,10 @@ def test_gradient_cone_condition(tc):
     norms, a, b = run["W_norm"], run["cosines"][:, :, 0], run["cosines"][:, :, 1]   # (steps+1, K)
     in_wmm_norms = norms / frobenius_norm(prob.W_mm).cpu().numpy()
     window = in_wmm_norms >= sizes["radius_in_wmm_norms"]
-    tc.check.at_least("iterates per trial with ||W|| >= R_eps", window.sum(0), sizes["steps"] / 4)
-    tc.check.at_most(f"max over ||W|| >= R_eps of <-grad L, W/||W||> - (1+{eps}) <-grad L, Wbar_mm> "
-                     "(per trial; -inf: empty window, fails)",
-                     np.where(window, a - (1 + eps) * b, -np.inf).max(0), 0.0, margin=1e-12)
+    tc.precondition.at_least("iterates per trial with ||W|| >= R_eps", window.sum(0), sizes["steps"] / 4)
+    tc.conclusion.at_most("max over ||W|| >= R_eps of <-grad L, W/||W||> - (1+eps) <-grad L, Wbar_mm> "
+                          "(per trial; -inf: empty window, fails)",
+                          np.where(window, a - (1 + eps) * b, -np.inf).max(0), 0.0, margin=1e-12)
     ratio = a / b
     for level in (0.0, eps, 0.1):
         tc.record(f"last ||W||/||W_mm|| with a/b > 1 + {level:g} (per trial)",
@@ -551,9 +566,15 @@ def test_gradient_cone_condition(tc):
     statement="The Example 1 generator satisfies Assumption 2 exactly when d >= nT (non-optimal "
               "scores 0, optimal scores zeta), and its tokens become nearly orthogonal as d grows, "
               "rho_perp = O(sqrt(log(nT)/d)).",
+    provenance="inferred",
     controls={
-        "d_below_nT": "add d < nT to the dimensions: the least-squares decoder cannot interpolate, "
-                      "non-optimal scores reach ~2 and Assumption 2 fails",
+        "d_below_nT": Control(
+            "hypothesis", breaks=[
+                "instances meeting Assumption 2 (all required)",
+                "max |gamma_non-opt| over d and trials",
+            ],
+            description="add d < nT to the dimensions: the least-squares decoder cannot "
+                        "interpolate, non-optimal scores reach ~2 and Assumption 2 fails"),
     },
     sizes={"quick": dict(n=6, T=4, dims=[32, 64, 128, 256, 512], control_dim=16, rho_max=0.25),
            "full": dict(n=64, T=8, dims=[768, 1536, 3072], control_dim=256, rho_max=0.25)},
@@ -568,6 +589,7 @@ def test_example1_assumptions(tc):
     (a) |gamma_non-opt| <= 1e-8 and |gamma_opt - zeta| <= 1e-8 (observed ~1e-14; 1e-8 is the
         library's Assumption-2 tolerance and leaves room for the conditioning of lstsq near
         d = nT), and the assumption report says Assumption 2 holds in every trial;
+        precondition: every d of the grid is >= nT (the d_below_nT control violates it);
     (b) the mean over trials of rho_perp = max |<x, x'>| / min ||x||^2 decreases strictly in d
         and is <= 0.25 at the largest d (spec; observed 0.15-0.18 at d = 512 for n = 6, T = 4);
     (c) the O(sqrt(log(nT)/d)) shape: the least-squares slope of log mean rho_perp against
@@ -589,13 +611,15 @@ def test_example1_assumptions(tc):
     tc.record("dimensions", dims)
     tc.record("mean rho_perp per d", rho_mean)
     tc.record("instances meeting Assumption 2", f"{met}/{TRIALS * len(dims)}")
-    tc.check.at_most("max |gamma_non-opt| over d and trials", max(nonopt_max), 1e-8)
-    tc.check.at_most("max |gamma_opt - zeta| over d and trials", max(opt_err), 1e-8)
-    tc.check.at_least("instances meeting Assumption 2 (all required)", met, TRIALS * len(dims))
-    tc.check.monotone("mean rho_perp decreases in d", rho_mean, increasing=False)
-    tc.check.at_most(f"mean rho_perp at d = {dims[-1]}", rho_mean[-1], sizes["rho_max"])
-    tc.check.slope("slope of log mean rho_perp vs log d", dims, rho_mean, window=(dims[0], dims[-1]),
-                   at_most=-0.5)
+    tc.precondition.holds("every d of the grid is >= nT (the generator's hypothesis)",
+                          [d >= n * T for d in dims], detail={"nT": n * T, "dims": dims})
+    tc.conclusion.at_most("max |gamma_non-opt| over d and trials", max(nonopt_max), 1e-8)
+    tc.conclusion.at_most("max |gamma_opt - zeta| over d and trials", max(opt_err), 1e-8)
+    tc.conclusion.at_least("instances meeting Assumption 2 (all required)", met, TRIALS * len(dims))
+    tc.conclusion.monotone("mean rho_perp decreases in d", rho_mean, increasing=False)
+    tc.conclusion.at_most("mean rho_perp at the largest d", rho_mean[-1], sizes["rho_max"])
+    tc.conclusion.slope("slope of log mean rho_perp vs log d", dims, rho_mean, window=(dims[0], dims[-1]),
+                        at_most=-0.5)
     pairs = n * T * (n * T - 1) / 2
     plot = dict(xscale="log", yscale="log", xlabel="d", ylabel="rho_perp",
                 title="Example 1: near-orthogonality improves with d")
@@ -624,9 +648,15 @@ def _trapping_setup(tc):
     statement="Without Assumptions 1-2 convergence can be local: on CE, NGD started near the "
               "locally optimal direction W_alpha converges to W_alpha (not W_mm), while a small "
               "initialization converges to W_mm.",
+    provenance="derived",
     controls={
-        "assumptions_hold": "the same protocol on Example 1 (Assumptions 1-2 hold) with random "
-                            "directions in place of W_alpha: every start converges to W_mm",
+        "assumptions_hold": Control(
+            "hypothesis", breaks=[
+                "trapped starts: min al(W_T, W_alpha)",
+                "trapped starts: max al(W_T, W_mm)",
+            ],
+            description="the same protocol on Example 1 (Assumptions 1-2 hold) with random "
+                        "directions in place of W_alpha: every start converges to W_mm"),
     },
     sizes={"quick": dict(steps=1000, trap_scales=[0.5, 1.0, 3.0]),
            "full": dict(steps=10000, trap_scales=[0.5, 1.0, 3.0])},
@@ -649,7 +679,7 @@ def test_local_directions_without_assumptions(tc):
     sizes = tc.sizes
     prob, trap = _trapping_setup(tc)
     met, _ = count_assumption2(tc, prob.data)
-    tc.check.at_most("instances meeting Assumption 2 (the statement needs it violated)", met, 0)
+    tc.precondition.at_most("instances meeting Assumption 2 (the statement needs it violated)", met, 0)
     scales = sizes["trap_scales"]
     S = len(scales) + 1  # the trapped starts, then the small start
     coef = prob.W0.new_tensor(np.repeat(scales + [0.0], TRIALS))[:, None, None]
@@ -662,9 +692,9 @@ def test_local_directions_without_assumptions(tc):
     trapped = slice(0, len(scales) * TRIALS)
     small = slice(len(scales) * TRIALS, S * TRIALS)
     final_mm, final_trap = traj["al_mm"][-1], traj["al_trap"][-1]
-    tc.check.at_least("trapped starts: min al(W_T, W_alpha)", final_trap[trapped].min(), 0.999)
-    tc.check.at_most("trapped starts: max al(W_T, W_mm)", final_mm[trapped].max(), -0.9)
-    tc.check.at_least("small starts: min al(W_T, W_mm)", final_mm[small].min(), 0.999)
+    tc.conclusion.at_least("trapped starts: min al(W_T, W_alpha)", final_trap[trapped].min(), 0.999)
+    tc.conclusion.at_most("trapped starts: max al(W_T, W_mm)", final_mm[trapped].max(), -0.9)
+    tc.conclusion.at_least("small starts: min al(W_T, W_mm)", final_mm[small].min(), 0.999)
     tc.record("al(W_alpha, W_mm)", alignment(trap, prob.W_mm))
     tc.record("final al(W_T, W_mm) per start", final_mm)
     tc.record("final al(W_T, W_alpha) per start", final_trap)

@@ -8,7 +8,7 @@ deficit with the W-SVM solution.
 import numpy as np
 import torch
 
-from theorycheck import claim
+from theorycheck import Control, claim
 from theorycheck.optim import GD, NGD, frobenius_norm, run_trajectory
 from theorycheck.solvers import solve_wsvm_batch
 
@@ -30,12 +30,25 @@ def _thm1_reference(tc, prob):
     source="Theorem 1 (Theorem 5, Eq. (5), Remark 1)",
     statement="From any small initialization, normalized GD on W converges in direction to the "
               "W-SVM solution W_mm, with 1 - alignment = O(log t / t).",
+    provenance="inferred",
     controls={
-        "gaussian_reference": "a Gaussian matrix in place of W_mm (dev about 1)",
-        "wrong_opt": "W_mm built for the wrong optimal set opt+1 mod T (alignment about -0.34)",
-        "gd": "constant-step GD (eta = 1) instead of NGD: dev about 1e-2 at the end, c(t) rises",
-        "counterexample": "data violating Assumptions 1-2 (CE) started near the local direction "
-                          "W_alpha: alignment with W_mm goes to -0.949",
+        "gaussian_reference": Control(
+            "reference", breaks=["small random: dev at the last step (all seeds)"],
+            description="a Gaussian matrix in place of W_mm (dev about 1)"),
+        "wrong_opt": Control(
+            "reference", breaks=["small random: dev at the last step (all seeds)"],
+            description="W_mm built for the wrong optimal set opt+1 mod T (alignment about -0.34)"),
+        "gd": Control(
+            "dynamics", breaks=[
+                "small random: dev at the last step (all seeds)",
+                "slope of log dev vs log t over t >= 100 (seed 0)",
+            ],
+            description="constant-step GD (eta = 1) instead of NGD: dev about 1e-2 at the end, "
+                        "c(t) rises"),
+        "counterexample": Control(
+            "hypothesis", breaks=["near W_alpha: dev at the last step (all seeds)"],
+            description="data violating Assumptions 1-2 (CE) started near the local direction "
+                        "W_alpha: alignment with W_mm goes to -0.949"),
     },
     sizes={"quick": dict(steps=2000, checkpoints=[100, 200, 500, 1000, 2000], t0=300, dev_max=1e-3),
            "full": dict(steps=20000, checkpoints=[1000, 3000, 10000, 20000], t0=3000, dev_max=1e-4)},
@@ -57,9 +70,12 @@ def test_ngd_global_direction_rate(tc):
     (d) globality: (a)-(b) again from W_0 = -0.05 Wbar_mm (the opposite direction) and from
         a large random W_0 = (3/d) G;
     (e) the fitted slope of log dev vs log t over t >= 100 is <= -1.
+    Precondition: Assumption 2 holds in every trial (the counterexample control violates it).
     """
     sizes, eta = tc.sizes, 0.1
     prob = e1_or_counterexample(tc)
+    tc.precondition.at_least("trials meeting Assumption 2 (every trial is tested)",
+                             prob.data.assumptions.count("assumption2"), prob.data.K)
     W_ref = _thm1_reference(tc, prob)
     d = prob.X.shape[-1]
     starts = {
@@ -80,20 +96,20 @@ def test_ngd_global_direction_rate(tc):
         run = traj.restrict(slice(s * TRIALS, (s + 1) * TRIALS))
         dev = 1.0 - run["W_alignment"]                            # (steps+1, K)
         c = dev[checkpoints] * checkpoints[:, None] / np.log(checkpoints)[:, None]
-        tc.check.at_most(f"{label}: dev at t={sizes['steps']} (all seeds)", dev[-1], sizes["dev_max"])
-        tc.check.at_most(f"{label}: c(t_k+1)/c(t_k) at consecutive checkpoints",
-                         (c[1:] / c[:-1]).max(), 1.1)
-        tc.check.at_most(f"{label}: c(last)/c(first)", (c[-1] / c[0]).max(), 1.0)
+        tc.conclusion.at_most(f"{label}: dev at the last step (all seeds)", dev[-1], sizes["dev_max"])
+        tc.conclusion.at_most(f"{label}: c(t_k+1)/c(t_k) at consecutive checkpoints",
+                              (c[1:] / c[:-1]).max(), 1.1)
+        tc.conclusion.at_most(f"{label}: c(last)/c(first)", (c[-1] / c[0]).max(), 1.0)
         tc.record(f"{label}: dev at checkpoints (mean over seeds)", dev[checkpoints].mean(1))
         tc.record(f"{label}: c(t) at checkpoints (seed 0)", c[:, 0])
         if s > 0:
             continue
         bound = certificate_bound(run["W_norm"], 1.0 - dev, eta, sizes["t0"])
-        tc.check.at_most("certificate: max over t > t0 of dev_t - B(t)(1 + 1e-6)",
-                         (dev[sizes["t0"] + 1:] - bound * (1 + 1e-6)).max(), 1e-12)
+        tc.conclusion.at_most("certificate: max over t > t0 of dev_t - B(t)(1 + 1e-6)",
+                              (dev[sizes["t0"] + 1:] - bound * (1 + 1e-6)).max(), 1e-12)
         tc.record("max dev/B", (dev[sizes["t0"] + 1:] / bound).max())
-        tc.check.slope("slope of log dev vs log t over t >= 100 (seed 0)", t[1:], dev[1:, 0],
-                       window=(100, sizes["steps"]), at_most=-1.0)
+        tc.conclusion.slope("slope of log dev vs log t over t >= 100 (seed 0)", t[1:], dev[1:, 0],
+                            window=(100, sizes["steps"]), at_most=-1.0)
         tc.curve("dev", "1 - al(W_t, W_mm), seed 0", t[1:], dev[1:, 0], xscale="log",
                  yscale="log", ylabel="alignment deficit",
                  title="Theorem 1: NGD direction vs W_mm (seed 0)")

@@ -5,7 +5,7 @@ Self-attention", arXiv 2402.05738, Section 2 (the W-SVM of Tarzanagh et al.).
 """
 import numpy as np
 
-from theorycheck import claim
+from theorycheck import Control, claim
 from theorycheck.solvers import solve_wsvm, wsvm_orthonormal_closed_form
 from theorycheck.solvers.margin import certify, constraint_values
 from theorycheck.solvers.svm import wsvm_constraint_factors
@@ -33,11 +33,22 @@ def _candidate(tc, X, opt, rng):
     statement="The W-SVM reference is computed correctly: primal and Gram-dual solutions agree, "
               "satisfy every margin constraint with a valid KKT certificate, and match the closed "
               "form on orthonormal tokens.",
+    provenance="derived",
     controls={
-        "perturbed": "a random 1% relative perturbation of W_mm: constraints/KKT and the closed "
-                     "form must reject it",
-        "wrong_opt": "the W-SVM solved for the wrong optimal set opt+1 mod T (cosine about -0.34 "
-                     "with the truth) must be rejected",
+        "perturbed": Control(
+            "reference", breaks=[
+                "worst KKT residual (stationarity, slackness, gap, -lambda)",
+                "ORTHO: relative error vs closed form",
+            ],
+            description="a random 1% relative perturbation of W_mm: constraints/KKT and the "
+                        "closed form must reject it"),
+        "wrong_opt": Control(
+            "reference", breaks=[
+                "min over trials of the smallest margin constraint",
+                "worst KKT residual (stationarity, slackness, gap, -lambda)",
+            ],
+            description="the W-SVM solved for the wrong optimal set opt+1 mod T (cosine about "
+                        "-0.34 with the truth) must be rejected"),
     },
     sizes={"quick": dict(E1_SIZES["quick"]), "full": dict(E1_SIZES["full"])},
 )
@@ -74,11 +85,11 @@ def test_wsvm_reference(tc):
             primal = solve_wsvm(inst.X, inst.opt, method="primal").W
             worst["primal_dual"] = max(worst["primal_dual"],
                                        np.linalg.norm(primal - W) / np.linalg.norm(primal))
-    tc.check.at_least("min over trials of the smallest margin constraint", worst["min_constraint"],
-                      1.0, margin=1e-6)
-    tc.check.at_most("worst KKT residual (stationarity, slackness, gap, -lambda)", worst["kkt"], 1e-6)
+    tc.conclusion.at_least("min over trials of the smallest margin constraint", worst["min_constraint"],
+                           1.0, margin=1e-6)
+    tc.conclusion.at_most("worst KKT residual (stationarity, slackness, gap, -lambda)", worst["kkt"], 1e-6)
     if sizes["d"] <= 64:
-        tc.check.at_most("relative Frobenius difference primal vs dual", worst["primal_dual"], 1e-5)
+        tc.conclusion.at_most("relative Frobenius difference primal vs dual", worst["primal_dual"], 1e-5)
 
     ortho = orthonormal(paper_rng(tc.runtime, "orthonormal"), TRIALS, n=6, T=4, d=32)
     n, T = ortho.n, ortho.T
@@ -94,6 +105,6 @@ def test_wsvm_reference(tc):
             constraint_values(*wsvm_constraint_factors(inst.X, inst.opt)[:2], W).min())
     tc.record("orthonormal ||W_mm||_F^2", norms2)
     tc.record("orthonormal n(T-1)/T", n * (T - 1) / T)
-    tc.check.close("ORTHO: ||W_mm||_F^2 = n(T-1)/T", norms2, n * (T - 1) / T, atol=1e-6)
-    tc.check.at_most("ORTHO: relative error vs closed form", max(errors), 1e-6)
+    tc.conclusion.close("ORTHO: ||W_mm||_F^2 = n(T-1)/T", norms2, n * (T - 1) / T, atol=1e-6)
+    tc.conclusion.at_most("ORTHO: relative error vs closed form", max(errors), 1e-6)
     tc.record("worst", worst)

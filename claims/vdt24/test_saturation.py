@@ -24,7 +24,7 @@ import math
 import numpy as np
 import torch
 
-from theorycheck import claim
+from theorycheck import Control, claim
 from theorycheck.data import constraint_radii, score_gaps
 from theorycheck.models.token_selection import log_one_minus_s_opt, logit_gap, s_opt
 from theorycheck.optim import GD, NGD, Polyak, Trajectory, displacement, run_trajectory
@@ -74,7 +74,7 @@ def check_assumptions(tc, data) -> None:
     met = report.count("assumption2")
     tc.record("Assumption 1 surrogate rho_perp per trial (threshold unknown)", report.details["rho_perp"])
     tc.record("trials meeting Assumption 2", f"{met}/{report.n_trials}")
-    tc.check.at_least("trials meeting Assumption 2 (every trial is tested)", met, report.n_trials)
+    tc.precondition.at_least("trials meeting Assumption 2 (every trial is tested)", met, report.n_trials)
 
 
 # ------------------------------------------------------------------ runs
@@ -158,9 +158,15 @@ def _lem5_runs(tc):
     statement="Along NGD, GD and Polyak from a small initialization, the optimal-token attention "
               "s_{i,opt} does not decrease at any step where sample i violates the W-SVM, and never "
               "falls below min{s_{i,opt}(W_0), 1/T}.",
+    provenance="inferred",
     controls={
-        "counterexample": "data violating Assumptions 1-2 (CE) started at Wbar_alpha + small noise, "
-                          "NGD eta = 0.1: s_opt falls from 0.013 to 1e-54 while the sample violates",
+        "counterexample": Control(
+            "hypothesis", breaks=[
+                "NGD eta=0.1 on CE: (a) min of s(t+1) - s(t) over violating (t, i)",
+            ],
+            description="data violating Assumptions 1-2 (CE) started at Wbar_alpha + small noise,"
+                        " NGD eta = 0.1: s_opt falls from 0.013 to 1e-54 while the sample "
+                        "violates"),
     },
     sizes={"quick": dict(steps=DENSE_STEPS["quick"], ngd_etas=[0.1, 1.0]),
            "full": dict(steps=DENSE_STEPS["full"], ngd_etas=[0.1, 1.0])},
@@ -193,11 +199,11 @@ def test_opt_softmax_nondecreasing(tc):
         violating = gap[:-1] < 1.0
         change = s[1:] - s[:-1]
         floor = np.minimum(s[0], 1.0 / data.T)
-        tc.check.at_least(f"{method}: number of violating (t, i)", int(violating.sum()), 1)
-        tc.check.at_least(f"{method}: (a) min of s(t+1) - s(t) over violating (t, i)",
-                          change[violating].min() if violating.any() else 0.0, 0.0, margin=1e-12)
-        tc.check.at_least(f"{method}: (b) min_t s(t) / min(s(0), 1/T)", (s.min(0) / floor).min(),
-                          1.0, margin=1e-12)
+        tc.precondition.at_least(f"{method}: number of violating (t, i)", int(violating.sum()), 1)
+        tc.conclusion.at_least(f"{method}: (a) min of s(t+1) - s(t) over violating (t, i)",
+                               change[violating].min() if violating.any() else 0.0, 0.0, margin=1e-12)
+        tc.conclusion.at_least(f"{method}: (b) min_t s(t) / min(s(0), 1/T)", (s.min(0) / floor).min(),
+                               1.0, margin=1e-12)
         tc.record(f"{method}: steps with a violating sample", int(violating.any(-1).sum()))
         tc.record(f"{method}: min s(t+1) - s(t) over all (t, i)", change.min())
         tc.curve("s_opt", f"{method}, seed 0, worst sample", traj.t[1:], s[1:, 0].min(-1), xscale="log",
@@ -224,9 +230,13 @@ def _ngd_run_or_gd(tc):
     source="Lemma 7 / Eq. (12)",
     statement="Along NGD the iterate norm grows linearly: kappa eta t - ||W_0|| <= <W_t, Wbar_mm> "
               "<= ||W_t|| <= ||W_0|| + eta t.",
+    provenance="derived",
     controls={
-        "gd": "constant-step GD (eta = 1, the shared GD run) in place of NGD: ||W_t|| grows like "
-              "log t (about 12 at t = 2000), far below kappa eta t (about 400)",
+        "gd": Control(
+            "dynamics", breaks=["(<W_t, Wbar_mm> - (kappa eta t - ||W_0||)) / (||W_0|| + eta t)"],
+            description="constant-step GD (eta = 1, the shared GD run) in place of NGD: ||W_t|| "
+                        "grows like log t (about 12 at t = 2000), far below kappa eta t (about "
+                        "400)"),
     },
     sizes={"quick": dict(steps=NGD_STEPS["quick"]), "full": dict(steps=NGD_STEPS["full"])},
 )
@@ -255,11 +265,11 @@ def test_ngd_norm_growth(tc):
     along = norm * traj["W_alignment"]                                 # <W_t, Wbar_mm>
     scale = norm[0] + eta * t                                          # the upper bound
     lower = kappa * eta * t - norm[0]
-    tc.check.at_least("(<W_t, Wbar_mm> - (kappa eta t - ||W_0||)) / (||W_0|| + eta t)",
-                      ((along - lower) / scale).min(), 0.0, margin=1e-9)
-    tc.check.at_least("(||W_t|| - <W_t, Wbar_mm>) / (||W_0|| + eta t)", ((norm - along) / scale).min(),
-                      0.0, margin=1e-9)
-    tc.check.at_most("||W_t|| / (||W_0|| + eta t)", (norm / scale).max(), 1.0, margin=1e-9)
+    tc.conclusion.at_least("(<W_t, Wbar_mm> - (kappa eta t - ||W_0||)) / (||W_0|| + eta t)",
+                           ((along - lower) / scale).min(), 0.0, margin=1e-9)
+    tc.conclusion.at_least("(||W_t|| - <W_t, Wbar_mm>) / (||W_0|| + eta t)", ((norm - along) / scale).min(),
+                           0.0, margin=1e-9)
+    tc.conclusion.at_most("||W_t|| / (||W_0|| + eta t)", (norm / scale).max(), 1.0, margin=1e-9)
     tc.record("kappa per trial", kappa)
     tc.record("||W_T|| / (eta T) per trial", norm[-1] / (eta * traj.t[-1]))
     tc.curve("norm", "||W_t||, seed 0", traj.t, norm[:, 0], ylabel="norm",
@@ -278,10 +288,16 @@ def test_ngd_norm_growth(tc):
     statement="Along NGD the attention saturates exponentially fast: 1 - s_{i,opt}(W_t) <= "
               "(T-1) exp(-ct + C), with the sharp rate -(1/t) log(1 - s_{i,opt}) -> eta/||W_mm|| "
               "for the worst sample.",
+    provenance="inferred",
     controls={
-        "gd": "constant-step GD (eta = 1) instead of NGD: rate x ||W_mm||/eta about -0.0016",
-        "squared_norm": "the rate eta/||W_mm||_F^2 instead of eta/||W_mm||_F: off by the factor "
-                        "||W_mm|| (about 2.1-2.7)",
+        "gd": Control(
+            "dynamics", breaks=["slope of max_i log(1 - s_opt) x ||W_mm|| / eta"],
+            description="constant-step GD (eta = 1) instead of NGD: rate x ||W_mm||/eta about "
+                        "-0.0016"),
+        "squared_norm": Control(
+            "statement", breaks=["slope of max_i log(1 - s_opt) x ||W_mm|| / eta"],
+            description="the rate eta/||W_mm||_F^2 instead of eta/||W_mm||_F: off by the factor "
+                        "||W_mm|| (about 2.1-2.7)"),
     },
     sizes={"quick": dict(window=(1000, 2000), envelope_from=500),
            "full": dict(window=(10000, 20000), envelope_from=5000)},
@@ -314,12 +330,12 @@ def test_softmax_saturation_rate(tc):
     ell = traj["log_one_minus_s_opt"].max(-1)                            # (C, K)
     window = (t >= lo) & (t <= hi)
     slope, intercept = np.polyfit(t[window], ell[window], 1)
-    tc.check.close("slope of max_i log(1 - s_opt) x ||W_mm|| / eta", slope * norm_mm / eta, -1.0,
-                   atol=0.02)
+    tc.conclusion.close("slope of max_i log(1 - s_opt) x ||W_mm|| / eta", slope * norm_mm / eta, -1.0,
+                        atol=0.02)
     envelope = math.log(prob.data.T - 1) - eta / (2 * norm_mm) * t[:, None]
     late = t >= tc.sizes["envelope_from"]
-    tc.check.at_most("max over t >= t_env of ell(t) - (log(T-1) - eta t/(2||W_mm||))",
-                     (ell - envelope)[late].max(), 0.0)
+    tc.conclusion.at_most("max over t >= t_env of ell(t) - (log(T-1) - eta t/(2||W_mm||))",
+                          (ell - envelope)[late].max(), 0.0)
     tc.record("fitted slope per trial", slope)
     tc.record("predicted slope -eta/||W_mm|| per trial", -eta / norm_mm)
     tc.curve("saturation", "max_i log(1 - s_opt), seed 0", t, ell[:, 0], ylabel="log(1 - s_opt)",
@@ -351,9 +367,12 @@ def _thm6_runs(tc):
     source="Theorem 6; Remark 1",
     statement="Constant-step GD from a small initialization of any direction converges in "
               "direction to W_mm (no rate given; the observed decay is about 1/log t).",
+    provenance="stated",
     controls={
-        "counterexample": "data violating Assumptions 1-2 (CE) from Wbar_alpha + small noise: the "
-                          "alignment with W_mm stays at -0.947 (dev about 1.95)",
+        "counterexample": Control(
+            "hypothesis", breaks=["near W_alpha (CE): dev at the last checkpoint"],
+            description="data violating Assumptions 1-2 (CE) from Wbar_alpha + small noise: the "
+                        "alignment with W_mm stays at -0.947 (dev about 1.95)"),
     },
     sizes={"quick": dict(checkpoints=GD_CHECKPOINTS["quick"], rate_from=100, dev_max=0.03),
            "full": dict(checkpoints=GD_CHECKPOINTS["full"], rate_from=1000, dev_max=0.01)},
@@ -397,11 +416,11 @@ def test_gd_global_asymptotic(tc):
         shown = t >= max(checkpoints[0] // 10, 2)
         dev = 1.0 - run.at("W_alignment", checkpoints)             # (checkpoints, K)
         scaled = dev * np.log(checkpoints)[:, None]
-        tc.check.holds(f"{label}: dev strictly decreasing over the checkpoints",
-                       np.diff(dev, axis=0) < 0, detail={"max ratio": (dev[1:] / dev[:-1]).max()})
-        tc.check.monotone(f"{label}: dev ln t non-increasing from t={tc.sizes['rate_from']}",
-                          scaled[checkpoints >= tc.sizes["rate_from"]], increasing=False)
-        tc.check.at_most(f"{label}: dev at t={checkpoints[-1]}", dev[-1], tc.sizes["dev_max"])
+        tc.conclusion.holds(f"{label}: dev strictly decreasing over the checkpoints",
+                            np.diff(dev, axis=0) < 0, detail={"max ratio": (dev[1:] / dev[:-1]).max()})
+        tc.conclusion.monotone(f"{label}: dev ln t non-increasing from t = rate_from",
+                               scaled[checkpoints >= tc.sizes["rate_from"]], increasing=False)
+        tc.conclusion.at_most(f"{label}: dev at the last checkpoint", dev[-1], tc.sizes["dev_max"])
         tc.record(f"{label}: dev at the checkpoints (seed 0)", dev[:, 0])
         tc.record(f"{label}: dev ln t at the checkpoints (seed 0)", scaled[:, 0])
         tc.curve("dev", f"{label}, seed 0", t[shown], series[shown, 0], xscale="log", yscale="log",
@@ -427,9 +446,15 @@ def _thm7_run(tc):
     statement="Uncapped Polyak behaves like NGD with step ||W_mm||: its displacement tends to "
               "||W_mm||, the iterate converges to W_mm in direction at rate O(log t / t), and "
               "log(1 - s_opt) falls by 1 per step.",
+    provenance="inferred",
     controls={
-        "capped": "Polyak capped at eta_max = 1 (the cap binds from t = 0, so it is GD with eta = "
-                  "1): the displacement tends to 0 instead of ||W_mm||",
+        "capped": Control(
+            "dynamics", breaks=[
+                "D_t / ||W_mm|| over the second half",
+                "slope of max_i log(1 - s_opt) per step",
+            ],
+            description="Polyak capped at eta_max = 1 (the cap binds from t = 0, so it is GD with"
+                        " eta = 1): the displacement tends to 0 instead of ||W_mm||"),
     },
     sizes={"quick": dict(steps=POLYAK_STEPS["quick"], t0=30, dev_max=1e-4),
            "full": dict(steps=POLYAK_STEPS["full"], t0=200, dev_max=1e-4)},
@@ -474,18 +499,18 @@ def test_polyak_direction_rate(tc):
     delta_max = score_gaps(data.scores(), data.opt).max(-1)
     lower = np.exp(-delta_max) / constraint_radii(data.X, data.opt).max(-1)
     upper = norm_mm / traj["s_opt"].min(-1)
-    tc.check.at_least("min_t D_t / (e^{-Delta_max}/max R)", (D / lower).min(), 1.0, margin=1e-9)
-    tc.check.at_most("max_t D_t / (||W_mm||/min_i s_opt(W_t))", (D / upper).max(), 1.0, margin=1e-9)
+    tc.conclusion.at_least("min_t D_t / (e^{-Delta_max}/max R)", (D / lower).min(), 1.0, margin=1e-9)
+    tc.conclusion.at_most("max_t D_t / (||W_mm||/min_i s_opt(W_t))", (D / upper).max(), 1.0, margin=1e-9)
     tail = (t >= steps // 2) & (t < steps)
-    tc.check.close("D_t / ||W_mm|| over the second half", D[tail] / norm_mm, 1.0, atol=0.01)
+    tc.conclusion.close("D_t / ||W_mm|| over the second half", D[tail] / norm_mm, 1.0, atol=0.01)
     dev = 1.0 - align
-    tc.check.at_most(f"dev at t={steps}", dev[-1], tc.sizes["dev_max"])
+    tc.conclusion.at_most("dev at the last step", dev[-1], tc.sizes["dev_max"])
     bound = certificate_bound(norm, align, D[t0:-1], t0)
-    tc.check.at_most("certificate: max over t > t0 of dev_t - B(t)(1 + 1e-6)",
-                     (dev[t0 + 1:] - bound * (1 + 1e-6)).max(), 1e-12)
+    tc.conclusion.at_most("certificate: max over t > t0 of dev_t - B(t)(1 + 1e-6)",
+                          (dev[t0 + 1:] - bound * (1 + 1e-6)).max(), 1e-12)
     ell = traj["log_one_minus_s_opt"].max(-1)
     rate, intercept = np.polyfit(t[tail], ell[tail], 1)
-    tc.check.close("slope of max_i log(1 - s_opt) per step", rate, -1.0, rtol=0.02)
+    tc.conclusion.close("slope of max_i log(1 - s_opt) per step", rate, -1.0, rtol=0.02)
     tc.record("D at the last step / ||W_mm||", D[steps - 1] / norm_mm)
     tc.record("max dev/B", (dev[t0 + 1:] / bound).max())
     tc.record("||W_T|| / (||W_mm|| T)", norm[-1] / (norm_mm * steps))

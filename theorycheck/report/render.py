@@ -1,10 +1,11 @@
 """Markdown and HTML views of a results document.
 
-Both views show, per paper: every claim with its verdict, source and statement, the
-decisions behind the verdict (measured value, reference, tolerance), its measurements,
-its plots and its negative controls.  Discrepancies -- paper statements refuted as
-written -- are listed in a section of their own beside the claim with the corrected
-statement.
+Both views show, per paper (with its citation from the paper registry): every claim with
+its verdict, source, statement and provenance, the decisions behind the verdict (role,
+measured value, reference, tolerance), its measurements, its plots and its negative
+controls (kind, the conclusions each declares to break and those it broke, exemptions).
+Discrepancies -- paper statements refuted as written -- and claims whose hypotheses did not
+hold on their instance are listed in sections of their own.
 """
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from itertools import groupby
 
 from .results import summarize
 
-VERDICT_MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP",
-                "not_run": "NOT RUN", "failed_as_expected": "failed as expected",
-                "passed_unexpectedly": "PASSED UNEXPECTEDLY"}
+VERDICT_MARK = {"passed": "PASS", "failed": "FAIL", "hypotheses_not_met": "HYPOTHESES NOT MET",
+                "error": "ERROR", "skipped": "SKIP", "not_run": "NOT RUN",
+                "failed_as_expected": "failed as expected",
+                "passed_unexpectedly": "PASSED UNEXPECTEDLY", "misfired": "MISFIRED"}
+DECISION_HEADER = ["", "role", "check", "kind", "measured", "reference", "tolerance"]
 
 
 def _short(value, limit: int = 120) -> str:
@@ -39,8 +42,12 @@ def _by_paper(results: dict):
 def _decision_row(d: dict) -> list[str]:
     tol = ", ".join(f"{k}={_short(v, 30)}" for k, v in d.get("tolerance", {}).items())
     reference = d.get("reference")
-    return ["ok" if d["passed"] else "FAILED", d["name"], d["kind"], _short(d["measured"]),
-            "" if reference is None else _short(reference), tol]
+    if d["kind"] == "binomial":
+        power = d.get("detail", {}).get("power_80_at")
+        tol += (", too few trials: cannot reject" if power is None
+                else f", 80% power at p1={_short(power)}")
+    return ["ok" if d["passed"] else "FAILED", d.get("role") or "", d["name"], d["kind"],
+            _short(d["measured"]), "" if reference is None else _short(reference), tol]
 
 
 def _why(control: dict) -> str:
@@ -48,6 +55,27 @@ def _why(control: dict) -> str:
     failed = [d for d in control.get("decisions", []) if not d["passed"]]
     return "; ".join(f"{d['name']}: {_short(d['measured'], 60)} vs {_short(d.get('reference'), 40)}"
                      for d in failed[:3])
+
+
+def _control_line(k: dict) -> str:
+    """Kind, declared and actually broken conclusions, exemption and verdict of a control."""
+    broke = [b for b in k["breaks"] if b in k.get("failed_conclusions", [])]
+    text = (f"{k['name']} [{k['kind']}] ({k['description']}): {VERDICT_MARK[k['outcome']]}; "
+            f"declares it breaks {k['breaks']}; broke {broke}")
+    if k.get("failed_preconditions"):
+        text += f"; failed preconditions {k['failed_preconditions']}"
+    if k.get("exempt"):
+        text += f"; EXEMPT ({k['exempt']})"
+    return text
+
+
+def _paper_heading(results: dict, paper: str) -> str:
+    info = results.get("papers", {}).get(paper)
+    return info["citation"] if info else "(paper not registered: declare it with theorycheck.paper)"
+
+
+def _not_met(claims: list[dict]) -> list[dict]:
+    return [c for c in claims if c["outcome"] == "hypotheses_not_met"]
 
 
 def _refuted(claims: list[dict]) -> list[tuple[dict, str]]:
@@ -73,11 +101,19 @@ def render_markdown(results: dict) -> str:
            f"{results['theorycheck_version']}", ""]
     for paper, group in _by_paper(results):
         claims = list(group)
-        out += [f"## Paper `{paper}`", ""]
-        rows = [[f"`{c['id']}`", c["source"], c["kind"], VERDICT_MARK[c["outcome"]],
-                 ", ".join(f"{k['name']}: {VERDICT_MARK[k['outcome']]}" for k in c["controls"]),
+        out += [f"## Paper `{paper}`", "", _paper_heading(results, paper), ""]
+        rows = [[f"`{c['id']}`", c["source"], c["kind"], c["provenance"], VERDICT_MARK[c["outcome"]],
+                 ", ".join(f"{k['name']} [{k['kind']}]: {VERDICT_MARK[k['outcome']]}"
+                           + (" (exempt)" if k.get("exempt") else "") for k in c["controls"]),
                  f"{c['duration_s']:.2f}"] for c in claims]
-        out += [_md_table(["claim", "source", "kind", "verdict", "controls", "time (s)"], rows), ""]
+        out += [_md_table(["claim", "source", "kind", "provenance", "verdict", "controls",
+                           "time (s)"], rows), ""]
+        not_met = _not_met(claims)
+        if not_met:
+            out += ["### Hypotheses not met on the instance", ""]
+            out += [f"- `{c['id']}` ({c['source']}): failed preconditions "
+                    f"{c['failed_preconditions']}" for c in not_met]
+            out.append("")
         refuted = _refuted(claims)
         if refuted:
             out += ["### Refuted as written", ""]
@@ -91,18 +127,16 @@ def render_markdown(results: dict) -> str:
 
 def _md_claim(c: dict) -> list[str]:
     out = [f"### `{c['id']}` -- {VERDICT_MARK[c['outcome']]}", "",
-           f"*{c['source']}* ({c['kind']}). {c['statement']}", ""]
+           f"*{c['source']}* ({c['kind']}, provenance: {c['provenance']}). {c['statement']}", ""]
     if c.get("corrected_by"):
         out += [f"Refuted as written; corrected statement: `{c['corrected_by']}`.", ""]
     if c["decisions"]:
-        out += [_md_table(["", "check", "kind", "measured", "reference", "tolerance"],
-                          [_decision_row(d) for d in c["decisions"]]), ""]
+        out += [_md_table(DECISION_HEADER, [_decision_row(d) for d in c["decisions"]]), ""]
     if c["measurements"]:
         out += [f"- {k}: {_short(v)}" for k, v in c["measurements"].items()] + [""]
     out += [f"![{path}]({path})" for path in c.get("images", [])]
     out += ["", "Negative controls:", ""]
-    out += [f"- `{k['name']}` ({k['description']}): {VERDICT_MARK[k['outcome']]}"
-            + (f" -- {_why(k)}" if _why(k) else "") for k in c["controls"]]
+    out += [f"- {_control_line(k)}" + (f" -- {_why(k)}" if _why(k) else "") for k in c["controls"]]
     if c.get("message") and c["outcome"] != "passed":
         out += ["", "```", c["message"], "```"]
     return out + [""]
@@ -114,7 +148,8 @@ body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0
 table{border-collapse:collapse;margin:.5em 0;font-size:.9em}
 td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
 .passed,.failed_as_expected{color:#176317;font-weight:600}
-.failed,.error,.passed_unexpectedly{color:#b00020;font-weight:600}
+.failed,.error,.passed_unexpectedly,.misfired{color:#b00020;font-weight:600}
+.hypotheses_not_met{color:#a04000;font-weight:600}
 .skipped,.not_run{color:#8a6d00;font-weight:600}
 .claim{border-top:1px solid #ddd;margin-top:1.5em;padding-top:.5em}
 .discrepancy{background:#fff8e6}
@@ -148,12 +183,21 @@ def render_html(results: dict) -> str:
              f"theorycheck {_e(results['theorycheck_version'])}</p>"]
     for paper, group in _by_paper(results):
         claims = list(group)
-        parts.append(f"<h2>Paper <code>{_e(paper)}</code></h2>")
+        parts.append(f"<h2>Paper <code>{_e(paper)}</code></h2><p>{_e(_paper_heading(results, paper))}</p>")
         rows = [[f"<a href='#{_e(c['id'])}'><code>{_e(c['id'])}</code></a>", _e(c["source"]),
-                 _e(c["kind"]), _verdict(c["outcome"]),
-                 "<br>".join(f"{_e(k['name'])}: {_verdict(k['outcome'])}" for k in c["controls"]),
+                 _e(c["kind"]), _e(c["provenance"]), _verdict(c["outcome"]),
+                 "<br>".join(f"{_e(k['name'])} [{_e(k['kind'])}]: {_verdict(k['outcome'])}"
+                             + (" (exempt)" if k.get("exempt") else "") for k in c["controls"]),
                  f"{c['duration_s']:.2f}"] for c in claims]
-        parts.append(_html_table(["claim", "source", "kind", "verdict", "controls", "time (s)"], rows))
+        parts.append(_html_table(["claim", "source", "kind", "provenance", "verdict", "controls",
+                                  "time (s)"], rows))
+        not_met = _not_met(claims)
+        if not_met:
+            parts.append("<h3>Hypotheses not met on the instance</h3><ul>")
+            parts += [f"<li><a href='#{_e(c['id'])}'><code>{_e(c['id'])}</code></a> "
+                      f"({_e(c['source'])}): failed preconditions "
+                      f"{_e(c['failed_preconditions'])}</li>" for c in not_met]
+            parts.append("</ul>")
         refuted = _refuted(claims)
         if refuted:
             parts.append("<h3>Refuted as written</h3><ul>")
@@ -170,19 +214,20 @@ def _html_claim(c: dict) -> str:
     cls = "claim discrepancy" if c["kind"] == "discrepancy" else "claim"
     out = [f"<div class='{cls}' id='{_e(c['id'])}'><h3><code>{_e(c['id'])}</code> "
            f"{_verdict(c['outcome'])}</h3>",
-           f"<p><em>{_e(c['source'])}</em> ({_e(c['kind'])}). {_e(c['statement'])}</p>"]
+           f"<p><em>{_e(c['source'])}</em> ({_e(c['kind'])}, provenance: "
+           f"{_e(c['provenance'])}). {_e(c['statement'])}</p>"]
     if c.get("corrected_by"):
         out.append(f"<p>Refuted as written; corrected statement: "
                    f"<a href='#{_e(c['corrected_by'])}'><code>{_e(c['corrected_by'])}</code></a></p>")
     if c["decisions"]:
         rows = [[_e(cell) for cell in _decision_row(d)] for d in c["decisions"]]
-        out.append(_html_table(["", "check", "kind", "measured", "reference", "tolerance"], rows))
+        out.append(_html_table(DECISION_HEADER, rows))
     if c["measurements"]:
         out.append("<ul>" + "".join(f"<li>{_e(k)}: {_e(_short(v))}</li>"
                                     for k, v in c["measurements"].items()) + "</ul>")
     out += [f"<img src='{_e(path)}' alt='{_e(path)}'>" for path in c.get("images", [])]
     out.append("<p>Negative controls:</p><ul>" + "".join(
-        f"<li><code>{_e(k['name'])}</code> ({_e(k['description'])}): {_verdict(k['outcome'])}"
+        f"<li>{_e(_control_line(k))}"
         + (f"<br><small>{_e(_why(k))}</small>" if _why(k) else "") + "</li>"
         for k in c["controls"]) + "</ul>")
     if c.get("message") and c["outcome"] != "passed":

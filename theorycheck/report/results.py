@@ -2,18 +2,24 @@
 
 Shape (see ``schema.json`` beside this file, which the tests validate against)::
 
-    {"tier", "device", "dtype", "seed", "started", "wall_time_s", "theorycheck_version",
-     "environment": {...}, "summary": {...},
-     "claims": [{"id", "paper", "source", "kind", "statement", "corrected_by", "outcome",
-                 "duration_s", "measurements", "decisions", "plots", "message", "shared_runs",
-                 "controls": [{"name", "description", "outcome", "duration_s",
-                               "decisions", "message", "shared_runs"}]}]}
+    {"schema_version", "tier", "device", "dtype", "seed", "started", "wall_time_s",
+     "theorycheck_version", "environment": {...}, "summary": {...},
+     "papers": {key: {"authors", "title", "arxiv", "year", "note", "expected_ids", "citation"}
+                     | null (a paper key no claims package declared)},
+     "claims": [{"id", "paper", "source", "kind", "statement", "corrected_by", "provenance",
+                 "outcome", "error_kind", "duration_s", "sizes", "seeds", "measurements",
+                 "decisions" (each with its "role"), "failed_conclusions",
+                 "failed_preconditions", "plots", "message", "shared_runs",
+                 "controls": [{"name", "description", "kind", "breaks", "exempt", "outcome",
+                               "error_kind", "duration_s", "sizes", "seeds", "decisions",
+                               "failed_conclusions", "failed_preconditions", "measurements",
+                               "message", "shared_runs"}]}]}
 
 ``shared_runs``: the shared runs the case used, ``{"name", "key", "config", "sizes", "seed",
 "source"}`` with source memo | disk | computed (see :mod:`theorycheck.cache`).
 
-Claim outcomes: passed | failed | error | skipped | not_run.
-Control outcomes: failed_as_expected | passed_unexpectedly | error | skipped | not_run.
+Claim outcomes: passed | failed | hypotheses_not_met | error | skipped | not_run.
+Control outcomes: failed_as_expected | passed_unexpectedly | misfired | error | skipped | not_run.
 """
 from __future__ import annotations
 
@@ -22,8 +28,15 @@ import platform
 from collections import Counter
 from pathlib import Path
 
-CLAIM_OUTCOMES = ("passed", "failed", "error", "skipped", "not_run")
-CONTROL_OUTCOMES = ("failed_as_expected", "passed_unexpectedly", "error", "skipped", "not_run")
+#: bumped whenever a field is added, removed or changes meaning
+SCHEMA_VERSION = 2
+CLAIM_OUTCOMES = ("passed", "failed", "hypotheses_not_met", "error", "skipped", "not_run")
+CONTROL_OUTCOMES = ("failed_as_expected", "passed_unexpectedly", "misfired", "error", "skipped",
+                    "not_run")
+#: what every case (claim or control) carries from its run; defaults for a case that did not run
+_CASE_FIELDS = {"outcome": "not_run", "error_kind": None, "duration_s": 0.0, "sizes": {},
+                "seeds": {}, "measurements": {}, "decisions": [], "failed_conclusions": [],
+                "failed_preconditions": [], "message": None, "shared_runs": []}
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 
 
@@ -43,30 +56,23 @@ def _environment() -> dict:
             "cvxpy": cvxpy_version}
 
 
-def _control_entry(name: str, description: str, record: dict | None) -> dict:
-    if record is None:
-        return {"name": name, "description": description, "outcome": "not_run",
-                "duration_s": 0.0, "decisions": [], "message": None, "shared_runs": []}
-    return {"name": name, "description": description, "outcome": record["outcome"],
-            "duration_s": record["duration_s"], "decisions": record["decisions"],
-            "measurements": record["measurements"], "message": record.get("message"),
-            "shared_runs": record.get("shared_runs", [])}
+def _case_fields(record: dict | None) -> dict:
+    """The fields of one case's run (the defaults of a case that did not run)."""
+    return {key: (record.get(key, default) if record else default)
+            for key, default in _CASE_FIELDS.items()}
+
+
+def _control_entry(name: str, control: dict, record: dict | None) -> dict:
+    return dict({"name": name}, **control, **_case_fields(record))
 
 
 def _claim_entry(spec: dict, cases: dict[str, dict]) -> dict:
     own = cases.get("claim")
-    entry = {key: spec[key] for key in ("id", "paper", "source", "kind", "statement", "corrected_by")}
-    entry.update(
-        outcome=own["outcome"] if own else "not_run",
-        duration_s=own["duration_s"] if own else 0.0,
-        measurements=own["measurements"] if own else {},
-        decisions=own["decisions"] if own else [],
-        plots=own["plots"] if own else [],
-        message=own.get("message") if own else None,
-        shared_runs=own.get("shared_runs", []) if own else [],
-        controls=[_control_entry(name, desc, cases.get(f"control-{name}"))
-                  for name, desc in spec["controls"].items()],
-    )
+    entry = {key: spec[key] for key in ("id", "paper", "source", "kind", "statement",
+                                        "corrected_by", "provenance")}
+    entry.update(_case_fields(own), plots=own["plots"] if own else [],
+                 controls=[_control_entry(name, control, cases.get(f"control-{name}"))
+                           for name, control in spec["controls"].items()])
     return entry
 
 
@@ -75,12 +81,15 @@ def assemble_results(*, runtime, started: str, version: str, wall_time_s: float,
     """Group the per-case records of a run into the results document."""
     specs: dict[str, dict] = {}
     cases: dict[str, dict[str, dict]] = {}
+    papers: dict[str, dict | None] = {}
     for record in records:
         specs[record["id"]] = record["spec"]
         cases.setdefault(record["id"], {})[record["variant"]] = record
+        papers[record["spec"]["paper"]] = record.get("paper_info")
     claims = [_claim_entry(specs[cid], cases[cid]) for cid in sorted(specs)]
-    results = dict(runtime.to_json(), started=started, wall_time_s=round(wall_time_s, 3),
-                   theorycheck_version=version, environment=_environment(), claims=claims)
+    results = dict(schema_version=SCHEMA_VERSION, **runtime.to_json(), started=started,
+                   wall_time_s=round(wall_time_s, 3), theorycheck_version=version,
+                   environment=_environment(), papers=dict(sorted(papers.items())), claims=claims)
     results["summary"] = summary_counts(results)
     return results
 
@@ -92,7 +101,9 @@ def summary_counts(results: dict) -> dict:
             "discrepancies": sum(c["kind"] == "discrepancy" for c in results["claims"]),
             "claim_outcomes": {o: claims.get(o, 0) for o in CLAIM_OUTCOMES},
             "controls": sum(controls.values()),
-            "control_outcomes": {o: controls.get(o, 0) for o in CONTROL_OUTCOMES}}
+            "control_outcomes": {o: controls.get(o, 0) for o in CONTROL_OUTCOMES},
+            "exempt_controls": sum(k.get("exempt") is not None
+                                   for c in results["claims"] for k in c["controls"])}
 
 
 def all_good(results: dict) -> bool:
@@ -106,8 +117,9 @@ def summarize(results: dict) -> str:
     s = results["summary"]
     claims = ", ".join(f"{v} {k}" for k, v in s["claim_outcomes"].items() if v)
     controls = ", ".join(f"{v} {k}" for k, v in s["control_outcomes"].items() if v)
+    exempt = f"; {s['exempt_controls']} controls exempt" if s.get("exempt_controls") else ""
     return (f"theorycheck ({results['tier']} tier, {results['device']}): {s['claims']} claims "
-            f"({claims}); {s['controls']} controls ({controls})")
+            f"({claims}); {s['controls']} controls ({controls}){exempt}")
 
 
 def load_results(path: str | Path) -> dict:

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
+from theorycheck.errors import InfeasibleProgramError, SolverAccuracyError
+
 CERTIFICATE_TOL = 1e-6
 """Tolerance of every certificate entry: ``min_k <F_k, W> >= 1 - tol`` and relative residuals <= tol."""
 
@@ -48,14 +50,6 @@ SOLVER_OPTIONS = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
 """Tighter than CLARABEL's defaults (1e-8): primal and dual then agree to about 1e-8."""
 CACHE_SIZE = 64
 """Most solutions kept in memory (the oldest is dropped first)."""
-
-
-class InfeasibleProgramError(ValueError):
-    """The hard-margin program has no feasible point (0 lies in the hull of its constraint matrices)."""
-
-
-class SolverAccuracyError(RuntimeError):
-    """The solver's answer fails its optimality certificate although the program is feasible."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,133 @@
+"""Claim patterns (theorycheck.patterns), the binomial check's power and the round-off
+tolerance policy, on a claim context built directly (no pytest run needed)."""
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import strategies as st
+from scipy import stats
+
+from theorycheck import Control, UsageError, roundoff
+from theorycheck.checks import binomial, binomial_power_point
+from theorycheck.claim import ClaimSpec
+from theorycheck.context import ClaimContext
+from theorycheck.patterns import directional_convergence, ordering_in_decades, property_search
+from theorycheck.runtime import Runtime
+from theorycheck.tolerance import UNIT_ROUNDOFF
+
+
+def context(dtype: str = "float64", seed: int = 0) -> ClaimContext:
+    spec = ClaimSpec(id="toy.patterns.case", paper="toy", source="Lemma 1", statement="s",
+                     controls={"c": Control("reference", breaks=["x"], description="d")},
+                     provenance="derived")
+    return ClaimContext(spec, None, Runtime(dtype=dtype, seed=seed))
+
+
+# -- binomial power ------------------------------------------------------------------------
+@pytest.mark.parametrize("n, p, alpha", [(20, 0.95, 0.05), (100, 0.95, 0.05), (200, 0.9, 0.01)])
+def test_binomial_power_point_is_where_the_exact_test_rejects_with_probability_08(n, p, alpha):
+    p1 = binomial_power_point(n, p, alpha)
+    k = np.arange(n + 1)
+    c = k[stats.binom.cdf(k, n, p) < alpha].max()            # the rejection region k <= c
+    assert 0 < p1 < p
+    assert stats.binom.cdf(c, n, p1) == pytest.approx(0.8, abs=1e-9)
+    assert stats.binom.cdf(c, n, p1 - 0.01) > 0.8 > stats.binom.cdf(c, n, p1 + 0.01)
+
+
+def test_binomial_power_point_is_none_when_the_test_cannot_reject():
+    # one trial at p = 0.95: P[Bin(1, 0.95) = 0] = 0.05 is not below alpha = 0.05
+    assert binomial_power_point(1, 0.95, 0.05) is None
+    assert "too few trials: the test cannot reject" in binomial("one", [True], p=0.95).summary()
+
+
+def test_binomial_records_and_shows_its_power():
+    decision = binomial("event", [True] * 58 + [False] * 2, p=0.95)
+    assert decision.passed
+    assert decision.detail["power_80_at"] == pytest.approx(binomial_power_point(60, 0.95, 0.05))
+    assert "80% power against p1 = 0.85" in decision.summary()
+
+
+# -- property_search -------------------------------------------------------------------------
+def test_property_search_finds_a_counterexample_and_records_the_worst_instance():
+    tc = context()
+    held = property_search(tc, "x below 1000", st.integers(0, 10_000), lambda x: 1000 - x,
+                           max_examples=200)
+    assert not held
+    (decision,) = tc.decisions
+    assert decision.role == "conclusion" and decision.name == "x below 1000"
+    worst = tc.measurements["x below 1000: worst instance"]
+    assert worst > 1000 and tc.measurements["x below 1000: worst margin"] == 1000 - worst
+
+
+def test_property_search_that_holds_passes_and_is_reproducible_from_the_claim_seed():
+    runs = []
+    for _ in range(2):
+        tc = context(seed=3)
+        assert property_search(tc, "square", st.floats(-10, 10), lambda x: x * x,
+                               max_examples=50, role="precondition")
+        assert tc.decisions[0].role == "precondition"
+        runs.append((tc.measurements["square: worst instance"], tc.seeds))
+    assert runs[0] == runs[1] and "square" in runs[0][1]
+
+
+def test_property_search_counts_a_nan_margin_as_the_worst():
+    tc = context()
+    assert not property_search(tc, "nan", st.integers(0, 5), lambda x: math.nan if x == 3 else 1.0,
+                               max_examples=50)
+    assert not tc.decisions[0].finite
+
+
+# -- ordering_in_decades ---------------------------------------------------------------------
+def test_ordering_in_decades_decides_every_consecutive_gap():
+    values = {"Polyak": [1e-7, 1e-6], "NGD": [1e-4, 1e-4], "GD": [1e-2, 3e-2]}
+    tc = context()
+    assert ordering_in_decades(tc, "ordering", values, ["Polyak", "NGD", "GD"], decades=1.0)
+    assert tc.measurements["ordering: decades Polyak below NGD"] == pytest.approx([3.0, 2.0])
+    assert not ordering_in_decades(tc, "ordering, 2.5 decades", values, ["Polyak", "NGD", "GD"],
+                                   decades=2.5)
+    assert not ordering_in_decades(tc, "reversed", values, ["GD", "NGD"], decades=0.0)
+
+
+def test_ordering_in_decades_refuses_nonpositive_values_and_unknown_labels():
+    with pytest.raises(ValueError, match="must be positive"):
+        ordering_in_decades(context(), "o", {"a": [0.0], "b": [1.0]}, ["a", "b"], decades=1.0)
+    with pytest.raises(ValueError, match=r"missing: \['c'\]"):
+        ordering_in_decades(context(), "o", {"a": [1.0], "b": [2.0]}, ["a", "c"], decades=1.0)
+
+
+# -- directional_convergence -----------------------------------------------------------------
+def test_directional_convergence_compares_over_the_window_and_draws_the_curve():
+    t = np.arange(1, 1001, dtype=float)
+    deviation = np.log(t + 1) / t
+    tc = context()
+    assert directional_convergence(tc, "rate", t, deviation, lambda s: 2 * np.log(s + 1) / s,
+                                   window=(10, 1000))
+    assert not directional_convergence(tc, "too fast", t, deviation, 1 / t, window=(10, 1000))
+    assert [c["label"] for c in tc.plots["rate"]["curves"]] == ["1 - alignment", "rate bound"]
+    with pytest.raises(ValueError, match="no time in window"):
+        directional_convergence(tc, "empty", t, deviation, 1 / t, window=(2000, 3000))
+
+
+# -- round-off tolerances --------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float64", torch.float64, np.float64, np.dtype("float64")])
+def test_roundoff_accepts_every_spelling_of_a_dtype(dtype):
+    assert roundoff(dtype, 4) == 4 * 2.0**-53 == 4 * np.finfo(np.float64).eps / 2
+
+
+def test_unit_roundoff_is_half_the_machine_epsilon():
+    for name in ("float64", "float32", "float16"):
+        assert UNIT_ROUNDOFF[name] == np.finfo(name).eps / 2
+    assert UNIT_ROUNDOFF["bfloat16"] == torch.finfo(torch.bfloat16).eps / 2
+
+
+def test_roundoff_refuses_integer_types_and_bad_factors():
+    with pytest.raises(UsageError, match="no unit round-off for dtype 'int64'"):
+        roundoff(torch.int64)
+    with pytest.raises(ValueError, match="positive"):
+        roundoff("float64", 0)
+
+
+def test_tc_roundoff_follows_the_run_dtype():
+    assert context("float32").roundoff(10) == 10 * 2.0**-24
+    assert context("float64").roundoff(10) == 10 * 2.0**-53

@@ -1,0 +1,62 @@
+"""What every registered claim and paper must satisfy (the conformance suite's rules).
+
+:func:`claim_problems` and :func:`paper_problems` return the violations as sentences (empty
+when conforming); the project's conformance tests assert that they are empty for every
+claim under ``claims/``, and the scaffold's test asserts it for a freshly generated claim.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from .claim import ID_PATTERN, PROVENANCE, ClaimSpec, Control
+from .papers import Paper
+
+__all__ = ["MIN_DOCSTRING", "EXEMPTION_ALLOWED", "claim_problems", "paper_problems"]
+
+#: a claim's docstring states the math and the pass criterion: at least this many characters
+MIN_DOCSTRING = 200
+#: paper keys whose controls may still carry a temporary exemption (controls being reworked)
+EXEMPTION_ALLOWED = frozenset({"vdt24"})
+
+
+def claim_problems(spec: ClaimSpec, claims: Mapping[str, ClaimSpec],
+                   papers: Mapping[str, Paper]) -> list[str]:
+    """Every rule ``spec`` breaks: identity, source and statement, a docstring of at least
+    :data:`MIN_DOCSTRING` characters, a registered paper, a provenance, sizes for both tiers,
+    controls that are :class:`Control` objects with a kind and the conclusions they break,
+    exemptions only under :data:`EXEMPTION_ALLOWED`, and a discrepancy's corrected claim."""
+    found = []
+    if not ID_PATTERN.match(spec.id) or spec.paper != spec.id.split(".")[0]:
+        found.append(f"id {spec.id!r} is not '<paper>.<statement>.<what>' of paper {spec.paper!r}")
+    if not spec.source.strip() or not spec.statement.strip():
+        found.append("source and statement must be non-empty")
+    if len(spec.doc) < MIN_DOCSTRING:
+        found.append(f"the docstring ({len(spec.doc)} characters) must state the math and the "
+                     f"pass criterion (at least {MIN_DOCSTRING} characters)")
+    if spec.paper not in papers:
+        found.append(f"paper {spec.paper!r} is not registered: declare it with "
+                     f"theorycheck.paper(...) in claims/{spec.paper}/__init__.py")
+    if spec.provenance not in PROVENANCE:
+        found.append(f"provenance {spec.provenance!r} is not one of {sorted(PROVENANCE)}")
+    if set(spec.sizes) != {"quick", "full"}:
+        found.append(f"sizes must give the tiers 'quick' and 'full' (got {sorted(spec.sizes)})")
+    if not spec.controls:
+        found.append("no negative control")
+    for name, control in spec.controls.items():
+        if not isinstance(control, Control):
+            found.append(f"control {name!r} is not a Control")
+            continue
+        found += [f"control {name!r}: {p}" for p in control.problems()]
+        if control.exempt is not None and spec.paper not in EXEMPTION_ALLOWED:
+            found.append(f"control {name!r} is exempt ({control.exempt}); exemptions are "
+                         f"allowed only for {sorted(EXEMPTION_ALLOWED)}")
+    if spec.kind == "discrepancy" and spec.corrected_by not in claims:
+        found.append(f"corrected_by {spec.corrected_by!r} is not a registered claim")
+    return found
+
+
+def paper_problems(paper: Paper, claims: Mapping[str, ClaimSpec]) -> list[str]:
+    """The paper's expected claim ids that no registered claim encodes."""
+    encoded = {cid.split(".", 1)[1] for cid in claims if cid.startswith(paper.key + ".")}
+    missing = [i for i in paper.expected_ids if i not in encoded]
+    return [f"{paper.key}: claims not encoded yet: {missing}"] if missing else []
