@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from theorycheck import cli, shared_run
+from theorycheck import Control, cli, shared_run
 from theorycheck.cache import (
     CacheWarning, DiskCache, SharedRunCache, TAG_NAME, cache_key, canonical, directory_fingerprint,
 )
@@ -302,7 +302,8 @@ def test_the_cli_refuses_a_bad_directory_with_one_line(tmp_path, make, message):
 
 
 def test_the_context_records_each_use_and_its_keys():
-    spec = ClaimSpec(id="toy.a.b", paper="toy", source="s", statement="s", controls={"c": "d"})
+    spec = ClaimSpec(id="toy.a.b", paper="toy", source="s", statement="s",
+                     controls={"c": Control("statement", breaks=["b"])}, provenance="derived")
     tc = ClaimContext(spec, None, RT)
     tc.use(numpy_run)
     tc.use(numpy_run, eta=0.1)
@@ -329,18 +330,20 @@ def series(run, *, rate=0.5):
 '''
 
 PROJECT_CLAIM = '''
-from theorycheck import claim
+from theorycheck import Control, claim
 
 from ._runs import series
 
 
-@claim("toy.thm1.decay", source="Theorem 1", statement="The series decays.",
-       controls={"same_run": "compare against a growing bound", "growing": "use rate 2"})
+@claim("toy.thm1.decay", source="Theorem 1", statement="The series decays.", provenance="stated",
+       controls={"same_run": Control("statement", breaks=["below 1"],
+                                     description="compare against a bound of 0"),
+                 "growing": Control("dynamics", breaks=["below 1"], description="use rate 2")})
 def test_decay(tc):
     values = tc.use(series, rate=2.0 if tc.control == "growing" else 0.5)
     bound = 0.0 if tc.control == "same_run" else 1.0
     tc.record("keys", sorted(tc.shared_keys))
-    tc.check.at_most("below 1", values.max().item(), bound)
+    tc.conclusion.at_most("below 1", values.max().item(), bound)
 '''
 
 
