@@ -57,3 +57,23 @@ def test_exempt_control_is_listed_and_temporary(claim_id, control, reason):
     assert CLAIMS[claim_id].paper in EXEMPTION_ALLOWED, (
         f"{claim_id} control {control!r} is exempt ({reason}) outside {sorted(EXEMPTION_ALLOWED)}")
     assert reason.strip() and "\n" not in reason
+
+
+def test_pending_ids_are_checked_both_ways():
+    """A paper may list expected ids it has not encoded yet as ``pending``; an id neither
+    encoded nor pending, or one encoded while still pending, is a conformance problem."""
+    from theorycheck.conformance import paper_problems
+    from theorycheck.errors import DeclarationError
+    from theorycheck.papers import Paper
+
+    claims = {"toy.a.done": None}
+    ok = Paper("toy", "A", "T", "2401.00001", ("a.done", "b.later"), pending=("b.later",))
+    assert paper_problems(ok, claims) == []
+    missing = Paper("toy", "A", "T", "2401.00001", ("a.done", "b.later"))
+    assert "not encoded yet: ['b.later']" in paper_problems(missing, claims)[0]
+    stale = Paper("toy", "A", "T", "2401.00001", ("a.done", "b.later"), pending=("a.done", "b.later"))
+    assert "still listed as pending: ['a.done']" in paper_problems(stale, claims)[0]
+    with pytest.raises(DeclarationError, match="pending must list expected ids"):
+        from theorycheck import paper
+        paper("toytwo", authors="A", title="T", arxiv="2401.00001", expected_ids=["a.b"],
+              pending=["c.d"])

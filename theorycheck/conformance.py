@@ -56,7 +56,12 @@ def claim_problems(spec: ClaimSpec, claims: Mapping[str, ClaimSpec],
 
 
 def paper_problems(paper: Paper, claims: Mapping[str, ClaimSpec]) -> list[str]:
-    """The paper's expected claim ids that no registered claim encodes."""
+    """The paper's expected claim ids that no registered claim encodes and ``pending`` does not
+    list, and the ``pending`` ids that are encoded after all (the list is stale)."""
     encoded = {cid.split(".", 1)[1] for cid in claims if cid.startswith(paper.key + ".")}
-    missing = [i for i in paper.expected_ids if i not in encoded]
-    return [f"{paper.key}: claims not encoded yet: {missing}"] if missing else []
+    missing = [i for i in paper.expected_ids if i not in encoded and i not in paper.pending]
+    stale = [i for i in paper.pending if i in encoded]
+    found = [f"{paper.key}: claims not encoded yet: {missing}"] if missing else []
+    if stale:
+        found.append(f"{paper.key}: encoded but still listed as pending: {stale}")
+    return found

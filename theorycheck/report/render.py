@@ -70,8 +70,13 @@ def _control_line(k: dict) -> str:
 
 
 def _paper_heading(results: dict, paper: str) -> str:
+    """The paper's citation, and the claim ids it has not encoded yet."""
     info = results.get("papers", {}).get(paper)
-    return info["citation"] if info else "(paper not registered: declare it with theorycheck.paper)"
+    if not info:
+        return "(paper not registered: declare it with theorycheck.paper)"
+    pending = info.get("pending") or []
+    return info["citation"] + (f" Not encoded yet ({len(pending)} of {len(info['expected_ids'])}): "
+                               + ", ".join(pending) + "." if pending else "")
 
 
 def _not_met(claims: list[dict]) -> list[dict]:
