@@ -6,8 +6,9 @@ for Self-attention", arXiv 2402.05738 (v1, 2024).  Model f(X) = u^T X^T softmax(
 exponential loss; W-SVM: min ||W||_F s.t. (x_{i,opt} - x_{i,t})^T W x_{i,1} >= 1.
 
 Several claims look at the same run (e.g. one NGD trajectory on the small Example-1 data
-feeds Theorem 1, Lemmas 1, 2, 6 and 7), so runs are cached per process, keyed by the
-run's settings.  The data of a family is drawn from a *paper-wide* random stream
+feeds Theorem 1, Lemmas 1, 2, 6 and 7), so runs are named shared runs (`theorycheck.shared_run`,
+used through ``tc.use``), cached on disk and keyed by their settings, the tier's sizes, the
+seed and the code.  The data of a family is drawn from a *paper-wide* random stream
 (``(base seed, "vdt24", family)``), not a per-claim one, which is what lets claims share
 a run; it still follows ``--tc-seed``.
 
@@ -27,13 +28,13 @@ the copy, these are the reconstruction's choices):
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from theorycheck import data as datasets
+from theorycheck import shared_run
 from theorycheck.models import TokenSelection
 from theorycheck.optim import alignment, frobenius_norm, run_trajectory, standard_metrics
 from theorycheck.runtime import Runtime, generator
@@ -99,40 +100,50 @@ def _on(runtime: Runtime, array) -> torch.Tensor:
     return torch.as_tensor(np.asarray(array), dtype=runtime.torch_dtype, device=runtime.device)
 
 
-def make_problem(runtime: Runtime, data: datasets.TokenSelectionData, init_stream: str) -> Problem:
-    """Move ``data`` to the device, solve its W-SVM (Gram dual), draw a small W_0."""
+def make_problem(run, data: datasets.TokenSelectionData, init_stream: str) -> Problem:
+    """Move ``data`` to the device, solve its W-SVM (Gram dual), draw a small W_0 from the
+    paper-wide stream (init_stream, data set name) of the shared-run context ``run``."""
+    runtime = run.runtime
     tensors = data.to_torch(runtime.device, runtime.torch_dtype)
     K, d = data.K, data.d
-    G = paper_rng(runtime, init_stream, data.name).standard_normal((K, d, d))
+    G = run.rng(init_stream, data.name).standard_normal((K, d, d))
     return Problem(data=data, X=tensors.X, y=tensors.y, u=tensors.u, opt=tensors.opt,
                    W_mm=_on(runtime, solve_wsvm_batch(data.X, data.opt, name=data.name)),
                    W0=_on(runtime, INIT_SCALE / np.sqrt(d) * G))
 
 
-@functools.lru_cache(maxsize=32)
-def problem(runtime: Runtime, family: str, **sizes) -> Problem:
-    """The cached fixed-decoder problem of a data family (``GENERATORS``) at ``sizes``."""
-    data = GENERATORS[family](paper_rng(runtime, family), TRIALS, **sizes)
-    return make_problem(runtime, data, init_stream="init")
+@shared_run
+def problem(run, *, family: str, sizes: dict) -> Problem:
+    """The fixed-decoder problem of a data family (``GENERATORS``) at ``sizes``, its data drawn
+    from the paper-wide stream of the family."""
+    data = GENERATORS[family](run.rng(family), TRIALS, **sizes)
+    return make_problem(run, data, init_stream="init")
 
 
-def e1(runtime: Runtime) -> Problem:
+@shared_run(sizes=E1_SIZES)
+def e1(run) -> Problem:
     """Example 1 at the tier's sizes (the default data of the fixed-decoder claims)."""
-    return problem(runtime, "example1", **E1_SIZES[runtime.tier])
+    return run.use(problem, family="example1", sizes=run.sizes)
 
 
-@functools.lru_cache(maxsize=32)
-def dm_problem(runtime: Runtime, rho: float = 2.0, **sizes):
+@shared_run
+def dm_problem(run, *, rho: float, sizes: dict):
     """The joint-training data model DM with its u-SVM and W-SVM references.
 
     Returns (data, tensors, u_mm (K,d), W_mm (K,d,d)) -- references for the designated
     optimal token (index 1, the non-query token).
     """
-    sizes = sizes or DM_SIZES[runtime.tier]
-    data = gaussian_dm(paper_rng(runtime, "gaussian_dm"), TRIALS, rho=rho, **sizes)
+    runtime = run.runtime
+    data = gaussian_dm(run.rng("gaussian_dm"), TRIALS, rho=rho, **sizes)
     return (data, data.to_torch(runtime.device, runtime.torch_dtype),
             _on(runtime, solve_usvm_batch(data.X, data.y, data.opt, name=data.name)),
             _on(runtime, solve_wsvm_batch(data.X, data.opt, name=data.name)))
+
+
+@shared_run(sizes=DM_SIZES)
+def dm(run, *, rho: float = 2.0):
+    """DM at the tier's sizes with optimal-token norm ratio ``rho`` (`dm_problem`)."""
+    return run.use(dm_problem, rho=rho, sizes=run.sizes)
 
 
 def local_direction(prob: Problem) -> torch.Tensor:
@@ -143,10 +154,16 @@ def local_direction(prob: Problem) -> torch.Tensor:
     return W_alpha / frobenius_norm(W_alpha)[:, None, None]
 
 
-@functools.lru_cache(maxsize=4)
-def counterexample_near_local_direction(runtime: Runtime) -> Problem:
-    r"""CE (Assumptions 1-2 violated), TRIALS copies started at W_0 = Wbar_alpha + small noise."""
-    ce = make_problem(runtime, counterexample(TRIALS), init_stream="init")
+@shared_run
+def counterexample_problem(run) -> Problem:
+    r"""CE (Assumptions 1-2 violated), TRIALS copies with the small random W_0."""
+    return make_problem(run, counterexample(TRIALS), init_stream="init")
+
+
+@shared_run
+def counterexample_near_local_direction(run) -> Problem:
+    r"""CE, TRIALS copies started at W_0 = Wbar_alpha + small noise."""
+    ce = run.use(counterexample_problem)
     return dataclasses.replace(ce, W0=local_direction(ce) + ce.W0)
 
 
@@ -154,8 +171,8 @@ def e1_or_counterexample(tc) -> Problem:
     """Example 1 (Assumption 2 holds), or for the "counterexample" control CE started near
     Wbar_alpha (`counterexample_near_local_direction`)."""
     if tc.control == "counterexample":
-        return counterexample_near_local_direction(tc.runtime)
-    return e1(tc.runtime)
+        return tc.use(counterexample_near_local_direction)
+    return tc.use(e1)
 
 
 def direction_metrics(W_ref):
@@ -187,13 +204,13 @@ NGD_ETA = 0.1
 NGD_STEPS = {"quick": 2000, "full": 20000}
 
 
-@functools.lru_cache(maxsize=4)
-def e1_ngd(runtime: Runtime):
+@shared_run(sizes={tier: {"steps": steps} for tier, steps in NGD_STEPS.items()})
+def e1_ngd(run):
     """The reference NGD run (eta = 0.1, from the small init W_0) on Example 1, every step
     recorded with the standard metrics: W_norm, log_loss, displacement,
     log_excess_loss, s_opt (K,n), log_one_minus_s_opt (K,n), W_alignment (with W_mm).
     Shared by Theorem 1's companions (Lemmas 1, 2, 6, 7)."""
     from theorycheck.optim import NGD
 
-    prob = e1(runtime)
-    return prob, trajectory(prob, NGD(prob.model, NGD_ETA), NGD_STEPS[runtime.tier])
+    prob = run.use(e1)
+    return prob, trajectory(prob, NGD(prob.model, NGD_ETA), run.sizes["steps"])

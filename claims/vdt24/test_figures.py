@@ -50,7 +50,6 @@ Condition 1, from u_0 = 0, W_0 = 0.  Thresholds were set against --tc-seed 0-19.
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -58,7 +57,7 @@ import numpy as np
 import torch
 from scipy.special import logsumexp
 
-from theorycheck import Control, claim
+from theorycheck import Control, claim, shared_run
 from theorycheck.checks import fit_slope
 from theorycheck.models import TokenSelection, tokens_at
 from theorycheck.optim import (
@@ -71,7 +70,7 @@ from theorycheck.optim import (
     tile,
 )
 
-from ._common import DM_SIZES, E1_SIZES, PAPER, TRIALS, dm_problem, problem
+from ._common import DM_SIZES, E1_SIZES, PAPER, TRIALS, dm, problem
 from .setup import first_step_score_gaps
 
 SEEDS = 3
@@ -184,11 +183,11 @@ FIXED_DECODER_METHODS = (
 )
 
 
-@functools.lru_cache(maxsize=4)
-def fixed_decoder_runs(runtime, family, n, T, d, steps, t_early):
+@shared_run
+def fixed_decoder_runs(run, *, family: str, n: int, T: int, d: int, steps: int, t_early: int):
     """Figs. 2 and 5: every method of `FIXED_DECODER_METHODS` on ``family`` (first SEEDS trials
     of the shared data and initialization), one batch, log-spaced checkpoints."""
-    prob = problem(runtime, family, n=n, T=T, d=d)
+    prob = run.use(problem, family=family, sizes=dict(n=n, T=T, d=d))
     model, params0 = prob.model.restrict(slice(0, SEEDS)), {"W": prob.W0[:SEEDS]}
     methods, groups = FIXED_DECODER_METHODS, len(FIXED_DECODER_METHODS)
     metrics = _pick(standard_metrics(model.tiled(groups), refs={"W": _repeat(prob.W_mm[:SEEDS], groups)},
@@ -238,12 +237,12 @@ def meets_condition1(data):
 MIN_CONDITION1 = 2
 
 
-@functools.lru_cache(maxsize=4)
-def joint_runs(runtime, steps, t_early):
+@shared_run
+def joint_runs(run, *, steps: int, t_early: int):
     """Fig. 3: every method of `JOINT_METHODS` on DM from u_0 = 0, W_0 = 0, one batch, on the
     first SEEDS of the shared DM instances that meet Condition 1 (the first SEEDS instances if
     fewer than MIN_CONDITION1 do: the claim then fails on the count)."""
-    data, tensors, u_mm, W_mm = dm_problem(runtime, rho=2.0, **DM_SIZES[runtime.tier])
+    data, tensors, u_mm, W_mm = run.use(dm, rho=2.0)
     met = np.flatnonzero(meets_condition1(data))
     keep = torch.as_tensor(met[:SEEDS] if met.size >= MIN_CONDITION1 else np.arange(SEEDS),
                            device=tensors.X.device)
@@ -502,7 +501,8 @@ def record_fixed_decoder_run(tc, runs, roles, t_end):
 def fixed_decoder_figure(tc, family, figure):
     """The shared body of Figs. 2 and 5 (see their docstrings); returns (runs, roles)."""
     s = tc.sizes
-    runs = fixed_decoder_runs(tc.runtime, family, s["n"], s["T"], s["d"], s["steps"], s["t_early"])
+    runs = tc.use(fixed_decoder_runs, family=family, n=s["n"], T=s["T"], d=s["d"], steps=s["steps"],
+                  t_early=s["t_early"])
     roles = roles_for(tc, FIXED_DECODER_ROLES, FIXED_DECODER_CONTROL_ROLES)
     check_library_agreement(tc, runs)
     tc.precondition.holds("Assumption 2 (unique opt token, equal non-optimal scores) in every instance",
@@ -770,7 +770,7 @@ def test_joint_optimizer_ordering(tc):
     """
     s = tc.sizes
     t_early, t_end = s["t_early"], s["steps"]
-    runs = joint_runs(tc.runtime, t_end, t_early)
+    runs = tc.use(joint_runs, steps=t_end, t_early=t_early)
     roles = roles_for(tc, JOINT_ROLES, JOINT_CONTROL_ROLES)
     check_library_agreement(tc, runs)
     check_condition1_count(tc, runs)

@@ -43,7 +43,7 @@ import numpy as np
 import torch
 from scipy.special import logsumexp
 
-from theorycheck import Control, claim
+from theorycheck import Control, claim, shared_run
 from theorycheck import data as datasets
 from theorycheck.models import TokenSelection
 from theorycheck.models.token_selection import loss_autograd_reference, logits, token_scores
@@ -58,7 +58,7 @@ from theorycheck.optim import (
 )
 from theorycheck.solvers import certify, solve_usvm, solve_wsvm_batch
 
-from ._common import DM_SIZES, PAPER, TRIALS, dm_problem, paper_rng
+from ._common import DM_SIZES, PAPER, TRIALS, dm, paper_rng
 from .setup import first_step_score_gaps, gaussian_dm, joint_model_report
 
 JOINT_SIZES = {
@@ -91,14 +91,9 @@ JOINT_NGD = Variant("joint NGD, Eq. (2), eta=0.1", 2.0, 0.1, alpha=0.0, joint_no
 ALL_VARIANTS = LEM13_GRID + (SHORT_OPTIMAL_TOKEN, NO_TIME_FACTOR, JOINT_NGD)
 
 
-def dm(runtime, rho: float):
-    """The cached DM problem (data, tensors, u_mm, W_mm) at the tier's sizes."""
-    return dm_problem(runtime, rho=rho, **DM_SIZES[runtime.tier])
-
-
-def _batched_problem(runtime, variants):
+def _batched_problem(run, variants):
     """The DM problems of ``variants`` and their X, y, u_mm, W_mm concatenated along the trials."""
-    parts = [dm(runtime, v.rho) for v in variants]
+    parts = [run.use(dm, rho=v.rho) for v in variants]
     stacked = [torch.cat(column) for column in zip(*[(t.X, t.y, u_mm, W_mm) for _, t, u_mm, W_mm in parts])]
     return parts, *stacked
 
@@ -236,15 +231,15 @@ def log_loss_at(run: JointRun, gamma, z):
     return log_mean_exp(-margins_from(gamma, log_s, run.is_opt))
 
 
-@functools.lru_cache(maxsize=2)
-def joint_runs(runtime) -> dict:
+@shared_run(sizes=JOINT_SIZES)
+def joint_runs(run) -> dict:
     """Every variant of `ALL_VARIANTS` run as one batch from u_0 = 0, W_0 = 0 for the tier's
     number of steps; returns {variant: JointRun}."""
-    steps = JOINT_SIZES[runtime.tier]["steps"]
-    parts, X, y, u_mm, W_mm = _batched_problem(runtime, ALL_VARIANTS)
-    gaussian = torch.as_tensor(paper_rng(runtime, "joint", "gaussian reference").standard_normal(
+    steps = run.sizes["steps"]
+    parts, X, y, u_mm, W_mm = _batched_problem(run, ALL_VARIANTS)
+    gaussian = torch.as_tensor(run.rng("joint", "gaussian reference").standard_normal(
         tuple(W_mm.shape[1:])), dtype=W_mm.dtype, device=W_mm.device)
-    snapshots = snapshot_steps(runtime.tier)
+    snapshots = snapshot_steps(run.tier)
     metrics = {
         "gamma": lambda it: token_scores(X, y, it.u),
         "z": lambda it: logits(X, it.W),
@@ -287,7 +282,7 @@ def only_at(steps: frozenset, metric):
 
 
 def run_of(tc, variant: Variant) -> JointRun:
-    return joint_runs(tc.runtime)[variant]
+    return tc.use(joint_runs)[variant]
 
 
 def schedule(variant: Variant, steps: int) -> np.ndarray:
@@ -375,7 +370,7 @@ def test_usvm_reference(tc):
         which is what keeps the loss ratios of Lemma 13 (i) bounded.  The count is recorded.
     The control solves the program on the non-optimal tokens; it violates (1), (2), (3), (4).
     """
-    data, _, u_mm, _ = dm(tc.runtime, EQ13.rho)
+    data, _, u_mm, _ = tc.use(dm, rho=EQ13.rho)
     worst = dict(min_constraint=np.inf, kkt=0.0, to_dual=0.0, to_closed_form=0.0, cosine=1.0)
     all_support_vectors = 0
     for k in range(data.K):
@@ -543,7 +538,7 @@ def test_joint_norm_growth(tc):
     tc.conclusion.at_least("min over t >= 2 of ||W_t|| / sum_{1<=s<t} eta_s", W_ratio.min(), 0.5)
     tc.record("final ratios ||u||/sum, ||W||/sum per seed", [u_ratio[-1], W_ratio[-1]])
     tc.conclusion.at_most("batched step vs theorycheck BlockNGD / NGD(train_u), 20 steps: max |difference|",
-                          batched_step_deviation(tc.runtime), 1e-12)
+                          tc.use(batched_step_deviation), 1e-12)
     tc.curve("norms", "||u_t|| (seed 0)", t[1:], run.u_norm[1:, 0], xscale="log", yscale="log",
              ylabel="norm", title="Lemma 12: norms under Eq. (13) (seed 0)")
     tc.curve("norms", "||W_t||_F (seed 0)", t[2:], run.W_norm[2:, 0], xscale="log", yscale="log")
@@ -552,11 +547,11 @@ def test_joint_norm_growth(tc):
              xscale="log", yscale="log")
 
 
-@functools.lru_cache(maxsize=2)
-def batched_step_deviation(runtime, steps=20) -> float:
+@shared_run
+def batched_step_deviation(run, *, steps: int = 20) -> float:
     """max |theta_t(per-trial schedule step) - theta_t(library)| after ``steps`` steps on DM, for
     Eq. (13) against theorycheck.optim.BlockNGD and joint NGD against NGD on (u, W)."""
-    _, tensors, u_mm, W_mm = dm(runtime, EQ13.rho)
+    _, tensors, u_mm, W_mm = run.use(dm, rho=EQ13.rho)
     model = TokenSelection(tensors.X, tensors.y)
     start = {"u": torch.zeros_like(u_mm), "W": torch.zeros_like(W_mm)}
     deviation = 0.0

@@ -23,13 +23,12 @@ independent reference at unsaturated points.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 
 import numpy as np
 import torch
 
-from theorycheck import Control, claim
+from theorycheck import Control, claim, shared_run
 from theorycheck import data as datasets
 from theorycheck.models import (
     autograd_grad_W,
@@ -49,6 +48,7 @@ from ._common import (
     PAPER,
     TRIALS,
     counterexample_near_local_direction,
+    counterexample_problem,
     e1,
     e1_or_counterexample,
     local_direction,
@@ -56,7 +56,7 @@ from ._common import (
     paper_rng,
     problem,
 )
-from .setup import counterexample, example1
+from .setup import example1
 
 FIXED_DECODER_FAMILIES = ("example1", "example1_signal", "antipodal")
 
@@ -86,12 +86,12 @@ def concatenate_data(parts) -> datasets.TokenSelectionData:
         assumptions=datasets.AssumptionReport.from_flags(report("per_trial"), report("details")))
 
 
-@functools.lru_cache(maxsize=8)
-def fixed_decoder_problem(runtime, families: tuple):
+@shared_run
+def fixed_decoder_problem(run, *, families: list):
     """The shared data families at the tier's E1 sizes (TRIALS trials each) as one `Problem`."""
-    sizes = E1_SIZES[runtime.tier]
-    data = concatenate_data([problem(runtime, family, **sizes).data for family in families])
-    return make_problem(runtime, data, init_stream="init")
+    sizes = E1_SIZES[run.tier]
+    data = concatenate_data([run.use(problem, family=family, sizes=sizes).data for family in families])
+    return make_problem(run, data, init_stream="init")
 
 
 def first_trials(prob):
@@ -328,7 +328,7 @@ def test_small_init_near_uniform(tc):
     the max-norm factors are loose), max |z|/eps(0.05) <= 0.79; see the plot.
     """
     sizes, delta = tc.sizes, tc.sizes["delta"]
-    prob, D = e1(tc.runtime), sizes["draws_per_trial"]
+    prob, D = tc.use(e1), sizes["draws_per_trial"]
     T, d = prob.X.shape[2:]
     sigma0 = INIT_SCALE / math.sqrt(d)
     sigma_drawn = 1000 * sigma0 if tc.control == "large_init" else sigma0
@@ -392,20 +392,15 @@ def step_direction_metrics(references: torch.Tensor):
     return {"W_norm": lambda it: frobenius_norm(it.W), "cosines": cosines}
 
 
-def _problem_of_case(runtime, case: str, families: tuple):
-    if case == "counterexample":
-        return counterexample_near_local_direction(runtime)
-    return fixed_decoder_problem(runtime, families)
-
-
-@functools.lru_cache(maxsize=4)
-def landscape_ngd_run(runtime, case: str, families: tuple, steps: int):
+@shared_run
+def landscape_ngd_run(run, *, case: str, families: list, steps: int):
     r"""NGD (eta = 0.1) from the small W_0 on the stacked families (case "assumptions") or from
     Wbar_alpha on CE (case "counterexample"), every step recorded with
     `step_direction_metrics` for the references (W_mm, `gaussian_stand_in`).  Shared by
     Lemmas 2 and 6.  Returns (problem, trajectory)."""
-    prob = _problem_of_case(runtime, case, families)
-    references = torch.stack([prob.W_mm, gaussian_stand_in(runtime, prob)], dim=1)
+    prob = (run.use(counterexample_near_local_direction) if case == "counterexample"
+            else run.use(fixed_decoder_problem, families=families))
+    references = torch.stack([prob.W_mm, gaussian_stand_in(run.runtime, prob)], dim=1)
     return prob, run_trajectory(NGD(prob.model, NGD_ETA), {"W": prob.W0}, steps,
                                 step_direction_metrics(references))
 
@@ -419,7 +414,8 @@ def landscape_run_for(tc):
     instances' Assumption 2 decided as a precondition: all must meet it (the counterexample
     control violates it, as a hypothesis control must)."""
     case = "counterexample" if tc.control == "counterexample" else "assumptions"
-    prob, run = landscape_ngd_run(tc.runtime, case, tuple(tc.sizes["families"]), tc.sizes["steps"])
+    prob, run = tc.use(landscape_ngd_run, case=case, families=list(tc.sizes["families"]),
+                       steps=tc.sizes["steps"])
     check_assumption2_everywhere(tc, prob.data)
     return prob, run
 
@@ -635,10 +631,10 @@ def _trapping_setup(tc):
     """(problem, trap directions (K,d,d)): CE with Wbar_alpha, or -- control -- Example 1 with
     random unit directions standing in for alpha (no competing direction exists there)."""
     if tc.control == "assumptions_hold":
-        prob = e1(tc.runtime)
+        prob = tc.use(e1)
         V = tc.tensor(tc.rng("trap directions").standard_normal(tuple(prob.W_mm.shape)))
         return prob, V / frobenius_norm(V)[:, None, None]
-    prob = make_problem(tc.runtime, counterexample(TRIALS), init_stream="init")
+    prob = tc.use(counterexample_problem)
     return prob, local_direction(prob)
 
 

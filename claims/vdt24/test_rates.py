@@ -8,11 +8,23 @@ deficit with the W-SVM solution.
 import numpy as np
 import torch
 
-from theorycheck import Control, claim
-from theorycheck.optim import GD, NGD, frobenius_norm, run_trajectory
+from theorycheck import Control, claim, shared_run
+from theorycheck.optim import FirstOrder, frobenius_norm, run_trajectory
 from theorycheck.solvers import solve_wsvm_batch
 
-from ._common import PAPER, TRIALS, certificate_bound, direction_metrics, e1_or_counterexample
+from ._common import (PAPER, TRIALS, certificate_bound, counterexample_near_local_direction,
+                      direction_metrics, e1, e1_or_counterexample)
+
+
+@shared_run
+def direction_run(run, *, case: str, rule: str, eta: float, W0, W_ref, steps: int):
+    r"""``rule`` ("ngd" or "gd") with step ``eta`` on Example 1 (case "e1") or CE (case
+    "counterexample") from the starts ``W0`` (S*K, d, d) -- all starts one batch, trials
+    [sK, (s+1)K) from start s -- every step recorded: ||W_t|| and al(W_t, W_ref)."""
+    prob = run.use(counterexample_near_local_direction if case == "counterexample" else e1)
+    S = W0.shape[0] // TRIALS
+    step = FirstOrder(prob.model.tiled(S), rule=rule, eta=eta)
+    return run_trajectory(step, {"W": W0}, steps, direction_metrics(W_ref.repeat(S, 1, 1)))
 
 
 def _thm1_reference(tc, prob):
@@ -86,11 +98,9 @@ def test_ngd_global_direction_rate(tc):
     if tc.control == "counterexample":
         starts = {"near W_alpha": prob.W0}
     checkpoints = np.asarray(sizes["checkpoints"])
-    S = len(starts)  # all starts run as one batch of S*K trials
-    model = prob.model.tiled(S)
-    step = GD(model, 1.0) if tc.control == "gd" else NGD(model, eta)
-    traj = run_trajectory(step, {"W": torch.cat(list(starts.values()))},
-                          sizes["steps"], direction_metrics(W_ref.repeat(S, 1, 1)))
+    traj = tc.use(direction_run, case="counterexample" if tc.control == "counterexample" else "e1",
+                  rule="gd" if tc.control == "gd" else "ngd", eta=1.0 if tc.control == "gd" else eta,
+                  W0=torch.cat(list(starts.values())), W_ref=W_ref, steps=sizes["steps"])
     t = np.arange(sizes["steps"] + 1)
     for s, label in enumerate(starts):
         run = traj.restrict(slice(s * TRIALS, (s + 1) * TRIALS))

@@ -69,7 +69,7 @@ def test_wsvm_reference(tc):
     runs against the certificate; primal-vs-dual is checked on the first trial at d <= 64.
     """
     sizes = tc.sizes
-    prob = problem(tc.runtime, "example1", **sizes)
+    prob = tc.use(problem, family="example1", sizes=sizes)
     rng = tc.rng("perturbation")
     worst = {"min_constraint": np.inf, "kkt": 0.0, "primal_dual": 0.0}
     for k in range(TRIALS):

@@ -18,17 +18,15 @@ step after that.
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 import torch
 
-from theorycheck import Control, claim
+from theorycheck import Control, claim, shared_run
 from theorycheck.data import constraint_radii, score_gaps
 from theorycheck.models.token_selection import log_one_minus_s_opt, logit_gap, s_opt
-from theorycheck.optim import GD, NGD, Polyak, Trajectory, displacement, run_trajectory
-from theorycheck.runtime import Runtime
+from theorycheck.optim import GD, NGD, Polyak, displacement, run_trajectory
 
 from ._common import (
     NGD_ETA,
@@ -36,18 +34,19 @@ from ._common import (
     PAPER,
     TRIALS,
     certificate_bound,
+    counterexample_near_local_direction,
+    counterexample_problem,
     direction_metrics,
     e1,
     e1_ngd,
-    e1_or_counterexample,
 )
 
 GD_ETA = 1.0
-GD_STEPS = {"quick": 3000, "full": 30000}
-DENSE_STEPS = {"quick": 300, "full": 2000}      # every step recorded (Lemma 5)
-POLYAK_STEPS = {"quick": 300, "full": 2000}
 SPARSE_EVERY = 10
-GD_CHECKPOINTS = {"quick": [100, 300, 1000, 3000], "full": [100, 300, 1000, 3000, 10000, 30000]}
+#: the shared GD run: steps, every step recorded up to ``dense`` (Lemma 5), checkpoints of Theorem 6
+GD_RUN = {"quick": dict(steps=3000, dense=300, checkpoints=[100, 300, 1000, 3000]),
+          "full": dict(steps=30000, dense=2000, checkpoints=[100, 300, 1000, 3000, 10000, 30000])}
+POLYAK_RUN = {"quick": dict(steps=300), "full": dict(steps=2000)}
 
 
 # ------------------------------------------------------------------ quantities of the data
@@ -96,59 +95,69 @@ def dense_then_sparse(steps: int, dense: int, *must) -> np.ndarray:
                       np.concatenate([np.asarray(m, dtype=int) for m in must] or [[]])).astype(int)
 
 
-@functools.lru_cache(maxsize=4)
-def e1_gd(runtime: Runtime):
+@shared_run(sizes=GD_RUN)
+def e1_gd(run):
     """Constant-step GD (eta = 1) on Example 1 from two starts, batched as 2K trials.
 
     Returns (problem, trajectory, {start label: trial slice}).  Starts: the small random
     init W_0 and -0.05 Wbar_mm (the worst direction, same small scale).  Shared by Theorem 6,
-    Lemma 5 (first DENSE_STEPS steps of the small init) and the GD controls of Lemmas 1, 7."""
-    prob, tier = e1(runtime), runtime.tier
+    Lemma 5 (first ``dense`` steps of the small init) and the GD controls of Lemmas 1, 7."""
+    prob, sizes = run.use(e1), run.sizes
     starts = {"small random": prob.W0, "opposite of W_mm": -0.05 * unit(prob.W_mm)}
     S = len(starts)
     model = prob.model.tiled(S)
-    traj = run_trajectory(GD(model, GD_ETA), {"W": torch.cat(list(starts.values()))}, GD_STEPS[tier],
+    traj = run_trajectory(GD(model, GD_ETA), {"W": torch.cat(list(starts.values()))}, sizes["steps"],
                           saturation_metrics(model, prob.opt.repeat(S, 1), prob.W_mm.repeat(S, 1, 1)),
-                          checkpoints=dense_then_sparse(GD_STEPS[tier], DENSE_STEPS[tier],
-                                                        GD_CHECKPOINTS[tier]))
+                          checkpoints=dense_then_sparse(sizes["steps"], sizes["dense"],
+                                                        sizes["checkpoints"]))
     return prob, traj, {label: slice(s * TRIALS, (s + 1) * TRIALS) for s, label in enumerate(starts)}
 
 
-def polyak_run(prob, steps: int, eta_max: float = math.inf) -> Trajectory:
-    """Polyak (L_* of the fixed decoder; uncapped by default) from W_0, every step recorded."""
-    return run_trajectory(Polyak(prob.model, eta_max=eta_max), {"W": prob.W0}, steps,
-                          saturation_metrics(prob.model, prob.opt, prob.W_mm))
-
-
-@functools.lru_cache(maxsize=4)
-def e1_polyak(runtime: Runtime):
-    """The uncapped Polyak run on Example 1 (Theorem 7 and Lemma 5)."""
-    prob = e1(runtime)
-    return prob, polyak_run(prob, POLYAK_STEPS[runtime.tier])
+@shared_run(sizes=POLYAK_RUN)
+def e1_polyak(run, *, eta_max: float = math.inf):
+    """Polyak (L_* of the fixed decoder; uncapped by default) on Example 1 from W_0, every step
+    recorded (Theorem 7 and Lemma 5).  Returns (problem, trajectory)."""
+    prob = run.use(e1)
+    return prob, run_trajectory(Polyak(prob.model, eta_max=eta_max), {"W": prob.W0},
+                                run.sizes["steps"], saturation_metrics(prob.model, prob.opt, prob.W_mm))
 
 
 # ------------------------------------------------------------------ Lemma 5
+
+
+@shared_run
+def counterexample_ngd(run, *, steps: int):
+    """NGD (eta = 0.1) on CE from Wbar_alpha + small noise, every step recorded."""
+    ce = run.use(counterexample_near_local_direction)
+    return run_trajectory(NGD(ce.model, NGD_ETA), {"W": ce.W0}, steps,
+                          saturation_metrics(ce.model, ce.opt, ce.W_mm))
+
+
+@shared_run
+def e1_ngd_step_sizes(run, *, etas: list, steps: int):
+    """NGD on Example 1 with each step size of ``etas`` (one batch, trials [eK, (e+1)K) with
+    etas[e]), every step recorded."""
+    prob = run.use(e1)
+    E = len(etas)
+    model = prob.model.tiled(E)
+    step = NGD(model, run.tensor(np.repeat(etas, TRIALS)))
+    return run_trajectory(step, {"W": prob.W0.repeat(E, 1, 1)}, steps,
+                          saturation_metrics(model, prob.opt.repeat(E, 1), prob.W_mm.repeat(E, 1, 1)))
 
 
 def _lem5_runs(tc):
     """{method: trajectory with s_opt and min_gap at every step <= steps}, and the data."""
     steps = tc.sizes["steps"]
     if tc.control == "counterexample":
-        ce = e1_or_counterexample(tc)  # CE from Wbar_alpha + small noise
-        traj = run_trajectory(NGD(ce.model, NGD_ETA), {"W": ce.W0}, steps,
-                              saturation_metrics(ce.model, ce.opt, ce.W_mm))
-        return {f"NGD eta={NGD_ETA} on CE": traj}, ce.data
-    prob = e1(tc.runtime)
+        traj = tc.use(counterexample_ngd, steps=steps)
+        return {f"NGD eta={NGD_ETA} on CE": traj}, tc.use(counterexample_problem).data
+    prob = tc.use(e1)
     etas = tc.sizes["ngd_etas"]
-    E = len(etas)
-    model = prob.model.tiled(E)
-    step = NGD(model, tc.tensor(np.repeat(etas, TRIALS)))
-    ngd = run_trajectory(step, {"W": prob.W0.repeat(E, 1, 1)}, steps,
-                         saturation_metrics(model, prob.opt.repeat(E, 1), prob.W_mm.repeat(E, 1, 1)))
-    _, gd, gd_starts = e1_gd(tc.runtime)
+    ngd = tc.use(e1_ngd_step_sizes, etas=etas, steps=steps)
+    _, gd, gd_starts = tc.use(e1_gd)
     runs = {f"NGD eta={eta}": ngd.restrict(slice(e * TRIALS, (e + 1) * TRIALS)) for e, eta in enumerate(etas)}
     runs[f"GD eta={GD_ETA}"] = gd.restrict(gd_starts["small random"], steps)
-    runs["Polyak (uncapped)"] = e1_polyak(tc.runtime)[1].restrict(slice(None), steps)
+    runs["Polyak (uncapped)"] = tc.use(e1_polyak)[1].restrict(slice(None), steps)
     return runs, prob.data
 
 
@@ -168,8 +177,8 @@ def _lem5_runs(tc):
                         " NGD eta = 0.1: s_opt falls from 0.013 to 1e-54 while the sample "
                         "violates"),
     },
-    sizes={"quick": dict(steps=DENSE_STEPS["quick"], ngd_etas=[0.1, 1.0]),
-           "full": dict(steps=DENSE_STEPS["full"], ngd_etas=[0.1, 1.0])},
+    sizes={"quick": dict(steps=GD_RUN["quick"]["dense"], ngd_etas=[0.1, 1.0]),
+           "full": dict(steps=GD_RUN["full"]["dense"], ngd_etas=[0.1, 1.0])},
 )
 def test_opt_softmax_nondecreasing(tc):
     r"""Lemma 5 (Assumptions 1-2, small init W_0 = (0.01/sqrt d) G), reconstructed:
@@ -219,9 +228,9 @@ def _ngd_run_or_gd(tc):
     """(problem, trajectory, eta): the shared NGD run (eta = 0.1), or for the "gd" controls
     the small-init trials of the shared GD run (eta = 1) over the same steps."""
     if tc.control == "gd":
-        prob, gd, starts = e1_gd(tc.runtime)
+        prob, gd, starts = tc.use(e1_gd)
         return prob, gd.restrict(starts["small random"], NGD_STEPS[tc.tier]), GD_ETA
-    prob, traj = e1_ngd(tc.runtime)
+    prob, traj = tc.use(e1_ngd)
     return prob, traj, NGD_ETA
 
 
@@ -348,17 +357,23 @@ def test_softmax_saturation_rate(tc):
 # ------------------------------------------------------------------ Theorem 6
 
 
+@shared_run
+def counterexample_gd(run, *, checkpoints: list):
+    """GD (eta = 1) on CE from Wbar_alpha + small noise, every SPARSE_EVERY-th step and at
+    ``checkpoints`` (up to the last of them)."""
+    ce = run.use(counterexample_near_local_direction)
+    return run_trajectory(GD(ce.model, GD_ETA), {"W": ce.W0}, checkpoints[-1], direction_metrics(ce.W_mm),
+                          checkpoints=dense_then_sparse(checkpoints[-1], 0, checkpoints))
+
+
 def _thm6_runs(tc):
     """({start: trajectory with W_alignment}, data): the starts of the shared GD run, or GD on
     CE (every SPARSE_EVERY-th step) for the control."""
     checkpoints = tc.sizes["checkpoints"]
     if tc.control == "counterexample":
-        ce = e1_or_counterexample(tc)
-        traj = run_trajectory(GD(ce.model, GD_ETA), {"W": ce.W0}, checkpoints[-1],
-                              direction_metrics(ce.W_mm),
-                              checkpoints=dense_then_sparse(checkpoints[-1], 0, checkpoints))
-        return {"near W_alpha (CE)": traj}, ce.data
-    prob, traj, starts = e1_gd(tc.runtime)
+        traj = tc.use(counterexample_gd, checkpoints=checkpoints)
+        return {"near W_alpha (CE)": traj}, tc.use(counterexample_problem).data
+    prob, traj, starts = tc.use(e1_gd)
     return {label: traj.restrict(trials) for label, trials in starts.items()}, prob.data
 
 
@@ -374,8 +389,8 @@ def _thm6_runs(tc):
             description="data violating Assumptions 1-2 (CE) from Wbar_alpha + small noise: the "
                         "alignment with W_mm stays at -0.947 (dev about 1.95)"),
     },
-    sizes={"quick": dict(checkpoints=GD_CHECKPOINTS["quick"], rate_from=100, dev_max=0.03),
-           "full": dict(checkpoints=GD_CHECKPOINTS["full"], rate_from=1000, dev_max=0.01)},
+    sizes={"quick": dict(checkpoints=GD_RUN["quick"]["checkpoints"], rate_from=100, dev_max=0.03),
+           "full": dict(checkpoints=GD_RUN["full"]["checkpoints"], rate_from=1000, dev_max=0.01)},
 )
 def test_gd_global_asymptotic(tc):
     r"""Theorem 6: under Assumptions 1-2 with a small constant step, GD
@@ -434,10 +449,7 @@ def test_gd_global_asymptotic(tc):
 
 def _thm7_run(tc):
     """(problem, trajectory): the shared uncapped Polyak run, or the capped one."""
-    if tc.control == "capped":
-        prob = e1(tc.runtime)
-        return prob, polyak_run(prob, POLYAK_STEPS[tc.tier], eta_max=1.0)
-    return e1_polyak(tc.runtime)
+    return tc.use(e1_polyak, eta_max=1.0 if tc.control == "capped" else math.inf)
 
 
 @claim(
@@ -456,8 +468,8 @@ def _thm7_run(tc):
             description="Polyak capped at eta_max = 1 (the cap binds from t = 0, so it is GD with"
                         " eta = 1): the displacement tends to 0 instead of ||W_mm||"),
     },
-    sizes={"quick": dict(steps=POLYAK_STEPS["quick"], t0=30, dev_max=1e-4),
-           "full": dict(steps=POLYAK_STEPS["full"], t0=200, dev_max=1e-4)},
+    sizes={"quick": dict(steps=POLYAK_RUN["quick"]["steps"], t0=30, dev_max=1e-4),
+           "full": dict(steps=POLYAK_RUN["full"]["steps"], t0=200, dev_max=1e-4)},
 )
 def test_polyak_direction_rate(tc):
     r"""Theorem 7 (Assumptions 1-2), Polyak W_{t+1} = W_t - eta_t grad L with
