@@ -2,6 +2,7 @@
 options and the CLI."""
 import importlib
 import json
+import math
 import pickle
 import textwrap
 from dataclasses import dataclass
@@ -311,6 +312,16 @@ def test_the_context_records_each_use_and_its_keys():
     assert [r["source"] for r in tc.shared_runs] == ["computed", "memo", "computed"]
     assert tc.shared_keys == {key(), key(torch_run)}
     assert tc.to_json()["shared_runs"] == tc.shared_runs
+
+
+def test_an_infinite_setting_is_recorded_as_strict_json():
+    """A run configured with eta_max = inf (an uncapped step) must not break results.json."""
+    spec = ClaimSpec(id="toy.a.b", paper="toy", source="s", statement="s",
+                     controls={"c": Control("statement", breaks=["b"])}, provenance="derived")
+    tc = ClaimContext(spec, None, RT)
+    tc.use(numpy_run, eta=math.inf)
+    assert tc.shared_runs[0]["config"]["eta"] == "inf"
+    json.dumps(tc.to_json(), allow_nan=False)
 
 
 # -- through pytest ----------------------------------------------------------------------------

@@ -159,7 +159,7 @@ class ClaimContext:
         in ``shared_runs`` (name, key, config, sizes, seed, source).  Treat it as read-only:
         other claims get the same object."""
         value, record = self.cache.use(run, self.runtime, config)
-        self.shared_runs.append(record)
+        self.shared_runs.append(jsonable(record))  # strict JSON: an infinite setting -> "inf"
         return value
 
     @property
