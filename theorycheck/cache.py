@@ -53,7 +53,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .errors import DeclarationError, UsageError
-from .runtime import Runtime, derive_seed, generator
+from .runtime import OnRuntime, Runtime, derive_seed, generator
 
 __all__ = ["shared_run", "SharedRun", "RunContext", "SharedRunCache", "DiskCache", "CacheInfo",
            "CacheWarning", "canonical", "cache_key", "directory_fingerprint", "cache_from_options",
@@ -262,27 +262,13 @@ def shared_run(fn: Callable | None = None, *, sizes: Mapping | None = None, scop
 
 
 @dataclass(frozen=True)
-class RunContext:
+class RunContext(OnRuntime):
     """What a shared run receives: the run's settings, its tier's sizes and seeded streams."""
 
     runtime: Runtime
     sizes: dict
     scope: str
     cache: "SharedRunCache" = field(repr=False)
-
-    @property
-    def tier(self) -> str:
-        return self.runtime.tier
-
-    @property
-    def device(self):
-        import torch
-
-        return torch.device(self.runtime.device)
-
-    @property
-    def dtype(self):
-        return self.runtime.torch_dtype
 
     def seed(self, *stream: object) -> int:
         """The seed of a named stream: a hash of (base seed, scope, *stream)."""
@@ -292,11 +278,6 @@ class RunContext:
         """A numpy Generator seeded by (base seed, scope, *stream)."""
         return generator(self.runtime.seed, self.scope, *stream)
 
-    def tensor(self, value: Any):
-        """``value`` as a torch tensor on the run's device with the run's dtype."""
-        import torch
-
-        return torch.as_tensor(value, dtype=self.dtype, device=self.device)
 
     def use(self, run: SharedRun, **config) -> Any:
         """The value of another shared run, through the same memo and disk cache."""

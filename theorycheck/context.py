@@ -27,7 +27,7 @@ from .cache import SharedRun, SharedRunCache
 from .checks import CHECKS, Decision, jsonable
 from .claim import ClaimSpec
 from .errors import ClaimFailure, ControlMisfire, DeclarationError, HypothesesNotMet, NoDecisionError
-from .runtime import Runtime, derive_seed
+from .runtime import OnRuntime, Runtime, derive_seed
 from .tolerance import roundoff
 
 MAX_CURVE_POINTS = 400
@@ -79,7 +79,7 @@ def _thin(x: np.ndarray, y: np.ndarray, log_x: bool) -> tuple[np.ndarray, np.nda
     return x[idx], y[idx]
 
 
-class ClaimContext:
+class ClaimContext(OnRuntime):
     """Everything one claim case (the claim itself or one of its controls) works with."""
 
     def __init__(self, spec: ClaimSpec, control: str | None, runtime: Runtime,
@@ -108,20 +108,6 @@ class ClaimContext:
     def variant(self) -> str:
         return "claim" if self.control is None else f"control-{self.control}"
 
-    @property
-    def tier(self) -> str:
-        return self.runtime.tier
-
-    @property
-    def device(self):
-        import torch
-
-        return torch.device(self.runtime.device)
-
-    @property
-    def dtype(self):
-        return self.runtime.torch_dtype
-
     def roundoff(self, factor: float = 1.0) -> float:
         """``factor`` times the unit round-off of the run's dtype (see :mod:`theorycheck.tolerance`)."""
         return roundoff(self.runtime.dtype, factor)
@@ -145,12 +131,6 @@ class ClaimContext:
         Controls share the claim's streams, so a control differs from its claim only by
         its perturbation."""
         return np.random.default_rng(self.seed(*stream))
-
-    def tensor(self, value: Any):
-        """``value`` as a torch tensor on the run's device with the run's dtype."""
-        import torch
-
-        return torch.as_tensor(value, dtype=self.dtype, device=self.device)
 
     # -- shared runs -------------------------------------------------------------------------
     def use(self, run: SharedRun, **config) -> Any:

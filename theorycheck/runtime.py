@@ -93,6 +93,33 @@ class Runtime:
         return {"tier": self.tier, "device": self.device, "dtype": self.dtype, "seed": self.seed}
 
 
+class OnRuntime:
+    """Placement shared by the contexts that carry a :class:`Runtime` as ``self.runtime``: the
+    tier, the torch device and dtype, and tensors placed there."""
+
+    runtime: Runtime
+
+    @property
+    def tier(self) -> str:
+        return self.runtime.tier
+
+    @property
+    def device(self):
+        import torch
+
+        return torch.device(self.runtime.device)
+
+    @property
+    def dtype(self):
+        return self.runtime.torch_dtype
+
+    def tensor(self, value):
+        """``value`` as a torch tensor on the run's device with the run's dtype."""
+        import torch
+
+        return torch.as_tensor(value, dtype=self.dtype, device=self.device)
+
+
 def derive_seed(base_seed: int, *keys: object) -> int:
     """A 63-bit seed from a hash of the base seed and any keys (claim id, stream, replicate)."""
     text = "\x1f".join([str(base_seed), *map(str, keys)])
