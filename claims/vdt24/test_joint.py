@@ -47,8 +47,13 @@ from scipy.special import logsumexp
 from theorycheck import Control, claim, shared_run
 from theorycheck import data as datasets
 from theorycheck.checks import fit_slope
-from theorycheck.models import TokenSelection
-from theorycheck.models.token_selection import loss_autograd_reference, logits, token_scores
+from theorycheck.models import Forward, TokenSelection
+from theorycheck.models.token_selection import (
+    loss_autograd_reference,
+    logits,
+    score_deviations,
+    token_scores,
+)
 from theorycheck.optim import (
     NGD,
     BlockNGD,
@@ -152,20 +157,6 @@ class JointRun:
     @functools.cached_property
     def is_opt(self) -> np.ndarray:
         return np.arange(self.data.T) == self.data.opt[..., None]
-
-    @property
-    def s_opt(self) -> np.ndarray:
-        """s_{i,opt}(W_t), (steps+1, K, n)."""
-        return np.exp(np.sum(self.log_attention, axis=-1, where=self.is_opt))
-
-    @property
-    def log_one_minus_s_opt(self) -> np.ndarray:
-        return logsumexp(np.where(self.is_opt, -np.inf, self.log_attention), axis=-1)
-
-    @property
-    def score_gap(self) -> np.ndarray:
-        """gamma_{i,opt}(t) - max_{t' != opt} gamma_{i,t'}(t), (steps+1, K, n)."""
-        return datasets.score_gaps(self.gamma, np.broadcast_to(self.data.opt, self.gamma.shape[:-1]))
 
     @functools.cached_property
     def margins(self) -> np.ndarray:
@@ -342,13 +333,13 @@ def test_usvm_reference(tc):
     u = sum_i lambda_i y_i z_i, by
     (1) feasibility min_i y_i u^T z_i >= 1 - 1e-6;
     (2) the KKT certificate with the dual's multipliers (stationarity, slackness, duality gap,
-        lambda >= 0) <= 1e-6 (`certify`; the solvers run at 1e-10, observed ~1e-9);
-    (3) relative distance to the dual solution <= 1e-6 (spec: observed 1e-9 to 8e-9);
+        lambda >= 0) <= 1e-6 (`certify`; the solvers run at 1e-10);
+    (3) relative distance to the dual solution <= 1e-6;
     (4) closed form on the support set S = {i: lambda_i > 1e-6 max lambda} of the dual: by KKT
         u_mm is the minimum-norm interpolant u = A_S^T (A_S A_S^T)^{-1} 1 (A = diag(y) Z), to
-        1e-6.  With d >> n typically every sample is a support vector (5 of 5 trials at seed 0,
-        not always: 4 of 5 at --tc-seed 3); then all margins y_i u_mm^T x_{i,opt} are equal,
-        which is what keeps the loss ratios of Lemma 13 (i) bounded.  The count is recorded.
+        1e-6.  With d >> n typically, not always, every sample is a support vector; then all
+        margins y_i u_mm^T x_{i,opt} are equal, which is what keeps the loss ratios of
+        Lemma 13 (i) bounded.  The count is recorded.
     The control solves the program on the non-optimal tokens; it violates (1), (2), (3), (4).
     """
     data, _, u_mm, _ = tc.use(dm, rho=EQ13.rho)
@@ -400,8 +391,8 @@ def relative_distance(a, b) -> float:
             "statement", breaks=[
                 "P[bounds hold and |cross|/rho^2 <= 0.5] >= 1 - delta (at the tier's d)",
             ],
-            description="d = 4 (grid 4, 16, 64): max |cross|/rho^2 up to 3 (mean 1.1), not nearly"
-                        " orthogonal"),
+            description="d = 4 (grid 4, 16, 64): max |cross|/rho^2 far above 0.5, not nearly "
+                        "orthogonal"),
         "common_direction": Control(
             "reference", breaks=["rate in d of mean max |cross|/rho^2 (log-log slope)"],
             description="every token gets a shared component of norm 0.5: the inner products no "
@@ -421,16 +412,17 @@ def test_dm_near_orthogonal(tc):
     over 2n tokens) and sub-exponential products give the same order for the 2n^2 pairs; c = 4
     (the spec's) covers both.  Checks, at delta = 0.05:
     (a) K = `instances` independent instances at the base d; success = both bounds hold and
-        max |cross|/rho^2 <= 0.5 ("nearly orthogonal", what the proofs use; largest of 100
-        instances at d = 64: 0.43, spec 0.34 over 10).  `tc.conclusion.binomial` rejects
-        P[success] >= 1 - delta at level 0.05 (100 instances: fails at 90 successes or fewer).
+        max |cross|/rho^2 <= 0.5 ("nearly orthogonal", what the proofs use).
+        `tc.conclusion.binomial` rejects P[success] >= 1 - delta at level 0.05 (its power is
+        recorded).
     (b) The rate: over d in `dims` (x4 steps), the fitted slope of log(mean max |cross|/rho^2)
         and of log(mean max norm deviation) against log d is <= -0.45 (the bound's d^(-1/2),
-        minus 0.05 for the finite-d curvature of a maximum over a fixed number of pairs;
-        observed about -0.5).
-    The sqrt bounds alone are too loose (c = 4) to fail at tiny d, hence the 0.5 requirement:
-    at d = 4 the cross ratio reaches 3 (control).  A shared component breaks the rate (slopes
-    -0.34 and -0.22, control).
+        minus 0.05 for the finite-d curvature of a maximum over a fixed number of pairs; the
+        0.05 was set after seeing the measured slopes -- a threshold moved after seeing data).
+    The sqrt bounds alone are too loose (c = 4) to fail at tiny d, hence the 0.5 requirement,
+    which d = 4 breaks (control).  A shared component of norm 0.5 in every token breaks the
+    rate (control).  The base d = 8n is this claim's own size (Lemma 11 is about the data
+    alone); the trajectory claims run DM at d = 16n.
     """
     sizes = dict(tc.sizes)
     n, rho, delta = sizes["n"], sizes["rho"], sizes["delta"]
@@ -567,15 +559,17 @@ def lemma13_invariants(gamma, z, opt, variant: Variant) -> dict:
     r"""Lemma 13's invariants per instance from the scores ``gamma`` and logits ``z`` (steps+1, K, n, 2):
     {name: (value, holds)} with value and holds (K,).  See `test_joint_invariants`."""
     is_opt = np.arange(gamma.shape[-1]) == opt[..., None]
-    log_s = z - logsumexp(z, axis=-1, keepdims=True)
-    gbar = margins_from(gamma, log_s, is_opt)
+    log_s = torch.log_softmax(torch.as_tensor(z), dim=-1)
+    gbar = margins_from(gamma, log_s.numpy(), is_opt)
+    attention = Forward(torch.as_tensor(gamma), log_s, torch.as_tensor(gbar))
+    designated = torch.as_tensor(opt).expand(gamma.shape[:-1])
+    s_opt = attention.s_opt(designated).numpy()
+    log_rest = attention.log_one_minus_s_opt(designated).numpy()
     ratio = np.exp(gbar.max(axis=-1) - gbar.min(axis=-1))  # R_t, (steps+1, K)
     half = (gamma.shape[0] - 1) // 2
     drift = ratio[half:].max(axis=0) / ratio[:half + 1].max(axis=0)
     past_transient = schedule(variant, half).sum() >= PLATEAU_NATURAL_TIME
-    gap = datasets.score_gaps(gamma, np.broadcast_to(opt, gamma.shape[:-1]))
-    s_opt = np.exp(np.sum(log_s, axis=-1, where=is_opt))
-    log_rest = logsumexp(np.where(is_opt, -np.inf, log_s), axis=-1)
+    gap = datasets.score_gaps(gamma, designated.numpy())
     gap_step, s_step = np.diff(gap, axis=0).min(axis=(0, 2)), np.diff(s_opt, axis=0).min(axis=(0, 2))
     rest_step = np.diff(log_rest, axis=0).max(axis=(0, 2))
     return {
@@ -759,12 +753,13 @@ def test_attended_features_separable(tc):
 def weights_and_deviations(gamma, z, is_opt):
     r"""(s, w, delta) at scores ``gamma`` and logits ``z`` (..., K, n, T): attention s_{i,t},
     loss weights w_i = l_i/sum_j l_j and deviations delta_{i,t} = gamma_{i,t} - gbar_i, the
-    latter as (gamma_t - gamma_o) + (gamma_o - gbar) so that nothing cancels when s_opt -> 1."""
-    log_s = z - logsumexp(z, axis=-1, keepdims=True)
-    gbar = margins_from(gamma, log_s, is_opt)
+    latter from the model's `score_deviations` (a signed sum, exact when s_opt -> 1)."""
+    log_s = torch.log_softmax(torch.as_tensor(z), dim=-1)
+    scores = torch.as_tensor(gamma)
+    log_dev, sign = score_deviations(scores, log_s, scores)
+    gbar = margins_from(gamma, log_s.numpy(), is_opt)
     w = np.exp(-gbar - logsumexp(-gbar, axis=-1, keepdims=True))
-    gamma_o = np.sum(gamma, axis=-1, where=is_opt, keepdims=True)
-    return np.exp(log_s), w, gamma - gamma_o + (gamma_o[..., 0] - gbar)[..., None]
+    return log_s.exp().numpy(), w, (sign * log_dev.exp()).numpy()
 
 
 @functools.lru_cache(maxsize=4)
@@ -906,8 +901,8 @@ def direct_hessian_check(tc) -> float:
     theta = torch.as_tensor(np.concatenate([u, W.ravel()]))
     hessian = torch.func.hessian(loss)(theta)
     direct = float(torch.linalg.eigvalsh(hessian).abs().max() / loss(theta))
-    gamma = datasets.token_scores(np.asarray(data.X), data.y, u[None])[None]
-    z = np.einsum("kntd,de,kne->knt", data.X, W, data.X[:, :, 0])[None]
+    u_t, W_t = theta[None, :8], theta[8:].reshape(1, 8, 8)
+    gamma, z = token_scores(X, y, u_t)[None].numpy(), logits(X, W_t)[None].numpy()
     reduced = hessian_norm_over_loss(data, gamma, z)[0, 0]
     return abs(reduced / direct - 1)
 
