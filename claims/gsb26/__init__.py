@@ -13,7 +13,8 @@ EXPECTED = [
     "alg1.limit_set_with_empirical_regularizer", "exp.fig1_spectral_init",
     "exp.fig2_random_init", "exp.fig2_step_size_window",
 ]
-ENCODED = {"thm1.closed_form", "sec3.finite_n_gap"}
+ENCODED = {"thm1.closed_form", "sec3.finite_n_gap", "thm1.manifold_global_min", "lem1.symmetry",
+           "lem1.singular_values"}
 
 paper(
     "gsb26",

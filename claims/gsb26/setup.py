@@ -31,7 +31,11 @@ import sympy as sp
 import torch
 
 from theorycheck import shared_run
-from theorycheck.models.attention_regression import in_sample_loss, population_loss
+from theorycheck.models.attention_regression import (
+    balance_regularizer,
+    in_sample_loss,
+    population_loss,
+)
 
 NOISE = 0.1
 #: the light-tail threshold of A3 in its Lemma-7 form: mu = ||Sigma^{1/2} K Sigma^{1/2}||^2 < 1/2
@@ -105,12 +109,31 @@ def score_tail(K, Sigma):
     return float(np.linalg.norm(root @ K @ root, 2) ** 2)
 
 
-def record_assumptions(tc, problem: Problem, *, label=""):
-    """A1, A2 and the A3 scale condition as preconditions (names stable, ``label`` a prefix)."""
-    tc.precondition.at_least(f"{label}A1: lambda_min(Sigma) > 0", problem.covariance_eigenvalues()[0], 0.0)
-    tc.precondition.holds(f"{label}A2: k >= d and sigma_d(W*) > 0",
+def record_assumptions(tc, problem: Problem, *, a3=True):
+    """A1, A2 and (``a3``) the A3 scale condition as preconditions.  Statements about the
+    geometry of the manifold (projection, singular values) do not use A3: pass a3=False."""
+    tc.precondition.at_least("A1: lambda_min(Sigma) > 0", problem.covariance_eigenvalues()[0], 0.0)
+    tc.precondition.holds("A2: k >= d and sigma_d(W*) > 0",
                           problem.k >= problem.d and problem.singular_values()[-1] > 0)
-    tc.precondition.at_most(f"{label}A3: kappa(Sigma) sigma_1(W*) <= 1/2", problem.a3_product(), LIGHT_TAIL)
+    if a3:
+        tc.precondition.at_most("A3: kappa(Sigma) sigma_1(W*) <= 1/2", problem.a3_product(), LIGHT_TAIL)
+    tc.record("kappa(Sigma) sigma_1(W*)", problem.a3_product())
+
+
+def regularized_loss(problem: Problem, lam):
+    """L_reg(V, K) = L + lam R as a torch function of (V, K) (for Hessians)."""
+    S, W = torch.as_tensor(problem.Sigma), torch.as_tensor(problem.W)
+    return lambda V, K: population_loss(V, K, S, W, problem.noise) + lam * balance_regularizer(V, K, S)
+
+
+def haar_rotations(rng, d, count):
+    """``count`` Haar-random R in O(d), the first with det = +1 and the second with det = -1."""
+    Rs = scipy.stats.ortho_group.rvs(d, size=count, random_state=rng).reshape(count, d, d)
+    flip = np.diag([1.0] * (d - 1) + [-1.0])
+    for i, sign in [(0, 1), (1, -1)]:
+        if i < count and np.linalg.det(Rs[i]) * sign < 0:
+            Rs[i] = Rs[i] @ flip
+    return Rs
 
 
 def gaussian_rows(rng, Sigma, shape):
@@ -244,5 +267,5 @@ def out_of_sample(run, *, transposed=False):
 
 
 __all__ = ["NOISE", "LIGHT_TAIL", "A3_TARGET", "Problem", "well_conditioned", "ill_conditioned", "score_tail",
-           "record_assumptions", "gaussian_rows", "expected_in_sample_loss", "test_point",
+           "record_assumptions", "regularized_loss", "haar_rotations", "gaussian_rows", "expected_in_sample_loss", "test_point",
            "in_sample_gap", "out_of_sample_error", "symbolic_closed_form", "out_of_sample"]

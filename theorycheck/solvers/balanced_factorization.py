@@ -36,7 +36,7 @@ from theorycheck.errors import ReferenceComputationError
 
 __all__ = ["polar_factor", "procrustes_objective", "weighted_procrustes", "manifold_point",
            "ManifoldProjection", "project_to_manifold", "brute_force_projection",
-           "LocalConstants", "local_constants", "symmetry_defect", "sigma_bar_distance"]
+           "LocalConstants", "local_constants", "hessian_matrix", "symmetry_defect", "sigma_bar_distance"]
 
 
 def polar_factor(M):
@@ -93,7 +93,7 @@ def manifold_point(W, Sigma, R):
 
 
 def sigma_bar_distance(V, K, V2, K2, Sigma):
-    r"""||theta - theta'|| in the extended-covariance norm."""
+    r"""||theta - theta'|| in the norm ||V||_F^2 + tr(K^T Omega K), Omega = ``Sigma``."""
     dK = K - K2
     return float(np.sqrt(np.sum((V - V2) ** 2) + np.trace(dK.T @ Sigma @ dK)))
 
@@ -108,36 +108,42 @@ class ManifoldProjection:
     distance: float
 
 
-def _procrustes_data(V, K, Sigma, W):
+def _procrustes_data(V, K, Sigma, W, weight):
+    r"""D, A = Sigma^{-1} Omega Sigma^{-1}, G = D^{1/2}(U^T V + V_W^T K^T Omega Sigma^{-1}) for the
+    distance ||V - V_R||^2 + tr((K - K_R)^T Omega (K - K_R)) (Omega = Sigma: A = Sigma^{-1})."""
     U, D, Vh = _svd_factors(W)
-    G = np.sqrt(D)[:, None] * (U.T @ V + Vh @ K.T)
-    return D, np.linalg.inv(Sigma), G
+    Sinv = np.linalg.inv(Sigma)
+    G = np.sqrt(D)[:, None] * (U.T @ V + Vh @ K.T @ weight @ Sinv)
+    return D, Sinv @ weight @ Sinv, G
 
 
-def _projection(V, K, Sigma, W, R):
+def _projection(V, K, Sigma, W, R, weight):
     Vs, Ks = manifold_point(W, Sigma, R)
-    return ManifoldProjection(R, Vs, Ks, sigma_bar_distance(V, K, Vs, Ks, Sigma))
+    return ManifoldProjection(R, Vs, Ks, sigma_bar_distance(V, K, Vs, Ks, weight))
 
 
-def project_to_manifold(V, K, Sigma, W, rng, *, random_starts=8):
-    r"""The extended-covariance projection of (V, K) onto the manifold of W* (numpy arrays)."""
-    D, A, G = _procrustes_data(V, K, Sigma, W)
+def project_to_manifold(V, K, Sigma, W, rng, *, random_starts=8, weight=None):
+    r"""The projection of (V, K) onto the manifold of (W*, Sigma) in the norm
+    ||V||^2 + tr(K^T Omega K), Omega = ``weight`` (default Sigma: the extended-covariance
+    norm; the identity gives the Euclidean projection)."""
+    weight = Sigma if weight is None else weight
+    D, A, G = _procrustes_data(V, K, Sigma, W, weight)
     P = polar_factor(G)
     flip = np.ones(len(D))
     flip[-1] = -1
     starts = [P, P * flip] + list(scipy.stats.ortho_group.rvs(len(D), size=random_starts,
                                                                random_state=rng).reshape(-1, len(D), len(D)))
-    return _projection(V, K, Sigma, W, weighted_procrustes(D, A, G, starts)[0])
+    return _projection(V, K, Sigma, W, weighted_procrustes(D, A, G, starts)[0], weight)
 
 
 def brute_force_projection(V, K, Sigma, W, rng, *, samples=20000):
     r"""The best theta_R over ``samples`` Haar-random R in O(d) (both components): an
     independent, derivative-free reference for `project_to_manifold` (small d only)."""
-    D, A, G = _procrustes_data(V, K, Sigma, W)
+    D, A, G = _procrustes_data(V, K, Sigma, W, Sigma)
     Rs = scipy.stats.ortho_group.rvs(len(D), size=samples, random_state=rng)
     values = np.einsum("i,sij,jk,slk->sil", D, Rs, A, Rs).trace(axis1=1, axis2=2) \
         - 2 * np.einsum("ij,sij->s", G, Rs)
-    return _projection(V, K, Sigma, W, Rs[int(np.argmin(values))])
+    return _projection(V, K, Sigma, W, Rs[int(np.argmin(values))], Sigma)
 
 
 def symmetry_defect(V, K, projection: ManifoldProjection, Sigma):
@@ -157,7 +163,8 @@ class LocalConstants:
     tangent_residual: float
 
 
-def _hessian(loss, V, K):
+def hessian_matrix(loss, V, K):
+    r"""The Hessian of ``loss(V, K)`` in row-major coordinates (vec V, vec K), by torch.func."""
     k, d = V.shape
     theta = torch.cat([torch.as_tensor(V).reshape(-1), torch.as_tensor(K).reshape(-1)])
 
@@ -171,7 +178,7 @@ def local_constants(loss, V, K, Sigma) -> LocalConstants:
     r"""alpha_loc and mu_max at theta_R = (V, K) for the objective ``loss(V, K)`` (a torch
     function of (k, d) and (d, d) float64 tensors), from its autograd Hessian."""
     k, d = V.shape
-    H = _hessian(loss, V, K)
+    H = hessian_matrix(loss, V, K)
     metric = scipy.linalg.block_diag(np.eye(k * d), np.kron(Sigma, np.eye(d)))
     Sinv = np.linalg.inv(Sigma)
     tangents = []
