@@ -14,7 +14,7 @@ EXPECTED = [
     "exp.fig2_random_init", "exp.fig2_step_size_window",
 ]
 ENCODED = {"thm1.closed_form", "sec3.finite_n_gap", "thm1.manifold_global_min", "lem1.symmetry",
-           "lem1.singular_values"}
+           "lem1.singular_values", "thm2.geometric_rate", "thm2.asymptotic_rate"}
 
 paper(
     "gsb26",

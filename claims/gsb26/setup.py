@@ -32,10 +32,16 @@ import torch
 
 from theorycheck import shared_run
 from theorycheck.models.attention_regression import (
+    PopulationAttentionRegression,
     balance_regularizer,
+    balanced_point,
     in_sample_loss,
+    ols_estimate,
     population_loss,
+    sample_covariance,
 )
+from theorycheck.optim import Preconditioned, run_trajectory
+from theorycheck.solvers import local_constants, project_to_manifold
 
 NOISE = 0.1
 #: the light-tail threshold of A3 in its Lemma-7 form: mu = ||Sigma^{1/2} K Sigma^{1/2}||^2 < 1/2
@@ -266,6 +272,67 @@ def out_of_sample(run, *, transposed=False):
                                                run.sizes["reps"], rng) for N in keys])
 
 
+
+def spectral_initialization(problem, n, rng):
+    """(V0, K0, Sigma_hat) from n samples: the balanced point of (W_hat OLS, Sigma_hat)."""
+    X = gaussian_rows(rng, problem.Sigma, (n,))
+    Y = X @ problem.W.T + problem.noise * rng.standard_normal((n, problem.k))
+    Sigma_hat = sample_covariance(torch.as_tensor(X))
+    V0, K0 = balanced_point(ols_estimate(torch.as_tensor(X), torch.as_tensor(Y)), Sigma_hat)
+    return V0.numpy(), K0.numpy(), Sigma_hat.numpy()
+
+
+def tracked_distances(problem, Vs, Ks, rng):
+    """dist(theta_t, M) along a trajectory (extended-covariance projection, warm-started from
+    the previous projection's R) and the last projection."""
+    distances, projection = [], None
+    for V, K in zip(Vs, Ks):
+        starts = () if projection is None else (projection.R,)
+        projection = project_to_manifold(V, K, problem.Sigma, problem.W, rng,
+                                         random_starts=8 if projection is None else 0, starts=starts)
+        distances.append(projection.distance)
+    return np.array(distances), projection
+
+
+@shared_run(sizes={"quick": {"n": 4000, "steps": 1000, "every": 25, "dist_from": 500},
+                   "full": {"n": 4000, "steps": 2000, "every": 10, "dist_from": 500}})
+def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regularizer="estimated", lam=0.25,
+                          track=True):
+    """Algorithm 1 with the population gradient oracle on the ill-conditioned instance, from the
+    spectral initialization (n samples), one trial per step size in ``etas``.
+    ``precondition``: "estimated" (Sigma_hat^{-1}), "true" (Sigma^{-1}) or "none";
+    ``regularizer``: the covariance inside R, "estimated" (Sigma_hat) or "true" (Sigma).
+    Returns t, the excess loss L - k sigma^2 per step and trial and (``track``) dist(theta_t, M)
+    every ``every`` steps from ``dist_from`` on, with the local constants at the last projection."""
+    problem = ill_conditioned(run.rng("ill_conditioned"))
+    V0, K0, Sigma_hat = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init"))
+    trials = len(etas)
+    covariances = {"estimated": Sigma_hat, "true": problem.Sigma}
+    tile = lambda a: torch.as_tensor(np.broadcast_to(a, (trials, *a.shape)).copy())
+    model = PopulationAttentionRegression(tile(problem.Sigma), tile(problem.W), problem.noise, lam,
+                                          reg_Sigma=tile(covariances[regularizer]))
+    plain = PopulationAttentionRegression(tile(problem.Sigma), tile(problem.W), problem.noise, 0.0)
+    preconditioners = {} if precondition == "none" else \
+        {"K": tile(np.linalg.inv(covariances[precondition]))}
+    step = Preconditioned(model, list(etas), preconditioners)
+    steps = run.sizes["steps"]
+    traj = run_trajectory(step, {"V": tile(V0), "K": tile(K0)}, steps,
+                          {"log_excess": lambda it: plain.log_excess_loss(it.params),
+                           "V": lambda it: it.V, "K": lambda it: it.K},
+                          on_nonfinite="record")
+    every = np.arange(run.sizes["dist_from"], steps + 1, run.sizes["every"]) if track else np.arange(0)
+    rng = run.rng("projections")
+    distances, finals = [], []
+    for j in range(trials if track else 0):
+        dist, last = tracked_distances(problem, traj["V"][every, j], traj["K"][every, j], rng)
+        distances.append(dist)
+        finals.append(local_constants(regularized_loss(problem, lam), last.V, last.K, problem.Sigma))
+    return {"t": traj.t, "excess": np.exp(traj["log_excess"]), "dist_t": every,
+            "dist": np.array(distances).T, "constants": finals, "etas": np.array(etas),
+            "diverged_at": traj.diverged_at, "problem": problem}
+
+
 __all__ = ["NOISE", "LIGHT_TAIL", "A3_TARGET", "Problem", "well_conditioned", "ill_conditioned", "score_tail",
            "record_assumptions", "regularized_loss", "haar_rotations", "gaussian_rows", "expected_in_sample_loss", "test_point",
-           "in_sample_gap", "out_of_sample_error", "symbolic_closed_form", "out_of_sample"]
+           "in_sample_gap", "out_of_sample_error", "symbolic_closed_form", "out_of_sample",
+           "spectral_initialization", "tracked_distances", "population_oracle_run"]

@@ -122,17 +122,20 @@ def _projection(V, K, Sigma, W, R, weight):
     return ManifoldProjection(R, Vs, Ks, sigma_bar_distance(V, K, Vs, Ks, weight))
 
 
-def project_to_manifold(V, K, Sigma, W, rng, *, random_starts=8, weight=None):
+def project_to_manifold(V, K, Sigma, W, rng, *, random_starts=8, weight=None, starts=()):
     r"""The projection of (V, K) onto the manifold of (W*, Sigma) in the norm
     ||V||^2 + tr(K^T Omega K), Omega = ``weight`` (default Sigma: the extended-covariance
-    norm; the identity gives the Euclidean projection)."""
+    norm; the identity gives the Euclidean projection).  ``starts``: extra initial R (e.g.
+    the previous projection along a trajectory)."""
     weight = Sigma if weight is None else weight
     D, A, G = _procrustes_data(V, K, Sigma, W, weight)
     P = polar_factor(G)
     flip = np.ones(len(D))
     flip[-1] = -1
-    starts = [P, P * flip] + list(scipy.stats.ortho_group.rvs(len(D), size=random_starts,
-                                                               random_state=rng).reshape(-1, len(D), len(D)))
+    starts = list(starts) + [P, P * flip]
+    if random_starts:
+        starts += list(scipy.stats.ortho_group.rvs(len(D), size=random_starts, random_state=rng)
+                       .reshape(-1, len(D), len(D)))
     return _projection(V, K, Sigma, W, weighted_procrustes(D, A, G, starts)[0], weight)
 
 
