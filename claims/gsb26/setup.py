@@ -294,7 +294,7 @@ def tracked_distances(problem, Vs, Ks, rng):
     return np.array(distances), projection
 
 
-@shared_run(sizes={"quick": {"n": 4000, "steps": 1000, "every": 25, "dist_from": 500},
+@shared_run(sizes={"quick": {"n": 4000, "steps": 1000, "every": 50, "dist_from": 500},
                    "full": {"n": 4000, "steps": 2000, "every": 10, "dist_from": 500}})
 def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regularizer="estimated", lam=0.25,
                           track=True):

@@ -86,7 +86,7 @@ def test_geometric_rate(tc):
     sizes=ALGO_SIZES,
 )
 def test_asymptotic_rate(tc):
-    r"""Phi_t = dist^2_{Sigma_bar}(theta_t, M), measured every 25 steps by the weighted Procrustes
+    r"""Phi_t = dist^2_{Sigma_bar}(theta_t, M), measured every 50 steps (10 on the full tier) by the weighted Procrustes
     projection (warm-started along the run), for eta in {0.5, 1} side by side.  Near M the
     preconditioned step is theta - eta Mbar^{-1} H (theta - theta*) in the normal space, so
     Phi_t ~ (1 - eta alpha_loc)^{2t} with alpha_loc the smallest eigenvalue of the normal-space

@@ -14,8 +14,7 @@ R* = polar(G)).  `weighted_procrustes` minimizes it by majorize-minimize,
 R <- polar(c R - grad f(R)), c = 2 lambda_max(D) lambda_max(A) the Lipschitz constant of
 grad f = 2 D R A - 2 G (f decreases monotonically), stopped on the first-order condition
 (R^T grad f symmetric), multi-started from polar(G), polar(G) diag(1,..,1,-1) (the other
-component of O(d)) and Haar-random starts (`scipy.stats.ortho_group`).  The polar factor is
-`scipy.linalg.polar`.
+component of O(d)) and Haar-random starts (`scipy.stats.ortho_group`).
 
 Local constants.  At theta_R the Hessian H of L_reg in row-major coordinates
 (vec V, vec K), the metric Mbar = diag(I_{kd}, Sigma (x) I_d), the tangent directions
@@ -40,8 +39,11 @@ __all__ = ["polar_factor", "procrustes_objective", "weighted_procrustes", "manif
 
 
 def polar_factor(M):
-    r"""The orthogonal polar factor U_M V_M^T of a square matrix (`scipy.linalg.polar`)."""
-    return scipy.linalg.polar(M)[0]
+    r"""The orthogonal polar factor U_M V_M^T of a square matrix (the U of `scipy.linalg.polar`,
+    computed from one LAPACK SVD without scipy's wrapper overhead: the majorize-minimize loop
+    calls it ~10^3 times per projection)."""
+    U, _, Vh = np.linalg.svd(M)
+    return U @ Vh
 
 
 def procrustes_objective(R, D, A, G):
