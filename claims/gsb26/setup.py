@@ -38,6 +38,7 @@ from theorycheck.models.attention_regression import (
     in_sample_loss,
     ols_estimate,
     population_loss,
+    predictor,
     sample_covariance,
 )
 from theorycheck.optim import Preconditioned, run_trajectory
@@ -196,16 +197,15 @@ def in_sample_gap(run, *, tail=None, estimator="attention"):
             "problem": problem, "V": V, "K": K}
 
 
-def out_of_sample_error(problem, V, K, predictor, keys, queries, reps, rng):
+def out_of_sample_error(problem, V, K, closed_form, keys, queries, reps, rng):
     """Mean over ``reps`` of ||f(x; X_N) - P x|| over ``queries`` fresh x with N = ``keys``
-    fresh keys, P = ``predictor`` (k, d) (the closed form V Sigma K)."""
-    Vt, Kt, P = (torch.as_tensor(a) for a in (V, K, predictor))
+    fresh keys, P = ``closed_form`` (k, d) (V Sigma K)."""
+    Vt, Kt, P = (torch.as_tensor(a) for a in (V, K, closed_form))
     errors = []
     for _ in range(reps):
         keys_x = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (keys,)))
         x = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (queries,)))
-        weights = torch.softmax(x @ Kt.T @ keys_x.T, dim=-1)           # exp(x_j^T K x)
-        errors.append((weights @ keys_x @ Vt.T - x @ P.T).norm(dim=-1).mean())
+        errors.append((predictor(x, keys_x, Vt, Kt) - x @ P.T).norm(dim=-1).mean())
     return float(torch.stack(errors).mean())
 
 
@@ -265,10 +265,10 @@ def out_of_sample(run, *, transposed=False):
     closed-form predictor V Sigma K (``transposed``: the other orientation V Sigma K^T)."""
     problem = well_conditioned(run.rng("well_conditioned"))
     V, K = test_point(problem, run.rng("test_point"))
-    predictor = V @ problem.Sigma @ (K.T if transposed else K)
+    closed_form = V @ problem.Sigma @ (K.T if transposed else K)
     rng = run.rng("out_of_sample", transposed)
     keys = np.array(run.sizes["keys"])
-    return keys, np.array([out_of_sample_error(problem, V, K, predictor, N, run.sizes["queries"],
+    return keys, np.array([out_of_sample_error(problem, V, K, closed_form, N, run.sizes["queries"],
                                                run.sizes["reps"], rng) for N in keys])
 
 
@@ -294,8 +294,8 @@ def tracked_distances(problem, Vs, Ks, rng):
     return np.array(distances), projection
 
 
-@shared_run(sizes={"quick": {"n": 4000, "steps": 1000, "every": 50, "dist_from": 500},
-                   "full": {"n": 4000, "steps": 2000, "every": 10, "dist_from": 500}})
+@shared_run(sizes={"quick": {"n": 4000, "steps": 3000, "every": 100, "dist_from": 1000},
+                   "full": {"n": 4000, "steps": 4000, "every": 20, "dist_from": 500}})
 def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regularizer="estimated", lam=0.25,
                           track=True):
     """Algorithm 1 with the population gradient oracle on the ill-conditioned instance, from the

@@ -10,10 +10,12 @@ from theorycheck.models.attention_regression import (
     balance_regularizer,
     balance_regularizer_gradient,
     balanced_point,
+    cross_attention_weights,
     in_sample_loss,
     ols_estimate,
     population_gradient,
     population_loss,
+    predictor,
     sample_covariance,
 )
 
@@ -65,6 +67,8 @@ __all__ = [
     "balance_regularizer",
     "balance_regularizer_gradient",
     "balanced_point",
+    "cross_attention_weights",
+    "predictor",
     "in_sample_loss",
     "ols_estimate",
     "population_gradient",

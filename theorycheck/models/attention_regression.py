@@ -36,8 +36,10 @@ from theorycheck.errors import DeclarationError
 from theorycheck.models.base import FROBENIUS, Geometry, Instance, Model, register_model, scaled
 
 __all__ = [
+    "cross_attention_weights",
     "attention_weights",
     "attention_outputs",
+    "predictor",
     "in_sample_loss",
     "population_loss",
     "population_gradient",
@@ -59,10 +61,22 @@ def _t(A):
 # ---------------------------------------------------------------- the forward pass
 
 
+def cross_attention_weights(queries, keys, K):
+    r"""s_ij = softmax_j(x_j^T K q_i) of queries q_i (..., m, d) over keys x_j (..., N, d),
+    shape (..., m, N)."""
+    scores = (queries @ _t(K)) @ _t(keys)     # [i, j] = (K q_i)^T x_j
+    return torch.softmax(scores, dim=-1)
+
+
 def attention_weights(X, K):
     r"""s_ij = softmax_j(x_j^T K x_i) over the n covariates of each batch, shape (..., n, n)."""
-    scores = (X @ _t(K)) @ _t(X)              # [i, j] = (K x_i)^T x_j
-    return torch.softmax(scores, dim=-1)
+    return cross_attention_weights(X, X, K)
+
+
+def predictor(queries, keys, V, K):
+    r"""f(q; X) = V sum_j s_j(q) x_j for queries q (..., m, d) and keys X (..., N, d): the
+    out-of-sample prediction, shape (..., m, k)."""
+    return cross_attention_weights(queries, keys, K) @ keys @ _t(V)
 
 
 def attention_outputs(X, K):
