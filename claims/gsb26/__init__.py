@@ -15,7 +15,7 @@ EXPECTED = [
 ]
 ENCODED = {"thm1.closed_form", "sec3.finite_n_gap", "thm1.manifold_global_min", "lem1.symmetry",
            "lem1.singular_values", "thm2.geometric_rate", "thm2.asymptotic_rate",
-           "lem6.ols_error", "lem4.norm_equivalence"}
+           "lem6.ols_error", "lem4.norm_equivalence", "lem7.integrability"}
 
 paper(
     "gsb26",
