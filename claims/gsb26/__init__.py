@@ -15,7 +15,8 @@ EXPECTED = [
 ]
 ENCODED = {"thm1.closed_form", "sec3.finite_n_gap", "thm1.manifold_global_min", "lem1.symmetry",
            "lem1.singular_values", "thm2.geometric_rate", "thm2.asymptotic_rate",
-           "lem6.ols_error", "lem4.norm_equivalence", "lem7.integrability"}
+           "lem6.ols_error", "lem4.norm_equivalence", "lem7.integrability",
+           "lem3.init_close"}
 
 paper(
     "gsb26",
