@@ -1,4 +1,23 @@
-"""Models on one protocol (`theorycheck.models.base`): the softmax token-selection attention model."""
+"""Models on one protocol (`theorycheck.models.base`): the softmax token-selection attention model
+and softmax self-attention regression."""
+
+from theorycheck.models.attention_regression import (
+    CovarianceWeighted,
+    EmpiricalAttentionRegression,
+    PopulationAttentionRegression,
+    attention_outputs,
+    attention_weights,
+    balance_regularizer,
+    balance_regularizer_gradient,
+    balanced_point,
+    cross_attention_weights,
+    in_sample_loss,
+    ols_estimate,
+    population_gradient,
+    population_loss,
+    predictor,
+    sample_covariance,
+)
 
 from theorycheck.models.base import (
     FROBENIUS,
@@ -40,6 +59,21 @@ from theorycheck.models.token_selection import (
 )
 
 __all__ = [
+    "CovarianceWeighted",
+    "EmpiricalAttentionRegression",
+    "PopulationAttentionRegression",
+    "attention_outputs",
+    "attention_weights",
+    "balance_regularizer",
+    "balance_regularizer_gradient",
+    "balanced_point",
+    "cross_attention_weights",
+    "predictor",
+    "in_sample_loss",
+    "ols_estimate",
+    "population_gradient",
+    "population_loss",
+    "sample_covariance",
     "Model",
     "Geometry",
     "Frobenius",

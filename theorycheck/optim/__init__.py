@@ -22,9 +22,11 @@ from theorycheck.optim.metrics import (
     relative_error,
     standard_metrics,
 )
+from theorycheck.optim.preconditioned import Preconditioned
 from theorycheck.optim.trajectory import ON_NONFINITE, Trajectory, recorded_rows, run_trajectory
 
 __all__ = [
+    "Preconditioned",
     "FirstOrder",
     "GD",
     "NGD",

@@ -1,5 +1,19 @@
 """Reference solvers: certified hard-margin programs (cvxpy) and their closed forms."""
 
+from theorycheck.solvers.balanced_factorization import (
+    LocalConstants,
+    ManifoldProjection,
+    brute_force_projection,
+    hessian_matrix,
+    local_constants,
+    manifold_point,
+    polar_factor,
+    procrustes_objective,
+    project_to_manifold,
+    sigma_bar_distance,
+    symmetry_defect,
+    weighted_procrustes,
+)
 from theorycheck.solvers.margin import (
     CERTIFICATE_TOL,
     INFEASIBILITY_TOL,
@@ -26,6 +40,18 @@ from theorycheck.solvers.svm import (
 )
 
 __all__ = [
+    "LocalConstants",
+    "ManifoldProjection",
+    "brute_force_projection",
+    "hessian_matrix",
+    "local_constants",
+    "manifold_point",
+    "polar_factor",
+    "procrustes_objective",
+    "project_to_manifold",
+    "sigma_bar_distance",
+    "symmetry_defect",
+    "weighted_procrustes",
     "CERTIFICATE_TOL",
     "INFEASIBILITY_TOL",
     "InfeasibleProgramError",

@@ -1,0 +1,155 @@
+"""Tests of the softmax self-attention regression model, the balanced-factorization solvers and
+the block-preconditioned optimizer, against independent references (autograd, explicit loops,
+brute force)."""
+import numpy as np
+import pytest
+import scipy.stats
+import torch
+
+from theorycheck.errors import DeclarationError
+from theorycheck.models.attention_regression import (
+    EmpiricalAttentionRegression,
+    PopulationAttentionRegression,
+    attention_outputs,
+    balance_regularizer,
+    balance_regularizer_gradient,
+    balanced_point,
+    in_sample_loss,
+    ols_estimate,
+    population_gradient,
+    population_loss,
+)
+from theorycheck.optim import GD, Preconditioned
+from theorycheck.solvers.balanced_factorization import (
+    brute_force_projection,
+    local_constants,
+    manifold_point,
+    project_to_manifold,
+    symmetry_defect,
+)
+
+torch.set_num_threads(1)
+F64 = torch.float64
+
+
+def problem(seed=0, d=3, k=4):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((d, d))
+    Sigma = A @ A.T / d + np.eye(d)
+    Sigma /= np.linalg.eigvalsh(Sigma)[-1]
+    B = rng.standard_normal((k, d))
+    return rng, Sigma, 0.2 * B / np.linalg.norm(B, 2)
+
+
+def test_attention_matches_explicit_loops():
+    rng = np.random.default_rng(1)
+    X, K = rng.standard_normal((5, 3)), rng.standard_normal((3, 3))
+    a = attention_outputs(torch.tensor(X), torch.tensor(K)).numpy()
+    for i in range(5):
+        w = np.exp([X[j] @ K @ X[i] for j in range(5)])   # x_j^T K x_i, self included
+        np.testing.assert_allclose(a[i], (w / w.sum()) @ X, rtol=1e-13)
+
+
+def test_closed_form_gradients_equal_autograd():
+    rng, Sigma, W = problem()
+    V, K = (torch.tensor(rng.standard_normal(s)) for s in [(4, 3), (3, 3)])
+    S, Wt = torch.tensor(Sigma), torch.tensor(W)
+    auto = torch.func.grad(lambda p: population_loss(p[0], p[1], S, Wt, 0.1), )((V, K))
+    for g, h in zip(population_gradient(V, K, S, Wt), auto):
+        torch.testing.assert_close(g, h, rtol=1e-13, atol=1e-14)
+    auto = torch.func.grad(lambda p: balance_regularizer(p[0], p[1], S))((V, K))
+    for g, h in zip(balance_regularizer_gradient(V, K, S), auto):
+        torch.testing.assert_close(g, h, rtol=1e-13, atol=1e-14)
+
+
+def test_population_loss_is_the_weighted_factorization_loss():
+    rng, Sigma, W = problem()
+    V, K = rng.standard_normal((4, 3)), rng.standard_normal((3, 3))
+    root = scipy.linalg.sqrtm(Sigma).real
+    expected = np.linalg.norm((V @ Sigma @ K - W) @ root) ** 2 + 4 * 0.01
+    value = population_loss(*(torch.tensor(x) for x in (V, K, Sigma, W)), 0.1)
+    assert float(value) == pytest.approx(expected, rel=1e-13)
+
+
+@pytest.mark.parametrize("det", [1, -1])
+def test_balanced_points_are_global_minima(det):
+    rng, Sigma, W = problem(2)
+    R = scipy.stats.ortho_group.rvs(3, random_state=rng)
+    R = R if np.linalg.det(R) * det > 0 else R @ np.diag([1, 1, -1])
+    V, K = manifold_point(W, Sigma, R)
+    Vt, Kt = balanced_point(torch.tensor(W), torch.tensor(Sigma), torch.tensor(R))
+    # the two SVDs may differ in the signs of singular vectors (another R): compare invariants
+    for a, b in [(V, K), (Vt.numpy(), Kt.numpy())]:
+        np.testing.assert_allclose(a @ Sigma @ b, W, atol=1e-14)
+        np.testing.assert_allclose(a.T @ a, Sigma @ b @ b.T @ Sigma, atol=1e-14)
+    model = PopulationAttentionRegression(torch.tensor(Sigma)[None], torch.tensor(W)[None], 0.1)
+    grads = model.gradient({"V": Vt[None], "K": Kt[None]})
+    assert max(float(g.abs().max()) for g in grads.values()) < 1e-14
+    assert float(model.loss({"V": Vt[None], "K": Kt[None]})) == pytest.approx(0.04, rel=1e-13)
+
+
+def test_ols_recovers_noiseless_map():
+    rng, Sigma, W = problem()
+    X = rng.standard_normal((50, 3))
+    np.testing.assert_allclose(ols_estimate(torch.tensor(X), torch.tensor(X @ W.T)).numpy(), W,
+                               atol=1e-13)
+
+
+def test_projection_beats_brute_force_and_satisfies_first_order_condition():
+    rng, Sigma, W = problem(3)
+    V0, K0 = manifold_point(W, Sigma, scipy.stats.ortho_group.rvs(3, random_state=rng))
+    for _ in range(5):
+        V, K = V0 + 0.05 * rng.standard_normal(V0.shape), K0 + 0.05 * rng.standard_normal(K0.shape)
+        p = project_to_manifold(V, K, Sigma, W, rng)
+        brute = brute_force_projection(V, K, Sigma, W, rng, samples=5000)
+        assert p.distance <= brute.distance + 1e-12
+        assert symmetry_defect(V, K, p, Sigma) < 1e-8
+
+
+def test_projection_of_a_manifold_point_is_itself():
+    rng, Sigma, W = problem(4)
+    V, K = manifold_point(W, Sigma, scipy.stats.ortho_group.rvs(3, random_state=rng))
+    assert project_to_manifold(V, K, Sigma, W, rng).distance < 1e-7
+
+
+def _reg_loss(Sigma, W, lam):
+    S, Wt = torch.tensor(Sigma), torch.tensor(W)
+    return lambda V, K: population_loss(V, K, S, Wt, 0.1) + lam * balance_regularizer(V, K, S)
+
+
+def test_local_constants_are_homogeneous_and_tangent_directions_flat():
+    rng, Sigma, W = problem(5)
+    R = scipy.stats.ortho_group.rvs(3, random_state=rng)
+    one = local_constants(_reg_loss(Sigma, W, 0.25), *manifold_point(W, Sigma, R), Sigma)
+    two = local_constants(_reg_loss(Sigma, 2 * W, 0.25), *manifold_point(2 * W, Sigma, R), Sigma)
+    assert one.tangent_residual < 1e-12 and one.alpha > 0
+    assert two.alpha / one.alpha == pytest.approx(2, rel=1e-8)
+    assert two.mu_max / one.mu_max == pytest.approx(2, rel=1e-8)
+    assert local_constants(_reg_loss(Sigma, W, 0.0), *manifold_point(W, Sigma, R), Sigma).alpha < 1e-12
+
+
+def test_preconditioned_with_identity_equals_gd_and_preconditions_the_named_block():
+    rng, Sigma, W = problem()
+    S, Wt = torch.tensor(Sigma)[None], torch.tensor(W)[None]
+    model = PopulationAttentionRegression(S, Wt, 0.1)
+    p = {"V": torch.tensor(rng.standard_normal((1, 4, 3))), "K": torch.tensor(rng.standard_normal((1, 3, 3)))}
+    a, b = Preconditioned(model, 0.1)(0, p), GD(model, 0.1)(0, p)
+    for blk in p:
+        torch.testing.assert_close(a[blk], b[blk], rtol=1e-13, atol=1e-15)
+    P = torch.linalg.inv(S)
+    c = Preconditioned(model, 0.1, {"K": P})(0, p)
+    torch.testing.assert_close(c["K"], p["K"] - 0.1 * P @ model.gradient(p)["K"])
+    torch.testing.assert_close(c["V"], a["V"])
+    with pytest.raises(DeclarationError):
+        Preconditioned(model, 0.1, {"Q": P})
+
+
+def test_empirical_model_averages_batches():
+    rng, Sigma, W = problem()
+    X, Y = torch.tensor(rng.standard_normal((1, 2, 5, 3))), torch.tensor(rng.standard_normal((1, 2, 5, 4)))
+    p = {"V": torch.tensor(rng.standard_normal((1, 4, 3))), "K": torch.tensor(rng.standard_normal((1, 3, 3)))}
+    value = EmpiricalAttentionRegression(X, Y).loss(p)
+    expected = in_sample_loss(X[0], Y[0], p["V"][0], p["K"][0]).mean()
+    torch.testing.assert_close(value[0], expected)
+    with pytest.raises(DeclarationError):
+        EmpiricalAttentionRegression(X, Y, lam=0.25)

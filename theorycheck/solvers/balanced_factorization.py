@@ -1,0 +1,200 @@
+r"""The manifold of balanced factorizations V Sigma K = W*: projection and local curvature.
+
+Setting (softmax self-attention regression, `theorycheck.models.attention_regression`): with
+the compact SVD W* = U D V_W^T (k >= d, D > 0), the manifold is
+M = {theta_R = (U D^{1/2} R, Sigma^{-1} R^T D^{1/2} V_W^T) : R in O(d)}, with the
+extended-covariance norm ||theta||^2 = ||V||_F^2 + tr(K^T Sigma K).
+
+Projection.  ||theta - theta_R||^2 = ||V||^2 + tr(K^T Sigma K) + tr D + f(R) with
+
+    f(R) = tr(D R A R^T) - 2 <G, R>_F,   A = Sigma^{-1},   G = D^{1/2}(U^T V + V_W^T K^T),
+
+a weighted orthogonal Procrustes problem (no closed form unless A = cI, where
+R* = polar(G)).  `weighted_procrustes` minimizes it by majorize-minimize,
+R <- polar(c R - grad f(R)), c = 2 lambda_max(D) lambda_max(A) the Lipschitz constant of
+grad f = 2 D R A - 2 G (f decreases monotonically), stopped on the first-order condition
+(R^T grad f symmetric), multi-started from polar(G), polar(G) diag(1,..,1,-1) (the other
+component of O(d)) and Haar-random starts (`scipy.stats.ortho_group`).
+
+Local constants.  At theta_R the Hessian H of L_reg in row-major coordinates
+(vec V, vec K), the metric Mbar = diag(I_{kd}, Sigma (x) I_d), the tangent directions
+t_ab = (V_R A_ab, -Sigma^{-1} A_ab Sigma K_R) (A_ab = e_a e_b^T - e_b e_a^T) and the
+Mbar-normal space N = null(T^T Mbar): alpha_loc = lambda_min and mu_max = lambda_max of the
+pencil (N^T H N, N^T Mbar N) (`scipy.linalg.eigh`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import scipy.stats
+import torch
+
+from theorycheck.errors import ReferenceComputationError
+
+__all__ = ["polar_factor", "procrustes_objective", "weighted_procrustes", "manifold_point",
+           "ManifoldProjection", "project_to_manifold", "brute_force_projection",
+           "LocalConstants", "local_constants", "hessian_matrix", "symmetry_defect", "sigma_bar_distance"]
+
+
+def polar_factor(M):
+    r"""The orthogonal polar factor U_M V_M^T of a square matrix (the U of `scipy.linalg.polar`,
+    computed from one LAPACK SVD without scipy's wrapper overhead: the majorize-minimize loop
+    calls it ~10^3 times per projection)."""
+    U, _, Vh = np.linalg.svd(M)
+    return U @ Vh
+
+
+def procrustes_objective(R, D, A, G):
+    r"""f(R) = tr(D R A R^T) - 2 <G, R>_F for diagonal D given as a vector."""
+    return float(np.trace((D[:, None] * R) @ A @ R.T) - 2 * np.sum(G * R))
+
+
+def _riemannian_asymmetry(R, D, A, G):
+    grad = 2 * (D[:, None] * R) @ A - 2 * G
+    S = R.T @ grad
+    return float(np.max(np.abs(S - S.T)))
+
+
+def weighted_procrustes(D, A, G, starts, *, tol=1e-11, max_iter=20000):
+    r"""argmin over R in O(d) of `procrustes_objective` by majorize-minimize from every start;
+    returns (R, f(R)) of the best.  ReferenceComputationError if no start reaches the
+    first-order condition max|R^T grad f - (.)^T| <= tol max(1, max|G|)."""
+    c = 2 * float(np.max(D)) * float(np.linalg.eigvalsh(A)[-1])
+    scale = tol * max(1.0, float(np.max(np.abs(G))))
+    best = None
+    for R in starts:
+        for _ in range(max_iter):
+            if _riemannian_asymmetry(R, D, A, G) <= scale:
+                break
+            R = polar_factor(c * R - (2 * (D[:, None] * R) @ A - 2 * G))
+        else:
+            continue
+        value = procrustes_objective(R, D, A, G)
+        if best is None or value < best[1]:
+            best = (R, value)
+    if best is None:
+        raise ReferenceComputationError(f"weighted Procrustes: no start converged in {max_iter} "
+                                        "majorize-minimize iterations")
+    return best
+
+
+def _svd_factors(W):
+    U, D, Vh = np.linalg.svd(W, full_matrices=False)
+    if D[-1] <= 0:
+        raise ReferenceComputationError("W* is rank deficient: the manifold needs sigma_d(W*) > 0")
+    return U, D, Vh
+
+
+def manifold_point(W, Sigma, R):
+    r"""theta_R = (U D^{1/2} R, Sigma^{-1} R^T D^{1/2} V_W^T) (numpy)."""
+    U, D, Vh = _svd_factors(W)
+    root = np.sqrt(D)
+    return (U * root) @ R, np.linalg.solve(Sigma, R.T @ (root[:, None] * Vh))
+
+
+def sigma_bar_distance(V, K, V2, K2, Sigma):
+    r"""||theta - theta'|| in the norm ||V||_F^2 + tr(K^T Omega K), Omega = ``Sigma``."""
+    dK = K - K2
+    return float(np.sqrt(np.sum((V - V2) ** 2) + np.trace(dK.T @ Sigma @ dK)))
+
+
+@dataclass(frozen=True)
+class ManifoldProjection:
+    """The projection (V*, K*) = theta_R of (V, K), its R and the distance."""
+
+    R: np.ndarray
+    V: np.ndarray
+    K: np.ndarray
+    distance: float
+
+
+def _procrustes_data(V, K, Sigma, W, weight):
+    r"""D, A = Sigma^{-1} Omega Sigma^{-1}, G = D^{1/2}(U^T V + V_W^T K^T Omega Sigma^{-1}) for the
+    distance ||V - V_R||^2 + tr((K - K_R)^T Omega (K - K_R)) (Omega = Sigma: A = Sigma^{-1})."""
+    U, D, Vh = _svd_factors(W)
+    Sinv = np.linalg.inv(Sigma)
+    G = np.sqrt(D)[:, None] * (U.T @ V + Vh @ K.T @ weight @ Sinv)
+    return D, Sinv @ weight @ Sinv, G
+
+
+def _projection(V, K, Sigma, W, R, weight):
+    Vs, Ks = manifold_point(W, Sigma, R)
+    return ManifoldProjection(R, Vs, Ks, sigma_bar_distance(V, K, Vs, Ks, weight))
+
+
+def project_to_manifold(V, K, Sigma, W, rng, *, random_starts=8, weight=None, starts=()):
+    r"""The projection of (V, K) onto the manifold of (W*, Sigma) in the norm
+    ||V||^2 + tr(K^T Omega K), Omega = ``weight`` (default Sigma: the extended-covariance
+    norm; the identity gives the Euclidean projection).  ``starts``: extra initial R (e.g.
+    the previous projection along a trajectory)."""
+    weight = Sigma if weight is None else weight
+    D, A, G = _procrustes_data(V, K, Sigma, W, weight)
+    P = polar_factor(G)
+    flip = np.ones(len(D))
+    flip[-1] = -1
+    starts = list(starts) + [P, P * flip]
+    if random_starts:
+        starts += list(scipy.stats.ortho_group.rvs(len(D), size=random_starts, random_state=rng)
+                       .reshape(-1, len(D), len(D)))
+    return _projection(V, K, Sigma, W, weighted_procrustes(D, A, G, starts)[0], weight)
+
+
+def brute_force_projection(V, K, Sigma, W, rng, *, samples=20000):
+    r"""The best theta_R over ``samples`` Haar-random R in O(d) (both components): an
+    independent, derivative-free reference for `project_to_manifold` (small d only)."""
+    D, A, G = _procrustes_data(V, K, Sigma, W, Sigma)
+    Rs = scipy.stats.ortho_group.rvs(len(D), size=samples, random_state=rng)
+    values = np.einsum("i,sij,jk,slk->sil", D, Rs, A, Rs).trace(axis1=1, axis2=2) \
+        - 2 * np.einsum("ij,sij->s", G, Rs)
+    return _projection(V, K, Sigma, W, Rs[int(np.argmin(values))], Sigma)
+
+
+def symmetry_defect(V, K, projection: ManifoldProjection, Sigma):
+    r"""||S - S^T||_F / ||S||_F for S = V*^T (V - V*) + Sigma K* (K - K*)^T, the first-order
+    condition of the projection (zero at an exact projection)."""
+    S = projection.V.T @ (V - projection.V) + Sigma @ projection.K @ (K - projection.K).T
+    return float(np.linalg.norm(S - S.T) / np.linalg.norm(S))
+
+
+@dataclass(frozen=True)
+class LocalConstants:
+    """alpha_loc, mu_max of the normal pencil at theta_R, and the tangent-space residual
+    max_ab ||H t_ab|| / ||H|| (zero on the manifold)."""
+
+    alpha: float
+    mu_max: float
+    tangent_residual: float
+
+
+def hessian_matrix(loss, V, K):
+    r"""The Hessian of ``loss(V, K)`` in row-major coordinates (vec V, vec K), by torch.func."""
+    k, d = V.shape
+    theta = torch.cat([torch.as_tensor(V).reshape(-1), torch.as_tensor(K).reshape(-1)])
+
+    def f(u):
+        return loss(u[: k * d].reshape(k, d), u[k * d:].reshape(d, d))
+
+    return torch.func.hessian(f)(theta).numpy()
+
+
+def local_constants(loss, V, K, Sigma) -> LocalConstants:
+    r"""alpha_loc and mu_max at theta_R = (V, K) for the objective ``loss(V, K)`` (a torch
+    function of (k, d) and (d, d) float64 tensors), from its autograd Hessian."""
+    k, d = V.shape
+    H = hessian_matrix(loss, V, K)
+    metric = scipy.linalg.block_diag(np.eye(k * d), np.kron(Sigma, np.eye(d)))
+    Sinv = np.linalg.inv(Sigma)
+    tangents = []
+    for a in range(d):
+        for b in range(a + 1, d):
+            A = np.zeros((d, d))
+            A[a, b], A[b, a] = 1.0, -1.0
+            tangents.append(np.concatenate([(V @ A).ravel(), (-Sinv @ A @ Sigma @ K).ravel()]))
+    T = np.array(tangents).T.reshape(k * d + d * d, -1)
+    residual = max((np.linalg.norm(H @ t) / np.linalg.norm(t) for t in T.T), default=0.0)
+    N = scipy.linalg.null_space(T.T @ metric) if T.shape[1] else np.eye(k * d + d * d)
+    values = scipy.linalg.eigh(N.T @ H @ N, N.T @ metric @ N, eigvals_only=True)
+    return LocalConstants(float(values[0]), float(values[-1]),
+                          float(residual / np.linalg.norm(H, 2)))
