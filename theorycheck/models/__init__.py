@@ -1,4 +1,5 @@
-"""Models on one protocol (`theorycheck.models.base`): the softmax token-selection attention model."""
+"""Models on one protocol (`theorycheck.models.base`): the softmax token-selection attention model;
+two-layer networks with global or self-attention masks (`attention_nets`)."""
 
 from theorycheck.models.base import (
     FROBENIUS,
@@ -10,6 +11,28 @@ from theorycheck.models.base import (
     Scaled,
     register_model,
     scaled,
+)
+from theorycheck.models.attention_nets import (
+    Activation,
+    RELU,
+    SOFTPLUS_THRESHOLD,
+    activate,
+    activation_derivative,
+    attended_inputs,
+    hidden_preactivations,
+    hidden_features,
+    global_attention_output,
+    global_attention_gradients,
+    squared_loss,
+    GlobalAttentionNet,
+    BaselineNet,
+    scale_global_attention,
+    self_attention_matrix,
+    self_attention_values,
+    self_attention_output,
+    SelfAttentionNet,
+    scale_self_attention,
+    last_layer_certificate,
 )
 from theorycheck.models.token_selection import (
     Forward,
@@ -40,6 +63,26 @@ from theorycheck.models.token_selection import (
 )
 
 __all__ = [
+    "Activation",
+    "RELU",
+    "SOFTPLUS_THRESHOLD",
+    "activate",
+    "activation_derivative",
+    "attended_inputs",
+    "hidden_preactivations",
+    "hidden_features",
+    "global_attention_output",
+    "global_attention_gradients",
+    "squared_loss",
+    "GlobalAttentionNet",
+    "BaselineNet",
+    "scale_global_attention",
+    "self_attention_matrix",
+    "self_attention_values",
+    "self_attention_output",
+    "SelfAttentionNet",
+    "scale_self_attention",
+    "last_layer_certificate",
     "Model",
     "Geometry",
     "Frobenius",

@@ -1,5 +1,6 @@
 """Optimizers, trajectories and metrics over any model of the protocol (`theorycheck.models.base`)."""
 
+from theorycheck.optim.adaptive import Adam, adam_steps
 from theorycheck.optim.gradient import (
     GD,
     NGD,
@@ -25,6 +26,8 @@ from theorycheck.optim.metrics import (
 from theorycheck.optim.trajectory import ON_NONFINITE, Trajectory, recorded_rows, run_trajectory
 
 __all__ = [
+    "Adam",
+    "adam_steps",
     "FirstOrder",
     "GD",
     "NGD",

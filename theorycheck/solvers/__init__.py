@@ -1,5 +1,12 @@
-"""Reference solvers: certified hard-margin programs (cvxpy) and their closed forms."""
+"""Reference solvers: certified hard-margin programs (cvxpy) and their closed forms; linear regions
+of ReLU networks (hyperplane arrangements); Hessian curvature (dense or Lanczos)."""
 
+from theorycheck.solvers.curvature import (
+    dense_hessian,
+    flatten_params,
+    top_hessian_eigenvalues,
+    unflatten_params,
+)
 from theorycheck.solvers.margin import (
     CERTIFICATE_TOL,
     INFEASIBILITY_TOL,
@@ -15,6 +22,15 @@ from theorycheck.solvers.margin import (
     hull_distance,
     solve_margin_program,
 )
+from theorycheck.solvers.regions import (
+    central_cells,
+    count_cells,
+    general_position_cells,
+    grid_construction,
+    grid_lower_bound,
+    relu_network_hyperplanes,
+    relu_network_regions,
+)
 from theorycheck.solvers.svm import (
     USVMSolution,
     solve_usvm,
@@ -26,6 +42,17 @@ from theorycheck.solvers.svm import (
 )
 
 __all__ = [
+    "dense_hessian",
+    "flatten_params",
+    "top_hessian_eigenvalues",
+    "unflatten_params",
+    "central_cells",
+    "count_cells",
+    "general_position_cells",
+    "grid_construction",
+    "grid_lower_bound",
+    "relu_network_hyperplanes",
+    "relu_network_regions",
     "CERTIFICATE_TOL",
     "INFEASIBILITY_TOL",
     "InfeasibleProgramError",
