@@ -6,13 +6,14 @@ from theorycheck import paper
 ENCODED = [
     "thm3.montufar_lower_bound_with_bias", "thm3.exact_max_regions", "thm3.DISCREPANCY_bias_free",
     "thm3.DISCREPANCY_lower_bound_comparison", "fig1.region_curves",
+    "thm4a.relu_scale_invariance", "thm4a.DISCREPANCY_softplus", "thm4a.jacobian_determinant", "thm4a.hessian_congruence_and_blowup", "thm4b.selfattention_scale_invariance", "thm4b.extra_symmetries", "sec53.DISCREPANCY_hessian_flatness_comparison",
 ]
 PENDING = [
     "model.attention_equals_rowscaled_baseline", "model.gradient_formulas", "model.param_counts",
     "thm2.selfattention_shapes_and_count",
-    "thm4a.relu_scale_invariance", "thm4a.DISCREPANCY_softplus", "thm4a.jacobian_determinant",
-    "thm4a.hessian_congruence_and_blowup", "thm4b.selfattention_scale_invariance",
-    "thm4b.extra_symmetries", "sec53.DISCREPANCY_hessian_flatness_comparison",
+      
+     
+     
     "thm5a.gradient_certificate", "thm5a.wide_training_interpolates",
     "thm5a.DISCREPANCY_rank_at_point", "appC4.DISCREPANCY_preactivation_rank",
     "thm1.bound_algebra", "thm7.DISCREPANCY_missing_gamma", "thm7.sample_bound_gamma_exponent",
