@@ -61,3 +61,19 @@ def test_adam_equals_torch_adam_and_is_trial_by_trial():
     for t in range(20):
         alone = single(t, alone)
     assert all(torch.allclose(alone[b], ours[b][1:2], atol=1e-13) for b in model.blocks)
+
+
+def test_cosine_schedule_decays_to_zero_and_rejects_bad_input():
+    from theorycheck.errors import DeclarationError
+    from theorycheck.optim import cosine_schedule
+
+    sched = cosine_schedule(10)
+    assert sched(0) == 1.0 and abs(sched(5) - 0.5) < 1e-15 and sched(10) == 0.0 == sched(20)
+    model, params = problem()
+    last = Adam(model, 0.01, schedule=sched)
+    current = dict(params)
+    for t in range(11):
+        before, current = current, last(t, current)
+    assert all(torch.equal(before[b], current[b]) for b in model.blocks)   # lr 0 at t = 10
+    with pytest.raises(DeclarationError, match="steps >= 1"):
+        cosine_schedule(0)

@@ -7,6 +7,7 @@ ENCODED = [
     "thm3.montufar_lower_bound_with_bias", "thm3.exact_max_regions", "thm3.DISCREPANCY_bias_free",
     "thm3.DISCREPANCY_lower_bound_comparison", "fig1.region_curves",
     "thm4a.relu_scale_invariance", "thm4a.DISCREPANCY_softplus", "thm4a.jacobian_determinant", "thm4a.hessian_congruence_and_blowup", "thm4b.selfattention_scale_invariance", "thm4b.extra_symmetries", "sec53.DISCREPANCY_hessian_flatness_comparison",
+    "thm5a.gradient_certificate", "thm5a.wide_training_interpolates", "thm5a.DISCREPANCY_rank_at_point", "appC4.DISCREPANCY_preactivation_rank",
 ]
 PENDING = [
     "model.attention_equals_rowscaled_baseline", "model.gradient_formulas", "model.param_counts",
@@ -14,8 +15,8 @@ PENDING = [
       
      
      
-    "thm5a.gradient_certificate", "thm5a.wide_training_interpolates",
-    "thm5a.DISCREPANCY_rank_at_point", "appC4.DISCREPANCY_preactivation_rank",
+     
+     
     "thm1.bound_algebra", "thm7.DISCREPANCY_missing_gamma", "thm7.sample_bound_gamma_exponent",
     "lemma.attended_input_norms", "thm1.rate_stationary_near_truth",
     "thm1.s0_scaling_bound_not_tight", "table1.sample_complexity_ordering", "prop1.known_mask",
