@@ -176,3 +176,74 @@ def test_missing_gamma_discrepancy(tc):
     gap = float(_gamma_exponent(printed, gamma) - _gamma_exponent(proof, gamma))
     tc.record("gamma exponent: printed - proof", gap)
     tc.conclusion.at_least("printed bound's gamma exponent differs from the proof's", abs(gap), 1.0)
+
+
+def _attended_norm_ratios(rng, p, s0, c_x, tau, a_max):
+    """Ratios measured / bound of the four norm bounds for one random instance (the first
+    two also at their equality instance x = C_x 1, a = a_max 1_S / a = e_k)."""
+    import torch
+
+    from theorycheck.models import RELU, Activation, activate
+
+    support = rng.permutation(p)[:s0]
+    a = np.zeros(p)
+    a[support] = rng.uniform(0, a_max, s0)
+    x = rng.uniform(-c_x, c_x, p)
+    extreme_a = np.zeros(p)
+    extreme_a[support] = a_max
+    simplex = rng.dirichlet(np.ones(p))
+    d = int(rng.integers(1, 64))
+    W1 = rng.standard_normal((p, d))
+    c_1 = float(np.linalg.norm(W1))
+    z = torch.as_tensor((x * a) @ W1)
+    relu = float(activate(z, RELU).norm())
+    soft = float(activate(z, Activation("softplus", tau)).norm())
+    root = math.sqrt(s0) * c_x
+    return [np.linalg.norm(x * a) / root, np.linalg.norm(c_x * extreme_a) / root,
+            np.linalg.norm(x * simplex) / c_x, relu / (root * c_1),
+            soft / (root * c_1 + math.sqrt(d) * math.log(2) / tau)]
+
+
+@claim(
+    f"{PAPER}.lemma.attended_input_norms",
+    source="App. E.1 ('at most s0 nonzero elements'), App. E.2 (Corollary 1)",
+    statement="If ||x||_inf <= C_x: under A4 ||x*a|| <= sqrt(s0) C_x (equality at |x_k| = C_x, "
+              "a = 1_S); under A7 with a >= 0, ||x*a|| <= C_x; for ReLU and ||W1||_F <= C_1, "
+              "||phi(W1^T(x*a))|| <= sqrt(s0) C_x C_1; for softplus add sqrt(d) log 2 / tau.",
+    provenance="derived",
+    controls={
+        "mask_above_one": Control(
+            "hypothesis", breaks=["norm bounds hold"],
+            description="mask entries in [0, 2] (A4's a_k <= 1 violated), e.g. a = 2 * 1_S"),
+    },
+    sizes={"quick": {"examples": 60}, "full": {"examples": 500}},
+)
+def test_attended_input_norms(tc):
+    r"""A4 (:math:`\|a\|_0 \le s_0`, :math:`0 \le a_k \le 1`) gives at most ``s0`` non-zero
+    entries of size at most ``C_x``: :math:`\|x\odot a\|_2 \le \sqrt{s_0}C_x`; A7 with
+    :math:`a \ge 0`: :math:`\|x\odot a\|_2 \le \|x\|_\infty\|a\|_2 \le C_x\|a\|_1 = C_x`;
+    ReLU is 1-Lipschitz with :math:`\phi(0) = 0`, so
+    :math:`\|\phi(W_1^\top v)\| \le \|W_1\|_F\|v\|`; softplus adds at most
+    :math:`\log 2/\tau` per unit (:math:`\phi_\tau(z) \le \max(z, 0) + \log 2/\tau`), a term the
+    copy omits.  hypothesis draws ``p in [1, 40], s0 in [1, p], C_x in [0.1, 10], tau in
+    [0.5, 50]`` and random ``x, a, W1`` (``C_1 = ||W1||_F``), and searches for the largest
+    ratio measured / bound; pass: every ratio ``<= 1 + 1e-12`` (round-off of norms) and the
+    A4 equality instance reaches ratio 1 to ``1e-12``.  Precondition: the masks satisfy A4
+    (``a_k <= 1``).
+    """
+    a_max = 2.0 if tc.control == "mask_above_one" else 1.0
+    tc.precondition.at_most("masks satisfy A4 (a_k <= 1)", a_max, 1.0)
+    extremes = []
+
+    def slack(draw):
+        seed, p, frac, c_x, tau = draw
+        s0 = max(1, math.ceil(frac * p))
+        ratios = _attended_norm_ratios(np.random.default_rng(seed), p, s0, c_x, tau, a_max)
+        extremes.append(ratios[1])
+        return 1 + 1e-12 - max(ratios)
+
+    strategy = st.tuples(st.integers(0, 2**32 - 1), st.integers(1, 40), st.floats(0, 1),
+                         st.floats(0.1, 10), st.floats(0.5, 50))
+    property_search(tc, "norm bounds hold", strategy, slack, max_examples=tc.sizes["examples"])
+    if tc.control is None:
+        tc.conclusion.close("A4 bound attained at x = C_x 1, a = 1_S", extremes, 1.0, atol=1e-12)

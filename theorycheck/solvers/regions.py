@@ -9,9 +9,9 @@ an arrangement in ``R^{|S|}``, counted there.
 
 :func:`count_cells` enumerates the cells exactly up to the LP's tolerance by incremental
 splitting: hyperplanes are inserted one at a time; each current cell (a sign vector with an
-interior point) is split by the new hyperplane when the LP
-``max tau s.t. s_j (w_j^T x + b_j) >= tau (inserted j), tau <= 1`` finds ``tau > tol`` on
-the side its interior point does not already witness.  This handles parallel, coincident and
+interior point at depth ``> tol``) keeps the side of the new hyperplane that its point lies
+on (when the point is at distance ``> tol`` from it) and gains the other side when the LP
+``max tau s.t. s_j (w_j^T x + b_j) >= tau (inserted j), tau <= 1`` finds ``tau > tol`` there.  This handles parallel, coincident and
 central arrangements (breadth-first search over single sign flips does not).  A cell thinner
 than ``tol`` is missed, so instances must stay away from coincidence (general position).
 
@@ -73,8 +73,13 @@ def count_cells(normals, offsets, *, tol: float = CELL_TOL) -> int:
     for j in range(normals.shape[0]):
         split = []
         for signs, point in cells:
-            side = 1.0 if normals[j] @ point + offsets[j] > 0 else -1.0
-            for sign in (side, -side):
+            value = normals[j] @ point + offsets[j]
+            side = 1.0 if value > 0 else -1.0
+            unknown = (side, -side)
+            if abs(value) > tol:                        # the interior point witnesses its side
+                split.append((np.append(signs, side), point))
+                unknown = (-side,)
+            for sign in unknown:
                 trial = np.append(signs, sign)
                 tau, x = _deepest_point(normals[: j + 1], offsets[: j + 1], trial)
                 if tau > tol:
