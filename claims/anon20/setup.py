@@ -50,12 +50,15 @@ def general_position_margin(normals: np.ndarray, offsets: np.ndarray) -> float:
     return float(worst)
 
 
-def teacher_data(rng: np.random.Generator, K: int, n: int, p: int, *, s0: int, width: int = 3):
-    """``x ~ N(0, I_p)``, ``y = relu((x * a*) W*) v*`` with ``a*`` the indicator of the first
-    ``s0`` coordinates (A3 realizability, noise-free), K independent data sets."""
+def teacher_data(rng: np.random.Generator, K: int, n: int, p: int, *, s0: int, width: int = 3,
+                 random_support: bool = False):
+    """``x ~ N(0, I_p)``, ``y = relu((x * a*) W*) v*`` with ``a*`` the indicator of ``s0``
+    coordinates (the first ones, or drawn per trial), ``W*`` Gaussian, ``v* ~ N(0, I/width)``
+    (A3 realizability, noise-free, as in Sec. 5.1.1), K independent data sets."""
     X = rng.standard_normal((K, n, p))
-    mask = np.zeros(p)
-    mask[:s0] = 1.0
+    mask = np.zeros((K, 1, p))
+    for k in range(K):
+        mask[k, 0, rng.permutation(p)[:s0] if random_support else np.arange(s0)] = 1.0
     W, v = rng.standard_normal((K, p, width)), rng.standard_normal((K, width)) / np.sqrt(width)
     y = np.einsum("knh,kh->kn", np.maximum(np.einsum("knp,kph->knh", X * mask, W), 0), v)
     return X, y
