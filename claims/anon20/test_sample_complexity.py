@@ -3,7 +3,7 @@ attention and l1-regularised attention trained on data from a sparse-mask teache
 import numpy as np
 import torch
 
-from theorycheck import Control, claim, shared_run
+from theorycheck import Control, claim, discrepancy, shared_run
 from theorycheck.models import RELU, BaselineNet, GlobalAttentionNet
 from theorycheck.optim import adam_steps, cosine_schedule
 
@@ -113,3 +113,41 @@ def test_sample_complexity_ordering(tc):
                           mean["regularised"] - mean["attention"], 0.0)
     for arm, values in mean.items():
         tc.conclusion.monotone(f"{arm} test MSE decreases with n", values, increasing=False)
+
+
+def _first_size_reaching(column: int, level: float):
+    """The smallest tabulated n whose printed test loss in ``column`` is at most ``level``."""
+    reached = [n for n in sorted(TABLE1) if TABLE1[n][column] <= level]
+    return reached[0] if reached else None
+
+
+@discrepancy(
+    f"{PAPER}.table1.DISCREPANCY_threshold_007",
+    source="Sec. 5.1.1 text vs Table 1",
+    statement="To attain the desired error 0.07, attention models need 14000 samples, whereas "
+              "baseline models need 20000.",
+    corrected_by=f"{PAPER}.table1.sample_complexity_ordering",
+    provenance="stated",
+    controls={
+        "text_threshold_008": Control(
+            "statement", breaks=["baseline first reaches 0.07 after 20000 samples"],
+            description="the level 0.08 instead of 0.07: the baseline then reaches it at 20000, "
+                        "as the text says"),
+    },
+    sizes={"quick": {}, "full": {}},
+)
+def test_threshold_discrepancy(tc):
+    r"""The text's sample sizes against the paper's own Table 1 (cited data, TABLE1): the
+    baseline's printed test loss at n = 20000 is 0.0769 > 0.07, and the first tabulated size
+    where it is at most 0.07 is 50000 (0.0511); attention first reaches it at 14000 (0.0382),
+    as the text says.  This compares two statements of the paper with each other (no
+    measurement of ours can reproduce the lost setting); the ordering the sentence
+    illustrates is what `table1.sample_complexity_ordering` checks on our runs.  Pass: the
+    first baseline size reaching 0.07 exceeds 20000, and attention's is 14000 (exact, sizes
+    are integers).  The control takes the level 0.08, where the text's 20000 is right.
+    """
+    level = 0.08 if tc.control == "text_threshold_008" else 0.07
+    baseline, attention = _first_size_reaching(0, level), _first_size_reaching(1, level)
+    tc.record("first tabulated n reaching the level: baseline, attention", [baseline, attention])
+    tc.conclusion.at_least("baseline first reaches 0.07 after 20000 samples", baseline, 20001)
+    tc.conclusion.close("attention first reaches the level at 14000", attention, 14000, atol=0.5)
