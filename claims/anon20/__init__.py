@@ -14,6 +14,7 @@ ENCODED = [
     "thm4b.extra_symmetries", "sec53.DISCREPANCY_hessian_flatness_comparison",
     "thm5a.gradient_certificate", "thm5a.wide_training_interpolates",
     "thm5a.DISCREPANCY_rank_at_point", "appC4.DISCREPANCY_preactivation_rank",
+    "thm5b.selfattention_interpolation",
     "thm7.DISCREPANCY_missing_gamma",
     # the corrected statement of Theorem 7 (no id of its own in the reconstruction's index)
     "thm7.sample_bound_gamma_exponent",
@@ -22,7 +23,7 @@ ENCODED = [
 PENDING = [
     "thm1.rate_stationary_near_truth", "thm1.s0_scaling_bound_not_tight", "prop1.known_mask",
     "fig7.regression_convergence", "table1.reported_values", "table2.reported_values",
-    "table2.selfattention_surrogate", "thm5b.selfattention_interpolation", "thm6.param_count",
+    "table2.selfattention_surrogate", "thm6.param_count",
     "fig2.noisy_convergence",
 ]
 
