@@ -1,5 +1,7 @@
-"""Models on one protocol (`theorycheck.models.base`): the softmax token-selection attention model
-and softmax self-attention regression."""
+"""Models on one protocol (`theorycheck.models.base`): the softmax token-selection attention model,
+softmax self-attention regression (`attention_regression`), and two-layer networks with global
+or self-attention masks (`attention_nets`)."""
+
 
 from theorycheck.models.attention_regression import (
     CovarianceWeighted,
@@ -29,6 +31,28 @@ from theorycheck.models.base import (
     Scaled,
     register_model,
     scaled,
+)
+from theorycheck.models.attention_nets import (
+    Activation,
+    RELU,
+    SOFTPLUS_THRESHOLD,
+    activate,
+    activation_derivative,
+    attended_inputs,
+    hidden_preactivations,
+    hidden_features,
+    global_attention_output,
+    global_attention_gradients,
+    squared_loss,
+    GlobalAttentionNet,
+    BaselineNet,
+    scale_global_attention,
+    self_attention_matrix,
+    self_attention_values,
+    self_attention_output,
+    SelfAttentionNet,
+    scale_self_attention,
+    last_layer_certificate,
 )
 from theorycheck.models.token_selection import (
     Forward,
@@ -74,6 +98,26 @@ __all__ = [
     "population_gradient",
     "population_loss",
     "sample_covariance",
+    "Activation",
+    "RELU",
+    "SOFTPLUS_THRESHOLD",
+    "activate",
+    "activation_derivative",
+    "attended_inputs",
+    "hidden_preactivations",
+    "hidden_features",
+    "global_attention_output",
+    "global_attention_gradients",
+    "squared_loss",
+    "GlobalAttentionNet",
+    "BaselineNet",
+    "scale_global_attention",
+    "self_attention_matrix",
+    "self_attention_values",
+    "self_attention_output",
+    "SelfAttentionNet",
+    "scale_self_attention",
+    "last_layer_certificate",
     "Model",
     "Geometry",
     "Frobenius",

@@ -1,5 +1,6 @@
 """Optimizers, trajectories and metrics over any model of the protocol (`theorycheck.models.base`)."""
 
+from theorycheck.optim.adaptive import Adam, adam_steps, cosine_schedule
 from theorycheck.optim.gradient import (
     GD,
     NGD,
@@ -27,6 +28,9 @@ from theorycheck.optim.trajectory import ON_NONFINITE, Trajectory, recorded_rows
 
 __all__ = [
     "Preconditioned",
+    "Adam",
+    "adam_steps",
+    "cosine_schedule",
     "FirstOrder",
     "GD",
     "NGD",

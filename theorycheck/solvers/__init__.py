@@ -1,4 +1,5 @@
-"""Reference solvers: certified hard-margin programs (cvxpy) and their closed forms."""
+"""Reference solvers: certified hard-margin programs (cvxpy) and their closed forms; linear regions
+of ReLU networks (hyperplane arrangements); Hessian curvature (dense or Lanczos)."""
 
 from theorycheck.solvers.balanced_factorization import (
     LocalConstants,
@@ -14,6 +15,12 @@ from theorycheck.solvers.balanced_factorization import (
     symmetry_defect,
     weighted_procrustes,
 )
+from theorycheck.solvers.curvature import (
+    dense_hessian,
+    flatten_params,
+    top_hessian_eigenvalues,
+    unflatten_params,
+)
 from theorycheck.solvers.margin import (
     CERTIFICATE_TOL,
     INFEASIBILITY_TOL,
@@ -28,6 +35,15 @@ from theorycheck.solvers.margin import (
     gram_kernel,
     hull_distance,
     solve_margin_program,
+)
+from theorycheck.solvers.regions import (
+    central_cells,
+    count_cells,
+    general_position_cells,
+    grid_construction,
+    grid_lower_bound,
+    relu_network_hyperplanes,
+    relu_network_regions,
 )
 from theorycheck.solvers.svm import (
     USVMSolution,
@@ -52,6 +68,17 @@ __all__ = [
     "sigma_bar_distance",
     "symmetry_defect",
     "weighted_procrustes",
+    "dense_hessian",
+    "flatten_params",
+    "top_hessian_eigenvalues",
+    "unflatten_params",
+    "central_cells",
+    "count_cells",
+    "general_position_cells",
+    "grid_construction",
+    "grid_lower_bound",
+    "relu_network_hyperplanes",
+    "relu_network_regions",
     "CERTIFICATE_TOL",
     "INFEASIBILITY_TOL",
     "InfeasibleProgramError",

@@ -1,0 +1,125 @@
+r"""The set-up of anon20 ("Understanding Attention Mechanisms", ICLR 2020 submission): the
+paper's sizes, its instances (random networks in general position, teacher data) and the
+trained minima that several claims share.
+
+The networks are those of Sec. 2, eq. (1) (global attention, bias-free), eq. (3)/(6)
+(self-attention); Thm 3's proof (App. E.5) uses hidden biases, so region instances carry
+biases unless a claim says bias-free.  Everything in float64 (identities at round-off).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from theorycheck import shared_run
+from theorycheck.models import RELU, Activation, GlobalAttentionNet, SelfAttentionNet
+
+PAPER = "anon20"
+torch.set_num_threads(1)
+
+#: Sec. 3: phi is the softplus phi_tau; the identity checks use tau = 5 (App. E.1 gradients)
+SOFTPLUS = Activation("softplus", 5.0)
+#: Thm 4(a) small case (App. E.6 set-up of the reconstruction): p inputs, d units, n samples
+FLAT_SIZES = {"quick": {"p": 6, "d": 5, "n": 12, "trials": 2},
+              "full": {"p": 6, "d": 5, "n": 12, "trials": 6}}
+#: Thm 4(b) self-attention: t embedding, p words, d_q, d_v, d units, n sentences
+SELF_SIZES = {"t": 4, "p": 5, "dq": 3, "dv": 2, "d": 16, "n": 10}
+
+
+def region_instance(rng: np.random.Generator, p: int, s0: int, n1: int, *, bias: bool):
+    """Random ``(W1, b, w2, a)``: Gaussian weights and biases (zeros when bias-free), a mask
+    with support the first ``s0`` coordinates and entries in [0.5, 1]."""
+    a = np.zeros(p)
+    a[:s0] = rng.uniform(0.5, 1.0, s0)
+    W1, b, w2 = rng.standard_normal((p, n1)), rng.standard_normal(n1), rng.standard_normal(n1)
+    return W1, (b if bias else np.zeros(n1)), w2, a
+
+
+def general_position_margin(normals: np.ndarray, offsets: np.ndarray) -> float:
+    """The smallest ``|det|`` over every ``s``-subset of unit normals (no ``s`` hyperplanes
+    parallel to a line) and every ``s+1``-subset of ``[normal | offset]`` rows (no ``s+1``
+    hyperplanes through one point; skipped for central arrangements, where all meet at 0)."""
+    from itertools import combinations
+
+    m, s = normals.shape
+    rows = np.hstack([normals, offsets[:, None]]) / np.linalg.norm(normals, axis=1, keepdims=True)
+    worst = min(abs(np.linalg.det(rows[list(c), :s])) for c in combinations(range(m), min(s, m)))
+    if np.any(offsets != 0) and m > s:
+        worst = min(worst, min(abs(np.linalg.det(rows[list(c)]))
+                               for c in combinations(range(m), s + 1)))
+    return float(worst)
+
+
+def teacher_data(rng: np.random.Generator, K: int, n: int, p: int, *, s0: int, width: int = 3,
+                 random_support: bool = False):
+    """``x ~ N(0, I_p)``, ``y = relu((x * a*) W*) v*`` with ``a*`` the indicator of ``s0``
+    coordinates (the first ones, or drawn per trial), ``W*`` Gaussian, ``v* ~ N(0, I/width)``
+    (A3 realizability, noise-free, as in Sec. 5.1.1), K independent data sets."""
+    X = rng.standard_normal((K, n, p))
+    mask = np.zeros((K, 1, p))
+    for k in range(K):
+        mask[k, 0, rng.permutation(p)[:s0] if random_support else np.arange(s0)] = 1.0
+    W, v = rng.standard_normal((K, p, width)), rng.standard_normal((K, width)) / np.sqrt(width)
+    y = np.einsum("knh,kh->kn", np.maximum(np.einsum("knp,kph->knh", X * mask, W), 0), v)
+    return X, y
+
+
+def lbfgs_minimum(model, params: dict, *, iterations: int = 400) -> dict:
+    """A (local) minimum of one trial by full-batch L-BFGS with strong Wolfe line search."""
+    leaves = {b: v.clone().requires_grad_(True) for b, v in params.items()}
+    opt = torch.optim.LBFGS(list(leaves.values()), lr=1.0, max_iter=iterations,
+                            tolerance_grad=1e-14, tolerance_change=1e-30, history_size=50,
+                            line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = model.loss(leaves).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    return {b: v.detach() for b, v in leaves.items()}
+
+
+def init_global(rng, K, p, d):
+    """a = 1, W1 ~ N(0, 1/p), W2 ~ N(0, 1/d) (float64 tensors)."""
+    return {"a": torch.ones(K, p, dtype=torch.float64),
+            "W1": torch.as_tensor(rng.standard_normal((K, p, d)) / np.sqrt(p)),
+            "W2": torch.as_tensor(rng.standard_normal((K, d)) / np.sqrt(d))}
+
+
+@shared_run(sizes=FLAT_SIZES)
+def trained_minima(run, *, activation="relu", tau=1.0):
+    """Interpolating minima of the global-attention network on teacher data (n < #params),
+    one L-BFGS run per trial, with a fresh test set; the baseline network trained on the same
+    data from the same first layer (rows scaled by a = 1) for the flatness comparison."""
+    s = run.sizes
+    act = RELU if activation == "relu" else Activation("softplus", tau)
+    rng = run.rng("teacher")
+    X, y = teacher_data(rng, s["trials"], s["n"] + 200, s["p"], s0=s["p"] // 2)
+    Xtr, ytr = torch.as_tensor(X[:, :s["n"]]), torch.as_tensor(y[:, :s["n"]])
+    model = GlobalAttentionNet(Xtr, ytr, act)
+    init = init_global(run.rng("init"), s["trials"], s["p"], s["d"])
+    minima, baseline = [], []
+    from theorycheck.models import BaselineNet
+    base_model = BaselineNet(Xtr, ytr, act)
+    for k in range(s["trials"]):
+        start = {b: v[k:k + 1] for b, v in init.items()}
+        minima.append(lbfgs_minimum(model.restrict([k]), start))
+        baseline.append(lbfgs_minimum(base_model.restrict([k]),
+                                      {"W1": start["W1"], "W2": start["W2"]}))
+    stack = lambda rows, blocks: {b: torch.cat([r[b] for r in rows]) for b in blocks}  # noqa: E731
+    return {"X": Xtr, "y": ytr, "X_test": torch.as_tensor(X[:, s["n"]:]),
+            "y_test": torch.as_tensor(y[:, s["n"]:]), "activation": act,
+            "params": stack(minima, ("a", "W1", "W2")), "baseline": stack(baseline, ("W1", "W2"))}
+
+
+def self_attention_instance(rng: np.random.Generator, act: Activation, K: int = 1):
+    """A random self-attention network (sizes SELF_SIZES) with random sentences and targets."""
+    s = SELF_SIZES
+    X = torch.as_tensor(rng.standard_normal((K, s["n"], s["t"], s["p"])))
+    y = torch.as_tensor(rng.standard_normal((K, s["n"])))
+    t = lambda *shape, scale=1.0: torch.as_tensor(scale * rng.standard_normal(shape))  # noqa: E731
+    params = {"W1": t(K, s["p"] * s["dv"], s["d"], scale=s["p"] ** -0.5), "W2": t(K, s["d"]),
+              "WQ": t(K, s["dq"], s["t"]), "WK": t(K, s["dq"], s["t"]), "WV": t(K, s["dv"], s["t"])}
+    return SelfAttentionNet(X, y, act), params

@@ -1,0 +1,425 @@
+r"""Theorem 4 (flatness and sharpness), App. E.6 and Sec. 5.3: the scale maps of ReLU networks
+with attention, their Jacobian, the Hessian congruence, and what fails under softplus."""
+import math
+
+import numpy as np
+import torch
+
+from theorycheck import Control, claim, discrepancy
+from theorycheck.models import (Activation, BaselineNet, GlobalAttentionNet, hidden_preactivations,
+                                scale_global_attention, scale_self_attention)
+from theorycheck.solvers import dense_hessian, flatten_params, top_hessian_eigenvalues, unflatten_params
+
+from .setup import FLAT_SIZES, PAPER, SELF_SIZES, self_attention_instance, trained_minima
+
+#: (alpha1, alpha2) of the invariance checks: powers of two are exact, the others round off
+SCALES = [(0.5, 1.0), (0.1, 1.0), (0.01, 1.0), (1.0, 0.1), (3.0, 7.0)]
+#: the loss of an interpolating minimum (L-BFGS reaches 1e-12 .. 1e-28 on most trials; on seeds
+#: 1 and 2 one trial of two stops near 1e-5 and is excluded and counted, not used)
+MINIMUM_LOSS = 1e-8
+
+
+def _minimum(tc, activation):
+    """The shared trained minima: ReLU for the claim, softplus (tau = 1) where a control asks."""
+    if activation == "relu":
+        return tc.use(trained_minima, activation="relu")
+    return tc.use(trained_minima, activation="softplus", tau=1.0)
+
+
+def _trial(params, k):
+    return {b: v[k:k + 1] for b, v in params.items()}
+
+
+def _outputs(run, params):
+    return GlobalAttentionNet(run["X_test"], run["y_test"], run["activation"]).output(params)
+
+
+@claim(
+    f"{PAPER}.thm4a.relu_scale_invariance",
+    source="Theorem 4(a), App. E.6",
+    statement="For ReLU and alpha1 alpha2 > 0, T(a, W1, W2) = (alpha1 a, alpha2 W1, W2/(alpha1 "
+              "alpha2)) leaves the network function unchanged, and grad L(T theta) = D^{-1} grad "
+              "L(theta) with D = diag(alpha1, alpha2, 1/(alpha1 alpha2)) per block.",
+    provenance="stated",
+    controls={
+        "negative_product": Control(
+            "hypothesis", breaks=["output unchanged under T"],
+            description="alpha1 = -0.5, alpha2 = 2 (alpha1 alpha2 < 0): relu(-z) != -relu(z)"),
+        "softplus": Control(
+            "hypothesis", breaks=["output unchanged under T"],
+            description="the softplus network (tau = 1), not positively homogeneous"),
+    },
+    sizes={tier: dict(FLAT_SIZES[tier]) for tier in ("quick", "full")},
+)
+def test_relu_scale_invariance(tc):
+    r"""For positively homogeneous :math:`\phi` (ReLU) and :math:`c = \alpha_1\alpha_2 > 0`,
+    :math:`(c)^{-1}\phi(\alpha_1\alpha_2 z) = \phi(z)`, so
+    :math:`f(x; T\theta) = f(x; \theta)` for every x, and differentiating
+    :math:`L(T\theta) = L(\theta)` gives :math:`\nabla L(T\theta) = D^{-1} \nabla L(\theta)`.
+    Measured at interpolating minima (shared L-BFGS runs, teacher data, ``p = 6, d = 5,
+    n = 12``; the identity holds at every point, minima included), on 200 test inputs, for
+    ``(alpha1, alpha2)`` in SCALES.  Pass: ``max |f(T theta) - f(theta)| <= 1e-12 (1 +
+    max |f|)`` (about 5e3 unit round-offs: a product of three scaled factors and a sum over
+    ``p d`` terms) and ``||grad L(T theta) - D^{-1} grad L(theta)|| <= 1e-10 ||D^{-1}||
+    (1 + ||grad L(theta)||)`` per block (the gradient is a difference of such sums).
+    Preconditions: ``alpha1 alpha2 > 0`` and a positively homogeneous activation.
+    """
+    run = _minimum(tc, "softplus" if tc.control == "softplus" else "relu")
+    scales = [(-0.5, 2.0)] if tc.control == "negative_product" else SCALES
+    model = GlobalAttentionNet(run["X"], run["y"], run["activation"])
+    params = run["params"]
+    f = _outputs(run, params)
+    out_err, grad_err = [], []
+    g = model.gradient(params)
+    for a1, a2 in scales:
+        T = scale_global_attention(params, a1, a2)
+        out_err.append(float((_outputs(run, T) - f).abs().max() / (1 + f.abs().max())))
+        gT = model.gradient(T)
+        factors = {"a": 1 / a1, "W1": 1 / a2, "W2": a1 * a2}
+        worst = max(abs(v) for v in factors.values())
+        grad_err.append(max(float((gT[b] - factors[b] * g[b]).norm() / (worst * (1 + g[b].norm())))
+                            for b in model.blocks))
+    tc.record("scales (alpha1, alpha2)", scales)
+    tc.record("relative output change", out_err)
+    tc.record("relative gradient error", grad_err)
+    tc.precondition.holds("alpha1 alpha2 > 0", all(a1 * a2 > 0 for a1, a2 in scales))
+    tc.precondition.holds("activation positively homogeneous", run["activation"].homogeneous)
+    tc.conclusion.at_most("output unchanged under T", out_err, 1e-12)
+    tc.conclusion.at_most("gradient maps by D^{-1}", grad_err, 1e-10)
+
+
+@discrepancy(
+    f"{PAPER}.thm4a.DISCREPANCY_softplus",
+    source="Sec. 3 ('phi denotes the softplus ... results hold for any large tau') vs Theorem 4",
+    statement="For the softplus network of Sec. 3 the map T(a, W1, W2) = (alpha1 a, alpha2 W1, "
+              "W2/(alpha1 alpha2)) preserves the loss, so minima come in flat orbits.",
+    corrected_by=f"{PAPER}.thm4a.relu_scale_invariance",
+    provenance="derived",
+    controls={
+        "relu": Control(
+            "hypothesis", breaks=["loss gap at T_{0.5,1} above 1e-8"],
+            description="the ReLU minimum: positively homogeneous, the loss gap is round-off"),
+    },
+    sizes={tier: dict(FLAT_SIZES[tier]) for tier in ("quick", "full")},
+)
+def test_softplus_discrepancy(tc):
+    r"""Softplus :math:`\phi_\tau(z) = \tau^{-1}\log(1 + e^{\tau z})` satisfies
+    :math:`c^{-1}\phi_\tau(cz) = \phi_{c\tau}(z)`, so with :math:`c = \alpha_1\alpha_2`,
+    :math:`f_\tau(x; T\theta) = f_{c\tau}(x; \theta)`: T changes the temperature, not nothing.
+    Per unit :math:`\phi_\tau(cz) - c\phi_\tau(z) \in (-c\log 2/\tau, \log 2/\tau)`, hence
+    :math:`\sup_x |f_\tau(x;T\theta) - f_\tau(x;\theta)| \le \|W_2\|_1 \max(1, 1/c) \log 2/\tau`.
+    At softplus (``tau = 1``) interpolating minima (L-BFGS, shared run; precondition: train
+    loss ``<= 1e-6``, since softplus L-BFGS stops between 1e-28 and 2e-7 on seeds 0-2) the
+    counterexample is the loss gap ``|L(T theta) - L(theta)|`` at
+    ``(alpha1, alpha2) = (0.5, 1)``: the literal invariance ``<= 1e-8`` fails (the spec saw
+    3.5e-2).  Also checked: the temperature identity to 1e-12 relative, and the bound (with
+    margin 1e-12).  Control: the ReLU minimum, where the gap is round-off.
+    """
+    run = _minimum(tc, "relu" if tc.control == "relu" else "softplus")
+    act = run["activation"]
+    model = GlobalAttentionNet(run["X"], run["y"], act)
+    params = run["params"]
+    T = scale_global_attention(params, 0.5, 1.0)
+    gap = (model.loss(T) - model.loss(params)).abs()
+    tc.record("train loss at the minima", model.loss(params))
+    tc.record("loss gap |L(T theta) - L(theta)|", gap)
+    tc.record("||grad L(T theta)||", flatten_params(model, model.gradient(T)).norm(dim=1))
+    tc.precondition.holds("activation is softplus", act.name == "softplus")
+    tc.precondition.at_most("theta is a minimum (train loss)", model.loss(params), 1e-6)
+    tc.conclusion.at_least("loss gap at T_{0.5,1} above 1e-8", gap, 1e-8)
+    if act.name == "softplus":
+        c = 0.5
+        f, fT = _outputs(run, params), _outputs(run, T)
+        hotter = GlobalAttentionNet(run["X_test"], run["y_test"], Activation("softplus", c * act.tau))
+        tc.conclusion.close("f_tau(T theta) = f_{c tau}(theta)", fT, hotter.output(params),
+                            rtol=1e-12, atol=1e-12)
+        bound = params["W2"].abs().sum(-1) * max(1.0, 1 / c) * math.log(2) / act.tau
+        tc.conclusion.at_most("sup |f(T theta) - f(theta)| within ||W2||_1 max(1, 1/c) log 2/tau",
+                              (fT - f).abs().amax(-1), bound, margin=1e-12)
+
+
+@claim(
+    f"{PAPER}.thm4a.jacobian_determinant",
+    source="App. E.6 ('the jacobian determinant for T is alpha1^{p-d} alpha2^{pd-d}'), Thm 4(b)",
+    statement="log|det J_T| = (p - d) log alpha1 + (pd - d) log alpha2 for the global map "
+              "(scalar output), and (p d_v - 1) d log alpha for the self-attention map.",
+    provenance="stated",
+    controls={
+        "without_output_layer": Control(
+            "reference", breaks=["global log|det J_T| equals (p-d) log a1 + (pd-d) log a2"],
+            description="the formula p log a1 + pd log a2 that forgets the W2 block"),
+    },
+    sizes={"quick": {"p": 3, "d": 2}, "full": {"p": 6, "d": 5}},
+)
+def test_jacobian_determinant(tc):
+    r"""T is linear: :math:`J_T = \mathrm{diag}(\alpha_1 I_p, \alpha_2 I_{pd},
+    (\alpha_1\alpha_2)^{-1} I_d)`, so :math:`\log|\det J_T| = p\log\alpha_1 + pd\log\alpha_2 -
+    d\log(\alpha_1\alpha_2) = (p - d)\log\alpha_1 + (pd - d)\log\alpha_2`; for
+    self-attention :math:`(W_1, W_2) \mapsto (\alpha W_1, W_2/\alpha)` gives
+    :math:`(p d_v - 1) d \log\alpha`.  Measured: ``torch.func.jacrev`` of the library's maps
+    on the flattened parameters, ``slogdet``.  Since ``pd > d`` for ``p >= 2`` the volume of
+    ``T(B)`` is unbounded as ``alpha2 -> inf`` (the infinite-volume half of Thm 4).  Pass:
+    agreement to ``1e-10`` absolute in log (slogdet of a diagonal Jacobian is exact to a few
+    round-offs).
+    """
+    p, d = tc.sizes["p"], tc.sizes["d"]
+    rng = tc.rng("theta")
+    like = {"a": torch.ones(1, p), "W1": torch.ones(1, p, d), "W2": torch.ones(1, d)}
+    model = GlobalAttentionNet(torch.zeros(1, 1, p, dtype=torch.float64), torch.zeros(1, 1, dtype=torch.float64))
+    theta = torch.as_tensor(rng.standard_normal(p + p * d + d))
+    measured, formula = [], []
+    for a1, a2 in [(0.5, 3.0), (2.0, 0.1), (7.0, 7.0)]:
+        def T(vec, a1=a1, a2=a2):
+            return flatten_params(model, scale_global_attention(
+                unflatten_params(model, vec.unsqueeze(0), like), a1, a2))[0]
+        measured.append(float(torch.linalg.slogdet(torch.func.jacrev(T)(theta))[1]))
+        if tc.control == "without_output_layer":
+            formula.append(p * math.log(a1) + p * d * math.log(a2))
+        else:
+            formula.append((p - d) * math.log(a1) + (p * d - d) * math.log(a2))
+    tc.record("log|det J_T| (global)", measured)
+    tc.conclusion.close("global log|det J_T| equals (p-d) log a1 + (pd-d) log a2", measured,
+                        formula, atol=1e-10)
+    sa, sp = self_attention_instance(rng, Activation("relu"))
+    s = SELF_SIZES
+    sa_measured, sa_formula = [], []
+    for alpha in (0.3, 4.0):
+        def TS(vec, alpha=alpha):
+            return flatten_params(sa, scale_self_attention(unflatten_params(sa, vec.unsqueeze(0), sp),
+                                                           alpha))[0]
+        J = torch.func.jacrev(TS)(flatten_params(sa, sp)[0])
+        sa_measured.append(float(torch.linalg.slogdet(J)[1]))
+        sa_formula.append((s["p"] * s["dv"] - 1) * s["d"] * math.log(alpha))
+    tc.record("log|det J_T| (self-attention)", sa_measured)
+    tc.conclusion.close("self-attention log|det J_T| equals (p d_v - 1) d log alpha", sa_measured,
+                        sa_formula, atol=1e-10)
+
+
+def _minima_meeting_hypotheses(tc, model, run, params):
+    """The trials whose trained point meets Thm 4's hypotheses: a minimum (train loss <=
+    MINIMUM_LOSS) where L is C^2 (every pre-activation |z| >= 1e-8).  Selection by the
+    hypotheses only; the count and the excluded trials are recorded, and a precondition asks
+    for at least one."""
+    z = hidden_preactivations(model.inputs(params), params["W1"]).abs().flatten(1).amin(1)
+    loss = model.loss(params)
+    keep = (loss <= MINIMUM_LOSS) & (z >= 1e-8)
+    tc.record("train loss per trial", loss)
+    tc.record("smallest |pre-activation| per trial", z)
+    tc.record("trials meeting the hypotheses", int(keep.sum()))
+    tc.precondition.at_least("trials at a C^2 minimum (loss <= 1e-8, |z| >= 1e-8)",
+                             int(keep.sum()), 1)
+    return [k for k in range(len(keep)) if keep[k]]
+
+
+@claim(
+    f"{PAPER}.thm4a.hessian_congruence_and_blowup",
+    source="Theorem 4(a), second half; App. E.6",
+    statement="Where L is C^2, Hess L(T theta) = D^{-1} Hess L(theta) D^{-1}; hence lambda_max at "
+              "T_{alpha1,1} theta is at least delta/alpha1^2 (delta the largest diagonal entry of "
+              "the a-block) and grows without bound as alpha1 -> 0, at minima equivalent to theta.",
+    provenance="stated",
+    controls={
+        "softplus": Control(
+            "hypothesis", breaks=["Hessian congruence"],
+            description="softplus minima (tau = 1): T is not a symmetry, the Hessians do not map"),
+    },
+    sizes={tier: dict(FLAT_SIZES[tier]) for tier in ("quick", "full")},
+)
+def test_hessian_congruence_and_blowup(tc):
+    r"""Differentiating :math:`L(T\theta) = L(\theta)` twice (T linear, diagonal D):
+    :math:`\nabla^2 L(T\theta) = D^{-1}\nabla^2 L(\theta) D^{-1}`.  With
+    :math:`\alpha_2 = 1` the a-block scales by :math:`\alpha_1^{-2}`, so
+    :math:`\lambda_{\max}(T\theta) \ge e_k^\top D^{-1} H D^{-1} e_k = H_{kk}/\alpha_1^2` for the
+    a-coordinate ``k`` with the largest diagonal ``delta``.  Measured at the shared ReLU minima
+    (float64): the dense Hessian (``torch.func.hessian``, 41 parameters) at theta and at
+    ``T_{alpha1,1} theta`` for alpha1 in {0.5, 0.1, 0.01, 0.001}; lambda_max by Lanczos on
+    Hessian-vector products (`theorycheck.solvers.top_hessian_eigenvalues`).  Hypotheses,
+    per trial: every pre-activation ``|z| >= 1e-8`` (L is C^2 there; the spec's guard) and
+    train loss ``<= 1e-8`` (a minimum); the checks run on the trials that meet them (an
+    identity must hold on each), the others are counted and reported (on seeds 1 and 2 one
+    L-BFGS run of two stops at 1e-5, or at a kink); precondition: at least one such trial,
+    and a homogeneous activation.  Pass: congruence relative
+    Frobenius error ``<= 1e-10``; ``lambda_max >= (1 - 1e-9) delta / alpha1^2``; and
+    ``lambda_max(0.001) / lambda_max(0.01)`` in ``[90, 110]`` (the ``alpha1^{-2}`` law, i.e.
+    100).  WINDOW MOVED AFTER SEEING DATA: the spec's window was the ratio at (0.1, 0.01); on
+    seed 0 one trial gave 87.2 there.  By perturbation, ``lambda_max(alpha1) = mu/alpha1^2 + c
+    + O(alpha1^2)`` with ``mu`` the top eigenvalue of the a-block and ``c`` from the coupling
+    blocks, so the ratio at (0.1, 0.01) depends on the instance's ``c/mu`` (there ``mu = 0.048,
+    c = 0.78``); one decade further, (0.01, 0.001), the law is reached within 1% for any
+    ``c/mu < 100``.  Checked on seeds 1 and 2 and the default 0; the old ratio is recorded.
+    The blow-up sends ``W2 -> W2/alpha1`` outside any ball of A2.
+    """
+    run = _minimum(tc, "softplus" if tc.control == "softplus" else "relu")
+    model = GlobalAttentionNet(run["X"], run["y"], run["activation"])
+    p, d = tc.sizes["p"], tc.sizes["d"]
+    alphas = [0.5, 0.1, 0.01, 0.001]
+    congruence, lam, bound = [], [], []
+    trials = _minima_meeting_hypotheses(tc, model, run, run["params"])
+    for k in trials:
+        sub, theta = model.restrict([k]), _trial(run["params"], k)
+        H = dense_hessian(sub, theta)
+        delta = float(H.diagonal()[:p].max())
+        for a1 in alphas:
+            T = scale_global_attention(theta, a1, 1.0)
+            Dinv = torch.cat([torch.full((p,), 1 / a1, dtype=torch.float64),
+                              torch.ones(p * d, dtype=torch.float64),
+                              torch.full((d,), a1, dtype=torch.float64)])
+            expected = Dinv[:, None] * H * Dinv[None, :]
+            congruence.append(float((dense_hessian(sub, T) - expected).norm() / expected.norm()))
+            lam.append(float(top_hessian_eigenvalues(sub, T)[0, 0]))
+            bound.append(delta / a1 ** 2)
+    lam = np.reshape(lam, (-1, len(alphas)))
+    tc.record("alpha1", alphas)
+    tc.record("lambda_max per trial", lam)
+    tc.record("delta / alpha1^2 per trial", np.reshape(bound, lam.shape))
+    tc.precondition.holds("activation positively homogeneous", run["activation"].homogeneous)
+    tc.conclusion.at_most("Hessian congruence", congruence, 1e-10)
+    tc.conclusion.at_least("lambda_max >= delta / alpha1^2", lam.ravel(),
+                           (1 - 1e-9) * np.asarray(bound))
+    ratio = lam[:, 3] / lam[:, 2]
+    tc.record("lambda_max(0.01) / lambda_max(0.1) (not decided)", lam[:, 2] / lam[:, 1])
+    tc.conclusion.close("lambda_max(0.001) / lambda_max(0.01) near 100", ratio, 100.0, rtol=0.1)
+
+
+@claim(
+    f"{PAPER}.thm4b.selfattention_scale_invariance",
+    source="Theorem 4(b), App. E.6",
+    statement="For the ReLU self-attention network, (W1, W2, WQ, WK, WV) -> (alpha W1, W2/alpha, "
+              "WQ, WK, WV) leaves f unchanged, the Hessian maps by congruence, and lambda_max "
+              "grows like alpha^{-2} as alpha -> 0.",
+    provenance="stated",
+    controls={
+        "softplus": Control(
+            "hypothesis", breaks=["self-attention output unchanged under T_alpha"],
+            description="softplus (tau = 5) in place of ReLU"),
+    },
+    sizes={"quick": dict(SELF_SIZES), "full": dict(SELF_SIZES)},
+)
+def test_selfattention_scale_invariance(tc):
+    r"""ReLU: :math:`W_2^\top\phi(\alpha W_1^\top v)/\alpha = W_2^\top\phi(W_1^\top v)`, the
+    attention logits untouched.  Measured on a random network (``t = 4, p = 5, d_q = 3,
+    d_v = 2, d = 16``, 10 sentences; random point, the identity holds everywhere): the
+    relative output change for alpha in {0.05, 0.5, 4} (pass ``<= 1e-12``, as for the global
+    map); the dense Hessian (208 parameters) at theta and at ``T_{0.1}`` theta, congruent by
+    ``D = diag(alpha I_{W1}, I_{W2}/alpha, I)`` (pass: relative Frobenius error ``<= 1e-10``);
+    and the Lanczos lambda_max at alpha = 0.1 and 0.01, whose ratio must be at least 50
+    (the W1 block, PSD for ReLU because f is linear in W1 on a fixed activation pattern,
+    scales by alpha^{-2}: ratio -> 100).  Preconditions: ReLU, pre-activations ``|z| >= 1e-8``.
+    """
+    act = Activation("softplus", 5.0) if tc.control == "softplus" else Activation("relu")
+    model, params = self_attention_instance(tc.rng("network"), act)
+    f = model.output(params)
+    change = [float((model.output(scale_self_attention(params, a)) - f).abs().max()
+                    / (1 + f.abs().max())) for a in (0.05, 0.5, 4.0)]
+    tc.record("relative output change", change)
+    z = hidden_preactivations(model.inputs(params), params["W1"])
+    tc.precondition.holds("activation positively homogeneous", act.homogeneous)
+    tc.precondition.at_least("pre-activations away from the kink", float(z.abs().min()), 1e-8)
+    tc.conclusion.at_most("self-attention output unchanged under T_alpha", change, 1e-12)
+    H = dense_hessian(model, params)
+    sizes = [params[b][0].numel() for b in model.blocks]
+    alpha = 0.1
+    Dinv = torch.cat([torch.full((n,), f_, dtype=torch.float64) for n, f_ in zip(sizes, [1 / alpha, alpha, 1, 1, 1])])
+    expected = Dinv[:, None] * H * Dinv[None, :]
+    congruence = float((dense_hessian(model, scale_self_attention(params, alpha)) - expected).norm()
+                       / expected.norm())
+    tc.record("Hessian congruence error", congruence)
+    lam = [float(top_hessian_eigenvalues(model, scale_self_attention(params, a))[0, 0])
+           for a in (0.1, 0.01)]
+    tc.record("lambda_max at alpha = 0.1, 0.01", lam)
+    tc.conclusion.at_most("self-attention Hessian congruence", congruence, 1e-10)
+    tc.conclusion.at_least("lambda_max(0.01) / lambda_max(0.1)", lam[1] / lam[0], 50.0)
+
+
+@claim(
+    f"{PAPER}.thm4b.extra_symmetries",
+    source="not in the paper: strengthens Theorem 4(b)",
+    statement="(WQ, WK) -> (G WQ, G^{-T} WK) for any invertible G leaves the self-attention "
+              "network unchanged for any activation; for ReLU so does (WV, W2) -> (beta WV, W2/beta).",
+    provenance="derived",
+    controls={
+        "no_inverse_transpose": Control(
+            "reference", breaks=["output unchanged under (G WQ, G^{-T} WK)"],
+            description="(G WQ, G WK): the logits become x_j^T WK^T G^T G WQ x_z"),
+    },
+    sizes={"quick": dict(SELF_SIZES), "full": dict(SELF_SIZES)},
+)
+def test_extra_symmetries(tc):
+    r"""The logits are :math:`(W_K x^j)^\top (W_Q x^z) = x_j^\top W_K^\top W_Q x_z`, unchanged
+    by :math:`W_Q \to G W_Q`, :math:`W_K \to G^{-\top} W_K` (:math:`W_K^\top G^{-1} G W_Q`),
+    whatever the activation (checked with softplus, tau = 5); for ReLU,
+    :math:`\phi(W_1^\top \beta v) = \beta\phi(W_1^\top v)` for ``beta > 0``, so
+    :math:`(\beta W_V, W_2/\beta)` is a symmetry too.  These make the flat directions of
+    self-attention larger than Thm 4(b) states.  G = I + 0.3 N(0, 1) (condition number of a
+    few; recorded), beta in {0.2, 5}.  Pass: relative output change ``<= 1e-12`` (round-off
+    of the inverse and of the softmax; float64).
+    """
+    rng = tc.rng("network")
+    model, params = self_attention_instance(rng, Activation("softplus", 5.0))
+    dq = params["WQ"].shape[1]
+    G = torch.eye(dq, dtype=torch.float64) + 0.3 * torch.as_tensor(rng.standard_normal((dq, dq)))
+    tc.record("cond(G)", float(torch.linalg.cond(G)))
+    other = G if tc.control == "no_inverse_transpose" else torch.linalg.inv(G).T
+    moved = dict(params, WQ=G @ params["WQ"], WK=other @ params["WK"])
+    f = model.output(params)
+    qk = float((model.output(moved) - f).abs().max() / (1 + f.abs().max()))
+    tc.record("relative change under the Q/K map", qk)
+    tc.conclusion.at_most("output unchanged under (G WQ, G^{-T} WK)", qk, 1e-12)
+    relu_model, relu_params = self_attention_instance(rng, Activation("relu"))
+    g = relu_model.output(relu_params)
+    vw = [float((relu_model.output(dict(relu_params, WV=b * relu_params["WV"], W2=relu_params["W2"] / b))
+                 - g).abs().max() / (1 + g.abs().max())) for b in (0.2, 5.0)]
+    tc.record("relative change under the V/W2 map", vw)
+    tc.conclusion.at_most("ReLU output unchanged under (beta WV, W2/beta)", vw, 1e-12)
+
+
+@discrepancy(
+    f"{PAPER}.sec53.DISCREPANCY_hessian_flatness_comparison",
+    source="Sec. 5.3 and Fig. 3",
+    statement="Baseline models exhibit higher top Hessian eigenvalues than attention models at the "
+              "minima found, so the loss landscape of attention models is flatter.",
+    corrected_by=f"{PAPER}.thm4a.hessian_congruence_and_blowup",
+    provenance="derived",
+    controls={
+        "softplus": Control(
+            "hypothesis", breaks=["test loss unchanged under T_{0.01,1}"],
+            description="softplus minima: the reparametrisation changes the function"),
+    },
+    sizes={tier: dict(FLAT_SIZES[tier]) for tier in ("quick", "full")},
+)
+def test_hessian_flatness_comparison(tc):
+    r"""Top Hessian eigenvalues are not invariant under the symmetry T, so they cannot rank
+    two models' flatness.  On the shared teacher data an attention network and a baseline
+    network are trained to interpolating minima (L-BFGS); lambda_max (Lanczos on
+    Hessian-vector products) is measured at the attention minimum theta, at the equivalent
+    minimum ``T_{0.01,1} theta`` and at the baseline minimum.  The counterexample: the test
+    loss (200 fresh teacher inputs) is unchanged (relative ``1e-10``: T is exact up to
+    round-off for ReLU), lambda_max grows at least 50-fold (the ``alpha1^{-2} = 10^4`` law
+    of the corrected claim leaves a wide margin), and the reparametrised attention minimum is
+    sharper than the baseline's, reversing "attention is flatter" without changing the
+    function.  Hypotheses per trial: both networks at C^2 minima (train loss ``<= 1e-8``,
+    attention pre-activations ``|z| >= 1e-8``); the trials meeting them are checked, the
+    others counted and reported; precondition: at least one, and ReLU.
+    """
+    run = _minimum(tc, "softplus" if tc.control == "softplus" else "relu")
+    act = run["activation"]
+    att = GlobalAttentionNet(run["X"], run["y"], act)
+    test_att = GlobalAttentionNet(run["X_test"], run["y_test"], act)
+    base = BaselineNet(run["X"], run["y"], act)
+    trials = _minima_meeting_hypotheses(tc, att, run, run["params"])
+    base_loss = base.loss(run["baseline"])
+    tc.record("baseline train loss per trial", base_loss)
+    trials = [k for k in trials if base_loss[k] <= MINIMUM_LOSS]
+    tc.precondition.at_least("baseline also at a minimum on those trials", len(trials), 1)
+    att, test_att, base = att.restrict(trials), test_att.restrict(trials), base.restrict(trials)
+    theta = {b: v[trials] for b, v in run["params"].items()}
+    T = scale_global_attention(theta, 0.01, 1.0)
+    lam, lam_T = top_hessian_eigenvalues(att, theta)[:, 0], top_hessian_eigenvalues(att, T)[:, 0]
+    lam_base = top_hessian_eigenvalues(base, {b: v[trials] for b, v in run["baseline"].items()})[:, 0]
+    test, test_T = test_att.loss(theta), test_att.loss(T)
+    tc.record("lambda_max attention, attention after T, baseline", [lam, lam_T, lam_base])
+    tc.record("test loss before / after T", [test, test_T])
+    tc.precondition.holds("activation positively homogeneous", act.homogeneous)
+    tc.conclusion.close("test loss unchanged under T_{0.01,1}", test_T, test, rtol=1e-10)
+    tc.conclusion.at_least("lambda_max grows under T_{0.01,1}", lam_T / lam, 50.0)
+    tc.conclusion.at_least("reparametrised attention sharper than the baseline", lam_T - lam_base, 0.0)

@@ -1,0 +1,86 @@
+"""The attention networks: closed-form gradients, the softmax matrix, the scale maps, the
+last-layer certificate and bad input."""
+import pytest
+import torch
+
+from theorycheck.errors import DeclarationError, UsageError
+from theorycheck.models import (RELU, Activation, BaselineNet, GlobalAttentionNet, SelfAttentionNet,
+                                global_attention_gradients, last_layer_certificate,
+                                scale_global_attention, scale_self_attention, self_attention_matrix,
+                                self_attention_values)
+
+torch.set_num_threads(1)
+G = torch.Generator().manual_seed(3)
+
+
+def randn(*shape):
+    return torch.randn(*shape, generator=G, dtype=torch.float64)
+
+
+def global_problem(K=2, n=9, p=5, d=4):
+    return randn(K, n, p), randn(K, n), {"a": randn(K, p), "W1": randn(K, p, d), "W2": randn(K, d)}
+
+
+@pytest.mark.parametrize("act", [Activation("softplus", 3.0), RELU])
+def test_closed_form_gradients_equal_autograd(act):
+    X, y, params = global_problem()
+    model = GlobalAttentionNet(X, y, act)
+    auto = model.gradient(params)
+    closed = global_attention_gradients(X, y, params["a"], params["W1"], params["W2"], act)
+    for b in model.blocks:
+        assert torch.allclose(auto[b], closed[b], rtol=1e-12, atol=1e-14), b
+
+
+def test_attention_is_baseline_with_rows_scaled():
+    X, y, params = global_problem()
+    att = GlobalAttentionNet(X, y, RELU).output(params)
+    base = BaselineNet(X, y, RELU).output({"W1": params["a"].unsqueeze(-1) * params["W1"],
+                                           "W2": params["W2"]})
+    assert torch.allclose(att, base, rtol=1e-13, atol=1e-13)
+
+
+def test_softmax_columns_on_simplex_and_vec_order():
+    X = randn(2, 3, 4, 5)
+    WQ, WK, WV = randn(2, 3, 4), randn(2, 3, 4), randn(2, 2, 4)
+    A = self_attention_matrix(X, WQ, WK)
+    assert torch.allclose(A.sum(-2), torch.ones(2, 3, 5, dtype=torch.float64), atol=1e-14)
+    assert (A > 0).all()
+    v = self_attention_values(X, WQ, WK, WV)
+    # word z's value vector W_V X A[:, z] occupies coordinates [z d_v, (z+1) d_v)
+    z = 3
+    direct = torch.einsum("vt,tp,p->v", WV[1], X[1, 2], A[1, 2, :, z])
+    assert torch.allclose(v[1, 2, z * 2:(z + 1) * 2], direct, atol=1e-13)
+
+
+def test_relu_scale_maps_leave_the_function_unchanged():
+    X, y, params = global_problem()
+    model = GlobalAttentionNet(X, y, RELU)
+    assert torch.allclose(model.output(scale_global_attention(params, 0.25, 8.0)),
+                          model.output(params), rtol=1e-13, atol=1e-13)
+    sa = SelfAttentionNet(randn(2, 6, 3, 4), randn(2, 6), RELU)
+    sp = {"W1": randn(2, 8, 5), "W2": randn(2, 5), "WQ": randn(2, 2, 3), "WK": randn(2, 2, 3),
+          "WV": randn(2, 2, 3)}
+    assert torch.allclose(sa.output(scale_self_attention(sp, 0.125)), sa.output(sp), atol=1e-12)
+    softplus = GlobalAttentionNet(X, y, Activation("softplus", 1.0))
+    assert not torch.allclose(softplus.output(scale_global_attention(params, 0.5, 1.0)),
+                              softplus.output(params), atol=1e-3)
+    with pytest.raises(UsageError, match="non-zero"):
+        scale_global_attention(params, 0.0, 1.0)
+
+
+def test_last_layer_certificate_bounds_the_loss():
+    X, y, params = global_problem(K=3, n=6, p=4, d=10)
+    model = GlobalAttentionNet(X, y, Activation("softplus", 2.0))
+    bound = last_layer_certificate(model.features(params), model.gradient(params)["W2"])
+    assert (bound >= model.loss(params)).all()
+    with pytest.raises(UsageError, match="d >= n"):
+        last_layer_certificate(randn(1, 6, 3), randn(1, 3))
+
+
+def test_bad_input_is_named():
+    with pytest.raises(DeclarationError, match="X must be"):
+        GlobalAttentionNet(randn(2, 5), randn(2, 5))
+    with pytest.raises(DeclarationError, match="activation"):
+        Activation("tanh")
+    with pytest.raises(DeclarationError, match="tau"):
+        Activation("softplus", 0.0)
