@@ -2,7 +2,6 @@
 softmax self-attention regression (`attention_regression`), and two-layer networks with global
 or self-attention masks (`attention_nets`)."""
 
-
 from theorycheck.models.attention_regression import (
     CovarianceWeighted,
     EmpiricalAttentionRegression,
