@@ -146,6 +146,27 @@ def dm(run, *, rho: float = 2.0):
     return run.use(dm_problem, rho=rho, sizes=run.sizes)
 
 
+WITHOUT_ASSUMPTION1 = (" Tested without Assumption 1: the data are not nearly orthogonal (rho_perp, "
+                       "recorded, is of order 1), so a pass supports the statement without it.")
+"""Appended to the statement of every fixed-decoder claim the paper states under Assumption 1."""
+
+
+def count_assumption2(tc, data) -> int:
+    """Record how many trials of ``data`` meet Assumption 2, and rho_perp, Assumption 1's
+    surrogate (its threshold was lost from the copy: recorded, never decided); return the count."""
+    met = data.assumptions.count("assumption2")
+    tc.record("trials meeting Assumption 2", f"{met}/{data.K}")
+    tc.record("rho_perp per trial (Assumption 1 surrogate; not met, threshold unknown)",
+              data.assumptions.details["rho_perp"])
+    return met
+
+
+def require_assumption2(tc, data) -> None:
+    """Precondition: every trial of ``data`` meets Assumption 2 (a hypothesis control violates it)."""
+    tc.precondition.at_least("trials meeting Assumption 2 (every trial is tested)",
+                             count_assumption2(tc, data), data.K)
+
+
 def local_direction(prob: Problem) -> torch.Tensor:
     r"""Wbar_alpha: the unit W-SVM solution of CE for its locally optimal token choice alpha."""
     alpha = np.tile(counterexample_local_opt(), (prob.data.K, 1))
