@@ -11,7 +11,7 @@ min_tau g_{i,tau} < 1), R_i = ||x_{i,1}|| max_{t != o} ||x_{i,o} - x_{i,t}||,
 kappa = 1/(||W_mm||_F max_i R_i) and Delta_i = gamma_{i,o} - gamma_{i,t != o} (one value
 under Assumption 2).  dev_t = 1 - al(W_t, W_mm).
 
-Shared runs (cached per process, like `e1_ngd` of `_common`): one constant-step GD run
+Shared runs (like `e1_run` of `_common`): one constant-step GD run
 (eta = 1, from the small init and from -0.05 Wbar_mm, batched as 2K trials) and one uncapped
 Polyak run, both on Example 1.  Every step is recorded where Lemma 5 needs it, every 10th
 step after that.
@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from theorycheck import Control, claim, shared_run
+from theorycheck.checks import fit_slope
 from theorycheck.data import constraint_radii, score_gaps
 from theorycheck.models.token_selection import log_one_minus_s_opt, logit_gap, s_opt
 from theorycheck.optim import GD, NGD, Polyak, displacement, run_trajectory
@@ -39,7 +40,8 @@ from ._common import (
     counterexample_problem,
     direction_metrics,
     e1,
-    e1_ngd,
+    TOKEN_SCALE,
+    e1_run,
     require_assumption2,
 )
 
@@ -214,14 +216,16 @@ def test_opt_softmax_nondecreasing(tc):
 # ------------------------------------------------------------------ Lemma 7
 
 
-def _ngd_run_or_gd(tc):
-    """(problem, trajectory, eta): the shared NGD run (eta = 0.1), or for the "gd" controls
-    the small-init trials of the shared GD run (eta = 1) over the same steps."""
-    if tc.control == "gd":
+def _ngd_run_or_gd(tc, token_scale: float = 1.0, every: int = 1):
+    """(problem, trajectory, eta): the NGD run (eta = 0.1) on Example 1 (tokens x
+    ``token_scale``), or for the "gd" controls constant-step GD (eta = 1) over the same steps
+    (on Example 1 the small-init trials of the shared GD run)."""
+    if tc.control != "gd":
+        return (*tc.use(e1_run, token_scale=token_scale, every=every), NGD_ETA)
+    if token_scale == 1.0:
         prob, gd, starts = tc.use(e1_gd)
         return prob, gd.restrict(starts["small random"], NGD_STEPS[tc.tier]), GD_ETA
-    prob, traj = tc.use(e1_ngd)
-    return prob, traj, NGD_ETA
+    return (*tc.use(e1_run, rule="gd", eta=GD_ETA, token_scale=token_scale, every=every), GD_ETA)
 
 
 @claim(
@@ -240,7 +244,7 @@ def _ngd_run_or_gd(tc):
     sizes={"quick": dict(steps=NGD_STEPS["quick"]), "full": dict(steps=NGD_STEPS["full"])},
 )
 def test_ngd_norm_growth(tc):
-    r"""Lemma 7 (Assumption 2, NGD with step eta = 0.1, the shared run `e1_ngd`):
+    r"""Lemma 7 (Assumption 2, NGD with step eta = 0.1, the shared run `e1_run`):
 
         kappa eta t - ||W_0||_F <= <W_t, Wbar_mm> <= ||W_t||_F <= ||W_0||_F + eta t,
 
@@ -250,11 +254,13 @@ def test_ngd_norm_growth(tc):
     eta with <step, Wbar_mm> >= kappa eta, so the lower bound telescopes from
     <W_0, Wbar_mm> >= -||W_0||; the upper bound is the triangle inequality.
 
-    Pass: all three inequalities at every step t <= 2000 (quick) / 20000 (full), checked
-    after dividing by ||W_0|| + eta t with margin 1e-9 -- the inequalities are exact, and
-    the iterate's round-off is ~1e-16 relative.  Observed ||W_t|| ~ 0.1 t (close to the upper
-    bound) and kappa ~ 0.22 (E1-S), so the lower bound has room but is linear in t, which is
-    what the lemma asserts.
+    Pass: the lower bound at every step t <= 2000 (quick) / 20000 (full), checked after
+    dividing by ||W_0|| + eta t with margin 1e-9 -- it is exact, and the iterate's round-off
+    is ~1e-16 relative.  It is the part that depends on the run: every step must keep its
+    correlation with W_mm.  The middle inequality (Cauchy-Schwarz) and the upper one (the
+    triangle inequality for steps of length exactly eta) hold for any sequence of unit steps,
+    so they are recorded, not decided.  The lower bound has room but is linear in t, which
+    is what the lemma asserts; the control (GD, whose steps shrink) falls below it.
     """
     prob, traj, eta = _ngd_run_or_gd(tc)
     require_assumption2(tc, prob.data)
@@ -266,9 +272,10 @@ def test_ngd_norm_growth(tc):
     lower = kappa * eta * t - norm[0]
     tc.conclusion.at_least("(<W_t, Wbar_mm> - (kappa eta t - ||W_0||)) / (||W_0|| + eta t)",
                            ((along - lower) / scale).min(), 0.0, margin=1e-9)
-    tc.conclusion.at_least("(||W_t|| - <W_t, Wbar_mm>) / (||W_0|| + eta t)", ((norm - along) / scale).min(),
-                           0.0, margin=1e-9)
-    tc.conclusion.at_most("||W_t|| / (||W_0|| + eta t)", (norm / scale).max(), 1.0, margin=1e-9)
+    tc.record("middle (Cauchy-Schwarz, cannot fail): min_t (||W_t|| - <W_t, Wbar_mm>) / (||W_0|| + eta t)",
+              ((norm - along) / scale).min())
+    tc.record("upper (triangle inequality for steps of length eta, cannot fail): max_t ||W_t|| / "
+              "(||W_0|| + eta t)", (norm / scale).max())
     tc.record("kappa per trial", kappa)
     tc.record("||W_T|| / (eta T) per trial", norm[-1] / (eta * traj.t[-1]))
     tc.curve("norm", "||W_t||, seed 0", traj.t, norm[:, 0], ylabel="norm",
@@ -291,13 +298,17 @@ def test_ngd_norm_growth(tc):
     provenance="inferred",
     controls={
         "gd": Control(
-            "dynamics", breaks=["slope of max_i log(1 - s_opt) x ||W_mm|| / eta"],
-            description="constant-step GD (eta = 1) instead of NGD: rate x ||W_mm||/eta about "
-                        "-0.0016"),
+            "dynamics", breaks=["Example 1: slope of max_i log(1 - s_opt) x ||W_mm|| / eta"],
+            description="constant-step GD (eta = 1) instead of NGD, on both copies of the data: "
+                        "the saturation is far slower than eta/||W_mm||"),
         "squared_norm": Control(
-            "statement", breaks=["slope of max_i log(1 - s_opt) x ||W_mm|| / eta"],
-            description="the rate eta/||W_mm||_F^2 instead of eta/||W_mm||_F: off by the factor "
-                        "||W_mm|| (about 2.1-2.7)"),
+            "statement", breaks=[
+                "Example 1: slope of max_i log(1 - s_opt) x ||W_mm|| / eta",
+                "tokens x 2: slope of max_i log(1 - s_opt) x ||W_mm|| / eta",
+            ],
+            description="the rate eta/||W_mm||_F^2 instead of eta/||W_mm||_F, on Example 1 and on "
+                        "its copy with tokens x 2 (||W_mm|| / 4): the two normalizations differ by "
+                        "||W_mm||, which cannot be within 2% of 1 on both copies, whatever the data"),
     },
     sizes={"quick": dict(window=(1000, 2000), envelope_from=500),
            "full": dict(window=(10000, 20000), envelope_from=5000)},
@@ -309,40 +320,49 @@ def test_softmax_saturation_rate(tc):
 
         ell(t) := max_i log(1 - s_{i,o}(W_t)) = -eta t/||W_mm||_F + O(1)
 
-    (the worst sample is a support vector, m = 1).  Measured on the shared NGD run (eta =
-    0.1, K = 5), log(1 - s) in log space (never log(1 - s)).
+    (the worst sample is a support vector, m = 1).  Measured along NGD (eta = 0.1, K = 5)
+    from the small init on two copies of the data: Example 1, and Example 1 with every token
+    multiplied by 2 and the decoder divided by 2 (`e1_rescaled`: same scores, W_mm / 4, so the
+    predicted rate is 4x faster).  The exponent of ||W_mm|| in the rate is what the second
+    copy tests: a wrong power of ||W_mm|| cannot match both copies, whatever ||W_mm|| is.
+    log(1 - s) is computed in log space.
 
-    Pass: (i) the least-squares slope r of ell(t) over the window [1000, 2000] (quick) /
-    [10^4, 2 10^4] (full) satisfies |r ||W_mm||/eta + 1| <= 0.02.  The O(1) term converges,
-    so a window of 1000 steps (ell falls by ~40) leaves a relative error of order
-    Delta O(1)/40; observed |r ||W_mm||/eta + 1| <= 6e-5 (E1-S; the spec reports -0.013336
-    vs -0.013337 on E1-L).  0.02 is the spec's tolerance: far above that error, far below
-    what a wrong rate normalization (||W_mm||^2: off by ~2.5x) or GD (ratio -0.0016) gives.
-    (ii) the exponential envelope: ell(t) <= log(T-1) - c t for t >= 500 (quick) / 5000
-    (full) with c = eta/(2 ||W_mm||) (half the sharp rate; C = 0).  It holds once the O(1)
-    offset is paid, which happens long before t = 500 (observed slack >= 8.9 there).
+    Pass, on each copy: (i) the least-squares slope r of ell(t) over the window [1000, 2000]
+    (quick) / [10^4, 2 10^4] (full), per trial, satisfies |r ||W_mm||/eta + 1| <= 0.02 (the
+    spec's tolerance; the O(1) term converges, so its change over the window is small against
+    the fall of ell there); (ii) the exponential envelope ell(t) <= log(T-1) - c t for t >= 500
+    (quick) / 5000 (full) with c = eta/(2 ||W_mm||) (half the sharp rate; C = 0).  The window,
+    the envelope's start and the tolerance were checked on base seeds 1-5 before the default 0
+    (recorded: the fitted and the predicted slopes).  The rescaled copy is recorded every 10th
+    step (the fit needs no more).
     """
-    prob, traj, eta = _ngd_run_or_gd(tc)
-    require_assumption2(tc, prob.data)
+    for label, token_scale, every in (("Example 1", 1.0, 1), (f"tokens x {TOKEN_SCALE:g}", TOKEN_SCALE, 10)):
+        prob, traj, eta = _ngd_run_or_gd(tc, token_scale, every)
+        require_assumption2(tc, prob.data)
+        _saturation_rate(tc, label, prob, traj, eta)
+
+
+def _saturation_rate(tc, label, prob, traj, eta):
+    """Lemma 1's slope and envelope checks on one copy of the data (see the claim)."""
     norm_mm = prob.W_mm_norm ** (2 if tc.control == "squared_norm" else 1)
-    lo, hi = tc.sizes["window"]
     t = traj.t
     ell = traj["log_one_minus_s_opt"].max(-1)                            # (C, K)
-    window = (t >= lo) & (t <= hi)
-    slope, intercept = np.polyfit(t[window], ell[window], 1)
-    tc.conclusion.close("slope of max_i log(1 - s_opt) x ||W_mm|| / eta", slope * norm_mm / eta, -1.0,
-                        atol=0.02)
+    fits = [fit_slope(t, ell[:, k], window=tc.sizes["window"], x_transform="linear",
+                      y_transform="linear") for k in range(prob.data.K)]
+    slope = np.array([fit.slope for fit in fits])
+    tc.conclusion.close(f"{label}: slope of max_i log(1 - s_opt) x ||W_mm|| / eta", slope * norm_mm / eta,
+                        -1.0, atol=0.02)
     envelope = math.log(prob.data.T - 1) - eta / (2 * norm_mm) * t[:, None]
     late = t >= tc.sizes["envelope_from"]
-    tc.conclusion.at_most("max over t >= t_env of ell(t) - (log(T-1) - eta t/(2||W_mm||))",
+    tc.conclusion.at_most(f"{label}: max over t >= t_env of ell(t) - (log(T-1) - eta t/(2||W_mm||))",
                           (ell - envelope)[late].max(), 0.0)
-    tc.record("fitted slope per trial", slope)
-    tc.record("predicted slope -eta/||W_mm|| per trial", -eta / norm_mm)
-    tc.curve("saturation", "max_i log(1 - s_opt), seed 0", t, ell[:, 0], ylabel="log(1 - s_opt)",
+    tc.record(f"{label}: ||W_mm|| per trial", prob.W_mm_norm)
+    tc.record(f"{label}: fitted slope per trial", slope)
+    tc.record(f"{label}: predicted slope -eta/||W_mm|| per trial", -eta / norm_mm)
+    tc.curve("saturation", f"{label}: max_i log(1 - s_opt), seed 0", t, ell[:, 0], ylabel="log(1 - s_opt)",
              title="Lemma 1: exponential saturation of the attention (seed 0)")
-    tc.curve("saturation", "-eta t/||W_mm|| + fitted offset", t, intercept[0] - eta * t / norm_mm[0],
-             style="theory")
-    tc.curve("saturation", "envelope log(T-1) - eta t/(2||W_mm||)", t, envelope[:, 0], style="bound")
+    tc.curve("saturation", f"{label}: -eta t/||W_mm|| + fitted offset", t,
+             fits[0].intercept - eta * t / norm_mm[0], style="theory")
 
 
 # ------------------------------------------------------------------ Theorem 6
