@@ -545,66 +545,83 @@ def test_gradient_cone_condition(tc):
 # ---------------------------------------------------------------- Lemma 8: Example 1's assumptions
 
 
+def _centring_statistic(X: np.ndarray) -> np.ndarray:
+    r"""nT ||mean_{i,t} x_{i,t}||^2 / mean_{i,t} ||x_{i,t}||^2 per trial: about 1 for centred
+    i.i.d. isotropic tokens (chi^2_d / d), about nT ||mu||^2 / (1 + ||mu||^2) with a common
+    component mu."""
+    tokens = X.reshape(X.shape[0], -1, X.shape[-1])
+    mean = tokens.mean(axis=1)
+    return tokens.shape[1] * (mean**2).sum(-1) / (tokens**2).sum(-1).mean(-1)
+
+
 @claim(
     f"{PAPER}.lem8.example1_assumptions",
     source="Example 1 and Lemma 8",
-    statement="The Example 1 generator satisfies Assumption 2 exactly when d >= nT (non-optimal "
-              "scores 0, optimal scores zeta), and its tokens become nearly orthogonal as d grows, "
-              "rho_perp = O(sqrt(log(nT)/d)).",
+    statement="The tokens of the Example 1 generator become nearly orthogonal as d grows, "
+              "rho_perp = O(sqrt(log(nT)/d)); its least-squares decoder meets Assumption 2 when "
+              "d >= nT.",
     provenance="inferred",
     controls={
-        "d_below_nT": Control(
-            "hypothesis", breaks=[
-                "instances meeting Assumption 2 (all required)",
-                "max |gamma_non-opt| over d and trials",
-            ],
-            description="add d < nT to the dimensions: the least-squares decoder cannot "
-                        "interpolate, non-optimal scores reach ~2 and Assumption 2 fails"),
+        "rate_1_over_d": Control(
+            "statement", breaks=["slope of log mean rho_perp vs log d"],
+            description="the faster rate rho_perp = O(1/d) (slope <= -1) instead of "
+                        "O(sqrt(log(nT)/d))"),
+        "common_component": Control(
+            "hypothesis", breaks=["mean rho_perp at the largest d", "slope of log mean rho_perp vs log d"],
+            description="every token gets the same unit vector e_1 added: the tokens are not "
+                        "centred (the centring precondition fails) and rho_perp tends to about "
+                        "1/2 instead of 0"),
     },
-    sizes={"quick": dict(n=6, T=4, dims=[32, 64, 128, 256, 512], control_dim=16, rho_max=0.25),
-           "full": dict(n=64, T=8, dims=[768, 1536, 3072], control_dim=256, rho_max=0.25)},
+    sizes={"quick": dict(n=6, T=4, dims=[32, 64, 128, 256, 512], rho_max=0.25),
+           "full": dict(n=64, T=8, dims=[768, 1536, 3072], rho_max=0.25)},
 )
 def test_example1_assumptions(tc):
     r"""E1 (``claims.vdt24.setup.example1``; the paper's generator is not fully specified):
-    x_{i,t} ~ N(0, I_d/d), u the minimum-norm solution of u^T x_{i,opt} = zeta y_i,
-    u^T x_{i,t} = 0 (t != opt), zeta = 3.  For d >= nT the nT x d system has full row rank and is
-    solved exactly, so gamma_opt = zeta and gamma_non-opt = 0: Assumption 2 with Delta = zeta.
+    x_{i,t} ~ N(0, I_d/d) i.i.d., u the minimum-norm solution of u^T x_{i,opt} = zeta y_i,
+    u^T x_{i,t} = 0 (t != opt), zeta = 3.
 
-    Pass, for every d of the grid (5 trials each):
-    (a) |gamma_non-opt| <= 1e-8 and |gamma_opt - zeta| <= 1e-8 (observed ~1e-14; 1e-8 is the
-        library's Assumption-2 tolerance and leaves room for the conditioning of lstsq near
-        d = nT), and the assumption report says Assumption 2 holds in every trial;
-        precondition: every d of the grid is >= nT (the d_below_nT control violates it);
-    (b) the mean over trials of rho_perp = max |<x, x'>| / min ||x||^2 decreases strictly in d
-        and is <= 0.25 at the largest d (spec; observed 0.15-0.18 at d = 512 for n = 6, T = 4);
+    Assumption 2: for d >= nT the nT x d system has full row rank and lstsq solves it exactly,
+    so gamma_opt = zeta and gamma_non-opt = 0.  That is an identity of the generator (no
+    model, no run), so it is recorded (max |gamma_non-opt|, max |gamma_opt - zeta|, the
+    Assumption-2 count), not decided.
+
+    Preconditions (the generator's hypotheses): every d of the grid is >= nT, and the tokens
+    are centred, nT ||mean token||^2 / mean ||x||^2 <= 3 in every trial (the statistic is
+    chi^2_d / d under the hypothesis, whose 0.9999 quantile is below 3 for d >= 32).
+
+    Conclusions, for the grid of d (5 trials each):
+    (b) the mean over trials of rho_perp = max |<x, x'>| / min ||x||^2 decreases in d
+        and is <= 0.25 at the largest d (the spec's threshold);
     (c) the O(sqrt(log(nT)/d)) shape: the least-squares slope of log mean rho_perp against
         log d is <= -1/2.  Leading order, rho_perp ~ sqrt(2 log(#pairs)/d) / min ||x||^2 and
-        min ||x||^2 -> 1 from below as d grows, so finite-d slopes are steeper than -1/2
-        (observed -0.6 to -0.7); a slope above -1/2 would contradict the rate.
+        min ||x||^2 -> 1 from below as d grows, so finite-d slopes are steeper than -1/2; a
+        slope above -1/2 would contradict the rate, and one above -1 refutes the faster
+        O(1/d) (the statement control).  Thresholds checked on base seeds 1-5 before 0.
     """
     sizes, n, T = tc.sizes, tc.sizes["n"], tc.sizes["T"]
-    dims = ([sizes["control_dim"]] if tc.control == "d_below_nT" else []) + sizes["dims"]
-    nonopt_max, opt_err, rho_mean, met = [], [], [], 0
+    dims = sizes["dims"]
+    rho_mean, centring, nonopt_max, opt_err, met = [], [], [], [], 0
     for d in dims:
         data = example1(tc.rng("data", d), TRIALS, n=n, T=T, d=d, zeta=3.0)
-        scores = data.scores()
-        is_opt = np.arange(T) == data.designated_opt[..., None]
+        X = data.X + (np.eye(d)[0] if tc.control == "common_component" else 0.0)
+        rho_mean.append(datasets.orthogonality_ratio(X).mean())
+        centring.append(_centring_statistic(X).max())
+        scores, is_opt = data.scores(), np.arange(T) == data.designated_opt[..., None]
         nonopt_max.append(np.abs(scores[~is_opt]).max())
         opt_err.append(np.abs(scores[is_opt] - 3.0).max())
-        rho_mean.append(data.assumptions.details["rho_perp"].mean())
         met += data.assumptions.count("assumption2")
-    tc.record("dimensions", dims)
-    tc.record("mean rho_perp per d", rho_mean)
-    tc.record("instances meeting Assumption 2", f"{met}/{TRIALS * len(dims)}")
     tc.precondition.holds("every d of the grid is >= nT (the generator's hypothesis)",
                           [d >= n * T for d in dims], detail={"nT": n * T, "dims": dims})
-    tc.conclusion.at_most("max |gamma_non-opt| over d and trials", max(nonopt_max), 1e-8)
-    tc.conclusion.at_most("max |gamma_opt - zeta| over d and trials", max(opt_err), 1e-8)
-    tc.conclusion.at_least("instances meeting Assumption 2 (all required)", met, TRIALS * len(dims))
+    tc.precondition.at_most("tokens centred: max nT ||mean x||^2 / mean ||x||^2", max(centring), 3.0)
+    tc.record("dimensions", dims)
+    tc.record("mean rho_perp per d", rho_mean)
+    tc.record("identity of lstsq (d >= nT): max |gamma_non-opt| per d", nonopt_max)
+    tc.record("identity of lstsq (d >= nT): max |gamma_opt - zeta| per d", opt_err)
+    tc.record("identity of lstsq (d >= nT): instances meeting Assumption 2", f"{met}/{TRIALS * len(dims)}")
     tc.conclusion.monotone("mean rho_perp decreases in d", rho_mean, increasing=False)
     tc.conclusion.at_most("mean rho_perp at the largest d", rho_mean[-1], sizes["rho_max"])
     tc.conclusion.slope("slope of log mean rho_perp vs log d", dims, rho_mean, window=(dims[0], dims[-1]),
-                        at_most=-0.5)
+                        at_most=-1.0 if tc.control == "rate_1_over_d" else -0.5)
     pairs = n * T * (n * T - 1) / 2
     plot = dict(xscale="log", yscale="log", xlabel="d", ylabel="rho_perp",
                 title="Example 1: near-orthogonality improves with d")
