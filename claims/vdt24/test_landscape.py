@@ -22,159 +22,70 @@ independent reference at unsaturated points.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 import torch
 
-from theorycheck import Control, claim, shared_run
+from theorycheck import Control, claim
 from theorycheck import data as datasets
 from theorycheck.models import (
     autograd_grad_W,
     closed_form_negative_grad_W,
-    constraint_radii,
     log_attention,
-    log_gradient_weights,
     logits,
     scaled_grad_W,
 )
-from theorycheck.optim import NGD, alignment, frobenius_norm, inner, relative_error, run_trajectory
+from theorycheck.models.gradient_bounds import correlation_floor, gradient_bounds
+from theorycheck.optim import NGD, alignment, frobenius_norm, relative_error, run_trajectory
 
 from ._common import (
-    E1_SIZES,
     INIT_SCALE,
     NGD_ETA,
     PAPER,
     TRIALS,
     WITHOUT_ASSUMPTION1,
-    counterexample_near_local_direction,
     count_assumption2,
     counterexample_problem,
     e1,
     e1_or_counterexample,
     local_direction,
-    make_problem,
-    paper_rng,
-    problem,
     require_assumption2,
+)
+from ._fixed_decoder import (
+    LANDSCAPE_RUN,
+    centring_statistic,
+    first_trials,
+    gaussian_points,
+    gaussian_stand_in,
+    identity_test_points,
+    initial_logit_radius,
+    landscape_run_for,
+    repeated,
 )
 from .setup import example1
 
-FIXED_DECODER_FAMILIES = ("example1", "example1_signal", "antipodal")
 
 
 # ---------------------------------------------------------------- problems stacked along trials
 
 
-def concatenate_data(parts) -> datasets.TokenSelectionData:
-    """Fixed-decoder data sets of equal (n, T, d) as one batch, their trials in order.
-
-    The name joins the parts' names with "+"; the assumption reports are concatenated, so
-    ``assumptions.count(...)`` counts over all parts.
-    """
-    if len(parts) == 1:
-        return parts[0]
-
-    def cat(name):
-        return np.concatenate([getattr(part, name) for part in parts])
-
-    def report(field):
-        return {key: np.concatenate([getattr(part.assumptions, field)[key] for part in parts])
-                for key in getattr(parts[0].assumptions, field)}
-
-    return datasets.TokenSelectionData(
-        name="+".join(part.name for part in parts), X=cat("X"), y=cat("y"), u=cat("u"), opt=cat("opt"),
-        designated_opt=cat("designated_opt"), params={},
-        assumptions=datasets.AssumptionReport.from_flags(report("per_trial"), report("details")))
 
 
-@shared_run
-def fixed_decoder_problem(run, *, families: list):
-    """The shared data families at the tier's E1 sizes (TRIALS trials each) as one `Problem`."""
-    sizes = E1_SIZES[run.tier]
-    data = concatenate_data([run.use(problem, family=family, sizes=sizes).data for family in families])
-    return make_problem(run, data, init_stream="init")
 
 
-def first_trials(prob):
-    """(index, label) of the first trial of every data set concatenated in ``prob.data``."""
-    names = prob.data.name.split("+")
-    for j, name in enumerate(names):
-        yield j * (prob.data.K // len(names)), f"{name.split('(')[0]}, first trial"
 
 
-def gaussian_stand_in(runtime, prob) -> torch.Tensor:
-    """A Gaussian matrix per trial that negative controls put in the place of W_mm."""
-    G = paper_rng(runtime, "gaussian stand-in for W_mm", prob.data.name).standard_normal(tuple(prob.W_mm.shape))
-    return torch.as_tensor(G, dtype=prob.W_mm.dtype, device=prob.W_mm.device)
-
-
-def repeated(P: int, *tensors):
-    """Each tensor with every trial repeated P times in a row (trial k -> trials kP .. kP+P-1)."""
-    return tuple(t.repeat_interleave(P, 0) for t in tensors)
 
 
 # ---------------------------------------------------------------- the quantities of (G)
 
 
-def kappa(X, opt, W_ref):
-    r"""kappa = 1/(||W_ref||_F max_i R_i) per trial, shape (N,)."""
-    return 1.0 / (frobenius_norm(W_ref) * constraint_radii(X, opt).amax(-1))
-
-
-@dataclasses.dataclass
-class GradientBounds:
-    r"""Ratios that are >= 1 (or <= 1) exactly when the bounds of (G) hold, per point.
-
-    ``lower``   ||grad L|| ||W_ref|| / ((1/n) sum c_i)            >= 1  (sandwich, left)
-    ``upper``   ||grad L|| / ((1/n) sum c_i R_i)                  <= 1  (sandwich, right)
-    ``correlation`` <-grad L, W_ref> / ((1/n) sum c_i)            >= 1  (Lemma 6, first part)
-    ``cosine``  <-grad L, W_ref> / (||grad L|| ||W_ref||)          >= kappa (Lemma 6)
-    ``log10_mean_c`` log10((1/n) sum_i c_i), how far from stationary the point is.
-    """
-
-    lower: torch.Tensor
-    upper: torch.Tensor
-    correlation: torch.Tensor
-    cosine: torch.Tensor
-    log10_mean_c: torch.Tensor
-
-
-def gradient_bounds(X, y, u, W, opt, W_ref) -> GradientBounds:
-    """The ratios of `GradientBounds` from the scaled gradient exp(M) G, in log space."""
-    M, G = scaled_grad_W(X, y, u, W)
-    log_c = log_gradient_weights(X, y, u, W, opt)
-    log_n = math.log(X.shape[1])
-    log_mean_c = log_c.logsumexp(-1) - log_n
-    log_mean_cR = (log_c + constraint_radii(X, opt).log()).logsumexp(-1) - log_n
-    norm_G, ref_norm, corr_G = frobenius_norm(G), frobenius_norm(W_ref), inner(-G, W_ref)
-    return GradientBounds(lower=norm_G * torch.exp(M - log_mean_c) * ref_norm,
-                          upper=norm_G * torch.exp(M - log_mean_cR),
-                          correlation=corr_G * torch.exp(M - log_mean_c),
-                          cosine=corr_G / (norm_G * ref_norm),
-                          log10_mean_c=log_mean_c / math.log(10.0))
-
-
-def gaussian_points(rng, scales, like: torch.Tensor) -> torch.Tensor:
-    r"""W = (scale/sqrt d) G, G standard normal d x d (d = like.shape[-1]), one W per scale."""
-    d = like.shape[-1]
-    scales = np.asarray(scales, dtype=float)[:, None, None]
-    return torch.as_tensor(scales / math.sqrt(d) * rng.standard_normal((len(scales), d, d)),
-                           dtype=like.dtype, device=like.device)
 
 
 # ---------------------------------------------------------------- Proposition: (G) and stationarity
 
 
-def identity_test_points(rng, prob, scales, rhos) -> torch.Tensor:
-    r"""Per trial: random W = (scale/sqrt d) G for each scale, then W = rho W_mm + G/sqrt d for
-    each rho; shape (K * (len(scales) + len(rhos)), d, d), the points of trial k in a row."""
-    K, d = prob.W_mm.shape[:2]
-    random = gaussian_points(rng, np.tile(scales, K), prob.W_mm).reshape(K, len(scales), d, d)
-    rho = prob.W_mm.new_tensor(rhos)[None, :, None, None]
-    noise = gaussian_points(rng, np.ones(K * len(rhos)), prob.W_mm).reshape(K, len(rhos), d, d)
-    return torch.cat([random, rho * prob.W_mm[:, None] + noise], dim=1).flatten(0, 1)
 
 
 @claim(
@@ -270,11 +181,6 @@ def test_grad_identity_and_stationarity(tc):
 # ---------------------------------------------------------------- Lemma 4: small initialization
 
 
-def initial_logit_radius(X, sigma0, delta):
-    r"""eps(delta) = sigma0 max_{i,t} ||x_{i,t}|| max_i ||x_{i,1}|| sqrt(2 log(2nT/delta)), (N,)."""
-    norms = X.norm(dim=-1)
-    n, T = X.shape[1:3]
-    return sigma0 * norms.flatten(1).amax(1) * norms[:, :, 0].amax(1) * math.sqrt(2 * math.log(2 * n * T / delta))
 
 
 @claim(
@@ -360,52 +266,12 @@ def test_small_init_near_uniform(tc):
 # ---------------------------------------------------------------- Lemmas 6 and 2: along NGD
 
 
-def step_direction_metrics(references: torch.Tensor):
-    r"""Metrics of NGD's step D_t = W_{t+1} - W_t = -eta grad L/||grad L||.
-
-    Because NGD moves exactly along the normalized negative gradient, its step gives that
-    direction without a second gradient evaluation.  ``W_norm``: ||W_t||_F; ``cosines``
-    (K, 1+J): <Dhat_t, W_t/||W_t||>, then <Dhat_t, Rbar_j> for the reference matrices
-    ``references`` (K,J,d,d) (each normalized here).
-    """
-    def unit(A):
-        return A / A.flatten(-2).norm(dim=-1)[..., None, None]
-
-    unit_refs = unit(references)
-
-    def cosines(it):
-        directions = torch.cat([unit(it.W)[:, None], unit_refs], dim=1)
-        return torch.einsum("kde,kjde->kj", unit(it.next["W"] - it.W), directions)
-
-    return {"W_norm": lambda it: frobenius_norm(it.W), "cosines": cosines}
 
 
-@shared_run
-def landscape_ngd_run(run, *, case: str, families: list, steps: int):
-    r"""NGD (eta = 0.1) from the small W_0 on the stacked families (case "assumptions") or from
-    Wbar_alpha on CE (case "counterexample"), every step recorded with
-    `step_direction_metrics` for the references (W_mm, `gaussian_stand_in`).  Shared by
-    Lemmas 2 and 6.  Returns (problem, trajectory)."""
-    prob = (run.use(counterexample_near_local_direction) if case == "counterexample"
-            else run.use(fixed_decoder_problem, families=families))
-    references = torch.stack([prob.W_mm, gaussian_stand_in(run.runtime, prob)], dim=1)
-    return prob, run_trajectory(NGD(prob.model, NGD_ETA), {"W": prob.W0}, steps,
-                                step_direction_metrics(references))
 
 
-LANDSCAPE_RUN = {"quick": dict(families=list(FIXED_DECODER_FAMILIES), steps=800),
-                 "full": dict(families=["example1"], steps=2000)}
 
 
-def landscape_run_for(tc):
-    """The shared NGD run of the claim (CE for the "counterexample" control), with its
-    instances' Assumption 2 decided as a precondition: all must meet it (the counterexample
-    control violates it, as a hypothesis control must)."""
-    case = "counterexample" if tc.control == "counterexample" else "assumptions"
-    prob, run = tc.use(landscape_ngd_run, case=case, families=list(tc.sizes["families"]),
-                       steps=tc.sizes["steps"])
-    require_assumption2(tc, prob.data)
-    return prob, run
 
 
 @claim(
@@ -453,9 +319,9 @@ def test_grad_correlates_with_wmm(tc):
     lo, hi = sizes["log10_scales"]
     W = gaussian_points(tc.rng("points"), 10 ** tc.rng("scales").uniform(lo, hi, X.shape[0]), X)
     at_random = gradient_bounds(X, y, u, W, opt, ref_pts)
-    kappa_pts = kappa(X, opt, ref_pts)
+    kappa_pts = correlation_floor(X, opt, ref_pts)
     cos_ngd = run["cosines"][:, :, 1 + int(use_gauss)]                       # (steps+1, K)
-    kappa_run = kappa(prob.X, prob.opt, W_ref).cpu().numpy()
+    kappa_run = correlation_floor(prob.X, prob.opt, W_ref).cpu().numpy()
     tc.conclusion.at_least("random W: <-grad L, W_mm> / ((1/n) sum c_i) >= 1", at_random.correlation, 1.0,
                            margin=1e-9)
     tc.conclusion.at_least("random W: cosine(-grad L, W_mm) / kappa >= 1", at_random.cosine / kappa_pts, 1.0,
@@ -545,13 +411,6 @@ def test_gradient_cone_condition(tc):
 # ---------------------------------------------------------------- Lemma 8: Example 1's assumptions
 
 
-def _centring_statistic(X: np.ndarray) -> np.ndarray:
-    r"""nT ||mean_{i,t} x_{i,t}||^2 / mean_{i,t} ||x_{i,t}||^2 per trial: about 1 for centred
-    i.i.d. isotropic tokens (chi^2_d / d), about nT ||mu||^2 / (1 + ||mu||^2) with a common
-    component mu."""
-    tokens = X.reshape(X.shape[0], -1, X.shape[-1])
-    mean = tokens.mean(axis=1)
-    return tokens.shape[1] * (mean**2).sum(-1) / (tokens**2).sum(-1).mean(-1)
 
 
 @claim(
@@ -605,7 +464,7 @@ def test_example1_assumptions(tc):
         data = example1(tc.rng("data", d), TRIALS, n=n, T=T, d=d, zeta=3.0)
         X = data.X + (np.eye(d)[0] if tc.control == "common_component" else 0.0)
         rho_mean.append(datasets.orthogonality_ratio(X).mean())
-        centring.append(_centring_statistic(X).max())
+        centring.append(centring_statistic(X).max())
         scores, is_opt = data.scores(), np.arange(T) == data.designated_opt[..., None]
         nonopt_max.append(np.abs(scores[~is_opt]).max())
         opt_err.append(np.abs(scores[is_opt] - 3.0).max())

@@ -8,23 +8,14 @@ deficit with the W-SVM solution.
 import numpy as np
 import torch
 
-from theorycheck import Control, claim, shared_run
-from theorycheck.optim import FirstOrder, frobenius_norm, run_trajectory
+from theorycheck import Control, claim
+from theorycheck.optim import frobenius_norm
 from theorycheck.solvers import solve_wsvm_batch
 
-from ._common import (PAPER, TRIALS, WITHOUT_ASSUMPTION1, certificate_bound, counterexample_near_local_direction,
-                      direction_metrics, e1, e1_or_counterexample, require_assumption2)
+from ._common import PAPER, TRIALS, WITHOUT_ASSUMPTION1, certificate_bound, e1_or_counterexample, require_assumption2
+from ._fixed_decoder import direction_run
 
 
-@shared_run
-def direction_run(run, *, case: str, rule: str, eta: float, W0, W_ref, steps: int):
-    r"""``rule`` ("ngd" or "gd") with step ``eta`` on Example 1 (case "e1") or CE (case
-    "counterexample") from the starts ``W0`` (S*K, d, d) -- all starts one batch, trials
-    [sK, (s+1)K) from start s -- every step recorded: ||W_t|| and al(W_t, W_ref)."""
-    prob = run.use(counterexample_near_local_direction if case == "counterexample" else e1)
-    S = W0.shape[0] // TRIALS
-    step = FirstOrder(prob.model.tiled(S), rule=rule, eta=eta)
-    return run_trajectory(step, {"W": W0}, steps, direction_metrics(W_ref.repeat(S, 1, 1)))
 
 
 def _thm1_reference(tc, prob):
