@@ -85,11 +85,12 @@ def e1_gd(run):
 
 
 @shared_run(sizes=POLYAK_RUN)
-def e1_polyak(run, *, eta_max: float = math.inf):
-    """Polyak (L_* of the fixed decoder; uncapped by default) on Example 1 from W_0, every step
-    recorded (Theorem 7 and Lemma 5).  Returns (problem, trajectory)."""
+def e1_polyak(run, *, eta_max: float | None = None):
+    """Polyak (L_* of the fixed decoder; capped at ``eta_max``, uncapped when None -- a config
+    value must be finite to be recorded) on Example 1 from W_0, every step recorded (Theorem 7
+    and Lemma 5).  Returns (problem, trajectory)."""
     prob = run.use(e1)
-    return prob, run_trajectory(Polyak(prob.model, eta_max=eta_max), {"W": prob.W0},
+    return prob, run_trajectory(Polyak(prob.model, eta_max=math.inf if eta_max is None else eta_max), {"W": prob.W0},
                                 run.sizes["steps"], saturation_metrics(prob.model, prob.opt, prob.W_mm))
 
 

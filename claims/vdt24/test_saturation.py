@@ -388,7 +388,7 @@ def test_gd_global_asymptotic(tc):
 
 def _thm7_run(tc):
     """(problem, trajectory): the shared uncapped Polyak run, or the capped one."""
-    return tc.use(e1_polyak, eta_max=1.0 if tc.control == "capped" else math.inf)
+    return tc.use(e1_polyak, eta_max=1.0 if tc.control == "capped" else None)
 
 
 @claim(
