@@ -65,16 +65,18 @@ def test_ngd_global_direction_rate(tc):
     (a) dev at the last step <= 1e-3 (quick, t = 2000) or 1e-4 (full, t = 20000);
     (b) c(t) = dev_t t / ln t does not grow by more than 10% between consecutive checkpoints
         and ends below where it starts -- i.e. dev decays at least as fast as log t / t.
-        (The measured decay is faster, about t^-2 asymptotically: the part of W_0 outside
-        span{x_{i,t} x_{i,1}^T} never moves, so a slope test "== -1" would be wrong);
+        (The decay may be faster: the part of W_0 outside span{x_{i,t} x_{i,1}^T} never
+        moves, so a slope test "== -1" would be wrong);
     (c) dev_t <= B(t)(1 + 1e-6) + 1e-12 for t in (t0, steps], B the certificate bound of
-        `certificate_bound` (derived from NGD's update and Lemma 2 with eps = 0, which holds
-        after the iterate norm exceeds ~16, i.e. t0 = 300 at eta = 0.1).  B is nearly tight
-        right after t0 (observed dev/B up to 0.998), which is why the tolerance is 1e-6;
+        `certificate_bound` (derived from NGD's update and Lemma 2 with eps = 0, assumed from
+        t0 on: t0 = 300 quick / 3000 full, the spec's choice).  B can be nearly tight right
+        after t0 (max dev/B is recorded), so the tolerance only absorbs round-off;
     (d) globality: (a)-(b) again from W_0 = -0.05 Wbar_mm (the opposite direction) and from
         a large random W_0 = (3/d) G;
     (e) the fitted slope of log dev vs log t over t >= 100 is <= -1.
     Precondition: Assumption 2 holds in every trial (the counterexample control violates it).
+    Thresholds, checkpoints and t0 are the spec's; they were re-checked on base seeds 1-9
+    besides the default 0 (the seed sweep of the rework), not chosen on seed 0.
     """
     sizes, eta = tc.sizes, 0.1
     prob = e1_or_counterexample(tc)
