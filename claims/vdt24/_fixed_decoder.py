@@ -32,22 +32,16 @@ from ._common import (
 
 
 GD_ETA = 1.0
-
-
 SPARSE_EVERY = 10
-
-
 #: the shared GD run: steps, every step recorded up to ``dense`` (Lemma 5), checkpoints of Theorem 6
 GD_RUN = {"quick": dict(steps=3000, dense=300, checkpoints=[100, 300, 1000, 3000]),
           "full": dict(steps=30000, dense=2000, checkpoints=[100, 300, 1000, 3000, 10000, 30000])}
-
-
 POLYAK_RUN = {"quick": dict(steps=300), "full": dict(steps=2000)}
 
 
 def unit(W):
-    """W/||W||_F per trial."""
-    return W / W.flatten(1).norm(dim=1)[:, None, None]
+    """W/||W||_F for every matrix of a (..., d, d) stack."""
+    return W / W.flatten(-2).norm(dim=-1)[..., None, None]
 
 
 def saturation_metrics(model, opt, W_ref):
@@ -196,9 +190,6 @@ def step_direction_metrics(references: torch.Tensor):
     (K, 1+J): <Dhat_t, W_t/||W_t||>, then <Dhat_t, Rbar_j> for the reference matrices
     ``references`` (K,J,d,d) (each normalized here).
     """
-    def unit(A):
-        return A / A.flatten(-2).norm(dim=-1)[..., None, None]
-
     unit_refs = unit(references)
 
     def cosines(it):

@@ -9,11 +9,10 @@ import numpy as np
 import torch
 
 from theorycheck import Control, claim
-from theorycheck.optim import frobenius_norm
 from theorycheck.solvers import solve_wsvm_batch
 
 from ._common import PAPER, TRIALS, WITHOUT_ASSUMPTION1, certificate_bound, e1_or_counterexample, require_assumption2
-from ._fixed_decoder import direction_run
+from ._fixed_decoder import direction_run, unit
 
 
 
@@ -85,7 +84,7 @@ def test_ngd_global_direction_rate(tc):
     d = prob.X.shape[-1]
     starts = {
         "small random": prob.W0,
-        "opposite of W_mm": -0.05 * prob.W_mm / frobenius_norm(prob.W_mm)[:, None, None],
+        "opposite of W_mm": -0.05 * unit(prob.W_mm),
         "large random": tc.tensor(3.0 / d * tc.rng("large init").standard_normal(tuple(prob.W0.shape))),
     }
     if tc.control == "counterexample":
