@@ -11,7 +11,8 @@ import torch
 from theorycheck import Control, claim
 from theorycheck.solvers import solve_wsvm_batch
 
-from ._common import PAPER, TRIALS, WITHOUT_ASSUMPTION1, certificate_bound, e1_or_counterexample, require_assumption2
+from ._common import (NGD_ETA, PAPER, TRIALS, WITHOUT_ASSUMPTION1, certificate_bound, e1_or_counterexample, e1_run,
+                      require_assumption2)
 from ._fixed_decoder import direction_run, unit
 
 
@@ -25,6 +26,20 @@ def _thm1_reference(tc, prob):
         opt = (prob.data.opt + 1) % prob.data.T
         return tc.tensor(solve_wsvm_batch(prob.data.X, opt, name=prob.data.name))
     return prob.W_mm
+
+
+def _thm1_runs(tc, starts, W_ref):
+    """{start: trajectory with W_norm and al(W_t, W_ref) at every step}: NGD (eta = 0.1) from
+    each start, or what a control runs instead (GD, CE).  The claim takes the small random
+    start from the shared NGD run of Lemmas 1 and 7 (`e1_run`, the same dynamics) and runs
+    the other starts as one batch; the controls run all their starts themselves."""
+    reuse = tc.control is None
+    own = dict(list(starts.items())[1:]) if reuse else starts
+    traj = tc.use(direction_run, case="counterexample" if tc.control == "counterexample" else "e1",
+                  rule="gd" if tc.control == "gd" else "ngd", eta=1.0 if tc.control == "gd" else NGD_ETA,
+                  W0=torch.cat(list(own.values())), W_ref=W_ref, steps=tc.sizes["steps"])
+    runs = {label: traj.restrict(slice(s * TRIALS, (s + 1) * TRIALS)) for s, label in enumerate(own)}
+    return {"small random": tc.use(e1_run)[1], **runs} if reuse else runs
 
 
 @claim(
@@ -77,7 +92,7 @@ def test_ngd_global_direction_rate(tc):
     Thresholds, checkpoints and t0 are the spec's; they were re-checked on base seeds 1-9
     besides the default 0 (the seed sweep of the rework), not chosen on seed 0.
     """
-    sizes, eta = tc.sizes, 0.1
+    sizes, eta = tc.sizes, NGD_ETA
     prob = e1_or_counterexample(tc)
     require_assumption2(tc, prob.data)
     W_ref = _thm1_reference(tc, prob)
@@ -90,12 +105,8 @@ def test_ngd_global_direction_rate(tc):
     if tc.control == "counterexample":
         starts = {"near W_alpha": prob.W0}
     checkpoints = np.asarray(sizes["checkpoints"])
-    traj = tc.use(direction_run, case="counterexample" if tc.control == "counterexample" else "e1",
-                  rule="gd" if tc.control == "gd" else "ngd", eta=1.0 if tc.control == "gd" else eta,
-                  W0=torch.cat(list(starts.values())), W_ref=W_ref, steps=sizes["steps"])
     t = np.arange(sizes["steps"] + 1)
-    for s, label in enumerate(starts):
-        run = traj.restrict(slice(s * TRIALS, (s + 1) * TRIALS))
+    for s, (label, run) in enumerate(_thm1_runs(tc, starts, W_ref).items()):
         dev = 1.0 - run["W_alignment"]                            # (steps+1, K)
         c = dev[checkpoints] * checkpoints[:, None] / np.log(checkpoints)[:, None]
         tc.conclusion.at_most(f"{label}: dev at the last step (all seeds)", dev[-1], sizes["dev_max"])
