@@ -241,14 +241,15 @@ def e1_rescaled(run, *, scale: float) -> Problem:
 
 
 @shared_run(sizes={tier: {"steps": steps} for tier, steps in NGD_STEPS.items()})
-def e1_run(run, *, rule: str = "ngd", eta: float = NGD_ETA, token_scale: float = 1.0, every: int = 1):
+def e1_run(run, *, rule: str = "ngd", eta: float = NGD_ETA, token_scale: float = 1.0, every: int = 1,
+           steps: int | None = None):
     """``rule`` ("ngd" or "gd") with step ``eta`` from the small init W_0 on Example 1 (or its
     copy with tokens x ``token_scale``, `e1_rescaled`), every ``every``-th step recorded with the
     standard metrics: W_norm, log_loss, displacement, log_excess_loss, s_opt (K,n),
-    log_one_minus_s_opt (K,n), W_alignment (with W_mm).  The reference NGD run (eta = 0.1,
-    every step) is shared by Theorem 1's companions (Lemmas 1 and 7).  Returns (problem,
-    trajectory)."""
+    log_one_minus_s_opt (K,n), W_alignment (with W_mm), for ``steps`` steps (the tier's NGD
+    steps when None).  The reference NGD run (eta = 0.1, every step) is shared by Theorem 1
+    and Lemmas 1 and 7.  Returns (problem, trajectory)."""
     prob = run.use(e1) if token_scale == 1.0 else run.use(e1_rescaled, scale=token_scale)
-    steps = run.sizes["steps"]
+    steps = run.sizes["steps"] if steps is None else steps
     checkpoints = None if every == 1 else np.arange(0, steps + 1, every)
     return prob, trajectory(prob, FirstOrder(prob.model, rule=rule, eta=eta), steps, checkpoints=checkpoints)
