@@ -11,6 +11,7 @@ from theorycheck import models
 from theorycheck.data import (
     AssumptionReport,
     TokenSelectionData,
+    concatenate,
     constraint_radii,
     max_cross_inner_product,
     non_optimal_spread,
@@ -137,6 +138,18 @@ def test_non_optimal_spread_score_gaps_and_argmax_by_hand():
     np.testing.assert_array_equal(opt_is_argmax(scores, np.array([1, 0])), [False, False])
     tie = np.array([[0.0, 2.0, 2.0]])
     np.testing.assert_array_equal(opt_is_argmax(tie, np.array([1])), [False])  # a tie is not unique
+
+
+def test_concatenate_stacks_trials_and_reports_in_order():
+    a, b = gaussian_tokens([0, 1]), gaussian_tokens([2], n=6, T=4, d=32)
+    both = concatenate([a, b])
+    assert both.K == 3 and both.name == a.name + "+" + b.name
+    for field in FIELDS:
+        np.testing.assert_array_equal(getattr(both, field), np.concatenate([getattr(a, field), getattr(b, field)]))
+    np.testing.assert_array_equal(both.assumptions.details["rho_perp"],
+                                  np.r_[a.assumptions.details["rho_perp"], b.assumptions.details["rho_perp"]])
+    assert both.assumptions.n_met == a.assumptions.n_met + b.assumptions.n_met
+    assert concatenate([a]) is a
 
 
 def test_library_data_module_speaks_no_paper():

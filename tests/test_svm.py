@@ -20,6 +20,7 @@ from theorycheck.solvers import (
     solve_usvm_batch,
     solve_wsvm,
     solve_wsvm_batch,
+    stationarity_multipliers,
     wsvm_constraint_factors,
     wsvm_orthonormal_closed_form,
 )
@@ -70,6 +71,20 @@ def test_wsvm_certificate_matches_its_definition():
     assert np.sum(lam) == pytest.approx(solution.norm**2, rel=1e-6)  # strong duality
     distance, _ = hull_distance(*wsvm_constraint_factors(X, opt)[:2])
     assert solution.norm == pytest.approx(1 / distance, rel=1e-5)  # ||W_mm|| = 1 / dist(0, conv F)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_stationarity_multipliers_recover_the_kkt_multipliers_from_W(seed):
+    data = example1([seed])
+    A, B, _ = wsvm_constraint_factors(data.X[0], data.opt[0])
+    primal = solve_wsvm(data.X[0], data.opt[0], method="primal")
+    lam = stationarity_multipliers(A, B, primal.W)
+    assert np.all(lam >= 0)
+    np.testing.assert_allclose(lam, primal.multipliers, rtol=1e-4, atol=1e-6 * lam.max())
+    assert margin.certify(A, B, primal.W, lam, "nnls").ok
+    E = np.random.default_rng(seed).standard_normal(primal.W.shape)
+    off = primal.W + 0.01 * np.linalg.norm(primal.W) * E / np.linalg.norm(E)
+    assert margin.certify(A, B, off, stationarity_multipliers(A, B, off), "nnls").stationarity > 1e-3
 
 
 @pytest.mark.parametrize("radius", [1.0, 2.0])

@@ -22,171 +22,70 @@ independent reference at unsaturated points.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 import torch
 
-from theorycheck import Control, claim, shared_run
+from theorycheck import Control, claim
 from theorycheck import data as datasets
 from theorycheck.models import (
     autograd_grad_W,
     closed_form_negative_grad_W,
-    constraint_radii,
     log_attention,
-    log_gradient_weights,
     logits,
     scaled_grad_W,
 )
-from theorycheck.optim import NGD, alignment, frobenius_norm, inner, relative_error, run_trajectory
+from theorycheck.models.gradient_bounds import correlation_floor, gradient_bounds
+from theorycheck.optim import NGD, alignment, frobenius_norm, relative_error, run_trajectory
 
 from ._common import (
-    E1_SIZES,
     INIT_SCALE,
     NGD_ETA,
     PAPER,
     TRIALS,
-    counterexample_near_local_direction,
+    WITHOUT_ASSUMPTION1,
+    count_assumption2,
     counterexample_problem,
     e1,
     e1_or_counterexample,
     local_direction,
-    make_problem,
-    paper_rng,
-    problem,
+    require_assumption2,
+)
+from ._fixed_decoder import (
+    LANDSCAPE_RUN,
+    centring_statistic,
+    first_trials,
+    gaussian_points,
+    gaussian_stand_in,
+    identity_test_points,
+    initial_logit_radius,
+    landscape_run_for,
+    repeated,
 )
 from .setup import example1
 
-FIXED_DECODER_FAMILIES = ("example1", "example1_signal", "antipodal")
 
 
 # ---------------------------------------------------------------- problems stacked along trials
 
 
-def concatenate_data(parts) -> datasets.TokenSelectionData:
-    """Fixed-decoder data sets of equal (n, T, d) as one batch, their trials in order.
-
-    The name joins the parts' names with "+"; the assumption reports are concatenated, so
-    ``assumptions.count(...)`` counts over all parts.
-    """
-    if len(parts) == 1:
-        return parts[0]
-
-    def cat(name):
-        return np.concatenate([getattr(part, name) for part in parts])
-
-    def report(field):
-        return {key: np.concatenate([getattr(part.assumptions, field)[key] for part in parts])
-                for key in getattr(parts[0].assumptions, field)}
-
-    return datasets.TokenSelectionData(
-        name="+".join(part.name for part in parts), X=cat("X"), y=cat("y"), u=cat("u"), opt=cat("opt"),
-        designated_opt=cat("designated_opt"), params={},
-        assumptions=datasets.AssumptionReport.from_flags(report("per_trial"), report("details")))
 
 
-@shared_run
-def fixed_decoder_problem(run, *, families: list):
-    """The shared data families at the tier's E1 sizes (TRIALS trials each) as one `Problem`."""
-    sizes = E1_SIZES[run.tier]
-    data = concatenate_data([run.use(problem, family=family, sizes=sizes).data for family in families])
-    return make_problem(run, data, init_stream="init")
 
 
-def first_trials(prob):
-    """(index, label) of the first trial of every data set concatenated in ``prob.data``."""
-    names = prob.data.name.split("+")
-    for j, name in enumerate(names):
-        yield j * (prob.data.K // len(names)), f"{name.split('(')[0]}, first trial"
 
 
-def gaussian_stand_in(runtime, prob) -> torch.Tensor:
-    """A Gaussian matrix per trial that negative controls put in the place of W_mm."""
-    G = paper_rng(runtime, "gaussian stand-in for W_mm", prob.data.name).standard_normal(tuple(prob.W_mm.shape))
-    return torch.as_tensor(G, dtype=prob.W_mm.dtype, device=prob.W_mm.device)
-
-
-def repeated(P: int, *tensors):
-    """Each tensor with every trial repeated P times in a row (trial k -> trials kP .. kP+P-1)."""
-    return tuple(t.repeat_interleave(P, 0) for t in tensors)
-
-
-def count_assumption2(tc, data) -> tuple[int, int]:
-    """Record how many instances met Assumption 2 (and rho_perp, Assumption 1's surrogate)."""
-    met = data.assumptions.count("assumption2")
-    tc.record("instances meeting Assumption 2", f"{met}/{data.K}")
-    tc.record("rho_perp per instance (Assumption 1 surrogate; threshold unknown)",
-              data.assumptions.details["rho_perp"])
-    return met, data.K
-
-
-def check_assumption2_everywhere(tc, data) -> None:
-    """The statements assume Assumption 2: every generated instance must meet it."""
-    met, total = count_assumption2(tc, data)
-    tc.precondition.at_least("instances meeting Assumption 2 (all required)", met, total)
 
 
 # ---------------------------------------------------------------- the quantities of (G)
 
 
-def kappa(X, opt, W_ref):
-    r"""kappa = 1/(||W_ref||_F max_i R_i) per trial, shape (N,)."""
-    return 1.0 / (frobenius_norm(W_ref) * constraint_radii(X, opt).amax(-1))
-
-
-@dataclasses.dataclass
-class GradientBounds:
-    r"""Ratios that are >= 1 (or <= 1) exactly when the bounds of (G) hold, per point.
-
-    ``lower``   ||grad L|| ||W_ref|| / ((1/n) sum c_i)            >= 1  (sandwich, left)
-    ``upper``   ||grad L|| / ((1/n) sum c_i R_i)                  <= 1  (sandwich, right)
-    ``correlation`` <-grad L, W_ref> / ((1/n) sum c_i)            >= 1  (Lemma 6, first part)
-    ``cosine``  <-grad L, W_ref> / (||grad L|| ||W_ref||)          >= kappa (Lemma 6)
-    ``log10_mean_c`` log10((1/n) sum_i c_i), how far from stationary the point is.
-    """
-
-    lower: torch.Tensor
-    upper: torch.Tensor
-    correlation: torch.Tensor
-    cosine: torch.Tensor
-    log10_mean_c: torch.Tensor
-
-
-def gradient_bounds(X, y, u, W, opt, W_ref) -> GradientBounds:
-    """The ratios of `GradientBounds` from the scaled gradient exp(M) G, in log space."""
-    M, G = scaled_grad_W(X, y, u, W)
-    log_c = log_gradient_weights(X, y, u, W, opt)
-    log_n = math.log(X.shape[1])
-    log_mean_c = log_c.logsumexp(-1) - log_n
-    log_mean_cR = (log_c + constraint_radii(X, opt).log()).logsumexp(-1) - log_n
-    norm_G, ref_norm, corr_G = frobenius_norm(G), frobenius_norm(W_ref), inner(-G, W_ref)
-    return GradientBounds(lower=norm_G * torch.exp(M - log_mean_c) * ref_norm,
-                          upper=norm_G * torch.exp(M - log_mean_cR),
-                          correlation=corr_G * torch.exp(M - log_mean_c),
-                          cosine=corr_G / (norm_G * ref_norm),
-                          log10_mean_c=log_mean_c / math.log(10.0))
-
-
-def gaussian_points(rng, scales, like: torch.Tensor) -> torch.Tensor:
-    r"""W = (scale/sqrt d) G, G standard normal d x d (d = like.shape[-1]), one W per scale."""
-    d = like.shape[-1]
-    scales = np.asarray(scales, dtype=float)[:, None, None]
-    return torch.as_tensor(scales / math.sqrt(d) * rng.standard_normal((len(scales), d, d)),
-                           dtype=like.dtype, device=like.device)
 
 
 # ---------------------------------------------------------------- Proposition: (G) and stationarity
 
 
-def identity_test_points(rng, prob, scales, rhos) -> torch.Tensor:
-    r"""Per trial: random W = (scale/sqrt d) G for each scale, then W = rho W_mm + G/sqrt d for
-    each rho; shape (K * (len(scales) + len(rhos)), d, d), the points of trial k in a row."""
-    K, d = prob.W_mm.shape[:2]
-    random = gaussian_points(rng, np.tile(scales, K), prob.W_mm).reshape(K, len(scales), d, d)
-    rho = prob.W_mm.new_tensor(rhos)[None, :, None, None]
-    noise = gaussian_points(rng, np.ones(K * len(rhos)), prob.W_mm).reshape(K, len(rhos), d, d)
-    return torch.cat([random, rho * prob.W_mm[:, None] + noise], dim=1).flatten(0, 1)
 
 
 @claim(
@@ -220,8 +119,8 @@ def test_grad_identity_and_stationarity(tc):
 
     Reference: autograd through the naive loss (``loss_autograd_reference``) at random points
     W = (scale/sqrt d) G, scales 0.1, 1, 5 (attention far from saturation, where autograd is
-    accurate).  Pass: relative Frobenius error of (G) <= 1e-10 (observed ~4e-15: round-off
-    of a few dozen float64 operations; any algebraic slip, e.g. the CE control, is O(0.1)).
+    accurate).  Pass: relative Frobenius error of (G) <= 1e-10 (round-off of a few dozen
+    float64 operations is far below; any algebraic slip, e.g. the CE control, is O(0.1)).
     The library's scaled gradient exp(M) G is held to the same 1e-10 there, since it is what
     the sandwich uses at saturated points.
 
@@ -231,17 +130,16 @@ def test_grad_identity_and_stationarity(tc):
     for rho < 0) while ||grad L|| / ((1/n) sum c_i) stays in [1/||W_mm||, max R_i].  Pass:
     both ratios of `GradientBounds` on the right side of 1 within 1e-12 (round-off).
 
-    Numerical finding (not a failure of the claim): the rho < 0 side is kept at rho >= -12
-    (s_o >= ~1e-7).  Assumption 2 holds in E1 only to ~1e-14 (least-squares decoder), and the
-    gradient terms s_t (gamma_t - gamma_tau) of that residual dominate c_i once s_o is below
-    ~1e-15: the sandwich holds at rho = -30 (s_o ~ 1e-15) but at rho = -40 (s_o ~ 1e-19)
-    ||grad L|| exceeds the right-hand bound 44- to 135-fold (recorded, not checked).  So the
-    characterisation of stationarity at s_o -> 0 is not robust to perturbations of
-    Assumption 2; at s_o -> 1 it is (checked down to 1 - s_o ~ 1e-170).
+    Numerical finding (not a failure of the claim): the rho < 0 side is kept at rho >= -12.
+    Assumption 2 holds in E1 only to round-off (least-squares decoder), and the gradient
+    terms s_t (gamma_t - gamma_tau) of that residual dominate c_i once s_o is small enough:
+    at rho = -40 ||grad L|| exceeds the right-hand bound (the ratio is recorded, not
+    checked).  So the characterisation of stationarity at s_o -> 0 is not robust to
+    perturbations of Assumption 2; at s_o -> 1 it is (checked along the rays up to rho = 400).
     """
     sizes = tc.sizes
     prob = e1_or_counterexample(tc)
-    check_assumption2_everywhere(tc, prob.data)
+    require_assumption2(tc, prob.data)
     P, rhos = sizes["random_per_trial"], sizes["saturation_multiples"]
     scales = np.resize(np.repeat(sizes["random_scales"], P // len(sizes["random_scales"])), P)
     W = identity_test_points(tc.rng("points"), prob, scales, rhos)
@@ -282,11 +180,6 @@ def test_grad_identity_and_stationarity(tc):
 # ---------------------------------------------------------------- Lemma 4: small initialization
 
 
-def initial_logit_radius(X, sigma0, delta):
-    r"""eps(delta) = sigma0 max_{i,t} ||x_{i,t}|| max_i ||x_{i,1}|| sqrt(2 log(2nT/delta)), (N,)."""
-    norms = X.norm(dim=-1)
-    n, T = X.shape[1:3]
-    return sigma0 * norms.flatten(1).amax(1) * norms[:, :, 0].amax(1) * math.sqrt(2 * math.log(2 * n * T / delta))
 
 
 @claim(
@@ -323,9 +216,9 @@ def test_small_init_near_uniform(tc):
     "With high probability" is tested with K = 200 independent draws and the exact one-sided
     binomial test of P >= 1 - delta at level 0.05 (delta = 0.05), separately for the logit
     event, the softmax event and the norm event; the softmax bounds are also required on every
-    draw where the logit event holds (deterministic part, must never fail).  Observed: no draw
-    exceeds eps(delta) for delta in [0.001, 0.5] and 1 of 200 at delta = 1 (the union bound and
-    the max-norm factors are loose), max |z|/eps(0.05) <= 0.79; see the plot.
+    draw where the logit event holds (deterministic part, must never fail).  The union bound
+    and the max-norm factors are loose: the exceedance over a range of delta is plotted, and
+    max |z|/eps(delta) is recorded.
     """
     sizes, delta = tc.sizes, tc.sizes["delta"]
     prob, D = tc.use(e1), sizes["draws_per_trial"]
@@ -372,52 +265,12 @@ def test_small_init_near_uniform(tc):
 # ---------------------------------------------------------------- Lemmas 6 and 2: along NGD
 
 
-def step_direction_metrics(references: torch.Tensor):
-    r"""Metrics of NGD's step D_t = W_{t+1} - W_t = -eta grad L/||grad L||.
-
-    Because NGD moves exactly along the normalized negative gradient, its step gives that
-    direction without a second gradient evaluation.  ``W_norm``: ||W_t||_F; ``cosines``
-    (K, 1+J): <Dhat_t, W_t/||W_t||>, then <Dhat_t, Rbar_j> for the reference matrices
-    ``references`` (K,J,d,d) (each normalized here).
-    """
-    def unit(A):
-        return A / A.flatten(-2).norm(dim=-1)[..., None, None]
-
-    unit_refs = unit(references)
-
-    def cosines(it):
-        directions = torch.cat([unit(it.W)[:, None], unit_refs], dim=1)
-        return torch.einsum("kde,kjde->kj", unit(it.next["W"] - it.W), directions)
-
-    return {"W_norm": lambda it: frobenius_norm(it.W), "cosines": cosines}
 
 
-@shared_run
-def landscape_ngd_run(run, *, case: str, families: list, steps: int):
-    r"""NGD (eta = 0.1) from the small W_0 on the stacked families (case "assumptions") or from
-    Wbar_alpha on CE (case "counterexample"), every step recorded with
-    `step_direction_metrics` for the references (W_mm, `gaussian_stand_in`).  Shared by
-    Lemmas 2 and 6.  Returns (problem, trajectory)."""
-    prob = (run.use(counterexample_near_local_direction) if case == "counterexample"
-            else run.use(fixed_decoder_problem, families=families))
-    references = torch.stack([prob.W_mm, gaussian_stand_in(run.runtime, prob)], dim=1)
-    return prob, run_trajectory(NGD(prob.model, NGD_ETA), {"W": prob.W0}, steps,
-                                step_direction_metrics(references))
 
 
-LANDSCAPE_RUN = {"quick": dict(families=list(FIXED_DECODER_FAMILIES), steps=800),
-                 "full": dict(families=["example1"], steps=2000)}
 
 
-def landscape_run_for(tc):
-    """The shared NGD run of the claim (CE for the "counterexample" control), with its
-    instances' Assumption 2 decided as a precondition: all must meet it (the counterexample
-    control violates it, as a hypothesis control must)."""
-    case = "counterexample" if tc.control == "counterexample" else "assumptions"
-    prob, run = tc.use(landscape_ngd_run, case=case, families=list(tc.sizes["families"]),
-                       steps=tc.sizes["steps"])
-    check_assumption2_everywhere(tc, prob.data)
-    return prob, run
 
 
 @claim(
@@ -451,9 +304,9 @@ def test_grad_correlates_with_wmm(tc):
     full) from the small initialization, where the step itself is the normalized negative
     gradient.  Pass: cosine >= kappa (1 - 1e-9) and <-grad L, W_mm>/((1/n) sum c_i) >= 1 - 1e-9
     everywhere; 1e-9 only absorbs round-off (the NGD direction is read off W_{t+1} - W_t,
-    whose relative rounding is ~1e-12 at ||W|| ~ 200).  The bound is nearly tight: the
-    observed minimum of cosine/kappa over random points is ~1.00-1.09 (reached at strongly
-    saturated W, where one sample dominates), so any tolerance would hide a wrong constant.
+    whose relative rounding is ~1e-12 at ||W|| ~ 200).  The bound can be nearly tight (at
+    strongly saturated W one sample dominates; the minimum of cosine/kappa is recorded), so
+    any tolerance would hide a wrong constant.
     """
     sizes = tc.sizes
     prob, run = landscape_run_for(tc)
@@ -465,9 +318,9 @@ def test_grad_correlates_with_wmm(tc):
     lo, hi = sizes["log10_scales"]
     W = gaussian_points(tc.rng("points"), 10 ** tc.rng("scales").uniform(lo, hi, X.shape[0]), X)
     at_random = gradient_bounds(X, y, u, W, opt, ref_pts)
-    kappa_pts = kappa(X, opt, ref_pts)
+    kappa_pts = correlation_floor(X, opt, ref_pts)
     cos_ngd = run["cosines"][:, :, 1 + int(use_gauss)]                       # (steps+1, K)
-    kappa_run = kappa(prob.X, prob.opt, W_ref).cpu().numpy()
+    kappa_run = correlation_floor(prob.X, prob.opt, W_ref).cpu().numpy()
     tc.conclusion.at_least("random W: <-grad L, W_mm> / ((1/n) sum c_i) >= 1", at_random.correlation, 1.0,
                            margin=1e-9)
     tc.conclusion.at_least("random W: cosine(-grad L, W_mm) / kappa >= 1", at_random.cosine / kappa_pts, 1.0,
@@ -494,7 +347,8 @@ def test_grad_correlates_with_wmm(tc):
     f"{PAPER}.lem2.gradient_cone_condition",
     source="Lemma 2 / Lemma 9 (Eq. (6)); Lemma 10 of Tarzanagh et al. for general n",
     statement="Under Assumptions 1-2, for every eps > 0 there is R_eps such that iterates with "
-              "||W|| >= R_eps satisfy <-grad L, W/||W||> <= (1 + eps) <-grad L, Wbar_mm>.",
+              "||W|| >= R_eps satisfy <-grad L, W/||W||> <= (1 + eps) <-grad L, Wbar_mm>."
+              + WITHOUT_ASSUMPTION1,
     provenance="inferred",
     controls={
         "counterexample": Control(
@@ -516,17 +370,13 @@ def test_gradient_cone_condition(tc):
     on E1, E1s and ANT (quick; E1-L in the full tier): a_t = <Dhat_t, W_t/||W_t||> and
     b_t = <Dhat_t, Wbar_mm> with Dhat_t = -grad L/||grad L|| the NGD step direction.  Pass:
     a_t <= (1 + eps) b_t (tolerance 1e-12, round-off) for every iterate with
-    ||W_t|| >= R_eps, eps = 0.01, R_eps = 10 ||W_mm||_F.  The spec's R = 25 on E1-S is stated in
-    units of ||W_mm|| (1.9-2.7 there: R = 19-27) so that it carries over to E1-L (||W_mm|| ~
-    7.5), where the logit gaps at a given norm are that much smaller.  Observed (7 base
-    seeds, 105 instances): the last violation of the eps = 0.01 inequality is at ||W|| <=
-    2.1 ||W_mm||, so R_eps = 10 ||W_mm|| has a margin; on E1-L (2 instances, 2000 steps) it is
-    never violated.  The eps = 0 version is a different matter: its last violation is at
-    <= 8.5 ||W_mm|| on E1 (10.07 ||W_mm|| on E1-L), and on one ANT instance (base seed 6,
-    every query optimal) a/b - 1 is still 2.3e-3 at 10 ||W_mm||, 8.9e-6 at 61 ||W_mm||, and
-    falls below 0 only at ~65 ||W_mm||: R_0 can be 30x larger than R_0.01.  The lemma only
-    claims eps > 0, so this is consistent with it, but a certificate that assumes eps = 0 from
-    a fixed t0 (Theorem 1's) is not safe beyond E1.  The check is written as
+    ||W_t|| >= R_eps, eps = 0.01, R_eps = 10 ||W_mm||_F.  The spec's absolute R = 25 on E1-S is restated in
+    units of ||W_mm|| so that it carries over to E1-L, whose ||W_mm|| is larger and whose
+    logit gaps at a given norm are that much smaller.  The last norm (in
+    units of ||W_mm||) at which a/b exceeds 1, 1 + eps and 1.1 is recorded per trial: the
+    eps = 0 version can need a far larger radius than eps = 0.01 (on ANT instances whose
+    queries are all optimal), which the lemma allows (it claims eps > 0), but a certificate
+    that assumes eps = 0 from a fixed t0 (Theorem 1's) is not safe beyond E1.  The check is written as
     a - (1 + eps) b <= 0 rather than as the ratio a/b, which flips when b < 0 (the CE control).
     The window must hold at least a quarter of the run, so that it is never empty.
     """
@@ -556,66 +406,78 @@ def test_gradient_cone_condition(tc):
 # ---------------------------------------------------------------- Lemma 8: Example 1's assumptions
 
 
+
+
 @claim(
     f"{PAPER}.lem8.example1_assumptions",
     source="Example 1 and Lemma 8",
-    statement="The Example 1 generator satisfies Assumption 2 exactly when d >= nT (non-optimal "
-              "scores 0, optimal scores zeta), and its tokens become nearly orthogonal as d grows, "
-              "rho_perp = O(sqrt(log(nT)/d)).",
+    statement="The tokens of the Example 1 generator become nearly orthogonal as d grows, "
+              "rho_perp = O(sqrt(log(nT)/d)); its least-squares decoder meets Assumption 2 when "
+              "d >= nT.",
     provenance="inferred",
     controls={
-        "d_below_nT": Control(
-            "hypothesis", breaks=[
-                "instances meeting Assumption 2 (all required)",
-                "max |gamma_non-opt| over d and trials",
-            ],
-            description="add d < nT to the dimensions: the least-squares decoder cannot "
-                        "interpolate, non-optimal scores reach ~2 and Assumption 2 fails"),
+        "rate_1_over_d": Control(
+            "statement", breaks=["slope of log mean rho_perp vs log d"],
+            description="the faster rate rho_perp = O(1/d) (slope <= -1) instead of "
+                        "O(sqrt(log(nT)/d))"),
+        "common_component": Control(
+            "hypothesis", breaks=["mean rho_perp at the largest d", "slope of log mean rho_perp vs log d"],
+            description="every token gets the same unit vector e_1 added: the tokens are not "
+                        "centred (the centring precondition fails) and rho_perp tends to about "
+                        "1/2 instead of 0"),
     },
-    sizes={"quick": dict(n=6, T=4, dims=[32, 64, 128, 256, 512], control_dim=16, rho_max=0.25),
-           "full": dict(n=64, T=8, dims=[768, 1536, 3072], control_dim=256, rho_max=0.25)},
+    sizes={"quick": dict(n=6, T=4, dims=[32, 64, 128, 256, 512], rho_max=0.25),
+           "full": dict(n=64, T=8, dims=[768, 1536, 3072], rho_max=0.25)},
 )
 def test_example1_assumptions(tc):
     r"""E1 (``claims.vdt24.setup.example1``; the paper's generator is not fully specified):
-    x_{i,t} ~ N(0, I_d/d), u the minimum-norm solution of u^T x_{i,opt} = zeta y_i,
-    u^T x_{i,t} = 0 (t != opt), zeta = 3.  For d >= nT the nT x d system has full row rank and is
-    solved exactly, so gamma_opt = zeta and gamma_non-opt = 0: Assumption 2 with Delta = zeta.
+    x_{i,t} ~ N(0, I_d/d) i.i.d., u the minimum-norm solution of u^T x_{i,opt} = zeta y_i,
+    u^T x_{i,t} = 0 (t != opt), zeta = 3.
 
-    Pass, for every d of the grid (5 trials each):
-    (a) |gamma_non-opt| <= 1e-8 and |gamma_opt - zeta| <= 1e-8 (observed ~1e-14; 1e-8 is the
-        library's Assumption-2 tolerance and leaves room for the conditioning of lstsq near
-        d = nT), and the assumption report says Assumption 2 holds in every trial;
-        precondition: every d of the grid is >= nT (the d_below_nT control violates it);
-    (b) the mean over trials of rho_perp = max |<x, x'>| / min ||x||^2 decreases strictly in d
-        and is <= 0.25 at the largest d (spec; observed 0.15-0.18 at d = 512 for n = 6, T = 4);
+    Assumption 2: for d >= nT the nT x d system has full row rank and lstsq solves it exactly,
+    so gamma_opt = zeta and gamma_non-opt = 0.  That is an identity of the generator (no
+    model, no run), so it is recorded (max |gamma_non-opt|, max |gamma_opt - zeta|, the
+    Assumption-2 count), not decided.
+
+    Preconditions (the generator's hypotheses): every d of the grid is >= nT, and the tokens
+    are centred, nT ||mean token||^2 / mean ||x||^2 <= 3 in every trial (the statistic is
+    chi^2_d / d under the hypothesis, whose 0.9999 quantile is below 3 for d >= 32).
+
+    Conclusions, for the grid of d (5 trials each):
+    (b) the mean over trials of rho_perp = max |<x, x'>| / min ||x||^2 decreases in d
+        and is <= 0.25 at the largest d (the spec's threshold);
     (c) the O(sqrt(log(nT)/d)) shape: the least-squares slope of log mean rho_perp against
         log d is <= -1/2.  Leading order, rho_perp ~ sqrt(2 log(#pairs)/d) / min ||x||^2 and
-        min ||x||^2 -> 1 from below as d grows, so finite-d slopes are steeper than -1/2
-        (observed -0.6 to -0.7); a slope above -1/2 would contradict the rate.
+        min ||x||^2 -> 1 from below as d grows, so finite-d slopes are steeper than -1/2; a
+        slope above -1/2 would contradict the rate, and one above -1 refutes the faster
+        O(1/d) (the statement control).  The thresholds are the spec's (0.25) and the rate's
+        (-1/2, -1); the centring bound 3 is the chi^2 quantile above; all were checked on base
+        seeds 1-9 besides the default 0.
     """
     sizes, n, T = tc.sizes, tc.sizes["n"], tc.sizes["T"]
-    dims = ([sizes["control_dim"]] if tc.control == "d_below_nT" else []) + sizes["dims"]
-    nonopt_max, opt_err, rho_mean, met = [], [], [], 0
+    dims = sizes["dims"]
+    rho_mean, centring, nonopt_max, opt_err, met = [], [], [], [], 0
     for d in dims:
         data = example1(tc.rng("data", d), TRIALS, n=n, T=T, d=d, zeta=3.0)
-        scores = data.scores()
-        is_opt = np.arange(T) == data.designated_opt[..., None]
+        X = data.X + (np.eye(d)[0] if tc.control == "common_component" else 0.0)
+        rho_mean.append(datasets.orthogonality_ratio(X).mean())
+        centring.append(centring_statistic(X).max())
+        scores, is_opt = data.scores(), np.arange(T) == data.designated_opt[..., None]
         nonopt_max.append(np.abs(scores[~is_opt]).max())
         opt_err.append(np.abs(scores[is_opt] - 3.0).max())
-        rho_mean.append(data.assumptions.details["rho_perp"].mean())
         met += data.assumptions.count("assumption2")
-    tc.record("dimensions", dims)
-    tc.record("mean rho_perp per d", rho_mean)
-    tc.record("instances meeting Assumption 2", f"{met}/{TRIALS * len(dims)}")
     tc.precondition.holds("every d of the grid is >= nT (the generator's hypothesis)",
                           [d >= n * T for d in dims], detail={"nT": n * T, "dims": dims})
-    tc.conclusion.at_most("max |gamma_non-opt| over d and trials", max(nonopt_max), 1e-8)
-    tc.conclusion.at_most("max |gamma_opt - zeta| over d and trials", max(opt_err), 1e-8)
-    tc.conclusion.at_least("instances meeting Assumption 2 (all required)", met, TRIALS * len(dims))
+    tc.precondition.at_most("tokens centred: max nT ||mean x||^2 / mean ||x||^2", max(centring), 3.0)
+    tc.record("dimensions", dims)
+    tc.record("mean rho_perp per d", rho_mean)
+    tc.record("identity of lstsq (d >= nT): max |gamma_non-opt| per d", nonopt_max)
+    tc.record("identity of lstsq (d >= nT): max |gamma_opt - zeta| per d", opt_err)
+    tc.record("identity of lstsq (d >= nT): instances meeting Assumption 2", f"{met}/{TRIALS * len(dims)}")
     tc.conclusion.monotone("mean rho_perp decreases in d", rho_mean, increasing=False)
     tc.conclusion.at_most("mean rho_perp at the largest d", rho_mean[-1], sizes["rho_max"])
     tc.conclusion.slope("slope of log mean rho_perp vs log d", dims, rho_mean, window=(dims[0], dims[-1]),
-                        at_most=-0.5)
+                        at_most=-1.0 if tc.control == "rate_1_over_d" else -0.5)
     pairs = n * T * (n * T - 1) / 2
     plot = dict(xscale="log", yscale="log", xlabel="d", ylabel="rho_perp",
                 title="Example 1: near-orthogonality improves with d")
@@ -629,7 +491,7 @@ def test_example1_assumptions(tc):
 
 def _trapping_setup(tc):
     """(problem, trap directions (K,d,d)): CE with Wbar_alpha, or -- control -- Example 1 with
-    random unit directions standing in for alpha (no competing direction exists there)."""
+    random unit directions in alpha's place (no competing direction exists there)."""
     if tc.control == "assumptions_hold":
         prob = tc.use(e1)
         V = tc.tensor(tc.rng("trap directions").standard_normal(tuple(prob.W_mm.shape)))
@@ -648,11 +510,12 @@ def _trapping_setup(tc):
     controls={
         "assumptions_hold": Control(
             "hypothesis", breaks=[
-                "trapped starts: min al(W_T, W_alpha)",
-                "trapped starts: max al(W_T, W_mm)",
+                "not every start converges to W_mm: min al(W_T, W_mm) over the trap starts",
+                "trap starts: max al(W_T, W_mm)",
             ],
-            description="the same protocol on Example 1 (Assumptions 1-2 hold) with random "
-                        "directions in place of W_alpha: every start converges to W_mm"),
+            description="the spec's control: the same protocol on Example 1 (Assumption 2 holds)"
+                        " with random unit directions in place of Wbar_alpha: every start "
+                        "converges to W_mm (worst final alignment >= 0.99)"),
     },
     sizes={"quick": dict(steps=1000, trap_scales=[0.5, 1.0, 3.0]),
            "full": dict(steps=10000, trap_scales=[0.5, 1.0, 3.0])},
@@ -661,23 +524,29 @@ def test_local_directions_without_assumptions(tc):
     r"""CE (``claims.vdt24.setup.counterexample``, constructed for this spec; the paper gives no
     instance): n = 1, T = 3, scores (-1, 0.5, 1), token 1 (0-based) is locally optimal; its
     W-SVM direction W_alpha has cosine -3/sqrt(10) = -0.949 with W_mm.  Starts (5 trials each,
-    one batch): W_0 = c Wbar_alpha + (0.01/sqrt d) G for c in {0.5, 1, 3}, and the small
-    W_0 = (0.01/sqrt d) G.  NGD, eta = 0.1, 1000 steps (quick; spec: 3000 -- the alignments
-    below are reached by t = 300, observed al(W_t, W_alpha) >= 0.99996 there) / 10000 (full).
+    one batch): the trap starts W_0 = c Wbar_alpha + (0.01/sqrt d) G, c in {0.5, 1, 3}, and the
+    small start W_0 = (0.01/sqrt d) G.  NGD, eta = 0.1, 1000 steps (quick; spec: 3000) /
+    10000 (full).
 
-    Pass: (a) every trapped start ends with al(W_T, W_alpha) >= 0.999 and al(W_T, W_mm) <= -0.9;
-    (b) every small start ends with al(W_T, W_mm) >= 0.999; (c) the data violate Assumption 2
-    in every instance (the statement is about that case).  The thresholds are the spec's: 0.999
-    is far from the competing value (al(W_alpha, W_mm) = -0.949) and is reached well before T.
-    Control: on Example 1 random directions take W_alpha's place (spec: 20 directions of norm
-    0.5; here 15 of norms 0.5, 1, 3): all starts converge to W_mm, so (a) and (c) fail.
+    Precondition: no instance meets Assumption 2 (the remark is about data violating it).
+    Conclusions: (a) the remark itself -- not every start converges to W_mm: the worst final
+    al(W_T, W_mm) over the trap starts is below 0.99, the spec's convergence threshold;
+    (b) the trap starts converge to the local direction: al(W_T, W_alpha) >= 0.999 and
+    al(W_T, W_mm) <= -0.9 for every trap start; (c) the small start still converges to W_mm,
+    al(W_T, W_mm) >= 0.999.  The thresholds are the spec's; al(W_alpha, W_mm) = -0.949 is far
+    from both, and they were checked on base seeds 1-9 besides the default 0.
+
+    Control (the spec's): Example 1, where Assumption 2 holds, with random unit directions in
+    Wbar_alpha's place at the same scales (15 starts; spec: 20 of norm 0.5).  Every start
+    converges to W_mm -- the worst final alignment is >= 0.99 -- so (a) and the W_mm part of (b)
+    fail, and the Assumption-2 precondition fails with them.
     """
     sizes = tc.sizes
     prob, trap = _trapping_setup(tc)
-    met, _ = count_assumption2(tc, prob.data)
-    tc.precondition.at_most("instances meeting Assumption 2 (the statement needs it violated)", met, 0)
+    tc.precondition.at_most("trials meeting Assumption 2 (the remark needs it violated)",
+                            count_assumption2(tc, prob.data), 0)
     scales = sizes["trap_scales"]
-    S = len(scales) + 1  # the trapped starts, then the small start
+    S = len(scales) + 1  # the trap starts, then the small start
     coef = prob.W0.new_tensor(np.repeat(scales + [0.0], TRIALS))[:, None, None]
     W0 = coef * trap.repeat(S, 1, 1) + prob.W0.repeat(S, 1, 1)
     W_mm, W_trap = prob.W_mm.repeat(S, 1, 1), trap.repeat(S, 1, 1)
@@ -688,12 +557,14 @@ def test_local_directions_without_assumptions(tc):
     trapped = slice(0, len(scales) * TRIALS)
     small = slice(len(scales) * TRIALS, S * TRIALS)
     final_mm, final_trap = traj["al_mm"][-1], traj["al_trap"][-1]
-    tc.conclusion.at_least("trapped starts: min al(W_T, W_alpha)", final_trap[trapped].min(), 0.999)
-    tc.conclusion.at_most("trapped starts: max al(W_T, W_mm)", final_mm[trapped].max(), -0.9)
+    tc.conclusion.at_most("not every start converges to W_mm: min al(W_T, W_mm) over the trap starts",
+                          final_mm[trapped].min(), 0.99)
+    tc.conclusion.at_least("trap starts: min al(W_T, W_alpha)", final_trap[trapped].min(), 0.999)
+    tc.conclusion.at_most("trap starts: max al(W_T, W_mm)", final_mm[trapped].max(), -0.9)
     tc.conclusion.at_least("small starts: min al(W_T, W_mm)", final_mm[small].min(), 0.999)
-    tc.record("al(W_alpha, W_mm)", alignment(trap, prob.W_mm))
+    tc.record("al(trap direction, W_mm)", alignment(trap, prob.W_mm))
     tc.record("final al(W_T, W_mm) per start", final_mm)
-    tc.record("final al(W_T, W_alpha) per start", final_trap)
+    tc.record("final al(W_T, trap direction) per start", final_trap)
     plot = dict(xscale="log", ylabel="al(W_t, W_mm)", title="Remark 1: the limit direction depends on W_0")
-    for s, label in enumerate([f"W_0 = {c:g} Wbar_alpha + noise" for c in scales] + ["small W_0"]):
+    for s, label in enumerate([f"W_0 = {c:g} x trap direction + noise" for c in scales] + ["small W_0"]):
         tc.curve("alignment", label + " (first trial)", traj.t[1:], traj["al_mm"][1:, s * TRIALS], **plot)

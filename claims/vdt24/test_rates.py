@@ -8,23 +8,14 @@ deficit with the W-SVM solution.
 import numpy as np
 import torch
 
-from theorycheck import Control, claim, shared_run
-from theorycheck.optim import FirstOrder, frobenius_norm, run_trajectory
+from theorycheck import Control, claim
 from theorycheck.solvers import solve_wsvm_batch
 
-from ._common import (PAPER, TRIALS, certificate_bound, counterexample_near_local_direction,
-                      direction_metrics, e1, e1_or_counterexample)
+from ._common import (NGD_ETA, PAPER, TRIALS, WITHOUT_ASSUMPTION1, certificate_bound, e1_or_counterexample, e1_run,
+                      require_assumption2)
+from ._fixed_decoder import direction_run, unit
 
 
-@shared_run
-def direction_run(run, *, case: str, rule: str, eta: float, W0, W_ref, steps: int):
-    r"""``rule`` ("ngd" or "gd") with step ``eta`` on Example 1 (case "e1") or CE (case
-    "counterexample") from the starts ``W0`` (S*K, d, d) -- all starts one batch, trials
-    [sK, (s+1)K) from start s -- every step recorded: ||W_t|| and al(W_t, W_ref)."""
-    prob = run.use(counterexample_near_local_direction if case == "counterexample" else e1)
-    S = W0.shape[0] // TRIALS
-    step = FirstOrder(prob.model.tiled(S), rule=rule, eta=eta)
-    return run_trajectory(step, {"W": W0}, steps, direction_metrics(W_ref.repeat(S, 1, 1)))
 
 
 def _thm1_reference(tc, prob):
@@ -37,11 +28,26 @@ def _thm1_reference(tc, prob):
     return prob.W_mm
 
 
+def _thm1_runs(tc, starts, W_ref):
+    """{start: trajectory with W_norm and al(W_t, W_ref) at every step}: NGD (eta = 0.1) from
+    each start, or what a control runs instead (GD, CE).  The claim takes the small random
+    start from the shared NGD run of Lemmas 1 and 7 (`e1_run`, the same dynamics) and runs
+    the other starts as one batch; the controls run all their starts themselves."""
+    reuse = tc.control is None
+    own = dict(list(starts.items())[1:]) if reuse else starts
+    traj = tc.use(direction_run, case="counterexample" if tc.control == "counterexample" else "e1",
+                  rule="gd" if tc.control == "gd" else "ngd", eta=1.0 if tc.control == "gd" else NGD_ETA,
+                  W0=torch.cat(list(own.values())), W_ref=W_ref, steps=tc.sizes["steps"])
+    runs = {label: traj.restrict(slice(s * TRIALS, (s + 1) * TRIALS)) for s, label in enumerate(own)}
+    return {"small random": tc.use(e1_run)[1], **runs} if reuse else runs
+
+
 @claim(
     f"{PAPER}.thm1.ngd_global_direction_rate",
     source="Theorem 1 (Theorem 5, Eq. (5), Remark 1)",
     statement="From any small initialization, normalized GD on W converges in direction to the "
-              "W-SVM solution W_mm, with 1 - alignment = O(log t / t).",
+              "W-SVM solution W_mm, with 1 - alignment = O(log t / t)."
+              + WITHOUT_ASSUMPTION1,
     provenance="inferred",
     controls={
         "gaussian_reference": Control(
@@ -73,37 +79,34 @@ def test_ngd_global_direction_rate(tc):
     (a) dev at the last step <= 1e-3 (quick, t = 2000) or 1e-4 (full, t = 20000);
     (b) c(t) = dev_t t / ln t does not grow by more than 10% between consecutive checkpoints
         and ends below where it starts -- i.e. dev decays at least as fast as log t / t.
-        (The measured decay is faster, about t^-2 asymptotically: the part of W_0 outside
-        span{x_{i,t} x_{i,1}^T} never moves, so a slope test "== -1" would be wrong);
+        (The decay may be faster: the part of W_0 outside span{x_{i,t} x_{i,1}^T} never
+        moves, so a slope test "== -1" would be wrong);
     (c) dev_t <= B(t)(1 + 1e-6) + 1e-12 for t in (t0, steps], B the certificate bound of
-        `certificate_bound` (derived from NGD's update and Lemma 2 with eps = 0, which holds
-        after the iterate norm exceeds ~16, i.e. t0 = 300 at eta = 0.1).  B is nearly tight
-        right after t0 (observed dev/B up to 0.998), which is why the tolerance is 1e-6;
+        `certificate_bound` (derived from NGD's update and Lemma 2 with eps = 0, assumed from
+        t0 on: t0 = 300 quick / 3000 full, the spec's choice).  B can be nearly tight right
+        after t0 (max dev/B is recorded), so the tolerance only absorbs round-off;
     (d) globality: (a)-(b) again from W_0 = -0.05 Wbar_mm (the opposite direction) and from
         a large random W_0 = (3/d) G;
     (e) the fitted slope of log dev vs log t over t >= 100 is <= -1.
     Precondition: Assumption 2 holds in every trial (the counterexample control violates it).
+    Thresholds, checkpoints and t0 are the spec's; they were re-checked on base seeds 1-9
+    besides the default 0 (the seed sweep of the rework), not chosen on seed 0.
     """
-    sizes, eta = tc.sizes, 0.1
+    sizes, eta = tc.sizes, NGD_ETA
     prob = e1_or_counterexample(tc)
-    tc.precondition.at_least("trials meeting Assumption 2 (every trial is tested)",
-                             prob.data.assumptions.count("assumption2"), prob.data.K)
+    require_assumption2(tc, prob.data)
     W_ref = _thm1_reference(tc, prob)
     d = prob.X.shape[-1]
     starts = {
         "small random": prob.W0,
-        "opposite of W_mm": -0.05 * prob.W_mm / frobenius_norm(prob.W_mm)[:, None, None],
+        "opposite of W_mm": -0.05 * unit(prob.W_mm),
         "large random": tc.tensor(3.0 / d * tc.rng("large init").standard_normal(tuple(prob.W0.shape))),
     }
     if tc.control == "counterexample":
         starts = {"near W_alpha": prob.W0}
     checkpoints = np.asarray(sizes["checkpoints"])
-    traj = tc.use(direction_run, case="counterexample" if tc.control == "counterexample" else "e1",
-                  rule="gd" if tc.control == "gd" else "ngd", eta=1.0 if tc.control == "gd" else eta,
-                  W0=torch.cat(list(starts.values())), W_ref=W_ref, steps=sizes["steps"])
     t = np.arange(sizes["steps"] + 1)
-    for s, label in enumerate(starts):
-        run = traj.restrict(slice(s * TRIALS, (s + 1) * TRIALS))
+    for s, (label, run) in enumerate(_thm1_runs(tc, starts, W_ref).items()):
         dev = 1.0 - run["W_alignment"]                            # (steps+1, K)
         c = dev[checkpoints] * checkpoints[:, None] / np.log(checkpoints)[:, None]
         tc.conclusion.at_most(f"{label}: dev at the last step (all seeds)", dev[-1], sizes["dev_max"])

@@ -11,138 +11,67 @@ min_tau g_{i,tau} < 1), R_i = ||x_{i,1}|| max_{t != o} ||x_{i,o} - x_{i,t}||,
 kappa = 1/(||W_mm||_F max_i R_i) and Delta_i = gamma_{i,o} - gamma_{i,t != o} (one value
 under Assumption 2).  dev_t = 1 - al(W_t, W_mm).
 
-Shared runs (cached per process, like `e1_ngd` of `_common`): one constant-step GD run
-(eta = 1, from the small init and from -0.05 Wbar_mm, batched as 2K trials) and one uncapped
-Polyak run, both on Example 1.  Every step is recorded where Lemma 5 needs it, every 10th
-step after that.
+The runs (NGD, GD and Polyak on Example 1; NGD and GD on the counterexample CE) are the
+shared runs of `_common` and `_fixed_decoder`.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-import torch
 
-from theorycheck import Control, claim, shared_run
+from theorycheck import Control, claim
+from theorycheck.checks import fit_slope
 from theorycheck.data import constraint_radii, score_gaps
-from theorycheck.models.token_selection import log_one_minus_s_opt, logit_gap, s_opt
-from theorycheck.optim import GD, NGD, Polyak, displacement, run_trajectory
+from theorycheck.models.gradient_bounds import correlation_floor
 
 from ._common import (
     NGD_ETA,
     NGD_STEPS,
     PAPER,
+    TOKEN_SCALE,
     TRIALS,
+    WITHOUT_ASSUMPTION1,
     certificate_bound,
-    counterexample_near_local_direction,
     counterexample_problem,
-    direction_metrics,
     e1,
-    e1_ngd,
+    e1_run,
+    require_assumption2,
+)
+from ._fixed_decoder import (
+    GD_ETA,
+    GD_RUN,
+    POLYAK_RUN,
+    counterexample_gd,
+    counterexample_ngd,
+    e1_gd,
+    e1_ngd_step_sizes,
+    e1_polyak,
 )
 
-GD_ETA = 1.0
-SPARSE_EVERY = 10
-#: the shared GD run: steps, every step recorded up to ``dense`` (Lemma 5), checkpoints of Theorem 6
-GD_RUN = {"quick": dict(steps=3000, dense=300, checkpoints=[100, 300, 1000, 3000]),
-          "full": dict(steps=30000, dense=2000, checkpoints=[100, 300, 1000, 3000, 10000, 30000])}
-POLYAK_RUN = {"quick": dict(steps=300), "full": dict(steps=2000)}
 
 
 # ------------------------------------------------------------------ quantities of the data
 
 
-def gradient_correlation_floor(data, W_mm_norm) -> np.ndarray:
-    r"""kappa = 1/(||W_mm||_F max_i R_i) per trial (vdt24.lem6): under Assumption 2,
-    <-grad L(W), Wbar_mm> >= kappa ||grad L(W)||_F for every W."""
-    return 1.0 / (W_mm_norm * constraint_radii(data.X, data.opt).max(-1))
-
-
-def unit(W):
-    """W/||W||_F per trial."""
-    return W / W.flatten(1).norm(dim=1)[:, None, None]
-
-
-def check_assumptions(tc, data) -> None:
-    """Record the preconditions of the data and fail unless every trial meets Assumption 2.
-
-    Assumption 1's threshold was lost from the copy, so its surrogate rho_perp is recorded,
-    never decided (on E1-S it is about 1, i.e. the tokens are *not* nearly orthogonal, and
-    every conclusion still holds: the assumption is sufficient, not necessary)."""
-    report = data.assumptions
-    met = report.count("assumption2")
-    tc.record("Assumption 1 surrogate rho_perp per trial (threshold unknown)", report.details["rho_perp"])
-    tc.record("trials meeting Assumption 2", f"{met}/{report.n_trials}")
-    tc.precondition.at_least("trials meeting Assumption 2 (every trial is tested)", met, report.n_trials)
 
 
 # ------------------------------------------------------------------ runs
 
 
-def saturation_metrics(model, opt, W_ref):
-    """||W_t||, al(W_t, W_ref), the displacement ||W_{t+1} - W_t||, and per sample (K,n)
-    s_opt, log(1 - s_opt) and the min logit gap."""
-    X = model.X
-    return dict(direction_metrics(W_ref), displacement=displacement(model),
-                s_opt=lambda it: s_opt(X, it.W, opt),
-                log_one_minus_s_opt=lambda it: log_one_minus_s_opt(X, it.W, opt),
-                min_gap=lambda it: logit_gap(X, it.W, opt))
 
 
-def dense_then_sparse(steps: int, dense: int, *must) -> np.ndarray:
-    """Every step up to ``dense``, every SPARSE_EVERY-th after, and the times in ``must``."""
-    return np.union1d(np.r_[np.arange(dense + 1), np.arange(dense, steps + 1, SPARSE_EVERY)],
-                      np.concatenate([np.asarray(m, dtype=int) for m in must] or [[]])).astype(int)
 
 
-@shared_run(sizes=GD_RUN)
-def e1_gd(run):
-    """Constant-step GD (eta = 1) on Example 1 from two starts, batched as 2K trials.
-
-    Returns (problem, trajectory, {start label: trial slice}).  Starts: the small random
-    init W_0 and -0.05 Wbar_mm (the worst direction, same small scale).  Shared by Theorem 6,
-    Lemma 5 (first ``dense`` steps of the small init) and the GD controls of Lemmas 1, 7."""
-    prob, sizes = run.use(e1), run.sizes
-    starts = {"small random": prob.W0, "opposite of W_mm": -0.05 * unit(prob.W_mm)}
-    S = len(starts)
-    model = prob.model.tiled(S)
-    traj = run_trajectory(GD(model, GD_ETA), {"W": torch.cat(list(starts.values()))}, sizes["steps"],
-                          saturation_metrics(model, prob.opt.repeat(S, 1), prob.W_mm.repeat(S, 1, 1)),
-                          checkpoints=dense_then_sparse(sizes["steps"], sizes["dense"],
-                                                        sizes["checkpoints"]))
-    return prob, traj, {label: slice(s * TRIALS, (s + 1) * TRIALS) for s, label in enumerate(starts)}
 
 
-@shared_run(sizes=POLYAK_RUN)
-def e1_polyak(run, *, eta_max: float = math.inf):
-    """Polyak (L_* of the fixed decoder; uncapped by default) on Example 1 from W_0, every step
-    recorded (Theorem 7 and Lemma 5).  Returns (problem, trajectory)."""
-    prob = run.use(e1)
-    return prob, run_trajectory(Polyak(prob.model, eta_max=eta_max), {"W": prob.W0},
-                                run.sizes["steps"], saturation_metrics(prob.model, prob.opt, prob.W_mm))
 
 
 # ------------------------------------------------------------------ Lemma 5
 
 
-@shared_run
-def counterexample_ngd(run, *, steps: int):
-    """NGD (eta = 0.1) on CE from Wbar_alpha + small noise, every step recorded."""
-    ce = run.use(counterexample_near_local_direction)
-    return run_trajectory(NGD(ce.model, NGD_ETA), {"W": ce.W0}, steps,
-                          saturation_metrics(ce.model, ce.opt, ce.W_mm))
 
 
-@shared_run
-def e1_ngd_step_sizes(run, *, etas: list, steps: int):
-    """NGD on Example 1 with each step size of ``etas`` (one batch, trials [eK, (e+1)K) with
-    etas[e]), every step recorded."""
-    prob = run.use(e1)
-    E = len(etas)
-    model = prob.model.tiled(E)
-    step = NGD(model, run.tensor(np.repeat(etas, TRIALS)))
-    return run_trajectory(step, {"W": prob.W0.repeat(E, 1, 1)}, steps,
-                          saturation_metrics(model, prob.opt.repeat(E, 1), prob.W_mm.repeat(E, 1, 1)))
 
 
 def _lem5_runs(tc):
@@ -166,7 +95,8 @@ def _lem5_runs(tc):
     source="Lemma 5 (Eq. (18), Scenarios 1 and 2); Theorems 6, 7",
     statement="Along NGD, GD and Polyak from a small initialization, the optimal-token attention "
               "s_{i,opt} does not decrease at any step where sample i violates the W-SVM, and never "
-              "falls below min{s_{i,opt}(W_0), 1/T}.",
+              "falls below min{s_{i,opt}(W_0), 1/T}."
+              + WITHOUT_ASSUMPTION1,
     provenance="inferred",
     controls={
         "counterexample": Control(
@@ -192,17 +122,15 @@ def test_opt_softmax_nondecreasing(tc):
     Polyak (the shared runs), 300 steps (quick) / 2000 (full).
 
     Pass: (a) the worst change s(t+1) - s(t) over all violating (t, i) is >= -1e-12, and
-    there is at least one violating (t, i) (otherwise (a) would be vacuous; observed 40 to
-    969 per method); (b) min_t s(t)/min{s(0), 1/T} >= 1 - 1e-12.  1e-12 is round-off of
-    s = exp(log-softmax) (relative 1e-16, s <= 1), nothing more: the observed worst
-    violating change is positive (+3.6e-3 for NGD 0.1, +3.4e-3 for GD; on E1-L, from CPU
-    runs of the full tier's settings, +1.2e-3 NGD 0.1, +1.2e-2 NGD 1, +3.5e-4 GD (first
-    700 steps), +0.45 Polyak, with (b) = 1 exactly).  Only (a) is
-    conditioned on violation: with very large steps (eta = 10) s_opt can drop at samples
-    already deep inside the feasible region (spec P12), so "never decreases" is not tested.
+    there is at least one violating (t, i) (a precondition: otherwise (a) would be vacuous;
+    the counts are recorded); (b) min_t s(t)/min{s(0), 1/T} >= 1 - 1e-12.  1e-12 is round-off
+    of s = exp(log-softmax) (relative 1e-16, s <= 1), nothing more; the worst changes are
+    recorded.  Only (a) is conditioned on violation: with very large steps (eta = 10) s_opt
+    can drop at samples already deep inside the feasible region (spec P12), so "never
+    decreases" is not tested.
     """
     runs, data = _lem5_runs(tc)
-    check_assumptions(tc, data)
+    require_assumption2(tc, data)
     for method, traj in runs.items():
         s, gap = traj["s_opt"], traj["min_gap"]                   # (steps+1, K, n)
         violating = gap[:-1] < 1.0
@@ -224,14 +152,17 @@ def test_opt_softmax_nondecreasing(tc):
 # ------------------------------------------------------------------ Lemma 7
 
 
-def _ngd_run_or_gd(tc):
-    """(problem, trajectory, eta): the shared NGD run (eta = 0.1), or for the "gd" controls
-    the small-init trials of the shared GD run (eta = 1) over the same steps."""
-    if tc.control == "gd":
+def _ngd_run_or_gd(tc, token_scale: float = 1.0, every: int = 1, steps: int | None = None):
+    """(problem, trajectory, eta): the NGD run (eta = 0.1) on Example 1 (tokens x
+    ``token_scale``; ``steps`` steps, the tier's NGD steps when None), or for the "gd" controls
+    constant-step GD (eta = 1) over the same steps (on Example 1 the small-init trials of the
+    shared GD run)."""
+    if tc.control != "gd":
+        return (*tc.use(e1_run, token_scale=token_scale, every=every, steps=steps), NGD_ETA)
+    if token_scale == 1.0:
         prob, gd, starts = tc.use(e1_gd)
         return prob, gd.restrict(starts["small random"], NGD_STEPS[tc.tier]), GD_ETA
-    prob, traj = tc.use(e1_ngd)
-    return prob, traj, NGD_ETA
+    return (*tc.use(e1_run, rule="gd", eta=GD_ETA, token_scale=token_scale, every=every, steps=steps), GD_ETA)
 
 
 @claim(
@@ -250,7 +181,7 @@ def _ngd_run_or_gd(tc):
     sizes={"quick": dict(steps=NGD_STEPS["quick"]), "full": dict(steps=NGD_STEPS["full"])},
 )
 def test_ngd_norm_growth(tc):
-    r"""Lemma 7 (Assumption 2, NGD with step eta = 0.1, the shared run `e1_ngd`):
+    r"""Lemma 7 (Assumption 2, NGD with step eta = 0.1, the shared run `e1_run`):
 
         kappa eta t - ||W_0||_F <= <W_t, Wbar_mm> <= ||W_t||_F <= ||W_0||_F + eta t,
 
@@ -260,15 +191,17 @@ def test_ngd_norm_growth(tc):
     eta with <step, Wbar_mm> >= kappa eta, so the lower bound telescopes from
     <W_0, Wbar_mm> >= -||W_0||; the upper bound is the triangle inequality.
 
-    Pass: all three inequalities at every step t <= 2000 (quick) / 20000 (full), checked
-    after dividing by ||W_0|| + eta t with margin 1e-9 -- the inequalities are exact, and
-    the iterate's round-off is ~1e-16 relative.  Observed ||W_t|| ~ 0.1 t (close to the upper
-    bound) and kappa ~ 0.22 (E1-S), so the lower bound has room but is linear in t, which is
-    what the lemma asserts.
+    Pass: the lower bound at every step t <= 2000 (quick) / 20000 (full), checked after
+    dividing by ||W_0|| + eta t with margin 1e-9 -- it is exact, and the iterate's round-off
+    is ~1e-16 relative.  It is the part that depends on the run: every step must keep its
+    correlation with W_mm.  The middle inequality (Cauchy-Schwarz) and the upper one (the
+    triangle inequality for steps of length exactly eta) hold for any sequence of unit steps,
+    so they are recorded, not decided.  The lower bound has room but is linear in t, which
+    is what the lemma asserts; the control (GD, whose steps shrink) falls below it.
     """
     prob, traj, eta = _ngd_run_or_gd(tc)
-    check_assumptions(tc, prob.data)
-    kappa = gradient_correlation_floor(prob.data, prob.W_mm_norm)
+    require_assumption2(tc, prob.data)
+    kappa = correlation_floor(prob.X, prob.opt, prob.W_mm).cpu().numpy()
     t = traj.t[:, None]
     norm = traj["W_norm"]
     along = norm * traj["W_alignment"]                                 # <W_t, Wbar_mm>
@@ -276,9 +209,10 @@ def test_ngd_norm_growth(tc):
     lower = kappa * eta * t - norm[0]
     tc.conclusion.at_least("(<W_t, Wbar_mm> - (kappa eta t - ||W_0||)) / (||W_0|| + eta t)",
                            ((along - lower) / scale).min(), 0.0, margin=1e-9)
-    tc.conclusion.at_least("(||W_t|| - <W_t, Wbar_mm>) / (||W_0|| + eta t)", ((norm - along) / scale).min(),
-                           0.0, margin=1e-9)
-    tc.conclusion.at_most("||W_t|| / (||W_0|| + eta t)", (norm / scale).max(), 1.0, margin=1e-9)
+    tc.record("middle (Cauchy-Schwarz, cannot fail): min_t (||W_t|| - <W_t, Wbar_mm>) / (||W_0|| + eta t)",
+              ((norm - along) / scale).min())
+    tc.record("upper (triangle inequality for steps of length eta, cannot fail): max_t ||W_t|| / "
+              "(||W_0|| + eta t)", (norm / scale).max())
     tc.record("kappa per trial", kappa)
     tc.record("||W_T|| / (eta T) per trial", norm[-1] / (eta * traj.t[-1]))
     tc.curve("norm", "||W_t||, seed 0", traj.t, norm[:, 0], ylabel="norm",
@@ -296,17 +230,22 @@ def test_ngd_norm_growth(tc):
     source="Lemma 1 / Lemma 10",
     statement="Along NGD the attention saturates exponentially fast: 1 - s_{i,opt}(W_t) <= "
               "(T-1) exp(-ct + C), with the sharp rate -(1/t) log(1 - s_{i,opt}) -> eta/||W_mm|| "
-              "for the worst sample.",
+              "for the worst sample."
+              + WITHOUT_ASSUMPTION1,
     provenance="inferred",
     controls={
         "gd": Control(
-            "dynamics", breaks=["slope of max_i log(1 - s_opt) x ||W_mm|| / eta"],
-            description="constant-step GD (eta = 1) instead of NGD: rate x ||W_mm||/eta about "
-                        "-0.0016"),
+            "dynamics", breaks=["Example 1: slope of max_i log(1 - s_opt) x ||W_mm|| / eta"],
+            description="constant-step GD (eta = 1) instead of NGD, on both copies of the data: "
+                        "the saturation is far slower than eta/||W_mm||"),
         "squared_norm": Control(
-            "statement", breaks=["slope of max_i log(1 - s_opt) x ||W_mm|| / eta"],
-            description="the rate eta/||W_mm||_F^2 instead of eta/||W_mm||_F: off by the factor "
-                        "||W_mm|| (about 2.1-2.7)"),
+            "statement", breaks=[
+                "Example 1: slope of max_i log(1 - s_opt) x ||W_mm|| / eta",
+                "tokens x 2: slope of max_i log(1 - s_opt) x ||W_mm|| / eta",
+            ],
+            description="the rate eta/||W_mm||_F^2 instead of eta/||W_mm||_F, on Example 1 and on "
+                        "its copy with tokens x 2 (||W_mm|| / 4): the two normalizations differ by "
+                        "||W_mm||, which cannot be within 2% of 1 on both copies, whatever the data"),
     },
     sizes={"quick": dict(window=(1000, 2000), envelope_from=500),
            "full": dict(window=(10000, 20000), envelope_from=5000)},
@@ -318,52 +257,59 @@ def test_softmax_saturation_rate(tc):
 
         ell(t) := max_i log(1 - s_{i,o}(W_t)) = -eta t/||W_mm||_F + O(1)
 
-    (the worst sample is a support vector, m = 1).  Measured on the shared NGD run (eta =
-    0.1, K = 5), log(1 - s) in log space (never log(1 - s)).
+    (the worst sample is a support vector, m = 1).  Measured along NGD (eta = 0.1, K = 5)
+    from the small init on two copies of the data: Example 1, and Example 1 with every token
+    multiplied by 2 and the decoder divided by 2 (`e1_rescaled`: same scores, W_mm / 4, so the
+    predicted rate is 4x faster).  The exponent of ||W_mm|| in the rate is what the second
+    copy tests: a wrong power of ||W_mm|| cannot match both copies, whatever ||W_mm|| is.
+    log(1 - s) is computed in log space.
 
-    Pass: (i) the least-squares slope r of ell(t) over the window [1000, 2000] (quick) /
-    [10^4, 2 10^4] (full) satisfies |r ||W_mm||/eta + 1| <= 0.02.  The O(1) term converges,
-    so a window of 1000 steps (ell falls by ~40) leaves a relative error of order
-    Delta O(1)/40; observed |r ||W_mm||/eta + 1| <= 6e-5 (E1-S; the spec reports -0.013336
-    vs -0.013337 on E1-L).  0.02 is the spec's tolerance: far above that error, far below
-    what a wrong rate normalization (||W_mm||^2: off by ~2.5x) or GD (ratio -0.0016) gives.
-    (ii) the exponential envelope: ell(t) <= log(T-1) - c t for t >= 500 (quick) / 5000
-    (full) with c = eta/(2 ||W_mm||) (half the sharp rate; C = 0).  It holds once the O(1)
-    offset is paid, which happens long before t = 500 (observed slack >= 8.9 there).
+    Pass, on each copy: (i) the least-squares slope r of ell(t) over the window [1000, 2000]
+    (quick) / [10^4, 2 10^4] (full), per trial, satisfies |r ||W_mm||/eta + 1| <= 0.02 (the
+    spec's tolerance; the O(1) term converges, so its change over the window is small against
+    the fall of ell there); (ii) the exponential envelope ell(t) <= log(T-1) - c t for t >= 500
+    (quick) / 5000 (full) with c = eta/(2 ||W_mm||) (half the sharp rate; C = 0).  The window,
+    the envelope's start and the tolerance are the spec's (not chosen on our seed 0); they
+    were checked on base seeds 1-9 besides the default 0 (the fitted and the predicted slopes
+    are recorded).  On the rescaled copy every time is divided by 4, the factor of its rate
+    (the iterate reaches a given ||W_t||/||W_mm|| 4x sooner): window [250, 500] and envelope
+    from 125 (quick), recorded every 5th step -- the same fall of ell over the window.
     """
-    prob, traj, eta = _ngd_run_or_gd(tc)
-    check_assumptions(tc, prob.data)
+    _saturation_rate(tc, "Example 1", *_ngd_run_or_gd(tc), tc.sizes["window"], tc.sizes["envelope_from"])
+    shrink = TOKEN_SCALE**2                   # the copy's rate is shrink x faster: its times / shrink
+    window = tuple(int(w / shrink) for w in tc.sizes["window"])
+    _saturation_rate(tc, f"tokens x {TOKEN_SCALE:g}", *_ngd_run_or_gd(tc, TOKEN_SCALE, every=5, steps=window[1]),
+                     window, tc.sizes["envelope_from"] / shrink)
+
+
+def _saturation_rate(tc, label, prob, traj, eta, window, envelope_from):
+    """Lemma 1's slope (over ``window``) and envelope (from ``envelope_from``) on one copy of
+    the data (see the claim)."""
+    require_assumption2(tc, prob.data)
     norm_mm = prob.W_mm_norm ** (2 if tc.control == "squared_norm" else 1)
-    lo, hi = tc.sizes["window"]
     t = traj.t
     ell = traj["log_one_minus_s_opt"].max(-1)                            # (C, K)
-    window = (t >= lo) & (t <= hi)
-    slope, intercept = np.polyfit(t[window], ell[window], 1)
-    tc.conclusion.close("slope of max_i log(1 - s_opt) x ||W_mm|| / eta", slope * norm_mm / eta, -1.0,
-                        atol=0.02)
+    fits = [fit_slope(t, ell[:, k], window=window, x_transform="linear",
+                      y_transform="linear") for k in range(prob.data.K)]
+    slope = np.array([fit.slope for fit in fits])
+    tc.conclusion.close(f"{label}: slope of max_i log(1 - s_opt) x ||W_mm|| / eta", slope * norm_mm / eta,
+                        -1.0, atol=0.02)
     envelope = math.log(prob.data.T - 1) - eta / (2 * norm_mm) * t[:, None]
-    late = t >= tc.sizes["envelope_from"]
-    tc.conclusion.at_most("max over t >= t_env of ell(t) - (log(T-1) - eta t/(2||W_mm||))",
+    late = t >= envelope_from
+    tc.conclusion.at_most(f"{label}: max over t >= t_env of ell(t) - (log(T-1) - eta t/(2||W_mm||))",
                           (ell - envelope)[late].max(), 0.0)
-    tc.record("fitted slope per trial", slope)
-    tc.record("predicted slope -eta/||W_mm|| per trial", -eta / norm_mm)
-    tc.curve("saturation", "max_i log(1 - s_opt), seed 0", t, ell[:, 0], ylabel="log(1 - s_opt)",
+    tc.record(f"{label}: ||W_mm|| per trial", prob.W_mm_norm)
+    tc.record(f"{label}: fitted slope per trial", slope)
+    tc.record(f"{label}: predicted slope -eta/||W_mm|| per trial", -eta / norm_mm)
+    tc.curve("saturation", f"{label}: max_i log(1 - s_opt), seed 0", t, ell[:, 0], ylabel="log(1 - s_opt)",
              title="Lemma 1: exponential saturation of the attention (seed 0)")
-    tc.curve("saturation", "-eta t/||W_mm|| + fitted offset", t, intercept[0] - eta * t / norm_mm[0],
-             style="theory")
-    tc.curve("saturation", "envelope log(T-1) - eta t/(2||W_mm||)", t, envelope[:, 0], style="bound")
+    tc.curve("saturation", f"{label}: -eta t/||W_mm|| + fitted offset", t,
+             fits[0].intercept - eta * t / norm_mm[0], style="theory")
 
 
 # ------------------------------------------------------------------ Theorem 6
 
 
-@shared_run
-def counterexample_gd(run, *, checkpoints: list):
-    """GD (eta = 1) on CE from Wbar_alpha + small noise, every SPARSE_EVERY-th step and at
-    ``checkpoints`` (up to the last of them)."""
-    ce = run.use(counterexample_near_local_direction)
-    return run_trajectory(GD(ce.model, GD_ETA), {"W": ce.W0}, checkpoints[-1], direction_metrics(ce.W_mm),
-                          checkpoints=dense_then_sparse(checkpoints[-1], 0, checkpoints))
 
 
 def _thm6_runs(tc):
@@ -381,7 +327,8 @@ def _thm6_runs(tc):
     f"{PAPER}.thm6.gd_global_asymptotic",
     source="Theorem 6; Remark 1",
     statement="Constant-step GD from a small initialization of any direction converges in "
-              "direction to W_mm (no rate given; the observed decay is about 1/log t).",
+              "direction to W_mm (no rate given; the observed decay is about 1/log t)."
+              + WITHOUT_ASSUMPTION1,
     provenance="stated",
     controls={
         "counterexample": Control(
@@ -401,31 +348,25 @@ def test_gd_global_asymptotic(tc):
 
     (a) dev_t strictly decreasing over the checkpoints {100, 300, 1000, 3000}
         (full: also 10^4, 3 10^4);
-    (b) dev_t ln t non-increasing over the checkpoints from t = 100 (quick) / 1000 (full),
-        i.e. dev decays at least like 1/log t, which goes to 0 (observed on E1-S: c/log t
-        with c slowly falling, 0.11 -> 0.09 for seed 0).  Why the full tier starts at 1000,
-        not at 100 as the spec has it: on E1-L the opposite start is at dev ~ 0.01 after
-        only 10 steps and then has a transient plateau (seed 0: dev 0.0086, 0.0082, 0.0081,
-        0.0067 at t = 30, 60, 100, 300), so dev ln t *rises* from 100 to 300 (0.0372 ->
-        0.0380 for seed 0, all 5 seeds alike) before falling (0.0252, 0.0231, 0.0227,
-        0.0223 at 10^3, 3 10^3, 10^4, 3 10^4; dev 0.0020-0.0023 at 3 10^4).  That is a
-        pre-asymptotic transient, not a failure of the limit statement, and (a) and (c)
-        still use every checkpoint from 100;
-    (c) dev at the last checkpoint <= 0.03 (quick, t = 3000; observed 0.009-0.019) or
-        <= 0.01 (full, E1-L with n = 64, T = 8, d = 768, t = 3 10^4).  The spec's full-tier
-        observation (9.5e-3, dev ln t = 0.098) is its E1-S run continued to 3 10^4 steps, not
-        E1-L.  On E1-L (CPU float64 run of the small init, 5 seeds) dev was 0.0097-0.0115,
-        0.0056-0.0070, 0.0032-0.0038, 0.0026-0.0030, 0.0022-0.0026, 0.0020-0.0023 at the six
-        full checkpoints, so 0.01 has a wide margin; dev ln t (seed 0: 0.053, 0.040, 0.026,
-        0.023, 0.0229, 0.0225) does decrease at every checkpoint but flattens at the end
-        (-2% from 10^4 to 3 10^4), i.e. on E1-L the decay is close to exactly 1/log t there.
+    (b) dev_t ln t non-increasing over the checkpoints from t = rate_from, i.e. dev decays at
+        least like 1/log t, which goes to 0;
+    (c) dev at the last checkpoint <= 0.03 (quick, t = 3000; the spec's threshold) or
+        <= 0.01 (full, t = 3 10^4).
 
-    Not tested: a large random init (||W_0|| = 3) is outside the theorem's small-init
-    hypothesis; GD from it still has dev ln t decreasing but dev_3000 ~ 0.04.
+    Windows and thresholds.  Quick tier: the spec's checkpoints, rate_from = 100 and 0.03,
+    checked on base seeds 1-9 besides the default 0.  Full tier: rate_from = 1000 was MOVED
+    from the spec's 100 after seeing base seed 0 of the full tier (on E1-L the opposite
+    start reaches a transient plateau early, so dev ln t rises from t = 100 to 300 before it
+    falls); it was not re-chosen on other seeds, and the claim records this.  (a) and (c)
+    use every checkpoint from 100 in both tiers.
+
+    Not tested: a large random init is outside the theorem's small-init hypothesis.
     """
     runs, data = _thm6_runs(tc)
-    check_assumptions(tc, data)
+    require_assumption2(tc, data)
     checkpoints = np.asarray(tc.sizes["checkpoints"])
+    tc.record("rate window start rate_from (full tier: moved to 1000 after seeing seed 0, not "
+              "re-chosen on other seeds)", tc.sizes["rate_from"])
     for label, run in runs.items():
         t, series = run.t, 1.0 - run["W_alignment"]
         shown = t >= max(checkpoints[0] // 10, 2)
@@ -449,7 +390,7 @@ def test_gd_global_asymptotic(tc):
 
 def _thm7_run(tc):
     """(problem, trajectory): the shared uncapped Polyak run, or the capped one."""
-    return tc.use(e1_polyak, eta_max=1.0 if tc.control == "capped" else math.inf)
+    return tc.use(e1_polyak, eta_max=1.0 if tc.control == "capped" else None)
 
 
 @claim(
@@ -457,7 +398,8 @@ def _thm7_run(tc):
     source="Theorem 7; 'Extension to Polyak step-size'",
     statement="Uncapped Polyak behaves like NGD with step ||W_mm||: its displacement tends to "
               "||W_mm||, the iterate converges to W_mm in direction at rate O(log t / t), and "
-              "log(1 - s_opt) falls by 1 per step.",
+              "log(1 - s_opt) falls by 1 per step."
+              + WITHOUT_ASSUMPTION1,
     provenance="inferred",
     controls={
         "capped": Control(
@@ -482,28 +424,27 @@ def test_polyak_direction_rate(tc):
 
     so Polyak is NGD with step ~||W_mm||: ||W_t|| = Theta(t) and dev_t = O(log t/t).
 
-    Pass, on Example 1 (K = 5), 300 steps (quick, E1-S) / 2000 (full, E1-L); the E1-L
-    numbers below are from a CPU float64 run of the full tier's Polyak:
+    Pass, on Example 1 (K = 5), 300 steps (quick, E1-S) / 2000 (full, E1-L):
     (a) both displacement bounds at every step, relative margin 1e-9.  They are exact, and
-        the upper one is asymptotically tight (D -> ||W_mm||, min s -> 1; observed
-        max D/upper = 1 - 8e-12), so the margin only absorbs round-off: D is
-        ||W_{t+1} - W_t|| in float64, relative error <~ 1e-13 at ||W|| ~ 1.5e4;
+        the upper one is asymptotically tight (D -> ||W_mm||, min s -> 1), so the margin only
+        absorbs the round-off of D = ||W_{t+1} - W_t|| in float64 at large ||W||;
     (b) |D_t/||W_mm|| - 1| <= 0.01 for every t in the second half of the run (the spec asks
-        it at the last step only).  The approach is exponential: observed <= 1e-6 on
-        [150, 300) (E1-S) and <= 2e-11 on [1000, 2000) (E1-L);
-    (c) dev at the last step <= 1e-4 (observed 5e-6 - 2e-5 on E1-S, 8e-8 - 9e-8 on E1-L);
+        it at the last step only; the approach is exponential);
+    (c) dev at the last step <= 1e-4 (the spec's threshold);
     (d) the certificate of Theorem 1 with eta replaced by D_s,
         dev_t <= B(t) = (||W_t0|| - <W_t0, Wbar_mm> + sum_{s=t0}^{t-1} D_s^2/(2||W_s||))/||W_t||
         for t in (t0, steps] -- the NGD derivation goes through for any step length, given
-        Lemma 2 with eps = 0 after t0 (it holds once ||W|| > 16 on E1-S; t0 = 30 gives
-        ||W|| ~ 60, t0 = 200 on E1-L ~ 1500); tolerance 1e-6 relative + 1e-12 as in
-        Theorem 1 (observed max dev/B 0.72 on E1-S, 0.42 on E1-L);
+        Lemma 2 with eps = 0 after t0 (t0 = 30 quick / 200 full, where ||W|| is already
+        many times ||W_mm||); tolerance 1e-6 relative + 1e-12 as in Theorem 1 (max dev/B is
+        recorded);
     (e) the saturation rate: the least-squares slope of max_i log(1 - s_{i,o}(W_t)) over the
         second half is -1 per step within 2% (the gap of an active constraint grows by
-        ||W_mm|| x 1/||W_mm|| per step; observed -1 to 1e-7 on both tiers).
+        ||W_mm|| x 1/||W_mm|| per step).
+    The thresholds and t0 are the spec's or derived above; re-checked on base seeds 1-9
+    besides the default 0.
     """
     prob, traj = _thm7_run(tc)
-    check_assumptions(tc, prob.data)
+    require_assumption2(tc, prob.data)
     steps, t0, data = tc.sizes["steps"], tc.sizes["t0"], prob.data
     t = traj.t
     D, norm, align = traj["displacement"], traj["W_norm"], traj["W_alignment"]
@@ -521,8 +462,9 @@ def test_polyak_direction_rate(tc):
     tc.conclusion.at_most("certificate: max over t > t0 of dev_t - B(t)(1 + 1e-6)",
                           (dev[t0 + 1:] - bound * (1 + 1e-6)).max(), 1e-12)
     ell = traj["log_one_minus_s_opt"].max(-1)
-    rate, intercept = np.polyfit(t[tail], ell[tail], 1)
-    tc.conclusion.close("slope of max_i log(1 - s_opt) per step", rate, -1.0, rtol=0.02)
+    fits = [fit_slope(t[tail], ell[tail, k], window=(steps // 2, steps - 1), x_transform="linear",
+                      y_transform="linear") for k in range(data.K)]
+    tc.conclusion.close("slope of max_i log(1 - s_opt) per step", [fit.slope for fit in fits], -1.0, rtol=0.02)
     tc.record("D at the last step / ||W_mm||", D[steps - 1] / norm_mm)
     tc.record("max dev/B", (dev[t0 + 1:] / bound).max())
     tc.record("||W_T|| / (||W_mm|| T)", norm[-1] / (norm_mm * steps))
@@ -540,4 +482,4 @@ def test_polyak_direction_rate(tc):
              yscale="log")
     tc.curve("saturation", "max_i log(1 - s_opt), seed 0", t, ell[:, 0], ylabel="log(1 - s_opt)",
              title="Theorem 7: saturation at one unit per step (seed 0)")
-    tc.curve("saturation", "-t + fitted offset", t, intercept[0] - t, style="theory")
+    tc.curve("saturation", "-t + fitted offset", t, fits[0].intercept - t, style="theory")

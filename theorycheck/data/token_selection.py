@@ -231,6 +231,30 @@ class TokenSelectionData:
         )
 
 
+def concatenate(parts) -> TokenSelectionData:
+    """Data sets of equal ``(n, T, d)`` as one batch, their trials in order.
+
+    The name joins the parts' names with ``"+"``; the assumption reports are concatenated
+    (every part must report the same conditions and details), so ``assumptions.count(...)``
+    counts over all parts.  ``params`` is empty: the parts may come from different generators.
+    """
+    parts = list(parts)
+    if len(parts) == 1:
+        return parts[0]
+
+    def stacked(name):
+        return np.concatenate([getattr(part, name) for part in parts])
+
+    def report(field):
+        return {key: np.concatenate([getattr(part.assumptions, field)[key] for part in parts])
+                for key in getattr(parts[0].assumptions, field)}
+
+    return TokenSelectionData(
+        name="+".join(part.name for part in parts), X=stacked("X"), y=stacked("y"), u=stacked("u"),
+        opt=stacked("opt"), designated_opt=stacked("designated_opt"), params={},
+        assumptions=AssumptionReport.from_flags(report("per_trial"), report("details")))
+
+
 # --------------------------------------------------------------------------- seeding
 
 

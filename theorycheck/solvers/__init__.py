@@ -35,6 +35,7 @@ from theorycheck.solvers.margin import (
     gram_kernel,
     hull_distance,
     solve_margin_program,
+    stationarity_multipliers,
 )
 from theorycheck.solvers.regions import (
     central_cells,
@@ -97,6 +98,7 @@ __all__ = [
     "solve_usvm_batch",
     "solve_wsvm",
     "solve_wsvm_batch",
+    "stationarity_multipliers",
     "wsvm_constraint_factors",
     "wsvm_orthonormal_closed_form",
 ]

@@ -145,6 +145,25 @@ def certify(A, B, W, lam, status: str) -> MarginCertificate:
     )
 
 
+def stationarity_multipliers(A: np.ndarray, B: np.ndarray, W: np.ndarray) -> np.ndarray:
+    r"""The multipliers ``lambda >= 0`` that best explain ``W`` as ``sum_k lambda_k F_k``.
+
+    ``argmin_{lambda >= 0} ||W - sum_k lambda_k a_k b_k^T||_F``, from ``W`` alone (no solver's
+    multipliers): with ``c_k = <F_k, W>`` and the Gram kernel ``K = L L^T`` the objective is
+    ``||L^T lambda - L^{-1} c||^2`` up to a constant, a non-negative least-squares problem in
+    ``m`` unknowns (scipy's NNLS; ``K`` regularized as in the dual solve).  At a KKT point the
+    result is its multiplier vector, so :func:`certify` with it is a certificate of ``W`` that
+    does not trust the route ``W`` came from; when ``W`` is no non-negative combination of the
+    ``F_k`` the stationarity residual says by how much.
+    """
+    from scipy.optimize import nnls
+    from scipy.linalg import solve_triangular
+
+    L = np.linalg.cholesky(_regularized(gram_kernel(A, B)))
+    target = solve_triangular(L, constraint_values(A, B, W), lower=True)
+    return nnls(L.T, target, maxiter=50 * A.shape[0])[0]
+
+
 def _run(problem: cp.Problem) -> str:
     """Solve with CLARABEL and return the status; solver errors become a status string.
 

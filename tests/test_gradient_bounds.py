@@ -1,0 +1,46 @@
+"""theorycheck.models.gradient_bounds: the bounds hold under equal non-optimal scores and the
+ratios match their definitions computed directly from the gradient."""
+import numpy as np
+import pytest
+import torch
+
+from claims.vdt24.setup import counterexample, counterexample_local_opt, example1
+from theorycheck.models.gradient_bounds import correlation_floor, gradient_bounds
+from theorycheck.models.token_selection import autograd_grad_W, constraint_radii
+from theorycheck.solvers import solve_wsvm_batch
+
+
+def _tensors(data):
+    t = data.to_torch()
+    return t.X, t.y, t.u, t.opt, torch.as_tensor(solve_wsvm_batch(data.X, data.opt))
+
+
+def _points(K, d, seed, scale):
+    return torch.as_tensor(scale / np.sqrt(d) * np.random.default_rng(seed).standard_normal((K, d, d)))
+
+
+def test_correlation_floor_is_its_formula():
+    X, y, u, opt, W_mm = _tensors(example1([0, 1]))
+    R = constraint_radii(X, opt)
+    expected = 1.0 / (W_mm.flatten(1).norm(dim=1) * R.amax(-1))
+    torch.testing.assert_close(correlation_floor(X, opt, W_mm), expected)
+
+
+@pytest.mark.parametrize("scale", [0.1, 1.0, 5.0])
+def test_bounds_hold_under_equal_non_optimal_scores(scale):
+    X, y, u, opt, W_mm = _tensors(example1([0, 1, 2]))
+    W = _points(X.shape[0], X.shape[-1], 7, scale)
+    b = gradient_bounds(X, y, u, W, opt, W_mm)
+    assert torch.all(b.lower >= 1 - 1e-12) and torch.all(b.upper <= 1 + 1e-12)
+    assert torch.all(b.correlation >= 1 - 1e-12)
+    assert torch.all(b.cosine >= correlation_floor(X, opt, W_mm) * (1 - 1e-12))
+    grad = autograd_grad_W(X, y, u, W)
+    cosine = (-grad * W_mm).flatten(1).sum(1) / (grad.flatten(1).norm(dim=1) * W_mm.flatten(1).norm(dim=1))
+    torch.testing.assert_close(b.cosine, cosine, rtol=1e-9, atol=0)
+
+
+def test_correlation_can_be_negative_without_equal_scores():
+    data = counterexample(1)
+    X, y, u, opt, W_mm = _tensors(data)
+    W_alpha = torch.as_tensor(solve_wsvm_batch(data.X, counterexample_local_opt()[None]))
+    assert gradient_bounds(X, y, u, 3 * W_alpha / W_alpha.norm(), opt, W_mm).cosine.item() < 0
