@@ -39,7 +39,7 @@ def test_passing_claim_and_failing_control_give_a_green_run(pytester, claim_file
     assert control["outcome"] == "failed_as_expected" and control["name"] == "wrong_square"
     assert control["kind"] == "reference" and control["breaks"] == ["3^2"]
     assert control["failed_conclusions"] == ["3^2"] and control["failed_preconditions"] == []
-    assert control["exempt"] is None and entry["provenance"] == "stated"
+    assert entry["provenance"] == "stated"
     assert entry["decisions"][0]["role"] == "conclusion"
     assert entry["measurements"] == {"value": 9.0}
     assert entry["decisions"][0]["passed"] is True
@@ -79,8 +79,6 @@ def test_it(tc):
     (dict(controls={"c": Control("wrong", breaks=["x"], description="d")}), "kind 'wrong' is not one of"),
     (dict(controls={"c": Control("reference", breaks=[], description="d")}), "non-empty list of conclusion"),
     (dict(controls={"c": Control("reference", breaks=["x"])}), "needs a description"),
-    (dict(controls={"c": Control("reference", breaks=["x"], description="d", exempt=" ")}),
-     "exempt must be None or a one-line reason"),
     (dict(provenance="guessed"), "provenance 'guessed' is not one of"),
 ])
 def test_bad_declarations_name_the_problem(kwargs, message):
@@ -324,7 +322,7 @@ def test_results_json_has_the_documented_shape(pytester, claim_file):
                 "error_kind", "duration_s", "sizes", "seeds", "measurements", "decisions",
                 "failed_conclusions", "failed_preconditions", "controls"):
         assert key in entry
-    assert set(entry["controls"][0]) >= {"name", "outcome", "kind", "breaks", "exempt",
+    assert set(entry["controls"][0]) >= {"name", "outcome", "kind", "breaks",
                                          "failed_conclusions", "failed_preconditions",
                                          "error_kind", "sizes", "seeds"}
     assert all(d["role"] in ("precondition", "conclusion") for d in entry["decisions"])
@@ -335,7 +333,7 @@ def test_schema_rejects_a_malformed_results_file(tmp_path):
 
     case = {"error_kind": None, "sizes": {}, "seeds": {}, "decisions": [], "failed_conclusions": [],
             "failed_preconditions": []}
-    control = dict(case, name="c", description="d", kind="reference", breaks=["x"], exempt=None,
+    control = dict(case, name="c", description="d", kind="reference", breaks=["x"],
                    outcome="not_run")
     with pytest.raises(ValueError, match="does not fit the schema at claims/0/outcome"):
         validate_results({"schema_version": 2, "tier": "quick", "device": "cpu", "seed": 0,
@@ -389,11 +387,10 @@ def test_conformance_rules_name_each_violation():
 
     spec = ClaimSpec(id="other.thm1.x", paper="other", source="Theorem 1", statement="s",
                      provenance="stated", doc="too short", sizes={"quick": {}},
-                     controls={"c": Control("reference", breaks=["x"], description="d",
-                                            exempt="being reworked")})
+                     controls={"c": Control("reference", breaks=["x"], description="d")})
     problems = "\n".join(claim_problems(spec, {spec.id: spec}, papers={}))
     for expected in ("docstring (9 characters)", "paper 'other' is not registered",
-                     "sizes must give the tiers", "exemptions are allowed only for ['vdt24']"):
+                     "sizes must give the tiers"):
         assert expected in problems
     toy = Paper(key="other", authors="A", title="T", arxiv="2401.00001",
                 expected_ids=("thm1.x", "thm2.y"))

@@ -3,15 +3,14 @@ under claims/ is imported, and every claim it declares and every paper registere
 against :mod:`theorycheck.conformance` -- identity, source and statement, the math in the
 docstring, a registered paper, provenance, sizes for both tiers, negative controls declared
 as ``Control`` with a kind and the conclusions they break -- and each registered paper for
-completeness against its ``expected_ids``.  Temporary control exemptions are listed one test
-each, and are allowed only under the paper keys of ``EXEMPTION_ALLOWED``."""
+completeness against its ``expected_ids``."""
 import importlib
 from pathlib import Path
 
 import pytest
 
 from theorycheck.claim import registry
-from theorycheck.conformance import EXEMPTION_ALLOWED, claim_problems, paper_problems
+from theorycheck.conformance import claim_problems, paper_problems
 from theorycheck.papers import papers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,9 +28,6 @@ CLAIMS = _load_all()
 PAPERS = {key: p for key, p in papers.items()
           if any(spec.paper == key for spec in CLAIMS.values())
           or (ROOT / "claims" / key / "__init__.py").exists()}
-EXEMPT = sorted((cid, name, control.exempt) for cid, spec in CLAIMS.items()
-                for name, control in spec.controls.items() if control.exempt is not None)
-
 
 def test_claim_modules_and_papers_exist():
     assert CLAIM_MODULES and CLAIMS and PAPERS
@@ -47,16 +43,6 @@ def test_claim_is_complete(claim_id):
 def test_every_claim_of_a_registered_paper_is_there(paper):
     problems = paper_problems(PAPERS[paper], CLAIMS)
     assert not problems, "\n".join(problems)
-
-
-@pytest.mark.parametrize("claim_id, control, reason", EXEMPT,
-                         ids=[f"{cid}:{name}" for cid, name, _ in EXEMPT])
-def test_exempt_control_is_listed_and_temporary(claim_id, control, reason):
-    """One test per exempt control (the list shows in ``pytest -v``): allowed only under the
-    paper keys of EXEMPTION_ALLOWED, and only with a one-line reason."""
-    assert CLAIMS[claim_id].paper in EXEMPTION_ALLOWED, (
-        f"{claim_id} control {control!r} is exempt ({reason}) outside {sorted(EXEMPTION_ALLOWED)}")
-    assert reason.strip() and "\n" not in reason
 
 
 def test_pending_ids_are_checked_both_ways():

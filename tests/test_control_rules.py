@@ -15,8 +15,7 @@ TEMPLATE = '''
 import math
 
 @claim("toy.rule.case", source="Lemma 1", statement="A bound holds.", provenance="derived",
-       controls={{"k": Control({kind!r}, breaks={breaks!r}, description="a perturbation",
-                              exempt={exempt!r})}})
+       controls={{"k": Control({kind!r}, breaks={breaks!r}, description="a perturbation")}})
 def test_case(tc):
     perturbed = tc.control is not None
     tc.precondition.holds("assumption", not (perturbed and {pre_fails}))
@@ -32,10 +31,10 @@ def assert_in_output(run, error: str, message: str) -> None:
 
 
 def run_control(pytester, claim_file, *, kind="reference", breaks=("bound",), pre_fails=False,
-                bound="2.0", other="0.0", exempt=None):
+                bound="2.0", other="0.0"):
     """Run the template with the control configured; return (pytest run, control record)."""
     claim_file(TEMPLATE.format(kind=kind, breaks=list(breaks), pre_fails=pre_fails, bound=bound,
-                               other=other, exempt=exempt))
+                               other=other))
     run = pytester.runpytest("-p", "no:cacheprovider")
     (entry,) = load_results(pytester.path / "reports/latest/results.json")["claims"]
     assert entry["outcome"] == "passed"
@@ -100,19 +99,6 @@ def test_breaks_naming_no_recorded_conclusion_is_a_declaration_error(pytester, c
     assert_in_output(run, "DeclarationError", "declares it breaks ['typo'], which the case never "
                               "recorded as a conclusion")
     assert control["outcome"] == "error" and control["error_kind"] == "declaration"
-
-
-def test_exempt_control_keeps_the_old_rule_and_is_reported(pytester, claim_file):
-    run, control = run_control(pytester, claim_file, kind="hypothesis", pre_fails=True,
-                               bound="0.0", exempt="fails on the assumption count; reworked later")
-    run.assert_outcomes(passed=1, xfailed=1)
-    assert control["outcome"] == "failed_as_expected"
-    assert control["exempt"] == "fails on the assumption count; reworked later"
-    results = load_results(pytester.path / "reports/latest/results.json")
-    assert results["summary"]["exempt_controls"] == 1
-    md = (pytester.path / "reports/latest/report.md").read_text()
-    assert "EXEMPT (fails on the assumption count; reworked later)" in md
-    assert "(exempt)" in (pytester.path / "reports/latest/report.html").read_text()
 
 
 def test_tc_check_without_a_role_is_a_declaration_error(pytester, claim_file):

@@ -73,21 +73,17 @@ class Control:
     """A negative control: a perturbation under which named conclusions of the claim must fail.
 
     ``kind`` is one of :data:`CONTROL_KINDS`; ``breaks`` lists the names of the conclusion
-    decisions the perturbation must make fail; ``exempt`` (a one-line reason) marks a control
-    being reworked, judged by the old rule (any failed decision) and listed in the report.
+    decisions the perturbation must make fail.
     """
 
     kind: str
     breaks: tuple[str, ...]
     description: str
-    exempt: str | None = None
 
-    def __init__(self, kind: str, breaks: Sequence[str], description: str = "",
-                 exempt: str | None = None):
+    def __init__(self, kind: str, breaks: Sequence[str], description: str = ""):
         object.__setattr__(self, "kind", kind)
         object.__setattr__(self, "breaks", tuple(breaks) if not isinstance(breaks, str) else (breaks,))
         object.__setattr__(self, "description", " ".join(str(description).split()))
-        object.__setattr__(self, "exempt", exempt)
 
     def problems(self) -> list[str]:
         """What is wrong with this declaration (empty when it is valid)."""
@@ -98,13 +94,10 @@ class Control:
             found.append("breaks must be a non-empty list of conclusion names")
         if not self.description:
             found.append("needs a description of its perturbation")
-        if self.exempt is not None and not (isinstance(self.exempt, str) and self.exempt.strip()):
-            found.append("exempt must be None or a one-line reason")
         return found
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "breaks": list(self.breaks), "description": self.description,
-                "exempt": self.exempt}
+        return {"kind": self.kind, "breaks": list(self.breaks), "description": self.description}
 
 
 @dataclass(frozen=True)

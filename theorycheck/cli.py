@@ -54,8 +54,7 @@ def cmd_list(args) -> int:
         print(f"{s.id}  ({s.paper}, {s.source}){label}\n    {s.statement}")
         print(f"    provenance: {s.provenance}")
         for name, c in s.controls.items():
-            exempt = f" [EXEMPT: {c.exempt}]" if c.exempt else ""
-            print(f"    control {name} [{c.kind}, breaks {list(c.breaks)}]{exempt}: {c.description}")
+            print(f"    control {name} [{c.kind}, breaks {list(c.breaks)}]: {c.description}")
     total_controls = sum(len(s.controls) for s in specs)
     print(f"{len(specs)} claims, {total_controls} negative controls")
     return 0

@@ -11,12 +11,10 @@ from typing import Mapping
 from .claim import ID_PATTERN, PROVENANCE, ClaimSpec, Control
 from .papers import Paper
 
-__all__ = ["MIN_DOCSTRING", "EXEMPTION_ALLOWED", "claim_problems", "paper_problems"]
+__all__ = ["MIN_DOCSTRING", "claim_problems", "paper_problems"]
 
 #: a claim's docstring states the math and the pass criterion: at least this many characters
 MIN_DOCSTRING = 200
-#: paper keys whose controls may still carry a temporary exemption (controls being reworked)
-EXEMPTION_ALLOWED = frozenset({"vdt24"})
 
 
 def claim_problems(spec: ClaimSpec, claims: Mapping[str, ClaimSpec],
@@ -24,7 +22,7 @@ def claim_problems(spec: ClaimSpec, claims: Mapping[str, ClaimSpec],
     """Every rule ``spec`` breaks: identity, source and statement, a docstring of at least
     :data:`MIN_DOCSTRING` characters, a registered paper, a provenance, sizes for both tiers,
     controls that are :class:`Control` objects with a kind and the conclusions they break,
-    exemptions only under :data:`EXEMPTION_ALLOWED`, and a discrepancy's corrected claim."""
+    and a discrepancy's corrected claim."""
     found = []
     if not ID_PATTERN.match(spec.id) or spec.paper != spec.id.split(".")[0]:
         found.append(f"id {spec.id!r} is not '<paper>.<statement>.<what>' of paper {spec.paper!r}")
@@ -47,9 +45,6 @@ def claim_problems(spec: ClaimSpec, claims: Mapping[str, ClaimSpec],
             found.append(f"control {name!r} is not a Control")
             continue
         found += [f"control {name!r}: {p}" for p in control.problems()]
-        if control.exempt is not None and spec.paper not in EXEMPTION_ALLOWED:
-            found.append(f"control {name!r} is exempt ({control.exempt}); exemptions are "
-                         f"allowed only for {sorted(EXEMPTION_ALLOWED)}")
     if spec.kind == "discrepancy" and spec.corrected_by not in claims:
         found.append(f"corrected_by {spec.corrected_by!r} is not a registered claim")
     return found

@@ -234,8 +234,7 @@ class ClaimContext(OnRuntime):
         """A control fails as expected (:class:`ClaimFailure`) when a conclusion it declares
         to break failed with finite values and its preconditions failed (kind
         ``hypothesis``) or all held (every other kind).  Any other failure is a
-        :class:`ControlMisfire`; a control with no failure returns (it passed).  An exempt
-        control fails as expected on any failed decision."""
+        :class:`ControlMisfire`; a control with no failure returns (it passed)."""
         control = self.spec.controls[self.control]
         conclusions = {d.name for d in self.decisions if d.role == "conclusion"}
         unknown = [b for b in control.breaks if b not in conclusions]
@@ -243,12 +242,8 @@ class ClaimContext(OnRuntime):
             raise DeclarationError(
                 f"{self.spec.id} [{self.variant}]: declares it breaks {unknown}, which the case "
                 f"never recorded as a conclusion (recorded conclusions: {sorted(conclusions)})")
-        failed_any = [d.name for d in self.decisions if not d.passed]
-        if not failed_any:
+        if all(d.passed for d in self.decisions):
             return
-        if control.exempt is not None:
-            raise ClaimFailure(self._listing(f"exempt control ({control.exempt}): "
-                                             f"failed {failed_any}"))
         reason = self._misfire_reason(control)
         if reason is not None:
             raise ControlMisfire(self._listing(f"{control.kind} control misfired: {reason}"))

@@ -3,7 +3,7 @@
 Both views show, per paper (with its citation from the paper registry): every claim with
 its verdict, source, statement and provenance, the decisions behind the verdict (role,
 measured value, reference, tolerance), its measurements, its plots and its negative
-controls (kind, the conclusions each declares to break and those it broke, exemptions).
+controls (kind, the conclusions each declares to break and those it broke).
 Discrepancies -- paper statements refuted as written -- and claims whose hypotheses did not
 hold on their instance are listed in sections of their own.
 """
@@ -58,14 +58,12 @@ def _why(control: dict) -> str:
 
 
 def _control_line(k: dict) -> str:
-    """Kind, declared and actually broken conclusions, exemption and verdict of a control."""
+    """Kind, declared and actually broken conclusions and verdict of a control."""
     broke = [b for b in k["breaks"] if b in k.get("failed_conclusions", [])]
     text = (f"{k['name']} [{k['kind']}] ({k['description']}): {VERDICT_MARK[k['outcome']]}; "
             f"declares it breaks {k['breaks']}; broke {broke}")
     if k.get("failed_preconditions"):
         text += f"; failed preconditions {k['failed_preconditions']}"
-    if k.get("exempt"):
-        text += f"; EXEMPT ({k['exempt']})"
     return text
 
 
@@ -109,7 +107,7 @@ def render_markdown(results: dict) -> str:
         out += [f"## Paper `{paper}`", "", _paper_heading(results, paper), ""]
         rows = [[f"`{c['id']}`", c["source"], c["kind"], c["provenance"], VERDICT_MARK[c["outcome"]],
                  ", ".join(f"{k['name']} [{k['kind']}]: {VERDICT_MARK[k['outcome']]}"
-                           + (" (exempt)" if k.get("exempt") else "") for k in c["controls"]),
+                           for k in c["controls"]),
                  f"{c['duration_s']:.2f}"] for c in claims]
         out += [_md_table(["claim", "source", "kind", "provenance", "verdict", "controls",
                            "time (s)"], rows), ""]
@@ -192,7 +190,7 @@ def render_html(results: dict) -> str:
         rows = [[f"<a href='#{_e(c['id'])}'><code>{_e(c['id'])}</code></a>", _e(c["source"]),
                  _e(c["kind"]), _e(c["provenance"]), _verdict(c["outcome"]),
                  "<br>".join(f"{_e(k['name'])} [{_e(k['kind'])}]: {_verdict(k['outcome'])}"
-                             + (" (exempt)" if k.get("exempt") else "") for k in c["controls"]),
+                             for k in c["controls"]),
                  f"{c['duration_s']:.2f}"] for c in claims]
         parts.append(_html_table(["claim", "source", "kind", "provenance", "verdict", "controls",
                                   "time (s)"], rows))

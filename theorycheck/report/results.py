@@ -10,7 +10,7 @@ Shape (see ``schema.json`` beside this file, which the tests validate against)::
                  "outcome", "error_kind", "duration_s", "sizes", "seeds", "measurements",
                  "decisions" (each with its "role"), "failed_conclusions",
                  "failed_preconditions", "plots", "message", "shared_runs",
-                 "controls": [{"name", "description", "kind", "breaks", "exempt", "outcome",
+                 "controls": [{"name", "description", "kind", "breaks", "outcome",
                                "error_kind", "duration_s", "sizes", "seeds", "decisions",
                                "failed_conclusions", "failed_preconditions", "measurements",
                                "message", "shared_runs"}]}]}
@@ -101,9 +101,7 @@ def summary_counts(results: dict) -> dict:
             "discrepancies": sum(c["kind"] == "discrepancy" for c in results["claims"]),
             "claim_outcomes": {o: claims.get(o, 0) for o in CLAIM_OUTCOMES},
             "controls": sum(controls.values()),
-            "control_outcomes": {o: controls.get(o, 0) for o in CONTROL_OUTCOMES},
-            "exempt_controls": sum(k.get("exempt") is not None
-                                   for c in results["claims"] for k in c["controls"])}
+            "control_outcomes": {o: controls.get(o, 0) for o in CONTROL_OUTCOMES}}
 
 
 def all_good(results: dict) -> bool:
@@ -117,9 +115,8 @@ def summarize(results: dict) -> str:
     s = results["summary"]
     claims = ", ".join(f"{v} {k}" for k, v in s["claim_outcomes"].items() if v)
     controls = ", ".join(f"{v} {k}" for k, v in s["control_outcomes"].items() if v)
-    exempt = f"; {s['exempt_controls']} controls exempt" if s.get("exempt_controls") else ""
     return (f"theorycheck ({results['tier']} tier, {results['device']}): {s['claims']} claims "
-            f"({claims}); {s['controls']} controls ({controls}){exempt}")
+            f"({claims}); {s['controls']} controls ({controls})")
 
 
 def load_results(path: str | Path) -> dict:
