@@ -63,3 +63,15 @@ def test_pending_ids_are_checked_both_ways():
         from theorycheck import paper
         paper("toytwo", authors="A", title="T", arxiv="2401.00001", expected_ids=["a.b"],
               pending=["c.d"])
+
+
+def test_a_paper_is_cited_by_arxiv_id_or_venue():
+    from theorycheck.errors import DeclarationError
+    from theorycheck.papers import Paper, paper
+
+    by_venue = Paper("toy", "A", "T", None, ("a.b",), year=2020, venue="ICLR 2020 submission")
+    assert by_venue.citation() == 'A, "T", ICLR 2020 submission, 2020.'
+    with pytest.raises(DeclarationError, match="arXiv id .* or, without one, its venue"):
+        paper("toynone", authors="A", title="T", expected_ids=["a.b"])
+    with pytest.raises(DeclarationError, match="is not an arXiv id"):
+        paper("toybad", authors="A", title="T", arxiv="0000", expected_ids=["a.b"])

@@ -34,20 +34,24 @@ class Paper:
     key: str
     authors: str
     title: str
-    arxiv: str
+    arxiv: str | None
     expected_ids: tuple[str, ...]
     year: int | None = None
     note: str | None = None
     pending: tuple[str, ...] = ()
+    venue: str | None = None
 
     def citation(self) -> str:
-        """``Authors, "Title", arXiv <id>, <year>.``"""
+        """``Authors, "Title", arXiv <id>, <year>.`` (or the venue for a paper without an arXiv
+        id)."""
         year = f", {self.year}" if self.year is not None else ""
-        return f'{self.authors}, "{self.title}", arXiv {self.arxiv}{year}.'
+        where = f"arXiv {self.arxiv}" if self.arxiv else self.venue
+        return f'{self.authors}, "{self.title}", {where}{year}.'
 
     def to_json(self) -> dict:
         return {"key": self.key, "authors": self.authors, "title": self.title, "arxiv": self.arxiv,
-                "year": self.year, "note": self.note, "expected_ids": list(self.expected_ids),
+                "venue": self.venue, "year": self.year, "note": self.note,
+                "expected_ids": list(self.expected_ids),
                 "pending": list(self.pending), "citation": self.citation()}
 
 
@@ -55,17 +59,21 @@ class Paper:
 papers: dict[str, Paper] = {}
 
 
-def paper(key: str, *, authors: str, title: str, arxiv: str, expected_ids, year: int | None = None,
-          note: str | None = None, pending=()) -> Paper:
-    """Declare (register) a paper; raises :class:`DeclarationError` naming what is malformed,
-    or when ``key`` is already declared with a different citation."""
+def paper(key: str, *, authors: str, title: str, expected_ids, arxiv: str | None = None,
+          venue: str | None = None, year: int | None = None, note: str | None = None,
+          pending=()) -> Paper:
+    """Declare (register) a paper, cited by its ``arxiv`` id or, for a paper without one, its
+    ``venue``; raises :class:`DeclarationError` naming what is malformed, or when ``key`` is
+    already declared with a different citation."""
     where = f"paper {key!r}"
     if not isinstance(key, str) or not PAPER_KEY.match(key):
         raise DeclarationError(f"{where}: the key must be lower-case letters and digits, "
                                "starting with a letter (e.g. vdt24)")
     if not authors.strip() or not title.strip():
         raise DeclarationError(f"{where}: authors and title must be non-empty")
-    if not ARXIV_ID.match(arxiv):
+    if arxiv is None and not (venue or "").strip():
+        raise DeclarationError(f"{where}: give its arXiv id (arxiv=...) or, without one, its venue")
+    if arxiv is not None and not ARXIV_ID.match(arxiv):
         raise DeclarationError(f"{where}: arxiv {arxiv!r} is not an arXiv id like 2402.05738")
     ids = tuple(expected_ids)
     bad = [i for i in ids if not isinstance(i, str) or not CLAIM_SUFFIX.match(i)]
@@ -79,7 +87,8 @@ def paper(key: str, *, authors: str, title: str, arxiv: str, expected_ids, year:
         raise DeclarationError(f"{where}: pending must list expected ids once each (unknown: "
                                f"{sorted(set(waiting) - set(ids))})")
     entry = Paper(key=key, authors=" ".join(authors.split()), title=" ".join(title.split()),
-                  arxiv=arxiv, expected_ids=ids, year=year, note=note, pending=waiting)
+                  arxiv=arxiv, expected_ids=ids, year=year, note=note, pending=waiting,
+                  venue=venue)
     previous = papers.get(key)
     if previous is not None and previous != entry:
         raise DeclarationError(f"{where}: already declared with a different citation or ids")

@@ -31,10 +31,10 @@ paper(
     "anon20",
     authors="Anonymous",
     title="Understanding Attention Mechanisms",
-    arxiv="0000.00000",
+    venue="ICLR 2020 submission (OpenReview, anonymous)",
     year=2020,
-    note="ICLR 2020 blind submission (no arXiv id: 0000.00000 is a placeholder); the copy lost "
-         "most formulas, which were reconstructed; thm7.sample_bound_gamma_exponent is the "
+    note="no arXiv id; the copy lost most formulas, which were reconstructed; "
+         "thm7.sample_bound_gamma_exponent is the "
          "corrected statement of Theorem 7 (no id in the reconstruction's index)",
     expected_ids=ENCODED + PENDING,
     pending=PENDING,
