@@ -15,6 +15,14 @@ from theorycheck.solvers.margin import (
     hull_distance,
     solve_margin_program,
 )
+from theorycheck.solvers.lp_margin import (
+    LpMarginCertificate,
+    LpMarginSolution,
+    lp_certify,
+    solve_lp_margin_program,
+    solve_lp_usvm,
+    solve_lp_wsvm,
+)
 from theorycheck.solvers.svm import (
     USVMSolution,
     solve_usvm,
@@ -46,4 +54,10 @@ __all__ = [
     "solve_wsvm_batch",
     "wsvm_constraint_factors",
     "wsvm_orthonormal_closed_form",
+    "LpMarginCertificate",
+    "LpMarginSolution",
+    "lp_certify",
+    "solve_lp_margin_program",
+    "solve_lp_usvm",
+    "solve_lp_wsvm",
 ]
