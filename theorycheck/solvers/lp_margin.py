@@ -35,6 +35,7 @@ Infeasibility (Farkas): the program is infeasible iff 0 lies in the convex hull 
 """
 from __future__ import annotations
 
+import hashlib
 import warnings
 from dataclasses import dataclass
 
@@ -58,6 +59,8 @@ from theorycheck.solvers.svm import wsvm_constraint_factors
 __all__ = ["LpMarginCertificate", "LpMarginSolution", "lp_certify", "solve_lp_margin_program",
            "solve_lp_wsvm", "solve_lp_usvm"]
 
+CACHE_SIZE = 512
+"""Most solutions kept in memory (the oldest is dropped first); keyed by a hash of A, B and p."""
 ACTIVE_TOL = 1e-7
 """A constraint is active for polishing when lambda_k > ACTIVE_TOL * max lambda."""
 
@@ -195,6 +198,7 @@ def solve_lp_margin_program(A, B, index, p: float, *, program="l_p margin progra
     ``A (m, r)`` and ``B (m, c)`` hold the factors of the constraint matrices, ``index`` labels
     them in messages.  Raises ``ValueError`` for p outside (1, inf) or malformed arrays,
     :class:`InfeasibleProgramError` (with a Farkas combination) or :class:`SolverAccuracyError`.
+    Solutions are cached in-process (at most ``CACHE_SIZE``; arrays read-only).
     """
     if not (np.isfinite(p) and p > 1):
         raise ValueError(f"{program}: need 1 < p < inf, got p = {p}")
@@ -202,6 +206,11 @@ def solve_lp_margin_program(A, B, index, p: float, *, program="l_p margin progra
     B = np.ascontiguousarray(B, dtype=np.float64)
     if A.ndim != 2 or B.ndim != 2 or A.shape[0] != B.shape[0] or A.shape[0] == 0:
         raise ValueError(f"{program}: need A (m, r) and B (m, c) with m >= 1, got {A.shape}, {B.shape}")
+    key = _cache_key(A, B, p)
+    if key in _CACHE:
+        W, lam, certificate = _CACHE[key]
+        return LpMarginSolution(W=W, multipliers=lam, constraint_index=np.asarray(index),
+                                certificate=certificate, p=float(p))
     W, lam, status = _solve_conic(A, B, p)
     if W is None:
         raise _failure(A, B, index, program, where, f"no solution, status {status!r}")
@@ -214,8 +223,22 @@ def solve_lp_margin_program(A, B, index, p: float, *, program="l_p margin progra
     if not certificate.ok:
         raise _failure(A, B, index, program, where,
                        f"status {status!r}: " + "; ".join(certificate.failures()))
+    for array in (W, lam):
+        array.flags.writeable = False
+    if len(_CACHE) >= CACHE_SIZE:
+        del _CACHE[next(iter(_CACHE))]
+    _CACHE[key] = (W, lam, certificate)
     return LpMarginSolution(W=W, multipliers=lam, constraint_index=np.asarray(index),
                             certificate=certificate, p=float(p))
+
+
+_CACHE: dict = {}
+
+
+def _cache_key(A, B, p) -> tuple:
+    digest = hashlib.blake2b(A.tobytes(), digest_size=32)
+    digest.update(B.tobytes())
+    return (float(p), A.shape, B.shape, digest.hexdigest())
 
 
 def _failure(A, B, index, program, where, reason) -> Exception:

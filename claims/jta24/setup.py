@@ -1,0 +1,147 @@
+r"""The set-up of jta24: its synthetic data, its assumptions and the runs its claims share.
+
+Paper: A. K. Julistiono, D. A. Tarzanagh, N. Azizan, "Optimizing Attention with Mirror Descent:
+Generalized Max-Margin Token Selection", arXiv 2410.14581 (2024).  Only the appendix Lemmas
+12-30 survive in the copy; the setting is reconstructed (authors' code, the predecessor papers).
+
+Model: one softmax attention layer with a fixed value/prediction head v,
+f(X_i) = v^T X_i^T softmax(X_i W z_i), token scores gamma_{i,t} = y_i v^T x_{i,t}; the library's
+`theorycheck.models.TokenSelection` with decoder u = v.  Two choices of this encoding, both
+inside the paper's setting (and stated in every claim that depends on them):
+
+* **self-attention**, z_i = x_{i,0} (the paper's own special case, used in its joint example;
+  the library model has this query).  The synthetic experiments of the paper use a separate
+  query token z_i; nothing in the theory depends on which;
+* **exponential loss** l(u) = exp(-u) (the library model's), one of the paper's examples of
+  Assumption A (strictly decreasing, l' bounded and Lipschitz on bounded intervals).  The
+  paper's experiments use the logistic loss, so numbers of the spec's reproduction are not
+  comparable one to one; every claim tests shapes and certificates instead.
+
+Data (the authors' generator, Section "synthetic experiments"): v ~ N(0, I_d), labels y_i = +1
+when a N(0,1) draw is > 0 else -1, tokens x_{i,t} ~ N(0, I_d); v and every token normalized to
+unit l_2 norm; W(0) with i.i.d. N(0,1) entries from a separate stream.  Each trial (instance)
+draws from its own child stream of the paper-wide stream "synthetic".
+
+Sizes: quick n=6, T=8, d=10 (the paper's small synthetic instance), 5 instances; full n=32,
+T=16, d=32 (the large instance), 5 instances.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from theorycheck import shared_run
+from theorycheck.data import AssumptionReport, TokenSelectionData, opt_is_argmax, token_scores, trial_generators
+from theorycheck.models import TokenSelection, log_attention
+from theorycheck.optim import MirrorDescent, run_trajectory
+from theorycheck.runtime import generator
+from theorycheck.solvers import solve_lp_wsvm
+from theorycheck.solvers.margin import constraint_values
+from theorycheck.solvers.svm import wsvm_constraint_factors
+
+PAPER = "jta24"
+SIZES = {"quick": dict(n=6, T=8, d=10, instances=5), "full": dict(n=32, T=16, d=32, instances=5)}
+SUPPORT_TOL = 1e-6
+"""|m_{i,t} - 1| <= SUPPORT_TOL makes t a support token (margins are certified to ~1e-12)."""
+P_VALUES = (1.5, 1.75, 2.0, 3.0)
+"""The exponents of the directional-convergence runs (the paper's 1.75, 2, 3, and 1.5)."""
+STEP = {1.5: 0.1, 1.75: 0.1, 2.0: 0.1, 3.0: 1.0}
+r"""eta of normalized MD per p: the paper's 0.1, and 1.0 for p = 3 (normalized MD with (eta, K)
+and (eta/10, 10K) follow the same path up to the first steps, and ||W||_3 grows only like
+(eta k)^(1/2))."""
+DIRECTION_STEPS = {"quick": 2000, "full": 12000}
+
+
+def synthetic(rng, K: int, n: int, T: int, d: int, name: str = "synthetic"):
+    """``K`` instances of the authors' generator (module docstring) and W(0) std 1:
+    ``(TokenSelectionData, W0 (K, d, d))``; ``opt`` is the argmax of the scores."""
+    X = np.empty((K, n, T, d))
+    y, v, W0 = np.empty((K, n)), np.empty((K, d)), np.empty((K, d, d))
+    for k, g in enumerate(trial_generators(rng, K)):
+        v[k] = g.standard_normal(d)
+        y[k] = np.where(g.standard_normal(n) > 0, 1.0, -1.0)
+        X[k] = g.standard_normal((n, T, d))
+        W0[k] = g.spawn(1)[0].standard_normal((d, d))
+    v /= np.linalg.norm(v, axis=-1, keepdims=True)
+    X /= np.linalg.norm(X, axis=-1, keepdims=True)
+    scores = token_scores(X, y, v)
+    opt = scores.argmax(-1)
+    report = AssumptionReport.from_flags(
+        per_trial={"opt_unique_argmax": opt_is_argmax(scores, opt).all(-1)}, details={})
+    data = TokenSelectionData(name=name, X=X, y=y, u=v, opt=opt, designated_opt=opt.copy(),
+                              params=dict(n=n, T=T, d=d), assumptions=report)
+    return data, W0
+
+
+def selected_tokens(X: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """argmax_t s_{i,t}(W), the tokens the attention selects, ``(K, n)`` for X (K,n,T,d), W (K,d,d)."""
+    return log_attention(torch.as_tensor(X), torch.as_tensor(W)).argmax(-1).numpy()
+
+
+def support_tokens(X: np.ndarray, alpha: np.ndarray, W_mm: np.ndarray) -> np.ndarray:
+    r"""Boolean (n, T): t is a support token of sample i, |m_{i,t}(W_mm) - 1| <= SUPPORT_TOL,
+    m_{i,t} = (x_{i,alpha_i} - x_{i,t})^T W_mm x_{i,0}, t != alpha_i (one instance)."""
+    A, B, index = wsvm_constraint_factors(X, alpha)
+    mask = np.zeros(X.shape[:2], dtype=bool)
+    tight = np.abs(constraint_values(A, B, W_mm) - 1) <= SUPPORT_TOL
+    mask[index[tight, 0], index[tight, 1]] = True
+    return mask
+
+
+def locally_optimal(X, scores, alpha, W_mm) -> bool:
+    r"""alpha is locally optimal (Definition 3, as in Tarzanagh et al.): every support token of
+    W_mm (the l_p-AttSVM solution for alpha) scores strictly below alpha_i, one instance."""
+    support = support_tokens(X, alpha, W_mm)
+    own = scores[np.arange(len(alpha)), alpha][:, None]
+    return bool(np.all(~support | (scores < own)))
+
+
+@shared_run(sizes={"quick": dict(SIZES["quick"], steps=DIRECTION_STEPS["quick"]),
+                   "full": dict(SIZES["full"], steps=DIRECTION_STEPS["full"])})
+def normalized_mirror_runs(run):
+    r"""Normalized l_p-AttGD for every p of P_VALUES on every instance, side by side.
+
+    Trial j = (index of p) * K + k.  Records W at 0, 12 log-spaced checkpoints in [steps/20,
+    steps], 0.5, 0.7 steps and at 40 evenly spaced ones (for the plots); then alpha_j = the
+    tokens selected by the last iterate and the certified l_q-AttSVM solution W_mm[q][j] for
+    alpha_j and every q of P_VALUES (solved once per distinct (instance, alpha, q)).
+    """
+    s = run.sizes
+    data, W0 = synthetic(run.rng("synthetic"), s["instances"], s["n"], s["T"], s["d"])
+    K, steps, P = data.K, s["steps"], len(P_VALUES)
+    tensors = data.to_torch(run.device, run.dtype)
+    model = TokenSelection(tensors.X, tensors.y, tensors.u).tiled(P)
+    p = [pv for pv in P_VALUES for _ in range(K)]
+    step = MirrorDescent(model, p, [STEP[pv] for pv in p], normalized=True)
+    marks = np.unique(np.concatenate([
+        [0], np.geomspace(steps / 20, steps, 12).round(), np.linspace(0, steps, 41).round(),
+        [steps // 2, round(0.7 * steps)]]).astype(int))
+    W0_t = run.tensor(np.tile(W0, (P, 1, 1)))
+    traj = run_trajectory(step, {"W": W0_t}, steps, {"W": lambda it: it.W}, checkpoints=marks)
+    W = traj["W"]
+    X = np.tile(data.X, (P, 1, 1, 1))
+    alpha = selected_tokens(X, W[-1])
+    solutions = {}
+    W_mm = np.empty((P, P * K) + W0.shape[1:])
+    for j in range(P * K):
+        for iq, q in enumerate(P_VALUES):
+            key = (j % K, tuple(alpha[j]), q)
+            if key not in solutions:
+                solutions[key] = solve_lp_wsvm(data.X[j % K], alpha[j], q, name="synthetic", trial=j % K).W
+            W_mm[iq, j] = solutions[key]
+    scores = data.scores()
+    own = np.array([P_VALUES.index(pv) for pv in p])
+    local = np.array([locally_optimal(data.X[j % K], scores[j % K], alpha[j], W_mm[own[j], j])
+                      for j in range(P * K)])
+    tokens = np.stack([selected_tokens(X, Wc) for Wc in W])
+    return dict(t=traj.t, W=W, p=np.array(p), instance=np.arange(P * K) % K, alpha=alpha,
+                W_mm=W_mm, locally_optimal=local, tokens=tokens,
+                globally_optimal=np.all(alpha == np.tile(data.opt, (P, 1)), axis=-1))
+
+
+
+def instances(runtime, sizes):
+    """The paper-wide synthetic instances of a tier, the same as those of
+    `normalized_mirror_runs` (stream (base seed, "jta24", "synthetic")): ``(data, W0)``."""
+    return synthetic(generator(runtime.seed, PAPER, "synthetic"), sizes["instances"], sizes["n"],
+                     sizes["T"], sizes["d"])
