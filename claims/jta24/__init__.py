@@ -12,7 +12,8 @@ EXPECTED = [
     "lem28.cone_invariance", "lem29.rate_in_norm", "lem30.norm_growth",
     "exp.synthetic_bregman_curves", "exp.sparsity_vs_p", "exp.joint_token_choice",
 ]
-ENCODED = ["alg.p2_is_gd", "svm.certificate", "svm.p2_is_frobenius"]
+ENCODED = ["alg.p2_is_gd", "svm.certificate", "svm.p2_is_frobenius", "thm.lp_direction", "thm.rate",
+           "exp.synthetic_bregman_curves"]
 
 paper(
     "jta24",

@@ -33,7 +33,7 @@ import torch
 from theorycheck import shared_run
 from theorycheck.data import AssumptionReport, TokenSelectionData, opt_is_argmax, token_scores, trial_generators
 from theorycheck.models import TokenSelection, log_attention
-from theorycheck.optim import MirrorDescent, run_trajectory
+from theorycheck.optim import MirrorDescent, directional_bregman, lp_norm, run_trajectory
 from theorycheck.runtime import generator
 from theorycheck.solvers import solve_lp_wsvm
 from theorycheck.solvers.margin import constraint_values
@@ -145,3 +145,31 @@ def instances(runtime, sizes):
     `normalized_mirror_runs` (stream (base seed, "jta24", "synthetic")): ``(data, W0)``."""
     return synthetic(generator(runtime.seed, PAPER, "synthetic"), sizes["instances"], sizes["n"],
                      sizes["T"], sizes["d"])
+
+
+FAR_Q = {1.5: 3.0, 1.75: 3.0, 2.0: 3.0, 3.0: 1.5}
+"""The far wrong exponent of each p (|q - p| >= 1.25, or the far end of P_VALUES)."""
+
+
+def divergence_curves(W: np.ndarray, references: np.ndarray, p: np.ndarray) -> np.ndarray:
+    r"""D_psi_p(R_j/||R_j||_p, W_c,j/||W_c,j||_p) for iterates W (C, J, d, d) and one reference
+    R_j (J, d, d) per run, with each run's own p (J,): shape (C, J)."""
+    refs, pt = torch.as_tensor(references), torch.as_tensor(p)
+    return np.stack([directional_bregman(refs, torch.as_tensor(Wc), pt).numpy() for Wc in W])
+
+
+def norms_along(W: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """||W_c,j||_p with each run's own p, shape (C, J)."""
+    pt = torch.as_tensor(p)
+    return np.stack([lp_norm(torch.as_tensor(Wc), pt).numpy() for Wc in W])
+
+
+def own_index(p: np.ndarray) -> np.ndarray:
+    """Index into P_VALUES of every run's p."""
+    return np.array([P_VALUES.index(float(x)) for x in p])
+
+
+def stable_tokens(runs, fraction=0.3) -> np.ndarray:
+    """(J,) bool: the selected tokens equal alpha at every checkpoint of the last ``fraction``."""
+    start = np.searchsorted(runs["t"], round((1 - fraction) * runs["t"][-1]))
+    return np.all(runs["tokens"][start:] == runs["alpha"][None], axis=(0, 2))
