@@ -13,7 +13,8 @@ EXPECTED = [
     "exp.synthetic_bregman_curves", "exp.sparsity_vs_p", "exp.joint_token_choice",
 ]
 ENCODED = ["alg.p2_is_gd", "svm.certificate", "svm.p2_is_frobenius", "thm.lp_direction", "thm.rate",
-           "exp.synthetic_bregman_curves"]
+           "exp.synthetic_bregman_curves", "lem12.lp_vs_l2", "lem13.bregman_lower_bounds",
+           "lem14.power_ratio", "lem15.power_mvt", "lem26.three_point"]
 
 paper(
     "jta24",
