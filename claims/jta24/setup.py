@@ -33,7 +33,16 @@ import torch
 from theorycheck import shared_run
 from theorycheck.data import AssumptionReport, TokenSelectionData, opt_is_argmax, token_scores, trial_generators
 from theorycheck.models import TokenSelection, log_attention
-from theorycheck.optim import MirrorDescent, directional_bregman, lp_norm, run_trajectory
+from theorycheck.optim import (
+    MirrorDescent,
+    bregman,
+    directional_bregman,
+    dual_exponent,
+    lp_norm,
+    once_per_iterate,
+    potential,
+    run_trajectory,
+)
 from theorycheck.runtime import generator
 from theorycheck.solvers import solve_lp_wsvm
 from theorycheck.solvers.margin import constraint_values
@@ -173,3 +182,41 @@ def stable_tokens(runs, fraction=0.3) -> np.ndarray:
     """(J,) bool: the selected tokens equal alpha at every checkpoint of the last ``fraction``."""
     start = np.searchsorted(runs["t"], round((1 - fraction) * runs["t"][-1]))
     return np.all(runs["tokens"][start:] == runs["alpha"][None], axis=(0, 2))
+
+
+PLAIN_P = (1.25, 1.5, 1.75, 2.0, 3.0, 4.0)
+PLAIN_ETA = (0.1, 1.0, 10.0, 100.0)
+
+
+@shared_run(sizes={"quick": dict(SIZES["quick"], steps=200), "full": dict(SIZES["full"], steps=3000)})
+def plain_mirror_steps(run, *, etas=PLAIN_ETA):
+    r"""Plain l_p-AttGD (the theorems' algorithm) for every p of PLAIN_P and eta of ``etas`` on
+    every instance from W(0) std 1, side by side; per step k the quantities of Lemmas 4, 22, 24:
+    a = ||W_k||_p, b = ||W_{k+1}||_p, ||G||_q (G = grad L(W_k)), <-G, W_k>, psi(W_k), psi(W_{k+1}),
+    D_psi(W_k, W_{k+1}), L(W_k), L(W_{k+1}).  Trial j = ((ip * len(etas)) + ie) * K + k."""
+    s = run.sizes
+    data, W0 = instances(run.runtime, s)
+    K, E = data.K, len(etas)
+    t = data.to_torch(run.device, run.dtype)
+    model = TokenSelection(t.X, t.y, t.u).tiled(len(PLAIN_P) * E)
+    p = [pv for pv in PLAIN_P for _ in etas for _ in range(K)]
+    eta = [e for _ in PLAIN_P for e in etas for _ in range(K)]
+    pt = run.tensor(p)
+    step = MirrorDescent(model, p, eta)
+
+    grad = once_per_iterate(lambda it: model.gradient(it.params)["W"])
+
+    metrics = {
+        "a": lambda it: lp_norm(it.W, pt),
+        "G_q": lambda it: lp_norm(grad(it), dual_exponent(pt)),
+        "neg_G_W": lambda it: -(grad(it) * it.W).flatten(1).sum(1),
+        "psi": lambda it: potential(it.W, pt),
+        "D_step": lambda it: bregman(it.W, it.next["W"], pt),
+        "L": lambda it: model.loss(it.params),
+    }
+    W0_t = run.tensor(np.tile(W0, (len(PLAIN_P) * E, 1, 1)))
+    traj = run_trajectory(step, {"W": W0_t}, s["steps"], metrics)
+    m = traj.metrics
+    per_step = {name: m[name][:-1] for name in ("a", "G_q", "neg_G_W", "psi", "D_step", "L")}
+    return dict(per_step, b=m["a"][1:], psi_next=m["psi"][1:], L_next=m["L"][1:], p=np.array(p),
+                eta=np.array(eta))
