@@ -220,3 +220,35 @@ def plain_mirror_steps(run, *, etas=PLAIN_ETA):
     per_step = {name: m[name][:-1] for name in ("a", "G_q", "neg_G_W", "psi", "D_step", "L")}
     return dict(per_step, b=m["a"][1:], psi_next=m["psi"][1:], L_next=m["L"][1:], p=np.array(p),
                 eta=np.array(eta))
+
+
+SPARSITY_Q = (1.1, 1.5, 2.0, 3.0)
+
+
+@shared_run(sizes={"quick": dict(SIZES["quick"], steps=1500), "full": dict(SIZES["full"], steps=1500)})
+def sparsity_runs(run, *, q_values=SPARSITY_Q):
+    r"""Normalized l_q-AttGD (eta = 0.1) from W(0) = 0 for every q of ``q_values`` on every instance,
+    side by side (trial j = iq * K + k); returns the final iterates W (J, d, d) and q (J,)."""
+    s = run.sizes
+    data, W0 = instances(run.runtime, s)
+    K = data.K
+    t = data.to_torch(run.device, run.dtype)
+    model = TokenSelection(t.X, t.y, t.u).tiled(len(q_values))
+    q = [qv for qv in q_values for _ in range(K)]
+    step = MirrorDescent(model, q, 0.1, normalized=True)
+    W = run.tensor(np.zeros((len(q),) + W0.shape[1:]))
+    traj = run_trajectory(step, {"W": W}, s["steps"], {}, checkpoints=[])
+    return dict(W=traj.W.cpu().numpy(), q=np.array(q))
+
+
+def sparsity_index(W: np.ndarray) -> np.ndarray:
+    r"""The scale-free sparsity index ||W||_1 / ||W||_2 (entrywise) of every matrix of W (J, d, d):
+    between 1 (one non-zero entry) and sqrt(d^2) (all entries equal in size)."""
+    flat = W.reshape(len(W), -1)
+    return np.abs(flat).sum(1) / np.linalg.norm(flat, axis=1)
+
+
+def small_entry_fraction(W: np.ndarray, relative=1e-2) -> np.ndarray:
+    """Fraction of entries with |W_jk| < relative * max|W| per matrix of W (J, d, d)."""
+    flat = np.abs(W.reshape(len(W), -1))
+    return np.mean(flat < relative * flat.max(1, keepdims=True), axis=1)
