@@ -252,3 +252,83 @@ def small_entry_fraction(W: np.ndarray, relative=1e-2) -> np.ndarray:
     """Fraction of entries with |W_jk| < relative * max|W| per matrix of W (J, d, d)."""
     flat = np.abs(W.reshape(len(W), -1))
     return np.mean(flat < relative * flat.max(1, keepdims=True), axis=1)
+
+
+LOCAL_P = (1.75, 2.0, 3.0)
+SAFE_GAP = 0.05
+r"""delta_safe >= SAFE_GAP filters well-posed locally optimal alpha (spec: a higher-score token
+that is almost a support token makes the basin tiny)."""
+
+
+def safe_gap(X, scores, alpha, W_mm) -> float:
+    r"""delta_safe = min{m_{i,t}(W_mm) - 1 : t != alpha_i, gamma_{i,t} >= gamma_{i,alpha_i}} (inf
+    if empty), one instance."""
+    A, B, index = wsvm_constraint_factors(X, alpha)
+    m = constraint_values(A, B, W_mm)
+    own = scores[index[:, 0], alpha[index[:, 0]]]
+    higher = scores[index[:, 0], index[:, 1]] >= own
+    return float(np.min(m[higher] - 1)) if higher.any() else np.inf
+
+
+def lowest_score_switch(scores, alpha, opt):
+    """alpha with its first non-global sample moved to its lowest-score token (not locally
+    optimal: that token has a lower score than every other)."""
+    bad = alpha.copy()
+    i = int(np.flatnonzero(alpha != opt)[0])
+    bad[i] = scores[i].argmin()
+    return bad
+
+
+MAX_RESTARTS = 9
+"""At most 3 alpha x 3 p restarts (the spec's CPU configuration)."""
+
+
+@shared_run(sizes={"quick": dict(SIZES["quick"], steps=1000, scale=5.0),
+                   "full": dict(SIZES["full"], steps=15000, scale=5.0)})
+def local_restarts(run, *, switch_to_lowest=False):
+    r"""Restarts of normalized l_p-AttGD on the SVM ray: for every distinct non-global alpha
+    selected by `normalized_mirror_runs` and every p of LOCAL_P, W(0) = scale * W_mm_alpha^p;
+    with ``switch_to_lowest`` alpha' = `lowest_score_switch` instead.  Without it only the
+    restarts meeting the hypotheses (alpha locally optimal at p, delta_safe >= SAFE_GAP) run,
+    at most MAX_RESTARTS of them (``candidates`` counts all).  Records the directional
+    divergence to W_mm of the restart's own alpha and the selected tokens at 31 checkpoints,
+    and the hypotheses: alpha locally optimal at p, delta_safe."""
+    s = run.sizes
+    runs = run.use(normalized_mirror_runs)
+    data, _ = instances(run.runtime, s)
+    scores = data.scores()
+    pairs = sorted({(int(k), tuple(a)) for k, a, g in zip(runs["instance"], runs["alpha"],
+                                                           runs["globally_optimal"]) if not g})
+    trials = []
+    for k, alpha in pairs:
+        alpha = np.array(alpha)
+        if switch_to_lowest:
+            alpha = lowest_score_switch(scores[k], alpha, data.opt[k])
+        for p in LOCAL_P:
+            W_mm = solve_lp_wsvm(data.X[k], alpha, p, name="synthetic", trial=k).W
+            trials.append(dict(instance=k, alpha=alpha, p=p, W_mm=W_mm,
+                               local=locally_optimal(data.X[k], scores[k], alpha, W_mm),
+                               safe=safe_gap(data.X[k], scores[k], alpha, W_mm)))
+    candidates = len(trials)
+    if not switch_to_lowest:        # restart only where the theorem's hypotheses hold
+        trials = [tr for tr in trials if tr["local"] and tr["safe"] >= SAFE_GAP]
+    trials = trials[:MAX_RESTARTS]
+    if not trials:
+        return dict(p=np.empty(0), D=np.empty((0, 0)), tokens_kept=np.empty((0, 0), bool),
+                    local=np.empty(0, bool), safe=np.empty(0), t=np.empty(0), candidates=candidates)
+    idx = [tr["instance"] for tr in trials]
+    t = data.to_torch(run.device, run.dtype)
+    model = TokenSelection(t.X[idx], t.y[idx], t.u[idx])
+    p = np.array([tr["p"] for tr in trials])
+    W_mm = np.stack([tr["W_mm"] for tr in trials])
+    alpha = np.stack([tr["alpha"] for tr in trials])
+    step = MirrorDescent(model, p.tolist(), [STEP[pv] for pv in p], normalized=True)
+    marks = np.linspace(0, s["steps"], 31).round().astype(int)
+    traj = run_trajectory(step, {"W": run.tensor(s["scale"] * W_mm)}, s["steps"], {"W": lambda it: it.W},
+                          checkpoints=marks)
+    W = traj["W"]
+    X = data.X[idx]
+    kept = np.stack([np.all(selected_tokens(X, Wc) == alpha, axis=-1) for Wc in W])
+    return dict(p=p, t=traj.t, D=divergence_curves(W, W_mm, p), tokens_kept=kept,
+                local=np.array([tr["local"] for tr in trials]), safe=np.array([tr["safe"] for tr in trials]),
+                candidates=candidates)
