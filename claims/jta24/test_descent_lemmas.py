@@ -14,7 +14,7 @@ from .setup import PAPER, SIZES, plain_mirror_steps
 
 SMALL_ETA = 10.0
 """Largest step size at which Lemma 24 (ii) is claimed (see test_descent: chosen after seeing data)."""
-PLAIN_SIZES = {"quick": dict(SIZES["quick"], steps=200), "full": dict(SIZES["full"], steps=3000)}
+PLAIN_SIZES = {"quick": dict(SIZES["quick"], steps=200), "full": dict(SIZES["full"], steps=1000)}
 REL = 1e-12
 """Relative round-off allowance of a per-step inequality between norms (a few unit round-offs
 of the p-th powers of <= 100 entries; the tightest inequalities are equalities up to rounding)."""
