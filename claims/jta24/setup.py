@@ -334,3 +334,32 @@ def local_restarts(run, *, switch_to_lowest=False):
     return dict(p=p, t=traj.t, D=divergence_curves(W, W_mm, p), tokens_kept=kept,
                 local=np.array([tr["local"] for tr in trials]), safe=np.array([tr["safe"] for tr in trials]),
                 candidates=candidates)
+
+
+GROWTH_P = (1.75, 2.0, 3.0)
+
+
+@shared_run(sizes={"quick": dict(SIZES["quick"], instances=3, steps=2000, eta=10.0),
+                   "full": dict(SIZES["full"], steps=20000, eta=10.0)})
+def norm_growth_runs(run, *, normalized=False, zero_head=False):
+    r"""Plain (or ``normalized``) l_p-AttGD with eta for p in GROWTH_P on the first instances from
+    W(0) std 1, side by side; ||W(k)||_p at k = K/10 and K, the selected tokens alpha at K and
+    ||W_mm_alpha||_p (certified l_p-AttSVM).  ``zero_head`` sets v = 0 (all scores equal)."""
+    s = run.sizes
+    data, W0 = instances(run.runtime, s)
+    K, P = data.K, len(GROWTH_P)
+    t = data.to_torch(run.device, run.dtype)
+    v = torch.zeros_like(t.u) if zero_head else t.u
+    model = TokenSelection(t.X, t.y, v).tiled(P)
+    p = [pv for pv in GROWTH_P for _ in range(K)]
+    step = MirrorDescent(model, p, s["eta"], normalized=normalized)
+    pt = run.tensor(p)
+    traj = run_trajectory(step, {"W": run.tensor(np.tile(W0, (P, 1, 1)))}, s["steps"],
+                          {"r": lambda it: lp_norm(it.W, pt)}, checkpoints=[s["steps"] // 10, s["steps"]])
+    X = np.tile(data.X, (P, 1, 1, 1))
+    alpha = selected_tokens(X, traj.W.cpu().numpy())
+    mm = np.array([solve_lp_wsvm(data.X[j % K], alpha[j], p[j], name="synthetic", trial=j % K).norm
+                   for j in range(P * K)])
+    scores = token_scores(data.X, data.y, v.cpu().numpy())
+    distinct = np.ptp(scores, axis=-1).min(-1) > 0
+    return dict(r=traj["r"], p=np.array(p), svm_norm=mm, distinct_scores=np.tile(distinct, P))

@@ -67,7 +67,7 @@ ACTIVE_TOL = 1e-7
 
 def _np(fn, A, p):
     """A torch function of :mod:`theorycheck.optim.mirror` applied to one numpy matrix."""
-    out = fn(torch.as_tensor(np.asarray(A, dtype=np.float64))[None], p)[0]
+    out = fn(torch.as_tensor(np.array(A, dtype=np.float64))[None], p)[0]
     return out.numpy() if out.dim() else float(out)
 
 
