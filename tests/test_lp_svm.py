@@ -60,3 +60,24 @@ def test_usvm_with_one_constraint_has_the_closed_form():
         u = solve_lp_usvm(a[None], np.array([1.0]), p).W[:, 0]
         expected = np.sign(a) * np.abs(a) ** (q - 1) / np.sum(np.abs(a) ** q)
         assert np.abs(u - expected).max() <= 1e-9
+
+
+def test_certificate_judges_the_rescaled_dual_point():
+    """lambda / ||S(lambda)||_q is dual feasible, so scaling the multipliers leaves the duality
+    gap unchanged; a gap computed from sum(lambda) alone would report -1 here."""
+    X, opt = _instance(seed=5)
+    sol = solve_lp_wsvm(X, opt, 1.5)
+    A, B, _ = wsvm_constraint_factors(X, opt)
+    cert = lp_certify(A, B, sol.W, 2.0 * sol.multipliers, 1.5)
+    assert abs(cert.duality_gap) <= 1e-10 and cert.stationarity <= 1e-10
+
+
+def test_full_tier_instance_that_clarabel_fails_at_tight_tolerances():
+    """An instance (the full tier's trial 11 of seed 0, p = 1.1) on which CLARABEL at 1e-10
+    raised a solver error: the retry at default tolerances plus the polish certifies it."""
+    from claims.jta24.setup import SIZES, instances
+    from theorycheck.runtime import Runtime
+
+    data, _ = instances(Runtime(tier="full"), SIZES["full"])
+    sol = solve_lp_wsvm(data.X[11], data.opt[11], 1.1)
+    assert sol.certificate.ok

@@ -153,19 +153,26 @@ def lp_certify(A, B, W, lam, p: float, status: str = "candidate") -> LpMarginCer
 
 
 def _solve_conic(A, B, p):
-    """cvxpy: ``min ||vec W||_p`` s.t. ``sum_j (A W)_{kj} B_{kj} >= 1``; (W, lambda, status)."""
+    """cvxpy: ``min ||vec W||_p`` s.t. ``sum_j (A W)_{kj} B_{kj} >= 1``; (W, lambda, status).
+
+    CLARABEL with tolerances 1e-10 first; if it fails outright (it does on rare instances at
+    p = 1.1), once more with its default tolerances: the polish and the certificate decide."""
     W = cp.Variable((A.shape[1], B.shape[1]))
     margins = cp.sum(cp.multiply(A @ W, B), axis=1) >= 1
     problem = cp.Problem(cp.Minimize(cp.pnorm(cp.vec(W, order="F"), p)), [margins])
-    try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-            problem.solve(solver=SOLVER, **SOLVER_OPTIONS)
-    except cp.error.SolverError as error:
-        return None, None, f"solver error: {error}"
-    if W.value is None or margins.dual_value is None:
-        return None, None, problem.status
-    return W.value, np.asarray(margins.dual_value, dtype=float).reshape(-1), problem.status
+    status = "not solved"
+    for options in (SOLVER_OPTIONS, {}):
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+                problem.solve(solver=SOLVER, **options)
+            status = problem.status
+        except cp.error.SolverError as error:
+            status = f"solver error: {error}"
+            continue
+        if W.value is not None and margins.dual_value is not None:
+            return W.value, np.asarray(margins.dual_value, dtype=float).reshape(-1), status
+    return None, None, status
 
 
 def _polish(A, B, W, lam, p, iterations=8):
