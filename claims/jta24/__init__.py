@@ -17,7 +17,8 @@ ENCODED = ["alg.p2_is_gd", "svm.certificate", "svm.p2_is_frobenius", "thm.lp_dir
            "lem14.power_ratio", "lem15.power_mvt", "lem26.three_point", "lem16.loss_bounds",
            "lem17.gradient", "lem18.gradient_bound", "lem23.md_identities", "lem4.norm_increment",
            "lem22.norm_monotone", "lem24.descent", "exp.sparsity_vs_p", "thm.lp_direction_local",
-           "lem28.cone_invariance", "lem30.norm_growth"]
+           "lem28.cone_invariance", "lem30.norm_growth",
+           "lem20.gradient_correlation"]
 
 paper(
     "jta24",
