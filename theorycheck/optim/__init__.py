@@ -23,6 +23,16 @@ from theorycheck.optim.metrics import (
     relative_error,
     standard_metrics,
 )
+from theorycheck.optim.mirror import (
+    MirrorDescent,
+    bregman,
+    directional_bregman,
+    dual_exponent,
+    inverse_mirror_map,
+    lp_norm,
+    mirror_map,
+    potential,
+)
 from theorycheck.optim.preconditioned import Preconditioned
 from theorycheck.optim.trajectory import ON_NONFINITE, Trajectory, recorded_rows, run_trajectory
 
@@ -52,5 +62,13 @@ __all__ = [
     "recorded_rows",
     "relative_error",
     "run_trajectory",
+    "MirrorDescent",
+    "bregman",
+    "directional_bregman",
+    "dual_exponent",
+    "inverse_mirror_map",
+    "lp_norm",
+    "mirror_map",
+    "potential",
     "standard_metrics",
 ]

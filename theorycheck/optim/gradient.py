@@ -39,7 +39,7 @@ from theorycheck.errors import DeclarationError
 from theorycheck.models.base import Model, per_trial
 
 __all__ = ["RULES", "FirstOrder", "GD", "NGD", "Polyak", "BlockNGD", "Method", "side_by_side",
-           "tile", "OPTIMIZERS"]
+           "tile", "OPTIMIZERS", "register_optimizer"]
 
 RULES = ("gd", "ngd", "polyak", "block_ngd")
 
@@ -224,7 +224,21 @@ def side_by_side(model: Model, methods: Sequence[Method]) -> FirstOrder:
                       name="+".join(m.label for m in methods))
 
 
-#: name -> factory(model) -> step, for the conformance suite (every rule, with cap and momentum)
+def register_optimizer(name: str):
+    """Register ``factory(model) -> step`` under ``name`` for the conformance suite (an optimizer
+    that works on any model of the protocol)."""
+
+    def decorate(factory):
+        if name in OPTIMIZERS and OPTIMIZERS[name] is not factory:
+            raise DeclarationError(f"optimizer {name!r} is registered twice")
+        OPTIMIZERS[name] = factory
+        return factory
+
+    return decorate
+
+
+#: name -> factory(model) -> step, for the conformance suite (every rule, with cap and momentum;
+#: other modules add theirs with `register_optimizer`)
 OPTIMIZERS = {
     "gd": lambda model: GD(model, 0.3),
     "ngd": lambda model: NGD(model, 0.1),

@@ -46,6 +46,14 @@ from theorycheck.solvers.regions import (
     relu_network_hyperplanes,
     relu_network_regions,
 )
+from theorycheck.solvers.lp_margin import (
+    LpMarginCertificate,
+    LpMarginSolution,
+    lp_certify,
+    solve_lp_margin_program,
+    solve_lp_usvm,
+    solve_lp_wsvm,
+)
 from theorycheck.solvers.svm import (
     USVMSolution,
     solve_usvm,
@@ -101,4 +109,10 @@ __all__ = [
     "stationarity_multipliers",
     "wsvm_constraint_factors",
     "wsvm_orthonormal_closed_form",
+    "LpMarginCertificate",
+    "LpMarginSolution",
+    "lp_certify",
+    "solve_lp_margin_program",
+    "solve_lp_usvm",
+    "solve_lp_wsvm",
 ]

@@ -1,0 +1,365 @@
+r"""The set-up of jta24: its synthetic data, its assumptions and the runs its claims share.
+
+Paper: A. K. Julistiono, D. A. Tarzanagh, N. Azizan, "Optimizing Attention with Mirror Descent:
+Generalized Max-Margin Token Selection", arXiv 2410.14581 (2024).  Only the appendix Lemmas
+12-30 survive in the copy; the setting is reconstructed (authors' code, the predecessor papers).
+
+Model: one softmax attention layer with a fixed value/prediction head v,
+f(X_i) = v^T X_i^T softmax(X_i W z_i), token scores gamma_{i,t} = y_i v^T x_{i,t}; the library's
+`theorycheck.models.TokenSelection` with decoder u = v.  Two choices of this encoding, both
+inside the paper's setting (and stated in every claim that depends on them):
+
+* **self-attention**, z_i = x_{i,0} (the paper's own special case, used in its joint example;
+  the library model has this query).  The synthetic experiments of the paper use a separate
+  query token z_i; nothing in the theory depends on which;
+* **exponential loss** l(u) = exp(-u) (the library model's), one of the paper's examples of
+  Assumption A (strictly decreasing, l' bounded and Lipschitz on bounded intervals).  The
+  paper's experiments use the logistic loss, so numbers of the spec's reproduction are not
+  comparable one to one; every claim tests shapes and certificates instead.
+
+Data (the authors' generator, Section "synthetic experiments"): v ~ N(0, I_d), labels y_i = +1
+when a N(0,1) draw is > 0 else -1, tokens x_{i,t} ~ N(0, I_d); v and every token normalized to
+unit l_2 norm; W(0) with i.i.d. N(0,1) entries from a separate stream.  Each trial (instance)
+draws from its own child stream of the paper-wide stream "synthetic".
+
+Sizes: n=6, T=8, d=10 (the paper's synthetic instance) in both tiers; quick 5 instances, full
+20 (the paper averaged 100; the spec's scaled-down reproduction used 20) with longer runs.  The
+spec's large GPU instance (n=32, T=16, d=32) needs ~14 s per l_p-SVM solve on the CPU, ~100
+solves per run: not encoded as a tier.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from theorycheck import shared_run
+from theorycheck.data import AssumptionReport, TokenSelectionData, opt_is_argmax, token_scores, trial_generators
+from theorycheck.models import TokenSelection, log_attention
+from theorycheck.optim import (
+    MirrorDescent,
+    bregman,
+    directional_bregman,
+    dual_exponent,
+    lp_norm,
+    once_per_iterate,
+    potential,
+    run_trajectory,
+)
+from theorycheck.runtime import generator
+from theorycheck.solvers import solve_lp_wsvm
+from theorycheck.solvers.margin import constraint_values
+from theorycheck.solvers.svm import wsvm_constraint_factors
+
+PAPER = "jta24"
+SIZES = {"quick": dict(n=6, T=8, d=10, instances=5), "full": dict(n=6, T=8, d=10, instances=20)}
+SUPPORT_TOL = 1e-6
+"""|m_{i,t} - 1| <= SUPPORT_TOL makes t a support token (margins are certified to ~1e-12)."""
+P_VALUES = (1.5, 1.75, 2.0, 3.0)
+"""The exponents of the directional-convergence runs (the paper's 1.75, 2, 3, and 1.5)."""
+STEP = {1.5: 0.1, 1.75: 0.1, 2.0: 0.1, 3.0: 1.0}
+r"""eta of normalized MD per p: the paper's 0.1, and 1.0 for p = 3 (normalized MD with (eta, K)
+and (eta/10, 10K) follow the same path up to the first steps, and ||W||_3 grows only like
+(eta k)^(1/2))."""
+DIRECTION_STEPS = {"quick": 2000, "full": 6000}
+
+
+def synthetic(rng, K: int, n: int, T: int, d: int, name: str = "synthetic"):
+    """``K`` instances of the authors' generator (module docstring) and W(0) std 1:
+    ``(TokenSelectionData, W0 (K, d, d))``; ``opt`` is the argmax of the scores."""
+    X = np.empty((K, n, T, d))
+    y, v, W0 = np.empty((K, n)), np.empty((K, d)), np.empty((K, d, d))
+    for k, g in enumerate(trial_generators(rng, K)):
+        v[k] = g.standard_normal(d)
+        y[k] = np.where(g.standard_normal(n) > 0, 1.0, -1.0)
+        X[k] = g.standard_normal((n, T, d))
+        W0[k] = g.spawn(1)[0].standard_normal((d, d))
+    v /= np.linalg.norm(v, axis=-1, keepdims=True)
+    X /= np.linalg.norm(X, axis=-1, keepdims=True)
+    scores = token_scores(X, y, v)
+    opt = scores.argmax(-1)
+    report = AssumptionReport.from_flags(
+        per_trial={"opt_unique_argmax": opt_is_argmax(scores, opt).all(-1)}, details={})
+    data = TokenSelectionData(name=name, X=X, y=y, u=v, opt=opt, designated_opt=opt.copy(),
+                              params=dict(n=n, T=T, d=d), assumptions=report)
+    return data, W0
+
+
+def selected_tokens(X: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """argmax_t s_{i,t}(W), the tokens the attention selects, ``(K, n)`` for X (K,n,T,d), W (K,d,d)."""
+    return log_attention(torch.as_tensor(X), torch.as_tensor(W)).argmax(-1).numpy()
+
+
+def support_tokens(X: np.ndarray, alpha: np.ndarray, W_mm: np.ndarray) -> np.ndarray:
+    r"""Boolean (n, T): t is a support token of sample i, |m_{i,t}(W_mm) - 1| <= SUPPORT_TOL,
+    m_{i,t} = (x_{i,alpha_i} - x_{i,t})^T W_mm x_{i,0}, t != alpha_i (one instance)."""
+    A, B, index = wsvm_constraint_factors(X, alpha)
+    mask = np.zeros(X.shape[:2], dtype=bool)
+    tight = np.abs(constraint_values(A, B, W_mm) - 1) <= SUPPORT_TOL
+    mask[index[tight, 0], index[tight, 1]] = True
+    return mask
+
+
+def locally_optimal(X, scores, alpha, W_mm) -> bool:
+    r"""alpha is locally optimal (Definition 3, as in Tarzanagh et al.): every support token of
+    W_mm (the l_p-AttSVM solution for alpha) scores strictly below alpha_i, one instance."""
+    support = support_tokens(X, alpha, W_mm)
+    own = scores[np.arange(len(alpha)), alpha][:, None]
+    return bool(np.all(~support | (scores < own)))
+
+
+@shared_run(sizes={"quick": dict(SIZES["quick"], steps=DIRECTION_STEPS["quick"]),
+                   "full": dict(SIZES["full"], steps=DIRECTION_STEPS["full"])})
+def normalized_mirror_runs(run):
+    r"""Normalized l_p-AttGD for every p of P_VALUES on every instance, side by side.
+
+    Trial j = (index of p) * K + k.  Records W at 0, 12 log-spaced checkpoints in [steps/20,
+    steps], 0.5, 0.7 steps and at 40 evenly spaced ones (for the plots); then alpha_j = the
+    tokens selected by the last iterate and the certified l_q-AttSVM solution W_mm[q][j] for
+    alpha_j and every q of P_VALUES (solved once per distinct (instance, alpha, q)).
+    """
+    s = run.sizes
+    data, W0 = synthetic(run.rng("synthetic"), s["instances"], s["n"], s["T"], s["d"])
+    K, steps, P = data.K, s["steps"], len(P_VALUES)
+    tensors = data.to_torch(run.device, run.dtype)
+    model = TokenSelection(tensors.X, tensors.y, tensors.u).tiled(P)
+    p = [pv for pv in P_VALUES for _ in range(K)]
+    step = MirrorDescent(model, p, [STEP[pv] for pv in p], normalized=True)
+    marks = np.unique(np.concatenate([
+        [0], np.geomspace(steps / 20, steps, 12).round(), np.linspace(0, steps, 41).round(),
+        [steps // 2, round(0.7 * steps)]]).astype(int))
+    W0_t = run.tensor(np.tile(W0, (P, 1, 1)))
+    traj = run_trajectory(step, {"W": W0_t}, steps, {"W": lambda it: it.W}, checkpoints=marks)
+    W = traj["W"]
+    X = np.tile(data.X, (P, 1, 1, 1))
+    alpha = selected_tokens(X, W[-1])
+    solutions = {}
+    W_mm = np.empty((P, P * K) + W0.shape[1:])
+    for j in range(P * K):
+        for iq, q in enumerate(P_VALUES):
+            key = (j % K, tuple(alpha[j]), q)
+            if key not in solutions:
+                solutions[key] = solve_lp_wsvm(data.X[j % K], alpha[j], q, name="synthetic", trial=j % K).W
+            W_mm[iq, j] = solutions[key]
+    scores = data.scores()
+    own = np.array([P_VALUES.index(pv) for pv in p])
+    local = np.array([locally_optimal(data.X[j % K], scores[j % K], alpha[j], W_mm[own[j], j])
+                      for j in range(P * K)])
+    tokens = np.stack([selected_tokens(X, Wc) for Wc in W])
+    return dict(t=traj.t, W=W, p=np.array(p), instance=np.arange(P * K) % K, alpha=alpha,
+                W_mm=W_mm, locally_optimal=local, tokens=tokens,
+                globally_optimal=np.all(alpha == np.tile(data.opt, (P, 1)), axis=-1))
+
+
+
+def instances(runtime, sizes):
+    """The paper-wide synthetic instances of a tier, the same as those of
+    `normalized_mirror_runs` (stream (base seed, "jta24", "synthetic")): ``(data, W0)``."""
+    return synthetic(generator(runtime.seed, PAPER, "synthetic"), sizes["instances"], sizes["n"],
+                     sizes["T"], sizes["d"])
+
+
+FAR_Q = {1.5: 3.0, 1.75: 3.0, 2.0: 3.0, 3.0: 1.5}
+"""The far wrong exponent of each p (|q - p| >= 1.25, or the far end of P_VALUES)."""
+
+
+def divergence_curves(W: np.ndarray, references: np.ndarray, p: np.ndarray) -> np.ndarray:
+    r"""D_psi_p(R_j/||R_j||_p, W_c,j/||W_c,j||_p) for iterates W (C, J, d, d) and one reference
+    R_j (J, d, d) per run, with each run's own p (J,): shape (C, J)."""
+    refs, pt = torch.as_tensor(references), torch.as_tensor(p)
+    return np.stack([directional_bregman(refs, torch.as_tensor(Wc), pt).numpy() for Wc in W])
+
+
+def norms_along(W: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """||W_c,j||_p with each run's own p, shape (C, J)."""
+    pt = torch.as_tensor(p)
+    return np.stack([lp_norm(torch.as_tensor(Wc), pt).numpy() for Wc in W])
+
+
+def own_index(p: np.ndarray) -> np.ndarray:
+    """Index into P_VALUES of every run's p."""
+    return np.array([P_VALUES.index(float(x)) for x in p])
+
+
+def stable_tokens(runs, fraction=0.3) -> np.ndarray:
+    """(J,) bool: the selected tokens equal alpha at every checkpoint of the last ``fraction``."""
+    start = np.searchsorted(runs["t"], round((1 - fraction) * runs["t"][-1]))
+    return np.all(runs["tokens"][start:] == runs["alpha"][None], axis=(0, 2))
+
+
+PLAIN_P = (1.25, 1.5, 1.75, 2.0, 3.0, 4.0)
+PLAIN_ETA = (0.1, 1.0, 10.0, 100.0)
+
+
+@shared_run(sizes={"quick": dict(SIZES["quick"], steps=200), "full": dict(SIZES["full"], steps=1000)})
+def plain_mirror_steps(run, *, etas=PLAIN_ETA):
+    r"""Plain l_p-AttGD (the theorems' algorithm) for every p of PLAIN_P and eta of ``etas`` on
+    every instance from W(0) std 1, side by side; per step k the quantities of Lemmas 4, 22, 24:
+    a = ||W_k||_p, b = ||W_{k+1}||_p, ||G||_q (G = grad L(W_k)), <-G, W_k>, psi(W_k), psi(W_{k+1}),
+    D_psi(W_k, W_{k+1}), L(W_k), L(W_{k+1}).  Trial j = ((ip * len(etas)) + ie) * K + k."""
+    s = run.sizes
+    data, W0 = instances(run.runtime, s)
+    K, E = data.K, len(etas)
+    t = data.to_torch(run.device, run.dtype)
+    model = TokenSelection(t.X, t.y, t.u).tiled(len(PLAIN_P) * E)
+    p = [pv for pv in PLAIN_P for _ in etas for _ in range(K)]
+    eta = [e for _ in PLAIN_P for e in etas for _ in range(K)]
+    pt = run.tensor(p)
+    step = MirrorDescent(model, p, eta)
+
+    grad = once_per_iterate(lambda it: model.gradient(it.params)["W"])
+
+    metrics = {
+        "a": lambda it: lp_norm(it.W, pt),
+        "G_q": lambda it: lp_norm(grad(it), dual_exponent(pt)),
+        "neg_G_W": lambda it: -(grad(it) * it.W).flatten(1).sum(1),
+        "psi": lambda it: potential(it.W, pt),
+        "D_step": lambda it: bregman(it.W, it.next["W"], pt),
+        "L": lambda it: model.loss(it.params),
+    }
+    W0_t = run.tensor(np.tile(W0, (len(PLAIN_P) * E, 1, 1)))
+    traj = run_trajectory(step, {"W": W0_t}, s["steps"], metrics)
+    m = traj.metrics
+    per_step = {name: m[name][:-1] for name in ("a", "G_q", "neg_G_W", "psi", "D_step", "L")}
+    return dict(per_step, b=m["a"][1:], psi_next=m["psi"][1:], L_next=m["L"][1:], p=np.array(p),
+                eta=np.array(eta))
+
+
+SPARSITY_Q = (1.1, 1.5, 2.0, 3.0)
+
+
+@shared_run(sizes={"quick": dict(SIZES["quick"], steps=1500), "full": dict(SIZES["full"], steps=1500)})
+def sparsity_runs(run, *, q_values=SPARSITY_Q):
+    r"""Normalized l_q-AttGD (eta = 0.1) from W(0) = 0 for every q of ``q_values`` on every instance,
+    side by side (trial j = iq * K + k); returns the final iterates W (J, d, d) and q (J,)."""
+    s = run.sizes
+    data, W0 = instances(run.runtime, s)
+    K = data.K
+    t = data.to_torch(run.device, run.dtype)
+    model = TokenSelection(t.X, t.y, t.u).tiled(len(q_values))
+    q = [qv for qv in q_values for _ in range(K)]
+    step = MirrorDescent(model, q, 0.1, normalized=True)
+    W = run.tensor(np.zeros((len(q),) + W0.shape[1:]))
+    traj = run_trajectory(step, {"W": W}, s["steps"], {}, checkpoints=[])
+    return dict(W=traj.W.cpu().numpy(), q=np.array(q))
+
+
+def sparsity_index(W: np.ndarray) -> np.ndarray:
+    r"""The scale-free sparsity index ||W||_1 / ||W||_2 (entrywise) of every matrix of W (J, d, d):
+    between 1 (one non-zero entry) and sqrt(d^2) (all entries equal in size)."""
+    flat = W.reshape(len(W), -1)
+    return np.abs(flat).sum(1) / np.linalg.norm(flat, axis=1)
+
+
+def small_entry_fraction(W: np.ndarray, relative=1e-2) -> np.ndarray:
+    """Fraction of entries with |W_jk| < relative * max|W| per matrix of W (J, d, d)."""
+    flat = np.abs(W.reshape(len(W), -1))
+    return np.mean(flat < relative * flat.max(1, keepdims=True), axis=1)
+
+
+LOCAL_P = (1.75, 2.0, 3.0)
+SAFE_GAP = 0.05
+r"""delta_safe >= SAFE_GAP filters well-posed locally optimal alpha (spec: a higher-score token
+that is almost a support token makes the basin tiny)."""
+
+
+def safe_gap(X, scores, alpha, W_mm) -> float:
+    r"""delta_safe = min{m_{i,t}(W_mm) - 1 : t != alpha_i, gamma_{i,t} >= gamma_{i,alpha_i}} (inf
+    if empty), one instance."""
+    A, B, index = wsvm_constraint_factors(X, alpha)
+    m = constraint_values(A, B, W_mm)
+    own = scores[index[:, 0], alpha[index[:, 0]]]
+    higher = scores[index[:, 0], index[:, 1]] >= own
+    return float(np.min(m[higher] - 1)) if higher.any() else np.inf
+
+
+def lowest_score_switch(scores, alpha, opt):
+    """alpha with its first non-global sample moved to its lowest-score token (not locally
+    optimal: that token has a lower score than every other)."""
+    bad = alpha.copy()
+    i = int(np.flatnonzero(alpha != opt)[0])
+    bad[i] = scores[i].argmin()
+    return bad
+
+
+MAX_RESTARTS = 9
+"""At most 3 alpha x 3 p restarts (the spec's CPU configuration)."""
+
+
+@shared_run(sizes={"quick": dict(SIZES["quick"], steps=1000, scale=5.0),
+                   "full": dict(SIZES["full"], steps=3000, scale=5.0)})
+def local_restarts(run, *, switch_to_lowest=False):
+    r"""Restarts of normalized l_p-AttGD on the SVM ray: for every distinct non-global alpha
+    selected by `normalized_mirror_runs` and every p of LOCAL_P, W(0) = scale * W_mm_alpha^p;
+    with ``switch_to_lowest`` alpha' = `lowest_score_switch` instead.  Without it only the
+    restarts meeting the hypotheses (alpha locally optimal at p, delta_safe >= SAFE_GAP) run,
+    at most MAX_RESTARTS of them (``candidates`` counts all).  Records the directional
+    divergence to W_mm of the restart's own alpha and the selected tokens at 31 checkpoints,
+    and the hypotheses: alpha locally optimal at p, delta_safe."""
+    s = run.sizes
+    runs = run.use(normalized_mirror_runs)
+    data, _ = instances(run.runtime, s)
+    scores = data.scores()
+    pairs = sorted({(int(k), tuple(a)) for k, a, g in zip(runs["instance"], runs["alpha"],
+                                                           runs["globally_optimal"]) if not g})
+    trials = []
+    for k, alpha in pairs:
+        alpha = np.array(alpha)
+        if switch_to_lowest:
+            alpha = lowest_score_switch(scores[k], alpha, data.opt[k])
+        for p in LOCAL_P:
+            W_mm = solve_lp_wsvm(data.X[k], alpha, p, name="synthetic", trial=k).W
+            trials.append(dict(instance=k, alpha=alpha, p=p, W_mm=W_mm,
+                               local=locally_optimal(data.X[k], scores[k], alpha, W_mm),
+                               safe=safe_gap(data.X[k], scores[k], alpha, W_mm)))
+    candidates = len(trials)
+    if not switch_to_lowest:        # restart only where the theorem's hypotheses hold
+        trials = [tr for tr in trials if tr["local"] and tr["safe"] >= SAFE_GAP]
+    trials = trials[:MAX_RESTARTS]
+    if not trials:
+        return dict(p=np.empty(0), D=np.empty((0, 0)), tokens_kept=np.empty((0, 0), bool),
+                    local=np.empty(0, bool), safe=np.empty(0), t=np.empty(0), candidates=candidates)
+    idx = [tr["instance"] for tr in trials]
+    t = data.to_torch(run.device, run.dtype)
+    model = TokenSelection(t.X[idx], t.y[idx], t.u[idx])
+    p = np.array([tr["p"] for tr in trials])
+    W_mm = np.stack([tr["W_mm"] for tr in trials])
+    alpha = np.stack([tr["alpha"] for tr in trials])
+    step = MirrorDescent(model, p.tolist(), [STEP[pv] for pv in p], normalized=True)
+    marks = np.linspace(0, s["steps"], 31).round().astype(int)
+    traj = run_trajectory(step, {"W": run.tensor(s["scale"] * W_mm)}, s["steps"], {"W": lambda it: it.W},
+                          checkpoints=marks)
+    W = traj["W"]
+    X = data.X[idx]
+    kept = np.stack([np.all(selected_tokens(X, Wc) == alpha, axis=-1) for Wc in W])
+    return dict(p=p, t=traj.t, D=divergence_curves(W, W_mm, p), tokens_kept=kept,
+                local=np.array([tr["local"] for tr in trials]), safe=np.array([tr["safe"] for tr in trials]),
+                candidates=candidates)
+
+
+GROWTH_P = (1.75, 2.0, 3.0)
+
+
+@shared_run(sizes={"quick": dict(SIZES["quick"], instances=3, steps=2000, eta=10.0),
+                   "full": dict(SIZES["full"], steps=20000, eta=10.0)})
+def norm_growth_runs(run, *, normalized=False, zero_head=False):
+    r"""Plain (or ``normalized``) l_p-AttGD with eta for p in GROWTH_P on the first instances from
+    W(0) std 1, side by side; ||W(k)||_p at k = K/10 and K, the selected tokens alpha at K and
+    ||W_mm_alpha||_p (certified l_p-AttSVM).  ``zero_head`` sets v = 0 (all scores equal)."""
+    s = run.sizes
+    data, W0 = instances(run.runtime, s)
+    K, P = data.K, len(GROWTH_P)
+    t = data.to_torch(run.device, run.dtype)
+    v = torch.zeros_like(t.u) if zero_head else t.u
+    model = TokenSelection(t.X, t.y, v).tiled(P)
+    p = [pv for pv in GROWTH_P for _ in range(K)]
+    step = MirrorDescent(model, p, s["eta"], normalized=normalized)
+    pt = run.tensor(p)
+    traj = run_trajectory(step, {"W": run.tensor(np.tile(W0, (P, 1, 1)))}, s["steps"],
+                          {"r": lambda it: lp_norm(it.W, pt)}, checkpoints=[s["steps"] // 10, s["steps"]])
+    X = np.tile(data.X, (P, 1, 1, 1))
+    alpha = selected_tokens(X, traj.W.cpu().numpy())
+    mm = np.array([solve_lp_wsvm(data.X[j % K], alpha[j], p[j], name="synthetic", trial=j % K).norm
+                   for j in range(P * K)])
+    scores = token_scores(data.X, data.y, v.cpu().numpy())
+    distinct = np.ptp(scores, axis=-1).min(-1) > 0
+    return dict(r=traj["r"], p=np.array(p), svm_norm=mm, distinct_scores=np.tile(distinct, P))

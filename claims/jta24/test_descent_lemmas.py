@@ -1,0 +1,114 @@
+r"""jta24: the per-step lemmas of plain l_p-AttGD (appendix A.4-A.5: Lemmas 22, 24 and the
+main-body Lemma 4 proved in A.5), checked at every step of plain mirror-descent runs.
+
+Julistiono, Tarzanagh, Azizan, arXiv 2410.14581.  Shared run `plain_mirror_steps`: plain
+l_p-AttGD for p in {1.25, 1.5, 1.75, 2, 3, 4} and eta in {0.1, 1, 10, 100} on the 5 synthetic
+instances from W(0) std 1, 200 steps (quick); a = ||W_k||_p, b = ||W_{k+1}||_p, G = grad L(W_k).
+The inequalities hold for every W (no cone assumption), so every step of every run counts.
+"""
+import numpy as np
+
+from theorycheck import Control, claim
+
+from .setup import PAPER, SIZES, plain_mirror_steps
+
+SMALL_ETA = 10.0
+"""Largest step size at which Lemma 24 (ii) is claimed (see test_descent: chosen after seeing data)."""
+PLAIN_SIZES = {"quick": dict(SIZES["quick"], steps=200), "full": dict(SIZES["full"], steps=1000)}
+REL = 1e-12
+"""Relative round-off allowance of a per-step inequality between norms (a few unit round-offs
+of the p-th powers of <= 100 entries; the tightest inequalities are equalities up to rounding)."""
+
+
+@claim(
+    f"{PAPER}.lem4.norm_increment",
+    source="main-body Lemma 4 (proof in Appendix A.5: Lemmas 14, 15, 18, Hoelder)",
+    statement="For plain l_p-AttGD with a = ||W(k)||_p, b = ||W(k+1)||_p, G = grad L(W(k)): "
+              "(i) b - a <= eta ||G||_q (a + b) / ((p-1) a^(p-1)); (ii) b^(p-1) - a^(p-1) <= eta ||G||_q.",
+    provenance="inferred",
+    controls={"half_step": Control("statement", breaks=["(ii) b^(p-1) - a^(p-1) <= eta ||G||_q"],
+                                   description="(ii) with eta ||G||_q / 2")},
+    sizes=PLAIN_SIZES,
+)
+def test_norm_increment(tc):
+    r"""(ii): b^(p-1) = ||grad psi(W(k+1))||_q = ||grad psi(W(k)) - eta G||_q <= a^(p-1) + eta ||G||_q
+    (triangle inequality; tight when the step is parallel to grad psi(W(k))).  (i) follows from
+    (ii) with Lemma 15 (b^(p-1) - a^(p-1) >= (p-1) min(a,b)^(p-2) (b - a) type bounds) and
+    Lemma 14; which of the equivalent forms the paper states is lost (provenance inferred).
+    Pass: both at every step of every run with relative allowance 1e-12 (REL) of the right
+    side's scale; trivially true where b <= a (the proof's first case), checked anyway.  The
+    control halves the right side of (ii), which large steps (eta = 100) violate.
+    """
+    r = tc.use(plain_mirror_steps)
+    a, b, Gq, p, eta = r["a"], r["b"], r["G_q"], r["p"], r["eta"]
+    factor = 0.5 if tc.control == "half_step" else 1.0
+    rhs_i = eta * Gq * (a + b) / ((p - 1) * a ** (p - 1))
+    slack_i = (rhs_i - (b - a)) / np.maximum(rhs_i + b, 1e-300)
+    rhs_ii = factor * eta * Gq
+    slack_ii = (rhs_ii - (b ** (p - 1) - a ** (p - 1))) / np.maximum(rhs_ii + b ** (p - 1), 1e-300)
+    tc.record("steps with b > a", int(np.sum(b > a)))
+    tc.conclusion.at_least("(i) b - a <= eta ||G||_q (a + b) / ((p-1) a^(p-1))", slack_i.min(), -REL)
+    tc.conclusion.at_least("(ii) b^(p-1) - a^(p-1) <= eta ||G||_q", slack_ii.min(), -REL)
+
+
+@claim(
+    f"{PAPER}.lem22.norm_monotone",
+    source="Lemma 22 (Appendix A.4)",
+    statement="For plain l_p-AttGD: ||W(k+1)||_p^(p-1) >= ||W(k)||_p^(p-1) + eta <-grad L(W(k)), "
+              "W(k)> / ||W(k)||_p; so the norm does not decrease while <-grad L, W(k)> >= 0.",
+    provenance="inferred",
+    controls={"doubled": Control("statement", breaks=["b^(p-1) >= a^(p-1) + eta <-G, W_k>/a"],
+                                 description="the eta term doubled")},
+    sizes=PLAIN_SIZES,
+)
+def test_norm_monotone(tc):
+    r"""With U = W(k)/a (||U||_p = 1), Hoelder gives b^(p-1) = ||grad psi(W(k+1))||_q >=
+    <grad psi(W(k+1)), U> = <grad psi(W(k)) - eta G, U> = a^(p-1) + eta <-G, W(k)>/a.  Holds for
+    every W (no assumption); nearly tight (the spec observed -1.7e-9 relative before rounding
+    allowance... i.e. equality up to rounding when the step is small).  Pass: slack relative to
+    b^(p-1) >= -1e-12 at every step.  The control doubles the eta term (violated whenever
+    <-G, W(k)> > 0 and the step is small).
+    """
+    r = tc.use(plain_mirror_steps)
+    a, b, p, eta, ngw = r["a"], r["b"], r["p"], r["eta"], r["neg_G_W"]
+    factor = 2.0 if tc.control == "doubled" else 1.0
+    rhs = a ** (p - 1) + factor * eta * ngw / a
+    slack = (b ** (p - 1) - rhs) / b ** (p - 1)
+    tc.record("fraction of steps with <-G, W_k> >= 0", float(np.mean(ngw >= 0)))
+    tc.conclusion.at_least("b^(p-1) >= a^(p-1) + eta <-G, W_k>/a", slack.min(), -REL)
+
+
+@claim(
+    f"{PAPER}.lem24.descent",
+    source="Lemma 24 (Appendix A.4), after Sun et al. 2022",
+    statement="(i) eta <-grad L(W(k)), W(k)> = (p-1)[psi(W(k+1)) - psi(W(k))] - D_psi(W(k), W(k+1)); "
+              "(ii) for small eta, L(W(k+1)) <= L(W(k)) - D_psi(W(k), W(k+1)) / eta.",
+    provenance="inferred",
+    controls={"eta_1000": Control("dynamics", breaks=["(ii) L(W_{k+1}) <= L(W_k) - D_psi(W_k, W_{k+1})/eta"],
+                                  description="step size eta = 1000, beyond the small-step condition")},
+    sizes=PLAIN_SIZES,
+)
+def test_descent(tc):
+    r"""(i) is exact: D_psi(W, W') = psi(W) - psi(W') - <grad psi(W'), W - W'> with
+    <grad psi(W'), W'> = p psi(W') and <grad psi(W'), W> = p psi(W) - eta <G, W>.  Pass: residual
+    <= 1e-10 relative to (p-1)(psi(W') + psi(W)) (cancellation of two potentials of size up to
+    ~10^3).  (ii) is the mirror-descent descent lemma when psi - eta L is convex along the step
+    ("eta small enough", a threshold eta_0 the paper leaves unspecified); checked for
+    eta <= 10 at every step with the allowance 1e-12 of L(W_k).  FLAGGED: the range eta <= 10
+    was chosen after seeing data (seeds 1, 2): with the exponential loss eta = 100 violates (ii)
+    on the first steps from W(0) std 1 for p in {1.25, 1.5, 4} (relative slack down to -0.55 on
+    seed 1), so eta_0 lies between 10 and 100 here; the spec, with the logistic loss (smaller
+    curvature), found (ii) to hold up to eta = 100.  The violations at eta = 100 are recorded.
+    The control (dynamics kind) runs eta = 1000: (ii) then fails (the spec observed +0.09 to +0.8).
+    """
+    etas = (1000.0,) if tc.control == "eta_1000" else None
+    r = tc.use(plain_mirror_steps, etas=etas) if etas else tc.use(plain_mirror_steps)
+    p, eta = r["p"], r["eta"]
+    lhs = eta * r["neg_G_W"]
+    rhs = (p - 1) * (r["psi_next"] - r["psi"]) - r["D_step"]
+    scale = (p - 1) * (r["psi_next"] + r["psi"])
+    tc.conclusion.at_most("(i) exact identity, relative residual", (np.abs(lhs - rhs) / scale).max(), 1e-10)
+    slack = (r["L"] - r["D_step"] / eta - r["L_next"]) / r["L"]
+    tc.record("worst (ii) slack per eta", {float(e): float(slack[:, eta == e].min()) for e in np.unique(eta)})
+    small = eta <= SMALL_ETA if etas is None else np.ones_like(eta, dtype=bool)
+    tc.conclusion.at_least("(ii) L(W_{k+1}) <= L(W_k) - D_psi(W_k, W_{k+1})/eta", slack[:, small].min(), -REL)

@@ -1,0 +1,227 @@
+r"""jta24: the norm and Bregman inequalities of appendix A.2 and the three-point identity
+(Lemmas 12-15, 26), as property claims: a seeded hypothesis search for a counterexample
+(`theorycheck.patterns.property_search`), the worst instance recorded.
+
+Julistiono, Tarzanagh, Azizan, arXiv 2410.14581, Appendix A.2 (Lemmas 12-15) and A.4 (Lemma 26).
+The copy lost every formula; the statements below are the spec's reconstructions (constants
+re-derived), each verified here.  Inputs are built by construction from a drawn seed, shape and
+exponent (well-conditioned: entries Gaussian times a heavy-tailed factor, some set to zero).
+"""
+import math
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from theorycheck import Control, claim
+from theorycheck.optim import bregman, lp_norm, mirror_map
+from theorycheck.patterns import property_search
+
+from .setup import PAPER
+
+EXAMPLES = {"quick": dict(examples=80), "full": dict(examples=3000)}
+
+
+def _matrix(seed, m, n):
+    """An m x n matrix: Gaussian entries times 10^U (U uniform in [-2, 2]), about 20% zeroed
+    (at least one entry non-zero)."""
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((m, n)) * 10.0 ** rng.uniform(-2, 2, (m, n))
+    W[rng.random((m, n)) < 0.2] = 0.0
+    if not W.any():
+        W[0, 0] = 1.0
+    return W
+
+
+def _t(A):
+    return torch.as_tensor(A)[None]
+
+
+matrices = st.tuples(st.integers(0, 2**32 - 1), st.integers(1, 7), st.integers(1, 7),
+                     st.floats(1.01, 6.0))
+
+
+@claim(
+    f"{PAPER}.lem12.lp_vs_l2",
+    source="Lemma 12 (Appendix A.2)",
+    statement="For W != 0 with N entries: 1 <= ||W||_p/||W||_2 <= N^(1/p-1/2) if 1 < p <= 2, and "
+              "N^(1/p-1/2) <= ||W||_p/||W||_2 <= 1 if p >= 2.",
+    provenance="derived",
+    controls={"swapped_ends": Control("statement", breaks=["norm ratio inside the interval"],
+                                      description="the interval of 1 < p <= 2 claimed for every p")},
+    sizes=EXAMPLES,
+)
+def test_lp_vs_l2(tc):
+    r"""Subadditivity of t -> t^(p/2) (p <= 2) and the power-mean inequality give the interval.
+    Margin of an instance: the smaller distance of rho = ||W||_p/||W||_2 to the ends of its
+    interval, divided by rho, plus 1e-12 (relative round-off of two norms of <= 49 entries);
+    property_search over shapes 1..7 x 1..7 and p in [1.01, 6].  The control claims
+    [1, N^(1/p-1/2)] for every p (for p > 2 its ends are in the wrong order), which any W with
+    >= 2 non-zero entries violates.
+    """
+    swapped = tc.control == "swapped_ends"
+
+    def margin(case):
+        seed, m, n, p = case
+        W = _matrix(seed, m, n)
+        rho = float(lp_norm(_t(W), p) / lp_norm(_t(W), 2.0))
+        end = (W.size) ** (1 / p - 1 / 2)
+        lo, hi = (1.0, end) if (p <= 2 or swapped) else (end, 1.0)
+        return min(rho - lo, hi - rho) / rho + 1e-12
+
+    property_search(tc, "norm ratio inside the interval", matrices, margin,
+                    max_examples=tc.sizes["examples"])
+
+
+def _unit_pair(seed, m, n, p, log_scale):
+    """W and V = W + noise of size 10^log_scale, both scaled to unit l_p norm."""
+    W = _matrix(seed, m, n)
+    V = W + 10.0 ** log_scale * np.abs(W).max() * np.random.default_rng(seed + 1).standard_normal(W.shape)
+    return W / float(lp_norm(_t(W), p)), V / float(lp_norm(_t(V), p))
+
+
+@claim(
+    f"{PAPER}.lem13.bregman_lower_bounds",
+    source="Lemma 13 (Appendix A.2), per-entry function phi_p of eq. (11)",
+    statement="For ||W||_p = ||V||_p = 1: D_psi(W, V) >= ||W - V||_p^p / (p 2^p) if p >= 2, and "
+              "D_psi(W, V) >= ((p-1)/2) ||W - V||_2^2 if 1 < p < 2.",
+    provenance="inferred",
+    controls={"stronger_constants": Control(
+        "statement", breaks=["Bregman lower bound"],
+        description="constants 1/p (p >= 2) and p - 1 (p < 2) in place of 1/(p 2^p) and (p-1)/2")},
+    sizes=EXAMPLES,
+)
+def test_bregman_lower_bounds(tc):
+    r"""D_psi(W, V) = sum_jk phi_p(W_jk, V_jk), phi_p(x, y) = |x|^p/p + (p-1)|y|^p/p - sign(y)|y|^(p-1) x.
+    The case analysis (same / opposite signs) gives phi_p >= |x - y|^p/(p 2^p) for p >= 2; for
+    p < 2 the second-order bound uses |x|, |y| <= 1 (unit norm) and gives (p-1)/2 (sharp).  The
+    constants are the spec's reconstruction (the paper's were stripped): provenance inferred.
+    Margin: D / bound - 1 + 1e-9, over unit pairs (V = W + noise of relative size 10^s,
+    s in [-3, 0], both normalized; both argument orders), skipping ||W - V||_p < 1e-3 where D
+    is below the Bregman cancellation floor (absolute error ~1e-16, P5).  The control uses the
+    constants 1/p and p - 1, which fail near-coincident pairs (inf phi_3 / |x-y|^3 ~ 0.195 < 1/3).
+    """
+    strong = tc.control == "stronger_constants"
+    cases = st.tuples(st.integers(0, 2**32 - 2), st.integers(1, 6), st.integers(1, 6),
+                      st.floats(1.05, 5.0), st.floats(-3.0, 0.0), st.booleans())
+
+    def margin(case):
+        seed, m, n, p, s, swap = case
+        W, V = _unit_pair(seed, m, n, p, s)
+        if swap:
+            W, V = V, W
+        if float(lp_norm(_t(W - V), p)) < 1e-3:
+            return math.inf
+        D = float(bregman(_t(W), _t(V), p))
+        if p >= 2:
+            bound = float(lp_norm(_t(W - V), p)) ** p / (p if strong else p * 2**p)
+        else:
+            bound = (p - 1) * (1.0 if strong else 0.5) * float(np.sum((W - V) ** 2))
+        return D / bound - 1 + 1e-9
+
+    property_search(tc, "Bregman lower bound", cases, margin, max_examples=tc.sizes["examples"])
+
+
+def _power_ratio_terms(x, p):
+    """((x^(p-1) - 1)/(p-1), (x^p - 1)/p, x (x^(p-1) - 1)/(p-1)) with expm1/log1p."""
+    lx = math.log(x)
+    a = math.expm1((p - 1) * lx) / (p - 1)
+    return a, math.expm1(p * lx) / p, x * a
+
+
+@claim(
+    f"{PAPER}.lem14.power_ratio",
+    source="Lemma 14 (Appendix A.2)",
+    statement="For x >= 1 and p > 1: (x^(p-1) - 1)/(p-1) <= (x^p - 1)/p <= x (x^(p-1) - 1)/(p-1).",
+    provenance="inferred",
+    controls={"reversed": Control("statement", breaks=["power-ratio inequalities"],
+                                  description="both inequalities reversed")},
+    sizes=EXAMPLES,
+)
+def test_power_ratio(tc):
+    r"""Both differences vanish at x = 1 and have derivatives x^(p-2)(x - 1) >= 0 (middle minus
+    left) and (x^(p-1) - 1)/(p-1) >= 0 (right minus middle) for x >= 1, so both hold.  Margin: the
+    smaller of the two differences divided by the middle term, plus 1e-9 (relative; the terms
+    are formed with expm1 so x = 1 + 1e-4 keeps full precision); x = 1 + u with log10 u uniform
+    in [-4, 1], p in [1.01, 6].  The exact form is the spec's reconstruction: provenance
+    inferred.  The control reverses both inequalities (fails for every x != 1).
+    """
+    sign = -1.0 if tc.control == "reversed" else 1.0
+    cases = st.tuples(st.floats(-4.0, 1.0), st.floats(1.01, 6.0))
+
+    def margin(case):
+        lu, p = case
+        a, b, c = _power_ratio_terms(1 + 10.0**lu, p)
+        return sign * min(b - a, c - b) / b + 1e-9
+
+    property_search(tc, "power-ratio inequalities", cases, margin, max_examples=tc.sizes["examples"])
+
+
+@claim(
+    f"{PAPER}.lem15.power_mvt",
+    source="Lemma 15 (Appendix A.2), cases p >= 2 and p < 2",
+    statement="For x >= y > 0: (p-1) y^(p-2) (x-y) <= x^(p-1) - y^(p-1) <= (p-1) x^(p-2) (x-y) if "
+              "p >= 2; the outer bounds swap if 1 < p < 2.",
+    provenance="inferred",
+    controls={"p_ge_2_ordering_for_all_p": Control(
+        "statement", breaks=["mean-value bounds"],
+        description="the p >= 2 ordering claimed for p < 2 as well")},
+    sizes=EXAMPLES,
+)
+def test_power_mvt(tc):
+    r"""Mean value theorem: x^(p-1) - y^(p-1) = (p-1) xi^(p-2) (x - y) for some xi in [y, x], and
+    t^(p-2) is increasing for p >= 2, decreasing for p < 2.  Margin: the smaller slack divided by
+    the middle term, plus 1e-8 (the spec observed rounding of -2.4e-9 near p = 2); y = 1, x = 1 + u
+    with log10 u in [-4, 1] (the inequality is homogeneous, so y = 1 loses nothing), p in
+    [1.01, 6].  The control claims the p >= 2 ordering for every p (fails at p < 2, e.g. x = 2).
+    """
+    wrong = tc.control == "p_ge_2_ordering_for_all_p"
+    cases = st.tuples(st.floats(-4.0, 1.0), st.floats(1.01, 6.0))
+
+    def margin(case):
+        lu, p = case
+        u = 10.0**lu
+        x = 1 + u
+        middle = math.expm1((p - 1) * math.log1p(u))
+        lo, hi = (p - 1) * u, (p - 1) * x ** (p - 2) * u
+        if p < 2 and not wrong:
+            lo, hi = hi, lo
+        return min(middle - lo, hi - middle) / middle + 1e-8
+
+    property_search(tc, "mean-value bounds", cases, margin, max_examples=tc.sizes["examples"])
+
+
+@claim(
+    f"{PAPER}.lem26.three_point",
+    source="Lemma 26 (Appendix A.4), Bregman 'cosine law'",
+    statement="D_psi(A, B) + D_psi(B, C) - D_psi(A, C) = <grad psi(C) - grad psi(B), A - B> for all "
+              "A, B, C.",
+    provenance="derived",
+    controls={"swapped_rhs": Control("statement", breaks=["three-point identity"],
+                                     description="right side <grad psi(B) - grad psi(C), A - C>")},
+    sizes=EXAMPLES,
+)
+def test_three_point(tc):
+    r"""Expanding the three divergences, psi(A), psi(B), psi(C) cancel and the inner products
+    leave <grad psi(C) - grad psi(B), A - B>.  Margin: 1e-12 minus the residual divided by
+    the largest of |D(A,B)|, |D(B,C)|, |D(A,C)| and the right side's terms (relative round-off of
+    sums of <= 36 terms of magnitude ~10^(2p)); random 1..6 x 1..6 triples with entries of
+    magnitude 10^[-2,2], p in [1.05, 5].  The control's swapped right side leaves residuals of
+    order one.
+    """
+    swapped = tc.control == "swapped_rhs"
+    cases = st.tuples(st.integers(0, 2**32 - 3), st.integers(1, 6), st.integers(1, 6), st.floats(1.05, 5.0))
+
+    def margin(case):
+        seed, m, n, p = case
+        A, B, C = (_t(_matrix(seed + i, m, n)) for i in range(3))
+        lhs = bregman(A, B, p) + bregman(B, C, p) - bregman(A, C, p)
+        if swapped:
+            rhs = ((mirror_map(B, p) - mirror_map(C, p)) * (A - C)).sum()
+        else:
+            rhs = ((mirror_map(C, p) - mirror_map(B, p)) * (A - B)).sum()
+        scale = max(float(bregman(X, Y, p).abs()) for X, Y in ((A, B), (B, C), (A, C)))
+        scale = max(scale, float(((mirror_map(C, p).abs() + mirror_map(B, p).abs()) * (A - B).abs()).sum()))
+        return 1e-12 - float((lhs - rhs).abs()) / max(scale, 1e-300)    # A = B = C: both sides 0
+
+    property_search(tc, "three-point identity", cases, margin, max_examples=tc.sizes["examples"])
