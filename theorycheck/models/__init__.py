@@ -1,4 +1,5 @@
-"""Models on one protocol (`theorycheck.models.base`): the softmax token-selection attention model."""
+"""Models on one protocol (`theorycheck.models.base`): the softmax token-selection attention model
+and two-layer (softmax / ReLU / exp) networks."""
 
 from theorycheck.models.base import (
     FROBENIUS,
@@ -38,6 +39,21 @@ from theorycheck.models.token_selection import (
     token_scores,
     tokens_at,
 )
+from theorycheck.models.two_layer import (
+    ACTIVATIONS,
+    TwoLayerNetwork,
+    function_step_factor,
+    independent_initialization,
+    kernel_normalisation,
+    loss_gradient,
+    neuron_coefficients,
+    ntk_gram,
+    ntk_gram_autograd,
+    ntk_jacobian,
+    outputs,
+    preactivations,
+    symmetric_initialization,
+)
 
 __all__ = [
     "Model",
@@ -74,4 +90,17 @@ __all__ = [
     "score_gap",
     "token_scores",
     "tokens_at",
+    "ACTIVATIONS",
+    "TwoLayerNetwork",
+    "function_step_factor",
+    "independent_initialization",
+    "kernel_normalisation",
+    "loss_gradient",
+    "neuron_coefficients",
+    "ntk_gram",
+    "ntk_gram_autograd",
+    "ntk_jacobian",
+    "outputs",
+    "preactivations",
+    "symmetric_initialization",
 ]
