@@ -1,0 +1,126 @@
+r"""The set-up of glls24: its data, its initialization, its constants and the shared GD runs.
+
+Paper: J. Gu, C. Li, Y. Liang, Z. Shi, Z. Song, "Exploring the Frontiers of Softmax: Provable
+Optimization, Applications in Diffusion Model, and Beyond", arXiv 2405.03251 (v1, 2024).  The
+network is ``F(W, x, A)_l = m <a_l, softmax(W^T x)>`` (Eq. (1)), trained by GD on
+``L(W) = 1/2 ||F - Y||_F^2`` in ``W`` only (Defs. 3.2-3.5), from the symmetric initialization of
+Def. 3.7; its kernel ``H(W)`` is Def. 3.6 with the factor ``1/m``
+(`theorycheck.models.two_layer`).
+
+Data (Sec. 3, "||x_i||_2 <= 1, ||y_i||_2 <= 1"): unit inputs ``x_i = g_i / ||g_i||``, labels
+``y_i = u_i g'_i / ||g'_i||`` with ``u_i ~ Unif[0, 1]``; the input dimension ``d_in`` is kept
+apart from the output dimension ``d`` (the paper identifies them "to simplify the proof").
+
+Constants: ``B_emp = max(1, max_{i,r} |<w_r(0), x_i>|)`` is the event of Lemma B.1 Part 1
+itself (the paper's ``B = C sigma sqrt(log(nd/delta))`` has an unspecified ``C``);
+``D = 4 e^{3B} sqrt(nd) ||F(0) - Y||_F / (m lambda)`` (Def. A.2, reconstructed).  Runs use the
+step ``eta = c / (m lambda_max(H(0)))``: the theorem's ``eta = 0.1 lambda / (m n^2 d^2 e^{16B})``
+would need ~1e12 steps at these sizes (the function-space step is ``eta m H``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from theorycheck import shared_run
+from theorycheck.models import TwoLayerNetwork, independent_initialization, ntk_gram, symmetric_initialization
+
+SIGMA = 0.5
+"""Standard deviation of the first-layer initialization (spec configuration S)."""
+
+INITIALIZATIONS = {"symmetric": symmetric_initialization, "independent": independent_initialization}
+
+
+def unit_inputs(rng: np.random.Generator, K, n, d_in):
+    """``x_i = g_i / ||g_i||``, g_i standard Gaussian: (K, n, d_in)."""
+    X = rng.standard_normal((K, n, d_in))
+    return X / np.linalg.norm(X, axis=-1, keepdims=True)
+
+
+def bounded_labels(rng: np.random.Generator, K, n, d):
+    """``y_i = u_i g'_i / ||g'_i||``, ``u_i ~ Unif[0, 1]``: (K, n, d), ``||y_i|| <= 1``."""
+    return unit_inputs(rng, K, n, d) * rng.uniform(0.0, 1.0, (K, n, 1))
+
+
+def duplicate_first_input(X, Y):
+    """``x_2 := x_1`` with the conflicting label ``y_2 := -y_1``: lambda_min(H) = 0 and the loss
+    cannot go below ``||y_1 - y_2||^2 / 4 = ||y_1||^2`` (the best fit at the shared input is 0)."""
+    X, Y = X.copy(), Y.copy()
+    X[:, 1], Y[:, 1] = X[:, 0], -Y[:, 0]
+    return X, Y
+
+
+def is_symmetric_initialization(W, A):
+    """Per trial: columns paired as in Def. 3.7 (``w_{2r} = w_{2r+1}``, ``a_{2r} = -a_{2r+1}``)."""
+    W, A = np.asarray(W), np.asarray(A)
+    return (np.all(W[..., 0::2] == W[..., 1::2], axis=(1, 2))
+            & np.all(A[..., 0::2] == -A[..., 1::2], axis=(1, 2)))
+
+
+def bounded_preactivation_level(X, W):
+    """``B_emp = max(1, max_{i,r} |<w_r, x_i>|)`` per trial (K,)."""
+    return np.maximum(1.0, np.abs(np.einsum("kne,kem->knm", X, W)).max(axis=(1, 2)))
+
+
+def movement_bound(B, n, d, m, residual0, lam):
+    """``D = 4 e^{3B} sqrt(nd) ||F(0) - Y||_F / (m lambda)`` (Def. A.2)."""
+    return 4 * np.exp(3 * B) * np.sqrt(n * d) * residual0 / (m * lam)
+
+
+def regression_instance(ctx, *, n, d_in, d, K, duplicate=False):
+    """The training data of the regression claims (numpy X, Y), the same for every width:
+    stream "data" of the paper scope (or of the case)."""
+    rng = ctx.rng("data", n, d_in, d)
+    X, Y = unit_inputs(rng, K, n, d_in), bounded_labels(rng, K, n, d)
+    return duplicate_first_input(X, Y) if duplicate else (X, Y)
+
+
+def initialization(ctx, *, d_in, d, m, K, init="symmetric", sigma=SIGMA):
+    """(W0, A) numpy, stream "init" of width ``m`` and kind ``init``."""
+    return INITIALIZATIONS[init](ctx.rng("init", m, init, d_in, d), K, d_in, d, m, sigma)
+
+
+def extreme_eigenvalues(H):
+    """``(lambda_min, lambda_max)`` per trial of a batch of symmetric matrices (numpy (K,))."""
+    ev = torch.linalg.eigvalsh(H)
+    return ev[:, 0].cpu().numpy(), ev[:, -1].cpu().numpy()
+
+
+def _gd_metrics(model, W0, H0, X_test):
+    metrics = model.metrics(W0=W0, H0=H0, X_test=X_test)
+    metrics["lambda_min"] = lambda it: torch.linalg.eigvalsh(model.gram(it.params["W"]))[:, 0]
+    metrics["max_step_per_neuron"] = lambda it: torch.linalg.vector_norm(
+        it.next["W"] - it.params["W"], dim=1).amax(1)
+    metrics["cross_kernel"] = lambda it: ntk_gram(X_test, model.X, it.params["W"], model.A)
+    return metrics
+
+
+@shared_run(sizes={"quick": {"seeds": 3, "n": 4, "d_in": 8, "d": 2, "steps": 40, "n_test": 5},
+                   "full": {"seeds": 5, "n": 32, "d_in": 64, "d": 4, "steps": 120, "n_test": 16}})
+def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in=None, d=None):
+    r"""GD on the softmax network of width ``m`` with ``eta = c / (m lambda_max(H(0)))`` per
+    trial, from the initialization ``init``; every step's loss, movement, kernel drift,
+    ``lambda_min(H(t))``, per-neuron step, and outputs / cross kernel at ``n_test`` unit test
+    inputs.  Divergence is recorded (``diverged_at``), not raised.  ``n``, ``d_in``, ``d``
+    override the tier's sizes (Corollary 4.3 runs d = 1)."""
+    from theorycheck.optim import GD, run_trajectory
+
+    s = run.sizes
+    n, d_in, d = n or s["n"], d_in or s["d_in"], d or s["d"]
+    K = s["seeds"]
+    X, Y = regression_instance(run, n=n, d_in=d_in, d=d, K=K, duplicate=duplicate)
+    X_test = unit_inputs(run.rng("test", n, d_in), K, s["n_test"], d_in)
+    W0, A = initialization(run, d_in=d_in, d=d, m=m, K=K, init=init)
+    Xt, Yt, At, W0t, Xte = (run.tensor(a) for a in (X, Y, A, W0, X_test))
+    model = TwoLayerNetwork(Xt, Yt, At)
+    H0 = model.gram(W0t)
+    lam, lam_max = extreme_eigenvalues(H0)
+    eta = c / (m * lam_max)
+    traj = run_trajectory(GD(model, run.tensor(eta)), {"W": W0t}, s["steps"],
+                          _gd_metrics(model, W0t, H0, Xte), on_nonfinite="record")
+    return {"t": traj.t, **traj.metrics, "diverged_at": traj.diverged_at, "X": X, "Y": Y,
+            "X_test": X_test, "W0": W0, "A": A, "H0": H0.cpu().numpy(), "lambda": lam,
+            "lambda_max": lam_max, "eta": eta, "m": m, "B_emp": bounded_preactivation_level(X, W0),
+            "loss0": 0.5 * np.sum((np.asarray(model.outputs(W0t).cpu()) - Y) ** 2, axis=(1, 2)),
+            "symmetric": is_symmetric_initialization(W0, A)}
+
