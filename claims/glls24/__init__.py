@@ -22,10 +22,12 @@ paper(
         "claimG_1.loss_decomposition", "thm6_6.score_estimation", "factsA.elementary_inequalities",
     ],
     pending=[
-        "gd.one_step_kernel_dynamics", "lemB_1.softmax_perturbation_bounds",
-        "lem5_1.kernel_perturbation", "lemD_1.gradient_bound", "lem5_3.induction",
-        "thm4_2.linear_convergence", "thm4_2.lazy_regime_scaling", "cor4_3.one_dim",
-        "thmF_2.nn_ntk_equivalence", "table1.activation_comparison", "sec6.dsm_identity",
-        "claimG_1.loss_decomposition", "thm6_6.score_estimation", "factsA.elementary_inequalities",
+        "lemB_1.softmax_perturbation_bounds",
+        "thmF_2.nn_ntk_equivalence",
+        "table1.activation_comparison",
+        "sec6.dsm_identity",
+        "claimG_1.loss_decomposition",
+        "thm6_6.score_estimation",
+        "factsA.elementary_inequalities",
     ],
 )

@@ -23,7 +23,14 @@ import numpy as np
 import torch
 
 from theorycheck import shared_run
-from theorycheck.models import TwoLayerNetwork, independent_initialization, ntk_gram, symmetric_initialization
+from theorycheck.models import (
+    TwoLayerNetwork,
+    independent_initialization,
+    neuron_norms,
+    ntk_gram,
+    symmetric_initialization,
+)
+from theorycheck.optim import Iterate
 
 SIGMA = 0.5
 """Standard deviation of the first-layer initialization (spec configuration S)."""
@@ -86,24 +93,50 @@ def extreme_eigenvalues(H):
     return ev[:, 0].cpu().numpy(), ev[:, -1].cpu().numpy()
 
 
-def _gd_metrics(model, W0, H0, X_test):
-    metrics = model.metrics(W0=W0, H0=H0, X_test=X_test)
-    metrics["lambda_min"] = lambda it: torch.linalg.eigvalsh(model.gram(it.params["W"]))[:, 0]
-    metrics["max_step_per_neuron"] = lambda it: torch.linalg.vector_norm(
-        it.next["W"] - it.params["W"], dim=1).amax(1)
-    metrics["cross_kernel"] = lambda it: ntk_gram(X_test, model.X, it.params["W"], model.A)
+def _light_metrics(model, W0, X_test):
+    metrics = model.metrics(W0=W0, X_test=X_test)
+    metrics["max_step_per_neuron"] = lambda it: neuron_norms(it.next["W"] - it.params["W"]).amax(1)
     return metrics
 
 
-@shared_run(sizes={"quick": {"seeds": 3, "n": 4, "d_in": 8, "d": 2, "steps": 40, "n_test": 5},
-                   "full": {"seeds": 5, "n": 32, "d_in": 64, "d": 4, "steps": 120, "n_test": 16}})
+def kernel_metrics(model, H0, X_test):
+    """The kernel metrics of a GD run: "kernel_drift" ``||H(t) - H(0)||_F``, "lambda_min"
+    ``lambda_min(H(t))`` and "cross_kernel" ``K_t(X_test, X)`` (K, d n_te, d n)."""
+    return {"kernel_drift": model.metrics(H0=H0)["kernel_drift"],
+            "lambda_min": lambda it: torch.linalg.eigvalsh(model.gram(it.params["W"]))[:, 0],
+            "cross_kernel": lambda it: ntk_gram(X_test, model.X, it.params["W"], model.A)}
+
+
+def two_phase_gd(step, model, W0, H0, X_test, dense_steps, steps):
+    r"""GD for ``steps`` steps: every metric at every step up to ``dense_steps``, then the cheap
+    metrics (loss, movement, per-neuron step, test outputs) at every step and the kernel
+    metrics once more at the last iterate (GD is stateless, so continuing is exact).
+    Returns ``(metrics, kernel_at_end, diverged_at, W_final)``."""
+    from theorycheck.optim import run_trajectory
+
+    light = _light_metrics(model, W0, X_test)
+    heavy = kernel_metrics(model, H0, X_test)
+    first = run_trajectory(step, {"W": W0}, dense_steps, {**light, **heavy}, on_nonfinite="record")
+    rest = run_trajectory(step, first.params, steps - dense_steps, light, on_nonfinite="record")
+    metrics = {k: np.concatenate([first[k], rest[k][1:]]) for k in light}
+    metrics.update({k: first[k] for k in heavy})
+    end = {k: f(Iterate(steps, rest.params, rest.params)).cpu().numpy() for k, f in heavy.items()}
+    diverged = np.where(first.diverged_at >= 0, first.diverged_at,
+                        np.where(rest.diverged_at >= 0, rest.diverged_at + dense_steps, -1))
+    return metrics, end, diverged, rest.params["W"]
+
+
+@shared_run(sizes={"quick": {"seeds": 3, "n": 4, "d_in": 8, "d": 2, "dense_steps": 60,
+                             "steps": 300, "n_test": 5},
+                   "full": {"seeds": 5, "n": 32, "d_in": 64, "d": 4, "dense_steps": 200,
+                            "steps": 5000, "n_test": 16}})
 def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in=None, d=None):
     r"""GD on the softmax network of width ``m`` with ``eta = c / (m lambda_max(H(0)))`` per
-    trial, from the initialization ``init``; every step's loss, movement, kernel drift,
-    ``lambda_min(H(t))``, per-neuron step, and outputs / cross kernel at ``n_test`` unit test
-    inputs.  Divergence is recorded (``diverged_at``), not raised.  ``n``, ``d_in``, ``d``
-    override the tier's sizes (Corollary 4.3 runs d = 1)."""
-    from theorycheck.optim import GD, run_trajectory
+    trial, from the initialization ``init`` (`two_phase_gd`: loss, movement, per-neuron step and
+    outputs at ``n_test`` unit test inputs at every step; kernel drift, ``lambda_min(H(t))`` and
+    the test cross kernel for ``t <= dense_steps`` and at the end).  Divergence is recorded
+    (``diverged_at``), not raised.  ``n``, ``d_in``, ``d`` override the tier's sizes."""
+    from theorycheck.optim import GD
 
     s = run.sizes
     n, d_in, d = n or s["n"], d_in or s["d_in"], d or s["d"]
@@ -116,11 +149,26 @@ def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in
     H0 = model.gram(W0t)
     lam, lam_max = extreme_eigenvalues(H0)
     eta = c / (m * lam_max)
-    traj = run_trajectory(GD(model, run.tensor(eta)), {"W": W0t}, s["steps"],
-                          _gd_metrics(model, W0t, H0, Xte), on_nonfinite="record")
-    return {"t": traj.t, **traj.metrics, "diverged_at": traj.diverged_at, "X": X, "Y": Y,
-            "X_test": X_test, "W0": W0, "A": A, "H0": H0.cpu().numpy(), "lambda": lam,
-            "lambda_max": lam_max, "eta": eta, "m": m, "B_emp": bounded_preactivation_level(X, W0),
-            "loss0": 0.5 * np.sum((np.asarray(model.outputs(W0t).cpu()) - Y) ** 2, axis=(1, 2)),
+    metrics, end, diverged, W_final = two_phase_gd(GD(model, run.tensor(eta)), model, W0t, H0, Xte,
+                                             s["dense_steps"], s["steps"])
+    return {"t": np.arange(s["steps"] + 1), **metrics, "kernel_at_end": end, "diverged_at": diverged,
+            "dense_steps": s["dense_steps"], "W_final": W_final.cpu().numpy(), "X": X, "Y": Y, "X_test": X_test, "W0": W0, "A": A,
+            "H0": H0.cpu().numpy(), "lambda": lam, "lambda_max": lam_max, "eta": eta, "m": m,
+            "B_emp": bounded_preactivation_level(X, W0),
             "symmetric": is_symmetric_initialization(W0, A)}
 
+
+def contraction_factor(run):
+    """``1 - m eta lambda / 2`` per trial (Lemma 5.3 / Theorem 4.2)."""
+    return 1 - run["m"] * run["eta"] * run["lambda"] / 2
+
+
+def relative_loss(run):
+    """``||F(t) - Y||_F^2 / ||Y||_F^2`` (T+1, K); ``F(0) = 0`` under the symmetric init."""
+    return np.exp(run["log_loss"]) / (0.5 * np.sum(run["Y"] ** 2, axis=(1, 2)))
+
+
+def first_time_below(series, level):
+    """First index t with ``series[t] <= level`` per column (K,), ``len(series)`` where never."""
+    below = series <= level
+    return np.where(below.any(0), below.argmax(0), len(series))

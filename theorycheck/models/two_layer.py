@@ -86,6 +86,11 @@ def neuron_coefficients(X, W, A, activation="softmax"):
     return slope[:, :, None, :] * A[:, None, :, :] / math.sqrt(m)
 
 
+def neuron_norms(W):
+    """``||w_r||_2`` per neuron, (K, m)."""
+    return (W * W).sum(1).sqrt()
+
+
 def kernel_normalisation(activation, m):
     """``c_m``: ``1/m`` for the softmax network's kernel, 1 for the others."""
     _check_activation(activation)
@@ -99,13 +104,17 @@ def function_step_factor(activation, m):
 
 def ntk_gram(X1, X2, W, A, activation="softmax"):
     r"""The NTK between two input sets in closed form, shape (K, d n1, d n2) (output-major)."""
-    G1 = neuron_coefficients(X1, W, A, activation)
-    G2 = neuron_coefficients(X2, W, A, activation)
-    K, n1, d, m = G1.shape
-    n2 = G2.shape[1]
-    inputs = torch.einsum("kie,kje->kij", X1, X2)
-    H = torch.einsum("kiar,kjbr,kij->kaibj", G1, G2, inputs) * kernel_normalisation(activation, m)
-    return H.reshape(K, d * n1, d * n2)
+    G1 = _output_major(neuron_coefficients(X1, W, A, activation))
+    G2 = G1 if X2 is X1 else _output_major(neuron_coefficients(X2, W, A, activation))
+    d = A.shape[1]
+    inputs = torch.einsum("kie,kje->kij", X1, X2).repeat(1, d, d)
+    return (G1 @ G2.transpose(1, 2)) * inputs * kernel_normalisation(activation, W.shape[2])
+
+
+def _output_major(G):
+    """Coefficients (K, n, d, m) as rows ``l * n + i``: (K, d n, m)."""
+    K, n, d, m = G.shape
+    return G.transpose(1, 2).reshape(K, d * n, m)
 
 
 def ntk_jacobian(X, W, A, activation="softmax"):
@@ -133,7 +142,7 @@ def loss_gradient(X, Y, W, A, activation="softmax"):
     ``dL/dw_r = sum_{i,l} (F_{l,i} - Y_{l,i}) g_{l,r}(x_i) x_i``, shape (K, d_in, m)."""
     E = outputs(X, W, A, activation) - Y
     G = neuron_coefficients(X, W, A, activation)
-    return torch.einsum("knd,kndr,kne->ker", E, G, X)
+    return X.transpose(1, 2) @ torch.einsum("knd,kndr->knr", E, G)
 
 
 def symmetric_initialization(rng: np.random.Generator, K, d_in, d, m, sigma):
@@ -194,10 +203,11 @@ class TwoLayerNetwork(Model):
         r""""log_loss"; with the initialization ``W0``: "max_movement" ``max_r ||w_r - w_r(0)||``
         and "rms_movement"; with ``H0``: "kernel_drift" ``||H(W) - H0||_F``; with test inputs
         ``X_test`` (K, n_te, d_in): "test_outputs" (K, n_te, d)."""
+        from theorycheck.optim.metrics import once_per_iterate
+
         metrics = {"log_loss": lambda it: self.log_loss(it.params)}
         if W0 is not None:
-            def movement(it):
-                return torch.linalg.vector_norm(it.params["W"] - W0, dim=1)          # (K, m)
+            movement = once_per_iterate(lambda it: neuron_norms(it.params["W"] - W0))
             metrics["max_movement"] = lambda it: movement(it).amax(1)
             metrics["rms_movement"] = lambda it: movement(it).pow(2).mean(1).sqrt()
         if H0 is not None:
