@@ -23,7 +23,6 @@ paper(
     ],
     pending=[
         "lemB_1.softmax_perturbation_bounds",
-        "thmF_2.nn_ntk_equivalence",
         "table1.activation_comparison",
         "sec6.dsm_identity",
         "claimG_1.loss_decomposition",
