@@ -24,9 +24,7 @@ paper(
     pending=[
         "lemB_1.softmax_perturbation_bounds",
         "table1.activation_comparison",
-        "sec6.dsm_identity",
         "claimG_1.loss_decomposition",
-        "thm6_6.score_estimation",
         "factsA.elementary_inequalities",
     ],
 )

@@ -31,6 +31,7 @@ from theorycheck.models import (
     symmetric_initialization,
 )
 from theorycheck.optim import Iterate
+from theorycheck.solvers import gaussian_mixture_score, ou_coefficients
 
 SIGMA = 0.5
 """Standard deviation of the first-layer initialization (spec configuration S)."""
@@ -172,3 +173,34 @@ def first_time_below(series, level):
     """First index t with ``series[t] <= level`` per column (K,), ``len(series)`` where never."""
     below = series <= level
     return np.where(below.any(0), below.argmax(0), len(series))
+
+
+# --------------------------------------------------------------------------- diffusion (Sec. 6)
+
+MIXTURE = {"weights": [0.5, 0.5], "means": [[-0.5], [0.5]], "stds": [0.15, 0.15]}
+"""``p_0 = 1/2 N(-0.5, 0.15^2) + 1/2 N(0.5, 0.15^2)`` on R: Assumption 6.1 (``|x(0)| <= 1``) up to a
+tail of ~1e-3 (spec Sec. 4.2)."""
+
+TIME_WINDOW = (0.2, 1.0)
+"""``[T_0, T]`` of the score-matching objective, with the rate ``g = 1`` (Sec. 6.1, Eq. (3))."""
+
+
+def denoising_samples(rng: np.random.Generator, N):
+    r"""``N`` samples of the denoising problem: ``t ~ Unif[T_0, T]``, ``x(0) ~ p_0``, ``x(t) =
+    alpha x(0) + s xi``; returns ``x0`` (N,), ``x`` (N, 1), ``t`` (N,), the denoising label ``-xi / s``
+    (N, 1) and the true score ``grad log p_t(x)`` (N, 1)."""
+    t = rng.uniform(*TIME_WINDOW, N)
+    component = rng.integers(0, 2, N)
+    x0 = np.asarray(MIXTURE["means"])[component, 0] + np.asarray(MIXTURE["stds"])[component] * rng.standard_normal(N)
+    xi = rng.standard_normal(N)
+    alpha, s = ou_coefficients(t)
+    x = (alpha * x0 + s * xi)[:, None]
+    score = gaussian_mixture_score(x, t, MIXTURE["weights"], MIXTURE["means"], MIXTURE["stds"])
+    return x0, x, t, (-xi / s)[:, None], score
+
+
+def diffusion_features(x, t):
+    """``z = (x/2, (t - T_0)/(T - T_0), 1) / sqrt 3`` in the unit ball of R^3 (the constant
+    coordinate: a symmetric softmax network has F(W, 0) = 0 and no constant kernel part)."""
+    T0, T = TIME_WINDOW
+    return np.stack([x[:, 0] / 2, (t - T0) / (T - T0), np.ones_like(t)], axis=1) / np.sqrt(3)
