@@ -23,7 +23,6 @@ paper(
     ],
     pending=[
         "lemB_1.softmax_perturbation_bounds",
-        "table1.activation_comparison",
         "claimG_1.loss_decomposition",
         "factsA.elementary_inequalities",
     ],

@@ -204,3 +204,34 @@ def diffusion_features(x, t):
     coordinate: a symmetric softmax network has F(W, 0) = 0 and no constant kernel part)."""
     T0, T = TIME_WINDOW
     return np.stack([x[:, 0] / 2, (t - T0) / (T - T0), np.ones_like(t)], axis=1) / np.sqrt(3)
+
+
+# --------------------------------------------------------------------------- Table 1 (d = 1)
+
+@shared_run(sizes={"quick": {"seeds": 3, "steps": 400}, "full": {"seeds": 5, "steps": 2000}})
+def activation_gd(run, *, activation, n, m, step_scale="matched", input_norms=(1.0, 1.0)):
+    r"""GD on a scalar-output two-layer network (``activation`` softmax / relu / exp) with symmetric
+    initialization (sigma = 0.5), ``n`` samples, ``d_in = 2n``, inputs of norms drawn from
+    ``input_norms``; step ``eta = 1 / (s lambda_max(H(0)))`` with ``s`` the function-space factor
+    of the activation (``m`` for softmax, 1 otherwise), or ``s = 1`` for every activation with
+    ``step_scale="unmatched"``.  Records the relative loss, the rms movement and the condition
+    number of H(0) per trial, and the kernel drift at the end."""
+    from theorycheck.models import function_step_factor
+    from theorycheck.optim import GD, run_trajectory
+
+    K, d_in = run.sizes["seeds"], 2 * n
+    rng = run.rng("table1 data", n, input_norms)
+    X = unit_inputs(rng, K, n, d_in) * rng.uniform(*input_norms, (K, n, 1))
+    Y = bounded_labels(rng, K, n, 1)
+    W0, A = initialization(run, d_in=d_in, d=1, m=m, K=K)
+    Xt, Yt, At, W0t = (run.tensor(a) for a in (X, Y, A, W0))
+    model = TwoLayerNetwork(Xt, Yt, At, activation)
+    H0 = model.gram(W0t)
+    lam, lam_max = extreme_eigenvalues(H0)
+    scale = function_step_factor(activation, m) if step_scale == "matched" else 1.0
+    traj = run_trajectory(GD(model, run.tensor(1.0 / (scale * lam_max))), {"W": W0t}, run.sizes["steps"],
+                          model.metrics(W0=W0t, H0=H0), checkpoints=np.arange(run.sizes["steps"] + 1),
+                          on_nonfinite="record")
+    return {"X": X, "rel_loss": np.exp(traj["log_loss"]) / (0.5 * np.sum(Y**2, axis=(1, 2))),
+            "rms_movement": traj["rms_movement"][-1], "kernel_drift": traj["kernel_drift"][-1],
+            "kappa": lam_max / lam, "lambda": lam, "diverged_at": traj.diverged_at}
