@@ -22,8 +22,6 @@ paper(
         "claimG_1.loss_decomposition", "thm6_6.score_estimation", "factsA.elementary_inequalities",
     ],
     pending=[
-        "lemB_1.softmax_perturbation_bounds",
         "claimG_1.loss_decomposition",
-        "factsA.elementary_inequalities",
     ],
 )
