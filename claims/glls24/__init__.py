@@ -21,7 +21,4 @@ paper(
         "thmF_2.nn_ntk_equivalence", "table1.activation_comparison", "sec6.dsm_identity",
         "claimG_1.loss_decomposition", "thm6_6.score_estimation", "factsA.elementary_inequalities",
     ],
-    pending=[
-        "claimG_1.loss_decomposition",
-    ],
 )
