@@ -4,7 +4,7 @@ import sympy as sp
 import torch
 
 from claims.glls24.setup import SIGMA, bounded_preactivation_level, initialization, regression_instance
-from theorycheck import Control, claim
+from theorycheck import Control, claim, discrepancy
 
 GRID = 100_000
 
@@ -133,3 +133,41 @@ def test_softmax_perturbation_bounds(tc):
     event = np.abs(np.einsum("kne,kem->knm", inputs, draws)).max(axis=(1, 2)) <= B_delta
     tc.record("part1_event_frequency", float(event.mean()))
     tc.conclusion.binomial("Part 1: the event holds with probability >= 1 - delta", event, p=1 - delta)
+
+
+@discrepancy("glls24.def4_1.DISCREPANCY_bound_without_width", source="Definition 4.1; Lemma B.1 Part 1",
+             statement="B = max{C sigma sqrt(log(nd/delta)), 1} bounds every |<w_r(0), x_i>| with "
+                       "probability >= 1 - delta (no dependence on the width m).",
+             corrected_by="glls24.lemB_1.softmax_perturbation_bounds",
+             provenance="inferred",
+             controls={"narrow_network": Control(
+                 "statement", breaks=["the event fails more often than delta"],
+                 description="at width m = 16 the same B covers all n m pre-activations: no "
+                             "counterexample")},
+             sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "m": 2**14, "trials": 100},
+                    "full": {"n": 32, "d_in": 64, "d": 4, "m": 2**16, "trials": 200}})
+def test_bound_without_width(tc):
+    r"""Def. 4.1 (reconstructed) sets ``B = max{C sigma sqrt(log(nd/delta)), 1}`` with a "sufficiently
+    large" constant C and no m; Lemma B.1 Part 1 uses it for all ``nm`` pairs ``(i, r)``.  For a
+    fixed C the union bound needs ``B >= sigma sqrt(2 log(2nm/delta))``, growing with m: with C = 2
+    (twice the Gaussian scale), delta = 0.1, n = 4, d = 2, ``B = 2 sigma sqrt(log 80) ~ 4.19 sigma``;
+    each unit-norm pre-activation exceeds it with probability ~2.8e-5, so at ``m = 2^14`` the event
+    ``max_{i,r} |<w_r, x_i>| <= B`` fails with probability ~0.84 >> delta.  Pass (the counterexample):
+    the exact binomial test of ``P[event] >= 1 - delta`` over ``trials`` independent initializations
+    rejects at level 0.05 (p-value <= 0.05).  The corrected statement (B_delta with the m inside
+    the log) is Part 1 of `glls24.lemB_1.softmax_perturbation_bounds`.  Control: at m = 16 the
+    same B covers the ``nm = 64`` pairs (failure ~2e-3): no counterexample."""
+    from scipy import stats
+
+    s = tc.sizes
+    m = 16 if tc.control == "narrow_network" else s["m"]
+    delta = 0.1
+    X, _ = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=1)
+    B = max(2 * SIGMA * np.sqrt(np.log(s["n"] * s["d"] / delta)), 1.0)
+    draws = tc.rng("part 1", m).standard_normal((s["trials"], s["d_in"], m)) * SIGMA
+    event = np.abs(np.einsum("ne,kem->knm", X[0], draws)).max(axis=(1, 2)) <= B
+    p_value = stats.binomtest(int(event.sum()), s["trials"], 1 - delta, alternative="less").pvalue
+    tc.record("event_frequency", float(event.mean()))
+    tc.record("B", B)
+    tc.precondition.at_most("inputs in the unit ball", np.linalg.norm(X, axis=-1), 1.0, margin=1e-12)
+    tc.conclusion.at_most("the event fails more often than delta", p_value, 0.05)
