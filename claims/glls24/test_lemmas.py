@@ -1,4 +1,6 @@
 """glls24: the elementary facts of Appendix A and the softmax perturbation bounds of Lemma B.1."""
+import functools
+
 import numpy as np
 import sympy as sp
 import torch
@@ -7,6 +9,22 @@ from claims.glls24.setup import SIGMA, bounded_preactivation_level, initializati
 from theorycheck import Control, claim, discrepancy
 
 GRID = 100_000
+
+
+@functools.lru_cache(maxsize=1)
+def symbolic_facts():
+    """Facts A.3, A.4 and A.7 checked with sympy (cached: the claim and its controls share them)."""
+    a, b, w1, w2, c1, c2 = sp.symbols("a b w1 w2 c1 c2", real=True)
+    normaliser = sp.exp(w1 * c1) + sp.exp(w2 * c2)
+    softmax = [sp.exp(w1 * c1) / normaliser, sp.exp(w2 * c2) / normaliser]
+    s = sp.symbols("s", integer=True, nonnegative=True)
+    points = [sp.Rational(1, 7), sp.Rational(1, 2), sp.Integer(1)]
+    return {
+        "Fact A.3 symbolic": sp.expand((a - b) ** 2 - (a**2 - 2 * a * b + b**2)) == 0,
+        "Fact A.4 symbolic": sp.simplify(sum(softmax) - 1) == 0
+        and sp.simplify(sp.diff(normaliser, w1) - sp.exp(w1 * c1) * c1) == 0,
+        "Fact A.7 symbolic": all(sp.summation((1 - q) ** s, (s, 0, sp.oo)) == 1 / q for q in points),
+    }
 
 
 @claim("glls24.factsA.elementary_inequalities", source="Facts A.3-A.8",
@@ -32,14 +50,8 @@ def test_elementary_inequalities(tc):
     inferred).  A.7's bound ``sum_{s>=0} (1 - x/2)^{s/2} = 1/(1 - sqrt(1 - x/2)) <= 4/x`` follows from
     A.5 and is checked on (0, 1].  The controls check tightened constants, which must fail."""
     n = tc.sizes["grid"]
-    a, b, x, w1, w2, c1, c2 = sp.symbols("a b x w1 w2 c1 c2", real=True)
-    tc.conclusion.holds("Fact A.3 symbolic", sp.expand((a - b) ** 2 - (a**2 - 2 * a * b + b**2)) == 0)
-    S = [sp.exp(w1 * c1) / (sp.exp(w1 * c1) + sp.exp(w2 * c2)), sp.exp(w2 * c2) / (sp.exp(w1 * c1) + sp.exp(w2 * c2))]
-    tc.conclusion.holds("Fact A.4 symbolic", sp.simplify(sum(S) - 1) == 0
-                        and sp.simplify(sp.diff(sp.exp(w1 * c1) + sp.exp(w2 * c2), w1) - sp.exp(w1 * c1) * c1) == 0)
-    s = sp.symbols("s", integer=True, nonnegative=True)
-    points = [sp.Rational(1, 7), sp.Rational(1, 2), sp.Integer(1)]
-    tc.conclusion.holds("Fact A.7 symbolic", [sp.summation((1 - q) ** s, (s, 0, sp.oo)) == 1 / q for q in points])
+    for name, holds in symbolic_facts().items():
+        tc.conclusion.holds(name, holds)
     tol = tc.roundoff(1e2)
     unit = np.linspace(0.0, 1.0, n)
     slope = 0.6 if tc.control == "tightened_sqrt_bound" else 0.5
