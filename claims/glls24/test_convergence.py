@@ -75,7 +75,7 @@ def decide_linear_convergence(tc, runs):
     tc.conclusion.at_most("log-loss slope at most log(1 - m eta lambda / 2)", cat["slope"],
                           np.log(np.minimum(cat["q"], 1.0)), margin=1e-9)
     tc.conclusion.at_most("loss reaches epsilon within the run", cat["final"], EPSILON)
-    for r, m in zip(runs, ms):
+    for r in runs:
         tc.curve("relative loss", f"m={r['m']}", r["t"], relative_loss(r)[:, 0], yscale="log")
     return cat
 
