@@ -6,7 +6,7 @@ import torch
 from claims.glls24.setup import denoising_samples, diffusion_features, initialization
 from theorycheck import Control, claim
 from theorycheck.models import ntk_gram
-from theorycheck.solvers import kernel_gd_predictions
+from theorycheck.solvers import kernel_gd_predictions, ou_coefficients
 
 
 def unbiased_label_z(label, score, h):
@@ -29,7 +29,7 @@ def unbiased_label_z(label, score, h):
                "reference", breaks=["denoising minus score-matching loss independent of the estimator"],
                description="the label -xi sigma(t): its conditional mean is sigma(t)^2 grad log p_t"),
        },
-       sizes={"quick": {"samples": 200_000}, "full": {"samples": 10_000_000}})
+       sizes={"quick": {"samples": 200_000, "paths": 20_000}, "full": {"samples": 10_000_000, "paths": 1_000_000}})
 def test_dsm_identity(tc):
     r"""Forward process with ``g = 1``: ``x(t) = alpha x(0) + s xi``, ``alpha = e^{-t}``, ``s^2 = 1 -
     e^{-2t}``; p_0 the two-component mixture of the spec (``mu = +-0.5``, std 0.15); reference:
@@ -37,8 +37,9 @@ def test_dsm_identity(tc):
     f*/2, -x} (and f* itself), ``D(s_hat) = E(s_hat - y)^2 - E(s_hat - f*)^2`` must not depend on
     s_hat: ``D(s_hat) - D(f*) = 2 E[(f* - s_hat)(y - f*)]``.  Pass: each such difference within 5
     Monte-Carlo standard errors of 0 (``t ~ Unif[0.2, 1]``, 2e5 samples; 5 SE: a false alarm
-    has probability ~6e-7 per comparison), and ``E[(y - f*) f*]`` within 5 SE of 0.  The controls
-    use a label with the wrong conditional mean."""
+    has probability ~6e-7 per comparison), and ``E[(y - f*) f*]`` within 5 SE of 0.  The closed-form
+    marginal itself is checked against an Euler-Maruyama simulation of the SDE (moments at t = 1
+    within 5 SE plus the O(dt) bias).  The controls use a label with the wrong conditional mean."""
     x0, x, t, label, score = denoising_samples(tc.rng("samples"), tc.sizes["samples"])
     s = np.sqrt(-np.expm1(-2 * t))[:, None]
     if tc.control == "wrong_sign_label":
@@ -57,6 +58,25 @@ def test_dsm_identity(tc):
     tc.conclusion.at_most("denoising minus score-matching loss independent of the estimator",
                           np.abs(list(z.values())), 5.0)
     tc.conclusion.at_most("label noise uncorrelated with the score", abs(unbiased_label_z(label, score, score)), 5.0)
+    simulated, predicted, tolerance = forward_process_moments(tc.rng("sde"), tc.sizes["paths"])
+    tc.record("E[x(1) x(0)], E[x(1)^2]: Euler-Maruyama vs closed form", [simulated, predicted])
+    tc.conclusion.at_most("closed-form marginal matches the forward SDE", np.abs(simulated - predicted), tolerance)
+
+
+def forward_process_moments(rng, paths, steps=1000):
+    r"""``E[x(1) x(0)]`` and ``E[x(1)^2]`` of ``dx = -x dt + sqrt 2 dB`` from ``x(0) ~ p_0``, by
+    Euler-Maruyama (``steps`` steps) and from the closed form ``x(1) = alpha x(0) + s xi``
+    (`ou_coefficients`); the tolerance is 5 Monte-Carlo standard errors plus the scheme's bias
+    ``O(dt)`` (relative 1e-3 at dt = 1e-3)."""
+    x0 = denoising_samples(rng, paths)[0]
+    x, dt = x0.copy(), 1.0 / steps
+    for _ in range(steps):
+        x = x - x * dt + np.sqrt(2 * dt) * rng.standard_normal(paths)
+    alpha, s = ou_coefficients(1.0)
+    simulated = np.array([np.mean(x * x0), np.mean(x**2)])
+    predicted = np.array([alpha * np.mean(x0**2), alpha**2 * np.mean(x0**2) + s**2])
+    errors = np.array([np.std(x * x0), np.std(x**2)]) / np.sqrt(paths)
+    return simulated, predicted, 5 * errors + 1e-3 * np.abs(predicted)
 
 
 RISK_TIMES = [10**k for k in range(1, 9)]
