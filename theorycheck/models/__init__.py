@@ -1,6 +1,6 @@
 """Models on one protocol (`theorycheck.models.base`): the softmax token-selection attention model,
-softmax self-attention regression (`attention_regression`), and two-layer networks with global
-or self-attention masks (`attention_nets`)."""
+softmax self-attention regression (`attention_regression`), two-layer networks with global or
+self-attention masks (`attention_nets`), and two-layer softmax / ReLU / exp networks (`two_layer`)."""
 
 from theorycheck.models.attention_regression import (
     CovarianceWeighted,
@@ -80,6 +80,22 @@ from theorycheck.models.token_selection import (
     token_scores,
     tokens_at,
 )
+from theorycheck.models.two_layer import (
+    ACTIVATIONS,
+    TwoLayerNetwork,
+    function_step_factor,
+    independent_initialization,
+    kernel_normalisation,
+    loss_gradient,
+    neuron_coefficients,
+    ntk_gram,
+    ntk_gram_autograd,
+    ntk_jacobian,
+    neuron_norms,
+    outputs,
+    preactivations,
+    symmetric_initialization,
+)
 
 __all__ = [
     "CovarianceWeighted",
@@ -151,4 +167,18 @@ __all__ = [
     "score_gap",
     "token_scores",
     "tokens_at",
+    "ACTIVATIONS",
+    "TwoLayerNetwork",
+    "function_step_factor",
+    "independent_initialization",
+    "kernel_normalisation",
+    "loss_gradient",
+    "neuron_coefficients",
+    "ntk_gram",
+    "ntk_gram_autograd",
+    "ntk_jacobian",
+    "neuron_norms",
+    "outputs",
+    "preactivations",
+    "symmetric_initialization",
 ]

@@ -1,5 +1,6 @@
 """Reference solvers: certified hard-margin programs (cvxpy) and their closed forms; linear regions
-of ReLU networks (hyperplane arrangements); Hessian curvature (dense or Lanczos)."""
+of ReLU networks (hyperplane arrangements); Hessian curvature (dense or Lanczos); NTK limits and
+kernel gradient descent; scores of Gaussian mixtures under an Ornstein-Uhlenbeck process."""
 
 from theorycheck.solvers.balanced_factorization import (
     LocalConstants,
@@ -54,6 +55,16 @@ from theorycheck.solvers.lp_margin import (
     solve_lp_usvm,
     solve_lp_wsvm,
 )
+from theorycheck.solvers.ntk import (
+    LIMIT_KERNELS,
+    exp_limit_kernel,
+    kernel_gd_predictions,
+    output_kernel,
+    relu_limit_kernel,
+    softmax_limit_kernel,
+    spectral_filter,
+)
+from theorycheck.solvers.score import gaussian_mixture_score, ou_coefficients
 from theorycheck.solvers.svm import (
     USVMSolution,
     solve_usvm,
@@ -115,4 +126,13 @@ __all__ = [
     "solve_lp_margin_program",
     "solve_lp_usvm",
     "solve_lp_wsvm",
+    "LIMIT_KERNELS",
+    "exp_limit_kernel",
+    "kernel_gd_predictions",
+    "output_kernel",
+    "relu_limit_kernel",
+    "softmax_limit_kernel",
+    "spectral_filter",
+    "gaussian_mixture_score",
+    "ou_coefficients",
 ]

@@ -1,0 +1,240 @@
+r"""The set-up of glls24: its data, its initialization, its constants and the shared GD runs.
+
+Paper: J. Gu, C. Li, Y. Liang, Z. Shi, Z. Song, "Exploring the Frontiers of Softmax: Provable
+Optimization, Applications in Diffusion Model, and Beyond", arXiv 2405.03251 (v1, 2024).  The
+network is ``F(W, x, A)_l = m <a_l, softmax(W^T x)>`` (Eq. (1)), trained by GD on
+``L(W) = 1/2 ||F - Y||_F^2`` in ``W`` only (Defs. 3.2-3.5), from the symmetric initialization of
+Def. 3.7; its kernel ``H(W)`` is Def. 3.6 with the factor ``1/m``
+(`theorycheck.models.two_layer`).
+
+Data (Sec. 3, "||x_i||_2 <= 1, ||y_i||_2 <= 1"): unit inputs ``x_i = g_i / ||g_i||``, labels
+``y_i = u_i g'_i / ||g'_i||`` with ``u_i ~ Unif[0, 1]``; the input dimension ``d_in`` is kept
+apart from the output dimension ``d`` (the paper identifies them "to simplify the proof").
+
+Constants: ``B_emp = max(1, max_{i,r} |<w_r(0), x_i>|)`` is the event of Lemma B.1 Part 1
+itself (the paper's ``B = C sigma sqrt(log(nd/delta))`` has an unspecified ``C``);
+``D = 4 e^{3B} sqrt(nd) ||F(0) - Y||_F / (m lambda)`` (Def. A.2, reconstructed).  Runs use the
+step ``eta = c / (m lambda_max(H(0)))``: the theorem's ``eta = 0.1 lambda / (m n^2 d^2 e^{16B})``
+would need ~1e12 steps at these sizes (the function-space step is ``eta m H``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from theorycheck import shared_run
+from theorycheck.models import (
+    TwoLayerNetwork,
+    independent_initialization,
+    neuron_norms,
+    ntk_gram,
+    symmetric_initialization,
+)
+from theorycheck.optim import Iterate
+from theorycheck.solvers import gaussian_mixture_score, ou_coefficients
+
+SIGMA = 0.5
+"""Standard deviation of the first-layer initialization (spec configuration S)."""
+
+INITIALIZATIONS = {"symmetric": symmetric_initialization, "independent": independent_initialization}
+
+
+def unit_inputs(rng: np.random.Generator, K, n, d_in):
+    """``x_i = g_i / ||g_i||``, g_i standard Gaussian: (K, n, d_in)."""
+    X = rng.standard_normal((K, n, d_in))
+    return X / np.linalg.norm(X, axis=-1, keepdims=True)
+
+
+def bounded_labels(rng: np.random.Generator, K, n, d):
+    """``y_i = u_i g'_i / ||g'_i||``, ``u_i ~ Unif[0, 1]``: (K, n, d), ``||y_i|| <= 1``."""
+    return unit_inputs(rng, K, n, d) * rng.uniform(0.0, 1.0, (K, n, 1))
+
+
+def duplicate_first_input(X, Y):
+    """``x_2 := x_1`` with the conflicting label ``y_2 := -y_1``: lambda_min(H) = 0 and the loss
+    cannot go below ``||y_1 - y_2||^2 / 4 = ||y_1||^2`` (the best fit at the shared input is 0)."""
+    X, Y = X.copy(), Y.copy()
+    X[:, 1], Y[:, 1] = X[:, 0], -Y[:, 0]
+    return X, Y
+
+
+def is_symmetric_initialization(W, A):
+    """Per trial: columns paired as in Def. 3.7 (``w_{2r} = w_{2r+1}``, ``a_{2r} = -a_{2r+1}``)."""
+    W, A = np.asarray(W), np.asarray(A)
+    return (np.all(W[..., 0::2] == W[..., 1::2], axis=(1, 2))
+            & np.all(A[..., 0::2] == -A[..., 1::2], axis=(1, 2)))
+
+
+def bounded_preactivation_level(X, W):
+    """``B_emp = max(1, max_{i,r} |<w_r, x_i>|)`` per trial (K,)."""
+    return np.maximum(1.0, np.abs(np.einsum("kne,kem->knm", X, W)).max(axis=(1, 2)))
+
+
+def movement_bound(B, n, d, m, residual0, lam):
+    """``D = 4 e^{3B} sqrt(nd) ||F(0) - Y||_F / (m lambda)`` (Def. A.2)."""
+    return 4 * np.exp(3 * B) * np.sqrt(n * d) * residual0 / (m * lam)
+
+
+def regression_instance(ctx, *, n, d_in, d, K, duplicate=False):
+    """The training data of the regression claims (numpy X, Y), the same for every width:
+    stream "data" of the paper scope (or of the case)."""
+    rng = ctx.rng("data", n, d_in, d)
+    X, Y = unit_inputs(rng, K, n, d_in), bounded_labels(rng, K, n, d)
+    return duplicate_first_input(X, Y) if duplicate else (X, Y)
+
+
+def initialization(ctx, *, d_in, d, m, K, init="symmetric", sigma=SIGMA):
+    """(W0, A) numpy, stream "init" of width ``m`` and kind ``init``."""
+    return INITIALIZATIONS[init](ctx.rng("init", m, init, d_in, d), K, d_in, d, m, sigma)
+
+
+def extreme_eigenvalues(H):
+    """``(lambda_min, lambda_max)`` per trial of a batch of symmetric matrices (numpy (K,))."""
+    ev = torch.linalg.eigvalsh(H)
+    return ev[:, 0].cpu().numpy(), ev[:, -1].cpu().numpy()
+
+
+def _light_metrics(model, W0, X_test):
+    metrics = model.metrics(W0=W0, X_test=X_test)
+    metrics["max_step_per_neuron"] = lambda it: neuron_norms(it.next["W"] - it.params["W"]).amax(1)
+    return metrics
+
+
+def kernel_metrics(model, H0, X_test):
+    """The kernel metrics of a GD run: "kernel_drift" ``||H(t) - H(0)||_F``, "lambda_min"
+    ``lambda_min(H(t))`` and "cross_kernel" ``K_t(X_test, X)`` (K, d n_te, d n)."""
+    return {"kernel_drift": model.metrics(H0=H0)["kernel_drift"],
+            "lambda_min": lambda it: torch.linalg.eigvalsh(model.gram(it.params["W"]))[:, 0],
+            "cross_kernel": lambda it: ntk_gram(X_test, model.X, it.params["W"], model.A)}
+
+
+def two_phase_gd(step, model, W0, H0, X_test, dense_steps, steps):
+    r"""GD for ``steps`` steps: every metric at every step up to ``dense_steps``, then the cheap
+    metrics (loss, movement, per-neuron step, test outputs) at every step and the kernel
+    metrics once more at the last iterate (GD is stateless, so continuing is exact).
+    Returns ``(metrics, kernel_at_end, diverged_at, W_final)``."""
+    from theorycheck.optim import run_trajectory
+
+    light = _light_metrics(model, W0, X_test)
+    heavy = kernel_metrics(model, H0, X_test)
+    first = run_trajectory(step, {"W": W0}, dense_steps, {**light, **heavy}, on_nonfinite="record")
+    rest = run_trajectory(step, first.params, steps - dense_steps, light, on_nonfinite="record")
+    metrics = {k: np.concatenate([first[k], rest[k][1:]]) for k in light}
+    metrics.update({k: first[k] for k in heavy})
+    end = {k: f(Iterate(steps, rest.params, rest.params)).cpu().numpy() for k, f in heavy.items()}
+    diverged = np.where(first.diverged_at >= 0, first.diverged_at,
+                        np.where(rest.diverged_at >= 0, rest.diverged_at + dense_steps, -1))
+    return metrics, end, diverged, rest.params["W"]
+
+
+@shared_run(sizes={"quick": {"seeds": 3, "n": 4, "d_in": 8, "d": 2, "dense_steps": 40,
+                             "steps": 200, "n_test": 5},
+                   "full": {"seeds": 5, "n": 32, "d_in": 64, "d": 4, "dense_steps": 200,
+                            "steps": 5000, "n_test": 16}})
+def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in=None, d=None):
+    r"""GD on the softmax network of width ``m`` with ``eta = c / (m lambda_max(H(0)))`` per
+    trial, from the initialization ``init`` (`two_phase_gd`: loss, movement, per-neuron step and
+    outputs at ``n_test`` unit test inputs at every step; kernel drift, ``lambda_min(H(t))`` and
+    the test cross kernel for ``t <= dense_steps`` and at the end).  Divergence is recorded
+    (``diverged_at``), not raised.  ``n``, ``d_in``, ``d`` override the tier's sizes."""
+    from theorycheck.optim import GD
+
+    s = run.sizes
+    n, d_in, d = n or s["n"], d_in or s["d_in"], d or s["d"]
+    K = s["seeds"]
+    X, Y = regression_instance(run, n=n, d_in=d_in, d=d, K=K, duplicate=duplicate)
+    X_test = unit_inputs(run.rng("test", n, d_in), K, s["n_test"], d_in)
+    W0, A = initialization(run, d_in=d_in, d=d, m=m, K=K, init=init)
+    Xt, Yt, At, W0t, Xte = (run.tensor(a) for a in (X, Y, A, W0, X_test))
+    model = TwoLayerNetwork(Xt, Yt, At)
+    H0 = model.gram(W0t)
+    lam, lam_max = extreme_eigenvalues(H0)
+    eta = c / (m * lam_max)
+    metrics, end, diverged, W_final = two_phase_gd(GD(model, run.tensor(eta)), model, W0t, H0, Xte,
+                                             s["dense_steps"], s["steps"])
+    return {"t": np.arange(s["steps"] + 1), **metrics, "kernel_at_end": end, "diverged_at": diverged,
+            "dense_steps": s["dense_steps"], "W_final": W_final.cpu().numpy(), "X": X, "Y": Y, "X_test": X_test, "W0": W0, "A": A,
+            "H0": H0.cpu().numpy(), "lambda": lam, "lambda_max": lam_max, "eta": eta, "m": m,
+            "B_emp": bounded_preactivation_level(X, W0),
+            "symmetric": is_symmetric_initialization(W0, A)}
+
+
+def contraction_factor(run):
+    """``1 - m eta lambda / 2`` per trial (Lemma 5.3 / Theorem 4.2)."""
+    return 1 - run["m"] * run["eta"] * run["lambda"] / 2
+
+
+def relative_loss(run):
+    """``||F(t) - Y||_F^2 / ||Y||_F^2`` (T+1, K); ``F(0) = 0`` under the symmetric init."""
+    return np.exp(run["log_loss"]) / (0.5 * np.sum(run["Y"] ** 2, axis=(1, 2)))
+
+
+def first_time_below(series, level):
+    """First index t with ``series[t] <= level`` per column (K,), ``len(series)`` where never."""
+    below = series <= level
+    return np.where(below.any(0), below.argmax(0), len(series))
+
+
+# --------------------------------------------------------------------------- diffusion (Sec. 6)
+
+MIXTURE = {"weights": [0.5, 0.5], "means": [[-0.5], [0.5]], "stds": [0.15, 0.15]}
+"""``p_0 = 1/2 N(-0.5, 0.15^2) + 1/2 N(0.5, 0.15^2)`` on R: Assumption 6.1 (``|x(0)| <= 1``) up to a
+tail of ~1e-3 (spec Sec. 4.2)."""
+
+TIME_WINDOW = (0.2, 1.0)
+"""``[T_0, T]`` of the score-matching objective, with the rate ``g = 1`` (Sec. 6.1, Eq. (3))."""
+
+
+def denoising_samples(rng: np.random.Generator, N):
+    r"""``N`` samples of the denoising problem: ``t ~ Unif[T_0, T]``, ``x(0) ~ p_0``, ``x(t) =
+    alpha x(0) + s xi``; returns ``x0`` (N,), ``x`` (N, 1), ``t`` (N,), the denoising label ``-xi / s``
+    (N, 1) and the true score ``grad log p_t(x)`` (N, 1)."""
+    t = rng.uniform(*TIME_WINDOW, N)
+    component = rng.integers(0, 2, N)
+    x0 = np.asarray(MIXTURE["means"])[component, 0] + np.asarray(MIXTURE["stds"])[component] * rng.standard_normal(N)
+    xi = rng.standard_normal(N)
+    alpha, s = ou_coefficients(t)
+    x = (alpha * x0 + s * xi)[:, None]
+    score = gaussian_mixture_score(x, t, MIXTURE["weights"], MIXTURE["means"], MIXTURE["stds"])
+    return x0, x, t, (-xi / s)[:, None], score
+
+
+def diffusion_features(x, t):
+    """``z = (x / sqrt(4 + x^2), (t - T_0)/(T - T_0), 1) / sqrt 3``, always in the unit ball of R^3
+    (the spec's ``x / 2`` leaves the ball for |x| > 2, which noisy samples reach; ``x / sqrt(4 + x^2)``
+    equals it to 10% for |x| < 1 and is injective); the constant coordinate is needed because a
+    symmetric softmax network has F(W, 0) = 0 and no constant kernel part."""
+    T0, T = TIME_WINDOW
+    return np.stack([x[:, 0] / np.sqrt(4 + x[:, 0] ** 2), (t - T0) / (T - T0), np.ones_like(t)], axis=1) / np.sqrt(3)
+
+
+# --------------------------------------------------------------------------- Table 1 (d = 1)
+
+@shared_run(sizes={"quick": {"seeds": 3, "steps": 300}, "full": {"seeds": 5, "steps": 2000}})
+def activation_gd(run, *, activation, n, m, step_scale="matched", input_norms=(1.0, 1.0)):
+    r"""GD on a scalar-output two-layer network (``activation`` softmax / relu / exp) with symmetric
+    initialization (sigma = 0.5), ``n`` samples, ``d_in = 2n``, inputs of norms drawn from
+    ``input_norms``; step ``eta = 1 / (s lambda_max(H(0)))`` with ``s`` the function-space factor
+    of the activation (``m`` for softmax, 1 otherwise), or ``s = 1`` for every activation with
+    ``step_scale="unmatched"``.  Records the relative loss, the rms movement and the condition
+    number of H(0) per trial, and the kernel drift at the end."""
+    from theorycheck.models import function_step_factor
+    from theorycheck.optim import GD, run_trajectory
+
+    K, d_in = run.sizes["seeds"], 2 * n
+    rng = run.rng("table1 data", n, input_norms)
+    X = unit_inputs(rng, K, n, d_in) * rng.uniform(*input_norms, (K, n, 1))
+    Y = bounded_labels(rng, K, n, 1)
+    W0, A = initialization(run, d_in=d_in, d=1, m=m, K=K)
+    Xt, Yt, At, W0t = (run.tensor(a) for a in (X, Y, A, W0))
+    model = TwoLayerNetwork(Xt, Yt, At, activation)
+    H0 = model.gram(W0t)
+    lam, lam_max = extreme_eigenvalues(H0)
+    scale = function_step_factor(activation, m) if step_scale == "matched" else 1.0
+    traj = run_trajectory(GD(model, run.tensor(1.0 / (scale * lam_max))), {"W": W0t}, run.sizes["steps"],
+                          {"log_loss": model.metrics()["log_loss"]}, on_nonfinite="record")
+    drift = torch.linalg.matrix_norm(model.gram(traj.W) - H0)
+    rms = neuron_norms(traj.W - W0t).pow(2).mean(1).sqrt()
+    return {"X": X, "rel_loss": np.exp(traj["log_loss"]) / (0.5 * np.sum(Y**2, axis=(1, 2))),
+            "rms_movement": rms.cpu().numpy(), "kernel_drift": drift.cpu().numpy(),
+            "kappa": lam_max / lam, "lambda": lam, "diverged_at": traj.diverged_at}

@@ -1,0 +1,206 @@
+"""glls24: the network's gradient, its NTK Gram matrix, the symmetric initialization and the
+infinite-width limit of the kernel (Eq. (2), Defs. 3.3, 3.6, 3.7)."""
+import numpy as np
+import torch
+
+from claims.glls24.setup import (
+    SIGMA,
+    duplicate_first_input,
+    extreme_eigenvalues,
+    initialization,
+    is_symmetric_initialization,
+    regression_instance,
+    unit_inputs,
+)
+from theorycheck import Control, claim
+from theorycheck.models import (
+    TwoLayerNetwork,
+    loss_gradient,
+    neuron_coefficients,
+    ntk_gram,
+    ntk_gram_autograd,
+    outputs,
+)
+from theorycheck.solvers import exp_limit_kernel, output_kernel, softmax_limit_kernel
+
+SMALL = {"n": 4, "d_in": 8, "d": 2, "m": 64, "seeds": 3}
+LARGE = {"n": 32, "d_in": 64, "d": 4, "m": 4096, "seeds": 2}
+
+
+def generic_point(tc, s):
+    """Data, a symmetric initialization and the generic point ``W = W(0) + 0.3 N(0, 1)`` (there
+    ``<a_l, S> != 0``, unlike at ``W(0)``), all as tensors."""
+    X, Y = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["seeds"])
+    W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=s["m"], K=s["seeds"])
+    W = W0 + 0.3 * tc.rng("perturbation").standard_normal(W0.shape)
+    return tuple(tc.tensor(a) for a in (X, Y, W0, W, A))
+
+
+def gram_without_inputs(X, W, A):
+    """The closed-form kernel with every ``x_i^T x_j`` replaced by 1 (a wrong reference)."""
+    G = neuron_coefficients(X, W, A)
+    K, n, d, m = G.shape
+    return (torch.einsum("kiar,kjbr->kaibj", G, G) / m).reshape(K, d * n, d * n)
+
+
+def relative_errors(a, b):
+    """``||a - b||_F / ||b||_F`` per trial."""
+    return (torch.linalg.vector_norm((a - b).flatten(1), dim=1)
+            / torch.linalg.vector_norm(b.flatten(1), dim=1)).cpu().numpy()
+
+
+@claim("glls24.eq2.gradient_closed_form", source="Eq. (2), Definition 3.3, Claim 3.4",
+       statement="dF_l/dw_r = m <v_{l,r}, S> S_r x and dL/dw_r = sum_{i,l} (F_{l,i} - y_{l,i}) "
+                 "m <v_{l,r}, S_i> S_{i,r} x_i; the neuron gradients sum to zero.",
+       provenance="derived",
+       controls={"without_mean_term": Control(
+           "reference", breaks=["closed form equals autograd"],
+           description="the closed form with a_{l,r} in place of a_{l,r} - <a_l, S> (the softmax "
+                       "normaliser's derivative dropped): wrong by ~1e-2 at a generic point")},
+       sizes={"quick": SMALL, "full": dict(LARGE, m=2**14)})
+def test_gradient_closed_form(tc):
+    r"""The gradient of ``L = 1/2 ||F - Y||_F^2`` in closed form, ``Delta w_r = sum_{i,l}
+    (F_{l,i} - y_{l,i}) m S_{i,r} (a_{l,r} - <a_l, S_i>) x_i`` (`loss_gradient`), against
+    ``torch.func.grad`` of the loss written plainly, at the generic point ``W(0) + 0.3 N(0,1)``
+    (at ``W(0)`` itself ``<a_l, S> = 0`` and the mean term is invisible).  Pass: relative
+    Frobenius error <= 1e4 unit round-offs per trial, and ``||sum_r Delta w_r|| <= 1e4 u
+    ||Delta W||_F`` (shift invariance of the softmax).  The tolerance is round-off of sums of
+    O(m n d) terms; the measured errors are ~1e-16.  The control drops the mean term."""
+    s = tc.sizes
+    X, Y, W0, W, A = generic_point(tc, s)
+    model = TwoLayerNetwork(X, Y, A)
+    auto = torch.func.grad(lambda w: model.reference_loss({"W": w}).sum())(W)
+    closed = loss_gradient(X, Y, W, A)
+    if tc.control == "without_mean_term":
+        E = outputs(X, W, A) - Y
+        S = torch.softmax(torch.einsum("kne,kem->knm", X, W), -1)
+        closed = torch.einsum("knd,knr,kdr,kne->ker", E, s["m"] * S, A, X)
+    tc.precondition.holds("inputs and labels in the unit ball",
+                          bool((X.norm(dim=-1) <= 1 + 1e-12).all() and (Y.norm(dim=-1) <= 1 + 1e-12).all()))
+    err = relative_errors(closed, auto)
+    tc.record("relative_error", err)
+    tc.conclusion.at_most("closed form equals autograd", err, tc.roundoff(1e4))
+    shift = (torch.linalg.vector_norm(closed.sum(-1), dim=1) / torch.linalg.vector_norm(closed.flatten(1), dim=1))
+    tc.conclusion.at_most("neuron gradients sum to zero", shift.cpu().numpy(), tc.roundoff(1e4))
+
+
+@claim("glls24.def3_6.kernel_is_scaled_jacobian_gram", source="Definition 3.6",
+       statement="The block formula of H(W) equals J J^T / m (J the Jacobian of vec F in W); H is "
+                 "symmetric positive semi-definite.",
+       provenance="derived",
+       controls={"without_one_over_m": Control(
+           "reference", breaks=["closed form equals J J^T / m"],
+           description="the Jacobian Gram J J^T without the factor 1/m as the reference"),
+                 "inputs_gram_dropped": Control(
+           "reference", breaks=["closed form equals J J^T / m"],
+           description="the closed form with x_i^T x_j replaced by 1")},
+       sizes={"quick": SMALL, "full": dict(LARGE, m=2**12)})
+def test_kernel_is_scaled_jacobian_gram(tc):
+    r"""``[H_{l1,l2}]_{ij} = (1/m) x_i^T x_j sum_r (m S_{i,r} <v_{l1,r}, S_i>)(m S_{j,r}
+    <v_{l2,r}, S_j>)`` (`ntk_gram`, closed form) against ``(1/m) J J^T`` with ``J`` from
+    ``torch.func.jacrev`` (`ntk_gram_autograd`), at ``W(0)`` and at a generic point.  Pass:
+    relative Frobenius error <= 1e4 unit round-offs; ``lambda_min(H) >= -1e4 u ||H||`` (PSD up
+    to round-off of the eigen-solver).  Controls change the reference: no 1/m (off by m) or
+    ``x_i^T x_j -> 1`` (off by O(1))."""
+    s = tc.sizes
+    X, Y, W0, W, A = generic_point(tc, s)
+    errors, lowest = [], []
+    for point in (W0, W):
+        reference = ntk_gram_autograd(X, X, point, A)
+        closed = ntk_gram(X, X, point, A)
+        if tc.control == "without_one_over_m":
+            reference = reference * s["m"]
+        if tc.control == "inputs_gram_dropped":
+            closed = gram_without_inputs(X, point, A)
+        errors.append(relative_errors(closed, reference))
+        lam_min, lam_max = extreme_eigenvalues(closed)
+        lowest.append(lam_min / lam_max)
+    tc.record("relative_error_init_generic", errors)
+    tc.conclusion.at_most("closed form equals J J^T / m", np.array(errors), tc.roundoff(1e4))
+    tc.conclusion.at_least("H is positive semi-definite", np.array(lowest), -tc.roundoff(1e4))
+
+
+@claim("glls24.def3_7.symmetric_init_zero_output", source="Definition 3.7; Lemma D.3",
+       statement="Under the symmetric initialization F(W(0), x, A) = 0 for every x, hence "
+                 "||F(0) - Y||_F = ||Y||_F <= sqrt(n).",
+       provenance="derived",
+       controls={"independent_init": Control(
+           "hypothesis", breaks=["outputs vanish at initialization"],
+           description="all m columns drawn i.i.d. (not paired): max |F(W(0), x)| = Theta(sqrt m)")},
+       sizes={"quick": dict(SMALL, n_test=100), "full": dict(LARGE, n_test=1000)})
+def test_symmetric_init_zero_output(tc):
+    r"""Def. 3.7 pairs the neurons, ``w_{2r} = w_{2r+1}``, ``a_{l,2r} = -a_{l,2r+1}``, so the
+    softmax weights of each pair are equal and ``m <a_l, S> = 0`` exactly up to round-off.
+    Measure ``max_{l,x} |F(W(0), x)_l|`` over the training inputs and ``n_test`` fresh unit
+    inputs.  Pass: <= ``1e3 u m`` (``m`` terms of size ``m S_r = O(1)`` summed; the cancellation is
+    exact in exact arithmetic), and ``||F(0) - Y||_F <= sqrt(n)``.  The paper recalls Lemma D.3
+    as ``O(sqrt(nd))``; the sharper ``sqrt(n)`` holds with ``||y_i|| <= 1``.  The control draws
+    the columns i.i.d.: the pairing precondition fails and the outputs are ``Theta(sqrt m)``."""
+    s = tc.sizes
+    init = "independent" if tc.control == "independent_init" else "symmetric"
+    X, Y = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["seeds"])
+    W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=s["m"], K=s["seeds"], init=init)
+    X_all = np.concatenate([X, unit_inputs(tc.rng("test"), s["seeds"], s["n_test"], s["d_in"])], axis=1)
+    tc.precondition.holds("initialization is symmetric (Def. 3.7)", is_symmetric_initialization(W0, A))
+    F = outputs(tc.tensor(X_all), tc.tensor(W0), tc.tensor(A)).cpu().numpy()
+    peak = np.abs(F).max(axis=(1, 2))
+    tc.record("max_abs_output", peak)
+    tc.conclusion.at_most("outputs vanish at initialization", peak, tc.roundoff(1e3 * s["m"]))
+    residual0 = np.linalg.norm((F[:, : s["n"]] - Y).reshape(s["seeds"], -1), axis=1)
+    tc.conclusion.at_most("initial residual at most sqrt(n)", residual0, np.sqrt(s["n"]))
+
+
+@claim("glls24.def3_6.infinite_width_limit", source="Definition 3.6 (limit derived, not in the paper)",
+       statement="H(0) -> I_d (x) K_sigma, K_sigma(x, x') = <x, x'> exp(sigma^2 <x, x'>), with rms "
+                 "fluctuation Theta(m^{-1/2}); lambda_min(I_d (x) K_sigma) > 0 for distinct non-zero inputs.",
+       provenance="derived",
+       controls={"exp_network_limit": Control(
+           "reference", breaks=["rms error decays like m^-1/2"],
+           description="the exp network's limit <x,x'> exp(sigma^2 |x + x'|^2 / 2) as reference: off "
+                       "by the factor e^{sigma^2} for unit inputs, an error that does not decay"),
+                 "duplicate_input": Control(
+           "hypothesis", breaks=["lambda_min of the limit kernel positive"],
+           description="x_2 := x_1: the inputs are not distinct and lambda_min(H_inf) = 0")},
+       sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "seeds": 20, "widths": [256, 1024, 4096, 16384]},
+              "full": {"n": 32, "d_in": 64, "d": 4, "seeds": 5, "widths": [2**10, 2**12, 2**14, 2**16, 2**18]}})
+def test_infinite_width_limit(tc):
+    r"""Derived limit (spec, not in the paper): ``alpha(x)/m -> exp(sigma^2 |x|^2/2)``, so
+    ``m S_r(x) -> exp(w_r^T x - sigma^2|x|^2/2)``, ``E exp(w^T (x + x')) = exp(sigma^2 |x+x'|^2/2)``,
+    ``<a_l, S> = 0`` at ``W(0)`` and off-diagonal output blocks average to 0: ``H(0) -> H_inf =
+    I_d (x) K_sigma`` (`softmax_limit_kernel`).  One data set, ``seeds`` independent symmetric
+    initializations per width, sigma = 0.5.  Pass: (i) the log-log slope of ``rms_seeds
+    ||H(0) - H_inf||_F`` against m lies in [-0.65, -0.35] (CLT rate -1/2; the window is the
+    spec's, checked on seeds 1, 2 and 0); (ii) at the largest width every seed's
+    ``lambda_min(H(0))`` lies within 20% of ``lambda_min(H_inf)``; (iii) ``lambda_min(H_inf) >=
+    1e-8 ||H_inf||`` (positive: K_sigma is a power series in <x, x'> with positive coefficients
+    and no constant term).  Preconditions: inputs pairwise distinct and non-zero."""
+    s = tc.sizes
+    X, Y = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=1)
+    if tc.control == "duplicate_input":
+        X, Y = duplicate_first_input(X, Y)
+    Xt = tc.tensor(np.repeat(X, s["seeds"], axis=0))
+    limit = softmax_limit_kernel(Xt, Xt, SIGMA)
+    if tc.control == "exp_network_limit":
+        limit = exp_limit_kernel(Xt, Xt, SIGMA)
+    H_inf = output_kernel(limit, s["d"])
+    gaps = np.linalg.norm(X[0][:, None] - X[0][None], axis=-1) + np.eye(s["n"])
+    tc.precondition.at_least("inputs pairwise distinct and non-zero",
+                             np.concatenate([gaps.ravel(), np.linalg.norm(X[0], axis=-1)]), 1e-6)
+    rms, lam0 = [], None
+    for m in s["widths"]:
+        W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["seeds"])
+        H0 = ntk_gram(Xt, Xt, tc.tensor(W0), tc.tensor(A))
+        rms.append(float(torch.linalg.matrix_norm(H0 - H_inf).pow(2).mean().sqrt()))
+        lam0 = extreme_eigenvalues(H0)[0]
+    lam_inf, lam_inf_max = extreme_eigenvalues(H_inf[:1])
+    tc.record("rms_error", dict(zip(map(str, s["widths"]), rms)))
+    tc.record("lambda_min_limit", float(lam_inf[0]))
+    tc.record("lambda_min_H0_largest_width", lam0)
+    tc.curve("rms ||H(0) - H_inf||_F", "measured", s["widths"], rms, xscale="log", yscale="log")
+    tc.curve("rms ||H(0) - H_inf||_F", "m^-1/2", s["widths"],
+             rms[0] * np.sqrt(s["widths"][0] / np.asarray(s["widths"], float)), style="theory")
+    tc.conclusion.slope("rms error decays like m^-1/2", s["widths"], rms,
+                        window=(s["widths"][0], s["widths"][-1]), at_least=-0.65, at_most=-0.35)
+    tc.conclusion.at_least("lambda_min of the limit kernel positive", lam_inf, 1e-8 * lam_inf_max)
+    tc.conclusion.at_most("lambda_min(H(0)) within 20% of the limit at the largest width",
+                          np.abs(lam0 - lam_inf[0]), 0.2 * abs(lam_inf[0]))

@@ -1,0 +1,185 @@
+"""glls24: the elementary facts of Appendix A and the softmax perturbation bounds of Lemma B.1."""
+import functools
+
+import numpy as np
+import sympy as sp
+import torch
+
+from claims.glls24.setup import SIGMA, bounded_preactivation_level, initialization, regression_instance
+from theorycheck import Control, claim, discrepancy
+
+GRID = 100_000
+
+
+@functools.lru_cache(maxsize=1)
+def symbolic_facts():
+    """Facts A.3, A.4 and A.7 checked with sympy (cached: the claim and its controls share them)."""
+    a, b, w1, w2, c1, c2 = sp.symbols("a b w1 w2 c1 c2", real=True)
+    normaliser = sp.exp(w1 * c1) + sp.exp(w2 * c2)
+    softmax = [sp.exp(w1 * c1) / normaliser, sp.exp(w2 * c2) / normaliser]
+    s = sp.symbols("s", integer=True, nonnegative=True)
+    points = [sp.Rational(1, 7), sp.Rational(1, 2), sp.Integer(1)]
+    return {
+        "Fact A.3 symbolic": sp.expand((a - b) ** 2 - (a**2 - 2 * a * b + b**2)) == 0,
+        "Fact A.4 symbolic": sp.simplify(sum(softmax) - 1) == 0
+        and sp.simplify(sp.diff(normaliser, w1) - sp.exp(w1 * c1) * c1) == 0,
+        "Fact A.7 symbolic": all(sp.summation((1 - q) ** s, (s, 0, sp.oo)) == 1 / q for q in points),
+    }
+
+
+@claim("glls24.factsA.elementary_inequalities", source="Facts A.3-A.8",
+       statement="A.3 ||a - b||^2 = ||a||^2 - 2<a, b> + ||b||^2; A.4 <1, S> = 1 and d<exp(W^T x), 1>/dw_r "
+                 "= exp(w_r^T x) x; A.5 sqrt(1 - x) <= 1 - x/2 on [0, 1]; A.6 |e^x - 1| <= 2|x| and A.8 "
+                 "|e^x - 1 - x| <= x^2 for |x| <= 0.1; A.7 sum_s (1 - x)^s = 1/x, sum_s (1 - x/2)^{s/2} <= 4/x.",
+       provenance="inferred",
+       controls={
+           "tightened_sqrt_bound": Control(
+               "statement", breaks=["Fact A.5 on the grid"],
+               description="sqrt(1 - x) <= 1 - 0.6 x instead of 1 - x/2: false on (0, 0.55)"),
+           "tightened_exp_bound": Control(
+               "statement", breaks=["Fact A.8 on the grid"],
+               description="|e^x - 1 - x| <= 0.4 x^2 instead of x^2: false near |x| = 0.1 (ratio ~0.52)"),
+       },
+       sizes={"quick": {"grid": GRID}, "full": {"grid": 100 * GRID}})
+def test_elementary_inequalities(tc):
+    r"""The identities symbolically with sympy (A.3 expanded to 0; A.4 ``sum_r S_r = 1`` simplified
+    to 1 and the derivative of the normaliser; A.7's geometric series summed exactly at x in {1/7, 1/2, 1}), the
+    inequalities on a grid of ``grid`` points of their domains: the worst margin
+    (right side minus left side) must be >= -1e2 unit round-offs (the functions are evaluated with
+    relative error of a few ulps; the forms are the spec's reconstruction, so provenance is
+    inferred).  A.7's bound ``sum_{s>=0} (1 - x/2)^{s/2} = 1/(1 - sqrt(1 - x/2)) <= 4/x`` follows from
+    A.5 and is checked on (0, 1].  The controls check tightened constants, which must fail."""
+    n = tc.sizes["grid"]
+    for name, holds in symbolic_facts().items():
+        tc.conclusion.holds(name, holds)
+    tol = tc.roundoff(1e2)
+    unit = np.linspace(0.0, 1.0, n)
+    slope = 0.6 if tc.control == "tightened_sqrt_bound" else 0.5
+    tc.conclusion.at_least("Fact A.5 on the grid", (1 - slope * unit) - np.sqrt(1 - unit), -tol)
+    small = np.linspace(-0.1, 0.1, n)
+    tc.conclusion.at_least("Fact A.6 on the grid", 2 * np.abs(small) - np.abs(np.expm1(small)), -tol)
+    factor = 0.4 if tc.control == "tightened_exp_bound" else 1.0
+    remainder = np.abs(np.expm1(small) - small)
+    tc.conclusion.at_least("Fact A.8 on the grid", factor * small**2 - remainder, -tol * small**2)
+    positive = unit[1:]
+    tc.conclusion.at_least("Fact A.7 bound on the grid", 4 / positive - 1 / (1 - np.sqrt(1 - positive / 2)),
+                           -tol / positive)
+    tc.record("A.8 worst ratio |e^x - 1 - x| / x^2", float(np.max(remainder[small != 0] / small[small != 0] ** 2)))
+
+
+def lemma_b1_ratios(X, W_tilde, W, A, R):
+    r"""Left side / right side of Parts 2-13 of Lemma B.1 (derived constants, spec), the maximum
+    over samples, neurons and outputs per trial, with ``B = B_emp`` of ``W_tilde``."""
+    m = W.shape[2]
+    B = torch.as_tensor(bounded_preactivation_level(X.cpu().numpy(), W_tilde.cpu().numpy()), dtype=X.dtype)
+    Bk = B[:, None, None]
+    Zt, Z = torch.einsum("kne,kem->knm", X, W_tilde), torch.einsum("kne,kem->knm", X, W)
+    P = W - W_tilde
+    pair = torch.einsum("kije,kem->kijm", X[:, :, None, :] + X[:, None, :, :], P)
+    alpha_t, alpha = Zt.exp().sum(-1), Z.exp().sum(-1)
+    St, S = torch.softmax(Zt, -1), torch.softmax(Z, -1)
+    dS = S - St
+    ratios = {
+        "Part 2": Z.abs() / (Bk + R),
+        "Part 3": pair.abs() / (2 * R),
+        "Part 5": Z.exp() / torch.exp(Bk + R),
+        "Part 6": torch.expm1(pair).abs() / (4 * R),
+        "Part 7": (Z.exp() - Zt.exp()).abs() / (R * torch.exp(Bk + R)),
+        "Part 8": (alpha - alpha_t).abs() / (m * R * torch.exp(B[:, None] + R)),
+        "Part 9": (1 / alpha - 1 / alpha_t).abs() / (R * torch.exp(3 * B[:, None] + 2 * R) / m),
+        "Part 10": St / (torch.exp(2 * Bk) / m),
+        "Part 11": S / (torch.exp(2 * Bk + 2 * R) / m),
+        "Part 12": dS.abs() / (2 * R * torch.exp(4 * Bk + 2 * R) / m),
+        "Part 13": torch.einsum("kdm,knm->knd", A, dS).abs() / (4 * R * torch.exp(4 * Bk + 2 * R)),
+    }
+    return {k: v.flatten(1).amax(1).cpu().numpy() for k, v in ratios.items()}
+
+
+@claim("glls24.lemB_1.softmax_perturbation_bounds", source="Lemma B.1, Parts 1-13",
+       statement="On the event |<w~_r, x_i>| <= B (probability >= 1 - delta), every W with ||w_r - w~_r|| "
+                 "<= R < 0.01 has bounded pre-activations, exponentials, normalisers and softmax "
+                 "entries, each perturbed by O(R) with factors e^{O(B)} (Parts 2-13).",
+       provenance="derived",
+       controls={"B_without_width": Control(
+           "statement", breaks=["Part 1: the event holds with probability >= 1 - delta"],
+           description="B = sigma sqrt(log(nd/delta)) (C = 1, no m in the union bound): for m = 1024 "
+                       "the event fails far more often than delta")},
+       sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "seeds": 20, "widths": [64, 1024], "trials_p1": 200},
+              "full": {"n": 32, "d_in": 64, "d": 4, "seeds": 20, "widths": [64, 1024, 16384], "trials_p1": 1000}})
+def test_softmax_perturbation_bounds(tc):
+    r"""Lemma B.1 with the spec's derived constants (the paper's exact powers of e^B, e^R in Parts 9,
+    12, 13 may differ): P2 ``|<w_r, x_i>| <= B + R``; P3 ``|<w_r - w~_r, x_i + x_j>| <= 2R``; P5 ``e^{<w_r,
+    x_i>} <= e^{B+R}``; P6 ``|e^{<w_r - w~_r, x_i + x_j>} - 1| <= 4R``; P7 ``|e^{<w_r,x_i>} - e^{<w~_r,x_i>}|
+    <= R e^{B+R}``; P8 ``|alpha_i - alpha~_i| <= m R e^{B+R}``; P9 ``|1/alpha_i - 1/alpha~_i| <= R e^{3B+2R}/m``;
+    P10 ``S~_{i,r} <= e^{2B}/m``; P11 ``S_{i,r} <= e^{2B+2R}/m``; P12 ``|S_{i,r} - S~_{i,r}| <= 2R e^{4B+2R}/m``;
+    P13 ``|<v_{l,r}, S_i - S~_i>| <= 4R e^{4B+2R}``.  Deterministic given Part 1's event, so B = B_emp
+    (the event itself); 20 seeds x R in {1e-3, 1e-2} x widths, random directions with ``||w_r -
+    w~_r|| = R`` exactly, i.i.d. W~.  Pass: every ratio <= 1 (proof bounds, no tolerance).  Part 1:
+    with ``B_delta = sigma sqrt(2 log(2nm/delta))`` (Gaussian tail + union bound over nm pairs), the
+    event ``max |<w~_r, x_i>| <= B_delta`` holds in each of ``trials_p1`` independent draws at the
+    largest width with probability >= 1 - delta, delta = 0.1: exact binomial test at level 0.05
+    (its power is recorded: with 200 trials it rejects a true rate of ~0.84 with probability 0.8)."""
+    s = tc.sizes
+    X, _ = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["seeds"])
+    Xt = tc.tensor(X)
+    worst = {}
+    for m in s["widths"]:
+        W_tilde, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["seeds"], init="independent")
+        for R in (1e-3, 1e-2):
+            P = tc.rng("direction", m, R).standard_normal(W_tilde.shape)
+            P *= R / np.linalg.norm(P, axis=1, keepdims=True)
+            ratios = lemma_b1_ratios(Xt, tc.tensor(W_tilde), tc.tensor(W_tilde + P), tc.tensor(A), R)
+            for part, value in ratios.items():
+                worst[part] = max(worst.get(part, 0.0), float(value.max()))
+    tc.record("worst_ratio_per_part", worst)
+    tc.precondition.at_most("radius below 0.01", 1e-2, 0.01)
+    tc.precondition.at_most("inputs in the unit ball", np.linalg.norm(X, axis=-1), 1.0, margin=1e-12)
+    for part, value in worst.items():
+        tc.conclusion.at_most(f"Lemma B.1 {part}", value, 1.0)
+    delta, n, m = 0.1, s["n"], s["widths"][-1]
+    B_delta = SIGMA * np.sqrt(2 * np.log(2 * n * m / delta))
+    if tc.control == "B_without_width":
+        B_delta = SIGMA * np.sqrt(np.log(n * s["d"] / delta))
+    draws = tc.rng("part 1").standard_normal((s["trials_p1"], s["d_in"], m)) * SIGMA
+    inputs = np.repeat(X[:1], s["trials_p1"], axis=0)
+    event = np.abs(np.einsum("kne,kem->knm", inputs, draws)).max(axis=(1, 2)) <= B_delta
+    tc.record("part1_event_frequency", float(event.mean()))
+    tc.conclusion.binomial("Part 1: the event holds with probability >= 1 - delta", event, p=1 - delta)
+
+
+@discrepancy("glls24.def4_1.DISCREPANCY_bound_without_width", source="Definition 4.1; Lemma B.1 Part 1",
+             statement="B = max{C sigma sqrt(log(nd/delta)), 1} bounds every |<w_r(0), x_i>| with "
+                       "probability >= 1 - delta (no dependence on the width m).",
+             corrected_by="glls24.lemB_1.softmax_perturbation_bounds",
+             provenance="inferred",
+             controls={"narrow_network": Control(
+                 "statement", breaks=["the event fails more often than delta"],
+                 description="at width m = 16 the same B covers all n m pre-activations: no "
+                             "counterexample")},
+             sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "m": 2**14, "trials": 100},
+                    "full": {"n": 32, "d_in": 64, "d": 4, "m": 2**16, "trials": 200}})
+def test_bound_without_width(tc):
+    r"""Def. 4.1 (reconstructed) sets ``B = max{C sigma sqrt(log(nd/delta)), 1}`` with a "sufficiently
+    large" constant C and no m; Lemma B.1 Part 1 uses it for all ``nm`` pairs ``(i, r)``.  For a
+    fixed C the union bound needs ``B >= sigma sqrt(2 log(2nm/delta))``, growing with m: with C = 2
+    (twice the Gaussian scale), delta = 0.1, n = 4, d = 2, ``B = 2 sigma sqrt(log 80) ~ 4.19 sigma``;
+    each unit-norm pre-activation exceeds it with probability ~2.8e-5, so at ``m = 2^14`` the event
+    ``max_{i,r} |<w_r, x_i>| <= B`` fails with probability ~0.84 >> delta.  Pass (the counterexample):
+    the exact binomial test of ``P[event] >= 1 - delta`` over ``trials`` independent initializations
+    rejects at level 0.05 (p-value <= 0.05).  The corrected statement (B_delta with the m inside
+    the log) is Part 1 of `glls24.lemB_1.softmax_perturbation_bounds`.  Control: at m = 16 the
+    same B covers the ``nm = 64`` pairs (failure ~2e-3): no counterexample."""
+    from scipy import stats
+
+    s = tc.sizes
+    m = 16 if tc.control == "narrow_network" else s["m"]
+    delta = 0.1
+    X, _ = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=1)
+    B = max(2 * SIGMA * np.sqrt(np.log(s["n"] * s["d"] / delta)), 1.0)
+    draws = tc.rng("part 1", m).standard_normal((s["trials"], s["d_in"], m)) * SIGMA
+    event = np.abs(np.einsum("ne,kem->knm", X[0], draws)).max(axis=(1, 2)) <= B
+    p_value = stats.binomtest(int(event.sum()), s["trials"], 1 - delta, alternative="less").pvalue
+    tc.record("event_frequency", float(event.mean()))
+    tc.record("B", B)
+    tc.precondition.at_most("inputs in the unit ball", np.linalg.norm(X, axis=-1), 1.0, margin=1e-12)
+    tc.conclusion.at_most("the event fails more often than delta", p_value, 0.05)

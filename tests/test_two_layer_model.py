@@ -1,0 +1,88 @@
+"""Tests of theorycheck.models.two_layer against independent references: torch.func autograd
+of the outputs and the loss, the symmetric initialization's zero output, and the errors."""
+import numpy as np
+import pytest
+import torch
+
+from theorycheck.errors import DeclarationError
+from theorycheck.models import (
+    ACTIVATIONS,
+    TwoLayerNetwork,
+    independent_initialization,
+    loss_gradient,
+    neuron_coefficients,
+    ntk_gram,
+    ntk_gram_autograd,
+    outputs,
+    symmetric_initialization,
+)
+
+torch.set_num_threads(1)
+
+
+def problem(activation, K=2, n=4, d_in=5, d=3, m=16, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((K, n, d_in))
+    X /= np.linalg.norm(X, axis=-1, keepdims=True)
+    Y = rng.standard_normal((K, n, d))
+    W, A = independent_initialization(rng, K, d_in, d, m, 0.7)
+    t = lambda a: torch.as_tensor(a, dtype=torch.float64)  # noqa: E731
+    return t(X), t(Y), t(W), t(A)
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_closed_form_kernel_equals_jacobian_contraction(activation):
+    X, Y, W, A = problem(activation)
+    X2 = X.flip(1)[:, :3]
+    closed, auto = ntk_gram(X, X2, W, A, activation), ntk_gram_autograd(X, X2, W, A, activation)
+    assert closed.shape == (2, 3 * 4, 3 * 3)
+    assert float((closed - auto).norm() / auto.norm()) < 1e-13
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_closed_form_gradient_equals_autograd(activation):
+    X, Y, W, A = problem(activation)
+    model = TwoLayerNetwork(X, Y, A, activation)
+    auto = torch.func.grad(lambda w: model.loss({"W": w}).sum())(W)
+    closed = loss_gradient(X, Y, W, A, activation)
+    assert float((closed - auto).norm() / auto.norm()) < 1e-13
+
+
+def test_softmax_output_and_shift_invariance():
+    X, Y, W, A = problem("softmax")
+    m = W.shape[2]
+    S = torch.softmax(torch.einsum("kne,kem->knm", X, W), -1)
+    torch.testing.assert_close(outputs(X, W, A), m * torch.einsum("knm,kdm->knd", S, A))
+    G = neuron_coefficients(X, W, A)
+    assert float(G.sum(-1).abs().max()) < 1e-12 * float(G.abs().max())
+
+
+def test_output_major_ordering():
+    """Row l*n + i of the Gram matrix belongs to output l and sample i."""
+    X, Y, W, A = problem("softmax")
+    H = ntk_gram(X, X, W, A)
+    G = neuron_coefficients(X, W, A)
+    l, i, l2, j, m = 2, 1, 0, 3, W.shape[2]
+    expected = (X[0, i] @ X[0, j]) * (G[0, i, l] @ G[0, j, l2]) / m
+    torch.testing.assert_close(H[0, l * 4 + i, l2 * 4 + j], expected)
+
+
+def test_symmetric_initialization_gives_zero_outputs():
+    rng = np.random.default_rng(1)
+    W, A = symmetric_initialization(rng, 3, 4, 2, 10, 1.0)
+    assert np.array_equal(W[..., 0::2], W[..., 1::2]) and np.array_equal(A[..., 0::2], -A[..., 1::2])
+    X = torch.as_tensor(rng.standard_normal((3, 7, 4)))
+    for activation in ACTIVATIONS:
+        assert float(outputs(X, torch.as_tensor(W), torch.as_tensor(A), activation).abs().max()) < 1e-12
+
+
+def test_bad_input_raises():
+    X, Y, W, A = problem("softmax")
+    with pytest.raises(DeclarationError, match="activation"):
+        outputs(X, W, A, "tanh")
+    with pytest.raises(DeclarationError, match="inconsistent shapes"):
+        outputs(X, W.transpose(1, 2), A)
+    with pytest.raises(DeclarationError, match="even width"):
+        symmetric_initialization(np.random.default_rng(0), 1, 2, 2, 5, 1.0)
+    with pytest.raises(DeclarationError, match="labels Y"):
+        TwoLayerNetwork(X, Y[:, :2], A)
