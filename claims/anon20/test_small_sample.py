@@ -4,7 +4,7 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from theorycheck import Control, claim, discrepancy
+from theorycheck import Control, claim, discrepancy, shared_run
 from theorycheck.models import (RELU, GlobalAttentionNet, activate, hidden_preactivations,
                                 last_layer_certificate)
 from theorycheck.optim import adam_steps, cosine_schedule
@@ -232,6 +232,19 @@ def test_preactivation_rank_discrepancy(tc):
     tc.conclusion.close("softplus features have rank n", ranks[2], s["n"], atol=0.5)
 
 
+@shared_run
+def trained_self_attention(run, *, duplicate: bool, steps: int):
+    """The ReLU self-attention network of Theorem 5(b) on random sentences (sentence 1 a copy of
+    sentence 0 with target + 1 when ``duplicate``), trained by full-batch Adam (lr 1e-2, cosine
+    decay) for ``steps`` steps.  Returns (model, trained parameters)."""
+    model, params = self_attention_instance(run.rng("thm5b network"), RELU)
+    if duplicate:
+        X, y = model.X.clone(), model.y.clone()
+        X[:, 1], y[:, 1] = X[:, 0], y[:, 0] + 1.0
+        model = type(model)(X, y, RELU)
+    return model, adam_steps(model, params, steps, 1e-2, schedule=cosine_schedule(steps))
+
+
 @claim(
     f"{PAPER}.thm5b.selfattention_interpolation",
     source="Theorem 5(b), App. E.7",
@@ -257,13 +270,9 @@ def test_selfattention_interpolation(tc):
     reached 9e-31), the certificate at least ``R_n`` (margin ``1e-30``) and ``<= 1e-2``.
     Chosen on seeds 1, 2, checked on 0.
     """
-    model, params = self_attention_instance(tc.rng("network"), RELU)
-    X, y = model.X.clone(), model.y.clone()
-    if tc.control == "duplicate_sentence":
-        X[:, 1], y[:, 1] = X[:, 0], y[:, 0] + 1.0
-        model = type(model)(X, y, RELU)
-    steps = tc.sizes["steps"]
-    params = adam_steps(model, params, steps, 1e-2, schedule=cosine_schedule(steps))
+    model, params = tc.use(trained_self_attention, duplicate=tc.control == "duplicate_sentence",
+                           steps=tc.sizes["steps"])
+    X = model.X
     loss = model.loss(params)
     features = model.features(params)
     sigma_n = torch.linalg.svdvals(features)[:, X.shape[1] - 1]
