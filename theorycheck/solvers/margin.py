@@ -89,6 +89,11 @@ class MarginCertificate:
     def ok(self) -> bool:
         return not self.failures()
 
+    def worst(self) -> float:
+        """The largest residual (a scalar to compare candidates by)."""
+        return max(1 - self.min_constraint, -self.min_multiplier, self.complementary_slackness,
+                   self.stationarity, self.duality_gap)
+
 
 @dataclass(frozen=True)
 class MarginSolution:
