@@ -12,7 +12,8 @@ import numpy as np
 import torch
 
 from theorycheck import shared_run
-from theorycheck.models import RELU, Activation, GlobalAttentionNet, SelfAttentionNet
+from theorycheck.models import (RELU, Activation, GlobalAttentionNet, SelfAttentionNet,
+                                last_layer_certificate)
 
 PAPER = "anon20"
 torch.set_num_threads(1)
@@ -123,3 +124,21 @@ def self_attention_instance(rng: np.random.Generator, act: Activation, K: int = 
     params = {"W1": t(K, s["p"] * s["dv"], s["d"], scale=s["p"] ** -0.5), "W2": t(K, s["d"]),
               "WQ": t(K, s["dq"], s["t"]), "WK": t(K, s["dq"], s["t"]), "WV": t(K, s["dv"], s["t"])}
     return SelfAttentionNet(X, y, act), params
+
+
+def decide_trained_interpolation(tc, model, params, *, features: str, loss: str) -> None:
+    r"""Theorem 5's certificate at a trained point, decided: precondition sigma_n(features)
+    >= 1e-2 (the rank hypothesis at the point itself); conclusions ``R_n <= 1e-12``
+    ("<loss> near zero"), the last-layer certificate n ||grad_W2||^2 / (2 sigma_n^2) at least
+    ``R_n`` (margin 1e-30) and at most 1e-2."""
+    value = model.loss(params)
+    phi = model.features(params)
+    sigma_n = torch.linalg.svdvals(phi)[:, model.X.shape[1] - 1]
+    certificate = last_layer_certificate(phi, model.gradient(params)["W2"])
+    tc.record(loss, value)
+    tc.record(f"sigma_n({features})", sigma_n)
+    tc.record("certificate", certificate)
+    tc.precondition.at_least(f"sigma_n({features}) at the trained point", sigma_n, 1e-2)
+    tc.conclusion.at_most(f"{loss} near zero", value, 1e-12)
+    tc.conclusion.at_least("certificate at least the loss", certificate, value, margin=1e-30)
+    tc.conclusion.at_most("certificate small", certificate, 1e-2)

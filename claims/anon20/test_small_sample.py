@@ -11,7 +11,8 @@ from theorycheck.optim import adam_steps, cosine_schedule
 from theorycheck.patterns import property_search
 from theorycheck.solvers import flatten_params
 
-from .setup import PAPER, SOFTPLUS, init_global, self_attention_instance
+from .setup import (PAPER, SOFTPLUS, decide_trained_interpolation, init_global,
+                    self_attention_instance)
 
 #: App. C.4 / Thm 5 small-sample regime: n samples < p inputs, width d >= n, mask sparsity s0
 SMALL = {"n": 20, "p": 30, "d": 64, "s0": 5}
@@ -126,17 +127,7 @@ def test_wide_training_interpolates(tc):
     model = GlobalAttentionNet(X, y, RELU)
     params = adam_steps(model, init_global(tc.rng("init"), K, s["p"], s["d"]), s["steps"], 1e-2,
                         schedule=cosine_schedule(s["steps"]))
-    loss = model.loss(params)
-    features = model.features(params)
-    sigma_n = torch.linalg.svdvals(features)[:, s["n"] - 1]
-    certificate = last_layer_certificate(features, model.gradient(params)["W2"])
-    tc.record("trained loss (dense, sparse per seed)", loss)
-    tc.record("sigma_n(Phi)", sigma_n)
-    tc.record("certificate", certificate)
-    tc.precondition.at_least("sigma_n(Phi) at the trained point", sigma_n, 1e-2)
-    tc.conclusion.at_most("trained loss near zero", loss, 1e-12)
-    tc.conclusion.at_least("certificate at least the loss", certificate, loss, margin=1e-30)
-    tc.conclusion.at_most("certificate small", certificate, 1e-2)
+    decide_trained_interpolation(tc, model, params, features="Phi", loss="trained loss")
 
 
 @discrepancy(
@@ -272,15 +263,5 @@ def test_selfattention_interpolation(tc):
     """
     model, params = tc.use(trained_self_attention, duplicate=tc.control == "duplicate_sentence",
                            steps=tc.sizes["steps"])
-    X = model.X
-    loss = model.loss(params)
-    features = model.features(params)
-    sigma_n = torch.linalg.svdvals(features)[:, X.shape[1] - 1]
-    certificate = last_layer_certificate(features, model.gradient(params)["W2"])
-    tc.record("trained loss", loss)
-    tc.record("sigma_n(Phi_sa)", sigma_n)
-    tc.record("certificate", certificate)
-    tc.precondition.at_least("sigma_n(Phi_sa) at the trained point", sigma_n, 1e-2)
-    tc.conclusion.at_most("trained self-attention loss near zero", loss, 1e-12)
-    tc.conclusion.at_least("certificate at least the loss", certificate, loss, margin=1e-30)
-    tc.conclusion.at_most("certificate small", certificate, 1e-2)
+    decide_trained_interpolation(tc, model, params, features="Phi_sa",
+                                 loss="trained self-attention loss")
