@@ -12,7 +12,7 @@ from theorycheck import Control, UsageError, roundoff
 from theorycheck.checks import binomial, binomial_power_point
 from theorycheck.claim import ClaimSpec
 from theorycheck.context import ClaimContext
-from theorycheck.patterns import directional_convergence, ordering_in_decades, property_search
+from theorycheck.patterns import directional_convergence, per_instance, property_search
 from theorycheck.runtime import Runtime
 from theorycheck.tolerance import UNIT_ROUNDOFF
 
@@ -78,22 +78,14 @@ def test_property_search_counts_a_nan_margin_as_the_worst():
     assert not tc.decisions[0].finite
 
 
-# -- ordering_in_decades ---------------------------------------------------------------------
-def test_ordering_in_decades_decides_every_consecutive_gap():
-    values = {"Polyak": [1e-7, 1e-6], "NGD": [1e-4, 1e-4], "GD": [1e-2, 3e-2]}
+# -- per_instance ----------------------------------------------------------------------------
+def test_per_instance_records_the_values_and_accepts_by_the_binomial_test():
     tc = context()
-    assert ordering_in_decades(tc, "ordering", values, ["Polyak", "NGD", "GD"], decades=1.0)
-    assert tc.measurements["ordering: decades Polyak below NGD"] == pytest.approx([3.0, 2.0])
-    assert not ordering_in_decades(tc, "ordering, 2.5 decades", values, ["Polyak", "NGD", "GD"],
-                                   decades=2.5)
-    assert not ordering_in_decades(tc, "reversed", values, ["GD", "NGD"], decades=0.0)
-
-
-def test_ordering_in_decades_refuses_nonpositive_values_and_unknown_labels():
-    with pytest.raises(ValueError, match="must be positive"):
-        ordering_in_decades(context(), "o", {"a": [0.0], "b": [1.0]}, ["a", "b"], decades=1.0)
-    with pytest.raises(ValueError, match=r"missing: \['c'\]"):
-        ordering_in_decades(context(), "o", {"a": [1.0], "b": [2.0]}, ["a", "c"], decades=1.0)
+    values = np.arange(30.0)
+    assert per_instance(tc, "value >= 2", values, values >= 2, p=0.85)
+    assert tc.measurements["value >= 2: per instance"] == pytest.approx(values)
+    assert tc.decisions[-1].detail["successes"] == 28
+    assert not per_instance(tc, "value >= 10", values, values >= 10, p=0.85)
 
 
 # -- directional_convergence -----------------------------------------------------------------

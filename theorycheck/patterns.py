@@ -2,8 +2,8 @@
 
 * :func:`property_search` -- hypothesis searches instances for a counterexample to
   ``margin(instance) >= 0`` and the claim decides on the worst instance found;
-* :func:`ordering_in_decades` -- methods ordered by a positive quantity (a loss, a
-  deviation), consecutive ones at least ``decades`` orders of magnitude apart;
+* :func:`per_instance` -- a statement decided on each of many instances and accepted by the
+  binomial test ("with high probability");
 * :func:`directional_convergence` -- ``1 - alignment`` below a rate bound over a window.
 
 Each records a decision through ``tc.conclusion`` (or the role given) and what a reader
@@ -13,13 +13,15 @@ check; the binomial check reports its own power.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
 from .context import ROLES
 
-__all__ = ["property_search", "ordering_in_decades", "directional_convergence"]
+__all__ = ["property_search", "per_instance", "directional_convergence"]
+
+# Orderings of methods ("A faster than B"): theorycheck.comparison.check_ahead.
 
 
 def _recorder(tc, role: str):
@@ -64,31 +66,14 @@ def property_search(tc, name: str, strategy, margin: Callable[[Any], float], *,
     return _recorder(tc, role).at_least(name, worst["margin"], 0.0)
 
 
-def ordering_in_decades(tc, name: str, values: Mapping[str, Any], order: Sequence[str],
-                        decades: float) -> bool:
-    """``values[order[0]] < values[order[1]] < ...``, consecutive ones ``decades`` apart.
-
-    For each consecutive pair ``(a, b)`` of ``order`` the gap
-    ``log10 values[b] - log10 values[a]`` (elementwise, e.g. per trial) must be at least
-    ``decades``: ``order`` lists the methods from the smallest quantity (the fastest) to the
-    largest.  One conclusion over every gap; the gaps per pair are recorded as measurements.
-    """
-    missing = [label for label in order if label not in values]
-    if len(order) < 2 or missing:
-        raise ValueError(f"ordering {name!r}: order needs at least two labels of values "
-                         f"(missing: {missing})")
-    logs = {}
-    for label in order:
-        arr = np.asarray(values[label], dtype=float)
-        if np.any(arr <= 0):
-            raise ValueError(f"ordering {name!r}: values of {label!r} must be positive")
-        logs[label] = np.log10(arr)
-    gaps = []
-    for a, b in zip(order[:-1], order[1:]):
-        gap = logs[b] - logs[a]
-        tc.record(f"{name}: decades {a} below {b}", gap)
-        gaps.append(np.ravel(gap))
-    return tc.conclusion.at_least(name, np.concatenate(gaps), decades)
+def per_instance(tc, name: str, values: Any, holds: Any, *, p: float, alpha: float = 0.05,
+                 role: str = "conclusion") -> bool:
+    """A statement decided per instance and accepted "with high probability": ``values`` (one
+    per instance, what a reader needs to judge it) recorded under ``name``, and ``holds`` (one
+    boolean per instance) accepted by the exact binomial test of ``P[holds] >= p`` at level
+    ``alpha`` (the decision records the test's power)."""
+    tc.record(f"{name}: per instance", values)
+    return _recorder(tc, role).binomial(name, holds, p=p, alpha=alpha)
 
 
 def directional_convergence(tc, name: str, t: Any, deviation: Any, bound: Any, *,

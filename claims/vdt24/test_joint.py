@@ -65,7 +65,7 @@ from theorycheck.optim import (
 )
 from theorycheck.solvers import certify, solve_usvm, solve_wsvm_batch
 
-from ._common import DM_SIZES, JOINT_P, PAPER, TRIALS, condition1_parameters, dm
+from .problems import DM_SIZES, JOINT_P, PAPER, TRIALS, condition1_parameters, dm
 from .setup import first_step_score_gaps, gaussian_dm
 
 JOINT_SIZES = {

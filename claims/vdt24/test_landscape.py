@@ -39,7 +39,7 @@ from theorycheck.models import (
 from theorycheck.models.gradient_bounds import correlation_floor, gradient_bounds
 from theorycheck.optim import NGD, alignment, frobenius_norm, relative_error, run_trajectory
 
-from ._common import (
+from .problems import (
     INIT_SCALE,
     NGD_ETA,
     PAPER,
@@ -52,7 +52,7 @@ from ._common import (
     local_direction,
     require_assumption2,
 )
-from ._fixed_decoder import (
+from .fixed_decoder import (
     LANDSCAPE_RUN,
     centring_statistic,
     first_trials,

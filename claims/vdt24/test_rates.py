@@ -11,9 +11,9 @@ import torch
 from theorycheck import Control, claim
 from theorycheck.solvers import solve_wsvm_batch
 
-from ._common import (NGD_ETA, PAPER, TRIALS, WITHOUT_ASSUMPTION1, certificate_bound, e1_or_counterexample, e1_run,
+from .problems import (NGD_ETA, PAPER, TRIALS, WITHOUT_ASSUMPTION1, certificate_bound, e1_or_counterexample, e1_run,
                       require_assumption2)
-from ._fixed_decoder import direction_run, unit
+from .fixed_decoder import direction_run, unit
 
 
 

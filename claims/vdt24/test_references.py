@@ -9,7 +9,7 @@ from theorycheck import Control, claim
 from theorycheck.solvers import (certify, constraint_values, solve_wsvm, stationarity_multipliers,
                                  wsvm_constraint_factors, wsvm_orthonormal_closed_form)
 
-from ._common import E1_SIZES, PAPER, TRIALS, paper_rng, problem
+from .problems import E1_SIZES, PAPER, TRIALS, paper_rng, problem
 from .setup import orthonormal
 
 

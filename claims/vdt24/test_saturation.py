@@ -12,7 +12,7 @@ kappa = 1/(||W_mm||_F max_i R_i) and Delta_i = gamma_{i,o} - gamma_{i,t != o} (o
 under Assumption 2).  dev_t = 1 - al(W_t, W_mm).
 
 The runs (NGD, GD and Polyak on Example 1; NGD and GD on the counterexample CE) are the
-shared runs of `_common` and `_fixed_decoder`.
+shared runs of `problems` and `fixed_decoder`.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from theorycheck.checks import fit_slope
 from theorycheck.data import constraint_radii, score_gaps
 from theorycheck.models.gradient_bounds import correlation_floor
 
-from ._common import (
+from .problems import (
     NGD_ETA,
     NGD_STEPS,
     PAPER,
@@ -38,7 +38,7 @@ from ._common import (
     e1_run,
     require_assumption2,
 )
-from ._fixed_decoder import (
+from .fixed_decoder import (
     GD_ETA,
     GD_RUN,
     POLYAK_RUN,

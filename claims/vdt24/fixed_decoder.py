@@ -2,7 +2,7 @@ r"""The fixed-decoder set-up of vdt24 (Section 3 and Appendix A): the shared run
 quantities the fixed-decoder claims (test_saturation, test_rates, test_landscape) are about.
 
 Only W is trained; u is the decoder of the data set.  The runs are named shared runs
-(`theorycheck.shared_run`), drawn from the paper-wide streams of `_common`, so that a claim
+(`theorycheck.shared_run`), drawn from the paper-wide streams of `problems`, so that a claim
 and the claims beside it that look at the same trajectory share it.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from theorycheck import shared_run
 from theorycheck.models.token_selection import log_one_minus_s_opt, logit_gap, s_opt
 from theorycheck.optim import GD, NGD, FirstOrder, Polyak, displacement, frobenius_norm, run_trajectory
 
-from ._common import (
+from .problems import (
     E1_SIZES,
     NGD_ETA,
     TRIALS,
