@@ -1,0 +1,357 @@
+r"""vdt24's joint-training set-up (Section 4, Appendix B): Eq. (13), its variants, the batched runs
+of the joint claims, Condition 1 and Lemma 13's batches.
+
+Model f(X) = u^T X^T softmax(X W x_1), exponential loss, data model DM (T = 2, the designated
+optimal token at index 1 with norm ratio rho); references u_mm (u-SVM) and W_mm (W-SVM).
+Eq. (13) (per-block normalized GD with a decaying factor), from u_0 = 0, W_0 = 0:
+
+    eta_t = eta (t+1)^(-alpha),   u_{t+1} = u_t - eta_t grad_u L/||grad_u L||,
+                                  W_{t+1} = W_t - eta_t grad_W L/||grad_W L||_F,
+
+with alpha = 2/3; the W step is skipped while grad_W L = 0 (at t = 0, since u_0 = 0).
+
+`joint_runs` runs every variant of `ALL_VARIANTS` (the paper's setting and the negative
+controls' own settings) as one batch along the trial dimension and records the token scores
+gamma_t and the logits z_t; everything the joint claims measure is a function of them
+(`theorycheck.models.score_coordinates`).  Lemma 13 has its own batch of many fresh instances
+(`invariant_batch`).  Condition 1 is checked at the parameter level (`condition1`); the joint
+claims decide per instance and accept with the binomial test at `JOINT_P` (`accept`).
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from theorycheck import data as datasets
+from theorycheck import shared_run
+from theorycheck.models import Forward, TokenSelection, score_coordinates
+from theorycheck.models.token_selection import logits, token_scores
+from theorycheck.optim import BlockNGD, FirstOrder, frobenius_norm, inner, run_trajectory
+from theorycheck.patterns import per_instance
+
+from .problems import DM_SIZES, JOINT_P, TRIALS, condition1_parameters, dm
+from .setup import first_step_score_gaps, gaussian_dm
+
+accept = functools.partial(per_instance, p=JOINT_P)
+"""`theorycheck.patterns.per_instance` at `JOINT_P`: record the values per instance and accept
+the per-instance decisions by the binomial test."""
+
+
+JOINT_SIZES = {
+    "quick": dict(DM_SIZES["quick"], steps=1500, checkpoints=[100, 300, 750, 1000, 1500]),
+    "full": dict(DM_SIZES["full"], steps=5000, checkpoints=[100, 300, 1000, 2500, 5000]),
+}
+"""DM-S / DM-L of the spec; ``checkpoints`` are where Theorems 3 and 4 compare rates."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One batched setting: data (rho), schedule eta (t+1)^(-alpha), normalization."""
+
+    label: str
+    rho: float
+    eta: float
+    alpha: float = 2.0 / 3.0
+    joint_normalization: bool = False  # Eq. (2)'s one norm over (u, W) instead of Eq. (13)'s per block
+
+
+EQ13 = Variant("rho=2, eta=1", 2.0, 1.0)
+
+
+SMALL_STEP = Variant("rho=2, eta=0.1", 2.0, 0.1)
+
+
+LEM13_GRID = (EQ13, SMALL_STEP)
+"""The step sizes of Lemma 13's batch (`invariant_batch`)."""
+
+
+SHORT_OPTIMAL_TOKEN = Variant("rho=0.5 (optimal token the shorter one)", 0.5, 1.0)
+
+
+NO_TIME_FACTOR = Variant("Eq. (13) without the time factor (alpha=0)", 2.0, 1.0, alpha=0.0)
+
+
+JOINT_NGD = Variant("joint NGD, Eq. (2), eta=0.1", 2.0, 0.1, alpha=0.0, joint_normalization=True)
+
+
+ALL_VARIANTS = (EQ13, SHORT_OPTIMAL_TOKEN, NO_TIME_FACTOR, JOINT_NGD)
+
+
+def _batched_problem(run, variants):
+    """The DM problems of ``variants`` and their X, y, u_mm, W_mm concatenated along the trials."""
+    parts = [run.use(dm, rho=v.rho) for v in variants]
+    stacked = [torch.cat(column) for column in zip(*[(t.X, t.y, u_mm, W_mm) for _, t, u_mm, W_mm in parts])]
+    return parts, *stacked
+
+
+def _schedule_step(model, variants):
+    """One batched step over ``variants`` (K trials each): per trial the rule ("ngd" with one
+    joint norm, or "block_ngd"), eta and alpha of its variant."""
+    def per_trial(values):
+        return np.repeat(values, TRIALS).tolist()
+    return FirstOrder(model, rule=per_trial(["ngd" if v.joint_normalization else "block_ngd"
+                                             for v in variants]),
+                      eta=per_trial([v.eta for v in variants]),
+                      alpha=per_trial([v.alpha for v in variants]), name="scheduled_ngd")
+
+
+@dataclass(frozen=True, eq=False)
+class JointRun:
+    """The recorded trajectory of one variant: every array is (steps+1, K, ...) over t = 0..steps.
+
+    ``gamma`` token scores y_i u_t^T x_{i,t} and ``z`` logits x_{i,t}^T W_t x_{i,1}, (.., n, 2);
+    ``u_norm``, ``W_norm``; ``u_mm_inner`` <u_t, u_mm>, ``W_mm_inner`` <W_t, W_mm>,
+    ``gaussian_inner`` <W_t, G> (G a fixed Gaussian matrix, for a control); ``W_final`` the
+    last iterate (torch, on the run's device).
+    """
+
+    variant: Variant
+    data: datasets.TokenSelectionData
+    u_mm: np.ndarray
+    W_mm_norm: np.ndarray
+    gaussian_norm: np.ndarray
+    t: np.ndarray
+    gamma: np.ndarray
+    z: np.ndarray
+    u_norm: np.ndarray
+    W_norm: np.ndarray
+    u_mm_inner: np.ndarray
+    W_mm_inner: np.ndarray
+    gaussian_inner: np.ndarray
+    W_final: torch.Tensor
+
+    @property
+    def steps(self) -> int:
+        return int(self.t[-1])
+
+    @property
+    def u_mm_norm(self) -> np.ndarray:
+        return np.linalg.norm(self.u_mm, axis=-1)
+
+    @functools.cached_property
+    def log_attention(self) -> np.ndarray:
+        return score_coordinates.log_softmax(self.z)
+
+    @functools.cached_property
+    def is_opt(self) -> np.ndarray:
+        return np.arange(self.data.T) == self.data.opt[..., None]
+
+    @functools.cached_property
+    def margins(self) -> np.ndarray:
+        """gbar_i = y_i f(X_i) at theta_t, (steps+1, K, n)."""
+        return score_coordinates.margins(self.gamma, self.log_attention, self.is_opt)
+
+    @functools.cached_property
+    def log_loss(self) -> np.ndarray:
+        return score_coordinates.log_loss(self.gamma, self.z, self.is_opt)
+
+    @property
+    def u_alignment(self) -> np.ndarray:
+        """al(u_t, u_mm) at the snapshot steps (NaN elsewhere and at u_t = 0)."""
+        return safe_ratio(self.u_mm_inner, self.u_norm * self.u_mm_norm)
+
+    def W_alignment(self, reference: str = "W_mm") -> np.ndarray:
+        """al(W_t, W_mm) -- or with the Gaussian matrix G -- at the snapshot steps."""
+        if reference == "gaussian":
+            return safe_ratio(self.gaussian_inner, self.W_norm * self.gaussian_norm)
+        return safe_ratio(self.W_mm_inner, self.W_norm * self.W_mm_norm)
+
+    def attended_margins(self, v: np.ndarray) -> np.ndarray:
+        """y_i v^T X_i^T s_i(W_t) = sum_t s_{i,t} y_i v^T x_{i,t} for v (K, d): (steps+1, K, n)."""
+        projections = datasets.token_scores(self.data.X, self.data.y, v)
+        return np.sum(np.exp(self.log_attention) * projections, axis=-1)
+
+    def gradient_norms_over_loss(self):
+        """(||grad_u L||/L, ||grad_W L||_F/L) at every step, each (steps+1, K)."""
+        return score_coordinates.gradient_norms_over_loss(self.gamma, self.z, self.data.y, self.data.X,
+                                                          self.is_opt)
+
+
+def safe_ratio(numerator, denominator):
+    """numerator/denominator, NaN where the denominator vanishes (e.g. at u_0 = 0, W_0 = 0)."""
+    shape = np.broadcast(numerator, denominator).shape
+    return np.divide(numerator, denominator, out=np.full(shape, np.nan), where=denominator > 0)
+
+
+@shared_run(sizes=JOINT_SIZES)
+def joint_runs(run) -> dict:
+    """Every variant of `ALL_VARIANTS` run as one batch from u_0 = 0, W_0 = 0 for the tier's
+    number of steps; returns {variant: JointRun}."""
+    steps = run.sizes["steps"]
+    parts, X, y, u_mm, W_mm = _batched_problem(run, ALL_VARIANTS)
+    gaussian = torch.as_tensor(run.rng("joint", "gaussian reference").standard_normal(
+        tuple(W_mm.shape[1:])), dtype=W_mm.dtype, device=W_mm.device)
+    snapshots = snapshot_steps(run.tier)
+    metrics = {
+        "gamma": lambda it: token_scores(X, y, it.u),
+        "z": lambda it: logits(X, it.W),
+        "u_norm": lambda it: frobenius_norm(it.u),
+        "W_norm": lambda it: frobenius_norm(it.W),
+        "u_mm_inner": only_at(snapshots, lambda it: inner(it.u, u_mm)),
+        "W_mm_inner": only_at(snapshots, lambda it: inner(it.W, W_mm)),
+        "gaussian_inner": only_at(snapshots, lambda it: torch.einsum("kij,ij->k", it.W, gaussian)),
+    }
+    step = _schedule_step(TokenSelection(X, y), ALL_VARIANTS)
+    traj = run_trajectory(step, {"u": torch.zeros_like(u_mm), "W": torch.zeros_like(W_mm)}, steps,
+                          metrics)
+    runs = {}
+    for v, (data, _, _, _), k in zip(ALL_VARIANTS, parts, range(0, X.shape[0], TRIALS)):
+        trials = slice(k, k + TRIALS)
+        runs[v] = JointRun(
+            variant=v, data=data, u_mm=u_mm[trials].cpu().numpy(),
+            W_mm_norm=frobenius_norm(W_mm[trials]).cpu().numpy(),
+            gaussian_norm=np.full(TRIALS, float(gaussian.norm())), t=traj.t,
+            W_final=traj.W[trials], **{name: traj[name][:, trials] for name in metrics})
+    return runs
+
+
+def snapshot_steps(tier: str) -> frozenset:
+    """Where the inner products with the references are recorded: the checkpoints, about 60
+    log-spaced steps (for the plots) and the last step -- recording them every step would cost
+    as much as the step itself."""
+    sizes = JOINT_SIZES[tier]
+    grid = np.unique(np.geomspace(1, sizes["steps"], 60).astype(int))
+    return frozenset([*grid.tolist(), *sizes["checkpoints"], sizes["steps"]])
+
+
+def only_at(steps: frozenset, metric):
+    """``metric`` evaluated at the iterations in ``steps`` and NaN elsewhere (shape (K,))."""
+    def sparse_metric(it):
+        if it.t in steps:
+            return metric(it)
+        return torch.full(it.u.shape[:1], math.nan, dtype=it.u.dtype, device=it.u.device)
+    return sparse_metric
+
+
+def run_of(tc, variant: Variant) -> JointRun:
+    return tc.use(joint_runs)[variant]
+
+
+def schedule(variant: Variant, steps: int) -> np.ndarray:
+    """eta_s = eta (s+1)^(-alpha) for s = 0..steps-1."""
+    return variant.eta * (np.arange(steps) + 1.0) ** -variant.alpha
+
+
+def condition1(tc, run: JointRun) -> None:
+    r"""Condition 1 at the parameter level, as the paper states it (constants lost): zero
+    initialization u_0 = W_0 = 0, the optimal token has the larger norm (rho > 1), sufficient
+    overparameterization (d >= `OVERPARAMETERIZATION` n) and a small step (eta <= 1, the
+    spec's verified value), each a precondition.  Recorded beside them, never used to select:
+    how many instances have the optimal token longer in every sample and how many have every
+    score gap widened by the first u step (`first_step_score_gaps` > 0, the base case of
+    Lemma 13), which is what a failing instance usually lacks."""
+    v, n, d = run.variant, run.data.n, run.data.d
+    record_instance_diagnostics(tc, v.label, run.data)
+    condition1_parameters(tc, v.rho, v.eta, n, d,
+                          zero_start=bool(run.u_norm[0].max() == 0 and run.W_norm[0].max() == 0))
+
+
+def record_instance_diagnostics(tc, label, data) -> None:
+    """Counts of instances with the optimal token longer in every sample and with every first-step
+    score gap positive (diagnostics of a failing instance, not selections)."""
+    longer = data.assumptions.per_trial["opt_token_longest"]
+    widened = (first_step_score_gaps(data.X, data.y, data.opt) > 0).all(axis=-1)
+    tc.record(f"{label}: instances with the optimal token longer in every sample",
+              f"{int(longer.sum())}/{longer.size}")
+    tc.record(f"{label}: instances whose first u step widens every score gap",
+              f"{int(widened.sum())}/{widened.size}")
+
+
+LEM13_SIZES = {
+    "quick": dict(DM_SIZES["quick"], instances=30, steps=300, small_step_instances=30,
+                  small_step_steps=150, d_per_n_grid=[4, 8, 16]),
+    "full": dict(DM_SIZES["full"], instances=30, steps=1000, small_step_instances=30,
+                 small_step_steps=500, d_per_n_grid=[4, 8, 16]),
+}
+"""Lemma 13's batches: ``instances`` fresh DM instances and ``steps`` iterations of Eq. (13) at
+eta = 1 (also at the other d/n of ``d_per_n_grid``), ``small_step_*`` at eta = 0.1, which never
+leaves the transient within a feasible horizon (so only its plateau-free invariants matter
+and a shorter run suffices)."""
+
+
+PLATEAU_NATURAL_TIME = 10.0
+"""The plateau of (i) is checked on runs whose natural time sum_{s<t} eta_s at mid-run is at
+least this (past the transient: the eta = 1 run passes it at t = 75, the horizon's middle is
+t = 150)."""
+
+
+def lemma13_invariants(gamma, z, opt, variant: Variant) -> dict:
+    r"""Lemma 13's invariants per instance from the scores ``gamma`` and logits ``z`` (steps+1, K, n, 2):
+    {name: (value, holds)} with value and holds (K,).  See `test_joint_invariants`."""
+    is_opt = np.arange(gamma.shape[-1]) == opt[..., None]
+    log_s = score_coordinates.log_softmax(z)
+    gbar = score_coordinates.margins(gamma, log_s, is_opt)
+    attention = Forward(torch.as_tensor(gamma), torch.as_tensor(log_s), torch.as_tensor(gbar))
+    designated = torch.tensor(opt).expand(gamma.shape[:-1])
+    s_opt = attention.s_opt(designated).numpy()
+    log_rest = attention.log_one_minus_s_opt(designated).numpy()
+    ratio = np.exp(gbar.max(axis=-1) - gbar.min(axis=-1))  # R_t, (steps+1, K)
+    half = (gamma.shape[0] - 1) // 2
+    drift = ratio[half:].max(axis=0) / ratio[:half + 1].max(axis=0)
+    past_transient = schedule(variant, half).sum() >= PLATEAU_NATURAL_TIME
+    gap = datasets.score_gaps(gamma, designated.numpy())
+    gap_step, s_step = np.diff(gap, axis=0).min(axis=(0, 2)), np.diff(s_opt, axis=0).min(axis=(0, 2))
+    rest_step = np.diff(log_rest, axis=0).max(axis=(0, 2))
+    return {
+        "(i) max_t R_t <= 20": (ratio.max(axis=0), ratio.max(axis=0) <= 20.0),
+        "(i) plateau: max R over 2nd half / 1st half <= 1.05": (drift, (drift <= 1.05) | (not past_transient)),
+        "(ii) min_{t>=1} gap > 0": (gap[1:].min(axis=(0, 2)), gap[1:].min(axis=(0, 2)) >= 1e-12),
+        "(ii) min gap increment >= -1e-12": (gap_step, gap_step >= -1e-12),
+        "(iii) min_t s_opt >= 1/2": (s_opt.min(axis=(0, 2)), s_opt.min(axis=(0, 2)) >= 0.5 - 1e-12),
+        "(iii) min s_opt increment >= -1e-12": (s_step, s_step >= -1e-12),
+        "(iii) max increment of log(1 - s_opt) <= 1e-9": (rest_step, rest_step <= 1e-9),
+    }
+
+
+@shared_run(sizes=LEM13_SIZES)
+def invariant_batch(run, *, rho: float, eta: float, d_per_n: int = 16, instances: int, steps: int):
+    """Lemma 13's invariants (`lemma13_invariants`) on ``instances`` fresh DM instances (n of the
+    tier, d = d_per_n n) along ``steps`` iterations of Eq. (13) with step eta from
+    u_0 = W_0 = 0; returns ({name: (value, holds)}, first-step gaps all positive (K,))."""
+    n, K = run.sizes["n"], instances
+    d = d_per_n * n
+    data = gaussian_dm(run.rng("lem13 instances", rho, d), K, n=n, d=d, rho=rho)
+    tensors = data.to_torch(run.runtime.device, run.runtime.torch_dtype)
+    X, y = tensors.X, tensors.y
+    variant = Variant(f"rho={rho:g}, eta={eta:g}", rho, eta)
+    metrics = {"gamma": lambda it: token_scores(X, y, it.u), "z": lambda it: logits(X, it.W)}
+    zero = {"u": X.new_zeros((K, d)), "W": X.new_zeros((K, d, d))}
+    traj = run_trajectory(BlockNGD(TokenSelection(X, y), eta, alpha=variant.alpha), zero, steps, metrics)
+    widened = (first_step_score_gaps(data.X, data.y, data.opt) > 0).all(axis=-1)
+    return lemma13_invariants(traj["gamma"], traj["z"], data.opt, variant), widened
+
+
+def lemma13_batch(tc, variant: Variant, d_per_n: int = 16, instances: int | None = None):
+    """`invariant_batch` for ``variant`` with the tier's counts for its step size."""
+    s = tc.sizes
+    prefix = "" if variant.eta == EQ13.eta else "small_step_"
+    return tc.use(invariant_batch, rho=variant.rho, eta=variant.eta, d_per_n=d_per_n,
+                  instances=instances or s[prefix + "instances"], steps=s[prefix + "steps"])
+
+
+def success_rate(invariants: dict) -> np.ndarray:
+    """Per instance: every invariant of `lemma13_invariants` holds."""
+    return np.logical_and.reduce([holds for _, holds in invariants.values()])
+
+
+def step_radii(run: JointRun) -> np.ndarray:
+    """r_t = ||theta_{t+1} - theta_t|| of Eq. (13) for t = 0..steps: eta_t for each block that moves
+    (u always, W from t = 1), so eta_0 at t = 0 and sqrt(2) eta_t after."""
+    eta = schedule(run.variant, run.steps + 1)
+    return eta * np.where(run.t >= 1, math.sqrt(2.0), 1.0)
+
+
+@functools.lru_cache(maxsize=4)
+def hessian_ratio_along(run: JointRun):
+    """(steps, ||grad^2 L||/L at those steps): about 150 steps from t = 1 (every 10th in the
+    quick tier), in chunks of 16 steps to bound the memory of the 2nT x 2nT matrices."""
+    every = slice(1, None, max(1, run.steps // 150))
+    gamma, z = run.gamma[every], run.z[every]
+    chunks = [score_coordinates.hessian_norm_over_loss(gamma[k:k + 16], z[k:k + 16], run.data.y,
+                                                       run.data.X, run.is_opt)
+              for k in range(0, len(gamma), 16)]
+    return every, np.concatenate(chunks)
