@@ -1,5 +1,13 @@
 """vdt24: B. Vasudeva, P. Deora, C. Thrampoulidis, "Implicit Bias and Fast Convergence Rates
-for Self-attention", arXiv 2402.05738, 2024."""
+for Self-attention", arXiv 2402.05738, 2024.
+
+Layout: the claims are the ``test_*.py`` modules; the rest is the paper's set-up --
+``setup`` (data generators and the paper's assumptions on the data), ``problems`` (data sets
+with their SVM references and initializations, sizes, Condition 1's parameters), and the
+shared runs of the fixed-decoder claims (``fixed_decoder``), the joint-training claims
+(``joint``) and the figures (``figures``).  Everything that is not specific to this paper is
+in the library (`theorycheck.models.score_coordinates`, `theorycheck.comparison`,
+`theorycheck.patterns.per_instance`, ...)."""
 from theorycheck import paper
 
 paper(
