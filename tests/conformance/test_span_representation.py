@@ -23,6 +23,7 @@ from theorycheck.models.token_selection import (
     _separating_W,
     log_one_minus_s_opt,
     span_is_cheaper,
+    span_kernel,
     token_scores,
 )
 from theorycheck.optim import OPTIMIZERS, Adam, MirrorDescent, Preconditioned, relative_error
@@ -171,3 +172,12 @@ def test_cheapest_follows_the_cost_model():
     canonical = TokenSelection(X, torch.ones(1, 6, dtype=torch.float64), torch.ones(1, 32, dtype=torch.float64))
     chosen, coefficients = canonical.cheapest({"W": torch.zeros(1, 32, 32, dtype=torch.float64)})
     assert chosen.span is not None and coefficients["W"].shape == (1, 25)
+
+
+def test_span_kernel_is_the_gram_matrix_of_the_rank_one_matrices():
+    """span_kernel(X)_{ab} = <x_a x_{q(a)}^T, x_b x_{q(b)}^T>_F, checked against the explicit
+    matrices (entries O(1), float64 sums of d^2 = 36 products: 1e-13)."""
+    X, *_ = _conformance_data(K, SEED)
+    n, T, d = X.shape[1:]
+    B = torch.einsum("knte,knf->kntef", X, X[:, :, 0]).reshape(K, n * T, d * d)
+    torch.testing.assert_close(span_kernel(X), torch.bmm(B, B.transpose(1, 2)), rtol=1e-13, atol=1e-14)
