@@ -11,20 +11,23 @@ A model registered later appears here with no edit; a new paper scale is one ent
 ``WORKLOADS``.  Each row has
 
 ``trial_steps_per_s``
-    K x optimizer steps per second of the batched step, median of ``--repeats`` timings;
+    K x optimizer steps per second of the batched step (wall time), median of ``--repeats``
+    timings; ``cpu_trial_steps_per_s`` the same by process CPU time (on a machine shared with
+    other jobs the wall time includes theirs; with one thread the CPU time does not);
 ``naive_trial_steps_per_s``
     the naive loop: one trial at a time, the model's plainly written ``reference_loss``
     differentiated by torch autograd (``loss.backward()``), the optimizer's update written in
     plain tensor operations (``torch.optim.Adam`` for Adam), same dtype, device and threads --
     the way the papers' own code runs.  It does not depend on K (one trial at a time);
-    measured once per workload and optimizer on trial 0;
+    measured once per workload and optimizer on trial 0 (``cpu_naive_trial_steps_per_s`` by
+    CPU time);
 ``bound_trial_steps_per_s``
     K / max(F / flop_rate, B / bandwidth): F the matrix-product FLOPs of one batched step of
     the cheapest representation (counted by ``torch.utils.flop_counter``; elementwise work is
-    not counted, so F and the bound are optimistic), B its minimal memory traffic (every data
-    tensor of the model read once, the parameters read and written once), flop_rate the
-    measured rate of a large float64 matrix product and bandwidth that of a large copy, on
-    the same device and threads.
+    not counted, so F and the bound are optimistic), B its minimal memory traffic (every tensor
+    of the model and the parameters that the step reads, read once, and the parameters
+    written once), flop_rate the measured rate of a large float64 matrix product and
+    bandwidth that of a large copy, on the same device and threads (by CPU time on the CPU).
 
 Run:  python benchmarks/bench.py [--out benchmarks/results/<machine>.json] [--update-doc]
 Timings are measurements, never test assertions.  ``--update-doc`` rewrites the table of this
@@ -117,22 +120,33 @@ def _sync(device):
         torch.cuda.synchronize()
 
 
+class _Clock:
+    """Wall and process CPU time since construction.  On a shared machine the wall time of a
+    single-threaded step includes the time other jobs held the core; the CPU time does not."""
+
+    def __init__(self, device):
+        self.device = device
+        _sync(device)
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def elapsed(self):
+        _sync(self.device)
+        return time.perf_counter() - self.wall, time.process_time() - self.cpu
+
+
 def steps_per_second(step, params, device, repeats, min_seconds):
-    """Median over ``repeats`` timings of steps per second, each timing at least
+    """(wall, CPU) steps per second, each the median over ``repeats`` timings of at least
     ``min_seconds`` of consecutive steps (after one warm-up step)."""
     p = step(0, params)
     rates, t = [], 1
     for _ in range(repeats):
-        _sync(device)
-        t0, count = time.perf_counter(), 0
-        while True:
+        clock, count = _Clock(device), 0
+        while count < 2 or time.perf_counter() - clock.wall < min_seconds:
             p = step(t, p)
             t, count = t + 1, count + 1
-            if count >= 2 and time.perf_counter() - t0 >= min_seconds:
-                _sync(device)
-                break
-        rates.append(count / (time.perf_counter() - t0))
-    return statistics.median(rates)
+        wall, cpu = clock.elapsed()
+        rates.append((count / wall, count / cpu))
+    return tuple(statistics.median(r[i] for r in rates) for i in (0, 1))
 
 
 def _naive_update(step):
@@ -187,24 +201,24 @@ def _naive_update(step):
 
 
 def naive_trial_steps_per_second(model, params, opt_name, device, min_seconds):
-    """The naive loop of the module docstring on trial 0 (one trial at a time, so the rate is
-    per trial-step whatever K is); None where the optimizer has no naive form."""
+    """(wall, CPU) rates of the naive loop of the module docstring on trial 0 (one trial at a
+    time, so the rate is per trial-step whatever K is); (None, None) where the optimizer has no
+    naive form."""
     one = model.restrict(slice(0, 1))
     update = _naive_update(OPTIMIZERS[opt_name](one))
     if update is None:
-        return None
+        return None, None
     p = {b: v[:1].clone() for b, v in params.items()}
-    _sync(device)
-    t0, count = time.perf_counter(), 0
-    while count < 2 or time.perf_counter() - t0 < min_seconds:
+    clock, count = _Clock(device), 0
+    while count < 2 or time.perf_counter() - clock.wall < min_seconds:
         leaves = {b: v.detach().requires_grad_(True) for b, v in p.items()}
         one.reference_loss(leaves).sum().backward()
         with torch.no_grad():
             p = update(count, {b: v.detach() for b, v in leaves.items()},
                        {b: v.grad for b, v in leaves.items()}, one)
         count += 1
-    _sync(device)
-    return count / (time.perf_counter() - t0)
+    wall, cpu = clock.elapsed()
+    return count / wall, count / cpu
 
 
 def _storages(obj, found):
@@ -255,7 +269,8 @@ def step_cost(model, params, opt_name):
 
 
 def machine_peaks(device, size=1024, copy_mb=256):
-    """(FLOP/s of a size x size float64 matrix product, bytes/s of a copy_mb MB copy), best of 3."""
+    """(FLOP/s of a size x size float64 matrix product, bytes/s of a copy_mb MB copy), best of 3,
+    by CPU time on the CPU (wall time on CUDA)."""
     a = torch.randn(size, size, dtype=torch.float64, device=device)
     src = torch.empty(copy_mb * 2 ** 20 // 8, dtype=torch.float64, device=device).fill_(1.0)
     dst = torch.empty_like(src)
@@ -263,16 +278,18 @@ def machine_peaks(device, size=1024, copy_mb=256):
     dst.copy_(src)
     flops, copies = [], []
     for _ in range(3):
-        _sync(device)
-        t0 = time.perf_counter()
+        clock = _Clock(device)
         a @ a
-        _sync(device)
-        flops.append(2 * size ** 3 / (time.perf_counter() - t0))
-        t0 = time.perf_counter()
+        flops.append(2 * size ** 3 / _seconds(clock))
+        clock = _Clock(device)
         dst.copy_(src)
-        _sync(device)
-        copies.append(2 * src.numel() * 8 / (time.perf_counter() - t0))
+        copies.append(2 * src.numel() * 8 / _seconds(clock))
     return max(flops), max(copies)
+
+
+def _seconds(clock):
+    wall, cpu = clock.elapsed()
+    return wall if clock.device == "cuda" else cpu
 
 
 def bench_wsvm() -> list[dict]:
@@ -326,8 +343,8 @@ def bench_device(device, args, peaks):
                         rows.append(dict(row, skipped=str(error).split(":")[0]))
                         continue
                     costs.append(step_cost(m, p, opt_name))
-                    rate = steps_per_second(step, p, device, args.repeats, args.min_seconds)
-                    measured.append(dict(row, trial_steps_per_s=K * rate))
+                    wall, cpu = steps_per_second(step, p, device, args.repeats, args.min_seconds)
+                    measured.append(dict(row, trial_steps_per_s=K * wall, cpu_trial_steps_per_s=K * cpu))
                 if not measured:
                     continue
                 if opt_name not in naive:
@@ -336,7 +353,8 @@ def bench_device(device, args, peaks):
                 flops, nbytes = min(c[0] for c in costs), min(c[1] for c in costs)
                 bound = K / max(flops / flop_rate, nbytes / bandwidth)
                 for row in measured:
-                    row.update(naive_trial_steps_per_s=naive[opt_name], bound_trial_steps_per_s=bound,
+                    row.update(naive_trial_steps_per_s=naive[opt_name][0],
+                               cpu_naive_trial_steps_per_s=naive[opt_name][1], bound_trial_steps_per_s=bound,
                                step_flops=flops, step_bytes=nbytes)
                     rows.append(row)
                     print(json.dumps({k: (f"{v:.3g}" if isinstance(v, float) else v) for k, v in row.items()
@@ -355,17 +373,20 @@ def table(results) -> str:
                  f"{d}: {p['matmul_flops_per_s'] / 1e9:.1f} GFLOP/s matmul, "
                  f"{p['copy_bytes_per_s'] / 1e9:.1f} GB/s copy" for d, p in results["peaks"].items()),
              "",
-             "| device | workload | form | optimizer | K | trial-steps/s | naive | bound | x naive | % of bound |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "Rates in trial-steps/s: wall time, and process CPU time (what the step costs without "
+             "the other jobs of a shared machine); ratios from the CPU-time rates.",
+             "",
+             "| device | workload | form | optimizer | K | wall | CPU | naive (CPU) | bound | x naive | % of bound |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results["rows"]:
         if "skipped" in r:
             continue
-        naive, rate, bound = r["naive_trial_steps_per_s"], r["trial_steps_per_s"], r["bound_trial_steps_per_s"]
+        naive, cpu, bound = r["cpu_naive_trial_steps_per_s"], r["cpu_trial_steps_per_s"], r["bound_trial_steps_per_s"]
         form = r["form"] + (" (auto)" if r["auto"] else "")
-        naive_cells = ("", "") if naive is None else (f"{naive:.3g}", f"{rate / naive:.3g}")
+        naive_cells = ("", "") if naive is None else (f"{naive:.3g}", f"{cpu / naive:.3g}")
         lines.append(f"| {r['device']} | {r['workload']} | {form} | {r['optimizer']} | {r['K']} | "
-                     f"{rate:.3g} | {naive_cells[0]} | {bound:.3g} | {naive_cells[1]} | "
-                     f"{100 * rate / bound:.2g} |")
+                     f"{r['trial_steps_per_s']:.3g} | {cpu:.3g} | {naive_cells[0]} | {bound:.3g} | "
+                     f"{naive_cells[1]} | {100 * cpu / bound:.2g} |")
     skipped = sorted({f"{r['workload']} K={r['K']}: {r['skipped']}" for r in results["rows"]
                       if "skipped" in r and "form" not in r})
     if skipped:
