@@ -55,6 +55,7 @@ __all__ = [
     "Geometry",
     "Frobenius",
     "FROBENIUS",
+    "Gram",
     "Model",
     "Instance",
     "MODELS",
@@ -93,9 +94,14 @@ def scaled(tensor: torch.Tensor) -> Scaled:
 
 
 class Geometry:
-    """Inner product and norm of one parameter block, per trial (shape (K,))."""
+    """Inner product and norm of one parameter block, per trial (shape (K,)).
+
+    ``entrywise``: whether the block's coordinates are the entries of the parameter itself
+    (true unless the block holds coefficients over a basis, as in :class:`Gram`); entrywise
+    maps such as mirror descent's potential need them."""
 
     name = "geometry"
+    entrywise = True
 
     def inner(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
@@ -117,6 +123,22 @@ class Frobenius(Geometry):
 
 
 FROBENIUS = Frobenius()
+
+
+class Gram(Geometry):
+    r"""A block held as coefficients c (K, m) over m basis elements B_1..B_m of the parameter
+    space, with Gram matrix ``gram`` (K, m, m), gram_{jk} = <B_j, B_k>: the Frobenius geometry of
+    the parameters sum_j c_j B_j, ``<a, b> = a^T gram b`` per trial (exact for a linearly
+    dependent basis too)."""
+
+    name = "gram"
+    entrywise = False
+
+    def __init__(self, gram: torch.Tensor):
+        self.gram = gram
+
+    def inner(self, A, B):
+        return (A * torch.bmm(self.gram, B[..., None]).squeeze(-1)).sum(-1)
 
 
 class Model:
@@ -176,6 +198,17 @@ class Model:
         """The model's own metrics for `theorycheck.optim.standard_metrics`: at least
         "log_loss" (``metric(it) -> (K,)``).  Models add theirs (sharing one forward pass)."""
         return {"log_loss": lambda it: self.log_loss(it.params)}
+
+    def require_entrywise(self, method: str, blocks=None) -> None:
+        """DeclarationError if any of ``blocks`` (default: all) is held as coefficients over a
+        basis (its geometry is not ``entrywise``): ``method`` acts on parameter entries, which
+        would leave the basis' span."""
+        coefficient_blocks = [b for b in (self.blocks if blocks is None else blocks)
+                              if not self.geometry(b).entrywise]
+        if coefficient_blocks:
+            raise DeclarationError(f"{method} acts on parameter entries, but {type(self).__name__} "
+                                   f"holds blocks {coefficient_blocks} as coefficients over a basis "
+                                   "(the entrywise map leaves their span): use the dense form")
 
     def check_params(self, params: Params) -> None:
         """DeclarationError unless ``params`` has exactly this model's blocks."""

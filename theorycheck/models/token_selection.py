@@ -19,7 +19,11 @@ equals the gradient only when all non-optimal scores of each sample are equal ("
 non-optimal scores" below); checking that is the caller's business.
 
 `TokenSelection` puts the model on the protocol of `theorycheck.models.base`: with a fixed
-decoder u its one block is W, otherwise its blocks are (u, W).
+decoder u its one block is W, otherwise its blocks are (u, W).  It has two representations:
+dense, and coefficients over the span of the data (`Span`): every gradient in W is a
+combination of x_{i,t} x_{i,1}^T, so W_t = W_0 + sum C_{i,t} x_{i,t} x_{i,1}^T and a step needs
+only the nT x nT kernel <x_a, x_b><x_{q(a)}, x_{q(b)}> (`span_kernel`); likewise u_t - u_0 lies in
+the span of the tokens.
 
 Shapes: every tensor carries a leading trial dimension K; trials are independent
 problems computed together.  X (K,n,T,d), y (K,n) in {-1,+1}, u (K,d),
@@ -44,7 +48,8 @@ from typing import NamedTuple
 
 import torch
 
-from theorycheck.models.base import Instance, Model, Scaled, register_model
+from theorycheck.errors import DeclarationError
+from theorycheck.models.base import FROBENIUS, Gram, Instance, Model, Scaled, per_trial, register_model
 
 _NEG_INF = float("-inf")
 
@@ -218,7 +223,12 @@ class Forward(NamedTuple):
 
 def forward(X, y, u, W) -> Forward:
     """The `Forward` pass (gamma, a, gbar) at (u, W)."""
-    gamma, a = token_scores(X, y, u), log_attention(X, W)
+    return _attend(token_scores(X, y, u), logits(X, W))
+
+
+def _attend(gamma, z) -> Forward:
+    """The `Forward` pass from token scores gamma and logits z (K,n,T)."""
+    a = torch.log_softmax(z, dim=-1)
     return Forward(gamma, a, (a.exp() * gamma).sum(-1))
 
 
@@ -264,19 +274,31 @@ def log_excess_loss(X, y, u, W, opt):
 # ---------------------------------------------------------------- gradients
 
 
-def _grad_W(X, gamma, a, gbar):
+def _grad_W_weights(gamma, a, gbar):
+    r"""(M, w), w (K,n,T): grad_W L = -(1/n) exp(M) sum_{i,t} w_{i,t} x_{i,t} x_{i,1}^T, max|w| = 1."""
     log_d, sign_d = score_deviations(gamma, a, gamma)
     # grad_W L = -(1/n) sum_{i,t} exp(-gbar_i) s_{i,t} delta_{i,t} x_{i,t} x_{i,1}^T
     M, w = _rescale(a + log_d - gbar[..., None], sign_d, dim=(1, 2))
+    return M.reshape(-1), w
+
+
+def _grad_W(X, gamma, a, gbar):
+    M, w = _grad_W_weights(gamma, a, gbar)
     v = _weighted_tokens(w, X) / -X.shape[1]
-    return M.reshape(-1), torch.bmm(v.transpose(1, 2), X[:, :, 0, :])
+    return M, torch.bmm(v.transpose(1, 2), X[:, :, 0, :])
+
+
+def _grad_u_weights(y, gbar):
+    r"""(M, w), w (K,n): grad_u L = -(1/n) exp(M) sum_i w_i X_i^T s_i, max|w| = 1."""
+    # grad_u L = -(1/n) sum_i exp(-gbar_i) y_i X_i^T s_i
+    M, w = _rescale(-gbar, y, dim=1)
+    return M.reshape(-1), w
 
 
 def _grad_u(X, y, a, gbar):
-    # grad_u L = -(1/n) sum_i exp(-gbar_i) y_i X_i^T s_i
-    M, w = _rescale(-gbar, y, dim=1)
+    M, w = _grad_u_weights(y, gbar)
     features = _weighted_tokens(a.exp(), X)
-    return M.reshape(-1), torch.bmm(w[:, None, :], features).squeeze(1) / -X.shape[1]
+    return M, torch.bmm(w[:, None, :], features).squeeze(1) / -X.shape[1]
 
 
 def scaled_grad_W(X, y, u, W):
@@ -369,6 +391,80 @@ def closed_form_negative_grad_W(X, y, u, W, opt):
     return torch.einsum("kn,knd,kne->kde", c, tokens_at(X, opt) - x_tilde, X[:, :, 0, :]) / X.shape[1]
 
 
+# ---------------------------------------------------------------- coefficient space: the span of the data
+
+
+def span_is_cheaper(n, T, d):
+    r"""Whether a step costs fewer operations in coefficient space than dense: the dense step's
+    d x d work (~2 n d^2 per trial: the queries W x_{i,1} and the gradient's outer products)
+    against the span's (nT + 1)^2 kernel products (logits and the gradient's norm)."""
+    return (n * T + 1) ** 2 < n * d * d
+
+
+def span_kernel(X):
+    r"""The Gram matrix of the rank-one matrices B_a = x_a x_{q(a)}^T over the tokens a = (i,t),
+    q(a) = (i,1) the query of a's sample:
+    <B_a, B_b>_F = <x_a, x_b> <x_{q(a)}, x_{q(b)}>, shape (K, nT, nT) (a = i T + t)."""
+    K, n, T, d = X.shape
+    flat = X.reshape(K, n * T, d)
+    queries = X[:, :, 0, :]
+    query_gram = torch.bmm(queries, queries.transpose(1, 2))
+    return torch.bmm(flat, flat.transpose(1, 2)) * query_gram.repeat_interleave(T, 1).repeat_interleave(T, 2)
+
+
+def _bordered(gram, cross, square):
+    """The Gram matrix of the basis (B_0, B_1, ..., B_m) from that of (B_1..B_m) (K,m,m), the inner
+    products <B_0, B_j> (K,m) and ||B_0||^2 (K,)."""
+    top = torch.cat([square[:, None, None], cross[:, None, :]], 2)
+    return torch.cat([top, torch.cat([cross[:, :, None], gram], 2)], 1)
+
+
+class Span(NamedTuple):
+    r"""Token selection's parameters as coefficients over the span of the data.
+
+    Every gradient in W is a combination of B_a = x_a x_{q(a)}^T and every gradient in u of the
+    tokens x_a (a = (i,t), q(a) = (i,1)), so first-order iterates from (u_0, W_0) stay in
+        W = c_0 W_0 + sum_a c_a B_a,    u = e_0 u_0 + sum_a e_a x_a,
+    and the block W (u) is held as the coefficients c (e), shape (K, 1 + nT), starting at
+    (1, 0, ..., 0).  Logits z_a = <W, B_a> and scores y_i <u, x_a> are rows of the Gram matrices
+    ``W_gram`` and ``u_gram`` (K, 1+nT, 1+nT) of these bases (the geometry `Gram`), so a step
+    costs O((nT)^2) instead of O(n d^2).  ``W0`` (K,d,d) and ``u0`` (K,d) (None with a fixed
+    decoder) are kept to expand coefficients back (`TokenSelection.dense`).
+    """
+
+    W0: torch.Tensor
+    W_gram: torch.Tensor
+    u0: torch.Tensor | None
+    u_gram: torch.Tensor | None
+
+    @classmethod
+    def at(cls, X, W0, u0=None):
+        """The span representation of iterates started from (u0, W0)."""
+        K, n, T, d = X.shape
+        W_gram = _bordered(span_kernel(X), logits(X, W0).reshape(K, n * T), (W0 * W0).sum((1, 2)))
+        if u0 is None:
+            return cls(W0, W_gram, None, None)
+        flat = X.reshape(K, n * T, d)
+        u_gram = _bordered(torch.bmm(flat, flat.transpose(1, 2)),
+                           torch.bmm(flat, u0[:, :, None]).squeeze(-1), (u0 * u0).sum(1))
+        return cls(W0, W_gram, u0, u_gram)
+
+    def restrict(self, trials):
+        return Span(*(None if v is None else v[trials] for v in self))
+
+    def gram(self, block):
+        return self.W_gram if block == "W" else self.u_gram
+
+    def values(self, block, coefficients):
+        r"""<B_a, theta> for every token a, from the coefficients of theta: (K, nT)."""
+        return torch.bmm(self.gram(block)[:, 1:, :], coefficients[:, :, None]).squeeze(-1)
+
+
+def _span_coefficients(weights):
+    """Coefficients (K, 1 + nT) of sum_a weights_a B_a (weights (K,n,T)): none on B_0."""
+    return torch.nn.functional.pad(weights.flatten(1), (1, 0))
+
+
 # ---------------------------------------------------------------- the model on the protocol
 
 
@@ -380,38 +476,122 @@ class TokenSelection(Model):
     attention on the highest-scoring tokens), so ``log_excess_loss`` is exact there.  Without
     ``u`` both u and W are blocks (joint training), and L_* = inf L = 0.  Gradients come from
     `scaled_gradients` (log domain), so they stay exact deep in saturation.
+
+    Two representations of the same model: dense (the blocks are u (K,d) and W (K,d,d), the
+    default) and, with ``span`` (a `Span`), coefficients over the span of the data (blocks
+    (K, 1 + nT), geometry `Gram`).  `in_span` and `cheapest` convert initial parameters, `dense`
+    converts iterates back and `span_coordinates` expresses a reference (e.g. the W-SVM
+    solution, a combination of the same B_a) in coefficients.  The log-domain formulas are the
+    same in both; only the logits, the scores and the assembly of the gradient differ, and the
+    gradient in span coordinates is the coefficient vector of the dense gradient (its Riesz
+    representer for `Gram`), so every first-order step maps dense iterates to span iterates
+    exactly.  Mirror descent's entrywise map leaves the span: it needs the dense form.
     """
 
-    def __init__(self, X, y, u=None):
-        self.X, self.y, self.u = X, y, u
+    def __init__(self, X, y, u=None, span: Span | None = None):
+        self.X, self.y, self.u, self.span = X, y, u, span
         self.blocks = ("W",) if u is not None else ("u", "W")
         self.infimum = None if u is not None else 0.0
-        self._argmax = None if u is None else token_scores(X, y, u).argmax(-1)
+        self._gamma = None if u is None else token_scores(X, y, u)
+        self._argmax = None if u is None else self._gamma.argmax(-1)
+        self._geometry = {} if span is None else {b: Gram(span.gram(b)) for b in self.blocks}
 
     def restrict(self, trials):
         return TokenSelection(self.X[trials], self.y[trials],
-                              None if self.u is None else self.u[trials])
+                              None if self.u is None else self.u[trials],
+                              None if self.span is None else self.span.restrict(trials))
 
+    def geometry(self, block):
+        return self._geometry.get(block, FROBENIUS)
+
+    # -- representations --------------------------------------------------------------------
+    def in_span(self, params0):
+        """(this model in coefficient space from the dense initial point ``params0``, the
+        coefficients of ``params0``)."""
+        if self.span is not None:
+            raise DeclarationError("TokenSelection.in_span: the model is in span form already")
+        self.check_params(params0)
+        span = Span.at(self.X, params0["W"], params0.get("u"))
+        start = torch.nn.functional.pad(torch.ones_like(self.y[:, :1]), (0, self.X.shape[1] * self.X.shape[2]))
+        return TokenSelection(self.X, self.y, self.u, span), {b: start for b in self.blocks}
+
+    def cheapest(self, params0):
+        """(model, params): `in_span` where `span_is_cheaper`, else the dense form itself."""
+        K, n, T, d = self.X.shape
+        return self.in_span(params0) if span_is_cheaper(n, T, d) else (self, dict(params0))
+
+    def dense(self, params):
+        r"""The parameters as dense u (K,d) and W (K,d,d) (the identity in the dense form)."""
+        if self.span is None:
+            return dict(params)
+        K, n, T, d = self.X.shape
+        flat, c = self.X.reshape(K, n * T, d), params["W"]
+        queries = self.X[:, :, :1, :].expand(K, n, T, d).reshape(K, n * T, d)
+        W = torch.bmm((flat * c[:, 1:, None]).transpose(1, 2), queries) + per_trial(c[:, 0], self.span.W0) * self.span.W0
+        if self.u is not None:
+            return {"W": W}
+        e = params["u"]
+        return {"u": torch.bmm(e[:, None, 1:], flat).squeeze(1) + e[:, :1] * self.span.u0, "W": W}
+
+    def span_coordinates(self, block, value):
+        r"""Coefficients (K, 1 + nT) of the orthogonal projection of the dense ``value`` of
+        ``block`` onto the span (least squares in the `Gram` geometry: gram c = (<B_j, value>)_j);
+        exact to round-off (relative ~ eps cond(gram)) for a value in the span."""
+        if self.span is None:
+            raise DeclarationError("TokenSelection.span_coordinates needs the span form (in_span)")
+        K, n, T, d = self.X.shape
+        if block == "W":
+            first, rest = self.span.W0, logits(self.X, value).reshape(K, n * T)
+        else:
+            first, rest = self.span.u0, torch.bmm(self.X.reshape(K, n * T, d), value[:, :, None]).squeeze(-1)
+        rhs = torch.cat([(first * value).flatten(1).sum(1, keepdim=True), rest], 1)
+        return torch.bmm(torch.linalg.pinv(self.span.gram(block), hermitian=True), rhs[:, :, None]).squeeze(-1)
+
+    # -- the model ----------------------------------------------------------------------------
     def decoder(self, params):
-        """The decoder u of ``params`` (the fixed one, or the block)."""
+        """The decoder u of ``params`` (the fixed one, or the block; dense form)."""
         return self.u if self.u is not None else params["u"]
 
     def forward(self, params) -> Forward:
         """The `Forward` pass at ``params``."""
-        return forward(self.X, self.y, self.decoder(params), params["W"])
+        if self.span is None:
+            if self.u is None:
+                return forward(self.X, self.y, params["u"], params["W"])
+            return _attend(self._gamma, logits(self.X, params["W"]))
+        shape = self.X.shape[:3]
+        gamma = self._gamma if self.u is not None else (
+            self.y[..., None] * self.span.values("u", params["u"]).reshape(shape))
+        return _attend(gamma, self.span.values("W", params["W"]).reshape(shape))
 
     def log_loss(self, params):
         return self.forward(params).log_loss()
 
     def reference_loss(self, params):
-        return loss_autograd_reference(self.X, self.y, self.decoder(params), params["W"])
+        r"""The plainly written loss at the dense parameters (in span form: autograd of it gives
+        the gradient in coefficient coordinates, gram times the model's `Gram` gradient)."""
+        dense = self.dense(params)
+        return loss_autograd_reference(self.X, self.y, self.decoder(dense), dense["W"])
+
+    def hessian_vector_product(self, params, vector):
+        if self.span is not None:
+            raise DeclarationError("TokenSelection: curvature is measured in the dense form "
+                                   "(convert with dense())")
+        return super().hessian_vector_product(params, vector)
 
     def scaled_gradient(self, params):
         fw = self.forward(params)
-        grad_W = Scaled(*_grad_W(self.X, *fw))
-        if self.u is not None:
-            return {"W": grad_W}
-        return {"u": Scaled(*_grad_u(self.X, self.y, fw.a, fw.gbar)), "W": grad_W}
+        n = self.X.shape[1]
+        if self.span is None:
+            grads = {"W": Scaled(*_grad_W(self.X, *fw))}
+            if self.u is None:
+                grads["u"] = Scaled(*_grad_u(self.X, self.y, fw.a, fw.gbar))
+        else:
+            M, w = _grad_W_weights(*fw)
+            grads = {"W": Scaled(M, _span_coefficients(w) / -n)}
+            if self.u is None:
+                M, w = _grad_u_weights(self.y, fw.gbar)
+                grads["u"] = Scaled(M, _span_coefficients(w[..., None] * fw.a.exp()) / -n)
+        return {b: grads[b] for b in self.blocks}
 
     def log_excess_loss(self, params):
         r"""log(L - L_*): L_* from the highest-scoring tokens of the fixed decoder, or 0 (log L)

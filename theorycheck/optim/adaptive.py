@@ -32,6 +32,7 @@ class Adam:
         if not (lr > 0 and 0 <= betas[0] < 1 and 0 <= betas[1] < 1 and eps > 0):
             raise DeclarationError(f"Adam: needs lr > 0, betas in [0, 1), eps > 0; got lr={lr}, "
                                    f"betas={betas}, eps={eps}")
+        model.require_entrywise("Adam")
         self.model, self.lr, self.betas, self.eps, self.name = model, lr, betas, eps, name
         self.schedule = schedule
         self.state: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}

@@ -118,6 +118,7 @@ class MirrorDescent:
             raise DeclarationError(f"mirror descent needs p > 1, got {p}")
         if bool(torch.any(torch.as_tensor(self.eta) <= 0)):
             raise DeclarationError(f"mirror descent needs eta > 0, got {eta}")
+        model.require_entrywise("mirror descent")
         self.normalized = normalized
         self.name = name or ("normalized_" if normalized else "") + "mirror_descent"
 

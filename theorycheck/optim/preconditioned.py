@@ -32,6 +32,7 @@ class Preconditioned:
         if unknown:
             raise DeclarationError(f"preconditioners for unknown blocks {sorted(unknown)}; the "
                                    f"model has {model.blocks}")
+        model.require_entrywise("a preconditioner", self.preconditioners)
         for b, P in self.preconditioners.items():
             if P.dim() != 3 or P.shape[0] != K or P.shape[1] != P.shape[2]:
                 raise DeclarationError(f"preconditioner of block {b!r} must be (K={K}, m, m), got "

@@ -1,0 +1,183 @@
+"""Conformance of token selection's two representations, dense and coefficient space, side by side.
+
+`TokenSelection.in_span` holds W (and u in joint training) as coefficients over the span of the
+data; every first-order optimizer of `theorycheck.optim.OPTIMIZERS` that accepts a coefficient
+block must produce the same iterates as in the dense form, expanded back with
+`TokenSelection.dense`.  Checked from a point away from saturation and from one deep in it
+(1 - s_opt < 1e-100 on every sample, asserted), with the fixed decoder and in joint training.
+
+Tolerances: 20 steps of a first-order method amplify round-off; a relative perturbation of 1e-16
+of the dense start moves the dense iterates by at most ~1e-13 (Polyak, the most sensitive rule,
+measured on the conformance instances), so iterates equal to 1e-12 relative are equal to
+round-off.  Single evaluations (losses, norms) are compared at 1e-13.
+"""
+import math
+
+import pytest
+import torch
+
+from theorycheck.errors import DeclarationError
+from theorycheck.models.token_selection import (
+    TokenSelection,
+    _conformance_data,
+    _separating_W,
+    log_one_minus_s_opt,
+    span_is_cheaper,
+    span_kernel,
+    token_scores,
+)
+from theorycheck.optim import OPTIMIZERS, Adam, MirrorDescent, Preconditioned, relative_error
+
+K, SEED, STEPS = 3, 0, 20
+torch.set_num_threads(1)
+
+
+def problem(joint, saturated):
+    """(dense model, dense start): the conformance data of the registered token-selection
+    instances; deep in saturation every sample has 1 - s_opt < 1e-100 at the start."""
+    X, y, u, W = _conformance_data(K, SEED)
+    W0 = 2000.0 * _separating_W(X, y, u) if saturated else 0.5 * W
+    if saturated:
+        opt = token_scores(X, y, u).argmax(-1)
+        assert bool((log_one_minus_s_opt(X, W0, opt) < -100 * math.log(10)).all())
+    if joint:
+        return TokenSelection(X, y), {"u": 50.0 * u if saturated else u, "W": W0}
+    return TokenSelection(X, y, u), {"W": W0}
+
+
+def max_relative_error(A, B):
+    return float(relative_error(A, B).max())
+
+
+CASES = [(joint, saturated) for joint in (False, True) for saturated in (False, True)]
+
+
+def case_id(case):
+    return ("joint" if case[0] else "fixed") + ("-saturated" if case[1] else "")
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_start_loss_and_norms_agree(case):
+    model, params = problem(*case)
+    span_model, coefficients = model.in_span(params)
+    dense = span_model.dense(coefficients)
+    for b in model.blocks:
+        assert max_relative_error(dense[b], params[b]) <= 1e-14, b
+        torch.testing.assert_close(span_model.geometry(b).norm(coefficients[b]),
+                                   model.geometry(b).norm(params[b]), rtol=1e-13, atol=0)
+    torch.testing.assert_close(span_model.log_loss(coefficients), model.log_loss(params), rtol=1e-13, atol=0)
+    torch.testing.assert_close(span_model.log_excess_loss(coefficients), model.log_excess_loss(params),
+                               rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("opt_name", sorted(OPTIMIZERS))
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_iterates_equal_to_round_off(case, opt_name):
+    model, params = problem(*case)
+    span_model, coefficients = model.in_span(params)
+    try:
+        span_step = OPTIMIZERS[opt_name](span_model)
+    except DeclarationError:
+        pytest.skip(f"{opt_name} acts on parameter entries: dense form only")
+    dense_step = OPTIMIZERS[opt_name](model)
+    for t in range(STEPS):
+        params, coefficients = dense_step(t, params), span_step(t, coefficients)
+    expanded = span_model.dense(coefficients)
+    for b in model.blocks:
+        assert max_relative_error(expanded[b], params[b]) <= 1e-12, (b, opt_name)
+        torch.testing.assert_close(span_model.geometry(b).norm(coefficients[b]),
+                                   model.geometry(b).norm(params[b]), rtol=1e-12, atol=0)
+    torch.testing.assert_close(span_model.log_loss(coefficients), model.log_loss(params), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if not c[1]], ids=case_id)
+def test_gradient_is_the_coefficient_vector_of_the_dense_gradient(case):
+    """The span gradient of each block, expanded over the basis, is the dense gradient at the
+    expanded point; gram times it is the coordinate gradient of the plainly written loss
+    (autograd through the expansion), i.e. it is the gradient's Riesz representer in `Gram`."""
+    model, params = problem(*case)
+    span_model, coefficients = model.in_span(params)
+    g = torch.Generator().manual_seed(3)
+    coefficients = {b: c + 0.1 * torch.randn(c.shape, generator=g, dtype=c.dtype)
+                    for b, c in coefficients.items()}
+    dense_grad = model.gradient(span_model.dense(coefficients))
+    span_grad = span_model.gradient(coefficients)
+    autograd = torch.func.grad(lambda p: span_model.reference_loss(p).sum())(coefficients)
+    for b in model.blocks:
+        assert bool((span_grad[b][:, 0] == 0).all()), f"{b}: the gradient has no part on the start"
+        only_b = {c: span_grad[b] if c == b else torch.zeros_like(span_grad[c]) for c in model.blocks}
+        assert max_relative_error(span_model.dense(only_b)[b], dense_grad[b]) <= 1e-13, b
+        riesz = torch.bmm(span_model.geometry(b).gram, span_grad[b][:, :, None]).squeeze(-1)
+        assert max_relative_error(riesz, autograd[b]) <= 1e-12, b
+
+
+def test_reference_in_the_span_has_exact_coordinates_and_alignment():
+    """The W-SVM-like reference (the minimum-norm W with unit logit gaps, a combination of
+    (x_o - x_t) x_1^T) lies in the span: its coordinates expand back to it, and alignment and
+    norms measured in coefficient space equal the dense ones."""
+    model, params = problem(False, False)
+    X, y, u, _ = _conformance_data(K, SEED)
+    reference = _separating_W(X, y, u)
+    span_model, coefficients = model.in_span(params)
+    ref_coefficients = span_model.span_coordinates("W", reference)
+    assert max_relative_error(span_model.dense({"W": ref_coefficients})["W"], reference) <= 1e-10
+    geometry = span_model.geometry("W")
+    dense_alignment = (params["W"] * reference).flatten(1).sum(1) / (
+        params["W"].flatten(1).norm(dim=1) * reference.flatten(1).norm(dim=1))
+    span_alignment = geometry.inner(coefficients["W"], ref_coefficients) / (
+        geometry.norm(coefficients["W"]) * geometry.norm(ref_coefficients))
+    torch.testing.assert_close(span_alignment, dense_alignment, rtol=1e-10, atol=1e-12)
+
+
+def test_batch_equals_trial_by_trial_in_span():
+    model, params = problem(True, False)
+    span_model, coefficients = model.in_span(params)
+    grads = span_model.gradient(coefficients)
+    for k in range(K):
+        alone = span_model.restrict(slice(k, k + 1))
+        one = {b: c[k:k + 1] for b, c in coefficients.items()}
+        torch.testing.assert_close(alone.log_loss(one), span_model.log_loss(coefficients)[k:k + 1],
+                                   rtol=1e-13, atol=0)
+        for b, g in alone.gradient(one).items():
+            assert max_relative_error(g, grads[b][k:k + 1]) <= 1e-13
+
+
+def test_entrywise_methods_refuse_coefficient_blocks():
+    model, params = problem(False, False)
+    span_model, _ = model.in_span(params)
+    with pytest.raises(DeclarationError, match="entries"):
+        MirrorDescent(span_model, 1.5, 0.1)
+    with pytest.raises(DeclarationError, match="entries"):
+        Adam(span_model, 0.01)
+    with pytest.raises(DeclarationError, match="entries"):
+        Preconditioned(span_model, 0.1, {"W": torch.eye(25, dtype=torch.float64).expand(K, 25, 25)})
+    zero = {"W": torch.zeros(K, 25, dtype=torch.float64)}
+    with pytest.raises(DeclarationError, match="dense form"):
+        span_model.hessian_vector_product(zero, zero)
+    with pytest.raises(DeclarationError, match="span form already"):
+        span_model.in_span(params)
+
+
+def test_cheapest_follows_the_cost_model():
+    """Coefficient space where (nT + 1)^2 < n d^2: the canonical (6, 4, 32) and Example 1's full
+    (64, 8, 768) sizes are spanned; the conformance size (4, 3, 6) and a long sequence in low
+    dimension (2, 64, 4) stay dense."""
+    assert span_is_cheaper(6, 4, 32) and span_is_cheaper(64, 8, 768)
+    assert not span_is_cheaper(4, 3, 6) and not span_is_cheaper(2, 64, 4)
+    model, params = problem(False, False)
+    chosen, same = model.cheapest(params)
+    assert chosen is model and same["W"] is params["W"]
+    g = torch.Generator().manual_seed(4)
+    X = torch.randn(1, 6, 4, 32, generator=g, dtype=torch.float64)
+    canonical = TokenSelection(X, torch.ones(1, 6, dtype=torch.float64), torch.ones(1, 32, dtype=torch.float64))
+    chosen, coefficients = canonical.cheapest({"W": torch.zeros(1, 32, 32, dtype=torch.float64)})
+    assert chosen.span is not None and coefficients["W"].shape == (1, 25)
+
+
+def test_span_kernel_is_the_gram_matrix_of_the_rank_one_matrices():
+    """span_kernel(X)_{ab} = <x_a x_{q(a)}^T, x_b x_{q(b)}^T>_F, checked against the explicit
+    matrices (entries O(1), float64 sums of d^2 = 36 products: 1e-13)."""
+    X, *_ = _conformance_data(K, SEED)
+    n, T, d = X.shape[1:]
+    B = torch.einsum("knte,knf->kntef", X, X[:, :, 0]).reshape(K, n * T, d * d)
+    torch.testing.assert_close(span_kernel(X), torch.bmm(B, B.transpose(1, 2)), rtol=1e-13, atol=1e-14)
