@@ -23,7 +23,7 @@ import torch
 from scipy.special import logsumexp
 
 from ..data.token_selection import token_gram
-from .token_selection import score_deviations
+from .token_selection import score_deviations, span_kernel
 
 
 def log_softmax(z: np.ndarray) -> np.ndarray:
@@ -71,12 +71,10 @@ def gradient_coordinates(gamma, z, y, is_opt):
 
 def token_map_grams(X: np.ndarray):
     r"""Gram matrices of the linear maps u -> p = (u^T x_{i,t}) and W -> z = (x_{i,t}^T W x_{i,1}):
-    G_{(i,t),(j,r)} = <x_{i,t}, x_{j,r}> and K_W = G * Q with Q_{(i,t),(j,r)} = <x_{i,1}, x_{j,1}>
-    (the Frobenius inner products of the matrices x_{i,t} x_{i,1}^T).  (K, nT, nT) each."""
+    G_{(i,t),(j,r)} = <x_{i,t}, x_{j,r}> (`token_gram`) and K_W, the Gram matrix of the
+    matrices x_{i,t} x_{i,1}^T (`span_kernel`).  (K, nT, nT) each."""
     X = np.asarray(X)
-    G = token_gram(X)
-    queries = np.repeat(X[:, :, 0, :], X.shape[2], axis=1)  # x_{i,1} for row (i, t)
-    return G, G * (queries @ np.swapaxes(queries, -1, -2))
+    return token_gram(X), span_kernel(torch.as_tensor(X)).numpy()
 
 
 def quadratic_form(v: np.ndarray, M: np.ndarray) -> np.ndarray:
