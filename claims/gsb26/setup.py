@@ -463,8 +463,8 @@ def softmax_row_statistics(problem, K, queries, n, batches, rng):
     return stats
 
 
-@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160], "queries": 6, "rows": 200000},
-                   "full": {"ns": [10, 20, 40, 80, 160, 320, 640], "queries": 20, "rows": 2000000}})
+@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160, 320], "queries": 6, "rows": 200000},
+                   "full": {"ns": [10, 20, 40, 80, 160, 320, 640, 1280], "queries": 20, "rows": 2000000}})
 def softmax_row_moments(run, *, tail=None):
     r"""`softmax_row_statistics` at the manifold point theta_R0 of the well-conditioned instance
     (``tail``: K rescaled so that mu(K) = ||Sigma^{1/2} K Sigma^{1/2}||^2 = tail) for ``queries``
