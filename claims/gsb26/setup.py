@@ -530,7 +530,7 @@ def regularizer_gradient_bias(run, *, centered=False):
     return {**{key: np.array(v) for key, v in out.items()}, "problem": problem, "V": V, "K": K}
 
 
-@shared_run(sizes={"quick": {"ns": [250, 1000, 4000, 16000], "seeds": 2, "steps": 2000, "random_starts": 2},
+@shared_run(sizes={"quick": {"ns": [250, 1000, 4000, 16000], "seeds": 2, "steps": 3000, "random_starts": 2},
                    "full": {"ns": [250, 1000, 4000, 16000, 64000], "seeds": 10, "steps": 4000,
                             "random_starts": 8}})
 def empirical_regularizer_limit(run, *, regularizers=("estimated", "true"), lam=0.25, eta=1.0):
