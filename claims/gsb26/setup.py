@@ -519,7 +519,8 @@ def regularizer_gradient_bias(run, *, centered=False):
            "K_noise": [], "covariance_z": []}
     S, A = problem.Sigma, K @ K.T
     for n in run.sizes["ns"]:
-        gV, gK, deviation = regularizer_gradient_samples(problem, V, K, n, run.sizes["draws"], rng, centered=centered)
+        gV, gK, deviation = regularizer_gradient_samples(problem, V, K, n, run.sizes["draws"], rng,
+                                                         centered=centered)
         out["covariance_z"].append(deviation.mean(0) / (deviation.std(0, ddof=1) / np.sqrt(len(deviation))))
         out["V_mean"].append(gV.mean(0))
         out["V_se"].append(gV.std(0, ddof=1) / np.sqrt(len(gV)))
@@ -530,7 +531,7 @@ def regularizer_gradient_bias(run, *, centered=False):
     return {**{key: np.array(v) for key, v in out.items()}, "problem": problem, "V": V, "K": K}
 
 
-@shared_run(sizes={"quick": {"ns": [250, 1000, 4000, 16000], "seeds": 2, "steps": 3000, "random_starts": 2},
+@shared_run(sizes={"quick": {"ns": [250, 1000, 4000, 16000], "seeds": 2, "steps": 3000, "random_starts": 0},
                    "full": {"ns": [250, 1000, 4000, 16000, 64000], "seeds": 10, "steps": 4000,
                             "random_starts": 8}})
 def empirical_regularizer_limit(run, *, regularizers=("estimated", "true"), lam=0.25, eta=1.0):

@@ -65,9 +65,11 @@ def test_gradient_bias(tc):
     Pass: per point, the paper's bound as a shape, the log-log slope of ||b_n||^2 over n in
     [8, 32] at most -0.85 (the spec's criterion; polylog(n)/n has slope about -1 + 1/log n),
     and the measured Theta(1/n): n ||b_n|| varies by less than a factor 1.5 (on seeds 1, 2
-    the ratio was at most 1.1, n ||b_n|| about 1.1 and 0.64).  Hypotheses: A1-A3
-    (kappa(Sigma) sigma_1(W*) <= 1/2) and light score tails mu(K) < 1/2 at the points.
-    The a3_violated control (sigma_1(W*) = 2) measured n ||b_n|| = 3.7, 7.1, 13 on seed 1.
+    the ratio was at most 1.16 and 1.27: n ||b_n|| rose from 1.07 to 1.24 and from 0.86 to
+    1.11, a slow growth like the spec's GPU values up to n = 1024, compatible with the
+    paper's polylog factor).  Hypotheses: A1-A3 (kappa(Sigma) sigma_1(W*) <= 1/2) and light
+    score tails mu(K) < 1/2 at the points.  The a3_violated control (sigma_1(W*) = 2): the
+    squared bias hardly decays (slopes -0.07 to -0.34 on seeds 1, 2; n ||b_n|| ~ 6, 12, 24).
     """
     rate = 2 if tc.control == "faster_rate" else 1
     run = tc.use(loss_gradient_bias, a3="violated" if tc.control == "a3_violated" else "holds")
@@ -76,7 +78,7 @@ def test_gradient_bias(tc):
     tc.record("n ||b_n|| (n x point)", n[:, None] * norms)
     rate_conclusions(tc, n, norms, rate)
     for j, r in enumerate(run["dist_bound"]):
-        tc.curve("bias", f"n ||b_n||, dist <= {r:.3g}", n, n * norms[:, j], xscale="log")
+        tc.curve("bias", f"n ||b_n||, dist <= {r:.3g}", n, n * norms[:, j], xscale="log", xlabel="n")
 
 
 @claim(
@@ -111,9 +113,10 @@ def test_uniform_gradient_approx(tc):
     Theorem 5 uniformly, so the worst-case bias of the loss part alone (E grad Lhat_n -
     grad L) is a conclusion too (slope of its square at most -0.85).  Hypotheses as in
     Theorem 4.  FINDING: with A3 violated (sigma_1(W*) = 2) the combined bias still decays
-    like 1/n for n <= 32 (seed 1: slope of the squared worst bias -2.3), because the
-    Theta(1/n) regularizer bias, which grows like ||W*||^{3/2}, masks the non-decaying loss
-    part; only the loss part exposes the violation (a3_violated control).
+    like 1/n for n <= 32 (seeds 1, 2: slope of the squared worst bias -2.46, -2.43; n b*_n
+    ~ 50-95), because the Theta(1/n) regularizer bias, which grows like ||W*||^{3/2}, masks
+    the non-decaying loss part (slopes -0.05, -0.31); only the loss part exposes the
+    violation (a3_violated control).  Seeds 1, 2: n b*_n varied by factors 1.41, 1.27.
     """
     rate = 2 if tc.control == "faster_rate" else 1
     run = tc.use(loss_gradient_bias, a3="violated" if tc.control == "a3_violated" else "holds",
@@ -132,7 +135,7 @@ def test_uniform_gradient_approx(tc):
     loss_worst = np.sqrt(np.maximum(run["loss_squared"], 0.0)).max(1, keepdims=True)
     tc.record("n max_theta ||loss-part bias||", n * loss_worst[:, 0])
     rate_conclusions(tc, n, loss_worst, rate, part="loss-part ")
-    tc.curve("worst bias", "n max_theta ||b_n(theta)||", n, n * worst[:, 0], xscale="log")
+    tc.curve("worst bias", "n max_theta ||b_n(theta)||", n, n * worst[:, 0], xscale="log", xlabel="n")
 
 
 @claim(
@@ -165,8 +168,11 @@ def test_regularizer_gradient_bias(tc):
     Pass: every V-block coordinate within z_max = 4 Monte Carlo standard errors of the exact
     formula (12 coordinates x 4 n: a false alarm has probability < 3e-3), the V-block bias
     falls like 1/n (exact), and n ||K-block bias|| (debiased over 10 groups) varies by less
-    than a factor 2 over n >= 20 (the spec's criterion; seeds 1, 2: factors 1.19 and 1.26)
-    with log-log slope of ||K-block bias|| in [-1.25, -0.75] over n in [10, 80].
+    than a factor 2 over n >= 20 (the spec's criterion; seeds 1, 2: factors 1.21 and 1.23,
+    n ||K-block bias|| falling 6.8 -> 4.4 and 3.8 -> 2.4: a c_1/n + c_2/n^2 shape), and the
+    paper's O(1/n) as a shape: log-log slope of ||K-block bias|| over n in [10, 80] at most
+    -0.75 (seeds 1, 2: -1.20, -1.21; no lower limit, since O(1/n) is an upper bound and the
+    1/n^2 term steepens the slope at small n).  V block: max |z| 2.4 and 2.9 on seeds 1, 2.
     """
     rate = 2 if tc.control == "faster_rate" else 1
     run = tc.use(regularizer_gradient_bias, centered=tc.control == "centered_covariance")
@@ -184,10 +190,10 @@ def test_regularizer_gradient_bias(tc):
     scaled = (n ** rate * k_bias)[n >= 20]
     tc.conclusion.at_most("n^p ||K-block bias|| varies by less than a factor 2 (n >= 20)",
                           scaled.max() / scaled.min(), 2.0)
-    tc.conclusion.slope("K-block bias decays like 1/n", n, k_bias, window=(n[0], n[-1]),
-                        at_least=-1.25, at_most=-0.75)
+    tc.conclusion.slope("K-block bias decays at least like 1/n (slope <= -0.75)", n, k_bias,
+                        window=(n[0], n[-1]), at_most=-0.75)
     tc.curve("regularizer bias", "n ||V-block bias|| (Monte Carlo)", n,
-             n * np.linalg.norm(run["V_mean"], axis=1), xscale="log")
+             n * np.linalg.norm(run["V_mean"], axis=1), xscale="log", xlabel="n")
     tc.curve("regularizer bias", "n ||V-block bias|| (exact)", n, n * np.linalg.norm(run["V_exact"], axis=1),
-             style="theory", xscale="log")
-    tc.curve("regularizer bias", "n ||K-block bias||", n, n * k_bias, xscale="log")
+             style="theory", xscale="log", xlabel="n")
+    tc.curve("regularizer bias", "n ||K-block bias||", n, n * k_bias, xscale="log", xlabel="n")

@@ -72,8 +72,8 @@ def test_softmax_second_moment(tc):
     row_preconditions(tc, run)
     u, q, tau = query_directions(run)
     n = run["n"]
-    prefactor = (n - 1.0) ** -1 if tc.control == "cubic_prefactor" else 1.0
-    other_bound = np.array([softmax_weight_second_moment_bound(q, tau, m) for m in n]) * np.atleast_1d(prefactor)[:, None]
+    prefactor = 1.0 / (n - 1.0) if tc.control == "cubic_prefactor" else np.ones(len(n))
+    other_bound = np.array([softmax_weight_second_moment_bound(q, tau, m) for m in n]) * prefactor[:, None]
     self_bound = np.array([softmax_weight_second_moment_bound(q, tau, m, self_weight=True) for m in n])
     other, other_se = run["other"]
     own, own_se = run["self"]
@@ -92,7 +92,7 @@ def test_softmax_second_moment(tc):
     tc.conclusion.close("n^2 E s_ij^2 tends to e^q", n[-1] ** 2 * other[-1], limit, rtol=0.05)
     for j in range(len(q)):
         tc.curve("second moment", f"n^2 E s_ij^2 / e^q, query {j}", n, n ** 2 * other[:, j] / limit[j],
-                 xscale="log")
+                 xscale="log", xlabel="n")
 
 
 @claim(
@@ -153,4 +153,4 @@ def test_attention_output_mse(tc):
                         (n[tail, None] * run["mse"][0][tail]).mean(0), limit, rtol=0.1)
     for j in range(len(q)):
         tc.curve("mse", f"n E||a_i - Sigma K x_i||^2 / C, query {j}", n,
-                 n * run["mse"][0][:, j] / limit[j], xscale="log")
+                 n * run["mse"][0][:, j] / limit[j], xscale="log", xlabel="n")
