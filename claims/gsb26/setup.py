@@ -414,7 +414,7 @@ def a3_violated(problem, sigma_1=2.0):
 
 
 @shared_run(sizes={"quick": {"ns": [8, 16, 32], "groups": 10, "batch_rows": 50000, "radii": [0.0, 0.05]},
-                   "full": {"ns": [8, 16, 32, 64, 128], "groups": 40, "batch_rows": 1000000,
+                   "full": {"ns": [8, 16, 32, 64], "groups": 40, "batch_rows": 1000000,
                             "radii": [0.0, 0.05]}})
 def loss_gradient_bias(run, *, a3="holds", radii=None, lam=0.0):
     r"""The bias E[grad Lhat_n + lam grad R(.; Sigma_hat)] - grad L_reg at points near the
@@ -463,6 +463,17 @@ def softmax_row_statistics(problem, K, queries, n, batches, rng):
     return stats
 
 
+#: key rows held in memory at once by `softmax_row_moments` (3 doubles each)
+ROW_MEMORY = 2000000
+
+
+def _concatenate_queries(parts):
+    """Join `softmax_row_statistics` results of consecutive query blocks."""
+    joined = {name: tuple(np.concatenate([p[name][i] for p in parts]) for i in range(2))
+              for name in ("self", "other", "mse")}
+    return joined | {"output_mean": np.concatenate([p["output_mean"] for p in parts])}
+
+
 @shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160, 320], "queries": 6, "rows": 200000},
                    "full": {"ns": [10, 20, 40, 80, 160, 320, 640, 1280], "queries": 20, "rows": 2000000}})
 def softmax_row_moments(run, *, tail=None):
@@ -477,7 +488,10 @@ def softmax_row_moments(run, *, tail=None):
         K = K * np.sqrt(tail / score_tail(K, problem.Sigma))
     queries = gaussian_rows(run.rng("softmax_queries"), problem.Sigma, (run.sizes["queries"],))
     rng = run.rng("softmax_rows", tail)
-    per_n = [softmax_row_statistics(problem, K, queries, n, run.sizes["rows"] // n, rng) for n in run.sizes["ns"]]
+    chunk = max(1, ROW_MEMORY // run.sizes["rows"])      # queries per tensor: ~ROW_MEMORY rows at once
+    per_n = [_concatenate_queries([softmax_row_statistics(problem, K, queries[i:i + chunk], n,
+                                                          run.sizes["rows"] // n, rng)
+                                   for i in range(0, len(queries), chunk)]) for n in run.sizes["ns"]]
     stack = {name: tuple(np.array([s[name][i] for s in per_n]) for i in range(2))
              for name in ("self", "other", "mse")}
     return {"n": np.array(run.sizes["ns"]), **stack, "output_mean": np.array([s["output_mean"] for s in per_n]),
@@ -503,17 +517,17 @@ def regularizer_gradient_samples(problem, V, K, n, draws, rng, *, centered=False
     return torch.cat(gVs).numpy(), torch.cat(gKs).numpy(), torch.cat(deviations).numpy()
 
 
-@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80], "draws": 20000, "groups": 10},
-                   "full": {"ns": [10, 20, 40, 80, 160, 320], "draws": 1000000, "groups": 40}})
+@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160], "draws": 20000, "groups": 10},
+                   "full": {"ns": [10, 20, 40, 80, 160, 320], "draws": 200000, "groups": 40}})
 def regularizer_gradient_bias(run, *, centered=False):
-    r"""The bias of grad R(.; Sigma_hat) at a point near the manifold of the well-conditioned
-    instance (0.05 sqrt(sigma_d) from theta_R0), n over ``ns``: the V block's Monte Carlo mean
+    r"""The bias of grad R(.; Sigma_hat) at the fixed point of `in_sample_gap` (V = 0.5 Z1,
+    K = 0.3 Z2, away from the manifold, where grad R is of order one) of the well-conditioned
+    instance, n over ``ns``: the V block's Monte Carlo mean
     and standard error next to its exact value 4 V (Sigma K K^T Sigma - E[Sigma_hat K K^T
     Sigma_hat]) (`sample_covariance_quadratic_mean`), and the K block's debiased squared norm
     over ``groups`` groups; ``covariance_z``: the z-scores of the mean of Sigma_hat - Sigma."""
     problem = well_conditioned(run.rng("well_conditioned"))
-    V, K, _ = near_manifold_points(problem, run.rng("regularizer_point"), [0.05])
-    V, K = V[0], K[0]
+    V, K = test_point(problem, run.rng("test_point"))
     rng = run.rng("regularizer_bias", centered)
     out = {"n": np.array(run.sizes["ns"]), "V_mean": [], "V_se": [], "V_exact": [], "K_squared": [],
            "K_noise": [], "covariance_z": []}
@@ -572,6 +586,6 @@ def empirical_regularizer_limit(run, *, regularizers=("estimated", "true"), lam=
             for i, r in enumerate(regularizers)} | {"problem": problem}
 
 
-__all__ += ["near_manifold_points", "gradient_bias_groups", "a3_violated", "loss_gradient_bias",
+__all__ += ["ROW_MEMORY", "near_manifold_points", "gradient_bias_groups", "a3_violated", "loss_gradient_bias",
             "softmax_row_statistics", "softmax_row_moments", "regularizer_gradient_samples",
             "regularizer_gradient_bias", "empirical_regularizer_limit"]

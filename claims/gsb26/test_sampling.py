@@ -66,6 +66,9 @@ def test_softmax_second_moment(tc):
     (`softmax_weight_second_moment_limit`): within 5% at the largest n (seeds 1-4: at most
     2.5% off at n = 320; up to 25% at n = 10 for q ~ 1: the approach is O(1/n)).  Rate: the
     log-log slope of E s_ij^2 over n in [10, 320] in [-2.25, -1.75] per query.
+    Sharpness: both bounds approach the truth up to the factor e^{-q} (the bound replaces
+    (E e^a)^2 = e^q by e^{2q}): at the largest n, (E s^2 / bound) e^q (n/(n-1))^2 within 5% of
+    1 for j != i and j = i, so an error in the bound's exponent is caught in either direction.
     Hypotheses A1-A3 and light tails mu(K) < 1/2.
     """
     run = tc.use(softmax_row_moments)
@@ -81,6 +84,12 @@ def test_softmax_second_moment(tc):
     tc.record("E s_ii^2 / bound (n x query)", own / self_bound)
     tc.conclusion.at_most("E s_ij^2 (j != i) below the AM-GM bound", other - 3 * other_se, other_bound)
     tc.conclusion.at_most("E s_ii^2 below the AM-GM bound", own - 3 * own_se, self_bound)
+    # both bounds tend to e^{2q}/(n-1)^2 and e^{2 tau}/(n-1)^2, the truths to e^q/n^2 and
+    # e^{2 tau - q}/n^2: at the largest n the ratio is e^{-q} (n-1)^2/n^2 up to O(1/n)
+    sharp = np.exp(q) * (n[-1] / (n[-1] - 1.0)) ** 2
+    tc.conclusion.close("AM-GM bounds sharp up to e^-q at the largest n",
+                        np.concatenate([other[-1] / other_bound[-1], own[-1] / self_bound[-1]]) * np.tile(sharp, 2),
+                        1.0, rtol=0.05)
     rate = 3 if tc.control == "faster_decay" else 2
     for j in range(len(q)):
         tc.conclusion.slope("E s_ij^2 decays like n^-p", n, other[:, j], window=(n[0], n[-1]),
