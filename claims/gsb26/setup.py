@@ -336,3 +336,256 @@ __all__ = ["NOISE", "LIGHT_TAIL", "A3_TARGET", "Problem", "well_conditioned", "i
            "record_assumptions", "regularized_loss", "haar_rotations", "gaussian_rows", "expected_in_sample_loss", "test_point",
            "in_sample_gap", "out_of_sample_error", "symbolic_closed_form", "out_of_sample",
            "spectral_initialization", "tracked_distances", "population_oracle_run"]
+
+
+# --- finite-sample lemmas (Lemmas 9, 11; Theorems 3-5; the limit set of Algorithm 1 with the
+# empirical regularizer): Monte Carlo over fresh batches, batched along leading dimensions.
+from theorycheck.models.attention_regression import (  # noqa: E402
+    balance_regularizer_gradient,
+    cross_attention_weights,
+    population_gradient,
+)
+from theorycheck.solvers.gaussian_moments import sample_covariance_quadratic_mean  # noqa: E402
+from theorycheck.solvers.monte_carlo import debiased_squared_norm  # noqa: E402
+
+
+def near_manifold_points(problem, rng, radii):
+    """theta_R0 + r sqrt(sigma_d(W*)) u/||u||_{Sigma_bar} for each r in ``radii`` (R0 Haar, u
+    Gaussian): points whose distance to the manifold is at most r sqrt(sigma_d(W*)) (the
+    distance to theta_R0).  Returns V (P, k, d), K (P, d, d) and those upper bounds."""
+    R0 = haar_rotations(rng, problem.d, 1)[0]
+    V0, K0 = balanced_point(torch.as_tensor(problem.W), torch.as_tensor(problem.Sigma), torch.as_tensor(R0))
+    Vs, Ks, bounds = [], [], []
+    for r in radii:
+        dV, dK = rng.standard_normal((problem.k, problem.d)), rng.standard_normal((problem.d, problem.d))
+        scale = r * np.sqrt(problem.singular_values()[-1]) / np.sqrt(np.sum(dV ** 2) + np.trace(dK.T @ problem.Sigma @ dK))
+        Vs.append(V0.numpy() + scale * dV)
+        Ks.append(K0.numpy() + scale * dK)
+        bounds.append(r * np.sqrt(problem.singular_values()[-1]))
+    return np.array(Vs), np.array(Ks), np.array(bounds)
+
+
+def _noise_free_gradients(problem, X, V, K):
+    r"""grad (V, K) of the mean over batches of Lhat_n with noise-free responses y = W* x, for
+    batches X (P, M, n, d) and points V (P, k, d), K (P, d, d): shape (P, k d + d^2)."""
+    W = torch.as_tensor(problem.W)
+    Vt = torch.as_tensor(V).clone().requires_grad_(True)
+    Kt = torch.as_tensor(K).clone().requires_grad_(True)
+    loss = in_sample_loss(X, X @ W.T, Vt[:, None], Kt[:, None]).mean(-1).sum()
+    gV, gK = torch.autograd.grad(loss, (Vt, Kt))
+    return torch.cat([gV.flatten(1), gK.flatten(1)], 1)
+
+
+def _regularizer_gradients(X, V, K):
+    r"""Mean over batches of grad R(V, K; Sigma_hat(batch)), shape (P, k d + d^2)."""
+    Vt, Kt = torch.as_tensor(V)[:, None], torch.as_tensor(K)[:, None]
+    gV, gK = balance_regularizer_gradient(Vt, Kt, sample_covariance(X))
+    return torch.cat([gV.mean(1).flatten(1), gK.mean(1).flatten(1)], 1)
+
+
+def _population_gradients(problem, V, K):
+    """(grad L, grad R(.; Sigma)) flattened, shape (P, k d + d^2) each."""
+    S, W = torch.as_tensor(problem.Sigma), torch.as_tensor(problem.W)
+    Vt, Kt = torch.as_tensor(V), torch.as_tensor(K)
+    flat = lambda gV, gK: torch.cat([gV.flatten(1), gK.flatten(1)], 1)
+    return flat(*population_gradient(Vt, Kt, S, W)), flat(*balance_regularizer_gradient(Vt, Kt, S))
+
+
+def gradient_bias_groups(problem, V, K, n, groups, batches, rng):
+    r"""Group averages of the gradient errors at the points (V, K) (P, k, d), (P, d, d): each
+    group averages over ``batches`` fresh training sets of size n (a) grad Lhat_n - grad L and
+    (b) grad R(.; Sigma_hat) - grad R(.; Sigma) (Sigma_hat of the same batch).  The noise eps
+    enters grad Lhat_n linearly with mean zero given the covariates, so it is integrated out
+    exactly (responses y = W* x): same expectation, less variance.  Returns (a), (b), each
+    (groups, P, k d + d^2)."""
+    loss_ref, reg_ref = _population_gradients(problem, V, K)
+    loss, reg = [], []
+    for _ in range(groups):
+        X = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (len(V), batches, n)))
+        loss.append((_noise_free_gradients(problem, X, V, K) - loss_ref).numpy())
+        reg.append((_regularizer_gradients(X, V, K) - reg_ref).numpy())
+    return np.array(loss), np.array(reg)
+
+
+def a3_violated(problem, sigma_1=2.0):
+    """The instance with W* rescaled to sigma_1(W*) = ``sigma_1`` (the reconstruction's I3:
+    kappa(Sigma) sigma_1(W*) ~ 4.4 on the well-conditioned recipe)."""
+    return problem.scaled(sigma_1 / problem.singular_values()[0])
+
+
+@shared_run(sizes={"quick": {"ns": [8, 16, 32], "groups": 10, "batch_rows": 50000, "radii": [0.0, 0.05]},
+                   "full": {"ns": [8, 16, 32, 64], "groups": 40, "batch_rows": 1000000,
+                            "radii": [0.0, 0.05]}})
+def loss_gradient_bias(run, *, a3="holds", radii=None, lam=0.0):
+    r"""The bias E[grad Lhat_n + lam grad R(.; Sigma_hat)] - grad L_reg at points near the
+    manifold of the well-conditioned instance (``a3="violated"``: sigma_1(W*) = 2), for n over
+    ``ns``: ``groups`` group averages of M = batch_rows/n^2 batches each (M n^2 ~ cost per
+    group), debiased squared norm per point and n ("squared", "noise"; with lam > 0 also of
+    the loss part alone, "loss_squared", "loss_noise").  ``radii`` (default: the tier's) sets
+    the points, r sqrt(sigma_d) away from theta_R0."""
+    problem = well_conditioned(run.rng("well_conditioned"))
+    if a3 == "violated":
+        problem = a3_violated(problem)
+    radii = run.sizes["radii"] if radii is None else radii
+    V, K, bounds = near_manifold_points(problem, run.rng("bias_points"), radii)
+    rng = run.rng("gradient_bias", a3, lam)
+    out = {"squared": [], "noise": [], "loss_squared": [], "loss_noise": []}
+    for n in run.sizes["ns"]:
+        loss, reg = gradient_bias_groups(problem, V, K, n, run.sizes["groups"],
+                                         max(run.sizes["batch_rows"] // n ** 2, 2), rng)
+        for prefix, groups in [("", loss + lam * reg), ("loss_", loss)]:
+            estimates = [debiased_squared_norm(groups[:, p]) for p in range(len(V))]
+            out[prefix + "squared"].append([e.estimate for e in estimates])
+            out[prefix + "noise"].append([e.noise for e in estimates])
+    return {**{key: np.array(v) for key, v in out.items()}, "n": np.array(run.sizes["ns"]),
+            "problem": problem, "dist_bound": bounds, "mu": np.array([score_tail(k_, problem.Sigma) for k_ in K])}
+
+
+
+
+def softmax_row_statistics(problem, K, queries, n, batches, rng):
+    r"""Monte Carlo over ``batches`` fresh key sets for each fixed query x_i (``queries`` (Q, d)):
+    the keys are x_i itself and n - 1 fresh rows N(0, Sigma), weights s_ij = softmax_j(x_j^T K x_i).
+    Returns per query the means and standard errors of s_ii^2, of the average over j != i of
+    s_ij^2 (the same expectation for every j != i by exchangeability) and of
+    ||a_i - Sigma K x_i||^2, and the mean of a_i (Q, d)."""
+    Q = len(queries)
+    fresh = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (Q, batches, n - 1)))
+    x = torch.as_tensor(queries)
+    keys = torch.cat([x[:, None, None, :].expand(Q, batches, 1, problem.d), fresh], 2)
+    weights = cross_attention_weights(x[:, None, None, :], keys, torch.as_tensor(K))[:, :, 0]  # (Q, B, n)
+    outputs = (weights[..., None] * keys).sum(2)                                                 # (Q, B, d)
+    target = x @ torch.as_tensor(problem.Sigma @ K).T
+    samples = {"self": weights[..., 0] ** 2, "other": (weights[..., 1:] ** 2).mean(-1),
+               "mse": ((outputs - target[:, None]) ** 2).sum(-1)}
+    stats = {name: (v.mean(1).numpy(), (v.std(1) / np.sqrt(batches)).numpy()) for name, v in samples.items()}
+    stats["output_mean"] = outputs.mean(1).numpy()
+    return stats
+
+
+#: key rows held in memory at once by `softmax_row_moments` (3 doubles each)
+ROW_MEMORY = 2000000
+
+
+def _concatenate_queries(parts):
+    """Join `softmax_row_statistics` results of consecutive query blocks."""
+    joined = {name: tuple(np.concatenate([p[name][i] for p in parts]) for i in range(2))
+              for name in ("self", "other", "mse")}
+    return joined | {"output_mean": np.concatenate([p["output_mean"] for p in parts])}
+
+
+@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160, 320], "queries": 6, "rows": 200000},
+                   "full": {"ns": [10, 20, 40, 80, 160, 320, 640, 1280], "queries": 20, "rows": 2000000}})
+def softmax_row_moments(run, *, tail=None):
+    r"""`softmax_row_statistics` at the manifold point theta_R0 of the well-conditioned instance
+    (``tail``: K rescaled so that mu(K) = ||Sigma^{1/2} K Sigma^{1/2}||^2 = tail) for ``queries``
+    fixed x_i ~ N(0, Sigma) and n over ``ns``, rows/n key sets per (query, n)."""
+    problem = well_conditioned(run.rng("well_conditioned"))
+    R0 = haar_rotations(run.rng("softmax_point"), problem.d, 1)[0]
+    _, K = (a.numpy() for a in balanced_point(torch.as_tensor(problem.W), torch.as_tensor(problem.Sigma),
+                                              torch.as_tensor(R0)))
+    if tail is not None:
+        K = K * np.sqrt(tail / score_tail(K, problem.Sigma))
+    queries = gaussian_rows(run.rng("softmax_queries"), problem.Sigma, (run.sizes["queries"],))
+    rng = run.rng("softmax_rows", tail)
+    chunk = max(1, ROW_MEMORY // run.sizes["rows"])      # queries per tensor: ~ROW_MEMORY rows at once
+    per_n = [_concatenate_queries([softmax_row_statistics(problem, K, queries[i:i + chunk], n,
+                                                          run.sizes["rows"] // n, rng)
+                                   for i in range(0, len(queries), chunk)]) for n in run.sizes["ns"]]
+    stack = {name: tuple(np.array([s[name][i] for s in per_n]) for i in range(2))
+             for name in ("self", "other", "mse")}
+    return {"n": np.array(run.sizes["ns"]), **stack, "output_mean": np.array([s["output_mean"] for s in per_n]),
+            "queries": queries, "K": K, "problem": problem, "mu": score_tail(K, problem.Sigma)}
+
+
+def regularizer_gradient_samples(problem, V, K, n, draws, rng, *, centered=False, chunk=20000):
+    r"""``draws`` samples of grad R(V, K; Sigma_hat) - grad R(V, K; Sigma) (flattened V block,
+    K block) with Sigma_hat the zero-mean sample covariance of n rows N(0, Sigma)
+    (``centered``: the mean-centred covariance (1/n) sum (x_i - x_bar)(x_i - x_bar)^T)."""
+    Vt, Kt, S = (torch.as_tensor(a) for a in (V, K, problem.Sigma))
+    rV, rK = balance_regularizer_gradient(Vt, Kt, S)
+    gVs, gKs, deviations = [], [], []
+    for start in range(0, draws, chunk):
+        X = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (min(chunk, draws - start), n)))
+        if centered:
+            X = X - X.mean(-2, keepdim=True)
+        Sigma_hat = sample_covariance(X)
+        gV, gK = balance_regularizer_gradient(Vt, Kt, Sigma_hat)
+        gVs.append((gV - rV).flatten(1))
+        gKs.append((gK - rK).flatten(1))
+        deviations.append((Sigma_hat - S).flatten(1))
+    return torch.cat(gVs).numpy(), torch.cat(gKs).numpy(), torch.cat(deviations).numpy()
+
+
+@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160], "draws": 20000, "groups": 10},
+                   "full": {"ns": [10, 20, 40, 80, 160, 320], "draws": 200000, "groups": 40}})
+def regularizer_gradient_bias(run, *, centered=False):
+    r"""The bias of grad R(.; Sigma_hat) at the fixed point of `in_sample_gap` (V = 0.5 Z1,
+    K = 0.3 Z2, away from the manifold, where grad R is of order one) of the well-conditioned
+    instance, n over ``ns``: the V block's Monte Carlo mean
+    and standard error next to its exact value 4 V (Sigma K K^T Sigma - E[Sigma_hat K K^T
+    Sigma_hat]) (`sample_covariance_quadratic_mean`), and the K block's debiased squared norm
+    over ``groups`` groups; ``covariance_z``: the z-scores of the mean of Sigma_hat - Sigma."""
+    problem = well_conditioned(run.rng("well_conditioned"))
+    V, K = test_point(problem, run.rng("test_point"))
+    rng = run.rng("regularizer_bias", centered)
+    out = {"n": np.array(run.sizes["ns"]), "V_mean": [], "V_se": [], "V_exact": [], "K_squared": [],
+           "K_noise": [], "covariance_z": []}
+    S, A = problem.Sigma, K @ K.T
+    for n in run.sizes["ns"]:
+        gV, gK, deviation = regularizer_gradient_samples(problem, V, K, n, run.sizes["draws"], rng,
+                                                         centered=centered)
+        out["covariance_z"].append(deviation.mean(0) / (deviation.std(0, ddof=1) / np.sqrt(len(deviation))))
+        out["V_mean"].append(gV.mean(0))
+        out["V_se"].append(gV.std(0, ddof=1) / np.sqrt(len(gV)))
+        out["V_exact"].append((4 * V @ (S @ A @ S - sample_covariance_quadratic_mean(S, A, n))).ravel())
+        bias = debiased_squared_norm(gK.reshape(run.sizes["groups"], -1, gK.shape[1]).mean(1))
+        out["K_squared"].append(bias.estimate)
+        out["K_noise"].append(bias.noise)
+    return {**{key: np.array(v) for key, v in out.items()}, "problem": problem, "V": V, "K": K}
+
+
+@shared_run(sizes={"quick": {"ns": [250, 1000, 4000, 16000], "seeds": 2, "steps": 3000, "random_starts": 0},
+                   "full": {"ns": [250, 1000, 4000, 16000, 64000], "seeds": 10, "steps": 4000,
+                            "random_starts": 8}})
+def empirical_regularizer_limit(run, *, regularizers=("estimated", "true"), lam=0.25, eta=1.0):
+    r"""Algorithm 1 with the population gradient oracle and preconditioner Sigma_hat^{-1}, from the
+    spectral initialization of n samples (ill-conditioned instance), ``seeds`` training sets
+    per n, each run once per regularizer lam R(.; C) in ``regularizers`` (C = Sigma_hat for
+    "estimated", Sigma for "true"), all trials side by side.  Returns, per regularizer and per
+    trial: n, ||Sigma_hat - Sigma||, the final excess loss L - k sigma^2, R(theta_T; Sigma_hat),
+    R(theta_T; Sigma) and dist(theta_T, M) (``random_starts`` Haar starts in the projection)."""
+    problem = ill_conditioned(run.rng("ill_conditioned"))
+    rng = run.rng("limit_set")
+    ns = np.repeat(run.sizes["ns"], run.sizes["seeds"])
+    inits = [spectral_initialization(problem, n, rng) for n in ns]
+    V0, K0, Sigma_hat = (torch.as_tensor(np.array(a)) for a in zip(*inits))
+    trials = len(ns)
+    tile = lambda a, copies: torch.as_tensor(np.broadcast_to(a, (copies, *a.shape)).copy())
+    settings = len(regularizers)
+    Sigma, W = tile(problem.Sigma, trials * settings), tile(problem.W, trials * settings)
+    covariances = {"estimated": Sigma_hat, "true": Sigma[:trials]}
+    model = PopulationAttentionRegression(Sigma, W, problem.noise, lam,
+                                          reg_Sigma=torch.cat([covariances[r] for r in regularizers]))
+    step = Preconditioned(model, eta, {"K": torch.linalg.inv(Sigma_hat).repeat(settings, 1, 1)})
+    traj = run_trajectory(step, {"V": V0.repeat(settings, 1, 1), "K": K0.repeat(settings, 1, 1)},
+                          run.sizes["steps"], {}, checkpoints=[run.sizes["steps"]], on_nonfinite="record")
+    V, K = traj.params["V"], traj.params["K"]
+    E = V @ Sigma @ K - W
+    excess = ((E @ Sigma) * E).sum((-1, -2)).numpy()
+    R_hat = balance_regularizer(V, K, Sigma_hat.repeat(settings, 1, 1)).numpy()
+    R_true = balance_regularizer(V, K, Sigma).numpy()
+    seeds = rng.integers(2 ** 32)
+    dist = np.array([project_to_manifold(v, k_, problem.Sigma, problem.W, np.random.default_rng([seeds, j]),
+                                         random_starts=run.sizes["random_starts"]).distance
+                     for j, (v, k_) in enumerate(zip(V.numpy(), K.numpy()))])
+    deviation = np.linalg.norm(Sigma_hat.numpy() - problem.Sigma, 2, axis=(1, 2))
+    part = lambda a, i: a[i * trials:(i + 1) * trials]
+    return {r: {"n": ns, "deviation": deviation, "excess": part(excess, i), "R_estimated": part(R_hat, i),
+                "R_true": part(R_true, i), "dist": part(dist, i), "diverged_at": part(traj.diverged_at, i)}
+            for i, r in enumerate(regularizers)} | {"problem": problem}
+
+
+__all__ += ["ROW_MEMORY", "near_manifold_points", "gradient_bias_groups", "a3_violated", "loss_gradient_bias",
+            "softmax_row_statistics", "softmax_row_moments", "regularizer_gradient_samples",
+            "regularizer_gradient_bias", "empirical_regularizer_limit"]
