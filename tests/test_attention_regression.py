@@ -112,20 +112,19 @@ def test_projection_of_a_manifold_point_is_itself():
     assert project_to_manifold(V, K, Sigma, W, rng).distance < 1e-7
 
 
-def _reg_loss(Sigma, W, lam):
-    S, Wt = torch.tensor(Sigma), torch.tensor(W)
-    return lambda V, K: population_loss(V, K, S, Wt, 0.1) + lam * balance_regularizer(V, K, S)
+def _reg_model(Sigma, W, lam):
+    return PopulationAttentionRegression(torch.tensor(Sigma)[None], torch.tensor(W)[None], 0.1, lam)
 
 
 def test_local_constants_are_homogeneous_and_tangent_directions_flat():
     rng, Sigma, W = problem(5)
     R = scipy.stats.ortho_group.rvs(3, random_state=rng)
-    one = local_constants(_reg_loss(Sigma, W, 0.25), *manifold_point(W, Sigma, R), Sigma)
-    two = local_constants(_reg_loss(Sigma, 2 * W, 0.25), *manifold_point(2 * W, Sigma, R), Sigma)
+    one = local_constants(_reg_model(Sigma, W, 0.25), *manifold_point(W, Sigma, R), Sigma)
+    two = local_constants(_reg_model(Sigma, 2 * W, 0.25), *manifold_point(2 * W, Sigma, R), Sigma)
     assert one.tangent_residual < 1e-12 and one.alpha > 0
     assert two.alpha / one.alpha == pytest.approx(2, rel=1e-8)
     assert two.mu_max / one.mu_max == pytest.approx(2, rel=1e-8)
-    assert local_constants(_reg_loss(Sigma, W, 0.0), *manifold_point(W, Sigma, R), Sigma).alpha < 1e-12
+    assert local_constants(_reg_model(Sigma, W, 0.0), *manifold_point(W, Sigma, R), Sigma).alpha < 1e-12
 
 
 def test_preconditioned_with_identity_equals_gd_and_preconditions_the_named_block():

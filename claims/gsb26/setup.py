@@ -33,7 +33,6 @@ import torch
 from theorycheck import shared_run
 from theorycheck.models.attention_regression import (
     PopulationAttentionRegression,
-    balance_regularizer,
     balanced_point,
     in_sample_loss,
     ols_estimate,
@@ -127,10 +126,11 @@ def record_assumptions(tc, problem: Problem, *, a3=True):
     tc.record("kappa(Sigma) sigma_1(W*)", problem.a3_product())
 
 
-def regularized_loss(problem: Problem, lam):
-    """L_reg(V, K) = L + lam R as a torch function of (V, K) (for Hessians)."""
-    S, W = torch.as_tensor(problem.Sigma), torch.as_tensor(problem.W)
-    return lambda V, K: population_loss(V, K, S, W, problem.noise) + lam * balance_regularizer(V, K, S)
+def regularized_model(problem: Problem, lam, tensor=torch.as_tensor):
+    """L_reg = L + lam R(.; Sigma) of ``problem`` as a one-trial model (for Hessians), its data
+    placed by ``tensor`` (a run's or claim's ``tensor``)."""
+    return PopulationAttentionRegression(tensor(problem.Sigma)[None], tensor(problem.W)[None],
+                                         problem.noise, lam)
 
 
 def haar_rotations(rng, d, count):
@@ -152,22 +152,23 @@ def gaussian_rows(rng, Sigma, shape):
 # ---------------------------------------------------------------- Monte Carlo of the in-sample loss
 
 
-def _batch_losses(problem, V, K, n, batches, rng, estimator):
-    X = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (batches, n)))
-    E = torch.as_tensor(problem.noise * rng.standard_normal((batches, n, problem.k)))
-    W, Vt, Kt = (torch.as_tensor(a) for a in (problem.W, V, K))
+def _batch_losses(problem, V, K, n, batches, rng, estimator, tensor):
+    X = tensor(gaussian_rows(rng, problem.Sigma, (batches, n)))
+    E = tensor(problem.noise * rng.standard_normal((batches, n, problem.k)))
+    W, Vt, Kt = (tensor(a) for a in (problem.W, V, K))
     Y = X @ W.T + E
     if estimator == "attention":
         return in_sample_loss(X, Y, Vt, Kt)
     # the sample average of the population predictor's loss: mean exactly L
-    residual = Y - X @ (Vt @ torch.as_tensor(problem.Sigma) @ Kt).T
+    residual = Y - X @ (Vt @ tensor(problem.Sigma) @ Kt).T
     return (residual * residual).sum(-1).mean(-1)
 
 
-def expected_in_sample_loss(problem, V, K, n, rows, rng, *, estimator="attention", chunk=4000):
-    """(mean, standard error) of Lhat_n over rows/n independent training sets of size n."""
+def expected_in_sample_loss(problem, V, K, n, rows, rng, tensor, *, estimator="attention", chunk=4000):
+    """(mean, standard error) of Lhat_n over rows/n independent training sets of size n, the
+    samples placed by ``tensor`` (the run's device and dtype)."""
     batches = max(rows // n, 2)
-    values = torch.cat([_batch_losses(problem, V, K, n, min(chunk, batches - s), rng, estimator)
+    values = torch.cat([_batch_losses(problem, V, K, n, min(chunk, batches - s), rng, estimator, tensor)
                         for s in range(0, batches, chunk)])
     return float(values.mean()), float(values.std() / np.sqrt(batches))
 
@@ -188,23 +189,23 @@ def in_sample_gap(run, *, tail=None, estimator="attention"):
     V, K = test_point(problem, run.rng("test_point"))
     if tail is not None:
         K = K * np.sqrt(tail / score_tail(K, problem.Sigma))
-    L = float(population_loss(*(torch.as_tensor(a) for a in (V, K, problem.Sigma, problem.W)), problem.noise))
+    L = float(population_loss(*(run.tensor(a) for a in (V, K, problem.Sigma, problem.W)), problem.noise))
     rng = run.rng("in_sample_gap", estimator)
-    stats = [expected_in_sample_loss(problem, V, K, n, run.sizes["rows"], rng, estimator=estimator)
+    stats = [expected_in_sample_loss(problem, V, K, n, run.sizes["rows"], rng, run.tensor, estimator=estimator)
              for n in run.sizes["ns"]]
     return {"n": np.array(run.sizes["ns"]), "mean": np.array([s[0] for s in stats]),
             "se": np.array([s[1] for s in stats]), "L": L, "mu": score_tail(K, problem.Sigma),
             "problem": problem, "V": V, "K": K}
 
 
-def out_of_sample_error(problem, V, K, closed_form, keys, queries, reps, rng):
+def out_of_sample_error(problem, V, K, closed_form, keys, queries, reps, rng, tensor):
     """Mean over ``reps`` of ||f(x; X_N) - P x|| over ``queries`` fresh x with N = ``keys``
-    fresh keys, P = ``closed_form`` (k, d) (V Sigma K)."""
-    Vt, Kt, P = (torch.as_tensor(a) for a in (V, K, closed_form))
+    fresh keys, P = ``closed_form`` (k, d) (V Sigma K); tensors placed by ``tensor``."""
+    Vt, Kt, P = (tensor(a) for a in (V, K, closed_form))
     errors = []
     for _ in range(reps):
-        keys_x = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (keys,)))
-        x = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (queries,)))
+        keys_x = tensor(gaussian_rows(rng, problem.Sigma, (keys,)))
+        x = tensor(gaussian_rows(rng, problem.Sigma, (queries,)))
         errors.append((predictor(x, keys_x, Vt, Kt) - x @ P.T).norm(dim=-1).mean())
     return float(torch.stack(errors).mean())
 
@@ -269,17 +270,18 @@ def out_of_sample(run, *, transposed=False):
     rng = run.rng("out_of_sample", transposed)
     keys = np.array(run.sizes["keys"])
     return keys, np.array([out_of_sample_error(problem, V, K, closed_form, N, run.sizes["queries"],
-                                               run.sizes["reps"], rng) for N in keys])
+                                               run.sizes["reps"], rng, run.tensor) for N in keys])
 
 
 
-def spectral_initialization(problem, n, rng):
-    """(V0, K0, Sigma_hat) from n samples: the balanced point of (W_hat OLS, Sigma_hat)."""
+def spectral_initialization(problem, n, rng, tensor=torch.as_tensor):
+    """(V0, K0, Sigma_hat) (numpy) from n samples: the balanced point of (W_hat OLS, Sigma_hat),
+    computed on the tensors ``tensor`` places (a run's device)."""
     X = gaussian_rows(rng, problem.Sigma, (n,))
     Y = X @ problem.W.T + problem.noise * rng.standard_normal((n, problem.k))
-    Sigma_hat = sample_covariance(torch.as_tensor(X))
-    V0, K0 = balanced_point(ols_estimate(torch.as_tensor(X), torch.as_tensor(Y)), Sigma_hat)
-    return V0.numpy(), K0.numpy(), Sigma_hat.numpy()
+    Sigma_hat = sample_covariance(tensor(X))
+    V0, K0 = balanced_point(ols_estimate(tensor(X), tensor(Y)), Sigma_hat)
+    return V0.cpu().numpy(), K0.cpu().numpy(), Sigma_hat.cpu().numpy()
 
 
 def tracked_distances(problem, Vs, Ks, rng):
@@ -305,10 +307,10 @@ def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regular
     Returns t, the excess loss L - k sigma^2 per step and trial and (``track``) dist(theta_t, M)
     every ``every`` steps from ``dist_from`` on, with the local constants at the last projection."""
     problem = ill_conditioned(run.rng("ill_conditioned"))
-    V0, K0, Sigma_hat = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init"))
+    V0, K0, Sigma_hat = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init"), run.tensor)
     trials = len(etas)
     covariances = {"estimated": Sigma_hat, "true": problem.Sigma}
-    tile = lambda a: torch.as_tensor(np.broadcast_to(a, (trials, *a.shape)).copy())
+    tile = lambda a: run.tensor(np.broadcast_to(a, (trials, *a.shape)).copy())
     model = PopulationAttentionRegression(tile(problem.Sigma), tile(problem.W), problem.noise, lam,
                                           reg_Sigma=tile(covariances[regularizer]))
     plain = PopulationAttentionRegression(tile(problem.Sigma), tile(problem.W), problem.noise, 0.0)
@@ -326,13 +328,13 @@ def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regular
     for j in range(trials if track else 0):
         dist, last = tracked_distances(problem, traj["V"][every, j], traj["K"][every, j], rng)
         distances.append(dist)
-        finals.append(local_constants(regularized_loss(problem, lam), last.V, last.K, problem.Sigma))
+        finals.append(local_constants(regularized_model(problem, lam, run.tensor), last.V, last.K, problem.Sigma))
     return {"t": traj.t, "excess": np.exp(traj["log_excess"]), "dist_t": every,
             "dist": np.array(distances).T, "constants": finals, "etas": np.array(etas),
             "diverged_at": traj.diverged_at, "problem": problem}
 
 
 __all__ = ["NOISE", "LIGHT_TAIL", "A3_TARGET", "Problem", "well_conditioned", "ill_conditioned", "score_tail",
-           "record_assumptions", "regularized_loss", "haar_rotations", "gaussian_rows", "expected_in_sample_loss", "test_point",
+           "record_assumptions", "regularized_model", "haar_rotations", "gaussian_rows", "expected_in_sample_loss", "test_point",
            "in_sample_gap", "out_of_sample_error", "symbolic_closed_form", "out_of_sample",
            "spectral_initialization", "tracked_distances", "population_oracle_run"]
