@@ -152,3 +152,21 @@ def test_empirical_model_averages_batches():
     torch.testing.assert_close(value[0], expected)
     with pytest.raises(DeclarationError):
         EmpiricalAttentionRegression(X, Y, lam=0.25)
+
+
+def test_empirical_gradient_closed_form_equals_autograd_with_per_trial_lambda():
+    rng, Sigma, W = problem(6)
+    X, Y = torch.tensor(rng.standard_normal((3, 2, 7, 3))), torch.tensor(rng.standard_normal((3, 2, 7, 4)))
+    p = {"V": torch.tensor(rng.standard_normal((3, 4, 3))), "K": torch.tensor(rng.standard_normal((3, 3, 3)))}
+    S = torch.tensor(Sigma).expand(3, 3, 3)
+    model = EmpiricalAttentionRegression(X, Y, lam=torch.tensor([0.0, 0.25, 1.0], dtype=F64), reg_Sigma=S)
+    auto = torch.func.grad(lambda q: model.loss(q).sum())(p)
+    for b in ("V", "K"):
+        torch.testing.assert_close(model.gradient(p)[b], auto[b], rtol=1e-12, atol=1e-13)
+    one = EmpiricalAttentionRegression(X[1:2], Y[1:2], lam=0.25, reg_Sigma=S[1:2])
+    torch.testing.assert_close(model.restrict([1]).loss({b: v[1:2] for b, v in p.items()}),
+                               one.loss({b: v[1:2] for b, v in p.items()}))
+    with pytest.raises(DeclarationError):
+        EmpiricalAttentionRegression(X, Y, lam=torch.tensor([0.1, 0.2]), reg_Sigma=S)
+    with pytest.raises(DeclarationError):
+        EmpiricalAttentionRegression(X, Y, lam=torch.tensor([0.1, -0.2, 0.0]), reg_Sigma=S)
