@@ -3,10 +3,11 @@ the block-preconditioned optimizer, against independent references (autograd, ex
 brute force)."""
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.stats
 import torch
 
-from theorycheck.errors import DeclarationError
+from theorycheck.errors import DeclarationError, ReferenceComputationError
 from theorycheck.models.attention_regression import (
     EmpiricalAttentionRegression,
     PopulationAttentionRegression,
@@ -170,3 +171,22 @@ def test_empirical_gradient_closed_form_equals_autograd_with_per_trial_lambda():
         EmpiricalAttentionRegression(X, Y, lam=torch.tensor([0.1, 0.2]), reg_Sigma=S)
     with pytest.raises(DeclarationError):
         EmpiricalAttentionRegression(X, Y, lam=torch.tensor([0.1, -0.2, 0.0]), reg_Sigma=S)
+
+
+def test_warm_started_projection_equals_multi_start_and_softest_mode_attains_alpha():
+    rng, Sigma, W = problem(7)
+    V, K = manifold_point(W, Sigma, scipy.stats.ortho_group.rvs(3, random_state=rng))
+    V, K = V + 0.01 * rng.standard_normal(V.shape), K + 0.01 * rng.standard_normal(K.shape)
+    full = project_to_manifold(V, K, Sigma, W, rng)
+    V2 = V + 1e-4 * rng.standard_normal(V.shape)
+    warm = project_to_manifold(V2, K, Sigma, W, rng, random_starts=0, starts=(full.R,), polar_starts=False)
+    assert warm.distance == pytest.approx(project_to_manifold(V2, K, Sigma, W, rng).distance, rel=1e-9)
+    with pytest.raises(ReferenceComputationError):
+        project_to_manifold(V, K, Sigma, W, rng, random_starts=0, polar_starts=False)
+    c = local_constants(_reg_model(Sigma, W, 0.25), full.V, full.K, Sigma)
+    u = c.modes[:, 0]
+    metric = scipy.linalg.block_diag(np.eye(12), np.kron(Sigma, np.eye(3)))
+    H = torch.func.hessian(lambda x: _reg_model(Sigma, W, 0.25).loss(
+        {"V": x[:12].reshape(1, 4, 3), "K": x[12:].reshape(1, 3, 3)}).sum())(
+        torch.tensor(np.concatenate([full.V.ravel(), full.K.ravel()]))).numpy()
+    assert u @ H @ u / (u @ metric @ u) == pytest.approx(c.alpha, rel=1e-8)

@@ -21,7 +21,14 @@ from theorycheck.solvers import (
     symmetry_defect,
 )
 
-from .setup import haar_rotations, ill_conditioned, record_assumptions, regularized_model, well_conditioned
+from .setup import (
+    haar_rotations,
+    ill_conditioned,
+    record_assumptions,
+    regularized_model,
+    unbalanced_minimizer,
+    well_conditioned,
+)
 
 PAPER = "gsb26"
 LAMBDAS = (0.0, 0.25, 1.0)
@@ -29,12 +36,9 @@ LAMBDAS = (0.0, 0.25, 1.0)
 
 def _candidate(tc, problem, R, rng):
     """The point under test: theta_R, or (controls) an unbalanced minimizer / a wrong manifold."""
-    V, K = manifold_point(problem.W, problem.Sigma, R)
     if tc.control == "unbalanced_minimizer":
-        S = rng.standard_normal((problem.d, problem.d))
-        S = (S + S.T) / 2
-        G = np.eye(problem.d) + 0.1 * S / np.linalg.norm(S, 2)
-        return V @ G, np.linalg.solve(problem.Sigma, np.linalg.solve(G, problem.Sigma @ K))
+        return unbalanced_minimizer(problem, R, rng)
+    V, K = manifold_point(problem.W, problem.Sigma, R)
     if tc.control == "missing_inverse_covariance":
         return V, problem.Sigma @ K
     return V, K

@@ -127,17 +127,22 @@ def _projection(V, K, Sigma, W, R, weight):
     return ManifoldProjection(R, Vs, Ks, sigma_bar_distance(V, K, Vs, Ks, weight))
 
 
-def project_to_manifold(V, K, Sigma, W, rng, *, random_starts=8, weight=None, starts=()):
+def project_to_manifold(V, K, Sigma, W, rng, *, random_starts=8, weight=None, starts=(), polar_starts=True):
     r"""The projection of (V, K) onto the manifold of (W*, Sigma) in the norm
     ||V||^2 + tr(K^T Omega K), Omega = ``weight`` (default Sigma: the extended-covariance
     norm; the identity gives the Euclidean projection).  ``starts``: extra initial R (e.g.
-    the previous projection along a trajectory)."""
+    the previous projection along a trajectory); ``polar_starts=False`` drops the two polar
+    starts (a warm start alone, for small moves along a trajectory)."""
     weight = Sigma if weight is None else weight
     D, A, G = _procrustes_data(V, K, Sigma, W, weight)
-    P = polar_factor(G)
-    flip = np.ones(len(D))
-    flip[-1] = -1
-    starts = list(starts) + [P, P * flip]
+    starts = list(starts)
+    if polar_starts:
+        P = polar_factor(G)
+        flip = np.ones(len(D))
+        flip[-1] = -1
+        starts += [P, P * flip]
+    if not starts and not random_starts:
+        raise ReferenceComputationError("project_to_manifold: no starting rotation")
     if random_starts:
         starts += list(scipy.stats.ortho_group.rvs(len(D), size=random_starts, random_state=rng)
                        .reshape(-1, len(D), len(D)))
@@ -163,12 +168,15 @@ def symmetry_defect(V, K, projection: ManifoldProjection, Sigma):
 
 @dataclass(frozen=True)
 class LocalConstants:
-    """alpha_loc, mu_max of the normal pencil at theta_R, and the tangent-space residual
-    max_ab ||H t_ab|| / ||H|| (zero on the manifold)."""
+    """alpha_loc, mu_max of the normal pencil at theta_R, the tangent-space residual
+    max_ab ||H t_ab|| / ||H|| (zero on the manifold) and the pencil's generalized eigenvectors
+    in (vec V, vec K) coordinates, columns by ascending eigenvalue (``modes[:, 0]``: the
+    softest normal direction)."""
 
     alpha: float
     mu_max: float
     tangent_residual: float
+    modes: np.ndarray
 
 
 def local_constants(model: Model, V, K, Sigma) -> LocalConstants:
@@ -191,6 +199,6 @@ def local_constants(model: Model, V, K, Sigma) -> LocalConstants:
     T = np.array(tangents).T.reshape(k * d + d * d, -1)
     residual = max((np.linalg.norm(H @ t) / np.linalg.norm(t) for t in T.T), default=0.0)
     N = scipy.linalg.null_space(T.T @ metric) if T.shape[1] else np.eye(k * d + d * d)
-    values = scipy.linalg.eigh(N.T @ H @ N, N.T @ metric @ N, eigvals_only=True)
+    values, vectors = scipy.linalg.eigh(N.T @ H @ N, N.T @ metric @ N)
     return LocalConstants(float(values[0]), float(values[-1]),
-                          float(residual / np.linalg.norm(H, 2)))
+                          float(residual / np.linalg.norm(H, 2)), N @ vectors)
