@@ -3,10 +3,11 @@ the block-preconditioned optimizer, against independent references (autograd, ex
 brute force)."""
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.stats
 import torch
 
-from theorycheck.errors import DeclarationError
+from theorycheck.errors import DeclarationError, ReferenceComputationError
 from theorycheck.models.attention_regression import (
     EmpiricalAttentionRegression,
     PopulationAttentionRegression,
@@ -112,20 +113,19 @@ def test_projection_of_a_manifold_point_is_itself():
     assert project_to_manifold(V, K, Sigma, W, rng).distance < 1e-7
 
 
-def _reg_loss(Sigma, W, lam):
-    S, Wt = torch.tensor(Sigma), torch.tensor(W)
-    return lambda V, K: population_loss(V, K, S, Wt, 0.1) + lam * balance_regularizer(V, K, S)
+def _reg_model(Sigma, W, lam):
+    return PopulationAttentionRegression(torch.tensor(Sigma)[None], torch.tensor(W)[None], 0.1, lam)
 
 
 def test_local_constants_are_homogeneous_and_tangent_directions_flat():
     rng, Sigma, W = problem(5)
     R = scipy.stats.ortho_group.rvs(3, random_state=rng)
-    one = local_constants(_reg_loss(Sigma, W, 0.25), *manifold_point(W, Sigma, R), Sigma)
-    two = local_constants(_reg_loss(Sigma, 2 * W, 0.25), *manifold_point(2 * W, Sigma, R), Sigma)
+    one = local_constants(_reg_model(Sigma, W, 0.25), *manifold_point(W, Sigma, R), Sigma)
+    two = local_constants(_reg_model(Sigma, 2 * W, 0.25), *manifold_point(2 * W, Sigma, R), Sigma)
     assert one.tangent_residual < 1e-12 and one.alpha > 0
     assert two.alpha / one.alpha == pytest.approx(2, rel=1e-8)
     assert two.mu_max / one.mu_max == pytest.approx(2, rel=1e-8)
-    assert local_constants(_reg_loss(Sigma, W, 0.0), *manifold_point(W, Sigma, R), Sigma).alpha < 1e-12
+    assert local_constants(_reg_model(Sigma, W, 0.0), *manifold_point(W, Sigma, R), Sigma).alpha < 1e-12
 
 
 def test_preconditioned_with_identity_equals_gd_and_preconditions_the_named_block():
@@ -153,3 +153,40 @@ def test_empirical_model_averages_batches():
     torch.testing.assert_close(value[0], expected)
     with pytest.raises(DeclarationError):
         EmpiricalAttentionRegression(X, Y, lam=0.25)
+
+
+def test_empirical_gradient_closed_form_equals_autograd_with_per_trial_lambda():
+    rng, Sigma, W = problem(6)
+    X, Y = torch.tensor(rng.standard_normal((3, 2, 7, 3))), torch.tensor(rng.standard_normal((3, 2, 7, 4)))
+    p = {"V": torch.tensor(rng.standard_normal((3, 4, 3))), "K": torch.tensor(rng.standard_normal((3, 3, 3)))}
+    S = torch.tensor(Sigma).expand(3, 3, 3)
+    model = EmpiricalAttentionRegression(X, Y, lam=torch.tensor([0.0, 0.25, 1.0], dtype=F64), reg_Sigma=S)
+    auto = torch.func.grad(lambda q: model.loss(q).sum())(p)
+    for b in ("V", "K"):
+        torch.testing.assert_close(model.gradient(p)[b], auto[b], rtol=1e-12, atol=1e-13)
+    one = EmpiricalAttentionRegression(X[1:2], Y[1:2], lam=0.25, reg_Sigma=S[1:2])
+    torch.testing.assert_close(model.restrict([1]).loss({b: v[1:2] for b, v in p.items()}),
+                               one.loss({b: v[1:2] for b, v in p.items()}))
+    with pytest.raises(DeclarationError):
+        EmpiricalAttentionRegression(X, Y, lam=torch.tensor([0.1, 0.2]), reg_Sigma=S)
+    with pytest.raises(DeclarationError):
+        EmpiricalAttentionRegression(X, Y, lam=torch.tensor([0.1, -0.2, 0.0]), reg_Sigma=S)
+
+
+def test_warm_started_projection_equals_multi_start_and_softest_mode_attains_alpha():
+    rng, Sigma, W = problem(7)
+    V, K = manifold_point(W, Sigma, scipy.stats.ortho_group.rvs(3, random_state=rng))
+    V, K = V + 0.01 * rng.standard_normal(V.shape), K + 0.01 * rng.standard_normal(K.shape)
+    full = project_to_manifold(V, K, Sigma, W, rng)
+    V2 = V + 1e-4 * rng.standard_normal(V.shape)
+    warm = project_to_manifold(V2, K, Sigma, W, rng, random_starts=0, starts=(full.R,), polar_starts=False)
+    assert warm.distance == pytest.approx(project_to_manifold(V2, K, Sigma, W, rng).distance, rel=1e-9)
+    with pytest.raises(ReferenceComputationError):
+        project_to_manifold(V, K, Sigma, W, rng, random_starts=0, polar_starts=False)
+    c = local_constants(_reg_model(Sigma, W, 0.25), full.V, full.K, Sigma)
+    u = c.modes[:, 0]
+    metric = scipy.linalg.block_diag(np.eye(12), np.kron(Sigma, np.eye(3)))
+    H = torch.func.hessian(lambda x: _reg_model(Sigma, W, 0.25).loss(
+        {"V": x[:12].reshape(1, 4, 3), "K": x[12:].reshape(1, 3, 3)}).sum())(
+        torch.tensor(np.concatenate([full.V.ravel(), full.K.ravel()]))).numpy()
+    assert u @ H @ u / (u @ metric @ u) == pytest.approx(c.alpha, rel=1e-8)

@@ -16,7 +16,12 @@ EXPECTED = [
 ENCODED = {"thm1.closed_form", "sec3.finite_n_gap", "thm1.manifold_global_min", "lem1.symmetry",
            "lem1.singular_values", "thm2.geometric_rate", "thm2.asymptotic_rate",
            "lem6.ols_error", "lem4.norm_equivalence", "lem7.integrability",
-           "lem3.init_close"}
+           "lem3.init_close",
+           # landscape and experiments
+           "thm1.one_point_strong_convexity", "thm1.one_point_smoothness", "lem2.descent",
+           "thm2.per_step_contraction", "lem5.init_perturbation", "exp.fig1_spectral_init",
+           "exp.fig2_random_init",
+           "exp.fig2_step_size_window"}
 ENCODED |= {"thm4.gradient_bias", "thm3.uniform_gradient_approx", "thm5.regularizer_gradient_bias",
             "lem9.softmax_second_moment", "lem11.attention_output_mse",
             "alg1.limit_set_with_empirical_regularizer"}

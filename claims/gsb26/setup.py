@@ -42,7 +42,7 @@ from theorycheck.models.attention_regression import (
     sample_covariance,
 )
 from theorycheck.optim import Preconditioned, run_trajectory
-from theorycheck.solvers import local_constants, project_to_manifold
+from theorycheck.solvers import ManifoldProjection, local_constants, manifold_point, project_to_manifold
 
 NOISE = 0.1
 #: the light-tail threshold of A3 in its Lemma-7 form: mu = ||Sigma^{1/2} K Sigma^{1/2}||^2 < 1/2
@@ -127,10 +127,11 @@ def record_assumptions(tc, problem: Problem, *, a3=True):
     tc.record("kappa(Sigma) sigma_1(W*)", problem.a3_product())
 
 
-def regularized_loss(problem: Problem, lam):
-    """L_reg(V, K) = L + lam R as a torch function of (V, K) (for Hessians)."""
-    S, W = torch.as_tensor(problem.Sigma), torch.as_tensor(problem.W)
-    return lambda V, K: population_loss(V, K, S, W, problem.noise) + lam * balance_regularizer(V, K, S)
+def regularized_model(problem: Problem, lam, tensor=torch.as_tensor):
+    """L_reg = L + lam R(.; Sigma) of ``problem`` as a one-trial model (for Hessians), its data
+    placed by ``tensor`` (a run's or claim's ``tensor``)."""
+    return PopulationAttentionRegression(tensor(problem.Sigma)[None], tensor(problem.W)[None],
+                                         problem.noise, lam)
 
 
 def haar_rotations(rng, d, count):
@@ -152,22 +153,23 @@ def gaussian_rows(rng, Sigma, shape):
 # ---------------------------------------------------------------- Monte Carlo of the in-sample loss
 
 
-def _batch_losses(problem, V, K, n, batches, rng, estimator):
-    X = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (batches, n)))
-    E = torch.as_tensor(problem.noise * rng.standard_normal((batches, n, problem.k)))
-    W, Vt, Kt = (torch.as_tensor(a) for a in (problem.W, V, K))
+def _batch_losses(problem, V, K, n, batches, rng, estimator, tensor):
+    X = tensor(gaussian_rows(rng, problem.Sigma, (batches, n)))
+    E = tensor(problem.noise * rng.standard_normal((batches, n, problem.k)))
+    W, Vt, Kt = (tensor(a) for a in (problem.W, V, K))
     Y = X @ W.T + E
     if estimator == "attention":
         return in_sample_loss(X, Y, Vt, Kt)
     # the sample average of the population predictor's loss: mean exactly L
-    residual = Y - X @ (Vt @ torch.as_tensor(problem.Sigma) @ Kt).T
+    residual = Y - X @ (Vt @ tensor(problem.Sigma) @ Kt).T
     return (residual * residual).sum(-1).mean(-1)
 
 
-def expected_in_sample_loss(problem, V, K, n, rows, rng, *, estimator="attention", chunk=4000):
-    """(mean, standard error) of Lhat_n over rows/n independent training sets of size n."""
+def expected_in_sample_loss(problem, V, K, n, rows, rng, tensor, *, estimator="attention", chunk=4000):
+    """(mean, standard error) of Lhat_n over rows/n independent training sets of size n, the
+    samples placed by ``tensor`` (the run's device and dtype)."""
     batches = max(rows // n, 2)
-    values = torch.cat([_batch_losses(problem, V, K, n, min(chunk, batches - s), rng, estimator)
+    values = torch.cat([_batch_losses(problem, V, K, n, min(chunk, batches - s), rng, estimator, tensor)
                         for s in range(0, batches, chunk)])
     return float(values.mean()), float(values.std() / np.sqrt(batches))
 
@@ -188,23 +190,23 @@ def in_sample_gap(run, *, tail=None, estimator="attention"):
     V, K = test_point(problem, run.rng("test_point"))
     if tail is not None:
         K = K * np.sqrt(tail / score_tail(K, problem.Sigma))
-    L = float(population_loss(*(torch.as_tensor(a) for a in (V, K, problem.Sigma, problem.W)), problem.noise))
+    L = float(population_loss(*(run.tensor(a) for a in (V, K, problem.Sigma, problem.W)), problem.noise))
     rng = run.rng("in_sample_gap", estimator)
-    stats = [expected_in_sample_loss(problem, V, K, n, run.sizes["rows"], rng, estimator=estimator)
+    stats = [expected_in_sample_loss(problem, V, K, n, run.sizes["rows"], rng, run.tensor, estimator=estimator)
              for n in run.sizes["ns"]]
     return {"n": np.array(run.sizes["ns"]), "mean": np.array([s[0] for s in stats]),
             "se": np.array([s[1] for s in stats]), "L": L, "mu": score_tail(K, problem.Sigma),
             "problem": problem, "V": V, "K": K}
 
 
-def out_of_sample_error(problem, V, K, closed_form, keys, queries, reps, rng):
+def out_of_sample_error(problem, V, K, closed_form, keys, queries, reps, rng, tensor):
     """Mean over ``reps`` of ||f(x; X_N) - P x|| over ``queries`` fresh x with N = ``keys``
-    fresh keys, P = ``closed_form`` (k, d) (V Sigma K)."""
-    Vt, Kt, P = (torch.as_tensor(a) for a in (V, K, closed_form))
+    fresh keys, P = ``closed_form`` (k, d) (V Sigma K); tensors placed by ``tensor``."""
+    Vt, Kt, P = (tensor(a) for a in (V, K, closed_form))
     errors = []
     for _ in range(reps):
-        keys_x = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (keys,)))
-        x = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (queries,)))
+        keys_x = tensor(gaussian_rows(rng, problem.Sigma, (keys,)))
+        x = tensor(gaussian_rows(rng, problem.Sigma, (queries,)))
         errors.append((predictor(x, keys_x, Vt, Kt) - x @ P.T).norm(dim=-1).mean())
     return float(torch.stack(errors).mean())
 
@@ -269,27 +271,30 @@ def out_of_sample(run, *, transposed=False):
     rng = run.rng("out_of_sample", transposed)
     keys = np.array(run.sizes["keys"])
     return keys, np.array([out_of_sample_error(problem, V, K, closed_form, N, run.sizes["queries"],
-                                               run.sizes["reps"], rng) for N in keys])
+                                               run.sizes["reps"], rng, run.tensor) for N in keys])
 
 
 
-def spectral_initialization(problem, n, rng):
-    """(V0, K0, Sigma_hat) from n samples: the balanced point of (W_hat OLS, Sigma_hat)."""
+def spectral_initialization(problem, n, rng, tensor=torch.as_tensor):
+    """(V0, K0, Sigma_hat) (numpy) from n samples: the balanced point of (W_hat OLS, Sigma_hat),
+    computed on the tensors ``tensor`` places (a run's device)."""
     X = gaussian_rows(rng, problem.Sigma, (n,))
     Y = X @ problem.W.T + problem.noise * rng.standard_normal((n, problem.k))
-    Sigma_hat = sample_covariance(torch.as_tensor(X))
-    V0, K0 = balanced_point(ols_estimate(torch.as_tensor(X), torch.as_tensor(Y)), Sigma_hat)
-    return V0.numpy(), K0.numpy(), Sigma_hat.numpy()
+    Sigma_hat = sample_covariance(tensor(X))
+    V0, K0 = balanced_point(ols_estimate(tensor(X), tensor(Y)), Sigma_hat)
+    return V0.cpu().numpy(), K0.cpu().numpy(), Sigma_hat.cpu().numpy()
 
 
 def tracked_distances(problem, Vs, Ks, rng):
-    """dist(theta_t, M) along a trajectory (extended-covariance projection, warm-started from
-    the previous projection's R) and the last projection."""
+    """dist(theta_t, M) along a trajectory (extended-covariance projection: multi-start at the
+    first point, then warm-started from the previous projection's R alone) and the last
+    projection."""
     distances, projection = [], None
     for V, K in zip(Vs, Ks):
         starts = () if projection is None else (projection.R,)
         projection = project_to_manifold(V, K, problem.Sigma, problem.W, rng,
-                                         random_starts=8 if projection is None else 0, starts=starts)
+                                         random_starts=8 if projection is None else 0, starts=starts,
+                                         polar_starts=projection is None)
         distances.append(projection.distance)
     return np.array(distances), projection
 
@@ -305,10 +310,10 @@ def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regular
     Returns t, the excess loss L - k sigma^2 per step and trial and (``track``) dist(theta_t, M)
     every ``every`` steps from ``dist_from`` on, with the local constants at the last projection."""
     problem = ill_conditioned(run.rng("ill_conditioned"))
-    V0, K0, Sigma_hat = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init"))
+    V0, K0, Sigma_hat = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init"), run.tensor)
     trials = len(etas)
     covariances = {"estimated": Sigma_hat, "true": problem.Sigma}
-    tile = lambda a: torch.as_tensor(np.broadcast_to(a, (trials, *a.shape)).copy())
+    tile = lambda a: run.tensor(np.broadcast_to(a, (trials, *a.shape)).copy())
     model = PopulationAttentionRegression(tile(problem.Sigma), tile(problem.W), problem.noise, lam,
                                           reg_Sigma=tile(covariances[regularizer]))
     plain = PopulationAttentionRegression(tile(problem.Sigma), tile(problem.W), problem.noise, 0.0)
@@ -326,14 +331,14 @@ def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regular
     for j in range(trials if track else 0):
         dist, last = tracked_distances(problem, traj["V"][every, j], traj["K"][every, j], rng)
         distances.append(dist)
-        finals.append(local_constants(regularized_loss(problem, lam), last.V, last.K, problem.Sigma))
+        finals.append(local_constants(regularized_model(problem, lam, run.tensor), last.V, last.K, problem.Sigma))
     return {"t": traj.t, "excess": np.exp(traj["log_excess"]), "dist_t": every,
             "dist": np.array(distances).T, "constants": finals, "etas": np.array(etas),
             "diverged_at": traj.diverged_at, "problem": problem}
 
 
 __all__ = ["NOISE", "LIGHT_TAIL", "A3_TARGET", "Problem", "well_conditioned", "ill_conditioned", "score_tail",
-           "record_assumptions", "regularized_loss", "haar_rotations", "gaussian_rows", "expected_in_sample_loss", "test_point",
+           "record_assumptions", "regularized_model", "haar_rotations", "gaussian_rows", "expected_in_sample_loss", "test_point",
            "in_sample_gap", "out_of_sample_error", "symbolic_closed_form", "out_of_sample",
            "spectral_initialization", "tracked_distances", "population_oracle_run"]
 
@@ -589,3 +594,189 @@ def empirical_regularizer_limit(run, *, regularizers=("estimated", "true"), lam=
 __all__ += ["ROW_MEMORY", "near_manifold_points", "gradient_bias_groups", "a3_violated", "loss_gradient_bias",
             "softmax_row_statistics", "softmax_row_moments", "regularizer_gradient_samples",
             "regularizer_gradient_bias", "empirical_regularizer_limit"]
+
+
+# --- landscape and experiments
+
+from theorycheck.models.attention_regression import EmpiricalAttentionRegression  # noqa: E402
+
+#: Algorithm 1 and its ablations as (lambda, preconditioned): Algorithm 1 = regularizer with
+#: Sigma_hat and the Sigma_hat^{-1} preconditioner; SGD = neither (Section 1.7 of the spec)
+MINIBATCH_METHODS = {"algorithm1": (0.25, True), "sgd": (0.0, False),
+                     "preconditioned_unregularized": (0.0, True)}
+
+
+def minibatch_indices(rng, n, batch, steps):
+    """(steps, batch) row indices: at every step ``batch`` of the n training samples drawn
+    uniformly without replacement (independently across steps)."""
+    return np.stack([rng.permutation(n)[:batch] for _ in range(steps)])
+
+
+@shared_run(sizes={"quick": {"d": 3, "k": 4, "n": 1000, "batch": 100, "steps": 400, "seeds": 3,
+                             "etas": [0.1, 0.5]},
+                   "full": {"d": 5, "k": 8, "n": 5000, "batch": 500, "steps": 2000, "seeds": 3,
+                            "etas": [0.03, 0.1, 0.3]}})
+def minibatch_run(run, *, method, init):
+    r"""The experiments of Appendix A: ``method`` (`MINIBATCH_METHODS`) with minibatches of the
+    n training samples on the well-conditioned instance (d x d Sigma, k x d W*), from
+    ``init`` "spectral" (the balanced point of (W_hat, Sigma_hat)) or "random" (entries of V, K
+    i.i.d. N(0, 1)), one trial per (step size, minibatch seed).  Every method with the same
+    seed sees the same training set, random point and minibatch sequence.  The population loss
+    L(theta_t) (closed form) is recorded at every step; divergence is recorded, not raised.
+    Returns t, ratio = L/L* (steps + 1, trials), diverged_at, eta and seed per trial, problem."""
+    s = run.sizes
+    problem = well_conditioned(run.rng("experiment_instance"), d=s["d"], k=s["k"])
+    rng = run.rng("training_set")
+    X = gaussian_rows(rng, problem.Sigma, (s["n"],))
+    Y = X @ problem.W.T + problem.noise * rng.standard_normal((s["n"], problem.k))
+    Xt, Yt = run.tensor(X), run.tensor(Y)
+    Sigma_hat = sample_covariance(Xt)
+    if init == "spectral":
+        V0, K0 = balanced_point(ols_estimate(Xt, Yt), Sigma_hat)
+    else:
+        init_rng = run.rng("random_init")
+        V0, K0 = (run.tensor(init_rng.standard_normal(shape)) for shape in [(problem.k, problem.d),
+                                                                              (problem.d, problem.d)])
+    etas, seeds = np.meshgrid(s["etas"], np.arange(s["seeds"]), indexing="ij")
+    etas, seeds = etas.ravel(), seeds.ravel()
+    trials = len(etas)
+    batches = np.stack([minibatch_indices(run.rng("minibatches", seed), s["n"], s["batch"], s["steps"] + 1)
+                        for seed in range(s["seeds"])], axis=1)[:, seeds]       # (steps + 1, trials, b)
+    batches = torch.as_tensor(batches, device=Xt.device)
+    lam, preconditioned = MINIBATCH_METHODS[method]
+    tile = lambda a: a.expand(trials, *a.shape).contiguous()
+    reg_Sigma = tile(Sigma_hat)
+    population = PopulationAttentionRegression(tile(run.tensor(problem.Sigma)), tile(run.tensor(problem.W)),
+                                               problem.noise, 0.0)
+
+    def minibatch(t):
+        return EmpiricalAttentionRegression(Xt[batches[t]][:, None], Yt[batches[t]][:, None], lam, reg_Sigma)
+
+    preconditioners = {"K": tile(torch.linalg.inv(Sigma_hat))} if preconditioned else {}
+    step = Preconditioned(population, run.tensor(etas), preconditioners, schedule=minibatch)
+    traj = run_trajectory(step, {"V": tile(V0), "K": tile(K0)}, s["steps"],
+                          {"loss": lambda it: population.loss(it.params)}, on_nonfinite="record")
+    return {"t": traj.t, "ratio": traj["loss"] / problem.optimum, "diverged_at": traj.diverged_at,
+            "eta": etas, "seed": seeds, "problem": problem}
+
+
+__all__ += ["MINIBATCH_METHODS", "minibatch_indices", "minibatch_run"]
+
+
+#: the one-point inequalities are tested on the I2 recipe with eig Sigma spread over [1, 10]:
+#: Sigma != cI (no closed-form projection) and a Sigma-weighted dual norm differs from the
+#: Sigma^{-1}-weighted one by up to kappa(Sigma) = 10
+SPREAD_SPECTRUM = (1.0, 10.0)
+
+
+def sigma_bar_norms(V, K, Sigma):
+    """||theta||_{Sigma_bar} = sqrt(||V||_F^2 + tr(K^T Sigma K)) of stacked (..., k, d), (..., d, d)."""
+    return np.sqrt((V ** 2).sum((-1, -2)) + np.einsum("...ji,jl,...li->...", K, Sigma, K))
+
+
+def neighbourhood_points(problem, V0, K0, modes, radii, count, rng):
+    r"""theta = theta_{R0} + r sqrt(sigma_d(W*)) u/||u||_{Sigma_bar} for every radius r, with u
+    ``count`` Gaussian directions and +- the two softest normal modes (the adversarial
+    directions of the one-point bounds).  Returns (r per point, V (P, k, d), K (P, d, d))."""
+    k, d = problem.k, problem.d
+    soft = modes[:, :2].T
+    directions = np.concatenate([rng.standard_normal((count, k * d + d * d)), soft, -soft])
+    uV, uK = directions[:, : k * d].reshape(-1, k, d), directions[:, k * d:].reshape(-1, d, d)
+    unit = sigma_bar_norms(uV, uK, problem.Sigma)[:, None, None]
+    step = np.sqrt(problem.singular_values()[-1])
+    r = np.repeat(radii, len(directions))
+    scale = (r * step)[:, None, None]
+    return r, V0 + scale * np.tile(uV / unit, (len(radii), 1, 1)), K0 + scale * np.tile(uK / unit, (len(radii), 1, 1))
+
+
+@shared_run(sizes={"quick": {"radii": [0.05, 0.2, 0.8], "directions": 8, "random_starts": 2},
+                   "full": {"radii": [0.01, 0.05, 0.1, 0.2, 0.4, 0.8], "directions": 200, "random_starts": 8}})
+def one_point_landscape(run, *, lam=0.25, reference="projection"):
+    r"""Points near the manifold of the spread instance (`SPREAD_SPECTRUM`), their reference
+    point theta* (``reference`` "projection": the Sigma_bar projection P_M(theta); "random_rotation":
+    theta_R for a Haar R), and per point: r, dist = ||theta - theta*||_{Sigma_bar}, <grad L_reg,
+    theta - theta*>_F, the dual norms sqrt(||g_V||^2 + tr(g_K^T Sigma^{-1} g_K)) and (the wrong
+    geometry) with Sigma in place of Sigma^{-1}, L_reg - k sigma^2, and alpha_loc, beta_loc
+    (= mu_max) of the lambda-regularized loss at theta*.  The gradient is the closed form of
+    L + lambda R(.; Sigma), batched over the points."""
+    s = run.sizes
+    problem = ill_conditioned(run.rng("spread_instance"), spectrum=SPREAD_SPECTRUM)
+    R0 = haar_rotations(run.rng("landscape_R0"), problem.d, 1)[0]
+    V0, K0 = manifold_point(problem.W, problem.Sigma, R0)
+    one = regularized_model(problem, lam, run.tensor)
+    r, V, K = neighbourhood_points(problem, V0, K0, local_constants(one, V0, K0, problem.Sigma).modes,
+                                   s["radii"], s["directions"], run.rng("landscape_directions"))
+    rng = run.rng("landscape_projections")
+    if reference == "projection":
+        stars = [project_to_manifold(v, k, problem.Sigma, problem.W, rng, random_starts=s["random_starts"])
+                 for v, k in zip(V, K)]
+    else:
+        stars = [ManifoldProjection(R, *manifold_point(problem.W, problem.Sigma, R), np.nan)
+                 for R in haar_rotations(rng, problem.d, len(V))]
+    Vs, Ks = np.stack([p.V for p in stars]), np.stack([p.K for p in stars])
+    points = len(V)
+    tile = lambda a: run.tensor(np.broadcast_to(a, (points, *a.shape)).copy())
+    model = PopulationAttentionRegression(tile(problem.Sigma), tile(problem.W), problem.noise, lam)
+    params = {"V": run.tensor(V), "K": run.tensor(K)}
+    g = {b: t.cpu().numpy() for b, t in model.gradient(params).items()}
+    dV, dK = V - Vs, K - Ks
+    Sinv = np.linalg.inv(problem.Sigma)
+    constants = [local_constants(one, p.V, p.K, problem.Sigma) for p in stars]
+    return {"r": r, "dist": sigma_bar_norms(dV, dK, problem.Sigma),
+            "inner": (g["V"] * dV).sum((1, 2)) + (g["K"] * dK).sum((1, 2)),
+            "dual": sigma_bar_norms(g["V"], g["K"], Sinv),
+            "dual_wrong": sigma_bar_norms(g["V"], g["K"], problem.Sigma),
+            "excess": (model.loss(params) - problem.optimum).cpu().numpy(),
+            "alpha": np.array([c.alpha for c in constants]), "beta": np.array([c.mu_max for c in constants]),
+            "problem": problem, "lam": lam}
+
+
+__all__ += ["SPREAD_SPECTRUM", "sigma_bar_norms", "neighbourhood_points", "one_point_landscape"]
+
+
+@shared_run(sizes={"quick": {"rotations": 20}, "full": {"rotations": 100}})
+def uniform_constants(run, *, lam=0.25):
+    r"""(min_R alpha_loc, max_R beta_loc) of L + lam R on the ill-conditioned instance over
+    ``rotations`` Haar R (both components of O(d)): the uniform one-point constants."""
+    problem = ill_conditioned(run.rng("ill_conditioned"))
+    model = regularized_model(problem, lam, run.tensor)
+    constants = [local_constants(model, *manifold_point(problem.W, problem.Sigma, R), problem.Sigma)
+                 for R in haar_rotations(run.rng("contraction_rotations"), problem.d, run.sizes["rotations"])]
+    return min(c.alpha for c in constants), max(c.mu_max for c in constants)
+
+
+def unbalanced_minimizer(problem, R, rng, spread=0.1):
+    r"""(V* G, Sigma^{-1} G^{-1} Sigma K*), G = I + spread S/||S|| (S symmetric Gaussian), at
+    theta* = theta_R: V Sigma K = W* (a global minimizer of L) but off the manifold."""
+    V, K = manifold_point(problem.W, problem.Sigma, R)
+    S = rng.standard_normal((problem.d, problem.d))
+    G = np.eye(problem.d) + spread * (S + S.T) / np.linalg.norm(S + S.T, 2)
+    return V @ G, np.linalg.solve(problem.Sigma, np.linalg.solve(G, problem.Sigma @ K))
+
+
+@shared_run(sizes={"quick": {"n": 4000, "steps": 300}, "full": {"n": 4000, "steps": 1000}})
+def contraction_run(run, *, lam=0.25, start="spectral"):
+    r"""Preconditioned GD with the population oracle, the true-Sigma regularizer and
+    preconditioner diag(I, Sigma^{-1}) on the ill-conditioned instance at the theorem's step
+    eta = alpha/beta^2 (alpha = min_R alpha_loc, beta = max_R beta_loc of the lambda = 1/4
+    loss over Haar R), from ``start`` "spectral" (n samples) or "unbalanced" (a minimizer of
+    L off the manifold), on the objective L + ``lam`` R.  Phi_t = dist^2(theta_t, M) at every
+    step (warm-started projections)."""
+    problem = ill_conditioned(run.rng("ill_conditioned"))
+    alpha, beta = run.use(uniform_constants, lam=0.25)
+    eta = alpha / beta ** 2
+    if start == "spectral":
+        V0, K0, _ = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init"), run.tensor)
+    else:
+        V0, K0 = unbalanced_minimizer(problem, np.eye(problem.d), run.rng("unbalanced"), spread=0.03)
+    model = PopulationAttentionRegression(run.tensor(problem.Sigma)[None], run.tensor(problem.W)[None],
+                                          problem.noise, lam)
+    step = Preconditioned(model, eta, {"K": run.tensor(np.linalg.inv(problem.Sigma))[None]})
+    traj = run_trajectory(step, {"V": run.tensor(V0)[None], "K": run.tensor(K0)[None]}, run.sizes["steps"],
+                          {"V": lambda it: it.V, "K": lambda it: it.K})
+    distances, _ = tracked_distances(problem, traj["V"][:, 0], traj["K"][:, 0], run.rng("contraction_projections"))
+    return {"t": traj.t, "phi": distances ** 2, "alpha": alpha, "beta": beta, "eta": eta, "problem": problem}
+
+
+__all__ += ["uniform_constants", "unbalanced_minimizer", "contraction_run"]
+

@@ -15,13 +15,20 @@ from theorycheck.models.attention_regression import (
 from theorycheck.solvers import (
     ManifoldProjection,
     brute_force_projection,
-    hessian_matrix,
+    dense_hessian,
     manifold_point,
     project_to_manifold,
     symmetry_defect,
 )
 
-from .setup import haar_rotations, ill_conditioned, record_assumptions, regularized_loss, well_conditioned
+from .setup import (
+    haar_rotations,
+    ill_conditioned,
+    record_assumptions,
+    regularized_model,
+    unbalanced_minimizer,
+    well_conditioned,
+)
 
 PAPER = "gsb26"
 LAMBDAS = (0.0, 0.25, 1.0)
@@ -29,12 +36,9 @@ LAMBDAS = (0.0, 0.25, 1.0)
 
 def _candidate(tc, problem, R, rng):
     """The point under test: theta_R, or (controls) an unbalanced minimizer / a wrong manifold."""
-    V, K = manifold_point(problem.W, problem.Sigma, R)
     if tc.control == "unbalanced_minimizer":
-        S = rng.standard_normal((problem.d, problem.d))
-        S = (S + S.T) / 2
-        G = np.eye(problem.d) + 0.1 * S / np.linalg.norm(S, 2)
-        return V @ G, np.linalg.solve(problem.Sigma, np.linalg.solve(G, problem.Sigma @ K))
+        return unbalanced_minimizer(problem, R, rng)
+    V, K = manifold_point(problem.W, problem.Sigma, R)
     if tc.control == "missing_inverse_covariance":
         return V, problem.Sigma @ K
     return V, K
@@ -73,11 +77,11 @@ def test_manifold_global_min(tc):
     record_assumptions(tc, problem, a3=False)
     rng = tc.rng("rotations")
     d = problem.d
-    S, W = torch.as_tensor(problem.Sigma), torch.as_tensor(problem.W)
+    S, W = tc.tensor(problem.Sigma), tc.tensor(problem.W)
     grads, losses, regs, fits, kernels, expected, lowest, gaps = [], [], [], [], [], [], [], []
     for R in haar_rotations(rng, d, tc.sizes["rotations"]):
         V, K = _candidate(tc, problem, R, rng)
-        Vt, Kt = torch.as_tensor(V), torch.as_tensor(K)
+        Vt, Kt = tc.tensor(V), tc.tensor(K)
         fits.append(np.linalg.norm(V @ problem.Sigma @ K - problem.W))
         losses.append(abs(float(population_loss(Vt, Kt, S, W, problem.noise)) - problem.optimum))
         regs.append(float(balance_regularizer(Vt, Kt, S)))
@@ -85,7 +89,8 @@ def test_manifold_global_min(tc):
             gV, gK = population_gradient(Vt, Kt, S, W)
             rV, rK = balance_regularizer_gradient(Vt, Kt, S)
             grads.append(float(torch.sqrt(((gV + lam * rV) ** 2).sum() + ((gK + lam * rK) ** 2).sum())))
-            ev = np.linalg.eigvalsh(hessian_matrix(regularized_loss(problem, lam), V, K))
+            ev = np.linalg.eigvalsh(dense_hessian(regularized_model(problem, lam, tc.tensor),
+                                                  {"V": tc.tensor(V)[None], "K": tc.tensor(K)[None]}).cpu().numpy())
             small = np.abs(ev) < 1e-9 * ev[-1]
             kernels.append(int(small.sum()))
             expected.append(d * (d - 1) // 2 if lam > 0 else d * d)

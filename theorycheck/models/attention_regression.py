@@ -33,7 +33,7 @@ from __future__ import annotations
 import torch
 
 from theorycheck.errors import DeclarationError
-from theorycheck.models.base import FROBENIUS, Geometry, Instance, Model, register_model, scaled
+from theorycheck.models.base import FROBENIUS, Geometry, Instance, Model, per_trial, register_model, scaled
 
 __all__ = [
     "cross_attention_weights",
@@ -41,6 +41,7 @@ __all__ = [
     "attention_outputs",
     "predictor",
     "in_sample_loss",
+    "in_sample_gradient",
     "population_loss",
     "population_gradient",
     "balance_regularizer",
@@ -88,6 +89,23 @@ def in_sample_loss(X, Y, V, K):
     r"""Lhat_n = (1/n) sum_i ||y_i - V a_i(K)||^2, shape (...)."""
     residual = Y - attention_outputs(X, K) @ _t(V)
     return (residual * residual).sum(-1).mean(-1)
+
+
+def in_sample_gradient(X, Y, V, K):
+    r"""(grad_V Lhat_n, grad_K Lhat_n) in closed form, with r_i = y_i - V a_i, c_i = V^T r_i:
+
+        grad_V = -(2/n) sum_i r_i a_i^T,
+        grad_K = -(2/n) sum_ij G_ij x_j x_i^T = -(2/n) X^T G^T X,   G_ij = s_ij c_i^T (x_j - a_i)
+
+    (dLhat/ds-scores through a_i = sum_j s_ij x_j; the score x_j^T K x_i has dK = x_j x_i^T).
+    Shapes as `in_sample_loss`: (..., k, d) and (..., d, d)."""
+    S = attention_weights(X, K)
+    a = S @ X
+    r = Y - a @ _t(V)
+    c = r @ V                                                        # (..., n, d): c_i = V^T r_i
+    G = S * (c @ _t(X) - (c * a).sum(-1, keepdim=True))
+    n = X.shape[-2]
+    return -2 / n * _t(r) @ a, -2 / n * _t(X) @ _t(G) @ X
 
 
 # ---------------------------------------------------------------- population closed forms
@@ -244,8 +262,11 @@ class EmpiricalAttentionRegression(Model):
 
     ``X`` (K, B, n, d) and ``Y`` (K, B, n, k): B batches of n samples per trial (B = 1: one
     training set; B > 1: the average over B fresh batches, a Monte Carlo of the expected
-    empirical gradient E[grad Lhat_n], which is linear).  ``reg_Sigma`` (K, d, d) is required
-    when ``lam > 0`` (typically Sigma_hat of the training set).  Gradients by ``torch.func``.
+    empirical gradient E[grad Lhat_n], which is linear).  ``lam`` lambda >= 0, a number or one
+    value per trial (K,) (regularized and unregularized methods side by side in one batch).
+    ``reg_Sigma`` (K, d, d) is required when some lambda > 0 (typically Sigma_hat of the
+    training set).  Gradients in closed form (`in_sample_gradient`); ``reference_loss`` (the
+    loss) gives the autograd cross-check.
     """
 
     blocks = ("V", "K")
@@ -254,23 +275,42 @@ class EmpiricalAttentionRegression(Model):
         if X.dim() != 4 or Y.dim() != 4 or X.shape[:3] != Y.shape[:3]:
             raise DeclarationError("EmpiricalAttentionRegression: X must be (K, B, n, d) and Y "
                                    f"(K, B, n, k), got {tuple(X.shape)} and {tuple(Y.shape)}")
-        if lam and reg_Sigma is None:
+        lam = torch.as_tensor(lam, dtype=X.dtype, device=X.device)
+        if lam.dim() > 1 or (lam.dim() == 1 and lam.shape[0] != X.shape[0]):
+            raise DeclarationError(f"EmpiricalAttentionRegression: lambda must be a number or one "
+                                   f"value per trial ({X.shape[0]}), got shape {tuple(lam.shape)}")
+        if bool((lam < 0).any()):
+            raise DeclarationError("EmpiricalAttentionRegression: lambda < 0")
+        if bool((lam > 0).any()) and reg_Sigma is None:
             raise DeclarationError("EmpiricalAttentionRegression: lambda > 0 needs reg_Sigma")
-        self.X, self.Y, self.lam, self.reg_Sigma = X, Y, float(lam), reg_Sigma
+        self.X, self.Y, self.lam, self.reg_Sigma = X, Y, lam, reg_Sigma
 
     def restrict(self, trials):
-        return EmpiricalAttentionRegression(self.X[trials], self.Y[trials], self.lam,
+        return EmpiricalAttentionRegression(self.X[trials], self.Y[trials],
+                                            self.lam if self.lam.dim() == 0 else self.lam[trials],
                                             None if self.reg_Sigma is None else self.reg_Sigma[trials])
 
     def loss(self, params):
         V, K = params["V"], params["K"]
         value = in_sample_loss(self.X, self.Y, V[:, None], K[:, None]).mean(-1)
-        if self.lam:
+        if self.reg_Sigma is not None:
             value = value + self.lam * balance_regularizer(V, K, self.reg_Sigma)
         return value
 
     def log_loss(self, params):
         return self.loss(params).log()
+
+    def gradient(self, params):
+        V, K = params["V"], params["K"]
+        gV, gK = (g.mean(1) for g in in_sample_gradient(self.X, self.Y, V[:, None], K[:, None]))
+        if self.reg_Sigma is not None:
+            rV, rK = balance_regularizer_gradient(V, K, self.reg_Sigma)
+            lam = self.lam if self.lam.dim() == 0 else per_trial(self.lam, V)
+            gV, gK = gV + lam * rV, gK + lam * rK
+        return {"V": gV, "K": gK}
+
+    def scaled_gradient(self, params):
+        return {b: scaled(g) for b, g in self.gradient(params).items()}
 
 
 # ---------------------------------------------------------------- conformance instances

@@ -16,7 +16,8 @@ grad f = 2 D R A - 2 G (f decreases monotonically), stopped on the first-order c
 (R^T grad f symmetric), multi-started from polar(G), polar(G) diag(1,..,1,-1) (the other
 component of O(d)) and Haar-random starts (`scipy.stats.ortho_group`).
 
-Local constants.  At theta_R the Hessian H of L_reg in row-major coordinates
+Local constants.  At theta_R the Hessian H of L_reg (`dense_hessian` of a one-trial model)
+in row-major coordinates
 (vec V, vec K), the metric Mbar = diag(I_{kd}, Sigma (x) I_d), the tangent directions
 t_ab = (V_R A_ab, -Sigma^{-1} A_ab Sigma K_R) (A_ab = e_a e_b^T - e_b e_a^T) and the
 Mbar-normal space N = null(T^T Mbar): alpha_loc = lambda_min and mu_max = lambda_max of the
@@ -32,10 +33,12 @@ import scipy.stats
 import torch
 
 from theorycheck.errors import ReferenceComputationError
+from theorycheck.models.base import Model
+from theorycheck.solvers.curvature import dense_hessian
 
 __all__ = ["polar_factor", "procrustes_objective", "weighted_procrustes", "manifold_point",
            "ManifoldProjection", "project_to_manifold", "brute_force_projection",
-           "LocalConstants", "local_constants", "hessian_matrix", "symmetry_defect", "sigma_bar_distance"]
+           "LocalConstants", "local_constants", "symmetry_defect", "sigma_bar_distance"]
 
 
 def polar_factor(M):
@@ -124,17 +127,22 @@ def _projection(V, K, Sigma, W, R, weight):
     return ManifoldProjection(R, Vs, Ks, sigma_bar_distance(V, K, Vs, Ks, weight))
 
 
-def project_to_manifold(V, K, Sigma, W, rng, *, random_starts=8, weight=None, starts=()):
+def project_to_manifold(V, K, Sigma, W, rng, *, random_starts=8, weight=None, starts=(), polar_starts=True):
     r"""The projection of (V, K) onto the manifold of (W*, Sigma) in the norm
     ||V||^2 + tr(K^T Omega K), Omega = ``weight`` (default Sigma: the extended-covariance
     norm; the identity gives the Euclidean projection).  ``starts``: extra initial R (e.g.
-    the previous projection along a trajectory)."""
+    the previous projection along a trajectory); ``polar_starts=False`` drops the two polar
+    starts (a warm start alone, for small moves along a trajectory)."""
     weight = Sigma if weight is None else weight
     D, A, G = _procrustes_data(V, K, Sigma, W, weight)
-    P = polar_factor(G)
-    flip = np.ones(len(D))
-    flip[-1] = -1
-    starts = list(starts) + [P, P * flip]
+    starts = list(starts)
+    if polar_starts:
+        P = polar_factor(G)
+        flip = np.ones(len(D))
+        flip[-1] = -1
+        starts += [P, P * flip]
+    if not starts and not random_starts:
+        raise ReferenceComputationError("project_to_manifold: no starting rotation")
     if random_starts:
         starts += list(scipy.stats.ortho_group.rvs(len(D), size=random_starts, random_state=rng)
                        .reshape(-1, len(D), len(D)))
@@ -160,30 +168,26 @@ def symmetry_defect(V, K, projection: ManifoldProjection, Sigma):
 
 @dataclass(frozen=True)
 class LocalConstants:
-    """alpha_loc, mu_max of the normal pencil at theta_R, and the tangent-space residual
-    max_ab ||H t_ab|| / ||H|| (zero on the manifold)."""
+    """alpha_loc, mu_max of the normal pencil at theta_R, the tangent-space residual
+    max_ab ||H t_ab|| / ||H|| (zero on the manifold) and the pencil's generalized eigenvectors
+    in (vec V, vec K) coordinates, columns by ascending eigenvalue (``modes[:, 0]``: the
+    softest normal direction)."""
 
     alpha: float
     mu_max: float
     tangent_residual: float
+    modes: np.ndarray
 
 
-def hessian_matrix(loss, V, K):
-    r"""The Hessian of ``loss(V, K)`` in row-major coordinates (vec V, vec K), by torch.func."""
+def local_constants(model: Model, V, K, Sigma) -> LocalConstants:
+    r"""alpha_loc and mu_max at theta_R = (V, K) (numpy (k, d), (d, d)) for the objective of a
+    one-trial ``model`` with blocks ("V", "K"), from its autograd Hessian (`dense_hessian`,
+    row-major coordinates (vec V, vec K))."""
     k, d = V.shape
-    theta = torch.cat([torch.as_tensor(V).reshape(-1), torch.as_tensor(K).reshape(-1)])
-
-    def f(u):
-        return loss(u[: k * d].reshape(k, d), u[k * d:].reshape(d, d))
-
-    return torch.func.hessian(f)(theta).numpy()
-
-
-def local_constants(loss, V, K, Sigma) -> LocalConstants:
-    r"""alpha_loc and mu_max at theta_R = (V, K) for the objective ``loss(V, K)`` (a torch
-    function of (k, d) and (d, d) float64 tensors), from its autograd Hessian."""
-    k, d = V.shape
-    H = hessian_matrix(loss, V, K)
+    like = model.data_tensor()
+    point = {b: torch.as_tensor(a, dtype=like.dtype, device=like.device)[None]
+             for b, a in (("V", V), ("K", K))}
+    H = dense_hessian(model, point).cpu().numpy()
     metric = scipy.linalg.block_diag(np.eye(k * d), np.kron(Sigma, np.eye(d)))
     Sinv = np.linalg.inv(Sigma)
     tangents = []
@@ -195,6 +199,6 @@ def local_constants(loss, V, K, Sigma) -> LocalConstants:
     T = np.array(tangents).T.reshape(k * d + d * d, -1)
     residual = max((np.linalg.norm(H @ t) / np.linalg.norm(t) for t in T.T), default=0.0)
     N = scipy.linalg.null_space(T.T @ metric) if T.shape[1] else np.eye(k * d + d * d)
-    values = scipy.linalg.eigh(N.T @ H @ N, N.T @ metric @ N, eigvals_only=True)
+    values, vectors = scipy.linalg.eigh(N.T @ H @ N, N.T @ metric @ N)
     return LocalConstants(float(values[0]), float(values[-1]),
-                          float(residual / np.linalg.norm(H, 2)))
+                          float(residual / np.linalg.norm(H, 2)), N @ vectors)
