@@ -10,7 +10,7 @@ import pytest
 from tests.report_samples import sample_results
 from theorycheck import checks
 from theorycheck.report import rerender, render_terminal, write_report
-from theorycheck.report.plots import render_claim_plots
+from theorycheck.report.plots import control_overlays, render_claim_plots
 from theorycheck.report.render import render_html, render_markdown
 from theorycheck.report.view import decision_view, report_view
 
@@ -171,3 +171,11 @@ def test_every_view_escapes_nothing_it_should_not():
     results["claims"][2]["message"] = "a < b & c"
     assert html.escape("a < b & c") in render_html(results)
     assert "a < b & c" in render_markdown(results) and "&lt;" not in render_terminal(results)
+
+
+def test_a_control_overlays_only_its_measured_curves_on_the_claims_plot_of_that_name():
+    claim = sample_results()["claims"][0]
+    plot = claim["controls"][0]["plots"][0]
+    plot["curves"].append(dict(plot["curves"][0], style="bound", label="its bound"))
+    assert [c["label"] for c in control_overlays(claim, "loss")] == ["control slow_step: L"]
+    assert control_overlays(claim, "another plot") == []
