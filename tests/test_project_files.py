@@ -95,3 +95,12 @@ def test_list_and_report_from_the_command_line(pytester):
 def test_report_of_a_missing_file_names_it(tmp_path):
     with pytest.raises(SystemExit, match="no results file"):
         main(["report", str(tmp_path / "nope.json")])
+
+
+def test_readme_images_are_committed_small_pngs():
+    """The README's screenshots exist beside it and stay small."""
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", (ROOT / "README.md").read_text())
+    assert "docs/report-overview.png" in images
+    for path in images:
+        data = (ROOT / path).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 200_000, path
