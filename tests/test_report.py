@@ -106,17 +106,28 @@ def test_html_shows_docstring_escaped_rerun_errata_and_broken_conclusions():
 def test_html_flags_partial_runs_and_renders_baseline_and_sweep_sections():
     results = sample_results()
     assert 'id="partial"' not in render_html(results)
-    results.update(partial=True, commit="abc1234",
+    results.update(partial=True, partial_reason="-k loss", commit="abc1234",
+                   baseline={"path": "reports/baseline-quick.json", "commit": "0ff1ce",
+                             "tier": "quick", "seed": 0},
                    baseline_diff=[{"id": "toy.thm1.loss_rate", "what": "log-loss slope",
                                    "old": -1.0, "new": -0.9, "rel_change": 0.1}],
                    seed_sweep=[{"id": "toy.thm1.loss_rate", "kind": "claim", "runs": 20,
-                                "passes": 17, "predicted_pass_rate": 0.95, "flaky": True}])
+                                "control": None, "passes": 17, "predicted_pass_rate": 0.95,
+                                "failure_rate": 0.15, "flaky": True},
+                               {"id": "toy.thm1.loss_rate", "kind": "control",
+                                "control": "slow_step", "runs": 20, "passes": 1,
+                                "predicted_pass_rate": 0.0, "failure_rate": 0.95,
+                                "flaky": True}])
     page = render_html(results)
     assert 'id="partial"' in page and 'data-partial="true"' in page and "abc1234" in page
+    assert "Partial run (-k loss)" in page and "reports/baseline-quick.json" in page
+    assert "<code>toy.thm1.loss_rate</code></a> control slow_step" in page
     assert 'id="baseline"' in page and "0.1" in page
     assert 'id="seed-sweep"' in page and "FLAKY" in page
     text = render_terminal(results)
-    assert "partial run" in text and "FLAKY claim toy.thm1.loss_rate: 17 of 20" in text
+    assert "partial run (-k loss)" in text and "FLAKY claim toy.thm1.loss_rate: 17 of 20" in text
+    assert "FLAKY control toy.thm1.loss_rate control slow_step: 1 of 20" in text
+    assert "control slow_step | control | 20 | 1 | 0 | 0.95 | FLAKY" in render_markdown(results)
     assert "CHANGED toy.thm1.loss_rate: log-loss slope -1 -> -0.9" in text
 
 
@@ -160,6 +171,8 @@ def test_rerender_keeps_results_json_unless_the_plots_changed(tmp_path):
     (out / "report.html").unlink()
     rerender(out / "results.json")
     assert (out / "report.html").exists() and (out / "results.json").stat().st_mtime_ns == stamp
+    rerender(out / "results.json", results=json.loads((out / "results.json").read_text()))
+    assert (out / "results.json").stat().st_mtime_ns == stamp
     moved = rerender(out / "results.json", tmp_path / "elsewhere")
     assert json.loads((moved / "results.json").read_text())["claims"][0]["images"]
     assert (moved / json.loads((moved / "results.json").read_text())["claims"][0]["images"][0]).exists()

@@ -37,14 +37,16 @@ def write_report(results: dict, out_dir: str | Path, plot_cache: str | Path | No
 
 
 def rerender(results_path: str | Path, out_dir: str | Path | None = None,
-             plot_cache: str | Path | None = None) -> Path:
+             plot_cache: str | Path | None = None, results: dict | None = None) -> Path:
     """Re-render the plots, markdown and html of an existing results.json, drawing only the
     plots whose data changed; results.json is rewritten only when its plot list changed or
-    the report goes to another folder."""
+    the report goes to another folder.  ``results``: the file's content when the caller
+    has loaded (and validated) it already."""
     results_path = Path(results_path)
     out_dir = Path(out_dir or results_path.parent)
     out_dir.mkdir(parents=True, exist_ok=True)
-    results = load_results(results_path)
+    if results is None:
+        results = load_results(results_path)
     images = [c.get("images") for c in results["claims"]]
     _write_views(results, out_dir, Path(plot_cache) if plot_cache else default_plot_cache(out_dir))
     moved = out_dir.resolve() != results_path.parent.resolve()
