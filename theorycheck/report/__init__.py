@@ -9,15 +9,10 @@ from .render import render_html, render_markdown, render_terminal
 from .results import all_good, assemble_results, load_results, summarize, validate_results
 
 __all__ = ["write_report", "rerender", "assemble_results", "load_results", "validate_results",
-           "summarize", "all_good", "render_terminal", "default_plot_cache"]
+           "summarize", "all_good", "render_terminal"]
 
 
-def default_plot_cache(out_dir: str | Path) -> Path:
-    """Where drawn plots are kept by content hash for later runs: beside the report folder."""
-    return Path(out_dir).resolve().parent / ".plot-cache"
-
-
-def _write_views(results: dict, out_dir: Path, plot_cache: Path | None) -> None:
+def _write_views(results: dict, out_dir: Path, plot_cache: str | Path | None) -> None:
     render_claim_plots(results, out_dir, plot_cache)
     (out_dir / "report.md").write_text(render_markdown(results))
     (out_dir / "report.html").write_text(render_html(results))
@@ -26,12 +21,12 @@ def _write_views(results: dict, out_dir: Path, plot_cache: Path | None) -> None:
 def write_report(results: dict, out_dir: str | Path, plot_cache: str | Path | None = None) -> Path:
     """Write results.json, the plots, report.md and report.html into ``out_dir``.
 
-    Plots already drawn with the same data (in ``out_dir/plots`` or in ``plot_cache``,
-    default :func:`default_plot_cache`) are reused, not redrawn."""
+    Plots already drawn with the same data (in ``out_dir/plots``, or in ``plot_cache``: a
+    folder kept across run folders, e.g. ``reports/.plot-cache``) are reused, not redrawn."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     validate_results(results)
-    _write_views(results, out_dir, Path(plot_cache) if plot_cache else default_plot_cache(out_dir))
+    _write_views(results, out_dir, plot_cache)
     (out_dir / "results.json").write_text(json.dumps(results, allow_nan=False))
     return out_dir
 
@@ -48,7 +43,7 @@ def rerender(results_path: str | Path, out_dir: str | Path | None = None,
     if results is None:
         results = load_results(results_path)
     images = [c.get("images") for c in results["claims"]]
-    _write_views(results, out_dir, Path(plot_cache) if plot_cache else default_plot_cache(out_dir))
+    _write_views(results, out_dir, plot_cache)
     moved = out_dir.resolve() != results_path.parent.resolve()
     if moved or images != [c["images"] for c in results["claims"]]:
         (out_dir / "results.json").write_text(json.dumps(results, allow_nan=False))

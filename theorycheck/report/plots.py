@@ -102,7 +102,7 @@ def _draw_all(jobs: list[tuple[dict, str, list[dict]]]) -> None:
         list(pool.map(_draw, jobs, chunksize=max(1, len(jobs) // (4 * workers))))
 
 
-def render_claim_plots(results: dict, out_dir: Path, cache_dir: Path | None = None) -> int:
+def render_claim_plots(results: dict, out_dir: Path, cache_dir: str | Path | None = None) -> int:
     """Draw every claim's plots into ``out_dir/plots`` (reusing the files already there or in
     ``cache_dir`` with the same content hash), remove the files no claim uses any more, and
     list each claim's files in ``claim['images']``.  Returns how many plots were drawn."""
