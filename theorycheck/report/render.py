@@ -16,11 +16,11 @@ from pathlib import Path
 import jinja2
 
 from .results import summarize
-from .view import VERDICT_MARK, report_view, short
+from .view import report_view, short
 
 TEMPLATES = Path(__file__).with_name("templates")
 
-__all__ = ["render_html", "render_markdown", "render_terminal", "VERDICT_MARK"]
+__all__ = ["render_html", "render_markdown", "render_terminal"]
 
 
 def _md_cell(text) -> str:
