@@ -123,7 +123,7 @@ class ClaimSpec:
             "statement": self.statement, "corrected_by": self.corrected_by,
             "provenance": self.provenance, "sizes": {k: dict(v) for k, v in self.sizes.items()},
             "controls": {name: c.to_json() for name, c in self.controls.items()},
-            "module": self.module, "function": self.function,
+            "module": self.module, "function": self.function, "doc": self.doc,
         }
 
 

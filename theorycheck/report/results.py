@@ -4,16 +4,20 @@ Shape (see ``schema.json`` beside this file, which the tests validate against)::
 
     {"schema_version", "tier", "device", "dtype", "seed", "started", "wall_time_s",
      "theorycheck_version", "environment": {...}, "summary": {...},
+     (optional: "commit", "partial", "baseline_diff", "seed_sweep"),
      "papers": {key: {"authors", "title", "arxiv", "year", "note", "expected_ids", "citation"}
                      | null (a paper key no claims package declared)},
      "claims": [{"id", "paper", "source", "kind", "statement", "corrected_by", "provenance",
-                 "outcome", "error_kind", "duration_s", "sizes", "seeds", "measurements",
+                 "doc" (the claim function's docstring), "module", "function", "outcome", "error_kind", "duration_s", "sizes", "seeds", "measurements",
                  "decisions" (each with its "role"), "failed_conclusions",
                  "failed_preconditions", "plots", "message", "shared_runs",
                  "controls": [{"name", "description", "kind", "breaks", "outcome",
                                "error_kind", "duration_s", "sizes", "seeds", "decisions",
                                "failed_conclusions", "failed_preconditions", "measurements",
-                               "message", "shared_runs"}]}]}
+                               "message", "shared_runs", "plots"}]}]}
+
+A control's ``plots`` are the curves it recorded; the report draws them on the claim's plot
+of the same name.
 
 ``shared_runs``: the shared runs the case used, ``{"name", "key", "config", "sizes", "seed",
 "source"}`` with source memo | disk | computed (see :mod:`theorycheck.cache`).
@@ -63,13 +67,15 @@ def _case_fields(record: dict | None) -> dict:
 
 
 def _control_entry(name: str, control: dict, record: dict | None) -> dict:
-    return dict({"name": name}, **control, **_case_fields(record))
+    return dict({"name": name}, **control, **_case_fields(record),
+                plots=record["plots"] if record else [])
 
 
 def _claim_entry(spec: dict, cases: dict[str, dict]) -> dict:
     own = cases.get("claim")
-    entry = {key: spec[key] for key in ("id", "paper", "source", "kind", "statement",
-                                        "corrected_by", "provenance")}
+    entry = {key: spec.get(key) for key in ("id", "paper", "source", "kind", "statement",
+                                            "corrected_by", "provenance", "doc", "module",
+                                            "function")}
     entry.update(_case_fields(own), plots=own["plots"] if own else [],
                  controls=[_control_entry(name, control, cases.get(f"control-{name}"))
                            for name, control in spec["controls"].items()])

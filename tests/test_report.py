@@ -1,0 +1,194 @@
+"""The report: one view model rendered by the html, markdown and terminal templates; plots
+named by their content so that a re-render draws only what changed."""
+import html
+import json
+import re
+
+import numpy as np
+import pytest
+
+from tests.report_samples import sample_results
+from theorycheck import checks
+from theorycheck.report import rerender, render_terminal, write_report
+from theorycheck.report.plots import control_overlays, render_claim_plots
+from theorycheck.report.render import render_html, render_markdown
+from theorycheck.report.view import decision_view, report_view
+
+
+def with_role(d: checks.Decision) -> dict:
+    d.role = "conclusion"
+    return d.to_json()
+
+
+def test_bound_decision_shows_its_worst_element_and_slack():
+    view = decision_view(with_role(checks.at_most("b", [1.0, 3.0, 2.0], [2.5, 2.5, 2.5])))
+    assert view["worst"] == "element 1 of 3: measured 3 vs bound 2.5; slack -0.5 (-0.2 of |bound|)"
+    view = decision_view(with_role(checks.at_least("b", 4.0, 1.0)))
+    assert view["worst"] == "measured 4 vs bound 1; slack 3 (3 of |bound|)"
+
+
+def test_close_decision_shows_the_element_nearest_its_allowed_error():
+    view = decision_view(with_role(checks.close("c", [1.0, 2.1, 3.0], [1.0, 2.0, 3.0], rtol=0.01)))
+    assert view["worst"].startswith("element 1 of 3: measured 2.1 vs 2; |error| 0.1, allowed 0.02")
+    fro = decision_view(with_role(checks.close("f", np.eye(2) * 1.01, np.eye(2), rtol=0.05,
+                                               norm="fro")))
+    assert fro["worst"].startswith("relative Frobenius error 0.01") and "allowed 0.05" in fro["worst"]
+
+
+def test_slope_decision_shows_window_points_and_r2():
+    t = np.arange(12.0)
+    d = with_role(checks.slope("s", t, np.exp(-t), window=(2, 8), x_transform="linear",
+                               y_transform="log", at_least=-2.0, at_most=-0.5, min_r2=0.99))
+    view = decision_view(d)
+    assert view["fit"] == ("window [2, 8] (7 points, log y against linear x); slope -1, "
+                           "R^2 = 1")
+    assert view["worst"] == "least slack 0.01 (R^2 - floor)"
+
+
+def test_nonfinite_fit_is_shown_not_a_crash():
+    d = with_role(checks.slope("s", [1.0, 2.0, 3.0], [1.0, 1.0, 1.0], window=(1, 3),
+                               at_least=0.5))
+    d["detail"]["r2"] = "nan"
+    assert "R^2 = nan" in decision_view(d)["fit"]
+
+
+def test_binomial_monotone_and_holds_say_what_they_counted():
+    assert decision_view(with_role(checks.binomial("p", [True] * 9 + [False], p=0.5)))[
+        "worst"].startswith("9 of 10 trials; p-value")
+    assert decision_view(with_role(checks.monotone("m", [3.0, 2.0, 2.5], increasing=False)))[
+        "worst"] == "worst step -0.5 at [1]; 1 steps beyond the tolerance"
+    assert decision_view(with_role(checks.holds("h", [True, False])))["worst"] == \
+        "1 of 2 true; first false at element 1"
+
+
+def test_overview_counts_are_the_summary_counts_per_paper_and_in_total():
+    results = sample_results()
+    view = report_view(results)
+    total = view["total"]
+    summary = results["summary"]
+    assert total["claim_outcomes"] == summary["claim_outcomes"]
+    assert total["control_outcomes"] == summary["control_outcomes"]
+    assert (total["claims"], total["controls"], total["errata"]) == (
+        summary["claims"], summary["controls"], summary["discrepancies"])
+    toy = next(p for p in view["papers"] if p["key"] == "toy")["overview"]
+    assert toy["provenance"] == {"stated": 1, "derived": 1, "inferred": 1}
+    assert toy["claim_outcomes"]["failed"] == 1 and toy["errata"] == 1 and toy["bad"]
+    # only outcomes that occurred get a column, besides the three a reader always looks for
+    assert view["claim_columns"] == ["passed", "failed", "hypotheses_not_met"]
+    assert "misfired" not in view["control_columns"] and "error" in view["control_columns"]
+
+
+def article(page: str, claim_id: str) -> str:
+    return re.search(rf"<article[^>]*id=\"{re.escape(claim_id)}\">(.*?)</article>", page, re.S).group(1)
+
+
+def test_html_shows_docstring_escaped_rerun_errata_and_broken_conclusions():
+    page = render_html(sample_results())
+    good = article(page, "toy.thm1.loss_rate")
+    assert "&lt;W_t, x&gt; &gt;= 0" in good and "<W_t" not in good  # the math, escaped
+    assert "    L(W_t) &lt;= L(W_0) * exp(-c t)" in good  # indentation kept (pre)
+    assert "pytest claims/toy/test_toy.py::test_loss_rate --tc-tier quick --tc-seed 3" in good
+    # the erratum's counterexample sits beside the claim that corrects it
+    assert "Corrects <a href=\"#toy.thm1.DISCREPANCY_rate\">" in good
+    assert "measured rate exceeds the printed one: [1, 0.7] vs 0.5" in good
+    assert "window [2, 8] (7 points" in good and "R^2 = 1" in good
+    assert '<span class="broke">log-loss slope (broke)</span>' in good
+    bad = article(page, "toy.lem2.direction")
+    assert '<span class="held">iterate matches the SVM solution (held)</span>' in bad
+    assert "RuntimeError: the control crashed &lt;here&gt;" in bad
+    assert "warning: the bound lies below float64 resolution" in bad
+    # the claim's own error comes before its controls
+    assert bad.index("ClaimFailure") < bad.index("Negative controls")
+    assert 'class="claim problem"' in page and 'id="only-problems"' in page
+    assert "http://" not in page and "https://" not in page  # nothing from the network
+
+
+def test_html_flags_partial_runs_and_renders_baseline_and_sweep_sections():
+    results = sample_results()
+    assert 'id="partial"' not in render_html(results)
+    results.update(partial=True, partial_reason="-k loss", commit="abc1234",
+                   baseline={"path": "reports/baseline-quick.json", "commit": "0ff1ce",
+                             "tier": "quick", "seed": 0},
+                   baseline_diff=[{"id": "toy.thm1.loss_rate", "what": "log-loss slope",
+                                   "old": -1.0, "new": -0.9, "rel_change": 0.1}],
+                   seed_sweep=[{"id": "toy.thm1.loss_rate", "kind": "claim", "runs": 20,
+                                "control": None, "passes": 17, "predicted_pass_rate": 0.95,
+                                "failure_rate": 0.15, "flaky": True},
+                               {"id": "toy.thm1.loss_rate", "kind": "control",
+                                "control": "slow_step", "runs": 20, "passes": 1,
+                                "predicted_pass_rate": 0.0, "failure_rate": 0.95,
+                                "flaky": True}])
+    page = render_html(results)
+    assert 'id="partial"' in page and 'data-partial="true"' in page and "abc1234" in page
+    assert "Partial run (-k loss)" in page and "reports/baseline-quick.json" in page
+    assert "<code>toy.thm1.loss_rate</code></a> control slow_step" in page
+    assert 'id="baseline"' in page and "0.1" in page
+    assert 'id="seed-sweep"' in page and "FLAKY" in page
+    text = render_terminal(results)
+    assert "partial run (-k loss)" in text and "FLAKY claim toy.thm1.loss_rate: 17 of 20" in text
+    assert "FLAKY control toy.thm1.loss_rate control slow_step: 1 of 20" in text
+    assert "control slow_step | control | 20 | 1 | 0 | 0.95 | FLAKY" in render_markdown(results)
+    assert "CHANGED toy.thm1.loss_rate: log-loss slope -1 -> -0.9" in text
+
+
+def test_markdown_follows_the_html():
+    md = render_markdown(sample_results())
+    assert "| all papers | 4 | 2 | 1 | 1 | 5 |" in md
+    assert "statement of toy.thm1.loss_rate \\| with a pipe" in md  # pipes escaped in tables
+    assert "rerun: `pytest claims/toy/test_toy.py::test_loss_rate --tc-tier quick --tc-seed 3`" in md
+    assert "    L(W_t) <= L(W_0) * exp(-c t)" in md
+    assert "| FAILED | conclusion | iterate matches the SVM solution | close |" in md
+
+
+def test_terminal_lists_each_problem_with_its_numbers_and_rerun_command():
+    text = render_terminal(sample_results())
+    assert "toy      3 claims (2 passed, 1 failed, 0 hypotheses not met)" in text
+    assert "FAIL toy.lem2.direction" in text and "slack -0.08" in text
+    assert "control same_run: PASSED UNEXPECTEDLY" in text
+    assert "rerun: pytest claims/toy/test_toy.py::test_direction" in text
+    assert "toy.thm1.loss_rate" not in text  # nothing to say about a claim that is fine
+
+
+def test_plots_are_named_by_content_and_only_changed_ones_are_redrawn(tmp_path):
+    results = sample_results()
+    assert render_claim_plots(results, tmp_path / "a", tmp_path / "cache") == 1
+    (image,) = results["claims"][0]["images"]
+    assert (tmp_path / "a" / image).stat().st_size > 1000
+    assert render_claim_plots(results, tmp_path / "a", tmp_path / "cache") == 0
+    # a new report folder takes the unchanged plot from the cache
+    assert render_claim_plots(results, tmp_path / "b", tmp_path / "cache") == 0
+    assert (tmp_path / "b" / image).read_bytes() == (tmp_path / "a" / image).read_bytes()
+    # the control's curve is part of what the plot draws: changing it redraws, stale goes
+    results["claims"][0]["controls"][0]["plots"][0]["curves"][0]["y"][3] = 0.5
+    assert render_claim_plots(results, tmp_path / "a", tmp_path / "cache") == 1
+    (new,) = results["claims"][0]["images"]
+    assert new != image and not (tmp_path / "a" / image).exists()
+
+
+def test_rerender_keeps_results_json_unless_the_plots_changed(tmp_path):
+    out = write_report(sample_results(), tmp_path / "latest")
+    stamp = (out / "results.json").stat().st_mtime_ns
+    (out / "report.html").unlink()
+    rerender(out / "results.json")
+    assert (out / "report.html").exists() and (out / "results.json").stat().st_mtime_ns == stamp
+    rerender(out / "results.json", results=json.loads((out / "results.json").read_text()))
+    assert (out / "results.json").stat().st_mtime_ns == stamp
+    moved = rerender(out / "results.json", tmp_path / "elsewhere")
+    assert json.loads((moved / "results.json").read_text())["claims"][0]["images"]
+    assert (moved / json.loads((moved / "results.json").read_text())["claims"][0]["images"][0]).exists()
+
+
+def test_every_view_escapes_nothing_it_should_not():
+    """The html escapes recorded text; the markdown and terminal views do not."""
+    results = sample_results()
+    results["claims"][2]["message"] = "a < b & c"
+    assert html.escape("a < b & c") in render_html(results)
+    assert "a < b & c" in render_markdown(results) and "&lt;" not in render_terminal(results)
+
+
+def test_a_control_overlays_only_its_measured_curves_on_the_claims_plot_of_that_name():
+    claim = sample_results()["claims"][0]
+    plot = claim["controls"][0]["plots"][0]
+    plot["curves"].append(dict(plot["curves"][0], style="bound", label="its bound"))
+    assert [c["label"] for c in control_overlays(claim, "loss")] == ["control slow_step: L"]
+    assert control_overlays(claim, "another plot") == []

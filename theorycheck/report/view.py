@@ -1,0 +1,286 @@
+"""What the report shows, computed once from a results document for every view.
+
+The html, markdown and terminal templates render the same view: an overview (per paper:
+claims by verdict, controls, errata, provenance mix, wall time), then per paper a table of
+its claims and, per claim, the docstring, the decisions with their worst element and slack
+(the window and R^2 of a slope fit), the controls with the conclusions each broke, the
+counterexample of a statement refuted as written beside its corrected claim, and the
+command that reruns the claim.  Nothing here formats html: the templates escape.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import math
+from collections import Counter
+from itertools import groupby
+
+import numpy as np
+
+from .results import CLAIM_OUTCOMES, CONTROL_OUTCOMES
+
+VERDICT_MARK = {"passed": "PASS", "failed": "FAIL", "hypotheses_not_met": "HYPOTHESES NOT MET",
+                "error": "ERROR", "skipped": "SKIP", "not_run": "NOT RUN",
+                "failed_as_expected": "failed as expected",
+                "passed_unexpectedly": "PASSED UNEXPECTEDLY", "misfired": "MISFIRED"}
+#: outcomes that need a reader's attention (the failure filter shows only these)
+BAD_OUTCOMES = frozenset({"failed", "hypotheses_not_met", "error", "passed_unexpectedly",
+                          "misfired"})
+PROVENANCES = ("stated", "derived", "inferred")
+
+
+def short(value, limit: int = 120) -> str:
+    """A value for a table cell: floats to 4 significant digits, long lists elided."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, list) and len(value) > 6:
+        head = ", ".join(short(v, 20) for v in value[:6])
+        return f"[{head}, ... ({len(value)} values)]"
+    if isinstance(value, list):
+        return "[" + ", ".join(short(v, 20) for v in value) + "]"
+    text = json.dumps(value) if isinstance(value, dict) else str(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- decisions -------------------------------------------------------------------------------
+def _flat(value) -> np.ndarray | None:
+    """``value`` as a flat float array, or None when it is not numeric."""
+    try:
+        return np.asarray(value, dtype=float).ravel()
+    except (TypeError, ValueError):
+        return None
+
+
+def _element(values: np.ndarray | None, index: int):
+    """Element ``index`` of a flattened value, or its only element when it is a scalar."""
+    if values is None or values.size == 0:
+        return None
+    return float(values[index if values.size > 1 else 0])
+
+
+def _bound_worst(d: dict) -> str:
+    """at_most / at_least: the element with the least slack, its bound and the slack."""
+    detail = d.get("detail", {})
+    if "worst_slack" not in detail:
+        return ""
+    i = int(detail.get("worst_index", 0))
+    measured, bound = _flat(d["measured"]), _flat(d.get("reference"))
+    size = 1 if measured is None else measured.size
+    m, b, slack = _element(measured, i), _element(bound, i), detail["worst_slack"]
+    where = f"element {i} of {size}: " if size > 1 else ""
+    slack = _number(slack)
+    relative = (f" ({slack / abs(b):.3g} of |bound|)"
+                if b not in (None, 0.0) and math.isfinite(b) and slack is not None else "")
+    return f"{where}measured {short(m)} vs bound {short(b)}; slack {short(slack)}{relative}"
+
+
+def _close_worst(d: dict) -> str:
+    """close: the element closest to (or furthest beyond) its allowed error."""
+    tol, detail = d.get("tolerance", {}), d.get("detail", {})
+    rtol, atol = float(tol.get("rtol", 0.0)), float(tol.get("atol", 0.0))
+    if tol.get("norm") == "fro":
+        scale = _number(detail.get("reference_norm")) or 0.0
+        allowed = rtol + (atol / scale if scale else math.inf)
+        return (f"relative Frobenius error {short(d['measured'])} (absolute "
+                f"{short(detail.get('abs_error'))}); allowed {short(allowed)}")
+    measured, expected = _flat(d["measured"]), _flat(d.get("reference"))
+    if measured is None or expected is None or measured.size == 0:
+        return ""
+    expected = np.broadcast_to(expected, measured.shape) if expected.size == 1 else expected
+    if expected.shape != measured.shape:
+        return ""
+    err = np.abs(measured - expected)
+    allowed = atol + rtol * np.abs(expected)
+    excess = np.where(np.isfinite(err), err - allowed, np.inf)
+    i = int(np.argmax(excess))
+    where = f"element {i} of {measured.size}: " if measured.size > 1 else ""
+    return (f"{where}measured {short(float(measured[i]))} vs {short(float(expected[i]))}; "
+            f"|error| {short(float(err[i]))}, allowed {short(float(allowed[i]))}, slack "
+            f"{short(float(allowed[i] - err[i]))}")
+
+
+def _number(value) -> float | None:
+    """A recorded number as a float (``"nan"``/``"inf"`` strings included), else None."""
+    try:
+        return float(value) if not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _slope_worst(d: dict) -> str:
+    """slope: the least slack among the slope's range, its relative error and the R^2 floor."""
+    tol, fit = d.get("tolerance", {}), d.get("detail", {})
+    b, expected, r2 = _number(d["measured"]), _number(d.get("reference")), _number(fit.get("r2"))
+    if b is None:
+        return ""
+    slacks = []
+    if "at_least" in tol:
+        slacks.append(("slope - lower end", b - tol["at_least"]))
+    if "at_most" in tol:
+        slacks.append(("upper end - slope", tol["at_most"] - b))
+    if "rtol" in tol and expected:
+        slacks.append(("rtol - |slope/expected - 1|", tol["rtol"] - abs(b / expected - 1)))
+    if "min_r2" in tol and r2 is not None:
+        slacks.append(("R^2 - floor", r2 - tol["min_r2"]))
+    if not slacks:
+        return ""
+    label, value = min(slacks, key=lambda s: s[1] if math.isfinite(s[1]) else -math.inf)
+    return f"least slack {short(value)} ({label})"
+
+
+def _fit(d: dict) -> str:
+    """The fit window, its number of points, the transforms and R^2 of a slope decision."""
+    fit = d.get("detail", {})
+    if d["kind"] != "slope" or "window" not in fit:
+        return ""
+    lo, hi = fit["window"]
+    axes = f"{fit.get('y_transform', '?')} y against {fit.get('x_transform', '?')} x"
+    return (f"window [{short(lo)}, {short(hi)}] ({fit.get('n_points', '?')} points, {axes}); "
+            f"slope {short(d['measured'])}, R^2 = {short(fit.get('r2'))}")
+
+
+def _binomial_worst(d: dict) -> str:
+    detail = d.get("detail", {})
+    power = detail.get("power_80_at")
+    power_text = ("too few trials: the test cannot reject" if power is None
+                  else f"80% power at p1 = {short(power)}")
+    return (f"{detail.get('successes')} of {detail.get('trials')} trials; p-value "
+            f"{short(detail.get('p_value'))}; {power_text}")
+
+
+def _monotone_worst(d: dict) -> str:
+    detail = d.get("detail", {})
+    return (f"worst step {short(d['measured'])} at {detail.get('worst_step_index')}; "
+            f"{detail.get('n_violations', 0)} steps beyond the tolerance")
+
+
+def _holds_worst(d: dict) -> str:
+    detail = d.get("detail", {})
+    if "n_true" not in detail:
+        return ""
+    text = f"{detail['n_true']} of {detail['n']} true"
+    flat = _flat(d["measured"])
+    if flat is not None and flat.size > 1 and not d["passed"]:
+        text += f"; first false at element {int(np.argmin(flat))}"
+    return text
+
+
+WORST = {"at_most": _bound_worst, "at_least": _bound_worst, "close": _close_worst,
+         "slope": _slope_worst, "binomial": _binomial_worst, "monotone": _monotone_worst,
+         "holds": _holds_worst}
+
+
+def tolerance_text(d: dict) -> str:
+    return ", ".join(f"{k}={short(v, 30)}" for k, v in d.get("tolerance", {}).items())
+
+
+def decision_view(d: dict) -> dict:
+    """One decision as the report shows it."""
+    worst = WORST.get(d["kind"])
+    return {"name": d["name"], "role": d.get("role") or "", "kind": d["kind"],
+            "passed": d["passed"], "mark": "ok" if d["passed"] else "FAILED",
+            "measured": short(d["measured"]),
+            "reference": "" if d.get("reference") is None else short(d["reference"]),
+            "tolerance": tolerance_text(d), "worst": worst(d) if worst else "",
+            "fit": _fit(d), "warnings": list(d.get("warnings") or [])}
+
+
+# -- controls and claims ---------------------------------------------------------------------
+def control_view(k: dict) -> dict:
+    """A control: what it perturbs, the conclusions it declares and those it actually broke."""
+    failed = set(k.get("failed_conclusions", []))
+    return {"name": k["name"], "kind": k["kind"], "description": k["description"],
+            "outcome": k["outcome"], "mark": VERDICT_MARK[k["outcome"]],
+            "bad": k["outcome"] in BAD_OUTCOMES or k["outcome"] == "not_run",
+            "breaks": list(k["breaks"]), "broke": [b for b in k["breaks"] if b in failed],
+            "failed_preconditions": list(k.get("failed_preconditions", [])),
+            "decisions": [decision_view(d) for d in k.get("decisions", [])],
+            "message": k.get("message") if k["outcome"] != "failed_as_expected" else None,
+            "duration_s": k.get("duration_s", 0.0)}
+
+
+def rerun_command(c: dict, results: dict) -> str:
+    """The pytest command that reruns a claim and its controls with this run's settings."""
+    module, function = c.get("module"), c.get("function")
+    target = (f"{module.replace('.', '/')}.py::{function}" if module and function
+              else f"-k {c['id'].rsplit('.', 1)[-1]}")
+    return f"pytest {target} --tc-tier {results['tier']} --tc-seed {results['seed']}"
+
+
+def counterexample(d: dict) -> list[dict]:
+    """The conclusions of a discrepancy (the numbers refuting the statement as written)."""
+    return [decision_view(x) for x in d.get("decisions", []) if x.get("role") == "conclusion"]
+
+
+def claim_view(c: dict, results: dict) -> dict:
+    controls = [control_view(k) for k in c["controls"]]
+    refutes = [x for x in results["claims"]
+               if x["kind"] == "discrepancy" and x.get("corrected_by") == c["id"]]
+    return {"id": c["id"], "paper": c["paper"], "source": c["source"], "kind": c["kind"],
+            "statement": c["statement"], "provenance": c["provenance"],
+            "outcome": c["outcome"], "mark": VERDICT_MARK[c["outcome"]],
+            "bad": c["outcome"] in BAD_OUTCOMES or any(k["bad"] for k in controls),
+            "doc": inspect.cleandoc(c.get("doc") or ""), "corrected_by": c.get("corrected_by"),
+            "message": c.get("message") if c["outcome"] != "passed" else None,
+            "failed_preconditions": c.get("failed_preconditions", []),
+            "decisions": [decision_view(d) for d in c["decisions"]],
+            "measurements": [(k, short(v)) for k, v in c["measurements"].items()],
+            "images": list(c.get("images", [])), "controls": controls,
+            "refutes": [{"id": x["id"], "source": x["source"], "statement": x["statement"],
+                         "outcome": x["outcome"], "mark": VERDICT_MARK[x["outcome"]],
+                         "numbers": counterexample(x)} for x in refutes],
+            "counterexample": counterexample(c) if c["kind"] == "discrepancy" else [],
+            "rerun": rerun_command(c, results),
+            "wall_s": c.get("wall_s", c.get("duration_s", 0.0)
+                            + sum(k.get("duration_s", 0.0) for k in c["controls"]))}
+
+
+def paper_overview(claims: list[dict]) -> dict:
+    """One row of the overview: the counts the run's summary has, for one paper."""
+    outcomes = Counter(c["outcome"] for c in claims)
+    controls = Counter(k["outcome"] for c in claims for k in c["controls"])
+    provenance = Counter(c["provenance"] for c in claims)
+    return {"claims": len(claims), "claim_outcomes": {o: outcomes.get(o, 0) for o in CLAIM_OUTCOMES},
+            "controls": sum(controls.values()),
+            "control_outcomes": {o: controls.get(o, 0) for o in CONTROL_OUTCOMES},
+            "errata": sum(c["kind"] == "discrepancy" for c in claims),
+            "provenance": {p: provenance.get(p, 0) for p in PROVENANCES},
+            "wall_s": sum(c["wall_s"] for c in claims),
+            "bad": any(c["bad"] for c in claims)}
+
+
+def _paper_info(results: dict, paper: str) -> dict:
+    info = results.get("papers", {}).get(paper)
+    if not info:
+        return {"citation": "(paper not registered: declare it with theorycheck.paper)",
+                "pending": [], "expected": 0}
+    return {"citation": info["citation"], "pending": list(info.get("pending") or []),
+            "expected": len(info["expected_ids"])}
+
+
+def _columns(outcomes: tuple[str, ...], always: int, counts: dict[str, int]) -> list[str]:
+    """The overview's outcome columns: the first ``always`` outcomes, and the others that
+    occurred in this run (a column of zeros says nothing)."""
+    return [o for i, o in enumerate(outcomes) if i < always or counts[o]]
+
+
+def report_view(results: dict) -> dict:
+    """Everything the templates render."""
+    papers = []
+    ordered = sorted(results["claims"], key=lambda c: (c["paper"], c["id"]))
+    for paper, group in groupby(ordered, key=lambda c: c["paper"]):
+        claims = [claim_view(c, results) for c in group]
+        papers.append({"key": paper, **_paper_info(results, paper), "claims": claims,
+                       "overview": paper_overview(claims),
+                       "not_met": [c for c in claims if c["outcome"] == "hypotheses_not_met"],
+                       "errata": [c for c in claims if c["kind"] == "discrepancy"]})
+    total = paper_overview([c for p in papers for c in p["claims"]])
+    return {"results": results, "papers": papers, "total": total,
+            "claim_columns": _columns(CLAIM_OUTCOMES, 3, total["claim_outcomes"]),
+            "control_columns": _columns(CONTROL_OUTCOMES, 1, total["control_outcomes"]),
+            "provenances": PROVENANCES, "marks": VERDICT_MARK,
+            "partial": bool(results.get("partial")),
+            "baseline_diff": results.get("baseline_diff") or [],
+            "seed_sweep": results.get("seed_sweep") or []}
