@@ -46,7 +46,7 @@ from theorycheck.optim import (
     run_trajectory,
 )
 from theorycheck.runtime import generator
-from theorycheck.solvers import solve_lp_wsvm
+from theorycheck.solvers import solve_lp_usvm, solve_lp_wsvm
 from theorycheck.solvers.margin import constraint_values
 from theorycheck.solvers.svm import wsvm_constraint_factors
 
@@ -363,3 +363,45 @@ def norm_growth_runs(run, *, normalized=False, zero_head=False):
     scores = token_scores(data.X, data.y, v.cpu().numpy())
     distinct = np.ptp(scores, axis=-1).min(-1) > 0
     return dict(r=traj["r"], p=np.array(p), svm_norm=mm, distinct_scores=np.tile(distinct, P))
+
+
+JOINT_X = np.array([[[-2.7, 1.2], [1.4, 2.1], [1.3, -0.1]],
+                    [[0.4, -2.2], [-1.1, -0.4], [0.9, 0.1]]])
+JOINT_Y = np.array([1.0, -1.0])
+r"""The paper's two-sample joint-training example (n=2, T=3, d=2, query z_i = x_{i,0}; the
+authors' joint-training notebook, as transcribed in the project's reconstruction): data, not
+results."""
+JOINT_P = (1.75, 2.0, 3.0)
+
+
+@shared_run(sizes={"quick": dict(steps=2000, eta=(0.1, 0.1, 1.0)),
+                   "full": dict(steps=20000, eta=(0.1, 0.1, 0.1))})
+def joint_runs(run):
+    r"""Normalized l_p-JointGD (each block normalized by its own dual norm) on the paper's joint
+    example from (W, v) = 0, p in JOINT_P side by side (trial j = p index); exponential loss.
+    Records W, v at 0, 1..100 and 40 evenly spaced checkpoints; the selected tokens at each;
+    alpha = the tokens of the last iterate; the certified l_p-AttSVM W_mm_alpha and the l_p
+    head SVM v_mm_alpha (min ||v||_p s.t. y_i x_{i,alpha_i}^T v >= 1) per p."""
+    s = run.sizes
+    P = len(JOINT_P)
+    X = run.tensor(np.tile(JOINT_X, (P, 1, 1, 1)))
+    model = TokenSelection(X, run.tensor(np.tile(JOINT_Y, (P, 1))))
+    step = MirrorDescent(model, list(JOINT_P), list(s["eta"]), normalized=True)
+    marks = np.unique(np.concatenate([np.arange(101), np.linspace(0, s["steps"], 41).round(),
+                                      [s["steps"] // 10]]).astype(int))
+    start = {"u": run.tensor(np.zeros((P, 2))), "W": run.tensor(np.zeros((P, 2, 2)))}
+    traj = run_trajectory(step, start, s["steps"], {"W": lambda it: it.W, "v": lambda it: it.params["u"]},
+                          checkpoints=marks)
+    Xn = np.tile(JOINT_X, (P, 1, 1, 1))
+    tokens = np.stack([selected_tokens(Xn, Wc) for Wc in traj["W"]])
+    alpha = tokens[-1]
+    W_mm = np.stack([solve_lp_wsvm(JOINT_X, alpha[j], p, name="joint example").W for j, p in enumerate(JOINT_P)])
+    v_mm = np.stack([solve_lp_usvm(JOINT_X[np.arange(2), alpha[j]], JOINT_Y, p, name="joint example").W[:, 0]
+                     for j, p in enumerate(JOINT_P)])
+    return dict(t=traj.t, W=traj["W"], v=traj["v"], tokens=tokens, alpha=alpha, W_mm=W_mm, v_mm=v_mm,
+                p=np.array(JOINT_P))
+
+
+def token_assignments(T: int, n: int) -> np.ndarray:
+    """All T^n choices of one token per sample, (T^n, n)."""
+    return np.stack(np.meshgrid(*[np.arange(T)] * n, indexing="ij"), -1).reshape(-1, n)
