@@ -19,7 +19,8 @@ ENCODED = ["alg.p2_is_gd", "svm.certificate", "svm.p2_is_frobenius", "thm.lp_dir
            "lem22.norm_monotone", "lem24.descent", "exp.sparsity_vs_p", "thm.lp_direction_local",
            "lem28.cone_invariance", "lem30.norm_growth",
            "lem20.gradient_correlation", "thm.joint", "exp.joint_token_choice",
-           "lem19.cone_margins", "lem21.gradient_alignment"]
+           "lem19.cone_margins", "lem21.gradient_alignment", "lem27.dual_progress",
+           "lem29.rate_in_norm"]
 
 paper(
     "jta24",

@@ -339,12 +339,18 @@ def local_restarts(run, *, switch_to_lowest=False):
 GROWTH_P = (1.75, 2.0, 3.0)
 
 
+LATE_WINDOW = 200
+"""Plain-MD steps at the end of `norm_growth_runs` at which every iterate is kept (Lemmas 27, 29)."""
+
+
 @shared_run(sizes={"quick": dict(SIZES["quick"], instances=3, steps=2000, eta=10.0),
                    "full": dict(SIZES["full"], steps=20000, eta=10.0)})
 def norm_growth_runs(run, *, normalized=False, zero_head=False):
     r"""Plain (or ``normalized``) l_p-AttGD with eta for p in GROWTH_P on the first instances from
-    W(0) std 1, side by side; ||W(k)||_p at k = K/10 and K, the selected tokens alpha at K and
-    ||W_mm_alpha||_p (certified l_p-AttSVM).  ``zero_head`` sets v = 0 (all scores equal)."""
+    W(0) std 1, side by side (trial j = ip * K + k).  Keeps W(k) at k = K/10 and at every step of
+    the last LATE_WINDOW (``t``: those steps; ``r``: ||W(k)||_p there), the selected tokens alpha
+    at K, the certified l_p-AttSVM W_mm_alpha and ||W_mm_alpha||_p, and whether alpha is locally
+    optimal.  ``zero_head`` sets v = 0 (all scores equal)."""
     s = run.sizes
     data, W0 = instances(run.runtime, s)
     K, P = data.K, len(GROWTH_P)
@@ -354,15 +360,19 @@ def norm_growth_runs(run, *, normalized=False, zero_head=False):
     p = [pv for pv in GROWTH_P for _ in range(K)]
     step = MirrorDescent(model, p, s["eta"], normalized=normalized)
     pt = run.tensor(p)
+    marks = [s["steps"] // 10] + list(range(s["steps"] - LATE_WINDOW, s["steps"] + 1))
     traj = run_trajectory(step, {"W": run.tensor(np.tile(W0, (P, 1, 1)))}, s["steps"],
-                          {"r": lambda it: lp_norm(it.W, pt)}, checkpoints=[s["steps"] // 10, s["steps"]])
+                          {"r": lambda it: lp_norm(it.W, pt), "W": lambda it: it.W}, checkpoints=marks)
     X = np.tile(data.X, (P, 1, 1, 1))
     alpha = selected_tokens(X, traj.W.cpu().numpy())
-    mm = np.array([solve_lp_wsvm(data.X[j % K], alpha[j], p[j], name="synthetic", trial=j % K).norm
-                   for j in range(P * K)])
     scores = token_scores(data.X, data.y, v.cpu().numpy())
+    W_mm = np.stack([solve_lp_wsvm(data.X[j % K], alpha[j], p[j], name="synthetic", trial=j % K).W
+                     for j in range(P * K)])
+    local = np.array([locally_optimal(data.X[j % K], scores[j % K], alpha[j], W_mm[j]) for j in range(P * K)])
     distinct = np.ptp(scores, axis=-1).min(-1) > 0
-    return dict(r=traj["r"], p=np.array(p), svm_norm=mm, distinct_scores=np.tile(distinct, P))
+    return dict(t=traj.t, r=traj["r"], W=traj["W"], p=np.array(p), eta=s["eta"], alpha=alpha, W_mm=W_mm,
+                svm_norm=norms_along(W_mm[None], np.array(p))[0], locally_optimal=local,
+                instance=np.arange(P * K) % K, distinct_scores=np.tile(distinct, P))
 
 
 JOINT_X = np.array([[[-2.7, 1.2], [1.4, 2.1], [1.3, -0.1]],
