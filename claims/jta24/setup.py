@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from scipy import optimize
 
 from theorycheck import shared_run
 from theorycheck.data import AssumptionReport, TokenSelectionData, opt_is_argmax, token_scores, trial_generators
@@ -41,6 +42,7 @@ from theorycheck.optim import (
     directional_bregman,
     dual_exponent,
     lp_norm,
+    mirror_map,
     once_per_iterate,
     potential,
     run_trajectory,
@@ -415,3 +417,75 @@ def joint_runs(run):
 def token_assignments(T: int, n: int) -> np.ndarray:
     """All T^n choices of one token per sample, (T^n, n)."""
     return np.stack(np.meshgrid(*[np.arange(T)] * n, indexing="ij"), -1).reshape(-1, n)
+
+
+PATH_RADII = (2.0, 4.0, 8.0, 16.0)
+"""Radii of the regularization path, in units of ||W_mm_opt||_p (the spec's; beyond 16 the
+gradient is ~exp(-16) and L-BFGS cannot leave its start)."""
+
+
+def lp_sphere_minimize(model, R: np.ndarray, p: np.ndarray, U0: np.ndarray, *, max_iter=2000):
+    r"""Minimize log(L(W) - L_*) over the l_p spheres ||W_j||_p = R_j of every trial j of ``model``
+    at once, W = R U/||U||_p, by L-BFGS on U (the trials' objectives summed: separable).  Gradient
+    in U: R [G/||U||_p - <G, U> grad psi(U)/||U||_p^(p+1)], G = grad_W log(L - L_*) from the
+    model's log-domain gradient.  The minimum of the loss over the ball is on the sphere when the
+    radius is large (the loss has no finite minimizer).  Returns (W (J,d,d), log(L - L_*) (J,),
+    relative projected gradient ||G - <G, W> grad psi(W)/||W||_p^p||_F / ||G||_F (J,))."""
+    shape = U0.shape
+    Rt, pt = torch.as_tensor(R)[:, None, None], torch.as_tensor(p)
+
+    def parts(x):
+        U = torch.as_tensor(x.reshape(shape))
+        n = lp_norm(U, pt)[:, None, None]
+        W = Rt * U / n
+        value = model.log_excess_loss({"W": W})
+        g = model.scaled_gradient({"W": W})["W"]
+        G = torch.exp(g.log_scale - value)[:, None, None] * g.direction
+        return U, n, W, value, G
+
+    def objective(x):
+        U, n, _, value, G = parts(x)
+        inner = (G * U).flatten(1).sum(1)[:, None, None]
+        grad = Rt * (G / n - inner * mirror_map(U, pt) / n ** (pt[:, None, None] + 1))
+        return float(value.sum()), grad.numpy().ravel()
+
+    result = optimize.minimize(objective, U0.ravel(), jac=True, method="L-BFGS-B",
+                               options=dict(maxiter=max_iter, gtol=1e-13, ftol=0.0))
+    _, _, W, value, G = parts(result.x)
+    tangent = G - (G * W).flatten(1).sum(1)[:, None, None] * mirror_map(W, pt) \
+        / lp_norm(W, pt)[:, None, None] ** pt[:, None, None]
+    return W.numpy(), value.numpy(), (tangent.flatten(1).norm(dim=1) / G.flatten(1).norm(dim=1)).numpy()
+
+
+@shared_run(sizes={"quick": dict(SIZES["quick"], p=(2.0,)),
+                   "full": dict(SIZES["full"], p=(1.5, 1.75, 2.0, 3.0))})
+def regularization_path(run):
+    r"""The regularization path W_R = argmin_{||W||_p <= R} L(W) at R = c ||W_mm_opt||_p, c in
+    PATH_RADII, for every instance and p of the tier: two starts per (instance, p, c), the ray
+    point R W_mm_opt/||W_mm_opt||_p and a Gaussian direction, minimized side by side by
+    `lp_sphere_minimize`; the lower loss is kept.  Returns W (I, C, d, d) with I = (p, instance)
+    pairs, its loss, relative projected gradients, the certified W_mm_opt (I, d, d), p (I,),
+    instance (I,), and which start won."""
+    s = run.sizes
+    data, _ = instances(run.runtime, s)
+    K, C = data.K, len(PATH_RADII)
+    pairs = [(pv, k) for pv in s["p"] for k in range(K)]
+    W_mm = np.stack([solve_lp_wsvm(data.X[k], data.opt[k], pv, name="synthetic", trial=k).W for pv, k in pairs])
+    p = np.array([pv for pv, _ in pairs])
+    M = norms_along(W_mm[None], p)[0]
+    rng = run.rng("path starts")
+    ray = np.repeat(W_mm[:, None], C, axis=1).reshape((-1,) + W_mm.shape[1:])
+    starts = np.concatenate([ray, rng.standard_normal(ray.shape)])        # (2 I C, d, d)
+    idx = np.tile(np.repeat([k for _, k in pairs], C), 2)
+    R = np.tile((M[:, None] * np.array(PATH_RADII)).ravel(), 2)
+    P = np.tile(np.repeat(p, C), 2)
+    t = data.to_torch(run.device, run.dtype)
+    model = TokenSelection(t.X[idx], t.y[idx], t.u[idx])
+    W, value, projected = lp_sphere_minimize(model, R, P, starts)
+    half = len(ray)
+    ray_wins = value[:half] <= value[half:]
+    pick = np.where(ray_wins, np.arange(half), np.arange(half) + half)
+    shape = (len(pairs), C)
+    return dict(W=W[pick].reshape(shape + W_mm.shape[1:]), log_excess=value[pick].reshape(shape),
+                projected=projected[pick].reshape(shape), ray_start_won=ray_wins.reshape(shape),
+                W_mm=W_mm, p=p, instance=np.array([k for _, k in pairs]), radii=np.array(PATH_RADII))
