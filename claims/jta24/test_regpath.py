@@ -15,10 +15,9 @@ from theorycheck import Control, claim
 from theorycheck.optim import directional_bregman
 from theorycheck.solvers import solve_lp_wsvm
 
-from .setup import PAPER, SIZES, instances, regularization_path, selected_tokens
+from .setup import FAR_Q, PAPER, SIZES, instances, regularization_path, selected_tokens
 
 PATH_SIZES = {"quick": dict(SIZES["quick"], p=(2.0,)), "full": dict(SIZES["full"], p=(1.5, 1.75, 2.0, 3.0))}
-FAR_Q = {1.5: 3.0, 1.75: 3.0, 2.0: 3.0, 3.0: 1.5}
 
 
 @claim(
