@@ -283,6 +283,12 @@ def lowest_score_switch(scores, alpha, opt):
     return bad
 
 
+COMPETITOR_GAP = 3.0
+r"""The restart radius R = max(scale, COMPETITOR_GAP / delta_safe) ||W_mm||_p: on the ray at R a
+higher-score non-support token has logit gap (1 + delta_safe) R/||W_mm||_p against a support
+token's R/||W_mm||_p, so its attention relative to a support token is exp(-delta_safe R/||W_mm||)
+<= exp(-3).  The theorem's radius depends on delta (its cone constants mu(delta), R_pi); a fixed
+5 ||W_mm||_p left the basin on the full tier (delta_safe ~ 0.1, relative weight exp(-0.5))."""
 MAX_RESTARTS = 9
 """At most 3 alpha x 3 p restarts (the spec's CPU configuration)."""
 
@@ -291,7 +297,10 @@ MAX_RESTARTS = 9
                    "full": dict(SIZES["full"], steps=3000, scale=5.0)})
 def local_restarts(run, *, switch_to_lowest=False):
     r"""Restarts of normalized l_p-AttGD on the SVM ray: for every distinct non-global alpha
-    selected by `normalized_mirror_runs` and every p of LOCAL_P, W(0) = scale * W_mm_alpha^p;
+    selected by `normalized_mirror_runs` and every p of LOCAL_P, W(0) = c W_mm_alpha^p with
+    c = max(scale, COMPETITOR_GAP / delta_safe) (c = scale where delta_safe <= 0), with the
+    step eta = STEP[p] (c/scale)^(p-1), so that the dual iterate moves by the same fraction of its
+    norm ||grad psi(W(0))||_q = (c ||W_mm||_p)^(p-1) per step as at the radius ``scale``;
     with ``switch_to_lowest`` alpha' = `lowest_score_switch` instead.  Without it only the
     restarts meeting the hypotheses (alpha locally optimal at p, delta_safe >= SAFE_GAP) run,
     at most MAX_RESTARTS of them (``candidates`` counts all).  Records the directional
@@ -319,23 +328,26 @@ def local_restarts(run, *, switch_to_lowest=False):
     trials = trials[:MAX_RESTARTS]
     if not trials:
         return dict(p=np.empty(0), D=np.empty((0, 0)), tokens_kept=np.empty((0, 0), bool),
-                    local=np.empty(0, bool), safe=np.empty(0), t=np.empty(0), candidates=candidates)
+                    local=np.empty(0, bool), safe=np.empty(0), scale=np.empty(0), t=np.empty(0),
+                    candidates=candidates)
     idx = [tr["instance"] for tr in trials]
     t = data.to_torch(run.device, run.dtype)
     model = TokenSelection(t.X[idx], t.y[idx], t.u[idx])
     p = np.array([tr["p"] for tr in trials])
     W_mm = np.stack([tr["W_mm"] for tr in trials])
     alpha = np.stack([tr["alpha"] for tr in trials])
-    step = MirrorDescent(model, p.tolist(), [STEP[pv] for pv in p], normalized=True)
+    safe = np.array([tr["safe"] for tr in trials])
+    scale = np.where(safe > 0, np.maximum(s["scale"], COMPETITOR_GAP / np.where(safe > 0, safe, 1.0)), s["scale"])
+    eta = [STEP[pv] * (c / s["scale"]) ** (pv - 1) for pv, c in zip(p, scale)]
+    step = MirrorDescent(model, p.tolist(), eta, normalized=True)
     marks = np.linspace(0, s["steps"], 31).round().astype(int)
-    traj = run_trajectory(step, {"W": run.tensor(s["scale"] * W_mm)}, s["steps"], {"W": lambda it: it.W},
+    traj = run_trajectory(step, {"W": run.tensor(scale[:, None, None] * W_mm)}, s["steps"], {"W": lambda it: it.W},
                           checkpoints=marks)
     W = traj["W"]
     X = data.X[idx]
     kept = np.stack([np.all(selected_tokens(X, Wc) == alpha, axis=-1) for Wc in W])
     return dict(p=p, t=traj.t, D=divergence_curves(W, W_mm, p), tokens_kept=kept,
-                local=np.array([tr["local"] for tr in trials]), safe=np.array([tr["safe"] for tr in trials]),
-                candidates=candidates)
+                local=np.array([tr["local"] for tr in trials]), safe=safe, scale=scale, candidates=candidates)
 
 
 GROWTH_P = (1.75, 2.0, 3.0)
