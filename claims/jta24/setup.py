@@ -274,6 +274,13 @@ def safe_gap(X, scores, alpha, W_mm) -> float:
     return float(np.min(m[higher] - 1)) if higher.any() else np.inf
 
 
+def lowest_token_svm(data, k: int, p: float):
+    """(alpha_bad, W_mm of alpha_bad): alpha_bad_i = argmin_t gamma_{i,t} (not locally optimal)
+    and its certified l_p-AttSVM, instance k of ``data``."""
+    bad = data.scores()[k].argmin(-1)
+    return bad, solve_lp_wsvm(data.X[k], bad, float(p), name="synthetic", trial=int(k)).W
+
+
 def lowest_score_switch(scores, alpha, opt):
     """alpha with its first non-global sample moved to its lowest-score token (not locally
     optimal: that token has a lower score than every other)."""

@@ -12,12 +12,12 @@ import torch
 from theorycheck import Control, claim
 from theorycheck.models import TokenSelection
 from theorycheck.optim import directional_bregman, lp_norm
-from theorycheck.solvers import solve_lp_wsvm
 
 from theorycheck.solvers.margin import constraint_values
 from theorycheck.solvers.svm import wsvm_constraint_factors
 
-from .setup import DIRECTION_STEPS, PAPER, SIZES, SUPPORT_TOL, instances, normalized_mirror_runs, own_index
+from .setup import (DIRECTION_STEPS, PAPER, SIZES, SUPPORT_TOL, instances, lowest_token_svm,
+                    normalized_mirror_runs, own_index)
 
 RADII = (2.0, 5.0, 10.0, 20.0, 50.0)
 RAY = (20.0, 40.0, 80.0, 160.0)
@@ -46,9 +46,8 @@ def _references(tc, bad_tokens: bool):
     for j in keep:
         k = runs["instance"][j]
         if bad_tokens:
-            bad = data.scores()[k].argmin(-1)
-            refs.append(solve_lp_wsvm(data.X[k], bad, float(p_all[j]), name="synthetic", trial=int(k)).W)
-            alphas.append(bad), alpha_ok.append(False)
+            bad, ref = lowest_token_svm(data, k, p_all[j])
+            refs.append(ref), alphas.append(bad), alpha_ok.append(False)
         else:
             refs.append(runs["W_mm"][own_index(p_all[j:j + 1])[0], j])
             alphas.append(runs["alpha"][j]), alpha_ok.append(True)

@@ -12,9 +12,8 @@ import torch
 from theorycheck import Control, claim
 from theorycheck.models import TokenSelection
 from theorycheck.optim import directional_bregman, lp_norm
-from theorycheck.solvers import solve_lp_wsvm
 
-from .setup import PAPER, SIZES, instances, norm_growth_runs, selected_tokens
+from .setup import PAPER, SIZES, instances, lowest_token_svm, norm_growth_runs, selected_tokens
 
 GROWTH_SIZES = {"quick": dict(SIZES["quick"], instances=3, steps=2000, eta=10.0),
                 "full": dict(SIZES["full"], steps=20000, eta=10.0)}
@@ -39,9 +38,7 @@ def _late_run(tc, bad_reference: bool):
     p, inst = runs["p"][use], inst[use]
     refs = runs["W_mm"][use]
     if bad_reference:
-        scores = data.scores()
-        refs = np.stack([solve_lp_wsvm(data.X[k], scores[k].argmin(-1), float(pv), name="synthetic",
-                                       trial=int(k)).W for k, pv in zip(inst, p)])
+        refs = np.stack([lowest_token_svm(data, k, pv)[1] for k, pv in zip(inst, p)])
     return dict(t=runs["t"][1:], W=runs["W"][1:, use], r=runs["r"][1:, use], p=p, eta=float(runs["eta"]),
                 refs=refs, inst=inst, data=data, W_tenth=runs["W"][0, use], r_tenth=runs["r"][0, use],
                 k0=runs["t"][0])
