@@ -5,7 +5,6 @@ from the authors' code) and the l_p-AttSVM
     W_mm_alpha = argmin ||W||_p  s.t.  (x_{i,alpha_i} - x_{i,t})^T W z_i >= 1  (t != alpha_i).
 """
 import numpy as np
-import torch
 
 from theorycheck import Control, claim
 from theorycheck.models import TokenSelection
