@@ -18,7 +18,9 @@ ENCODED = ["alg.p2_is_gd", "svm.certificate", "svm.p2_is_frobenius", "thm.lp_dir
            "lem17.gradient", "lem18.gradient_bound", "lem23.md_identities", "lem4.norm_increment",
            "lem22.norm_monotone", "lem24.descent", "exp.sparsity_vs_p", "thm.lp_direction_local",
            "lem28.cone_invariance", "lem30.norm_growth",
-           "lem20.gradient_correlation"]
+           "lem20.gradient_correlation", "thm.joint", "exp.joint_token_choice",
+           "lem19.cone_margins", "lem21.gradient_alignment", "lem27.dual_progress",
+           "lem29.rate_in_norm", "thm.regpath_global"]
 
 paper(
     "jta24",

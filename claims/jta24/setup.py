@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from scipy import optimize
 
 from theorycheck import shared_run
 from theorycheck.data import AssumptionReport, TokenSelectionData, opt_is_argmax, token_scores, trial_generators
@@ -41,12 +42,13 @@ from theorycheck.optim import (
     directional_bregman,
     dual_exponent,
     lp_norm,
+    mirror_map,
     once_per_iterate,
     potential,
     run_trajectory,
 )
 from theorycheck.runtime import generator
-from theorycheck.solvers import solve_lp_wsvm
+from theorycheck.solvers import solve_lp_usvm, solve_lp_wsvm
 from theorycheck.solvers.margin import constraint_values
 from theorycheck.solvers.svm import wsvm_constraint_factors
 
@@ -272,6 +274,13 @@ def safe_gap(X, scores, alpha, W_mm) -> float:
     return float(np.min(m[higher] - 1)) if higher.any() else np.inf
 
 
+def lowest_token_svm(data, k: int, p: float):
+    """(alpha_bad, W_mm of alpha_bad): alpha_bad_i = argmin_t gamma_{i,t} (not locally optimal)
+    and its certified l_p-AttSVM, instance k of ``data``."""
+    bad = data.scores()[k].argmin(-1)
+    return bad, solve_lp_wsvm(data.X[k], bad, float(p), name="synthetic", trial=int(k)).W
+
+
 def lowest_score_switch(scores, alpha, opt):
     """alpha with its first non-global sample moved to its lowest-score token (not locally
     optimal: that token has a lower score than every other)."""
@@ -281,6 +290,12 @@ def lowest_score_switch(scores, alpha, opt):
     return bad
 
 
+COMPETITOR_GAP = 3.0
+r"""The restart radius R = max(scale, COMPETITOR_GAP / delta_safe) ||W_mm||_p: on the ray at R a
+higher-score non-support token has logit gap (1 + delta_safe) R/||W_mm||_p against a support
+token's R/||W_mm||_p, so its attention relative to a support token is exp(-delta_safe R/||W_mm||)
+<= exp(-3).  The theorem's radius depends on delta (its cone constants mu(delta), R_pi); a fixed
+5 ||W_mm||_p left the basin on the full tier (delta_safe ~ 0.1, relative weight exp(-0.5))."""
 MAX_RESTARTS = 9
 """At most 3 alpha x 3 p restarts (the spec's CPU configuration)."""
 
@@ -289,7 +304,10 @@ MAX_RESTARTS = 9
                    "full": dict(SIZES["full"], steps=3000, scale=5.0)})
 def local_restarts(run, *, switch_to_lowest=False):
     r"""Restarts of normalized l_p-AttGD on the SVM ray: for every distinct non-global alpha
-    selected by `normalized_mirror_runs` and every p of LOCAL_P, W(0) = scale * W_mm_alpha^p;
+    selected by `normalized_mirror_runs` and every p of LOCAL_P, W(0) = c W_mm_alpha^p with
+    c = max(scale, COMPETITOR_GAP / delta_safe) (c = scale where delta_safe <= 0), with the
+    step eta = STEP[p] (c/scale)^(p-1), so that the dual iterate moves by the same fraction of its
+    norm ||grad psi(W(0))||_q = (c ||W_mm||_p)^(p-1) per step as at the radius ``scale``;
     with ``switch_to_lowest`` alpha' = `lowest_score_switch` instead.  Without it only the
     restarts meeting the hypotheses (alpha locally optimal at p, delta_safe >= SAFE_GAP) run,
     at most MAX_RESTARTS of them (``candidates`` counts all).  Records the directional
@@ -317,34 +335,43 @@ def local_restarts(run, *, switch_to_lowest=False):
     trials = trials[:MAX_RESTARTS]
     if not trials:
         return dict(p=np.empty(0), D=np.empty((0, 0)), tokens_kept=np.empty((0, 0), bool),
-                    local=np.empty(0, bool), safe=np.empty(0), t=np.empty(0), candidates=candidates)
+                    local=np.empty(0, bool), safe=np.empty(0), scale=np.empty(0), t=np.empty(0),
+                    candidates=candidates)
     idx = [tr["instance"] for tr in trials]
     t = data.to_torch(run.device, run.dtype)
     model = TokenSelection(t.X[idx], t.y[idx], t.u[idx])
     p = np.array([tr["p"] for tr in trials])
     W_mm = np.stack([tr["W_mm"] for tr in trials])
     alpha = np.stack([tr["alpha"] for tr in trials])
-    step = MirrorDescent(model, p.tolist(), [STEP[pv] for pv in p], normalized=True)
+    safe = np.array([tr["safe"] for tr in trials])
+    scale = np.where(safe > 0, np.maximum(s["scale"], COMPETITOR_GAP / np.where(safe > 0, safe, 1.0)), s["scale"])
+    eta = [STEP[pv] * (c / s["scale"]) ** (pv - 1) for pv, c in zip(p, scale)]
+    step = MirrorDescent(model, p.tolist(), eta, normalized=True)
     marks = np.linspace(0, s["steps"], 31).round().astype(int)
-    traj = run_trajectory(step, {"W": run.tensor(s["scale"] * W_mm)}, s["steps"], {"W": lambda it: it.W},
+    traj = run_trajectory(step, {"W": run.tensor(scale[:, None, None] * W_mm)}, s["steps"], {"W": lambda it: it.W},
                           checkpoints=marks)
     W = traj["W"]
     X = data.X[idx]
     kept = np.stack([np.all(selected_tokens(X, Wc) == alpha, axis=-1) for Wc in W])
     return dict(p=p, t=traj.t, D=divergence_curves(W, W_mm, p), tokens_kept=kept,
-                local=np.array([tr["local"] for tr in trials]), safe=np.array([tr["safe"] for tr in trials]),
-                candidates=candidates)
+                local=np.array([tr["local"] for tr in trials]), safe=safe, scale=scale, candidates=candidates)
 
 
 GROWTH_P = (1.75, 2.0, 3.0)
+
+
+LATE_WINDOW = 200
+"""Plain-MD steps at the end of `norm_growth_runs` at which every iterate is kept (Lemmas 27, 29)."""
 
 
 @shared_run(sizes={"quick": dict(SIZES["quick"], instances=3, steps=2000, eta=10.0),
                    "full": dict(SIZES["full"], steps=20000, eta=10.0)})
 def norm_growth_runs(run, *, normalized=False, zero_head=False):
     r"""Plain (or ``normalized``) l_p-AttGD with eta for p in GROWTH_P on the first instances from
-    W(0) std 1, side by side; ||W(k)||_p at k = K/10 and K, the selected tokens alpha at K and
-    ||W_mm_alpha||_p (certified l_p-AttSVM).  ``zero_head`` sets v = 0 (all scores equal)."""
+    W(0) std 1, side by side (trial j = ip * K + k).  Keeps W(k) at k = K/10 and at every step of
+    the last LATE_WINDOW (``t``: those steps; ``r``: ||W(k)||_p there), the selected tokens alpha
+    at K, the certified l_p-AttSVM W_mm_alpha and ||W_mm_alpha||_p, and whether alpha is locally
+    optimal.  ``zero_head`` sets v = 0 (all scores equal)."""
     s = run.sizes
     data, W0 = instances(run.runtime, s)
     K, P = data.K, len(GROWTH_P)
@@ -354,12 +381,130 @@ def norm_growth_runs(run, *, normalized=False, zero_head=False):
     p = [pv for pv in GROWTH_P for _ in range(K)]
     step = MirrorDescent(model, p, s["eta"], normalized=normalized)
     pt = run.tensor(p)
+    marks = [s["steps"] // 10] + list(range(s["steps"] - LATE_WINDOW, s["steps"] + 1))
     traj = run_trajectory(step, {"W": run.tensor(np.tile(W0, (P, 1, 1)))}, s["steps"],
-                          {"r": lambda it: lp_norm(it.W, pt)}, checkpoints=[s["steps"] // 10, s["steps"]])
+                          {"r": lambda it: lp_norm(it.W, pt), "W": lambda it: it.W}, checkpoints=marks)
     X = np.tile(data.X, (P, 1, 1, 1))
     alpha = selected_tokens(X, traj.W.cpu().numpy())
-    mm = np.array([solve_lp_wsvm(data.X[j % K], alpha[j], p[j], name="synthetic", trial=j % K).norm
-                   for j in range(P * K)])
     scores = token_scores(data.X, data.y, v.cpu().numpy())
+    W_mm = np.stack([solve_lp_wsvm(data.X[j % K], alpha[j], p[j], name="synthetic", trial=j % K).W
+                     for j in range(P * K)])
+    local = np.array([locally_optimal(data.X[j % K], scores[j % K], alpha[j], W_mm[j]) for j in range(P * K)])
     distinct = np.ptp(scores, axis=-1).min(-1) > 0
-    return dict(r=traj["r"], p=np.array(p), svm_norm=mm, distinct_scores=np.tile(distinct, P))
+    return dict(t=traj.t, r=traj["r"], W=traj["W"], p=np.array(p), eta=s["eta"], alpha=alpha, W_mm=W_mm,
+                svm_norm=norms_along(W_mm[None], np.array(p))[0], locally_optimal=local,
+                instance=np.arange(P * K) % K, distinct_scores=np.tile(distinct, P))
+
+
+JOINT_X = np.array([[[-2.7, 1.2], [1.4, 2.1], [1.3, -0.1]],
+                    [[0.4, -2.2], [-1.1, -0.4], [0.9, 0.1]]])
+JOINT_Y = np.array([1.0, -1.0])
+r"""The paper's two-sample joint-training example (n=2, T=3, d=2, query z_i = x_{i,0}; the
+authors' joint-training notebook, as transcribed in the project's reconstruction): data, not
+results."""
+JOINT_P = (1.75, 2.0, 3.0)
+
+
+@shared_run(sizes={"quick": dict(steps=2000, eta=(0.1, 0.1, 1.0)),
+                   "full": dict(steps=20000, eta=(0.1, 0.1, 0.1))})
+def joint_runs(run):
+    r"""Normalized l_p-JointGD (each block normalized by its own dual norm) on the paper's joint
+    example from (W, v) = 0, p in JOINT_P side by side (trial j = p index); exponential loss.
+    Records W, v at 0, 1..100 and 40 evenly spaced checkpoints; the selected tokens at each;
+    alpha = the tokens of the last iterate; the certified l_p-AttSVM W_mm_alpha and the l_p
+    head SVM v_mm_alpha (min ||v||_p s.t. y_i x_{i,alpha_i}^T v >= 1) per p."""
+    s = run.sizes
+    P = len(JOINT_P)
+    X = run.tensor(np.tile(JOINT_X, (P, 1, 1, 1)))
+    model = TokenSelection(X, run.tensor(np.tile(JOINT_Y, (P, 1))))
+    step = MirrorDescent(model, list(JOINT_P), list(s["eta"]), normalized=True)
+    marks = np.unique(np.concatenate([np.arange(101), np.linspace(0, s["steps"], 41).round(),
+                                      [s["steps"] // 10]]).astype(int))
+    start = {"u": run.tensor(np.zeros((P, 2))), "W": run.tensor(np.zeros((P, 2, 2)))}
+    traj = run_trajectory(step, start, s["steps"], {"W": lambda it: it.W, "v": lambda it: it.params["u"]},
+                          checkpoints=marks)
+    Xn = np.tile(JOINT_X, (P, 1, 1, 1))
+    tokens = np.stack([selected_tokens(Xn, Wc) for Wc in traj["W"]])
+    alpha = tokens[-1]
+    W_mm = np.stack([solve_lp_wsvm(JOINT_X, alpha[j], p, name="joint example").W for j, p in enumerate(JOINT_P)])
+    v_mm = np.stack([solve_lp_usvm(JOINT_X[np.arange(2), alpha[j]], JOINT_Y, p, name="joint example").W[:, 0]
+                     for j, p in enumerate(JOINT_P)])
+    return dict(t=traj.t, W=traj["W"], v=traj["v"], tokens=tokens, alpha=alpha, W_mm=W_mm, v_mm=v_mm,
+                p=np.array(JOINT_P))
+
+
+def token_assignments(T: int, n: int) -> np.ndarray:
+    """All T^n choices of one token per sample, (T^n, n)."""
+    return np.stack(np.meshgrid(*[np.arange(T)] * n, indexing="ij"), -1).reshape(-1, n)
+
+
+PATH_RADII = (2.0, 4.0, 8.0, 16.0)
+"""Radii of the regularization path, in units of ||W_mm_opt||_p (the spec's; beyond 16 the
+gradient is ~exp(-16) and L-BFGS cannot leave its start)."""
+
+
+def lp_sphere_minimize(model, R: np.ndarray, p: np.ndarray, U0: np.ndarray, *, max_iter=2000):
+    r"""Minimize log(L(W) - L_*) over the l_p spheres ||W_j||_p = R_j of every trial j of ``model``
+    at once, W = R U/||U||_p, by L-BFGS on U (the trials' objectives summed: separable).  Gradient
+    in U: R [G/||U||_p - <G, U> grad psi(U)/||U||_p^(p+1)], G = grad_W log(L - L_*) from the
+    model's log-domain gradient.  The minimum of the loss over the ball is on the sphere when the
+    radius is large (the loss has no finite minimizer).  Returns (W (J,d,d), log(L - L_*) (J,),
+    relative projected gradient ||G - <G, W> grad psi(W)/||W||_p^p||_F / ||G||_F (J,))."""
+    shape = U0.shape
+    Rt, pt = torch.as_tensor(R)[:, None, None], torch.as_tensor(p)
+
+    def parts(x):
+        U = torch.as_tensor(x.reshape(shape))
+        n = lp_norm(U, pt)[:, None, None]
+        W = Rt * U / n
+        value = model.log_excess_loss({"W": W})
+        g = model.scaled_gradient({"W": W})["W"]
+        G = torch.exp(g.log_scale - value)[:, None, None] * g.direction
+        return U, n, W, value, G
+
+    def objective(x):
+        U, n, _, value, G = parts(x)
+        inner = (G * U).flatten(1).sum(1)[:, None, None]
+        grad = Rt * (G / n - inner * mirror_map(U, pt) / n ** (pt[:, None, None] + 1))
+        return float(value.sum()), grad.numpy().ravel()
+
+    result = optimize.minimize(objective, U0.ravel(), jac=True, method="L-BFGS-B",
+                               options=dict(maxiter=max_iter, gtol=1e-13, ftol=0.0))
+    _, _, W, value, G = parts(result.x)
+    tangent = G - (G * W).flatten(1).sum(1)[:, None, None] * mirror_map(W, pt) \
+        / lp_norm(W, pt)[:, None, None] ** pt[:, None, None]
+    return W.numpy(), value.numpy(), (tangent.flatten(1).norm(dim=1) / G.flatten(1).norm(dim=1)).numpy()
+
+
+@shared_run(sizes={"quick": dict(SIZES["quick"], p=(2.0,)),
+                   "full": dict(SIZES["full"], p=(1.5, 1.75, 2.0, 3.0))})
+def regularization_path(run):
+    r"""The regularization path W_R = argmin_{||W||_p <= R} L(W) at R = c ||W_mm_opt||_p, c in
+    PATH_RADII, for every instance and p of the tier: two starts per (instance, p, c), the ray
+    point R W_mm_opt/||W_mm_opt||_p and a Gaussian direction, minimized side by side by
+    `lp_sphere_minimize`; the lower loss is kept.  Returns W (I, C, d, d) with I = (p, instance)
+    pairs, its loss, relative projected gradients, the certified W_mm_opt (I, d, d), p (I,),
+    instance (I,), and which start won."""
+    s = run.sizes
+    data, _ = instances(run.runtime, s)
+    K, C = data.K, len(PATH_RADII)
+    pairs = [(pv, k) for pv in s["p"] for k in range(K)]
+    W_mm = np.stack([solve_lp_wsvm(data.X[k], data.opt[k], pv, name="synthetic", trial=k).W for pv, k in pairs])
+    p = np.array([pv for pv, _ in pairs])
+    M = norms_along(W_mm[None], p)[0]
+    rng = run.rng("path starts")
+    ray = np.repeat(W_mm[:, None], C, axis=1).reshape((-1,) + W_mm.shape[1:])
+    starts = np.concatenate([ray, rng.standard_normal(ray.shape)])        # (2 I C, d, d)
+    idx = np.tile(np.repeat([k for _, k in pairs], C), 2)
+    R = np.tile((M[:, None] * np.array(PATH_RADII)).ravel(), 2)
+    P = np.tile(np.repeat(p, C), 2)
+    t = data.to_torch(run.device, run.dtype)
+    model = TokenSelection(t.X[idx], t.y[idx], t.u[idx])
+    W, value, projected = lp_sphere_minimize(model, R, P, starts)
+    half = len(ray)
+    ray_wins = value[:half] <= value[half:]
+    pick = np.where(ray_wins, np.arange(half), np.arange(half) + half)
+    shape = (len(pairs), C)
+    return dict(W=W[pick].reshape(shape + W_mm.shape[1:]), log_excess=value[pick].reshape(shape),
+                projected=projected[pick].reshape(shape), ray_start_won=ray_wins.reshape(shape),
+                W_mm=W_mm, p=p, instance=np.array([k for _, k in pairs]), radii=np.array(PATH_RADII))

@@ -29,6 +29,13 @@ from .setup import (
 )
 from theorycheck.solvers import solve_lp_wsvm
 
+from .setup import STEP
+
+
+def _steps(p):
+    """eta of normalized MD of every run (its p's STEP)."""
+    return np.array([STEP[float(x)] for x in p])
+
 SHARED_SIZES = {tier: dict(SIZES[tier], steps=DIRECTION_STEPS[tier]) for tier in SIZES}
 
 
@@ -91,6 +98,10 @@ def test_lp_direction(tc):
       2^(1/(p-1)) >= 1.41 for p <= 3; 1.2 leaves room for the transient while the tokens are
       still being chosen.  ||W||_p need not be monotone step by step outside the cone, and on
       seed 1 it is not);
+    * the dual norm ||grad psi(W)||_q = ||W||_p^(p-1) grows by at most eta per step between K/2
+      and K, every run (exact: the normalized step moves the dual iterate by eta G/||G||_q, of
+      q-norm eta; allowance 1e-9 relative).  Observed 0.99-0.999 eta for p >= 1.75 once aligned,
+      0.5-0.7 eta for p = 1.5 (recorded);
     * per run, on the runs meeting the theorem's hypotheses (alpha locally optimal and stable
       over the last 30% of steps; their number is a precondition, >= 10 of 20): D^(p)_K <= 2e-2
       and D^(p)_K < min_{q != p} D^(q)_K, binomial at p = 0.8.
@@ -118,6 +129,9 @@ def test_lp_direction(tc):
     tc.conclusion.at_least("median nearest-wrong / correct ratio, per p", _per_p(ratio, p), 2.0)
     tc.conclusion.binomial("D decreases from K/2 to K", own[:, -1] < own[:, 0], p=0.8)
     tc.conclusion.at_least("||W||_p grows: ||W(K)||_p / ||W(K/2)||_p, every run", r[1] / r[0], 1.2)
+    dual_rate = (r[1] ** (p - 1) - r[0] ** (p - 1)) / (_steps(p) * (t[-1] - t[half]))
+    tc.record("dual-norm growth per step / eta, K/2 to K, per run", dual_rate)
+    tc.conclusion.at_most("dual-norm growth per step <= eta (triangle inequality), every run", dual_rate.max(), 1 + 1e-9)
     strict = (own[:, -1] <= 2e-2) & (own[:, -1] < others)
     tc.conclusion.binomial("per run (hypotheses met): D small and below every wrong q",
                            strict[hypotheses], p=0.8)

@@ -1,7 +1,8 @@
 r"""jta24: the gradient correlates with the l_p-AttSVM direction inside the cone (Lemma 20,
 Appendix A.3), with the exponential scale along the SVM ray.
 
-Julistiono, Tarzanagh, Azizan, arXiv 2410.14581.  Reference directions: the certified
+Lemma 19 (margins in the cone) and Lemma 21 (alignment of the gradient with W) use the same
+references.  Julistiono, Tarzanagh, Azizan, arXiv 2410.14581.  Reference directions: the certified
 l_p-AttSVM W_mm_alpha of the tokens selected by the runs of `normalized_mirror_runs` (each run's
 own p), on the runs where alpha is locally optimal (the lemma's hypothesis).
 """
@@ -11,9 +12,12 @@ import torch
 from theorycheck import Control, claim
 from theorycheck.models import TokenSelection
 from theorycheck.optim import directional_bregman, lp_norm
-from theorycheck.solvers import solve_lp_wsvm
 
-from .setup import DIRECTION_STEPS, PAPER, SIZES, instances, normalized_mirror_runs, own_index
+from theorycheck.solvers.margin import constraint_values
+from theorycheck.solvers.svm import wsvm_constraint_factors
+
+from .setup import (DIRECTION_STEPS, PAPER, SIZES, SUPPORT_TOL, instances, lowest_token_svm,
+                    normalized_mirror_runs, own_index)
 
 RADII = (2.0, 5.0, 10.0, 20.0, 50.0)
 RAY = (20.0, 40.0, 80.0, 160.0)
@@ -26,6 +30,49 @@ def _log_correlation(model, W, ref):
     g = model.scaled_gradient({"W": W})["W"]
     inner = -(g.direction * ref).flatten(1).sum(1)
     return torch.where(inner > 0, g.log_scale + inner.clamp_min(1e-300).log(), torch.nan), inner
+
+
+def _references(tc, bad_tokens: bool):
+    r"""The reference of every run of `normalized_mirror_runs` whose alpha is locally optimal:
+    its own l_p-AttSVM W_mm_alpha, or with ``bad_tokens`` the l_p-AttSVM of alpha_bad =
+    argmin_t gamma_{i,t} (not locally optimal).  Records the preconditions (alpha locally
+    optimal on every run used; at least 5 runs); returns (refs (J,d,d), p (J,), instance (J,), data,
+    alpha (J,n))."""
+    runs = tc.use(normalized_mirror_runs)
+    data, _ = instances(tc.runtime, tc.sizes)
+    p_all = runs["p"]
+    keep = np.flatnonzero(runs["locally_optimal"])
+    refs, alphas, alpha_ok = [], [], []
+    for j in keep:
+        k = runs["instance"][j]
+        if bad_tokens:
+            bad, ref = lowest_token_svm(data, k, p_all[j])
+            refs.append(ref), alphas.append(bad), alpha_ok.append(False)
+        else:
+            refs.append(runs["W_mm"][own_index(p_all[j:j + 1])[0], j])
+            alphas.append(runs["alpha"][j]), alpha_ok.append(True)
+    tc.precondition.holds("alpha locally optimal on every run used", bool(all(alpha_ok)))
+    tc.precondition.at_least("runs used", len(keep), 5)
+    return np.stack(refs), p_all[keep], runs["instance"][keep], data, np.stack(alphas)
+
+
+def _unit(A, p):
+    """A / ||A||_p for one matrix."""
+    return A / float(lp_norm(torch.as_tensor(A)[None], p))
+
+
+def _cone_samples(rng, refs, p, inst, radii, noise=NOISE):
+    r"""W = R ||W_mm||_p U/||U||_p, U = W_mm/||W_mm||_p + s E/||E||_p (E Gaussian) for every
+    reference, R in ``radii`` and s in ``noise``: (W (S,d,d), p (S,), instance (S,), reference (S,d,d))."""
+    rows, ps, insts, cone_refs = [], [], [], []
+    for ref, pv, k in zip(refs, p, inst):
+        norm = float(lp_norm(torch.as_tensor(ref)[None], pv))
+        for R in radii:
+            for s in noise:
+                U = _unit(ref, pv) + s * _unit(rng.standard_normal(ref.shape), pv)
+                rows.append(R * norm * _unit(U, pv))
+                ps.append(pv), insts.append(k), cone_refs.append(ref)
+    return np.stack(rows), np.array(ps), np.array(insts), np.stack(cone_refs)
 
 
 @claim(
@@ -53,38 +100,11 @@ def test_gradient_correlation(tc):
     (hypothesis kind) uses alpha_bad = argmin_t gamma_{i,t}: the precondition (alpha locally
     optimal) fails and the correlation turns negative.
     """
-    runs = tc.use(normalized_mirror_runs)
-    data, _ = instances(tc.runtime, tc.sizes)
-    p_all = runs["p"]
-    keep = np.flatnonzero(runs["locally_optimal"])
-    refs, alpha_ok = [], []
-    for j in keep:
-        k = runs["instance"][j]
-        if tc.control == "lowest_tokens":
-            bad = data.scores()[k].argmin(-1)
-            refs.append(solve_lp_wsvm(data.X[k], bad, float(p_all[j]), name="synthetic", trial=int(k)).W)
-            alpha_ok.append(False)
-        else:
-            refs.append(runs["W_mm"][own_index(p_all[j:j + 1])[0], j])
-            alpha_ok.append(True)
-    tc.precondition.holds("alpha locally optimal on every run used", bool(all(alpha_ok)))
-    tc.precondition.at_least("runs used", len(keep), 5)
-    refs, p = np.stack(refs), p_all[keep]
-    inst = runs["instance"][keep]
-    rng = tc.rng("cone samples")
-    rows, ps, insts, cone_refs = [], [], [], []
-    for ref, pv, k in zip(refs, p, inst):
-        norm = float(lp_norm(torch.as_tensor(ref)[None], pv))
-        unit = ref / norm
-        for R in RADII:
-            for s in NOISE:
-                E = rng.standard_normal(ref.shape)
-                U = unit + s * E / float(lp_norm(torch.as_tensor(E)[None], pv))
-                rows.append(R * norm * U / float(lp_norm(torch.as_tensor(U)[None], pv)))
-                ps.append(pv), insts.append(k), cone_refs.append(ref)
+    refs, p, inst, data, _ = _references(tc, tc.control == "lowest_tokens")
+    W, ps, insts, cone_refs = _cone_samples(tc.rng("cone samples"), refs, p, inst, RADII)
     t = data.to_torch(tc.device, tc.dtype)
     model = TokenSelection(t.X[insts], t.y[insts], t.u[insts])
-    W, R_ref = tc.tensor(np.stack(rows)), tc.tensor(np.stack(cone_refs))
+    W, R_ref = tc.tensor(W), tc.tensor(cone_refs)
     _, inner = _log_correlation(model, W, R_ref)
     D = directional_bregman(R_ref, W, tc.tensor(ps))
     tc.record("largest cone divergence of the samples", float(D.max()))
@@ -105,3 +125,148 @@ def test_gradient_correlation(tc):
     tc.record("slope x ||W_mm||_p per run", slopes)
     tc.conclusion.at_least("ray: slope x ||W_mm||_p >= -1.02", np.nanmin(slopes) if np.isfinite(slopes).any() else np.nan, -1.02)
     tc.conclusion.at_most("ray: slope x ||W_mm||_p <= -0.98", np.nanmax(slopes) if np.isfinite(slopes).any() else np.nan, -0.98)
+
+
+ALIGN_RADII = (5.0, 10.0, 20.0, 50.0)
+PI = 0.05
+
+
+@claim(
+    f"{PAPER}.lem21.gradient_alignment",
+    source="Lemma 21 (Appendix A.3), generalizing Tarzanagh et al. 2023, Lemma 14",
+    statement="For every pi > 0 there is R_pi such that on C_{p,mu,R_pi}(W_mm_alpha): "
+              "<-grad L(W), W/||W||_p> <= (1 + pi) <-grad L(W), W_mm_alpha/||W_mm_alpha||_p>.",
+    provenance="inferred",
+    controls={"lowest_tokens": Control(
+        "hypothesis", breaks=["<-G, W/||W||_p> <= (1 + pi) <-G, W_mm/||W_mm||_p> on every cone sample"],
+        description="alpha_bad = the lowest-score token of every sample (not locally optimal) "
+                    "and its l_p-AttSVM")},
+    sizes={tier: dict(SIZES[tier], steps=DIRECTION_STEPS[tier]) for tier in SIZES},
+)
+def test_gradient_alignment(tc):
+    r"""Cone samples as in Lemma 20 (W = R U/||U||_p, U = W_mm/||W_mm||_p + s E/||E||_p,
+    s in {1e-3, 1e-2}, so D_psi(W_mm/||W_mm||_p, W/||W||_p) <= 1e-2 = mu, a precondition) at
+    R in {5, 10, 20, 50} ||W_mm||_p, for every run whose alpha is locally optimal, pi = 0.05 (the
+    spec's test, fixed before the data).  With G = grad L(W) (the log-domain direction: the
+    positive scale cancels), pass: (1 + pi) <-G, W_mm>/||W_mm||_p - <-G, W>/||W||_p >= 0 on every
+    sample, relative to |<-G, W_mm>|/||W_mm||_p, with allowance 1e-12.  The lemma's R_pi is a
+    dataset constant that is lost (~ pi^-1 log(1/pi)); R >= 5 ||W_mm||_p is the spec's reading
+    (observed ratio <= 1.013 with the logistic loss; the largest ratio is recorded).  The control
+    (hypothesis kind) uses alpha_bad = argmin_t gamma_{i,t}: the right side turns negative and
+    (1 + pi) times it falls below the left side at every sample (the spec).
+    """
+    refs, p, inst, data, _ = _references(tc, tc.control == "lowest_tokens")
+    W, ps, insts, cone_refs = _cone_samples(tc.rng("alignment samples"), refs, p, inst, ALIGN_RADII)
+    t = data.to_torch(tc.device, tc.dtype)
+    model = TokenSelection(t.X[insts], t.y[insts], t.u[insts])
+    W, R_ref, pt = tc.tensor(W), tc.tensor(cone_refs), tc.tensor(ps)
+    D = directional_bregman(R_ref, W, pt)
+    tc.precondition.at_most("cone samples: D_psi(W_mm, W) <= mu = 1e-2", float(D.max()), 1e-2)
+    G = model.scaled_gradient({"W": W})["W"].direction
+    along_W = -(G * W).flatten(1).sum(1) / lp_norm(W, pt)
+    along_mm = -(G * R_ref).flatten(1).sum(1) / lp_norm(R_ref, pt)
+    slack = ((1 + PI) * along_mm - along_W) / along_mm.abs()
+    tc.record("largest ratio <-G, W/||W||> / <-G, W_mm/||W_mm||>", float((along_W / along_mm).max()))
+    tc.conclusion.at_least("<-G, W/||W||_p> <= (1 + pi) <-G, W_mm/||W_mm||_p> on every cone sample",
+                           float(slack.min()), -1e-12)
+
+
+def _cone_constants(X, alpha, W_mm, p):
+    r"""The constants of Lemma 19 for one instance: margins m_k(W_mm) with the constraint
+    factors, support mask, delta = (1/2) min over non-support tokens of (m - 1), A_q =
+    max_{i,t,tau} ||x_{i,t} - x_{i,tau}||_q ||z_i||_q and mu(delta) (spec section 1.7:
+    eps = delta / (2 A_q ||W_mm||_p); mu = eps^p / (p 2^p) for p >= 2, (p-1)/2 eps^2 N^(1-2/p) for
+    p < 2, N = d^2)."""
+    A, B, index = wsvm_constraint_factors(X, alpha)
+    m = constraint_values(A, B, W_mm)
+    support = np.abs(m - 1) <= SUPPORT_TOL
+    delta = 0.5 * float(np.min(m[~support] - 1)) if (~support).any() else np.inf
+    q = p / (p - 1)
+    diffs = X[:, :, None, :] - X[:, None, :, :]
+    A_q = float(np.max(np.linalg.norm(diffs, ord=q, axis=-1).max((1, 2)) * np.linalg.norm(X[:, 0], ord=q, axis=-1)))
+    eps = delta / (2 * A_q * float(lp_norm(torch.as_tensor(W_mm)[None], p)))
+    mu = eps ** p / (p * 2 ** p) if p >= 2 else (p - 1) / 2 * eps ** 2 * W_mm.size ** (1 - 2 / p)
+    return A, B, index, support, delta, A_q, mu
+
+
+def _margin_slacks(A, B, index, support, delta, W):
+    r"""Smallest slacks over the matrices W (S, d, d) and the constraints of (12a)
+    m_tau - m_t - (3/2) delta (t support, tau non-support, same sample), (12b)
+    m_tau - 1 - (3/2) delta, (12c) delta/2 - |m_t - 1| (inf where a set is empty)."""
+    m = np.einsum("kr,src,kc->sk", A, W, B)
+    slacks = {"12a": np.inf, "12b": np.inf, "12c": np.inf}
+    for i in np.unique(index[:, 0]):
+        own = index[:, 0] == i
+        tight, loose = m[:, own & support], m[:, own & ~support]
+        if tight.size:
+            slacks["12c"] = min(slacks["12c"], float(np.min(delta / 2 - np.abs(tight - 1))))
+        if loose.size:
+            slacks["12b"] = min(slacks["12b"], float(np.min(loose - 1 - 1.5 * delta)))
+        if tight.size and loose.size:
+            slacks["12a"] = min(slacks["12a"], float(np.min(loose[:, :, None] - tight[:, None] - 1.5 * delta)))
+    return slacks
+
+
+CONE_DRAWS = 200
+FAR_NOISE = 0.3
+
+
+@claim(
+    f"{PAPER}.lem19.cone_margins",
+    source="Lemma 19 (Appendix A.3), eqs. (12a)-(12c); generalizes Tarzanagh et al. 2023, eq. (64)",
+    statement="For alpha locally optimal and W with ||W||_p = ||W_mm||_p and "
+              "D_psi(W_mm/||W_mm||_p, W/||W||_p) <= mu(delta): (12a) (x_t - x_tau)^T W z >= 3 delta/2, "
+              "(12b) (x_alpha - x_tau)^T W z >= 1 + 3 delta/2, (12c) |(x_alpha - x_t)^T W z - 1| <= delta/2 "
+              "for support tokens t and non-support tokens tau of every sample.",
+    provenance="inferred",
+    controls={"far_directions": Control(
+        "hypothesis", breaks=["(12c) |m_t - 1| <= delta/2"],
+        description="directions with s = 0.3 (far outside the cone D <= mu(delta)), not filtered")},
+    sizes={tier: dict(SIZES[tier], steps=DIRECTION_STEPS[tier]) for tier in SIZES},
+)
+def test_cone_margins(tc):
+    r"""Constants (reconstructed, spec section 1.7): delta from the non-support margins of the
+    certified W_mm (support: |m - 1| <= 1e-6), A_q, mu(delta) (about 1e-9 to 1e-12: Lemma 13,
+    with Lemma 12 for p < 2, turns D <= mu into ||W - W_mm||_p <= delta/(2 A_q), and Hoelder into
+    margin errors <= delta/2).  For every run with locally optimal alpha and a non-support token
+    (runs without one have delta = inf and are counted, not used): 200 directions
+    W = ||W_mm||_p U/||U||_p, U = W_mm/||W_mm||_p + s E/||E||_p, s log-uniform in [1e-7, 1e-1];
+    those with D_psi <= mu(delta) are kept (the lemma's hypothesis; >= 100 kept overall is a
+    precondition).  Pass: (12a)-(12c) on every kept sample with absolute allowance 1e-12 (margins
+    are O(1), certified to 1e-12), and the mechanism ||W - W_mm||_p <= delta/(2 A_q).  The control
+    (hypothesis kind) keeps directions with s = 0.3 unfiltered: they leave the cone and (12c) fails.
+    """
+    refs, p, inst, data, alphas = _references(tc, False)
+    rng = tc.rng("lemma 19 directions")
+    far = tc.control == "far_directions"
+    worst = {"12a": np.inf, "12b": np.inf, "12c": np.inf}
+    kept, outside, distance_slack, unused = 0, 0, np.inf, 0
+    for ref, pv, k, alpha in zip(refs, p, inst, alphas):
+        A, B, index, support, delta, A_q, mu = _cone_constants(data.X[k], alpha, ref, pv)
+        if not np.isfinite(delta):
+            unused += 1
+            continue
+        norm = float(lp_norm(torch.as_tensor(ref)[None], pv))
+        s = np.full(CONE_DRAWS, FAR_NOISE) if far else 10.0 ** rng.uniform(-7, -1, CONE_DRAWS)
+        E = rng.standard_normal((CONE_DRAWS,) + ref.shape)
+        U = _unit(ref, pv) + s[:, None, None] * E / lp_norm(torch.as_tensor(E), pv).numpy()[:, None, None]
+        W = norm * U / lp_norm(torch.as_tensor(U), pv).numpy()[:, None, None]
+        D = directional_bregman(torch.as_tensor(np.broadcast_to(ref, W.shape).copy()), torch.as_tensor(W), pv).numpy()
+        use = np.ones(len(W), bool) if far else D <= mu
+        kept += int(use.sum())
+        outside += int(np.sum(D[use] > mu))
+        if not use.any():
+            continue
+        for name, value in _margin_slacks(A, B, index, support, delta, W[use]).items():
+            worst[name] = min(worst[name], value)
+        gap = delta / (2 * A_q) - lp_norm(torch.as_tensor(W[use] - ref), pv).numpy()
+        distance_slack = min(distance_slack, float(gap.min()))
+    tc.record("runs without a non-support token (delta = inf, not used)", unused)
+    tc.record("worst slacks (12a), (12b), (12c)", worst)
+    tc.precondition.at_least("samples in the cone D <= mu(delta)", kept, 100)
+    tc.precondition.holds("every sample used lies in the cone D <= mu(delta)", outside == 0,
+                          detail={"outside": outside})
+    tc.conclusion.at_least("(12a) m_tau - m_t >= 3 delta/2", worst["12a"], -1e-12)
+    tc.conclusion.at_least("(12b) m_tau >= 1 + 3 delta/2", worst["12b"], -1e-12)
+    tc.conclusion.at_least("(12c) |m_t - 1| <= delta/2", worst["12c"], -1e-12)
+    tc.conclusion.at_least("||W - W_mm||_p <= delta / (2 A_q)", distance_slack, -1e-12)

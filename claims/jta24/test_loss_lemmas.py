@@ -8,13 +8,12 @@ with the exponential loss l(u) = exp(-u), l'(u) = -exp(-u).
 """
 import math
 
-import numpy as np
 import torch
 from hypothesis import strategies as st
 
 from theorycheck import Control, claim
 from theorycheck.models import TokenSelection, log_attention, margins, token_scores
-from theorycheck.optim import MirrorDescent, bregman, mirror_map
+from theorycheck.optim import MirrorDescent, bregman
 from theorycheck.patterns import property_search
 
 from .setup import PAPER, SIZES, instances
