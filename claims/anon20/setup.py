@@ -66,8 +66,9 @@ def teacher_data(rng: np.random.Generator, K: int, n: int, p: int, *, s0: int, w
 
 
 def lbfgs_minimum(model, params: dict, *, iterations: int = 400) -> dict:
-    """A (local) minimum of one trial by full-batch L-BFGS with strong Wolfe line search."""
-    leaves = {b: v.clone().requires_grad_(True) for b, v in params.items()}
+    """A (local) minimum by full-batch L-BFGS with strong Wolfe line search, of one trial (or
+    of the sum over the trials: one line search for all, each trial's minimum unaffected)."""
+    leaves = {b: v.clone().contiguous().requires_grad_(True) for b, v in params.items()}
     opt = torch.optim.LBFGS(list(leaves.values()), lr=1.0, max_iter=iterations,
                             tolerance_grad=1e-14, tolerance_change=1e-30, history_size=50,
                             line_search_fn="strong_wolfe")
