@@ -102,9 +102,10 @@ def test_sample_complexity_ordering(tc):
     width 16): the baseline, the attention network with trainable ``a`` (from 1), and
     attention with ``1e-3 ||a||_1``; shared initialisation, full-batch Adam with a
     cosine-decayed step (the paper's SGD with 400k iterations is out of reach), test MSE over
-    samples and outputs on fresh samples.  Pass, on the mean over trials at each n: baseline >
-    attention, regularised <= attention, and each arm's mean decreasing in n.  Thresholds:
-    plain orderings (no margin), as in the reconstruction; chosen on seeds 1, 2 (every trial
+    samples and outputs on fresh samples.  Pass, on the mean over trials at each n: baseline
+    at least 1.01 times attention (strict: an attention arm that ignored its mask would tie),
+    regularised <= attention, and each arm's mean decreasing in n.  Thresholds: orderings
+    as in the reconstruction (the 1% made strict after a planted defect tied); chosen on seeds 1, 2 (every trial
     ordered), checked on 0.  Per-trial orderings are recorded, not decided (three trials
     cannot give a binomial test power).  Table 1's printed values are compared with ours in
     ``table1.reported_values``.  The reconstruction saw the ordering reverse at n = 20000
@@ -128,8 +129,8 @@ def test_sample_complexity_ordering(tc):
         baseline = np.array([mean["baseline"][s["n"].index(4 * n)] if 4 * n in s["n"] else np.nan
                              for n in s["n"]])[:-1]
         attention = attention[:-1]
-    tc.conclusion.at_least("attention test MSE below the baseline's", baseline - attention, 0.0,
-                           margin=0.0)
+    tc.conclusion.at_least("attention test MSE below the baseline's", baseline / attention,
+                           1.01, margin=0.0)
     tc.conclusion.at_most("regularised attention at most attention",
                           mean["regularised"] - mean["attention"], 0.0)
     for arm, values in mean.items():
@@ -187,8 +188,9 @@ def test_regression_convergence(tc):
     r"""Speed as the area under the log test-MSE curve: ``AUC = mean_t log(mean over trials
     of the test MSE at checkpoint t)``, checkpoints every 20 of 200 Adam steps (full: every
     200 of 2000), runs of ``table1.sample_complexity_ordering`` and ``prop1.known_mask``.
-    Pass, at every n: ``AUC_reg < AUC_att < AUC_base`` and ``AUC_known < AUC_att`` (plain
-    orderings, the reconstruction's criterion; chosen on seeds 1 and 2, checked on 0).  The
+    Pass, at every n: ``AUC_reg < AUC_att < AUC_base`` and ``AUC_known < AUC_att``, each by
+    at least 0.01 in log MSE (1%: strict, so that arms that tie fail; the reconstruction's
+    orderings; chosen on seeds 1 and 2, checked on 0).  The
     curves are plotted.  The control asks the regularised arm to be as fast as the known mask
     (the reconstruction saw -0.68 against -4.53 at n = 200).
     """
@@ -202,12 +204,12 @@ def test_regression_convergence(tc):
                  r[-1]["test_mse"].mean(0), yscale="log", ylabel="test MSE")
     tc.precondition.at_most("teacher mask sparse (k < p)", s["k"], s["p"] - 1)
     tc.conclusion.at_least("attention converges faster than the baseline",
-                           auc["baseline"] - auc["attention"], 0.0, margin=0.0)
+                           auc["baseline"] - auc["attention"], 0.01, margin=0.0)
     faster = auc["known"] if tc.control == "regularised_as_fast_as_known" else auc["attention"]
     tc.conclusion.at_least("regularised converges faster than attention",
-                           faster - auc["regularised"], 0.0, margin=0.0)
+                           faster - auc["regularised"], 0.01, margin=0.0)
     tc.conclusion.at_least("known mask converges faster than attention",
-                           auc["attention"] - auc["known"], 0.0, margin=0.0)
+                           auc["attention"] - auc["known"], 0.01, margin=0.0)
 
 
 #: Table 1's networks (Sec. 5.1.1 header): input p = 256, width 128, 10 outputs
@@ -238,12 +240,12 @@ def test_reported_values(tc):
     10 outputs, biases) have ``256*128 + 128 + 128*10 + 10 = 34186`` and ``34186 + 256 =
     34442`` entries; pass: exact integers against the header.  (2) The printed test losses
     have attention below the baseline at all 6 sizes; our runs (``table1.sample_complexity_
-    ordering``) must show the same at every n (ratio of means above 1).  The printed
+    ordering``) must show the same at every n (ratio of means at least 1.01).  The printed
     magnitudes (ratios 3.84 .. 10.76, losses 0.006 .. 2.1) are not comparable: k, the
     teacher, the loss normalisation and SGD's 400k iterations were lost, and our quick tier
     is reduced (p = 32); the printed values are recorded beside ours, and the control shows
     that our reduced run does not reach the printed ratio (it is no evidence for it).
-    Threshold 1 (the ordering), chosen on seeds 1 and 2, checked on 0.
+    Threshold 1.01 (the ordering, strict by 1%), chosen on seeds 1 and 2, checked on 0.
     """
     K = 1
     shapes = {"a": (K, TABLE1_SHAPES["p"]), "W1": (K, TABLE1_SHAPES["p"], TABLE1_SHAPES["d"]),
@@ -265,7 +267,7 @@ def test_reported_values(tc):
     printed = np.array([TABLE1[n][0] / TABLE1[n][1] for n in sorted(TABLE1)])
     tc.record("Table 1 as printed: n -> (baseline, attention, regularised)", TABLE1)
     tc.record("baseline/attention ratio: ours per n, printed per n", {"ours": ratio, "printed": printed})
-    threshold = TABLE1_SMALLEST_RATIO if tc.control == "printed_magnitude" else 1.0
+    threshold = TABLE1_SMALLEST_RATIO if tc.control == "printed_magnitude" else 1.01
     tc.conclusion.at_least("baseline/attention test-MSE ratio above the threshold", ratio,
                            threshold, margin=0.0)
 
