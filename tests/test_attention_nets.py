@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from theorycheck.errors import DeclarationError, UsageError
-from theorycheck.models import (RELU, Activation, BaselineNet, GlobalAttentionNet, SelfAttentionNet,
+from theorycheck.models import (RELU, Activation, BaselineNet, BiasedAttentionNet, BiasedBaselineNet,
+                                GlobalAttentionNet, SelfAttentionNet,
                                 global_attention_gradients, last_layer_certificate,
                                 scale_global_attention, scale_self_attention, self_attention_matrix,
                                 self_attention_values)
@@ -84,3 +85,33 @@ def test_bad_input_is_named():
         Activation("tanh")
     with pytest.raises(DeclarationError, match="tau"):
         Activation("softplus", 0.0)
+
+
+def test_biased_network_output_and_losses():
+    X, Y = randn(2, 7, 4), randn(2, 7, 3)
+    params = {"a": randn(2, 4), "W1": randn(2, 4, 5), "b1": randn(2, 5), "W2": randn(2, 5, 3),
+              "b2": randn(2, 3)}
+    F = BiasedAttentionNet(X, Y, RELU).output(params)
+    direct = torch.relu((X[1, 2] * params["a"][1]) @ params["W1"][1] + params["b1"][1]) \
+        @ params["W2"][1] + params["b2"][1]
+    assert torch.allclose(F[1, 2], direct, atol=1e-13)
+    mse = BiasedAttentionNet(X, Y, RELU).loss(params)
+    assert torch.allclose(2 * mse, ((F - Y) ** 2).mean((1, 2)), atol=1e-13)
+    classes = torch.tensor([[0, 2, 1, 1, 0, 2, 2], [1, 1, 0, 2, 0, 0, 1]])
+    ce = BiasedAttentionNet(X, classes, RELU, objective="cross_entropy").loss(params)
+    reference = torch.stack([torch.nn.functional.cross_entropy(F[k], classes[k]) for k in range(2)])
+    assert torch.allclose(ce, reference, atol=1e-13)
+    base = {b: params[b] for b in BiasedBaselineNet.blocks}
+    ones = dict(base, a=torch.ones(2, 4, dtype=torch.float64))
+    assert torch.allclose(BiasedBaselineNet(X, Y, RELU).output(base),
+                          BiasedAttentionNet(X, Y, RELU).output(ones), atol=0)
+
+
+def test_biased_network_bad_input_is_named():
+    X = randn(1, 5, 3)
+    with pytest.raises(DeclarationError, match="objective"):
+        BiasedAttentionNet(X, randn(1, 5, 2), objective="hinge")
+    with pytest.raises(DeclarationError, match=r"Y \(K, n, m\)"):
+        BiasedAttentionNet(X, randn(1, 5))
+    with pytest.raises(DeclarationError, match="integer classes"):
+        BiasedAttentionNet(X, randn(1, 5), objective="cross_entropy")

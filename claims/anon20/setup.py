@@ -52,22 +52,26 @@ def general_position_margin(normals: np.ndarray, offsets: np.ndarray) -> float:
 
 
 def teacher_data(rng: np.random.Generator, K: int, n: int, p: int, *, s0: int, width: int = 3,
-                 random_support: bool = False):
-    """``x ~ N(0, I_p)``, ``y = relu((x * a*) W*) v*`` with ``a*`` the indicator of ``s0``
-    coordinates (the first ones, or drawn per trial), ``W*`` Gaussian, ``v* ~ N(0, I/width)``
-    (A3 realizability, noise-free, as in Sec. 5.1.1), K independent data sets."""
+                 random_support: bool = False, outputs: int | None = None):
+    """``x ~ N(0, I_p)``, ``y = relu((x * a*) W*) V*`` with ``a*`` the indicator of ``s0``
+    coordinates (the first ones, or drawn per trial), ``W*`` Gaussian, ``V* ~ N(0, I/width)``
+    (A3 realizability, noise-free, as in Sec. 5.1.1), K independent data sets.  Returns
+    ``X (K, n, p)``, ``y`` (K, n) (or (K, n, outputs) when ``outputs`` is given) and ``a*``
+    (K, p)."""
     X = rng.standard_normal((K, n, p))
-    mask = np.zeros((K, 1, p))
+    mask = np.zeros((K, p))
     for k in range(K):
-        mask[k, 0, rng.permutation(p)[:s0] if random_support else np.arange(s0)] = 1.0
-    W, v = rng.standard_normal((K, p, width)), rng.standard_normal((K, width)) / np.sqrt(width)
-    y = np.einsum("knh,kh->kn", np.maximum(np.einsum("knp,kph->knh", X * mask, W), 0), v)
-    return X, y
+        mask[k, rng.permutation(p)[:s0] if random_support else np.arange(s0)] = 1.0
+    W = rng.standard_normal((K, p, width))
+    V = rng.standard_normal((K, width, outputs or 1)) / np.sqrt(width)
+    y = np.einsum("knh,khm->knm", np.maximum(np.einsum("knp,kph->knh", X * mask[:, None], W), 0), V)
+    return X, (y if outputs else y[..., 0]), mask
 
 
 def lbfgs_minimum(model, params: dict, *, iterations: int = 400) -> dict:
-    """A (local) minimum of one trial by full-batch L-BFGS with strong Wolfe line search."""
-    leaves = {b: v.clone().requires_grad_(True) for b, v in params.items()}
+    """A (local) minimum by full-batch L-BFGS with strong Wolfe line search, of one trial (or
+    of the sum over the trials: one line search for all, each trial's minimum unaffected)."""
+    leaves = {b: v.clone().contiguous().requires_grad_(True) for b, v in params.items()}
     opt = torch.optim.LBFGS(list(leaves.values()), lr=1.0, max_iter=iterations,
                             tolerance_grad=1e-14, tolerance_change=1e-30, history_size=50,
                             line_search_fn="strong_wolfe")
@@ -97,7 +101,7 @@ def trained_minima(run, *, activation="relu", tau=1.0):
     s = run.sizes
     act = RELU if activation == "relu" else Activation("softplus", tau)
     rng = run.rng("teacher")
-    X, y = teacher_data(rng, s["trials"], s["n"] + 200, s["p"], s0=s["p"] // 2)
+    X, y, _ = teacher_data(rng, s["trials"], s["n"] + 200, s["p"], s0=s["p"] // 2)
     Xtr, ytr = torch.as_tensor(X[:, :s["n"]]), torch.as_tensor(y[:, :s["n"]])
     model = GlobalAttentionNet(Xtr, ytr, act)
     init = init_global(run.rng("init"), s["trials"], s["p"], s["d"])

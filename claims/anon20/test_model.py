@@ -197,8 +197,10 @@ def test_selfattention_shapes_and_count(tc):
     r"""Measured on a random network of the library (``t = 4, p = 5, d_q = 3, d_v = 2,
     d = 16``, 10 sentences): the column sums of ``A(X)`` (softmax over keys for each query;
     pass ``|sum - 1| <= 1e-12``, a few round-offs of a normalised sum) and their positivity,
-    the length of ``v = vec(W_V X A)`` (``p d_v``), and the number of trainable entries of
-    the blocks against Theorem 2's factor ``p d_v d + d + 2 d_q t + d_v t = 208``.  The
+    column z of ``A`` against eq. (2) evaluated directly in numpy for the first sentence,
+    ``softmax_j((W_Q x^z)^T (W_K x^j) / sqrt(d_q))`` (pass ``1e-12``: round-off of a
+    normalised exponential), the length of ``v = vec(W_V X A)`` (``p d_v``), and the number
+    of trainable entries of the blocks against Theorem 2's factor ``p d_v d + d + 2 d_q t + d_v t = 208``.  The
     proof's ``p d_v d + d + 2 p d_q`` (App. E.4) is not the parameter count (the control).
     """
     s = SELF_SIZES
@@ -209,7 +211,12 @@ def test_selfattention_shapes_and_count(tc):
         formula = s["p"] * s["dv"] * s["d"] + s["d"] + 2 * s["p"] * s["dq"]
     else:
         formula = s["p"] * s["dv"] * s["d"] + s["d"] + 2 * s["dq"] * s["t"] + s["dv"] * s["t"]
+    X0, WQ, WK = (v[0].numpy() for v in (model.X[0], params["WQ"], params["WK"]))
+    logits = (WK @ X0).T @ (WQ @ X0) / np.sqrt(s["dq"])          # [key j, query z], eq. (2)
+    direct = np.exp(logits - logits.max(0)) / np.exp(logits - logits.max(0)).sum(0)
     tc.record("parameter count", count)
+    tc.conclusion.close("A(X) equals eq. (2) evaluated directly", A[0, 0].numpy(), direct,
+                        atol=1e-12)
     tc.conclusion.close("softmax columns sum to one", A.sum(-2), 1.0, atol=1e-12)
     tc.conclusion.at_least("softmax entries positive", float(A.min()), 0.0, margin=0.0)
     tc.conclusion.close("vec(W_V X A) has p d_v entries", model.inputs(params).shape[-1],

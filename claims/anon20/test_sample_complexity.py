@@ -4,8 +4,8 @@ import numpy as np
 import torch
 
 from theorycheck import Control, claim, discrepancy, shared_run
-from theorycheck.models import RELU, BaselineNet, GlobalAttentionNet
-from theorycheck.optim import adam_steps, cosine_schedule
+from theorycheck.models import RELU, BiasedAttentionNet, BiasedBaselineNet
+from theorycheck.optim import Adam, cosine_schedule
 
 from .setup import PAPER, teacher_data
 
@@ -16,13 +16,17 @@ TABLE1 = {10000: (2.1063, 0.5484, 0.0143), 14000: (0.4109, 0.0382, 0.0107),
           20000: (0.0769, 0.0101, 0.0098), 50000: (0.0511, 0.0060, 0.0072)}
 #: the l1 weight on a ("Regularization" paragraph of Sec. 5.1.1; the paper's value was lost)
 L1_WEIGHT = 1e-3
-SIZES = {"quick": {"n": [100, 400], "p": 32, "k": 4, "teacher_width": 8, "d": 16, "steps": 200,
-                   "trials": 3, "test": 1000},
-         "full": {"n": [100, 400, 1600], "p": 32, "k": 4, "teacher_width": 8, "d": 16,
-                  "steps": 1000, "trials": 10, "test": 5000}}
+#: quick: reduced scale; full: Table 1's networks (p = 256, width 128, 10 outputs, biases:
+#: 34186 / 34442 parameters) on the reconstruction's teacher (k = 8, width 128)
+SIZES = {"quick": {"n": [100, 400], "p": 32, "k": 4, "teacher_width": 8, "outputs": 4, "d": 16,
+                   "steps": 200, "every": 20, "trials": 3, "test": 1000},
+         "full": {"n": [2000, 5000, 10000], "p": 256, "k": 8, "teacher_width": 128,
+                  "outputs": 10, "d": 128, "steps": 2000, "every": 200, "trials": 3,
+                  "test": 5000}}
+ARMS = ("baseline", "attention", "regularised", "known")
 
 
-class L1Attention(GlobalAttentionNet):
+class L1Attention(BiasedAttentionNet):
     """The attention network's loss plus ``L1_WEIGHT * ||a||_1`` (the regularised arm)."""
 
     def loss(self, params):
@@ -30,30 +34,51 @@ class L1Attention(GlobalAttentionNet):
 
 
 @shared_run(sizes=SIZES)
-def sample_complexity(run, *, n):
-    """Test MSE per trial of the three arms trained on the same n teacher samples from one
-    shared initialisation (W1, W2 ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)), a = 1): full-batch
-    Adam, lr 1e-2 with a cosine decay, float64; a fresh test set per trial."""
+def table1_arm(run, *, n, arm):
+    """Test MSE per trial (averaged over samples and outputs), every ``every`` Adam steps, of
+    one arm trained on n teacher samples; every arm of a seed sees the same data and starts
+    from the same W1, b1, W2, b2 ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (torch's default), a = 1.
+    Arms: baseline (no a), attention (trainable a), regularised (+ L1_WEIGHT ||a||_1), known
+    (a frozen at the teacher's mask a*, Prop. 1), known_wrong (a frozen at a mask of k inputs
+    outside the teacher's support).  Full-batch Adam, lr 1e-2, cosine decay, float64."""
     s = run.sizes
-    X, y = teacher_data(run.rng("teacher"), s["trials"], n + s["test"], s["p"], s0=s["k"],
-                        width=s["teacher_width"], random_support=True)
+    X, y, mask = teacher_data(run.rng("teacher"), s["trials"], n + s["test"], s["p"], s0=s["k"],
+                              width=s["teacher_width"], random_support=True, outputs=s["outputs"])
+    used = np.stack([np.roll(m, s["k"]) * (1 - m) for m in mask]) if arm == "known_wrong" else mask
     X, y = torch.as_tensor(X), torch.as_tensor(y)
-    train, test = (X[:, :n], y[:, :n]), (X[:, n:], y[:, n:])
     rng = run.rng("init", n)
-    K, p, d = s["trials"], s["p"], s["d"]
-    W1 = torch.as_tensor(rng.uniform(-1, 1, (K, p, d)) / np.sqrt(p))
-    W2 = torch.as_tensor(rng.uniform(-1, 1, (K, d)) / np.sqrt(d))
-    ones = torch.ones(K, p, dtype=torch.float64)
-    arms = {"baseline": (BaselineNet, {"W1": W1, "W2": W2}),
-            "attention": (GlobalAttentionNet, {"a": ones, "W1": W1, "W2": W2}),
-            "regularised": (L1Attention, {"a": ones, "W1": W1, "W2": W2})}
-    out = {}
-    for name, (cls, start) in arms.items():
-        params = adam_steps(cls(*train, RELU), start, s["steps"], 1e-2,
-                            schedule=cosine_schedule(s["steps"]))
-        plain = BaselineNet if cls is BaselineNet else GlobalAttentionNet
-        out[name] = (2 * plain(*test, RELU).loss(params)).numpy()
-    return out
+    K, p, d, m = s["trials"], s["p"], s["d"], s["outputs"]
+    uniform = lambda fan_in, *shape: torch.as_tensor(  # noqa: E731
+        rng.uniform(-1, 1, (K, *shape)) / np.sqrt(fan_in))
+    start = {"W1": uniform(p, p, d), "b1": uniform(p, d), "W2": uniform(d, d, m), "b2": uniform(d, m)}
+    if arm.startswith("known"):
+        X = X * torch.as_tensor(used).unsqueeze(1)
+    if arm in ("attention", "regularised"):
+        start["a"] = torch.ones(K, p, dtype=torch.float64)
+    cls = {"attention": BiasedAttentionNet, "regularised": L1Attention}.get(arm, BiasedBaselineNet)
+    model = cls(X[:, :n], y[:, :n], RELU)
+    test = (BiasedBaselineNet if cls is BiasedBaselineNet else BiasedAttentionNet)(X[:, n:], y[:, n:], RELU)
+    step, params, curve = Adam(model, 1e-2, schedule=cosine_schedule(s["steps"])), start, []
+    for t in range(s["steps"]):
+        params = step(t, params)
+        if (t + 1) % s["every"] == 0:
+            curve.append((2 * test.loss(params)).numpy())
+    return {"test_mse": np.stack(curve, 1), "mask_is_teachers": (used == mask).all(1)}
+
+
+def _arms(tc, *arms):
+    """``{arm: [run at each n]}`` of the shared Table 1 runs."""
+    return {arm: [tc.use(table1_arm, n=n, arm=arm) for n in tc.sizes["n"]] for arm in arms}
+
+
+def _final(runs):
+    """Mean final test MSE over the trials at each n."""
+    return np.array([r["test_mse"][:, -1].mean() for r in runs])
+
+
+def _auc(runs):
+    """Mean over checkpoints of the log of the trial-mean test MSE (Fig. 7's speed), per n."""
+    return np.array([np.log(r["test_mse"].mean(0)).mean() for r in runs])
 
 
 @claim(
@@ -71,48 +96,180 @@ def sample_complexity(run, *, n):
     sizes=SIZES,
 )
 def test_sample_complexity_ordering(tc):
-    r"""Teacher (Sec. 5.1.1, reduced scale): ``x ~ N(0, I_p)``, ``y = relu((x * a*) W*) v*``
-    with ``a*`` the indicator of ``k`` random inputs (``p = 32, k = 4``), teacher width 8,
-    noise-free.  Students (width 16, bias-free, scalar output: eq. (1)): the baseline, the
-    attention network with trainable ``a`` (from 1), and attention with ``1e-3 ||a||_1``;
-    shared initialisation, full-batch Adam with a cosine-decayed step (the paper's SGD with
-    400k iterations is out of reach), test MSE on fresh samples.  Pass, on the mean over
-    trials at each n: baseline > attention, regularised <= attention, and each arm's mean
-    decreasing in n.  Thresholds: plain orderings (no margin), as in the reconstruction;
-    seeds 1, 2 gave attention/baseline 0.84 .. 0.59 and regularised/attention 0.98 .. 0.11
-    per trial at 300 steps, every trial ordered; checked on 0.  Per-trial orderings are
-    recorded, not decided (three trials cannot give a binomial test power).  Table 1's
-    printed values (p = 256, n >= 10000) are recorded beside ours: its setting (k, teacher,
-    loss normalisation) was lost, so only the ordering is comparable.  The reconstruction
-    saw the ordering reverse at n = 20000 for a denser mask (k = 32) with a weak l1 term:
-    it is a finite-sample effect, held here where the baseline has not interpolated.
+    r"""Teacher (Sec. 5.1.1, reduced scale): ``x ~ N(0, I_p)``, ``y = relu((x * a*) W*) V*``
+    with ``a*`` the indicator of ``k`` random inputs (``p = 32, k = 4``), teacher width 8, 4
+    outputs, noise-free.  Students as in Table 1 (biases in both layers, several outputs;
+    width 16): the baseline, the attention network with trainable ``a`` (from 1), and
+    attention with ``1e-3 ||a||_1``; shared initialisation, full-batch Adam with a
+    cosine-decayed step (the paper's SGD with 400k iterations is out of reach), test MSE over
+    samples and outputs on fresh samples.  Pass, on the mean over trials at each n: baseline
+    at least 1.01 times attention (strict: an attention arm that ignored its mask would tie),
+    regularised <= attention, and each arm's mean decreasing in n.  Thresholds: orderings
+    as in the reconstruction (the 1% made strict after a planted defect tied); chosen on seeds 1, 2 (every trial
+    ordered), checked on 0.  Per-trial orderings are recorded, not decided (three trials
+    cannot give a binomial test power).  Table 1's printed values are compared with ours in
+    ``table1.reported_values``.  The reconstruction saw the ordering reverse at n = 20000
+    for a denser mask (k = 32) with a weak l1 term: a finite-sample effect, held here where
+    the baseline has not interpolated.
     """
     s = tc.sizes
-    runs = {n: tc.use(sample_complexity, n=n) for n in s["n"]}
-    mean = {arm: np.array([runs[n][arm].mean() for n in s["n"]])
-            for arm in ("baseline", "attention", "regularised")}
+    runs = _arms(tc, "baseline", "attention", "regularised")
+    mean = {arm: _final(r) for arm, r in runs.items()}
     for arm, values in mean.items():
         tc.curve("Table 1 (reduced): test MSE against n", arm, s["n"], values, xscale="log",
                  yscale="log", ylabel="test MSE")
-    tc.record("Table 1 as printed: n -> (baseline, attention, regularised)", TABLE1)
-    tc.record("mean test MSE per n", {arm: v for arm, v in mean.items()})
+    tc.record("mean test MSE per n", mean)
+    final = {arm: [r["test_mse"][:, -1] for r in rs] for arm, rs in runs.items()}
     tc.record("trials ordered baseline > attention > regularised, per n",
-              [int(np.sum((runs[n]["baseline"] > runs[n]["attention"])
-                          & (runs[n]["attention"] >= runs[n]["regularised"]))) for n in s["n"]])
+              [int(np.sum((b > a) & (a >= r))) for b, a, r in
+               zip(final["baseline"], final["attention"], final["regularised"])])
     tc.precondition.at_most("teacher mask sparse (k < p)", s["k"], s["p"] - 1)
-    baseline = mean["baseline"]
+    baseline, attention = mean["baseline"], mean["attention"]
     if tc.control == "fourfold_samples":
-        baseline = np.array([runs[4 * n]["baseline"].mean() if 4 * n in runs else np.nan
+        baseline = np.array([mean["baseline"][s["n"].index(4 * n)] if 4 * n in s["n"] else np.nan
                              for n in s["n"]])[:-1]
-        attention = mean["attention"][:-1]
-    else:
-        attention = mean["attention"]
-    tc.conclusion.at_least("attention test MSE below the baseline's", baseline - attention, 0.0,
-                           margin=0.0)
+        attention = attention[:-1]
+    tc.conclusion.at_least("attention test MSE below the baseline's", baseline / attention,
+                           1.01, margin=0.0)
     tc.conclusion.at_most("regularised attention at most attention",
                           mean["regularised"] - mean["attention"], 0.0)
     for arm, values in mean.items():
         tc.conclusion.monotone(f"{arm} test MSE decreases with n", values, increasing=False)
+
+
+@claim(
+    f"{PAPER}.prop1.known_mask",
+    source="Proposition 1 (known attention, objective (5)), Sec. 5.1.1",
+    statement="Given the true mask a* (only W1, W2 trained), the test MSE is at most that of "
+              "learned attention at equal n: no covering of a is needed.",
+    provenance="inferred",
+    controls={
+        "wrong_mask": Control(
+            "hypothesis", breaks=["known mask at most learned attention"],
+            description="the 'known' mask is k inputs outside the teacher's support (A3 fails "
+                        "for the known-mask model)"),
+    },
+    sizes=SIZES,
+)
+def test_known_mask(tc):
+    r"""Prop. 1 drops the covering of ``a`` from Theorem 1: with ``a = a*`` known, the
+    bound has ``pd + d`` parameters instead of ``pd + p + d`` (``N_prop1 < N_att``, checked
+    as algebra in ``thm1.bound_algebra``); the measurable consequence is that the known-mask
+    model is at least as good as learned attention.  Runs of ``table1.sample_complexity_
+    ordering`` (same data and initialisation; the known arm is the baseline network on
+    ``x * a*``).  Precondition: the frozen mask is the teacher's in every trial.  Pass: mean
+    test MSE known ``<=`` attention at every n (plain ordering, as the reconstruction; seeds
+    1, 2 gave ratios far below 1, checked on 0).  The control freezes a wrong mask.
+    """
+    arm = "known_wrong" if tc.control == "wrong_mask" else "known"
+    runs = _arms(tc, arm, "attention")
+    known, attention = _final(runs[arm]), _final(runs["attention"])
+    tc.record("mean test MSE per n: known mask, attention", {"known": known, "attention": attention})
+    tc.precondition.at_least("frozen mask is the teacher's in every trial",
+                             float(np.mean([r["mask_is_teachers"].mean() for r in runs[arm]])), 1.0)
+    tc.conclusion.at_most("known mask at most learned attention", known - attention, 0.0)
+
+
+@claim(
+    f"{PAPER}.fig7.regression_convergence",
+    source="App. F.2, Fig. 7 (test loss during training on the Table 1 task)",
+    statement="On the Table 1 task, regularised attention converges fastest, then attention, "
+              "then the baseline; the known mask is faster than learned attention.",
+    provenance="inferred",
+    controls={
+        "regularised_as_fast_as_known": Control(
+            "statement", breaks=["regularised converges faster than attention"],
+            description="regularised attention as fast as knowing the mask (its area below the "
+                        "known mask's)"),
+    },
+    sizes=SIZES,
+)
+def test_regression_convergence(tc):
+    r"""Speed as the area under the log test-MSE curve: ``AUC = mean_t log(mean over trials
+    of the test MSE at checkpoint t)``, checkpoints every 20 of 200 Adam steps (full: every
+    200 of 2000), runs of ``table1.sample_complexity_ordering`` and ``prop1.known_mask``.
+    Pass, at every n: ``AUC_reg < AUC_att < AUC_base`` and ``AUC_known < AUC_att``, each by
+    at least 0.01 in log MSE (1%: strict, so that arms that tie fail; the reconstruction's
+    orderings; chosen on seeds 1 and 2, checked on 0).  The
+    curves are plotted.  The control asks the regularised arm to be as fast as the known mask
+    (the reconstruction saw -0.68 against -4.53 at n = 200).
+    """
+    s = tc.sizes
+    runs = _arms(tc, *ARMS)
+    auc = {arm: _auc(r) for arm, r in runs.items()}
+    tc.record("AUC (mean log test MSE) per n", auc)
+    steps = s["every"] * np.arange(1, s["steps"] // s["every"] + 1)
+    for arm, r in runs.items():
+        tc.curve(f"Fig. 7 (reduced): test MSE during training, n = {s['n'][-1]}", arm, steps,
+                 r[-1]["test_mse"].mean(0), yscale="log", ylabel="test MSE")
+    tc.precondition.at_most("teacher mask sparse (k < p)", s["k"], s["p"] - 1)
+    tc.conclusion.at_least("attention converges faster than the baseline",
+                           auc["baseline"] - auc["attention"], 0.01, margin=0.0)
+    faster = auc["known"] if tc.control == "regularised_as_fast_as_known" else auc["attention"]
+    tc.conclusion.at_least("regularised converges faster than attention",
+                           faster - auc["regularised"], 0.01, margin=0.0)
+    tc.conclusion.at_least("known mask converges faster than attention",
+                           auc["attention"] - auc["known"], 0.01, margin=0.0)
+
+
+#: Table 1's networks (Sec. 5.1.1 header): input p = 256, width 128, 10 outputs
+TABLE1_SHAPES = {"p": 256, "d": 128, "outputs": 10}
+#: the parameter counts printed in Table 1's header
+TABLE1_COUNTS = {"baseline": 34186, "attention": 34442}
+#: the smallest baseline/attention ratio of the printed test losses (n = 10000: 2.1063/0.5484)
+TABLE1_SMALLEST_RATIO = 3.84
+
+
+@claim(
+    f"{PAPER}.table1.reported_values",
+    source="Table 1 (Sec. 5.1.1): parameter counts and test losses",
+    statement="Table 1's networks have 34186 (baseline) and 34442 (attention) parameters, and "
+              "attention has the lower test loss at every tabulated n.",
+    provenance="stated",
+    controls={
+        "printed_magnitude": Control(
+            "statement", breaks=["baseline/attention test-MSE ratio above the threshold"],
+            description="the printed magnitude: baseline at least 3.84 times attention (Table "
+                        "1's smallest ratio) at every n of our reduced run"),
+    },
+    sizes=SIZES,
+)
+def test_reported_values(tc):
+    r"""Our measurements against the printed Table 1.  (1) Parameter counts: the blocks of
+    ``BiasedBaselineNet`` / ``BiasedAttentionNet`` at Table 1's shapes (p = 256, width 128,
+    10 outputs, biases) have ``256*128 + 128 + 128*10 + 10 = 34186`` and ``34186 + 256 =
+    34442`` entries; pass: exact integers against the header.  (2) The printed test losses
+    have attention below the baseline at all 6 sizes; our runs (``table1.sample_complexity_
+    ordering``) must show the same at every n (ratio of means at least 1.01).  The printed
+    magnitudes (ratios 3.84 .. 10.76, losses 0.006 .. 2.1) are not comparable: k, the
+    teacher, the loss normalisation and SGD's 400k iterations were lost, and our quick tier
+    is reduced (p = 32); the printed values are recorded beside ours, and the control shows
+    that our reduced run does not reach the printed ratio (it is no evidence for it).
+    Threshold 1.01 (the ordering, strict by 1%), chosen on seeds 1 and 2, checked on 0.
+    """
+    K = 1
+    shapes = {"a": (K, TABLE1_SHAPES["p"]), "W1": (K, TABLE1_SHAPES["p"], TABLE1_SHAPES["d"]),
+              "b1": (K, TABLE1_SHAPES["d"]), "W2": (K, TABLE1_SHAPES["d"], TABLE1_SHAPES["outputs"]),
+              "b2": (K, TABLE1_SHAPES["outputs"])}
+    counts = {}
+    for name, cls in (("baseline", BiasedBaselineNet), ("attention", BiasedAttentionNet)):
+        params = {b: torch.zeros(shapes[b], dtype=torch.float64) for b in cls.blocks}
+        net = cls(torch.zeros(K, 1, TABLE1_SHAPES["p"], dtype=torch.float64),
+                  torch.zeros(K, 1, TABLE1_SHAPES["outputs"], dtype=torch.float64), RELU)
+        net.loss(params)                                    # the shapes fit the network
+        counts[name] = sum(params[b][0].numel() for b in cls.blocks)
+    tc.record("our parameter counts at Table 1's shapes", counts)
+    tc.conclusion.close("parameter counts equal Table 1's header",
+                        [counts["baseline"], counts["attention"]],
+                        [TABLE1_COUNTS["baseline"], TABLE1_COUNTS["attention"]], atol=0.5)
+    runs = _arms(tc, "baseline", "attention")
+    ratio = _final(runs["baseline"]) / _final(runs["attention"])
+    printed = np.array([TABLE1[n][0] / TABLE1[n][1] for n in sorted(TABLE1)])
+    tc.record("Table 1 as printed: n -> (baseline, attention, regularised)", TABLE1)
+    tc.record("baseline/attention ratio: ours per n, printed per n", {"ours": ratio, "printed": printed})
+    threshold = TABLE1_SMALLEST_RATIO if tc.control == "printed_magnitude" else 1.01
+    tc.conclusion.at_least("baseline/attention test-MSE ratio above the threshold", ratio,
+                           threshold, margin=0.0)
 
 
 def _first_size_reaching(column: int, level: float):

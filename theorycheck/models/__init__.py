@@ -53,6 +53,10 @@ from theorycheck.models.attention_nets import (
     SelfAttentionNet,
     scale_self_attention,
     last_layer_certificate,
+    OBJECTIVES,
+    BiasedAttentionNet,
+    BiasedBaselineNet,
+    biased_attention_output,
 )
 from theorycheck.models.token_selection import (
     Forward,
@@ -134,6 +138,10 @@ __all__ = [
     "SelfAttentionNet",
     "scale_self_attention",
     "last_layer_certificate",
+    "OBJECTIVES",
+    "BiasedAttentionNet",
+    "BiasedBaselineNet",
+    "biased_attention_output",
     "Model",
     "Geometry",
     "Frobenius",

@@ -56,6 +56,10 @@ __all__ = [
     "SelfAttentionNet",
     "scale_self_attention",
     "last_layer_certificate",
+    "OBJECTIVES",
+    "BiasedAttentionNet",
+    "BiasedBaselineNet",
+    "biased_attention_output",
 ]
 
 #: softplus is replaced by the identity only where tau z > 500: exp(-500) is below float64 range
@@ -279,6 +283,76 @@ def scale_self_attention(params, alpha: float) -> dict[str, torch.Tensor]:
     return out
 
 
+# -- the experiments' networks: biases, several outputs --------------------------------------
+#: the losses of the biased networks: the squared loss averaged over samples and outputs, or
+#: the cross-entropy of a softmax over the outputs (integer class targets)
+OBJECTIVES = ("squared", "cross_entropy")
+
+
+def biased_attention_output(X, params, act: Activation) -> torch.Tensor:
+    r"""``F(x_i) = W2^T phi(W1^T (x_i * a) + b1) + b2`` per sample, (K, n, m); ``a = 1`` when
+    ``params`` has no block ``a``.  X (K, n, p), W1 (K, p, d), b1 (K, d), W2 (K, d, m), b2 (K, m)."""
+    inputs = attended_inputs(X, params["a"]) if "a" in params else X
+    hidden = activate(hidden_preactivations(inputs, params["W1"]) + params["b1"].unsqueeze(1), act)
+    return torch.einsum("knd,kdm->knm", hidden, params["W2"]) + params["b2"].unsqueeze(1)
+
+
+class BiasedAttentionNet(Model):
+    r"""The global-attention network with biases in both layers and ``m`` outputs (the networks
+    of the experiments, whose parameter counts include biases)::
+
+        F(x) = W2^T phi(W1^T (x * a) + b1) + b2,   a (p,), W1 (p, d), b1 (d,), W2 (d, m), b2 (m,)
+
+    objective ``"squared"``: ``L = (1/2nm) sum_i ||F(x_i) - y_i||^2``, Y (K, n, m) (twice the
+    loss is the mean squared error over samples and outputs); ``"cross_entropy"``: ``L = (1/n)
+    sum_i -log softmax(F(x_i))_{y_i}``, Y (K, n) integer classes in ``[0, m)``.  X (K, n, p).
+    """
+
+    blocks = ("a", "W1", "b1", "W2", "b2")
+    infimum = 0.0
+
+    def __init__(self, X: torch.Tensor, Y: torch.Tensor, act: Activation = RELU, *,
+                 objective: str = "squared"):
+        name = type(self).__name__
+        if objective not in OBJECTIVES:
+            raise DeclarationError(f"{name}: objective {objective!r}, use one of {OBJECTIVES}")
+        shape = X.shape[:2] + ((Y.shape[-1],) if objective == "squared" else ())
+        if X.dim() != 3 or Y.shape != shape or (objective == "squared" and Y.dim() != 3):
+            raise DeclarationError(f"{name}: X must be (K, n, p) and Y (K, n, m) for the squared "
+                                   f"loss or (K, n) classes for cross_entropy; got X "
+                                   f"{tuple(X.shape)}, Y {tuple(Y.shape)} ({objective})")
+        if objective == "cross_entropy" and (Y.dtype.is_floating_point or bool((Y < 0).any())):
+            raise DeclarationError(f"{name}: cross_entropy needs non-negative integer classes Y")
+        self.X, self.Y, self.act, self.objective = X, Y, act, objective
+
+    def output(self, params) -> torch.Tensor:
+        """``F(x_i)`` per sample, (K, n, m)."""
+        return biased_attention_output(self.X, params, self.act)
+
+    def loss(self, params) -> torch.Tensor:
+        F = self.output(params)
+        if self.objective == "squared":
+            return 0.5 * ((F - self.Y) ** 2).mean((-2, -1))
+        picked = torch.gather(torch.log_softmax(F, -1), -1, self.Y.unsqueeze(-1)).squeeze(-1)
+        return -picked.mean(-1)
+
+    def log_loss(self, params) -> torch.Tensor:
+        return torch.log(self.loss(params))
+
+    def with_data(self, X: torch.Tensor, Y: torch.Tensor) -> "BiasedAttentionNet":
+        """The same network on other samples (a minibatch, a test set)."""
+        return type(self)(X, Y, self.act, objective=self.objective)
+
+    def restrict(self, trials):
+        return self.with_data(self.X[trials], self.Y[trials])
+
+
+class BiasedBaselineNet(BiasedAttentionNet):
+    r""":class:`BiasedAttentionNet` without the mask (``a = 1``): blocks W1, b1, W2, b2."""
+
+    blocks = ("W1", "b1", "W2", "b2")
+
+
 # -- the last-layer certificate ------------------------------------------------------------------
 def last_layer_certificate(features: torch.Tensor, grad_W2: torch.Tensor) -> torch.Tensor:
     r"""Upper bound on ``R_n`` from the last-layer gradient, per trial (K,):
@@ -327,4 +401,26 @@ def _self_instance(K, seed):
     params = {"W1": _normal(g, K, p * dv, d, scale=0.5), "W2": _normal(g, K, d),
               "WQ": _normal(g, K, dq, t, scale=0.5), "WK": _normal(g, K, dq, t, scale=0.5),
               "WV": _normal(g, K, dv, t, scale=0.5)}
+    return Instance(model, params, None)
+
+
+@register_model("biased_attention_squared")
+def _biased_instance(K, seed):
+    g = torch.Generator().manual_seed(seed)
+    n, p, d, m = 6, 4, 3, 2
+    model = BiasedAttentionNet(_normal(g, K, n, p), _normal(g, K, n, m), Activation("softplus", 2.0))
+    params = {"a": 0.5 + torch.rand(K, p, generator=g, dtype=torch.float64),
+              "W1": _normal(g, K, p, d, scale=0.5), "b1": _normal(g, K, d, scale=0.5),
+              "W2": _normal(g, K, d, m, scale=0.5), "b2": _normal(g, K, m, scale=0.5)}
+    return Instance(model, params, None)
+
+
+@register_model("biased_baseline_cross_entropy")
+def _biased_baseline_instance(K, seed):
+    g = torch.Generator().manual_seed(seed)
+    n, p, d, m = 6, 4, 3, 3
+    Y = torch.randint(0, m, (K, n), generator=g)
+    model = BiasedBaselineNet(_normal(g, K, n, p), Y, RELU, objective="cross_entropy")
+    params = {"W1": _normal(g, K, p, d), "b1": _normal(g, K, d), "W2": _normal(g, K, d, m),
+              "b2": _normal(g, K, m)}
     return Instance(model, params, None)
