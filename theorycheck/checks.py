@@ -25,8 +25,8 @@ Conventions
 Checks that cannot discriminate say so: a decision carries ``warnings`` (strings) when
 ``at_most`` / ``at_least`` compare against a bound series whose nonzero values fall below the
 resolution of the dtype at the comparison's scale (``eps * max|values|``, ``eps = 2u`` the
-machine epsilon) -- there the verdict is decided by round-off and the margin, not by the
-bound -- and when a ``slope`` window reaches the round-off floor of the fitted series
+machine epsilon) at points where the measured value is on the wrong side of the bound --
+there only round-off and the margin pass the check, not the bound -- and when a ``slope`` window reaches the round-off floor of the fitted series
 (``|y| < eps * max|y|``, or the ``floor`` the claim states).  The report shows the warnings;
 ``--tc-strict`` fails a case that has any (:class:`theorycheck.errors.CannotDiscriminate`).
 """
@@ -192,21 +192,27 @@ def _eps(dtype: Any) -> float:
     return 2.0 * unit_roundoff(dtype)
 
 
-def _unresolved_bound(measured: np.ndarray, bound: np.ndarray, dtype: Any) -> list[str]:
-    """A warning when nonzero values of a bound series lie below the dtype's resolution at the
-    comparison's scale, ``eps * max(|measured|, |bound|)``: there the verdict is round-off."""
+def _unresolved_bound(raw_slack: np.ndarray, slack: np.ndarray, measured: np.ndarray,
+                      bound: np.ndarray, dtype: Any) -> list[str]:
+    """A warning when, at points of a bound series, the bound is nonzero but below the dtype's
+    resolution at the comparison's scale (``eps * max(|measured|, |bound|)``) and the measured
+    value lies on its wrong side (``raw_slack < 0``) yet passes on the margin (``slack >= 0``)
+    or misses it by less than the resolution: there round-off and the margin decide the
+    verdict, not the bound."""
     if bound.size < 2:
         return []
     values = np.concatenate([np.abs(measured).ravel(), np.abs(bound).ravel()])
     values = values[np.isfinite(values)]
     resolution = _eps(dtype) * float(values.max(initial=0.0))
-    below = (bound != 0) & (np.abs(bound) < resolution)
-    if not below.any():
+    below = np.broadcast_to((bound != 0) & (np.abs(bound) < resolution), raw_slack.shape)
+    unresolved = below & (raw_slack < 0) & ((slack >= 0) | (-raw_slack <= resolution))
+    if not unresolved.any():
         return []
-    first = int(np.flatnonzero(below.ravel())[0])
-    return [f"the bound is below {_dtype_label(dtype)} resolution (eps * scale = {resolution:.3g}) "
-            f"at {int(below.sum())} of {bound.size} points, first at index {first}: there round-off "
-            "and the margin decide, not the bound; end the window before the round-off floor"]
+    first = int(np.flatnonzero(unresolved.ravel())[0])
+    return [f"at {int(unresolved.sum())} of {unresolved.size} points (first at flat index {first}) "
+            f"the bound is below {_dtype_label(dtype)} resolution (eps * scale = {resolution:.3g}) "
+            "and the measured value is on its wrong side within the margin or the resolution: "
+            "round-off decides there; end the window before the round-off floor"]
 
 
 def _dtype_label(dtype: Any) -> str:
@@ -219,13 +225,13 @@ def _bound_check(kind: str, name: str, measured: Any, bound: Any, margin: float,
         raise ValueError(f"check {name!r}: margin and rmargin must be >= 0")
     m = _as_float_array(name, measured)
     b = _as_float_array(name, bound)
-    allowance = margin + rmargin * np.abs(b)
-    slack = (b + allowance) - m if kind == "at_most" else m - (b - allowance)
+    raw_slack = b - m if kind == "at_most" else m - b
+    slack = raw_slack + margin + rmargin * np.abs(b)
     passed = bool(np.all(np.isfinite(m)) and np.all(slack >= 0))
     return Decision(name, kind, passed, measured=m, reference=b,
                     tolerance={"margin": margin, **({"rmargin": rmargin} if rmargin else {})},
                     detail={"worst_slack": float(np.min(slack)), "worst_index": int(np.argmin(slack))},
-                    warnings=_unresolved_bound(m, b, dtype))
+                    warnings=_unresolved_bound(raw_slack, slack, m, b, dtype))
 
 
 def at_most(name: str, measured: Any, bound: Any, *, margin: float = 0.0, rmargin: float = 0.0,

@@ -46,14 +46,20 @@ def run_folder_name(when: datetime, tier: str, seed: int, partial: bool) -> str:
     return f"{stamp}-{tier}-seed{seed}" + ("-partial" if partial else "")
 
 
-def new_run_dir(root: Path, name: str) -> Path:
-    """A fresh folder ``root/runs/name`` (``name-2``, ``-3``, ... when two runs share a second)."""
+def _free_run_path(root: Path, name: str) -> Path:
+    """``root/runs/name``, or ``name-2``, ``-3``, ... when that exists (two runs in a second)."""
     runs = Path(root) / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     candidate, n = runs / name, 1
     while candidate.exists():
         n += 1
         candidate = runs / f"{name}-{n}"
+    return candidate
+
+
+def new_run_dir(root: Path, name: str) -> Path:
+    """A fresh folder ``root/runs/name`` (see :func:`_free_run_path`)."""
+    candidate = _free_run_path(root, name)
     candidate.mkdir()
     return candidate
 
@@ -69,7 +75,7 @@ def point_latest(root: Path, run_dir: Path) -> None:
     latest = root / "latest"
     if latest.is_dir() and not latest.is_symlink():
         stamp = datetime.fromtimestamp(latest.stat().st_mtime, timezone.utc)
-        shutil.move(str(latest), str(new_run_dir(root, stamp.strftime("%Y%m%dT%H%M%SZ-legacy"))))
+        shutil.move(str(latest), str(_free_run_path(root, stamp.strftime("%Y%m%dT%H%M%SZ-legacy"))))
     (root / "LATEST").write_text(target + "\n")
     temporary = root / ".latest.tmp"
     try:
