@@ -161,7 +161,7 @@ def cmd_baseline(args) -> int:
         raise SystemExit(f"theorycheck baseline: {path} is a partial run ({results.get('partial_reason')}); "
                          "a baseline needs a complete run")
     out = Path(args.out or f"reports/baseline-{results['tier']}.json")
-    data = digest(results)
+    data = digest(results, compact=True)
     claims = data.pop("claims")
     # one claim per line: a refreshed baseline reads as a small git diff
     body = ",\n".join(f" {json.dumps(cid)}: {json.dumps(claims[cid], sort_keys=True)}"

@@ -141,7 +141,7 @@ def _decision_values(decision: dict) -> dict:
     return values
 
 
-def _case_values(case: dict) -> dict:
+def _case_values(case: dict, scalars_only: bool = False) -> dict:
     values = {}
     for name, value in sorted((case.get("measurements") or {}).items()):
         kept = _number_or_list(value)
@@ -150,17 +150,21 @@ def _case_values(case: dict) -> dict:
     for decision in case.get("decisions") or []:
         values.update({f"{decision.get('role', '')} {k}".strip(): v
                        for k, v in _decision_values(decision).items()})
+    if scalars_only:
+        values = {k: v for k, v in values.items() if not isinstance(v, list)}
     return values
 
 
-def digest(results: dict) -> dict:
-    """What a comparison of runs needs from a results document (see the module docstring)."""
+def digest(results: dict, compact: bool = False) -> dict:
+    """What a comparison of runs needs from a results document (see the module docstring).
+    ``compact`` (a committed baseline): scalar values of the claims, outcomes of the controls."""
     claims = {}
     for claim in results["claims"]:
         claims[claim["id"]] = {
             "outcome": claim["outcome"],
-            "values": _case_values(claim),
-            "controls": {k["name"]: {"outcome": k["outcome"], "values": _case_values(k)}
+            "values": _case_values(claim, scalars_only=compact),
+            "controls": {k["name"]: {"outcome": k["outcome"],
+                                     "values": {} if compact else _case_values(k)}
                          for k in claim["controls"]},
         }
     return {"kind": DIGEST_KIND, "schema_version": results.get("schema_version"),
