@@ -313,6 +313,15 @@ def cmd_cache(args) -> int:
     return 0
 
 
+def _verb_on_a_run(sub, name: str, help_text: str, func, out_help: str) -> None:
+    """A verb reading one run (``RESULTS``, default the latest complete run) with ``--out``."""
+    p = sub.add_parser(name, help=help_text)
+    p.add_argument("results", nargs="?", default=None,
+                   help="results.json or run folder (default: the latest complete run)")
+    p.add_argument("--out", default=None, help=out_help)
+    p.set_defaults(func=func)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="theorycheck", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -320,11 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", default="claims")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_list)
-    p = sub.add_parser("report", help="re-render the report from a results.json")
-    p.add_argument("results", nargs="?", default=None,
-                   help="results.json or run folder (default: the latest complete run)")
-    p.add_argument("--out", default=None, help="output directory (default: beside the results)")
-    p.set_defaults(func=cmd_report)
+    _verb_on_a_run(sub, "report", "re-render the report from a results.json", cmd_report,
+                   "output directory (default: beside the results)")
     p = sub.add_parser("diff", help="what changed between two runs")
     p.add_argument("old", help="results.json, run folder or digest (baseline) file")
     p.add_argument("new", help="results.json, run folder or digest file")
@@ -333,11 +339,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=None, help="print at most this many changes")
     p.add_argument("--json", default=None, help="also write the changes to this file")
     p.set_defaults(func=cmd_diff)
-    p = sub.add_parser("baseline", help="write the digest of a run (the committed baseline)")
-    p.add_argument("results", nargs="?", default=None,
-                   help="results.json or run folder (default: the latest complete run)")
-    p.add_argument("--out", default=None, help="default: reports/baseline-<tier>.json")
-    p.set_defaults(func=cmd_baseline)
+    _verb_on_a_run(sub, "baseline", "write the digest of a run (the committed baseline)",
+                   cmd_baseline, "default: reports/baseline-<tier>.json")
     p = sub.add_parser("sweep", help="run pytest over several base seeds; pass rates, flaky claims",
                        description="Arguments after the options go to pytest (e.g. claims/vdt24).")
     p.add_argument("--seeds", default="0-19", help="seeds, e.g. 0-19 or 0,3,7 (default 0-19)")
