@@ -135,7 +135,8 @@ def cmd_diff(args) -> int:
     from .history import diff_digests, format_diff, load_comparable, setting_warnings
 
     old, new = (load_comparable(_results_path(p, "diff")) for p in (args.old, args.new))
-    changes = diff_digests(old, new, rtol=args.rtol)
+    # a partial NEW run is compared on the claims it ran, not reported as dropping the rest
+    changes = diff_digests(old, new, rtol=args.rtol, only_new=bool(new.get("partial")))
     def label(d: dict) -> str:
         return (f"{d.get('tier')} tier, seed {d.get('seed')}, commit "
                 f"{str(d.get('commit'))[:10]}{', partial' if d.get('partial') else ''}")

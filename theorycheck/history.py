@@ -200,13 +200,18 @@ def load_comparable(path: str | Path) -> dict:
 
 # -- differences -----------------------------------------------------------------------------
 def _rel_change(old, new) -> float | None:
-    """The relative change from ``old`` to ``new`` (elementwise maximum for lists); ``None``
-    for values that cannot be compared as numbers (a NaN appeared, lengths differ)."""
+    """The relative change from ``old`` to ``new``: ``|new - old| / |old|``, for lists
+    ``max |new - old| / max |old|`` (so one entry near zero does not dominate); ``None`` for
+    values that cannot be compared as numbers (a NaN appeared, lengths differ)."""
     if isinstance(old, list) or isinstance(new, list):
         if not (isinstance(old, list) and isinstance(new, list) and len(old) == len(new)):
             return None
-        changes = [_rel_change(a, b) for a, b in zip(old, new)]
-        return None if None in changes else max(changes, default=0.0)
+        if any(isinstance(v, str) for v in old + new):
+            return 0.0 if old == new else None
+        scale = max(abs(v) for v in old + new)
+        if scale <= ATOL:
+            return 0.0
+        return max(abs(b - a) for a, b in zip(old, new)) / max(max(abs(v) for v in old), ATOL)
     if isinstance(old, str) or isinstance(new, str):
         return 0.0 if old == new else None
     if max(abs(old), abs(new)) <= ATOL:
@@ -290,7 +295,8 @@ def format_diff(changes: list[dict], *, limit: int | None = None) -> list[str]:
     lines = []
     for c in sorted(changes, key=order)[:limit]:
         rel = c["rel_change"]
-        moved = f" (moved {rel:.1%})" if isinstance(rel, float) else ""
+        moved = ("" if not isinstance(rel, float) else f" (moved {rel:.1%})" if rel < 10
+                 else f" (moved {rel:.3g} times its old size)")
         lines.append(f"{c['id']}  {c['what']}: {_short(c['old'])} -> {_short(c['new'])}{moved}")
     if limit is not None and len(changes) > limit:
         lines.append(f"... and {len(changes) - limit} more")
