@@ -261,10 +261,12 @@ class ResultCollector:
         for line in self.lookalikes:
             tr.write_line(("error: " if self.runtime.strict else "warning: ") + line,
                           yellow=not self.runtime.strict, red=self.runtime.strict)
-        if self.drift:
+        if len(self.drift) > 1:
             tr.write_sep("-", "theorycheck: drift against the baseline (a warning, not a failure)")
             for line in self.drift:
                 tr.write_line(line, yellow=True)
+        elif self.drift:
+            tr.write_line(self.drift[0])
         if self.report_path is not None:
             tr.write_line(f"report: {self.report_path / 'report.html'}")
             if self.partial:
