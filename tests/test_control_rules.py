@@ -150,7 +150,9 @@ def test_strict_mode_fails_a_check_that_cannot_discriminate(pytester, claim_file
     """The contraction bound passes on its margin below float64 resolution: a warning in the
     report by default, an error of kind numerics under --tc-strict."""
     claim_file(STRICT)
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1, xfailed=1)
+    run = pytester.runpytest("-p", "no:cacheprovider")
+    run.assert_outcomes(passed=1, xfailed=1)
+    run.stdout.fnmatch_lines(["*warning: toy.strict.contraction: 'contraction' cannot discriminate*"])
     (entry,) = load_results(pytester.path / "reports/latest/results.json")["claims"]
     assert "float64 resolution" in entry["decisions"][0]["warnings"][0]
     run = pytester.runpytest("-p", "no:cacheprovider", "--tc-strict", "--tc-report-dir", "strict")

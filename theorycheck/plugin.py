@@ -209,7 +209,7 @@ class ResultCollector:
         self.partial: str | None = None
         self.deselected = 0
         self.drift: list[str] = []
-        self.lookalikes: list[str] = []
+        self.undiscriminating: list[str] = []
         self.xfail_lines_hidden = False
         self.exitstatus = None
         self.baseline = _baseline_path(config, runtime.tier)
@@ -237,7 +237,7 @@ class ResultCollector:
         self.partial = partial_reason(self.config, session, exitstatus, self.deselected)
         if not self.config.getoption("--tc-no-report"):
             self.report_path = self.write()
-        if self.lookalikes and self.runtime.strict and session.exitstatus == 0:
+        if self.undiscriminating and self.runtime.strict and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         self.exitstatus = session.exitstatus
 
@@ -258,7 +258,7 @@ class ResultCollector:
         if self.xfail_lines_hidden and tr.stats.get("xfailed"):
             tr.write_line(f"{len(tr.stats['xfailed'])} expected failures (xfail: the negative "
                           "controls failing as they declare) not listed one by one; -rx lists them")
-        for line in self.lookalikes:
+        for line in self.undiscriminating:
             tr.write_line(("error: " if self.runtime.strict else "warning: ") + line,
                           yellow=not self.runtime.strict, red=self.runtime.strict)
         if len(self.drift) > 1:
@@ -290,7 +290,7 @@ class ResultCollector:
             runtime=self.runtime, started=self.started, version=__version__,
             wall_time_s=time.perf_counter() - self.t0, records=list(self.records.values()),
         )
-        self.lookalikes = annotate_run(results, commit=history.git_commit(self.config.rootpath),
+        self.undiscriminating = annotate_run(results, commit=history.git_commit(self.config.rootpath),
                                        partial=self.partial)
         if self.baseline is not None:
             self.drift = compare_with_baseline(results, self.baseline)
@@ -357,23 +357,29 @@ def annotate_run(results: dict, *, commit: str | None, partial: str | None) -> l
     an empty ``seed_sweep`` and ``baseline_diff``, per claim ``wall_s`` (the claim's case and
     its controls), per decision ``warnings`` -- and warn on every ``dynamics`` or
     ``hypothesis`` control whose numbers all equal its claim's (it computes its own run, so
-    equal numbers mean it did not perturb what the checks see).  Returns those warnings."""
+    equal numbers mean it did not perturb what the checks see).  Returns the terminal lines
+    of every decision carrying a warning (its check's, see :mod:`theorycheck.checks`) and of
+    every such control."""
     results.update(commit=commit, partial=partial is not None, partial_reason=partial,
                    seed_sweep=[], baseline_diff=[])
-    lookalikes = []
+    undiscriminating = []
     for claim in results["claims"]:
         claim["wall_s"] = round(claim["duration_s"] + sum(k["duration_s"] for k in claim["controls"]), 4)
         for case in (claim, *claim["controls"]):
             for decision in case["decisions"]:
                 decision.setdefault("warnings", [])
+                if decision["warnings"]:
+                    where = "" if case is claim else f" [control {case['name']}]"
+                    undiscriminating.append(f"{claim['id']}{where}: {decision['name']!r} cannot "
+                                      f"discriminate: {decision['warnings'][0]}")
         for control in claim["controls"]:
             if control["kind"] in ("dynamics", "hypothesis") and _same_numbers(claim, control):
                 text = (f"{claim['id']} [control {control['name']}]: every measured value equals "
                         f"the claim's; a {control['kind']} control must compute its own run")
-                lookalikes.append(text)
+                undiscriminating.append(text)
                 for decision in control["decisions"]:
                     decision["warnings"].append(text.split(": ", 1)[1])
-    return lookalikes
+    return undiscriminating
 
 
 def _same_numbers(claim: dict, control: dict) -> bool:
