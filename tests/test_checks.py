@@ -127,3 +127,55 @@ def test_runtime_limits_torch_and_blas_threads():
     Runtime(threads=1).apply_torch_settings()
     assert torch.get_num_threads() == 1
     assert all(pool["num_threads"] == 1 for pool in threadpool_info())
+
+
+def test_relative_margins_scale_with_the_bound():
+    assert checks.at_most("m", [10.5, 1.05], [10.0, 1.0], rmargin=0.06).passed
+    assert not checks.at_most("m", [10.5, 1.05], [10.0, 1.0], rmargin=0.04).passed
+    assert checks.at_least("m", [9.5], [10.0], rmargin=0.05, margin=0.0).passed
+    d = checks.at_least("m", [9.46], [10.0], rmargin=0.05, margin=0.05)
+    assert d.passed and d.tolerance == {"margin": 0.05, "rmargin": 0.05}
+    with pytest.raises(ValueError, match="margin and rmargin must be >= 0"):
+        checks.at_most("m", [1.0], [1.0], rmargin=-0.1)
+
+
+def test_a_bound_below_the_dtype_resolution_warns_where_only_the_margin_passes():
+    """A contraction bound rate^t decays below float64 resolution while the measured error
+    stalls at round-off: the check passes on its margin there and says so."""
+    t = np.arange(400)
+    bound = 0.8**t
+    stalled = np.maximum(bound, 1e-16)
+    d = checks.at_most("contraction", stalled, bound, margin=100 * 400 * 2.0**-53)
+    assert d.passed and len(d.warnings) == 1
+    first_unresolved = int(np.argmax((bound < 2 * 2.0**-53) & (stalled > bound)))
+    assert f"first at flat index {first_unresolved}" in d.warnings[0]
+    assert "float64 resolution" in d.warnings[0] and "warning:" in d.summary()
+    # the window ending before the floor: nothing to warn about
+    assert checks.at_most("contraction", stalled[:100], bound[:100], margin=1e-12).warnings == []
+    # float32 resolves less: the same series warns earlier
+    d32 = checks.at_most("c", np.maximum(bound, 1e-7), bound, margin=1e-5, dtype="float32")
+    assert "float32 resolution" in d32.warnings[0]
+    # a measured value resolved on the wrong side of the bound is a real failure, no warning
+    assert checks.at_least("gap", -1e-3 * np.ones(5), [0.5, 0.1, 1e-20, 1e-21, 0.0]).warnings == []
+    # a scalar bound or a bound of exact zeros never warns
+    assert checks.at_most("s", 1e-17, 0.0, margin=1e-15).warnings == []
+
+
+def test_a_slope_window_into_the_round_off_floor_warns():
+    t = np.arange(1, 200, dtype=float)
+    y = np.maximum(np.exp(-0.5 * t), 1e-300)
+    floor = 1e-16
+    inside = checks.slope("rate", t, y, window=(1, 60), x_transform="linear", at_most=-0.4,
+                          floor=floor)
+    assert inside.passed and inside.warnings == [] and inside.detail["floor"] == floor
+    into = checks.slope("rate", t, y, window=(1, 150), x_transform="linear", at_most=-0.4,
+                        floor=floor)
+    first = t[np.argmax(y <= floor)]
+    assert len(into.warnings) == 1 and f"first at x = {first:.6g}" in into.warnings[0]
+    default = checks.slope("rate", t, y, window=(1, 150), x_transform="linear", at_most=-0.4)
+    assert default.warnings and default.detail["floor"] == pytest.approx(2 * 2.0**-53 * y.max())
+
+
+def test_runtime_rejects_a_thread_count_below_one():
+    with pytest.raises(RuntimeConfigError, match="threads must be a positive integer"):
+        Runtime(threads=0)

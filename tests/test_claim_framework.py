@@ -201,7 +201,13 @@ def test_k_selection_markers_and_junitxml_keep_working(pytester, claim_file):
     assert "testcase" in (pytester.path / "j.xml").read_text()
     run = pytester.runpytest("-p", "no:cacheprovider", "-k", "square and not control")
     run.assert_outcomes(passed=1)
-    (entry,) = results_of(pytester)["claims"]
+    # both runs are partial: each has its run folder, and neither becomes reports/latest
+    assert not (pytester.path / "reports/latest").exists()
+    folders = sorted((pytester.path / "reports/runs").iterdir())
+    assert [f.name.endswith("-quick-seed0-partial") for f in folders] == [True, True]
+    results = load_results(folders[-1] / "results.json")
+    assert results["partial"] and results["partial_reason"] == "-k square and not control"
+    (entry,) = results["claims"]
     assert entry["controls"][0]["outcome"] == "not_run"
 
 

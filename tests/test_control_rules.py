@@ -129,3 +129,57 @@ def test_unmet(tc):
     assert entry["failed_preconditions"] == ["assumption"] and entry["failed_conclusions"] == []
     md = (pytester.path / "reports/latest/report.md").read_text()
     assert "### Hypotheses not met on the instance" in md and "HYPOTHESES NOT MET" in md
+
+
+STRICT = '''
+import numpy as np
+
+
+@claim("toy.strict.contraction", source="Theorem 1", statement="The error contracts at rate 0.8.",
+       provenance="derived",
+       controls={"fast": Control("statement", breaks=["contraction"], description="rate 0.5")})
+def test_contraction(tc):
+    t = np.arange(400)
+    bound = (0.5 if tc.control == "fast" else 0.8) ** t
+    stalled = np.maximum(0.8**t, 1e-16)
+    tc.conclusion.at_most("contraction", stalled, bound, margin=tc.roundoff(100 * 400))
+'''
+
+
+def test_strict_mode_fails_a_check_that_cannot_discriminate(pytester, claim_file):
+    """The contraction bound passes on its margin below float64 resolution: a warning in the
+    report by default, an error of kind numerics under --tc-strict."""
+    claim_file(STRICT)
+    run = pytester.runpytest("-p", "no:cacheprovider")
+    run.assert_outcomes(passed=1, xfailed=1)
+    run.stdout.fnmatch_lines(["*warning: toy.strict.contraction: 'contraction' cannot discriminate*"])
+    (entry,) = load_results(pytester.path / "reports/latest/results.json")["claims"]
+    assert "float64 resolution" in entry["decisions"][0]["warnings"][0]
+    run = pytester.runpytest("-p", "no:cacheprovider", "--tc-strict", "--tc-report-dir", "strict")
+    run.assert_outcomes(failed=2)  # the control's window reaches the floor too
+    (entry,) = load_results(pytester.path / "strict/results.json")["claims"]
+    assert entry["outcome"] == "error" and entry["error_kind"] == "numerics"
+    assert "cannot discriminate" in entry["message"]
+
+
+LOOKALIKE = '''
+@claim("toy.look.alike", source="Theorem 1", statement="The run converges below 1.",
+       provenance="derived",
+       controls={"rerun": Control("dynamics", breaks=["limit"],
+                                  description="reads the claim's run under another label")})
+def test_alike(tc):
+    value = 0.5  # the same 'run' for the claim and the control
+    tc.record("limit", value)
+    tc.conclusion.at_most("limit", value, 0.1 if tc.control else 1.0)
+'''
+
+
+def test_a_dynamics_control_with_the_claims_numbers_is_flagged(pytester, claim_file):
+    claim_file(LOOKALIKE)
+    run = pytester.runpytest("-p", "no:cacheprovider")
+    assert run.ret == 0
+    run.stdout.fnmatch_lines(["*warning: toy.look.alike ?control rerun?: every measured value "
+                              "equals the claim's*"])
+    (entry,) = load_results(pytester.path / "reports/latest/results.json")["claims"]
+    assert "must compute its own run" in entry["controls"][0]["decisions"][0]["warnings"][0]
+    assert pytester.runpytest("-p", "no:cacheprovider", "--tc-strict").ret == 1

@@ -11,8 +11,8 @@ Conventions
 * ``close``:       ``|measured - expected| <= atol + rtol * |expected|`` elementwise
   (``numpy.isclose`` semantics), and for arrays optionally the relative Frobenius error
   ``||measured - expected|| / ||expected|| <= rtol`` (``norm="fro"``).
-* ``at_most``:     ``measured <= bound + margin`` for every element.
-* ``at_least``:    ``measured >= bound - margin`` for every element.
+* ``at_most``:     ``measured <= bound + margin + rmargin * |bound|`` for every element.
+* ``at_least``:    ``measured >= bound - margin - rmargin * |bound|`` for every element.
 * ``slope``:       least-squares fit ``Y = a + b X`` over a window of ``x``, where ``X``
   and ``Y`` are ``x`` and ``y`` after the stated transforms (``"log"`` or ``"linear"``,
   or a power ``x**p``); the slope ``b`` is compared with an expected value, a range, or
@@ -21,6 +21,14 @@ Conventions
   at least ``p``; with ``k`` successes the claim is rejected when the one-sided exact
   binomial test ``P[Bin(K, p) <= k] < alpha`` (scipy.stats.binomtest).
 * ``monotone``:    consecutive differences of a series have the right sign up to ``tol``.
+
+Checks that cannot discriminate say so: a decision carries ``warnings`` (strings) when
+``at_most`` / ``at_least`` compare against a bound series whose nonzero values fall below the
+resolution of the dtype at the comparison's scale (``eps * max|values|``, ``eps = 2u`` the
+machine epsilon) at points where the measured value is on the wrong side of the bound --
+there only round-off and the margin pass the check, not the bound -- and when a ``slope`` window reaches the round-off floor of the fitted series
+(``|y| < eps * max|y|``, or the ``floor`` the claim states).  The report shows the warnings;
+``--tc-strict`` fails a case that has any (:class:`theorycheck.errors.CannotDiscriminate`).
 """
 from __future__ import annotations
 
@@ -30,6 +38,8 @@ from typing import Any, Sequence
 
 import numpy as np
 from scipy import optimize, stats
+
+from .tolerance import unit_roundoff
 
 __all__ = [
     "Decision",
@@ -42,6 +52,7 @@ __all__ = [
     "SlopeFit",
     "binomial",
     "binomial_power_point",
+    "binomial_size",
     "monotone",
     "CHECKS",
 ]
@@ -61,6 +72,8 @@ class Decision:
     #: ``"precondition"`` or ``"conclusion"``, set when the claim records it
     #: (``tc.precondition.*`` / ``tc.conclusion.*``); a check function leaves it unset
     role: str | None = None
+    #: why the comparison may not discriminate (e.g. a bound below the dtype's resolution)
+    warnings: list = field(default_factory=list)
 
     @property
     def finite(self) -> bool:
@@ -78,9 +91,10 @@ class Decision:
             power = self.detail.get("power_80_at")
             extra = ("; too few trials: the test cannot reject" if power is None
                      else f"; 80% power against p1 = {_fmt(power)}")
+        warned = "".join(f"\n    warning: {w}" for w in self.warnings)
         return f"[{verdict}] {role}{self.kind} {self.name}: {_fmt(self.measured)}{ref}" + (
             f" ({tol}{extra})" if tol or extra else ""
-        )
+        ) + warned
 
     def to_json(self) -> dict:
         return jsonable(asdict(self))
@@ -173,26 +187,67 @@ def close(
                     detail={"max_abs_error": float(np.max(err))})
 
 
-def at_most(name: str, measured: Any, bound: Any, *, margin: float = 0.0) -> Decision:
-    """Every element of ``measured`` is ``<= bound + margin``; records the worst slack."""
-    m = _as_float_array(name, measured)
-    b = _as_float_array(name, bound)
-    slack = (b + margin) - m
-    passed = bool(np.all(np.isfinite(m)) and np.all(slack >= 0))
-    return Decision(name, "at_most", passed, measured=m, reference=b,
-                    tolerance={"margin": margin},
-                    detail={"worst_slack": float(np.min(slack)), "worst_index": int(np.argmin(slack))})
+def _eps(dtype: Any) -> float:
+    """Machine epsilon ``2u`` of ``dtype`` (the spacing of floats just above 1)."""
+    return 2.0 * unit_roundoff(dtype)
 
 
-def at_least(name: str, measured: Any, bound: Any, *, margin: float = 0.0) -> Decision:
-    """Every element of ``measured`` is ``>= bound - margin``; records the worst slack."""
+def _unresolved_bound(raw_slack: np.ndarray, slack: np.ndarray, measured: np.ndarray,
+                      bound: np.ndarray, dtype: Any) -> list[str]:
+    """A warning when, at points of a bound series, the bound is nonzero but below the dtype's
+    resolution at the comparison's scale (``eps * max(|measured|, |bound|)``) and the measured
+    value lies on its wrong side (``raw_slack < 0``) yet passes on the margin (``slack >= 0``)
+    or misses it by less than the resolution: there round-off and the margin decide the
+    verdict, not the bound."""
+    if bound.size < 2:
+        return []
+    values = np.concatenate([np.abs(measured).ravel(), np.abs(bound).ravel()])
+    values = values[np.isfinite(values)]
+    resolution = _eps(dtype) * float(values.max(initial=0.0))
+    below = np.broadcast_to((bound != 0) & (np.abs(bound) < resolution), raw_slack.shape)
+    unresolved = below & (raw_slack < 0) & ((slack >= 0) | (-raw_slack <= resolution))
+    if not unresolved.any():
+        return []
+    first = int(np.flatnonzero(unresolved.ravel())[0])
+    return [f"at {int(unresolved.sum())} of {unresolved.size} points (first at flat index {first}) "
+            f"the bound is below {_dtype_label(dtype)} resolution (eps * scale = {resolution:.3g}) "
+            "and the measured value is on its wrong side within the margin or the resolution: "
+            "round-off decides there; end the window before the round-off floor"]
+
+
+def _dtype_label(dtype: Any) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _bound_check(kind: str, name: str, measured: Any, bound: Any, margin: float, rmargin: float,
+                 dtype: Any) -> Decision:
+    if margin < 0 or rmargin < 0:
+        raise ValueError(f"check {name!r}: margin and rmargin must be >= 0")
     m = _as_float_array(name, measured)
     b = _as_float_array(name, bound)
-    slack = m - (b - margin)
+    raw_slack = b - m if kind == "at_most" else m - b
+    slack = raw_slack + margin + rmargin * np.abs(b)
     passed = bool(np.all(np.isfinite(m)) and np.all(slack >= 0))
-    return Decision(name, "at_least", passed, measured=m, reference=b,
-                    tolerance={"margin": margin},
-                    detail={"worst_slack": float(np.min(slack)), "worst_index": int(np.argmin(slack))})
+    return Decision(name, kind, passed, measured=m, reference=b,
+                    tolerance={"margin": margin, **({"rmargin": rmargin} if rmargin else {})},
+                    detail={"worst_slack": float(np.min(slack)), "worst_index": int(np.argmin(slack))},
+                    warnings=_unresolved_bound(raw_slack, slack, m, b, dtype))
+
+
+def at_most(name: str, measured: Any, bound: Any, *, margin: float = 0.0, rmargin: float = 0.0,
+            dtype: Any = "float64") -> Decision:
+    """Every element of ``measured`` is ``<= bound + margin + rmargin * |bound|`` (an absolute
+    and a relative margin); records the worst slack.  ``dtype`` (the run's, passed by
+    ``tc.conclusion`` / ``tc.precondition``) sets the resolution below which a bound series
+    draws a warning."""
+    return _bound_check("at_most", name, measured, bound, margin, rmargin, dtype)
+
+
+def at_least(name: str, measured: Any, bound: Any, *, margin: float = 0.0, rmargin: float = 0.0,
+             dtype: Any = "float64") -> Decision:
+    """Every element of ``measured`` is ``>= bound - margin - rmargin * |bound|``; records the
+    worst slack and warns like :func:`at_most`."""
+    return _bound_check("at_least", name, measured, bound, margin, rmargin, dtype)
 
 
 def holds(name: str, condition: Any, *, detail: dict | None = None) -> Decision:
@@ -272,12 +327,17 @@ def slope(
     at_most: float | None = None,
     at_least: float | None = None,
     min_r2: float | None = None,
+    floor: float | None = None,
+    dtype: Any = "float64",
 ) -> Decision:
     """The fitted slope over ``window`` matches a *shape* statement.
 
     Give ``expected`` with ``rtol`` (``|b/expected - 1| <= rtol``) and/or a range
     ``at_least <= b <= at_most``; ``min_r2`` additionally requires a good linear fit.
     Constants a paper leaves unspecified should be tested this way (slopes, not values).
+    The window must end before the series' round-off floor: ``floor`` (the claim states
+    it) or by default ``eps * max|y|`` of ``dtype``; window points with ``|y| <= floor``
+    draw a warning that names the first such ``x``.
     """
     if expected is None and at_most is None and at_least is None:
         raise ValueError(f"check {name!r}: give expected (with rtol) or a range for the slope")
@@ -295,12 +355,48 @@ def slope(
         ok &= fit.r2 >= min_r2
     tolerance = {k: v for k, v in dict(rtol=rtol, at_most=at_most, at_least=at_least,
                                        min_r2=min_r2).items() if v is not None}
+    floor_value, warnings = _window_floor(name, x, y, window, floor, dtype)
     return Decision(name, "slope", bool(ok), measured=fit.slope, reference=expected,
-                    tolerance=tolerance, detail=asdict(fit))
+                    tolerance=tolerance, detail=dict(asdict(fit), floor=floor_value),
+                    warnings=warnings)
+
+
+def _window_floor(name: str, x: Any, y: Any, window: tuple[float, float], floor: float | None,
+                  dtype: Any) -> tuple[float, list[str]]:
+    """The round-off floor of ``y`` and a warning when the fit window reaches it."""
+    xa, ya = _as_float_array(name, x), np.abs(_as_float_array(name, y))
+    if floor is None:
+        finite = ya[np.isfinite(ya)]
+        floor = _eps(dtype) * float(finite.max(initial=0.0))
+    elif not floor >= 0:
+        raise ValueError(f"check {name!r}: floor must be >= 0, got {floor!r}")
+    inside = (xa >= window[0]) & (xa <= window[1])
+    low = inside & (ya <= floor)
+    if not low.any():
+        return float(floor), []
+    first = float(xa[low][0])
+    return float(floor), [f"the fit window {tuple(window)} reaches the round-off floor "
+                          f"|y| <= {floor:.3g} at {int(low.sum())} of {int(inside.sum())} points, "
+                          f"first at x = {first:.6g}: end the window before it"]
 
 
 POWER = 0.8
 """The power the binomial check reports: the success rate at which it rejects this often."""
+
+
+def _critical_count(n: int, p: float, alpha: float) -> int:
+    """The largest success count the exact one-sided test of ``H0: P >= p`` rejects at level
+    ``alpha`` with ``n`` trials (``c = max{k : P[Bin(n, p) <= k] < alpha}``); -1 if none."""
+    k = np.arange(n + 1)
+    rejected = k[stats.binom.cdf(k, n, p) < alpha]
+    return int(rejected.max()) if rejected.size else -1
+
+
+def binomial_size(n: int, p: float, alpha: float) -> float:
+    """The probability that the test rejects when ``P[success] = p`` exactly (its size, at
+    most ``alpha``): the rate at which a true statement at the boundary fails the check."""
+    c = _critical_count(n, p, alpha)
+    return float(stats.binom.cdf(c, n, p)) if c >= 0 else 0.0
 
 
 def binomial_power_point(n: int, p: float, alpha: float, power: float = POWER) -> float | None:
@@ -312,11 +408,9 @@ def binomial_power_point(n: int, p: float, alpha: float, power: float = POWER) -
     ``binom.cdf(c, n, p1) = power`` (found by bisection).  ``None`` when no outcome is
     rejected (``c < 0``): then the test cannot fail at any success rate.
     """
-    k = np.arange(n + 1)
-    rejected = k[stats.binom.cdf(k, n, p) < alpha]
-    if rejected.size == 0:
+    c = _critical_count(n, p, alpha)
+    if c < 0:
         return None
-    c = int(rejected.max())
     return float(optimize.brentq(lambda p1: stats.binom.cdf(c, n, p1) - power, 0.0, p,
                                  xtol=1e-12))
 
@@ -329,7 +423,8 @@ def binomial(name: str, successes: Any, *, p: float, alpha: float = 0.05) -> Dec
     ``P[success] < p`` has p-value below ``alpha``.  The decision's detail carries the
     test's power: ``power_80_at`` is the success rate at which it rejects with probability
     0.8 (:func:`binomial_power_point`); ``None`` means that ``K`` is too small for the test
-    to reject at all, so the check cannot fail.
+    to reject at all, so the check cannot fail.  ``reject_prob_at_p`` is the test's size at
+    the boundary (:func:`binomial_size`): a seed sweep predicts the claim's pass rate from it.
     """
     if not (0.0 < p <= 1.0 and 0.0 < alpha < 1.0):
         raise ValueError(f"check {name!r}: need 0 < p <= 1 and 0 < alpha < 1")
@@ -341,7 +436,8 @@ def binomial(name: str, successes: Any, *, p: float, alpha: float = 0.05) -> Dec
     return Decision(name, "binomial", pvalue >= alpha, measured=k / n, reference=p,
                     tolerance={"alpha": alpha},
                     detail={"successes": k, "trials": n, "p_value": pvalue,
-                            "power_80_at": binomial_power_point(n, p, alpha)})
+                            "power_80_at": binomial_power_point(n, p, alpha),
+                            "reject_prob_at_p": binomial_size(n, p, alpha)})
 
 
 def monotone(name: str, series: Any, *, increasing: bool, tol: float = 0.0, axis: int = 0) -> Decision:

@@ -1,9 +1,19 @@
-"""``theorycheck`` command line: ``list``, ``report``, ``new``, ``cache``.
+"""``theorycheck`` command line: ``list``, ``report``, ``diff``, ``baseline``, ``sweep``,
+``new``, ``cache``.
 
 * ``theorycheck list [PATH] [--json]``: the registered claims under PATH (default
-  ``claims``): id, paper, source, kind, statement and controls.
+  ``claims``): id, paper, source, kind, statement and controls -- from the manifest the last
+  collection wrote (:mod:`theorycheck.manifest`) while it is current, else by collecting.
 * ``theorycheck report [RESULTS] [--out DIR]``: re-render report.md, report.html and the
-  plots from a results.json (default ``reports/latest/results.json``).
+  plots from a results.json or a run folder (default: the latest complete run).
+* ``theorycheck diff OLD NEW [--rtol R]``: what changed between two runs (results.json, run
+  folders or digests): outcomes, values that moved by more than ``R`` relative, claims in
+  one run only; a note when seeds, tiers, dtypes or devices differ.
+* ``theorycheck baseline [RESULTS] [--out FILE]``: write the digest of a run (default: the
+  latest complete run into ``reports/baseline-<tier>.json``), the file a run compares with.
+* ``theorycheck sweep [--seeds 0-19] [--out DIR] [PYTEST ARGS]``: run pytest once per base
+  seed (in subprocesses) and aggregate each claim's pass rate beside the rate its binomial
+  tests predict and each control's failure rate (:mod:`theorycheck.sweep`).
 * ``theorycheck new PAPERKEY NAME [--claims-dir DIR]``: scaffold
   ``claims/<paperkey>/__init__.py`` (the paper's :func:`theorycheck.paper` declaration, with
   placeholders to fill in) and ``claims/<paperkey>/test_<name>.py`` with a worked, passing
@@ -22,54 +32,172 @@ import re
 import sys
 from pathlib import Path
 
-from .claim import ID_PATTERN, registry
+from .claim import ID_PATTERN
+from .errors import UsageError
+from .history import RTOL
 
 PAPERKEY = re.compile(r"^[a-z][a-z0-9]*$")
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-def collect_claims(path: str) -> list:
-    """Import the claim modules under ``path`` (through pytest's collection) and return
-    their specs sorted by id.  Raises ``SystemExit`` with pytest's message on a collection
-    error (e.g. a claim declared without a control)."""
-    import pytest
+def collect_claims(path: str) -> list[dict]:
+    """The claims declared under ``path`` (``ClaimSpec.to_json`` dicts sorted by id): from the
+    manifest while it is current for ``path``, else by importing the claim modules through
+    pytest's collection (which writes the manifest).  Raises ``SystemExit`` with one line when
+    ``path`` does not exist, and with pytest's message on a collection error (e.g. a claim
+    declared without a control)."""
+    from .manifest import read_claims
 
     if not Path(path).exists():
-        raise SystemExit(f"theorycheck list: no such path {path!r}")
+        raise SystemExit(f"theorycheck list: no such path {path!r} (run it in the project's "
+                         "root, where claims/ is, or give the path of a claims folder)")
+    listed = read_claims(path)
+    if listed is not None:
+        return listed
+    import pytest
+
+    from .claim import registry
+
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
         code = pytest.main([path, "--collect-only", "-q", "--tc-no-report", "-p", "no:cacheprovider"])
     if code not in (0, 5):
         raise SystemExit(f"theorycheck list: collecting {path!r} failed:\n{buffer.getvalue()}")
-    return [registry[k] for k in sorted(registry)]
+    root = Path(path).resolve()
+    return [registry[k].to_json() for k in sorted(registry)
+            if _declared_under(registry[k].module, root)]
+
+
+def _declared_under(module: str, root: Path) -> bool:
+    filename = getattr(sys.modules.get(module), "__file__", None)
+    if filename is None:
+        return True
+    file = Path(filename).resolve()
+    return file == root or root in file.parents
 
 
 def cmd_list(args) -> int:
     specs = collect_claims(args.path)
     if args.json:
-        print(json.dumps([s.to_json() for s in specs], indent=1))
+        print(json.dumps(specs, indent=1))
         return 0
     for s in specs:
-        label = " [discrepancy, corrected by %s]" % s.corrected_by if s.kind == "discrepancy" else ""
-        print(f"{s.id}  ({s.paper}, {s.source}){label}\n    {s.statement}")
-        print(f"    provenance: {s.provenance}")
-        for name, c in s.controls.items():
-            print(f"    control {name} [{c.kind}, breaks {list(c.breaks)}]: {c.description}")
-    total_controls = sum(len(s.controls) for s in specs)
+        label = (" [discrepancy, corrected by %s]" % s["corrected_by"]
+                 if s["kind"] == "discrepancy" else "")
+        print(f"{s['id']}  ({s['paper']}, {s['source']}){label}\n    {s['statement']}")
+        print(f"    provenance: {s['provenance']}")
+        for name, c in s["controls"].items():
+            print(f"    control {name} [{c['kind']}, breaks {list(c['breaks'])}]: {c['description']}")
+    total_controls = sum(len(s["controls"]) for s in specs)
     print(f"{len(specs)} claims, {total_controls} negative controls")
     return 0
 
 
-def cmd_report(args) -> int:
-    from .report import rerender, summarize, load_results
+def _results_path(given: str | None, verb: str) -> Path:
+    """The results.json that ``given`` names (a file or a run folder), or the latest run's."""
+    from .history import latest_run_dir
 
-    path = Path(args.results)
+    if given is None:
+        latest = latest_run_dir(Path("reports"))
+        if latest is None:
+            raise SystemExit(f"theorycheck {verb}: no complete run under reports/ (run pytest "
+                             "first, or give a results.json)")
+        return latest / "results.json"
+    path = Path(given)
+    path = path / "results.json" if path.is_dir() else path
     if not path.is_file():
-        raise SystemExit(f"theorycheck report: no results file at {str(path)!r}")
-    out = rerender(path, args.out)
-    print(summarize(load_results(out / "results.json")))
+        raise SystemExit(f"theorycheck {verb}: no results file at {str(path)!r}")
+    return path
+
+
+def _load_results_or_exit(path: Path, verb: str) -> dict:
+    from .report import load_results
+
+    try:
+        return load_results(path)
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SystemExit(f"theorycheck {verb}: {path} is not a valid results file: {first}") from None
+
+
+def cmd_report(args) -> int:
+    from .report import summarize, write_report
+
+    path = _results_path(args.results, "report")
+    results = _load_results_or_exit(path, "report")
+    out = write_report(results, Path(args.out) if args.out else path.parent)
+    print(summarize(results))
     print(f"report: {out / 'report.html'}")
     return 0
+
+
+def cmd_diff(args) -> int:
+    from .history import diff_digests, format_diff, load_comparable, setting_warnings
+
+    old, new = (load_comparable(_results_path(p, "diff")) for p in (args.old, args.new))
+    # a partial NEW run is compared on the claims it ran, not reported as dropping the rest
+    changes = diff_digests(old, new, rtol=args.rtol, only_new=bool(new.get("partial")))
+    def label(d: dict) -> str:
+        return (f"{d.get('tier')} tier, seed {d.get('seed')}, commit "
+                f"{str(d.get('commit'))[:10]}{', partial' if d.get('partial') else ''}")
+    print(f"theorycheck diff: {args.old} ({label(old)}) -> {args.new} ({label(new)})")
+    for note in setting_warnings(old, new):
+        print(f"warning: {note}")
+    outcomes = [c for c in changes if c["what"].endswith(("outcome", "present"))]
+    print(f"{len(outcomes)} changed outcomes, {len(changes) - len(outcomes)} values moved by more "
+          f"than {args.rtol:.0%} (relative)")
+    for line in format_diff(changes, limit=args.limit):
+        print("  " + line)
+    if args.json:
+        Path(args.json).write_text(json.dumps(changes, indent=1))
+    return 0
+
+
+def cmd_baseline(args) -> int:
+    from .history import digest
+
+    path = _results_path(args.results, "baseline")
+    results = _load_results_or_exit(path, "baseline")
+    if results.get("partial"):
+        raise SystemExit(f"theorycheck baseline: {path} is a partial run ({results.get('partial_reason')}); "
+                         "a baseline needs a complete run")
+    out = Path(args.out or f"reports/baseline-{results['tier']}.json")
+    data = digest(results, compact=True)
+    claims = data.pop("claims")
+    # one claim per line: a refreshed baseline reads as a small git diff
+    body = ",\n".join(f" {json.dumps(cid)}: {json.dumps(claims[cid], sort_keys=True)}"
+                      for cid in sorted(claims))
+    head = json.dumps(data, sort_keys=True)[:-1]
+    out.write_text(head + ', "claims": {\n' + body + "\n}}\n")
+    print(f"theorycheck baseline: wrote {out} ({len(claims)} claims, {results['tier']} tier, "
+          f"seed {results['seed']}, commit {str(results.get('commit'))[:10]})")
+    return 0
+
+
+def cmd_sweep(args, pytest_args: list[str]) -> int:
+    from datetime import datetime, timezone
+
+    from .report import write_report
+    from .sweep import aggregate, format_sweep, load_runs, parse_seeds, run_seeds
+
+    seeds = parse_seeds(args.seeds)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out = Path(args.out or f"reports/sweeps/{stamp}-seeds{seeds[0]}-{seeds[-1]}")
+    print(f"theorycheck sweep: {len(seeds)} seeds ({args.seeds}) of pytest {' '.join(pytest_args)}"
+          f" -> {out}")
+    found = run_seeds(seeds, pytest_args, out, jobs=args.jobs)
+    if not found:
+        raise SystemExit(f"theorycheck sweep: no seed produced results (see the logs in {out})")
+    runs = load_runs(found)
+    entries = aggregate(runs)
+    (out / "sweep.json").write_text(json.dumps({"seeds": sorted(found), "pytest_args": pytest_args,
+                                                "seed_sweep": entries}, indent=1))
+    results = dict(runs[0], seed_sweep=entries)
+    write_report(results, out)
+    for line in format_sweep(entries):
+        print(line)
+    print(f"report: {out / 'report.html'}")
+    return 1 if any(e["flaky"] for e in entries) else 0
 
 
 PAPER_TEMPLATE = '''"""{paperkey}: the claims of one paper.  Fill in the citation and the claim index."""
@@ -186,6 +314,15 @@ def cmd_cache(args) -> int:
     return 0
 
 
+def _verb_on_a_run(sub, name: str, help_text: str, func, out_help: str) -> None:
+    """A verb reading one run (``RESULTS``, default the latest complete run) with ``--out``."""
+    p = sub.add_parser(name, help=help_text)
+    p.add_argument("results", nargs="?", default=None,
+                   help="results.json or run folder (default: the latest complete run)")
+    p.add_argument("--out", default=None, help=out_help)
+    p.set_defaults(func=func)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="theorycheck", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -193,10 +330,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", default="claims")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_list)
-    p = sub.add_parser("report", help="re-render the report from a results.json")
-    p.add_argument("results", nargs="?", default="reports/latest/results.json")
-    p.add_argument("--out", default=None, help="output directory (default: beside the results)")
-    p.set_defaults(func=cmd_report)
+    _verb_on_a_run(sub, "report", "re-render the report from a results.json", cmd_report,
+                   "output directory (default: beside the results)")
+    p = sub.add_parser("diff", help="what changed between two runs")
+    p.add_argument("old", help="results.json, run folder or digest (baseline) file")
+    p.add_argument("new", help="results.json, run folder or digest file")
+    p.add_argument("--rtol", type=float, default=RTOL,
+                   help=f"list values that moved by more than this, relative (default {RTOL})")
+    p.add_argument("--limit", type=int, default=None, help="print at most this many changes")
+    p.add_argument("--json", default=None, help="also write the changes to this file")
+    p.set_defaults(func=cmd_diff)
+    _verb_on_a_run(sub, "baseline", "write the digest of a run (the committed baseline)",
+                   cmd_baseline, "default: reports/baseline-<tier>.json")
+    p = sub.add_parser("sweep", help="run pytest over several base seeds; pass rates, flaky claims",
+                       description="Arguments after the options go to pytest (e.g. claims/vdt24).")
+    p.add_argument("--seeds", default="0-19", help="seeds, e.g. 0-19 or 0,3,7 (default 0-19)")
+    p.add_argument("--out", default=None, help="default: reports/sweeps/<time>-seeds<a>-<b>/")
+    p.add_argument("--jobs", type=int, default=1, help="seeds run at the same time (default 1)")
+    p.set_defaults(func=cmd_sweep)
     p = sub.add_parser("new", help="scaffold a claim file for a paper")
     p.add_argument("paperkey")
     p.add_argument("name")
@@ -211,8 +362,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    """Run one verb; a bad input exits non-zero with one line naming the problem."""
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.func is not cmd_sweep:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    try:
+        return args.func(args, rest) if args.func is cmd_sweep else args.func(args)
+    except UsageError as exc:
+        raise SystemExit(f"theorycheck {args.command}: {exc}") from None
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,8 @@ import numpy as np
 from .cache import SharedRun, SharedRunCache
 from .checks import CHECKS, Decision, jsonable
 from .claim import ClaimSpec
-from .errors import ClaimFailure, ControlMisfire, DeclarationError, HypothesesNotMet, NoDecisionError
+from .errors import (CannotDiscriminate, ClaimFailure, ControlMisfire, DeclarationError,
+                     HypothesesNotMet, NoDecisionError)
 from .runtime import OnRuntime, Runtime, derive_seed
 from .tolerance import roundoff
 
@@ -39,17 +41,21 @@ class _CheckRecorder:
     """``tc.conclusion.close(...)`` etc.: each call runs the check, records its decision
     with this recorder's role and returns whether it held."""
 
-    def __init__(self, sink: list[Decision], role: str):
+    def __init__(self, sink: list[Decision], role: str, dtype: str = "float64"):
         self._sink = sink
         self._role = role
+        self._dtype = dtype
 
     def __getattr__(self, name: str):
         if name not in CHECKS:
             raise AttributeError(f"no check named {name!r}; available: {', '.join(CHECKS)}")
         fn = CHECKS[name]
+        takes_dtype = "dtype" in inspect.signature(fn).parameters
 
         @functools.wraps(fn)
         def run_and_record(*args, **kwargs) -> bool:
+            if takes_dtype:
+                kwargs.setdefault("dtype", self._dtype)
             decision = dataclasses.replace(fn(*args, **kwargs), role=self._role)
             self._sink.append(decision)
             return decision.passed
@@ -93,8 +99,8 @@ class ClaimContext(OnRuntime):
         self.measurements: dict[str, Any] = {}
         self.plots: dict[str, dict] = {}
         self.seeds: dict[str, int] = {}
-        self.precondition = _CheckRecorder(self.decisions, "precondition")
-        self.conclusion = _CheckRecorder(self.decisions, "conclusion")
+        self.precondition = _CheckRecorder(self.decisions, "precondition", runtime.dtype)
+        self.conclusion = _CheckRecorder(self.decisions, "conclusion", runtime.dtype)
         self.check = _NoRole()
         self.cache = cache if cache is not None else SharedRunCache(None)  # None: memo only
         self.shared_runs: list[dict] = []
@@ -212,6 +218,8 @@ class ClaimContext(OnRuntime):
         """Turn the recorded decisions into the case's verdict.
 
         * No decision: :class:`NoDecisionError`.
+        * Under ``--tc-strict``, a decision with warnings (its comparison cannot
+          discriminate): :class:`CannotDiscriminate`.
         * The claim's own case: a failed precondition raises :class:`HypothesesNotMet`, a
           failed conclusion :class:`ClaimFailure`; otherwise it passed.
         * A control case: see :meth:`_conclude_control`.
@@ -219,6 +227,11 @@ class ClaimContext(OnRuntime):
         if not self.decisions:
             raise NoDecisionError(f"{self.spec.id} [{self.variant}] recorded no decision: a claim "
                                   "must decide through tc.conclusion.* so that it can fail")
+        warned = [d for d in self.decisions if d.warnings]
+        if warned and self.runtime.strict:
+            raise CannotDiscriminate(self._listing(
+                f"--tc-strict: {len(warned)} checks cannot discriminate "
+                f"({', '.join(repr(d.name) for d in warned)})"))
         if self.control is not None:
             self._conclude_control()
             return

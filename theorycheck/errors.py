@@ -12,7 +12,10 @@ kind            meaning
                 (:class:`UsageError`)
 ``reference``   a reference quantity could not be computed to its certificate: an infeasible
                 program, an inaccurate solve (:class:`ReferenceComputationError`)
-``numerics``    an iterate became NaN or infinite (:class:`NonFiniteIterateError`)
+``numerics``    an iterate became NaN or infinite (:class:`NonFiniteIterateError`), or, under
+                ``--tc-strict``, a check cannot discriminate: a decision carries warnings (a
+                bound below the dtype's resolution, a fit window into the round-off floor)
+                (:class:`CannotDiscriminate`)
 ``control``     a negative control failed, but not for the reason it declares
                 (:class:`ControlMisfire`)
 ==============  ================================================================================
@@ -34,6 +37,7 @@ __all__ = [
     "SolverAccuracyError",
     "NonFiniteIterateError",
     "ControlMisfire",
+    "CannotDiscriminate",
     "error_kind",
 ]
 
@@ -106,6 +110,13 @@ class ControlMisfire(TheoryCheckError):
     ``hypothesis`` control left its preconditions holding, or another kind broke one)."""
 
     kind = "control"
+
+
+class CannotDiscriminate(TheoryCheckError):
+    """Under ``--tc-strict``: a decision of the case carries warnings, i.e. its comparison is
+    decided by round-off rather than by the statement (see :mod:`theorycheck.checks`)."""
+
+    kind = "numerics"
 
 
 def error_kind(exc: BaseException | type) -> str:

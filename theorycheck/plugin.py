@@ -8,8 +8,13 @@ installed.  Options (each also settable through an environment variable):
 ``--tc-dtype float64|float32``  torch dtype (``THEORYCHECK_DTYPE``; default float64)
 ``--tc-seed N``                 base seed (``THEORYCHECK_SEED``; default 0)
 ``--tc-threads N``              CPU threads of torch and of numpy/scipy's BLAS (default 1)
-``--tc-report-dir DIR``         where the report goes (default ``reports/latest`` under rootdir)
+``--tc-report-dir DIR``         write the report into DIR (no run folder, ``latest`` untouched)
 ``--tc-no-report``              do not write a report
+``--tc-strict``                 a check that cannot discriminate (a decision with warnings: a
+                                bound below the dtype's resolution, a control whose numbers
+                                equal its claim's) fails the run
+``--tc-baseline FILE``          compare the run with a digest or results.json (default
+                                ``reports/baseline-<tier>.json`` when it exists; ``none``: off)
 ``--tc-cache-dir DIR``          cache of shared runs (``THEORYCHECK_CACHE_DIR``; default
                                 ``<rootdir>/.theorycheck-cache``), see :mod:`theorycheck.cache`
 ``--tc-no-cache``               neither read nor write that cache (the process memo stays)
@@ -18,6 +23,14 @@ Under pytest-xdist's default distribution (``-n N`` without ``--dist``) the case
 function -- a claim and its controls -- are sent to one worker as a unit, so the controls
 reuse the runs their claim cached instead of recomputing them on another worker.  (xdist's
 own ``loadgroup`` mode would need ``xdist_group`` marks, which pytest 9.2 no longer honours.)
+
+Every run that executes claims writes ``reports/runs/<UTC time>-<tier>-seed<seed>/`` and, when
+it is complete, points ``reports/latest`` (and the pointer file ``reports/LATEST``) at it; a
+*partial* run (a path below ``claims/``, ``-k``, ``-m``, ``--deselect``, ``--lf``, an early
+stop) gets a ``-partial`` folder and leaves ``latest`` alone (see :mod:`theorycheck.history`).
+Each collection writes the claims manifest ``theorycheck list`` reads
+(:mod:`theorycheck.manifest`).  ``-ra`` lists the expected failures of the negative controls
+only when asked for by name (``-rx``); otherwise the summary counts them in one line.
 
 Under pytest-xdist each worker attaches its claim records to the test reports
 (``user_properties``, which xdist ships to the controller); the controller alone merges
@@ -33,12 +46,14 @@ from pathlib import Path
 import pytest
 
 from . import __version__
-from .claim import CLAIM_VARIANT
+from .claim import CLAIM_VARIANT, registry
 from .cache import SharedRunCache, cache_from_options
 from .context import ClaimContext
 from .errors import ClaimFailure, HypothesesNotMet, UsageError, error_kind
 from .papers import papers
-from .runtime import Runtime, default_options_from_env
+from .runtime import Runtime, default_options_from_env, parse_count
+from . import history
+from .manifest import write_manifest
 
 RECORD_KEY = "theorycheck"
 _RUNTIME = pytest.StashKey[Runtime]()
@@ -51,12 +66,20 @@ def pytest_addoption(parser):
     group.addoption("--tc-tier", default=env["tier"], help="problem sizes: quick (default) or full")
     group.addoption("--tc-device", default=env["device"], help="auto (default), cpu or cuda")
     group.addoption("--tc-dtype", default=env["dtype"], help="float64 (default) or float32")
-    group.addoption("--tc-seed", default=env["seed"], type=int, help="base seed of the run (default 0)")
-    group.addoption("--tc-threads", default=1, type=int,
+    group.addoption("--tc-seed", default=None,
+                    help="base seed of the run (default $THEORYCHECK_SEED, else 0)")
+    group.addoption("--tc-threads", default="1",
                     help="CPU threads of torch and of the BLAS under numpy/scipy (default 1)")
     group.addoption("--tc-report-dir", default=None,
-                    help="report directory (default: <rootdir>/reports/latest)")
+                    help="write the report into this directory (default: a new folder "
+                         "<rootdir>/reports/runs/<time>-<tier>-seed<seed>/, and reports/latest "
+                         "pointing at it when the run is complete)")
     group.addoption("--tc-no-report", action="store_true", help="do not write the report")
+    group.addoption("--tc-strict", action="store_true",
+                    help="fail a case whose checks cannot discriminate (decisions with warnings)")
+    group.addoption("--tc-baseline", default=None,
+                    help="digest or results.json to compare the run with (default: "
+                         "reports/baseline-<tier>.json when it exists; 'none' turns it off)")
     group.addoption("--tc-cache-dir", default=None, help="cache of shared runs (default: "
                     "$THEORYCHECK_CACHE_DIR or <rootdir>/.theorycheck-cache)")
     group.addoption("--tc-no-cache", action="store_true",
@@ -66,11 +89,15 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", "claim: the claim's own case of an executable claim")
     config.addinivalue_line("markers", "control: a negative control of an executable claim (must fail)")
+    seed = config.getoption("--tc-seed")
     try:
         runtime = Runtime.from_options(
             tier=config.getoption("--tc-tier"), device=config.getoption("--tc-device"),
-            dtype=config.getoption("--tc-dtype"), seed=config.getoption("--tc-seed"),
-            threads=config.getoption("--tc-threads"),
+            dtype=config.getoption("--tc-dtype"),
+            seed=(parse_count("--tc-seed", seed, 0) if seed is not None else
+                  parse_count("THEORYCHECK_SEED", default_options_from_env()["seed"], 0)),
+            threads=parse_count("--tc-threads", config.getoption("--tc-threads"), 1),
+            strict=config.getoption("--tc-strict"),
         )
     except UsageError as exc:
         raise pytest.UsageError(f"theorycheck: {exc}") from None
@@ -157,6 +184,15 @@ def _variant_of(item) -> str:
     return CLAIM_VARIANT if control is None else f"control-{control}"
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    """Write the claims manifest (one process: the first xdist worker, or the plain run)."""
+    config = session.config
+    if getattr(config, "workerinput", {}).get("workerid", "gw0") != "gw0":
+        return
+    write_manifest(config.rootpath, list(registry.values()), {item.path for item in session.items})
+
+
 class ResultCollector:
     """Merges the claim records of one run (from this process or from xdist workers) and
     writes the report at the end of the session.  A plugin object of the controller."""
@@ -164,26 +200,78 @@ class ResultCollector:
     def __init__(self, config, runtime: Runtime):
         self.config = config
         self.runtime = runtime
-        self.started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.started_at = datetime.now(timezone.utc)
+        self.started = self.started_at.isoformat(timespec="seconds")
         self.t0 = time.perf_counter()
         self.records: dict[tuple[str, str], dict] = {}
         self.report_path: Path | None = None
         self.summary: str | None = None
+        self.partial: str | None = None
+        self.deselected = 0
+        self.drift: list[str] = []
+        self.undiscriminating: list[str] = []
+        self.xfail_lines_hidden = False
+        self.exitstatus = None
+        self.baseline = _baseline_path(config, runtime.tier)
+
+    def pytest_sessionstart(self, session):
+        """Under ``-ra``, leave the controls' expected failures out of the short summary
+        (one line in ours counts them); ``-rx`` by name still lists them."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None and "x" in reporter.reportchars and \
+                "x" not in (self.config.option.reportchars or ""):
+            reporter.reportchars = reporter.reportchars.replace("x", "")
+            self.xfail_lines_hidden = True
+
+    def pytest_deselected(self, items):
+        self.deselected += len(items)
 
     def pytest_runtest_logreport(self, report):
         for key, value in report.user_properties:
             if key == RECORD_KEY:
                 self.add(report, json.loads(value))
 
-    def pytest_sessionfinish(self, session):
-        if self.records and not self.config.getoption("--tc-no-report"):
+    def pytest_sessionfinish(self, session, exitstatus):
+        if not self.records:
+            return
+        self.partial = partial_reason(self.config, session, exitstatus, self.deselected)
+        if not self.config.getoption("--tc-no-report"):
             self.report_path = self.write()
+        if self.undiscriminating and self.runtime.strict and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.exitstatus = session.exitstatus
 
-    def pytest_terminal_summary(self, terminalreporter):
+    def pytest_terminal_summary(self, terminalreporter, exitstatus):
+        if not self.records:
+            return
+        tr = terminalreporter
+        tr.write_sep("-", "theorycheck")
+        tr.write_line(run_counts_line(tr, self.exitstatus if self.exitstatus is not None else exitstatus))
+        if self.summary is not None:
+            tr.write_line(self.summary)
+        outside = [r.nodeid for kind in ("failed", "error") for r in tr.stats.get(kind, [])
+                   if not any(key == RECORD_KEY for key, _ in getattr(r, "user_properties", []))]
+        if outside:
+            tr.write_line(f"not counted among the claims: {len(outside)} failed or erroring "
+                          f"tests: {', '.join(outside[:5])}" + (" ..." if len(outside) > 5 else ""),
+                          red=True)
+        if self.xfail_lines_hidden and tr.stats.get("xfailed"):
+            tr.write_line(f"{len(tr.stats['xfailed'])} expected failures (xfail: the negative "
+                          "controls failing as they declare) not listed one by one; -rx lists them")
+        for line in self.undiscriminating:
+            tr.write_line(("error: " if self.runtime.strict else "warning: ") + line,
+                          yellow=not self.runtime.strict, red=self.runtime.strict)
+        if len(self.drift) > 1:
+            tr.write_sep("-", "theorycheck: drift against the baseline (a warning, not a failure)")
+            for line in self.drift:
+                tr.write_line(line, yellow=True)
+        elif self.drift:
+            tr.write_line(self.drift[0])
         if self.report_path is not None:
-            terminalreporter.write_sep("-", "theorycheck report")
-            terminalreporter.write_line(self.summary)
-            terminalreporter.write_line(f"report: {self.report_path / 'report.html'}")
+            tr.write_line(f"report: {self.report_path / 'report.html'}")
+            if self.partial:
+                tr.write_line(f"partial run ({self.partial}): reports/latest still shows the "
+                              "last complete run")
 
     def add(self, report, record: dict) -> None:
         key = (record["id"], record["variant"])
@@ -198,22 +286,144 @@ class ResultCollector:
     def results(self) -> dict:
         from .report.results import assemble_results
 
-        return assemble_results(
+        results = assemble_results(
             runtime=self.runtime, started=self.started, version=__version__,
             wall_time_s=time.perf_counter() - self.t0, records=list(self.records.values()),
         )
+        self.undiscriminating = annotate_run(results, commit=history.git_commit(self.config.rootpath),
+                                       partial=self.partial)
+        if self.baseline is not None:
+            self.drift = compare_with_baseline(results, self.baseline)
+        return results
 
     def report_dir(self) -> Path:
         option = self.config.getoption("--tc-report-dir")
-        return Path(option) if option else Path(self.config.rootpath) / "reports" / "latest"
+        if option:
+            return Path(option)
+        name = history.run_folder_name(self.started_at, self.runtime.tier, self.runtime.seed,
+                                       self.partial is not None)
+        return history.new_run_dir(self.reports_root(), name)
+
+    def reports_root(self) -> Path:
+        return Path(self.config.rootpath) / "reports"
 
     def write(self) -> Path:
-        """Assemble the results once, write the report, keep its one-line summary."""
+        """Assemble the results once, write the report into its folder, keep its one-line
+        summary, and point ``reports/latest`` at it when the run is complete."""
         from .report import summarize, write_report
 
         results = self.results()
         self.summary = summarize(results)
-        return write_report(results, self.report_dir())
+        out = write_report(results, self.report_dir())
+        if self.partial is None and not self.config.getoption("--tc-report-dir"):
+            history.point_latest(self.reports_root(), out)
+        return out
+
+
+def _baseline_path(config, tier: str) -> Path | None:
+    """The baseline a run is compared with: ``--tc-baseline`` (``none``: no comparison), else
+    ``<rootdir>/reports/baseline-<tier>.json`` when that file exists."""
+    option = config.getoption("--tc-baseline")
+    if option is not None and option.lower() == "none":
+        return None
+    if option is None:
+        default = Path(config.rootpath) / "reports" / f"baseline-{tier}.json"
+        return default if default.is_file() else None
+    path = Path(config.invocation_params.dir) / option
+    if not path.is_file():
+        raise pytest.UsageError(f"theorycheck: --tc-baseline {option!r}: no such file")
+    return path
+
+
+def compare_with_baseline(results: dict, path: Path) -> list[str]:
+    """Store the differences of ``results`` from the baseline at ``path`` in
+    ``results["baseline_diff"]`` and return them as terminal lines (setting notes first)."""
+    try:
+        base = history.load_comparable(path)
+    except UsageError as exc:
+        return [f"baseline not compared: {exc}"]
+    new = history.digest(results)
+    changes = history.diff_digests(base, new, only_new=bool(results.get("partial")))
+    results["baseline_diff"] = changes
+    results["baseline"] = {"path": str(path), "commit": base.get("commit"),
+                           "seed": base.get("seed"), "tier": base.get("tier")}
+    notes = [f"note: {n}" for n in history.setting_warnings(base, new)]
+    head = f"{len(changes)} differences from {path.name} (commit {str(base.get('commit'))[:10]})"
+    return [head] + notes + history.format_diff(changes, limit=30)
+
+
+def annotate_run(results: dict, *, commit: str | None, partial: str | None) -> list[str]:
+    """Add the run-level fields the report shows -- ``commit``, ``partial`` (and its reason),
+    an empty ``seed_sweep`` and ``baseline_diff``, per claim ``wall_s`` (the claim's case and
+    its controls), per decision ``warnings`` -- and warn on every ``dynamics`` or
+    ``hypothesis`` control whose numbers all equal its claim's (it computes its own run, so
+    equal numbers mean it did not perturb what the checks see).  Returns the terminal lines
+    of every decision carrying a warning (its check's, see :mod:`theorycheck.checks`) and of
+    every such control."""
+    results.update(commit=commit, partial=partial is not None, partial_reason=partial,
+                   seed_sweep=[], baseline_diff=[])
+    undiscriminating = []
+    for claim in results["claims"]:
+        claim["wall_s"] = round(claim["duration_s"] + sum(k["duration_s"] for k in claim["controls"]), 4)
+        for case in (claim, *claim["controls"]):
+            for decision in case["decisions"]:
+                decision.setdefault("warnings", [])
+                if decision["warnings"]:
+                    where = "" if case is claim else f" [control {case['name']}]"
+                    undiscriminating.append(f"{claim['id']}{where}: {decision['name']!r} cannot "
+                                      f"discriminate: {decision['warnings'][0]}")
+        for control in claim["controls"]:
+            if control["kind"] in ("dynamics", "hypothesis") and _same_numbers(claim, control):
+                text = (f"{claim['id']} [control {control['name']}]: every measured value equals "
+                        f"the claim's; a {control['kind']} control must compute its own run")
+                undiscriminating.append(text)
+                for decision in control["decisions"]:
+                    decision["warnings"].append(text.split(": ", 1)[1])
+    return undiscriminating
+
+
+def _same_numbers(claim: dict, control: dict) -> bool:
+    """Whether every decision the control shares (by name) with its claim measured the same
+    value, and the shared measurements are equal (with at least one thing compared)."""
+    mine = {d["name"]: d["measured"] for d in claim["decisions"]}
+    shared = [d for d in control["decisions"] if d["name"] in mine]
+    measurements = set(claim["measurements"]) & set(control["measurements"])
+    if not shared or claim["outcome"] in ("not_run", "skipped") or control["outcome"] in (
+            "not_run", "skipped", "error"):
+        return False
+    return (all(d["measured"] == mine[d["name"]] for d in shared)
+            and all(claim["measurements"][m] == control["measurements"][m] for m in measurements))
+
+
+def partial_reason(config, session, exitstatus, deselected: int) -> str | None:
+    """Why this run did not execute every claim of the project (``None``: it did)."""
+    option = config.option
+    for flag, value in (("-k", getattr(option, "keyword", "")), ("-m", getattr(option, "markexpr", "")),
+                        ("--deselect", getattr(option, "deselect", None)),
+                        ("--lf", getattr(option, "lf", False)),
+                        ("--sw", getattr(option, "stepwise", False))):
+        if value:
+            return flag if value is True else f"{flag} {value}"
+    if deselected:
+        return f"{deselected} cases deselected"
+    if session.shouldstop or session.shouldfail or exitstatus == pytest.ExitCode.INTERRUPTED:
+        return "stopped early"
+    root = Path(config.rootpath)
+    target = root / "claims" if (root / "claims").is_dir() else root
+    paths = [(Path(config.invocation_params.dir) / str(a).split("::")[0]).resolve()
+             for a in config.args]
+    if not any(p == target.resolve() or p in target.resolve().parents for p in paths):
+        return "ran " + " ".join(map(str, config.args))
+    if any("::" in str(a) for a in config.args):
+        return "ran " + " ".join(map(str, config.args))
+    return None
+
+
+def run_counts_line(terminalreporter, exitstatus) -> str:
+    """What pytest counted (its own summary line) and whether the run is green."""
+    parts, _ = terminalreporter.build_summary_stats_line()
+    verdict = "GREEN" if int(exitstatus) == 0 else f"RED (exit status {int(exitstatus)})"
+    return f"pytest: {', '.join(text for text, _ in parts)} -- {verdict}"
 
 
 def _case_outcome(report, record: dict) -> str:

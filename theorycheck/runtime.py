@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,18 +54,24 @@ class Runtime:
     dtype: str = "float64"
     seed: int = 0
     threads: int = 1
+    #: a check that cannot discriminate (a decision carrying warnings) fails the case
+    strict: bool = False
 
     def __post_init__(self):
         _choose("tier", self.tier, TIERS)
         _choose("device", self.device, ("cpu", "cuda"))
         _choose("dtype", self.dtype, DTYPES)
-        if not isinstance(self.seed, int) or self.seed < 0:
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
             raise RuntimeConfigError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if not isinstance(self.threads, int) or isinstance(self.threads, bool) or self.threads < 1:
+            raise RuntimeConfigError(f"threads must be a positive integer, got {self.threads!r}")
 
     @classmethod
-    def from_options(cls, tier: str, device: str, dtype: str, seed: int, threads: int) -> "Runtime":
+    def from_options(cls, tier: str, device: str, dtype: str, seed: int, threads: int,
+                     strict: bool = False) -> "Runtime":
         return cls(tier=_choose("tier", tier, TIERS), device=resolve_device(device),
-                   dtype=_choose("dtype", dtype, DTYPES), seed=seed, threads=threads)
+                   dtype=_choose("dtype", dtype, DTYPES), seed=seed, threads=threads,
+                   strict=strict)
 
     @property
     def torch_dtype(self):
@@ -132,10 +139,23 @@ def generator(base_seed: int, *keys: object) -> np.random.Generator:
 
 
 def default_options_from_env() -> dict:
-    """Defaults for the pytest options, overridable by ``THEORYCHECK_*`` environment variables."""
+    """Defaults for the pytest options, overridable by ``THEORYCHECK_*`` environment variables.
+
+    Values are returned as given (strings); :func:`parse_count` turns a seed or a thread
+    count into an integer with an error that names where the value came from."""
     return {
         "tier": os.environ.get("THEORYCHECK_TIER", "quick"),
         "device": os.environ.get("THEORYCHECK_DEVICE", "auto"),
         "dtype": os.environ.get("THEORYCHECK_DTYPE", "float64"),
-        "seed": int(os.environ.get("THEORYCHECK_SEED", "0")),
+        "seed": os.environ.get("THEORYCHECK_SEED", "0"),
     }
+
+
+def parse_count(source: str, value: object, minimum: int) -> int:
+    """``value`` (an int or its decimal string) as an integer ``>= minimum``; a
+    :class:`RuntimeConfigError` naming ``source`` (an option or environment variable)
+    otherwise."""
+    text = str(value).strip()
+    if not re.fullmatch(r"[+]?\d+", text) or int(text) < minimum:
+        raise RuntimeConfigError(f"{source}={value!r}: expected an integer >= {minimum}")
+    return int(text)
