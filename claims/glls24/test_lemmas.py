@@ -7,6 +7,7 @@ import torch
 
 from claims.glls24.setup import SIGMA, bounded_preactivation_level, initialization, regression_instance
 from theorycheck import Control, claim, discrepancy
+from theorycheck.batching import chunk_slices, map_chunks
 
 GRID = 100_000
 
@@ -95,6 +96,23 @@ def lemma_b1_ratios(X, W_tilde, W, A, R):
     return {k: v.flatten(1).amax(1).cpu().numpy() for k, v in ratios.items()}
 
 
+def lemma_b1_ratios_chunked(X, W_tilde, W, A, R):
+    """`lemma_b1_ratios` over chunks of trials: its (K, n, n, m) temporaries stay within the
+    library's memory budget at the full tier's widths."""
+    n, m = X.shape[1], W.shape[2]
+    return map_chunks(lambda *args: lemma_b1_ratios(*args, R), X, W_tilde, W, A, item_bytes=64 * n * n * m)
+
+
+def preactivation_event(rng, X0, trials, m, B):
+    r"""Per independent draw of ``W~`` (``trials`` draws of d_in x m, entries ``N(0, sigma^2)``), whether
+    ``max_{i,r} |<w~_r, x_i>| <= B`` on the inputs ``X0`` (n, d_in); drawn in memory-bounded chunks."""
+    n, d_in = X0.shape
+    events = [np.abs(np.einsum("ne,kem->knm", X0, SIGMA * rng.standard_normal((s.stop - s.start, d_in, m))))
+              .max(axis=(1, 2)) <= B
+              for s in chunk_slices(trials, 16 * (d_in + n) * m)]
+    return np.concatenate(events)
+
+
 @claim("glls24.lemB_1.softmax_perturbation_bounds", source="Lemma B.1, Parts 1-13",
        statement="On the event |<w~_r, x_i>| <= B (probability >= 1 - delta), every W with ||w_r - w~_r|| "
                  "<= R < 0.01 has bounded pre-activations, exponentials, normalisers and softmax "
@@ -128,7 +146,7 @@ def test_softmax_perturbation_bounds(tc):
         for R in (1e-3, 1e-2):
             P = tc.rng("direction", m, R).standard_normal(W_tilde.shape)
             P *= R / np.linalg.norm(P, axis=1, keepdims=True)
-            ratios = lemma_b1_ratios(Xt, tc.tensor(W_tilde), tc.tensor(W_tilde + P), tc.tensor(A), R)
+            ratios = lemma_b1_ratios_chunked(Xt, tc.tensor(W_tilde), tc.tensor(W_tilde + P), tc.tensor(A), R)
             for part, value in ratios.items():
                 worst[part] = max(worst.get(part, 0.0), float(value.max()))
     tc.record("worst_ratio_per_part", worst)
@@ -140,9 +158,7 @@ def test_softmax_perturbation_bounds(tc):
     B_delta = SIGMA * np.sqrt(2 * np.log(2 * n * m / delta))
     if tc.control == "B_without_width":
         B_delta = SIGMA * np.sqrt(np.log(n * s["d"] / delta))
-    draws = tc.rng("part 1").standard_normal((s["trials_p1"], s["d_in"], m)) * SIGMA
-    inputs = np.repeat(X[:1], s["trials_p1"], axis=0)
-    event = np.abs(np.einsum("kne,kem->knm", inputs, draws)).max(axis=(1, 2)) <= B_delta
+    event = preactivation_event(tc.rng("part 1"), X[0], s["trials_p1"], m, B_delta)
     tc.record("part1_event_frequency", float(event.mean()))
     tc.conclusion.binomial("Part 1: the event holds with probability >= 1 - delta", event, p=1 - delta)
 
@@ -176,8 +192,7 @@ def test_bound_without_width(tc):
     delta = 0.1
     X, _ = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=1)
     B = max(2 * SIGMA * np.sqrt(np.log(s["n"] * s["d"] / delta)), 1.0)
-    draws = tc.rng("part 1", m).standard_normal((s["trials"], s["d_in"], m)) * SIGMA
-    event = np.abs(np.einsum("ne,kem->knm", X[0], draws)).max(axis=(1, 2)) <= B
+    event = preactivation_event(tc.rng("part 1", m), X[0], s["trials"], m, B)
     p_value = stats.binomtest(int(event.sum()), s["trials"], 1 - delta, alternative="less").pvalue
     tc.record("event_frequency", float(event.mean()))
     tc.record("B", B)
