@@ -169,9 +169,9 @@ def test_softmax_perturbation_bounds(tc):
              corrected_by="glls24.lemB_1.softmax_perturbation_bounds",
              provenance="inferred",
              controls={"narrow_network": Control(
-                 "statement", breaks=["the event fails more often than delta"],
-                 description="at width m = 16 the same B covers all n m pre-activations: no "
-                             "counterexample")},
+                 "hypothesis", breaks=["the event fails more often than delta"],
+                 description="at width m = 16 the union bound n m P(|<w, x>| > B) ~ 2e-3 < delta: the "
+                             "same B covers all n m pre-activations, no counterexample")},
              sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "m": 2**14, "trials": 100},
                     "full": {"n": 32, "d_in": 64, "d": 4, "m": 2**16, "trials": 200}})
 def test_bound_without_width(tc):
@@ -183,8 +183,11 @@ def test_bound_without_width(tc):
     ``max_{i,r} |<w_r, x_i>| <= B`` fails with probability ~0.84 >> delta.  Pass (the counterexample):
     the exact binomial test of ``P[event] >= 1 - delta`` over ``trials`` independent initializations
     rejects at level 0.05 (p-value <= 0.05).  The corrected statement (B_delta with the m inside
-    the log) is Part 1 of `glls24.lemB_1.softmax_perturbation_bounds`.  Control: at m = 16 the
-    same B covers the ``nm = 64`` pairs (failure ~2e-3): no counterexample."""
+    the log) is Part 1 of `glls24.lemB_1.softmax_perturbation_bounds`.  Precondition of the
+    counterexample: the union bound ``n m P(|N(0, sigma^2)| > B)`` exceeds delta (otherwise the
+    event holds with probability >= 1 - delta and no counterexample exists; quick ~1.9, full ~0.19).
+    Control: at m = 16 the union bound is ~2e-3 < delta, so the precondition fails and the
+    counterexample vanishes."""
     from scipy import stats
 
     s = tc.sizes
@@ -196,5 +199,8 @@ def test_bound_without_width(tc):
     p_value = stats.binomtest(int(event.sum()), s["trials"], 1 - delta, alternative="less").pvalue
     tc.record("event_frequency", float(event.mean()))
     tc.record("B", B)
+    union = s["n"] * m * 2 * stats.norm.sf(B / SIGMA)
+    tc.record("union bound n m P(|<w, x>| > B)", union)
     tc.precondition.at_most("inputs in the unit ball", np.linalg.norm(X, axis=-1), 1.0, margin=1e-12)
+    tc.precondition.at_least("union bound over the n m pre-activations exceeds delta", union, delta)
     tc.conclusion.at_most("the event fails more often than delta", p_value, 0.05)
