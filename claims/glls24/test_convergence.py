@@ -15,8 +15,8 @@ from theorycheck.checks import fit_slope
 EPSILON = 1e-10
 """Target ``||F - Y||_F^2 <= EPSILON ||Y||_F^2`` (the spec's stopping rule)."""
 
-SMALL_WIDTH = {"m": 4, "n": 8, "d_in": 2, "d": 2}
-"""The width-too-small instance of the spec: ``d_in m / 2 = 4 < n d = 16``."""
+SMALL_WIDTH = {"m": 4, "n": 8, "d_in": 2}
+"""The width-too-small instance of the spec: ``d_in m / 2 = 4 < n d`` for d = 2 (and d = 1)."""
 
 WIDTHS = {"quick": [256, 1024, 4096], "full": [1024, 4096, 16384, 65536]}
 
@@ -107,7 +107,8 @@ def decide_linear_convergence(tc, runs):
            "width_too_small": Control(
                "hypothesis", breaks=["loss reaches epsilon within the run"],
                description="m = 4 with d_in = 2, n = 8, d = 2: d_in m / 2 = 4 < n d = 16, so lambda = 0 "
-                           "at the symmetric initialization and 8 weights cannot fit 16 labels"),
+                           "at the symmetric initialization, and d_in (m - 1) = 6 effective weights (the "
+                           "softmax is shift invariant) cannot fit 16 labels"),
        },
        sizes={"quick": {"widths": WIDTHS["quick"]}, "full": {"widths": WIDTHS["full"]}})
 def test_linear_convergence(tc):
@@ -128,7 +129,7 @@ def test_linear_convergence(tc):
     has an unspecified constant).  Control ``width_too_small`` violates it (m = 4, d_in = 2, n = 8,
     d = 2; spec instance)."""
     if tc.control == "width_too_small":
-        runs = [tc.use(softmax_gd, m=SMALL_WIDTH["m"], n=SMALL_WIDTH["n"], d_in=SMALL_WIDTH["d_in"], d=SMALL_WIDTH["d"])]
+        runs = [tc.use(softmax_gd, **SMALL_WIDTH, d=2)]
     else:
         c = 2.5 if tc.control == "step_too_large" else 1.0
         dup = tc.control == "duplicate_inputs"
@@ -142,7 +143,12 @@ def test_linear_convergence(tc):
        provenance="derived",
        controls={"duplicate_inputs": Control(
            "hypothesis", breaks=["loss reaches epsilon within the run"],
-           description="x_2 := x_1 with y_2 := -y_1: lambda = 0, the loss stalls")},
+           description="x_2 := x_1 with y_2 := -y_1: lambda = 0, the loss stalls"),
+                 "width_too_small": Control(
+           "hypothesis", breaks=["loss reaches epsilon within the run"],
+           description="m = 4 with d_in = 2, n = 8: d_in m / 2 = 4 < n = 8, so lambda = 0 at the "
+                       "symmetric initialization, and the softmax's shift invariance leaves d_in (m - 1) = 6 "
+                       "effective weights for 8 generic labels")},
        sizes={"quick": {"m": 512, "ns": [4, 8, 16]}, "full": {"m": 16384, "ns": [8, 16, 32, 64]}})
 def test_one_dim(tc):
     r"""Corollary 4.3 is Theorem 4.2 with d = 1 (Lemma 5.1 then reads ``||Delta H||_F <= R n
@@ -150,10 +156,15 @@ def test_one_dim(tc):
     `glls24.thm4_2.linear_convergence` (envelope, steps to epsilon <= predicted count, fitted
     slope <= log(1 - m eta lambda/2), rel <= 1e-10 at the end) on ``n`` in {4, 8, 16} with
     ``d_in = 2n`` (so that lambda stays away from 0, spec pitfall 5), width m, 3 seeds, ``eta = 1 /
-    (m lambda_max)``.  The run length is the shared run's (chosen on seeds 1, 2; flagged)."""
-    dup = tc.control == "duplicate_inputs"
-    ns = tc.sizes["ns"] if tc.control is None else tc.sizes["ns"][:1]
-    runs = [tc.use(softmax_gd, m=tc.sizes["m"], n=n, d_in=2 * n, d=1, duplicate=dup) for n in ns]
+    (m lambda_max)``.  The run length is the shared run's (chosen on seeds 1, 2; flagged).  The
+    controls are Theorem 4.2's: duplicated inputs, and a width below the rank condition ``d_in m / 2
+    >= n`` (m = 4, d_in = 2, n = 8)."""
+    if tc.control == "width_too_small":
+        runs = [tc.use(softmax_gd, **SMALL_WIDTH, d=1)]
+    else:
+        dup = tc.control == "duplicate_inputs"
+        ns = tc.sizes["ns"] if tc.control is None else tc.sizes["ns"][:1]
+        runs = [tc.use(softmax_gd, m=tc.sizes["m"], n=n, d_in=2 * n, d=1, duplicate=dup) for n in ns]
     decide_linear_convergence(tc, runs)
 
 
