@@ -45,10 +45,11 @@ def symbolic_facts():
 def test_elementary_inequalities(tc):
     r"""The identities symbolically with sympy (A.3 expanded to 0; A.4 ``sum_r S_r = 1`` simplified
     to 1 and the derivative of the normaliser; A.7's geometric series summed exactly at x in {1/7, 1/2, 1}), the
-    inequalities on a grid of ``grid`` points of their domains: the worst margin
-    (right side minus left side) must be >= -1e2 unit round-offs (the functions are evaluated with
-    relative error of a few ulps; the forms are the spec's reconstruction, so provenance is
-    inferred).  A.7's bound ``sum_{s>=0} (1 - x/2)^{s/2} = 1/(1 - sqrt(1 - x/2)) <= 4/x`` follows from
+    inequalities on a grid of ``grid`` points of their domains: the worst margin (right side minus
+    left side; for A.8 divided by x^2 and for A.7 multiplied by x, the scale of its sides) must be
+    >= -1e2 unit round-offs (the functions are evaluated with relative error of a few ulps; the
+    forms are the spec's reconstruction, so provenance is inferred).  Only the worst margin per
+    grid is passed to the check, so the full tier's 1e7-point grids do not go into the report.  A.7's bound ``sum_{s>=0} (1 - x/2)^{s/2} = 1/(1 - sqrt(1 - x/2)) <= 4/x`` follows from
     A.5 and is checked on (0, 1].  The controls check tightened constants, which must fail."""
     n = tc.sizes["grid"]
     for name, holds in symbolic_facts().items():
@@ -56,16 +57,21 @@ def test_elementary_inequalities(tc):
     tol = tc.roundoff(1e2)
     unit = np.linspace(0.0, 1.0, n)
     slope = 0.6 if tc.control == "tightened_sqrt_bound" else 0.5
-    tc.conclusion.at_least("Fact A.5 on the grid", (1 - slope * unit) - np.sqrt(1 - unit), -tol)
     small = np.linspace(-0.1, 0.1, n)
-    tc.conclusion.at_least("Fact A.6 on the grid", 2 * np.abs(small) - np.abs(np.expm1(small)), -tol)
+    small = small[small != 0]
     factor = 0.4 if tc.control == "tightened_exp_bound" else 1.0
     remainder = np.abs(np.expm1(small) - small)
-    tc.conclusion.at_least("Fact A.8 on the grid", factor * small**2 - remainder, -tol * small**2)
     positive = unit[1:]
-    tc.conclusion.at_least("Fact A.7 bound on the grid", 4 / positive - 1 / (1 - np.sqrt(1 - positive / 2)),
-                           -tol / positive)
-    tc.record("A.8 worst ratio |e^x - 1 - x| / x^2", float(np.max(remainder[small != 0] / small[small != 0] ** 2)))
+    worst = {   # the smallest relative margin (right side minus left side, over its scale) on each grid
+        "Fact A.5 on the grid": np.min((1 - slope * unit) - np.sqrt(1 - unit)),
+        "Fact A.6 on the grid": np.min(2 * np.abs(small) - np.abs(np.expm1(small))),
+        "Fact A.8 on the grid": np.min(factor - remainder / small**2),
+        "Fact A.7 bound on the grid": np.min(4 - positive / (1 - np.sqrt(1 - positive / 2))),
+    }
+    tc.record("worst margins", worst)
+    for name, margin in worst.items():
+        tc.conclusion.at_least(name, margin, -tol)
+    tc.record("A.8 worst ratio |e^x - 1 - x| / x^2", float(np.max(remainder / small**2)))
 
 
 def lemma_b1_ratios(X, W_tilde, W, A, R):
