@@ -79,7 +79,9 @@ def forward_process_moments(rng, paths, steps=1000):
     return simulated, predicted, 5 * errors + 1e-3 * np.abs(predicted)
 
 
-RISK_TIMES = [10**k for k in range(1, 9)]
+RISK_TIMES = [10**k for k in range(1, 13)]
+"""Early-stopping times T = 10, ..., 1e12 (1e8 until the full tier's n = 2048 still had its best risk at
+T = 1e8: it had not fitted the noise yet; see `test_score_estimation`)."""
 
 
 def kernel_score_risks(tc, n, m, labels="noisy"):
@@ -129,14 +131,17 @@ def test_score_estimation(tc):
     symmetric initialization.  By Theorem F.2 (tested in `glls24.thmF_2.nn_ntk_equivalence`) the
     network follows kernel GD with its NTK H(0) and function step ``eta m``; the risk
     ``E(f(T) - f*)^2`` of that predictor is computed in closed form in T
-    (`kernel_gd_predictions`) for T = 10, ..., 1e8 and by Monte Carlo on 5000 test points.
+    (`kernel_gd_predictions`) for T = 10, ..., 1e12 and by Monte Carlo on ``test_points`` test points.
     Here ``lambda_min(H(0)) ~ 1e-14``: Theorem 4.2's hypothesis fails numerically and the guarantee
     rests on early stopping (Assumption 6.5).  Pass: (i) with noisy labels, at every n >= 128
-    the risk at T = 1e8 is >= 1.1 x the best risk over T (an interior minimum: early stopping
+    the risk at T = 1e12 is >= 1.1 x the best risk over T (an interior minimum: early stopping
     matters); (ii) the best risk strictly decreases over n in {32, 128, 512}; (iii) at the largest
     n it is <= 0.1 E f*^2.  The spec's factor 1.5 in (i) is not robust: seed 2 gives 1.16 at
     n = 512 (1.37 even at T = 1e12), so the factor 1.1 was chosen on seeds 1 and 2 (smallest
-    observed 1.16) and checked on seed 0; clean labels give exactly 1 (monotone risk).  (ii),
+    observed 1.16) and checked on seed 0; clean labels give exactly 1 (monotone risk).  Flagged
+    window: the last time was 1e8 until the full tier (n up to 2048) failed (i) on seed 0, its best
+    risk at n = 2048 being at T = 1e8 itself (not yet fitting the noise); 1e12 was then checked on
+    seeds 1 and 2 (smallest ratio 1.37 quick, 1.35 full) and on seed 0 (quick 3.69, full 1.79).  (ii),
     (iii) are the spec's, checked on seeds 1, 2, 0.  Preconditions: the training labels are
     unbiased for the score (z-score of E[(y - f*) f*] within 5) and are the denoising labels of
     Eq. (6), which carry noise (``E(y - f*)^2 >= 1e-3 E f*^2``; the denoising labels have
