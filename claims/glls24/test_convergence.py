@@ -15,6 +15,9 @@ from theorycheck.checks import fit_slope
 EPSILON = 1e-10
 """Target ``||F - Y||_F^2 <= EPSILON ||Y||_F^2`` (the spec's stopping rule)."""
 
+SMALL_WIDTH = {"m": 4, "n": 8, "d_in": 2}
+"""The width-too-small instance of the spec: ``d_in m / 2 = 4 < n d`` for d = 2 (and d = 1)."""
+
 WIDTHS = {"quick": [256, 1024, 4096], "full": [1024, 4096, 16384, 65536]}
 
 
@@ -53,6 +56,13 @@ def convergence_measurements(run):
             "slope": np.array(slopes), "final": rel[-1]}
 
 
+def width_allows_positive_kernel(run):
+    r"""``d_in m / 2 >= n d``: at a symmetric initialization the paired neurons have opposite
+    Jacobian columns, so ``rank H(0) <= d_in m / 2`` and a smaller width forces ``lambda = 0``."""
+    n, d_in = run["X"].shape[1:]
+    return d_in * run["m"] / 2 >= n * run["Y"].shape[2]
+
+
 def decide_linear_convergence(tc, runs):
     """The decisions shared by Theorem 4.2 and Corollary 4.3 over a list of runs."""
     ms = [convergence_measurements(r) for r in runs]
@@ -68,6 +78,7 @@ def decide_linear_convergence(tc, runs):
     tc.precondition.at_least("lambda_min(H(0)) > 0", lam, 1e-8 * lam_max)
     tc.precondition.holds("initialization is symmetric (Def. 3.7)",
                           np.concatenate([r["symmetric"] for r in runs]))
+    tc.precondition.holds("width allows lambda > 0 (d_in m / 2 >= n d)", [width_allows_positive_kernel(r) for r in runs])
     tc.conclusion.at_most("loss within the contraction envelope", cat["envelope"], 0.0, margin=1e-9)
     censored_bound = np.where(cat["predicted"] <= steps, cat["predicted"], steps + 1)
     tc.record("trials_with_predicted_count_beyond_run", int(np.sum(cat["predicted"] > steps)))
@@ -93,6 +104,11 @@ def decide_linear_convergence(tc, runs):
                "dynamics", breaks=["loss within the contraction envelope"],
                description="eta = 2.5 / (m lambda_max(H(0))): beyond the stable range, the loss grows "
                            "(divergence recorded as a measurement)"),
+           "width_too_small": Control(
+               "hypothesis", breaks=["loss reaches epsilon within the run"],
+               description="m = 4 with d_in = 2, n = 8, d = 2: d_in m / 2 = 4 < n d = 16, so lambda = 0 "
+                           "at the symmetric initialization, and d_in (m - 1) = 6 effective weights (the "
+                           "softmax is shift invariant) cannot fit 16 labels"),
        },
        sizes={"quick": {"widths": WIDTHS["quick"]}, "full": {"widths": WIDTHS["full"]}})
 def test_linear_convergence(tc):
@@ -107,10 +123,17 @@ def test_linear_convergence(tc):
     (iii) the fitted slope of log rel over the last three quarters of that window <= log(1 - m eta
     lambda / 2); (iv) rel <= epsilon at the end of the run.  The run length (300 quick steps) was
     chosen on seeds 1 and 2 so that every trial reaches epsilon (the slowest needs ~170 steps):
-    a window chosen after seeing data, flagged here.  Margins 1e-9 in log are round-off."""
-    c = 2.5 if tc.control == "step_too_large" else 1.0
-    dup = tc.control == "duplicate_inputs"
-    runs = [tc.use(softmax_gd, m=m, c=c, duplicate=dup) for m in control_widths(tc)]
+    a window chosen after seeing data, flagged here.  Margins 1e-9 in log are round-off.
+    Preconditions: lambda > 0, the symmetric pairing, and the width's rank condition ``d_in m / 2
+    >= n d`` (necessary for lambda > 0; the theorem's width ``Omega(lambda^-2 n^2 d^2 e^{18B} ...)``
+    has an unspecified constant).  Control ``width_too_small`` violates it (m = 4, d_in = 2, n = 8,
+    d = 2; spec instance)."""
+    if tc.control == "width_too_small":
+        runs = [tc.use(softmax_gd, **SMALL_WIDTH, d=2)]
+    else:
+        c = 2.5 if tc.control == "step_too_large" else 1.0
+        dup = tc.control == "duplicate_inputs"
+        runs = [tc.use(softmax_gd, m=m, c=c, duplicate=dup) for m in control_widths(tc)]
     decide_linear_convergence(tc, runs)
 
 
@@ -120,7 +143,12 @@ def test_linear_convergence(tc):
        provenance="derived",
        controls={"duplicate_inputs": Control(
            "hypothesis", breaks=["loss reaches epsilon within the run"],
-           description="x_2 := x_1 with y_2 := -y_1: lambda = 0, the loss stalls")},
+           description="x_2 := x_1 with y_2 := -y_1: lambda = 0, the loss stalls"),
+                 "width_too_small": Control(
+           "hypothesis", breaks=["loss reaches epsilon within the run"],
+           description="m = 4 with d_in = 2, n = 8: d_in m / 2 = 4 < n = 8, so lambda = 0 at the "
+                       "symmetric initialization, and the softmax's shift invariance leaves d_in (m - 1) = 6 "
+                       "effective weights for 8 generic labels")},
        sizes={"quick": {"m": 512, "ns": [4, 8, 16]}, "full": {"m": 16384, "ns": [8, 16, 32, 64]}})
 def test_one_dim(tc):
     r"""Corollary 4.3 is Theorem 4.2 with d = 1 (Lemma 5.1 then reads ``||Delta H||_F <= R n
@@ -128,10 +156,15 @@ def test_one_dim(tc):
     `glls24.thm4_2.linear_convergence` (envelope, steps to epsilon <= predicted count, fitted
     slope <= log(1 - m eta lambda/2), rel <= 1e-10 at the end) on ``n`` in {4, 8, 16} with
     ``d_in = 2n`` (so that lambda stays away from 0, spec pitfall 5), width m, 3 seeds, ``eta = 1 /
-    (m lambda_max)``.  The run length is the shared run's (chosen on seeds 1, 2; flagged)."""
-    dup = tc.control == "duplicate_inputs"
-    ns = tc.sizes["ns"] if tc.control is None else tc.sizes["ns"][:1]
-    runs = [tc.use(softmax_gd, m=tc.sizes["m"], n=n, d_in=2 * n, d=1, duplicate=dup) for n in ns]
+    (m lambda_max)``.  The run length is the shared run's (chosen on seeds 1, 2; flagged).  The
+    controls are Theorem 4.2's: duplicated inputs, and a width below the rank condition ``d_in m / 2
+    >= n`` (m = 4, d_in = 2, n = 8)."""
+    if tc.control == "width_too_small":
+        runs = [tc.use(softmax_gd, **SMALL_WIDTH, d=1)]
+    else:
+        dup = tc.control == "duplicate_inputs"
+        ns = tc.sizes["ns"] if tc.control is None else tc.sizes["ns"][:1]
+        runs = [tc.use(softmax_gd, m=tc.sizes["m"], n=n, d_in=2 * n, d=1, duplicate=dup) for n in ns]
     decide_linear_convergence(tc, runs)
 
 

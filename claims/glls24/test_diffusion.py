@@ -79,7 +79,9 @@ def forward_process_moments(rng, paths, steps=1000):
     return simulated, predicted, 5 * errors + 1e-3 * np.abs(predicted)
 
 
-RISK_TIMES = [10**k for k in range(1, 9)]
+RISK_TIMES = [10**k for k in range(1, 13)]
+"""Early-stopping times T = 10, ..., 1e12 (1e8 until the full tier's n = 2048 still had its best risk at
+T = 1e8: it had not fitted the noise yet; see `test_score_estimation`)."""
 
 
 def kernel_score_risks(tc, n, m, labels="noisy"):
@@ -87,7 +89,7 @@ def kernel_score_risks(tc, n, m, labels="noisy"):
     symmetric initialization (sigma = 1) and step ``eta m = 1 / lambda_max(H(0))``, for every T in
     RISK_TIMES, trained on ``n`` denoising samples; ``labels``: "noisy" (-xi/s), "clean" (f*) or
     "shuffled" (noisy labels permuted across samples).  Returns (risks (len(T),), E f*^2, the
-    training z-score of E[(y - f*) f*])."""
+    training z-score of E[(y - f*) f*], the training label noise mean (y - f*)^2)."""
     _, x, t, label, score = denoising_samples(tc.rng("train", n), n)
     _, x_te, t_te, _, score_te = denoising_samples(tc.rng("test"), tc.sizes["test_points"])
     if labels == "clean":
@@ -101,7 +103,8 @@ def kernel_score_risks(tc, n, m, labels="noisy"):
     step = 1.0 / torch.linalg.eigvalsh(H)[:, -1]
     pred = kernel_gd_predictions(H, K_te, tc.tensor(label[None, :, 0]), step, RISK_TIMES)
     risks = ((pred[:, 0].cpu().numpy() - score_te[None, :, 0]) ** 2).mean(1)
-    return risks, float(np.mean(score_te**2)), unbiased_label_z(label, score, score)
+    return (risks, float(np.mean(score_te**2)), unbiased_label_z(label, score, score),
+            float(np.mean((label - score) ** 2)))
 
 
 @claim("glls24.thm6_6.score_estimation", source="Theorem 6.6 = G.2; Assumptions 6.1-6.5",
@@ -111,9 +114,9 @@ def kernel_score_risks(tc, n, m, labels="noisy"):
        provenance="inferred",
        controls={
            "clean_labels": Control(
-               "reference", breaks=["early stopping beats training to the end"],
-               description="train on the true scores instead of the denoising labels: the risk "
-                           "only decreases with T, no early stopping needed"),
+               "hypothesis", breaks=["early stopping beats training to the end"],
+               description="train on the true scores instead of the denoising labels (no label "
+                           "noise): the risk only decreases with T, no early stopping needed"),
            "shuffled_labels": Control(
                "hypothesis", breaks=["best risk decreases with n", "best risk at the largest n below 0.1 E f*^2"],
                description="labels permuted across samples: E[y | z] = f* fails (the DSM identity), "
@@ -128,22 +131,29 @@ def test_score_estimation(tc):
     symmetric initialization.  By Theorem F.2 (tested in `glls24.thmF_2.nn_ntk_equivalence`) the
     network follows kernel GD with its NTK H(0) and function step ``eta m``; the risk
     ``E(f(T) - f*)^2`` of that predictor is computed in closed form in T
-    (`kernel_gd_predictions`) for T = 10, ..., 1e8 and by Monte Carlo on 5000 test points.
+    (`kernel_gd_predictions`) for T = 10, ..., 1e12 and by Monte Carlo on ``test_points`` test points.
     Here ``lambda_min(H(0)) ~ 1e-14``: Theorem 4.2's hypothesis fails numerically and the guarantee
     rests on early stopping (Assumption 6.5).  Pass: (i) with noisy labels, at every n >= 128
-    the risk at T = 1e8 is >= 1.1 x the best risk over T (an interior minimum: early stopping
+    the risk at T = 1e12 is >= 1.1 x the best risk over T (an interior minimum: early stopping
     matters); (ii) the best risk strictly decreases over n in {32, 128, 512}; (iii) at the largest
     n it is <= 0.1 E f*^2.  The spec's factor 1.5 in (i) is not robust: seed 2 gives 1.16 at
     n = 512 (1.37 even at T = 1e12), so the factor 1.1 was chosen on seeds 1 and 2 (smallest
-    observed 1.16) and checked on seed 0; clean labels give exactly 1 (monotone risk).  (ii),
-    (iii) are the spec's, checked on seeds 1, 2, 0.  Precondition: the training labels are
-    unbiased for the score (z-score of E[(y - f*) f*] within 5)."""
+    observed 1.16) and checked on seed 0; clean labels give exactly 1 (monotone risk).  Flagged
+    window: the last time was 1e8 until the full tier (n up to 2048) failed (i) on seed 0, its best
+    risk at n = 2048 being at T = 1e8 itself (not yet fitting the noise); 1e12 was then checked on
+    seeds 1 and 2 (smallest ratio 1.37 quick, 1.35 full) and on seed 0 (quick 3.69, full 1.79).  (ii),
+    (iii) are the spec's, checked on seeds 1, 2, 0.  Preconditions: the training labels are
+    unbiased for the score (z-score of E[(y - f*) f*] within 5) and are the denoising labels of
+    Eq. (6), which carry noise (``E(y - f*)^2 >= 1e-3 E f*^2``; the denoising labels have
+    ``E(y - f*)^2`` of order ``E[1/s^2]``, clean labels 0): Theorem 6.6 is about the objective (6),
+    and its early-stopping term, which (i) tests, comes from that noise."""
     s = tc.sizes
     labels = {"clean_labels": "clean", "shuffled_labels": "shuffled"}.get(tc.control, "noisy")
-    best, overfit, z = [], [], []
+    best, overfit, z, noise = [], [], [], []
     energy = None
     for n in s["ns"]:
-        risks, energy, z_n = kernel_score_risks(tc, n, s["m"], labels)
+        risks, energy, z_n, noise_n = kernel_score_risks(tc, n, s["m"], labels)
+        noise.append(noise_n)
         best.append(float(risks.min()))
         overfit.append(float(risks[-1] / risks.min()))
         z.append(z_n)
@@ -151,7 +161,10 @@ def test_score_estimation(tc):
     tc.record("best_risk", dict(zip(map(str, s["ns"]), best)))
     tc.record("final_over_best_risk", overfit)
     tc.record("E f*^2", energy)
+    tc.record("label noise E(y - f*)^2 / E f*^2", np.asarray(noise) / energy)
     tc.precondition.at_most("training labels unbiased for the score", np.abs(z), 5.0)
+    tc.precondition.at_least("training labels are denoising labels (noise E(y - f*)^2 > 0)",
+                             np.asarray(noise) / energy, 1e-3)
     tc.conclusion.at_least("early stopping beats training to the end", overfit[1:], 1.1)
     tc.conclusion.at_most("best risk decreases with n", np.diff(best), 0.0)
     tc.conclusion.at_most("best risk at the largest n below 0.1 E f*^2", best[-1], 0.1 * energy)
@@ -170,7 +183,11 @@ def risk(values, score):
        controls={"without_factor_4": Control(
            "statement", breaks=["risk at most 4 x the sum of the four terms"],
            description="the inequality without the factor 4, on the split of f_W - f* = 4u into four "
-                       "equal parts u (the case where the factor-4 bound is an equality)")},
+                       "equal parts u (the case where the factor-4 bound is an equality)"),
+                 "pseudo_labels_without_noise": Control(
+           "reference", breaks=["label mismatch is kernel GD on f* - f_H"],
+           description="the auxiliary process f_{K,gamma~} trained on y~ = f_H(z) without the shared "
+                       "label noise y - f*: the mismatch then carries the noise")},
        sizes={"quick": {"n": 64, "m": 256, "steps": 1000, "auxiliary": 2000, "test_points": 5000},
               "full": {"n": 2048, "m": 2**14, "steps": 10000, "auxiliary": 20000, "test_points": 20000}})
 def test_loss_decomposition(tc):
@@ -183,8 +200,12 @@ def test_loss_decomposition(tc):
     Risks E by Monte Carlo on fresh test points.  Pass: (i) the inequality (Cauchy-Schwarz:
     ``(a+b+c+d)^2 <= 4(a^2+b^2+c^2+d^2)``, so it holds pointwise; no tolerance); (ii) ``f_{K,gamma} -
     f_{K,gamma~}`` equals kernel GD on the labels ``f*(z_i) - f_H(z_i)`` (kernel GD is linear in the
-    labels, the noise cancels) to 1e-10 relative.  The control drops the factor 4 on the split of
-    ``f_W - f*`` into four equal parts, where the factor-4 bound is an equality."""
+    labels, the noise cancels) to 1e-10 relative.  (i) holds pointwise, so only parts that do not
+    sum to ``f_W - f*`` can break it: the control ``without_factor_4`` drops the factor 4 on the
+    split of ``f_W - f*`` into four equal parts, where the factor-4 bound is an equality (on the
+    measured parts even the factor 1 holds, see the record).  The control
+    ``pseudo_labels_without_noise`` trains the auxiliary process on ``f_H(z_i)`` alone (a wrong
+    reference process): the noise no longer cancels and (ii) breaks."""
     from theorycheck.models import TwoLayerNetwork
     from theorycheck.optim import GD, run_trajectory
     from theorycheck.solvers import softmax_limit_kernel
@@ -212,7 +233,9 @@ def test_loss_decomposition(tc):
         return kernel_gd_predictions(H, K_te, tc.tensor(labels[None]), eta * s["m"], [s["steps"]])[0, 0].cpu().numpy()
 
     f_K = kernel_gd(label[:, 0])
-    pseudo = f_H(Z) + (label[:, 0] - score[:, 0])
+    pseudo = f_H(Z)
+    if tc.control != "pseudo_labels_without_noise":
+        pseudo = pseudo + (label[:, 0] - score[:, 0])
     f_K_tilde = kernel_gd(pseudo)
     f_H_te = f_H(Z_te)
     target = score_te[:, 0]
