@@ -60,10 +60,12 @@ def test_a_path_below_the_claims_folder_is_a_partial_run(pytester):
     pytester.mkpydir("claims")
     (pytester.path / "claims/test_toy.py").write_text(seeded("subset"))
     (pytester.path / "claims/test_other.py").write_text(seeded("other"))
-    pytester.runpytest("-p", "no:cacheprovider", "claims/test_toy.py")
+    # in a subprocess: a process that already imported this project's own ``claims`` package
+    # (an xdist worker of the suite) would not import the toy one
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "claims/test_toy.py")
     (only,) = run_dirs(pytester)
     assert only.name.endswith("-partial") and not (pytester.path / "reports/latest").exists()
-    pytester.runpytest("-p", "no:cacheprovider", "claims")
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "claims")
     assert (pytester.path / "reports/latest/results.json").is_file()
 
 

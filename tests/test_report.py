@@ -27,6 +27,13 @@ def test_bound_decision_shows_its_worst_element_and_slack():
     assert view["worst"] == "measured 4 vs bound 1; slack 3 (3 of |bound|)"
 
 
+def test_a_bound_broadcast_over_trials_is_matched_to_the_worst_element():
+    """A bound per time (3,) against values per (time, trial) (2, 3): element 4 is (1, 1)."""
+    measured = [[1.0, 1.0, 1.0], [1.0, 5.0, 1.0]]
+    view = decision_view(with_role(checks.at_most("b", measured, [2.0, 3.0, 4.0])))
+    assert view["worst"] == "element 4 of 6: measured 5 vs bound 3; slack -2 (-0.667 of |bound|)"
+
+
 def test_close_decision_shows_the_element_nearest_its_allowed_error():
     view = decision_view(with_role(checks.close("c", [1.0, 2.1, 3.0], [1.0, 2.0, 3.0], rtol=0.01)))
     assert view["worst"].startswith("element 1 of 3: measured 2.1 vs 2; |error| 0.1, allowed 0.02")

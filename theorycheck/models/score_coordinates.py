@@ -74,7 +74,7 @@ def token_map_grams(X: np.ndarray):
     G_{(i,t),(j,r)} = <x_{i,t}, x_{j,r}> (`token_gram`) and K_W, the Gram matrix of the
     matrices x_{i,t} x_{i,1}^T (`span_kernel`).  (K, nT, nT) each."""
     X = np.asarray(X)
-    return token_gram(X), span_kernel(torch.as_tensor(X)).numpy()
+    return token_gram(X), span_kernel(torch.tensor(X)).numpy()
 
 
 def quadratic_form(v: np.ndarray, M: np.ndarray) -> np.ndarray:

@@ -60,13 +60,24 @@ def _element(values: np.ndarray | None, index: int):
     return float(values[index if values.size > 1 else 0])
 
 
+def _bound_like(d: dict) -> np.ndarray | None:
+    """The bound broadcast to the measured value's shape (a bound may be one number or a series
+    broadcast over trials), flattened like ``_flat(d["measured"])``."""
+    bound = _flat(d.get("reference"))
+    try:
+        measured = np.asarray(d["measured"], dtype=float)
+        return np.broadcast_to(np.asarray(d.get("reference"), dtype=float), measured.shape).ravel()
+    except (TypeError, ValueError):
+        return bound
+
+
 def _bound_worst(d: dict) -> str:
     """at_most / at_least: the element with the least slack, its bound and the slack."""
     detail = d.get("detail", {})
     if "worst_slack" not in detail:
         return ""
     i = int(detail.get("worst_index", 0))
-    measured, bound = _flat(d["measured"]), _flat(d.get("reference"))
+    measured, bound = _flat(d["measured"]), _bound_like(d)
     size = 1 if measured is None else measured.size
     m, b, slack = _element(measured, i), _element(bound, i), detail["worst_slack"]
     where = f"element {i} of {size}: " if size > 1 else ""

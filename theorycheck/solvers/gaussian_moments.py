@@ -1,7 +1,7 @@
 r"""Closed-form moments of Gaussian samples: the sample covariance and softmax averages.
 
 Sample covariance.  For x_1..x_n iid N(0, Sigma) and Sigma_hat = (1/n) sum_i x_i x_i^T (known
-zero mean), Isserlis' theorem gives E[x x^T A x x^T] = Sigma A Sigma + Sigma A^T Sigma +
+zero mean), Isserlis' formula gives E[x x^T A x x^T] = Sigma A Sigma + Sigma A^T Sigma +
 tr(A Sigma) Sigma, hence (the n(n-1) cross terms give Sigma A Sigma)
 
     E[Sigma_hat A Sigma_hat] = Sigma A Sigma + (1/n) (Sigma A^T Sigma + tr(A Sigma) Sigma).
