@@ -78,7 +78,7 @@ def test_latest_folder_of_the_old_layout_is_kept_as_a_run(tmp_path):
     legacy = [d for d in (root / "runs").iterdir() if d.name.endswith("-legacy")]
     assert len(legacy) == 1 and (legacy[0] / "results.json").is_file()
     assert os.readlink(root / "latest") == "runs/20260101T000000Z-quick-seed0"
-    assert history.new_run_dir(root, "20260101T000000Z-quick-seed0").name.endswith("-2")
+    assert history.new_run_dir(root, "20260101T000000Z-quick-seed0").name == "20260101T000000Z.2-quick-seed0"
 
 
 def test_diff_of_two_seeds_lists_what_moved_and_warns_that_seeds_differ(pytester, capsys):

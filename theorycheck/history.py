@@ -47,13 +47,16 @@ def run_folder_name(when: datetime, tier: str, seed: int, partial: bool) -> str:
 
 
 def _free_run_path(root: Path, name: str) -> Path:
-    """``root/runs/name``, or ``name-2``, ``-3``, ... when that exists (two runs in a second)."""
+    """``root/runs/name``, or with ``.2``, ``.3``, ... after its time stamp when that exists (two
+    runs in one second): ``20261123T230000Z.2-quick-seed0-partial`` keeps the name's suffixes
+    and sorts after the first run."""
     runs = Path(root) / "runs"
     runs.mkdir(parents=True, exist_ok=True)
+    stamp, dash, rest = name.partition("-")
     candidate, n = runs / name, 1
     while candidate.exists():
         n += 1
-        candidate = runs / f"{name}-{n}"
+        candidate = runs / f"{stamp}.{n}{dash}{rest}"
     return candidate
 
 
