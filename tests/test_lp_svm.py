@@ -81,3 +81,20 @@ def test_full_tier_instance_that_clarabel_fails_at_tight_tolerances():
     data, _ = instances(Runtime(tier="full"), SIZES["full"])
     sol = solve_lp_wsvm(data.X[11], data.opt[11], 1.1)
     assert sol.certificate.ok
+
+
+@pytest.mark.parametrize("p", [1.25, 1.75, 3.0, 4.0])
+def test_polish_corrects_a_wrong_active_set(p):
+    """The polish starts from the solver's multipliers with one spurious active constraint (a
+    multiplier 1e-3 of the largest on an inactive constraint) and one active constraint dropped
+    (set to 0); the projected Newton iteration must still reach the KKT point to ~1e-12."""
+    from theorycheck.solvers.lp_margin import _polish
+    X, opt = _instance(seed=4)
+    A, B, _ = wsvm_constraint_factors(X, opt)
+    sol = solve_lp_wsvm(X, opt, p)
+    lam = np.array(sol.multipliers)
+    inactive, active = np.argmin(lam), np.argsort(lam)[-2]
+    lam[inactive], lam[active] = 1e-3 * lam.max(), 0.0
+    W, polished = _polish(A, B, sol.W, lam, p)
+    assert lp_certify(A, B, W, polished, p).worst() <= 1e-11
+    assert polished[inactive] == 0.0 and polished[active] > 0

@@ -112,7 +112,7 @@ def test_certificate(tc):
     r"""Dual of min ||W||_p s.t. <A_k, W> >= 1 (A_k = (x_{i,alpha_i} - x_{i,t}) x_{i,0}^T):
     max sum(lambda) s.t. lambda >= 0, ||S||_q <= 1, S = sum lambda_k A_k.  KKT: feasibility,
     lambda >= 0, lambda_k (m_k - 1) = 0, grad psi(W/||W||_p) = S.  Reference: cvxpy + CLARABEL,
-    polished by Newton's method on the active set (`theorycheck.solvers.solve_lp_wsvm`).
+    polished by projected Newton on the dual over lambda >= 0 (`theorycheck.solvers.solve_lp_wsvm`).
     Pass, for every instance and p in {1.1, 1.25, 1.5, 1.75, 2, 3, 4} with alpha = opt: min margin
     >= 1 - 1e-6; min lambda/||W||_p >= -1e-6; slackness <= 1e-6; stationarity (the primal form
     ||grad psi(W/||W||_p) - S/||S||_q||_q for p >= 2, the dual form ||W/||W||_p -

@@ -25,9 +25,10 @@ by :class:`LpMarginCertificate`, never by the solver's status:
   this bounds the relative suboptimality of W (weak duality) and vanishes at the optimum.
 
 CLARABEL's answer is 1e-8 to 1e-6 (relative) away from the KKT point for p != 2; it is
-*polished* by Newton's method on the active set: with mu = lambda ||W||_p^(p-1) (the multipliers
-of min psi(W)), W(mu) = (grad psi)^-1(sum_{k active} mu_k F_k) and the equations
-<F_k, W(mu)> = 1 for the active k.  The polished pair replaces the solver's when its
+*polished* by projected Newton on the dual of min psi(W): with mu = lambda ||W||_p^(p-1) (the
+multipliers of min psi(W)) and W(mu) = (grad psi)^-1(sum_k mu_k F_k), minimize
+f(mu) = ||sum_k mu_k F_k||_q^q / q - sum_k mu_k over mu >= 0 (gradient <F_k, W(mu)> - 1), the free
+set corrected as multipliers reach 0 or constraints are violated (`_polish`).  The polished pair replaces the solver's when its
 certificate is better.
 
 Infeasibility (Farkas): the program is infeasible iff 0 lies in the convex hull of the F_k
@@ -150,27 +151,58 @@ def _solve_conic(A, B, p):
     return None, None, status
 
 
-def _polish(A, B, W, lam, p, iterations=8):
-    """Newton's method on the active set (module docstring); returns (W, lambda)."""
-    active = np.flatnonzero(lam > ACTIVE_TOL * lam.max())
-    Aa, Ba = A[active], B[active]
-    mu = lam[active] * lp(W, p) ** (p - 1)
+def _dual_value(A, B, mu, p):
+    """The dual function of min psi(W) s.t. <F_k, W> >= 1, as a minimization over mu >= 0:
+    f(mu) = ||sum_k mu_k F_k||_q^q / q - sum_k mu_k (q = p/(p-1)); convex, gradient
+    <F_k, W(mu)> - 1, Hessian the Jacobian J of the module docstring."""
+    q = p / (p - 1)
+    return lp(combine_constraints(A, B, mu), q) ** q / q - float(mu.sum())
+
+
+def _newton_step(A, B, mu, active, p):
+    """Newton direction of f on the free set ``active`` and f's gradient (all constraints)."""
+    theta = combine_constraints(A, B, mu)
+    gradient = constraint_values(A, B, _np(inverse_mirror_map, theta, p)) - 1
+    # dW/dmu_j = (1/(p-1)) |theta|^((2-p)/(p-1)) * F_j, entrywise
+    weight = np.abs(theta) ** ((2 - p) / (p - 1)) / (p - 1)
+    F = A[active][:, :, None] * B[active][:, None, :]
+    J = np.einsum("kab,ab,jab->kj", F, weight, F)
+    step = np.zeros_like(mu)
+    step[active] = -np.linalg.solve(J, gradient[active])
+    return step, gradient
+
+
+def _polish(A, B, W, lam, p, iterations=60):
+    """Projected Newton on the dual function f(mu) over mu >= 0 (`_dual_value`), started from the
+    solver's multipliers: Newton steps on the free set (constraints with mu > 0) with backtracking
+    on f (up to f's rounding: near the optimum f changes by ~ residual^2, below it) and projection onto mu >= 0; a multiplier driven to 0 leaves the free set, and a
+    violated constraint (negative gradient <F_k, W(mu)> - 1 < 0 at mu_k = 0) joins it, so a
+    wrongly guessed active set (a weakly active constraint, a multiplier CLARABEL left at 1e-7) is
+    corrected.  Returns (W, lambda) with lambda in the norm form."""
+    mu = np.where(lam > ACTIVE_TOL * lam.max(), lam, 0.0) * lp(W, p) ** (p - 1)
+    value = _dual_value(A, B, mu, p)
     for _ in range(iterations):
-        theta = combine_constraints(Aa, Ba, mu)
-        Wm = _np(inverse_mirror_map, theta, p)
-        residual = constraint_values(Aa, Ba, Wm) - 1
-        # dW/dmu_j = (1/(p-1)) |theta|^((2-p)/(p-1)) * F_j, entrywise
-        weight = np.abs(theta) ** ((2 - p) / (p - 1)) / (p - 1)
-        F = Aa[:, :, None] * Ba[:, None, :]
-        J = np.einsum("kab,ab,jab->kj", F, weight, F)
+        active = mu > 0
         try:
-            mu = mu - np.linalg.solve(J, residual)
+            step, gradient = _newton_step(A, B, mu, active, p)
         except np.linalg.LinAlgError:
             break
-    Wm = _np(inverse_mirror_map, combine_constraints(Aa, Ba, mu), p)
-    out = np.zeros_like(lam)
-    out[active] = mu / lp(Wm, p) ** (p - 1)
-    return Wm, out
+        joining = ~active & (gradient < 0)
+        if joining.any() and np.abs(gradient[active]).max(initial=0.0) < -gradient[joining].min():
+            active[np.argmin(np.where(joining, gradient, np.inf))] = True
+            step, gradient = _newton_step(A, B, mu, active, p)
+        for t in 0.5 ** np.arange(30):
+            trial = np.maximum(mu + t * step, 0.0)
+            trial_value = _dual_value(A, B, trial, p)
+            if trial_value <= value + 4 * np.finfo(float).eps * abs(value):   # f's resolution
+                break
+        else:
+            break
+        if np.array_equal(trial, mu):
+            break
+        mu, value = trial, trial_value
+    Wm = _np(inverse_mirror_map, combine_constraints(A, B, mu), p)
+    return Wm, mu / lp(Wm, p) ** (p - 1)
 
 
 def solve_lp_margin_program(A, B, index, p: float, *, program="l_p margin program",
