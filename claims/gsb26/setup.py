@@ -360,14 +360,12 @@ def near_manifold_points(problem, rng, radii):
     distance to theta_R0).  Returns V (P, k, d), K (P, d, d) and those upper bounds."""
     R0 = haar_rotations(rng, problem.d, 1)[0]
     V0, K0 = balanced_point(torch.as_tensor(problem.W), torch.as_tensor(problem.Sigma), torch.as_tensor(R0))
-    Vs, Ks, bounds = [], [], []
-    for r in radii:
-        dV, dK = rng.standard_normal((problem.k, problem.d)), rng.standard_normal((problem.d, problem.d))
-        scale = r * np.sqrt(problem.singular_values()[-1]) / np.sqrt(np.sum(dV ** 2) + np.trace(dK.T @ problem.Sigma @ dK))
-        Vs.append(V0.numpy() + scale * dV)
-        Ks.append(K0.numpy() + scale * dK)
-        bounds.append(r * np.sqrt(problem.singular_values()[-1]))
-    return np.array(Vs), np.array(Ks), np.array(bounds)
+    draws = [(rng.standard_normal((problem.k, problem.d)), rng.standard_normal((problem.d, problem.d)))
+             for _ in radii]
+    dV, dK = (np.array(d) for d in zip(*draws))
+    bounds = np.asarray(radii) * np.sqrt(problem.singular_values()[-1])
+    scale = (bounds / sigma_bar_norms(dV, dK, problem.Sigma))[:, None, None]
+    return V0.numpy() + scale * dV, K0.numpy() + scale * dK, bounds
 
 
 def _noise_free_gradients(problem, X, V, K):
