@@ -166,19 +166,35 @@ def self_attention_instance(rng: np.random.Generator, act: Activation, K: int = 
     return SelfAttentionNet(X, y, act), params
 
 
+#: the rate at which a wide network is claimed to train to zero loss ("typically"), fixed
+#: after the 20-seed sweep and before the held-out seeds 0, 11-19 (seeds 1-10 measured 1.0 for
+#: the global network at 1000 Adam steps, 0.96 for self-attention at 1500)
+INTERPOLATION_RATE = 0.8
+
+
 def decide_trained_interpolation(tc, model, params, *, features: str, loss: str) -> None:
-    r"""Theorem 5's certificate at a trained point, decided: precondition sigma_n(features)
-    >= 1e-2 (the rank hypothesis at the point itself); conclusions ``R_n <= 1e-12``
-    ("<loss> near zero"), the last-layer certificate n ||grad_W2||^2 / (2 sigma_n^2) at least
-    ``R_n`` (margin 1e-30) and at most 1e-2."""
+    r"""Theorem 5's certificate at trained points, one per trial, decided.  Precondition:
+    the rank hypothesis at the point itself, ``sigma_n(features) >= 1e-2``, on a fraction
+    at least INTERPOLATION_RATE of the trials (counted; Thm 5 says nothing about the
+    others).  Conclusions: ``R_n <= 1e-12`` ("<loss> near zero") and the last-layer
+    certificate ``n ||grad_W2||^2 / (2 sigma_n^2) <= 1e-2`` ("certificate small") each on a
+    fraction of the trials at least INTERPOLATION_RATE (exact one-sided binomial tests at
+    level 0.05 over all trials, a trial missing the rank hypothesis counted as a failure:
+    conservative); the certificate at least ``R_n`` (margin 1e-30) on every trial (an
+    inequality that holds at every point)."""
     value = model.loss(params)
     phi = model.features(params)
     sigma_n = torch.linalg.svdvals(phi)[:, model.X.shape[1] - 1]
     certificate = last_layer_certificate(phi, model.gradient(params)["W2"])
+    rank_held = sigma_n >= 1e-2
     tc.record(loss, value)
     tc.record(f"sigma_n({features})", sigma_n)
     tc.record("certificate", certificate)
-    tc.precondition.at_least(f"sigma_n({features}) at the trained point", sigma_n, 1e-2)
-    tc.conclusion.at_most(f"{loss} near zero", value, 1e-12)
+    tc.record("trials meeting the rank hypothesis", int(rank_held.sum()))
+    tc.precondition.at_least(f"fraction of trials with sigma_n({features}) >= 1e-2 at the trained point",
+                             float(rank_held.double().mean()), INTERPOLATION_RATE)
+    tc.conclusion.binomial(f"{loss} near zero", rank_held & (value <= 1e-12),
+                           p=INTERPOLATION_RATE)
     tc.conclusion.at_least("certificate at least the loss", certificate, value, margin=1e-30)
-    tc.conclusion.at_most("certificate small", certificate, 1e-2)
+    tc.conclusion.binomial("certificate small", rank_held & (certificate <= 1e-2),
+                           p=INTERPOLATION_RATE)
