@@ -7,6 +7,7 @@ from theorycheck.errors import DeclarationError, UsageError
 from theorycheck.models import (RELU, Activation, BaselineNet, BiasedAttentionNet, BiasedBaselineNet,
                                 GlobalAttentionNet, SelfAttentionNet,
                                 global_attention_gradients, last_layer_certificate,
+                                parameters_reached,
                                 scale_global_attention, scale_self_attention, self_attention_matrix,
                                 self_attention_values)
 
@@ -115,3 +116,25 @@ def test_biased_network_bad_input_is_named():
         BiasedAttentionNet(X, randn(1, 5))
     with pytest.raises(DeclarationError, match="integer classes"):
         BiasedAttentionNet(X, randn(1, 5), objective="cross_entropy")
+
+
+def test_parameters_reached_counts_dead_units_and_skips_unused_tensors():
+    """A ReLU unit inactive on every input has zero gradient but is a parameter of the output
+    (the seed-dependent count of non-zero gradients missed t + 1 = 7 entries per dead unit);
+    a tensor the output never touches is not counted."""
+    X = torch.ones(3, 2, dtype=torch.float64)
+    W1 = torch.tensor([[1.0, -1.0], [1.0, -1.0]], dtype=torch.float64, requires_grad=True)
+    W2 = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    unused = torch.ones(4, dtype=torch.float64, requires_grad=True)
+    out = torch.relu(X @ W1) @ W2
+    out.sum().backward()
+    assert int((W1.grad != 0).sum()) + int((W2.grad != 0).sum()) == 3  # unit 2 is dead
+    assert parameters_reached(torch.relu(X @ W1) @ W2, [W1, W2, unused]) == 6
+
+
+def test_parameters_reached_rejects_detached_input():
+    W = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    with pytest.raises(UsageError, match="autograd graph"):
+        parameters_reached(torch.ones(2, dtype=torch.float64), [W])
+    with pytest.raises(UsageError, match="require grad"):
+        parameters_reached(W * 2, [torch.ones(2, dtype=torch.float64)])

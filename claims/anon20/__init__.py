@@ -22,8 +22,10 @@ ENCODED = [
     "prop1.known_mask", "fig7.regression_convergence", "table1.reported_values",
     "thm6.param_count", "table2.selfattention_surrogate", "fig2.noisy_convergence",
 ]
-#: ids of the reconstruction's index not encoded: Table 2's accuracies need IMDB and GloVe,
-#: which cannot be fetched here (cited in docs/claims/anon20.md; see table2.selfattention_surrogate)
+#: ids of the reconstruction's index not encoded: Table 2's accuracies need IMDB and GloVe-100,
+#: which no reachable registry ships (only 50-d GloVe vectors are packaged), and the text makes
+#: no quantitative statement about them to compare with (cited in docs/claims/anon20.md; see
+#: table2.selfattention_surrogate)
 PENDING = [
     "table2.reported_values",
 ]

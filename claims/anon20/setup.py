@@ -12,8 +12,8 @@ import numpy as np
 import torch
 
 from theorycheck import shared_run
-from theorycheck.models import (RELU, Activation, GlobalAttentionNet, SelfAttentionNet,
-                                last_layer_certificate)
+from theorycheck.models import (RELU, Activation, BaselineNet, GlobalAttentionNet, SelfAttentionNet,
+                                hidden_preactivations, last_layer_certificate)
 
 PAPER = "anon20"
 torch.set_num_threads(1)
@@ -23,6 +23,13 @@ SOFTPLUS = Activation("softplus", 5.0)
 #: Thm 4(a) small case (App. E.6 set-up of the reconstruction): p inputs, d units, n samples
 FLAT_SIZES = {"quick": {"p": 6, "d": 5, "n": 12, "trials": 2},
               "full": {"p": 6, "d": 5, "n": 12, "trials": 6}}
+#: Thm 4's hypotheses at a trained point: train loss at most MINIMUM_LOSS (L-BFGS reaches
+#: 1e-27 .. 1e-30 at interpolating minima and stops at 1e-7 .. 1e-1 at spurious ones) and every
+#: pre-activation at least KINK_GUARD away from the ReLU kink (the spec's C^2 guard)
+MINIMUM_LOSS, KINK_GUARD = 1e-8, 1e-8
+#: L-BFGS runs per trial at most (seeds 1-10: 45% of starts stop at a spurious minimum, so a
+#: trial misses after 6 runs with probability about 0.45^6 < 1%)
+RESTARTS = 6
 #: Thm 4(b) self-attention: t embedding, p words, d_q, d_v, d units, n sentences
 SELF_SIZES = {"t": 4, "p": 5, "dq": 3, "dv": 2, "d": 16, "n": 10}
 
@@ -93,11 +100,33 @@ def init_global(rng, K, p, d):
             "W2": torch.as_tensor(rng.standard_normal((K, d)) / np.sqrt(d))}
 
 
+def at_c2_minimum(model, params: dict) -> torch.Tensor:
+    """Per trial: train loss ``<= MINIMUM_LOSS`` (an interpolating minimum) and every hidden
+    pre-activation ``|z| >= KINK_GUARD`` (the loss is C^2 there): Thm 4's hypotheses."""
+    z = hidden_preactivations(model.inputs(params), params["W1"]).abs().flatten(1).amin(1)
+    return (model.loss(params) <= MINIMUM_LOSS) & (z >= KINK_GUARD)
+
+
+def restarted_minimum(model, starts, *, attempts: int) -> tuple[dict, int]:
+    """L-BFGS from ``starts(0)``, restarted from ``starts(1), starts(2), ...`` while the point
+    is not a C^2 interpolating minimum (a ReLU network this narrow stops at a spurious
+    minimum from about 45% of starts), at most ``attempts`` runs; the last point and the
+    number of runs used."""
+    for attempt in range(attempts):
+        point = lbfgs_minimum(model, starts(attempt))
+        if bool(at_c2_minimum(model, point).all()):
+            break
+    return point, attempt + 1
+
+
 @shared_run(sizes=FLAT_SIZES)
 def trained_minima(run, *, activation="relu", tau=1.0):
     """Interpolating minima of the global-attention network on teacher data (n < #params),
-    one L-BFGS run per trial, with a fresh test set; the baseline network trained on the same
-    data from the same first layer (rows scaled by a = 1) for the flatness comparison."""
+    L-BFGS per trial restarted (at most RESTARTS runs, fresh starts from their own stream)
+    until a C^2 interpolating minimum is reached, with a fresh test set; the baseline network
+    trained on the same data from the same first layers (rows scaled by a = 1) for the
+    flatness comparison.  The runs used per trial are returned; trials that still miss the
+    hypotheses are kept, and the claims count and exclude them."""
     s = run.sizes
     act = RELU if activation == "relu" else Activation("softplus", tau)
     rng = run.rng("teacher")
@@ -105,18 +134,25 @@ def trained_minima(run, *, activation="relu", tau=1.0):
     Xtr, ytr = torch.as_tensor(X[:, :s["n"]]), torch.as_tensor(y[:, :s["n"]])
     model = GlobalAttentionNet(Xtr, ytr, act)
     init = init_global(run.rng("init"), s["trials"], s["p"], s["d"])
-    minima, baseline = [], []
-    from theorycheck.models import BaselineNet
     base_model = BaselineNet(Xtr, ytr, act)
+    minima, baseline, runs = [], [], []
     for k in range(s["trials"]):
-        start = {b: v[k:k + 1] for b, v in init.items()}
-        minima.append(lbfgs_minimum(model.restrict([k]), start))
-        baseline.append(lbfgs_minimum(base_model.restrict([k]),
-                                      {"W1": start["W1"], "W2": start["W2"]}))
+        def start(attempt, k=k):
+            if attempt == 0:
+                return {b: v[k:k + 1] for b, v in init.items()}
+            return init_global(run.rng("restart", k, attempt), 1, s["p"], s["d"])
+        point, used = restarted_minimum(model.restrict([k]), start, attempts=RESTARTS)
+        base, base_used = restarted_minimum(
+            base_model.restrict([k]), lambda i: {b: start(i)[b] for b in ("W1", "W2")},
+            attempts=RESTARTS)
+        minima.append(point)
+        baseline.append(base)
+        runs.append([used, base_used])
     stack = lambda rows, blocks: {b: torch.cat([r[b] for r in rows]) for b in blocks}  # noqa: E731
     return {"X": Xtr, "y": ytr, "X_test": torch.as_tensor(X[:, s["n"]:]),
             "y_test": torch.as_tensor(y[:, s["n"]:]), "activation": act,
-            "params": stack(minima, ("a", "W1", "W2")), "baseline": stack(baseline, ("W1", "W2"))}
+            "params": stack(minima, ("a", "W1", "W2")), "baseline": stack(baseline, ("W1", "W2")),
+            "runs": runs}
 
 
 def self_attention_instance(rng: np.random.Generator, act: Activation, K: int = 1):
@@ -130,19 +166,39 @@ def self_attention_instance(rng: np.random.Generator, act: Activation, K: int = 
     return SelfAttentionNet(X, y, act), params
 
 
+#: the rate at which a wide network is claimed to train to zero loss ("typically"), fixed
+#: after the 20-seed sweep and before the held-out seeds 0, 11-19 (seeds 1-10 measured 1.0 for
+#: the global network at 1000 Adam steps, 0.96 for self-attention at 1500)
+INTERPOLATION_RATE = 0.8
+
+
 def decide_trained_interpolation(tc, model, params, *, features: str, loss: str) -> None:
-    r"""Theorem 5's certificate at a trained point, decided: precondition sigma_n(features)
-    >= 1e-2 (the rank hypothesis at the point itself); conclusions ``R_n <= 1e-12``
-    ("<loss> near zero"), the last-layer certificate n ||grad_W2||^2 / (2 sigma_n^2) at least
-    ``R_n`` (margin 1e-30) and at most 1e-2."""
+    r"""Theorem 5's certificate at trained points, one per trial, decided.  Precondition:
+    the rank hypothesis at the point itself, ``sigma_n(features) >= 1e-2``, on a fraction
+    at least INTERPOLATION_RATE of the trials (counted; Thm 5 says nothing about the
+    others).  Conclusions: ``R_n <= 1e-12`` ("<loss> near zero") and the last-layer
+    certificate ``n ||grad_W2||^2 / (2 sigma_n^2) <= 1e-2`` ("certificate small") each on a
+    fraction of the trials at least INTERPOLATION_RATE (exact one-sided binomial tests at
+    level 0.05 over all trials, a trial missing the rank hypothesis counted as a failure:
+    conservative); the certificate at least ``R_n`` (margin 1e-30) on every trial where it is
+    finite (an inequality that holds at every point; it is ``inf`` where ``sigma_n = 0``,
+    which the check used to count as a failure: seed 15 of the sweep)."""
     value = model.loss(params)
     phi = model.features(params)
     sigma_n = torch.linalg.svdvals(phi)[:, model.X.shape[1] - 1]
     certificate = last_layer_certificate(phi, model.gradient(params)["W2"])
+    rank_held = sigma_n >= 1e-2
     tc.record(loss, value)
     tc.record(f"sigma_n({features})", sigma_n)
     tc.record("certificate", certificate)
-    tc.precondition.at_least(f"sigma_n({features}) at the trained point", sigma_n, 1e-2)
-    tc.conclusion.at_most(f"{loss} near zero", value, 1e-12)
-    tc.conclusion.at_least("certificate at least the loss", certificate, value, margin=1e-30)
-    tc.conclusion.at_most("certificate small", certificate, 1e-2)
+    tc.record("trials meeting the rank hypothesis", int(rank_held.sum()))
+    tc.precondition.at_least(f"fraction of trials with sigma_n({features}) >= 1e-2 at the trained point",
+                             float(rank_held.double().mean()), INTERPOLATION_RATE)
+    tc.conclusion.binomial(f"{loss} near zero", rank_held & (value <= 1e-12),
+                           p=INTERPOLATION_RATE)
+    finite = torch.isfinite(certificate)     # inf where sigma_n = 0: no certificate there
+    if bool(finite.any()):
+        tc.conclusion.at_least("certificate at least the loss", certificate[finite],
+                               value[finite], margin=1e-30)
+    tc.conclusion.binomial("certificate small", rank_held & (certificate <= 1e-2),
+                           p=INTERPOLATION_RATE)

@@ -17,13 +17,21 @@ TABLE1 = {10000: (2.1063, 0.5484, 0.0143), 14000: (0.4109, 0.0382, 0.0107),
 #: the l1 weight on a ("Regularization" paragraph of Sec. 5.1.1; the paper's value was lost)
 L1_WEIGHT = 1e-3
 #: quick: reduced scale; full: Table 1's networks (p = 256, width 128, 10 outputs, biases:
-#: 34186 / 34442 parameters) on the reconstruction's teacher (k = 8, width 128)
+#: 34186 / 34442 parameters) on the reconstruction's teacher (k = 8, width 128), n up to the
+#: reconstruction's 20000.  Cost of the full tier (measured, one thread, float64 full-batch
+#: Adam, 3 trials batched): 0.07 / 0.92 s of CPU per step at n = 2000 / 20000, so one arm over
+#: the four n takes about 3200 CPU-s for 2000 steps, the three arms of ``-k table1`` about
+#: 2.7 CPU-hours and all five arms (with Prop. 1's known masks) about 4.5 CPU-hours
 SIZES = {"quick": {"n": [100, 400], "p": 32, "k": 4, "teacher_width": 8, "outputs": 4, "d": 16,
                    "steps": 200, "every": 20, "trials": 3, "test": 1000},
-         "full": {"n": [2000, 5000, 10000], "p": 256, "k": 8, "teacher_width": 128,
+         "full": {"n": [2000, 5000, 10000, 20000], "p": 256, "k": 8, "teacher_width": 128,
                   "outputs": 10, "d": 128, "steps": 2000, "every": 200, "trials": 3,
                   "test": 5000}}
 ARMS = ("baseline", "attention", "regularised", "known")
+#: the largest n at which Table 1's orderings are decided: the reconstruction's paper-scale run
+#: (k = 8, l1 1e-3, 20k Adam steps) had every arm at the optimisation floor (test MSE 0.0028) at
+#: n = 20000, where an ordering is no longer a sample-complexity effect (reported, not asserted)
+ORDERING_UP_TO = 10000
 
 
 class L1Attention(BiasedAttentionNet):
@@ -71,6 +79,11 @@ def _arms(tc, *arms):
     return {arm: [tc.use(table1_arm, n=n, arm=arm) for n in tc.sizes["n"]] for arm in arms}
 
 
+def _decided(ns) -> np.ndarray:
+    """Which n the orderings are decided at: n <= ORDERING_UP_TO (the rest are recorded)."""
+    return np.array([n <= ORDERING_UP_TO for n in ns])
+
+
 def _final(runs):
     """Mean final test MSE over the trials at each n."""
     return np.array([r["test_mse"][:, -1].mean() for r in runs])
@@ -102,7 +115,9 @@ def test_sample_complexity_ordering(tc):
     width 16): the baseline, the attention network with trainable ``a`` (from 1), and
     attention with ``1e-3 ||a||_1``; shared initialisation, full-batch Adam with a
     cosine-decayed step (the paper's SGD with 400k iterations is out of reach), test MSE over
-    samples and outputs on fresh samples.  Pass, on the mean over trials at each n: baseline
+    samples and outputs on fresh samples.  Pass, on the mean over trials at each n up to
+    ORDERING_UP_TO = 10000 (the full tier's n = 20000 is recorded, not decided: the
+    reconstruction's paper-scale run had every arm at the optimisation floor there): baseline
     at least 1.01 times attention (strict: an attention arm that ignored its mask would tie),
     regularised <= attention, and each arm's mean decreasing in n.  Thresholds: orderings
     as in the reconstruction (the 1% made strict after a planted defect tied); chosen on seeds 1, 2 (every trial
@@ -124,17 +139,20 @@ def test_sample_complexity_ordering(tc):
               [int(np.sum((b > a) & (a >= r))) for b, a, r in
                zip(final["baseline"], final["attention"], final["regularised"])])
     tc.precondition.at_most("teacher mask sparse (k < p)", s["k"], s["p"] - 1)
-    baseline, attention = mean["baseline"], mean["attention"]
+    decided = _decided(s["n"])
+    tc.record("n decided (the rest recorded: every arm at the optimisation floor)",
+              [n for n, d in zip(s["n"], decided) if d])
+    baseline, attention = mean["baseline"][decided], mean["attention"][decided]
     if tc.control == "fourfold_samples":
         baseline = np.array([mean["baseline"][s["n"].index(4 * n)] if 4 * n in s["n"] else np.nan
                              for n in s["n"]])[:-1]
-        attention = attention[:-1]
+        attention = mean["attention"][:-1]
     tc.conclusion.at_least("attention test MSE below the baseline's", baseline / attention,
                            1.01, margin=0.0)
     tc.conclusion.at_most("regularised attention at most attention",
-                          mean["regularised"] - mean["attention"], 0.0)
+                          mean["regularised"][decided] - mean["attention"][decided], 0.0)
     for arm, values in mean.items():
-        tc.conclusion.monotone(f"{arm} test MSE decreases with n", values, increasing=False)
+        tc.conclusion.monotone(f"{arm} test MSE decreases with n", values[decided], increasing=False)
 
 
 @claim(
@@ -158,12 +176,15 @@ def test_known_mask(tc):
     model is at least as good as learned attention.  Runs of ``table1.sample_complexity_
     ordering`` (same data and initialisation; the known arm is the baseline network on
     ``x * a*``).  Precondition: the frozen mask is the teacher's in every trial.  Pass: mean
-    test MSE known ``<=`` attention at every n (plain ordering, as the reconstruction; seeds
+    test MSE known ``<=`` attention at every n up to ORDERING_UP_TO = 10000 (plain ordering,
+    as the reconstruction; in the full tier n = 20000 is recorded, not decided: every arm at
+    the optimisation floor there in the reconstruction's run; seeds
     1, 2 gave ratios far below 1, checked on 0).  The control freezes a wrong mask.
     """
     arm = "known_wrong" if tc.control == "wrong_mask" else "known"
     runs = _arms(tc, arm, "attention")
-    known, attention = _final(runs[arm]), _final(runs["attention"])
+    decided = _decided(tc.sizes["n"])
+    known, attention = _final(runs[arm])[decided], _final(runs["attention"])[decided]
     tc.record("mean test MSE per n: known mask, attention", {"known": known, "attention": attention})
     tc.precondition.at_least("frozen mask is the teacher's in every trial",
                              float(np.mean([r["mask_is_teachers"].mean() for r in runs[arm]])), 1.0)
@@ -240,7 +261,8 @@ def test_reported_values(tc):
     10 outputs, biases) have ``256*128 + 128 + 128*10 + 10 = 34186`` and ``34186 + 256 =
     34442`` entries; pass: exact integers against the header.  (2) The printed test losses
     have attention below the baseline at all 6 sizes; our runs (``table1.sample_complexity_
-    ordering``) must show the same at every n (ratio of means at least 1.01).  The printed
+    ordering``) must show the same at every n up to ORDERING_UP_TO = 10000 (ratio of means at
+    least 1.01; in the full tier n = 20000 is recorded, not decided).  The printed
     magnitudes (ratios 3.84 .. 10.76, losses 0.006 .. 2.1) are not comparable: k, the
     teacher, the loss normalisation and SGD's 400k iterations were lost, and our quick tier
     is reduced (p = 32); the printed values are recorded beside ours, and the control shows
@@ -263,7 +285,7 @@ def test_reported_values(tc):
                         [counts["baseline"], counts["attention"]],
                         [TABLE1_COUNTS["baseline"], TABLE1_COUNTS["attention"]], atol=0.5)
     runs = _arms(tc, "baseline", "attention")
-    ratio = _final(runs["baseline"]) / _final(runs["attention"])
+    ratio = (_final(runs["baseline"]) / _final(runs["attention"]))[_decided(tc.sizes["n"])]
     printed = np.array([TABLE1[n][0] / TABLE1[n][1] for n in sorted(TABLE1)])
     tc.record("Table 1 as printed: n -> (baseline, attention, regularised)", TABLE1)
     tc.record("baseline/attention ratio: ours per n, printed per n", {"ours": ratio, "printed": printed})

@@ -370,6 +370,25 @@ def last_layer_certificate(features: torch.Tensor, grad_W2: torch.Tensor) -> tor
     return torch.where(sigma_n > 0, bound, torch.inf)
 
 
+# -- parameter counts ----------------------------------------------------------------------------
+def parameters_reached(output: torch.Tensor, parameters) -> int:
+    r"""The number of trainable entries ``output`` is a function of: ``numel`` summed over the
+    tensors of ``parameters`` that the autograd graph of ``output`` reaches.
+
+    Structural, so independent of the point: an entry whose gradient happens to vanish here (a
+    ReLU unit inactive on every probe input, a zero in the upstream gradient) still counts, a
+    tensor the output never uses does not.  Counting non-zero gradient entries instead makes a
+    parameter count depend on the draw.
+    """
+    params = list(parameters)
+    if not params or not all(p.requires_grad for p in params):
+        raise UsageError("parameters_reached: needs a non-empty list of tensors that require grad")
+    if not output.requires_grad:
+        raise UsageError("parameters_reached: the output is not attached to an autograd graph")
+    grads = torch.autograd.grad(output.sum(), params, allow_unused=True, retain_graph=True)
+    return sum(p.numel() for p, g in zip(params, grads) if g is not None)
+
+
 # -- conformance instances -----------------------------------------------------------------------
 def _normal(g, *shape, scale=1.0):
     return scale * torch.randn(*shape, generator=g, dtype=torch.float64)
