@@ -2,9 +2,15 @@ r"""jta24: the dual progress of plain l_p-AttGD towards the l_p-AttSVM direction
 Appendix A.4) and the rate it gives in the norm (Lemma 29, Appendix A.5).
 
 Julistiono, Tarzanagh, Azizan, arXiv 2410.14581.  Shared run `norm_growth_runs` (the one of
-Lemma 30): plain l_p-AttGD, eta = 10, p in {1.75, 2, 3} on 3 instances from W(0) std 1, 2000
-steps (quick); every iterate of the last 200 steps and W(K/10) are kept.  alpha = the tokens of
-the last iterate, W_mm = its certified l_p-AttSVM, bar W = W/||W||_p.
+Lemma 30, on more instances): plain l_p-AttGD, eta = 10, p in {1.75, 2, 3} on 10 instances from
+W(0) std 1, 2000 steps (quick; the full tier's 20 instances, 20000 steps); every iterate of the
+last 200 steps and W(K/10) are kept.  alpha = the tokens of the last iterate, W_mm = its certified
+l_p-AttSVM, bar W = W/||W||_p.  The lemmas hold for iterates in the cone of a locally optimal
+alpha; after 2000 steps from W(0) std 1 some runs still select a non-locally-optimal alpha (they
+have not reached a cone), so the runs meeting the hypotheses are counted and the others reported.
+Re-derived after the 20-seed sweep: with the 3 instances of Lemma 30, 0 to 4 of the 9 runs met the
+hypotheses on seeds 5, 6, 8, 15, 16 (hypotheses not met, or an error on an empty selection); the
+10 instances (30 runs) give 16 to 19 qualifying runs on seeds 0-3 (the counts are recorded).
 """
 import numpy as np
 import torch
@@ -15,26 +21,30 @@ from theorycheck.optim import directional_bregman, lp_norm
 
 from .setup import PAPER, SIZES, instances, lowest_token_svm, norm_growth_runs, selected_tokens
 
-GROWTH_SIZES = {"quick": dict(SIZES["quick"], instances=3, steps=2000, eta=10.0),
+GROWTH_SIZES = {"quick": dict(SIZES["quick"], instances=10, steps=2000, eta=10.0),
                 "full": dict(SIZES["full"], steps=20000, eta=10.0)}
+MIN_RUNS = 5
+"""Runs meeting the hypotheses needed to decide (the value used before the 20-seed sweep, kept)."""
 PI = 0.1
 """The pi of Lemmas 21, 27 (the spec's test value, fixed before the data)."""
 
 
 def _late_run(tc, bad_reference: bool):
     r"""The runs of `norm_growth_runs` that meet the lemmas' measurable hypotheses (alpha locally
-    optimal and selected at every late iterate; at least 5 such runs is a precondition, the others
-    are counted): late iterates W (C, J, d, d) at steps t (C,), norms r, p, eta, W(K/10), and the
-    reference of every run: its own W_mm_alpha, or with ``bad_reference`` the l_p-AttSVM of
-    alpha_bad = argmin_t gamma_{i,t}."""
-    runs = tc.use(norm_growth_runs)
+    optimal and selected at every late iterate; at least MIN_RUNS such runs is a precondition, the
+    others are counted): late iterates W (C, J, d, d) at steps t (C,), norms r, p, eta, W(K/10), and
+    the reference of every run: its own W_mm_alpha, or with ``bad_reference`` the l_p-AttSVM of
+    alpha_bad = argmin_t gamma_{i,t}.  None when no run meets the hypotheses."""
+    runs = tc.use(norm_growth_runs, n_instances=tc.sizes["instances"])
     data, _ = instances(tc.runtime, tc.sizes)
     inst = runs["instance"]
     stable = np.all([np.all(selected_tokens(data.X[inst], Wc) == runs["alpha"], axis=-1) for Wc in runs["W"][1:]],
                     axis=0)
     use = np.flatnonzero(runs["locally_optimal"] & stable)
     tc.record("runs not meeting the hypotheses (alpha not locally optimal or not stable)", len(inst) - len(use))
-    tc.precondition.at_least("runs with alpha locally optimal and stable over the late steps", len(use), 5)
+    tc.precondition.at_least("runs with alpha locally optimal and stable over the late steps", len(use), MIN_RUNS)
+    if not len(use):
+        return None
     p, inst = runs["p"][use], inst[use]
     refs = runs["W_mm"][use]
     if bad_reference:
@@ -76,11 +86,14 @@ def test_dual_progress(tc):
     is recorded), alpha locally optimal and stable there (preconditions).  Pass: relative slack
     (LHS - RHS)/|LHS| >= -1e-9 at every late step of every run (b^(p-1) - a^(p-1) is a difference
     of norms of size ~10-50 whose steps are ~1e-4 of them: 1e-9 covers the rounding; the spec
-    observed RHS - LHS <= -2.6e-5 absolute).  Seeds 0, 1, 2: 9, 6, 7 of the 9 runs meet the
-    hypotheses.  The control (reference kind) puts the direction of
+    observed RHS - LHS <= -2.6e-5 absolute).  Seeds 0-3: 19, 18, 19, 16 of the 30 runs meet the
+    hypotheses (10 instances after the 20-seed sweep, where 3 instances left 0-4 of 9 on five
+    seeds).  The control (reference kind) puts the direction of
     the l_p-AttSVM of alpha_bad in place of bar W_mm: its left side is negative.
     """
     late = _late_run(tc, tc.control == "lowest_tokens")
+    if late is None:
+        return
     W, r, p, eta = late["W"], late["r"], late["p"], late["eta"]
     model = _model(late)
     refs = torch.as_tensor(late["refs"])
@@ -111,8 +124,8 @@ def test_dual_progress(tc):
         "lowest_tokens": Control("reference", breaks=["summed bound (27) from k0 = K/10, every late k and run"],
                                  description="the divergence from the l_p-AttSVM of alpha_bad = argmin_t gamma"),
         "rate_in_steps": Control("statement", breaks=["summed bound (27) from k0 = K/10, every late k and run"],
-                                 description="a polynomial rate in k: the step ratio (k0/k)^(p-1) in "
-                                             "place of the norm ratio"),
+                                 description="D_k -> 0 at a rate polynomial in k: the step ratio (k0/k)^(p-1) "
+                                             "in place of the norm ratio and no floor (pi -> 0)"),
     },
     sizes=GROWTH_SIZES,
 )
@@ -125,11 +138,18 @@ def test_rate_in_norm(tc):
     allowance 1e-9 (D is a difference of O(1) terms, P5) at every late k of every run.  The bound
     is loose: on seed 0 it also holds with pi = 0 and with the norm ratio to the power 3(p-1)
     (D_K and the bound are recorded).  Controls: reference (the SVM of alpha_bad: its D stays near
-    D_k0 while the bound shrinks with the norm ratio) and statement (the step ratio
-    (k0/k)^(p-1) in place of the norm ratio: a rate polynomial in k, which the logarithmic norm
-    growth of plain MD, Lemma 30, rules out).
+    D_k0 while the bound shrinks with the norm ratio) and statement: D_k -> 0 at a rate polynomial
+    in k, the step ratio (k0/k)^(p-1) in place of the norm ratio and no floor (pi -> 0), i.e.
+    D_K <= 10^(1-p) D_k0 + (loss term) at K = 10 k0.  Its margin is derived, not tuned: by Lemma
+    30 the norm grows logarithmically, r_K/r_k0 ~ log(eta K)/log(eta k0) ~ 1.3, and D decays like
+    a power <= 2(p-1) of 1/r (the fitted rate of thm.rate), so D_K/D_k0 >= 1.3^(-2(p-1)) (0.67,
+    0.59, 0.35 for p = 1.75, 2, 3) against 10^(1-p) (0.18, 0.1, 0.01).  (Before the 20-seed
+    sweep the control kept the floor pi/(1+pi) = 0.091; on seed 8 every qualifying run had
+    D_K < 0.091 and the control passed on them.)
     """
     late = _late_run(tc, tc.control == "lowest_tokens")
+    if late is None:
+        return
     W, r, p, eta = late["W"], late["r"], late["p"], late["eta"]
     model = _model(late)
     refs, pt = torch.as_tensor(late["refs"]), torch.as_tensor(p)
@@ -138,8 +158,9 @@ def test_rate_in_norm(tc):
     loss0 = _excess_losses(model, late["W_tenth"][None])[0]
     loss = _excess_losses(model, W)
     r0 = late["r_tenth"]
-    ratio = late["k0"] / late["t"][:, None] if tc.control == "rate_in_steps" else r0 / r
-    floor = PI / (1 + PI)
+    in_steps = tc.control == "rate_in_steps"
+    ratio = late["k0"] / late["t"][:, None] if in_steps else r0 / r
+    floor = 0.0 if in_steps else PI / (1 + PI)
     bound = floor + ratio ** (p - 1) * (D0 - floor) + eta * (loss0 - loss) / ((1 + PI) * r0 * r ** (p - 1))
     tc.record("D at k0 = K/10 and at K per run", np.stack([D0, D[-1]]))
     tc.record("bound at K per run", bound[-1])
