@@ -5,7 +5,8 @@ Julistiono, Tarzanagh, Azizan, arXiv 2410.14581.  Shared run `local_restarts`: f
 non-global token sets alpha that the runs of `normalized_mirror_runs` selected (then, while fewer
 than 9 restarts meet the hypotheses, constructed ones: opt with one sample moved to its
 second-highest-score token -- after the 20-seed sweep, where on seed 12 every run selected opt and
-the claims had no restart at all), and p in {1.75, 2, 3}, restart normalized l_p-AttGD on the SVM
+the claims had no restart at all; they fill in on seeds 0, 2, 7, 12, 15, 17 and both claims and
+their controls then pass on all seeds 0-19), and p in {1.75, 2, 3}, restart normalized l_p-AttGD on the SVM
 ray, W(0) = c W_mm_alpha^p with
 c = max(5, 3/delta_safe) (eta scaled by (c/5)^(p-1)), where the theorem's hypotheses hold (alpha
 locally optimal at p, delta_safe >= 0.05; at most 9 restarts), 1000 steps (quick).  The radius
