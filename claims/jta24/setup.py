@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from scipy import optimize
 
 from theorycheck import shared_run
 from theorycheck.data import AssumptionReport, TokenSelectionData, opt_is_argmax, token_scores, trial_generators
@@ -42,13 +41,12 @@ from theorycheck.optim import (
     directional_bregman,
     dual_exponent,
     lp_norm,
-    mirror_map,
     once_per_iterate,
     potential,
     run_trajectory,
 )
 from theorycheck.runtime import generator
-from theorycheck.solvers import solve_lp_usvm, solve_lp_wsvm
+from theorycheck.solvers import lp_sphere_minimize, solve_lp_usvm, solve_lp_wsvm
 from theorycheck.solvers.margin import constraint_values
 from theorycheck.solvers.svm import wsvm_constraint_factors
 
@@ -300,43 +298,78 @@ MAX_RESTARTS = 9
 """At most 3 alpha x 3 p restarts (the spec's CPU configuration)."""
 
 
+def second_best_switches(scores, opt):
+    """Constructed candidate token sets of one instance: for every sample i, opt with sample i moved
+    to its second-highest-score token, ``[(n,) int]`` in sample order.  Only opt_i scores higher than
+    the new alpha_i, so alpha is locally optimal unless opt_i is a support token of W_mm_alpha."""
+    second = np.argsort(scores, axis=-1)[:, -2]
+    out = []
+    for i in range(len(opt)):
+        alpha = opt.copy()
+        alpha[i] = second[i]
+        out.append(alpha)
+    return out
+
+
+def restart_hypotheses(data, scores, k: int, alpha, p: float) -> dict:
+    """The restart of (instance k, alpha, p) with its certified W_mm and its hypotheses: alpha
+    locally optimal at p, delta_safe (`safe_gap`)."""
+    W_mm = solve_lp_wsvm(data.X[k], alpha, p, name="synthetic", trial=k).W
+    return dict(instance=k, alpha=alpha, p=p, W_mm=W_mm,
+                local=locally_optimal(data.X[k], scores[k], alpha, W_mm),
+                safe=safe_gap(data.X[k], scores[k], alpha, W_mm))
+
+
+def meets_restart_hypotheses(trial) -> bool:
+    """alpha locally optimal at p and delta_safe >= SAFE_GAP (the local theorem's hypotheses)."""
+    return bool(trial["local"] and trial["safe"] >= SAFE_GAP)
+
+
 @shared_run(sizes={"quick": dict(SIZES["quick"], steps=1000, scale=5.0),
                    "full": dict(SIZES["full"], steps=3000, scale=5.0)})
 def local_restarts(run, *, switch_to_lowest=False):
-    r"""Restarts of normalized l_p-AttGD on the SVM ray: for every distinct non-global alpha
-    selected by `normalized_mirror_runs` and every p of LOCAL_P, W(0) = c W_mm_alpha^p with
+    r"""Restarts of normalized l_p-AttGD on the SVM ray of locally optimal, non-global alpha.
+
+    Candidates, in this order: every distinct non-global alpha selected by `normalized_mirror_runs`
+    (``candidates`` counts their (alpha, p)), then, while fewer than MAX_RESTARTS restarts meet the
+    hypotheses, the constructed `second_best_switches` of instance 0, 1, ... (``constructed``
+    counts the alpha evaluated; without them a seed whose runs all select opt has no restart at
+    all).  For every p of LOCAL_P a restart is kept when alpha is locally optimal at p and
+    delta_safe >= SAFE_GAP; at most MAX_RESTARTS are run.  W(0) = c W_mm_alpha^p with
     c = max(scale, COMPETITOR_GAP / delta_safe) (c = scale where delta_safe <= 0), with the
     step eta = STEP[p] (c/scale)^(p-1), so that the dual iterate moves by the same fraction of its
-    norm ||grad psi(W(0))||_q = (c ||W_mm||_p)^(p-1) per step as at the radius ``scale``;
-    with ``switch_to_lowest`` alpha' = `lowest_score_switch` instead.  Without it only the
-    restarts meeting the hypotheses (alpha locally optimal at p, delta_safe >= SAFE_GAP) run,
-    at most MAX_RESTARTS of them (``candidates`` counts all).  Records the directional
-    divergence to W_mm of the restart's own alpha and the selected tokens at 31 checkpoints,
-    and the hypotheses: alpha locally optimal at p, delta_safe."""
+    norm ||grad psi(W(0))||_q = (c ||W_mm||_p)^(p-1) per step as at the radius ``scale``.
+    With ``switch_to_lowest`` the same restarts run on alpha' = `lowest_score_switch` of their
+    alpha instead (its own W_mm and hypotheses).  Records the directional divergence to W_mm of
+    the restart's own alpha and the selected tokens at 31 checkpoints, and the hypotheses."""
     s = run.sizes
     runs = run.use(normalized_mirror_runs)
     data, _ = instances(run.runtime, s)
     scores = data.scores()
     pairs = sorted({(int(k), tuple(a)) for k, a, g in zip(runs["instance"], runs["alpha"],
                                                            runs["globally_optimal"]) if not g})
-    trials = []
-    for k, alpha in pairs:
-        alpha = np.array(alpha)
-        if switch_to_lowest:
-            alpha = lowest_score_switch(scores[k], alpha, data.opt[k])
-        for p in LOCAL_P:
-            W_mm = solve_lp_wsvm(data.X[k], alpha, p, name="synthetic", trial=k).W
-            trials.append(dict(instance=k, alpha=alpha, p=p, W_mm=W_mm,
-                               local=locally_optimal(data.X[k], scores[k], alpha, W_mm),
-                               safe=safe_gap(data.X[k], scores[k], alpha, W_mm)))
-    candidates = len(trials)
-    if not switch_to_lowest:        # restart only where the theorem's hypotheses hold
-        trials = [tr for tr in trials if tr["local"] and tr["safe"] >= SAFE_GAP]
+    evaluated = [restart_hypotheses(data, scores, k, np.array(a), p) for k, a in pairs for p in LOCAL_P]
+    trials = [tr for tr in evaluated if meets_restart_hypotheses(tr)]
+    seen, constructed = set(pairs), 0
+    for k in range(data.K):
+        for alpha in second_best_switches(scores[k], data.opt[k]):
+            if len(trials) >= MAX_RESTARTS:
+                break
+            if (k, tuple(alpha)) in seen:
+                continue
+            constructed += 1
+            trials += [tr for tr in (restart_hypotheses(data, scores, k, alpha, p) for p in LOCAL_P)
+                       if meets_restart_hypotheses(tr)]
     trials = trials[:MAX_RESTARTS]
+    if switch_to_lowest:
+        trials = [restart_hypotheses(data, scores, tr["instance"],
+                                     lowest_score_switch(scores[tr["instance"]], tr["alpha"],
+                                                         data.opt[tr["instance"]]), tr["p"])
+                  for tr in trials]
+    counts = dict(candidates=len(evaluated), constructed=constructed)
     if not trials:
         return dict(p=np.empty(0), D=np.empty((0, 0)), tokens_kept=np.empty((0, 0), bool),
-                    local=np.empty(0, bool), safe=np.empty(0), scale=np.empty(0), t=np.empty(0),
-                    candidates=candidates)
+                    local=np.empty(0, bool), safe=np.empty(0), scale=np.empty(0), t=np.empty(0), **counts)
     idx = [tr["instance"] for tr in trials]
     t = data.to_torch(run.device, run.dtype)
     model = TokenSelection(t.X[idx], t.y[idx], t.u[idx])
@@ -354,7 +387,7 @@ def local_restarts(run, *, switch_to_lowest=False):
     X = data.X[idx]
     kept = np.stack([np.all(selected_tokens(X, Wc) == alpha, axis=-1) for Wc in W])
     return dict(p=p, t=traj.t, D=divergence_curves(W, W_mm, p), tokens_kept=kept,
-                local=np.array([tr["local"] for tr in trials]), safe=safe, scale=scale, candidates=candidates)
+                local=np.array([tr["local"] for tr in trials]), safe=safe, scale=scale, **counts)
 
 
 GROWTH_P = (1.75, 2.0, 3.0)
@@ -366,13 +399,13 @@ LATE_WINDOW = 200
 
 @shared_run(sizes={"quick": dict(SIZES["quick"], instances=3, steps=2000, eta=10.0),
                    "full": dict(SIZES["full"], steps=20000, eta=10.0)})
-def norm_growth_runs(run, *, normalized=False, zero_head=False):
-    r"""Plain (or ``normalized``) l_p-AttGD with eta for p in GROWTH_P on the first instances from
-    W(0) std 1, side by side (trial j = ip * K + k).  Keeps W(k) at k = K/10 and at every step of
+def norm_growth_runs(run, *, n_instances=None, normalized=False, zero_head=False):
+    r"""Plain (or ``normalized``) l_p-AttGD with eta for p in GROWTH_P on the first ``n_instances``
+    instances (None: the tier's) from W(0) std 1, side by side (trial j = ip * K + k).  Keeps W(k) at k = K/10 and at every step of
     the last LATE_WINDOW (``t``: those steps; ``r``: ||W(k)||_p there), the selected tokens alpha
     at K, the certified l_p-AttSVM W_mm_alpha and ||W_mm_alpha||_p, and whether alpha is locally
     optimal.  ``zero_head`` sets v = 0 (all scores equal)."""
-    s = run.sizes
+    s = dict(run.sizes, instances=n_instances or run.sizes["instances"])
     data, W0 = instances(run.runtime, s)
     K, P = data.K, len(GROWTH_P)
     t = data.to_torch(run.device, run.dtype)
@@ -448,64 +481,16 @@ PATH_STOP = 3e-3
 relative projected gradient <= PATH_STOP, a third of the claim's precondition 1e-2."""
 
 
-def lp_sphere_minimize(model, R: np.ndarray, p: np.ndarray, U0: np.ndarray, *, converged,
-                       max_iter=2000):
-    r"""Minimize log(L(W) - L_*) over the l_p spheres ||W_j||_p = R_j of every trial j of ``model``
-    at once, W = R U/||U||_p, by L-BFGS on U (separable: the trials' objectives summed with weights
-    1/R_j, a per-trial preconditioner -- near the path log(L - L_*) is ~linear in R, so its
-    curvature in U grows like R -- and the starts scaled to ||U_j||_p = 1).  Gradient in U of
-    trial j (before the weight): R_j [G/||U||_p - <G, U> grad psi(U)/||U||_p^(p+1)],
-    G = grad_W log(L - L_*) from the model's log-domain gradient.  The minimum of the loss over the
-    ball is on the sphere when the radius is large (the loss has no finite minimizer).  Stops when
-    ``converged(log(L - L_*) (J,), relative projected gradient (J,))`` is true after an iteration,
-    or after ``max_iter``.  Returns (W (J,d,d), log(L - L_*) (J,), relative projected gradient
-    ||G - <G, W> grad psi(W)/||W||_p^p||_F / ||G||_F (J,))."""
-    shape = U0.shape
-    Rt, pt = torch.as_tensor(R)[:, None, None], torch.as_tensor(p)
-
-    def parts(x):
-        U = torch.as_tensor(x.reshape(shape))
-        n = lp_norm(U, pt)[:, None, None]
-        W = Rt * U / n
-        value = model.log_excess_loss({"W": W})
-        g = model.scaled_gradient({"W": W})["W"]
-        G = torch.exp(g.log_scale - value)[:, None, None] * g.direction
-        return U, n, W, value, G
-
-    def projected(W, G):
-        tangent = G - (G * W).flatten(1).sum(1)[:, None, None] * mirror_map(W, pt) \
-            / lp_norm(W, pt)[:, None, None] ** pt[:, None, None]
-        return (tangent.flatten(1).norm(dim=1) / G.flatten(1).norm(dim=1)).numpy()
-
-    last = {}
-
-    def objective(x):
-        U, n, W, value, G = parts(x)
-        last.update(x=x.copy(), value=value, W=W, G=G)
-        inner = (G * U).flatten(1).sum(1)[:, None, None]
-        grad = G / n - inner * mirror_map(U, pt) / n ** (pt[:, None, None] + 1)
-        return float((value / Rt.flatten()).sum()), grad.numpy().ravel()
-
-    def stop(intermediate_result):
-        if not np.array_equal(last["x"], intermediate_result.x):     # not the last evaluation
-            last.update(zip(("U", "n", "W", "value", "G"), parts(intermediate_result.x)))
-        if converged(last["value"].numpy(), projected(last["W"], last["G"])):
-            raise StopIteration
-
-    U0 = U0 / lp_norm(torch.as_tensor(U0), pt).numpy()[:, None, None]
-    result = optimize.minimize(objective, U0.ravel(), jac=True, method="L-BFGS-B", callback=stop,
-                               options=dict(maxiter=max_iter, gtol=1e-13, ftol=0.0))
-    _, _, W, value, G = parts(result.x)
-    return W.numpy(), value.numpy(), projected(W, G)
-
-
 @shared_run(sizes={"quick": dict(SIZES["quick"], p=(2.0,)),
                    "full": dict(SIZES["full"], p=(1.5, 1.75, 2.0, 3.0))})
 def regularization_path(run):
     r"""The regularization path W_R = argmin_{||W||_p <= R} L(W) at R = c ||W_mm_opt||_p, c in
     PATH_RADII, for every instance and p of the tier: two starts per (instance, p, c), the ray
-    point R W_mm_opt/||W_mm_opt||_p and a Gaussian direction, minimized side by side by
-    `lp_sphere_minimize`; the lower loss is kept.  Returns W (I, C, d, d) with I = (p, instance)
+    point R W_mm_opt/||W_mm_opt||_p and a Gaussian direction, minimizing log(L(W) - L_*) on the
+    spheres side by side by the library's `lp_sphere_minimize` (L-BFGS, trial weights 1/R, no
+    error when it stops short: the claim checks the projected gradients); the lower loss is kept.
+    The minimum of the loss over the ball is on the sphere when the radius is large (the loss has
+    no finite minimizer).  Returns W (I, C, d, d) with I = (p, instance)
     pairs, its loss, relative projected gradients, the certified W_mm_opt (I, d, d), p (I,),
     instance (I,), and which start won."""
     s = run.sizes
@@ -529,7 +514,15 @@ def regularization_path(run):
         kept = np.where(value[:half] <= value[half:], projected[:half], projected[half:])
         return kept.max() <= PATH_STOP
 
-    W, value, projected = lp_sphere_minimize(model, R, P, starts, converged=kept_converged)
+    def log_excess_and_gradient(W):
+        value = model.log_excess_loss({"W": W})
+        g = model.scaled_gradient({"W": W})["W"]
+        return value, torch.exp(g.log_scale - value)[:, None, None] * g.direction
+
+    # weights 1/R: near the path log(L - L_*) is ~linear in R, so its curvature in U grows like R
+    found = lp_sphere_minimize(log_excess_and_gradient, R, P, starts, weights=1 / R, converged=kept_converged,
+                               strict=False)
+    W, value, projected = found.W, found.value, found.projected_gradient
     ray_wins = value[:half] <= value[half:]
     pick = np.where(ray_wins, np.arange(half), np.arange(half) + half)
     shape = (len(pairs), C)

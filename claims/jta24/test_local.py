@@ -2,8 +2,12 @@ r"""jta24: local directional convergence and cone invariance of l_p-AttGD (main-
 theorem, reconstructed; its proof is appendix Lemmas 19-30, the induction being Lemma 28).
 
 Julistiono, Tarzanagh, Azizan, arXiv 2410.14581.  Shared run `local_restarts`: for the
-non-global token sets alpha that the runs of `normalized_mirror_runs` selected, and
-p in {1.75, 2, 3}, restart normalized l_p-AttGD on the SVM ray, W(0) = c W_mm_alpha^p with
+non-global token sets alpha that the runs of `normalized_mirror_runs` selected (then, while fewer
+than 9 restarts meet the hypotheses, constructed ones: opt with one sample moved to its
+second-highest-score token -- after the 20-seed sweep, where on seed 12 every run selected opt and
+the claims had no restart at all; they fill in on seeds 0, 2, 7, 12, 15, 17 and both claims and
+their controls then pass on all seeds 0-19), and p in {1.75, 2, 3}, restart normalized l_p-AttGD on the SVM
+ray, W(0) = c W_mm_alpha^p with
 c = max(5, 3/delta_safe) (eta scaled by (c/5)^(p-1)), where the theorem's hypotheses hold (alpha
 locally optimal at p, delta_safe >= 0.05; at most 9 restarts), 1000 steps (quick).  The radius
 depends on delta_safe because the theorem's does (its cone constants are functions of delta): at
@@ -24,18 +28,20 @@ LOCAL_SIZES = {"quick": dict(SIZES["quick"], steps=1000, scale=5.0),
 def _restarts(tc):
     """The restart run (alpha' = lowest-score switch under the control) and its preconditions."""
     r = tc.use(local_restarts, switch_to_lowest=tc.control == "not_locally_optimal")
-    tc.record("candidate restarts (non-global alpha x p)", int(r["candidates"]))
+    tc.record("candidate restarts from the runs (non-global alpha x p)", int(r["candidates"]))
+    tc.record("constructed candidate alpha evaluated (second-best switches of opt)", int(r["constructed"]))
     tc.record("delta_safe per restart", r["safe"])
     tc.record("restart radius / ||W_mm||_p per restart", r["scale"])
     tc.precondition.at_least("restarts on a locally optimal alpha", len(r["p"]), 3)
     tc.precondition.holds("every restart: alpha locally optimal, delta_safe >= 0.05",
                           bool(np.all(r["local"] & (r["safe"] >= SAFE_GAP))))
-    return r
+    return r if len(r["p"]) else None
 
 
 NOT_LOCAL = Control("hypothesis", breaks=["tokens stay alpha at every checkpoint"],
                     description="alpha' = alpha with one non-global sample moved to its lowest-score "
-                                "token (not locally optimal), restarted at 5 W_mm_alpha'")
+                                "token (not locally optimal), restarted on the ray of W_mm_alpha' "
+                                "(the claim's restarts, with alpha' for alpha)")
 
 
 @claim(
@@ -60,6 +66,8 @@ def test_lp_direction_local(tc):
     restarts on alpha' (not locally optimal): the tokens leave alpha' (the spec: 15/15).
     """
     r = _restarts(tc)
+    if r is None:
+        return
     D, kept = r["D"], r["tokens_kept"]
     tc.record("D_K per restart", D[-1])
     tc.conclusion.holds("tokens stay alpha at every checkpoint", bool(kept.all()),
@@ -92,6 +100,8 @@ def test_cone_invariance(tc):
     alpha' and leaves the cone (observed D >= 0.11).
     """
     r = _restarts(tc)
+    if r is None:
+        return
     tc.record("max_k D_k per restart", r["D"].max(0))
     tc.conclusion.at_most("max_k D_k <= 0.05 (stays in the cone)", r["D"].max(0), 0.05)
     tc.conclusion.holds("tokens constant", bool(r["tokens_kept"].all()))

@@ -40,7 +40,8 @@ def test_norm_growth(tc):
     Precondition: every sample has distinct scores (a unique optimal token exists).  Controls:
     v = 0 (hypothesis: no growth), normalized MD (dynamics: polynomial growth, g >> ||W_mm||).
     """
-    r = tc.use(norm_growth_runs, normalized=tc.control == "normalized", zero_head=tc.control == "zero_head")
+    r = tc.use(norm_growth_runs, n_instances=tc.sizes["instances"], normalized=tc.control == "normalized",
+               zero_head=tc.control == "zero_head")
     tc.precondition.holds("every sample has distinct token scores", bool(np.all(r["distinct_scores"])))
     growth = (r["r"][-1] - r["r"][0]) / np.log(10)
     ratio = growth / r["svm_norm"]

@@ -2,9 +2,16 @@ r"""jta24: the dual progress of plain l_p-AttGD towards the l_p-AttSVM direction
 Appendix A.4) and the rate it gives in the norm (Lemma 29, Appendix A.5).
 
 Julistiono, Tarzanagh, Azizan, arXiv 2410.14581.  Shared run `norm_growth_runs` (the one of
-Lemma 30): plain l_p-AttGD, eta = 10, p in {1.75, 2, 3} on 3 instances from W(0) std 1, 2000
-steps (quick); every iterate of the last 200 steps and W(K/10) are kept.  alpha = the tokens of
-the last iterate, W_mm = its certified l_p-AttSVM, bar W = W/||W||_p.
+Lemma 30, on more instances): plain l_p-AttGD, eta = 10, p in {1.75, 2, 3} on 10 instances from
+W(0) std 1, 2000 steps (quick; the full tier's 20 instances, 20000 steps); every iterate of the
+last 200 steps and W(K/10) are kept.  alpha = the tokens of the last iterate, W_mm = its certified
+l_p-AttSVM, bar W = W/||W||_p.  The lemmas hold for iterates in the cone of a locally optimal
+alpha; after 2000 steps from W(0) std 1 some runs still select a non-locally-optimal alpha (they
+have not reached a cone), so the runs meeting the hypotheses are counted and the others reported.
+Re-derived after the 20-seed sweep: with the 3 instances of Lemma 30, 0 to 4 of the 9 runs met the
+hypotheses on seeds 5, 6, 8, 15, 16 (hypotheses not met, or an error on an empty selection); the
+10 instances (30 runs) give 13 to 27 runs meeting the hypotheses on seeds 0-19 (the counts are
+recorded; MIN_RUNS = 5 is the value used before the sweep, not re-tuned).
 """
 import numpy as np
 import torch
@@ -15,26 +22,37 @@ from theorycheck.optim import directional_bregman, lp_norm
 
 from .setup import PAPER, SIZES, instances, lowest_token_svm, norm_growth_runs, selected_tokens
 
-GROWTH_SIZES = {"quick": dict(SIZES["quick"], instances=3, steps=2000, eta=10.0),
+GROWTH_SIZES = {"quick": dict(SIZES["quick"], instances=10, steps=2000, eta=10.0),
                 "full": dict(SIZES["full"], steps=20000, eta=10.0)}
+MIN_RUNS = 5
+"""Runs meeting the hypotheses needed to decide (the value used before the 20-seed sweep, kept)."""
 PI = 0.1
 """The pi of Lemmas 21, 27 (the spec's test value, fixed before the data)."""
 
 
 def _late_run(tc, bad_reference: bool):
-    r"""The runs of `norm_growth_runs` that meet the lemmas' measurable hypotheses (alpha locally
-    optimal and selected at every late iterate; at least 5 such runs is a precondition, the others
-    are counted): late iterates W (C, J, d, d) at steps t (C,), norms r, p, eta, W(K/10), and the
-    reference of every run: its own W_mm_alpha, or with ``bad_reference`` the l_p-AttSVM of
-    alpha_bad = argmin_t gamma_{i,t}."""
-    runs = tc.use(norm_growth_runs)
+    r"""The runs of `norm_growth_runs` that meet the lemmas' measurable hypotheses, the others
+    counted: alpha locally optimal and selected at every late iterate, and Lemma 21's alignment
+    at every late iterate (`_aligned`, the measurable content of W(k) in C_{p,mu,R_pi}); at least
+    MIN_RUNS such runs is a precondition.  Returns late iterates W (C, J, d, d) at steps t (C,),
+    norms r, p, eta, W(K/10), and the reference of every run: its own W_mm_alpha, or with
+    ``bad_reference`` the l_p-AttSVM of alpha_bad = argmin_t gamma_{i,t} (the hypotheses are those
+    of the run, always measured against its own W_mm_alpha).  None when no run meets them."""
+    runs = tc.use(norm_growth_runs, n_instances=tc.sizes["instances"])
     data, _ = instances(tc.runtime, tc.sizes)
     inst = runs["instance"]
     stable = np.all([np.all(selected_tokens(data.X[inst], Wc) == runs["alpha"], axis=-1) for Wc in runs["W"][1:]],
                     axis=0)
-    use = np.flatnonzero(runs["locally_optimal"] & stable)
-    tc.record("runs not meeting the hypotheses (alpha not locally optimal or not stable)", len(inst) - len(use))
-    tc.precondition.at_least("runs with alpha locally optimal and stable over the late steps", len(use), 5)
+    local = np.flatnonzero(runs["locally_optimal"] & stable)
+    aligned = (_aligned(_model(data, inst[local]), runs["W"][1:, local], runs["W_mm"][local], runs["p"][local])
+               if len(local) else np.zeros(0, dtype=bool))
+    use = local[aligned]
+    tc.record("runs with alpha not locally optimal or not stable", len(inst) - len(local))
+    tc.record("runs with alpha locally optimal and stable but not aligned (Lemma 21)", int((~aligned).sum()))
+    tc.precondition.at_least("runs in the cone: alpha locally optimal and stable, Lemma 21 aligned, over the late steps",
+                             len(use), MIN_RUNS)
+    if not len(use):
+        return None
     p, inst = runs["p"][use], inst[use]
     refs = runs["W_mm"][use]
     if bad_reference:
@@ -44,14 +62,29 @@ def _late_run(tc, bad_reference: bool):
                 k0=runs["t"][0])
 
 
+def _aligned(model, W, W_mm, p) -> np.ndarray:
+    r"""(J,) bool: Lemma 21's alignment <-G, W/||W||_p> <= (1 + PI) <-G, W_mm/||W_mm||_p> with
+    G = grad L(W_c) at every iterate W_c of W (C, J, d, d) (the positive scale of G cancels)."""
+    pt = torch.as_tensor(p)
+    unit_mm = torch.as_tensor(W_mm) / lp_norm(torch.as_tensor(W_mm), pt)[:, None, None]
+    ok = np.ones(W.shape[1], dtype=bool)
+    for Wc in W:
+        Wt = torch.as_tensor(Wc)
+        g = model.scaled_gradient({"W": Wt})["W"].direction
+        along_W = -(g * Wt).flatten(1).sum(1) / lp_norm(Wt, pt)
+        ok &= ((1 + PI) * -(g * unit_mm).flatten(1).sum(1) - along_W >= 0).numpy()
+    return ok
+
+
 def _excess_losses(model, W):
     """L(W_c) - L_* per iterate and run, (C, J), from the exact log excess loss."""
     return np.stack([model.log_excess_loss({"W": torch.as_tensor(Wc)}).exp().numpy() for Wc in W])
 
 
-def _model(late):
-    t = late["data"].to_torch("cpu", torch.float64)
-    return TokenSelection(t.X[late["inst"]], t.y[late["inst"]], t.u[late["inst"]])
+def _model(data, inst):
+    """The model of instances ``inst`` (one trial each)."""
+    t = data.to_torch("cpu", torch.float64)
+    return TokenSelection(t.X[inst], t.y[inst], t.u[inst])
 
 
 @claim(
@@ -73,16 +106,28 @@ def test_dual_progress(tc):
     computed from the log-domain gradient; L(W(k)) - L(W(k+1)) from the exact excess losses.
     The cone condition (mu, R_pi) is a lost dataset constant: the late iterates are used (the
     spec's reading: k in the last 200 of K = 2000 steps, eta = 10; their directional divergence
-    is recorded), alpha locally optimal and stable there (preconditions).  Pass: relative slack
+    is recorded), alpha locally optimal and stable there, and, the measurable content of
+    W(k) in C_{p,mu,R_pi} that the proof uses, Lemma 21's alignment <-G, bar W(k)> <= (1 + pi)
+    <-G, bar W_mm> at every late step (hypotheses per run; the runs failing them are counted).
+    The alignment was added after the 20-seed sweep: on seed 3 one locally optimal, stable run
+    (p = 1.75, instance 7, alpha != opt in two samples, excess loss 0.018) moved away from
+    W_mm_alpha, <-G, bar W_mm> < 0 at all 200 late steps (relative slack down to -242): its
+    iterates were not in the cone (Lemma 21 fails there), which tokens alone cannot tell.  Given
+    the alignment, the claim still tests the rest of the chain (Lemma 24's descent, Lemma 22's
+    b >= a and Lemma 14), which carries the loss and norm terms.  Pass: relative slack
     (LHS - RHS)/|LHS| >= -1e-9 at every late step of every run (b^(p-1) - a^(p-1) is a difference
     of norms of size ~10-50 whose steps are ~1e-4 of them: 1e-9 covers the rounding; the spec
-    observed RHS - LHS <= -2.6e-5 absolute).  Seeds 0, 1, 2: 9, 6, 7 of the 9 runs meet the
-    hypotheses.  The control (reference kind) puts the direction of
+    observed RHS - LHS <= -2.6e-5 absolute).  Seeds 0-19: 13 to 27 of the 30 runs meet the
+    hypotheses (10 instances after the 20-seed sweep, where 3 instances left 0-4 of 9 on five
+    seeds); the claim passes on all 20 seeds, worst relative slack 0.062 (seed 3), and the
+    control fails on all 20 (worst slack -5.7 or below).  The control (reference kind) puts the direction of
     the l_p-AttSVM of alpha_bad in place of bar W_mm: its left side is negative.
     """
     late = _late_run(tc, tc.control == "lowest_tokens")
+    if late is None:
+        return
     W, r, p, eta = late["W"], late["r"], late["p"], late["eta"]
-    model = _model(late)
+    model = _model(late["data"], late["inst"])
     refs = torch.as_tensor(late["refs"])
     unit_mm = refs / lp_norm(refs, torch.as_tensor(p))[:, None, None]
     lhs = []
@@ -111,8 +156,8 @@ def test_dual_progress(tc):
         "lowest_tokens": Control("reference", breaks=["summed bound (27) from k0 = K/10, every late k and run"],
                                  description="the divergence from the l_p-AttSVM of alpha_bad = argmin_t gamma"),
         "rate_in_steps": Control("statement", breaks=["summed bound (27) from k0 = K/10, every late k and run"],
-                                 description="a polynomial rate in k: the step ratio (k0/k)^(p-1) in "
-                                             "place of the norm ratio"),
+                                 description="D_k -> 0 at a rate polynomial in k: the step ratio (k0/k)^(p-1) "
+                                             "in place of the norm ratio and no floor (pi -> 0)"),
     },
     sizes=GROWTH_SIZES,
 )
@@ -125,21 +170,30 @@ def test_rate_in_norm(tc):
     allowance 1e-9 (D is a difference of O(1) terms, P5) at every late k of every run.  The bound
     is loose: on seed 0 it also holds with pi = 0 and with the norm ratio to the power 3(p-1)
     (D_K and the bound are recorded).  Controls: reference (the SVM of alpha_bad: its D stays near
-    D_k0 while the bound shrinks with the norm ratio) and statement (the step ratio
-    (k0/k)^(p-1) in place of the norm ratio: a rate polynomial in k, which the logarithmic norm
-    growth of plain MD, Lemma 30, rules out).
+    D_k0 while the bound shrinks with the norm ratio) and statement: D_k -> 0 at a rate polynomial
+    in k, the step ratio (k0/k)^(p-1) in place of the norm ratio and no floor (pi -> 0), i.e.
+    D_K <= 10^(1-p) D_k0 + (loss term) at K = 10 k0 (fails on seeds 0-19, margin -0.10 to -0.27;
+    the claim passes on all 20, slack 0.036 to 0.063).  Its margin is derived, not tuned: by Lemma
+    30 the norm grows logarithmically, r_K/r_k0 ~ log(eta K)/log(eta k0) ~ 1.3, and D decays like
+    a power <= 2(p-1) of 1/r (the fitted rate of thm.rate), so D_K/D_k0 >= 1.3^(-2(p-1)) (0.67,
+    0.59, 0.35 for p = 1.75, 2, 3) against 10^(1-p) (0.18, 0.1, 0.01).  (Before the 20-seed
+    sweep the control kept the floor pi/(1+pi) = 0.091; on seed 8 every qualifying run had
+    D_K < 0.091 and the control passed on them.)
     """
     late = _late_run(tc, tc.control == "lowest_tokens")
+    if late is None:
+        return
     W, r, p, eta = late["W"], late["r"], late["p"], late["eta"]
-    model = _model(late)
+    model = _model(late["data"], late["inst"])
     refs, pt = torch.as_tensor(late["refs"]), torch.as_tensor(p)
     D0 = directional_bregman(refs, torch.as_tensor(late["W_tenth"]), pt).numpy()
     D = np.stack([directional_bregman(refs, torch.as_tensor(Wc), pt).numpy() for Wc in W])
     loss0 = _excess_losses(model, late["W_tenth"][None])[0]
     loss = _excess_losses(model, W)
     r0 = late["r_tenth"]
-    ratio = late["k0"] / late["t"][:, None] if tc.control == "rate_in_steps" else r0 / r
-    floor = PI / (1 + PI)
+    in_steps = tc.control == "rate_in_steps"
+    ratio = late["k0"] / late["t"][:, None] if in_steps else r0 / r
+    floor = 0.0 if in_steps else PI / (1 + PI)
     bound = floor + ratio ** (p - 1) * (D0 - floor) + eta * (loss0 - loss) / ((1 + PI) * r0 * r ** (p - 1))
     tc.record("D at k0 = K/10 and at K per run", np.stack([D0, D[-1]]))
     tc.record("bound at K per run", bound[-1])

@@ -1,6 +1,7 @@
 """Reference solvers: certified hard-margin programs (cvxpy) and their closed forms; linear regions
 of ReLU networks (hyperplane arrangements); Hessian curvature (dense or Lanczos); NTK limits and
-kernel gradient descent; scores of Gaussian mixtures under an Ornstein-Uhlenbeck process."""
+kernel gradient descent; scores of Gaussian mixtures under an Ornstein-Uhlenbeck process;
+minimization on l_p spheres (L-BFGS, many problems side by side)."""
 
 from theorycheck.solvers.balanced_factorization import (
     LocalConstants,
@@ -64,6 +65,7 @@ from theorycheck.solvers.ntk import (
     spectral_filter,
 )
 from theorycheck.solvers.score import gaussian_mixture_score, ou_coefficients
+from theorycheck.solvers.sphere import SphereMinimum, lp_sphere_minimize, sphere_projected_gradient
 from theorycheck.solvers.svm import (
     USVMSolution,
     solve_usvm,
@@ -133,4 +135,7 @@ __all__ = [
     "spectral_filter",
     "gaussian_mixture_score",
     "ou_coefficients",
+    "SphereMinimum",
+    "lp_sphere_minimize",
+    "sphere_projected_gradient",
 ]
