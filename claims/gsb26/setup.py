@@ -174,9 +174,18 @@ def expected_in_sample_loss(problem, V, K, n, rows, rng, tensor, *, estimator="a
     return float(values.mean()), float(values.std() / np.sqrt(batches))
 
 
+#: the largest score-tail parameter mu(K) of the fixed test point (below A3's 1/2 by a margin
+#: of 0.15, so that the light-tail hypothesis holds by construction on every seed)
+TEST_POINT_TAIL = 0.35
+
+
 def test_point(problem, rng):
-    """A fixed theta away from the manifold: V = 0.5 Z1, K = 0.3 Z2 (Z standard Gaussian)."""
-    return 0.5 * rng.standard_normal((problem.k, problem.d)), 0.3 * rng.standard_normal((problem.d, problem.d))
+    """A fixed theta away from the manifold: V = 0.5 Z1, K = 0.3 Z2 (Z standard Gaussian), K
+    shrunk to mu(K) = `TEST_POINT_TAIL` when the draw has heavier score tails (2 of 20 seeds
+    drew mu = 0.76, 0.80 > 1/2, outside the hypothesis of the claims using this point; the
+    scale depends on Sigma and Z2 only, never on an outcome)."""
+    V, K = 0.5 * rng.standard_normal((problem.k, problem.d)), 0.3 * rng.standard_normal((problem.d, problem.d))
+    return V, K * min(1.0, np.sqrt(TEST_POINT_TAIL / score_tail(K, problem.Sigma)))
 
 
 @shared_run(sizes={"quick": {"ns": [16, 32, 64], "rows": 200000},
@@ -299,8 +308,8 @@ def tracked_distances(problem, Vs, Ks, rng):
     return np.array(distances), projection
 
 
-@shared_run(sizes={"quick": {"n": 4000, "steps": 3000, "every": 100, "dist_from": 1000},
-                   "full": {"n": 4000, "steps": 4000, "every": 20, "dist_from": 500}})
+@shared_run(sizes={"quick": {"n": 4000, "steps": 3000, "every": 50, "dist_from": 0},
+                   "full": {"n": 4000, "steps": 4000, "every": 20, "dist_from": 0}})
 def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regularizer="estimated", lam=0.25,
                           track=True):
     """Algorithm 1 with the population gradient oracle on the ill-conditioned instance, from the
@@ -338,7 +347,8 @@ def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regular
 
 
 __all__ = ["NOISE", "LIGHT_TAIL", "A3_TARGET", "Problem", "well_conditioned", "ill_conditioned", "score_tail",
-           "record_assumptions", "regularized_model", "haar_rotations", "gaussian_rows", "expected_in_sample_loss", "test_point",
+           "record_assumptions", "regularized_model", "haar_rotations", "gaussian_rows", "expected_in_sample_loss",
+           "TEST_POINT_TAIL", "test_point",
            "in_sample_gap", "out_of_sample_error", "symbolic_closed_form", "out_of_sample",
            "spectral_initialization", "tracked_distances", "population_oracle_run"]
 
