@@ -346,7 +346,15 @@ def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regular
             "diverged_at": traj.diverged_at, "problem": problem}
 
 
-__all__ = ["NOISE", "LIGHT_TAIL", "A3_TARGET", "Problem", "well_conditioned", "ill_conditioned", "score_tail",
+def settled_values(values, diverged_at):
+    """The last value per trial of ``values`` (steps + 1, trials), a diverged trial
+    (``diverged_at`` >= 0) counting with its largest finite value, so that a comparison with a
+    diverged run is decided on finite numbers."""
+    peak = np.nanmax(np.where(np.isfinite(values), values, np.nan), axis=0)
+    return np.where(np.asarray(diverged_at) >= 0, peak, values[-1])
+
+
+__all__ = ["NOISE", "LIGHT_TAIL", "settled_values", "A3_TARGET", "Problem", "well_conditioned", "ill_conditioned", "score_tail",
            "record_assumptions", "regularized_model", "haar_rotations", "gaussian_rows", "expected_in_sample_loss",
            "TEST_POINT_TAIL", "test_point",
            "in_sample_gap", "out_of_sample_error", "symbolic_closed_form", "out_of_sample",

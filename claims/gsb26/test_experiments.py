@@ -13,7 +13,7 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .setup import minibatch_run, record_assumptions
+from .setup import minibatch_run, record_assumptions, settled_values
 
 PAPER = "gsb26"
 #: thresholds on L/L* (chosen on --tc-seed 1 and 2, checked on 0; see the docstrings)
@@ -32,11 +32,8 @@ def median_over_seeds(run, values, eta):
 
 
 def settled_ratio(run):
-    """L_T/L* per trial, a diverged trial counting with its largest finite L_t/L* (finite, so
-    that a comparison with it is decided on numbers)."""
-    ratio = run["ratio"]
-    peak = np.nanmax(np.where(np.isfinite(ratio), ratio, np.nan), axis=0)
-    return np.where(run["diverged_at"] >= 0, peak, ratio[-1])
+    """L_T/L* per trial, a diverged trial counting with its largest finite L_t/L*."""
+    return settled_values(run["ratio"], run["diverged_at"])
 
 
 @claim(
