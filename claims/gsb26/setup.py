@@ -538,7 +538,7 @@ def regularizer_gradient_samples(problem, V, K, n, draws, rng, *, centered=False
     return torch.cat(gVs).numpy(), torch.cat(gKs).numpy(), torch.cat(deviations).numpy()
 
 
-@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160], "draws": 20000, "groups": 10},
+@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160], "draws": 40000, "groups": 10},
                    "full": {"ns": [10, 20, 40, 80, 160, 320], "draws": 200000, "groups": 40}})
 def regularizer_gradient_bias(run, *, centered=False):
     r"""The bias of grad R(.; Sigma_hat) at the fixed point of `in_sample_gap` (V = 0.5 Z1,
