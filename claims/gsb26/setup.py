@@ -796,3 +796,65 @@ def contraction_run(run, *, lam=0.25, start="spectral"):
 
 __all__ += ["uniform_constants", "unbalanced_minimizer", "contraction_run"]
 
+
+
+# --- the statistical floor of Algorithm 1 (Theorem 2, statistical term)
+
+#: eta sigma_1(W*) of the floor runs: eta = 1 at the recipe's scale sigma_1(W*) = 0.2
+FLOOR_STEP = 0.2
+
+
+def fresh_batch_schedule(problem, rng, Sigma_hat, n, batches, lam, tensor):
+    """``schedule(t)`` for `Preconditioned`: at every step a fresh draw of ``batches`` training
+    sets of n rows N(0, Sigma) per trial (Sigma_hat (trials, d, d)), responses y = W* x (the
+    noise enters grad Lhat_n linearly with conditional mean 0: same expected gradient), as an
+    `EmpiricalAttentionRegression` with the regularizer lam R(.; Sigma_hat)."""
+    W = tensor(problem.W)
+
+    def schedule(t):
+        X = tensor(gaussian_rows(rng, problem.Sigma, (len(Sigma_hat), batches, n)))
+        return EmpiricalAttentionRegression(X, X @ W.T, lam, Sigma_hat)
+
+    return schedule
+
+
+@shared_run(sizes={"quick": {"ns": [20, 32, 48, 64], "batches": 16, "steps": 400, "trials": 3},
+                   "full": {"ns": [20, 32, 48, 64, 96, 128], "batches": 64, "steps": 800, "trials": 5}})
+def statistical_floor_run(run, *, lam=0.25):
+    r"""Algorithm 1 with the expected-gradient oracle on the well-conditioned instance, for
+    every n of ``ns`` and ``trials`` training sets side by side: spectral initialization,
+    regularizer lam R(.; Sigma_hat) and preconditioner Sigma_hat^{-1} from the n training
+    samples, eta = FLOOR_STEP/sigma_1(W*).  The oracle E grad Lhat_n is estimated at every step
+    by ``batches`` fresh training sets of size n (`fresh_batch_schedule`), and the floor is the
+    excess population loss L - k sigma^2 at the average of the iterates over the second half of
+    the run (Polyak-Ruppert: for the same compute, fresh batches with averaging are sqrt(T/2)
+    times more accurate than one pool of batches reused at every step, whose noise enters the
+    floor at O(1/(M n)) against a bias term O(1/n^2)).  Returns n, e_0 and the floor, each
+    (len(ns), trials), diverged_at per n, eta and the problem."""
+    s = run.sizes
+    problem = well_conditioned(run.rng("well_conditioned"))
+    eta = FLOOR_STEP / problem.singular_values()[0]
+    trials = s["trials"]
+    tile = lambda a: run.tensor(a).expand(trials, *np.shape(a)).contiguous()
+    Sigma, W = tile(problem.Sigma), tile(problem.W)
+    population = PopulationAttentionRegression(Sigma, W, problem.noise, 0.0)
+    averaged = list(range(s["steps"] // 2, s["steps"] + 1))
+    e0, floors, diverged = [], [], []
+    for n in s["ns"]:
+        inits = [spectral_initialization(problem, n, run.rng("floor_training", n, j), run.tensor)
+                 for j in range(trials)]
+        V0, K0, Sigma_hat = (run.tensor(np.stack(parts)) for parts in zip(*inits))
+        schedule = fresh_batch_schedule(problem, run.rng("floor_batches", n), Sigma_hat, n, s["batches"],
+                                        lam, run.tensor)
+        step = Preconditioned(population, eta, {"K": torch.linalg.inv(Sigma_hat)}, schedule=schedule)
+        traj = run_trajectory(step, {"V": V0, "K": K0}, s["steps"], {"V": lambda it: it.V, "K": lambda it: it.K},
+                              checkpoints=[0] + averaged, on_nonfinite="record")
+        V, K = (run.tensor(traj[b][1:].mean(0)) for b in ("V", "K"))
+        e0.append((population.loss({"V": V0, "K": K0}) - problem.optimum).cpu().numpy())
+        floors.append((population.loss({"V": V, "K": K}) - problem.optimum).cpu().numpy())
+        diverged.append(traj.diverged_at)
+    return {"n": np.array(s["ns"]), "e0": np.array(e0), "floor": np.array(floors),
+            "diverged_at": np.array(diverged), "eta": eta, "problem": problem}
+
+
+__all__ += ["FLOOR_STEP", "fresh_batch_schedule", "statistical_floor_run"]
