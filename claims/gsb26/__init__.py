@@ -22,6 +22,7 @@ ENCODED = {"thm1.closed_form", "sec3.finite_n_gap", "thm1.manifold_global_min", 
            "thm2.per_step_contraction", "lem5.init_perturbation", "exp.fig1_spectral_init",
            "exp.fig2_random_init",
            "exp.fig2_step_size_window"}
+ENCODED |= {"thm2.statistical_floor"}
 ENCODED |= {"thm4.gradient_bias", "thm3.uniform_gradient_approx", "thm5.regularizer_gradient_bias",
             "lem9.softmax_second_moment", "lem11.attention_output_mse",
             "alg1.limit_set_with_empirical_regularizer"}

@@ -174,9 +174,18 @@ def expected_in_sample_loss(problem, V, K, n, rows, rng, tensor, *, estimator="a
     return float(values.mean()), float(values.std() / np.sqrt(batches))
 
 
+#: the largest score-tail parameter mu(K) of the fixed test point (below A3's 1/2 by a margin
+#: of 0.15, so that the light-tail hypothesis holds by construction on every seed)
+TEST_POINT_TAIL = 0.35
+
+
 def test_point(problem, rng):
-    """A fixed theta away from the manifold: V = 0.5 Z1, K = 0.3 Z2 (Z standard Gaussian)."""
-    return 0.5 * rng.standard_normal((problem.k, problem.d)), 0.3 * rng.standard_normal((problem.d, problem.d))
+    """A fixed theta away from the manifold: V = 0.5 Z1, K = 0.3 Z2 (Z standard Gaussian), K
+    shrunk to mu(K) = `TEST_POINT_TAIL` when the draw has heavier score tails (2 of 20 seeds
+    drew mu = 0.76, 0.80 > 1/2, outside the hypothesis of the claims using this point; the
+    scale depends on Sigma and Z2 only, never on an outcome)."""
+    V, K = 0.5 * rng.standard_normal((problem.k, problem.d)), 0.3 * rng.standard_normal((problem.d, problem.d))
+    return V, K * min(1.0, np.sqrt(TEST_POINT_TAIL / score_tail(K, problem.Sigma)))
 
 
 @shared_run(sizes={"quick": {"ns": [16, 32, 64], "rows": 200000},
@@ -299,8 +308,8 @@ def tracked_distances(problem, Vs, Ks, rng):
     return np.array(distances), projection
 
 
-@shared_run(sizes={"quick": {"n": 4000, "steps": 3000, "every": 100, "dist_from": 1000},
-                   "full": {"n": 4000, "steps": 4000, "every": 20, "dist_from": 500}})
+@shared_run(sizes={"quick": {"n": 4000, "steps": 3000, "every": 50, "dist_from": 0},
+                   "full": {"n": 4000, "steps": 4000, "every": 20, "dist_from": 0}})
 def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regularizer="estimated", lam=0.25,
                           track=True):
     """Algorithm 1 with the population gradient oracle on the ill-conditioned instance, from the
@@ -337,8 +346,17 @@ def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regular
             "diverged_at": traj.diverged_at, "problem": problem}
 
 
-__all__ = ["NOISE", "LIGHT_TAIL", "A3_TARGET", "Problem", "well_conditioned", "ill_conditioned", "score_tail",
-           "record_assumptions", "regularized_model", "haar_rotations", "gaussian_rows", "expected_in_sample_loss", "test_point",
+def settled_values(values, diverged_at):
+    """The last value per trial of ``values`` (steps + 1, trials), a diverged trial
+    (``diverged_at`` >= 0) counting with its largest finite value, so that a comparison with a
+    diverged run is decided on finite numbers."""
+    peak = np.nanmax(np.where(np.isfinite(values), values, np.nan), axis=0)
+    return np.where(np.asarray(diverged_at) >= 0, peak, values[-1])
+
+
+__all__ = ["NOISE", "LIGHT_TAIL", "settled_values", "A3_TARGET", "Problem", "well_conditioned", "ill_conditioned", "score_tail",
+           "record_assumptions", "regularized_model", "haar_rotations", "gaussian_rows", "expected_in_sample_loss",
+           "TEST_POINT_TAIL", "test_point",
            "in_sample_gap", "out_of_sample_error", "symbolic_closed_form", "out_of_sample",
            "spectral_initialization", "tracked_distances", "population_oracle_run"]
 
@@ -520,7 +538,7 @@ def regularizer_gradient_samples(problem, V, K, n, draws, rng, *, centered=False
     return torch.cat(gVs).numpy(), torch.cat(gKs).numpy(), torch.cat(deviations).numpy()
 
 
-@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160], "draws": 20000, "groups": 10},
+@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160], "draws": 40000, "groups": 10},
                    "full": {"ns": [10, 20, 40, 80, 160, 320], "draws": 200000, "groups": 40}})
 def regularizer_gradient_bias(run, *, centered=False):
     r"""The bias of grad R(.; Sigma_hat) at the fixed point of `in_sample_gap` (V = 0.5 Z1,
@@ -611,7 +629,7 @@ def minibatch_indices(rng, n, batch, steps):
 
 
 @shared_run(sizes={"quick": {"d": 3, "k": 4, "n": 1000, "batch": 100, "steps": 400, "seeds": 3,
-                             "etas": [0.1, 0.5]},
+                             "etas": [0.1, 0.2, 0.3, 0.4, 0.5, 0.7]},
                    "full": {"d": 5, "k": 8, "n": 5000, "batch": 500, "steps": 2000, "seeds": 3,
                             "etas": [0.03, 0.1, 0.3]}})
 def minibatch_run(run, *, method, init):
@@ -778,3 +796,65 @@ def contraction_run(run, *, lam=0.25, start="spectral"):
 
 __all__ += ["uniform_constants", "unbalanced_minimizer", "contraction_run"]
 
+
+
+# --- the statistical floor of Algorithm 1 (Theorem 2, statistical term)
+
+#: eta sigma_1(W*) of the floor runs: eta = 1 at the recipe's scale sigma_1(W*) = 0.2
+FLOOR_STEP = 0.2
+
+
+def fresh_batch_schedule(problem, rng, Sigma_hat, n, batches, lam, tensor):
+    """``schedule(t)`` for `Preconditioned`: at every step a fresh draw of ``batches`` training
+    sets of n rows N(0, Sigma) per trial (Sigma_hat (trials, d, d)), responses y = W* x (the
+    noise enters grad Lhat_n linearly with conditional mean 0: same expected gradient), as an
+    `EmpiricalAttentionRegression` with the regularizer lam R(.; Sigma_hat)."""
+    W = tensor(problem.W)
+
+    def schedule(t):
+        X = tensor(gaussian_rows(rng, problem.Sigma, (len(Sigma_hat), batches, n)))
+        return EmpiricalAttentionRegression(X, X @ W.T, lam, Sigma_hat)
+
+    return schedule
+
+
+@shared_run(sizes={"quick": {"ns": [20, 32, 48, 64], "batches": 16, "steps": 400, "trials": 3},
+                   "full": {"ns": [20, 32, 48, 64, 96, 128], "batches": 64, "steps": 800, "trials": 5}})
+def statistical_floor_run(run, *, lam=0.25):
+    r"""Algorithm 1 with the expected-gradient oracle on the well-conditioned instance, for
+    every n of ``ns`` and ``trials`` training sets side by side: spectral initialization,
+    regularizer lam R(.; Sigma_hat) and preconditioner Sigma_hat^{-1} from the n training
+    samples, eta = FLOOR_STEP/sigma_1(W*).  The oracle E grad Lhat_n is estimated at every step
+    by ``batches`` fresh training sets of size n (`fresh_batch_schedule`), and the floor is the
+    excess population loss L - k sigma^2 at the average of the iterates over the second half of
+    the run (Polyak-Ruppert: for the same compute, fresh batches with averaging are sqrt(T/2)
+    times more accurate than one pool of batches reused at every step, whose noise enters the
+    floor at O(1/(M n)) against a bias term O(1/n^2)).  Returns n, e_0 and the floor, each
+    (len(ns), trials), diverged_at per n, eta and the problem."""
+    s = run.sizes
+    problem = well_conditioned(run.rng("well_conditioned"))
+    eta = FLOOR_STEP / problem.singular_values()[0]
+    trials = s["trials"]
+    tile = lambda a: run.tensor(a).expand(trials, *np.shape(a)).contiguous()
+    Sigma, W = tile(problem.Sigma), tile(problem.W)
+    population = PopulationAttentionRegression(Sigma, W, problem.noise, 0.0)
+    averaged = list(range(s["steps"] // 2, s["steps"] + 1))
+    e0, floors, diverged = [], [], []
+    for n in s["ns"]:
+        inits = [spectral_initialization(problem, n, run.rng("floor_training", n, j), run.tensor)
+                 for j in range(trials)]
+        V0, K0, Sigma_hat = (run.tensor(np.stack(parts)) for parts in zip(*inits))
+        schedule = fresh_batch_schedule(problem, run.rng("floor_batches", n), Sigma_hat, n, s["batches"],
+                                        lam, run.tensor)
+        step = Preconditioned(population, eta, {"K": torch.linalg.inv(Sigma_hat)}, schedule=schedule)
+        traj = run_trajectory(step, {"V": V0, "K": K0}, s["steps"], {"V": lambda it: it.V, "K": lambda it: it.K},
+                              checkpoints=[0] + averaged, on_nonfinite="record")
+        V, K = (run.tensor(traj[b][1:].mean(0)) for b in ("V", "K"))
+        e0.append((population.loss({"V": V0, "K": K0}) - problem.optimum).cpu().numpy())
+        floors.append((population.loss({"V": V, "K": K}) - problem.optimum).cpu().numpy())
+        diverged.append(traj.diverged_at)
+    return {"n": np.array(s["ns"]), "e0": np.array(e0), "floor": np.array(floors),
+            "diverged_at": np.array(diverged), "eta": eta, "problem": problem}
+
+
+__all__ += ["FLOOR_STEP", "fresh_batch_schedule", "statistical_floor_run"]

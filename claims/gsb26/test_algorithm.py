@@ -8,7 +8,7 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .setup import population_oracle_run, record_assumptions
+from .setup import population_oracle_run, record_assumptions, settled_values, uniform_constants
 
 PAPER = "gsb26"
 ALGO_SIZES = {"quick": {"window": 100, "fit": 500}, "full": {"window": 100, "fit": 500}}
@@ -33,10 +33,12 @@ def window_contractions(t, values, window, floor):
               "excess population loss L - k sigma^2 geometrically.",
     provenance="inferred",
     controls={
-        "no_preconditioner": Control(
+        "unstable_step": Control(
             "dynamics", breaks=["excess loss falls by 10^6 over the run"],
-            description="the same run without the preconditioner (Sigma_hat^{-1} replaced by "
-                        "I): on seeds 0-3 the excess falls only by 3e-2 to 4e-6 in 3000 steps"),
+            description="the same run at eta = 4/beta, beta = max_R mu_max(R) over 20 Haar R: "
+                        "2/eta = beta/2 is below mu_max at every sampled point of M (min_R "
+                        "mu_max over 200 Haar R was 0.52-0.77, beta 0.75-0.80, seeds 0-19), so "
+                        "no manifold point is a linearly stable fixed point of the iteration"),
     },
     sizes=ALGO_SIZES,
 )
@@ -56,10 +58,24 @@ def test_geometric_rate(tc):
     window contraction 0.9 was chosen on seeds 1, 2, 3 (worst 100-step factors recorded in
     the report) and checked on 0.  A3 (kappa sigma_1 = 2 here) is not needed with the
     population oracle (it governs the finite-n gradient approximation only): A1, A2 recorded.
-    Divergence is recorded, not raised (a diverged run gives NaN and fails).
+    Divergence is recorded, not raised: the excess at T of a diverged run is its largest finite
+    value (`settled_values`), so the 10^6 decrease fails on finite numbers.
+    CONTROL REPLACED AFTER THE 20-SEED SWEEP: the former "no_preconditioner" control passed
+    unexpectedly on 6 of 19 seeds (7, 8, 9, 11, 12, 17: the unpreconditioned run also fell by
+    more than 10^6 in 3000 steps, e.g. 2e-15 on seed 7): at kappa(Sigma) = 10 the preconditioner
+    slows the slowest mode by a seed-dependent factor that these thresholds do not separate
+    (its effect on the rate is the asymptotic-rate claim's no_preconditioner control).  The
+    dynamics control is now a step size beyond linear stability at every point of M, derived:
+    the preconditioned step is stable at theta_R only if eta < 2/mu_max(R), and eta = 4/beta
+    gives 2/eta = beta/2 = 0.37-0.40, below min_R mu_max (0.52-0.77 over 200 Haar R, seeds
+    0-19; beta = 0.75-0.80).  At eta = 2.5/beta (2/eta above some mu_max(R)) seeds 0, 7 still
+    converged: the margin is needed.
     """
-    precondition = "none" if tc.control == "no_preconditioner" else "estimated"
-    run = tc.use(population_oracle_run, etas=(1.0,), track=False, precondition=precondition)
+    if tc.control == "unstable_step":
+        _, beta = tc.use(uniform_constants, lam=0.25)
+        run = tc.use(population_oracle_run, etas=(4.0 / beta,), track=False)
+    else:
+        run = tc.use(population_oracle_run, etas=(1.0,), track=False)
     record_assumptions(tc, run["problem"], a3=False)
     t, excess = run["t"], run["excess"][:, 0]
     tc.record("diverged at step", int(run["diverged_at"][0]))
@@ -67,7 +83,8 @@ def test_geometric_rate(tc):
     tc.record("worst 100-step contraction", float(ratios.max()) if ratios.size else np.nan)
     tc.conclusion.at_most("every 100-step window contracts the excess loss by 0.9",
                           ratios if ratios.size else np.inf, 0.9)
-    tc.conclusion.at_most("excess loss falls by 10^6 over the run", excess[-1] / excess[0], 1e-6)
+    final = settled_values(run["excess"], run["diverged_at"])[0]
+    tc.conclusion.at_most("excess loss falls by 10^6 over the run", final / excess[0], 1e-6)
     tc.curve("excess", "L(theta_t) - k sigma^2", t, excess, yscale="log")
 
 
@@ -107,6 +124,12 @@ def test_asymptotic_rate(tc):
     steps and the window is, per step size, the last 500 steps at which Phi_t is above the
     round-off floor 1e-20 (the projection's first-order tolerance); chosen on seeds 1, 2
     (where the local slope then equals the prediction to <1%), checked on 0.
+    FIXED AFTER THE 20-SEED SWEEP: dist was tracked only from t = 1000, so on seeds where Phi_t
+    reaches the floor before t ~ 1100 (eta = 1: seeds 7, 8, 11) the window held <= 2 points
+    (an error) or only floor values (slope 0).  dist is now tracked from t = 0; the rule (last
+    500 steps above the floor) is unchanged.  With tracking from 0 the local slope of the
+    last 500 steps above the floor was within 1% of the prediction on every seed 0-19 and
+    both step sizes (scratch run: slope/prediction 0.994-1.007).
     """
     precondition = "none" if tc.control == "no_preconditioner" else "true"
     lam = 0.0 if tc.control == "no_regularizer" else 0.25

@@ -44,9 +44,11 @@ def rate_conclusions(tc, n, norms, rate, part=""):
     provenance="inferred",
     controls={
         "a3_violated": Control(
-            "hypothesis", breaks=["squared bias decays at least like 1/n (slope <= -0.85)"],
+            "hypothesis", breaks=["squared bias decays at least like 1/n (slope <= -0.85)",
+                                  "n^p ||b_n|| varies by less than a factor 1.5"],
             description="sigma_1(W*) = 2 (kappa(Sigma) sigma_1(W*) ~ 4, heavy score tails at the "
-                        "manifold): the bias hardly decays over n = 8..32"),
+                        "manifold, mu > 1/2: the 1/n expansion of the softmax ratio fails): the "
+                        "bias decays more slowly than 1/n over n = 8..32"),
         "faster_rate": Control(
             "statement", breaks=["n^p ||b_n|| varies by less than a factor 1.5"],
             description="the stronger statement ||b_n|| = Theta(1/n^2) (p = 2)"),
@@ -70,6 +72,10 @@ def test_gradient_bias(tc):
     paper's polylog factor).  Hypotheses: A1-A3 (kappa(Sigma) sigma_1(W*) <= 1/2) and light
     score tails mu(K) < 1/2 at the points.  The a3_violated control (sigma_1(W*) = 2): the
     squared bias hardly decays (slopes -0.07 to -0.34 on seeds 1, 2; n ||b_n|| ~ 6, 12, 24).
+    The control names both conclusions (after the 20-seed sweep): on seed 10 the violated
+    instance's squared bias still had slope -0.93/-1.04 (within the paper's weak O(1/n) bound
+    on the square) while n ||b_n|| grew by 2.10 and 1.94 over n = 8..32, i.e. ||b_n|| decayed
+    like n^-0.5, not Theta(1/n): the heavy tails break the measured rate there.
     """
     rate = 2 if tc.control == "faster_rate" else 1
     run = tc.use(loss_gradient_bias, a3="violated" if tc.control == "a3_violated" else "holds")
@@ -161,7 +167,7 @@ def test_regularizer_gradient_bias(tc):
     tr(A Sigma) Sigma)/n (Isserlis; `sample_covariance_quadratic_mean`), so the V block of the
     bias is exactly 4 V (Sigma A Sigma - E[Sigma_hat A Sigma_hat]) = -(4/n) V (Sigma K K^T Sigma +
     tr(K^T Sigma K) Sigma), A = K K^T.  The K block involves fourth moments and is measured.
-    Monte Carlo: 2 10^4 draws of Sigma_hat (quick; from n Gaussian rows) per n in {10, 20, 40,
+    Monte Carlo: 4 10^4 draws of Sigma_hat (quick; from n Gaussian rows) per n in {10, 20, 40,
     80, 160} at the fixed generic point V = 0.5 Z1, K = 0.3 Z2 of `thm1.closed_form` (Theorem 5
     needs no closeness to M; near M grad R is so small that a wrong reference for it would go
     unnoticed), well-conditioned instance.  The
@@ -178,7 +184,10 @@ def test_regularizer_gradient_bias(tc):
     a c_1/n + c_2/n^2 bias whose two terms nearly cancel at n = 10, so the 1/n regime starts
     near n = 40 at this point; the window [40, 160] was then checked on seeds 1-4 (factors
     <= 1.32, slopes <= -1.76) and 0 (1.13, -1.87).  V block: max |z| about 2.5-3.2; the centred control gives
-    |z| = 12-32.
+    |z| = 12-32.  DRAWS DOUBLED AFTER THE 20-SEED SWEEP: the noise precondition failed on seed 17
+    (noise/squared K-block bias 0.151 at n = 160) and was 0.094 on seed 2 (the largest of seeds
+    1-10); the debiased estimator's noise scales as 1/draws, so 4 10^4 draws (was 2 10^4) give
+    seeds 1-10 a factor-2 margin under the unchanged 0.1.
     """
     rate = 2 if tc.control == "faster_rate" else 1
     run = tc.use(regularizer_gradient_bias, centered=tc.control == "centered_covariance")

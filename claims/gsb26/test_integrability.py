@@ -21,6 +21,18 @@ def gaussian_quadratic_mgf(A, Sigma, symmetrize=True):
     return np.linalg.det(np.eye(len(A)) - 2 * root @ B @ root) ** -0.5
 
 
+def top_eigenvalue_scaled(A, root, top):
+    r"""c A with lambda_max(root sym(c A) root) = ``top`` > 0: c = top/lambda_max when
+    root sym(A) root has a positive eigenvalue, else c = top/lambda_min < 0 (A flipped to -A,
+    whose top eigenvalue is then positive).  Scaling by top/lambda_max with lambda_max < 0
+    would reverse the spectrum and put the top eigenvalue at top lambda_min/lambda_max > top,
+    outside the hypothesis: the cause of the hypotheses-not-met seeds 9, 18 of the 20-seed
+    sweep (a Gaussian sym(A) with no positive eigenvalue)."""
+    eigenvalues = np.linalg.eigvalsh(root @ ((A + A.T) / 2) @ root)
+    lead = eigenvalues[-1] if eigenvalues[-1] > 0 else eigenvalues[0]
+    return A * (top / lead)
+
+
 @claim(
     f"{PAPER}.lem7.integrability",
     source="Lemma 7 (with A3)",
@@ -38,7 +50,7 @@ def gaussian_quadratic_mgf(A, Sigma, symmetrize=True):
            "full": {"draws": 40000000, "matrices": 10, "rotations": 5000}},
 )
 def test_integrability(tc):
-    r"""(a) For 3 non-symmetric Gaussian A scaled so that lambda_max(Sigma^{1/2} sym(A)
+    r"""(a) For 3 non-symmetric Gaussian A scaled (`top_eigenvalue_scaled`) so that lambda_max(Sigma^{1/2} sym(A)
     Sigma^{1/2}) = 0.2 (< 1/4, so exp(x^T A x) has finite variance and the Monte Carlo standard
     error is meaningful), the mean of exp(x^T A x) over 2 10^6 draws is within 4 standard
     errors of the closed form (4 s.e.: false alarm < 2e-4 over the 3 matrices; the closed form
@@ -55,8 +67,7 @@ def test_integrability(tc):
     x = gaussian_rows(rng, problem.Sigma, (tc.sizes["draws"],))
     z_scores, tops = [], []
     for _ in range(tc.sizes["matrices"]):
-        A = rng.standard_normal((problem.d, problem.d))
-        A *= 0.2 / np.linalg.eigvalsh(root @ ((A + A.T) / 2) @ root)[-1]
+        A = top_eigenvalue_scaled(rng.standard_normal((problem.d, problem.d)), root, 0.2)
         tops.append(np.linalg.eigvalsh(root @ ((A + A.T) / 2) @ root)[-1])
         values = np.exp(np.einsum("ni,ij,nj->n", x, A, x))
         closed = gaussian_quadratic_mgf(A, problem.Sigma, tc.control != "without_symmetrization")
