@@ -210,14 +210,23 @@ def diffusion_features(x, t):
 
 # --------------------------------------------------------------------------- Table 1 (d = 1)
 
-@shared_run(sizes={"quick": {"seeds": 3, "steps": 300}, "full": {"seeds": 5, "steps": 2000}})
-def activation_gd(run, *, activation, n, m, step_scale="matched", input_norms=(1.0, 1.0)):
+def quadratic_gd_steps(kappa, epsilon):
+    """``ceil(2 kappa log(1/epsilon))``: four times the steps GD with step ``1/lambda_max`` needs
+    on a quadratic of condition number ``kappa`` to reduce its loss by ``epsilon``."""
+    return np.ceil(2 * np.asarray(kappa) * np.log(1 / epsilon)).astype(int)
+
+
+@shared_run(sizes={"quick": {"seeds": 3, "max_steps": 5000}, "full": {"seeds": 5, "max_steps": 50000}})
+def activation_gd(run, *, activation, n, m, epsilon, step_scale="matched", input_norms=(1.0, 1.0)):
     r"""GD on a scalar-output two-layer network (``activation`` softmax / relu / exp) with symmetric
     initialization (sigma = 0.5), ``n`` samples, ``d_in = 2n``, inputs of norms drawn from
     ``input_norms``; step ``eta = 1 / (s lambda_max(H(0)))`` with ``s`` the function-space factor
     of the activation (``m`` for softmax, 1 otherwise), or ``s = 1`` for every activation with
-    ``step_scale="unmatched"``.  Records the relative loss, the rms movement and the condition
-    number of H(0) per trial, and the kernel drift at the end."""
+    ``step_scale="unmatched"``.  The run lasts ``quadratic_gd_steps(max kappa, epsilon)`` steps
+    (``kappa`` the condition number of H(0) of each trial), capped at the tier's ``max_steps``, so
+    that it covers every trial's ``2 kappa log(1/epsilon)`` by construction.  Records the relative
+    loss, the rms movement and the condition number of H(0) per trial, and the kernel drift at
+    the end."""
     from theorycheck.models import function_step_factor
     from theorycheck.optim import GD, run_trajectory
 
@@ -231,7 +240,8 @@ def activation_gd(run, *, activation, n, m, step_scale="matched", input_norms=(1
     H0 = model.gram(W0t)
     lam, lam_max = extreme_eigenvalues(H0)
     scale = function_step_factor(activation, m) if step_scale == "matched" else 1.0
-    traj = run_trajectory(GD(model, run.tensor(1.0 / (scale * lam_max))), {"W": W0t}, run.sizes["steps"],
+    steps = int(min(quadratic_gd_steps(np.max(lam_max / lam), epsilon), run.sizes["max_steps"]))
+    traj = run_trajectory(GD(model, run.tensor(1.0 / (scale * lam_max))), {"W": W0t}, steps,
                           {"log_loss": model.metrics()["log_loss"]}, on_nonfinite="record")
     drift = torch.linalg.matrix_norm(model.gram(traj.W) - H0)
     rms = neuron_norms(traj.W - W0t).pow(2).mean(1).sqrt()
