@@ -103,9 +103,13 @@ def _light_metrics(model, W0, X_test):
 
 def kernel_metrics(model, H0, X_test):
     """The kernel metrics of a GD run: "kernel_drift" ``||H(t) - H(0)||_F``, "lambda_min"
-    ``lambda_min(H(t))`` and "cross_kernel" ``K_t(X_test, X)`` (K, d n_te, d n)."""
-    return {"kernel_drift": model.metrics(H0=H0)["kernel_drift"],
-            "lambda_min": lambda it: torch.linalg.eigvalsh(model.gram(it.params["W"]))[:, 0],
+    ``lambda_min(H(t))`` (both from one Gram matrix per iterate) and "cross_kernel"
+    ``K_t(X_test, X)`` (K, d n_te, d n)."""
+    from theorycheck.optim.metrics import once_per_iterate
+
+    gram = once_per_iterate(lambda it: model.gram(it.params["W"]))
+    return {"kernel_drift": lambda it: torch.linalg.matrix_norm(gram(it) - H0),
+            "lambda_min": lambda it: torch.linalg.eigvalsh(gram(it))[:, 0],
             "cross_kernel": lambda it: ntk_gram(X_test, model.X, it.params["W"], model.A)}
 
 
@@ -122,7 +126,8 @@ def two_phase_gd(step, model, W0, H0, X_test, dense_steps, steps):
     rest = run_trajectory(step, first.params, steps - dense_steps, light, on_nonfinite="record")
     metrics = {k: np.concatenate([first[k], rest[k][1:]]) for k in light}
     metrics.update({k: first[k] for k in heavy})
-    end = {k: f(Iterate(steps, rest.params, rest.params)).cpu().numpy() for k, f in heavy.items()}
+    last = Iterate(steps, rest.params, rest.params)
+    end = {k: f(last).cpu().numpy() for k, f in heavy.items()}
     diverged = np.where(first.diverged_at >= 0, first.diverged_at,
                         np.where(rest.diverged_at >= 0, rest.diverged_at + dense_steps, -1))
     return metrics, end, diverged, rest.params["W"]
