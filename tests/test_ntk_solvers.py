@@ -40,7 +40,8 @@ def test_output_kernel_is_block_diagonal_output_major():
     assert float(out[0, :2, 3:].abs().max()) == 0.0
 
 
-def test_kernel_gd_predictions_equal_the_recursion():
+@pytest.mark.parametrize("times", [[0, 1, 7, 30], [1, 30]])   # >= and < the 4 test points
+def test_kernel_gd_predictions_equal_the_recursion(times):
     g = torch.Generator().manual_seed(0)
     Phi = torch.randn(2, 5, 3, generator=g, dtype=torch.float64)       # rank 3 < 5: null space
     Phi_te = torch.randn(2, 4, 3, generator=g, dtype=torch.float64)
@@ -52,8 +53,8 @@ def test_kernel_gd_predictions_equal_the_recursion():
         rows[t] = f.clone()
         e = u - y
         u, f = u - c[:, None] * torch.einsum("kij,kj->ki", H, e), f - c[:, None] * torch.einsum("kij,kj->ki", K_te, e)
-    got = kernel_gd_predictions(H, K_te, y, c, [0, 1, 7, 30])
-    for r, t in enumerate([0, 1, 7, 30]):
+    got = kernel_gd_predictions(H, K_te, y, c, times)
+    for r, t in enumerate(times):
         torch.testing.assert_close(got[r], rows[t], rtol=1e-11, atol=1e-12)
 
 

@@ -86,3 +86,16 @@ def test_bad_input_raises():
         symmetric_initialization(np.random.default_rng(0), 1, 2, 2, 5, 1.0)
     with pytest.raises(DeclarationError, match="labels Y"):
         TwoLayerNetwork(X, Y[:, :2], A)
+
+
+def test_gradient_forward_is_reused_for_the_same_unmodified_weights():
+    X, Y, W, A = problem("softmax")
+    model = TwoLayerNetwork(X, Y, A)
+    model.scaled_gradient({"W": W})
+    shared = model.outputs(W)
+    assert shared is model.outputs(W)                       # one forward pass for step and loss
+    torch.testing.assert_close(shared, outputs(X, W, A), rtol=1e-14, atol=1e-14)
+    assert model.outputs(W.clone()) is not shared           # another tensor: computed afresh
+    W.mul_(1.5)                                             # in-place change: the cache is stale
+    torch.testing.assert_close(model.outputs(W), outputs(X, W, A), rtol=1e-14, atol=1e-14)
+    assert float((model.outputs(W) - shared).abs().max()) > 1e-3

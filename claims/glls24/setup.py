@@ -28,6 +28,7 @@ from theorycheck.models import (
     independent_initialization,
     neuron_norms,
     ntk_gram,
+    outputs,
     symmetric_initialization,
 )
 from theorycheck.optim import Iterate
@@ -102,9 +103,13 @@ def _light_metrics(model, W0, X_test):
 
 def kernel_metrics(model, H0, X_test):
     """The kernel metrics of a GD run: "kernel_drift" ``||H(t) - H(0)||_F``, "lambda_min"
-    ``lambda_min(H(t))`` and "cross_kernel" ``K_t(X_test, X)`` (K, d n_te, d n)."""
-    return {"kernel_drift": model.metrics(H0=H0)["kernel_drift"],
-            "lambda_min": lambda it: torch.linalg.eigvalsh(model.gram(it.params["W"]))[:, 0],
+    ``lambda_min(H(t))`` (both from one Gram matrix per iterate) and "cross_kernel"
+    ``K_t(X_test, X)`` (K, d n_te, d n)."""
+    from theorycheck.optim.metrics import once_per_iterate
+
+    gram = once_per_iterate(lambda it: model.gram(it.params["W"]))
+    return {"kernel_drift": lambda it: torch.linalg.matrix_norm(gram(it) - H0),
+            "lambda_min": lambda it: torch.linalg.eigvalsh(gram(it))[:, 0],
             "cross_kernel": lambda it: ntk_gram(X_test, model.X, it.params["W"], model.A)}
 
 
@@ -121,22 +126,38 @@ def two_phase_gd(step, model, W0, H0, X_test, dense_steps, steps):
     rest = run_trajectory(step, first.params, steps - dense_steps, light, on_nonfinite="record")
     metrics = {k: np.concatenate([first[k], rest[k][1:]]) for k in light}
     metrics.update({k: first[k] for k in heavy})
-    end = {k: f(Iterate(steps, rest.params, rest.params)).cpu().numpy() for k, f in heavy.items()}
+    last = Iterate(steps, rest.params, rest.params)
+    end = {k: f(last).cpu().numpy() for k, f in heavy.items()}
     diverged = np.where(first.diverged_at >= 0, first.diverged_at,
                         np.where(rest.diverged_at >= 0, rest.diverged_at + dense_steps, -1))
     return metrics, end, diverged, rest.params["W"]
 
 
+CONVERGENCE_TARGET = 1e-10
+"""Target ``||F - Y||_F^2 <= CONVERGENCE_TARGET ||Y||_F^2`` of the GD runs (the spec's stopping rule)."""
+
+
+def predicted_steps(q, initial_rel, epsilon):
+    """Theorem 4.2's count ``ceil(log(rel(0) / epsilon) / -log q)`` per trial for the per-step
+    contraction ``q``; ``inf`` where ``q >= 1`` (no contraction: lambda <= 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(q < 1, np.ceil(np.log(initial_rel / epsilon) / -np.log(q)), np.inf)
+
+
 @shared_run(sizes={"quick": {"seeds": 3, "n": 4, "d_in": 8, "d": 2, "dense_steps": 40,
-                             "steps": 200, "n_test": 5},
+                             "max_steps": 200, "n_test": 5},
                    "full": {"seeds": 5, "n": 32, "d_in": 64, "d": 4, "dense_steps": 200,
-                            "steps": 5000, "n_test": 16}})
+                            "max_steps": 5000, "n_test": 16}})
 def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in=None, d=None):
     r"""GD on the softmax network of width ``m`` with ``eta = c / (m lambda_max(H(0)))`` per
     trial, from the initialization ``init`` (`two_phase_gd`: loss, movement, per-neuron step and
     outputs at ``n_test`` unit test inputs at every step; kernel drift, ``lambda_min(H(t))`` and
-    the test cross kernel for ``t <= dense_steps`` and at the end).  Divergence is recorded
-    (``diverged_at``), not raised.  ``n``, ``d_in``, ``d`` override the tier's sizes."""
+    the test cross kernel for ``t <= dense_steps`` and at the end).  The run lasts Theorem 4.2's
+    count `predicted_steps` to ``CONVERGENCE_TARGET`` of its slowest trial (``q = 1 - m eta
+    lambda / 2``), capped at the tier's ``max_steps``: the theorem asserts convergence within that
+    count, so a longer run tests nothing more (full tier: ~350-520 steps instead of 5000).
+    Divergence is recorded (``diverged_at``), not raised.  ``n``, ``d_in``, ``d`` override the
+    tier's sizes."""
     from theorycheck.optim import GD
 
     s = run.sizes
@@ -150,10 +171,14 @@ def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in
     H0 = model.gram(W0t)
     lam, lam_max = extreme_eigenvalues(H0)
     eta = c / (m * lam_max)
+    initial_rel = np.sum((outputs(Xt, W0t, At).cpu().numpy() - Y) ** 2, axis=(1, 2)) / np.sum(Y**2, axis=(1, 2))
+    needed = np.max(predicted_steps(1 - c * lam / (2 * lam_max), initial_rel, CONVERGENCE_TARGET))
+    steps = int(min(needed, s["max_steps"]))
+    dense = min(s["dense_steps"], steps)
     metrics, end, diverged, W_final = two_phase_gd(GD(model, run.tensor(eta)), model, W0t, H0, Xte,
-                                             s["dense_steps"], s["steps"])
-    return {"t": np.arange(s["steps"] + 1), **metrics, "kernel_at_end": end, "diverged_at": diverged,
-            "dense_steps": s["dense_steps"], "W_final": W_final.cpu().numpy(), "X": X, "Y": Y, "X_test": X_test, "W0": W0, "A": A,
+                                                   dense, steps)
+    return {"t": np.arange(steps + 1), **metrics, "kernel_at_end": end, "diverged_at": diverged,
+            "dense_steps": dense, "W_final": W_final.cpu().numpy(), "X": X, "Y": Y, "X_test": X_test, "W0": W0, "A": A,
             "H0": H0.cpu().numpy(), "lambda": lam, "lambda_max": lam_max, "eta": eta, "m": m,
             "B_emp": bounded_preactivation_level(X, W0),
             "symmetric": is_symmetric_initialization(W0, A)}
@@ -210,14 +235,23 @@ def diffusion_features(x, t):
 
 # --------------------------------------------------------------------------- Table 1 (d = 1)
 
-@shared_run(sizes={"quick": {"seeds": 3, "steps": 300}, "full": {"seeds": 5, "steps": 2000}})
-def activation_gd(run, *, activation, n, m, step_scale="matched", input_norms=(1.0, 1.0)):
+def quadratic_gd_steps(kappa, epsilon):
+    """``ceil(2 kappa log(1/epsilon))``: four times the steps GD with step ``1/lambda_max`` needs
+    on a quadratic of condition number ``kappa`` to reduce its loss by ``epsilon``."""
+    return np.ceil(2 * np.asarray(kappa) * np.log(1 / epsilon)).astype(int)
+
+
+@shared_run(sizes={"quick": {"seeds": 3, "max_steps": 5000}, "full": {"seeds": 5, "max_steps": 50000}})
+def activation_gd(run, *, activation, n, m, epsilon, step_scale="matched", input_norms=(1.0, 1.0)):
     r"""GD on a scalar-output two-layer network (``activation`` softmax / relu / exp) with symmetric
     initialization (sigma = 0.5), ``n`` samples, ``d_in = 2n``, inputs of norms drawn from
     ``input_norms``; step ``eta = 1 / (s lambda_max(H(0)))`` with ``s`` the function-space factor
     of the activation (``m`` for softmax, 1 otherwise), or ``s = 1`` for every activation with
-    ``step_scale="unmatched"``.  Records the relative loss, the rms movement and the condition
-    number of H(0) per trial, and the kernel drift at the end."""
+    ``step_scale="unmatched"``.  The run lasts ``quadratic_gd_steps(max kappa, epsilon)`` steps
+    (``kappa`` the condition number of H(0) of each trial), capped at the tier's ``max_steps``, so
+    that it covers every trial's ``2 kappa log(1/epsilon)`` by construction.  Records the relative
+    loss, the rms movement and the condition number of H(0) per trial, and the kernel drift at
+    the end."""
     from theorycheck.models import function_step_factor
     from theorycheck.optim import GD, run_trajectory
 
@@ -231,7 +265,8 @@ def activation_gd(run, *, activation, n, m, step_scale="matched", input_norms=(1
     H0 = model.gram(W0t)
     lam, lam_max = extreme_eigenvalues(H0)
     scale = function_step_factor(activation, m) if step_scale == "matched" else 1.0
-    traj = run_trajectory(GD(model, run.tensor(1.0 / (scale * lam_max))), {"W": W0t}, run.sizes["steps"],
+    steps = int(min(quadratic_gd_steps(np.max(lam_max / lam), epsilon), run.sizes["max_steps"]))
+    traj = run_trajectory(GD(model, run.tensor(1.0 / (scale * lam_max))), {"W": W0t}, steps,
                           {"log_loss": model.metrics()["log_loss"]}, on_nonfinite="record")
     drift = torch.linalg.matrix_norm(model.gram(traj.W) - H0)
     rms = neuron_norms(traj.W - W0t).pow(2).mean(1).sqrt()

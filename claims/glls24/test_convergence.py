@@ -3,17 +3,18 @@ Corollary 4.3, Lemma 5.3) and the lazy-regime scalings in the width."""
 import numpy as np
 
 from claims.glls24.setup import (
+    CONVERGENCE_TARGET,
     contraction_factor,
     first_time_below,
     movement_bound,
+    predicted_steps,
     relative_loss,
     softmax_gd,
 )
 from theorycheck import Control, claim
 from theorycheck.checks import fit_slope
 
-EPSILON = 1e-10
-"""Target ``||F - Y||_F^2 <= EPSILON ||Y||_F^2`` (the spec's stopping rule)."""
+EPSILON = CONVERGENCE_TARGET
 
 SMALL_WIDTH = {"m": 4, "n": 8, "d_in": 2}
 """The width-too-small instance of the spec: ``d_in m / 2 = 4 < n d`` for d = 2 (and d = 1)."""
@@ -40,8 +41,7 @@ def convergence_measurements(run):
     rel = relative_loss(run)
     steps = len(rel) - 1
     q = contraction_factor(run)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        predicted = np.where(q < 1, np.ceil(np.log(1 / EPSILON) / -np.log(q)), np.inf)
+    predicted = predicted_steps(q, rel[0], EPSILON)
     hit = first_time_below(rel, EPSILON)
     end = np.minimum(np.minimum(hit, steps), finite_prefix(run))
     envelope, slopes = [], []
@@ -121,9 +121,10 @@ def test_linear_convergence(tc):
     (``rel = ||F - Y||^2/||Y||^2``; beyond it round-off of ``m <a, S>`` dominates); (ii) steps to
     epsilon <= the predicted count (censored at the run length, the number censored is recorded);
     (iii) the fitted slope of log rel over the last three quarters of that window <= log(1 - m eta
-    lambda / 2); (iv) rel <= epsilon at the end of the run.  The run length (300 quick steps) was
-    chosen on seeds 1 and 2 so that every trial reaches epsilon (the slowest needs ~170 steps):
-    a window chosen after seeing data, flagged here.  Margins 1e-9 in log are round-off.
+    lambda / 2); (iv) rel <= epsilon at the end of the run.  The run lasts the predicted count of its
+    slowest trial (by construction, `softmax_gd`), capped at 200 steps in the quick tier (a cap
+    chosen on seeds 1 and 2 so that every trial reaches epsilon, the slowest needing ~170 steps:
+    flagged) and 5000 in the full tier (never reached there: counts ~350-520).  Margins 1e-9 in log are round-off.
     Preconditions: lambda > 0, the symmetric pairing, and the width's rank condition ``d_in m / 2
     >= n d`` (necessary for lambda > 0; the theorem's width ``Omega(lambda^-2 n^2 d^2 e^{18B} ...)``
     has an unspecified constant).  Control ``width_too_small`` violates it (m = 4, d_in = 2, n = 8,
@@ -156,7 +157,7 @@ def test_one_dim(tc):
     `glls24.thm4_2.linear_convergence` (envelope, steps to epsilon <= predicted count, fitted
     slope <= log(1 - m eta lambda/2), rel <= 1e-10 at the end) on ``n`` in {4, 8, 16} with
     ``d_in = 2n`` (so that lambda stays away from 0, spec pitfall 5), width m, 3 seeds, ``eta = 1 /
-    (m lambda_max)``.  The run length is the shared run's (chosen on seeds 1, 2; flagged).  The
+    (m lambda_max)``.  The run length is the shared run's (the predicted count, capped; flagged).  The
     controls are Theorem 4.2's: duplicated inputs, and a width below the rank condition ``d_in m / 2
     >= n`` (m = 4, d_in = 2, n = 8)."""
     if tc.control == "width_too_small":
@@ -166,6 +167,16 @@ def test_one_dim(tc):
         ns = tc.sizes["ns"] if tc.control is None else tc.sizes["ns"][:1]
         runs = [tc.use(softmax_gd, m=tc.sizes["m"], n=n, d_in=2 * n, d=1, duplicate=dup) for n in ns]
     decide_linear_convergence(tc, runs)
+
+
+INDUCTION_STEP = 0.01
+"""The per-neuron step bound ``eta ||Delta w_r(t)|| <= 0.01`` carried by Lemma 5.3's induction."""
+
+
+def induction_base_case(run):
+    """Per trial: Lemma 5.3's hypotheses at s = 0 -- ``w_r(0) - w_r(0) = 0 <= R`` and the loss
+    bound hold trivially, the first step ``max_r eta ||Delta w_r(0)|| <= 0.01`` must be checked."""
+    return run["max_step_per_neuron"][0] <= INDUCTION_STEP
 
 
 @claim("glls24.lem5_3.induction", source="Lemma 5.3; Lemmas C.2-C.4; Definition A.2; Claim E.5",
@@ -185,35 +196,48 @@ def test_induction(tc):
     Part 1; the paper's ``C`` is unspecified); (3) ``max_r eta ||Delta w_r(t)|| <= 0.01``; and
     Claim E.5's ``lambda_min(H(t)) >= lambda/2`` (recorded for the first ``dense_steps`` steps and
     at the end, where the kernel is cheap to track; the loss is below 1e-6 by then).  All four are
-    bounds from the proof: no tolerance beyond 1e-12 of round-off in the ratios."""
-    c = 2.5 if tc.control == "step_too_large" else 1.0
-    runs = [tc.use(softmax_gd, m=m, c=c) for m in control_widths(tc)]
-    ratios, moves, steps, lams = [], [], [], []
+    bounds from the proof: no tolerance beyond 1e-12 of round-off in the ratios.  The lemma is an
+    induction: its premise at s = 0 is the first step ``max_r eta ||Delta w_r(0)|| <= 0.01``
+    (`induction_base_case`), which our step ``eta = 1/(m lambda_max)`` (not the theorem's, ~1e9
+    times smaller) does not guarantee at small m.  So the conclusions are decided on the instances
+    that meet the base case, (3) over t >= 1, and the count per width is recorded; the claim needs
+    at least one such instance per width.  Until the 20-seed sweep every instance was used, and on
+    seed 16 one instance at m = 256 took a first step above 0.01.  The control runs at the second
+    width, where even the 2.5 times larger first step stays below 0.01."""
+    if tc.control == "step_too_large":
+        runs = [tc.use(softmax_gd, m=tc.sizes["widths"][1], c=2.5)]
+    else:
+        runs = [tc.use(softmax_gd, m=m) for m in tc.sizes["widths"]]
+    ratios, moves, steps, lams, qualifying = [], [], [], [], []
     for r in runs:
         rel = relative_loss(r)
         meas = convergence_measurements(r)
         q = contraction_factor(r)
-        for k in range(rel.shape[1]):
-            upto = meas["end"][k]
-            ratios.append(np.max(rel[1: upto + 1, k] / rel[:upto, k]) / q[k])
         n, d = r["Y"].shape[1:]
         residual0 = np.sqrt(2 * np.exp(r["log_loss"][0]))
         D = movement_bound(r["B_emp"], n, d, r["m"], residual0, r["lambda"])
         finite = finite_prefix(r)
-        moves.append([np.max(r["max_movement"][: finite[k] + 1, k]) / D[k] for k in range(len(D))])
-        steps.append([np.max(r["max_step_per_neuron"][: finite[k], k]) for k in range(len(D))])
         lam_t = np.concatenate([r["lambda_min"], r["kernel_at_end"]["lambda_min"][None]])
-        lams.append(np.nanmin(lam_t, axis=0) / r["lambda"])
+        base = induction_base_case(r)
+        qualifying.append(int(base.sum()))
+        for k in np.flatnonzero(base):
+            upto = meas["end"][k]
+            ratios.append(np.max(rel[1: upto + 1, k] / rel[:upto, k]) / q[k])
+            moves.append(np.max(r["max_movement"][: finite[k] + 1, k]) / D[k])
+            steps.append(np.max(r["max_step_per_neuron"][1: finite[k], k], initial=0.0))
+            lams.append(np.nanmin(lam_t[:, k]) / r["lambda"][k])
     tc.precondition.at_least("lambda_min(H(0)) > 0", np.concatenate([r["lambda"] for r in runs]), 1e-8)
     tc.precondition.holds("initialization is symmetric (Def. 3.7)", np.concatenate([r["symmetric"] for r in runs]))
+    tc.record("instances_meeting_the_base_case", {str(r["m"]): [q, len(r["lambda"])] for r, q in zip(runs, qualifying)})
+    tc.precondition.at_least("induction base case on at least one instance per width", qualifying, 1)
     tc.record("max_ratio_over_bound", ratios)
     tc.record("max_movement_over_D", moves)
     tc.record("max_step_per_neuron", steps)
     tc.record("min_lambda_t_over_lambda", lams)
     tc.conclusion.at_most("per-step loss ratio at most 1 - m eta lambda / 2", ratios, 1.0, margin=1e-12)
-    tc.conclusion.at_most("neurons stay within D", np.ravel(moves), 1.0)
-    tc.conclusion.at_most("per-neuron step at most 0.01", np.ravel(steps), 0.01)
-    tc.conclusion.at_least("lambda_min(H(t)) at least lambda / 2", np.ravel(lams), 0.5)
+    tc.conclusion.at_most("neurons stay within D", moves, 1.0)
+    tc.conclusion.at_most("per-neuron step at most 0.01", steps, INDUCTION_STEP)
+    tc.conclusion.at_least("lambda_min(H(t)) at least lambda / 2", lams, 0.5)
 
 
 @claim("glls24.thm4_2.lazy_regime_scaling", source="Lemma 5.3 (D = O(1/m)); Lemma 5.1",

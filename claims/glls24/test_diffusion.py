@@ -5,6 +5,7 @@ import torch
 
 from claims.glls24.setup import denoising_samples, diffusion_features, initialization
 from theorycheck import Control, claim
+from theorycheck.batching import map_chunks
 from theorycheck.models import ntk_gram
 from theorycheck.solvers import kernel_gd_predictions, ou_coefficients
 
@@ -84,27 +85,36 @@ RISK_TIMES = [10**k for k in range(1, 13)]
 T = 1e8: it had not fitted the noise yet; see `test_score_estimation`)."""
 
 
-def kernel_score_risks(tc, n, m, labels="noisy"):
+def kernel_score_risks(tc, n, m, sets, labels="noisy"):
     r"""Test risks ``E(f(T) - f*)^2`` of kernel GD with the width-m softmax network's NTK at a
     symmetric initialization (sigma = 1) and step ``eta m = 1 / lambda_max(H(0))``, for every T in
-    RISK_TIMES, trained on ``n`` denoising samples; ``labels``: "noisy" (-xi/s), "clean" (f*) or
-    "shuffled" (noisy labels permuted across samples).  Returns (risks (len(T),), E f*^2, the
-    training z-score of E[(y - f*) f*], the training label noise mean (y - f*)^2)."""
-    _, x, t, label, score = denoising_samples(tc.rng("train", n), n)
+    RISK_TIMES, on ``sets`` independent training sets of ``n`` denoising samples (each with its own
+    initialization; batched along the trial dimension, in memory-bounded chunks); ``labels``:
+    "noisy" (-xi/s), "clean" (f*) or "shuffled" (noisy labels permuted within each set).  Returns
+    per set the risks (sets, len(T)), the training z-score of E[(y - f*) f*] and the training label
+    noise mean (y - f*)^2, and E f*^2 on the test points."""
+    _, x, t, label, score = denoising_samples(tc.rng("train", n), sets * n)
     _, x_te, t_te, _, score_te = denoising_samples(tc.rng("test"), tc.sizes["test_points"])
+    label, score = label.reshape(sets, n), score.reshape(sets, n)
     if labels == "clean":
         label = score
     if labels == "shuffled":
-        label = label[tc.rng("shuffle", n).permutation(n)]
-    Z, Z_te = tc.tensor(diffusion_features(x, t)[None]), tc.tensor(diffusion_features(x_te, t_te)[None])
-    W0, A = initialization(tc, d_in=3, d=1, m=m, K=1, sigma=1.0)
-    W0, A = tc.tensor(W0), tc.tensor(A)
-    H, K_te = ntk_gram(Z, Z, W0, A), ntk_gram(Z_te, Z, W0, A)
-    step = 1.0 / torch.linalg.eigvalsh(H)[:, -1]
-    pred = kernel_gd_predictions(H, K_te, tc.tensor(label[None, :, 0]), step, RISK_TIMES)
-    risks = ((pred[:, 0].cpu().numpy() - score_te[None, :, 0]) ** 2).mean(1)
-    return (risks, float(np.mean(score_te**2)), unbiased_label_z(label, score, score),
-            float(np.mean((label - score) ** 2)))
+        rng = tc.rng("shuffle", n)
+        label = np.stack([row[rng.permutation(n)] for row in label])
+    Z = tc.tensor(diffusion_features(x, t).reshape(sets, n, 3))
+    Z_te = tc.tensor(diffusion_features(x_te, t_te)[None])
+    W0, A = (tc.tensor(a) for a in initialization(tc, d_in=3, d=1, m=m, K=sets, sigma=1.0))
+
+    def risks(Z, W0, A, y):
+        H = ntk_gram(Z, Z, W0, A)
+        K_te = ntk_gram(Z_te.expand(len(Z), -1, -1), Z, W0, A)
+        pred = kernel_gd_predictions(H, K_te, y, 1.0 / torch.linalg.eigvalsh(H)[:, -1], RISK_TIMES)
+        return (pred - tc.tensor(score_te[None, None, :, 0])).pow(2).mean(-1).T       # (sets, T)
+
+    item_bytes = 8 * 3 * len(x_te) * (n + m)
+    values = map_chunks(risks, Z, W0, A, tc.tensor(label), item_bytes=item_bytes).cpu().numpy()
+    z = np.array([unbiased_label_z(y[:, None], f[:, None], f[:, None]) for y, f in zip(label, score)])
+    return values, z, np.mean((label - score) ** 2, axis=1), float(np.mean(score_te**2))
 
 
 @claim("glls24.thm6_6.score_estimation", source="Theorem 6.6 = G.2; Assumptions 6.1-6.5",
@@ -122,52 +132,64 @@ def kernel_score_risks(tc, n, m, labels="noisy"):
                description="labels permuted across samples: E[y | z] = f* fails (the DSM identity), "
                            "the risk stays near E f*^2"),
        },
-       sizes={"quick": {"ns": [32, 128, 512], "m": 256, "test_points": 5000},
-              "full": {"ns": [128, 512, 2048], "m": 4096, "test_points": 20000}})
+       sizes={"quick": {"ns": [32, 128, 512], "m": 256, "test_points": 2000, "training_sets": 10},
+              "full": {"ns": [128, 512, 2048], "m": 4096, "test_points": 5000, "training_sets": 8}})
 def test_score_estimation(tc):
     r"""Shape of Theorem 6.6 (its constants, A(R_H) and Gamma(delta) are lost; provenance inferred).
     Instance of the spec (Sec. 4): d = 1, the mixture p_0, g = 1, ``[T_0, T] = [0.2, 1]``, features
-    ``z = (x/sqrt(4 + x^2), (t - T_0)/(T - T_0), 1)/sqrt 3`` (`diffusion_features`), a softmax network of width m with sigma = 1 and
-    symmetric initialization.  By Theorem F.2 (tested in `glls24.thmF_2.nn_ntk_equivalence`) the
-    network follows kernel GD with its NTK H(0) and function step ``eta m``; the risk
-    ``E(f(T) - f*)^2`` of that predictor is computed in closed form in T
-    (`kernel_gd_predictions`) for T = 10, ..., 1e12 and by Monte Carlo on ``test_points`` test points.
-    Here ``lambda_min(H(0)) ~ 1e-14``: Theorem 4.2's hypothesis fails numerically and the guarantee
-    rests on early stopping (Assumption 6.5).  Pass: (i) with noisy labels, at every n >= 128
+    ``z = (x/sqrt(4 + x^2), (t - T_0)/(T - T_0), 1)/sqrt 3`` (`diffusion_features`), a softmax network
+    of width m with sigma = 1 and symmetric initialization.  By Theorem F.2 (tested in
+    `glls24.thmF_2.nn_ntk_equivalence`) the network follows kernel GD with its NTK H(0) and function
+    step ``eta m``; the risk ``E(f(T) - f*)^2`` of that predictor is computed in closed form in T
+    (`kernel_gd_predictions`) for T = 10, ..., 1e12 and by Monte Carlo on ``test_points`` test
+    points, for ``training_sets`` independent training sets (and initializations) per n.  Here
+    ``lambda_min(H(0)) ~ 1e-14``: Theorem 4.2's hypothesis fails numerically and the guarantee rests
+    on early stopping (Assumption 6.5).  The theorem holds with probability >= 1 - delta, delta <
+    0.1, over the training data, so the per-set statements are binomial with null rate 0.9
+    (``tc.conclusion.binomial``, level 0.05; with 20 and 10 sets it rejects with probability 0.8
+    at success rates of 0.69 and 0.52, recorded).  Pass: (i) with noisy labels, at every n >= 128,
     the risk at T = 1e12 is >= 1.1 x the best risk over T (an interior minimum: early stopping
-    matters); (ii) the best risk strictly decreases over n in {32, 128, 512}; (iii) at the largest
-    n it is <= 0.1 E f*^2.  The spec's factor 1.5 in (i) is not robust: seed 2 gives 1.16 at
-    n = 512 (1.37 even at T = 1e12), so the factor 1.1 was chosen on seeds 1 and 2 (smallest
-    observed 1.16) and checked on seed 0; clean labels give exactly 1 (monotone risk).  Flagged
-    window: the last time was 1e8 until the full tier (n up to 2048) failed (i) on seed 0, its best
-    risk at n = 2048 being at T = 1e8 itself (not yet fitting the noise); 1e12 was then checked on
-    seeds 1 and 2 (smallest ratio 1.37 quick, 1.35 full) and on seed 0 (quick 3.69, full 1.79).  (ii),
-    (iii) are the spec's, checked on seeds 1, 2, 0.  Preconditions: the training labels are
-    unbiased for the score (z-score of E[(y - f*) f*] within 5) and are the denoising labels of
-    Eq. (6), which carry noise (``E(y - f*)^2 >= 1e-3 E f*^2``; the denoising labels have
-    ``E(y - f*)^2`` of order ``E[1/s^2]``, clean labels 0): Theorem 6.6 is about the objective (6),
-    and its early-stopping term, which (i) tests, comes from that noise."""
+    matters) on a fraction >= 0.9 of the sets; (ii) the best risk decreases with n: for each
+    adjacent pair of n, a one-sided Welch t-test of ``log best risk`` (smaller at the larger n) has
+    p-value <= 0.025 (Bonferroni over the two pairs at family level 0.05); (iii) at the largest n the best
+    risk is <= 0.1 E f*^2 on a fraction >= 0.9 of the sets.  History: the factor 1.1 in (i) replaced
+    the spec's 1.5 (seed 2 gave 1.16 at n = 512), and the last time 1e12 replaced 1e8 after the
+    full tier (flagged windows, chosen on seeds 1, 2); on seeds 1-10 at most 1 of 20 sets had a
+    ratio below 1.1 (smallest 1.08) and every best risk at n = 512 was far below 0.1 E f*^2 ~ 0.13
+    (medians 0.005-0.008), the largest p-value of (ii) was 0.002.  (ii) compared one training set per n
+    until the 20-seed sweep, where it failed on seeds 5, 10 and 16 (best risks of single sets
+    spread by a factor 4): re-cast on many sets and re-derived on seeds 1-10, held out on seeds
+    0, 11-19.  Preconditions per set: the training labels are unbiased for the score (z-score of
+    E[(y - f*) f*] within 5) and are the denoising labels of Eq. (6), which carry noise (``E(y -
+    f*)^2 >= 1e-3 E f*^2``; clean labels have 0): Theorem 6.6 is about the objective (6), and its
+    early-stopping term, which (i) tests, comes from that noise."""
+    from scipy import stats
+
     s = tc.sizes
     labels = {"clean_labels": "clean", "shuffled_labels": "shuffled"}.get(tc.control, "noisy")
     best, overfit, z, noise = [], [], [], []
     energy = None
     for n in s["ns"]:
-        risks, energy, z_n, noise_n = kernel_score_risks(tc, n, s["m"], labels)
+        risks, z_n, noise_n, energy = kernel_score_risks(tc, n, s["m"], s["training_sets"], labels)
         noise.append(noise_n)
-        best.append(float(risks.min()))
-        overfit.append(float(risks[-1] / risks.min()))
+        best.append(risks.min(1))
+        overfit.append(risks[:, -1] / risks.min(1))
         z.append(z_n)
-        tc.curve("score risk vs early-stopping time", f"n={n}", RISK_TIMES, risks, xscale="log", yscale="log")
-    tc.record("best_risk", dict(zip(map(str, s["ns"]), best)))
-    tc.record("final_over_best_risk", overfit)
+        tc.curve("score risk vs early-stopping time", f"n={n} (median over sets)", RISK_TIMES,
+                 np.median(risks, axis=0), xscale="log", yscale="log")
+    decrease = [stats.ttest_ind(np.log(b), np.log(a), equal_var=False, alternative="less").pvalue
+                for a, b in zip(best, best[1:])]
+    tc.record("median_best_risk", dict(zip(map(str, s["ns"]), map(float, np.median(best, axis=1)))))
+    tc.record("min_final_over_best_risk", [float(o.min()) for o in overfit])
+    tc.record("decrease_p_values", decrease)
     tc.record("E f*^2", energy)
-    tc.record("label noise E(y - f*)^2 / E f*^2", np.asarray(noise) / energy)
-    tc.precondition.at_most("training labels unbiased for the score", np.abs(z), 5.0)
+    tc.record("max label noise E(y - f*)^2 / E f*^2", float(np.max(noise) / energy))
+    tc.precondition.at_most("training labels unbiased for the score", np.abs(np.ravel(z)), 5.0)
     tc.precondition.at_least("training labels are denoising labels (noise E(y - f*)^2 > 0)",
-                             np.asarray(noise) / energy, 1e-3)
-    tc.conclusion.at_least("early stopping beats training to the end", overfit[1:], 1.1)
-    tc.conclusion.at_most("best risk decreases with n", np.diff(best), 0.0)
-    tc.conclusion.at_most("best risk at the largest n below 0.1 E f*^2", best[-1], 0.1 * energy)
+                             np.ravel(noise) / energy, 1e-3)
+    tc.conclusion.binomial("early stopping beats training to the end", np.ravel(overfit[1:]) >= 1.1, p=0.9)
+    tc.conclusion.at_most("best risk decreases with n", decrease, 0.05 / len(decrease))
+    tc.conclusion.binomial("best risk at the largest n below 0.1 E f*^2", best[-1] <= 0.1 * energy, p=0.9)
 
 
 def risk(values, score):

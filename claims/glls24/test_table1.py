@@ -1,7 +1,7 @@
 """glls24: Table 1 made empirical -- softmax vs ReLU vs exp networks on the same data (d = 1)."""
 import numpy as np
 
-from claims.glls24.setup import SIGMA, activation_gd
+from claims.glls24.setup import SIGMA, activation_gd, quadratic_gd_steps
 from theorycheck import Control, claim
 from theorycheck.solvers import exp_limit_kernel, softmax_limit_kernel
 
@@ -46,24 +46,28 @@ def test_activation_comparison(tc):
     agree within 25% (mean over seeds); (iii) at equal m the softmax network moves less and its
     kernel drifts less than the ReLU and exp networks (O(1/m) vs O(m^{-1/2})).  The proven orders
     evaluated at the measured lambda are recorded beside the measured steps: they exceed the
-    measured needs by orders of magnitude (Table 1 bounds worst cases), which the report states."""
+    measured needs by orders of magnitude (Table 1 bounds worst cases), which the report states.
+    Each run lasts ``2 kappa log(1e6)`` steps of its slowest trial (`quadratic_gd_steps`), so the
+    precondition "run covers ..." holds by construction unless the tier's cap is reached; until the
+    20-seed sweep the runs had a fixed 300 steps, which seeds 7 and 15 exceeded (bounds up to 499)."""
     s = tc.sizes
     unit = tc.control != "non_unit_inputs"
     norms = (1.0, 1.0) if unit else (0.3, 1.0)
     ns = s["ns"] if tc.control is None else s["ns"][:1]
     step_scale = "unmatched" if tc.control == "softmax_without_m_time_scale" else "matched"
-    at_bound, bound_steps, kappa_gap, step_ratio, moves_less, drifts_less = [], [], [], [], [], []
+    at_bound, bound_steps, run_lengths, kappa_gap, step_ratio, moves_less, drifts_less = [], [], [], [], [], [], []
     measured, proven = {}, {}
     for n in ns:
-        runs = {a: tc.use(activation_gd, activation=a, n=n, m=s["m"],
+        runs = {a: tc.use(activation_gd, activation=a, n=n, m=s["m"], epsilon=EPSILON,
                           step_scale=step_scale if a == "softmax" else "matched", input_norms=norms)
                 for a in ACTIVATIONS}
         steps = {}
         for a, r in runs.items():
             hit = r["rel_loss"] <= EPSILON
             steps[a] = np.where(hit.any(0), hit.argmax(0), len(hit))
-            bound = np.ceil(2 * r["kappa"] * np.log(1 / EPSILON)).astype(int)
+            bound = quadratic_gd_steps(r["kappa"], EPSILON)
             bound_steps.append(bound)
+            run_lengths.append(np.full(len(bound), len(hit) - 1))
             reached = np.minimum(bound, len(hit) - 1)
             at_bound.append(r["rel_loss"][reached, np.arange(len(bound))])
             measured[f"{a}_n{n}_steps"] = steps[a]
@@ -83,7 +87,7 @@ def test_activation_comparison(tc):
     norms_seen = np.linalg.norm(X, axis=-1)
     tc.precondition.at_most("unit-norm inputs", np.abs(norms_seen - 1), 1e-12)
     tc.precondition.at_most("run covers 2 kappa log(1/epsilon) steps", np.ravel(bound_steps),
-                            len(runs["softmax"]["rel_loss"]) - 1)
+                            np.ravel(run_lengths))
     tc.conclusion.at_most("every network reaches epsilon within 2 kappa log(1/epsilon) steps",
                           np.ravel(at_bound), EPSILON)
     tc.conclusion.at_most("exp and softmax limit kernels have equal condition numbers",

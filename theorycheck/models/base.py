@@ -88,7 +88,7 @@ class Scaled(NamedTuple):
 
 def scaled(tensor: torch.Tensor) -> Scaled:
     """``tensor`` (K, ...) as :class:`Scaled` with ``M = log max|entry|`` per trial."""
-    peak = tensor.detach().abs().flatten(1).amax(1)
+    peak = torch.linalg.vector_norm(tensor.detach().flatten(1), ord=math.inf, dim=1)
     safe = torch.where(peak > 0, peak, 1.0)
     return Scaled(torch.where(peak > 0, safe.log(), -math.inf), tensor / per_trial(safe, tensor))
 

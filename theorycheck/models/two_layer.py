@@ -60,16 +60,25 @@ def preactivations(X, W):
     return torch.einsum("kne,kem->knm", X, W)
 
 
+def hidden_units(X, W, activation="softmax"):
+    """The hidden layer the second layer reads: ``S(W^T x_i)`` (softmax) or ``relu`` / ``exp`` of
+    ``w_r^T x_i``, shape (K, n, m)."""
+    Z = preactivations(X, W)
+    if activation == "softmax":
+        return torch.softmax(Z, dim=-1)
+    return torch.relu(Z) if activation == "relu" else torch.exp(Z)
+
+
+def output_scale(activation, m):
+    """The factor in front of ``<a_l, hidden>``: ``m`` (softmax) or ``m^{-1/2}``."""
+    return float(m) if activation == "softmax" else 1.0 / math.sqrt(m)
+
+
 def outputs(X, W, A, activation="softmax"):
     """The network outputs ``F(x_i)_l``, shape (K, n, d)."""
     _check_activation(activation)
     _check_shapes(X, W, A)
-    Z = preactivations(X, W)
-    m = W.shape[2]
-    if activation == "softmax":
-        return m * torch.einsum("knm,kdm->knd", torch.softmax(Z, dim=-1), A)
-    hidden = torch.relu(Z) if activation == "relu" else torch.exp(Z)
-    return torch.einsum("knm,kdm->knd", hidden, A) / math.sqrt(m)
+    return output_scale(activation, W.shape[2]) * hidden_units(X, W, activation) @ A.transpose(1, 2)
 
 
 def neuron_coefficients(X, W, A, activation="softmax"):
@@ -87,8 +96,8 @@ def neuron_coefficients(X, W, A, activation="softmax"):
 
 
 def neuron_norms(W):
-    """``||w_r||_2`` per neuron, (K, m)."""
-    return (W * W).sum(1).sqrt()
+    """``||w_r||_2`` per neuron, (K, m) (one pass, no squared copy of W)."""
+    return torch.linalg.vector_norm(W, dim=1)
 
 
 def kernel_normalisation(activation, m):
@@ -137,12 +146,30 @@ def ntk_gram_autograd(X1, X2, W, A, activation="softmax"):
     return kernel_normalisation(activation, W.shape[2]) * J1 @ J2.transpose(1, 2)
 
 
+def outputs_and_loss_gradient(X, Y, W, A, activation="softmax"):
+    r"""The outputs F (K, n, d) and ``dL/dW`` of ``L = 1/2 ||F - Y||_F^2`` (K, d_in, m) from one
+    forward pass: ``dL/dw_r = sum_i c_{i,r} x_i`` with ``c_{i,r} = sum_l E_{i,l} g_{l,r}(x_i)``,
+    ``E = F - Y``; with ``P = E A`` (K, n, m) this is ``m S_{i,r} (P_{i,r} - <E_i, F_i> / m)`` for
+    the softmax (``<a_l, S_i> = F_{i,l} / m``) and ``m^{-1/2} sigma'(w_r^T x_i) P_{i,r}`` otherwise,
+    so no (K, n, d, m) tensor is formed: two products of size n d_in m and two of size n d m."""
+    _check_activation(activation)
+    _check_shapes(X, W, A)
+    m = W.shape[2]
+    h = hidden_units(X, W, activation)
+    F = output_scale(activation, m) * h @ A.transpose(1, 2)
+    E = F - Y
+    C = E @ A                                                   # P, then c in place
+    if activation == "softmax":
+        C.sub_((E * F).sum(-1, keepdim=True) / m).mul_(h).mul_(m)
+    else:
+        C.mul_((h > 0).to(h.dtype) if activation == "relu" else h).mul_(output_scale(activation, m))
+    return F, X.transpose(1, 2) @ C
+
+
 def loss_gradient(X, Y, W, A, activation="softmax"):
-    r"""``dL/dW`` of ``L = 1/2 ||F - Y||_F^2`` in closed form:
+    r"""``dL/dW`` of ``L = 1/2 ||F - Y||_F^2`` in closed form (`outputs_and_loss_gradient`):
     ``dL/dw_r = sum_{i,l} (F_{l,i} - Y_{l,i}) g_{l,r}(x_i) x_i``, shape (K, d_in, m)."""
-    E = outputs(X, W, A, activation) - Y
-    G = neuron_coefficients(X, W, A, activation)
-    return X.transpose(1, 2) @ torch.einsum("knd,kndr->knr", E, G)
+    return outputs_and_loss_gradient(X, Y, W, A, activation)[1]
 
 
 def symmetric_initialization(rng: np.random.Generator, K, d_in, d, m, sigma):
@@ -178,12 +205,18 @@ class TwoLayerNetwork(Model):
             raise DeclarationError(f"labels Y must be (K, n, d) with X (K, n, d_in) and A (K, d, m); "
                                    f"got Y {tuple(Y.shape)}, X {tuple(X.shape)}, A {tuple(A.shape)}")
         self.X, self.Y, self.A, self.activation = X, Y, A, activation
+        self._last_forward = None
 
     def restrict(self, trials):
         return TwoLayerNetwork(self.X[trials], self.Y[trials], self.A[trials], self.activation)
 
     def outputs(self, W, X=None):
-        """The outputs on the training inputs (or on ``X``), (K, n, d)."""
+        """The outputs on the training inputs (or on ``X``), (K, n, d); on the training inputs
+        at the ``W`` of the last gradient (same tensor, not modified since) they are reused:
+        a GD step and the loss metric of the same iterate share one forward pass."""
+        last = self._last_forward
+        if X is None and last is not None and last[0] is W and last[1] == W._version:
+            return last[2]
         return outputs(self.X if X is None else X, W, self.A, self.activation)
 
     def loss(self, params):
@@ -193,7 +226,10 @@ class TwoLayerNetwork(Model):
         return torch.log(self.loss(params))
 
     def scaled_gradient(self, params):
-        return {"W": scaled(loss_gradient(self.X, self.Y, params["W"], self.A, self.activation))}
+        W = params["W"]
+        F, grad = outputs_and_loss_gradient(self.X, self.Y, W, self.A, self.activation)
+        self._last_forward = (W, W._version, F)
+        return {"W": scaled(grad)}
 
     def gram(self, W):
         """The NTK Gram matrix of the training inputs at ``W``, (K, d n, d n)."""

@@ -89,13 +89,16 @@ def kernel_gd_predictions(H, K_test, y, step, times):
 
     ``H`` (K, N, N) the training Gram matrix, ``K_test`` (K, M, N) the kernel between test and
     training points (``H`` itself for the training outputs), ``y`` (K, N) the labels, ``step``
-    the function-space step ``c`` (a number or (K,)).  Returns (len(times), K, M)."""
+    the function-space step ``c`` (a number or (K,)).  Returns (len(times), K, M).  With ``H = V
+    diag(mu) V^T``, ``f(T) = K_test V (phi_T(mu) * V^T y)``; the products are grouped as ``K_test (V
+    Phi)`` when there are fewer times than test points (cost ``N^2 T + M N T``), else as ``(K_test
+    V) Phi`` (``M N^2 + M N T``)."""
     if H.shape[-1] != H.shape[-2] or K_test.shape[-1] != H.shape[-1] or y.shape != H.shape[:2]:
         raise DeclarationError(f"kernel GD needs H (K,N,N), K_test (K,M,N), y (K,N); got "
                                f"{tuple(H.shape)}, {tuple(K_test.shape)}, {tuple(y.shape)}")
     mu, V = torch.linalg.eigh(H)
     coeff = torch.einsum("kji,kj->ki", V, y)                                 # V^T y
-    KV = K_test @ V
     c = torch.as_tensor(step, dtype=H.dtype, device=H.device).reshape(-1, 1)
-    rows = [torch.einsum("kmi,ki->km", KV, spectral_filter(mu, c, float(T)) * coeff) for T in times]
-    return torch.stack(rows)
+    Phi = torch.stack([spectral_filter(mu, c, float(T)) * coeff for T in times], -1)   # (K, N, T)
+    out = K_test @ (V @ Phi) if len(times) < K_test.shape[1] else (K_test @ V) @ Phi
+    return out.permute(2, 0, 1)
