@@ -141,12 +141,27 @@ class Gram(Geometry):
 
     name = "gram"
     entrywise = False
+    #: how many recent products `apply` keeps
+    KEPT = 3
 
     def __init__(self, gram: torch.Tensor):
         self.gram = gram
+        self._kept = []
+
+    def apply(self, B: torch.Tensor) -> torch.Tensor:
+        r"""gram B per trial, (K, m).  The products of the last `KEPT` coefficient tensors are
+        kept, keyed by the tensor object (tensors are never modified in place here): a step and
+        the metrics of its checkpoint ask for the same iterate's product -- the logits, the
+        norm -- and each product reads the whole (K, m, m) Gram matrix."""
+        for kept, product in self._kept:
+            if kept is B:
+                return product
+        product = torch.bmm(self.gram, B[..., None]).squeeze(-1)
+        self._kept = [(B, product), *self._kept[: self.KEPT - 1]]
+        return product
 
     def inner(self, A, B):
-        return (A * torch.bmm(self.gram, B[..., None]).squeeze(-1)).sum(-1)
+        return (A * self.apply(B)).sum(-1)
 
 
 class Model:

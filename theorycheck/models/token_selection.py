@@ -426,9 +426,10 @@ class Span(NamedTuple):
     tokens x_a (a = (i,t), q(a) = (i,1)), so first-order iterates from (u_0, W_0) stay in
         W = c_0 W_0 + sum_a c_a B_a,    u = e_0 u_0 + sum_a e_a x_a,
     and the block W (u) is held as the coefficients c (e), shape (K, 1 + nT), starting at
-    (1, 0, ..., 0).  Logits z_a = <W, B_a> and scores y_i <u, x_a> are rows of the Gram matrices
-    ``W_gram`` and ``u_gram`` (K, 1+nT, 1+nT) of these bases (the geometry `Gram`), so a step
-    costs O((nT)^2) instead of O(n d^2).  ``W0`` (K,d,d) and ``u0`` (K,d) (None with a fixed
+    (1, 0, ..., 0).  Logits z_a = <W, B_a> and scores y_i <u, x_a> are entries of gram c, with
+    the Gram matrices ``W_gram`` and ``u_gram`` (K, 1+nT, 1+nT) of these bases (the geometry
+    `Gram`, whose kept product also gives the norm), so a step costs O((nT)^2) instead of
+    O(n d^2).  ``W0`` (K,d,d) and ``u0`` (K,d) (None with a fixed
     decoder) are kept to expand coefficients back (`TokenSelection.dense`).
     """
 
@@ -454,10 +455,6 @@ class Span(NamedTuple):
 
     def gram(self, block):
         return self.W_gram if block == "W" else self.u_gram
-
-    def values(self, block, coefficients):
-        r"""<B_a, theta> for every token a, from the coefficients of theta: (K, nT)."""
-        return torch.bmm(self.gram(block)[:, 1:, :], coefficients[:, :, None]).squeeze(-1)
 
 
 def _span_coefficients(weights):
@@ -575,7 +572,7 @@ class TokenSelection(Model):
         r"""z_{i,t} = x_{i,t}^T W x_{i,1} at ``params`` (either form), shape (K,n,T)."""
         if self.span is None:
             return logits(self.X, params["W"])
-        return self.span.values("W", params["W"]).reshape(self.X.shape[:3])
+        return self._values("W", params["W"]).reshape(self.X.shape[:3])
 
     def scores(self, params):
         r"""gamma_{i,t} = y_i u^T x_{i,t} at ``params`` (either form; the fixed decoder's), (K,n,T)."""
@@ -583,7 +580,12 @@ class TokenSelection(Model):
             return self._gamma
         if self.span is None:
             return token_scores(self.X, self.y, params["u"])
-        return self.y[..., None] * self.span.values("u", params["u"]).reshape(self.X.shape[:3])
+        return self.y[..., None] * self._values("u", params["u"]).reshape(self.X.shape[:3])
+
+    def _values(self, block, coefficients):
+        r"""<B_a, theta> for every token a from the coefficients of theta (span form), (K, nT):
+        rows 1.. of gram c, the product the `Gram` geometry keeps for the norm."""
+        return self._geometry[block].apply(coefficients)[:, 1:]
 
     def forward(self, params) -> Forward:
         """The `Forward` pass at ``params``."""
