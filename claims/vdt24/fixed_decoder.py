@@ -191,7 +191,7 @@ def step_direction_metrics(references: torch.Tensor):
     refs = [references[:, j].contiguous() for j in range(references.shape[1])]
 
     def cosines(it):
-        geometry, W, D = it.geometry("W"), it.coordinates["W"], it.next_coordinates["W"] - it.coordinates["W"]
+        geometry, W, D = it.geometry("W"), it.coordinates["W"], it.step_coordinates["W"]
         self_cosine = geometry.inner(W, D) / (geometry.norm(W) * geometry.norm(D))
         return torch.stack([self_cosine, *(it.alignment("W", R, of="step") for R in refs)], dim=1)
 

@@ -41,8 +41,14 @@ class Iterate:
     def next(self) -> Mapping[str, torch.Tensor]:
         return self.next_coordinates if self.model is None else self.model.dense(self.next_coordinates)
 
+    @cached_property
+    def step_coordinates(self) -> Mapping[str, torch.Tensor]:
+        """theta_{t+1} - theta_t in the run's coordinates (formed once: the model keeps products
+        keyed by the tensor)."""
+        return {b: self.next_coordinates[b] - v for b, v in self.coordinates.items()}
+
     def __getattr__(self, block):
-        if block.startswith("_") or block in ("coordinates", "model"):
+        if block.startswith("_") or block in ("t", "coordinates", "next_coordinates", "model"):
             raise AttributeError(block)
         if block in self.coordinates:
             return self.params[block]
@@ -73,7 +79,7 @@ class Iterate:
         if of == "params":
             return self.coordinates[block]
         if of == "step":
-            return self.next_coordinates[block] - self.coordinates[block]
+            return self.step_coordinates[block]
         raise ValueError(f"of={of!r}: use 'params' or 'step'")
 
 
