@@ -21,7 +21,7 @@ from scipy.special import logsumexp
 
 from theorycheck import shared_run
 from theorycheck.comparison import compare_methods, log_checkpoints
-from theorycheck.models import TokenSelection, tokens_at
+from theorycheck.models import TokenSelection
 from theorycheck.optim import Method, frobenius_norm, standard_metrics
 
 from .problems import dm, problem
@@ -120,14 +120,14 @@ CAPS = {"Polyak (cap 10)": 10.0, PAPER_POLYAK: 100.0, UNBOUND_CAP: 1e300, "Polya
 """The Polyak runs of Fig. 3 by cap, for the plot of the cap dependence."""
 
 
-def _margin_ratio(X, y, opt, u_mm):
-    r"""m_t = ||u_mm|| min_i y_i u_t^T x_{i,opt} / ||u_t|| (Theorem 4's margin ratio), (K,)."""
-    Z = tokens_at(X, opt)
+def _margin_ratio(opt, u_mm):
+    r"""m_t = ||u_mm|| min_i y_i u_t^T x_{i,opt} / ||u_t|| (Theorem 4's margin ratio), (K,): the
+    scores gamma_{i,opt} in the run's coordinates."""
     norm_mm = frobenius_norm(u_mm)
 
     def metric(it):
-        margins = y * torch.einsum("knd,kd->kn", Z, it.u)
-        return norm_mm * margins.min(1).values / frobenius_norm(it.u)
+        margins = it.model.scores(it.coordinates).gather(-1, opt[..., None]).squeeze(-1)
+        return norm_mm * margins.min(1).values / it.norm("u")
     return metric
 
 
@@ -145,7 +145,7 @@ def figure3_runs(run, *, steps: int, t_early: int):
                                      opt=optr),
                     ("W_norm", "u_norm", "log_loss", "W_alignment", "u_alignment", "s_opt",
                      "log_one_minus_s_opt"))
-    metrics["margin ratio"] = _margin_ratio(tiled.X, tiled.y, optr, _repeat(u_mm, groups))
+    metrics["margin ratio"] = _margin_ratio(optr, _repeat(u_mm, groups))
 
     def series(rec):
         return {"loss": rec["log_loss"], "W alignment deficit": _log_deficit(rec["W_alignment"]),

@@ -14,8 +14,7 @@ import torch
 
 from theorycheck import data as datasets
 from theorycheck import shared_run
-from theorycheck.models.token_selection import log_one_minus_s_opt, logit_gap, s_opt
-from theorycheck.optim import GD, NGD, FirstOrder, Polyak, displacement, frobenius_norm, run_trajectory
+from theorycheck.optim import GD, NGD, FirstOrder, Polyak, displacement, run_trajectory
 
 from .problems import (
     E1_SIZES,
@@ -46,12 +45,11 @@ def unit(W):
 
 def saturation_metrics(model, opt, W_ref):
     """||W_t||, al(W_t, W_ref), the displacement ||W_{t+1} - W_t||, and per sample (K,n)
-    s_opt, log(1 - s_opt) and the min logit gap."""
-    X = model.X
-    return dict(direction_metrics(W_ref), displacement=displacement(model),
-                s_opt=lambda it: s_opt(X, it.W, opt),
-                log_one_minus_s_opt=lambda it: log_one_minus_s_opt(X, it.W, opt),
-                min_gap=lambda it: logit_gap(X, it.W, opt))
+    s_opt, log(1 - s_opt) and the min logit gap (the model's own metrics: measured in the
+    representation the run steps in)."""
+    own = model.metrics(opt=opt)
+    return dict(direction_metrics(W_ref), displacement=displacement(model), s_opt=own["s_opt"],
+                log_one_minus_s_opt=own["log_one_minus_s_opt"], min_gap=own["logit_gap"])
 
 
 def dense_then_sparse(steps: int, dense: int, *must) -> np.ndarray:
@@ -188,15 +186,16 @@ def step_direction_metrics(references: torch.Tensor):
     Because NGD moves exactly along the normalized negative gradient, its step gives that
     direction without a second gradient evaluation.  ``W_norm``: ||W_t||_F; ``cosines``
     (K, 1+J): <Dhat_t, W_t/||W_t||>, then <Dhat_t, Rbar_j> for the reference matrices
-    ``references`` (K,J,d,d) (each normalized here).
+    ``references`` (K,J,d,d) (each normalized here).  Measured in the run's coordinates.
     """
-    unit_refs = unit(references)
+    refs = [references[:, j].contiguous() for j in range(references.shape[1])]
 
     def cosines(it):
-        directions = torch.cat([unit(it.W)[:, None], unit_refs], dim=1)
-        return torch.einsum("kde,kjde->kj", unit(it.next["W"] - it.W), directions)
+        geometry, W, D = it.geometry("W"), it.coordinates["W"], it.step_coordinates["W"]
+        self_cosine = geometry.inner(W, D) / (geometry.norm(W) * geometry.norm(D))
+        return torch.stack([self_cosine, *(it.alignment("W", R, of="step") for R in refs)], dim=1)
 
-    return {"W_norm": lambda it: frobenius_norm(it.W), "cosines": cosines}
+    return {"W_norm": lambda it: it.norm("W"), "cosines": cosines}
 
 
 @shared_run

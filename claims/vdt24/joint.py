@@ -29,8 +29,7 @@ import torch
 from theorycheck import data as datasets
 from theorycheck import shared_run
 from theorycheck.models import Forward, TokenSelection, score_coordinates
-from theorycheck.models.token_selection import logits, token_scores
-from theorycheck.optim import BlockNGD, FirstOrder, frobenius_norm, inner, run_trajectory
+from theorycheck.optim import BlockNGD, FirstOrder, frobenius_norm, run_trajectory
 from theorycheck.patterns import per_instance
 
 from .problems import DM_SIZES, JOINT_P, TRIALS, condition1_parameters, dm
@@ -186,14 +185,14 @@ def joint_runs(run) -> dict:
     gaussian = torch.as_tensor(run.rng("joint", "gaussian reference").standard_normal(
         tuple(W_mm.shape[1:])), dtype=W_mm.dtype, device=W_mm.device)
     snapshots = snapshot_steps(run.tier)
+    gaussians = gaussian.expand_as(W_mm)
     metrics = {
-        "gamma": lambda it: token_scores(X, y, it.u),
-        "z": lambda it: logits(X, it.W),
-        "u_norm": lambda it: frobenius_norm(it.u),
-        "W_norm": lambda it: frobenius_norm(it.W),
-        "u_mm_inner": only_at(snapshots, lambda it: inner(it.u, u_mm)),
-        "W_mm_inner": only_at(snapshots, lambda it: inner(it.W, W_mm)),
-        "gaussian_inner": only_at(snapshots, lambda it: torch.einsum("kij,ij->k", it.W, gaussian)),
+        **scores_and_logits(),
+        "u_norm": lambda it: it.norm("u"),
+        "W_norm": lambda it: it.norm("W"),
+        "u_mm_inner": only_at(snapshots, lambda it: it.inner("u", u_mm)),
+        "W_mm_inner": only_at(snapshots, lambda it: it.inner("W", W_mm)),
+        "gaussian_inner": only_at(snapshots, lambda it: it.inner("W", gaussians)),
     }
     step = _schedule_step(TokenSelection(X, y), ALL_VARIANTS)
     traj = run_trajectory(step, {"u": torch.zeros_like(u_mm), "W": torch.zeros_like(W_mm)}, steps,
@@ -207,6 +206,11 @@ def joint_runs(run) -> dict:
             gaussian_norm=np.full(TRIALS, float(gaussian.norm())), t=traj.t,
             W_final=traj.W[trials], **{name: traj[name][:, trials] for name in metrics})
     return runs
+
+
+def scores_and_logits():
+    """Per step: the token scores "gamma" and the logits "z" (K,n,T), in the run's coordinates."""
+    return {"gamma": lambda it: it.model.scores(it.coordinates), "z": lambda it: it.model.logits(it.coordinates)}
 
 
 def snapshot_steps(tier: str) -> frozenset:
@@ -223,7 +227,8 @@ def only_at(steps: frozenset, metric):
     def sparse_metric(it):
         if it.t in steps:
             return metric(it)
-        return torch.full(it.u.shape[:1], math.nan, dtype=it.u.dtype, device=it.u.device)
+        u = it.coordinates["u"]
+        return torch.full(u.shape[:1], math.nan, dtype=u.dtype, device=u.device)
     return sparse_metric
 
 
@@ -318,7 +323,7 @@ def invariant_batch(run, *, rho: float, eta: float, d_per_n: int = 16, instances
     tensors = data.to_torch(run.runtime.device, run.runtime.torch_dtype)
     X, y = tensors.X, tensors.y
     variant = Variant(f"rho={rho:g}, eta={eta:g}", rho, eta)
-    metrics = {"gamma": lambda it: token_scores(X, y, it.u), "z": lambda it: logits(X, it.W)}
+    metrics = scores_and_logits()
     zero = {"u": X.new_zeros((K, d)), "W": X.new_zeros((K, d, d))}
     traj = run_trajectory(BlockNGD(TokenSelection(X, y), eta, alpha=variant.alpha), zero, steps, metrics)
     widened = (first_step_score_gaps(data.X, data.y, data.opt) > 0).all(axis=-1)

@@ -35,7 +35,7 @@ import torch
 from theorycheck import data as datasets
 from theorycheck import shared_run
 from theorycheck.models import TokenSelection
-from theorycheck.optim import FirstOrder, alignment, frobenius_norm, run_trajectory, standard_metrics
+from theorycheck.optim import FirstOrder, frobenius_norm, run_trajectory, standard_metrics
 from theorycheck.runtime import Runtime, generator
 from theorycheck.solvers import solve_usvm_batch, solve_wsvm_batch
 
@@ -196,8 +196,9 @@ def e1_or_counterexample(tc) -> Problem:
 
 
 def direction_metrics(W_ref):
-    """Per-step metrics for directional claims: ||W_t||_F and al(W_t, W_ref)."""
-    return {"W_norm": lambda it: frobenius_norm(it.W), "W_alignment": lambda it: alignment(it.W, W_ref)}
+    """Per-step metrics for directional claims: ||W_t||_F and al(W_t, W_ref) (in the run's
+    coordinates)."""
+    return {"W_norm": lambda it: it.norm("W"), "W_alignment": lambda it: it.alignment("W", W_ref)}
 
 
 def certificate_bound(norms: np.ndarray, align: np.ndarray, eta, t0: int) -> np.ndarray:

@@ -552,7 +552,7 @@ def test_local_directions_without_assumptions(tc):
     W_mm, W_trap = prob.W_mm.repeat(S, 1, 1), trap.repeat(S, 1, 1)
     checkpoints = np.unique(np.r_[0, np.geomspace(1, sizes["steps"], 60).astype(int)])
     traj = run_trajectory(NGD(prob.model.tiled(S), NGD_ETA), {"W": W0}, sizes["steps"],
-                          {"al_mm": lambda it: alignment(it.W, W_mm), "al_trap": lambda it: alignment(it.W, W_trap)},
+                          {"al_mm": lambda it: it.alignment("W", W_mm), "al_trap": lambda it: it.alignment("W", W_trap)},
                           checkpoints=checkpoints)
     trapped = slice(0, len(scales) * TRIALS)
     small = slice(len(scales) * TRIALS, S * TRIALS)

@@ -13,6 +13,7 @@ round-off.  Single evaluations (losses, norms) are compared at 1e-13.
 """
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -26,7 +27,15 @@ from theorycheck.models.token_selection import (
     span_kernel,
     token_scores,
 )
-from theorycheck.optim import OPTIMIZERS, Adam, MirrorDescent, Preconditioned, relative_error
+from theorycheck.optim import (
+    OPTIMIZERS,
+    Adam,
+    MirrorDescent,
+    Preconditioned,
+    relative_error,
+    run_trajectory,
+    standard_metrics,
+)
 
 K, SEED, STEPS = 3, 0, 20
 torch.set_num_threads(1)
@@ -181,3 +190,58 @@ def test_span_kernel_is_the_gram_matrix_of_the_rank_one_matrices():
     n, T, d = X.shape[1:]
     B = torch.einsum("knte,knf->kntef", X, X[:, :, 0]).reshape(K, n * T, d * d)
     torch.testing.assert_close(span_kernel(X), torch.bmm(B, B.transpose(1, 2)), rtol=1e-13, atol=1e-14)
+
+
+def canonical_problem(joint, K=4, seed=5, n=6, T=4, d=32):
+    """The canonical size (6, 4, 32), where the cost model picks coefficient space."""
+    X, y, u, W = _conformance_data(K, seed, n=n, T=T, d=d)
+    if joint:
+        return TokenSelection(X, y), {"u": u, "W": 0.5 * W}, {"u": u, "W": _separating_W(X, y, u)}
+    return TokenSelection(X, y, u), {"W": 0.5 * W}, {"W": _separating_W(X, y, u)}
+
+
+def recorded_form(it):
+    """1 where the run steps in coefficient space, 0 where dense (K,)."""
+    spanned = it.model is not None and it.model.span is not None
+    return torch.full(it.coordinates["W"].shape[:1], float(spanned), dtype=torch.float64)
+
+
+@pytest.mark.parametrize("opt_name", ["gd", "ngd_momentum_capped", "polyak_capped", "block_ngd_time_factor"])
+@pytest.mark.parametrize("joint", [False, True], ids=["fixed", "joint"])
+def test_run_trajectory_picks_the_span_by_itself_with_equal_results(joint, opt_name):
+    """run_trajectory steps a first-order method in coefficient space where the cost model says so
+    (representation "cheapest", the default) and dense with representation "given"; every
+    standard metric -- norms, displacement, alignment with a reference in the span (the
+    separating W) and one outside it (a Gaussian matrix, measured through its representer),
+    loss, s_opt, logit gaps -- the recorded dense iterates and the final ones agree to 1e-11
+    relative (100 steps of round-off; 1e-12 after 20 steps in the tests above)."""
+    model, params0, refs = canonical_problem(joint)
+    g = torch.Generator().manual_seed(9)
+    outside = torch.randn(params0["W"].shape, generator=g, dtype=torch.float64)
+    opt = token_scores(model.X, model.y, refs.get("u", model.u)).argmax(-1)
+    metrics = standard_metrics(model, refs=refs, iterates=True, opt=opt)
+    metrics["outside_alignment"] = lambda it: it.alignment("W", outside)
+    metrics["outside_step_inner"] = lambda it: it.inner("W", outside, of="step")
+    metrics["form"] = recorded_form
+    checkpoints = [0, 1, 10, 100]
+    runs = {rep: run_trajectory(OPTIMIZERS[opt_name](model), params0, 100, metrics, checkpoints=checkpoints,
+                                representation=rep) for rep in ("cheapest", "given")}
+    auto, dense = runs["cheapest"], runs["given"]
+    assert (auto["form"] == 1).all() and (dense["form"] == 0).all()
+    for name in metrics:
+        if name == "form":
+            continue
+        scale = np.nanmax(np.abs(dense[name]))  # NaN: log(L - L_*) where L < L_* (opt not the argmax)
+        np.testing.assert_allclose(auto[name], dense[name], rtol=1e-11, atol=1e-11 * scale, err_msg=name)
+    for b in model.blocks:
+        assert max_relative_error(auto.params[b], dense.params[b]) <= 1e-11, b
+
+
+def test_entrywise_steps_stay_dense_and_bad_representation_is_refused():
+    """Mirror descent's step has no coefficient form: run_trajectory runs it as given, on the dense
+    model; an unknown representation is a DeclarationError naming the choices."""
+    model, params0, _ = canonical_problem(False)
+    traj = run_trajectory(MirrorDescent(model, 1.5, 0.1), params0, 3, {"form": recorded_form})
+    assert (traj["form"] == 0).all()
+    with pytest.raises(DeclarationError, match="representation"):
+        run_trajectory(OPTIMIZERS["gd"](model), params0, 3, {}, representation="sparse")

@@ -34,6 +34,14 @@ independent problem, and the model's data carry the same leading dimension.  A m
 ``metrics(**options) -> {name: metric}``, optional
     the model's own quantities along a trajectory (at least ``"log_loss"``), for
     `theorycheck.optim.standard_metrics`.
+``cheapest(params0)``, ``dense(params)``, ``representer(block, value)``, optional
+    representations: ``cheapest`` gives the model and start in the coordinates where a
+    first-order step costs least (by default the model itself: its plain blocks), ``dense``
+    expands coordinates back to the plain blocks, and ``representer`` expresses a plain tensor
+    ``value`` as the vector r with ``<theta_b, value> = sum(coordinates_b * r)`` (the Frobenius
+    inner product, exact for any value).  `theorycheck.optim.run_trajectory` steps in the
+    cheapest representation by itself and hands metrics both the coordinates and the plain
+    blocks (`theorycheck.optim.Iterate`).
 
 Nothing here knows a paper: a model module cites its source in its own docstring.  A model
 that a conformance test should cover registers a small instance with :func:`register_model`.
@@ -133,12 +141,27 @@ class Gram(Geometry):
 
     name = "gram"
     entrywise = False
+    #: how many recent products `apply` keeps
+    KEPT = 3
 
     def __init__(self, gram: torch.Tensor):
         self.gram = gram
+        self._kept = []
+
+    def apply(self, B: torch.Tensor) -> torch.Tensor:
+        r"""gram B per trial, (K, m).  The products of the last `KEPT` coefficient tensors are
+        kept, keyed by the tensor object (tensors are never modified in place here): a step and
+        the metrics of its checkpoint ask for the same iterate's product -- the logits, the
+        norm -- and each product reads the whole (K, m, m) Gram matrix."""
+        for kept, product in self._kept:
+            if kept is B:
+                return product
+        product = torch.bmm(self.gram, B[..., None]).squeeze(-1)
+        self._kept = [(B, product), *self._kept[: self.KEPT - 1]]
+        return product
 
     def inner(self, A, B):
-        return (A * torch.bmm(self.gram, B[..., None]).squeeze(-1)).sum(-1)
+        return (A * self.apply(B)).sum(-1)
 
 
 class Model:
@@ -198,6 +221,22 @@ class Model:
         """The model's own metrics for `theorycheck.optim.standard_metrics`: at least
         "log_loss" (``metric(it) -> (K,)``).  Models add theirs (sharing one forward pass)."""
         return {"log_loss": lambda it: self.log_loss(it.params)}
+
+    # -- representations ---------------------------------------------------------------------
+    def cheapest(self, params0: Params) -> tuple["Model", dict[str, torch.Tensor]]:
+        """(model, params): this model and the start ``params0`` in the representation where a
+        first-order step costs least; by default the model itself (its plain blocks)."""
+        return self, dict(params0)
+
+    def dense(self, params: Params) -> dict[str, torch.Tensor]:
+        """The parameters as the model's plain blocks (the identity unless the model holds its
+        blocks in other coordinates, e.g. coefficients over a basis)."""
+        return dict(params)
+
+    def representer(self, block: str, value: torch.Tensor) -> torch.Tensor:
+        r"""r with <theta_block, value>_F = sum(coordinates * r) per trial, for a plain tensor
+        ``value`` of the block's shape: ``value`` itself in plain coordinates."""
+        return value
 
     def require_entrywise(self, method: str, blocks=None) -> None:
         """DeclarationError if any of ``blocks`` (default: all) is held as coefficients over a

@@ -426,9 +426,10 @@ class Span(NamedTuple):
     tokens x_a (a = (i,t), q(a) = (i,1)), so first-order iterates from (u_0, W_0) stay in
         W = c_0 W_0 + sum_a c_a B_a,    u = e_0 u_0 + sum_a e_a x_a,
     and the block W (u) is held as the coefficients c (e), shape (K, 1 + nT), starting at
-    (1, 0, ..., 0).  Logits z_a = <W, B_a> and scores y_i <u, x_a> are rows of the Gram matrices
-    ``W_gram`` and ``u_gram`` (K, 1+nT, 1+nT) of these bases (the geometry `Gram`), so a step
-    costs O((nT)^2) instead of O(n d^2).  ``W0`` (K,d,d) and ``u0`` (K,d) (None with a fixed
+    (1, 0, ..., 0).  Logits z_a = <W, B_a> and scores y_i <u, x_a> are entries of gram c, with
+    the Gram matrices ``W_gram`` and ``u_gram`` (K, 1+nT, 1+nT) of these bases (the geometry
+    `Gram`, whose kept product also gives the norm), so a step costs O((nT)^2) instead of
+    O(n d^2).  ``W0`` (K,d,d) and ``u0`` (K,d) (None with a fixed
     decoder) are kept to expand coefficients back (`TokenSelection.dense`).
     """
 
@@ -454,10 +455,6 @@ class Span(NamedTuple):
 
     def gram(self, block):
         return self.W_gram if block == "W" else self.u_gram
-
-    def values(self, block, coefficients):
-        r"""<B_a, theta> for every token a, from the coefficients of theta: (K, nT)."""
-        return torch.bmm(self.gram(block)[:, 1:, :], coefficients[:, :, None]).squeeze(-1)
 
 
 def _span_coefficients(weights):
@@ -495,6 +492,7 @@ class TokenSelection(Model):
         self._gamma = None if u is None else token_scores(X, y, u)
         self._argmax = None if u is None else self._gamma.argmax(-1)
         self._geometry = {} if span is None else {b: Gram(span.gram(b)) for b in self.blocks}
+        self._representers = {}
 
     def restrict(self, trials):
         return TokenSelection(self.X[trials], self.y[trials],
@@ -516,35 +514,53 @@ class TokenSelection(Model):
         return TokenSelection(self.X, self.y, self.u, span), {b: start for b in self.blocks}
 
     def cheapest(self, params0):
-        """(model, params): `in_span` where `span_is_cheaper`, else the dense form itself."""
+        """(model, params): `in_span` where `span_is_cheaper`, else the model itself (a model
+        in span form already is its own cheapest form)."""
         K, n, T, d = self.X.shape
-        return self.in_span(params0) if span_is_cheaper(n, T, d) else (self, dict(params0))
+        if self.span is None and span_is_cheaper(n, T, d):
+            return self.in_span(params0)
+        return self, dict(params0)
 
     def dense(self, params):
-        r"""The parameters as dense u (K,d) and W (K,d,d) (the identity in the dense form)."""
+        r"""The parameters as dense u (K,d) and W (K,d,d) (the identity in the dense form).
+
+        W = c_0 W_0 + sum_i v_i x_{i,1}^T with v_i = sum_t c_{i,t} x_{i,t}: n d^2 operations."""
         if self.span is None:
             return dict(params)
         K, n, T, d = self.X.shape
-        flat, c = self.X.reshape(K, n * T, d), params["W"]
-        queries = self.X[:, :, :1, :].expand(K, n, T, d).reshape(K, n * T, d)
-        W = torch.bmm((flat * c[:, 1:, None]).transpose(1, 2), queries) + per_trial(c[:, 0], self.span.W0) * self.span.W0
+        c = params["W"]
+        v = _weighted_tokens(c[:, 1:].reshape(K, n, T), self.X)
+        W = torch.bmm(v.transpose(1, 2), self.X[:, :, 0, :]) + per_trial(c[:, 0], self.span.W0) * self.span.W0
         if self.u is not None:
             return {"W": W}
         e = params["u"]
-        return {"u": torch.bmm(e[:, None, 1:], flat).squeeze(1) + e[:, :1] * self.span.u0, "W": W}
+        return {"u": torch.bmm(e[:, None, 1:], self.X.reshape(K, n * T, d)).squeeze(1) + e[:, :1] * self.span.u0,
+                "W": W}
+
+    def representer(self, block, value):
+        r"""(<B_j, value>_F)_j (K, 1 + nT) over the basis (W_0, B_a) of W (or (u_0, x_a) of u), so
+        that <theta, value>_F = sum(c * representer) for theta with coefficients c -- exact for any
+        dense ``value``, in the span or not; ``value`` itself in the dense form.  Kept per value
+        (metrics ask for the same reference at every checkpoint)."""
+        if self.span is None:
+            return value
+        key = (block, id(value))
+        if key not in self._representers:
+            K, n, T, d = self.X.shape
+            if block == "W":
+                first, rest = self.span.W0, logits(self.X, value).reshape(K, n * T)
+            else:
+                first, rest = self.span.u0, torch.bmm(self.X.reshape(K, n * T, d), value[:, :, None]).squeeze(-1)
+            self._representers[key] = value, torch.cat([(first * value).flatten(1).sum(1, keepdim=True), rest], 1)
+        return self._representers[key][1]
 
     def span_coordinates(self, block, value):
         r"""Coefficients (K, 1 + nT) of the orthogonal projection of the dense ``value`` of
-        ``block`` onto the span (least squares in the `Gram` geometry: gram c = (<B_j, value>)_j);
+        ``block`` onto the span (least squares in the `Gram` geometry: gram c = `representer`);
         exact to round-off (relative ~ eps cond(gram)) for a value in the span."""
         if self.span is None:
             raise DeclarationError("TokenSelection.span_coordinates needs the span form (in_span)")
-        K, n, T, d = self.X.shape
-        if block == "W":
-            first, rest = self.span.W0, logits(self.X, value).reshape(K, n * T)
-        else:
-            first, rest = self.span.u0, torch.bmm(self.X.reshape(K, n * T, d), value[:, :, None]).squeeze(-1)
-        rhs = torch.cat([(first * value).flatten(1).sum(1, keepdim=True), rest], 1)
+        rhs = self.representer(block, value)
         return torch.bmm(torch.linalg.pinv(self.span.gram(block), hermitian=True), rhs[:, :, None]).squeeze(-1)
 
     # -- the model ----------------------------------------------------------------------------
@@ -552,16 +568,28 @@ class TokenSelection(Model):
         """The decoder u of ``params`` (the fixed one, or the block; dense form)."""
         return self.u if self.u is not None else params["u"]
 
+    def logits(self, params):
+        r"""z_{i,t} = x_{i,t}^T W x_{i,1} at ``params`` (either form), shape (K,n,T)."""
+        if self.span is None:
+            return logits(self.X, params["W"])
+        return self._values("W", params["W"]).reshape(self.X.shape[:3])
+
+    def scores(self, params):
+        r"""gamma_{i,t} = y_i u^T x_{i,t} at ``params`` (either form; the fixed decoder's), (K,n,T)."""
+        if self.u is not None:
+            return self._gamma
+        if self.span is None:
+            return token_scores(self.X, self.y, params["u"])
+        return self.y[..., None] * self._values("u", params["u"]).reshape(self.X.shape[:3])
+
+    def _values(self, block, coefficients):
+        r"""<B_a, theta> for every token a from the coefficients of theta (span form), (K, nT):
+        rows 1.. of gram c, the product the `Gram` geometry keeps for the norm."""
+        return self._geometry[block].apply(coefficients)[:, 1:]
+
     def forward(self, params) -> Forward:
         """The `Forward` pass at ``params``."""
-        if self.span is None:
-            if self.u is None:
-                return forward(self.X, self.y, params["u"], params["W"])
-            return _attend(self._gamma, logits(self.X, params["W"]))
-        shape = self.X.shape[:3]
-        gamma = self._gamma if self.u is not None else (
-            self.y[..., None] * self.span.values("u", params["u"]).reshape(shape))
-        return _attend(gamma, self.span.values("W", params["W"]).reshape(shape))
+        return _attend(self.scores(params), self.logits(params))
 
     def log_loss(self, params):
         return self.forward(params).log_loss()
@@ -603,16 +631,21 @@ class TokenSelection(Model):
     def metrics(self, opt=None):
         r""""log_loss", and with designated tokens ``opt`` (K,n): "log_excess_loss"
         log(L - L_*) with L_* = mean_i exp(-gamma_{i,opt_i}), and per sample (K,n) "s_opt"
-        s_{i,opt_i} and "log_one_minus_s_opt" log(1 - s_{i,opt_i}); all from one forward pass
-        per checkpoint."""
+        s_{i,opt_i}, "log_one_minus_s_opt" log(1 - s_{i,opt_i}) and "logit_gap"
+        min_{t != opt_i} z_{i,opt_i} - z_{i,t} (`logit_gap`); all from one forward pass per
+        checkpoint, in the representation the run steps in (``it.model``)."""
         from theorycheck.optim.metrics import once_per_iterate
 
-        state = once_per_iterate(lambda it: self.forward(it.params))
+        def model_of(it):
+            return self if it.model is None else it.model
+
+        state = once_per_iterate(lambda it: model_of(it).forward(it.coordinates))
         metrics = {"log_loss": lambda it: state(it).log_loss()}
         if opt is not None:
             metrics["log_excess_loss"] = lambda it: state(it).log_excess_loss(opt)
             metrics["s_opt"] = lambda it: state(it).s_opt(opt)
             metrics["log_one_minus_s_opt"] = lambda it: state(it).log_one_minus_s_opt(opt)
+            metrics["logit_gap"] = lambda it: _gap_to_other_tokens(model_of(it).logits(it.coordinates), opt)
         return metrics
 
 

@@ -34,7 +34,7 @@ from theorycheck.optim.mirror import (
     potential,
 )
 from theorycheck.optim.preconditioned import Preconditioned
-from theorycheck.optim.trajectory import ON_NONFINITE, Trajectory, recorded_rows, run_trajectory
+from theorycheck.optim.trajectory import ON_NONFINITE, REPRESENTATIONS, Trajectory, recorded_rows, run_trajectory
 
 __all__ = [
     "Preconditioned",
@@ -55,6 +55,7 @@ __all__ = [
     "once_per_iterate",
     "Trajectory",
     "ON_NONFINITE",
+    "REPRESENTATIONS",
     "alignment",
     "displacement",
     "frobenius_norm",

@@ -28,6 +28,7 @@ geometry supplies the norms.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import math
 from dataclasses import dataclass
@@ -123,6 +124,17 @@ class FirstOrder:
         if not (isinstance(self.log_eta_max, float) and self.log_eta_max == math.inf):
             log_coef = torch.minimum(log_coef, self.log_eta_max + M)
         return log_coef
+
+    def cheapest(self, params0: Mapping[str, torch.Tensor]) -> tuple["FirstOrder", dict[str, torch.Tensor]]:
+        """(step, params): this step, with the same settings and no momentum yet, on the model's
+        cheapest representation of the start ``params0`` (`Model.cheapest`); itself where that
+        is the model as given.  Every rule works in any geometry, so no rule keeps it dense."""
+        model, params = self.model.cheapest(params0)
+        if model is self.model:
+            return self, params
+        twin = copy.copy(self)
+        twin.model, twin._velocity = model, None
+        return twin, params
 
     # -- the step --------------------------------------------------------------------------
     def __call__(self, t: int, params: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:

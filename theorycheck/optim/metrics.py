@@ -2,11 +2,15 @@ r"""Quantities measured along trajectories of any model, batched over trials.
 
 A metric is a callable ``metric(it: Iterate) -> Tensor`` of shape (K, ...).  Norms, inner
 products, alignment and displacement take the geometry of the block they measure (Frobenius
-unless given).
+unless given).  A run may step in another representation of the model than the plain blocks
+(`theorycheck.models.base.Model.cheapest`, e.g. coefficients over the span of the data); the
+metrics here measure in the run's own coordinates (``it.coordinates`` with the geometry and
+`~theorycheck.models.base.Model.representer` of ``it.model``), so they cost what a step costs,
+while a metric that reads the plain blocks (``it.params``, ``it.W``) gets them expanded.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import cached_property
 from typing import Mapping
 
 import torch
@@ -17,20 +21,66 @@ __all__ = ["Iterate", "frobenius_norm", "inner", "alignment", "relative_error", 
            "once_per_iterate", "standard_metrics"]
 
 
-@dataclass(frozen=True)
 class Iterate:
-    """The iterate theta_t (``params``) at iteration ``t`` and the optimizer's next iterate
-    theta_{t+1} (``next``); ``it.W`` is ``it.params["W"]``."""
+    """The iterate theta_t at iteration ``t`` and the optimizer's next iterate theta_{t+1}.
 
-    t: int
-    params: Mapping[str, torch.Tensor]
-    next: Mapping[str, torch.Tensor]
+    ``coordinates`` and ``next_coordinates`` hold them as the run steps them, in the
+    representation ``model`` (None: the plain blocks); ``params`` and ``next`` are the plain
+    blocks (``model.dense``, expanded on first use); ``it.W`` is ``it.params["W"]``.
+    `norm`, `inner` and `alignment` measure in the run's coordinates."""
+
+    def __init__(self, t: int, coordinates: Mapping[str, torch.Tensor],
+                 next_coordinates: Mapping[str, torch.Tensor], model: Model | None = None):
+        self.t, self.coordinates, self.next_coordinates, self.model = t, coordinates, next_coordinates, model
+
+    @cached_property
+    def params(self) -> Mapping[str, torch.Tensor]:
+        return self.coordinates if self.model is None else self.model.dense(self.coordinates)
+
+    @cached_property
+    def next(self) -> Mapping[str, torch.Tensor]:
+        return self.next_coordinates if self.model is None else self.model.dense(self.next_coordinates)
+
+    @cached_property
+    def step_coordinates(self) -> Mapping[str, torch.Tensor]:
+        """theta_{t+1} - theta_t in the run's coordinates (formed once: the model keeps products
+        keyed by the tensor)."""
+        return {b: self.next_coordinates[b] - v for b, v in self.coordinates.items()}
 
     def __getattr__(self, block):
-        params = self.__dict__.get("params")
-        if params is not None and block in params:
-            return params[block]
+        if block.startswith("_") or block in ("t", "coordinates", "next_coordinates", "model"):
+            raise AttributeError(block)
+        if block in self.coordinates:
+            return self.params[block]
         raise AttributeError(f"iterate has no attribute or parameter block {block!r}")
+
+    def geometry(self, block: str) -> Geometry:
+        """The geometry of ``block``'s coordinates in the run's representation."""
+        return FROBENIUS if self.model is None else self.model.geometry(block)
+
+    def norm(self, block: str, of: str = "params") -> torch.Tensor:
+        r"""||theta_t|| of ``block`` (``of="step"``: ||theta_{t+1} - theta_t||), shape (K,)."""
+        return self.geometry(block).norm(self._vector(block, of))
+
+    def inner(self, block: str, value: torch.Tensor, of: str = "params") -> torch.Tensor:
+        r"""<theta_t, value>_F of ``block`` (``of="step"``: of theta_{t+1} - theta_t) for a plain
+        tensor ``value`` (K, ...) of the block's shape, shape (K,).  The model computes the
+        representer of ``value`` once per tensor object: pass the same object at every
+        checkpoint (not a fresh view or copy)."""
+        r = value if self.model is None else self.model.representer(block, value)
+        return (self._vector(block, of) * r).flatten(1).sum(1)
+
+    def alignment(self, block: str, value: torch.Tensor, of: str = "params") -> torch.Tensor:
+        r"""al(theta_t, value) = <theta_t, value>/(||theta_t|| ||value||_F) of ``block``
+        (``of="step"``: of theta_{t+1} - theta_t), shape (K,)."""
+        return self.inner(block, value, of) / (self.norm(block, of) * frobenius_norm(value))
+
+    def _vector(self, block, of):
+        if of == "params":
+            return self.coordinates[block]
+        if of == "step":
+            return self.step_coordinates[block]
+        raise ValueError(f"of={of!r}: use 'params' or 'step'")
 
 
 def frobenius_norm(A):
@@ -58,8 +108,8 @@ def displacement(model: Model):
     over the blocks of ``model`` in their geometries, shape (K,)."""
 
     def measure(it):
-        squares = [model.geometry(b).norm(it.next[b] - it.params[b]) ** 2 for b in model.blocks]
-        return torch.sqrt(sum(squares))
+        it = _bound(it, model)
+        return torch.sqrt(sum(it.norm(b, of="step") ** 2 for b in model.blocks))
 
     return measure
 
@@ -99,12 +149,17 @@ def standard_metrics(model: Model, refs: Mapping[str, torch.Tensor] | None = Non
     return metrics
 
 
+def _bound(it, model):
+    """``it`` measured in ``model``'s coordinates where the run did not say its own model."""
+    return it if it.model is not None else Iterate(it.t, it.coordinates, it.next_coordinates, model)
+
+
 def _block_norm(model, b):
-    return lambda it: model.geometry(b).norm(it.params[b])
+    return lambda it: _bound(it, model).norm(b)
 
 
 def _block_alignment(model, b, ref):
-    return lambda it: alignment(it.params[b], ref, model.geometry(b))
+    return lambda it: _bound(it, model).alignment(b, ref)
 
 
 def _block_value(b):

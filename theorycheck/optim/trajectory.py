@@ -8,12 +8,16 @@ import numpy as np
 import torch
 
 from theorycheck.errors import DeclarationError, NonFiniteIterateError
+from theorycheck.models.base import Model
 from theorycheck.optim.metrics import Iterate
 
-__all__ = ["Trajectory", "recorded_rows", "run_trajectory", "ON_NONFINITE"]
+__all__ = ["Trajectory", "recorded_rows", "run_trajectory", "ON_NONFINITE", "REPRESENTATIONS"]
 
 #: what `run_trajectory` does when an iterate becomes NaN or infinite
 ON_NONFINITE = ("raise", "record")
+#: the representation `run_trajectory` steps in: the cheapest the step and model offer, or the
+#: one the step was built on
+REPRESENTATIONS = ("cheapest", "given")
 
 
 @dataclass
@@ -118,13 +122,34 @@ def _checkpoint_mask(steps, checkpoints):
     return record
 
 
+def _in_representation(step, params0, representation):
+    """(step, params, model): the step and start in the representation asked for, and the model
+    the step runs on (None for a step that names none)."""
+    if representation not in REPRESENTATIONS:
+        raise DeclarationError(f"representation={representation!r}; use one of {REPRESENTATIONS}")
+    if representation == "cheapest" and hasattr(step, "cheapest"):
+        step, params0 = step.cheapest(params0)
+    model = getattr(step, "model", None)
+    return step, dict(params0), model if isinstance(model, Model) else None
+
+
 def run_trajectory(step, params0: Mapping[str, torch.Tensor], steps: int, metrics, checkpoints=None,
-                   check_every=256, on_nonfinite="raise"):
+                   check_every=256, on_nonfinite="raise", representation="cheapest"):
     r"""Iterate theta_{t+1} = step(t, theta_t) for t = 0..steps-1 from the parameter dict theta_0.
 
+    ``representation="cheapest"`` (default): a step that offers ``step.cheapest(params0)`` (the
+    first-order steps of `theorycheck.optim.gradient`, through `Model.cheapest`) runs in the
+    representation of the model where it costs least -- e.g. token selection in coefficient
+    space, iterates equal to round-off -- and every other step (mirror descent, Adam,
+    preconditioners: their entrywise maps leave such a span) as given; ``"given"`` keeps the
+    step's own.  ``params0`` are the plain blocks either way (or the coordinates of the step's
+    model, where it was built on another representation), and so is ``Trajectory.params``.
+
     At each checkpoint t (sorted ints in [0, steps]; default: every iteration) every metric is
-    called on ``Iterate(t, theta_t, theta_{t+1})`` (at t = steps the step is evaluated once more
-    to provide theta_{t+1}).  Metrics stay on the device and move to numpy once at the end.
+    called on ``Iterate(t, theta_t, theta_{t+1}, model)`` (at t = steps the step is evaluated once
+    more to provide theta_{t+1}): its ``coordinates`` in the run's representation, its plain
+    blocks ``params`` expanded when a metric reads them.  Metrics stay on the device and move
+    to numpy once at the end.
 
     Every iterate is checked for NaN/inf; the host reads the result only every
     ``check_every`` steps and at the end.  ``on_nonfinite="raise"`` (default) raises
@@ -137,14 +162,15 @@ def run_trajectory(step, params0: Mapping[str, torch.Tensor], steps: int, metric
         raise DeclarationError(f"on_nonfinite={on_nonfinite!r}; use one of {ON_NONFINITE}")
     record = _checkpoint_mask(steps, checkpoints)
     recorder = _Recorder(metrics, int(record.sum()))
-    params = dict(params0)
+    step, params, model = _in_representation(step, params0, representation)
     blocks = list(params)
+    start_sums = _block_sums({b: params0[b] for b in blocks})  # a non-finite start: step 0, in any form
     K = next(iter(params.values())).shape[0]
     sums = next(iter(params.values())).new_empty((check_every, len(blocks), K))
     first_bad = torch.full((K,), -1, dtype=torch.long, device=sums.device)
     checked = 0
     for t in range(steps + 1):
-        sums[t - checked] = _block_sums(params)
+        sums[t - checked] = start_sums if t == 0 else _block_sums(params)
         if t - checked == check_every - 1 or t == steps:
             window = sums[: t - checked + 1]
             if on_nonfinite == "raise":
@@ -157,7 +183,8 @@ def run_trajectory(step, params0: Mapping[str, torch.Tensor], steps: int, metric
         if t < steps or record[t]:
             next_params = step(t, params)
         if record[t]:
-            recorder.record(Iterate(t, params, next_params))
+            recorder.record(Iterate(t, params, next_params, model))
         if t < steps:
             params = next_params
-    return Trajectory(np.flatnonzero(record), recorder.to_numpy(), params, first_bad.cpu().numpy())
+    plain = params if model is None else model.dense(params)
+    return Trajectory(np.flatnonzero(record), recorder.to_numpy(), plain, first_bad.cpu().numpy())
