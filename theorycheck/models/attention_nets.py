@@ -36,6 +36,7 @@ from theorycheck.errors import DeclarationError, UsageError
 from theorycheck.models.base import Instance, Model, register_model
 
 __all__ = [
+    "parameters_reached",
     "Activation",
     "RELU",
     "SOFTPLUS_THRESHOLD",

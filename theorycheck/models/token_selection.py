@@ -51,6 +51,34 @@ import torch
 from theorycheck.errors import DeclarationError
 from theorycheck.models.base import FROBENIUS, Gram, Instance, Model, Scaled, per_trial, register_model
 
+__all__ = [
+    "Forward",
+    "TokenSelection",
+    "attended_features",
+    "autograd_grad_W",
+    "closed_form_negative_grad_W",
+    "constraint_radii",
+    "forward",
+    "log_attention",
+    "log_excess_loss",
+    "log_gradient_weights",
+    "log_loss",
+    "log_one_minus_s_opt",
+    "logit_gap",
+    "logits",
+    "loss_autograd_reference",
+    "margins",
+    "optimal_token_mask",
+    "s_opt",
+    "scaled_grad_u",
+    "scaled_grad_W",
+    "scaled_gradients",
+    "score_deviations",
+    "score_gap",
+    "token_scores",
+    "tokens_at",
+]
+
 _NEG_INF = float("-inf")
 
 

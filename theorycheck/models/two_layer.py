@@ -38,6 +38,23 @@ import torch
 from theorycheck.errors import DeclarationError
 from theorycheck.models.base import Instance, Model, register_model, scaled
 
+__all__ = [
+    "ACTIVATIONS",
+    "TwoLayerNetwork",
+    "function_step_factor",
+    "independent_initialization",
+    "kernel_normalisation",
+    "loss_gradient",
+    "neuron_coefficients",
+    "ntk_gram",
+    "ntk_gram_autograd",
+    "ntk_jacobian",
+    "neuron_norms",
+    "outputs",
+    "preactivations",
+    "symmetric_initialization",
+]
+
 ACTIVATIONS = ("softmax", "relu", "exp")
 
 
