@@ -179,3 +179,17 @@ def test_a_slope_window_into_the_round_off_floor_warns():
 def test_runtime_rejects_a_thread_count_below_one():
     with pytest.raises(RuntimeConfigError, match="threads must be a positive integer"):
         Runtime(threads=0)
+
+
+def test_slope_interval_is_the_student_t_interval_of_linregress():
+    from scipy import stats
+    from theorycheck.checks import fit_slope
+    rng = np.random.default_rng(3)
+    x = np.repeat([64.0, 512.0, 4096.0], 10)
+    y = np.exp(0.2 * np.log(x) + 0.1 * rng.standard_normal(x.size))
+    fit = fit_slope(x, y, window=(64, 4096))
+    ref = stats.linregress(np.log(x), np.log(y))
+    half = stats.t.ppf(0.995, x.size - 2) * ref.stderr
+    assert np.allclose(fit.interval(0.99), (ref.slope - half, ref.slope + half), rtol=1e-12)
+    with pytest.raises(ValueError, match="confidence"):
+        fit.interval(1.5)

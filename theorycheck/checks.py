@@ -277,7 +277,8 @@ def _transform(name: str, axis: str, values: np.ndarray, how: str | float) -> np
 
 @dataclass
 class SlopeFit:
-    """Least-squares line ``Y = intercept + slope * X`` over a window, with its R^2."""
+    """Least-squares line ``Y = intercept + slope * X`` over a window, with its R^2 and the
+    slope's standard error."""
 
     slope: float
     intercept: float
@@ -286,6 +287,15 @@ class SlopeFit:
     window: tuple[float, float]
     x_transform: str | float
     y_transform: str | float
+    stderr: float = float("nan")
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """Two-sided ``confidence`` interval of the slope (Student t, ``n_points - 2`` degrees
+        of freedom; the points' scatter about the line taken as independent noise)."""
+        if not 0 < confidence < 1:
+            raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+        half = stats.t.ppf(0.5 + confidence / 2, self.n_points - 2) * self.stderr
+        return self.slope - half, self.slope + half
 
 
 def fit_slope(
@@ -311,7 +321,8 @@ def fit_slope(
     Y = _transform(name, "y", ya[sel], y_transform)
     res = stats.linregress(X, Y)
     return SlopeFit(float(res.slope), float(res.intercept), float(res.rvalue**2),
-                    int(sel.sum()), (float(window[0]), float(window[1])), x_transform, y_transform)
+                    int(sel.sum()), (float(window[0]), float(window[1])), x_transform, y_transform,
+                    float(res.stderr))
 
 
 def slope(

@@ -10,6 +10,7 @@ from claims.glls24.setup import (
     softmax_gd,
 )
 from theorycheck import Control, claim
+from theorycheck.checks import fit_slope
 from theorycheck.models import loss_gradient, neuron_norms, ntk_gram, outputs
 
 RADII = [1e-4, 1e-3, 1e-2]
@@ -42,14 +43,12 @@ the middle to the largest width, 8 times wider)."""
 def width_slope_interval(values_by_width, confidence):
     r"""Least-squares slope of ``log y`` against ``log m`` pooled over widths and trials
     (``values_by_width``: width -> (K,) positive values) and its two-sided ``confidence`` interval
-    (Student t with N - 2 degrees of freedom, `scipy.stats.linregress`)."""
-    from scipy import stats
-
-    x = np.concatenate([np.full(len(v), np.log(m)) for m, v in values_by_width.items()])
-    y = np.log(np.concatenate([np.asarray(v) for v in values_by_width.values()]))
-    fit = stats.linregress(x, y)
-    half = stats.t.ppf(0.5 + confidence / 2, len(x) - 2) * fit.stderr
-    return {"slope": float(fit.slope), "lower": float(fit.slope - half), "upper": float(fit.slope + half)}
+    (`theorycheck.checks.fit_slope`, `SlopeFit.interval`)."""
+    x = np.concatenate([np.full(len(v), float(m)) for m, v in values_by_width.items()])
+    y = np.concatenate([np.asarray(v, dtype=float) for v in values_by_width.values()])
+    fit = fit_slope(x, y, window=(x.min(), x.max()), name="width slope")
+    lower, upper = fit.interval(confidence)
+    return {"slope": fit.slope, "lower": lower, "upper": upper}
 
 
 @claim("glls24.lem5_1.kernel_perturbation", source="Lemma 5.1 = Lemma B.2; Remark 5.2",
