@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from theorycheck.errors import DeclarationError
+from theorycheck.models import two_layer
 from theorycheck.models import (
     ACTIVATIONS,
     TwoLayerNetwork,
@@ -46,6 +47,19 @@ def test_closed_form_gradient_equals_autograd(activation):
     auto = torch.func.grad(lambda w: model.loss({"W": w}).sum())(W)
     closed = loss_gradient(X, Y, W, A, activation)
     assert float((closed - auto).norm() / auto.norm()) < 1e-13
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_gradient_over_slices_of_samples_equals_autograd(activation, monkeypatch):
+    """With a one-byte slice budget the samples go in slices of d_in = 5 rows (5, 5, 3): the
+    summed slice gradients and the concatenated outputs equal the one-piece autograd values."""
+    monkeypatch.setattr(two_layer, "SLICE_BYTES", 1)
+    X, Y, W, A = problem(activation, n=13)
+    model = TwoLayerNetwork(X, Y, A, activation)
+    auto = torch.func.grad(lambda w: model.loss({"W": w}).sum())(W)
+    F, closed = two_layer.outputs_and_loss_gradient(X, Y, W, A, activation)
+    assert float((closed - auto).norm() / auto.norm()) < 1e-13
+    torch.testing.assert_close(F, outputs(X, W, A, activation), rtol=1e-13, atol=1e-15)
 
 
 def test_softmax_output_and_shift_invariance():

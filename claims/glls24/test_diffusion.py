@@ -4,7 +4,7 @@ import numpy as np
 import torch
 
 from claims.glls24.setup import denoising_samples, diffusion_features, initialization
-from theorycheck import Control, claim
+from theorycheck import Control, claim, shared_run
 from theorycheck.batching import map_chunks
 from theorycheck.models import ntk_gram
 from theorycheck.solvers import kernel_gd_predictions, ou_coefficients
@@ -197,6 +197,40 @@ def risk(values, score):
     return float(np.mean((values - score) ** 2))
 
 
+CLAIM_G1_SIZES = {"quick": {"n": 64, "m": 256, "steps": 1000, "auxiliary": 2000, "test_points": 5000},
+                  "full": {"n": 2048, "m": 2**14, "steps": 10000, "auxiliary": 20000, "test_points": 20000}}
+
+
+def network_gram(Z, W0, A):
+    """The NTK Gram matrix H(0) of the training features, (1, n, n)."""
+    return ntk_gram(Z, Z, W0, A)
+
+
+@shared_run(sizes=CLAIM_G1_SIZES)
+def claim_g1_network(run):
+    r"""Claim G.1's data and network, shared by the claim and its controls (neither changes
+    them): n denoising samples (training), ``test_points`` fresh ones and ``auxiliary`` ones for
+    f_H, as features ``Z``; the softmax network of width m (sigma = 1, symmetric init) after
+    ``steps`` GD steps with ``eta = 1/(m lambda_max(H(0)))``; returns the samples' labels and true
+    scores, W0, A, eta and ``f_W`` on the test points."""
+    from theorycheck.models import TwoLayerNetwork
+    from theorycheck.optim import GD, run_trajectory
+
+    s = run.sizes
+    _, x, t, label, score = denoising_samples(run.rng("train", s["n"]), s["n"])
+    _, x_te, t_te, _, score_te = denoising_samples(run.rng("test"), s["test_points"])
+    _, x_aux, t_aux, _, score_aux = denoising_samples(run.rng("auxiliary"), s["auxiliary"])
+    Z, Z_te, Z_aux = (diffusion_features(a, b) for a, b in ((x, t), (x_te, t_te), (x_aux, t_aux)))
+    W0, A = initialization(run, d_in=3, d=1, m=s["m"], K=1, sigma=1.0)
+    Zt, W0t, At = run.tensor(Z[None]), run.tensor(W0), run.tensor(A)
+    model = TwoLayerNetwork(Zt, run.tensor(label[None]), At)
+    eta = 1.0 / (s["m"] * torch.linalg.eigvalsh(network_gram(Zt, W0t, At))[:, -1])
+    traj = run_trajectory(GD(model, eta), {"W": W0t}, s["steps"], {}, checkpoints=[])
+    return {"Z": Z, "Z_te": Z_te, "Z_aux": Z_aux, "label": label, "score": score, "score_te": score_te,
+            "score_aux": score_aux, "W0": W0, "A": A, "eta": eta.cpu().numpy(),
+            "f_W": model.outputs(traj.W, run.tensor(Z_te[None]))[0, :, 0].cpu().numpy()}
+
+
 @claim("glls24.claimG_1.loss_decomposition", source="Claim G.1",
        statement="E(f_W - f*) <= 4 [E(f_W - f_{K,gamma}) + E(f_{K,gamma} - f_{K,gamma~}) + E(f_{K,gamma~} - f_H) "
                  "+ E(f_H - f*)] (coupling, label mismatch, early stopping, approximation); the label "
@@ -210,8 +244,7 @@ def risk(values, score):
            "reference", breaks=["label mismatch is kernel GD on f* - f_H"],
            description="the auxiliary process f_{K,gamma~} trained on y~ = f_H(z) without the shared "
                        "label noise y - f*: the mismatch then carries the noise")},
-       sizes={"quick": {"n": 64, "m": 256, "steps": 1000, "auxiliary": 2000, "test_points": 5000},
-              "full": {"n": 2048, "m": 2**14, "steps": 10000, "auxiliary": 20000, "test_points": 20000}})
+       sizes=CLAIM_G1_SIZES)
 def test_loss_decomposition(tc):
     r"""Claim G.1 on the diffusion instance (spec Sec. 4): ``f_W`` the softmax network (m, sigma = 1,
     symmetric init) after ``steps`` GD steps with ``eta = 1/(m lambda_max(H(0)))`` on n noisy
@@ -228,22 +261,13 @@ def test_loss_decomposition(tc):
     measured parts even the factor 1 holds, see the record).  The control
     ``pseudo_labels_without_noise`` trains the auxiliary process on ``f_H(z_i)`` alone (a wrong
     reference process): the noise no longer cancels and (ii) breaks."""
-    from theorycheck.models import TwoLayerNetwork
-    from theorycheck.optim import GD, run_trajectory
     from theorycheck.solvers import softmax_limit_kernel
 
-    s = tc.sizes
-    _, x, t, label, score = denoising_samples(tc.rng("train", s["n"]), s["n"])
-    _, x_te, t_te, _, score_te = denoising_samples(tc.rng("test"), s["test_points"])
-    _, x_aux, t_aux, _, score_aux = denoising_samples(tc.rng("auxiliary"), s["auxiliary"])
-    Z, Z_te, Z_aux = (tc.tensor(diffusion_features(a, b)[None]) for a, b in ((x, t), (x_te, t_te), (x_aux, t_aux)))
-    W0, A = initialization(tc, d_in=3, d=1, m=s["m"], K=1, sigma=1.0)
-    W0, A = tc.tensor(W0), tc.tensor(A)
-    model = TwoLayerNetwork(Z, tc.tensor(label[None]), A)
-    H, K_te = model.gram(W0), ntk_gram(Z_te, Z, W0, A)
-    eta = 1.0 / (s["m"] * torch.linalg.eigvalsh(H)[:, -1])
-    traj = run_trajectory(GD(model, eta), {"W": W0}, s["steps"], {}, checkpoints=[])
-    f_W = model.outputs(traj.W, Z_te)[0, :, 0].cpu().numpy()
+    s, fit = tc.sizes, tc.use(claim_g1_network)
+    label, score, score_te, score_aux = fit["label"], fit["score"], fit["score_te"], fit["score_aux"]
+    Z, Z_te, Z_aux = (tc.tensor(fit[k][None]) for k in ("Z", "Z_te", "Z_aux"))
+    W0, A, f_W = tc.tensor(fit["W0"]), tc.tensor(fit["A"]), fit["f_W"]
+    H, K_te, eta = network_gram(Z, W0, A), ntk_gram(Z_te, Z, W0, A), tc.tensor(fit["eta"])
     K_aux = softmax_limit_kernel(Z_aux, Z_aux, 1.0)[0]
     coef = torch.linalg.solve(K_aux + 1e-3 * s["auxiliary"] * torch.eye(s["auxiliary"], dtype=K_aux.dtype),
                               tc.tensor(score_aux[:, 0]))

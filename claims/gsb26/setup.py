@@ -428,9 +428,18 @@ def gradient_bias_groups(problem, V, K, n, groups, batches, rng):
     return np.array(loss), np.array(reg)
 
 
-def a3_violated(problem, sigma_1=2.0):
-    """The instance with W* rescaled to sigma_1(W*) = ``sigma_1`` (the reconstruction's I3:
-    kappa(Sigma) sigma_1(W*) ~ 4.4 on the well-conditioned recipe)."""
+#: sigma_1(W*) of the A3 violation: RE-SIZED AFTER THE 20-SEED SWEEP (flagged).  The
+#: reconstruction's I3 (sigma_1 = 2, kappa(Sigma) sigma_1(W*) ~ 4.4) left the worst-case
+#: loss-part bias of Theorem 3 decaying like 1/n on seed 10 (slope of its square -1.04, the
+#: criterion <= -0.85 met: a misfire); the slope moves towards 0 as sigma_1 grows (seeds 1-10,
+#: the largest slope at 2 / 3 / 4: -1.04 / -0.80 / -0.63, all on seed 10), so 4 was chosen on
+#: seeds 1-10 (margin 0.22 to the criterion) and held out on 0, 11-19 (largest -0.06)
+A3_VIOLATION_SIGMA_1 = 4.0
+
+
+def a3_violated(problem, sigma_1=A3_VIOLATION_SIGMA_1):
+    """The instance with W* rescaled to sigma_1(W*) = ``sigma_1`` (kappa(Sigma) sigma_1(W*) ~ 8.8
+    on the well-conditioned recipe at the default; the reconstruction's I3 had sigma_1 = 2)."""
     return problem.scaled(sigma_1 / problem.singular_values()[0])
 
 
@@ -439,7 +448,7 @@ def a3_violated(problem, sigma_1=2.0):
                             "radii": [0.0, 0.05]}})
 def loss_gradient_bias(run, *, a3="holds", radii=None, lam=0.0):
     r"""The bias E[grad Lhat_n + lam grad R(.; Sigma_hat)] - grad L_reg at points near the
-    manifold of the well-conditioned instance (``a3="violated"``: sigma_1(W*) = 2), for n over
+    manifold of the well-conditioned instance (``a3="violated"``: `a3_violated`), for n over
     ``ns``: ``groups`` group averages of M = batch_rows/n^2 batches each (M n^2 ~ cost per
     group), debiased squared norm per point and n ("squared", "noise"; with lam > 0 also of
     the loss part alone, "loss_squared", "loss_noise").  ``radii`` (default: the tier's) sets

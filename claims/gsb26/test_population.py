@@ -9,6 +9,8 @@ from theorycheck import Control, claim
 from .setup import LIGHT_TAIL, in_sample_gap, out_of_sample, record_assumptions, symbolic_closed_form
 
 PAPER = "gsb26"
+#: mu(K) of the heavy_tails control (re-sized after the 20-seed sweep: see `test_closed_form`)
+HEAVY_TAIL_MU = 3.0
 GAP_SIZES = {"quick": {"ns": [16, 32, 64], "rows": 200000},
              "full": {"ns": [16, 32, 64, 128, 256, 512], "rows": 1000000}}
 
@@ -35,7 +37,7 @@ GAP_SIZES = {"quick": {"ns": [16, 32, 64], "rows": 200000},
                         "non-zero difference"),
         "heavy_tails": Control(
             "hypothesis", breaks=["gap E Lhat_n - L decays like 1/n"],
-            description="K rescaled so that mu = ||Sigma^{1/2} K Sigma^{1/2}||^2 = 1.5 > 1/2: "
+            description="K rescaled so that mu = ||Sigma^{1/2} K Sigma^{1/2}||^2 = HEAVY_TAIL_MU = 3 > 1/2: "
                         "the softmax weights are heavy-tailed and the gap decays more slowly"),
     },
     sizes=GAP_SIZES,
@@ -58,6 +60,10 @@ def test_closed_form(tc):
     slopes on seeds 1, 2, 3 were -1.01, -1.01, -0.95, with standard errors 2-5% of the gap).
     Hypothesis: the scores have light tails, mu(K) = ||Sigma^{1/2} K Sigma^{1/2}||^2 < 1/2 (the
     Lemma-7 form of A3; with mu > 1/2 the gap decays more slowly, the heavy_tails control).
+    RE-SIZED AFTER THE 20-SEED SWEEP (flagged): the heavy_tails control had mu = 1.5, where the
+    gap's slope was -1.19 on seed 5 (inside the window: a misfire) and -1.25 on seed 11; at
+    mu = 3 (`HEAVY_TAIL_MU`, chosen on seeds 1-10: slopes -0.22 .. +0.70) every held-out seed
+    (0, 11-19) has a slope in [-0.21, 0.03], far outside [-1.25, -0.75].
     """
     symbolic = tc.use(symbolic_closed_form, missing_sigma=tc.control == "missing_sigma_sympy")
     tc.conclusion.holds("sympy d=2: E exp(a^T x) identity", symbolic["mgf"] == "0",
@@ -67,7 +73,7 @@ def test_closed_form(tc):
     tc.conclusion.holds("sympy d=k=1: ratio-of-integrals loss minus closed form is 0",
                         symbolic["scalar_loss"] == "0", detail={"difference": symbolic["scalar_loss"]})
 
-    gap = tc.use(in_sample_gap, tail=1.5 if tc.control == "heavy_tails" else None)
+    gap = tc.use(in_sample_gap, tail=HEAVY_TAIL_MU if tc.control == "heavy_tails" else None)
     problem, V, K = gap["problem"], gap["V"], gap["K"]
     record_assumptions(tc, problem)
     tc.precondition.at_most("light score tails: mu(K) < 1/2", gap["mu"], LIGHT_TAIL)
