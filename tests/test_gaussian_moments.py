@@ -6,9 +6,11 @@ import pytest
 from theorycheck.errors import DeclarationError
 from theorycheck.solvers.gaussian_moments import (
     sample_covariance_quadratic_mean,
+    softmax_average_mse_exact,
     softmax_average_mse_limit,
     softmax_weight_second_moment_bound,
     softmax_weight_second_moment_limit,
+    softmax_weight_second_moments_exact,
 )
 from theorycheck.solvers.monte_carlo import debiased_squared_norm
 
@@ -78,6 +80,53 @@ def test_softmax_second_moment_bound_holds_and_is_not_vacuous():
         assert (w[:, 1] ** 2).mean() >= 0.3 * other
     with pytest.raises(DeclarationError, match="n = 2"):
         softmax_weight_second_moment_bound(q, tau, 2)
+
+
+def _softmax_rows(rng, Sigma, u, x, n, draws):
+    """Monte Carlo of one softmax row: the fixed key x and n - 1 fresh keys N(0, Sigma)."""
+    keys = rng.standard_normal((draws, n - 1, len(u))) @ np.linalg.cholesky(Sigma).T
+    scores = np.concatenate([np.full((draws, 1), u @ x), keys @ u], 1)
+    s = np.exp(scores - scores.max(1, keepdims=True))
+    s /= s.sum(1, keepdims=True)
+    average = s[:, :1] * x + np.einsum("rn,rnd->rd", s[:, 1:], keys)
+    return s, ((average - Sigma @ u) ** 2).sum(1)
+
+
+@pytest.mark.parametrize("scale, n", [(0.5, 2), (0.5, 5), (1.2, 3), (1.2, 20)])
+def test_exact_softmax_moments_against_monte_carlo(scale, n):
+    """The quadrature moments within 5 Monte Carlo standard errors (q = 0.07 and 0.40)."""
+    rng = np.random.default_rng(1)
+    Sigma = _covariance(rng, 3)
+    u, x = scale * rng.standard_normal(3), rng.multivariate_normal(np.zeros(3), Sigma)
+    s, squared_error = _softmax_rows(rng, Sigma, u, x, n, 200000)
+    fresh, own = softmax_weight_second_moments_exact(u @ Sigma @ u, u @ x, n)
+    for exact, samples in [(fresh, (s[:, 1:] ** 2).mean(1)), (own, s[:, 0] ** 2),
+                           (softmax_average_mse_exact(x, u, Sigma, n), squared_error)]:
+        assert abs(samples.mean() - exact) <= 5 * samples.std() / np.sqrt(len(samples))
+
+
+def test_exact_softmax_moments_tend_to_their_limits_and_to_uniform_weights():
+    """n -> infinity: n^2 E s_j^2 -> e^q and n E||a - Sigma u||^2 -> e^q (tr Sigma + ||Sigma u||^2),
+    to O(1/n); q -> 0 (equal weights): E s_j^2 = E s_0^2 = 1/n^2 when the fixed score is 0."""
+    rng = np.random.default_rng(2)
+    Sigma = _covariance(rng, 3)
+    u, x = 0.6 * rng.standard_normal(3), rng.standard_normal(3)
+    q = u @ Sigma @ u
+    n = 10**9
+    fresh, _ = softmax_weight_second_moments_exact(q, u @ x, n)
+    assert n**2 * fresh == pytest.approx(softmax_weight_second_moment_limit(u, Sigma), rel=1e-5)
+    assert n * softmax_average_mse_exact(x, u, Sigma, n) == pytest.approx(softmax_average_mse_limit(u, Sigma),
+                                                                        rel=1e-5)
+    assert softmax_weight_second_moments_exact(1e-10, 0.0, 7) == pytest.approx((1 / 49, 1 / 49), rel=1e-8)
+
+
+def test_exact_softmax_moments_reject_bad_input():
+    with pytest.raises(DeclarationError, match="n >= 2"):
+        softmax_weight_second_moments_exact(1.0, 0.0, 1)
+    with pytest.raises(DeclarationError, match="q > 0"):
+        softmax_weight_second_moments_exact(0.0, 0.0, 5)
+    with pytest.raises(DeclarationError, match="q > 0"):
+        softmax_average_mse_exact(np.ones(2), np.zeros(2), np.eye(2), 5)
 
 
 def test_debiased_squared_norm_is_unbiased():

@@ -27,7 +27,8 @@ import numpy as np
 from theorycheck.errors import DeclarationError
 
 __all__ = ["sample_covariance_quadratic_mean", "softmax_weight_second_moment_limit",
-           "softmax_average_mse_limit", "softmax_weight_second_moment_bound"]
+           "softmax_average_mse_limit", "softmax_weight_second_moment_bound",
+           "softmax_weight_second_moments_exact", "softmax_average_mse_exact"]
 
 
 def sample_covariance_quadratic_mean(Sigma, A, n):
@@ -74,3 +75,102 @@ def softmax_weight_second_moment_bound(q, tau, n, *, self_weight=False):
     if self_weight:
         return np.exp(2 * tau + 2 * q / m) / m ** 2
     return np.exp(2 * q * (1 + (n - 2) / m ** 2) - 2 * tau / m) / m ** 2
+
+
+# -- exact finite-n moments (quadrature) ----------------------------------------------------------
+#: the standard normal nodes z and trapezoid weights of E g(sqrt(q) z) on [-14, 14]: the
+#: integrands below are entire in z with Gaussian decay, so the rule converges geometrically
+#: (step 0.1: error ~ exp(-2 pi d / 0.1), d ~ pi / (2 sqrt q) the width of the strip where
+#: exp(-t e^{sqrt(q) z}) stays bounded); the tails beyond 14 weigh < 1e-43
+_Z = np.linspace(-14.0, 14.0, 281)
+_Z_WEIGHTS = np.exp(-_Z ** 2 / 2) / np.sqrt(2 * np.pi) * (_Z[1] - _Z[0])
+#: the outer integral over s = log t: the range around s* = -log(1/t*) (t* = 1 / (n E e^a + w0),
+#: where the integrands peak) and the trapezoid step (the integrands are analytic in s)
+_S_BELOW, _S_ABOVE, _S_STEP = 20.0, 60.0, 0.05
+
+
+def _laplace_grid(q, tau, n):
+    """The outer nodes t = e^s (with the trapezoid weight of ds) for n keys, one of score tau."""
+    t_star = 1.0 / ((n - 1) * np.exp(q / 2) + np.exp(tau))
+    s = np.arange(np.log(t_star) - _S_BELOW, np.log(t_star) + _S_ABOVE, _S_STEP)
+    return np.exp(s), _S_STEP
+
+
+def _tilted_laplace(t, q, g):
+    r"""``E[g(a) (e^{-t e^a} - 1)]`` for a ~ N(0, q) at each t (T,), g on the nodes (Z,):
+    ``expm1`` keeps the small-t values exact to relative round-off."""
+    decay = np.expm1(-np.outer(t, np.exp(np.sqrt(q) * _Z)))
+    return decay @ (g * _Z_WEIGHTS)
+
+
+def _softmax_laplace_terms(q, tau, n):
+    r"""The ingredients of the exact moments for n keys: one fixed of score tau (weight w0 =
+    e^tau), n - 1 with scores a ~ N(0, q), weights w = e^a.  With 1/S^2 = int t e^{-tS} dt
+    and the tilt E[w^k h(a)] = e^{k^2 q/2} E[h(a + kq)] every moment is an integral over t of
+    powers of phi(t) = E e^{-tw} and tilted transforms.  Returns t, the weight of dt / t, w0,
+    log phi(t) (by ``log1p``: n log phi stays exact for n up to ~1e12), phi(t e^{2q}),
+    psi1(t) = E[w (a/q - 1) e^{-tw}] and psi2(t) = E[w^2 (a/q - 1)^2 e^{-tw}]."""
+    t, ds = _laplace_grid(q, tau, n)
+    ones, a_over_q = np.ones_like(_Z), _Z / np.sqrt(q)
+    log_phi = np.log1p(_tilted_laplace(t, q, ones))
+    phi_2q = 1.0 + _tilted_laplace(t * np.exp(2 * q), q, ones)
+    # psi1: E[w (a/q - 1) e^{-tw}] = e^{q/2} E[(a/q) e^{-t e^q e^a}] = e^{q/2} E[(a/q)(e^{..} - 1)]
+    psi1 = np.exp(q / 2) * _tilted_laplace(t * np.exp(q), q, a_over_q)
+    # psi2: E[w^2 (a/q - 1)^2 e^{-tw}] = e^{2q} E[(a/q + 1)^2 e^{-t e^{2q} e^a}]
+    square = (a_over_q + 1) ** 2
+    psi2 = np.exp(2 * q) * (float(square @ _Z_WEIGHTS) + _tilted_laplace(t * np.exp(2 * q), q, square))
+    return t, ds, np.exp(tau), log_phi, phi_2q, psi1, psi2
+
+
+def _check_keys(q, n, name):
+    if not (np.isscalar(n) and int(n) == n and n >= 2):
+        raise DeclarationError(f"{name}: needs an integer number of keys n >= 2, got {n!r}")
+    if not (np.isfinite(q) and q > 0):
+        raise DeclarationError(f"{name}: needs a score variance q > 0, got {q!r}")
+
+
+def softmax_weight_second_moments_exact(q, tau, n):
+    r"""``(E[s_j^2], E[s_0^2])`` exactly (quadrature, relative accuracy ~1e-12) for n keys: a
+    fixed one of score ``tau`` (weight s_0) and n - 1 fresh ones with scores a ~ N(0, q) (s_j,
+    any one of them)::
+
+        E s_j^2 = e^{2q} int_0^inf t e^{-t w0} phi(t e^{2q}) phi(t)^{n-2} dt,
+        E s_0^2 = w0^2   int_0^inf t e^{-t w0} phi(t)^{n-1} dt,
+
+    phi(t) = E e^{-t e^a}, w0 = e^tau (from 1/S^2 = int t e^{-tS} dt and the tilt e^{2a}).
+    ``n^2 E s_j^2 -> e^q`` (`softmax_weight_second_moment_limit`)."""
+    _check_keys(q, n, "softmax_weight_second_moments_exact")
+    t, ds, w0, log_phi, phi_2q, _, _ = _softmax_laplace_terms(q, tau, n)
+    base = t * t * np.exp(-t * w0) * ds                            # t dt = t^2 ds
+    fresh = np.exp(2 * q) * np.sum(base * phi_2q * np.exp((n - 2) * log_phi))
+    own = w0 ** 2 * np.sum(base * np.exp((n - 1) * log_phi))
+    return float(fresh), float(own)
+
+
+def softmax_average_mse_exact(x, u, Sigma, n):
+    r"""``E||a - Sigma u||^2`` exactly (quadrature) for the softmax average ``a = s_0 x + sum_j
+    s_j x_j`` over the fixed key ``x`` (score tau = u^T x) and n - 1 fresh keys x_j ~ N(0,
+    Sigma) with scores u^T x_j.  Conditioning x_j on its score a_j ~ N(0, q), q = u^T Sigma u,
+    x_j = (a_j/q) Sigma u + z_j with z_j ~ N(0, Sigma - Sigma u u^T Sigma / q) independent:
+
+        a - Sigma u = s_0 (x - Sigma u) + B Sigma u + sum_j s_j z_j,   B = sum_j s_j (a_j/q - 1),
+
+    so ``E||a - Sigma u||^2 = ||x - Sigma u||^2 E s_0^2 + 2 (x - Sigma u)^T Sigma u E[s_0 B] +
+    ||Sigma u||^2 E B^2 + (tr Sigma - ||Sigma u||^2 / q)(n - 1) E s_j^2``, each expectation an
+    integral over t as in `softmax_weight_second_moments_exact`.  ``n E||a - Sigma u||^2 ->
+    e^q (tr Sigma + ||Sigma u||^2)`` (`softmax_average_mse_limit`)."""
+    x, u, Sigma = (np.asarray(v, dtype=float) for v in (x, u, Sigma))
+    m = Sigma @ u
+    q, tau = float(u @ m), float(u @ x)
+    _check_keys(q, n, "softmax_average_mse_exact")
+    t, ds, w0, log_phi, phi_2q, psi1, psi2 = _softmax_laplace_terms(q, tau, n)
+    base = t * t * np.exp(-t * w0) * ds
+    N = n - 1
+    own = w0 ** 2 * np.sum(base * np.exp(N * log_phi))
+    fresh = np.exp(2 * q) * np.sum(base * phi_2q * np.exp((N - 1) * log_phi))
+    cross = w0 * N * np.sum(base * psi1 * np.exp((N - 1) * log_phi))
+    b_square = np.sum(base * (N * psi2 * np.exp((N - 1) * log_phi)
+                              + N * (N - 1) * psi1 ** 2 * np.exp((N - 2) * log_phi)))
+    offset = x - m
+    return float(offset @ offset * own + 2 * (offset @ m) * cross + (m @ m) * b_square
+                 + (np.trace(Sigma) - (m @ m) / q) * N * fresh)
