@@ -19,6 +19,11 @@ n -> infinity (a self-normalized importance-sampling average, delta method):
 finite when the tilt exists (always for Gaussians; the corrections are O(1/n)).  A
 non-asymptotic upper bound on E[s_j^2] follows from s_j <= e^{a_j} / sum_{l != j} e^{a_l} and
 AM-GM, sum_{l != j} e^{a_l} >= (n-1) exp(mean_{l != j} a_l) (`softmax_weight_second_moment_bound`).
+The exact finite-n values, with one key fixed (the query's own), follow from 1/S^2 = int_0^inf
+t e^{-tS} dt, independence and the tilt as one-dimensional integrals of the lognormal Laplace
+transform E exp(-t e^a), computed by quadrature (`softmax_weight_second_moments_exact`,
+`softmax_average_mse_exact`): the approach to the limits is O(1/n) with a constant that grows
+fast in q, so at q ~ 2.5 Monte Carlo sizes (n ~ 1e3) are still 10-25% short of them.
 """
 from __future__ import annotations
 
