@@ -31,6 +31,7 @@ import sympy as sp
 import torch
 
 from theorycheck import shared_run
+from theorycheck.errors import DeclarationError
 from theorycheck.models.attention_regression import (
     PopulationAttentionRegression,
     balance_regularizer,
@@ -116,15 +117,19 @@ def score_tail(K, Sigma):
     return float(np.linalg.norm(root @ K @ root, 2) ** 2)
 
 
-def record_assumptions(tc, problem: Problem, *, a3=True):
-    """A1, A2 and (``a3``) the A3 scale condition as preconditions.  Statements about the
-    geometry of the manifold (projection, singular values) do not use A3: pass a3=False."""
-    tc.precondition.at_least("A1: lambda_min(Sigma) > 0", problem.covariance_eigenvalues()[0], 0.0)
+def record_assumptions(tc, problem, *, a3=True):
+    """A1, A2 and (``a3``) the A3 scale condition as preconditions, of one `Problem` or of every
+    problem of a sequence.  Statements about the geometry of the manifold (projection,
+    singular values) do not use A3: pass a3=False."""
+    problems = [problem] if isinstance(problem, Problem) else list(problem)
+    one = (lambda values: values[0]) if isinstance(problem, Problem) else np.array
+    tc.precondition.at_least("A1: lambda_min(Sigma) > 0", one([p.covariance_eigenvalues()[0] for p in problems]), 0.0)
     tc.precondition.holds("A2: k >= d and sigma_d(W*) > 0",
-                          problem.k >= problem.d and problem.singular_values()[-1] > 0)
+                          all(p.k >= p.d and p.singular_values()[-1] > 0 for p in problems))
+    products = one([p.a3_product() for p in problems])
     if a3:
-        tc.precondition.at_most("A3: kappa(Sigma) sigma_1(W*) <= 1/2", problem.a3_product(), LIGHT_TAIL)
-    tc.record("kappa(Sigma) sigma_1(W*)", problem.a3_product())
+        tc.precondition.at_most("A3: kappa(Sigma) sigma_1(W*) <= 1/2", products, LIGHT_TAIL)
+    tc.record("kappa(Sigma) sigma_1(W*)", products)
 
 
 def regularized_model(problem: Problem, lam, tensor=torch.as_tensor):
@@ -412,6 +417,22 @@ def _population_gradients(problem, V, K):
     return flat(*population_gradient(Vt, Kt, S, W)), flat(*balance_regularizer_gradient(Vt, Kt, S))
 
 
+def reference_gradient_error(problem, V, K):
+    """Largest relative difference, over the points and both blocks, between the closed-form
+    references (`population_gradient`, `balance_regularizer_gradient` with Sigma) and
+    torch.func.grad of the closed-form losses `population_loss`, `balance_regularizer`."""
+    S, W = torch.as_tensor(problem.Sigma), torch.as_tensor(problem.W)
+    points = (torch.as_tensor(V), torch.as_tensor(K))
+    losses = [lambda v, k: population_loss(v, k, S, W, problem.noise).sum(),
+              lambda v, k: balance_regularizer(v, k, S).sum()]
+    closed = _population_gradients(problem, *points)
+    errors = []
+    for loss, reference in zip(losses, closed):
+        auto = torch.cat([g.flatten(1) for g in torch.func.grad(loss, argnums=(0, 1))(*points)], 1)
+        errors.append(float(((reference - auto).norm(dim=1) / auto.norm(dim=1)).max()))
+    return max(errors)
+
+
 def gradient_bias_groups(problem, V, K, n, groups, batches, rng):
     r"""Group averages of the gradient errors at the points (V, K) (P, k, d), (P, d, d): each
     group averages over ``batches`` fresh training sets of size n (a) grad Lhat_n - grad L and
@@ -468,7 +489,8 @@ def loss_gradient_bias(run, *, a3="holds", radii=None, lam=0.0):
             out[prefix + "squared"].append([e.estimate for e in estimates])
             out[prefix + "noise"].append([e.noise for e in estimates])
     return {**{key: np.array(v) for key, v in out.items()}, "n": np.array(run.sizes["ns"]),
-            "problem": problem, "dist_bound": bounds, "mu": np.array([score_tail(k_, problem.Sigma) for k_ in K])}
+            "problem": problem, "dist_bound": bounds, "mu": np.array([score_tail(k_, problem.Sigma) for k_ in K]),
+            "reference_error": reference_gradient_error(problem, V, K)}
 
 
 
@@ -641,48 +663,62 @@ def minibatch_indices(rng, n, batch, steps):
                              "etas": [0.1, 0.2, 0.3, 0.4, 0.5, 0.7]},
                    "full": {"d": 5, "k": 8, "n": 5000, "batch": 500, "steps": 2000, "seeds": 3,
                             "etas": [0.03, 0.1, 0.3]}})
-def minibatch_run(run, *, method, init):
+def minibatch_run(run, *, method, init, instances=1, etas=None):
     r"""The experiments of Appendix A: ``method`` (`MINIBATCH_METHODS`) with minibatches of the
-    n training samples on the well-conditioned instance (d x d Sigma, k x d W*), from
-    ``init`` "spectral" (the balanced point of (W_hat, Sigma_hat)) or "random" (entries of V, K
-    i.i.d. N(0, 1)), one trial per (step size, minibatch seed).  Every method with the same
-    seed sees the same training set, random point and minibatch sequence.  The population loss
-    L(theta_t) (closed form) is recorded at every step; divergence is recorded, not raised.
-    Returns t, ratio = L/L* (steps + 1, trials), diverged_at, eta and seed per trial, problem."""
+    n training samples on ``instances`` draws of the well-conditioned instance (d x d Sigma,
+    k x d W*; instance 0 is the one the figures use), from ``init`` "spectral" (the balanced
+    point of (W_hat, Sigma_hat)) or "random" (entries of V, K i.i.d. N(0, 1)), one trial per
+    (instance, step size, minibatch seed); ``etas`` defaults to the tier's grid.  Every
+    method with the same instance and seed sees the same training set, random point and
+    minibatch sequence.  The population loss L(theta_t) (closed form) is recorded at every
+    step; divergence is recorded, not raised.  Returns t, ratio = L/L* (steps + 1, trials),
+    diverged_at, eta, seed and instance per trial, problems (and problem = problems[0])."""
     s = run.sizes
-    problem = well_conditioned(run.rng("experiment_instance"), d=s["d"], k=s["k"])
-    rng = run.rng("training_set")
-    X = gaussian_rows(rng, problem.Sigma, (s["n"],))
-    Y = X @ problem.W.T + problem.noise * rng.standard_normal((s["n"], problem.k))
-    Xt, Yt = run.tensor(X), run.tensor(Y)
-    Sigma_hat = sample_covariance(Xt)
-    if init == "spectral":
-        V0, K0 = balanced_point(ols_estimate(Xt, Yt), Sigma_hat)
-    else:
-        init_rng = run.rng("random_init")
-        V0, K0 = (run.tensor(init_rng.standard_normal(shape)) for shape in [(problem.k, problem.d),
-                                                                              (problem.d, problem.d)])
-    etas, seeds = np.meshgrid(s["etas"], np.arange(s["seeds"]), indexing="ij")
-    etas, seeds = etas.ravel(), seeds.ravel()
-    trials = len(etas)
+    stream = lambda name, i: run.rng(name) if i == 0 else run.rng(name, i)  # noqa: E731
+    problems = [well_conditioned(stream("experiment_instance", i), d=s["d"], k=s["k"]) for i in range(instances)]
+    if len({p.noise for p in problems}) != 1:
+        raise DeclarationError("minibatch_run: the instances must share the noise level")
+    Xs, Ys, starts, Sigma_hats = [], [], [], []
+    for i, problem in enumerate(problems):
+        rng = stream("training_set", i)
+        X = gaussian_rows(rng, problem.Sigma, (s["n"],))
+        Y = X @ problem.W.T + problem.noise * rng.standard_normal((s["n"], problem.k))
+        Xt, Yt = run.tensor(X), run.tensor(Y)
+        Sigma_hat = sample_covariance(Xt)
+        if init == "spectral":
+            start = balanced_point(ols_estimate(Xt, Yt), Sigma_hat)
+        else:
+            init_rng = stream("random_init", i)
+            start = tuple(run.tensor(init_rng.standard_normal(shape)) for shape in [(problem.k, problem.d),
+                                                                                   (problem.d, problem.d)])
+        Xs.append(Xt), Ys.append(Yt), starts.append(start), Sigma_hats.append(Sigma_hat)
+    grid = s["etas"] if etas is None else list(etas)
+    instance, etas_, seeds = (a.ravel() for a in np.meshgrid(np.arange(instances), grid, np.arange(s["seeds"]),
+                                                             indexing="ij"))
+    trials = len(etas_)
     batches = np.stack([minibatch_indices(run.rng("minibatches", seed), s["n"], s["batch"], s["steps"] + 1)
                         for seed in range(s["seeds"])], axis=1)[:, seeds]       # (steps + 1, trials, b)
-    batches = torch.as_tensor(batches, device=Xt.device)
+    which = torch.as_tensor(instance, device=Xs[0].device)
+    X_all, Y_all = torch.stack(Xs)[which], torch.stack(Ys)[which]               # (trials, n, .)
+    rows = torch.arange(trials, device=X_all.device)[:, None]
+    batches = torch.as_tensor(batches, device=X_all.device)
     lam, preconditioned = MINIBATCH_METHODS[method]
-    tile = lambda a: a.expand(trials, *a.shape).contiguous()
-    reg_Sigma = tile(Sigma_hat)
-    population = PopulationAttentionRegression(tile(run.tensor(problem.Sigma)), tile(run.tensor(problem.W)),
-                                               problem.noise, 0.0)
+    Sigma_hat = torch.stack(Sigma_hats)[which]
+    population = PopulationAttentionRegression(run.tensor(np.stack([p.Sigma for p in problems]))[which],
+                                               run.tensor(np.stack([p.W for p in problems]))[which],
+                                               problems[0].noise, 0.0)
 
     def minibatch(t):
-        return EmpiricalAttentionRegression(Xt[batches[t]][:, None], Yt[batches[t]][:, None], lam, reg_Sigma)
+        return EmpiricalAttentionRegression(X_all[rows, batches[t]][:, None], Y_all[rows, batches[t]][:, None],
+                                            lam, Sigma_hat)
 
-    preconditioners = {"K": tile(torch.linalg.inv(Sigma_hat))} if preconditioned else {}
-    step = Preconditioned(population, run.tensor(etas), preconditioners, schedule=minibatch)
-    traj = run_trajectory(step, {"V": tile(V0), "K": tile(K0)}, s["steps"],
-                          {"loss": lambda it: population.loss(it.params)}, on_nonfinite="record")
-    return {"t": traj.t, "ratio": traj["loss"] / problem.optimum, "diverged_at": traj.diverged_at,
-            "eta": etas, "seed": seeds, "problem": problem}
+    preconditioners = {"K": torch.linalg.inv(Sigma_hat)} if preconditioned else {}
+    step = Preconditioned(population, run.tensor(etas_), preconditioners, schedule=minibatch)
+    start = {"V": torch.stack([v for v, _ in starts])[which], "K": torch.stack([k for _, k in starts])[which]}
+    traj = run_trajectory(step, start, s["steps"], {"loss": lambda it: population.loss(it.params)},
+                          on_nonfinite="record")
+    return {"t": traj.t, "ratio": traj["loss"] / problems[0].optimum, "diverged_at": traj.diverged_at,
+            "eta": etas_, "seed": seeds, "instance": instance, "problems": problems, "problem": problems[0]}
 
 
 __all__ += ["MINIBATCH_METHODS", "minibatch_indices", "minibatch_run"]

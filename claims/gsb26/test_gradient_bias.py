@@ -24,6 +24,13 @@ def bias_preconditions(tc, run):
     tc.record("mu(K) at the points", run["mu"])
 
 
+def reference_conclusion(tc, run):
+    """The references grad L and grad R(.; Sigma) are the gradients of the closed-form losses:
+    the closed forms against torch.func.grad, to round-off."""
+    tc.conclusion.at_most("closed-form grad L and grad R equal autograd of the closed-form losses",
+                          run["reference_error"], tc.roundoff(1000))
+
+
 def rate_conclusions(tc, n, norms, rate, part=""):
     """The paper's bound (squared bias O(polylog n / n): log-log slope <= -0.85) and the
     measured Theta(1/n) (n^rate ||b_n|| varies by less than a factor 1.5), per column."""
@@ -81,6 +88,7 @@ def test_gradient_bias(tc):
     rate = 2 if tc.control == "faster_rate" else 1
     run = tc.use(loss_gradient_bias, a3="violated" if tc.control == "a3_violated" else "holds")
     bias_preconditions(tc, run)
+    reference_conclusion(tc, run)
     n, norms = run["n"], np.sqrt(np.maximum(run["squared"], 0.0))
     tc.record("n ||b_n|| (n x point)", n[:, None] * norms)
     rate_conclusions(tc, n, norms, rate)
@@ -132,6 +140,7 @@ def test_uniform_gradient_approx(tc):
     run = tc.use(loss_gradient_bias, a3="violated" if tc.control == "a3_violated" else "holds",
                  radii=tc.sizes["radii"], lam=0.25)
     bias_preconditions(tc, run)
+    reference_conclusion(tc, run)
     sigma_d = run["problem"].singular_values()[-1]
     tc.precondition.at_most("points within 0.2 sqrt(sigma_d(W*)) of the manifold", run["dist_bound"],
                             0.2 * np.sqrt(sigma_d), margin=1e-12)
