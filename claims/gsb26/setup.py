@@ -663,38 +663,42 @@ def minibatch_indices(rng, n, batch, steps):
                              "etas": [0.1, 0.2, 0.3, 0.4, 0.5, 0.7]},
                    "full": {"d": 5, "k": 8, "n": 5000, "batch": 500, "steps": 2000, "seeds": 3,
                             "etas": [0.03, 0.1, 0.3]}})
-def minibatch_run(run, *, method, init, instances=1, etas=None):
-    r"""The experiments of Appendix A: ``method`` (`MINIBATCH_METHODS`) with minibatches of the
-    n training samples on ``instances`` draws of the well-conditioned instance (d x d Sigma,
-    k x d W*; instance 0 is the one the figures use), from ``init`` "spectral" (the balanced
-    point of (W_hat, Sigma_hat)) or "random" (entries of V, K i.i.d. N(0, 1)), one trial per
-    (instance, step size, minibatch seed); ``etas`` defaults to the tier's grid.  Every
-    method with the same instance and seed sees the same training set, random point and
-    minibatch sequence.  The population loss L(theta_t) (closed form) is recorded at every
-    step; divergence is recorded, not raised.  Returns t, ratio = L/L* (steps + 1, trials),
-    diverged_at, eta, seed and instance per trial, problems (and problem = problems[0])."""
+def minibatch_run(run, *, arms, instances=1, etas=None):
+    r"""The experiments of Appendix A: the ``arms``, pairs (method of `MINIBATCH_METHODS`,
+    initialization "spectral" -- the balanced point of (W_hat, Sigma_hat) -- or "random" --
+    entries of V, K i.i.d. N(0, 1)), with minibatches of the n training samples on
+    ``instances`` draws of the well-conditioned instance (d x d Sigma, k x d W*; instance 0 is
+    the one the figures use), all in one batch: one trial per (arm, instance, step size,
+    minibatch seed), each method's lambda and preconditioner (Sigma_hat^{-1}, or the identity)
+    per trial; ``etas`` defaults to the tier's grid.  Every arm with the same instance and seed
+    sees the same training set, random point and minibatch sequence.  The population loss
+    L(theta_t) (closed form) is recorded at every step; divergence is recorded, not raised.
+    Returns t, ratio = L/L* (steps + 1, trials), diverged_at, arm, eta, seed and instance per
+    trial, problems (and problem = problems[0])."""
     s = run.sizes
     stream = lambda name, i: run.rng(name) if i == 0 else run.rng(name, i)  # noqa: E731
     problems = [well_conditioned(stream("experiment_instance", i), d=s["d"], k=s["k"]) for i in range(instances)]
     if len({p.noise for p in problems}) != 1:
         raise DeclarationError("minibatch_run: the instances must share the noise level")
-    Xs, Ys, starts, Sigma_hats = [], [], [], []
+    unknown = [method for method, _ in arms if method not in MINIBATCH_METHODS]
+    if unknown or any(init not in ("spectral", "random") for _, init in arms):
+        raise DeclarationError(f"minibatch_run: arms must be (method in {sorted(MINIBATCH_METHODS)}, "
+                               f"'spectral' or 'random'), got {list(arms)}")
+    Xs, Ys, starts, Sigma_hats = [], [], {"spectral": [], "random": []}, []
     for i, problem in enumerate(problems):
         rng = stream("training_set", i)
         X = gaussian_rows(rng, problem.Sigma, (s["n"],))
         Y = X @ problem.W.T + problem.noise * rng.standard_normal((s["n"], problem.k))
         Xt, Yt = run.tensor(X), run.tensor(Y)
         Sigma_hat = sample_covariance(Xt)
-        if init == "spectral":
-            start = balanced_point(ols_estimate(Xt, Yt), Sigma_hat)
-        else:
-            init_rng = stream("random_init", i)
-            start = tuple(run.tensor(init_rng.standard_normal(shape)) for shape in [(problem.k, problem.d),
-                                                                                   (problem.d, problem.d)])
-        Xs.append(Xt), Ys.append(Yt), starts.append(start), Sigma_hats.append(Sigma_hat)
+        starts["spectral"].append(balanced_point(ols_estimate(Xt, Yt), Sigma_hat))
+        init_rng = stream("random_init", i)
+        starts["random"].append(tuple(run.tensor(init_rng.standard_normal(shape))
+                                      for shape in [(problem.k, problem.d), (problem.d, problem.d)]))
+        Xs.append(Xt), Ys.append(Yt), Sigma_hats.append(Sigma_hat)
     grid = s["etas"] if etas is None else list(etas)
-    instance, etas_, seeds = (a.ravel() for a in np.meshgrid(np.arange(instances), grid, np.arange(s["seeds"]),
-                                                             indexing="ij"))
+    arm, instance, etas_, seeds = (a.ravel() for a in np.meshgrid(np.arange(len(arms)), np.arange(instances), grid,
+                                                                  np.arange(s["seeds"]), indexing="ij"))
     trials = len(etas_)
     batches = np.stack([minibatch_indices(run.rng("minibatches", seed), s["n"], s["batch"], s["steps"] + 1)
                         for seed in range(s["seeds"])], axis=1)[:, seeds]       # (steps + 1, trials, b)
@@ -702,8 +706,10 @@ def minibatch_run(run, *, method, init, instances=1, etas=None):
     X_all, Y_all = torch.stack(Xs)[which], torch.stack(Ys)[which]               # (trials, n, .)
     rows = torch.arange(trials, device=X_all.device)[:, None]
     batches = torch.as_tensor(batches, device=X_all.device)
-    lam, preconditioned = MINIBATCH_METHODS[method]
+    lam = run.tensor(np.array([MINIBATCH_METHODS[arms[a][0]][0] for a in arm]))
+    preconditioned = torch.as_tensor([MINIBATCH_METHODS[arms[a][0]][1] for a in arm], device=X_all.device)
     Sigma_hat = torch.stack(Sigma_hats)[which]
+    identity = torch.eye(Sigma_hat.shape[-1], dtype=Sigma_hat.dtype, device=Sigma_hat.device).expand_as(Sigma_hat)
     population = PopulationAttentionRegression(run.tensor(np.stack([p.Sigma for p in problems]))[which],
                                                run.tensor(np.stack([p.W for p in problems]))[which],
                                                problems[0].noise, 0.0)
@@ -712,13 +718,15 @@ def minibatch_run(run, *, method, init, instances=1, etas=None):
         return EmpiricalAttentionRegression(X_all[rows, batches[t]][:, None], Y_all[rows, batches[t]][:, None],
                                             lam, Sigma_hat)
 
-    preconditioners = {"K": torch.linalg.inv(Sigma_hat)} if preconditioned else {}
-    step = Preconditioned(population, run.tensor(etas_), preconditioners, schedule=minibatch)
-    start = {"V": torch.stack([v for v, _ in starts])[which], "K": torch.stack([k for _, k in starts])[which]}
+    preconditioner = torch.where(preconditioned[:, None, None], torch.linalg.inv(Sigma_hat), identity)
+    step = Preconditioned(population, run.tensor(etas_), {"K": preconditioner}, schedule=minibatch)
+    start = {name: torch.stack([starts[arms[a][1]][i][b] for a, i in zip(arm, instance)])
+             for b, name in enumerate(("V", "K"))}
     traj = run_trajectory(step, start, s["steps"], {"loss": lambda it: population.loss(it.params)},
                           on_nonfinite="record")
     return {"t": traj.t, "ratio": traj["loss"] / problems[0].optimum, "diverged_at": traj.diverged_at,
-            "eta": etas_, "seed": seeds, "instance": instance, "problems": problems, "problem": problems[0]}
+            "arm": arm, "eta": etas_, "seed": seeds, "instance": instance, "problems": problems,
+            "problem": problems[0]}
 
 
 __all__ += ["MINIBATCH_METHODS", "minibatch_indices", "minibatch_run"]

@@ -23,6 +23,8 @@ EXPERIMENT_SIZES = {"quick": {"near": 1.036, "reached": 1.05, "converged": 1.09,
                              "fig1_instances": 4}}
 #: the rate at which Figure 1's picture must hold over draws of the recipe (binomial test)
 FIG1_RATE = 0.8
+#: Figure 2's arms, one batch shared by `fig2_random_init` and `fig2_step_size_window`
+FIG2_ARMS = (("algorithm1", "random"), ("sgd", "random"), ("preconditioned_unregularized", "random"))
 #: SGD's excess L_T - L* must be at least this multiple of Algorithm 1's ("SGD does not converge")
 EXCESS_FACTOR = 1.5
 
@@ -33,6 +35,12 @@ PLOT_CAP = 1e6
 def median_over_seeds(run, values, eta):
     """Median over the minibatch seeds of ``values`` (..., trials) at step size ``eta``."""
     return np.median(values[..., np.isclose(run["eta"], eta)], axis=-1)
+
+
+def arm_runs(run, arms):
+    """The trials of each arm of a `minibatch_run`, as runs of their own (same keys)."""
+    per_trial = ("ratio", "diverged_at", "eta", "seed", "instance")
+    return [{**run, **{key: run[key][..., run["arm"] == a] for key in per_trial}} for a in range(len(arms))]
 
 
 def medians_per_instance(run, values, eta):
@@ -91,9 +99,8 @@ def test_fig1_spectral_init(tc):
     """
     init = "random" if tc.control == "random_init" else "spectral"
     eta = tc.sizes["window"][-1]
-    draws = {"instances": tc.sizes["fig1_instances"], "etas": (eta,)}
-    alg = tc.use(minibatch_run, method="algorithm1", init=init, **draws)
-    sgd = tc.use(minibatch_run, method="sgd", init="random", **draws)
+    arms = (("algorithm1", init), ("sgd", "random"))
+    alg, sgd = arm_runs(tc.use(minibatch_run, arms=arms, instances=tc.sizes["fig1_instances"], etas=(eta,)), arms)
     record_assumptions(tc, alg["problems"])
     alg_ratio, sgd_ratio = medians_per_instance(alg, alg["ratio"], eta), medians_per_instance(sgd, sgd["ratio"], eta)
     tc.record("Algorithm 1 L_0/L*, max_t L_t/L* per instance", [alg_ratio[:, 0], alg_ratio.max(1)])
@@ -149,9 +156,7 @@ def test_fig2_random_init(tc):
     L* by T/20 (twenty times sooner): median L/L* at T/20 was 1.75-3.65 on seeds 1-10 (quick),
     held out on 0 and 11-19 (1.46-4.53), against "reached" 1.05.
     """
-    alg = tc.use(minibatch_run, method="algorithm1", init="random")
-    sgd = tc.use(minibatch_run, method="sgd", init="random")
-    unregularized = tc.use(minibatch_run, method="preconditioned_unregularized", init="random")
+    alg, sgd, unregularized = arm_runs(tc.use(minibatch_run, arms=FIG2_ARMS), FIG2_ARMS)
     record_assumptions(tc, alg["problem"])
     window = tc.sizes["window"]
     horizon = (len(alg["t"]) - 1) // 20 if tc.control == "twentyfold_faster" else -1
@@ -204,8 +209,7 @@ def test_fig2_step_size_window(tc):
     11-19 (scratch: SGD there 1.007-1.089, no held-out failure; seed 13's 1.089 is the
     closest).  Per step size the settled L/L* of both methods is recorded.
     """
-    alg = tc.use(minibatch_run, method="algorithm1", init="random")
-    sgd = tc.use(minibatch_run, method="sgd", init="random")
+    alg, sgd, _ = arm_runs(tc.use(minibatch_run, arms=FIG2_ARMS), FIG2_ARMS)
     record_assumptions(tc, alg["problem"])
     inside = tc.sizes["window"][-1]
     alg_settled, sgd_settled = settled_ratio(alg), settled_ratio(sgd)
