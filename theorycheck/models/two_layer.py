@@ -167,7 +167,7 @@ def ntk_gram_autograd(X1, X2, W, A, activation="softmax"):
 #: bytes of one (K, rows, m) hidden-layer slice: the gradient is formed over slices of the
 #: samples of about this size, so that its dozen passes over the hidden layer stay in cache
 #: (the rows are independent until the final sum; measured on the CI-class VM with its 1 MiB L2
-#: and 32 MiB L3: 0.85 -> 0.23 CPU s a step at n = 2048, m = 16384, best between 1 and 4 MiB)
+#: and 32 MiB L3: 0.85 -> 0.27 CPU s a step at n = 2048, m = 16384, d_in = 3; best between 1 and 4 MiB)
 SLICE_BYTES = 2 * 2**20
 
 

@@ -89,7 +89,7 @@ def softmax_weight_second_moment_bound(q, tau, n, *, self_weight=False):
 #: exp(-t e^{sqrt(q) z}) stays bounded); the tails beyond 14 weigh < 1e-43
 _Z = np.linspace(-14.0, 14.0, 281)
 _Z_WEIGHTS = np.exp(-_Z ** 2 / 2) / np.sqrt(2 * np.pi) * (_Z[1] - _Z[0])
-#: the outer integral over s = log t: the range around s* = -log(1/t*) (t* = 1 / (n E e^a + w0),
+#: the outer integral over s = log t: the range around s* = log t* (t* = 1 / ((n-1) E e^a + w0),
 #: where the integrands peak) and the trapezoid step (the integrands are analytic in s)
 _S_BELOW, _S_ABOVE, _S_STEP = 20.0, 60.0, 0.05
 
@@ -134,6 +134,14 @@ def _check_keys(q, n, name):
         raise DeclarationError(f"{name}: needs a score variance q > 0, got {q!r}")
 
 
+def _weight_moments(q, n, t, ds, w0, log_phi, phi_2q):
+    """(the outer weights t dt e^{-t w0} = t^2 e^{-t w0} ds, E s_j^2, E s_0^2) for n keys."""
+    base = t * t * np.exp(-t * w0) * ds
+    fresh = np.exp(2 * q) * np.sum(base * phi_2q * np.exp((n - 2) * log_phi))
+    own = w0 ** 2 * np.sum(base * np.exp((n - 1) * log_phi))
+    return base, float(fresh), float(own)
+
+
 def softmax_weight_second_moments_exact(q, tau, n):
     r"""``(E[s_j^2], E[s_0^2])`` exactly (quadrature, relative accuracy ~1e-12) for n keys: a
     fixed one of score ``tau`` (weight s_0) and n - 1 fresh ones with scores a ~ N(0, q) (s_j,
@@ -145,11 +153,7 @@ def softmax_weight_second_moments_exact(q, tau, n):
     phi(t) = E e^{-t e^a}, w0 = e^tau (from 1/S^2 = int t e^{-tS} dt and the tilt e^{2a}).
     ``n^2 E s_j^2 -> e^q`` (`softmax_weight_second_moment_limit`)."""
     _check_keys(q, n, "softmax_weight_second_moments_exact")
-    t, ds, w0, log_phi, phi_2q, _, _ = _softmax_laplace_terms(q, tau, n)
-    base = t * t * np.exp(-t * w0) * ds                            # t dt = t^2 ds
-    fresh = np.exp(2 * q) * np.sum(base * phi_2q * np.exp((n - 2) * log_phi))
-    own = w0 ** 2 * np.sum(base * np.exp((n - 1) * log_phi))
-    return float(fresh), float(own)
+    return _weight_moments(q, n, *_softmax_laplace_terms(q, tau, n)[:5])[1:]
 
 
 def softmax_average_mse_exact(x, u, Sigma, n):
@@ -169,10 +173,8 @@ def softmax_average_mse_exact(x, u, Sigma, n):
     q, tau = float(u @ m), float(u @ x)
     _check_keys(q, n, "softmax_average_mse_exact")
     t, ds, w0, log_phi, phi_2q, psi1, psi2 = _softmax_laplace_terms(q, tau, n)
-    base = t * t * np.exp(-t * w0) * ds
+    base, fresh, own = _weight_moments(q, n, t, ds, w0, log_phi, phi_2q)
     N = n - 1
-    own = w0 ** 2 * np.sum(base * np.exp(N * log_phi))
-    fresh = np.exp(2 * q) * np.sum(base * phi_2q * np.exp((N - 1) * log_phi))
     cross = w0 * N * np.sum(base * psi1 * np.exp((N - 1) * log_phi))
     b_square = np.sum(base * (N * psi2 * np.exp((N - 1) * log_phi)
                               + N * (N - 1) * psi1 ** 2 * np.exp((N - 2) * log_phi)))
