@@ -662,7 +662,7 @@ def minibatch_indices(rng, n, batch, steps):
 @shared_run(sizes={"quick": {"d": 3, "k": 4, "n": 1000, "batch": 100, "steps": 400, "seeds": 3,
                              "etas": [0.1, 0.2, 0.3, 0.4, 0.5, 0.7]},
                    "full": {"d": 5, "k": 8, "n": 5000, "batch": 500, "steps": 2000, "seeds": 3,
-                            "etas": [0.03, 0.1, 0.3]}})
+                            "etas": [0.03, 0.1, 0.15, 0.2, 0.3]}})
 def minibatch_run(run, *, arms, instances=1, etas=None):
     r"""The experiments of Appendix A: the ``arms``, pairs (method of `MINIBATCH_METHODS`,
     initialization "spectral" -- the balanced point of (W_hat, Sigma_hat) -- or "random" --
