@@ -201,18 +201,13 @@ CLAIM_G1_SIZES = {"quick": {"n": 64, "m": 256, "steps": 1000, "auxiliary": 2000,
                   "full": {"n": 2048, "m": 2**14, "steps": 10000, "auxiliary": 20000, "test_points": 20000}}
 
 
-def network_gram(Z, W0, A):
-    """The NTK Gram matrix H(0) of the training features, (1, n, n)."""
-    return ntk_gram(Z, Z, W0, A)
-
-
 @shared_run(sizes=CLAIM_G1_SIZES)
 def claim_g1_network(run):
     r"""Claim G.1's data and network, shared by the claim and its controls (neither changes
     them): n denoising samples (training), ``test_points`` fresh ones and ``auxiliary`` ones for
     f_H, as features ``Z``; the softmax network of width m (sigma = 1, symmetric init) after
     ``steps`` GD steps with ``eta = 1/(m lambda_max(H(0)))``; returns the samples' labels and true
-    scores, W0, A, eta and ``f_W`` on the test points."""
+    scores, W0, A, the NTK Gram matrix H(0), eta and ``f_W`` on the test points."""
     from theorycheck.models import TwoLayerNetwork
     from theorycheck.optim import GD, run_trajectory
 
@@ -224,10 +219,11 @@ def claim_g1_network(run):
     W0, A = initialization(run, d_in=3, d=1, m=s["m"], K=1, sigma=1.0)
     Zt, W0t, At = run.tensor(Z[None]), run.tensor(W0), run.tensor(A)
     model = TwoLayerNetwork(Zt, run.tensor(label[None]), At)
-    eta = 1.0 / (s["m"] * torch.linalg.eigvalsh(network_gram(Zt, W0t, At))[:, -1])
+    H = model.gram(W0t)
+    eta = 1.0 / (s["m"] * torch.linalg.eigvalsh(H)[:, -1])
     traj = run_trajectory(GD(model, eta), {"W": W0t}, s["steps"], {}, checkpoints=[])
     return {"Z": Z, "Z_te": Z_te, "Z_aux": Z_aux, "label": label, "score": score, "score_te": score_te,
-            "score_aux": score_aux, "W0": W0, "A": A, "eta": eta.cpu().numpy(),
+            "score_aux": score_aux, "W0": W0, "A": A, "H": H.cpu().numpy(), "eta": eta.cpu().numpy(),
             "f_W": model.outputs(traj.W, run.tensor(Z_te[None]))[0, :, 0].cpu().numpy()}
 
 
@@ -267,7 +263,7 @@ def test_loss_decomposition(tc):
     label, score, score_te, score_aux = fit["label"], fit["score"], fit["score_te"], fit["score_aux"]
     Z, Z_te, Z_aux = (tc.tensor(fit[k][None]) for k in ("Z", "Z_te", "Z_aux"))
     W0, A, f_W = tc.tensor(fit["W0"]), tc.tensor(fit["A"]), fit["f_W"]
-    H, K_te, eta = network_gram(Z, W0, A), ntk_gram(Z_te, Z, W0, A), tc.tensor(fit["eta"])
+    H, K_te, eta = tc.tensor(fit["H"]), ntk_gram(Z_te, Z, W0, A), tc.tensor(fit["eta"])
     K_aux = softmax_limit_kernel(Z_aux, Z_aux, 1.0)[0]
     coef = torch.linalg.solve(K_aux + 1e-3 * s["auxiliary"] * torch.eye(s["auxiliary"], dtype=K_aux.dtype),
                               tc.tensor(score_aux[:, 0]))

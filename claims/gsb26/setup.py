@@ -684,17 +684,20 @@ def minibatch_run(run, *, arms, instances=1, etas=None):
     if unknown or any(init not in ("spectral", "random") for _, init in arms):
         raise DeclarationError(f"minibatch_run: arms must be (method in {sorted(MINIBATCH_METHODS)}, "
                                f"'spectral' or 'random'), got {list(arms)}")
-    Xs, Ys, starts, Sigma_hats = [], [], {"spectral": [], "random": []}, []
+    inits = {init for _, init in arms}
+    Xs, Ys, starts, Sigma_hats = [], [], {init: [] for init in inits}, []
     for i, problem in enumerate(problems):
         rng = stream("training_set", i)
         X = gaussian_rows(rng, problem.Sigma, (s["n"],))
         Y = X @ problem.W.T + problem.noise * rng.standard_normal((s["n"], problem.k))
         Xt, Yt = run.tensor(X), run.tensor(Y)
         Sigma_hat = sample_covariance(Xt)
-        starts["spectral"].append(balanced_point(ols_estimate(Xt, Yt), Sigma_hat))
-        init_rng = stream("random_init", i)
-        starts["random"].append(tuple(run.tensor(init_rng.standard_normal(shape))
-                                      for shape in [(problem.k, problem.d), (problem.d, problem.d)]))
+        if "spectral" in inits:
+            starts["spectral"].append(balanced_point(ols_estimate(Xt, Yt), Sigma_hat))
+        if "random" in inits:
+            init_rng = stream("random_init", i)
+            starts["random"].append(tuple(run.tensor(init_rng.standard_normal(shape))
+                                          for shape in [(problem.k, problem.d), (problem.d, problem.d)]))
         Xs.append(Xt), Ys.append(Yt), Sigma_hats.append(Sigma_hat)
     grid = s["etas"] if etas is None else list(etas)
     arm, instance, etas_, seeds = (a.ravel() for a in np.meshgrid(np.arange(len(arms)), np.arange(instances), grid,

@@ -113,18 +113,22 @@ def _softmax_laplace_terms(q, tau, n):
     e^tau), n - 1 with scores a ~ N(0, q), weights w = e^a.  With 1/S^2 = int t e^{-tS} dt
     and the tilt E[w^k h(a)] = e^{k^2 q/2} E[h(a + kq)] every moment is an integral over t of
     powers of phi(t) = E e^{-tw} and tilted transforms.  Returns t, the weight of dt / t, w0,
-    log phi(t) (by ``log1p``: n log phi stays exact for n up to ~1e12), phi(t e^{2q}),
-    psi1(t) = E[w (a/q - 1) e^{-tw}] and psi2(t) = E[w^2 (a/q - 1)^2 e^{-tw}]."""
+    log phi(t) (by ``log1p``: n log phi stays exact for n up to ~1e12) and phi(t e^{2q})."""
     t, ds = _laplace_grid(q, tau, n)
-    ones, a_over_q = np.ones_like(_Z), _Z / np.sqrt(q)
+    ones = np.ones_like(_Z)
     log_phi = np.log1p(_tilted_laplace(t, q, ones))
     phi_2q = 1.0 + _tilted_laplace(t * np.exp(2 * q), q, ones)
-    # psi1: E[w (a/q - 1) e^{-tw}] = e^{q/2} E[(a/q) e^{-t e^q e^a}] = e^{q/2} E[(a/q)(e^{..} - 1)]
+    return t, ds, np.exp(tau), log_phi, phi_2q
+
+
+def _score_weighted_laplace(t, q):
+    r"""psi1(t) = E[w (a/q - 1) e^{-tw}] and psi2(t) = E[w^2 (a/q - 1)^2 e^{-tw}] by the tilt:
+    e^{q/2} E[(a/q)(e^{-t e^q e^a} - 1)] (E a = 0) and e^{2q} E[(a/q + 1)^2 e^{-t e^{2q} e^a}]."""
+    a_over_q = _Z / np.sqrt(q)
     psi1 = np.exp(q / 2) * _tilted_laplace(t * np.exp(q), q, a_over_q)
-    # psi2: E[w^2 (a/q - 1)^2 e^{-tw}] = e^{2q} E[(a/q + 1)^2 e^{-t e^{2q} e^a}]
     square = (a_over_q + 1) ** 2
     psi2 = np.exp(2 * q) * (float(square @ _Z_WEIGHTS) + _tilted_laplace(t * np.exp(2 * q), q, square))
-    return t, ds, np.exp(tau), log_phi, phi_2q, psi1, psi2
+    return psi1, psi2
 
 
 def _check_keys(q, n, name):
@@ -153,7 +157,7 @@ def softmax_weight_second_moments_exact(q, tau, n):
     phi(t) = E e^{-t e^a}, w0 = e^tau (from 1/S^2 = int t e^{-tS} dt and the tilt e^{2a}).
     ``n^2 E s_j^2 -> e^q`` (`softmax_weight_second_moment_limit`)."""
     _check_keys(q, n, "softmax_weight_second_moments_exact")
-    return _weight_moments(q, n, *_softmax_laplace_terms(q, tau, n)[:5])[1:]
+    return _weight_moments(q, n, *_softmax_laplace_terms(q, tau, n))[1:]
 
 
 def softmax_average_mse_exact(x, u, Sigma, n):
@@ -172,8 +176,9 @@ def softmax_average_mse_exact(x, u, Sigma, n):
     m = Sigma @ u
     q, tau = float(u @ m), float(u @ x)
     _check_keys(q, n, "softmax_average_mse_exact")
-    t, ds, w0, log_phi, phi_2q, psi1, psi2 = _softmax_laplace_terms(q, tau, n)
+    t, ds, w0, log_phi, phi_2q = _softmax_laplace_terms(q, tau, n)
     base, fresh, own = _weight_moments(q, n, t, ds, w0, log_phi, phi_2q)
+    psi1, psi2 = _score_weighted_laplace(t, q)
     N = n - 1
     cross = w0 * N * np.sum(base * psi1 * np.exp((N - 1) * log_phi))
     b_square = np.sum(base * (N * psi2 * np.exp((N - 1) * log_phi)
