@@ -48,6 +48,7 @@ that a conformance test should cover registers a small instance with :func:`regi
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable, Mapping, NamedTuple
@@ -69,6 +70,7 @@ __all__ = [
     "MODELS",
     "register_model",
     "per_trial",
+    "linear_combination",
 ]
 
 Params = Mapping[str, torch.Tensor]
@@ -77,6 +79,18 @@ Params = Mapping[str, torch.Tensor]
 def per_trial(values: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     """``values`` (K,) shaped to broadcast against a block ``like`` (K, ...)."""
     return values.reshape(values.shape + (1,) * (like.dim() - 1))
+
+
+def linear_combination(terms) -> torch.Tensor:
+    """sum of coef * tensor over ``terms`` ((coef, tensor) pairs, coef a number or a (K,) tensor
+    scaling each trial), without products by 1 or -1."""
+    def add(total, term):
+        coef, tensor = term
+        if isinstance(coef, float) and coef in (1.0, -1.0):
+            return tensor if total is None else (total + tensor if coef == 1.0 else total - tensor)
+        scaled = (coef if isinstance(coef, float) else per_trial(coef, tensor)) * tensor
+        return scaled if total is None else total + scaled
+    return functools.reduce(add, terms, None)
 
 
 class Scaled(NamedTuple):
@@ -117,6 +131,11 @@ class Geometry:
     def norm(self, A: torch.Tensor) -> torch.Tensor:
         return self.inner(A, A).clamp_min(0).sqrt()
 
+    def combined(self, result: torch.Tensor, terms) -> None:
+        """Told that ``result`` = sum of coef * tensor over ``terms`` ((coef, tensor) pairs, coef
+        a number or a (K,) tensor), so that a geometry that keeps products of the block can
+        derive the product of ``result`` from theirs.  Nothing to do by default."""
+
 
 class Frobenius(Geometry):
     r"""``<A, B> = sum of the entries of A * B``, ``||A|| = ||A||_F`` (per trial)."""
@@ -137,28 +156,60 @@ class Gram(Geometry):
     r"""A block held as coefficients c (K, m) over m basis elements B_1..B_m of the parameter
     space, with Gram matrix ``gram`` (K, m, m), gram_{jk} = <B_j, B_k>: the Frobenius geometry of
     the parameters sum_j c_j B_j, ``<a, b> = a^T gram b`` per trial (exact for a linearly
-    dependent basis too)."""
+    dependent basis too).
+
+    Products gram c are kept for the last `KEPT` coefficient tensors, keyed by the tensor
+    object (tensors are never modified in place here): a step and the metrics of its
+    checkpoint ask for the same iterate's product -- the logits, the norm -- and each product
+    reads the whole (K, m, m) Gram matrix.  A tensor that an optimizer reports as a linear
+    combination of tensors with kept products (`combined`: the step c g, the next iterate
+    c - step) gets its product by the same combination, so a gradient step reads the Gram
+    matrix once (for gram g) instead of twice.  A derived product is at most `REFRESH`
+    combinations away from an exact one -- after that the next request reads the matrix --
+    so round-off does not accumulate beyond that many steps."""
 
     name = "gram"
     entrywise = False
-    #: how many recent products `apply` keeps
-    KEPT = 3
+    #: how many recent products are kept
+    KEPT = 6
+    #: the most combinations between a derived product and an exact one
+    REFRESH = 64
 
     def __init__(self, gram: torch.Tensor):
-        self.gram = gram
+        self.gram = (gram + gram.transpose(-1, -2)) / 2
         self._kept = []
 
-    def apply(self, B: torch.Tensor) -> torch.Tensor:
-        r"""gram B per trial, (K, m).  The products of the last `KEPT` coefficient tensors are
-        kept, keyed by the tensor object (tensors are never modified in place here): a step and
-        the metrics of its checkpoint ask for the same iterate's product -- the logits, the
-        norm -- and each product reads the whole (K, m, m) Gram matrix."""
-        for kept, product in self._kept:
+    def _find(self, B):
+        """(product, combinations since an exact product) kept for ``B``, or None."""
+        for kept, product, depth in self._kept:
             if kept is B:
-                return product
-        product = torch.bmm(self.gram, B[..., None]).squeeze(-1)
-        self._kept = [(B, product), *self._kept[: self.KEPT - 1]]
+                return product, depth
+        return None
+
+    def _keep(self, B, product, depth):
+        self._kept = [(B, product, depth), *self._kept[: self.KEPT - 1]]
+
+    def apply(self, B: torch.Tensor) -> torch.Tensor:
+        r"""gram B per trial, (K, m), kept or derived where it can be (class docstring).  An
+        exact product is formed as the row B^T gram (the matrix is symmetrized once, on
+        construction): batched matrix-vector products run 2-5x faster in that orientation than
+        as gram B (measured in BENCHMARKS.md)."""
+        found = self._find(B)
+        if found is not None:
+            return found[0]
+        product = torch.bmm(B[:, None, :], self.gram).squeeze(1)
+        self._keep(B, product, 0)
         return product
+
+    def combined(self, result, terms):
+        found = [self._find(tensor) for _, tensor in terms]
+        if any(f is None for f in found):
+            return
+        depth = 1 + max(depth for _, depth in found)
+        if depth > self.REFRESH:
+            return
+        product = linear_combination([(coef, kept) for (coef, _), (kept, _) in zip(terms, found)])
+        self._keep(result, product, depth)
 
     def inner(self, A, B):
         return (A * self.apply(B)).sum(-1)

@@ -281,8 +281,19 @@ def score_deviations(gamma, a, ref):
     token.  Returns (log|r - gbar|, sign(r - gbar)), each of shape (K,n,R); zero
     deviations (e.g. u = 0) give (-inf, 0).
     """
-    diff = ref[..., :, None] - gamma[..., None, :]  # (K,n,R,T): r - gamma_tau
-    return signed_logsumexp(a[..., None, :] + diff.abs().log(), torch.sign(diff), dim=-1)
+    return _deviations_from_gaps(a, score_gaps(ref, gamma))
+
+
+def score_gaps(ref, gamma):
+    """(log|r - gamma_tau|, sign(r - gamma_tau)), each (K,n,R,T): the terms of `score_deviations`
+    that do not depend on W (constant along a run with a fixed decoder)."""
+    diff = ref[..., :, None] - gamma[..., None, :]
+    return diff.abs().log(), torch.sign(diff)
+
+
+def _deviations_from_gaps(a, gaps):
+    log_gap, sign = gaps
+    return signed_logsumexp(a[..., None, :] + log_gap, sign, dim=-1)
 
 
 def log_excess_loss(X, y, u, W, opt):
@@ -302,16 +313,17 @@ def log_excess_loss(X, y, u, W, opt):
 # ---------------------------------------------------------------- gradients
 
 
-def _grad_W_weights(gamma, a, gbar):
-    r"""(M, w), w (K,n,T): grad_W L = -(1/n) exp(M) sum_{i,t} w_{i,t} x_{i,t} x_{i,1}^T, max|w| = 1."""
-    log_d, sign_d = score_deviations(gamma, a, gamma)
+def _grad_W_weights(gamma, a, gbar, gaps=None):
+    r"""(M, w), w (K,n,T): grad_W L = -(1/n) exp(M) sum_{i,t} w_{i,t} x_{i,t} x_{i,1}^T, max|w| = 1.
+    ``gaps``: `score_gaps` (gamma, gamma) when known already."""
+    log_d, sign_d = _deviations_from_gaps(a, score_gaps(gamma, gamma) if gaps is None else gaps)
     # grad_W L = -(1/n) sum_{i,t} exp(-gbar_i) s_{i,t} delta_{i,t} x_{i,t} x_{i,1}^T
     M, w = _rescale(a + log_d - gbar[..., None], sign_d, dim=(1, 2))
     return M.reshape(-1), w
 
 
-def _grad_W(X, gamma, a, gbar):
-    M, w = _grad_W_weights(gamma, a, gbar)
+def _grad_W(X, gamma, a, gbar, gaps=None):
+    M, w = _grad_W_weights(gamma, a, gbar, gaps)
     v = _weighted_tokens(w, X) / -X.shape[1]
     return M, torch.bmm(v.transpose(1, 2), X[:, :, 0, :])
 
@@ -519,6 +531,7 @@ class TokenSelection(Model):
         self.infimum = None if u is not None else 0.0
         self._gamma = None if u is None else token_scores(X, y, u)
         self._argmax = None if u is None else self._gamma.argmax(-1)
+        self._gaps = None if u is None else score_gaps(self._gamma, self._gamma)
         self._geometry = {} if span is None else {b: Gram(span.gram(b)) for b in self.blocks}
         self._representers = {}
 
@@ -638,11 +651,11 @@ class TokenSelection(Model):
         fw = self.forward(params)
         n = self.X.shape[1]
         if self.span is None:
-            grads = {"W": Scaled(*_grad_W(self.X, *fw))}
+            grads = {"W": Scaled(*_grad_W(self.X, *fw, self._gaps))}
             if self.u is None:
                 grads["u"] = Scaled(*_grad_u(self.X, self.y, fw.a, fw.gbar))
         else:
-            M, w = _grad_W_weights(*fw)
+            M, w = _grad_W_weights(*fw, self._gaps)
             grads = {"W": Scaled(M, _span_coefficients(w) / -n)}
             if self.u is None:
                 M, w = _grad_u_weights(self.y, fw.gbar)

@@ -37,7 +37,7 @@ from typing import Mapping, Sequence
 import torch
 
 from theorycheck.errors import DeclarationError
-from theorycheck.models.base import Model, per_trial
+from theorycheck.models.base import Model, linear_combination, per_trial
 
 __all__ = ["RULES", "FirstOrder", "GD", "NGD", "Polyak", "BlockNGD", "Method", "side_by_side",
            "tile", "OPTIMIZERS", "register_optimizer"]
@@ -150,14 +150,21 @@ class FirstOrder:
             if self._uses("block_ngd"):
                 n = norms[b]
                 c_b = self._where("block_ngd", torch.where(n > 0, _exp(log_eta_t) / n, 0.0), c_b)
-            steps[b] = per_trial(c_b, g.direction) * g.direction
+            steps[b] = self._combination(b, [(c_b, g.direction)])
         if not (isinstance(self.momentum, float) and self.momentum == 0.0):
             if t > 0 and self._velocity is not None:
-                mu = self.momentum
-                steps = {b: (mu if isinstance(mu, float) else per_trial(mu, s)) * self._velocity[b] + s
+                steps = {b: self._combination(b, [(self.momentum, self._velocity[b]), (1.0, s)])
                          for b, s in steps.items()}
             self._velocity = steps
-        return {b: params[b] - steps[b] if b in steps else params[b] for b in params}
+        return {b: self._combination(b, [(1.0, params[b]), (-1.0, steps[b])]) if b in steps else params[b]
+                for b in params}
+
+    def _combination(self, block, terms):
+        """sum of coef * tensor over ``terms`` ((coef, tensor), coef a number or a (K,) tensor),
+        reported to the block's geometry (`Geometry.combined`, which may derive its products)."""
+        result = linear_combination(terms)
+        self.model.geometry(block).combined(result, terms)
+        return result
 
 
 def _log(value):
