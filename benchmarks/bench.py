@@ -30,6 +30,7 @@ A model registered later appears here with no edit; a new paper scale is one ent
     bandwidth that of a large copy, on the same device and threads (by CPU time on the CPU).
 
 Run:  python benchmarks/bench.py [--out benchmarks/results/<machine>.json] [--update-doc]
+With ``--only PATTERN`` the rows of the other workloads are kept from the existing results file.
 Timings are measurements, never test assertions.  ``--update-doc`` rewrites the table of this
 machine in BENCHMARKS.md (between its markers); ``--doc-from RESULTS.json`` only does that.
 """
@@ -406,6 +407,16 @@ def update_doc(results, path=ROOT / "BENCHMARKS.md"):
     path.write_text(text)
 
 
+def with_earlier_rows(results, earlier, only):
+    """``results`` of a partial run (``--only``) completed by the rows of the other workloads
+    (and, without a new one, the W-SVM timings) of an earlier results file, in `WORKLOADS`
+    order, so that re-measuring some workloads keeps the rest of the machine's table."""
+    order = {name: i for i, name in enumerate(WORKLOADS)}
+    rows = [r for r in earlier["rows"] if not re.search(only, r["workload"])] + results["rows"]
+    rows.sort(key=lambda r: (r["device"], order.get(r["workload"], len(order))))
+    return dict(results, rows=rows, svm=results["svm"] or earlier.get("svm", []))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None, help="results JSON (default benchmarks/results/<machine>.json)")
@@ -433,6 +444,8 @@ def main() -> None:
     for device in devices:
         results["rows"] += bench_device(device, args, peaks[device])
     out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / f"{machine}.json"
+    if args.only and out.exists():
+        results = with_earlier_rows(results, json.loads(out.read_text()), args.only)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1))
     if args.update_doc:

@@ -1,5 +1,6 @@
 """The comparisons in theorycheck.checks decide correctly and record their numbers."""
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -8,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from theorycheck import checks
-from theorycheck.runtime import Runtime, RuntimeConfigError, derive_seed, generator
+from theorycheck.runtime import Runtime, RuntimeConfigError, derive_seed, generator, keep_freed_memory
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
 vectors = arrays(np.float64, st.integers(1, 20), elements=finite)
@@ -127,6 +128,24 @@ def test_runtime_limits_torch_and_blas_threads():
     Runtime(threads=1).apply_torch_settings()
     assert torch.get_num_threads() == 1
     assert all(pool["num_threads"] == 1 for pool in threadpool_info())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc settings")
+def test_freed_memory_is_reused_without_page_faults():
+    """With `keep_freed_memory`, a 40 MB temporary allocated and freed 20 times faults its pages
+    in once, not every time (glibc's default mmap/trim thresholds return it to the system at
+    each free: ~10^4 minor faults per allocation)."""
+    import resource
+
+    import torch
+
+    assert keep_freed_memory()
+    pages = 40 * 2 ** 20 // resource.getpagesize()
+    torch.ones(40 * 2 ** 20 // 8, dtype=torch.float64)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(20):
+        torch.ones(40 * 2 ** 20 // 8, dtype=torch.float64)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before < 2 * pages
 
 
 def test_relative_margins_scale_with_the_bound():

@@ -1,0 +1,30 @@
+"""The benchmark script's bookkeeping (never its timings): a partial run (``--only``) keeps the
+other workloads' rows of the machine's results file."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_partial_run_keeps_the_other_workloads_rows_in_workload_order(bench):
+    first, second = list(bench.WORKLOADS)[:2]
+    earlier = {"rows": [{"device": "cpu", "workload": second, "K": 1, "old": True},
+                        {"device": "cpu", "workload": first, "K": 1, "old": True},
+                        {"device": "cpu", "workload": first, "K": 64, "old": True}],
+               "svm": [{"solve": "old"}]}
+    new = {"rows": [{"device": "cpu", "workload": second, "K": 1, "old": False}], "svm": []}
+    merged = bench.with_earlier_rows(new, earlier, f"^{second}$")
+    assert [(r["workload"], r["K"], r["old"]) for r in merged["rows"]] == [
+        (first, 1, True), (first, 64, True), (second, 1, False)]
+    assert merged["svm"] == [{"solve": "old"}]
+    assert bench.with_earlier_rows(dict(new, svm=[{"solve": "new"}]), earlier, second)["svm"] == [{"solve": "new"}]
