@@ -114,12 +114,11 @@ def keep_freed_memory() -> bool:
 
     A training step frees its large temporaries and allocates them again in the next step.
     By default glibc serves blocks above its mmap threshold (at most 32 MiB) by a fresh mmap
-    and gives every freed block above the trim threshold back to the system, so every step
-    page-faults its temporaries in again: for gsb26's Figure 2 batch at full size, 150 steps
-    took 38 s of system time (16.7 M minor page faults) next to 18 s of user time, and 0.4 s
-    (0.19 M) with blocks up to 1 GiB taken from the heap and freed memory kept (measured, see
-    BENCHMARKS.md).  The cost: a process keeps the memory of its peak until it exits.
-    Computed values do not change (the allocator does not touch tensor contents)."""
+    and gives freed memory above the trim threshold back to the system, so every step
+    page-faults its temporaries in again, which can cost more system time than the step's
+    arithmetic (measured in BENCHMARKS.md).  Here blocks up to `MMAP_THRESHOLD` come from the
+    heap and freed memory is kept up to `TRIM_THRESHOLD`.  The cost: a process keeps the
+    memory of its peak until it exits.  Computed values do not change."""
     if not sys.platform.startswith("linux"):
         return False
     try:

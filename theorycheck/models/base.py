@@ -192,8 +192,8 @@ class Gram(Geometry):
     def apply(self, B: torch.Tensor) -> torch.Tensor:
         r"""gram B per trial, (K, m), kept or derived where it can be (class docstring).  An
         exact product is formed as the row B^T gram (the matrix is symmetrized once, on
-        construction): batched matrix-vector products run 2-5x faster in that orientation than
-        as gram B (measured in BENCHMARKS.md)."""
+        construction): batched matrix-vector products run several times faster in that
+        orientation than as gram B (measured in BENCHMARKS.md)."""
         found = self._find(B)
         if found is not None:
             return found[0]
