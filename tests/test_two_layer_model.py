@@ -1,5 +1,7 @@
 """Tests of theorycheck.models.two_layer against independent references: torch.func autograd
 of the outputs and the loss, the symmetric initialization's zero output, and the errors."""
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -113,3 +115,17 @@ def test_gradient_forward_is_reused_for_the_same_unmodified_weights():
     W.mul_(1.5)                                             # in-place change: the cache is stale
     torch.testing.assert_close(model.outputs(W), outputs(X, W, A), rtol=1e-14, atol=1e-14)
     assert float((model.outputs(W) - shared).abs().max()) > 1e-3
+
+
+def test_unit_scaled_gradient_keeps_the_tensor_and_marks_zero_trials():
+    """`unit_scaled` (the two-layer network's gradient form): direction = the tensor itself,
+    log scale 0, and -inf on a trial whose tensor is exactly zero (as `scaled` does), so that
+    rules which skip zero gradients (mirror descent) see it."""
+    from theorycheck.models.base import scaled, unit_scaled
+
+    tensor = torch.randn(3, 4, 5, dtype=torch.float64)
+    tensor[1] = 0.0
+    unit = unit_scaled(tensor)
+    assert unit.direction is tensor
+    assert unit.log_scale.tolist() == [0.0, -math.inf, 0.0]
+    torch.testing.assert_close(unit.value(), scaled(tensor).value(), rtol=1e-15, atol=0)

@@ -71,6 +71,7 @@ __all__ = [
     "register_model",
     "per_trial",
     "linear_combination",
+    "unit_scaled",
 ]
 
 Params = Mapping[str, torch.Tensor]
@@ -83,13 +84,17 @@ def per_trial(values: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 
 def linear_combination(terms) -> torch.Tensor:
     """sum of coef * tensor over ``terms`` ((coef, tensor) pairs, coef a number or a (K,) tensor
-    scaling each trial), without products by 1 or -1."""
+    scaling each trial): one pass over memory per term after the first (``add`` with ``alpha``,
+    ``addcmul``), no product by 1."""
     def add(total, term):
         coef, tensor = term
-        if isinstance(coef, float) and coef in (1.0, -1.0):
-            return tensor if total is None else (total + tensor if coef == 1.0 else total - tensor)
-        scaled = (coef if isinstance(coef, float) else per_trial(coef, tensor)) * tensor
-        return scaled if total is None else total + scaled
+        if total is None:
+            if isinstance(coef, float):
+                return tensor if coef == 1.0 else coef * tensor
+            return per_trial(coef, tensor) * tensor
+        if isinstance(coef, float):
+            return torch.add(total, tensor, alpha=coef)
+        return torch.addcmul(total, per_trial(coef, tensor), tensor)
     return functools.reduce(add, terms, None)
 
 
@@ -97,7 +102,8 @@ class Scaled(NamedTuple):
     r"""A tensor stored as ``exp(log_scale) * direction``.
 
     ``log_scale`` (K,): one log scale per trial, ``-inf`` where the tensor is exactly zero (the
-    direction is then zero too).  ``direction`` (K, ...): entries of order one.
+    direction is then zero too).  ``direction`` (K, ...): entries of order one (`scaled`), or
+    the tensor itself where it cannot underflow (`unit_scaled`).
     """
 
     log_scale: torch.Tensor
@@ -113,6 +119,14 @@ def scaled(tensor: torch.Tensor) -> Scaled:
     peak = torch.linalg.vector_norm(tensor.detach().flatten(1), ord=math.inf, dim=1)
     safe = torch.where(peak > 0, peak, 1.0)
     return Scaled(torch.where(peak > 0, safe.log(), -math.inf), tensor / per_trial(safe, tensor))
+
+
+def unit_scaled(tensor: torch.Tensor) -> Scaled:
+    """``tensor`` (K, ...) as :class:`Scaled` with ``M = 0`` (``-inf`` where a trial's tensor is
+    exactly zero) and the tensor itself as direction: for gradients that cannot underflow
+    (models without saturation), one read of the tensor instead of `scaled`'s three passes."""
+    nonzero = tensor.detach().flatten(1).any(1)
+    return Scaled(torch.where(nonzero, 0.0, -math.inf).to(tensor.dtype), tensor)
 
 
 class Geometry:

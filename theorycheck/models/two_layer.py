@@ -37,7 +37,7 @@ import torch
 
 from theorycheck.batching import chunk_slices
 from theorycheck.errors import DeclarationError
-from theorycheck.models.base import Instance, Model, register_model, scaled
+from theorycheck.models.base import Instance, Model, register_model, unit_scaled
 
 __all__ = [
     "ACTIVATIONS",
@@ -184,13 +184,16 @@ def outputs_and_loss_gradient(X, Y, W, A, activation="softmax"):
     _check_shapes(X, W, A)
     K, n, _ = X.shape
     m = W.shape[2]
-    F, grad = [], W.new_zeros(W.shape)
+    F, grad = [], None
     row_bytes = K * m * X.element_size()
     for rows in chunk_slices(n, row_bytes, max(SLICE_BYTES, X.shape[2] * row_bytes)):
         F_rows, C = _slice_outputs_and_coefficients(X[:, rows], Y[:, rows], W, A, activation)
-        grad.baddbmm_(X[:, rows].transpose(1, 2), C)
+        if grad is None:
+            grad = torch.bmm(X[:, rows].transpose(1, 2), C)
+        else:
+            grad.baddbmm_(X[:, rows].transpose(1, 2), C)
         F.append(F_rows)
-    return torch.cat(F, 1), grad
+    return torch.cat(F, 1), W.new_zeros(W.shape) if grad is None else grad
 
 
 def _slice_outputs_and_coefficients(X, Y, W, A, activation):
@@ -270,7 +273,7 @@ class TwoLayerNetwork(Model):
         W = params["W"]
         F, grad = outputs_and_loss_gradient(self.X, self.Y, W, self.A, self.activation)
         self._last_forward = (W, W._version, F)
-        return {"W": scaled(grad)}
+        return {"W": unit_scaled(grad)}
 
     def gram(self, W):
         """The NTK Gram matrix of the training inputs at ``W``, (K, d n, d n)."""

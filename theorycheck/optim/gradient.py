@@ -103,24 +103,30 @@ class FirstOrder:
         return self.log_eta - self.alpha * math.log(t + 1)
 
     def _joint_scale(self, grads):
-        """(M, {b: w_b or None}, {b: n_b}, ||G||)."""
-        norms = {b: self.model.geometry(b).norm(g.direction) for b, g in grads.items()}
+        """(M, {b: w_b or None}, {b: n_b}, ||G||); the norms are None where every trial follows
+        "gd" (whose step needs none: a zero gradient is a zero direction or M = -inf)."""
+        norms = None
+        if self.rules != ("gd",):
+            norms = {b: self.model.geometry(b).norm(g.direction) for b, g in grads.items()}
         if len(grads) == 1:
             (b, g), = grads.items()
-            return g.log_scale, {b: None}, norms, norms[b]
+            return g.log_scale, {b: None}, norms, None if norms is None else norms[b]
         M = functools.reduce(torch.maximum, [g.log_scale for g in grads.values()])
         shift = M.nan_to_num(neginf=0.0)
         weights = {b: torch.exp(g.log_scale - shift) for b, g in grads.items()}
-        joint = torch.sqrt(sum((weights[b] * norms[b]) ** 2 for b in grads))
+        joint = None if norms is None else torch.sqrt(sum((weights[b] * norms[b]) ** 2 for b in grads))
         return M, weights, norms, joint
 
     def _log_coef(self, params, log_eta_t, M, norm):
-        """log c of the jointly normalized rules, capped (NaN only where the gradient is 0)."""
-        log_norm = torch.log(norm)
-        log_coef = self._where("gd", log_eta_t + M, log_eta_t - log_norm)
-        if self._uses("polyak"):
-            log_gap = self.model.log_excess_loss(params)
-            log_coef = self._where("polyak", log_gap - M - 2 * log_norm, log_coef)
+        """log c of the jointly normalized rules, capped (NaN only where the gradient is 0); each
+        rule's formula is evaluated only where some trial follows it."""
+        log_norm = None if norm is None else torch.log(norm)
+        formulas = {"gd": lambda: log_eta_t + M, "ngd": lambda: log_eta_t - log_norm,
+                    "polyak": lambda: self.model.log_excess_loss(params) - M - 2 * log_norm}
+        used = [rule for rule in formulas if self._uses(rule)]
+        log_coef = formulas[used[0]]()
+        for rule in used[1:]:
+            log_coef = self._where(rule, formulas[rule](), log_coef)
         if not (isinstance(self.log_eta_max, float) and self.log_eta_max == math.inf):
             log_coef = torch.minimum(log_coef, self.log_eta_max + M)
         return log_coef
@@ -143,20 +149,29 @@ class FirstOrder:
         log_eta_t = self._log_eta_t(t)
         coef = 0.0
         if any(r != "block_ngd" for r in self.rules):
-            coef = torch.where(norm > 0, torch.exp(self._log_coef(params, log_eta_t, M, norm)), 0.0)
-        steps = {}
+            coef = torch.exp(self._log_coef(params, log_eta_t, M, norm))
+            if norm is not None:
+                coef = torch.where(norm > 0, coef, 0.0)
+        coefs = {}
         for b, g in grads.items():
-            c_b = coef if weights[b] is None else coef * weights[b]
+            coefs[b] = coef if weights[b] is None else coef * weights[b]
             if self._uses("block_ngd"):
                 n = norms[b]
-                c_b = self._where("block_ngd", torch.where(n > 0, _exp(log_eta_t) / n, 0.0), c_b)
-            steps[b] = self._combination(b, [(c_b, g.direction)])
-        if not (isinstance(self.momentum, float) and self.momentum == 0.0):
-            if t > 0 and self._velocity is not None:
-                steps = {b: self._combination(b, [(self.momentum, self._velocity[b]), (1.0, s)])
-                         for b, s in steps.items()}
-            self._velocity = steps
-        return {b: self._combination(b, [(1.0, params[b]), (-1.0, steps[b])]) if b in steps else params[b]
+                coefs[b] = self._where("block_ngd", torch.where(n > 0, _exp(log_eta_t) / n, 0.0), coefs[b])
+        plain = {b: [(-c_b, grads[b].direction)] for b, c_b in coefs.items()}
+        if isinstance(self.momentum, float) and self.momentum == 0.0:
+            return self._moved(params, plain)
+        steps = {b: self._combination(b, [(c_b, grads[b].direction)]) for b, c_b in coefs.items()}
+        restart = t == 0 or self._velocity is None
+        if not restart:
+            steps = {b: self._combination(b, [(self.momentum, self._velocity[b]), (1.0, s)])
+                     for b, s in steps.items()}
+        self._velocity = steps
+        return self._moved(params, plain if restart else {b: [(-1.0, s)] for b, s in steps.items()})
+
+    def _moved(self, params, moves):
+        """``params`` with the combinations ``moves`` ({block: [(coef, tensor)]}) added."""
+        return {b: self._combination(b, [(1.0, params[b]), *moves[b]]) if b in moves else params[b]
                 for b in params}
 
     def _combination(self, block, terms):
