@@ -179,7 +179,7 @@ class Gram(Geometry):
     combination of tensors with kept products (`combined`: the step c g, the next iterate
     c - step) gets its product by the same combination, so a gradient step reads the Gram
     matrix once (for gram g) instead of twice.  A derived product is at most `REFRESH`
-    combinations away from an exact one -- after that the next request reads the matrix --
+    combinations away from an exact one -- the combination after that is formed exactly --
     so round-off does not accumulate beyond that many steps."""
 
     name = "gram"
@@ -221,6 +221,7 @@ class Gram(Geometry):
             return
         depth = 1 + max(depth for _, depth in found)
         if depth > self.REFRESH:
+            self.apply(result)  # exact again, so that the chain (an iterate, a velocity) goes on
             return
         product = linear_combination([(coef, kept) for (coef, _), (kept, _) in zip(terms, found)])
         self._keep(result, product, depth)
