@@ -106,7 +106,7 @@ class FirstOrder:
         """(M, {b: w_b or None}, {b: n_b}, ||G||); the norms are None where every trial follows
         "gd" (whose step needs none: a zero gradient is a zero direction or M = -inf)."""
         norms = None
-        if self.rules != ("gd",):
+        if set(self.rules) != {"gd"}:
             norms = {b: self.model.geometry(b).norm(g.direction) for b, g in grads.items()}
         if len(grads) == 1:
             (b, g), = grads.items()
