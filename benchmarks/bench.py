@@ -428,13 +428,19 @@ def main() -> None:
     parser.add_argument("--no-svm", action="store_true", help="skip the W-SVM solve timings")
     parser.add_argument("--update-doc", action="store_true", help="rewrite this machine's table in BENCHMARKS.md")
     parser.add_argument("--doc-from", default=None, help="only rewrite BENCHMARKS.md from this results JSON")
+    parser.add_argument("--devices", default=None,
+                        help="comma-separated devices to measure (default: cpu, and cuda when torch sees it)")
     args = parser.parse_args()
     if args.doc_from:
         update_doc(json.loads(Path(args.doc_from).read_text()))
         return
     torch.set_num_threads(args.threads)
     machine = platform.node() or "machine"
-    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    devices = (args.devices.split(",") if args.devices else
+               ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
+    unknown = [d for d in devices if d not in ("cpu", "cuda") or (d == "cuda" and not torch.cuda.is_available())]
+    if unknown:
+        parser.error(f"--devices: {', '.join(unknown)} not available (cpu, or cuda where torch sees a GPU)")
     peaks = {d: machine_peaks(d) for d in devices}
     results = {"machine": machine, "platform": platform.platform(), "torch": torch.__version__,
                "threads": args.threads,
