@@ -4,6 +4,8 @@
 #   benchmarks/device_check.sh --fetch-wheels   # here (CPU host): the cp312 wheels into .whl/
 #   benchmarks/device_check.sh                  # on the GPU host, .whl carried (see below)
 #   benchmarks/device_check.sh --dry-run        # the same steps on the CPU, one paper, quick
+#   options: --budget SECONDS (300), --papers "jta24 vdt24" (quick step), --steps install,quick,
+#   bench,full (which steps), --bench-only REGEX (bench.py --only: the workloads to measure)
 #
 # Steps (each appends to $OUT/device_check.log and records "<step> <status> <seconds>" in
 # $OUT/summary.txt the moment it ends, so a run cut short still returns what it finished):
@@ -47,9 +49,10 @@ while [ $# -gt 0 ]; do
     --dry-run) MODE=dry ;;
     --fetch-wheels) MODE=fetch ;;
     --budget) BUDGET="$2"; shift ;;
+    --bench-only) BENCH_ONLY="$2"; shift ;;
     --papers) PAPERS="$2"; shift ;;
     --steps) STEPS="$2"; shift ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "device_check.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -61,7 +64,8 @@ if [ "$MODE" = fetch ]; then
   # environment; keep one version of each).
   rm -rf "$WHEELS"
   for spec in cvxpy-base==1.9.3 clarabel==0.11.1 qdldl==0.1.9.post1 sparsediffpy==0.6.1 \
-              cffi==2.1.1 pycparser==3.12; do
+              cffi==2.1.1 pycparser==3.12 jsonschema==4.26.0 jsonschema-specifications==2025.9.1 \
+              referencing==0.37.0 rpds-py==2026.9.1; do
     $PY -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
       --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
       --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
@@ -147,7 +151,8 @@ if want quick; then
   : > "$OUT/quick-diff.txt"
   for paper in $PAPERS; do
     run_step "quick:$paper" 150 $PY -m pytest "claims/$paper" -q -p no:cacheprovider \
-      -n "$WORKERS" --tc-device "$DEVICE" --tc-report-dir "$WORK/quick-$paper" --tc-baseline none
+      -rfE --tb=short -n "$WORKERS" --tc-device "$DEVICE" --tc-report-dir "$WORK/quick-$paper" \
+      --tc-baseline none
     if [ -f "$WORK/quick-$paper/results.json" ]; then
       $PY -m theorycheck.cli diff reports/baseline-quick.json "$WORK/quick-$paper" \
         --rtol "$DEVICE_RTOL" >> "$OUT/quick-diff.txt" 2>&1
@@ -160,6 +165,7 @@ fi
 
 # ---------------------------------------------------------------- CUDA benchmark rows
 if want bench; then
+  [ -n "${BENCH_ONLY:-}" ] && BENCH_ARGS+=(--only "$BENCH_ONLY")
   run_step bench 60 $PY benchmarks/bench.py --no-svm --out "$OUT/bench-$DEVICE.json" "${BENCH_ARGS[@]}"
 fi
 
