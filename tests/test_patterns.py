@@ -1,6 +1,7 @@
 """Claim patterns (theorycheck.patterns), the binomial check's power and the round-off
 tolerance policy, on a claim context built directly (no pytest run needed)."""
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -69,6 +70,26 @@ def test_property_search_that_holds_passes_and_is_reproducible_from_the_claim_se
         assert tc.decisions[0].role == "precondition"
         runs.append((tc.measurements["square: worst instance"], tc.seeds))
     assert runs[0] == runs[1] and "square" in runs[0][1]
+
+
+def test_property_search_examples_do_not_depend_on_the_modules_imported(tmp_path, monkeypatch):
+    """hypothesis draws from the literals of imported non-test modules; a search must not."""
+    def examples():
+        seen = []
+        tc = context(seed=5)
+        property_search(tc, "seen", st.floats(-1e6, 1e6), lambda x: seen.append(x) or 1.0,
+                        max_examples=300)
+        return seen
+
+    before = examples()
+    literals = ", ".join(f"{v!r}" for v in (3.25, -7.5, 12345.678, 1e-7, 999.0, -0.125) * 3)
+    (tmp_path / "tc_literal_module.py").write_text(f"VALUES = [{literals}]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import tc_literal_module  # noqa: F401  (a local module: hypothesis would mine its literals)
+    try:
+        assert examples() == before
+    finally:
+        monkeypatch.delitem(sys.modules, "tc_literal_module")
 
 
 def test_property_search_counts_a_nan_margin_as_the_worst():

@@ -12,7 +12,9 @@ check; the binomial check reports its own power.
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import unittest.mock
 from typing import Any, Callable
 
 import numpy as np
@@ -59,11 +61,30 @@ def property_search(tc, name: str, strategy, margin: Callable[[Any], float], *,
         if math.isfinite(value):
             target(-value)
 
-    search()
+    with _without_local_constants():
+        search()
     tc.record(f"{name}: worst instance", worst["instance"])
     tc.record(f"{name}: worst margin", worst["margin"])
     tc.record(f"{name}: examples", worst["examples"])
     return _recorder(tc, role).at_least(name, worst["margin"], 0.0)
+
+
+@contextlib.contextmanager
+def _without_local_constants():
+    """hypothesis mixes into its draws the literals of every non-test module imported so far
+    (``providers._get_local_constants``), so a search's examples would depend on which other
+    modules this process happened to import (and on their text).  During a search the pool is
+    hypothesis's global constants alone; its cache of permitted constants is emptied on entry
+    and exit so that no other test's pool leaks in or ours out."""
+    from hypothesis.internal.conjecture import providers
+
+    empty = providers.Constants()
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        with unittest.mock.patch.object(providers, "_get_local_constants", lambda: empty):
+            yield
+    finally:
+        providers.CONSTANTS_CACHE.cache.clear()
 
 
 def per_instance(tc, name: str, values: Any, holds: Any, *, p: float, alpha: float = 0.05,
