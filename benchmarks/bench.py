@@ -7,7 +7,8 @@ representation it has (dense, and coefficient space for models with ``in_span``)
 optimizer of `theorycheck.optim.OPTIMIZERS` that accepts it, for K in {1, 64, 1024, 8192}
 batched trials (a K whose tensors would exceed ``--memory-gb`` is skipped and listed with the
 reason), on the CPU with one torch thread (``--threads``) and on CUDA when torch sees a GPU.
-A model registered later appears here with no edit; a new paper scale is one entry of
+A model registered later -- in the library or in a paper package's ``models.py`` -- appears
+here with no edit; a new paper scale is one entry of
 ``WORKLOADS``.  Each row has
 
 ``trial_steps_per_s``
@@ -54,12 +55,14 @@ from torch.utils.flop_counter import FlopCounterMode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the claims package: the papers' data sets
 from claims.vdt24.setup import example1, gaussian_dm  # noqa: E402
+from theorycheck.discovery import import_paper_modules  # noqa: E402
 from theorycheck.errors import DeclarationError  # noqa: E402
 from theorycheck.models import MODELS, TokenSelection  # noqa: E402
 from theorycheck.optim import OPTIMIZERS, Adam, FirstOrder, MirrorDescent  # noqa: E402
 from theorycheck.optim.mirror import dual_exponent, lp_norm  # noqa: E402
 
 TRIALS = (1, 64, 1024, 8192)
+import_paper_modules(ROOT / "claims")  # the models and optimizers the paper packages register
 
 
 # ---------------------------------------------------------------- workloads

@@ -9,7 +9,11 @@ Parametrized over `theorycheck.models.MODELS` (each registers a small instance) 
 * loss, gradient and one step of every optimizer stay finite deep in saturation;
 * a zero gradient gives a zero step, for every optimizer;
 * each block's geometry is consistent: ||A||^2 = <A, A>, symmetric and linear;
-* the Hessian-vector product agrees with central finite differences of the gradient.
+* the Hessian-vector product agrees with central finite differences of the gradient;
+* every model and optimizer class (library and paper packages) is registered, none in a test file.
+
+Models and optimizers that a paper package registers (``claims/<key>/models.py``) are
+collected too: ``conftest.py`` imports the paper packages first.
 
 Matrices are compared by relative Frobenius error (`relative_error`), tolerances from the
 float64 round-off of the operations involved.
@@ -17,6 +21,7 @@ float64 round-off of the operations involved.
 import pytest
 import torch
 
+from theorycheck.discovery import classes_in_test_files, import_paper_modules, unregistered_classes
 from theorycheck.errors import DeclarationError
 from theorycheck.models import MODELS, Model, Scaled
 from theorycheck.optim import OPTIMIZERS, relative_error
@@ -49,6 +54,21 @@ def optimizer_or_skip(opt_name, model, params):
 
 def test_something_is_registered():
     assert MODELS and OPTIMIZERS
+
+
+def test_every_model_and_optimizer_class_is_registered(claims_root):
+    """Every `Model` and `Step` subclass of the library and of the paper packages (their test
+    files included) is produced by a registered factory, so this suite checks it; none is
+    defined in a test file."""
+    if claims_root.exists():
+        import_paper_modules(claims_root, tests=True)
+    assert not classes_in_test_files(), (
+        f"model or optimizer classes defined in test files: {classes_in_test_files()} -- move "
+        "each to its paper's models.py and register it (register_model / register_optimizer)")
+    assert not unregistered_classes(), (
+        f"unregistered model or optimizer classes: {unregistered_classes()} -- register a small "
+        "instance (register_model(name)(factory) / register_optimizer(name)(factory)), or mark "
+        "a base class with conformance_base = True")
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

@@ -10,6 +10,7 @@ from theorycheck.optim.gradient import (
     FirstOrder,
     Method,
     Polyak,
+    register_optimizer,
     side_by_side,
     tile,
 )
@@ -34,9 +35,11 @@ from theorycheck.optim.mirror import (
     potential,
 )
 from theorycheck.optim.preconditioned import Preconditioned
+from theorycheck.optim.step import Step
 from theorycheck.optim.trajectory import ON_NONFINITE, REPRESENTATIONS, Trajectory, recorded_rows, run_trajectory
 
 __all__ = [
+    "Step",
     "Preconditioned",
     "Adam",
     "adam_steps",
@@ -49,6 +52,7 @@ __all__ = [
     "Method",
     "RULES",
     "OPTIMIZERS",
+    "register_optimizer",
     "side_by_side",
     "tile",
     "Iterate",

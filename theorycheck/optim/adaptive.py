@@ -20,11 +20,12 @@ import torch
 from theorycheck.errors import DeclarationError
 from theorycheck.models.base import Model
 from theorycheck.optim.gradient import register_optimizer
+from theorycheck.optim.step import Step
 
 __all__ = ["Adam", "adam_steps", "cosine_schedule"]
 
 
-class Adam:
+class Adam(Step):
     """Full-batch Adam on every block of ``model``; call with ``t = 0, 1, 2, ...``."""
 
     def __init__(self, model: Model, lr: float, *, betas=(0.9, 0.999), eps: float = 1e-8,

@@ -38,6 +38,7 @@ import torch
 
 from theorycheck.errors import DeclarationError
 from theorycheck.models.base import Model, linear_combination, per_trial
+from theorycheck.optim.step import Step
 
 __all__ = ["RULES", "FirstOrder", "GD", "NGD", "Polyak", "BlockNGD", "Method", "side_by_side",
            "tile", "OPTIMIZERS", "register_optimizer"]
@@ -56,7 +57,7 @@ def _per_trial_setting(name, value, K, like, dtype=None):
     return float(value)
 
 
-class FirstOrder:
+class FirstOrder(Step):
     r"""The first-order step of the module docstring for ``model``; ``step(t, params) -> params``.
 
     ``rule``: one of ``RULES`` or a sequence of K of them; ``eta``, ``eta_max``, ``momentum``,

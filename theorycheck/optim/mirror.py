@@ -38,6 +38,7 @@ import torch
 from theorycheck.errors import DeclarationError
 from theorycheck.models.base import Model, per_trial
 from theorycheck.optim.gradient import register_optimizer
+from theorycheck.optim.step import Step
 
 __all__ = ["lp_norm", "dual_exponent", "potential", "mirror_map", "inverse_mirror_map",
            "bregman", "directional_bregman", "MirrorDescent"]
@@ -101,7 +102,7 @@ def directional_bregman(reference: torch.Tensor, W: torch.Tensor, p) -> torch.Te
     return 1.0 - _inner(mirror_map(unit(W), p), unit(reference))
 
 
-class MirrorDescent:
+class MirrorDescent(Step):
     r"""The l_p mirror-descent step of the module docstring for ``model``:
     ``step(t, params) -> params``.
 

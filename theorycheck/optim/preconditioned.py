@@ -16,11 +16,13 @@ import torch
 
 from theorycheck.errors import DeclarationError
 from theorycheck.models.base import Model, per_trial
+from theorycheck.optim.gradient import register_optimizer
+from theorycheck.optim.step import Step
 
 __all__ = ["Preconditioned"]
 
 
-class Preconditioned:
+class Preconditioned(Step):
     """``step(t, params) -> params`` of the module docstring."""
 
     def __init__(self, model: Model, eta, preconditioners: Mapping[str, torch.Tensor] | None = None,
@@ -53,3 +55,7 @@ class Preconditioned:
             eta = self.eta if self.eta.dim() == 0 else per_trial(self.eta, g)
             out[b] = value - eta * g
         return out
+
+
+# identity preconditioners: plain GD, so every model of the protocol can run it
+register_optimizer("preconditioned_identity")(lambda model: Preconditioned(model, 0.3))
