@@ -1,5 +1,5 @@
 """``theorycheck`` command line: ``list``, ``report``, ``diff``, ``baseline``, ``sweep``,
-``new``, ``cache``.
+``new``, ``run``, ``cache``.
 
 * ``theorycheck list [PATH] [--json]``: the registered claims under PATH (default
   ``claims``): id, paper, source, kind, statement and controls -- from the manifest the last
@@ -19,6 +19,10 @@
   placeholders to fill in) and ``claims/<paperkey>/test_<name>.py`` with a worked, passing
   example claim (provenance, a precondition, a conclusion, a negative control, a plot) that
   passes the conformance suite as it is, to be edited into the new claim.
+* ``theorycheck run MODULE:FUNCTION [--tier] [--seed] [--device] [--set NAME=VALUE]
+  [--save FILE.npz] [-i]``: run one shared run outside pytest with a claim run's settings,
+  print a summary of what it returns, save its arrays or open a prompt on them
+  (:mod:`theorycheck.explore`): the way to explore before writing a claim.
 * ``theorycheck cache info|clear [--dir DIR]``: the size of the cache of shared runs, or
   empty it (default ``$THEORYCHECK_CACHE_DIR``, else ``./.theorycheck-cache``).
 """
@@ -314,6 +318,33 @@ def cmd_cache(args) -> int:
     return 0
 
 
+def cmd_run(args) -> int:
+    import code
+
+    import numpy as np
+
+    from .explore import arrays_of, parse_config, run_shared, summarize
+
+    value, record = run_shared(args.target, tier=args.tier, seed=args.seed, device=args.device,
+                               dtype=args.dtype, threads=args.threads, config=parse_config(args.set),
+                               cache_dir=args.cache_dir, use_cache=not args.no_cache)
+    print(f"theorycheck run: {record['name']} ({args.tier} tier, seed {args.seed}, "
+          f"{args.device} device; {record['source']}; sizes {record['sizes']}; "
+          f"config {record['config']})")
+    for line in summarize(value):
+        print("  " + line)
+    arrays = arrays_of(value)
+    if args.save:
+        np.savez(args.save, **arrays)
+        print(f"saved {len(arrays)} arrays to {args.save} (numpy.load; keys are the paths above)")
+    if args.interactive:
+        code.interact(banner="theorycheck run: `value` is the run's value, `arrays` its arrays by "
+                             "path, np and torch imported; Ctrl-D leaves",
+                      local={"value": value, "arrays": arrays, "np": np,
+                             "torch": __import__("torch")}, exitmsg="")
+    return 0
+
+
 def _verb_on_a_run(sub, name: str, help_text: str, func, out_help: str) -> None:
     """A verb reading one run (``RESULTS``, default the latest complete run) with ``--out``."""
     p = sub.add_parser(name, help=help_text)
@@ -353,6 +384,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     p.add_argument("--claims-dir", default="claims")
     p.set_defaults(func=cmd_new)
+    p = sub.add_parser("run", help="run one shared run outside pytest and summarize what it returns",
+                       description="Runs MODULE:FUNCTION (a @shared_run) with the settings of a "
+                                   "claim run (float64, one CPU thread, TF32 off, freed memory kept) "
+                                   "through the shared-run cache, and prints what it returns.")
+    p.add_argument("target", help="MODULE:FUNCTION, e.g. claims.jta24.setup:joint_runs")
+    p.add_argument("--tier", default="quick", help="quick (default) or full")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    p.add_argument("--device", default="auto", help="auto (default), cpu or cuda")
+    p.add_argument("--dtype", default="float64", help="float64 (default) or float32")
+    p.add_argument("--threads", type=int, default=1, help="CPU threads (default 1)")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="a configuration argument of the run (JSON value), repeatable")
+    p.add_argument("--save", default=None, metavar="FILE.npz", help="save every array it returns")
+    p.add_argument("-i", "--interactive", action="store_true",
+                   help="open a Python prompt with the value")
+    p.add_argument("--cache-dir", default=None,
+                   help="cache directory (default: $THEORYCHECK_CACHE_DIR or ./.theorycheck-cache)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the disk cache")
+    p.set_defaults(func=cmd_run)
     p = sub.add_parser("cache", help="size of the cache of shared runs, or empty it")
     p.add_argument("action", choices=("info", "clear"))
     p.add_argument("--dir", default=None,
