@@ -1,6 +1,9 @@
 r"""The set-up of anon20 ("Understanding Attention Mechanisms", ICLR 2020 submission): the
-paper's sizes, its instances (random networks in general position, teacher data) and the
-trained minima that several claims share.
+paper's sizes, its instances (random networks in general position, teacher data), the closed
+forms of Thm 3's region counts and the trained networks (minima, self-attention) that claims
+share.  The experiments' runs are in their own modules (`convergence`, `rates`,
+`sample_complexity`, `table2`), the bounds as formulas in `bounds`, networks beyond the
+library's in `models`.
 
 The networks are those of Sec. 2, eq. (1) (global attention, bias-free), eq. (3)/(6)
 (self-attention); Thm 3's proof (App. E.5) uses hidden biases, so region instances carry
@@ -8,12 +11,16 @@ biases unless a claim says bias-free.  Everything in float64 (identities at roun
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
 from theorycheck import shared_run
 from theorycheck.models import (RELU, Activation, BaselineNet, GlobalAttentionNet, SelfAttentionNet,
                                 hidden_preactivations, last_layer_certificate)
+from theorycheck.optim import adam_steps, cosine_schedule
+from theorycheck.solvers import general_position_cells
 
 PAPER = "anon20"
 torch.set_num_threads(1)
@@ -56,6 +63,22 @@ def general_position_margin(normals: np.ndarray, offsets: np.ndarray) -> float:
         worst = min(worst, min(abs(np.linalg.det(rows[list(c)]))
                                for c in combinations(range(m), s + 1)))
     return float(worst)
+
+
+def log_bound_gap(n1, s0, p):
+    """``s0 log(n1/s0) - p log(n1/p)``: log of the attention over the baseline real-valued bound."""
+    return s0 * np.log(n1 / s0) - p * np.log(n1 / p)
+
+
+def log10_floor_bound(n1, s0):
+    """``log10 floor(n1/s0)^s0`` (``-inf`` where the floor is 0)."""
+    q = n1 // s0
+    return s0 * np.log10(q) if q > 0 else -np.inf
+
+
+def log10_max_cells(n1, s0):
+    """``log10 sum_{j<=s0} C(n1, j)``: Thm 3's exact maximum of linear regions."""
+    return math.log10(general_position_cells(n1, s0))
 
 
 def teacher_data(rng: np.random.Generator, K: int, n: int, p: int, *, s0: int, width: int = 3,
@@ -155,6 +178,39 @@ def trained_minima(run, *, activation="relu", tau=1.0):
             "runs": runs}
 
 
+def minimum(tc, activation):
+    """The shared trained minima: ReLU for the claim, softplus (tau = 1) where a control asks."""
+    if activation == "relu":
+        return tc.use(trained_minima, activation="relu")
+    return tc.use(trained_minima, activation="softplus", tau=1.0)
+
+
+def trial(params, k):
+    """The parameters of trial ``k`` alone (a batch of one)."""
+    return {b: v[k:k + 1] for b, v in params.items()}
+
+
+def outputs(run, params):
+    """The global-attention network's outputs at ``params`` on the run's test inputs."""
+    return GlobalAttentionNet(run["X_test"], run["y_test"], run["activation"]).output(params)
+
+
+def minima_meeting_hypotheses(tc, model, run, params):
+    """The trials whose trained point meets Thm 4's hypotheses (`setup.at_c2_minimum`: a
+    minimum, train loss <= MINIMUM_LOSS, where L is C^2, every pre-activation |z| >=
+    KINK_GUARD).  Selection by the hypotheses only; the count, the L-BFGS runs per trial and
+    the excluded trials are recorded, and a precondition asks for at least one."""
+    z = hidden_preactivations(model.inputs(params), params["W1"]).abs().flatten(1).amin(1)
+    keep = at_c2_minimum(model, params)
+    tc.record("train loss per trial", model.loss(params))
+    tc.record("smallest |pre-activation| per trial", z)
+    tc.record("L-BFGS runs per trial (attention, baseline)", run["runs"])
+    tc.record("trials meeting the hypotheses", int(keep.sum()))
+    tc.precondition.at_least("trials at a C^2 minimum (loss <= 1e-8, |z| >= 1e-8)",
+                             int(keep.sum()), 1)
+    return [k for k in range(len(keep)) if keep[k]]
+
+
 def self_attention_instance(rng: np.random.Generator, act: Activation, K: int = 1):
     """A random self-attention network (sizes SELF_SIZES) with random sentences and targets."""
     s = SELF_SIZES
@@ -164,6 +220,25 @@ def self_attention_instance(rng: np.random.Generator, act: Activation, K: int = 
     params = {"W1": t(K, s["p"] * s["dv"], s["d"], scale=s["p"] ** -0.5), "W2": t(K, s["d"]),
               "WQ": t(K, s["dq"], s["t"]), "WK": t(K, s["dq"], s["t"]), "WV": t(K, s["dv"], s["t"])}
     return SelfAttentionNet(X, y, act), params
+
+
+def gaussian_problem(rng, K, n, p):
+    """``X (K, n, p)`` and targets ``y (K, n)``, all entries N(0, 1)."""
+    return torch.as_tensor(rng.standard_normal((K, n, p))), torch.as_tensor(rng.standard_normal((K, n)))
+
+
+@shared_run
+def trained_self_attention(run, *, duplicate: bool, steps: int, trials: int):
+    """The ReLU self-attention network of Theorem 5(b) on random sentences (sentence 1 a copy of
+    sentence 0 with target + 1 when ``duplicate``), ``trials`` independent instances trained
+    (batched) by full-batch Adam (lr 1e-2, cosine decay) for ``steps`` steps.  Returns (model,
+    trained parameters)."""
+    model, params = self_attention_instance(run.rng("thm5b network"), RELU, trials)
+    if duplicate:
+        X, y = model.X.clone(), model.y.clone()
+        X[:, 1], y[:, 1] = X[:, 0], y[:, 0] + 1.0
+        model = type(model)(X, y, RELU)
+    return model, adam_steps(model, params, steps, 1e-2, schedule=cosine_schedule(steps))
 
 
 #: the rate at which a wide network is claimed to train to zero loss ("typically"), fixed

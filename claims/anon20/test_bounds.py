@@ -10,19 +10,8 @@ from scipy.optimize import brentq
 from theorycheck import Control, claim, discrepancy
 from theorycheck.patterns import property_search
 
+from .bounds import attended_norm_ratios, bounds, gamma_exponent, proof_sample_size, sample_bound
 from .setup import PAPER
-
-
-def sample_bound(scale, log_arg, params, K=1.0, eta=1.0, gamma=1.0):
-    """``scale^2 K / gamma^2 * log(log_arg * eta / gamma) * params``: the form of Thm 1's bound
-    (scale = s0 for attention, p for the baseline, 1 for Cor. 1)."""
-    return scale ** 2 * K / gamma ** 2 * math.log(log_arg * eta / gamma) * params
-
-
-def bounds(p, s0, d, ratio):
-    """N_att, N_base, N_cor1, N_prop1 at eta / gamma = ratio (K = 1, gamma = 1)."""
-    return (sample_bound(s0, s0, p * d + p + d, eta=ratio), sample_bound(p, p, p * d + d, eta=ratio),
-            sample_bound(1, 1, p * d + p + d, eta=ratio), sample_bound(s0, s0, p * d + d, eta=ratio))
 
 
 @claim(
@@ -99,20 +88,6 @@ def test_bound_algebra(tc):
     tc.conclusion.monotone("(v) slopes approach -1/2", slopes, increasing=False)
 
 
-def _gamma_exponent(n_expr, gamma):
-    """``lim_{gamma -> 0} d log n / d log gamma`` of a sample-size expression."""
-    return sp.limit(sp.simplify(gamma * sp.diff(n_expr, gamma) / n_expr), gamma, 0, "+")
-
-
-def _proof_sample_size(hoeffding_power=2):
-    """``n`` solving ``log N_eps - n c^2 gamma^q / sigma^2 = log delta`` (the union bound over an
-    eps-net with ``log N_eps = P log(L/gamma)``) for the Hoeffding exponent ``q``."""
-    n, P, L, c, sigma, gamma, delta = sp.symbols("n P L c sigma gamma delta", positive=True)
-    solution = sp.solve(sp.Eq(P * sp.log(L / gamma) - n * c ** 2 * gamma ** hoeffding_power / sigma ** 2,
-                              sp.log(delta)), n)
-    return solution[0], gamma, (P, L, c, sigma)
-
-
 @claim(
     f"{PAPER}.thm7.sample_bound_gamma_exponent",
     source="Theorem 7's proof (App. E.9): the concentration and union-bound step",
@@ -137,8 +112,8 @@ def test_sample_bound_gamma_exponent(tc):
     reconstruction is inferred (the copy's formulas are garbled), hence the provenance.
     """
     power = 1 if tc.control == "linear_hoeffding" else 2
-    n_expr, gamma, _ = _proof_sample_size(power)
-    exponent = float(_gamma_exponent(n_expr, gamma))
+    n_expr, gamma, _ = proof_sample_size(power)
+    exponent = float(gamma_exponent(n_expr, gamma))
     tc.record("n(gamma) from the proof", str(n_expr))
     tc.record("gamma exponent", exponent)
     tc.conclusion.close("proof's sample size grows like gamma^-2", exponent, -2.0, atol=1e-12)
@@ -168,40 +143,14 @@ def test_missing_gamma_discrepancy(tc):
     Provenance inferred: the copy's garbling may have dropped the factor, so the report shows
     this as suspected.  The control restores the factor and the gap closes.
     """
-    _, gamma, (P, L, c, sigma) = _proof_sample_size(2)
+    _, gamma, (P, L, c, sigma) = proof_sample_size(2)
     proof = sigma ** 2 / (c ** 2 * gamma ** 2) * P * sp.log(L / gamma)
     printed = sp.log(c / gamma) * P
     if tc.control == "factor_restored":
         printed = printed * sigma ** 2 / (c ** 2 * gamma ** 2)
-    gap = float(_gamma_exponent(printed, gamma) - _gamma_exponent(proof, gamma))
+    gap = float(gamma_exponent(printed, gamma) - gamma_exponent(proof, gamma))
     tc.record("gamma exponent: printed - proof", gap)
     tc.conclusion.at_least("printed bound's gamma exponent differs from the proof's", abs(gap), 1.0)
-
-
-def _attended_norm_ratios(rng, p, s0, c_x, tau, a_max):
-    """Ratios measured / bound of the four norm bounds for one random instance (the first
-    two also at their equality instance x = C_x 1, a = a_max 1_S / a = e_k)."""
-    import torch
-
-    from theorycheck.models import RELU, Activation, activate
-
-    support = rng.permutation(p)[:s0]
-    a = np.zeros(p)
-    a[support] = rng.uniform(0, a_max, s0)
-    x = rng.uniform(-c_x, c_x, p)
-    extreme_a = np.zeros(p)
-    extreme_a[support] = a_max
-    simplex = rng.dirichlet(np.ones(p))
-    d = int(rng.integers(1, 64))
-    W1 = rng.standard_normal((p, d))
-    c_1 = float(np.linalg.norm(W1))
-    z = torch.as_tensor((x * a) @ W1)
-    relu = float(activate(z, RELU).norm())
-    soft = float(activate(z, Activation("softplus", tau)).norm())
-    root = math.sqrt(s0) * c_x
-    return [np.linalg.norm(x * a) / root, np.linalg.norm(c_x * extreme_a) / root,
-            np.linalg.norm(x * simplex) / c_x, relu / (root * c_1),
-            soft / (root * c_1 + math.sqrt(d) * math.log(2) / tau)]
 
 
 @claim(
@@ -238,7 +187,7 @@ def test_attended_input_norms(tc):
     def slack(draw):
         seed, p, frac, c_x, tau = draw
         s0 = max(1, math.ceil(frac * p))
-        ratios = _attended_norm_ratios(np.random.default_rng(seed), p, s0, c_x, tau, a_max)
+        ratios = attended_norm_ratios(np.random.default_rng(seed), p, s0, c_x, tau, a_max)
         extremes.append(ratios[1])
         return 1 + 1e-12 - max(ratios)
 

@@ -10,26 +10,11 @@ from theorycheck.models import (Activation, BaselineNet, GlobalAttentionNet, hid
                                 scale_global_attention, scale_self_attention)
 from theorycheck.solvers import dense_hessian, flatten_params, top_hessian_eigenvalues, unflatten_params
 
-from .setup import (FLAT_SIZES, MINIMUM_LOSS, PAPER, SELF_SIZES, at_c2_minimum,
-                    self_attention_instance, trained_minima)
+from .setup import (FLAT_SIZES, MINIMUM_LOSS, PAPER, SELF_SIZES, minima_meeting_hypotheses, minimum,
+                    outputs, self_attention_instance, trial)
 
 #: (alpha1, alpha2) of the invariance checks: powers of two are exact, the others round off
 SCALES = [(0.5, 1.0), (0.1, 1.0), (0.01, 1.0), (1.0, 0.1), (3.0, 7.0)]
-
-
-def _minimum(tc, activation):
-    """The shared trained minima: ReLU for the claim, softplus (tau = 1) where a control asks."""
-    if activation == "relu":
-        return tc.use(trained_minima, activation="relu")
-    return tc.use(trained_minima, activation="softplus", tau=1.0)
-
-
-def _trial(params, k):
-    return {b: v[k:k + 1] for b, v in params.items()}
-
-
-def _outputs(run, params):
-    return GlobalAttentionNet(run["X_test"], run["y_test"], run["activation"]).output(params)
 
 
 @claim(
@@ -62,16 +47,16 @@ def test_relu_scale_invariance(tc):
     (1 + ||grad L(theta)||)`` per block (the gradient is a difference of such sums).
     Preconditions: ``alpha1 alpha2 > 0`` and a positively homogeneous activation.
     """
-    run = _minimum(tc, "softplus" if tc.control == "softplus" else "relu")
+    run = minimum(tc, "softplus" if tc.control == "softplus" else "relu")
     scales = [(-0.5, 2.0)] if tc.control == "negative_product" else SCALES
     model = GlobalAttentionNet(run["X"], run["y"], run["activation"])
     params = run["params"]
-    f = _outputs(run, params)
+    f = outputs(run, params)
     out_err, grad_err = [], []
     g = model.gradient(params)
     for a1, a2 in scales:
         T = scale_global_attention(params, a1, a2)
-        out_err.append(float((_outputs(run, T) - f).abs().max() / (1 + f.abs().max())))
+        out_err.append(float((outputs(run, T) - f).abs().max() / (1 + f.abs().max())))
         gT = model.gradient(T)
         factors = {"a": 1 / a1, "W1": 1 / a2, "W2": a1 * a2}
         worst = max(abs(v) for v in factors.values())
@@ -113,7 +98,7 @@ def test_softplus_discrepancy(tc):
     3.5e-2).  Also checked: the temperature identity to 1e-12 relative, and the bound (with
     margin 1e-12).  Control: the ReLU minimum, where the gap is round-off.
     """
-    run = _minimum(tc, "relu" if tc.control == "relu" else "softplus")
+    run = minimum(tc, "relu" if tc.control == "relu" else "softplus")
     act = run["activation"]
     model = GlobalAttentionNet(run["X"], run["y"], act)
     params = run["params"]
@@ -127,7 +112,7 @@ def test_softplus_discrepancy(tc):
     tc.conclusion.at_least("loss gap at T_{0.5,1} above 1e-8", gap, 1e-8)
     if act.name == "softplus":
         c = 0.5
-        f, fT = _outputs(run, params), _outputs(run, T)
+        f, fT = outputs(run, params), outputs(run, T)
         hotter = GlobalAttentionNet(run["X_test"], run["y_test"], Activation("softplus", c * act.tau))
         tc.conclusion.close("f_tau(T theta) = f_{c tau}(theta)", fT, hotter.output(params),
                             rtol=1e-12, atol=1e-12)
@@ -193,22 +178,6 @@ def test_jacobian_determinant(tc):
                         sa_formula, atol=1e-10)
 
 
-def _minima_meeting_hypotheses(tc, model, run, params):
-    """The trials whose trained point meets Thm 4's hypotheses (`setup.at_c2_minimum`: a
-    minimum, train loss <= MINIMUM_LOSS, where L is C^2, every pre-activation |z| >=
-    KINK_GUARD).  Selection by the hypotheses only; the count, the L-BFGS runs per trial and
-    the excluded trials are recorded, and a precondition asks for at least one."""
-    z = hidden_preactivations(model.inputs(params), params["W1"]).abs().flatten(1).amin(1)
-    keep = at_c2_minimum(model, params)
-    tc.record("train loss per trial", model.loss(params))
-    tc.record("smallest |pre-activation| per trial", z)
-    tc.record("L-BFGS runs per trial (attention, baseline)", run["runs"])
-    tc.record("trials meeting the hypotheses", int(keep.sum()))
-    tc.precondition.at_least("trials at a C^2 minimum (loss <= 1e-8, |z| >= 1e-8)",
-                             int(keep.sum()), 1)
-    return [k for k in range(len(keep)) if keep[k]]
-
-
 @claim(
     f"{PAPER}.thm4a.hessian_congruence_and_blowup",
     source="Theorem 4(a), second half; App. E.6",
@@ -251,17 +220,17 @@ def test_hessian_congruence_and_blowup(tc):
     ``c/mu < 100``.  Checked on seeds 1 and 2 and the default 0; the old ratio is recorded.
     The blow-up sends ``W2 -> W2/alpha1`` outside any ball of A2.
     """
-    run = _minimum(tc, "softplus" if tc.control == "softplus" else "relu")
+    run = minimum(tc, "softplus" if tc.control == "softplus" else "relu")
     model = GlobalAttentionNet(run["X"], run["y"], run["activation"])
     p, d = tc.sizes["p"], tc.sizes["d"]
     alphas = [0.5, 0.1, 0.01, 0.001]
     congruence, lam, bound = [], [], []
-    trials = _minima_meeting_hypotheses(tc, model, run, run["params"])
+    trials = minima_meeting_hypotheses(tc, model, run, run["params"])
     tc.precondition.holds("activation positively homogeneous", run["activation"].homogeneous)
     if not trials:
         return      # hypotheses not met on any trial: reported as such, nothing to decide
     for k in trials:
-        sub, theta = model.restrict([k]), _trial(run["params"], k)
+        sub, theta = model.restrict([k]), trial(run["params"], k)
         H = dense_hessian(sub, theta)
         delta = float(H.diagonal()[:p].max())
         for a1 in alphas:
@@ -408,12 +377,12 @@ def test_hessian_flatness_comparison(tc):
     20-seed sweep, where seeds 3, 6 and 15 had no trial with both at a minimum and the
     checks errored on empty arrays; with none, the claim now reports hypotheses not met.
     """
-    run = _minimum(tc, "softplus" if tc.control == "softplus" else "relu")
+    run = minimum(tc, "softplus" if tc.control == "softplus" else "relu")
     act = run["activation"]
     att = GlobalAttentionNet(run["X"], run["y"], act)
     test_att = GlobalAttentionNet(run["X_test"], run["y_test"], act)
     base = BaselineNet(run["X"], run["y"], act)
-    trials = _minima_meeting_hypotheses(tc, att, run, run["params"])
+    trials = minima_meeting_hypotheses(tc, att, run, run["params"])
     base_loss = base.loss(run["baseline"])
     tc.record("baseline train loss per trial", base_loss)
     trials = [k for k in trials if base_loss[k] <= MINIMUM_LOSS]

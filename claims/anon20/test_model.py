@@ -8,8 +8,10 @@ from theorycheck import Control, claim
 from theorycheck.models import (RELU, BaselineNet, GlobalAttentionNet, activation_derivative,
                                 global_attention_gradients, hidden_preactivations,
                                 self_attention_matrix)
+from theorycheck.optim import relative_error
 from theorycheck.patterns import property_search
 
+from .models import numel, table_counts
 from .setup import PAPER, SELF_SIZES, SOFTPLUS, self_attention_instance
 
 #: Table 1 header (Sec. 5.1.1): parameters of the baseline and of the attention model
@@ -63,10 +65,6 @@ def test_attention_equals_rowscaled_baseline(tc):
                     max_examples=tc.sizes["examples"])
 
 
-def _relative(a, b):
-    return float((a - b).norm() / b.norm())
-
-
 @claim(
     f"{PAPER}.model.gradient_formulas",
     source="App. E.1 and E.7 (gradient formulas; W1 in place of the printed W1^T in grad_a)",
@@ -108,7 +106,7 @@ def test_gradient_formulas(tc):
         back = params["W2"].unsqueeze(1) * activation_derivative(z, SOFTPLUS)
         closed["a"] = torch.einsum("kn,knp,knp->kp", u, X,
                                    torch.einsum("kdp,knd->knp", params["W1"], back)) / s["n"]
-    errors = {b: _relative(closed[b], auto[b]) for b in model.blocks}
+    errors = {b: float(relative_error(closed[b], auto[b])) for b in model.blocks}
     tc.record("relative error per block (global)", errors)
     tc.conclusion.at_most("grad_a matches autograd", errors["a"], 1e-10)
     tc.conclusion.at_most("grad_W1, grad_W2 match autograd", [errors["W1"], errors["W2"]], 1e-10)
@@ -117,29 +115,9 @@ def test_gradient_formulas(tc):
     ones = torch.ones(1, v.shape[-1], dtype=torch.float64)
     closed_sa = global_attention_gradients(v, sa.y, ones, sp["W1"], sp["W2"], SOFTPLUS)
     auto_sa = sa.gradient(sp)
-    sa_errors = [_relative(closed_sa[b], auto_sa[b]) for b in ("W1", "W2")]
+    sa_errors = [float(relative_error(closed_sa[b], auto_sa[b])) for b in ("W1", "W2")]
     tc.record("relative error W1, W2 (self-attention)", sa_errors)
     tc.conclusion.at_most("self-attention grad_W1, grad_W2 match autograd", sa_errors, 1e-10)
-
-
-def _numel(*modules):
-    return sum(p.numel() for m in modules for p in m.parameters())
-
-
-def _table_counts(value_width: int):
-    """Parameter counts of the experiment networks, built on the meta device: Table 1
-    (256 -> 128 -> 10 with biases, attention adds a in R^256) and Table 2 (embedding table
-    25002 x 100, flattened 2142 x 100 input -> 256 -> 1 with biases; self-attention adds
-    W_Q, W_K in R^{100 x 100} and W_V in R^{100 x value_width} without biases)."""
-    nn = torch.nn
-    meta = {"device": "meta"}
-    base1 = _numel(nn.Linear(256, 128, **meta), nn.Linear(128, 10, **meta))
-    base2 = _numel(nn.Embedding(25002, 100, **meta), nn.Linear(2142 * 100, 256, **meta),
-                   nn.Linear(256, 1, **meta))
-    qkv = _numel(nn.Linear(100, 100, bias=False, **meta), nn.Linear(100, 100, bias=False, **meta),
-                 nn.Linear(value_width, 100, bias=False, **meta))
-    return {"table1 baseline": base1, "table1 attention": base1 + 256,
-            "table2 baseline": base2, "table2 self-attention": base2 + qkv}
 
 
 @claim(
@@ -167,12 +145,12 @@ def test_param_counts(tc):
     vocabulary (recorded as a hypothesis, not decided).  Pass: exact integers.
     """
     width = 2142 if tc.control == "value_matrix_as_in_text" else 100
-    ours = _table_counts(width)
+    ours = table_counts(width)
     tc.record("our counts", ours)
     nn = torch.nn
     tc.record("width-512 hypothesis for 111,744,625",
-              _numel(nn.Embedding(20732, 100, device="meta"), nn.Linear(214200, 512, device="meta"),
-                     nn.Linear(512, 1, device="meta")))
+              numel(nn.Embedding(20732, 100, device="meta"), nn.Linear(214200, 512, device="meta"),
+                    nn.Linear(512, 1, device="meta")))
     tc.conclusion.close("Table 1 counts reproduced", [ours["table1 baseline"], ours["table1 attention"]],
                         [TABLE1_COUNTS["baseline"], TABLE1_COUNTS["attention"]], atol=0.5)
     tc.conclusion.close("Table 2 counts reproduced",

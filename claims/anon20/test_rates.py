@@ -1,12 +1,11 @@
 r"""Theorem 1's rate at stationary points reached from the truth: the excess risk of the
 support-restricted attention network and of the dense baseline against n, and against s0."""
 import numpy as np
-import torch
 
-from theorycheck import Control, claim, shared_run
-from theorycheck.models import RELU, BaselineNet, GlobalAttentionNet
+from theorycheck import Control, claim
 
-from .setup import PAPER, lbfgs_minimum
+from .rates import NOISE, near_truth_fits
+from .setup import PAPER
 
 #: Theorem 1's remark: "gamma is proportional to n^{-1/2} up to a log term", i.e. excess ~ 1/n
 RATE_SIZES = {"quick": {"n": [200, 800, 3200], "p": 16, "s0": 4, "width": 4, "trials": 3,
@@ -17,53 +16,8 @@ S0_SIZES = {"quick": {"s0": [2, 8, 32], "p": 32, "width": 3, "n": 1000, "trials"
                       "iterations": 120, "signal": "fixed"},
             "full": {"s0": [2, 4, 8, 16, 32], "p": 32, "width": 3, "n": 1000, "trials": 10,
                      "test": 20000, "iterations": 500, "signal": "fixed"}}
-#: standard deviation of the teacher's Gaussian noise (A3's sub-Gaussian epsilon)
-NOISE = 0.5
 #: the largest gradient norm accepted at the returned point (see the claims' docstrings)
 STATIONARY_TOL = 0.05
-
-
-@shared_run
-def near_truth_fit(run, *, arm, columns, n, p, s0, width, trials, test, iterations, signal):
-    r"""Noise-free excess risk ``E = E_x (f_hat(x) - f*(x))^2`` (on ``test`` fresh inputs) of a
-    local minimum of ``R_n`` reached by L-BFGS from the teacher, per trial, and the gradient
-    norm there.  Teacher (A3): ``x ~ N(0, I_p)``, ``y = W2*^T relu(W1*^T (x * 1_S)) + eps``,
-    ``S`` the first ``s0`` inputs, ``W1* ~ N(0, 1)`` (``signal = "unit"``) or ``N(0, 1/s0)``
-    (``"fixed"``: the signal variance does not grow with s0), ``W2* ~
-    N(0, I)``, ``eps ~ N(0, NOISE^2)``.  ``arm = "attention"``: trainable ``a`` on the inputs
-    ``columns`` only (``"support"``: S; ``"shifted"``: inputs 1..s0, missing input 0), started at
-    ``(1, W1*, W2*)``; ``"baseline"``: all ``p`` rows of W1, those outside S started at 0."""
-    rng = run.rng("near-truth teacher", n, p, s0, width, trials, test)
-    X = rng.standard_normal((trials, n + test, p))
-    W1 = rng.standard_normal((trials, p, width)) / (np.sqrt(s0) if signal == "fixed" else 1.0)
-    W2 = rng.standard_normal((trials, width))
-    support = np.arange(s0)
-    clean = np.einsum("knh,kh->kn", np.maximum(X[..., support] @ W1[:, support], 0), W2)
-    y = clean + NOISE * rng.standard_normal(clean.shape)
-    X, y, clean, W1, W2 = map(torch.as_tensor, (X, y, clean, W1, W2))
-    cols = np.arange(p)
-    if arm == "attention":
-        cols = support if columns == "support" else np.arange(1, s0 + 1)
-        inputs, cls = X[..., cols], GlobalAttentionNet
-        start = {"a": torch.ones(trials, len(cols), dtype=torch.float64), "W1": W1[:, cols], "W2": W2}
-    else:
-        inputs, cls = X, BaselineNet
-        rows = torch.zeros_like(W1)
-        rows[:, support] = W1[:, support]
-        start = {"W1": rows, "W2": W2}
-    model = cls(inputs[:, :n], y[:, :n], RELU)
-    fit = lbfgs_minimum(model, start, iterations=iterations)
-    gradient = torch.stack([g.flatten(1).norm(dim=1) for g in model.gradient(fit).values()]).norm(dim=0)
-    excess = 2 * cls(inputs[:, n:], clean[:, n:], RELU).loss(fit)
-    return {"excess": excess.numpy(), "gradient": gradient.numpy(),
-            "covered": float(np.isin(support, cols).mean())}
-
-
-def _fits(tc, arm, columns, sweep, **fixed):
-    s = dict(tc.sizes)
-    values = s.pop(sweep)
-    return [tc.use(near_truth_fit, arm=arm, columns=columns, **{**s, **fixed, sweep: v})
-            for v in values]
 
 
 @claim(
@@ -104,8 +58,8 @@ def test_rate_stationary_near_truth(tc):
     """
     s = tc.sizes
     columns = "shifted" if tc.control == "misspecified_mask" else "support"
-    attention = _fits(tc, "attention", columns, "n")
-    baseline = _fits(tc, "baseline", "support", "n")
+    attention = near_truth_fits(tc, "attention", columns, "n")
+    baseline = near_truth_fits(tc, "baseline", "support", "n")
     mean = {arm: np.array([f["excess"].mean() for f in fits])
             for arm, fits in (("attention", attention), ("baseline", baseline))}
     gradient = max(float(f["gradient"].max()) for f in attention + baseline)
@@ -164,7 +118,7 @@ def test_s0_scaling(tc):
     was raised to 5 before deciding.  The control asks for the quadratic growth.
     """
     s = tc.sizes
-    fits = _fits(tc, "attention", "support", "s0")
+    fits = near_truth_fits(tc, "attention", "support", "s0")
     mean = np.array([f["excess"].mean() for f in fits])
     gradient = max(float(f["gradient"].max()) for f in fits)
     tc.record("mean excess risk per s0", mean)

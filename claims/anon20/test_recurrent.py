@@ -4,44 +4,8 @@ import torch
 from theorycheck import Control, claim
 from theorycheck.models import parameters_reached
 
+from .models import RecurrentAttention
 from .setup import PAPER
-
-nn = torch.nn
-
-
-class RecurrentAttention(nn.Module):
-    r"""The recurrent-attention estimator of App. A on sentences ``X (n, t, p)`` (p words of
-    dimension t): ``s_k = f(s_{k-1}, c_{k-1})`` (a GRU cell, state of dimension t),
-    ``e_kj = score(s_{k-1}, x_j)``, ``alpha_k = softmax_j(e_k)``, ``c_k = sum_j alpha_kj x_j``
-    (the sum runs over the p words: the copy's ``sum_{j=1}^t`` is an index slip) and ``y_hat =
-    W2^T relu(W1^T c_T)`` with ``W1 (t, d)``, ``W2 (d,)``.  ``score = "dot"``: ``<s, x_j>``
-    (no parameters); ``"mlp"``: ``w^T tanh(U [s; x_j] + b)`` with ``hidden`` units."""
-
-    def __init__(self, t: int, d: int, *, score: str, hidden: int = 5, steps: int = 3):
-        super().__init__()
-        self.steps = steps
-        self.update = nn.GRUCell(t, t, dtype=torch.float64)
-        self.score = (None if score == "dot" else
-                      nn.Sequential(nn.Linear(2 * t, hidden, dtype=torch.float64), nn.Tanh(),
-                                    nn.Linear(hidden, 1, bias=False, dtype=torch.float64)))
-        self.W1 = nn.Parameter(torch.randn(t, d, dtype=torch.float64) / t ** 0.5)
-        self.W2 = nn.Parameter(torch.randn(d, dtype=torch.float64) / d ** 0.5)
-
-    def scores(self, s, X):
-        """``e_j = score(s, x_j)`` for every word, (n, p)."""
-        if self.score is None:
-            return torch.einsum("nt,ntp->np", s, X)
-        pairs = torch.cat([s.unsqueeze(-1).expand_as(X), X], 1).transpose(1, 2)   # (n, p, 2t)
-        return self.score(pairs).squeeze(-1)
-
-    def forward(self, X):
-        s = torch.zeros(X.shape[0], X.shape[1], dtype=X.dtype)
-        c = X.mean(-1)
-        for _ in range(self.steps):
-            s_next = self.update(c, s)
-            alpha = torch.softmax(self.scores(s, X), -1)
-            c, s = torch.einsum("np,ntp->nt", alpha, X), s_next
-        return torch.relu(c @ self.W1) @ self.W2
 
 
 @claim(

@@ -1,7 +1,5 @@
 r"""Theorem 3 (linear regions), App. C.3, App. E.5 and Fig. 1: cell counts of the hyperplane
 arrangements of one-hidden-layer ReLU networks on attended inputs, against the closed forms."""
-import math
-
 import numpy as np
 from scipy.optimize import brentq
 
@@ -9,7 +7,8 @@ from theorycheck import Control, claim, discrepancy
 from theorycheck.solvers import (central_cells, general_position_cells, grid_construction,
                                  grid_lower_bound, relu_network_hyperplanes, relu_network_regions)
 
-from .setup import PAPER, general_position_margin, region_instance
+from .setup import (PAPER, general_position_margin, log10_floor_bound, log10_max_cells,
+                    log_bound_gap, region_instance)
 
 #: (p, s0, n1) of the generic-arrangement checks; LP splitting grows with the cell count
 GENERIC_CASES = {"quick": {"cases": [[5, 1, 4], [5, 2, 6], [5, 3, 6], [5, 2, 8]], "baseline_n1": 6},
@@ -172,21 +171,6 @@ def test_bias_free_discrepancy(tc):
                             atol=0.5)
 
 
-def _log_bound_gap(n1, s0, p):
-    """``s0 log(n1/s0) - p log(n1/p)``: log of the attention over the baseline real-valued bound."""
-    return s0 * np.log(n1 / s0) - p * np.log(n1 / p)
-
-
-def _log10_floor_bound(n1, s0):
-    """``log10 floor(n1/s0)^s0`` (``-inf`` where the floor is 0)."""
-    q = n1 // s0
-    return s0 * np.log10(q) if q > 0 else -np.inf
-
-
-def _log10_max_cells(n1, s0):
-    return math.log10(general_position_cells(n1, s0))
-
-
 @discrepancy(
     f"{PAPER}.thm3.DISCREPANCY_lower_bound_comparison",
     source="App. C.3 and the discussion of Fig. 1",
@@ -220,15 +204,15 @@ def test_lower_bound_comparison(tc):
         n1 = 1000
     roots, closed, signs = [], [], []
     for s0 in tc.sizes["s0"]:
-        root = brentq(_log_bound_gap, p + 1e-9, 1e6, args=(s0, p), xtol=1e-12, rtol=1e-14)
+        root = brentq(log_bound_gap, p + 1e-9, 1e6, args=(s0, p), xtol=1e-12, rtol=1e-14)
         roots.append(root)
         closed.append(np.exp((p * np.log(p) - s0 * np.log(s0)) / (p - s0)))
-        signs.append([np.sign(_log_bound_gap(root - 1, s0, p)), np.sign(_log_bound_gap(root + 1, s0, p))])
+        signs.append([np.sign(log_bound_gap(root - 1, s0, p)), np.sign(log_bound_gap(root + 1, s0, p))])
     tc.record("s0", tc.sizes["s0"])
     tc.record("crossing n1*", roots)
-    gap = _log10_floor_bound(n1, 10) - _log10_floor_bound(n1, p)
+    gap = log10_floor_bound(n1, 10) - log10_floor_bound(n1, p)
     tc.record("log10 attention bound - log10 baseline bound (s0 = 10)", gap)
-    exact_gap = [_log10_max_cells(n1, p) - _log10_max_cells(n1, s0) for s0 in tc.sizes["s0"]]
+    exact_gap = [log10_max_cells(n1, p) - log10_max_cells(n1, s0) for s0 in tc.sizes["s0"]]
     tc.record("log10 exact max: baseline - attention", exact_gap)
     tc.conclusion.close("crossing n1* equals its closed form", roots, closed, rtol=1e-9)
     tc.conclusion.close("log-bound gap changes sign at n1*", signs, [[1, -1]] * len(signs), atol=0.5)
@@ -270,8 +254,8 @@ def test_region_curves(tc):
     lo, hi, step = tc.sizes["n1"]
     n1 = np.arange(lo, hi + 1, step)
     levels = list(tc.sizes["s0"]) + [p]
-    exact = np.array([[_log10_max_cells(int(m), s) for m in n1] for s in levels])
-    bound = np.array([[_log10_floor_bound(int(m), s) for m in n1] for s in levels])
+    exact = np.array([[log10_max_cells(int(m), s) for m in n1] for s in levels])
+    bound = np.array([[log10_floor_bound(int(m), s) for m in n1] for s in levels])
     for s, e, b in zip(levels, exact, bound):
         label = "baseline p = 100" if s == p else f"s0 = {s}"
         tc.curve("exact maximum of linear regions (log10)", label, n1, e, style="theory",

@@ -3,95 +3,14 @@ attention and l1-regularised attention trained on data from a sparse-mask teache
 import numpy as np
 import torch
 
-from theorycheck import Control, claim, discrepancy, shared_run
+from theorycheck import Control, claim, discrepancy
 from theorycheck.models import RELU, BiasedAttentionNet, BiasedBaselineNet
-from theorycheck.optim import Adam, cosine_schedule
 
-from .setup import PAPER, teacher_data
+from .sample_complexity import (SIZES, TABLE1, arms, decided_sizes, final_mse, first_size_reaching,
+                                log_mse_auc)
+from .setup import PAPER
 
-#: Table 1 as printed (Sec. 5.1.1; p = 256, 10 outputs, mean of 5 runs, SGD 400k iterations):
-#: n -> test loss of (baseline, attention, regularised attention); cited, shown beside ours
-TABLE1 = {10000: (2.1063, 0.5484, 0.0143), 14000: (0.4109, 0.0382, 0.0107),
-          16000: (0.1811, 0.0211, 0.0100), 18000: (0.1072, 0.0163, 0.0122),
-          20000: (0.0769, 0.0101, 0.0098), 50000: (0.0511, 0.0060, 0.0072)}
-#: the l1 weight on a ("Regularization" paragraph of Sec. 5.1.1; the paper's value was lost)
-L1_WEIGHT = 1e-3
-#: quick: reduced scale; full: Table 1's networks (p = 256, width 128, 10 outputs, biases:
-#: 34186 / 34442 parameters) on the reconstruction's teacher (k = 8, width 128), n up to the
-#: reconstruction's 20000.  Cost of the full tier (measured, one thread, float64 full-batch
-#: Adam, 3 trials batched): 0.07 / 0.92 s of CPU per step at n = 2000 / 20000, so one arm over
-#: the four n takes about 3200 CPU-s for 2000 steps, the three arms of ``-k table1`` about
-#: 2.7 CPU-hours and all five arms (with Prop. 1's known masks) about 4.5 CPU-hours
-SIZES = {"quick": {"n": [100, 400], "p": 32, "k": 4, "teacher_width": 8, "outputs": 4, "d": 16,
-                   "steps": 200, "every": 20, "trials": 3, "test": 1000},
-         "full": {"n": [2000, 5000, 10000, 20000], "p": 256, "k": 8, "teacher_width": 128,
-                  "outputs": 10, "d": 128, "steps": 2000, "every": 200, "trials": 3,
-                  "test": 5000}}
 ARMS = ("baseline", "attention", "regularised", "known")
-#: the largest n at which Table 1's orderings are decided: the reconstruction's paper-scale run
-#: (k = 8, l1 1e-3, 20k Adam steps) had every arm at the optimisation floor (test MSE 0.0028) at
-#: n = 20000, where an ordering is no longer a sample-complexity effect (reported, not asserted)
-ORDERING_UP_TO = 10000
-
-
-class L1Attention(BiasedAttentionNet):
-    """The attention network's loss plus ``L1_WEIGHT * ||a||_1`` (the regularised arm)."""
-
-    def loss(self, params):
-        return super().loss(params) + L1_WEIGHT * params["a"].abs().sum(-1)
-
-
-@shared_run(sizes=SIZES)
-def table1_arm(run, *, n, arm):
-    """Test MSE per trial (averaged over samples and outputs), every ``every`` Adam steps, of
-    one arm trained on n teacher samples; every arm of a seed sees the same data and starts
-    from the same W1, b1, W2, b2 ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (torch's default), a = 1.
-    Arms: baseline (no a), attention (trainable a), regularised (+ L1_WEIGHT ||a||_1), known
-    (a frozen at the teacher's mask a*, Prop. 1), known_wrong (a frozen at a mask of k inputs
-    outside the teacher's support).  Full-batch Adam, lr 1e-2, cosine decay, float64."""
-    s = run.sizes
-    X, y, mask = teacher_data(run.rng("teacher"), s["trials"], n + s["test"], s["p"], s0=s["k"],
-                              width=s["teacher_width"], random_support=True, outputs=s["outputs"])
-    used = np.stack([np.roll(m, s["k"]) * (1 - m) for m in mask]) if arm == "known_wrong" else mask
-    X, y = torch.as_tensor(X), torch.as_tensor(y)
-    rng = run.rng("init", n)
-    K, p, d, m = s["trials"], s["p"], s["d"], s["outputs"]
-    uniform = lambda fan_in, *shape: torch.as_tensor(  # noqa: E731
-        rng.uniform(-1, 1, (K, *shape)) / np.sqrt(fan_in))
-    start = {"W1": uniform(p, p, d), "b1": uniform(p, d), "W2": uniform(d, d, m), "b2": uniform(d, m)}
-    if arm.startswith("known"):
-        X = X * torch.as_tensor(used).unsqueeze(1)
-    if arm in ("attention", "regularised"):
-        start["a"] = torch.ones(K, p, dtype=torch.float64)
-    cls = {"attention": BiasedAttentionNet, "regularised": L1Attention}.get(arm, BiasedBaselineNet)
-    model = cls(X[:, :n], y[:, :n], RELU)
-    test = (BiasedBaselineNet if cls is BiasedBaselineNet else BiasedAttentionNet)(X[:, n:], y[:, n:], RELU)
-    step, params, curve = Adam(model, 1e-2, schedule=cosine_schedule(s["steps"])), start, []
-    for t in range(s["steps"]):
-        params = step(t, params)
-        if (t + 1) % s["every"] == 0:
-            curve.append((2 * test.loss(params)).numpy())
-    return {"test_mse": np.stack(curve, 1), "mask_is_teachers": (used == mask).all(1)}
-
-
-def _arms(tc, *arms):
-    """``{arm: [run at each n]}`` of the shared Table 1 runs."""
-    return {arm: [tc.use(table1_arm, n=n, arm=arm) for n in tc.sizes["n"]] for arm in arms}
-
-
-def _decided(ns) -> np.ndarray:
-    """Which n the orderings are decided at: n <= ORDERING_UP_TO (the rest are recorded)."""
-    return np.array([n <= ORDERING_UP_TO for n in ns])
-
-
-def _final(runs):
-    """Mean final test MSE over the trials at each n."""
-    return np.array([r["test_mse"][:, -1].mean() for r in runs])
-
-
-def _auc(runs):
-    """Mean over checkpoints of the log of the trial-mean test MSE (Fig. 7's speed), per n."""
-    return np.array([np.log(r["test_mse"].mean(0)).mean() for r in runs])
 
 
 @claim(
@@ -128,8 +47,8 @@ def test_sample_complexity_ordering(tc):
     the baseline has not interpolated.
     """
     s = tc.sizes
-    runs = _arms(tc, "baseline", "attention", "regularised")
-    mean = {arm: _final(r) for arm, r in runs.items()}
+    runs = arms(tc, "baseline", "attention", "regularised")
+    mean = {arm: final_mse(r) for arm, r in runs.items()}
     for arm, values in mean.items():
         tc.curve("Table 1 (reduced): test MSE against n", arm, s["n"], values, xscale="log",
                  yscale="log", ylabel="test MSE")
@@ -139,7 +58,7 @@ def test_sample_complexity_ordering(tc):
               [int(np.sum((b > a) & (a >= r))) for b, a, r in
                zip(final["baseline"], final["attention"], final["regularised"])])
     tc.precondition.at_most("teacher mask sparse (k < p)", s["k"], s["p"] - 1)
-    decided = _decided(s["n"])
+    decided = decided_sizes(s["n"])
     tc.record("n decided (the rest recorded: every arm at the optimisation floor)",
               [n for n, d in zip(s["n"], decided) if d])
     baseline, attention = mean["baseline"][decided], mean["attention"][decided]
@@ -184,9 +103,9 @@ def test_known_mask(tc):
     1, 2 gave ratios far below 1, checked on 0).  The control freezes a wrong mask.
     """
     arm = "known_wrong" if tc.control == "wrong_mask" else "known"
-    runs = _arms(tc, arm, "attention")
-    decided = _decided(tc.sizes["n"])
-    known, attention = _final(runs[arm])[decided], _final(runs["attention"])[decided]
+    runs = arms(tc, arm, "attention")
+    decided = decided_sizes(tc.sizes["n"])
+    known, attention = final_mse(runs[arm])[decided], final_mse(runs["attention"])[decided]
     tc.record("mean test MSE per n: known mask, attention", {"known": known, "attention": attention})
     tc.precondition.at_least("frozen mask is the teacher's in every trial",
                              float(np.mean([r["mask_is_teachers"].mean() for r in runs[arm]])), 1.0)
@@ -218,8 +137,8 @@ def test_regression_convergence(tc):
     (the reconstruction saw -0.68 against -4.53 at n = 200).
     """
     s = tc.sizes
-    runs = _arms(tc, *ARMS)
-    auc = {arm: _auc(r) for arm, r in runs.items()}
+    runs = arms(tc, *ARMS)
+    auc = {arm: log_mse_auc(r) for arm, r in runs.items()}
     tc.record("AUC (mean log test MSE) per n", auc)
     steps = s["every"] * np.arange(1, s["steps"] // s["every"] + 1)
     for arm, r in runs.items():
@@ -286,20 +205,14 @@ def test_reported_values(tc):
     tc.conclusion.close("parameter counts equal Table 1's header",
                         [counts["baseline"], counts["attention"]],
                         [TABLE1_COUNTS["baseline"], TABLE1_COUNTS["attention"]], atol=0.5)
-    runs = _arms(tc, "baseline", "attention")
-    ratio = (_final(runs["baseline"]) / _final(runs["attention"]))[_decided(tc.sizes["n"])]
+    runs = arms(tc, "baseline", "attention")
+    ratio = (final_mse(runs["baseline"]) / final_mse(runs["attention"]))[decided_sizes(tc.sizes["n"])]
     printed = np.array([TABLE1[n][0] / TABLE1[n][1] for n in sorted(TABLE1)])
     tc.record("Table 1 as printed: n -> (baseline, attention, regularised)", TABLE1)
     tc.record("baseline/attention ratio: ours per n, printed per n", {"ours": ratio, "printed": printed})
     threshold = TABLE1_SMALLEST_RATIO if tc.control == "printed_magnitude" else 1.01
     tc.conclusion.at_least("baseline/attention test-MSE ratio above the threshold", ratio,
                            threshold, margin=0.0)
-
-
-def _first_size_reaching(column: int, level: float):
-    """The smallest tabulated n whose printed test loss in ``column`` is at most ``level``."""
-    reached = [n for n in sorted(TABLE1) if TABLE1[n][column] <= level]
-    return reached[0] if reached else None
 
 
 @discrepancy(
@@ -328,7 +241,7 @@ def test_threshold_discrepancy(tc):
     are integers).  The control takes the level 0.08, where the text's 20000 is right.
     """
     level = 0.08 if tc.control == "text_threshold_008" else 0.07
-    baseline, attention = _first_size_reaching(0, level), _first_size_reaching(1, level)
+    baseline, attention = first_size_reaching(0, level), first_size_reaching(1, level)
     tc.record("first tabulated n reaching the level: baseline, attention", [baseline, attention])
     tc.conclusion.at_least("baseline first reaches 0.07 after 20000 samples", baseline, 20001)
     tc.conclusion.close("attention first reaches the level at 14000", attention, 14000, atol=0.5)

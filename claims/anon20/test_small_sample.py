@@ -4,22 +4,18 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from theorycheck import Control, claim, discrepancy, shared_run
+from theorycheck import Control, claim, discrepancy
 from theorycheck.models import (RELU, GlobalAttentionNet, activate, hidden_preactivations,
                                 last_layer_certificate)
 from theorycheck.optim import adam_steps, cosine_schedule
 from theorycheck.patterns import property_search
 from theorycheck.solvers import flatten_params
 
-from .setup import (PAPER, SOFTPLUS, decide_trained_interpolation, init_global,
-                    self_attention_instance)
+from .setup import (PAPER, SOFTPLUS, decide_trained_interpolation, gaussian_problem, init_global,
+                    trained_self_attention)
 
 #: App. C.4 / Thm 5 small-sample regime: n samples < p inputs, width d >= n, mask sparsity s0
 SMALL = {"n": 20, "p": 30, "d": 64, "s0": 5}
-
-
-def _gaussian_problem(rng, K, n, p):
-    return torch.as_tensor(rng.standard_normal((K, n, p))), torch.as_tensor(rng.standard_normal((K, n)))
 
 
 @claim(
@@ -58,7 +54,7 @@ def test_gradient_certificate(tc):
         seed, activation, w_scale = draw
         act = RELU if activation == "relu" else SOFTPLUS
         rng = np.random.default_rng(seed)
-        X, y = _gaussian_problem(rng, 1, s["n"], s["p"])
+        X, y = gaussian_problem(rng, 1, s["n"], s["p"])
         params = init_global(rng, 1, s["p"], s["d"])
         params["a"] = torch.as_tensor(rng.uniform(0, 1, (1, s["p"])) * (rng.random((1, s["p"])) < 0.5))
         params["W1"] = w_scale * params["W1"]
@@ -79,7 +75,7 @@ def test_gradient_certificate(tc):
     property_search(tc, "certificate bounds the loss", strategy, margin, max_examples=s["examples"])
     tc.conclusion.at_most("grad_W2 equals Phi u / n (autograd)", max(identity_errors), 1e-12)
     rng = tc.rng("random features")
-    X, y = _gaussian_problem(rng, 1, s["n"], s["p"])
+    X, y = gaussian_problem(rng, 1, s["n"], s["p"])
     params = init_global(rng, 1, s["p"], s["d"])
     model = GlobalAttentionNet(X, y, RELU)
     params["W2"] = torch.linalg.lstsq(model.features(params), y.unsqueeze(-1)).solution[..., 0]
@@ -127,7 +123,7 @@ def test_wide_training_interpolates(tc):
     s = tc.sizes
     rng = tc.rng("data")
     K = 2 * s["draws"]
-    X, y = _gaussian_problem(rng, K, s["n"], s["p"])
+    X, y = gaussian_problem(rng, K, s["n"], s["p"])
     X[1::2, :, s["s0"]:] = 0.0                     # the sparse arm: support = first s0 inputs
     if tc.control == "duplicate_inputs":
         X[:, 1], y[:, 1] = X[:, 0], y[:, 0] + 1.0
@@ -166,7 +162,7 @@ def test_rank_at_point_discrepancy(tc):
     """
     s = tc.sizes
     rng = tc.rng("data")
-    X, y = _gaussian_problem(rng, 1, s["n"], s["p"])
+    X, y = gaussian_problem(rng, 1, s["n"], s["p"])
     X[:, :, 0] = X[:, :, 0].abs() + 0.1
     params = init_global(tc.rng("init"), 1, s["p"], s["d"])
     params["a"] = torch.zeros_like(params["a"])
@@ -214,7 +210,7 @@ def test_preactivation_rank_discrepancy(tc):
     """
     s = tc.sizes
     rng = tc.rng("data")
-    X, _ = _gaussian_problem(rng, 1, s["n"], s["p"])
+    X, _ = gaussian_problem(rng, 1, s["n"], s["p"])
     a = torch.zeros(1, s["p"], dtype=torch.float64)
     a[:, :s["s0"]] = torch.as_tensor(rng.uniform(0.5, 1.0, (1, s["s0"])))
     W1 = torch.as_tensor(rng.standard_normal((1, s["p"], s["d"])))
@@ -228,20 +224,6 @@ def test_preactivation_rank_discrepancy(tc):
     tc.conclusion.at_most("pre-activation rank at most s0 < n", ranks[0], s["s0"])
     tc.conclusion.close("ReLU features have rank n", ranks[1], s["n"], atol=0.5)
     tc.conclusion.close("softplus features have rank n", ranks[2], s["n"], atol=0.5)
-
-
-@shared_run
-def trained_self_attention(run, *, duplicate: bool, steps: int, trials: int):
-    """The ReLU self-attention network of Theorem 5(b) on random sentences (sentence 1 a copy of
-    sentence 0 with target + 1 when ``duplicate``), ``trials`` independent instances trained
-    (batched) by full-batch Adam (lr 1e-2, cosine decay) for ``steps`` steps.  Returns (model,
-    trained parameters)."""
-    model, params = self_attention_instance(run.rng("thm5b network"), RELU, trials)
-    if duplicate:
-        X, y = model.X.clone(), model.y.clone()
-        X[:, 1], y[:, 1] = X[:, 0], y[:, 0] + 1.0
-        model = type(model)(X, y, RELU)
-    return model, adam_steps(model, params, steps, 1e-2, schedule=cosine_schedule(steps))
 
 
 @claim(

@@ -1,60 +1,11 @@
 r"""Table 2's claim (Sec. 5.1.2: self-attention needs fewer samples than a flattened MLP) on
 a synthetic bag-of-words sentiment task: IMDB and GloVe cannot be fetched here."""
 import numpy as np
-import torch
 
-from theorycheck import Control, claim, shared_run
-from theorycheck.models import RELU, BaselineNet, SelfAttentionNet
-from theorycheck.optim import adam_steps, cosine_schedule
+from theorycheck import Control, claim
 
 from .setup import PAPER
-
-SIZES = {"quick": {"n": [100], "vocabulary": 100, "t": 8, "p": 16, "dq": 8, "dv": 8, "d": 32,
-                   "steps": 150, "trials": 8, "test": 2000},
-         "full": {"n": [100, 400, 1600], "vocabulary": 1000, "t": 8, "p": 64, "dq": 8, "dv": 8,
-                  "d": 32, "steps": 600, "trials": 5, "test": 5000}}
-
-
-def _flatten(X):
-    """``vec(X)`` column-stacked (word 1 first), (K, n, t p): the flattened MLP's input."""
-    return X.transpose(-1, -2).flatten(-2)
-
-
-@shared_run(sizes=SIZES)
-def bag_of_words(run, *, n, labels):
-    r"""Test accuracy per trial of the self-attention network and of the flattened MLP on
-    sentences of ``p`` i.i.d. uniform words from a vocabulary of fixed embeddings ``e_v ~
-    N(0, I_t)``; label ``sign(sum_z s(v_z))`` with word sentiments ``s_v = <w, e_v>``, ``w ~
-    N(0, I_t)`` (``labels = "linear"``), or a fair coin independent of the sentence
-    (``"independent"``).  Both bias-free, ReLU, width ``d``, trained on the squared loss
-    against the +-1 labels by full-batch Adam (lr 2e-2, cosine decay); accuracy of ``sign f``
-    on ``test`` fresh sentences.  Also the fraction of labels (train and test) equal to the
-    sign of the summed linear sentiments (1 when the labels follow them)."""
-    s = run.sizes
-    rng = run.rng("sentences", n, labels)
-    K, V, t, p = s["trials"], s["vocabulary"], s["t"], s["p"]
-    E, w = rng.standard_normal((K, V, t)), rng.standard_normal((K, t))
-    sentiment = np.einsum("kvt,kt->kv", E, w)
-    words = rng.integers(0, V, (K, n + s["test"], p))
-    X = torch.as_tensor(np.stack([E[k][words[k]] for k in range(K)]).transpose(0, 1, 3, 2))
-    rule = np.sign(np.stack([sentiment[k][words[k]].sum(-1) for k in range(K)]))
-    y = torch.as_tensor(rule if labels == "linear" else rng.choice([-1.0, 1.0], rule.shape))
-    normal = lambda *shape, fan_in: torch.as_tensor(  # noqa: E731
-        rng.standard_normal((K, *shape)) / np.sqrt(fan_in))
-    sa_start = {"W1": normal(p * s["dv"], s["d"], fan_in=p * s["dv"]), "W2": normal(s["d"], fan_in=s["d"]),
-                "WQ": normal(s["dq"], t, fan_in=t), "WK": normal(s["dq"], t, fan_in=t),
-                "WV": normal(s["dv"], t, fan_in=t)}
-    base_start = {"W1": normal(t * p, s["d"], fan_in=t * p), "W2": normal(s["d"], fan_in=s["d"])}
-    train, test = slice(0, n), slice(n, None)
-    options = {"schedule": cosine_schedule(s["steps"])}
-    sa = adam_steps(SelfAttentionNet(X[:, train], y[:, train], RELU), sa_start, s["steps"], 2e-2, **options)
-    flat = _flatten(X)
-    base = adam_steps(BaselineNet(flat[:, train], y[:, train], RELU), base_start, s["steps"], 2e-2,
-                      **options)
-    accuracy = lambda f: (torch.sign(f) == y[:, test]).double().mean(1).numpy()  # noqa: E731
-    return {"self-attention": accuracy(SelfAttentionNet(X[:, test], y[:, test], RELU).output(sa)),
-            "baseline": accuracy(BaselineNet(flat[:, test], y[:, test], RELU).output(base)),
-            "agreement": float((y.numpy() == rule).mean())}
+from .table2 import SIZES, bag_of_words
 
 
 @claim(
