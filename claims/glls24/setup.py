@@ -89,6 +89,15 @@ def initialization(ctx, *, d_in, d, m, K, init="symmetric", sigma=SIGMA):
     return INITIALIZATIONS[init](ctx.rng("init", m, init, d_in, d), K, d_in, d, m, sigma)
 
 
+def generic_point(tc, s):
+    """Data, a symmetric initialization and the generic point ``W = W(0) + 0.3 N(0, 1)`` (there
+    ``<a_l, S> != 0``, unlike at ``W(0)``), all as tensors."""
+    X, Y = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["seeds"])
+    W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=s["m"], K=s["seeds"])
+    W = W0 + 0.3 * tc.rng("perturbation").standard_normal(W0.shape)
+    return tuple(tc.tensor(a) for a in (X, Y, W0, W, A))
+
+
 def extreme_eigenvalues(H):
     """``(lambda_min, lambda_max)`` per trial of a batch of symmetric matrices (numpy (K,))."""
     ev = torch.linalg.eigvalsh(H)
@@ -239,6 +248,14 @@ def quadratic_gd_steps(kappa, epsilon):
     """``ceil(2 kappa log(1/epsilon))``: four times the steps GD with step ``1/lambda_max`` needs
     on a quadratic of condition number ``kappa`` to reduce its loss by ``epsilon``."""
     return np.ceil(2 * np.asarray(kappa) * np.log(1 / epsilon)).astype(int)
+
+
+def proven_width_order(activation, lam, n):
+    r"""Table 1's sufficient width up to constants, evaluated at the measured lambda (inferred
+    log powers): ReLU ``lambda^-2 n^2 log n``, exp and softmax ``lambda^-2 n^2 log^2 n`` (the
+    ``n^{o(1)}`` = ``e^{O(B)}`` factor set to 1)."""
+    logs = np.log(n) if activation == "relu" else np.log(n) ** 2
+    return n**2 * logs / lam**2
 
 
 @shared_run(sizes={"quick": {"seeds": 3, "max_steps": 5000}, "full": {"seeds": 5, "max_steps": 50000}})

@@ -2,93 +2,21 @@
 Corollary 4.3, Lemma 5.3) and the lazy-regime scalings in the width."""
 import numpy as np
 
-from claims.glls24.setup import (
-    CONVERGENCE_TARGET,
-    contraction_factor,
-    first_time_below,
-    movement_bound,
-    predicted_steps,
-    relative_loss,
-    softmax_gd,
+from claims.glls24.convergence import (
+    INDUCTION_STEP,
+    control_widths,
+    convergence_measurements,
+    decide_linear_convergence,
+    finite_prefix,
+    induction_base_case,
 )
+from claims.glls24.setup import contraction_factor, movement_bound, relative_loss, softmax_gd
 from theorycheck import Control, claim
-from theorycheck.checks import fit_slope
-
-EPSILON = CONVERGENCE_TARGET
 
 SMALL_WIDTH = {"m": 4, "n": 8, "d_in": 2}
 """The width-too-small instance of the spec: ``d_in m / 2 = 4 < n d`` for d = 2 (and d = 1)."""
 
 WIDTHS = {"quick": [256, 1024, 4096], "full": [1024, 4096, 16384, 65536]}
-
-
-def control_widths(tc):
-    """Every width for the claim; a control's perturbed runs need only the smallest."""
-    return tc.sizes["widths"] if tc.control is None else tc.sizes["widths"][:1]
-
-
-def finite_prefix(run):
-    """Per trial, the last step before divergence (``steps`` when the run stayed finite)."""
-    steps = len(run["t"]) - 1
-    return np.where(run["diverged_at"] >= 0, run["diverged_at"] - 1, steps)
-
-
-def convergence_measurements(run):
-    """Per trial: contraction factor q, predicted steps to EPSILON, steps taken (censored at
-    steps + 1), the end of the checked window (first hit of EPSILON or divergence), the worst
-    slack of the envelope ``log rel(t) - t log q`` on that window, and the fitted slope of
-    ``log rel(t)`` over its last three quarters."""
-    rel = relative_loss(run)
-    steps = len(rel) - 1
-    q = contraction_factor(run)
-    predicted = predicted_steps(q, rel[0], EPSILON)
-    hit = first_time_below(rel, EPSILON)
-    end = np.minimum(np.minimum(hit, steps), finite_prefix(run))
-    envelope, slopes = [], []
-    t = np.arange(steps + 1)
-    for k in range(rel.shape[1]):
-        window = t <= end[k]
-        envelope.append(np.max(np.log(rel[window, k]) - t[window] * np.log(min(q[k], 1.0))))
-        fit = fit_slope(t[: end[k] + 1], rel[: end[k] + 1, k], window=(end[k] / 4, end[k]),
-                        x_transform="linear", y_transform="log")
-        slopes.append(fit.slope)
-    return {"q": q, "predicted": predicted, "hit": hit, "end": end, "envelope": np.array(envelope),
-            "slope": np.array(slopes), "final": rel[-1]}
-
-
-def width_allows_positive_kernel(run):
-    r"""``d_in m / 2 >= n d``: at a symmetric initialization the paired neurons have opposite
-    Jacobian columns, so ``rank H(0) <= d_in m / 2`` and a smaller width forces ``lambda = 0``."""
-    n, d_in = run["X"].shape[1:]
-    return d_in * run["m"] / 2 >= n * run["Y"].shape[2]
-
-
-def decide_linear_convergence(tc, runs):
-    """The decisions shared by Theorem 4.2 and Corollary 4.3 over a list of runs."""
-    ms = [convergence_measurements(r) for r in runs]
-    cat = {k: np.concatenate([m[k] for m in ms]) for k in ms[0]}
-    steps = len(runs[0]["t"]) - 1
-    lam = np.concatenate([r["lambda"] for r in runs])
-    lam_max = np.concatenate([r["lambda_max"] for r in runs])
-    tc.record("lambda_over_lambda_max", lam / lam_max)
-    tc.record("steps_to_epsilon", cat["hit"])
-    tc.record("predicted_steps", cat["predicted"])
-    tc.record("fitted_log_loss_slope", cat["slope"])
-    tc.record("log_contraction_factor", np.log(cat["q"]))
-    tc.precondition.at_least("lambda_min(H(0)) > 0", lam, 1e-8 * lam_max)
-    tc.precondition.holds("initialization is symmetric (Def. 3.7)",
-                          np.concatenate([r["symmetric"] for r in runs]))
-    tc.precondition.holds("width allows lambda > 0 (d_in m / 2 >= n d)", [width_allows_positive_kernel(r) for r in runs])
-    tc.conclusion.at_most("loss within the contraction envelope", cat["envelope"], 0.0, margin=1e-9)
-    censored_bound = np.where(cat["predicted"] <= steps, cat["predicted"], steps + 1)
-    tc.record("trials_with_predicted_count_beyond_run", int(np.sum(cat["predicted"] > steps)))
-    tc.conclusion.at_most("steps to epsilon at most the predicted count", cat["hit"], censored_bound)
-    tc.conclusion.at_most("log-loss slope at most log(1 - m eta lambda / 2)", cat["slope"],
-                          np.log(np.minimum(cat["q"], 1.0)), margin=1e-9)
-    tc.conclusion.at_most("loss reaches epsilon within the run", cat["final"], EPSILON)
-    for r in runs:
-        tc.curve("relative loss", f"m={r['m']}", r["t"], relative_loss(r)[:, 0], yscale="log")
-    return cat
 
 
 @claim("glls24.thm4_2.linear_convergence", source="Theorem 4.2 = Theorem C.1",
@@ -167,16 +95,6 @@ def test_one_dim(tc):
         ns = tc.sizes["ns"] if tc.control is None else tc.sizes["ns"][:1]
         runs = [tc.use(softmax_gd, m=tc.sizes["m"], n=n, d_in=2 * n, d=1, duplicate=dup) for n in ns]
     decide_linear_convergence(tc, runs)
-
-
-INDUCTION_STEP = 0.01
-"""The per-neuron step bound ``eta ||Delta w_r(t)|| <= 0.01`` carried by Lemma 5.3's induction."""
-
-
-def induction_base_case(run):
-    """Per trial: Lemma 5.3's hypotheses at s = 0 -- ``w_r(0) - w_r(0) = 0 <= R`` and the loss
-    bound hold trivially, the first step ``max_r eta ||Delta w_r(0)|| <= 0.01`` must be checked."""
-    return run["max_step_per_neuron"][0] <= INDUCTION_STEP
 
 
 @claim("glls24.lem5_3.induction", source="Lemma 5.3; Lemmas C.2-C.4; Definition A.2; Claim E.5",

@@ -1,56 +1,14 @@
 """glls24: the trained softmax network against NTK regression at every training time (Theorem F.2)."""
 import numpy as np
-import torch
 
-from claims.glls24.setup import SIGMA, initialization, regression_instance, softmax_gd, unit_inputs
+from claims.glls24.kernel import (
+    kernel_drifts,
+    ntk_regression_path,
+    output_major,
+    predictor_distance_to_infinite_width,
+)
+from claims.glls24.setup import softmax_gd
 from theorycheck import Control, claim
-from theorycheck.models import ntk_gram
-from theorycheck.solvers import kernel_gd_predictions, output_kernel, softmax_limit_kernel
-
-
-def output_major(values):
-    """(..., n, d) -> (..., d n), row ``l * n + i``."""
-    values = np.asarray(values)
-    return np.swapaxes(values, -1, -2).reshape(values.shape[:-2] + (-1,))
-
-
-def ntk_regression_path(tc, run, step_factor):
-    r"""``f_ntk(t, x_te)`` for every recorded t: kernel GD from zero with the Gram matrix ``H(0)``,
-    the test cross kernel ``K_0(x_te, X)`` and the function-space step ``eta * step_factor``;
-    (T+1, K, d n_te), and the limit ``K_0 H(0)^{-1} vec Y`` (K, d n_te)."""
-    H0, K0 = tc.tensor(run["H0"]), tc.tensor(run["cross_kernel"][0])
-    y = tc.tensor(output_major(run["Y"]))
-    path = kernel_gd_predictions(H0, K0, y, tc.tensor(run["eta"] * step_factor), run["t"])
-    limit = torch.einsum("kij,kj->ki", K0, torch.linalg.solve(H0, y))
-    return path.cpu().numpy(), limit.cpu().numpy()
-
-
-def predictor_distance_to_infinite_width(tc, shape, widths, seeds):
-    r"""``rms |f*_ntk - f^inf|`` per width over ``seeds`` fresh data sets and symmetric
-    initializations (no training: both predictors are defined at initialization), with
-    ``f*_ntk = K_0(x_te, X) H(0)^{-1} vec Y`` and ``f^inf = (I_d (x) K_sigma(x_te, X)) (I_d (x)
-    K_sigma(X, X))^{-1} vec Y`` (`softmax_limit_kernel`); ``shape = (n, d_in, d, n_test)``."""
-    n, d_in, d, n_test = shape
-    X, Y = regression_instance(tc, n=n, d_in=d_in, d=d, K=seeds)
-    X, Y, X_test = tc.tensor(X), tc.tensor(output_major(Y)), tc.tensor(unit_inputs(tc.rng("test"), seeds, n_test, d_in))
-    f_inf = torch.einsum("kij,kj->ki", output_kernel(softmax_limit_kernel(X_test, X, SIGMA), d),
-                         torch.linalg.solve(output_kernel(softmax_limit_kernel(X, X, SIGMA), d), Y))
-    distances = []
-    for m in widths:
-        W0, A = (tc.tensor(a) for a in initialization(tc, d_in=d_in, d=d, m=m, K=seeds))
-        f_ntk = torch.einsum("kij,kj->ki", ntk_gram(X_test, X, W0, A), torch.linalg.solve(ntk_gram(X, X, W0, A), Y))
-        distances.append(float((f_ntk - f_inf).pow(2).mean().sqrt()))
-    return distances
-
-
-def kernel_drifts(run):
-    """``eps_H = max_t ||H(t) - H(0)||_F`` and ``eps_K = max_t max_row ||K_t - K_0||_2`` over the
-    dense steps and the last iterate (K,), and ``k_0 = max_row ||K_0||_2``."""
-    eps_H = np.maximum(run["kernel_drift"].max(0), run["kernel_at_end"]["kernel_drift"])
-    cross = np.concatenate([run["cross_kernel"], run["kernel_at_end"]["cross_kernel"][None]])
-    eps_K = np.linalg.norm(cross - cross[:1], axis=-1).max(axis=(0, 2))
-    k0 = np.linalg.norm(run["cross_kernel"][0], axis=-1).max(-1)
-    return eps_H, eps_K, k0
 
 
 @claim("glls24.thmF_2.nn_ntk_equivalence", source="Definition F.1, Theorem F.2",

@@ -3,50 +3,24 @@ infinite-width limit of the kernel (Eq. (2), Defs. 3.3, 3.6, 3.7)."""
 import numpy as np
 import torch
 
+from claims.glls24.kernel import gram_without_inputs
 from claims.glls24.setup import (
     SIGMA,
     duplicate_first_input,
     extreme_eigenvalues,
+    generic_point,
     initialization,
     is_symmetric_initialization,
     regression_instance,
     unit_inputs,
 )
 from theorycheck import Control, claim
-from theorycheck.models import (
-    TwoLayerNetwork,
-    loss_gradient,
-    neuron_coefficients,
-    ntk_gram,
-    ntk_gram_autograd,
-    outputs,
-)
+from theorycheck.models import TwoLayerNetwork, loss_gradient, ntk_gram, ntk_gram_autograd, outputs
+from theorycheck.optim import relative_error
 from theorycheck.solvers import exp_limit_kernel, output_kernel, softmax_limit_kernel
 
 SMALL = {"n": 4, "d_in": 8, "d": 2, "m": 64, "seeds": 3}
 LARGE = {"n": 32, "d_in": 64, "d": 4, "m": 4096, "seeds": 2}
-
-
-def generic_point(tc, s):
-    """Data, a symmetric initialization and the generic point ``W = W(0) + 0.3 N(0, 1)`` (there
-    ``<a_l, S> != 0``, unlike at ``W(0)``), all as tensors."""
-    X, Y = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["seeds"])
-    W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=s["m"], K=s["seeds"])
-    W = W0 + 0.3 * tc.rng("perturbation").standard_normal(W0.shape)
-    return tuple(tc.tensor(a) for a in (X, Y, W0, W, A))
-
-
-def gram_without_inputs(X, W, A):
-    """The closed-form kernel with every ``x_i^T x_j`` replaced by 1 (a wrong reference)."""
-    G = neuron_coefficients(X, W, A)
-    K, n, d, m = G.shape
-    return (torch.einsum("kiar,kjbr->kaibj", G, G) / m).reshape(K, d * n, d * n)
-
-
-def relative_errors(a, b):
-    """``||a - b||_F / ||b||_F`` per trial."""
-    return (torch.linalg.vector_norm((a - b).flatten(1), dim=1)
-            / torch.linalg.vector_norm(b.flatten(1), dim=1)).cpu().numpy()
 
 
 @claim("glls24.eq2.gradient_closed_form", source="Eq. (2), Definition 3.3, Claim 3.4",
@@ -77,7 +51,7 @@ def test_gradient_closed_form(tc):
         closed = torch.einsum("knd,knr,kdr,kne->ker", E, s["m"] * S, A, X)
     tc.precondition.holds("inputs and labels in the unit ball",
                           bool((X.norm(dim=-1) <= 1 + 1e-12).all() and (Y.norm(dim=-1) <= 1 + 1e-12).all()))
-    err = relative_errors(closed, auto)
+    err = relative_error(closed, auto).cpu().numpy()
     tc.record("relative_error", err)
     tc.conclusion.at_most("closed form equals autograd", err, tc.roundoff(1e4))
     shift = (torch.linalg.vector_norm(closed.sum(-1), dim=1) / torch.linalg.vector_norm(closed.flatten(1), dim=1))
@@ -112,7 +86,7 @@ def test_kernel_is_scaled_jacobian_gram(tc):
             reference = reference * s["m"]
         if tc.control == "inputs_gram_dropped":
             closed = gram_without_inputs(X, point, A)
-        errors.append(relative_errors(closed, reference))
+        errors.append(relative_error(closed, reference).cpu().numpy())
         lam_min, lam_max = extreme_eigenvalues(closed)
         lowest.append(lam_min / lam_max)
     tc.record("relative_error_init_generic", errors)

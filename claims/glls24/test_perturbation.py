@@ -3,6 +3,7 @@ dynamics behind Lemma E.1, and the gradient bound of Lemma D.1."""
 import numpy as np
 import torch
 
+from claims.glls24.kernel import adversarial_direction, probe_matrices, width_slope_interval
 from claims.glls24.setup import (
     bounded_preactivation_level,
     initialization,
@@ -10,27 +11,9 @@ from claims.glls24.setup import (
     softmax_gd,
 )
 from theorycheck import Control, claim
-from theorycheck.checks import fit_slope
 from theorycheck.models import loss_gradient, neuron_norms, ntk_gram, outputs
 
 RADII = [1e-4, 1e-3, 1e-2]
-
-
-def probe_matrices(H, rng):
-    """The test matrices U of the adversarial direction: I, H(W~) and a random symmetric one."""
-    K, N, _ = H.shape
-    G = torch.as_tensor(rng.standard_normal((K, N, N)), dtype=H.dtype, device=H.device)
-    eye = torch.eye(N, dtype=H.dtype, device=H.device).expand(K, N, N)
-    return {"identity": eye, "kernel": H, "random": (G + G.transpose(1, 2)) / 2}
-
-
-def adversarial_direction(X, W, A, U, unnormalised=False):
-    r"""The first-order worst case of ``<H(W), U>``: column r is ``g_r / ||g_r||`` with ``g_r =
-    grad_{w_r} <H(W), U>`` (unit per neuron); ``unnormalised`` differentiates ``m H`` = J J^T."""
-    scale = W.shape[2] if unnormalised else 1.0
-    g = torch.func.grad(lambda w: (scale * ntk_gram(X, X, w, A) * U).sum())(W)
-    return g / neuron_norms(g)[:, None, :]
-
 
 WIDTH_SLOPE_CONFIDENCE = 0.99
 """Two-sided confidence level of the slope of ``log(change / R)`` against ``log m``."""
@@ -38,17 +21,6 @@ WIDTH_SLOPE_CONFIDENCE = 0.99
 WIDTH_SLOPE_LIMIT = 1 / 3
 """``|slope| <= 1/3``: at most a factor 2 per eightfold width (the spec's "within a factor 2" from
 the middle to the largest width, 8 times wider)."""
-
-
-def width_slope_interval(values_by_width, confidence):
-    r"""Least-squares slope of ``log y`` against ``log m`` pooled over widths and trials
-    (``values_by_width``: width -> (K,) positive values) and its two-sided ``confidence`` interval
-    (`theorycheck.checks.fit_slope`, `SlopeFit.interval`)."""
-    x = np.concatenate([np.full(len(v), float(m)) for m, v in values_by_width.items()])
-    y = np.concatenate([np.asarray(v, dtype=float) for v in values_by_width.values()])
-    fit = fit_slope(x, y, window=(x.min(), x.max()), name="width slope")
-    lower, upper = fit.interval(confidence)
-    return {"slope": fit.slope, "lower": lower, "upper": upper}
 
 
 @claim("glls24.lem5_1.kernel_perturbation", source="Lemma 5.1 = Lemma B.2; Remark 5.2",

@@ -1,20 +1,12 @@
 """glls24: Table 1 made empirical -- softmax vs ReLU vs exp networks on the same data (d = 1)."""
 import numpy as np
 
-from claims.glls24.setup import SIGMA, activation_gd, quadratic_gd_steps
+from claims.glls24.setup import SIGMA, activation_gd, proven_width_order, quadratic_gd_steps
 from theorycheck import Control, claim
 from theorycheck.solvers import exp_limit_kernel, softmax_limit_kernel
 
 ACTIVATIONS = ("relu", "exp", "softmax")
 EPSILON = 1e-6
-
-
-def proven_width_order(activation, lam, n):
-    r"""Table 1's sufficient width up to constants, evaluated at the measured lambda (inferred
-    log powers): ReLU ``lambda^-2 n^2 log n``, exp and softmax ``lambda^-2 n^2 log^2 n`` (the
-    ``n^{o(1)}`` = ``e^{O(B)}`` factor set to 1)."""
-    logs = np.log(n) if activation == "relu" else np.log(n) ** 2
-    return n**2 * logs / lam**2
 
 
 @claim("glls24.table1.activation_comparison", source="Table 1; Remark after Lemma 5.1; Sec. 4",

@@ -1,0 +1,91 @@
+r"""glls24's kernel helpers: a wrong reference for the closed-form Gram matrix (Def. 3.6), the
+first-order adversarial perturbation of the kernel and the width slope of its change (Lemma 5.1),
+and NTK regression against the trained network and the infinite-width predictor (Theorem F.2)."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from claims.glls24.setup import SIGMA, initialization, regression_instance, unit_inputs
+from theorycheck.checks import fit_slope
+from theorycheck.models import neuron_coefficients, neuron_norms, ntk_gram
+from theorycheck.solvers import kernel_gd_predictions, output_kernel, softmax_limit_kernel
+
+
+def gram_without_inputs(X, W, A):
+    """The closed-form kernel with every ``x_i^T x_j`` replaced by 1 (a wrong reference)."""
+    G = neuron_coefficients(X, W, A)
+    K, n, d, m = G.shape
+    return (torch.einsum("kiar,kjbr->kaibj", G, G) / m).reshape(K, d * n, d * n)
+
+
+def probe_matrices(H, rng):
+    """The test matrices U of the adversarial direction: I, H(W~) and a random symmetric one."""
+    K, N, _ = H.shape
+    G = torch.as_tensor(rng.standard_normal((K, N, N)), dtype=H.dtype, device=H.device)
+    eye = torch.eye(N, dtype=H.dtype, device=H.device).expand(K, N, N)
+    return {"identity": eye, "kernel": H, "random": (G + G.transpose(1, 2)) / 2}
+
+
+def adversarial_direction(X, W, A, U, unnormalised=False):
+    r"""The first-order worst case of ``<H(W), U>``: column r is ``g_r / ||g_r||`` with ``g_r =
+    grad_{w_r} <H(W), U>`` (unit per neuron); ``unnormalised`` differentiates ``m H`` = J J^T."""
+    scale = W.shape[2] if unnormalised else 1.0
+    g = torch.func.grad(lambda w: (scale * ntk_gram(X, X, w, A) * U).sum())(W)
+    return g / neuron_norms(g)[:, None, :]
+
+
+def width_slope_interval(values_by_width, confidence):
+    r"""Least-squares slope of ``log y`` against ``log m`` pooled over widths and trials
+    (``values_by_width``: width -> (K,) positive values) and its two-sided ``confidence`` interval
+    (`theorycheck.checks.fit_slope`, `SlopeFit.interval`)."""
+    x = np.concatenate([np.full(len(v), float(m)) for m, v in values_by_width.items()])
+    y = np.concatenate([np.asarray(v, dtype=float) for v in values_by_width.values()])
+    fit = fit_slope(x, y, window=(x.min(), x.max()), name="width slope")
+    lower, upper = fit.interval(confidence)
+    return {"slope": fit.slope, "lower": lower, "upper": upper}
+
+
+def output_major(values):
+    """(..., n, d) -> (..., d n), row ``l * n + i``."""
+    values = np.asarray(values)
+    return np.swapaxes(values, -1, -2).reshape(values.shape[:-2] + (-1,))
+
+
+def ntk_regression_path(tc, run, step_factor):
+    r"""``f_ntk(t, x_te)`` for every recorded t: kernel GD from zero with the Gram matrix ``H(0)``,
+    the test cross kernel ``K_0(x_te, X)`` and the function-space step ``eta * step_factor``;
+    (T+1, K, d n_te), and the limit ``K_0 H(0)^{-1} vec Y`` (K, d n_te)."""
+    H0, K0 = tc.tensor(run["H0"]), tc.tensor(run["cross_kernel"][0])
+    y = tc.tensor(output_major(run["Y"]))
+    path = kernel_gd_predictions(H0, K0, y, tc.tensor(run["eta"] * step_factor), run["t"])
+    limit = torch.einsum("kij,kj->ki", K0, torch.linalg.solve(H0, y))
+    return path.cpu().numpy(), limit.cpu().numpy()
+
+
+def predictor_distance_to_infinite_width(tc, shape, widths, seeds):
+    r"""``rms |f*_ntk - f^inf|`` per width over ``seeds`` fresh data sets and symmetric
+    initializations (no training: both predictors are defined at initialization), with
+    ``f*_ntk = K_0(x_te, X) H(0)^{-1} vec Y`` and ``f^inf = (I_d (x) K_sigma(x_te, X)) (I_d (x)
+    K_sigma(X, X))^{-1} vec Y`` (`softmax_limit_kernel`); ``shape = (n, d_in, d, n_test)``."""
+    n, d_in, d, n_test = shape
+    X, Y = regression_instance(tc, n=n, d_in=d_in, d=d, K=seeds)
+    X, Y, X_test = tc.tensor(X), tc.tensor(output_major(Y)), tc.tensor(unit_inputs(tc.rng("test"), seeds, n_test, d_in))
+    f_inf = torch.einsum("kij,kj->ki", output_kernel(softmax_limit_kernel(X_test, X, SIGMA), d),
+                         torch.linalg.solve(output_kernel(softmax_limit_kernel(X, X, SIGMA), d), Y))
+    distances = []
+    for m in widths:
+        W0, A = (tc.tensor(a) for a in initialization(tc, d_in=d_in, d=d, m=m, K=seeds))
+        f_ntk = torch.einsum("kij,kj->ki", ntk_gram(X_test, X, W0, A), torch.linalg.solve(ntk_gram(X, X, W0, A), Y))
+        distances.append(float((f_ntk - f_inf).pow(2).mean().sqrt()))
+    return distances
+
+
+def kernel_drifts(run):
+    """``eps_H = max_t ||H(t) - H(0)||_F`` and ``eps_K = max_t max_row ||K_t - K_0||_2`` over the
+    dense steps and the last iterate (K,), and ``k_0 = max_row ||K_0||_2``."""
+    eps_H = np.maximum(run["kernel_drift"].max(0), run["kernel_at_end"]["kernel_drift"])
+    cross = np.concatenate([run["cross_kernel"], run["kernel_at_end"]["cross_kernel"][None]])
+    eps_K = np.linalg.norm(cross - cross[:1], axis=-1).max(axis=(0, 2))
+    k0 = np.linalg.norm(run["cross_kernel"][0], axis=-1).max(-1)
+    return eps_H, eps_K, k0
