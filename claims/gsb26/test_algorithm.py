@@ -8,21 +8,19 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .setup import population_oracle_run, record_assumptions, settled_values, uniform_constants
+from .setup import (
+    PAPER,
+    population_oracle_run,
+    record_assumptions,
+    settled_values,
+    uniform_constants,
+    window_contractions,
+)
 
-PAPER = "gsb26"
 ALGO_SIZES = {"quick": {"window": 100, "fit": 500}, "full": {"window": 100, "fit": 500}}
 #: round-off floors: L - k sigma^2 below 1e-13 (L = 0.04 + excess in float64) and
 #: dist^2 below 1e-20 (the projection's first-order tolerance) carry no rate information
 EXCESS_FLOOR, DIST2_FLOOR = 1e-13, 1e-20
-
-
-def window_contractions(t, values, window, floor):
-    """values[t + window]/values[t] over consecutive windows while both ends exceed ``floor``."""
-    starts = np.arange(0, t[-1] - window + 1, window)
-    ratios = [values[s + window] / values[s] for s in starts
-              if values[s] > floor and values[s + window] > floor]
-    return np.array(ratios)
 
 
 @claim(

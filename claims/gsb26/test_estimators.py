@@ -14,14 +14,14 @@ from theorycheck.models.attention_regression import ols_estimate, sample_covaria
 from theorycheck.solvers import project_to_manifold
 
 from .setup import (
+    PAPER,
     gaussian_rows,
     ill_conditioned,
+    ratios,
     record_assumptions,
     spectral_initialization,
     well_conditioned,
 )
-
-PAPER = "gsb26"
 
 
 @claim(
@@ -76,14 +76,6 @@ def test_ols_error(tc):
     tc.curve("ols", "mean ||W_hat - W*||", ns, means, xscale="log", yscale="log")
 
 
-def _ratios(problem, Sigma_hat, thetas):
-    """||theta||^2 in Sigma_hat over ||theta||^2 in Sigma, and the same for the dual norms."""
-    V, K = thetas
-    primal = lambda S: (V ** 2).sum((1, 2)) + np.einsum("tij,ik,tkj->t", K, S, K)
-    dual = lambda S: (V ** 2).sum((1, 2)) + np.einsum("tij,ik,tkj->t", K, np.linalg.inv(S), K)
-    return primal(Sigma_hat) / primal(problem.Sigma), dual(Sigma_hat) / dual(problem.Sigma)
-
-
 @claim(
     f"{PAPER}.lem4.norm_equivalence",
     source="Lemma 4, eq. (15) (inferred content)",
@@ -124,7 +116,7 @@ def test_norm_equivalence(tc):
     tc.record("eps' (primal, dual)", [eps, eps_dual])
     count = tc.sizes["points"]
     thetas = (rng.standard_normal((count, problem.k, problem.d)), rng.standard_normal((count, problem.d, problem.d)))
-    primal, dual = _ratios(problem, Sigma_hat, thetas)
+    primal, dual = ratios(problem, Sigma_hat, thetas)
 
     def extremal(deviation, weight):
         values, vectors = np.linalg.eigh(deviation)
@@ -132,8 +124,8 @@ def test_norm_equivalence(tc):
         K = (weight @ v)[:, None] * np.ones((1, problem.d))
         return np.zeros((1, problem.k, problem.d)), K[None]
 
-    edge_primal = _ratios(problem, Sigma_hat, extremal(relative, inv_root))[0]
-    edge_dual = _ratios(problem, Sigma_hat, extremal(relative_dual, root))[1]
+    edge_primal = ratios(problem, Sigma_hat, extremal(relative, inv_root))[0]
+    edge_dual = ratios(problem, Sigma_hat, extremal(relative_dual, root))[1]
     all_primal = np.concatenate([primal, edge_primal])
     tc.conclusion.at_most("ratios within 1 -/+ eps' (random and extremal points)",
                           np.abs(all_primal - 1), eps, margin=1e-12)

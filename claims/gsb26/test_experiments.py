@@ -13,9 +13,16 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .setup import minibatch_run, record_assumptions, settled_values
+from .setup import (
+    PAPER,
+    arm_runs,
+    median_over_seeds,
+    medians_per_instance,
+    minibatch_run,
+    record_assumptions,
+    settled_ratio,
+)
 
-PAPER = "gsb26"
 #: thresholds on L/L* (chosen on --tc-seed 1 and 2, checked on 0; see the docstrings)
 EXPERIMENT_SIZES = {"quick": {"near": 1.036, "reached": 1.05, "window": [0.1],
                               "fig1_instances": 10},
@@ -30,29 +37,6 @@ EXCESS_FACTOR = 1.5
 
 
 PLOT_CAP = 1e6
-
-
-def median_over_seeds(run, values, eta):
-    """Median over the minibatch seeds of ``values`` (..., trials) at step size ``eta``."""
-    return np.median(values[..., np.isclose(run["eta"], eta)], axis=-1)
-
-
-def arm_runs(run, arms):
-    """The trials of each arm of a `minibatch_run`, as runs of their own (same keys)."""
-    per_trial = ("ratio", "diverged_at", "eta", "seed", "instance")
-    return [{**run, **{key: run[key][..., run["arm"] == a] for key in per_trial}} for a in range(len(arms))]
-
-
-def medians_per_instance(run, values, eta):
-    """Median over the minibatch seeds of ``values`` (..., trials) at ``eta``, per instance
-    (instances, ...)."""
-    return np.stack([np.median(values[..., (run["instance"] == i) & np.isclose(run["eta"], eta)], axis=-1)
-                     for i in range(len(run["problems"]))])
-
-
-def settled_ratio(run):
-    """L_T/L* per trial, a diverged trial counting with its largest finite L_t/L*."""
-    return settled_values(run["ratio"], run["diverged_at"])
 
 
 @claim(

@@ -8,39 +8,17 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .setup import LIGHT_TAIL, loss_gradient_bias, record_assumptions, regularizer_gradient_bias
+from .setup import (
+    PAPER,
+    bias_preconditions,
+    loss_gradient_bias,
+    rate_conclusions,
+    record_assumptions,
+    reference_conclusion,
+    regularizer_gradient_bias,
+)
 
-PAPER = "gsb26"
 BIAS_SIZES = {"quick": {"noise_fraction": 0.1}, "full": {"noise_fraction": 0.1}}
-
-
-def bias_preconditions(tc, run):
-    """A1-A3, light score tails at every point and Monte Carlo noise below a fraction of the
-    squared bias (the debiased estimate is then a measurement, not noise)."""
-    record_assumptions(tc, run["problem"])
-    tc.precondition.at_most("light score tails at the points: mu(K) < 1/2", run["mu"], LIGHT_TAIL)
-    tc.precondition.at_most("Monte Carlo noise below 0.1 of the squared bias",
-                            run["noise"] / np.abs(run["squared"]), tc.sizes["noise_fraction"])
-    tc.record("mu(K) at the points", run["mu"])
-
-
-def reference_conclusion(tc, run):
-    """The references grad L and grad R(.; Sigma) are the gradients of the closed-form losses:
-    the closed forms against torch.func.grad, to round-off."""
-    tc.conclusion.at_most("closed-form grad L and grad R equal autograd of the closed-form losses",
-                          run["reference_error"], tc.roundoff(1000))
-
-
-def rate_conclusions(tc, n, norms, rate, part=""):
-    """The paper's bound (squared bias O(polylog n / n): log-log slope <= -0.85) and the
-    measured Theta(1/n) (n^rate ||b_n|| varies by less than a factor 1.5), per column."""
-    for j in range(norms.shape[1]):
-        tc.conclusion.slope(f"squared {part}bias decays at least like 1/n (slope <= -0.85)", n,
-                            norms[:, j] ** 2, window=(n[0], n[-1]), at_most=-0.85)
-        if part:
-            continue
-        scaled = n ** rate * norms[:, j]
-        tc.conclusion.at_most("n^p ||b_n|| varies by less than a factor 1.5", scaled.max() / scaled.min(), 1.5)
 
 
 @claim(

@@ -7,26 +7,11 @@ behind the initialization guarantee, Lemma 3).
 import numpy as np
 
 from theorycheck import Control, claim
-from theorycheck.models.attention_regression import balanced_point
 from theorycheck.solvers import project_to_manifold
 
-from .setup import record_assumptions, well_conditioned
+from .setup import record_assumptions, spectral_point, unit_operator_norm, well_conditioned
 
 EPSILONS = (1e-1, 1e-2, 1e-3, 1e-4)
-
-
-def unit_operator_norm(A):
-    return A / np.linalg.norm(A, 2)
-
-
-def spectral_point(tc, W, Sigma):
-    """The spectral point (U D^{1/2}, Sigma^{-1} D^{1/2} V^T) of (W, Sigma), or (control) the
-    square-root-free point (U D, Sigma^{-1} V^T), which also has V Sigma K = W but is unbalanced."""
-    if tc.control == "square_root_free":
-        U, D, Vh = np.linalg.svd(W, full_matrices=False)
-        return U * D, np.linalg.solve(Sigma, Vh)
-    V, K = balanced_point(tc.tensor(W), tc.tensor(Sigma))
-    return V.cpu().numpy(), K.cpu().numpy()
 
 
 @claim(

@@ -12,22 +12,7 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .setup import one_point_landscape, record_assumptions
-
-PAPER = "gsb26"
-#: radii in units of sqrt(sigma_d(W*)): the local constants are sharp up to NEAR, the inequalities
-#: must keep their sign up to FAR (the spec's windows, checked on seeds 1, 2 and 0)
-NEAR, FAR = 0.2, 0.8
-
-
-def record_neighbourhood(tc, run):
-    """A1, A2, lambda > 0 and delta-closeness of the points (the theorem's hypotheses; A3 is not
-    used by these population statements)."""
-    problem = run["problem"]
-    record_assumptions(tc, problem, a3=False)
-    tc.precondition.holds("regularizer weight lambda > 0", run["lam"] > 0)
-    # dist(theta, M) <= ||theta - theta_{R0}||_{Sigma_bar} = r sqrt(sigma_d) by construction
-    tc.precondition.at_most("points delta-close: dist(theta, M) <= 0.8 sqrt(sigma_d(W*))", run["r"], FAR)
+from .setup import NEAR, PAPER, one_point_landscape, record_neighbourhood
 
 
 @claim(

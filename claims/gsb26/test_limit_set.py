@@ -7,9 +7,7 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .setup import empirical_regularizer_limit, record_assumptions
-
-PAPER = "gsb26"
+from .setup import PAPER, empirical_regularizer_limit, record_assumptions
 
 
 @claim(

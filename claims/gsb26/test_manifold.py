@@ -22,26 +22,17 @@ from theorycheck.solvers import (
 )
 
 from .setup import (
+    PAPER,
+    candidate,
     haar_rotations,
     ill_conditioned,
+    projection_points,
     record_assumptions,
     regularized_model,
-    unbalanced_minimizer,
     well_conditioned,
 )
 
-PAPER = "gsb26"
 LAMBDAS = (0.0, 0.25, 1.0)
-
-
-def _candidate(tc, problem, R, rng):
-    """The point under test: theta_R, or (controls) an unbalanced minimizer / a wrong manifold."""
-    if tc.control == "unbalanced_minimizer":
-        return unbalanced_minimizer(problem, R, rng)
-    V, K = manifold_point(problem.W, problem.Sigma, R)
-    if tc.control == "missing_inverse_covariance":
-        return V, problem.Sigma @ K
-    return V, K
 
 
 @claim(
@@ -80,7 +71,7 @@ def test_manifold_global_min(tc):
     S, W = tc.tensor(problem.Sigma), tc.tensor(problem.W)
     grads, losses, regs, fits, kernels, expected, lowest, gaps = [], [], [], [], [], [], [], []
     for R in haar_rotations(rng, d, tc.sizes["rotations"]):
-        V, K = _candidate(tc, problem, R, rng)
+        V, K = candidate(tc, problem, R, rng)
         Vt, Kt = tc.tensor(V), tc.tensor(K)
         fits.append(np.linalg.norm(V @ problem.Sigma @ K - problem.W))
         losses.append(abs(float(population_loss(Vt, Kt, S, W, problem.noise)) - problem.optimum))
@@ -103,14 +94,6 @@ def test_manifold_global_min(tc):
     tc.conclusion.at_least("Hessian PSD (lambda_min / lambda_max)", lowest, -1e-12)
     tc.conclusion.close("Hessian kernel dimension", kernels, expected, atol=0.5)
     tc.record("smallest non-kernel eigenvalue / lambda_max", gaps)
-
-
-def _projection_points(tc, problem, count):
-    rng = tc.rng("projection_points")
-    R0 = haar_rotations(rng, problem.d, 1)[0]
-    V0, K0 = manifold_point(problem.W, problem.Sigma, R0)
-    return [(V0 + 0.05 * rng.standard_normal(V0.shape), K0 + 0.05 * rng.standard_normal(K0.shape))
-            for _ in range(count)]
 
 
 @claim(
@@ -143,7 +126,7 @@ def test_symmetry(tc):
     record_assumptions(tc, problem, a3=False)
     rng = tc.rng("projection")
     defects, beaten = [], []
-    for V, K in _projection_points(tc, problem, tc.sizes["points"]):
+    for V, K in projection_points(tc, problem, tc.sizes["points"]):
         if tc.control == "random_rotation":
             R = haar_rotations(rng, problem.d, 1)[0]
             p = ManifoldProjection(R, *manifold_point(problem.W, problem.Sigma, R), np.nan)

@@ -12,22 +12,18 @@ from theorycheck.solvers.gaussian_moments import (
     softmax_average_mse_limit,
     softmax_weight_second_moment_bound,
     softmax_weight_second_moment_limit,
-    softmax_weight_second_moments_exact,
 )
 
-from .setup import LIGHT_TAIL, record_assumptions, softmax_row_moments
+from .setup import (
+    PAPER,
+    exact_second_moments,
+    query_directions,
+    row_preconditions,
+    self_key_constant,
+    softmax_row_moments,
+)
 
-PAPER = "gsb26"
 ROW_SIZES = {"quick": {}, "full": {}}
-
-
-def row_preconditions(tc, run):
-    record_assumptions(tc, run["problem"])
-    tc.precondition.at_most("light score tails: mu(K) < 1/2", run["mu"], LIGHT_TAIL)
-    tc.precondition.at_least("at least 3 keys", run["n"], 3)
-    tc.record("mu(K)", run["mu"])
-
-
 #: the number of keys at which the limits are checked on the exact moments (quadrature): the
 #: relative deviation from the limit is O(1/n) with a constant below 3e4 for q <= 5 (at
 #: n = 1e6 it is at most 0.03 for q = 5), so at 1e9 it is below 1e-4, a tenth of LIMIT_RTOL
@@ -39,19 +35,6 @@ RATE_KEYS = [10**6, 10**7, 10**8, LIMIT_KEYS]
 #: Monte Carlo against the exact finite-n value: |mean - exact| <= MC_Z standard errors (a false
 #: alarm has probability ~6e-7 per comparison under a normal approximation)
 MC_Z = 5.0
-
-
-def exact_second_moments(q, tau, ns):
-    """(E s_ij^2, E s_ii^2) exactly, (len(ns), queries) each."""
-    values = np.array([[softmax_weight_second_moments_exact(qj, tj, int(n)) for qj, tj in zip(q, tau)] for n in ns])
-    return values[..., 0], values[..., 1]
-
-
-def query_directions(run):
-    """u = K x_i per query, q = u^T Sigma u and tau = x_i^T K x_i."""
-    u = run["queries"] @ run["K"].T
-    q = np.einsum("qi,ij,qj->q", u, run["problem"].Sigma, u)
-    return u, q, np.einsum("qi,qi->q", run["queries"], u)
 
 
 @claim(
@@ -156,23 +139,6 @@ def test_softmax_second_moment(tc):
     for j in range(len(q)):
         tc.curve("second moment", f"n^2 E s_ij^2 / e^q, query {j}", n, n ** 2 * other[:, j] / limit[j],
                  xscale="log", xlabel="n")
-
-
-def self_key_constant(run, limit):
-    r"""C_n = n (sqrt(C/(n-1)) + sqrt(min(1, b_n)) ||x_i - Sigma K x_i||)^2 per (n, query): the
-    finite-n constant of Lemma 11 with the query's own key.  a_i - m = (1 - s_ii)(abar - m) +
-    s_ii (x_i - m), abar the softmax average over the n - 1 fresh keys (E||abar - m||^2 ~
-    C/(n-1), the delta-method limit ``limit``), s_ii the self weight with E s_ii^2 <= b_n, the
-    AM-GM bound of Lemma 9 (`softmax_weight_second_moment_bound`, self_weight=True; s_ii <= 1);
-    Cauchy-Schwarz on the cross term.  The self term is O(1/n) relative to C but large for a
-    query with a large self score tau = x_i^T K x_i."""
-    u, q, tau = query_directions(run)
-    m = u @ run["problem"].Sigma.T
-    offset = np.linalg.norm(run["queries"] - m, axis=-1)
-    n = run["n"][:, None]
-    self_moment = np.minimum(1.0, np.array([softmax_weight_second_moment_bound(q, tau, k, self_weight=True)
-                                            for k in run["n"]]))
-    return n * (np.sqrt(limit / (n - 1)) + np.sqrt(self_moment) * offset) ** 2
 
 
 @claim(

@@ -9,20 +9,7 @@ import numpy as np
 from theorycheck import Control, claim
 from theorycheck.checks import fit_slope
 
-from .setup import record_assumptions, statistical_floor_run
-
-PAPER = "gsb26"
-
-
-#: the degree of the polylog factor allowed in O~(1/n) (lost with the formulas): the smallest
-#: integer degree that held on seeds 1-10 (degree 1 failed on seed 2, see the docstring)
-LOG_DEGREE = 2
-
-
-def log_factor_exponent(n, rate, degree=LOG_DEGREE):
-    """The local log-log exponent of log(n)^degree/n^rate at the geometric centre n_c of
-    ``n``: -rate + degree/ln(n_c)."""
-    return -rate + degree / np.log(np.sqrt(n[0] * n[-1]))
+from .setup import PAPER, log_factor_exponent, record_assumptions, statistical_floor_run
 
 
 @claim(
