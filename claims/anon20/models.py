@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from theorycheck.models import BiasedAttentionNet
+from theorycheck.models import Activation, BiasedAttentionNet, Instance, register_model
 
 nn = torch.nn
 
@@ -73,3 +73,20 @@ def table_counts(value_width: int):
                 nn.Linear(value_width, 100, bias=False, **meta))
     return {"table1 baseline": base1, "table1 attention": base1 + 256,
             "table2 baseline": base2, "table2 self-attention": base2 + qkv}
+
+
+@register_model("anon20_l1_attention")
+def l1_attention_instance(K, seed):
+    """A small `L1Attention` for the conformance suite (attention weights a away from 0,
+    where ||a||_1 is differentiable)."""
+    g = torch.Generator().manual_seed(seed)
+    n, p, d, m = 6, 4, 3, 2
+    X = torch.randn(K, n, p, generator=g, dtype=torch.float64)
+    Y = torch.randn(K, n, m, generator=g, dtype=torch.float64)
+    model = L1Attention(X, Y, Activation("softplus", 2.0))
+    params = {"a": 0.5 + torch.rand(K, p, generator=g, dtype=torch.float64),
+              "W1": 0.5 * torch.randn(K, p, d, generator=g, dtype=torch.float64),
+              "b1": 0.5 * torch.randn(K, d, generator=g, dtype=torch.float64),
+              "W2": 0.5 * torch.randn(K, d, m, generator=g, dtype=torch.float64),
+              "b2": 0.5 * torch.randn(K, m, generator=g, dtype=torch.float64)}
+    return Instance(model, params, None)
