@@ -7,7 +7,7 @@ import scipy.linalg
 import scipy.stats
 import torch
 
-from theorycheck.errors import DeclarationError, ReferenceComputationError
+from theorycheck.errors import DeclarationError, InvalidInputError, ReferenceComputationError
 from theorycheck.models.attention_regression import (
     EmpiricalAttentionRegression,
     PopulationAttentionRegression,
@@ -190,3 +190,19 @@ def test_warm_started_projection_equals_multi_start_and_softest_mode_attains_alp
         {"V": x[:12].reshape(1, 4, 3), "K": x[12:].reshape(1, 3, 3)}).sum())(
         torch.tensor(np.concatenate([full.V.ravel(), full.K.ravel()]))).numpy()
     assert u @ H @ u / (u @ metric @ u) == pytest.approx(c.alpha, rel=1e-8)
+
+
+def test_manifold_functions_name_a_wide_wstar_and_mismatched_shapes():
+    """k < d (W* cannot have full column rank) and Sigma / R of the wrong size are named, not a
+    raw numpy matmul error."""
+    rng = np.random.default_rng(0)
+    wide = rng.standard_normal((3, 5))
+    with pytest.raises(InvalidInputError, match=r"k >= d .* got shape \(3, 5\)"):
+        manifold_point(wide, np.eye(5), np.eye(5))
+    with pytest.raises(InvalidInputError, match=r"k >= d"):
+        project_to_manifold(np.zeros((3, 5)), np.zeros((5, 5)), np.eye(5), wide, rng)
+    tall = rng.standard_normal((5, 3))
+    with pytest.raises(InvalidInputError, match=r"Sigma must be \(d, d\) = \(3, 3\)"):
+        manifold_point(tall, np.eye(4), np.eye(3))
+    with pytest.raises(InvalidInputError, match=r"R must be \(d, d\)"):
+        manifold_point(tall, np.eye(3), np.eye(2))

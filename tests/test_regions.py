@@ -53,3 +53,17 @@ def test_closed_forms_by_hand_and_bad_input():
         count_cells(np.zeros((1, 2)), np.zeros(1))
     with pytest.raises(UsageError, match="n1 >= s"):
         grid_construction(1, np.ones(2))
+
+
+@pytest.mark.parametrize("pair_weights, scale, regions", [
+    ((1.0, -1.0), -1.0, 2),   # relu(x) - relu(-x) = x: the kinks cancel, only the y-line is left
+    ((1.0, -0.5), 2.0, 2),    # relu(x) - 0.5 relu(2x) = 0: cancels too
+    ((1.0, 1.0), -1.0, 4),    # relu(x) + relu(-x) = |x|: a real boundary
+    ((1.0, 0.5), 3.0, 4),     # same hyperplane twice, kinks add up: one boundary, not two
+])
+def test_coinciding_units_draw_a_boundary_only_when_their_kinks_do_not_cancel(pair_weights, scale, regions):
+    """Two units on the same line x = 0 (one scaled by ``scale``) and a unit on y = 0: the
+    function is linear across x = 0 exactly when w_1 ||n_1|| + w_2 ||n_2|| = 0."""
+    W1 = np.array([[1.0, scale, 0.0], [0.0, 0.0, 1.0]])   # columns: units; rows: coordinates
+    w2 = np.array([*pair_weights, 1.0])
+    assert relu_network_regions(W1, np.zeros(3), w2, np.ones(2)) == regions

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from claims.vdt24.setup import counterexample, counterexample_local_opt, example1, gaussian_dm, orthonormal
+from theorycheck.errors import InvalidInputError
 from theorycheck.solvers import (
     InfeasibleProgramError,
     SolverAccuracyError,
@@ -16,6 +17,7 @@ from theorycheck.solvers import (
     constraint_values,
     hull_distance,
     margin,
+    solve_lp_wsvm,
     solve_usvm,
     solve_usvm_batch,
     solve_wsvm,
@@ -342,3 +344,22 @@ def test_usvm_margin_at_least_one_and_norm_minimal(seed, n, extra):
     assert_certified(solution)
     assert np.min(y * (Z @ solution.u)) >= 1 - TOL
     assert np.linalg.norm(solution.u) <= np.linalg.norm(np.linalg.pinv(Z) @ y) * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("solve", [lambda X, opt, **kw: solve_wsvm(X, opt, **kw),
+                                   lambda X, opt, **kw: solve_lp_wsvm(X, opt, 1.5, **kw)],
+                         ids=["wsvm", "lp_wsvm"])
+@pytest.mark.parametrize("change, fragment", [
+    (dict(queries=np.ones((4, 3))), r"queries must be one query per sample, shape \(n, d\) = \(4, 8\)"),
+    (dict(queries=np.ones((3, 8))), r"queries must be one query per sample"),
+    (dict(opt=np.zeros(3, dtype=int)), r"opt of shape \(n,\)"),
+    (dict(opt=np.zeros(4)), "opt must hold integer token indices, got dtype float64"),
+])
+def test_wsvm_programs_name_bad_queries_and_token_indices(solve, change, fragment):
+    """A query array of the wrong width or count, a wrong number of designated tokens or
+    float token indices are named, not silently solved (an (8, 3) W) or a bare IndexError."""
+    X = np.random.default_rng(0).standard_normal((4, 3, 8))
+    args = dict(opt=np.zeros(4, dtype=int))
+    args.update(change)
+    with pytest.raises(InvalidInputError, match=fragment):
+        solve(X, args.pop("opt"), **args)

@@ -40,6 +40,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from .tolerance import unit_roundoff
+from .errors import InvalidInputError
 
 __all__ = [
     "Decision",
@@ -147,7 +148,7 @@ def _as_float_array(name: str, value: Any) -> np.ndarray:
         value = value.detach().cpu().numpy()
     arr = np.asarray(value, dtype=float)
     if arr.size == 0:
-        raise ValueError(f"check {name!r}: got an empty array to compare")
+        raise InvalidInputError(f"check {name!r}: got an empty array to compare")
     return arr
 
 
@@ -167,7 +168,7 @@ def close(
     which is how matrices (e.g. two SVM solutions) are compared.
     """
     if rtol < 0 or atol < 0 or (rtol == 0 and atol == 0):
-        raise ValueError(f"check {name!r}: need rtol >= 0, atol >= 0 and at least one > 0")
+        raise InvalidInputError(f"check {name!r}: need rtol >= 0, atol >= 0 and at least one > 0")
     m = _as_float_array(name, measured)
     e = _as_float_array(name, expected)
     if norm == "fro":
@@ -179,7 +180,7 @@ def close(
                         reference=0.0, tolerance={"rtol": rtol, "atol": atol, "norm": "fro"},
                         detail={"abs_error": diff, "reference_norm": scale})
     if norm is not None:
-        raise ValueError(f"check {name!r}: unknown norm {norm!r} (use None or 'fro')")
+        raise InvalidInputError(f"check {name!r}: unknown norm {norm!r} (use None or 'fro')")
     err = np.abs(m - e)
     passed = bool(np.all(np.isfinite(m)) and np.all(err <= atol + rtol * np.abs(e)))
     return Decision(name, "close", passed, measured=m, reference=e,
@@ -222,7 +223,7 @@ def _dtype_label(dtype: Any) -> str:
 def _bound_check(kind: str, name: str, measured: Any, bound: Any, margin: float, rmargin: float,
                  dtype: Any) -> Decision:
     if margin < 0 or rmargin < 0:
-        raise ValueError(f"check {name!r}: margin and rmargin must be >= 0")
+        raise InvalidInputError(f"check {name!r}: margin and rmargin must be >= 0")
     m = _as_float_array(name, measured)
     b = _as_float_array(name, bound)
     raw_slack = b - m if kind == "at_most" else m - b
@@ -267,11 +268,11 @@ def _transform(name: str, axis: str, values: np.ndarray, how: str | float) -> np
         return values ** float(how)
     if how == "log":
         if np.any(values <= 0):
-            raise ValueError(f"check {name!r}: log scale on {axis} needs positive values")
+            raise InvalidInputError(f"check {name!r}: log scale on {axis} needs positive values")
         return np.log(values)
     if how == "linear":
         return values
-    raise ValueError(f"check {name!r}: unknown {axis} transform {how!r}; use one of "
+    raise InvalidInputError(f"check {name!r}: unknown {axis} transform {how!r}; use one of "
                      f"{_TRANSFORMS} or a power (float)")
 
 
@@ -293,7 +294,7 @@ class SlopeFit:
         """Two-sided ``confidence`` interval of the slope (Student t, ``n_points - 2`` degrees
         of freedom; the points' scatter about the line taken as independent noise)."""
         if not 0 < confidence < 1:
-            raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+            raise InvalidInputError(f"confidence must be in (0, 1), got {confidence!r}")
         half = stats.t.ppf(0.5 + confidence / 2, self.n_points - 2) * self.stderr
         return self.slope - half, self.slope + half
 
@@ -311,11 +312,11 @@ def fit_slope(
     xa = _as_float_array(name, x)
     ya = _as_float_array(name, y)
     if xa.shape != ya.shape or xa.ndim != 1:
-        raise ValueError(f"check {name!r}: x and y must be 1-d of equal length, got "
+        raise InvalidInputError(f"check {name!r}: x and y must be 1-d of equal length, got "
                          f"{xa.shape} and {ya.shape}")
     sel = (xa >= window[0]) & (xa <= window[1])
     if sel.sum() < 3:
-        raise ValueError(f"check {name!r}: window {window} holds {int(sel.sum())} points; "
+        raise InvalidInputError(f"check {name!r}: window {window} holds {int(sel.sum())} points; "
                          "a slope fit needs at least 3")
     X = _transform(name, "x", xa[sel], x_transform)
     Y = _transform(name, "y", ya[sel], y_transform)
@@ -351,9 +352,9 @@ def slope(
     draw a warning that names the first such ``x``.
     """
     if expected is None and at_most is None and at_least is None:
-        raise ValueError(f"check {name!r}: give expected (with rtol) or a range for the slope")
+        raise InvalidInputError(f"check {name!r}: give expected (with rtol) or a range for the slope")
     if (expected is None) != (rtol is None):
-        raise ValueError(f"check {name!r}: expected and rtol go together")
+        raise InvalidInputError(f"check {name!r}: expected and rtol go together")
     fit = fit_slope(x, y, window=window, x_transform=x_transform, y_transform=y_transform, name=name)
     ok = math.isfinite(fit.slope)
     if expected is not None:
@@ -380,7 +381,7 @@ def _window_floor(name: str, x: Any, y: Any, window: tuple[float, float], floor:
         finite = ya[np.isfinite(ya)]
         floor = _eps(dtype) * float(finite.max(initial=0.0))
     elif not floor >= 0:
-        raise ValueError(f"check {name!r}: floor must be >= 0, got {floor!r}")
+        raise InvalidInputError(f"check {name!r}: floor must be >= 0, got {floor!r}")
     inside = (xa >= window[0]) & (xa <= window[1])
     low = inside & (ya <= floor)
     if not low.any():
@@ -438,10 +439,10 @@ def binomial(name: str, successes: Any, *, p: float, alpha: float = 0.05) -> Dec
     the boundary (:func:`binomial_size`): a seed sweep predicts the claim's pass rate from it.
     """
     if not (0.0 < p <= 1.0 and 0.0 < alpha < 1.0):
-        raise ValueError(f"check {name!r}: need 0 < p <= 1 and 0 < alpha < 1")
+        raise InvalidInputError(f"check {name!r}: need 0 < p <= 1 and 0 < alpha < 1")
     s = np.asarray(jsonable(successes), dtype=bool).ravel()
     if s.size == 0:
-        raise ValueError(f"check {name!r}: no trials")
+        raise InvalidInputError(f"check {name!r}: no trials")
     k, n = int(s.sum()), int(s.size)
     pvalue = float(stats.binomtest(k, n, p, alternative="less").pvalue)
     return Decision(name, "binomial", pvalue >= alpha, measured=k / n, reference=p,
@@ -456,7 +457,7 @@ def monotone(name: str, series: Any, *, increasing: bool, tol: float = 0.0, axis
     (decreasing).  Records the worst step and where it happened."""
     arr = _as_float_array(name, series)
     if arr.shape[axis] < 2:
-        raise ValueError(f"check {name!r}: a monotone check needs at least two points")
+        raise InvalidInputError(f"check {name!r}: a monotone check needs at least two points")
     steps = np.diff(arr, axis=axis)
     signed = steps if increasing else -steps
     worst = float(np.min(signed))

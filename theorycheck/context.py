@@ -28,7 +28,7 @@ from .cache import SharedRun, SharedRunCache
 from .checks import CHECKS, Decision, jsonable
 from .claim import ClaimSpec
 from .errors import (CannotDiscriminate, ClaimFailure, ControlMisfire, DeclarationError,
-                     HypothesesNotMet, NoDecisionError)
+                     HypothesesNotMet, InvalidInputError, NoDecisionError, UnknownNameError)
 from .runtime import OnRuntime, Runtime, derive_seed
 from .tolerance import roundoff
 
@@ -91,7 +91,7 @@ class ClaimContext(OnRuntime):
     def __init__(self, spec: ClaimSpec, control: str | None, runtime: Runtime,
                  cache: SharedRunCache | None = None):
         if control is not None and control not in spec.controls:
-            raise KeyError(f"claim {spec.id!r} has no control {control!r}")
+            raise UnknownNameError(f"claim {spec.id!r} has no control {control!r}")
         self.spec = spec
         self.control = control
         self.runtime = runtime
@@ -181,11 +181,11 @@ class ClaimContext(OnRuntime):
         orders scattered points by x so that they draw as a line.
         """
         if style not in PLOT_STYLES:
-            raise ValueError(f"curve {label!r}: unknown style {style!r}; use one of {PLOT_STYLES}")
+            raise InvalidInputError(f"curve {label!r}: unknown style {style!r}; use one of {PLOT_STYLES}")
         xa = np.asarray(jsonable(x), dtype=float).ravel()
         ya = np.asarray(jsonable(y), dtype=float).ravel()
         if xa.shape != ya.shape:
-            raise ValueError(f"curve {label!r}: x has {xa.size} points, y has {ya.size}")
+            raise InvalidInputError(f"curve {label!r}: x has {xa.size} points, y has {ya.size}")
         if sort_x:
             order = np.argsort(xa, kind="stable")
             xa, ya = xa[order], ya[order]

@@ -10,6 +10,8 @@ kind            meaning
 ``declaration`` a claim, control, paper or model was declared wrongly (:class:`DeclarationError`)
 ``usage``       an unknown tier, device, dtype, option value or a malformed file
                 (:class:`UsageError`)
+``input``       a library function got an array or value of the wrong shape, type or range
+                (:class:`InvalidInputError`), or a name it does not know (:class:`UnknownNameError`)
 ``reference``   a reference quantity could not be computed to its certificate: an infeasible
                 program, an inaccurate solve (:class:`ReferenceComputationError`)
 ``numerics``    an iterate became NaN or infinite (:class:`NonFiniteIterateError`), or, under
@@ -32,6 +34,8 @@ __all__ = [
     "DeclarationError",
     "ClaimDeclarationError",
     "UsageError",
+    "InvalidInputError",
+    "UnknownNameError",
     "ReferenceComputationError",
     "InfeasibleProgramError",
     "SolverAccuracyError",
@@ -79,6 +83,23 @@ class UsageError(TheoryCheckError, ValueError):
     """An unknown or unusable option value (tier, device, dtype, threads, seed) or input file."""
 
     kind = "usage"
+
+
+class InvalidInputError(TheoryCheckError, ValueError):
+    """A library function (a solver, a measurement, a check) got an array or value of the wrong
+    shape, type or range; the message names the argument and what it needs."""
+
+    kind = "input"
+
+
+class UnknownNameError(TheoryCheckError, KeyError):
+    """A name a function does not know: a block of a model, an unrecorded iteration, a control
+    of a claim."""
+
+    kind = "input"
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 class ReferenceComputationError(TheoryCheckError):

@@ -20,6 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .context import ROLES
+from .errors import InvalidInputError
 
 __all__ = ["property_search", "per_instance", "directional_convergence"]
 
@@ -28,7 +29,7 @@ __all__ = ["property_search", "per_instance", "directional_convergence"]
 
 def _recorder(tc, role: str):
     if role not in ROLES:
-        raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+        raise InvalidInputError(f"role must be one of {ROLES}, got {role!r}")
     return getattr(tc, role)
 
 
@@ -46,7 +47,7 @@ def property_search(tc, name: str, strategy, margin: Callable[[Any], float], *,
     from hypothesis import HealthCheck, Phase, given, seed, settings, target
 
     if max_examples < 1:
-        raise ValueError(f"property_search {name!r}: max_examples must be >= 1")
+        raise InvalidInputError(f"property_search {name!r}: max_examples must be >= 1")
     worst = {"margin": math.inf, "instance": None, "examples": 0}
 
     @settings(max_examples=max_examples, derandomize=True, database=None, deadline=None,
@@ -109,11 +110,11 @@ def directional_convergence(tc, name: str, t: Any, deviation: Any, bound: Any, *
     dev = np.asarray(deviation, dtype=float)
     rate = np.asarray(bound(t) if callable(bound) else bound, dtype=float)
     if not (t.shape == dev.shape == rate.shape) or t.ndim != 1:
-        raise ValueError(f"directional convergence {name!r}: t, deviation and bound must be "
+        raise InvalidInputError(f"directional convergence {name!r}: t, deviation and bound must be "
                          f"1-d of one length, got {t.shape}, {dev.shape}, {rate.shape}")
     inside = (t >= window[0]) & (t <= window[1])
     if not inside.any():
-        raise ValueError(f"directional convergence {name!r}: no time in window {window}")
+        raise InvalidInputError(f"directional convergence {name!r}: no time in window {window}")
     tc.curve(name, "1 - alignment", t, dev, xscale="log", yscale="log", ylabel="1 - alignment")
     tc.curve(name, "rate bound", t, rate, style="bound")
     return tc.conclusion.at_most(name, dev[inside], rate[inside])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import UsageError
+from .errors import InvalidInputError, UsageError
 
 __all__ = ["UNIT_ROUNDOFF", "unit_roundoff", "roundoff"]
 
@@ -51,5 +51,5 @@ def unit_roundoff(dtype: Any) -> float:
 def roundoff(dtype: Any, factor: float = 1.0) -> float:
     """``factor * u(dtype)``: the tolerance of ``factor`` correctly rounded operations."""
     if not factor > 0:
-        raise ValueError(f"roundoff factor must be positive, got {factor!r}")
+        raise InvalidInputError(f"roundoff factor must be positive, got {factor!r}")
     return float(factor) * unit_roundoff(dtype)

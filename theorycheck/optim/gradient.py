@@ -37,7 +37,7 @@ from typing import Mapping, Sequence
 import torch
 
 from theorycheck.errors import DeclarationError
-from theorycheck.models.base import Model, linear_combination, per_trial
+from theorycheck.models.base import Model, linear_combination
 from theorycheck.optim.step import Step
 
 __all__ = ["RULES", "FirstOrder", "GD", "NGD", "Polyak", "BlockNGD", "Method", "side_by_side",

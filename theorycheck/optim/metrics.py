@@ -16,6 +16,7 @@ from typing import Mapping
 import torch
 
 from theorycheck.models.base import FROBENIUS, Geometry, Model
+from theorycheck.errors import InvalidInputError, UnknownNameError
 
 __all__ = ["Iterate", "frobenius_norm", "inner", "alignment", "relative_error", "displacement",
            "once_per_iterate", "standard_metrics"]
@@ -80,7 +81,7 @@ class Iterate:
             return self.coordinates[block]
         if of == "step":
             return self.step_coordinates[block]
-        raise ValueError(f"of={of!r}: use 'params' or 'step'")
+        raise InvalidInputError(f"of={of!r}: use 'params' or 'step'")
 
 
 def frobenius_norm(A):
@@ -142,7 +143,7 @@ def standard_metrics(model: Model, refs: Mapping[str, torch.Tensor] | None = Non
     metrics.update(model.metrics(**model_options))
     for b, ref in (refs or {}).items():
         if b not in model.blocks:
-            raise KeyError(f"reference for {b!r}, but the model's blocks are {model.blocks}")
+            raise UnknownNameError(f"reference for {b!r}, but the model's blocks are {model.blocks}")
         metrics[f"{b}_alignment"] = _block_alignment(model, b, ref)
     if iterates:
         metrics.update({b: _block_value(b) for b in model.blocks})

@@ -7,7 +7,7 @@ from typing import Mapping
 import numpy as np
 import torch
 
-from theorycheck.errors import DeclarationError, NonFiniteIterateError
+from theorycheck.errors import DeclarationError, NonFiniteIterateError, UnknownNameError
 from theorycheck.models.base import Model
 from theorycheck.optim.metrics import Iterate
 
@@ -62,7 +62,7 @@ def recorded_rows(t, times):
     iterations of a run; KeyError naming the iterations in ``times`` that are not in ``t``."""
     missing = np.setdiff1d(times, t)
     if missing.size:
-        raise KeyError(f"iterations {missing.tolist()} were not recorded")
+        raise UnknownNameError(f"iterations {missing.tolist()} were not recorded")
     return np.searchsorted(t, times)
 
 

@@ -31,6 +31,7 @@ import json
 import platform
 from collections import Counter
 from pathlib import Path
+from ..errors import InvalidInputError
 
 #: bumped whenever a field is added, removed or changes meaning
 SCHEMA_VERSION = 2
@@ -141,4 +142,4 @@ def validate_results(results: dict) -> None:
         jsonschema.validate(results, schema)
     except jsonschema.ValidationError as exc:
         where = "/".join(map(str, exc.absolute_path)) or "<root>"
-        raise ValueError(f"results.json does not fit the schema at {where}: {exc.message}") from None
+        raise InvalidInputError(f"results.json does not fit the schema at {where}: {exc.message}") from None

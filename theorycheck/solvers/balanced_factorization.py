@@ -32,7 +32,7 @@ import scipy.linalg
 import scipy.stats
 import torch
 
-from theorycheck.errors import ReferenceComputationError
+from theorycheck.errors import InvalidInputError, ReferenceComputationError
 from theorycheck.models.base import Model
 from theorycheck.solvers.curvature import dense_hessian
 
@@ -84,6 +84,10 @@ def weighted_procrustes(D, A, G, starts, *, tol=1e-11, max_iter=20000):
 
 
 def _svd_factors(W):
+    W = np.asarray(W)
+    if W.ndim != 2 or W.shape[0] < W.shape[1]:
+        raise InvalidInputError(f"W* must be a (k, d) matrix with k >= d (the manifold assumes "
+                                f"W* of full column rank d), got shape {W.shape}")
     U, D, Vh = np.linalg.svd(W, full_matrices=False)
     if D[-1] <= 0:
         raise ReferenceComputationError("W* is rank deficient: the manifold needs sigma_d(W*) > 0")
@@ -93,6 +97,11 @@ def _svd_factors(W):
 def manifold_point(W, Sigma, R):
     r"""theta_R = (U D^{1/2} R, Sigma^{-1} R^T D^{1/2} V_W^T) (numpy)."""
     U, D, Vh = _svd_factors(W)
+    d = W.shape[1]
+    for name, M in (("Sigma", Sigma), ("R", R)):
+        if np.shape(M) != (d, d):
+            raise InvalidInputError(f"{name} must be (d, d) = ({d}, {d}) for W* of shape {W.shape}, "
+                                    f"got {np.shape(M)}")
     root = np.sqrt(D)
     return (U * root) @ R, np.linalg.solve(Sigma, R.T @ (root[:, None] * Vh))
 

@@ -44,7 +44,7 @@ import cvxpy as cp
 import numpy as np
 import torch
 
-from theorycheck.errors import InfeasibleProgramError, SolverAccuracyError
+from theorycheck.errors import InfeasibleProgramError, InvalidInputError, SolverAccuracyError
 from theorycheck.optim.mirror import inverse_mirror_map, lp_norm, mirror_map
 from theorycheck.solvers.margin import (
     INFEASIBILITY_TOL,
@@ -215,11 +215,11 @@ def solve_lp_margin_program(A, B, index, p: float, *, program="l_p margin progra
     Solutions are cached in-process (at most ``CACHE_SIZE``; arrays read-only).
     """
     if not (np.isfinite(p) and p > 1):
-        raise ValueError(f"{program}: need 1 < p < inf, got p = {p}")
+        raise InvalidInputError(f"{program}: need 1 < p < inf, got p = {p}")
     A = np.ascontiguousarray(A, dtype=np.float64)
     B = np.ascontiguousarray(B, dtype=np.float64)
     if A.ndim != 2 or B.ndim != 2 or A.shape[0] != B.shape[0] or A.shape[0] == 0:
-        raise ValueError(f"{program}: need A (m, r) and B (m, c) with m >= 1, got {A.shape}, {B.shape}")
+        raise InvalidInputError(f"{program}: need A (m, r) and B (m, c) with m >= 1, got {A.shape}, {B.shape}")
     key = _cache_key(A, B, p)
     if key in _CACHE:
         W, lam, certificate = _CACHE[key]

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
-from theorycheck.errors import InfeasibleProgramError, SolverAccuracyError
+from theorycheck.errors import InfeasibleProgramError, InvalidInputError, SolverAccuracyError
 
 CERTIFICATE_TOL = 1e-6
 """Tolerance of every certificate entry: ``min_k <F_k, W> >= 1 - tol`` and relative residuals <= tol."""
@@ -278,7 +278,7 @@ def solve_margin_program(
     Results are cached in-process (at most ``CACHE_SIZE``) by a hash of ``A``, ``B`` and the method.
     """
     if method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+        raise InvalidInputError(f"method must be one of {sorted(METHODS)}, got {method!r}")
     A = np.ascontiguousarray(A, dtype=np.float64)
     B = np.ascontiguousarray(B, dtype=np.float64)
     key = _cache_key(A, B, method)

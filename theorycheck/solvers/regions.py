@@ -40,6 +40,10 @@ __all__ = ["count_cells", "relu_network_hyperplanes", "relu_network_regions",
 
 #: a cell is non-empty when the LP finds a point at signed distance > CELL_TOL from its walls
 CELL_TOL = 1e-9
+#: coinciding hyperplanes: (n, b) / ||n|| equal to this many decimals
+COINCIDE_DECIMALS = 12
+#: a merged hyperplane is a boundary when |sum_j w2_j ||n_j||| exceeds this times sum_j |w2_j| ||n_j||
+JUMP_RTOL = 1e-12
 
 
 def _deepest_point(normals, offsets, signs):
@@ -89,18 +93,45 @@ def count_cells(normals, offsets, *, tol: float = CELL_TOL) -> int:
 
 
 def relu_network_hyperplanes(W1, b, w2, a):
-    """Normals (m, |S|) and offsets (m,) of the visible units of
-    ``w2^T relu(W1^T (x * a) + b)`` in the attended coordinates ``S = supp(a)``.  W1 (p, n1),
-    b (n1,) (zeros: bias-free), w2 (n1,), a (p,).  Units with ``w2_j = 0`` or a zero normal
-    (constant on the attended coordinates) draw no boundary and are dropped."""
+    """Normals (m, |S|) and offsets (m,) of the hyperplanes where
+    ``w2^T relu(W1^T (x * a) + b)`` has a kink, in the attended coordinates ``S = supp(a)``.
+    W1 (p, n1), b (n1,) (zeros: bias-free), w2 (n1,), a (p,).
+
+    Unit j has the hyperplane n_j^T x + b_j = 0 (n_j the attended part of its column of W1).
+    Units whose hyperplanes coincide (proportional (n_j, b_j)) are merged: across the common
+    hyperplane, with unit normal nu, unit j changes the gradient by w2_j ||n_j|| nu whatever the
+    sign of its scaling, so the hyperplane is a boundary only when sum_j w2_j ||n_j|| != 0
+    (relative to the largest term); units with ``w2_j = 0`` or a zero normal (constant on the
+    attended coordinates) draw none.  Each hyperplane kept is given by its first unit."""
     W1, b, w2, a = (np.asarray(v, dtype=float) for v in (W1, b, w2, a))
     if W1.shape != (a.size, b.size) or w2.shape != b.shape:
         raise UsageError(f"relu_network_hyperplanes: W1 {W1.shape} must be (p, n1) with a (p,) = "
                          f"{a.shape}, b and w2 (n1,) = {b.shape}, {w2.shape}")
     support = np.flatnonzero(a)
     normals = (a[support, None] * W1[support]).T
-    visible = (w2 != 0) & (np.linalg.norm(normals, axis=1) > 0)
-    return normals[visible], b[visible]
+    lengths = np.linalg.norm(normals, axis=1)
+    units = np.flatnonzero((w2 != 0) & (lengths > 0))
+    if units.size == 0:
+        return normals[units], b[units]
+    groups = _coinciding_hyperplanes(normals[units], b[units], lengths[units])
+    jumps = np.bincount(groups, weights=w2[units] * lengths[units])
+    scale = np.bincount(groups, weights=np.abs(w2[units]) * lengths[units])
+    first = units[np.unique(groups, return_index=True)[1]]
+    kept = first[np.abs(jumps) > JUMP_RTOL * scale]
+    return normals[kept], b[kept]
+
+
+def _coinciding_hyperplanes(normals, offsets, lengths) -> np.ndarray:
+    """A group label per hyperplane n^T x + b = 0: equal labels for the same hyperplane,
+    compared by (n, b) / ||n|| oriented so that the first non-zero entry of n is positive,
+    rounded to ``COINCIDE_DECIMALS`` decimals; labels numbered in order of first appearance."""
+    first_nonzero = np.argmax(np.abs(normals) > 0, axis=1)
+    sign = np.sign(normals[np.arange(len(normals)), first_nonzero])
+    canonical = np.column_stack([normals, offsets]) * (sign / lengths)[:, None]
+    _, first, labels = np.unique(np.round(canonical, COINCIDE_DECIMALS), axis=0,
+                                 return_index=True, return_inverse=True)
+    order = np.argsort(np.argsort(first))          # renumber groups by first appearance
+    return order[labels.ravel()]
 
 
 def relu_network_regions(W1, b, w2, a, *, tol: float = CELL_TOL) -> int:

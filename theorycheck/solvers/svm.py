@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from theorycheck.solvers.margin import MarginCertificate, MarginSolution, solve_margin_program
+from theorycheck.errors import InvalidInputError
 
 
 def _where(name: str, trial: int | None) -> str:
@@ -40,11 +41,19 @@ def wsvm_constraint_factors(X: np.ndarray, opt: np.ndarray, queries: np.ndarray 
     X = np.asarray(X, dtype=np.float64)
     opt = np.asarray(opt)
     if X.ndim != 3 or opt.shape != X.shape[:1]:
-        raise ValueError(f"need X of shape (n, T, d) and opt of shape (n,), got {X.shape} and {opt.shape}")
-    n, T, _ = X.shape
+        raise InvalidInputError(f"need X of shape (n, T, d) and opt of shape (n,), got {X.shape} and {opt.shape}")
+    n, T, d = X.shape
+    if opt.dtype.kind not in "iu":
+        raise InvalidInputError(f"opt must hold integer token indices, got dtype {opt.dtype}")
     if T < 2 or opt.min() < 0 or opt.max() >= T:
-        raise ValueError(f"need T >= 2 and 0 <= opt < T={T}")
-    queries = X[:, 0] if queries is None else np.asarray(queries, dtype=np.float64)
+        raise InvalidInputError(f"need T >= 2 and 0 <= opt < T={T}")
+    if queries is None:
+        queries = X[:, 0]
+    else:
+        queries = np.asarray(queries, dtype=np.float64)
+        if queries.shape != (n, d):
+            raise InvalidInputError(f"queries must be one query per sample, shape (n, d) = ({n}, {d}), "
+                                    f"got {queries.shape}")
     index = np.argwhere(np.arange(T) != opt[:, None])
     samples, tokens = index.T
     return X[samples, opt[samples]] - X[samples, tokens], queries[samples], index
@@ -73,7 +82,7 @@ def solve_wsvm(
 def _check_batch(X: np.ndarray, opt: np.ndarray, y: np.ndarray | None = None) -> None:
     if X.ndim != 4 or opt.shape != X.shape[:2] or (y is not None and y.shape != X.shape[:2]):
         shapes = f"X {X.shape}, opt {opt.shape}" + ("" if y is None else f", y {y.shape}")
-        raise ValueError(f"need X (K, n, T, d) and opt{'' if y is None else ', y'} (K, n), got {shapes}")
+        raise InvalidInputError(f"need X (K, n, T, d) and opt{'' if y is None else ', y'} (K, n), got {shapes}")
 
 
 def solve_wsvm_batch(
@@ -159,6 +168,6 @@ def wsvm_orthonormal_closed_form(X: np.ndarray, opt: np.ndarray, tol: float = 1e
     gram = tokens @ tokens.T
     r2 = float(np.mean(np.diag(gram)))
     if np.max(np.abs(gram - r2 * np.eye(n * T))) > tol * r2:
-        raise ValueError("the closed form needs orthogonal tokens of equal norm")
+        raise InvalidInputError("the closed form needs orthogonal tokens of equal norm")
     centred = X[np.arange(n), opt] - X.mean(axis=1)
     return centred.T @ X[:, 0] / r2**2
