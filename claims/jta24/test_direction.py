@@ -13,6 +13,8 @@ certified l_q-AttSVM for alpha.  Self-attention query and exponential loss (see 
 import numpy as np
 
 from theorycheck import Control, claim
+from theorycheck.data.selection import stable_tokens
+from theorycheck.optim.directions import divergence_curves, norms_along
 
 from .setup import (
     DIRECTION_STEPS,
@@ -20,50 +22,15 @@ from .setup import (
     P_VALUES,
     PAPER,
     SIZES,
-    divergence_curves,
-    instances,
-    norms_along,
     normalized_mirror_runs,
     own_index,
-    stable_tokens,
+    per_p,
+    reference_index,
+    steps,
+    wrong_token_references,
 )
-from theorycheck.solvers import solve_lp_wsvm
-
-from .setup import STEP
-
-
-def _steps(p):
-    """eta of normalized MD of every run (its p's STEP)."""
-    return np.array([STEP[float(x)] for x in p])
 
 SHARED_SIZES = {tier: dict(SIZES[tier], steps=DIRECTION_STEPS[tier]) for tier in SIZES}
-
-
-def _reference_index(p, control):
-    """Index into P_VALUES of the reference of each run: its own p, or the far wrong q."""
-    if control == "wrong_p":
-        return np.array([P_VALUES.index(FAR_Q[float(x)]) for x in p])
-    return own_index(p)
-
-
-def _wrong_token_references(tc, runs):
-    r"""l_p-AttSVM of alpha' = alpha with one sample moved to its lowest-score token (the first
-    sample whose alpha_i is not already the lowest): not locally optimal."""
-    data, _ = instances(tc.runtime, tc.sizes)
-    scores = data.scores()
-    refs = np.empty_like(runs["W_mm"][0])
-    for j, (k, alpha, p) in enumerate(zip(runs["instance"], runs["alpha"], runs["p"])):
-        worst = scores[k].argmin(-1)
-        i = int(np.flatnonzero(alpha != worst)[0])
-        bad = alpha.copy()
-        bad[i] = worst[i]
-        refs[j] = solve_lp_wsvm(data.X[k], bad, float(p), name="synthetic", trial=int(k)).W
-    return refs
-
-
-def _per_p(values, p):
-    """Medians of per-run values for each p of P_VALUES."""
-    return np.array([np.median(values[p == pv]) for pv in P_VALUES])
 
 
 @claim(
@@ -111,25 +78,25 @@ def test_lp_direction(tc):
     J = len(p)
     t = runs["t"]
     half = np.searchsorted(t, t[-1] // 2)
-    ref = _reference_index(p, tc.control)
+    ref = reference_index(p, tc.control)
     D = np.stack([divergence_curves(runs["W"][[half, -1]], runs["W_mm"][iq], p) for iq in range(len(P_VALUES))])
     own = D[ref, :, np.arange(J)]                                   # (J, 2)
     if tc.control == "wrong_tokens":
-        own = divergence_curves(runs["W"][[half, -1]], _wrong_token_references(tc, runs), p).T
+        own = divergence_curves(runs["W"][[half, -1]], wrong_token_references(tc, runs), p).T
     others = np.array([np.min(np.delete(D[:, -1, j], ref[j])) for j in range(J)])
     ratio = others / own[:, -1]
-    hypotheses = runs["locally_optimal"] & stable_tokens(runs)
+    hypotheses = runs["locally_optimal"] & stable_tokens(runs["t"], runs["tokens"], runs["alpha"])
     r = norms_along(runs["W"][[half, -1]], p)
     tc.record("D^(p)_K per run", own[:, -1])
     tc.record("nearest wrong / correct per run", ratio)
     tc.record("globally optimal alpha per run", runs["globally_optimal"])
     tc.precondition.at_least("runs with stable, locally optimal tokens", int(hypotheses.sum()), J // 2)
     tc.conclusion.binomial("selected tokens are locally optimal", runs["locally_optimal"], p=0.8)
-    tc.conclusion.at_most("median D to the l_p-AttSVM at K, per p", _per_p(own[:, -1], p), 1e-2)
-    tc.conclusion.at_least("median nearest-wrong / correct ratio, per p", _per_p(ratio, p), 2.0)
+    tc.conclusion.at_most("median D to the l_p-AttSVM at K, per p", per_p(own[:, -1], p), 1e-2)
+    tc.conclusion.at_least("median nearest-wrong / correct ratio, per p", per_p(ratio, p), 2.0)
     tc.conclusion.binomial("D decreases from K/2 to K", own[:, -1] < own[:, 0], p=0.8)
     tc.conclusion.at_least("||W||_p grows: ||W(K)||_p / ||W(K/2)||_p, every run", r[1] / r[0], 1.2)
-    dual_rate = (r[1] ** (p - 1) - r[0] ** (p - 1)) / (_steps(p) * (t[-1] - t[half]))
+    dual_rate = (r[1] ** (p - 1) - r[0] ** (p - 1)) / (steps(p) * (t[-1] - t[half]))
     tc.record("dual-norm growth per step / eta, K/2 to K, per run", dual_rate)
     tc.conclusion.at_most("dual-norm growth per step <= eta (triangle inequality), every run", dual_rate.max(), 1 + 1e-9)
     strict = (own[:, -1] <= 2e-2) & (own[:, -1] < others)
@@ -170,12 +137,12 @@ def test_rate(tc):
     p, t = runs["p"], runs["t"]
     steps = t[-1]
     marks = np.searchsorted(t, np.geomspace(steps / 20, steps, 12).round().astype(int))[6:]
-    ref = _reference_index(p, tc.control)
+    ref = reference_index(p, tc.control)
     D = np.stack([divergence_curves(runs["W"][marks], runs["W_mm"][iq], p) for iq in range(len(P_VALUES))])
     own = D[ref, :, np.arange(len(p))].T                           # (6, J)
     r = norms_along(runs["W"][marks], p)
     slopes = np.array([np.polyfit(np.log(r[:, j]), np.log(own[:, j]), 1)[0] for j in range(len(p))])
-    hypotheses = runs["locally_optimal"] & stable_tokens(runs)
+    hypotheses = runs["locally_optimal"] & stable_tokens(runs["t"], runs["tokens"], runs["alpha"])
     factor = 3.0 if tc.control == "faster_rate" else 0.5
     bound = np.array([-factor * min(1.0, pv - 1) for pv in P_VALUES])
     medians = np.array([np.median(slopes[(p == pv) & hypotheses]) for pv in P_VALUES])

@@ -12,67 +12,13 @@ import torch
 from theorycheck import Control, claim
 from theorycheck.models import TokenSelection
 from theorycheck.optim import directional_bregman, lp_norm
+from theorycheck.optim.directions import lp_unit
 
-from theorycheck.solvers.margin import constraint_values
-from theorycheck.solvers.svm import wsvm_constraint_factors
-
-from .setup import (DIRECTION_STEPS, PAPER, SIZES, SUPPORT_TOL, instances, lowest_token_svm,
-                    normalized_mirror_runs, own_index)
+from .setup import (DIRECTION_STEPS, PAPER, SIZES, cone_constants, cone_samples, log_correlation, margin_slacks,
+                    references)
 
 RADII = (2.0, 5.0, 10.0, 20.0, 50.0)
 RAY = (20.0, 40.0, 80.0, 160.0)
-NOISE = (1e-3, 1e-2)
-
-
-def _log_correlation(model, W, ref):
-    r"""log <-grad L(W), ref> per trial from the scaled gradient exp(M) G (exact deep in
-    saturation); NaN where the correlation is not positive."""
-    g = model.scaled_gradient({"W": W})["W"]
-    inner = -(g.direction * ref).flatten(1).sum(1)
-    return torch.where(inner > 0, g.log_scale + inner.clamp_min(1e-300).log(), torch.nan), inner
-
-
-def _references(tc, bad_tokens: bool):
-    r"""The reference of every run of `normalized_mirror_runs` whose alpha is locally optimal:
-    its own l_p-AttSVM W_mm_alpha, or with ``bad_tokens`` the l_p-AttSVM of alpha_bad =
-    argmin_t gamma_{i,t} (not locally optimal).  Records the preconditions (alpha locally
-    optimal on every run used; at least 5 runs); returns (refs (J,d,d), p (J,), instance (J,), data,
-    alpha (J,n))."""
-    runs = tc.use(normalized_mirror_runs)
-    data, _ = instances(tc.runtime, tc.sizes)
-    p_all = runs["p"]
-    keep = np.flatnonzero(runs["locally_optimal"])
-    refs, alphas, alpha_ok = [], [], []
-    for j in keep:
-        k = runs["instance"][j]
-        if bad_tokens:
-            bad, ref = lowest_token_svm(data, k, p_all[j])
-            refs.append(ref), alphas.append(bad), alpha_ok.append(False)
-        else:
-            refs.append(runs["W_mm"][own_index(p_all[j:j + 1])[0], j])
-            alphas.append(runs["alpha"][j]), alpha_ok.append(True)
-    tc.precondition.holds("alpha locally optimal on every run used", bool(all(alpha_ok)))
-    tc.precondition.at_least("runs used", len(keep), 5)
-    return np.stack(refs), p_all[keep], runs["instance"][keep], data, np.stack(alphas)
-
-
-def _unit(A, p):
-    """A / ||A||_p for one matrix."""
-    return A / float(lp_norm(torch.as_tensor(A)[None], p))
-
-
-def _cone_samples(rng, refs, p, inst, radii, noise=NOISE):
-    r"""W = R ||W_mm||_p U/||U||_p, U = W_mm/||W_mm||_p + s E/||E||_p (E Gaussian) for every
-    reference, R in ``radii`` and s in ``noise``: (W (S,d,d), p (S,), instance (S,), reference (S,d,d))."""
-    rows, ps, insts, cone_refs = [], [], [], []
-    for ref, pv, k in zip(refs, p, inst):
-        norm = float(lp_norm(torch.as_tensor(ref)[None], pv))
-        for R in radii:
-            for s in noise:
-                U = _unit(ref, pv) + s * _unit(rng.standard_normal(ref.shape), pv)
-                rows.append(R * norm * _unit(U, pv))
-                ps.append(pv), insts.append(k), cone_refs.append(ref)
-    return np.stack(rows), np.array(ps), np.array(insts), np.stack(cone_refs)
 
 
 @claim(
@@ -100,12 +46,12 @@ def test_gradient_correlation(tc):
     (hypothesis kind) uses alpha_bad = argmin_t gamma_{i,t}: the precondition (alpha locally
     optimal) fails and the correlation turns negative.
     """
-    refs, p, inst, data, _ = _references(tc, tc.control == "lowest_tokens")
-    W, ps, insts, cone_refs = _cone_samples(tc.rng("cone samples"), refs, p, inst, RADII)
+    refs, p, inst, data, _ = references(tc, tc.control == "lowest_tokens")
+    W, ps, insts, cone_refs = cone_samples(tc.rng("cone samples"), refs, p, inst, RADII)
     t = data.to_torch(tc.device, tc.dtype)
     model = TokenSelection(t.X[insts], t.y[insts], t.u[insts])
     W, R_ref = tc.tensor(W), tc.tensor(cone_refs)
-    _, inner = _log_correlation(model, W, R_ref)
+    _, inner = log_correlation(model, W, R_ref)
     D = directional_bregman(R_ref, W, tc.tensor(ps))
     tc.record("largest cone divergence of the samples", float(D.max()))
     tc.conclusion.at_least("<-grad L(W), W_mm> > 0 on every cone sample", float(inner.min()), 1e-300)
@@ -117,7 +63,7 @@ def test_gradient_correlation(tc):
             ray_W.append(c * ref), ray_refs.append(ref), ray_inst.append(k)
         scale.append(norm)
     model = TokenSelection(t.X[ray_inst], t.y[ray_inst], t.u[ray_inst])
-    logc, _ = _log_correlation(model, tc.tensor(np.stack(ray_W)), tc.tensor(np.stack(ray_refs)))
+    logc, _ = log_correlation(model, tc.tensor(np.stack(ray_W)), tc.tensor(np.stack(ray_refs)))
     logc = logc.cpu().numpy().reshape(len(refs), len(RAY))
     scale = np.array(scale)
     slopes = np.array([np.polyfit(np.array(RAY) * scale[i], logc[i], 1)[0] * scale[i]
@@ -155,8 +101,8 @@ def test_gradient_alignment(tc):
     (hypothesis kind) uses alpha_bad = argmin_t gamma_{i,t}: the right side turns negative and
     (1 + pi) times it falls below the left side at every sample (the spec).
     """
-    refs, p, inst, data, _ = _references(tc, tc.control == "lowest_tokens")
-    W, ps, insts, cone_refs = _cone_samples(tc.rng("alignment samples"), refs, p, inst, ALIGN_RADII)
+    refs, p, inst, data, _ = references(tc, tc.control == "lowest_tokens")
+    W, ps, insts, cone_refs = cone_samples(tc.rng("alignment samples"), refs, p, inst, ALIGN_RADII)
     t = data.to_torch(tc.device, tc.dtype)
     model = TokenSelection(t.X[insts], t.y[insts], t.u[insts])
     W, R_ref, pt = tc.tensor(W), tc.tensor(cone_refs), tc.tensor(ps)
@@ -169,42 +115,6 @@ def test_gradient_alignment(tc):
     tc.record("largest ratio <-G, W/||W||> / <-G, W_mm/||W_mm||>", float((along_W / along_mm).max()))
     tc.conclusion.at_least("<-G, W/||W||_p> <= (1 + pi) <-G, W_mm/||W_mm||_p> on every cone sample",
                            float(slack.min()), -1e-12)
-
-
-def _cone_constants(X, alpha, W_mm, p):
-    r"""The constants of Lemma 19 for one instance: margins m_k(W_mm) with the constraint
-    factors, support mask, delta = (1/2) min over non-support tokens of (m - 1), A_q =
-    max_{i,t,tau} ||x_{i,t} - x_{i,tau}||_q ||z_i||_q and mu(delta) (spec section 1.7:
-    eps = delta / (2 A_q ||W_mm||_p); mu = eps^p / (p 2^p) for p >= 2, (p-1)/2 eps^2 N^(1-2/p) for
-    p < 2, N = d^2)."""
-    A, B, index = wsvm_constraint_factors(X, alpha)
-    m = constraint_values(A, B, W_mm)
-    support = np.abs(m - 1) <= SUPPORT_TOL
-    delta = 0.5 * float(np.min(m[~support] - 1)) if (~support).any() else np.inf
-    q = p / (p - 1)
-    diffs = X[:, :, None, :] - X[:, None, :, :]
-    A_q = float(np.max(np.linalg.norm(diffs, ord=q, axis=-1).max((1, 2)) * np.linalg.norm(X[:, 0], ord=q, axis=-1)))
-    eps = delta / (2 * A_q * float(lp_norm(torch.as_tensor(W_mm)[None], p)))
-    mu = eps ** p / (p * 2 ** p) if p >= 2 else (p - 1) / 2 * eps ** 2 * W_mm.size ** (1 - 2 / p)
-    return A, B, index, support, delta, A_q, mu
-
-
-def _margin_slacks(A, B, index, support, delta, W):
-    r"""Smallest slacks over the matrices W (S, d, d) and the constraints of (12a)
-    m_tau - m_t - (3/2) delta (t support, tau non-support, same sample), (12b)
-    m_tau - 1 - (3/2) delta, (12c) delta/2 - |m_t - 1| (inf where a set is empty)."""
-    m = np.einsum("kr,src,kc->sk", A, W, B)
-    slacks = {"12a": np.inf, "12b": np.inf, "12c": np.inf}
-    for i in np.unique(index[:, 0]):
-        own = index[:, 0] == i
-        tight, loose = m[:, own & support], m[:, own & ~support]
-        if tight.size:
-            slacks["12c"] = min(slacks["12c"], float(np.min(delta / 2 - np.abs(tight - 1))))
-        if loose.size:
-            slacks["12b"] = min(slacks["12b"], float(np.min(loose - 1 - 1.5 * delta)))
-        if tight.size and loose.size:
-            slacks["12a"] = min(slacks["12a"], float(np.min(loose[:, :, None] - tight[:, None] - 1.5 * delta)))
-    return slacks
 
 
 CONE_DRAWS = 200
@@ -236,20 +146,20 @@ def test_cone_margins(tc):
     are O(1), certified to 1e-12), and the mechanism ||W - W_mm||_p <= delta/(2 A_q).  The control
     (hypothesis kind) keeps directions with s = 0.3 unfiltered: they leave the cone and (12c) fails.
     """
-    refs, p, inst, data, alphas = _references(tc, False)
+    refs, p, inst, data, alphas = references(tc, False)
     rng = tc.rng("lemma 19 directions")
     far = tc.control == "far_directions"
     worst = {"12a": np.inf, "12b": np.inf, "12c": np.inf}
     kept, outside, distance_slack, unused = 0, 0, np.inf, 0
     for ref, pv, k, alpha in zip(refs, p, inst, alphas):
-        A, B, index, support, delta, A_q, mu = _cone_constants(data.X[k], alpha, ref, pv)
+        A, B, index, support, delta, A_q, mu = cone_constants(data.X[k], alpha, ref, pv)
         if not np.isfinite(delta):
             unused += 1
             continue
         norm = float(lp_norm(torch.as_tensor(ref)[None], pv))
         s = np.full(CONE_DRAWS, FAR_NOISE) if far else 10.0 ** rng.uniform(-7, -1, CONE_DRAWS)
         E = rng.standard_normal((CONE_DRAWS,) + ref.shape)
-        U = _unit(ref, pv) + s[:, None, None] * E / lp_norm(torch.as_tensor(E), pv).numpy()[:, None, None]
+        U = lp_unit(ref, pv) + s[:, None, None] * E / lp_norm(torch.as_tensor(E), pv).numpy()[:, None, None]
         W = norm * U / lp_norm(torch.as_tensor(U), pv).numpy()[:, None, None]
         D = directional_bregman(torch.as_tensor(np.broadcast_to(ref, W.shape).copy()), torch.as_tensor(W), pv).numpy()
         use = np.ones(len(W), bool) if far else D <= mu
@@ -257,7 +167,7 @@ def test_cone_margins(tc):
         outside += int(np.sum(D[use] > mu))
         if not use.any():
             continue
-        for name, value in _margin_slacks(A, B, index, support, delta, W[use]).items():
+        for name, value in margin_slacks(A, B, index, support, delta, W[use]).items():
             worst[name] = min(worst[name], value)
         gap = delta / (2 * A_q) - lp_norm(torch.as_tensor(W[use] - ref), pv).numpy()
         distance_slack = min(distance_slack, float(gap.min()))

@@ -10,31 +10,16 @@ exponent (well-conditioned: entries Gaussian times a heavy-tailed factor, some s
 import math
 
 import numpy as np
-import torch
 from hypothesis import strategies as st
 
 from theorycheck import Control, claim
 from theorycheck.optim import bregman, lp_norm, mirror_map
 from theorycheck.patterns import property_search
 
+from .properties import matrix, one_trial, power_ratio_terms, unit_pair
 from .setup import PAPER
 
 EXAMPLES = {"quick": dict(examples=80), "full": dict(examples=3000)}
-
-
-def _matrix(seed, m, n):
-    """An m x n matrix: Gaussian entries times 10^U (U uniform in [-2, 2]), about 20% zeroed
-    (at least one entry non-zero)."""
-    rng = np.random.default_rng(seed)
-    W = rng.standard_normal((m, n)) * 10.0 ** rng.uniform(-2, 2, (m, n))
-    W[rng.random((m, n)) < 0.2] = 0.0
-    if not W.any():
-        W[0, 0] = 1.0
-    return W
-
-
-def _t(A):
-    return torch.as_tensor(A)[None]
 
 
 matrices = st.tuples(st.integers(0, 2**32 - 1), st.integers(1, 7), st.integers(1, 7),
@@ -63,21 +48,14 @@ def test_lp_vs_l2(tc):
 
     def margin(case):
         seed, m, n, p = case
-        W = _matrix(seed, m, n)
-        rho = float(lp_norm(_t(W), p) / lp_norm(_t(W), 2.0))
+        W = matrix(seed, m, n)
+        rho = float(lp_norm(one_trial(W), p) / lp_norm(one_trial(W), 2.0))
         end = (W.size) ** (1 / p - 1 / 2)
         lo, hi = (1.0, end) if (p <= 2 or swapped) else (end, 1.0)
         return min(rho - lo, hi - rho) / rho + 1e-12
 
     property_search(tc, "norm ratio inside the interval", matrices, margin,
                     max_examples=tc.sizes["examples"])
-
-
-def _unit_pair(seed, m, n, p, log_scale):
-    """W and V = W + noise of size 10^log_scale, both scaled to unit l_p norm."""
-    W = _matrix(seed, m, n)
-    V = W + 10.0 ** log_scale * np.abs(W).max() * np.random.default_rng(seed + 1).standard_normal(W.shape)
-    return W / float(lp_norm(_t(W), p)), V / float(lp_norm(_t(V), p))
 
 
 @claim(
@@ -107,26 +85,19 @@ def test_bregman_lower_bounds(tc):
 
     def margin(case):
         seed, m, n, p, s, swap = case
-        W, V = _unit_pair(seed, m, n, p, s)
+        W, V = unit_pair(seed, m, n, p, s)
         if swap:
             W, V = V, W
-        if float(lp_norm(_t(W - V), p)) < 1e-3:
+        if float(lp_norm(one_trial(W - V), p)) < 1e-3:
             return math.inf
-        D = float(bregman(_t(W), _t(V), p))
+        D = float(bregman(one_trial(W), one_trial(V), p))
         if p >= 2:
-            bound = float(lp_norm(_t(W - V), p)) ** p / (p if strong else p * 2**p)
+            bound = float(lp_norm(one_trial(W - V), p)) ** p / (p if strong else p * 2**p)
         else:
             bound = (p - 1) * (1.0 if strong else 0.5) * float(np.sum((W - V) ** 2))
         return D / bound - 1 + 1e-9
 
     property_search(tc, "Bregman lower bound", cases, margin, max_examples=tc.sizes["examples"])
-
-
-def _power_ratio_terms(x, p):
-    """((x^(p-1) - 1)/(p-1), (x^p - 1)/p, x (x^(p-1) - 1)/(p-1)) with expm1/log1p."""
-    lx = math.log(x)
-    a = math.expm1((p - 1) * lx) / (p - 1)
-    return a, math.expm1(p * lx) / p, x * a
 
 
 @claim(
@@ -151,7 +122,7 @@ def test_power_ratio(tc):
 
     def margin(case):
         lu, p = case
-        a, b, c = _power_ratio_terms(1 + 10.0**lu, p)
+        a, b, c = power_ratio_terms(1 + 10.0**lu, p)
         return sign * min(b - a, c - b) / b + 1e-9
 
     property_search(tc, "power-ratio inequalities", cases, margin, max_examples=tc.sizes["examples"])
@@ -214,7 +185,7 @@ def test_three_point(tc):
 
     def margin(case):
         seed, m, n, p = case
-        A, B, C = (_t(_matrix(seed + i, m, n)) for i in range(3))
+        A, B, C = (one_trial(matrix(seed + i, m, n)) for i in range(3))
         lhs = bregman(A, B, p) + bregman(B, C, p) - bregman(A, C, p)
         if swapped:
             rhs = ((mirror_map(B, p) - mirror_map(C, p)) * (A - C)).sum()

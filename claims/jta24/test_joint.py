@@ -13,37 +13,14 @@ import numpy as np
 import torch
 
 from theorycheck import Control, claim
-from theorycheck.errors import InfeasibleProgramError
 from theorycheck.models import log_attention
-from theorycheck.optim import directional_bregman
-from theorycheck.solvers import solve_lp_usvm, solve_lp_wsvm
+from theorycheck.solvers.support import SUPPORT_TOL
 
-from .setup import JOINT_X, JOINT_Y, PAPER, SUPPORT_TOL, joint_runs, token_assignments
+from .setup import JOINT_X, JOINT_Y, PAPER, divergence, joint_runs, nearest_other_tokens
 
 JOINT_SIZES = {"quick": dict(steps=2000, eta=(0.1, 0.1, 1.0)), "full": dict(steps=20000, eta=(0.1, 0.1, 0.1))}
 PAPER_TOKENS = {1.75: (1, 0), 2.0: (1, 0), 3.0: (0, 0)}
 """The tokens selected in the authors' stored joint-training output (0-based), per p."""
-
-
-def _divergence(reference, iterate, p):
-    """D_psi_p(R/||R||_p, X/||X||_p) of one reference and one iterate (any shape)."""
-    return float(directional_bregman(torch.tensor(reference)[None], torch.tensor(iterate)[None], p))
-
-
-def _nearest_other_tokens(alpha, p, W, v):
-    r"""min over the token choices alpha'' != alpha (infeasible programs skipped) of the
-    divergences of W and of v from the l_p SVMs of alpha'': (min D_W, min D_v, feasible count)."""
-    dW, dv = [], []
-    for other in token_assignments(JOINT_X.shape[1], JOINT_X.shape[0]):
-        if np.array_equal(other, alpha):
-            continue
-        try:
-            W_mm = solve_lp_wsvm(JOINT_X, other, p, name="joint example").W
-            v_mm = solve_lp_usvm(JOINT_X[np.arange(2), other], JOINT_Y, p, name="joint example").W[:, 0]
-        except InfeasibleProgramError:
-            continue
-        dW.append(_divergence(W_mm, W, p)), dv.append(_divergence(v_mm, v, p))
-    return min(dW), min(dv), len(dW)
 
 
 @claim(
@@ -78,12 +55,12 @@ def test_joint(tc):
     tc.precondition.holds("every sample is a support sample of v_mm, every p", bool(all(support)))
     tc.precondition.holds("alpha stable over the last 90% of steps",
                           bool(np.all(runs["tokens"][tenth:] == runs["alpha"][None])))
-    dW = np.array([[_divergence(runs["W_mm"][j], runs["W"][c][j], pv) for c in (tenth, -1)]
+    dW = np.array([[divergence(runs["W_mm"][j], runs["W"][c][j], pv) for c in (tenth, -1)]
                    for j, pv in enumerate(p)])
-    dv = np.array([[_divergence(runs["v_mm"][j], runs["v"][c][j], pv) for c in (tenth, -1)]
+    dv = np.array([[divergence(runs["v_mm"][j], runs["v"][c][j], pv) for c in (tenth, -1)]
                    for j, pv in enumerate(p)])
     if tc.control == "other_tokens":
-        nearest = [_nearest_other_tokens(runs["alpha"][j], pv, runs["W"][-1][j], runs["v"][-1][j])
+        nearest = [nearest_other_tokens(runs["alpha"][j], pv, runs["W"][-1][j], runs["v"][-1][j])
                    for j, pv in enumerate(p)]
         tc.record("feasible other token choices per p", [n for _, _, n in nearest])
         dW[:, 1] = [w for w, _, _ in nearest]

@@ -15,27 +15,12 @@ the fixed 5 ||W_mm||_p the full tier lost alpha on 2 of 9 restarts (delta_safe 0
 p = 2 and 3; D_K 0.19, 0.20), where a higher-score non-support token still had exp(-0.5) of a
 support token's attention; with c = max(5, 3/delta_safe) every full-tier restart keeps alpha.  D_k = D_psi_p(W_mm/||W_mm||_p, W(k)/||W(k)||_p) at 31 checkpoints.
 """
-import numpy as np
-
 from theorycheck import Control, claim
 
-from .setup import PAPER, SAFE_GAP, SIZES, local_restarts
+from .setup import PAPER, SIZES, restarts
 
 LOCAL_SIZES = {"quick": dict(SIZES["quick"], steps=1000, scale=5.0),
                "full": dict(SIZES["full"], steps=3000, scale=5.0)}
-
-
-def _restarts(tc):
-    """The restart run (alpha' = lowest-score switch under the control) and its preconditions."""
-    r = tc.use(local_restarts, switch_to_lowest=tc.control == "not_locally_optimal")
-    tc.record("candidate restarts from the runs (non-global alpha x p)", int(r["candidates"]))
-    tc.record("constructed candidate alpha evaluated (second-best switches of opt)", int(r["constructed"]))
-    tc.record("delta_safe per restart", r["safe"])
-    tc.record("restart radius / ||W_mm||_p per restart", r["scale"])
-    tc.precondition.at_least("restarts on a locally optimal alpha", len(r["p"]), 3)
-    tc.precondition.holds("every restart: alpha locally optimal, delta_safe >= 0.05",
-                          bool(np.all(r["local"] & (r["safe"] >= SAFE_GAP))))
-    return r if len(r["p"]) else None
 
 
 NOT_LOCAL = Control("hypothesis", breaks=["tokens stay alpha at every checkpoint"],
@@ -65,7 +50,7 @@ def test_lp_direction_local(tc):
     replaces the small-step plain MD, whose norm grows only like log k.  The control (hypothesis)
     restarts on alpha' (not locally optimal): the tokens leave alpha' (the spec: 15/15).
     """
-    r = _restarts(tc)
+    r = restarts(tc)
     if r is None:
         return
     D, kept = r["D"], r["tokens_kept"]
@@ -99,7 +84,7 @@ def test_cone_invariance(tc):
     step: a short excursion between checkpoints would be missed.  The control restarts on
     alpha' and leaves the cone (observed D >= 0.11).
     """
-    r = _restarts(tc)
+    r = restarts(tc)
     if r is None:
         return
     tc.record("max_k D_k per restart", r["D"].max(0))

@@ -6,35 +6,18 @@ Julistiono, Tarzanagh, Azizan, arXiv 2410.14581, Appendix A.3-A.4.  Model (setup
 f(X_i) = v^T X_i^T S(X_i W x_{i,0}), gamma_{i,t} = y_i v^T x_{i,t}, L(W) = (1/n) sum_i l(gamma_i^T s_i)
 with the exponential loss l(u) = exp(-u), l'(u) = -exp(-u).
 """
-import math
-
 import torch
 from hypothesis import strategies as st
 
 from theorycheck import Control, claim
-from theorycheck.models import TokenSelection, log_attention, margins, token_scores
+from theorycheck.models import margins, token_scores
 from theorycheck.optim import MirrorDescent, bregman
 from theorycheck.patterns import property_search
 
-from .setup import PAPER, SIZES, instances
+from .properties import cases, instance_models, lemma17_gradient, random_W
+from .setup import PAPER, SIZES
 
 SEARCH = {"quick": dict(SIZES["quick"], examples=60), "full": dict(SIZES["full"], examples=600)}
-
-
-def _problems(tc):
-    """One fixed-decoder model per instance, and the tensors (X, y, v)."""
-    data, _ = instances(tc.runtime, tc.sizes)
-    t = data.to_torch(tc.device, tc.dtype)
-    return [TokenSelection(t.X[k:k + 1], t.y[k:k + 1], t.u[k:k + 1]) for k in range(data.K)], t
-
-
-def _W(seed, d, log_scale, dtype):
-    g = torch.Generator().manual_seed(seed)
-    return 10.0**log_scale * torch.randn(1, d, d, generator=g, dtype=dtype) / math.sqrt(d)
-
-
-def _cases(K):
-    return st.tuples(st.integers(0, K - 1), st.integers(0, 2**31 - 1), st.floats(-2.0, 2.0))
 
 
 @claim(
@@ -55,34 +38,23 @@ def test_loss_bounds(tc):
     two bounds relative to L(W), plus 1e-12; W of scale 10^[-2, 2] (saturated attention at
     the top).  The control (hypothesis kind) takes l(u) = exp(u).
     """
-    problems, t = _problems(tc)
+    problems, t = instance_models(tc)
     loss = (lambda u: torch.exp(u)) if tc.control == "increasing_loss" else (lambda u: torch.exp(-u))
     gamma = token_scores(t.X, t.y, t.u)
-    grid = torch.linspace(float(gamma.min()), float(gamma.max()), 101, dtype=tc.dtype)
+    grid = torch.linspace(float(gamma.min()), float(gamma.max()), 101, dtype=tc.dtype, device=tc.device)
     tc.precondition.holds("l strictly decreasing on [min gamma, max gamma]",
                           bool(torch.all(torch.diff(loss(grid)) < 0)))
 
     def margin(case):
         k, seed, s = case
-        W = _W(seed, t.X.shape[-1], s, tc.dtype)
+        W = random_W(seed, t.X.shape[-1], s, tc.dtype, tc.device)
         L = float(loss(margins(t.X[k:k + 1], t.y[k:k + 1], t.u[k:k + 1], W)).mean())
         lo = float(loss(gamma[k].amax(-1)).mean())
         hi = float(loss(gamma[k].amin(-1)).mean())
         return min(L - lo, hi - L) / L + 1e-12
 
-    property_search(tc, "L_min <= L(W) <= L_max", _cases(len(problems)), margin,
+    property_search(tc, "L_min <= L(W) <= L_max", cases(len(problems)), margin,
                     max_examples=tc.sizes["examples"])
-
-
-def lemma17_gradient(X, y, v, W, drop_outer=False):
-    r"""grad L = (1/n) sum_i l'(gamma_i^T s_i) X_i^T S'(X_i W z_i) gamma_i z_i^T, written as in the
-    lemma (S'(a) = diag(s) - s s^T; ``drop_outer`` omits - s s^T), z_i = x_{i,0}, l' = -exp(-u)."""
-    s = log_attention(X, W).exp()                                     # (1, n, T)
-    gamma = token_scores(X, y, v)
-    Sprime = torch.diag_embed(s) - (0.0 if drop_outer else s[..., :, None] * s[..., None, :])
-    inner = torch.einsum("knts,kns->knt", Sprime, gamma)              # S' gamma
-    lprime = -torch.exp(-(s * gamma).sum(-1))                         # (1, n)
-    return torch.einsum("kn,kntd,knt,kne->kde", lprime, X, inner, X[:, :, 0]) / X.shape[1]
 
 
 @claim(
@@ -104,13 +76,13 @@ def test_gradient(tc):
     compared with the formula the same way (a second conclusion).  1e-12: a few hundred unit
     round-offs of sums of n T terms (observed ~1e-16 on seeds 1, 2).  The control drops - s s^T.
     """
-    problems, t = _problems(tc)
+    problems, t = instance_models(tc)
     drop = tc.control == "no_outer_product"
     cases = st.tuples(st.integers(0, len(problems) - 1), st.integers(0, 2**31 - 1), st.floats(-2.0, 0.5))
 
     def error(case, against):
         k, seed, s = case
-        W = _W(seed, t.X.shape[-1], s, tc.dtype)
+        W = random_W(seed, t.X.shape[-1], s, tc.dtype, tc.device)
         formula = lemma17_gradient(t.X[k:k + 1], t.y[k:k + 1], t.u[k:k + 1], W, drop)
         if against == "autograd":
             V = W.clone().requires_grad_(True)
@@ -142,7 +114,7 @@ def test_gradient_bound(tc):
     this explicit one is derived (provenance derived).  Margin: (G_F - ||grad L||_F)/G_F; W of
     scale 10^[-2, 1].  The control divides G_F by 100, which the gradient exceeds at moderate W.
     """
-    problems, t = _problems(tc)
+    problems, t = instance_models(tc)
     gamma = token_scores(t.X, t.y, t.u)
     M = torch.exp(-gamma.amin(dim=(1, 2)))                             # (K,)
     spread = gamma.amax(-1) - gamma.amin(-1)                           # (K, n)
@@ -154,7 +126,7 @@ def test_gradient_bound(tc):
 
     def margin(case):
         k, seed, s = case
-        grad = problems[k].gradient({"W": _W(seed, t.X.shape[-1], s, tc.dtype)})["W"]
+        grad = problems[k].gradient({"W": random_W(seed, t.X.shape[-1], s, tc.dtype, tc.device)})["W"]
         return float((G_F[k] - grad.norm()) / G_F[k])
 
     tc.record("G_F per instance", G_F)
@@ -181,7 +153,7 @@ def test_md_identities(tc):
     terms; observed <= 1e-14).  W, W(k) of scale 10^[-1, 1], p in [1.25, 4], eta in 10^[-1, 1].
     The control flips the sign of the eta term (residuals of order eta |<grad L, W - W'>|).
     """
-    problems, t = _problems(tc)
+    problems, t = instance_models(tc)
     sign = -1.0 if tc.control == "flipped_sign" else 1.0
     cases = st.tuples(st.integers(0, len(problems) - 1), st.integers(0, 2**31 - 1),
                       st.floats(-1.0, 1.0), st.floats(1.25, 4.0), st.floats(-1.0, 1.0))
@@ -189,7 +161,7 @@ def test_md_identities(tc):
     def residuals(case):
         k, seed, s, p, le = case
         model, eta, d = problems[k], 10.0**le, t.X.shape[-1]
-        Wk, W = _W(seed, d, s, tc.dtype), _W(seed + 1, d, s, tc.dtype)
+        Wk, W = random_W(seed, d, s, tc.dtype, tc.device), random_W(seed + 1, d, s, tc.dtype, tc.device)
         Wn = MirrorDescent(model, p, eta)(0, {"W": Wk})["W"]
         G = model.gradient({"W": Wk})["W"]
         L = lambda V: model.loss({"W": V})                               # noqa: E731

@@ -17,74 +17,12 @@ import numpy as np
 import torch
 
 from theorycheck import Control, claim
-from theorycheck.models import TokenSelection
 from theorycheck.optim import directional_bregman, lp_norm
 
-from .setup import PAPER, SIZES, instances, lowest_token_svm, norm_growth_runs, selected_tokens
+from .setup import PAPER, PI, SIZES, excess_losses, instances_model, late_run
 
 GROWTH_SIZES = {"quick": dict(SIZES["quick"], instances=10, steps=2000, eta=10.0),
                 "full": dict(SIZES["full"], steps=20000, eta=10.0)}
-MIN_RUNS = 5
-"""Runs meeting the hypotheses needed to decide (the value used before the 20-seed sweep, kept)."""
-PI = 0.1
-"""The pi of Lemmas 21, 27 (the spec's test value, fixed before the data)."""
-
-
-def _late_run(tc, bad_reference: bool):
-    r"""The runs of `norm_growth_runs` that meet the lemmas' measurable hypotheses, the others
-    counted: alpha locally optimal and selected at every late iterate, and Lemma 21's alignment
-    at every late iterate (`_aligned`, the measurable content of W(k) in C_{p,mu,R_pi}); at least
-    MIN_RUNS such runs is a precondition.  Returns late iterates W (C, J, d, d) at steps t (C,),
-    norms r, p, eta, W(K/10), and the reference of every run: its own W_mm_alpha, or with
-    ``bad_reference`` the l_p-AttSVM of alpha_bad = argmin_t gamma_{i,t} (the hypotheses are those
-    of the run, always measured against its own W_mm_alpha).  None when no run meets them."""
-    runs = tc.use(norm_growth_runs, n_instances=tc.sizes["instances"])
-    data, _ = instances(tc.runtime, tc.sizes)
-    inst = runs["instance"]
-    stable = np.all([np.all(selected_tokens(data.X[inst], Wc) == runs["alpha"], axis=-1) for Wc in runs["W"][1:]],
-                    axis=0)
-    local = np.flatnonzero(runs["locally_optimal"] & stable)
-    aligned = (_aligned(_model(data, inst[local]), runs["W"][1:, local], runs["W_mm"][local], runs["p"][local])
-               if len(local) else np.zeros(0, dtype=bool))
-    use = local[aligned]
-    tc.record("runs with alpha not locally optimal or not stable", len(inst) - len(local))
-    tc.record("runs with alpha locally optimal and stable but not aligned (Lemma 21)", int((~aligned).sum()))
-    tc.precondition.at_least("runs in the cone: alpha locally optimal and stable, Lemma 21 aligned, over the late steps",
-                             len(use), MIN_RUNS)
-    if not len(use):
-        return None
-    p, inst = runs["p"][use], inst[use]
-    refs = runs["W_mm"][use]
-    if bad_reference:
-        refs = np.stack([lowest_token_svm(data, k, pv)[1] for k, pv in zip(inst, p)])
-    return dict(t=runs["t"][1:], W=runs["W"][1:, use], r=runs["r"][1:, use], p=p, eta=float(runs["eta"]),
-                refs=refs, inst=inst, data=data, W_tenth=runs["W"][0, use], r_tenth=runs["r"][0, use],
-                k0=runs["t"][0])
-
-
-def _aligned(model, W, W_mm, p) -> np.ndarray:
-    r"""(J,) bool: Lemma 21's alignment <-G, W/||W||_p> <= (1 + PI) <-G, W_mm/||W_mm||_p> with
-    G = grad L(W_c) at every iterate W_c of W (C, J, d, d) (the positive scale of G cancels)."""
-    pt = torch.as_tensor(p)
-    unit_mm = torch.as_tensor(W_mm) / lp_norm(torch.as_tensor(W_mm), pt)[:, None, None]
-    ok = np.ones(W.shape[1], dtype=bool)
-    for Wc in W:
-        Wt = torch.as_tensor(Wc)
-        g = model.scaled_gradient({"W": Wt})["W"].direction
-        along_W = -(g * Wt).flatten(1).sum(1) / lp_norm(Wt, pt)
-        ok &= ((1 + PI) * -(g * unit_mm).flatten(1).sum(1) - along_W >= 0).numpy()
-    return ok
-
-
-def _excess_losses(model, W):
-    """L(W_c) - L_* per iterate and run, (C, J), from the exact log excess loss."""
-    return np.stack([model.log_excess_loss({"W": torch.as_tensor(Wc)}).exp().numpy() for Wc in W])
-
-
-def _model(data, inst):
-    """The model of instances ``inst`` (one trial each)."""
-    t = data.to_torch("cpu", torch.float64)
-    return TokenSelection(t.X[inst], t.y[inst], t.u[inst])
 
 
 @claim(
@@ -123,11 +61,11 @@ def test_dual_progress(tc):
     control fails on all 20 (worst slack -5.7 or below).  The control (reference kind) puts the direction of
     the l_p-AttSVM of alpha_bad in place of bar W_mm: its left side is negative.
     """
-    late = _late_run(tc, tc.control == "lowest_tokens")
+    late = late_run(tc, tc.control == "lowest_tokens")
     if late is None:
         return
     W, r, p, eta = late["W"], late["r"], late["p"], late["eta"]
-    model = _model(late["data"], late["inst"])
+    model = instances_model(late["data"], late["inst"])
     refs = torch.as_tensor(late["refs"])
     unit_mm = refs / lp_norm(refs, torch.as_tensor(p))[:, None, None]
     lhs = []
@@ -135,7 +73,7 @@ def test_dual_progress(tc):
         g = model.scaled_gradient({"W": torch.as_tensor(Wc)})["W"]
         lhs.append((eta * g.log_scale.exp() * -(g.direction * unit_mm).flatten(1).sum(1)).numpy())
     lhs = np.array(lhs)
-    loss = _excess_losses(model, W)
+    loss = excess_losses(model, W)
     a, b = r[:-1], r[1:]
     rhs = (b ** (p - 1) - a ** (p - 1) - eta / a * (loss[:-1] - loss[1:])) / (1 + PI)
     slack = (lhs - rhs) / np.abs(lhs)
@@ -180,16 +118,16 @@ def test_rate_in_norm(tc):
     sweep the control kept the floor pi/(1+pi) = 0.091; on seed 8 every qualifying run had
     D_K < 0.091 and the control passed on them.)
     """
-    late = _late_run(tc, tc.control == "lowest_tokens")
+    late = late_run(tc, tc.control == "lowest_tokens")
     if late is None:
         return
     W, r, p, eta = late["W"], late["r"], late["p"], late["eta"]
-    model = _model(late["data"], late["inst"])
+    model = instances_model(late["data"], late["inst"])
     refs, pt = torch.as_tensor(late["refs"]), torch.as_tensor(p)
     D0 = directional_bregman(refs, torch.as_tensor(late["W_tenth"]), pt).numpy()
     D = np.stack([directional_bregman(refs, torch.as_tensor(Wc), pt).numpy() for Wc in W])
-    loss0 = _excess_losses(model, late["W_tenth"][None])[0]
-    loss = _excess_losses(model, W)
+    loss0 = excess_losses(model, late["W_tenth"][None])[0]
+    loss = excess_losses(model, W)
     r0 = late["r_tenth"]
     in_steps = tc.control == "rate_in_steps"
     ratio = late["k0"] / late["t"][:, None] if in_steps else r0 / r

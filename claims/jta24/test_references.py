@@ -9,12 +9,9 @@ import numpy as np
 from theorycheck import Control, claim
 from theorycheck.models import TokenSelection
 from theorycheck.optim import GD, MirrorDescent, inverse_mirror_map, mirror_map, relative_error
-from theorycheck.solvers import lp_certify, solve_lp_wsvm, solve_wsvm
-from theorycheck.solvers.svm import wsvm_constraint_factors
+from theorycheck.solvers import solve_lp_wsvm, solve_wsvm
 
-from .setup import PAPER, SIZES, instances
-
-CERT_P = (1.1, 1.25, 1.5, 1.75, 2.0, 3.0, 4.0)
+from .setup import CERT_P, PAPER, SIZES, certificates, instances
 
 
 @claim(
@@ -70,27 +67,6 @@ def test_p2_is_gd(tc):
     tc.conclusion.at_most("round trip inverse(grad psi(W)) = W", max(errors), 1e-12)
 
 
-def _certificates(tc, data):
-    """The certificate of every (instance, p), the candidate replaced under the controls, and the
-    relative gap |sum(lambda) - ||W||_p| / ||W||_p of the solver's norm-form multipliers."""
-    rng = tc.rng("perturbation")
-    certs, norm_form = [], []
-    for k in range(data.K):
-        X, opt = data.X[k], data.opt[k]
-        A, B, _ = wsvm_constraint_factors(X, opt)
-        for p in CERT_P:
-            sol = solve_lp_wsvm(X, opt, p, name="synthetic", trial=k)
-            norm_form.append(abs(sol.multipliers.sum() - sol.norm) / sol.norm)
-            W = sol.W
-            if tc.control == "perturbed":
-                W = W + 1e-2 * np.abs(W).mean() * rng.standard_normal(W.shape)
-                W = W / (np.sum((A @ W) * B, axis=1).min())        # feasible again
-            elif tc.control == "wrong_p":
-                W = solve_lp_wsvm(X, opt, 4.0 if p < 3 else 1.5, name="synthetic", trial=k).W
-            certs.append(lp_certify(A, B, W, sol.multipliers, p))
-    return certs, max(norm_form)
-
-
 @claim(
     f"{PAPER}.svm.certificate",
     source="l_p-AttSVM (main text; authors' code); duality derived",
@@ -131,7 +107,7 @@ def test_certificate(tc):
     data, _ = instances(tc.runtime, tc.sizes)
     tc.precondition.at_least("d^2 >= n(T-1) (feasible for generic data)", data.d ** 2,
                              data.n * (data.T - 1))
-    certs, norm_form = _certificates(tc, data)
+    certs, norm_form = certificates(tc, data)
     tc.conclusion.at_least("min margin", min(c.min_constraint for c in certs), 1.0, margin=1e-6)
     tc.conclusion.at_least("min multiplier", min(c.min_multiplier for c in certs), 0.0, margin=1e-6)
     tc.conclusion.at_most("complementary slackness", max(c.complementary_slackness for c in certs), 1e-6)

@@ -12,10 +12,11 @@ import numpy as np
 import torch
 
 from theorycheck import Control, claim
+from theorycheck.data.selection import selected_tokens
 from theorycheck.optim import directional_bregman
 from theorycheck.solvers import solve_lp_wsvm
 
-from .setup import FAR_Q, PAPER, SIZES, instances, regularization_path, selected_tokens
+from .setup import FAR_Q, PAPER, SIZES, instances, regularization_path
 
 PATH_SIZES = {"quick": dict(SIZES["quick"], p=(2.0,)), "full": dict(SIZES["full"], p=(1.5, 1.75, 2.0, 3.0))}
 

@@ -1,4 +1,5 @@
-r"""vdt24's figure set-up: the methods of Figures 2, 5 and 3 and their batched runs.
+r"""vdt24's figure set-up: the methods of Figures 2, 5 and 3, their batched runs, and the figure
+claims' checks (the orderings as `theorycheck.comparison.check_ahead` calls), records and plots.
 
 All methods of one figure, and the negative controls' own settings (a smaller NGD step,
 momentum with NGD's effective step, other Polyak caps), run as ONE batched trajectory
@@ -20,11 +21,20 @@ import torch
 from scipy.special import logsumexp
 
 from theorycheck import shared_run
-from theorycheck.comparison import compare_methods, log_checkpoints
+from theorycheck.comparison import (
+    check_ahead,
+    compare_methods,
+    decades_ahead,
+    log_checkpoints,
+    plot_methods,
+    plot_offset_theory,
+    plot_theory,
+    record_rate,
+)
 from theorycheck.models import TokenSelection
 from theorycheck.optim import Method, frobenius_norm, standard_metrics
 
-from .problems import dm, problem
+from .problems import condition1_parameters, dm, problem
 
 SEEDS = 3
 MOMENTUM = 0.9
@@ -157,3 +167,245 @@ def figure3_runs(run, *, steps: int, t_early: int):
     return compare_methods(model, params0, JOINT_METHODS, steps, metrics,
                            checkpoints=log_checkpoints(steps, [t_early, steps // 10]), series=series,
                            reference=reference)
+
+
+# ---------------------------------------------------------------- what "faster" means
+
+SLIGHTLY_FASTER = 1.25  # "slightly faster": ahead by a margin no rounding or transient explains
+FASTER = 2.0          # "faster", "helps", "fastest", "beats": >= 2x per seed
+MUCH_FASTER = 10.0    # "much faster" (>>): a decade
+SIMILAR_RATE = 0.1    # "a similar rate": loss decrements agree to 10%
+
+
+# ---------------------------------------------------------------- orderings as checks
+
+
+def roles_for(tc, roles, control_roles):
+    """The run behind each role ("GD", "Polyak", ...): the claim's, or a control's relabeling."""
+    return {**roles, **control_roles.get(tc.control, {})}
+
+
+def record_final_values(tc, runs, log_names, plain_names):
+    """Per-seed values of every method at the last checkpoint: log10 of the error series
+    ``log_names`` (natural logs in ``runs``), the others as they are."""
+    t = int(runs.t[-1])
+    for names, scale, prefix in ((log_names, 1 / math.log(10), "log10 "), (plain_names, 1.0, "")):
+        for name in names:
+            tc.record(f"{prefix}{name} at t={t} (per seed)",
+                      {label: np.round(scale * runs.at(label, name, t), 3) for label in runs.series})
+
+
+# ---------------------------------------------------------------- plots
+
+
+def _negated(v):
+    return -v
+
+
+def _deficit(v):
+    return np.exp(v)
+
+
+LOGLOG = dict(xscale="log", yscale="log")
+
+
+def plot_fixed_decoder(tc, runs, figure, labels):
+    eta, mu = method_named(FIXED_DECODER_METHODS, "NGD").eta, MOMENTUM
+    inv_wmm = float(np.mean(1.0 / runs.reference["||W_mm||"]))
+    wmm = float(np.mean(runs.reference["||W_mm||"]))
+    plot_methods(tc, runs, "alignment", "alignment deficit", _deficit, labels,
+                 ylabel="1 - al(W_t, W_mm)",
+                 title=f"{figure}: alignment deficit (geometric mean over {SEEDS} seeds)", **LOGLOG)
+    plot_theory(tc, runs, "alignment", "C log t / t (Theorem 1, matched to NGD at t=100)",
+                lambda t: np.log(t) / t, "NGD", "alignment deficit", _deficit, 100, **LOGLOG)
+    plot_methods(tc, runs, "excess loss", "excess loss", _negated, labels, ylabel="-log(L - L_*)",
+                 title=f"{figure}: excess loss, -log(L - L_*) (mean over seeds)", **LOGLOG)
+    plot_methods(tc, runs, "softmax", "1 - s_opt", _negated, labels, ylabel="-log(1 - mean_i s_opt)",
+                 title=f"{figure}: softmax saturation (mean over seeds)", **LOGLOG)
+    plot_offset_theory(tc, runs, "softmax", "eta t/||W_mm|| + b (Lemma 1, NGD)",
+                       lambda t: eta * t * inv_wmm, "NGD", "1 - s_opt", **LOGLOG)
+    plot_offset_theory(tc, runs, "softmax", "t + b (uncapped Polyak: one unit of margin per step)",
+                       lambda t: t, "Polyak", "1 - s_opt", **LOGLOG)
+    plot_methods(tc, runs, "norm", "||W||", lambda v: v, labels, ylabel="||W_t||_F",
+                 title=f"{figure}: iterate norm (mean over seeds)", **LOGLOG)
+    for label, rate in (("eta t (Lemma 7, NGD)", eta), ("eta t/(1 - mu) (NGD-mom)", eta / (1 - mu)),
+                        ("||W_mm|| t (uncapped Polyak)", wmm)):
+        tc.curve("norm", label, runs.t[1:], rate * runs.t[1:], style="theory", **LOGLOG)
+    plot_methods(tc, runs, "mean s_opt", "mean s_opt", lambda v: v, labels, ylabel="mean_i s_opt",
+                 title=f"{figure}: mean softmax on the optimal token", xscale="log")
+
+
+def plot_joint(tc, runs, labels):
+    eta, eta_ngd = (method_named(JOINT_METHODS, label).eta for label in (EQ13_REFERENCE, "NGD"))
+    inv_umm = float(np.mean(1.0 / runs.reference["||u_mm||"]))
+    plot_methods(tc, runs, "loss", "loss", _negated, labels, ylabel="-log L",
+                 title="Fig. 3: training loss, -log L (mean over seeds)", **LOGLOG)
+    plot_offset_theory(tc, runs, "loss", "3 eta (t+1)^(1/3)/||u_mm|| + b (Theorem 2, Eq. (13))",
+                       lambda t: 3 * eta * (t + 1) ** (1 / 3) * inv_umm, EQ13_REFERENCE, "loss",
+                       **LOGLOG)
+    plot_offset_theory(tc, runs, "loss",
+                       f"{eta_ngd:g} (t+1)/||u_mm|| + b (same asymptotics, alpha = 0: NGD)",
+                       lambda t: eta_ngd * (t + 1) * inv_umm, "NGD", "loss", **LOGLOG)
+    for block in ("W", "u"):
+        plot_methods(tc, runs, f"{block} alignment", f"{block} alignment deficit", _deficit, labels,
+                     ylabel=f"1 - al({block}_t, {block}_mm)",
+                     title=f"Fig. 3: {block} alignment deficit (geometric mean over seeds)", **LOGLOG)
+        plot_methods(tc, runs, f"||{block}||", f"||{block}||", lambda v: v, labels,
+                     ylabel=f"||{block}_t||",
+                     title=f"Fig. 3: ||{block}_t|| (mean over seeds)", **LOGLOG)
+    plot_theory(tc, runs, "W alignment", "C log t / t^(1/3) (Theorem 3, matched to Eq. (13) at t=100)",
+                lambda t: np.log(t) / t ** (1 / 3), EQ13_REFERENCE, "W alignment deficit", _deficit, 100,
+                **LOGLOG)
+    plot_methods(tc, runs, "mean s_opt", "mean s_opt", lambda v: v, labels, ylabel="mean_i s_opt",
+                 title="Fig. 3: mean softmax on the optimal token", xscale="log")
+
+
+# ---------------------------------------------------------------- Figs. 2 and 5
+
+
+def same_name_roles(*names, capped):
+    """Each role played by the run of the same name, "capped Polyak" by the run ``capped``."""
+    return {**{name: name for name in names}, "capped Polyak": capped}
+
+
+FIXED_DECODER_ROLES = same_name_roles("GD", "NGD", "NGD-mom", "Polyak", capped="Polyak (cap 1e3)")
+FIXED_DECODER_CONTROL_ROLES = {"slow_ngd": {"NGD": SLOW_NGD},
+                               "momentum_same_effective_step": {"NGD-mom": "NGD-mom (eta 0.01)"},
+                               "polyak_cap_1": {"Polyak": "Polyak (cap 1)"}}
+FIXED_DECODER_METRICS = ("alignment deficit", "excess loss", "1 - s_opt")
+#: (leader, follower, factor every seed, factor in the geometric mean or None)
+FIXED_DECODER_ORDER = (("Polyak", "NGD", FASTER, None), ("NGD-mom", "NGD", FASTER, None),
+                       ("NGD", "GD", FASTER, MUCH_FASTER))
+
+
+def check_fixed_decoder_orderings(tc, runs, roles, t_end):
+    """The paper's orderings of Fig. 2 in every error series at the last checkpoint."""
+    for name in FIXED_DECODER_METRICS:
+        for leader, follower, factor, mean_factor in FIXED_DECODER_ORDER:
+            check_ahead(tc, runs, [leader], [follower], name, t_end, factor, mean_factor, roles=roles)
+
+
+def check_fixed_decoder_cap_finding(tc, runs, roles, t_early, t_end):
+    """Capped Polyak ahead of NGD early (loss), behind late (alignment and loss)."""
+    check_ahead(tc, runs, ["capped Polyak"], ["NGD"], "excess loss", t_early, FASTER, roles=roles)
+    for name in ("alignment deficit", "excess loss"):
+        check_ahead(tc, runs, ["NGD"], ["capped Polyak"], name, t_end, FASTER, roles=roles)
+    later = runs.t >= t_early
+    capped, ngd = (runs.series[roles[r]]["alignment deficit"][later] for r in ("capped Polyak", "NGD"))
+    tc.record(f"capped Polyak: first checkpoint t >= {t_early} where its alignment deficit exceeds "
+              "NGD's (per seed)", [int(runs.t[later][np.argmax(col)]) if col.any() else None
+                                   for col in (capped > ngd).T])
+    tc.record(f"capped Polyak ahead of NGD in alignment at t={t_early}, decades per seed",
+              decades_ahead(runs, ["capped Polyak"], ["NGD"], "alignment deficit", t_early, roles))
+
+
+def record_fixed_decoder_run(tc, runs, roles, t_end):
+    for name in FIXED_DECODER_METRICS:  # the spec's "Polyak >~ NGD-mom" (not the paper's; see above)
+        tc.record(f"Polyak ahead of NGD-mom, {name} at t={t_end}, decades per seed",
+                  decades_ahead(runs, ["Polyak"], ["NGD-mom"], name, t_end, roles))
+    tc.record("||W_mm|| (per seed)", runs.reference["||W_mm||"])
+    tc.record("rho_perp (per seed)", runs.reference["rho_perp"])
+    record_final_values(tc, runs, FIXED_DECODER_METRICS, ["||W||"])
+    eta = method_named(FIXED_DECODER_METHODS, "NGD").eta
+    record_rate(tc, runs, roles["NGD"], "1 - s_opt", 1.0, -eta * np.mean(1 / runs.reference["||W_mm||"]),
+                "Lemma 1 (NGD): log(1 - s_opt) falls by eta/||W_mm|| per step")
+
+
+def fixed_decoder_figure(tc, family, figure):
+    """The shared body of Figs. 2 and 5 (see their docstrings); returns (runs, roles)."""
+    s = tc.sizes
+    runs = tc.use(fixed_decoder_runs, family=family, n=s["n"], T=s["T"], d=s["d"], steps=s["steps"],
+                  t_early=s["t_early"])
+    roles = roles_for(tc, FIXED_DECODER_ROLES, FIXED_DECODER_CONTROL_ROLES)
+    tc.precondition.holds("Assumption 2 (unique opt token, equal non-optimal scores) in every instance",
+                          runs.reference["assumption 2"])
+    check_fixed_decoder_orderings(tc, runs, roles, s["steps"])
+    check_fixed_decoder_cap_finding(tc, runs, roles, s["t_early"], s["steps"])
+    record_fixed_decoder_run(tc, runs, roles, s["steps"])
+    if tc.control is None:
+        plot_fixed_decoder(tc, runs, figure, plotted_labels(FIXED_DECODER_METHODS, FIXED_DECODER_CONTROL_ONLY))
+    return runs, roles
+
+
+def documented(*parts):
+    """Set a claim function's docstring from shared parts (before @claim reads it)."""
+    def set_doc(fn):
+        fn.__doc__ = "".join(parts)
+        return fn
+    return set_doc
+
+
+# ---------------------------------------------------------------- Fig. 3
+
+JOINT_ERRORS = ("loss", "W alignment deficit", "u alignment deficit", "1 - s_opt")
+
+
+def loss_decrement(runs, label, t_from, t_to):
+    """log L(t_from) - log L(t_to) per seed: the loss decrease over [t_from, t_to] in nats."""
+    return runs.at(label, "loss", t_from) - runs.at(label, "loss", t_to)
+
+
+def joint_figure_runs(tc):
+    """The Fig. 3 batch at the tier's sizes, after Condition 1's parameter-level preconditions
+    (zero start, rho > 1, d >= 16 n; the methods are not Eq. (13), so no step condition)."""
+    s = tc.sizes
+    condition1_parameters(tc, DM_RHO, None, s["n"], s["d"])
+    return tc.use(figure3_runs, steps=s["steps"], t_early=s["t_early"])
+
+
+def check_everything_beats_gd(tc, runs, roles, t_end):
+    """NGD, joint NGD and Polyak ahead of GD; in W-alignment only NGD reliably."""
+    for name in ("loss", "u alignment deficit", "1 - s_opt"):
+        check_ahead(tc, runs, ["NGD", "joint NGD", "Polyak"], ["GD"], name, t_end, FASTER, roles=roles)
+    check_ahead(tc, runs, ["NGD"], ["GD"], "W alignment deficit", t_end, SLIGHTLY_FASTER, FASTER, roles=roles)
+    for method in ("joint NGD", "Polyak"):
+        tc.record(f"{method} ahead of GD, W alignment deficit at t={t_end}, decades per seed",
+                  decades_ahead(runs, [method], ["GD"], "W alignment deficit", t_end, roles))
+
+
+def check_ngd_against_joint_ngd(tc, runs, roles, t_end):
+    """Similar loss rate; NGD ahead in the other series (far more than "slightly" in W, softmax)."""
+    ratio = (loss_decrement(runs, roles["NGD"], t_end // 10, t_end)
+             / loss_decrement(runs, roles["joint NGD"], t_end // 10, t_end))
+    tc.conclusion.close("similar loss rate: decrease of log L over [t_end / 10, t_end], "
+                        "NGD / joint NGD (per seed)", ratio, 1.0, atol=SIMILAR_RATE)
+    check_ahead(tc, runs, ["NGD"], ["joint NGD"], "u alignment deficit", t_end, SLIGHTLY_FASTER, roles=roles)
+    check_ahead(tc, runs, ["NGD"], ["joint NGD"], "1 - s_opt", t_end, MUCH_FASTER, roles=roles)
+    check_ahead(tc, runs, ["NGD"], ["joint NGD"], "W alignment deficit", t_end, FASTER,
+                MUCH_FASTER, roles=roles)
+
+
+def check_joint_polyak(tc, runs, roles, t_early, t_end):
+    """Uncapped Polyak fastest in loss and u-alignment, NGD ahead of it in softmax and W; the
+    capped Polyak ahead early, behind NGD late."""
+    for name in ("loss", "u alignment deficit"):
+        check_ahead(tc, runs, ["Polyak"], ["NGD", "joint NGD", "GD", "capped Polyak"], name,
+                    t_end, FASTER, roles=roles)
+    check_ahead(tc, runs, ["NGD"], ["Polyak"], "1 - s_opt", t_end, MUCH_FASTER, roles=roles)
+    check_ahead(tc, runs, ["NGD"], ["Polyak"], "W alignment deficit", t_end, FASTER, MUCH_FASTER, roles=roles)
+    check_ahead(tc, runs, ["capped Polyak"], ["NGD", "joint NGD", "GD"], "loss", t_early, FASTER, roles=roles)
+    check_ahead(tc, runs, ["NGD"], ["capped Polyak"], "loss", t_end, FASTER, roles=roles)
+
+
+def record_joint_run(tc, runs):
+    tc.record("||u_mm|| (per seed)", runs.reference["||u_mm||"])
+    record_final_values(tc, runs, JOINT_ERRORS, ["||W||", "||u||", "margin ratio"])
+    eq13 = method_named(JOINT_METHODS, EQ13_REFERENCE)
+    record_rate(tc, runs, EQ13_REFERENCE, "loss", 1 - eq13.alpha,
+                -eq13.eta / (1 - eq13.alpha) * np.mean(1 / runs.reference["||u_mm||"]),
+                "Theorem 2 (Eq. (13)): log L falls like -eta (t+1)^(1/3)/((1 - alpha)||u_mm||)")
+
+
+def plot_cap_dependence(tc, runs):
+    """-log L (seed mean) against t for each Polyak cap of `CAPS` and NGD, and per cap the first
+    checkpoint at which NGD's loss is below the capped run's (every seed)."""
+    t = runs.t[1:]
+    for label in (*CAPS, "NGD"):
+        tc.curve("cap dependence", label, t, -runs.trial_mean(label, "loss")[1:], xscale="log",
+                 yscale="log", ylabel="-log L", title="Fig. 3: Polyak's loss against its cap (mean over seeds)")
+    ngd = runs.series["NGD"]["loss"]
+    for label, cap in CAPS.items():
+        ahead = (ngd < runs.series[label]["loss"]).all(axis=1)
+        tc.record(f"cap {cap:g}: first checkpoint where NGD leads; log10 L at the end (per seed)",
+                  [int(runs.t[np.argmax(ahead)]) if ahead.any() else None,
+                   np.round(runs.series[label]["loss"][-1] / math.log(10), 2)])

@@ -14,15 +14,21 @@ import torch
 
 from theorycheck import data as datasets
 from theorycheck import shared_run
-from theorycheck.optim import GD, NGD, FirstOrder, Polyak, displacement, run_trajectory
+from theorycheck.checks import fit_slope
+from theorycheck.optim import GD, NGD, FirstOrder, Polyak, displacement, frobenius_norm, run_trajectory
+from theorycheck.optim.directions import direction_metrics, unit
+from theorycheck.solvers import solve_wsvm_batch
 
 from .problems import (
     E1_SIZES,
     NGD_ETA,
+    NGD_STEPS,
     TRIALS,
     counterexample_near_local_direction,
-    direction_metrics,
+    counterexample_problem,
     e1,
+    e1_run,
+    local_direction,
     make_problem,
     paper_rng,
     problem,
@@ -36,11 +42,6 @@ SPARSE_EVERY = 10
 GD_RUN = {"quick": dict(steps=3000, dense=300, checkpoints=[100, 300, 1000, 3000]),
           "full": dict(steps=30000, dense=2000, checkpoints=[100, 300, 1000, 3000, 10000, 30000])}
 POLYAK_RUN = {"quick": dict(steps=300), "full": dict(steps=2000)}
-
-
-def unit(W):
-    """W/||W||_F for every matrix of a (..., d, d) stack."""
-    return W / W.flatten(-2).norm(dim=-1)[..., None, None]
 
 
 def saturation_metrics(model, opt, W_ref):
@@ -233,3 +234,117 @@ def centring_statistic(X: np.ndarray) -> np.ndarray:
     tokens = X.reshape(X.shape[0], -1, X.shape[-1])
     mean = tokens.mean(axis=1)
     return tokens.shape[1] * (mean**2).sum(-1) / (tokens**2).sum(-1).mean(-1)
+
+
+# ---------------------------------------------------------------- Remark 1: local directions
+
+
+def trapping_setup(tc):
+    """(problem, trap directions (K,d,d)): CE with Wbar_alpha, or -- control -- Example 1 with
+    random unit directions in alpha's place (no competing direction exists there)."""
+    if tc.control == "assumptions_hold":
+        prob = tc.use(e1)
+        V = tc.tensor(tc.rng("trap directions").standard_normal(tuple(prob.W_mm.shape)))
+        return prob, V / frobenius_norm(V)[:, None, None]
+    prob = tc.use(counterexample_problem)
+    return prob, local_direction(prob)
+
+
+# ---------------------------------------------------------------- Theorem 1: the starts and references
+
+
+def thm1_reference(tc, prob):
+    """W_mm, or what a negative control puts in its place."""
+    if tc.control == "gaussian_reference":
+        return tc.tensor(tc.rng("gaussian").standard_normal(tuple(prob.W_mm.shape)))
+    if tc.control == "wrong_opt":
+        opt = (prob.data.opt + 1) % prob.data.T
+        return tc.tensor(solve_wsvm_batch(prob.data.X, opt, name=prob.data.name))
+    return prob.W_mm
+
+
+def thm1_runs(tc, starts, W_ref):
+    """{start: trajectory with W_norm and al(W_t, W_ref) at every step}: NGD (eta = 0.1) from
+    each start, or what a control runs instead (GD, CE).  The claim takes the small random
+    start from the shared NGD run of Lemmas 1 and 7 (`e1_run`, the same dynamics) and runs
+    the other starts as one batch; the controls run all their starts themselves."""
+    reuse = tc.control is None
+    own = dict(list(starts.items())[1:]) if reuse else starts
+    traj = tc.use(direction_run, case="counterexample" if tc.control == "counterexample" else "e1",
+                  rule="gd" if tc.control == "gd" else "ngd", eta=1.0 if tc.control == "gd" else NGD_ETA,
+                  W0=torch.cat(list(own.values())), W_ref=W_ref, steps=tc.sizes["steps"])
+    runs = {label: traj.restrict(slice(s * TRIALS, (s + 1) * TRIALS)) for s, label in enumerate(own)}
+    return {"small random": tc.use(e1_run)[1], **runs} if reuse else runs
+
+
+# ---------------------------------------------------------------- Lemmas 5, 7, 1 and Theorems 6, 7: the runs each claim reads
+
+
+def lem5_runs(tc):
+    """{method: trajectory with s_opt and min_gap at every step <= steps}, and the data."""
+    steps = tc.sizes["steps"]
+    if tc.control == "counterexample":
+        traj = tc.use(counterexample_ngd, steps=steps)
+        return {f"NGD eta={NGD_ETA} on CE": traj}, tc.use(counterexample_problem).data
+    prob = tc.use(e1)
+    etas = tc.sizes["ngd_etas"]
+    ngd = tc.use(e1_ngd_step_sizes, etas=etas, steps=steps)
+    _, gd, gd_starts = tc.use(e1_gd)
+    runs = {f"NGD eta={eta}": ngd.restrict(slice(e * TRIALS, (e + 1) * TRIALS)) for e, eta in enumerate(etas)}
+    runs[f"GD eta={GD_ETA}"] = gd.restrict(gd_starts["small random"], steps)
+    runs["Polyak (uncapped)"] = tc.use(e1_polyak)[1].restrict(slice(None), steps)
+    return runs, prob.data
+
+
+def ngd_run_or_gd(tc, token_scale: float = 1.0, every: int = 1, steps: int | None = None):
+    """(problem, trajectory, eta): the NGD run (eta = 0.1) on Example 1 (tokens x
+    ``token_scale``; ``steps`` steps, the tier's NGD steps when None), or for the "gd" controls
+    constant-step GD (eta = 1) over the same steps (on Example 1 the small-init trials of the
+    shared GD run)."""
+    if tc.control != "gd":
+        return (*tc.use(e1_run, token_scale=token_scale, every=every, steps=steps), NGD_ETA)
+    if token_scale == 1.0:
+        prob, gd, starts = tc.use(e1_gd)
+        return prob, gd.restrict(starts["small random"], NGD_STEPS[tc.tier]), GD_ETA
+    return (*tc.use(e1_run, rule="gd", eta=GD_ETA, token_scale=token_scale, every=every, steps=steps), GD_ETA)
+
+
+def saturation_rate(tc, label, prob, traj, eta, window, envelope_from):
+    """Lemma 1's slope (over ``window``) and envelope (from ``envelope_from``) on one copy of
+    the data (see the claim)."""
+    require_assumption2(tc, prob.data)
+    norm_mm = prob.W_mm_norm ** (2 if tc.control == "squared_norm" else 1)
+    t = traj.t
+    ell = traj["log_one_minus_s_opt"].max(-1)                            # (C, K)
+    fits = [fit_slope(t, ell[:, k], window=window, x_transform="linear",
+                      y_transform="linear") for k in range(prob.data.K)]
+    slope = np.array([fit.slope for fit in fits])
+    tc.conclusion.close(f"{label}: slope of max_i log(1 - s_opt) x ||W_mm|| / eta", slope * norm_mm / eta,
+                        -1.0, atol=0.02)
+    envelope = math.log(prob.data.T - 1) - eta / (2 * norm_mm) * t[:, None]
+    late = t >= envelope_from
+    tc.conclusion.at_most(f"{label}: max over t >= t_env of ell(t) - (log(T-1) - eta t/(2||W_mm||))",
+                          (ell - envelope)[late].max(), 0.0)
+    tc.record(f"{label}: ||W_mm|| per trial", prob.W_mm_norm)
+    tc.record(f"{label}: fitted slope per trial", slope)
+    tc.record(f"{label}: predicted slope -eta/||W_mm|| per trial", -eta / norm_mm)
+    tc.curve("saturation", f"{label}: max_i log(1 - s_opt), seed 0", t, ell[:, 0], ylabel="log(1 - s_opt)",
+             title="Lemma 1: exponential saturation of the attention (seed 0)")
+    tc.curve("saturation", f"{label}: -eta t/||W_mm|| + fitted offset", t,
+             fits[0].intercept - eta * t / norm_mm[0], style="theory")
+
+
+def thm6_runs(tc):
+    """({start: trajectory with W_alignment}, data): the starts of the shared GD run, or GD on
+    CE (every SPARSE_EVERY-th step) for the control."""
+    checkpoints = tc.sizes["checkpoints"]
+    if tc.control == "counterexample":
+        traj = tc.use(counterexample_gd, checkpoints=checkpoints)
+        return {"near W_alpha (CE)": traj}, tc.use(counterexample_problem).data
+    prob, traj, starts = tc.use(e1_gd)
+    return {label: traj.restrict(trials) for label, trials in starts.items()}, prob.data
+
+
+def thm7_run(tc):
+    """(problem, trajectory): the shared uncapped Polyak run, or the capped one."""
+    return tc.use(e1_polyak, eta_max=1.0 if tc.control == "capped" else None)

@@ -29,8 +29,9 @@ import torch
 from theorycheck import data as datasets
 from theorycheck import shared_run
 from theorycheck.models import Forward, TokenSelection, score_coordinates
-from theorycheck.optim import BlockNGD, FirstOrder, frobenius_norm, run_trajectory
+from theorycheck.optim import BlockNGD, FirstOrder, alignment, frobenius_norm, run_trajectory
 from theorycheck.patterns import per_instance
+from theorycheck.solvers import solve_wsvm_batch
 
 from .problems import DM_SIZES, JOINT_P, TRIALS, condition1_parameters, dm
 from .setup import first_step_score_gaps, gaussian_dm
@@ -360,3 +361,42 @@ def hessian_ratio_along(run: JointRun):
                                                        run.data.X, run.is_opt)
               for k in range(0, len(gamma), 16)]
     return every, np.concatenate(chunks)
+
+
+def relative_distance(a, b) -> float:
+    """||a - b|| / ||b|| (l_2 / Frobenius norm of the arrays)."""
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+def dm_token_statistics(tc, n, d, rho, instances):
+    """(max relative squared-norm deviation, max |cross inner product|/rho^2) per instance."""
+    data = gaussian_dm(tc.rng("lem11", d), instances, n=n, d=d, rho=rho)
+    X = np.array(data.X)
+    if tc.control == "common_direction":
+        X = X + 0.5 * np.eye(d)[0]
+    expected = np.where(data.opt[..., None] == np.arange(2), rho**2, 1.0)  # sigma^2 d = 1
+    norm_dev = np.abs(np.sum(X**2, axis=-1) / expected - 1).max(axis=(1, 2))
+    return norm_dev, datasets.max_cross_inner_product(X) / rho**2
+
+
+def plot_rate_against_overparameterization(tc) -> None:
+    """The success rate of Lemma 13's invariants (eta = 1) and of the first-step base case
+    against d/n."""
+    ratios = np.asarray(tc.sizes["d_per_n_grid"], dtype=float)
+    batches = [lemma13_batch(tc, EQ13, d_per_n=int(r)) for r in ratios]
+    rates = np.array([success_rate(b[0]).mean() for b in batches])
+    base = np.array([b[1].mean() for b in batches])
+    tc.record("d/n grid; success rate (eta = 1); first-step base-case rate", [ratios, rates, base])
+    tc.curve("rate", "P[invariants hold] (eta = 1)", ratios, rates, xscale="log", xlabel="d/n",
+             ylabel="fraction of instances", title="Lemma 13: success rate against overparameterization")
+    tc.curve("rate", "P[first u step widens every gap]", ratios, base, style="reference", xscale="log",
+             xlabel="d/n")
+    tc.curve("rate", "JOINT_P", ratios, np.full(ratios.size, JOINT_P), style="bound", xscale="log",
+             xlabel="d/n")
+
+
+def other_token_alignment(run: JointRun) -> np.ndarray:
+    """al(W_T, W-SVM for the other (non-designated) token) per seed."""
+    other = torch.as_tensor(solve_wsvm_batch(run.data.X, 1 - run.data.opt, name=run.data.name),
+                            dtype=run.W_final.dtype, device=run.W_final.device)
+    return alignment(run.W_final, other).cpu().numpy()

@@ -37,7 +37,7 @@ from theorycheck import shared_run
 from theorycheck.models import TokenSelection
 from theorycheck.optim import FirstOrder, frobenius_norm, run_trajectory, standard_metrics
 from theorycheck.runtime import Runtime, generator
-from theorycheck.solvers import solve_usvm_batch, solve_wsvm_batch
+from theorycheck.solvers import solve_usvm_batch, solve_wsvm, solve_wsvm_batch
 
 from .setup import (
     antipodal,
@@ -145,6 +145,24 @@ def dm(run, *, rho: float = 2.0):
     return run.use(dm_problem, rho=rho, sizes=run.sizes)
 
 
+def candidate(tc, X, opt, rng):
+    """The W-SVM solution under test (Gram dual) for one instance; the controls replace it
+    by a 1%-perturbed copy, or by the solution for the wrong optimal set opt+1 mod T."""
+    T = X.shape[1]
+    if tc.control == "wrong_opt":
+        return solve_wsvm(X, (opt + 1) % T, method="dual").W
+    W = solve_wsvm(X, opt, method="dual").W
+    if tc.control == "perturbed":
+        E = rng.standard_normal(W.shape)
+        W = W + 0.01 * np.linalg.norm(W) * E / np.linalg.norm(E)
+    return W
+
+
+def kkt_residual(cert) -> float:
+    """The largest KKT residual of a certificate: stationarity, slackness, gap, -min lambda."""
+    return max(cert.stationarity, cert.complementary_slackness, cert.duality_gap, -cert.min_multiplier)
+
+
 WITHOUT_ASSUMPTION1 = (" Tested without Assumption 1: the data are not nearly orthogonal (rho_perp, "
                        "recorded, is of order 1), so a pass supports the statement without it.")
 """Appended to the statement of every fixed-decoder claim the paper states under Assumption 1."""
@@ -193,25 +211,6 @@ def e1_or_counterexample(tc) -> Problem:
     if tc.control == "counterexample":
         return tc.use(counterexample_near_local_direction)
     return tc.use(e1)
-
-
-def direction_metrics(W_ref):
-    """Per-step metrics for directional claims: ||W_t||_F and al(W_t, W_ref) (in the run's
-    coordinates)."""
-    return {"W_norm": lambda it: it.norm("W"), "W_alignment": lambda it: it.alignment("W", W_ref)}
-
-
-def certificate_bound(norms: np.ndarray, align: np.ndarray, eta, t0: int) -> np.ndarray:
-    r"""B(t) for t > t0 (rows t0+1..; columns trials), the executable form of Theorem 5.
-
-    B(t) = (||W_{t0}|| - <W_{t0}, Wbar_mm> + sum_{s=t0}^{t-1} eta_s^2 / (2 ||W_s||)) / ||W_t||,
-    valid whenever <-grad L, W/||W||> <= <-grad L, Wbar_mm> for all s >= t0 (Lemma 2 with
-    eps = 0).  ``norms``, ``align``: (steps+1, K) every-step series; ``eta``: the step length,
-    a number (NGD) or the (steps-t0, K) lengths eta_s of steps t0.. (Polyak's displacements).
-    """
-    head = norms[t0] * (1.0 - align[t0])
-    increments = np.cumsum(eta**2 / (2.0 * norms[t0:-1]), axis=0)
-    return (head + increments) / norms[t0 + 1:]
 
 
 def trajectory(prob: Problem, step, steps: int, checkpoints=None, W0=None, iterates=False):

@@ -26,14 +26,12 @@ invariants is measured and plotted against d/n (`test_joint_invariants`); DM-S i
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from theorycheck import Control, claim
 from theorycheck import data as datasets
 from theorycheck.checks import fit_slope
 from theorycheck.models import score_coordinates
-from theorycheck.optim import alignment
-from theorycheck.solvers import certify, solve_usvm, solve_wsvm_batch
+from theorycheck.solvers import certify, solve_usvm
 
 from .joint import (
     EQ13,
@@ -43,11 +41,14 @@ from .joint import (
     LEM13_SIZES,
     NO_TIME_FACTOR,
     SHORT_OPTIMAL_TOKEN,
-    JointRun,
     accept,
     condition1,
+    dm_token_statistics,
     hessian_ratio_along,
     lemma13_batch,
+    other_token_alignment,
+    plot_rate_against_overparameterization,
+    relative_distance,
     run_of,
     safe_ratio,
     schedule,
@@ -55,7 +56,6 @@ from .joint import (
     success_rate,
 )
 from .problems import DM_SIZES, JOINT_P, PAPER, TRIALS, condition1_parameters, dm
-from .setup import gaussian_dm
 
 
 # ============================================================== u-SVM reference
@@ -125,10 +125,6 @@ def test_usvm_reference(tc):
     tc.conclusion.at_most("relative distance to the dual solution", worst["to_dual"], 1e-6)
     tc.record("trials in which every sample is a support vector", f"{all_support_vectors}/{data.K}")
     tc.conclusion.at_most("relative distance to the closed form on the support set", worst["to_closed_form"], 1e-6)
-
-
-def relative_distance(a, b) -> float:
-    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
 # ============================================================== Lemma 11
@@ -202,17 +198,6 @@ def test_dm_near_orthogonal(tc):
                  xlabel="d", title="Lemma 11: DM tokens nearly orthogonal")
     tc.curve("orthogonality", "cross bound 4 sqrt(log(4n^2/delta)/d)", dims,
              4 * np.sqrt(np.log(4 * n**2 / delta) / dims), style="bound", xscale="log", yscale="log")
-
-
-def dm_token_statistics(tc, n, d, rho, instances):
-    """(max relative squared-norm deviation, max |cross inner product|/rho^2) per instance."""
-    data = gaussian_dm(tc.rng("lem11", d), instances, n=n, d=d, rho=rho)
-    X = np.array(data.X)
-    if tc.control == "common_direction":
-        X = X + 0.5 * np.eye(d)[0]
-    expected = np.where(data.opt[..., None] == np.arange(2), rho**2, 1.0)  # sigma^2 d = 1
-    norm_dev = np.abs(np.sum(X**2, axis=-1) / expected - 1).max(axis=(1, 2))
-    return norm_dev, datasets.max_cross_inner_product(X) / rho**2
 
 
 # ============================================================== Lemma 12
@@ -344,22 +329,6 @@ def test_joint_invariants(tc):
         tc.conclusion.binomial(f"(i)-(iii) hold on an instance, eta={variant.eta:g}: P >= JOINT_P",
                                success, p=JOINT_P)
     plot_rate_against_overparameterization(tc)
-
-
-def plot_rate_against_overparameterization(tc) -> None:
-    """The success rate of Lemma 13's invariants (eta = 1) and of the first-step base case
-    against d/n."""
-    ratios = np.asarray(tc.sizes["d_per_n_grid"], dtype=float)
-    batches = [lemma13_batch(tc, EQ13, d_per_n=int(r)) for r in ratios]
-    rates = np.array([success_rate(b[0]).mean() for b in batches])
-    base = np.array([b[1].mean() for b in batches])
-    tc.record("d/n grid; success rate (eta = 1); first-step base-case rate", [ratios, rates, base])
-    tc.curve("rate", "P[invariants hold] (eta = 1)", ratios, rates, xscale="log", xlabel="d/n",
-             ylabel="fraction of instances", title="Lemma 13: success rate against overparameterization")
-    tc.curve("rate", "P[first u step widens every gap]", ratios, base, style="reference", xscale="log",
-             xlabel="d/n")
-    tc.curve("rate", "JOINT_P", ratios, np.full(ratios.size, JOINT_P), style="bound", xscale="log",
-             xlabel="d/n")
 
 
 # ============================================================== Lemma 14
@@ -611,13 +580,6 @@ def test_joint_W_direction_rate(tc):
     t = run.t[2:]
     tc.curve("dev", "c_J(100) log t / t^(1/3)", t, c_J[0, 0] * np.log(t) / t ** (1 / 3), style="theory",
              xscale="log", yscale="log")
-
-
-def other_token_alignment(run: JointRun) -> np.ndarray:
-    """al(W_T, W-SVM for the other (non-designated) token) per seed."""
-    other = torch.as_tensor(solve_wsvm_batch(run.data.X, 1 - run.data.opt, name=run.data.name),
-                            dtype=run.W_final.dtype, device=run.W_final.device)
-    return alignment(run.W_final, other).cpu().numpy()
 
 
 # ============================================================== Theorem 4

@@ -46,10 +46,8 @@ from .problems import (
     TRIALS,
     WITHOUT_ASSUMPTION1,
     count_assumption2,
-    counterexample_problem,
     e1,
     e1_or_counterexample,
-    local_direction,
     require_assumption2,
 )
 from .fixed_decoder import (
@@ -62,30 +60,12 @@ from .fixed_decoder import (
     initial_logit_radius,
     landscape_run_for,
     repeated,
+    trapping_setup,
 )
 from .setup import example1
 
 
-
-# ---------------------------------------------------------------- problems stacked along trials
-
-
-
-
-
-
-
-
-
-
-# ---------------------------------------------------------------- the quantities of (G)
-
-
-
-
 # ---------------------------------------------------------------- Proposition: (G) and stationarity
-
-
 
 
 @claim(
@@ -180,8 +160,6 @@ def test_grad_identity_and_stationarity(tc):
 # ---------------------------------------------------------------- Lemma 4: small initialization
 
 
-
-
 @claim(
     f"{PAPER}.lem4.small_init_near_uniform",
     source="Lemma 4",
@@ -263,14 +241,6 @@ def test_small_init_near_uniform(tc):
 
 
 # ---------------------------------------------------------------- Lemmas 6 and 2: along NGD
-
-
-
-
-
-
-
-
 
 
 @claim(
@@ -406,8 +376,6 @@ def test_gradient_cone_condition(tc):
 # ---------------------------------------------------------------- Lemma 8: Example 1's assumptions
 
 
-
-
 @claim(
     f"{PAPER}.lem8.example1_assumptions",
     source="Example 1 and Lemma 8",
@@ -489,17 +457,6 @@ def test_example1_assumptions(tc):
 # ---------------------------------------------------------------- Remark 1: local directions
 
 
-def _trapping_setup(tc):
-    """(problem, trap directions (K,d,d)): CE with Wbar_alpha, or -- control -- Example 1 with
-    random unit directions in alpha's place (no competing direction exists there)."""
-    if tc.control == "assumptions_hold":
-        prob = tc.use(e1)
-        V = tc.tensor(tc.rng("trap directions").standard_normal(tuple(prob.W_mm.shape)))
-        return prob, V / frobenius_norm(V)[:, None, None]
-    prob = tc.use(counterexample_problem)
-    return prob, local_direction(prob)
-
-
 @claim(
     f"{PAPER}.rem1.local_directions_without_assumptions",
     source="Remark 1 and Section 3.1 (local W-SVM directions, Tarzanagh et al.)",
@@ -542,7 +499,7 @@ def test_local_directions_without_assumptions(tc):
     fail, and the Assumption-2 precondition fails with them.
     """
     sizes = tc.sizes
-    prob, trap = _trapping_setup(tc)
+    prob, trap = trapping_setup(tc)
     tc.precondition.at_most("trials meeting Assumption 2 (the remark needs it violated)",
                             count_assumption2(tc, prob.data), 0)
     scales = sizes["trap_scales"]

@@ -6,40 +6,12 @@ decoder of the data set.  dev_t = 1 - <W_t/||W_t||, W_mm/||W_mm||> is the alignm
 deficit with the W-SVM solution.
 """
 import numpy as np
-import torch
 
 from theorycheck import Control, claim
-from theorycheck.solvers import solve_wsvm_batch
+from theorycheck.optim.directions import certificate_bound, unit
 
-from .problems import (NGD_ETA, PAPER, TRIALS, WITHOUT_ASSUMPTION1, certificate_bound, e1_or_counterexample, e1_run,
-                      require_assumption2)
-from .fixed_decoder import direction_run, unit
-
-
-
-
-def _thm1_reference(tc, prob):
-    """W_mm, or what a negative control puts in its place."""
-    if tc.control == "gaussian_reference":
-        return tc.tensor(tc.rng("gaussian").standard_normal(tuple(prob.W_mm.shape)))
-    if tc.control == "wrong_opt":
-        opt = (prob.data.opt + 1) % prob.data.T
-        return tc.tensor(solve_wsvm_batch(prob.data.X, opt, name=prob.data.name))
-    return prob.W_mm
-
-
-def _thm1_runs(tc, starts, W_ref):
-    """{start: trajectory with W_norm and al(W_t, W_ref) at every step}: NGD (eta = 0.1) from
-    each start, or what a control runs instead (GD, CE).  The claim takes the small random
-    start from the shared NGD run of Lemmas 1 and 7 (`e1_run`, the same dynamics) and runs
-    the other starts as one batch; the controls run all their starts themselves."""
-    reuse = tc.control is None
-    own = dict(list(starts.items())[1:]) if reuse else starts
-    traj = tc.use(direction_run, case="counterexample" if tc.control == "counterexample" else "e1",
-                  rule="gd" if tc.control == "gd" else "ngd", eta=1.0 if tc.control == "gd" else NGD_ETA,
-                  W0=torch.cat(list(own.values())), W_ref=W_ref, steps=tc.sizes["steps"])
-    runs = {label: traj.restrict(slice(s * TRIALS, (s + 1) * TRIALS)) for s, label in enumerate(own)}
-    return {"small random": tc.use(e1_run)[1], **runs} if reuse else runs
+from .problems import NGD_ETA, PAPER, WITHOUT_ASSUMPTION1, e1_or_counterexample, require_assumption2
+from .fixed_decoder import thm1_reference, thm1_runs
 
 
 @claim(
@@ -95,7 +67,7 @@ def test_ngd_global_direction_rate(tc):
     sizes, eta = tc.sizes, NGD_ETA
     prob = e1_or_counterexample(tc)
     require_assumption2(tc, prob.data)
-    W_ref = _thm1_reference(tc, prob)
+    W_ref = thm1_reference(tc, prob)
     d = prob.X.shape[-1]
     starts = {
         "small random": prob.W0,
@@ -106,7 +78,7 @@ def test_ngd_global_direction_rate(tc):
         starts = {"near W_alpha": prob.W0}
     checkpoints = np.asarray(sizes["checkpoints"])
     t = np.arange(sizes["steps"] + 1)
-    for s, (label, run) in enumerate(_thm1_runs(tc, starts, W_ref).items()):
+    for s, (label, run) in enumerate(thm1_runs(tc, starts, W_ref).items()):
         dev = 1.0 - run["W_alignment"]                            # (steps+1, K)
         c = dev[checkpoints] * checkpoints[:, None] / np.log(checkpoints)[:, None]
         tc.conclusion.at_most(f"{label}: dev at the last step (all seeds)", dev[-1], sizes["dev_max"])

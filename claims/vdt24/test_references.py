@@ -9,21 +9,8 @@ from theorycheck import Control, claim
 from theorycheck.solvers import (certify, constraint_values, solve_wsvm, stationarity_multipliers,
                                  wsvm_constraint_factors, wsvm_orthonormal_closed_form)
 
-from .problems import E1_SIZES, PAPER, TRIALS, paper_rng, problem
+from .problems import E1_SIZES, PAPER, TRIALS, candidate, kkt_residual, paper_rng, problem
 from .setup import orthonormal
-
-
-def _candidate(tc, X, opt, rng):
-    """The W-SVM solution under test (Gram dual) for one instance; the controls replace it
-    by a 1%-perturbed copy, or by the solution for the wrong optimal set opt+1 mod T."""
-    T = X.shape[1]
-    if tc.control == "wrong_opt":
-        return solve_wsvm(X, (opt + 1) % T, method="dual").W
-    W = solve_wsvm(X, opt, method="dual").W
-    if tc.control == "perturbed":
-        E = rng.standard_normal(W.shape)
-        W = W + 0.01 * np.linalg.norm(W) * E / np.linalg.norm(E)
-    return W
 
 
 @claim(
@@ -81,14 +68,14 @@ def test_wsvm_reference(tc):
     worst = {"min_constraint": np.inf, "nnls": 0.0, "primal": 0.0, "primal_dual": 0.0}
     for k in range(TRIALS):
         inst = prob.data.instance(k)
-        W = _candidate(tc, inst.X, inst.opt, rng)
+        W = candidate(tc, inst.X, inst.opt, rng)
         A, B, _ = wsvm_constraint_factors(inst.X, inst.opt)
         nnls = certify(A, B, W, stationarity_multipliers(A, B, W), "candidate, NNLS multipliers")
         worst["min_constraint"] = min(worst["min_constraint"], nnls.min_constraint)
-        worst["nnls"] = max(worst["nnls"], _kkt_residual(nnls))
+        worst["nnls"] = max(worst["nnls"], kkt_residual(nnls))
         if with_primal:
             primal = solve_wsvm(inst.X, inst.opt, method="primal")
-            worst["primal"] = max(worst["primal"], _kkt_residual(
+            worst["primal"] = max(worst["primal"], kkt_residual(
                 certify(A, B, W, primal.multipliers, "candidate, primal multipliers")))
             worst["primal_dual"] = max(worst["primal_dual"],
                                        np.linalg.norm(primal.W - W) / np.linalg.norm(primal.W))
@@ -104,7 +91,7 @@ def test_wsvm_reference(tc):
     errors, norms2 = [], []
     for k in range(TRIALS):
         inst = ortho.instance(k)
-        W = _candidate(tc, inst.X, inst.opt, rng)
+        W = candidate(tc, inst.X, inst.opt, rng)
         closed = wsvm_orthonormal_closed_form(inst.X, inst.opt)
         errors.append(np.linalg.norm(W - closed) / np.linalg.norm(closed))
         norms2.append(np.sum(W**2))
@@ -118,6 +105,3 @@ def test_wsvm_reference(tc):
     tc.record("worst", worst)
 
 
-def _kkt_residual(cert) -> float:
-    """The largest KKT residual of a certificate: stationarity, slackness, gap, -min lambda."""
-    return max(cert.stationarity, cert.complementary_slackness, cert.duality_gap, -cert.min_multiplier)

@@ -16,78 +16,33 @@ shared runs of `problems` and `fixed_decoder`.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from theorycheck import Control, claim
 from theorycheck.checks import fit_slope
 from theorycheck.data import constraint_radii, score_gaps
 from theorycheck.models.gradient_bounds import correlation_floor
+from theorycheck.optim.directions import certificate_bound
 
 from .problems import (
-    NGD_ETA,
     NGD_STEPS,
     PAPER,
     TOKEN_SCALE,
-    TRIALS,
     WITHOUT_ASSUMPTION1,
-    certificate_bound,
-    counterexample_problem,
-    e1,
-    e1_run,
     require_assumption2,
 )
 from .fixed_decoder import (
-    GD_ETA,
     GD_RUN,
     POLYAK_RUN,
-    counterexample_gd,
-    counterexample_ngd,
-    e1_gd,
-    e1_ngd_step_sizes,
-    e1_polyak,
+    lem5_runs,
+    ngd_run_or_gd,
+    saturation_rate,
+    thm6_runs,
+    thm7_run,
 )
 
 
-
-# ------------------------------------------------------------------ quantities of the data
-
-
-
-
-# ------------------------------------------------------------------ runs
-
-
-
-
-
-
-
-
-
-
 # ------------------------------------------------------------------ Lemma 5
-
-
-
-
-
-
-def _lem5_runs(tc):
-    """{method: trajectory with s_opt and min_gap at every step <= steps}, and the data."""
-    steps = tc.sizes["steps"]
-    if tc.control == "counterexample":
-        traj = tc.use(counterexample_ngd, steps=steps)
-        return {f"NGD eta={NGD_ETA} on CE": traj}, tc.use(counterexample_problem).data
-    prob = tc.use(e1)
-    etas = tc.sizes["ngd_etas"]
-    ngd = tc.use(e1_ngd_step_sizes, etas=etas, steps=steps)
-    _, gd, gd_starts = tc.use(e1_gd)
-    runs = {f"NGD eta={eta}": ngd.restrict(slice(e * TRIALS, (e + 1) * TRIALS)) for e, eta in enumerate(etas)}
-    runs[f"GD eta={GD_ETA}"] = gd.restrict(gd_starts["small random"], steps)
-    runs["Polyak (uncapped)"] = tc.use(e1_polyak)[1].restrict(slice(None), steps)
-    return runs, prob.data
 
 
 @claim(
@@ -129,7 +84,7 @@ def test_opt_softmax_nondecreasing(tc):
     can drop at samples already deep inside the feasible region (spec P12), so "never
     decreases" is not tested.
     """
-    runs, data = _lem5_runs(tc)
+    runs, data = lem5_runs(tc)
     require_assumption2(tc, data)
     for method, traj in runs.items():
         s, gap = traj["s_opt"], traj["min_gap"]                   # (steps+1, K, n)
@@ -150,19 +105,6 @@ def test_opt_softmax_nondecreasing(tc):
 
 
 # ------------------------------------------------------------------ Lemma 7
-
-
-def _ngd_run_or_gd(tc, token_scale: float = 1.0, every: int = 1, steps: int | None = None):
-    """(problem, trajectory, eta): the NGD run (eta = 0.1) on Example 1 (tokens x
-    ``token_scale``; ``steps`` steps, the tier's NGD steps when None), or for the "gd" controls
-    constant-step GD (eta = 1) over the same steps (on Example 1 the small-init trials of the
-    shared GD run)."""
-    if tc.control != "gd":
-        return (*tc.use(e1_run, token_scale=token_scale, every=every, steps=steps), NGD_ETA)
-    if token_scale == 1.0:
-        prob, gd, starts = tc.use(e1_gd)
-        return prob, gd.restrict(starts["small random"], NGD_STEPS[tc.tier]), GD_ETA
-    return (*tc.use(e1_run, rule="gd", eta=GD_ETA, token_scale=token_scale, every=every, steps=steps), GD_ETA)
 
 
 @claim(
@@ -199,7 +141,7 @@ def test_ngd_norm_growth(tc):
     so they are recorded, not decided.  The lower bound has room but is linear in t, which
     is what the lemma asserts; the control (GD, whose steps shrink) falls below it.
     """
-    prob, traj, eta = _ngd_run_or_gd(tc)
+    prob, traj, eta = ngd_run_or_gd(tc)
     require_assumption2(tc, prob.data)
     kappa = correlation_floor(prob.X, prob.opt, prob.W_mm).cpu().numpy()
     t = traj.t[:, None]
@@ -275,52 +217,14 @@ def test_softmax_saturation_rate(tc):
     (the iterate reaches a given ||W_t||/||W_mm|| 4x sooner): window [250, 500] and envelope
     from 125 (quick), recorded every 5th step -- the same fall of ell over the window.
     """
-    _saturation_rate(tc, "Example 1", *_ngd_run_or_gd(tc), tc.sizes["window"], tc.sizes["envelope_from"])
+    saturation_rate(tc, "Example 1", *ngd_run_or_gd(tc), tc.sizes["window"], tc.sizes["envelope_from"])
     shrink = TOKEN_SCALE**2                   # the copy's rate is shrink x faster: its times / shrink
     window = tuple(int(w / shrink) for w in tc.sizes["window"])
-    _saturation_rate(tc, f"tokens x {TOKEN_SCALE:g}", *_ngd_run_or_gd(tc, TOKEN_SCALE, every=5, steps=window[1]),
+    saturation_rate(tc, f"tokens x {TOKEN_SCALE:g}", *ngd_run_or_gd(tc, TOKEN_SCALE, every=5, steps=window[1]),
                      window, tc.sizes["envelope_from"] / shrink)
 
 
-def _saturation_rate(tc, label, prob, traj, eta, window, envelope_from):
-    """Lemma 1's slope (over ``window``) and envelope (from ``envelope_from``) on one copy of
-    the data (see the claim)."""
-    require_assumption2(tc, prob.data)
-    norm_mm = prob.W_mm_norm ** (2 if tc.control == "squared_norm" else 1)
-    t = traj.t
-    ell = traj["log_one_minus_s_opt"].max(-1)                            # (C, K)
-    fits = [fit_slope(t, ell[:, k], window=window, x_transform="linear",
-                      y_transform="linear") for k in range(prob.data.K)]
-    slope = np.array([fit.slope for fit in fits])
-    tc.conclusion.close(f"{label}: slope of max_i log(1 - s_opt) x ||W_mm|| / eta", slope * norm_mm / eta,
-                        -1.0, atol=0.02)
-    envelope = math.log(prob.data.T - 1) - eta / (2 * norm_mm) * t[:, None]
-    late = t >= envelope_from
-    tc.conclusion.at_most(f"{label}: max over t >= t_env of ell(t) - (log(T-1) - eta t/(2||W_mm||))",
-                          (ell - envelope)[late].max(), 0.0)
-    tc.record(f"{label}: ||W_mm|| per trial", prob.W_mm_norm)
-    tc.record(f"{label}: fitted slope per trial", slope)
-    tc.record(f"{label}: predicted slope -eta/||W_mm|| per trial", -eta / norm_mm)
-    tc.curve("saturation", f"{label}: max_i log(1 - s_opt), seed 0", t, ell[:, 0], ylabel="log(1 - s_opt)",
-             title="Lemma 1: exponential saturation of the attention (seed 0)")
-    tc.curve("saturation", f"{label}: -eta t/||W_mm|| + fitted offset", t,
-             fits[0].intercept - eta * t / norm_mm[0], style="theory")
-
-
 # ------------------------------------------------------------------ Theorem 6
-
-
-
-
-def _thm6_runs(tc):
-    """({start: trajectory with W_alignment}, data): the starts of the shared GD run, or GD on
-    CE (every SPARSE_EVERY-th step) for the control."""
-    checkpoints = tc.sizes["checkpoints"]
-    if tc.control == "counterexample":
-        traj = tc.use(counterexample_gd, checkpoints=checkpoints)
-        return {"near W_alpha (CE)": traj}, tc.use(counterexample_problem).data
-    prob, traj, starts = tc.use(e1_gd)
-    return {label: traj.restrict(trials) for label, trials in starts.items()}, prob.data
 
 
 @claim(
@@ -362,7 +266,7 @@ def test_gd_global_asymptotic(tc):
 
     Not tested: a large random init is outside the theorem's small-init hypothesis.
     """
-    runs, data = _thm6_runs(tc)
+    runs, data = thm6_runs(tc)
     require_assumption2(tc, data)
     checkpoints = np.asarray(tc.sizes["checkpoints"])
     tc.record("rate window start rate_from (full tier: moved to 1000 after seeing seed 0, not "
@@ -386,11 +290,6 @@ def test_gd_global_asymptotic(tc):
 
 
 # ------------------------------------------------------------------ Theorem 7
-
-
-def _thm7_run(tc):
-    """(problem, trajectory): the shared uncapped Polyak run, or the capped one."""
-    return tc.use(e1_polyak, eta_max=1.0 if tc.control == "capped" else None)
 
 
 @claim(
@@ -443,7 +342,7 @@ def test_polyak_direction_rate(tc):
     The thresholds and t0 are the spec's or derived above; re-checked on base seeds 1-9
     besides the default 0.
     """
-    prob, traj = _thm7_run(tc)
+    prob, traj = thm7_run(tc)
     require_assumption2(tc, prob.data)
     steps, t0, data = tc.sizes["steps"], tc.sizes["t0"], prob.data
     t = traj.t

@@ -1,6 +1,15 @@
-"""Optimizers, trajectories and metrics over any model of the protocol (`theorycheck.models.base`)."""
+"""Optimizers, trajectories and metrics over any model of the protocol (`theorycheck.models.base`),
+and directions of iterates against references (`directions`)."""
 
 from theorycheck.optim.adaptive import Adam, adam_steps, cosine_schedule
+from theorycheck.optim.directions import (
+    certificate_bound,
+    direction_metrics,
+    divergence_curves,
+    lp_unit,
+    norms_along,
+    unit,
+)
 from theorycheck.optim.gradient import (
     GD,
     NGD,
@@ -76,4 +85,10 @@ __all__ = [
     "mirror_map",
     "potential",
     "standard_metrics",
+    "certificate_bound",
+    "direction_metrics",
+    "divergence_curves",
+    "lp_unit",
+    "norms_along",
+    "unit",
 ]

@@ -1,7 +1,8 @@
 """Reference solvers: certified hard-margin programs (cvxpy) and their closed forms; linear regions
 of ReLU networks (hyperplane arrangements); Hessian curvature (dense or Lanczos); NTK limits and
 kernel gradient descent; scores of Gaussian mixtures under an Ornstein-Uhlenbeck process;
-minimization on l_p spheres (L-BFGS, many problems side by side)."""
+minimization on l_p spheres (L-BFGS, many problems side by side) and regularization paths over
+l_p balls; support tokens and local optimality of a token choice against its max-margin solution."""
 
 from theorycheck.solvers.balanced_factorization import (
     LocalConstants,
@@ -65,7 +66,9 @@ from theorycheck.solvers.ntk import (
     spectral_filter,
 )
 from theorycheck.solvers.score import gaussian_mixture_score, ou_coefficients
+from theorycheck.solvers.regularization_path import RegularizationPath, lp_regularization_path
 from theorycheck.solvers.sphere import SphereMinimum, lp_sphere_minimize, sphere_projected_gradient
+from theorycheck.solvers.support import SUPPORT_TOL, locally_optimal, safe_gap, support_tokens
 from theorycheck.solvers.svm import (
     USVMSolution,
     solve_usvm,
@@ -138,4 +141,10 @@ __all__ = [
     "SphereMinimum",
     "lp_sphere_minimize",
     "sphere_projected_gradient",
+    "RegularizationPath",
+    "lp_regularization_path",
+    "SUPPORT_TOL",
+    "locally_optimal",
+    "safe_gap",
+    "support_tokens",
 ]
