@@ -180,3 +180,14 @@ def test_sweep_runs_each_seed_and_writes_the_aggregate(pytester):
     results = json.loads((pytester.path / "sw/results.json").read_text())
     (claim, control) = results["seed_sweep"]
     assert (claim["runs"], claim["passes"], control["failure_rate"]) == (2, 2, 1.0)
+
+
+def test_sweep_counts_a_failed_deterministic_check_as_flaky_beside_a_binomial_one():
+    """The review's seed-9 case: a claim with a binomial decision failed a deterministic
+    every-run check; its binomial rate does not explain that failure."""
+    failed_every_run = _run("failed", trials=50)
+    failed_every_run["claims"][0]["decisions"].append(
+        {"name": "every run grows", "kind": "holds", "role": "conclusion", "passed": False})
+    claim = sweep.aggregate([_run("passed", trials=50)] * 19 + [failed_every_run])[0]
+    assert claim["predicted_pass_rate"] < 1.0
+    assert claim["deterministic_failures"] == 1 and claim["flaky"]

@@ -32,6 +32,7 @@ there only round-off and the margin pass the check, not the bound -- and when a 
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
@@ -44,6 +45,7 @@ from .errors import InvalidInputError
 
 __all__ = [
     "Decision",
+    "digest",
     "close",
     "at_most",
     "at_least",
@@ -52,10 +54,15 @@ __all__ = [
     "fit_slope",
     "SlopeFit",
     "binomial",
+    "binomial_power",
+    "wald",
+    "chi_square",
+    "STATISTICAL",
     "binomial_power_point",
     "binomial_size",
     "monotone",
     "CHECKS",
+    "digest",
 ]
 
 
@@ -123,6 +130,32 @@ def jsonable(value: Any) -> Any:
         value = float(value)
         return value if math.isfinite(value) else str(value)
     return value
+
+
+def digest(value: Any) -> str:
+    """A short sha256 of ``value``'s numbers (arrays and tensors on any device, nested lists,
+    scalars; anything else by its ``repr``): equal digests mean the same numbers were read."""
+    hasher = hashlib.sha256()
+
+    def feed(v) -> None:
+        if hasattr(v, "detach") and hasattr(v, "cpu"):
+            v = v.detach().cpu().numpy()
+        if isinstance(v, (list, tuple)):
+            hasher.update(b"[")
+            for x in v:
+                feed(x)
+            hasher.update(b"]")
+        elif isinstance(v, (np.ndarray, np.generic, int, float, bool)) and np.asarray(v).dtype.kind in "fiub":
+            a = np.asarray(v, dtype=np.float64)
+            hasher.update(repr(a.shape).encode())
+            hasher.update(np.ascontiguousarray(a).tobytes())
+        elif isinstance(v, np.ndarray):
+            feed(v.tolist())
+        else:
+            hasher.update(repr(v).encode())
+
+    feed(value)
+    return hasher.hexdigest()[:16]
 
 
 def _all_finite(value: Any) -> bool:
@@ -393,6 +426,25 @@ def _window_floor(name: str, x: Any, y: Any, window: tuple[float, float], floor:
 
 
 POWER = 0.8
+#: the alternative every test's power is reported at: a success rate this far below the
+#: claimed one (binomial), or a mean this many standard deviations below the bound (Wald), or
+#: Cohen's effect size w (chi-square); fixed by the framework, not chosen per claim
+ALTERNATIVE_GAP = 0.15
+WALD_EFFECT = 0.5
+CHI_SQUARE_EFFECT = 0.3
+#: decisions that are statistical tests: their failures at a true statement happen at the
+#: rate ``detail["reject_prob_at_null"]`` (a seed sweep predicts pass rates from it)
+STATISTICAL = ("binomial", "wald", "chi_square")
+
+
+def _power_record(power: float, low_power: str | None) -> tuple[dict, list]:
+    """The detail fields of a test's power at the framework's alternative, and the warning of
+    an underpowered test that gives no reason (``low_power``)."""
+    detail = {"power": power, "low_power_reason": low_power}
+    if power >= POWER or low_power:
+        return detail, []
+    return detail, [f"power {power:.2f} < {POWER} at the framework's alternative: raise the number "
+                    "of instances or state why not (low_power=...)"]
 """The power the binomial check reports: the success rate at which it rejects this often."""
 
 
@@ -427,7 +479,15 @@ def binomial_power_point(n: int, p: float, alpha: float, power: float = POWER) -
                                  xtol=1e-12))
 
 
-def binomial(name: str, successes: Any, *, p: float, alpha: float = 0.05) -> Decision:
+def binomial_power(n: int, p: float, alpha: float, gap: float = ALTERNATIVE_GAP) -> float:
+    """P[the exact test of ``H0: P >= p`` with ``n`` trials rejects] when the true rate is
+    ``p - gap`` (0 when it cannot reject)."""
+    c = _critical_count(n, p, alpha)
+    return float(stats.binom.cdf(c, n, max(p - gap, 0.0))) if c >= 0 else 0.0
+
+
+def binomial(name: str, successes: Any, *, p: float, alpha: float = 0.05,
+             low_power: str | None = None) -> Decision:
     """``K`` trials of an event claimed to have probability ``>= p``.
 
     ``successes`` is a boolean array (one entry per independent trial).  The claim is
@@ -437,6 +497,9 @@ def binomial(name: str, successes: Any, *, p: float, alpha: float = 0.05) -> Dec
     0.8 (:func:`binomial_power_point`); ``None`` means that ``K`` is too small for the test
     to reject at all, so the check cannot fail.  ``reject_prob_at_p`` is the test's size at
     the boundary (:func:`binomial_size`): a seed sweep predicts the claim's pass rate from it.
+    ``power`` is the probability of rejecting at the framework's alternative ``p - 0.15``
+    (:func:`binomial_power`); below 0.8 the decision carries a warning unless ``low_power``
+    says why the instances cannot be more (the report prints it).
     """
     if not (0.0 < p <= 1.0 and 0.0 < alpha < 1.0):
         raise InvalidInputError(f"check {name!r}: need 0 < p <= 1 and 0 < alpha < 1")
@@ -445,11 +508,79 @@ def binomial(name: str, successes: Any, *, p: float, alpha: float = 0.05) -> Dec
         raise InvalidInputError(f"check {name!r}: no trials")
     k, n = int(s.sum()), int(s.size)
     pvalue = float(stats.binomtest(k, n, p, alternative="less").pvalue)
+    power, warnings = _power_record(binomial_power(n, p, alpha), low_power)
     return Decision(name, "binomial", pvalue >= alpha, measured=k / n, reference=p,
                     tolerance={"alpha": alpha},
                     detail={"successes": k, "trials": n, "p_value": pvalue,
                             "power_80_at": binomial_power_point(n, p, alpha),
-                            "reject_prob_at_p": binomial_size(n, p, alpha)})
+                            "reject_prob_at_p": binomial_size(n, p, alpha),
+                            "reject_prob_at_null": binomial_size(n, p, alpha),
+                            "alternative": max(p - ALTERNATIVE_GAP, 0.0), **power},
+                    warnings=warnings)
+
+
+def wald(name: str, samples: Any, *, at_least: float | None = None, at_most: float | None = None,
+         alpha: float = 0.05, low_power: str | None = None) -> Decision:
+    """The mean of i.i.d. ``samples`` is claimed ``>= at_least`` (or ``<= at_most``): a one-sided
+    Wald test, z = (mean - bound) / (sd / sqrt(n)), rejects at level ``alpha`` when z is beyond
+    the normal quantile (n >= 30 for the normal approximation; sd > 0).  Records z, the
+    p-value, the false-rejection rate ``alpha`` at the bound (``reject_prob_at_null``) and the
+    power at the framework's alternative, a mean ``0.5 sd`` past the bound."""
+    if (at_least is None) == (at_most is None):
+        raise InvalidInputError(f"check {name!r}: give exactly one of at_least / at_most")
+    if not 0.0 < alpha < 1.0:
+        raise InvalidInputError(f"check {name!r}: need 0 < alpha < 1")
+    x = _as_float_array(name, samples).ravel()
+    if x.size < 30:
+        raise InvalidInputError(f"check {name!r}: a Wald test needs n >= 30 samples, got {x.size}")
+    bound = at_least if at_least is not None else at_most
+    sign = 1.0 if at_least is not None else -1.0
+    mean, sd = float(np.mean(x)), float(np.std(x, ddof=1))
+    if not sd > 0:
+        raise InvalidInputError(f"check {name!r}: the samples have no spread (sd = {sd})")
+    z = sign * (mean - bound) / (sd / math.sqrt(x.size))
+    pvalue = float(stats.norm.cdf(z))
+    critical = float(stats.norm.ppf(alpha))
+    power, warnings = _power_record(float(stats.norm.cdf(critical + WALD_EFFECT * math.sqrt(x.size))),
+                                    low_power)
+    return Decision(name, "wald", bool(np.isfinite(z) and pvalue >= alpha), measured=mean,
+                    reference=bound, tolerance={"alpha": alpha},
+                    detail={"direction": "at_least" if sign > 0 else "at_most", "z": z,
+                            "p_value": pvalue, "sd": sd, "samples": int(x.size),
+                            "reject_prob_at_null": alpha, "alternative_effect_sd": WALD_EFFECT,
+                            **power},
+                    warnings=warnings)
+
+
+def chi_square(name: str, counts: Any, probabilities: Any, *, alpha: float = 0.05,
+               low_power: str | None = None) -> Decision:
+    """Observed category ``counts`` are claimed to follow ``probabilities``: Pearson's
+    chi-square goodness-of-fit test (`scipy.stats.chisquare`) rejects at level ``alpha``
+    (expected counts >= 5 for the approximation).  Records the statistic, the p-value, the
+    false-rejection rate ``alpha`` and the power at Cohen's effect size w = 0.3 (a non-central
+    chi-square with non-centrality n w^2)."""
+    observed = _as_float_array(name, counts).ravel()
+    probs = _as_float_array(name, probabilities).ravel()
+    if observed.shape != probs.shape or observed.size < 2:
+        raise InvalidInputError(f"check {name!r}: counts and probabilities need the same length >= 2")
+    if np.any(probs <= 0) or abs(probs.sum() - 1.0) > 1e-9:
+        raise InvalidInputError(f"check {name!r}: probabilities must be positive and sum to 1")
+    n = float(observed.sum())
+    expected = n * probs
+    if np.any(expected < 5):
+        raise InvalidInputError(f"check {name!r}: expected counts below 5 ({expected.min():.3g}): "
+                                "the chi-square approximation does not hold")
+    statistic, pvalue = stats.chisquare(observed, expected)
+    dof = observed.size - 1
+    critical = float(stats.chi2.ppf(1 - alpha, dof))
+    power, warnings = _power_record(float(stats.ncx2.sf(critical, dof, n * CHI_SQUARE_EFFECT ** 2)),
+                                    low_power)
+    return Decision(name, "chi_square", bool(pvalue >= alpha), measured=float(statistic),
+                    reference=critical, tolerance={"alpha": alpha},
+                    detail={"p_value": float(pvalue), "dof": dof, "n": int(n),
+                            "reject_prob_at_null": alpha, "alternative_effect_w": CHI_SQUARE_EFFECT,
+                            **power},
+                    warnings=warnings)
 
 
 def monotone(name: str, series: Any, *, increasing: bool, tol: float = 0.0, axis: int = 0) -> Decision:
@@ -470,4 +601,5 @@ def monotone(name: str, series: Any, *, increasing: bool, tol: float = 0.0, axis
 
 
 #: the checks a claim records through ``tc.precondition.<name>`` / ``tc.conclusion.<name>``
-CHECKS = {fn.__name__: fn for fn in (close, at_most, at_least, holds, slope, binomial, monotone)}
+CHECKS = {fn.__name__: fn for fn in (close, at_most, at_least, holds, slope, binomial, wald,
+                                     chi_square, monotone)}

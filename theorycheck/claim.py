@@ -42,6 +42,7 @@ __all__ = [
     "ClaimSpec",
     "CONTROL_KINDS",
     "PROVENANCE",
+    "NATURES",
     "claim",
     "discrepancy",
     "registry",
@@ -64,6 +65,14 @@ PROVENANCE = {
     "derived": "reconstructed and verified",
     "inferred": "form or constants chosen where the paper's were lost",
 }
+#: what the paper's statement is, when it is weaker than a theorem about training: the report
+#: prints the label beside the verdict
+NATURES = {
+    "theorem": "a statement about the model or its training, tested on instances",
+    "figure reproduction": "a figure or table of the paper redrawn from closed forms or runs",
+    "identity": "an identity or an equality by construction (a count, an algebraic fact)",
+    "statement-proof inconsistency": "the statement and its proof disagree; both are computed",
+}
 #: the pytest parameter id of the claim's own case (controls are ``control-<name>``)
 CLAIM_VARIANT = "claim"
 
@@ -73,17 +82,22 @@ class Control:
     """A negative control: a perturbation under which named conclusions of the claim must fail.
 
     ``kind`` is one of :data:`CONTROL_KINDS`; ``breaks`` lists the names of the conclusion
-    decisions the perturbation must make fail.
+    decisions the perturbation must make fail; ``constants`` names the numbers that define the
+    perturbation (a step factor, a wrong p), the only numerals its ``description`` may use
+    besides the claim's sizes and constants (no measured values: those go to the records).
     """
 
     kind: str
     breaks: tuple[str, ...]
     description: str
+    constants: Mapping[str, float] = field(default_factory=dict, hash=False)
 
-    def __init__(self, kind: str, breaks: Sequence[str], description: str = ""):
+    def __init__(self, kind: str, breaks: Sequence[str], description: str = "",
+                 constants: Mapping[str, float] | None = None):
         object.__setattr__(self, "kind", kind)
         object.__setattr__(self, "breaks", tuple(breaks) if not isinstance(breaks, str) else (breaks,))
         object.__setattr__(self, "description", " ".join(str(description).split()))
+        object.__setattr__(self, "constants", dict(constants or {}))
 
     def problems(self) -> list[str]:
         """What is wrong with this declaration (empty when it is valid)."""
@@ -94,10 +108,13 @@ class Control:
             found.append("breaks must be a non-empty list of conclusion names")
         if not self.description:
             found.append("needs a description of its perturbation")
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in self.constants.values()):
+            found.append("constants must map names to numbers")
         return found
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "breaks": list(self.breaks), "description": self.description}
+        return {"kind": self.kind, "breaks": list(self.breaks), "description": self.description,
+                "constants": dict(self.constants)}
 
 
 @dataclass(frozen=True)
@@ -116,6 +133,10 @@ class ClaimSpec:
     module: str = ""
     function: str = ""
     doc: str = ""
+    nature: str = "theorem"
+    constants: Mapping[str, float] = field(default_factory=dict)
+    calibration: tuple[str, ...] = ()
+    single_evidence: str | None = None
 
     def to_json(self) -> dict:
         return {
@@ -124,6 +145,8 @@ class ClaimSpec:
             "provenance": self.provenance, "sizes": {k: dict(v) for k, v in self.sizes.items()},
             "controls": {name: c.to_json() for name, c in self.controls.items()},
             "module": self.module, "function": self.function, "doc": self.doc,
+            "nature": self.nature, "constants": dict(self.constants),
+            "calibration": list(self.calibration), "single_evidence": self.single_evidence,
         }
 
 
@@ -154,6 +177,10 @@ def _validate(spec: ClaimSpec) -> None:
         problems = control.problems()
         if problems:
             raise DeclarationError(f"{where}: control {name!r}: " + "; ".join(problems))
+    if spec.nature not in NATURES:
+        raise DeclarationError(f"{where}: nature {spec.nature!r} is not one of {sorted(NATURES)}")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spec.constants.values()):
+        raise DeclarationError(f"{where}: constants must map names to numbers")
     if spec.provenance not in PROVENANCE:
         raise DeclarationError(f"{where}: provenance {spec.provenance!r} is not one of "
                                     f"{sorted(PROVENANCE)} ({'; '.join(f'{k}: {v}' for k, v in PROVENANCE.items())})")
@@ -183,6 +210,10 @@ def claim(
     sizes: Mapping[str, Mapping[str, object]] | None = None,
     kind: str = "claim",
     corrected_by: str | None = None,
+    nature: str = "theorem",
+    constants: Mapping[str, float] | None = None,
+    calibration: str | Sequence[str] = (),
+    single_evidence: str | None = None,
 ) -> Callable:
     """Declare a pytest function as an executable claim.
 
@@ -202,6 +233,20 @@ def claim(
     sizes:
         ``{"quick": {...}, "full": {...}}``: the problem sizes of each tier; the context
         hands the current tier's dict to the function as ``tc.sizes``.
+    nature:
+        What the paper's statement is (:data:`NATURES`): ``"theorem"`` by default; a
+        ``"figure reproduction"``, an ``"identity"`` or a ``"statement-proof inconsistency"``
+        is labelled so in the report.
+    constants:
+        ``{name: number}``: thresholds and factors of the criterion (e.g. ``{"faster": 2.0}``),
+        the numerals the controls' descriptions may use besides the sizes.
+    calibration:
+        The history of the criterion: seeds tried, values seen, thresholds or windows chosen
+        or moved and on which runs (say when a choice was not held out).  The report shows it;
+        docstrings and descriptions carry no measured numbers.
+    single_evidence:
+        Why the claim has no *independent* control (one whose runs or arrays differ from the
+        claim's), when it has none; the report prints it beside the verdict.
     """
     def decorate(fn: Callable) -> Callable:
         spec = ClaimSpec(
@@ -210,6 +255,9 @@ def claim(
             corrected_by=corrected_by,
             sizes={k: dict(v) for k, v in (sizes or {}).items()},
             module=fn.__module__, function=fn.__qualname__, doc=(fn.__doc__ or "").strip(),
+            nature=nature, constants=dict(constants or {}),
+            calibration=(calibration,) if isinstance(calibration, str) else tuple(calibration),
+            single_evidence=single_evidence,
         )
         _validate(spec)
         registry[spec.id] = spec
@@ -246,6 +294,9 @@ def discrepancy(
     controls: Mapping[str, Control],
     provenance: str,
     sizes: Mapping[str, Mapping[str, object]] | None = None,
+    constants: Mapping[str, float] | None = None,
+    calibration: str | Sequence[str] = (),
+    single_evidence: str | None = None,
 ) -> Callable:
     """Declare a claim that exhibits a counterexample to a paper's statement *as written*.
 
@@ -254,4 +305,5 @@ def discrepancy(
     The check passes when the counterexample is exhibited.
     """
     return claim(id, source=source, statement=statement, controls=controls, sizes=sizes,
-                 provenance=provenance, kind="discrepancy", corrected_by=corrected_by)
+                 provenance=provenance, kind="discrepancy", corrected_by=corrected_by,
+                 constants=constants, calibration=calibration, single_evidence=single_evidence)

@@ -6,15 +6,52 @@ claim under ``claims/``, and the scaffold's test asserts it for a freshly genera
 """
 from __future__ import annotations
 
-from typing import Mapping
+import re
+from typing import Iterator, Mapping
 
 from .claim import ID_PATTERN, PROVENANCE, ClaimSpec, Control
 from .papers import Paper
 
-__all__ = ["MIN_DOCSTRING", "claim_problems", "paper_problems"]
+__all__ = ["MIN_DOCSTRING", "STRUCTURAL_NUMERALS", "claim_problems", "paper_problems",
+           "numerals", "unexplained_numerals"]
 
 #: a claim's docstring states the math and the pass criterion: at least this many characters
 MIN_DOCSTRING = 200
+
+
+#: numerals any description may use: structure, not measurement ("1/2", "x^2", "lambda = 0")
+STRUCTURAL_NUMERALS = frozenset({0.0, 1.0, 2.0})
+#: a numeral: not part of a name (x_1, l2, W_{i,0}) or an exponent (n^-3), signed, decimal, e-notation
+NUMERAL = re.compile(r"(?<![A-Za-z_\d.{,^])(?<!\^[-+])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![A-Za-z_\d}])")
+
+
+def numerals(text: str) -> set[float]:
+    """The numbers written in ``text`` (see :data:`NUMERAL`), as floats, signs ignored."""
+    return {abs(float(m.group())) for m in NUMERAL.finditer(text)}
+
+
+def _numbers(value) -> Iterator[float]:
+    if isinstance(value, Mapping):
+        for v in value.values():
+            yield from _numbers(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _numbers(v)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield abs(float(value))
+
+
+def unexplained_numerals(spec: ClaimSpec, control: Control) -> list[float]:
+    """Numerals of ``control.description`` that are none of: the claim's sizes (both tiers) and
+    ``constants``, the control's ``constants``, a number of the claim's source or statement or
+    of the conclusions the control breaks, or :data:`STRUCTURAL_NUMERALS`.  Measured values
+    belong in the records, where they cannot go stale."""
+    allowed = set(STRUCTURAL_NUMERALS) | set(_numbers(spec.sizes)) | set(_numbers(spec.constants))
+    allowed |= set(_numbers(control.constants)) | numerals(spec.source) | numerals(spec.statement)
+    for name in control.breaks:
+        allowed |= numerals(name)
+    return sorted(v for v in numerals(control.description)
+                  if not any(abs(v - a) <= 1e-12 * max(1.0, a) for a in allowed))
 
 
 def claim_problems(spec: ClaimSpec, claims: Mapping[str, ClaimSpec],
@@ -22,6 +59,7 @@ def claim_problems(spec: ClaimSpec, claims: Mapping[str, ClaimSpec],
     """Every rule ``spec`` breaks: identity, source and statement, a docstring of at least
     :data:`MIN_DOCSTRING` characters, a registered paper, a provenance, sizes for both tiers,
     controls that are :class:`Control` objects with a kind and the conclusions they break,
+    descriptions whose numerals are sizes or declared constants (:func:`unexplained_numerals`),
     and a discrepancy's corrected claim."""
     found = []
     if not ID_PATTERN.match(spec.id) or spec.paper != spec.id.split(".")[0]:
@@ -45,6 +83,11 @@ def claim_problems(spec: ClaimSpec, claims: Mapping[str, ClaimSpec],
             found.append(f"control {name!r} is not a Control")
             continue
         found += [f"control {name!r}: {p}" for p in control.problems()]
+        extra = unexplained_numerals(spec, control)
+        if extra:
+            found.append(f"control {name!r}: numerals {extra} in its description are neither sizes "
+                         "nor declared constants (Control(constants=...) / @claim(constants=...)); "
+                         "a measured value goes to the records or calibration=")
     if spec.kind == "discrepancy" and spec.corrected_by not in claims:
         found.append(f"corrected_by {spec.corrected_by!r} is not a registered claim")
     return found

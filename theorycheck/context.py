@@ -18,19 +18,19 @@ the sizes of the current tier, and records what the claim measured and decided:
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 from typing import Any
 
 import numpy as np
 
 from .cache import SharedRun, SharedRunCache
-from .checks import CHECKS, Decision, jsonable
+from . import checks
+from .checks import CHECKS, Decision, digest, jsonable
 from .claim import ClaimSpec
 from .errors import (CannotDiscriminate, ClaimFailure, ControlMisfire, DeclarationError,
                      HypothesesNotMet, InvalidInputError, NoDecisionError, UnknownNameError)
 from .runtime import OnRuntime, Runtime, derive_seed
-from .tolerance import roundoff
+from .tolerance import roundoff, tolerance
 
 MAX_CURVE_POINTS = 400
 PLOT_STYLES = ("measured", "theory", "bound", "reference")
@@ -38,29 +38,70 @@ ROLES = ("precondition", "conclusion")
 
 
 class _CheckRecorder:
-    """``tc.conclusion.close(...)`` etc.: each call runs the check, records its decision
-    with this recorder's role and returns whether it held."""
+    """``tc.conclusion.close(...)`` etc.: each call runs the check of :mod:`theorycheck.checks`
+    of the same name, records its decision with this recorder's role and returns whether it
+    held.  The decision also records digests of what it read (``detail["reads"]``: the data
+    compared, and an array reference when the check has one), from which the report tells a
+    control that computed something of its own from one that re-judged its claim's numbers
+    (:mod:`theorycheck.evidence`)."""
 
     def __init__(self, sink: list[Decision], role: str, dtype: str = "float64"):
         self._sink = sink
         self._role = role
         self._dtype = dtype
 
+    def _run(self, fn, data: tuple, reference: Any, args: tuple, kwargs: dict) -> bool:
+        if "dtype" in inspect.signature(fn).parameters:
+            kwargs.setdefault("dtype", self._dtype)
+        decision = fn(*args, **kwargs)
+        reads = {"data": digest(data)}
+        if reference is not None:
+            reads["reference"] = digest(reference)
+            reads["reference_size"] = int(np.size(jsonable(reference)))
+        decision = dataclasses.replace(decision, role=self._role,
+                                       detail={**decision.detail, "reads": reads})
+        self._sink.append(decision)
+        return decision.passed
+
+    def close(self, name: str, measured, expected, **kwargs) -> bool:
+        """:func:`theorycheck.checks.close`, recorded."""
+        return self._run(checks.close, (measured,), expected, (name, measured, expected), kwargs)
+
+    def at_most(self, name: str, measured, bound, **kwargs) -> bool:
+        """:func:`theorycheck.checks.at_most`, recorded."""
+        return self._run(checks.at_most, (measured,), bound, (name, measured, bound), kwargs)
+
+    def at_least(self, name: str, measured, bound, **kwargs) -> bool:
+        """:func:`theorycheck.checks.at_least`, recorded."""
+        return self._run(checks.at_least, (measured,), bound, (name, measured, bound), kwargs)
+
+    def holds(self, name: str, condition, **kwargs) -> bool:
+        """:func:`theorycheck.checks.holds`, recorded."""
+        return self._run(checks.holds, (condition,), None, (name, condition), kwargs)
+
+    def slope(self, name: str, x, y, **kwargs) -> bool:
+        """:func:`theorycheck.checks.slope`, recorded."""
+        return self._run(checks.slope, (x, y), None, (name, x, y), kwargs)
+
+    def binomial(self, name: str, successes, **kwargs) -> bool:
+        """:func:`theorycheck.checks.binomial`, recorded."""
+        return self._run(checks.binomial, (successes,), None, (name, successes), kwargs)
+
+    def wald(self, name: str, samples, **kwargs) -> bool:
+        """:func:`theorycheck.checks.wald`, recorded."""
+        return self._run(checks.wald, (samples,), None, (name, samples), kwargs)
+
+    def chi_square(self, name: str, counts, probabilities, **kwargs) -> bool:
+        """:func:`theorycheck.checks.chi_square`, recorded."""
+        return self._run(checks.chi_square, (counts,), probabilities, (name, counts, probabilities),
+                         kwargs)
+
+    def monotone(self, name: str, series, **kwargs) -> bool:
+        """:func:`theorycheck.checks.monotone`, recorded."""
+        return self._run(checks.monotone, (series,), None, (name, series), kwargs)
+
     def __getattr__(self, name: str):
-        if name not in CHECKS:
-            raise AttributeError(f"no check named {name!r}; available: {', '.join(CHECKS)}")
-        fn = CHECKS[name]
-        takes_dtype = "dtype" in inspect.signature(fn).parameters
-
-        @functools.wraps(fn)
-        def run_and_record(*args, **kwargs) -> bool:
-            if takes_dtype:
-                kwargs.setdefault("dtype", self._dtype)
-            decision = dataclasses.replace(fn(*args, **kwargs), role=self._role)
-            self._sink.append(decision)
-            return decision.passed
-
-        return run_and_record
+        raise AttributeError(f"no check named {name!r}; available: {', '.join(CHECKS)}")
 
     def __dir__(self):
         return list(CHECKS)
@@ -117,6 +158,11 @@ class ClaimContext(OnRuntime):
     def roundoff(self, factor: float = 1.0) -> float:
         """``factor`` times the unit round-off of the run's dtype (see :mod:`theorycheck.tolerance`)."""
         return roundoff(self.runtime.dtype, factor)
+
+    def tol(self, kind: str) -> float:
+        """The run dtype's tolerance of a comparison of ``kind`` (``"exact"``,
+        ``"accumulated"``, ``"conditioned"``, ``"iterative"``: `theorycheck.tolerance.TOLERANCES`)."""
+        return tolerance(self.runtime.dtype, kind)
 
     @property
     def sizes(self) -> dict:

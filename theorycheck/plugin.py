@@ -49,6 +49,7 @@ from . import __version__
 from .claim import CLAIM_VARIANT, registry
 from .cache import SharedRunCache, cache_from_options
 from .context import ClaimContext
+from .evidence import classify_controls
 from .errors import ClaimFailure, HypothesesNotMet, UsageError, error_kind
 from .papers import papers
 from .runtime import Runtime, default_options_from_env, parse_count
@@ -355,7 +356,9 @@ def compare_with_baseline(results: dict, path: Path) -> list[str]:
 def annotate_run(results: dict, *, commit: str | None, partial: str | None) -> list[str]:
     """Add the run-level fields the report shows -- ``commit``, ``partial`` (and its reason),
     an empty ``seed_sweep`` and ``baseline_diff``, per claim ``wall_s`` (the claim's case and
-    its controls), per decision ``warnings`` -- and warn on every ``dynamics`` or
+    its controls), per decision ``warnings``, each control's evidence class and each claim's
+    count of independent controls (:mod:`theorycheck.evidence`; a claim with none and no declared
+    ``single_evidence`` reason is listed) -- and warn on every ``dynamics`` or
     ``hypothesis`` control whose numbers all equal its claim's (it computes its own run, so
     equal numbers mean it did not perturb what the checks see).  Returns the terminal lines
     of every decision carrying a warning (its check's, see :mod:`theorycheck.checks`) and of
@@ -372,6 +375,11 @@ def annotate_run(results: dict, *, commit: str | None, partial: str | None) -> l
                     where = "" if case is claim else f" [control {case['name']}]"
                     undiscriminating.append(f"{claim['id']}{where}: {decision['name']!r} cannot "
                                       f"discriminate: {decision['warnings'][0]}")
+        if classify_controls(claim) == 0 and not claim.get("single_evidence"):
+            undiscriminating.append(
+                f"{claim['id']}: no independent control (every control re-judges the claim's own "
+                "numbers): add one that recomputes under perturbed data, reference or dynamics, "
+                "or declare why not (@claim(single_evidence=...))")
         for control in claim["controls"]:
             if control["kind"] in ("dynamics", "hypothesis") and _same_numbers(claim, control):
                 text = (f"{claim['id']} [control {control['name']}]: every measured value equals "

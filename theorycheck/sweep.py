@@ -2,18 +2,21 @@
 with the rate its own statistical tests predict.
 
 A claim whose decisions are deterministic comparisons should pass at every seed (predicted
-rate 1).  A claim decided by exact binomial tests (:func:`theorycheck.checks.binomial`) at
-level ``alpha`` rejects a true statement with probability at most ``alpha`` per test: at the
-boundary ``P[success] = p`` exactly the test rejects with probability ``size = P[Bin(K, p) <=
-c]`` (recorded as ``reject_prob_at_p``), so the predicted pass rate of the claim is
-``prod (1 - size)`` over its binomial decisions (a lower bound when the tests are
-independent and the true success rates are at least the stated ``p``), averaged over seeds.
+rate 1).  A claim decided by statistical tests (:data:`theorycheck.checks.STATISTICAL`:
+exact binomial, Wald, chi-square) at level ``alpha`` rejects a true statement with
+probability at most ``alpha`` per test: a binomial test at the boundary ``P[success] = p``
+exactly rejects with probability ``size = P[Bin(K, p) <= c]``, a Wald or chi-square test with
+``alpha`` (recorded as ``reject_prob_at_null``), so the predicted pass rate of the claim is
+``prod (1 - size)`` over its statistical decisions (a lower bound when the tests are
+independent and the statement holds), averaged over seeds.  Only failures of statistical
+decisions are explained by that rate: a seed at which a deterministic decision failed makes
+the claim flaky whatever its tests predict (``deterministic_failures`` counts them).
 
 :func:`aggregate` turns the results of N runs into ``seed_sweep`` entries::
 
     {"id", "control" (None for the claim itself), "kind": "claim" | "control", "runs",
      "passes", "predicted_pass_rate", "failure_rate", "outcomes": {outcome: count},
-     "p_value", "flaky"}
+     "p_value", "deterministic_failures", "flaky"}
 
 ``runs`` counts the seeds at which the case ran (not skipped / not run).  For a claim,
 ``passes`` counts outcome ``passed``; it is **flaky** when its failures are more than the
@@ -35,6 +38,7 @@ from pathlib import Path
 
 from scipy import stats
 
+from .checks import STATISTICAL
 from .errors import UsageError
 
 __all__ = ["parse_seeds", "predicted_pass_rate", "aggregate", "run_seeds", "load_runs",
@@ -60,10 +64,12 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def _size_at_p(decision: dict) -> float:
-    """The probability that a binomial decision rejects at ``P[success] = p`` exactly."""
+    """The probability that a statistical decision rejects a true statement at its boundary
+    (``P[success] = p`` exactly for a binomial test; ``alpha`` for Wald and chi-square)."""
     detail = decision.get("detail") or {}
-    if "reject_prob_at_p" in detail:
-        return float(detail["reject_prob_at_p"])
+    for key in ("reject_prob_at_null", "reject_prob_at_p"):
+        if key in detail:
+            return float(detail[key])
     from .checks import binomial_size
 
     return binomial_size(int(detail["trials"]), float(decision["reference"]),
@@ -71,12 +77,20 @@ def _size_at_p(decision: dict) -> float:
 
 
 def predicted_pass_rate(case: dict) -> float:
-    """The pass rate a case's binomial tests predict (1.0 without statistical tests)."""
+    """The pass rate a case's statistical tests predict (binomial, Wald, chi-square: each
+    passes a true statement with probability 1 - its size; 1.0 without statistical tests)."""
     rate = 1.0
     for decision in case.get("decisions") or []:
-        if decision.get("kind") == "binomial":
+        if decision.get("kind") in STATISTICAL:
             rate *= 1.0 - _size_at_p(decision)
     return rate
+
+
+def deterministic_failure(case: dict) -> bool:
+    """Whether a failed case failed a decision that is no statistical test: such a failure is
+    not explained by any stated rate (the claim is flaky, whatever its tests predict)."""
+    return any(not d.get("passed", True) and d.get("kind") not in STATISTICAL
+               for d in case.get("decisions") or [])
 
 
 def _claim_entry(cid: str, cases: list[dict]) -> dict:
@@ -84,9 +98,10 @@ def _claim_entry(cid: str, cases: list[dict]) -> dict:
     passes = sum(c["outcome"] == "passed" for c in ran)
     predicted = (sum(predicted_pass_rate(c) for c in ran) / len(ran)) if ran else 1.0
     failures = len(ran) - passes
+    deterministic = sum(c["outcome"] != "passed" and deterministic_failure(c) for c in ran)
     if not ran or failures == 0:
         p_value = 1.0
-    elif predicted >= 1.0:
+    elif predicted >= 1.0 or deterministic:
         p_value = 0.0
     else:
         p_value = float(stats.binomtest(failures, len(ran), 1.0 - predicted,
@@ -95,7 +110,7 @@ def _claim_entry(cid: str, cases: list[dict]) -> dict:
             "predicted_pass_rate": round(predicted, 6),
             "failure_rate": round(failures / len(ran), 6) if ran else 0.0,
             "outcomes": dict(Counter(c["outcome"] for c in cases)), "p_value": p_value,
-            "flaky": p_value < FLAKY_ALPHA}
+            "deterministic_failures": deterministic, "flaky": p_value < FLAKY_ALPHA}
 
 
 def _control_entry(cid: str, name: str, cases: list[dict]) -> dict:

@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import InvalidInputError, UsageError
 
-__all__ = ["UNIT_ROUNDOFF", "unit_roundoff", "roundoff"]
+__all__ = ["UNIT_ROUNDOFF", "TOLERANCES", "unit_roundoff", "roundoff", "tolerance"]
 
 #: unit round-off ``u = 2^-p`` per dtype name (p = significand bits including the hidden one)
 UNIT_ROUNDOFF = {
@@ -53,3 +53,27 @@ def roundoff(dtype: Any, factor: float = 1.0) -> float:
     if not factor > 0:
         raise InvalidInputError(f"roundoff factor must be positive, got {factor!r}")
     return float(factor) * unit_roundoff(dtype)
+
+
+#: named tolerances, in units of the dtype's round-off u (the neural-tangents ``test_utils``
+#: pattern: one table, no literals in the tests).  float64 values in brackets.
+TOLERANCES = {
+    # an identity evaluated in a few dozen operations [7.1e-15]
+    "exact": 2.0**6,
+    # sums and products over thousands of terms, autograd against a closed form [1.1e-13]
+    "accumulated": 2.0**10,
+    # a linear solve, an eigenproblem or a projection: round-off times a moderate condition
+    # number [1.8e-12]
+    "conditioned": 2.0**14,
+    # the end of an iterative algorithm run to round-off (Lanczos, L-BFGS, majorize-minimize,
+    # a long trajectory) [1.2e-10]
+    "iterative": 2.0**20,
+}
+
+
+def tolerance(dtype: Any, kind: str) -> float:
+    """The tolerance ``TOLERANCES[kind] * u(dtype)`` of a comparison of that kind; an
+    :class:`UsageError` naming the kinds for an unknown one."""
+    if kind not in TOLERANCES:
+        raise UsageError(f"unknown tolerance kind {kind!r}; known: {', '.join(TOLERANCES)}")
+    return roundoff(dtype, TOLERANCES[kind])

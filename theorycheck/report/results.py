@@ -34,7 +34,7 @@ from pathlib import Path
 from ..errors import InvalidInputError
 
 #: bumped whenever a field is added, removed or changes meaning
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 CLAIM_OUTCOMES = ("passed", "failed", "hypotheses_not_met", "error", "skipped", "not_run")
 CONTROL_OUTCOMES = ("failed_as_expected", "passed_unexpectedly", "misfired", "error", "skipped",
                     "not_run")
@@ -76,7 +76,8 @@ def _claim_entry(spec: dict, cases: dict[str, dict]) -> dict:
     own = cases.get("claim")
     entry = {key: spec.get(key) for key in ("id", "paper", "source", "kind", "statement",
                                             "corrected_by", "provenance", "doc", "module",
-                                            "function")}
+                                            "function", "nature", "constants", "calibration",
+                                            "single_evidence")}
     entry.update(_case_fields(own), plots=own["plots"] if own else [],
                  controls=[_control_entry(name, control, cases.get(f"control-{name}"))
                            for name, control in spec["controls"].items()])

@@ -152,13 +152,30 @@ def _fit(d: dict) -> str:
             f"slope {short(d['measured'])}, R^2 = {short(fit.get('r2'))}")
 
 
+def _power_text(detail: dict) -> str:
+    """The test's power at the framework's alternative, and the claim's reason when it is low."""
+    if "power" not in detail:
+        return ""
+    text = f"; power {short(detail['power'])} at the alternative"
+    if detail.get("low_power_reason"):
+        text += f" (below 0.8: {detail['low_power_reason']})"
+    return text
+
+
 def _binomial_worst(d: dict) -> str:
     detail = d.get("detail", {})
     power = detail.get("power_80_at")
     power_text = ("too few trials: the test cannot reject" if power is None
                   else f"80% power at p1 = {short(power)}")
     return (f"{detail.get('successes')} of {detail.get('trials')} trials; p-value "
-            f"{short(detail.get('p_value'))}; {power_text}")
+            f"{short(detail.get('p_value'))}; {power_text}{_power_text(detail)}")
+
+
+def _test_worst(d: dict) -> str:
+    detail = d.get("detail", {})
+    size = detail.get("samples", detail.get("n"))
+    return (f"n = {size}; p-value {short(detail.get('p_value'))}; false-rejection rate "
+            f"{short(detail.get('reject_prob_at_null'))}{_power_text(detail)}")
 
 
 def _monotone_worst(d: dict) -> str:
@@ -180,7 +197,7 @@ def _holds_worst(d: dict) -> str:
 
 WORST = {"at_most": _bound_worst, "at_least": _bound_worst, "close": _close_worst,
          "slope": _slope_worst, "binomial": _binomial_worst, "monotone": _monotone_worst,
-         "holds": _holds_worst}
+         "holds": _holds_worst, "wald": _test_worst, "chi_square": _test_worst}
 
 
 def tolerance_text(d: dict) -> str:
@@ -209,7 +226,8 @@ def control_view(k: dict) -> dict:
             "failed_preconditions": list(k.get("failed_preconditions", [])),
             "decisions": [decision_view(d) for d in k.get("decisions", [])],
             "message": k.get("message") if k["outcome"] != "failed_as_expected" else None,
-            "duration_s": k.get("duration_s", 0.0)}
+            "duration_s": k.get("duration_s", 0.0),
+            "evidence": k.get("evidence") or "", "evidence_reason": k.get("evidence_reason") or ""}
 
 
 def rerun_command(c: dict, results: dict) -> str:
@@ -225,13 +243,38 @@ def counterexample(d: dict) -> list[dict]:
     return [decision_view(x) for x in d.get("decisions", []) if x.get("role") == "conclusion"]
 
 
+def claim_mark(c: dict) -> str:
+    """The verdict as a reader should read it: a discrepancy that passed exhibits its
+    counterexample, so the paper's statement as written is REFUTED."""
+    if c["kind"] == "discrepancy" and c["outcome"] == "passed":
+        return "REFUTED"
+    return VERDICT_MARK[c["outcome"]]
+
+
+def evidence_text(c: dict) -> str:
+    """How many controls recompute something of their own (`theorycheck.evidence`), or the
+    claim's declared reason for having none."""
+    count = c.get("independent_controls")
+    if count is None:
+        return ""
+    text = f"{count} of {len(c['controls'])} controls independent"
+    if count == 0 and c.get("single_evidence"):
+        text += f" (declared: {c['single_evidence']})"
+    elif count == 0:
+        text += " (none recomputes: only discrimination checks)"
+    return text
+
+
 def claim_view(c: dict, results: dict) -> dict:
     controls = [control_view(k) for k in c["controls"]]
     refutes = [x for x in results["claims"]
                if x["kind"] == "discrepancy" and x.get("corrected_by") == c["id"]]
     return {"id": c["id"], "paper": c["paper"], "source": c["source"], "kind": c["kind"],
             "statement": c["statement"], "provenance": c["provenance"],
-            "outcome": c["outcome"], "mark": VERDICT_MARK[c["outcome"]],
+            "outcome": c["outcome"], "mark": claim_mark(c),
+            "nature": c.get("nature") or "theorem",
+            "calibration": list(c.get("calibration") or []),
+            "evidence": evidence_text(c),
             "bad": c["outcome"] in BAD_OUTCOMES or any(k["bad"] for k in controls),
             "doc": inspect.cleandoc(c.get("doc") or ""), "corrected_by": c.get("corrected_by"),
             "message": c.get("message") if c["outcome"] != "passed" else None,
@@ -240,7 +283,7 @@ def claim_view(c: dict, results: dict) -> dict:
             "measurements": [(k, short(v)) for k, v in c["measurements"].items()],
             "images": list(c.get("images", [])), "controls": controls,
             "refutes": [{"id": x["id"], "source": x["source"], "statement": x["statement"],
-                         "outcome": x["outcome"], "mark": VERDICT_MARK[x["outcome"]],
+                         "outcome": x["outcome"], "mark": claim_mark(x),
                          "numbers": counterexample(x)} for x in refutes],
             "counterexample": counterexample(c) if c["kind"] == "discrepancy" else [],
             "rerun": rerun_command(c, results),
