@@ -15,6 +15,8 @@ import torch
 
 from theorycheck.errors import DeclarationError
 
+__all__ = ["MEMORY_BUDGET", "chunk_slices", "map_chunks"]
+
 MEMORY_BUDGET = 2 * 2**30
 """Default bytes of temporaries per chunk (2 GiB)."""
 

@@ -271,11 +271,11 @@ class RunContext(OnRuntime):
     cache: "SharedRunCache" = field(repr=False)
 
     def seed(self, *stream: object) -> int:
-        """The seed of a named stream: a hash of (base seed, scope, *stream)."""
+        """The seed of a named stream: a hash of (base seed, scope, ``*stream``)."""
         return derive_seed(self.runtime.seed, self.scope, *stream)
 
     def rng(self, *stream: object) -> np.random.Generator:
-        """A numpy Generator seeded by (base seed, scope, *stream)."""
+        """A numpy Generator seeded by (base seed, scope, ``*stream``)."""
         return generator(self.runtime.seed, self.scope, *stream)
 
 

@@ -62,7 +62,6 @@ __all__ = [
     "binomial_size",
     "monotone",
     "CHECKS",
-    "digest",
 ]
 
 

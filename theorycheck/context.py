@@ -32,6 +32,8 @@ from .errors import (CannotDiscriminate, ClaimFailure, ControlMisfire, Declarati
 from .runtime import OnRuntime, Runtime, derive_seed
 from .tolerance import roundoff, tolerance
 
+__all__ = ["ClaimContext", "ROLES", "PLOT_STYLES", "MAX_CURVE_POINTS"]
+
 MAX_CURVE_POINTS = 400
 PLOT_STYLES = ("measured", "theory", "bound", "reference")
 ROLES = ("precondition", "conclusion")
@@ -171,7 +173,7 @@ class ClaimContext(OnRuntime):
 
     # -- randomness --------------------------------------------------------------------------
     def seed(self, *stream: object) -> int:
-        """The seed of a named stream: a hash of (base seed, claim id, *stream).  Every stream
+        """The seed of a named stream: a hash of (base seed, claim id, ``*stream``).  Every stream
         asked for is listed in results.json (``seeds``) so that the case can be rerun."""
         value = derive_seed(self.runtime.seed, self.spec.id, *stream)
         self.seeds["/".join(map(str, stream))] = value

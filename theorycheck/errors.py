@@ -2,25 +2,25 @@
 
 The report sorts what went wrong by kind (``TheoryCheckError.kind``):
 
-==============  ================================================================================
-kind            meaning
-==============  ================================================================================
-``failure``     a claim's conclusion did not hold (:class:`ClaimFailure`), or its hypotheses were
-                not met on the instance (:class:`HypothesesNotMet`)
-``declaration`` a claim, control, paper or model was declared wrongly (:class:`DeclarationError`)
-``usage``       an unknown tier, device, dtype, option value or a malformed file
-                (:class:`UsageError`)
-``input``       a library function got an array or value of the wrong shape, type or range
-                (:class:`InvalidInputError`), or a name it does not know (:class:`UnknownNameError`)
-``reference``   a reference quantity could not be computed to its certificate: an infeasible
-                program, an inaccurate solve (:class:`ReferenceComputationError`)
-``numerics``    an iterate became NaN or infinite (:class:`NonFiniteIterateError`), or, under
-                ``--tc-strict``, a check cannot discriminate: a decision carries warnings (a
-                bound below the dtype's resolution, a fit window into the round-off floor)
-                (:class:`CannotDiscriminate`)
-``control``     a negative control failed, but not for the reason it declares
-                (:class:`ControlMisfire`)
-==============  ================================================================================
+================  ================================================================================
+kind              meaning
+================  ================================================================================
+``failure``       a claim's conclusion did not hold (:class:`ClaimFailure`), or its hypotheses were
+                  not met on the instance (:class:`HypothesesNotMet`)
+``declaration``   a claim, control, paper or model was declared wrongly (:class:`DeclarationError`)
+``usage``         an unknown tier, device, dtype, option value or a malformed file
+                  (:class:`UsageError`)
+``input``         a library function got an array or value of the wrong shape, type or range
+                  (:class:`InvalidInputError`), or a name it does not know (:class:`UnknownNameError`)
+``reference``     a reference quantity could not be computed to its certificate: an infeasible
+                  program, an inaccurate solve (:class:`ReferenceComputationError`)
+``numerics``      an iterate became NaN or infinite (:class:`NonFiniteIterateError`), or, under
+                  ``--tc-strict``, a check cannot discriminate: a decision carries warnings (a
+                  bound below the dtype's resolution, a fit window into the round-off floor)
+                  (:class:`CannotDiscriminate`)
+``control``       a negative control failed, but not for the reason it declares
+                  (:class:`ControlMisfire`)
+================  ================================================================================
 
 Anything else a claim raises is a plain error of the code under test and is reported as such.
 """

@@ -18,6 +18,10 @@ import numpy as np
 
 from .errors import UsageError
 
+__all__ = ["Runtime", "RuntimeConfigError", "OnRuntime", "TIERS", "DEVICES", "DTYPES",
+           "resolve_device", "keep_freed_memory", "derive_seed", "generator",
+           "default_options_from_env", "parse_count"]
+
 TIERS = ("quick", "full")
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = ("float64", "float32")

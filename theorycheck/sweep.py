@@ -167,6 +167,7 @@ def run_seeds(seeds: list[int], pytest_args: list[str], out: Path, jobs: int = 1
 
 
 def load_runs(paths: dict[int, Path]) -> list[dict]:
+    """The results documents of a sweep's runs (seed -> results.json path), by seed."""
     return [json.loads(path.read_text()) for _, path in sorted(paths.items())]
 
 

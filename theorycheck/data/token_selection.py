@@ -32,6 +32,11 @@ import torch
 
 from theorycheck.models import token_selection as _model
 
+__all__ = ["AssumptionReport", "TokenSelectionData", "TokenSelectionInstance",
+           "TokenSelectionTensors", "concatenate", "constraint_radii", "max_cross_inner_product",
+           "non_optimal_spread", "opt_is_argmax", "orthogonality_ratio", "score_gaps", "token_gram",
+           "token_scores", "trial_generators"]
+
 Seeds = int | np.random.Generator | Iterable[int]
 
 

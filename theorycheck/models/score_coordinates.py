@@ -25,6 +25,10 @@ from scipy.special import logsumexp
 from ..data.token_selection import token_gram
 from .token_selection import score_deviations, span_kernel
 
+__all__ = ["log_softmax", "margins", "log_loss", "weights_and_deviations", "gradient_coordinates",
+           "token_map_grams", "quadratic_form", "gradient_norms_over_loss", "uphill_points",
+           "segment_log_ratios", "sample_hessians_over_loss", "hessian_norm_over_loss"]
+
 
 def log_softmax(z: np.ndarray) -> np.ndarray:
     """log s = z - logsumexp(z) over the tokens."""

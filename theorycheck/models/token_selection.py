@@ -300,8 +300,10 @@ def log_excess_loss(X, y, u, W, opt):
     r"""log(L - L_*) with L_* = (1/n) sum_i exp(-gamma_{i,opt_i}), shape (K,).
 
     L_* is the infimum of L over W when opt_i = argmax_t gamma_{i,t} (all
-    attention on the optimal tokens).  Per sample,
+    attention on the optimal tokens).  Per sample::
+
         exp(-gbar_i) - exp(-gamma_{i,o}) = exp(-gamma_{i,o}) expm1(delta_{i,o}),
+
     delta_{i,o} = gamma_{i,o} - gbar_i >= 0 taken from `score_deviations`, and the
     samples are combined by a signed logsumexp, so values far below the float
     range (log(L - L_*) ~ -1e3) are returned accurately.  -inf if L = L_*
@@ -360,9 +362,10 @@ def scaled_grad_W(X, y, u, W):
 
 
 def scaled_grad_u(X, y, u, W):
-    r"""Gradient of L in u as (M, G) with grad_u L = exp(M) * G.
+    r"""Gradient of L in u as (M, G) with grad_u L = exp(M) * G::
 
         grad_u L = -(1/n) sum_i exp(-gbar_i) y_i X_i^T s_i,
+
     scaled by M = max_i(-gbar_i).  M: (K,), G: (K,d).
     """
     _, a, gbar = forward(X, y, u, W)

@@ -44,10 +44,12 @@ def _render(template: str, results: dict, *, autoescape: bool) -> str:
 
 
 def render_html(results: dict) -> str:
+    """The report page (report.html) of a results document, self-contained (no network)."""
     return _render("report.html.j2", results, autoescape=True)
 
 
 def render_markdown(results: dict) -> str:
+    """The markdown report (report.md): the html report's content in the same order."""
     return _render("report.md.j2", results, autoescape=False)
 
 

@@ -33,6 +33,9 @@ from collections import Counter
 from pathlib import Path
 from ..errors import InvalidInputError
 
+__all__ = ["all_good", "assemble_results", "load_results", "summarize", "validate_results",
+           "summary_counts", "SCHEMA_VERSION"]
+
 #: bumped whenever a field is added, removed or changes meaning
 SCHEMA_VERSION = 3
 CLAIM_OUTCOMES = ("passed", "failed", "hypotheses_not_met", "error", "skipped", "not_run")
@@ -103,6 +106,7 @@ def assemble_results(*, runtime, started: str, version: str, wall_time_s: float,
 
 
 def summary_counts(results: dict) -> dict:
+    """The run's counts: claims and controls by outcome, discrepancies."""
     claims = Counter(c["outcome"] for c in results["claims"])
     controls = Counter(k["outcome"] for c in results["claims"] for k in c["controls"])
     return {"claims": len(results["claims"]),
@@ -120,6 +124,7 @@ def all_good(results: dict) -> bool:
 
 
 def summarize(results: dict) -> str:
+    """The run's one-line summary: tier, device, claims and controls by outcome."""
     s = results["summary"]
     claims = ", ".join(f"{v} {k}" for k, v in s["claim_outcomes"].items() if v)
     controls = ", ".join(f"{v} {k}" for k, v in s["control_outcomes"].items() if v)

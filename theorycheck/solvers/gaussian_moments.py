@@ -10,7 +10,7 @@ Softmax averages over Gaussian keys.  For a query direction u (u = K x_i for att
 x_j^T K x_i) and keys x_j iid N(0, Sigma), the weights s_j = e^{u^T x_j} / sum_l e^{u^T x_l} and
 the average a = sum_j s_j x_j.  With q = u^T Sigma u, exponential tilting gives
 E e^{c u^T x} = e^{c^2 q/2} and, under the tilt e^{2 u^T x}, x ~ N(2 Sigma u, Sigma).  As
-n -> infinity (a self-normalized importance-sampling average, delta method):
+n -> infinity (a self-normalized importance-sampling average, delta method)::
 
     n^2 E[s_j^2]           -> E[e^{2u^T x}] / (E e^{u^T x})^2 = e^{q},
     n E||a - Sigma u||^2   -> E[||x - Sigma u||^2 e^{2u^T x}] / (E e^{u^T x})^2

@@ -39,6 +39,10 @@ import numpy as np
 
 from theorycheck.errors import InfeasibleProgramError, InvalidInputError, SolverAccuracyError
 
+__all__ = ["MarginCertificate", "MarginSolution", "certify", "clear_cache", "combine_constraints",
+           "constraint_values", "gram_kernel", "hull_distance", "solve_margin_program",
+           "stationarity_multipliers"]
+
 CERTIFICATE_TOL = 1e-6
 """Tolerance of every certificate entry: ``min_k <F_k, W> >= 1 - tol`` and relative residuals <= tol."""
 

@@ -3,7 +3,7 @@ two-layer networks and gradient descent on kernel regression in closed form.
 
 Infinite-width limits for first-layer weights ``w ~ N(0, sigma^2 I)`` and second-layer
 signs with ``E[a_{l1} a_{l2}] = delta_{l1 l2}`` (the networks of
-`theorycheck.models.two_layer`), with ``g = <x, x'>``:
+`theorycheck.models.two_layer`), with ``g = <x, x'>``::
 
     softmax  K(x, x') = g exp(sigma^2 g)
              (``alpha(x)/m -> exp(sigma^2 |x|^2 / 2)``, so ``m S_r(x) -> exp(w_r^T x - sigma^2 |x|^2/2)``,

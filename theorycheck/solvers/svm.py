@@ -26,6 +26,9 @@ import numpy as np
 from theorycheck.solvers.margin import MarginCertificate, MarginSolution, solve_margin_program
 from theorycheck.errors import InvalidInputError
 
+__all__ = ["USVMSolution", "solve_usvm", "solve_usvm_batch", "solve_wsvm", "solve_wsvm_batch",
+           "wsvm_constraint_factors", "wsvm_orthonormal_closed_form"]
+
 
 def _where(name: str, trial: int | None) -> str:
     return f"data set {name!r}" + ("" if trial is None else f" trial {trial}")
