@@ -1,11 +1,13 @@
 r"""vdt24's figure set-up: the methods of Figures 2, 5 and 3, their batched runs, and the figure
 claims' checks (the orderings as `theorycheck.comparison.check_ahead` calls), records and plots.
 
-All methods of one figure, and the negative controls' own settings (a smaller NGD step,
-momentum with NGD's effective step, other Polyak caps), run as ONE batched trajectory
+All methods of one figure, and the negative controls' own settings (momentum with NGD's
+effective step, joint NGD with a smaller step), run as ONE batched trajectory
 (`theorycheck.comparison.compare_methods`: trial group m follows method m), recorded at
 log-spaced checkpoints and cached as a shared run; a control reads its own run of the batch,
-never the claim's under another label.  The step sizes, caps and momentum are the
+never the claim's under another label; the frozen-step GD runs of the controls (one step per
+seed) are trajectories of their own, added to the comparison (`with_frozen_step_runs`).  The
+step sizes, caps and momentum are the
 reconstruction's (spec section 3): the copy lost every numeric setting of these figures.
 
 Seeds: the first SEEDS = 3 of the 5 trials of the shared vdt24 data sets (`problems`), with
@@ -14,6 +16,7 @@ u_0 = 0, W_0 = 0 (none selected by its outcome).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -32,7 +35,7 @@ from theorycheck.comparison import (
     record_rate,
 )
 from theorycheck.models import TokenSelection
-from theorycheck.optim import Method, frobenius_norm, standard_metrics
+from theorycheck.optim import FirstOrder, Method, frobenius_norm, run_trajectory, standard_metrics
 
 from .problems import condition1_parameters, dm, problem
 
@@ -71,8 +74,13 @@ def plotted_labels(methods, control_only):
     return [m.label for m in methods if m.label not in control_only]
 
 
-SLOW_NGD = "NGD (eta 1e-3)"
-FIXED_DECODER_CONTROL_ONLY = ("Polyak (cap 1)", SLOW_NGD, "NGD-mom (eta 0.01)")
+FROZEN_NGD = "GD (step frozen at NGD's first)"
+"""A control's run: GD with the per-trial step eta_NGD/||grad L(theta_0)||, the step at which
+NGD's first update equals GD's -- NGD without its normalization after step 0."""
+FROZEN_POLYAK = "GD (step frozen at Polyak's first)"
+"""A control's run: GD with the per-trial step (L(theta_0) - L_*)/||grad L(theta_0)||^2, uncapped
+Polyak's first step -- Polyak without its adaptation after step 0."""
+FIXED_DECODER_CONTROL_ONLY = (FROZEN_NGD, FROZEN_POLYAK, "NGD-mom (eta 0.01)")
 FIXED_DECODER_METHODS = (
     Method("GD", "gd", eta=1.0),
     Method("NGD", "ngd", eta=0.1),
@@ -80,10 +88,34 @@ FIXED_DECODER_METHODS = (
     Method("Polyak", "polyak"),
     Method("Polyak (cap 1e3)", "polyak", eta_max=1e3),
     # the controls' own settings, run in the same batch:
-    Method("Polyak (cap 1)", "polyak", eta_max=1.0),          # GD with eta = 1 from step 0
-    Method(SLOW_NGD, "ngd", eta=1e-3),                        # NGD with a 100x smaller step
     Method("NGD-mom (eta 0.01)", "ngd", eta=0.01, momentum=MOMENTUM),  # NGD's effective step 0.1
 )
+
+
+def gradient_norm(model, params) -> torch.Tensor:
+    """||grad L(theta)|| per trial, one norm over all blocks (K,)."""
+    gradient = model.gradient(params)
+    return torch.sqrt(sum(frobenius_norm(g) ** 2 for g in gradient.values()))
+
+
+def frozen_steps(model, params0, eta_ngd: float) -> dict:
+    """{label: per-trial GD step} of the frozen-step control runs (`FROZEN_NGD`,
+    `FROZEN_POLYAK`), read off theta_0."""
+    g0 = gradient_norm(model, params0)
+    return {FROZEN_NGD: eta_ngd / g0, FROZEN_POLYAK: torch.exp(model.log_excess_loss(params0)) / g0**2}
+
+
+def with_frozen_step_runs(runs, model, params0, eta_ngd, steps, metrics, checkpoints, series):
+    """``runs`` with the frozen-step GD runs of `frozen_steps` added as methods: each its own
+    trajectory of the K trials (one GD step per trial), recorded like the batch."""
+    added = {}
+    for label, eta in frozen_steps(model, params0, eta_ngd).items():
+        traj = run_trajectory(FirstOrder(model, rule="gd", eta=eta.cpu().tolist(), name=label), params0, steps,
+                              metrics, checkpoints=checkpoints)
+        added[label] = series(traj.metrics)
+    reference = {**runs.reference, **{f"{label}: step per seed": eta.cpu().numpy()
+                                      for label, eta in frozen_steps(model, params0, eta_ngd).items()}}
+    return dataclasses.replace(runs, series={**runs.series, **added}, reference=reference)
 
 
 @shared_run
@@ -93,9 +125,11 @@ def fixed_decoder_runs(run, *, family: str, n: int, T: int, d: int, steps: int, 
     prob = run.use(problem, family=family, sizes=dict(n=n, T=T, d=d))
     model, params0 = prob.model.restrict(slice(0, SEEDS)), {"W": prob.W0[:SEEDS]}
     groups = len(FIXED_DECODER_METHODS)
-    metrics = _pick(standard_metrics(model.tiled(groups), refs={"W": _repeat(prob.W_mm[:SEEDS], groups)},
-                                     opt=_repeat(prob.opt[:SEEDS], groups)),
-                    ("W_norm", "W_alignment", "log_excess_loss", "s_opt", "log_one_minus_s_opt"))
+
+    def metrics_for(copies):
+        return _pick(standard_metrics(model.tiled(copies), refs={"W": _repeat(prob.W_mm[:SEEDS], copies)},
+                                      opt=_repeat(prob.opt[:SEEDS], copies)),
+                     ("W_norm", "W_alignment", "log_excess_loss", "s_opt", "log_one_minus_s_opt"))
 
     def series(rec):
         return {"alignment deficit": _log_deficit(rec["W_alignment"]),
@@ -104,15 +138,16 @@ def fixed_decoder_runs(run, *, family: str, n: int, T: int, d: int, steps: int, 
     report = prob.data.assumptions
     reference = {"||W_mm||": prob.W_mm_norm[:SEEDS], "rho_perp": report.details["rho_perp"][:SEEDS],
                  "assumption 2": report.per_trial["assumption2"][:SEEDS]}
-    return compare_methods(model, params0, FIXED_DECODER_METHODS, steps, metrics,
-                           checkpoints=log_checkpoints(steps, [t_early]), series=series,
-                           reference=reference)
+    checkpoints = log_checkpoints(steps, [t_early])
+    runs = compare_methods(model, params0, FIXED_DECODER_METHODS, steps, metrics_for(groups),
+                           checkpoints=checkpoints, series=series, reference=reference)
+    eta_ngd = method_named(FIXED_DECODER_METHODS, "NGD").eta
+    return with_frozen_step_runs(runs, model, params0, eta_ngd, steps, metrics_for(1), checkpoints, series)
 
 
 EQ13_REFERENCE = "Eq. (13), alpha = 2/3"
 PAPER_POLYAK = "Polyak (cap 100)"
-UNBOUND_CAP = "Polyak (cap 1e300)"
-JOINT_CONTROL_ONLY = (SLOW_NGD, "joint NGD (eta 0.01)", "Polyak (cap 10)", UNBOUND_CAP)
+JOINT_CONTROL_ONLY = (FROZEN_NGD, FROZEN_POLYAK, "joint NGD (eta 0.01)")
 JOINT_METHODS = (
     Method("GD", "gd", eta=1.0),
     Method("NGD", "block_ngd", eta=0.1),            # Eq. (13) without the time factor
@@ -120,14 +155,13 @@ JOINT_METHODS = (
     Method("Polyak", "polyak"),
     Method(PAPER_POLYAK, "polyak", eta_max=100.0),  # the spec's reconstruction of the paper's cap
     Method(EQ13_REFERENCE, "block_ngd", eta=1.0, alpha=2.0 / 3.0),  # Theorem 2's method
-    # the controls' own settings, run in the same batch:
-    Method(SLOW_NGD, "block_ngd", eta=1e-3),
-    Method("joint NGD (eta 0.01)", "ngd", eta=0.01),
     Method("Polyak (cap 10)", "polyak", eta_max=10.0),
-    Method(UNBOUND_CAP, "polyak", eta_max=1e300),   # a cap that never binds within the horizon
+    # the controls' own settings, run in the same batch:
+    Method("joint NGD (eta 0.01)", "ngd", eta=0.01),
 )
-CAPS = {"Polyak (cap 10)": 10.0, PAPER_POLYAK: 100.0, UNBOUND_CAP: 1e300, "Polyak": math.inf}
-"""The Polyak runs of Fig. 3 by cap, for the plot of the cap dependence."""
+CAPS = {"Polyak (cap 10)": 10.0, PAPER_POLYAK: 100.0, "Polyak": math.inf}
+"""The Polyak runs of Fig. 3 by cap: the refutation of "Polyak fastest" is checked against each,
+and the plot of the cap dependence draws them."""
 
 
 def _margin_ratio(opt, u_mm):
@@ -149,13 +183,15 @@ def figure3_runs(run, *, steps: int, t_early: int):
     X, y, opt, u_mm, W_mm = (a[:SEEDS] for a in (tensors.X, tensors.y, tensors.opt, u_mm, W_mm))
     groups = len(JOINT_METHODS)
     model = TokenSelection(X, y)
-    tiled = model.tiled(groups)
-    optr = _repeat(opt, groups)
-    metrics = _pick(standard_metrics(tiled, refs={"W": _repeat(W_mm, groups), "u": _repeat(u_mm, groups)},
-                                     opt=optr),
-                    ("W_norm", "u_norm", "log_loss", "W_alignment", "u_alignment", "s_opt",
-                     "log_one_minus_s_opt"))
-    metrics["margin ratio"] = _margin_ratio(optr, _repeat(u_mm, groups))
+
+    def metrics_for(copies):
+        optr = _repeat(opt, copies)
+        metrics = _pick(standard_metrics(model.tiled(copies), refs={"W": _repeat(W_mm, copies),
+                                                                    "u": _repeat(u_mm, copies)}, opt=optr),
+                        ("W_norm", "u_norm", "log_loss", "W_alignment", "u_alignment", "s_opt",
+                         "log_one_minus_s_opt"))
+        metrics["margin ratio"] = _margin_ratio(optr, _repeat(u_mm, copies))
+        return metrics
 
     def series(rec):
         return {"loss": rec["log_loss"], "W alignment deficit": _log_deficit(rec["W_alignment"]),
@@ -164,9 +200,11 @@ def figure3_runs(run, *, steps: int, t_early: int):
 
     params0 = {"u": torch.zeros_like(X[:, 0, 0, :]), "W": torch.zeros_like(W_mm)}
     reference = {"||u_mm||": frobenius_norm(u_mm).cpu().numpy(), "n": data.n, "d": data.d}
-    return compare_methods(model, params0, JOINT_METHODS, steps, metrics,
-                           checkpoints=log_checkpoints(steps, [t_early, steps // 10]), series=series,
-                           reference=reference)
+    checkpoints = log_checkpoints(steps, [t_early, steps // 10])
+    runs = compare_methods(model, params0, JOINT_METHODS, steps, metrics_for(groups),
+                           checkpoints=checkpoints, series=series, reference=reference)
+    eta_ngd = method_named(JOINT_METHODS, "NGD").eta
+    return with_frozen_step_runs(runs, model, params0, eta_ngd, steps, metrics_for(1), checkpoints, series)
 
 
 # ---------------------------------------------------------------- what "faster" means
@@ -269,9 +307,9 @@ def same_name_roles(*names, capped):
 
 
 FIXED_DECODER_ROLES = same_name_roles("GD", "NGD", "NGD-mom", "Polyak", capped="Polyak (cap 1e3)")
-FIXED_DECODER_CONTROL_ROLES = {"slow_ngd": {"NGD": SLOW_NGD},
+FIXED_DECODER_CONTROL_ROLES = {"frozen_ngd_step": {"NGD": FROZEN_NGD},
                                "momentum_same_effective_step": {"NGD-mom": "NGD-mom (eta 0.01)"},
-                               "polyak_cap_1": {"Polyak": "Polyak (cap 1)"}}
+                               "frozen_polyak_step": {"Polyak": FROZEN_POLYAK}}
 FIXED_DECODER_METRICS = ("alignment deficit", "excess loss", "1 - s_opt")
 #: (leader, follower, factor every seed, factor in the geometric mean or None)
 FIXED_DECODER_ORDER = (("Polyak", "NGD", FASTER, None), ("NGD-mom", "NGD", FASTER, None),

@@ -10,8 +10,9 @@ Eq. (13) (per-block normalized GD with a decaying factor), from u_0 = 0, W_0 = 0
 
 with alpha = 2/3; the W step is skipped while grad_W L = 0 (at t = 0, since u_0 = 0).
 
-`joint_runs` runs every variant of `ALL_VARIANTS` (the paper's setting and the negative
-controls' own settings) as one batch along the trial dimension and records the token scores
+`joint_runs` runs every variant of `ALL_VARIANTS` (the paper's setting on `JOINT_INSTANCES`
+DM instances and the negative controls' own settings on `CONTROL_INSTANCES` each) as one batch
+along the trial dimension and records the token scores
 gamma_t and the logits z_t; everything the joint claims measure is a function of them
 (`theorycheck.models.score_coordinates`).  Lemma 13 has its own batch of many fresh instances
 (`invariant_batch`).  Condition 1 is checked at the parameter level (`condition1`); the joint
@@ -19,12 +20,14 @@ claims decide per instance and accept with the binomial test at `JOINT_P` (`acce
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+from scipy import stats
 
 from theorycheck import data as datasets
 from theorycheck import shared_run
@@ -32,20 +35,65 @@ from theorycheck.models import Forward, TokenSelection, score_coordinates
 from theorycheck.optim import BlockNGD, FirstOrder, alignment, frobenius_norm, run_trajectory
 from theorycheck.patterns import per_instance
 from theorycheck.solvers import solve_wsvm_batch
+from theorycheck.tolerance import tolerance
 
-from .problems import DM_SIZES, JOINT_P, TRIALS, condition1_parameters, dm
+from .problems import DM_SIZES, JOINT_P, condition1_parameters, dm
 from .setup import first_step_score_gaps, gaussian_dm
 
-accept = functools.partial(per_instance, p=JOINT_P)
-"""`theorycheck.patterns.per_instance` at `JOINT_P`: record the values per instance and accept
-the per-instance decisions by the binomial test."""
+CONTROL_LOW_POWER = ("a negative control's own run, which must be rejected: a rejection at level "
+                     "0.05 needs no power, and its instances are fewer than the claim's to bound "
+                     "the batch's cost")
+"""The reason a control's binomial decisions carry fewer instances than power 0.8 needs."""
+
+
+def accept(tc, name, values, holds):
+    """`theorycheck.patterns.per_instance` at `JOINT_P`: record the values per instance and
+    accept the per-instance decisions by the exact binomial test (level 0.05; the claim's
+    `JOINT_INSTANCES` give power >= 0.8 at a true rate of JOINT_P - 0.15).  A control's run
+    has `CONTROL_INSTANCES` and says so (`CONTROL_LOW_POWER`)."""
+    low_power = CONTROL_LOW_POWER if tc.control is not None else None
+    return per_instance(tc, name, values, holds, p=JOINT_P, low_power=low_power)
+
+
+JOINT_CALIBRATION = (
+    "JOINT_P = 0.85 chosen on --tc-seed 1-5, where Lemma 13's invariants held on about 93% of "
+    "the fresh instances at d = 16n: first set to 0.9, which seed 4's small-step batch rejected "
+    "(15 of 20) at a rate the other seeds put near 0.93, then lowered to 0.85 -- a threshold "
+    "moved after seeing data, on seeds other than 0",
+    "d >= 16 n (OVERPARAMETERIZATION): the smallest d/n of the grid 4, 8, 16 at which Lemma "
+    "13's success rate exceeded JOINT_P on --tc-seed 1-5 (30 instances per seed and ratio)",
+    "JOINT_INSTANCES = 60 (was 5, then 30 for Lemma 13) set for power >= 0.8; the claims' "
+    "thresholds were not changed with it",
+)
+"""The calibration record shared by the joint claims (`JOINT_P`, Condition 1's d/n)."""
+
+
+def binomial_rejection(n: int, p: float, rate: float) -> float:
+    """P[the exact one-sided binomial test of P >= p at level 0.05 with n trials rejects] when
+    the true success rate is ``rate``."""
+    k = np.arange(n + 1)
+    rejected = k[stats.binom.cdf(k, n, p) < 0.05]
+    return float(stats.binom.cdf(rejected.max(), n, rate)) if rejected.size else 0.0
+
+
+JOINT_INSTANCES = 60
+"""Instances of the paper's setting (Eq. (13), rho = 2, eta = 1) in the joint batch: the exact
+binomial test of P >= `JOINT_P` = 0.85 at level 0.05 over 60 instances rejects at 45 successes
+or fewer, with power 0.84 at a true rate of 0.70 (the framework's alternative); 30 instances
+would give 0.57."""
+
+CONTROL_INSTANCES = 20
+"""Instances of each control variant of the joint batch (rho = 0.5, no time factor, joint NGD)."""
 
 
 JOINT_SIZES = {
-    "quick": dict(DM_SIZES["quick"], steps=1500, checkpoints=[100, 300, 750, 1000, 1500]),
-    "full": dict(DM_SIZES["full"], steps=5000, checkpoints=[100, 300, 1000, 2500, 5000]),
+    "quick": dict(DM_SIZES["quick"], steps=1500, checkpoints=[100, 300, 750, 1000, 1500],
+                  instances=JOINT_INSTANCES, control_instances=CONTROL_INSTANCES),
+    "full": dict(DM_SIZES["full"], steps=5000, checkpoints=[100, 300, 1000, 2500, 5000],
+                 instances=JOINT_INSTANCES, control_instances=CONTROL_INSTANCES),
 }
-"""DM-S / DM-L of the spec; ``checkpoints`` are where Theorems 3 and 4 compare rates."""
+"""DM-S / DM-L of the spec; ``checkpoints`` are where Theorems 3 and 4 compare rates;
+``instances`` DM instances of the paper's setting, ``control_instances`` of each control's."""
 
 
 @dataclass(frozen=True)
@@ -81,18 +129,43 @@ JOINT_NGD = Variant("joint NGD, Eq. (2), eta=0.1", 2.0, 0.1, alpha=0.0, joint_no
 ALL_VARIANTS = (EQ13, SHORT_OPTIMAL_TOKEN, NO_TIME_FACTOR, JOINT_NGD)
 
 
-def _batched_problem(run, variants):
-    """The DM problems of ``variants`` and their X, y, u_mm, W_mm concatenated along the trials."""
-    parts = [run.use(dm, rho=v.rho) for v in variants]
+def instances_of(sizes: dict, variant) -> int:
+    """The number of DM instances of ``variant`` in the joint batch: ``instances`` for the
+    paper's setting `EQ13`, ``control_instances`` for a control's."""
+    return sizes["instances"] if variant == EQ13 else sizes["control_instances"]
+
+
+def first_instances(problem, k: int):
+    """The first ``k`` instances of a `dm` problem (data, tensors, u_mm, W_mm)."""
+    data, tensors, u_mm, W_mm = problem
+    per_trial = {key: v[:k] for key, v in data.assumptions.per_trial.items()}
+    details = {key: v[:k] for key, v in data.assumptions.details.items()}
+    head = dataclasses.replace(data, X=data.X[:k], y=data.y[:k], u=data.u[:k], opt=data.opt[:k],
+                               designated_opt=data.designated_opt[:k],
+                               assumptions=type(data.assumptions).from_flags(per_trial, details))
+    tensors = dataclasses.replace(tensors, **{f.name: getattr(tensors, f.name)[:k]
+                                              for f in dataclasses.fields(tensors)})
+    return head, tensors, u_mm[:k], W_mm[:k]
+
+
+def _batched_problem(run, variants, counts):
+    """The DM problems of ``variants`` (``counts`` instances each: the first instances of one
+    `dm` draw per rho, so variants with the same rho share their instances and references) and
+    their X, y, u_mm, W_mm concatenated along the trials."""
+    largest = {}
+    for v, k in zip(variants, counts):
+        largest[v.rho] = max(largest.get(v.rho, 0), k)
+    problems = {rho: run.use(dm, rho=rho, instances=k) for rho, k in largest.items()}
+    parts = [first_instances(problems[v.rho], k) for v, k in zip(variants, counts)]
     stacked = [torch.cat(column) for column in zip(*[(t.X, t.y, u_mm, W_mm) for _, t, u_mm, W_mm in parts])]
     return parts, *stacked
 
 
-def _schedule_step(model, variants):
-    """One batched step over ``variants`` (K trials each): per trial the rule ("ngd" with one
-    joint norm, or "block_ngd"), eta and alpha of its variant."""
+def _schedule_step(model, variants, counts):
+    """One batched step over ``variants`` (``counts`` trials each): per trial the rule ("ngd"
+    with one joint norm, or "block_ngd"), eta and alpha of its variant."""
     def per_trial(values):
-        return np.repeat(values, TRIALS).tolist()
+        return np.repeat(values, counts).tolist()
     return FirstOrder(model, rule=per_trial(["ngd" if v.joint_normalization else "block_ngd"
                                              for v in variants]),
                       eta=per_trial([v.eta for v in variants]),
@@ -105,15 +178,16 @@ class JointRun:
 
     ``gamma`` token scores y_i u_t^T x_{i,t} and ``z`` logits x_{i,t}^T W_t x_{i,1}, (.., n, 2);
     ``u_norm``, ``W_norm``; ``u_mm_inner`` <u_t, u_mm>, ``W_mm_inner`` <W_t, W_mm>,
-    ``gaussian_inner`` <W_t, G> (G a fixed Gaussian matrix, for a control); ``W_final`` the
-    last iterate (torch, on the run's device).
+    ``other_inner`` <W_t, W_other> (W_other the W-SVM solution for the other, non-designated
+    token, solved anew: a control's reference); ``W_final`` the last iterate (torch, on the
+    run's device).
     """
 
     variant: Variant
     data: datasets.TokenSelectionData
     u_mm: np.ndarray
     W_mm_norm: np.ndarray
-    gaussian_norm: np.ndarray
+    other_norm: np.ndarray
     t: np.ndarray
     gamma: np.ndarray
     z: np.ndarray
@@ -121,7 +195,7 @@ class JointRun:
     W_norm: np.ndarray
     u_mm_inner: np.ndarray
     W_mm_inner: np.ndarray
-    gaussian_inner: np.ndarray
+    other_inner: np.ndarray
     W_final: torch.Tensor
 
     @property
@@ -155,9 +229,10 @@ class JointRun:
         return safe_ratio(self.u_mm_inner, self.u_norm * self.u_mm_norm)
 
     def W_alignment(self, reference: str = "W_mm") -> np.ndarray:
-        """al(W_t, W_mm) -- or with the Gaussian matrix G -- at the snapshot steps."""
-        if reference == "gaussian":
-            return safe_ratio(self.gaussian_inner, self.W_norm * self.gaussian_norm)
+        """al(W_t, W_mm) -- or with W_other, the W-SVM solution for the other token
+        (``reference="other"``) -- at the snapshot steps."""
+        if reference == "other":
+            return safe_ratio(self.other_inner, self.W_norm * self.other_norm)
         return safe_ratio(self.W_mm_inner, self.W_norm * self.W_mm_norm)
 
     def attended_margins(self, v: np.ndarray) -> np.ndarray:
@@ -177,34 +252,44 @@ def safe_ratio(numerator, denominator):
     return np.divide(numerator, denominator, out=np.full(shape, np.nan), where=denominator > 0)
 
 
+def other_token_svm(data, variant, like: torch.Tensor) -> torch.Tensor:
+    """W_other, the W-SVM solution for the other (non-designated) token, per instance of the
+    paper's setting `EQ13` (a reference control of Theorem 3 reads it); zero for the controls'
+    variants, which no claim compares with it (their alignment is then NaN)."""
+    if variant != EQ13:
+        return like.new_zeros((data.K, *like.shape[1:]))
+    W = solve_wsvm_batch(data.X, 1 - data.opt, name=f"{data.name}, other token")
+    return torch.as_tensor(W, dtype=like.dtype, device=like.device)
+
+
 @shared_run(sizes=JOINT_SIZES)
 def joint_runs(run) -> dict:
     """Every variant of `ALL_VARIANTS` run as one batch from u_0 = 0, W_0 = 0 for the tier's
     number of steps; returns {variant: JointRun}."""
     steps = run.sizes["steps"]
-    parts, X, y, u_mm, W_mm = _batched_problem(run, ALL_VARIANTS)
-    gaussian = torch.as_tensor(run.rng("joint", "gaussian reference").standard_normal(
-        tuple(W_mm.shape[1:])), dtype=W_mm.dtype, device=W_mm.device)
+    counts = [instances_of(run.sizes, v) for v in ALL_VARIANTS]
+    parts, X, y, u_mm, W_mm = _batched_problem(run, ALL_VARIANTS, counts)
+    W_other = torch.cat([other_token_svm(data, v, W_mm) for v, (data, _, _, _) in zip(ALL_VARIANTS, parts)])
     snapshots = snapshot_steps(run.tier)
-    gaussians = gaussian.expand_as(W_mm)
     metrics = {
         **scores_and_logits(),
         "u_norm": lambda it: it.norm("u"),
         "W_norm": lambda it: it.norm("W"),
         "u_mm_inner": only_at(snapshots, lambda it: it.inner("u", u_mm)),
         "W_mm_inner": only_at(snapshots, lambda it: it.inner("W", W_mm)),
-        "gaussian_inner": only_at(snapshots, lambda it: it.inner("W", gaussians)),
+        "other_inner": only_at(snapshots, lambda it: it.inner("W", W_other)),
     }
-    step = _schedule_step(TokenSelection(X, y), ALL_VARIANTS)
+    step = _schedule_step(TokenSelection(X, y), ALL_VARIANTS, counts)
     traj = run_trajectory(step, {"u": torch.zeros_like(u_mm), "W": torch.zeros_like(W_mm)}, steps,
                           metrics)
     runs = {}
-    for v, (data, _, _, _), k in zip(ALL_VARIANTS, parts, range(0, X.shape[0], TRIALS)):
-        trials = slice(k, k + TRIALS)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    for v, (data, _, _, _), k, count in zip(ALL_VARIANTS, parts, starts, counts):
+        trials = slice(int(k), int(k) + count)
         runs[v] = JointRun(
             variant=v, data=data, u_mm=u_mm[trials].cpu().numpy(),
             W_mm_norm=frobenius_norm(W_mm[trials]).cpu().numpy(),
-            gaussian_norm=np.full(TRIALS, float(gaussian.norm())), t=traj.t,
+            other_norm=frobenius_norm(W_other[trials]).cpu().numpy(), t=traj.t,
             W_final=traj.W[trials], **{name: traj[name][:, trials] for name in metrics})
     return runs
 
@@ -268,10 +353,10 @@ def record_instance_diagnostics(tc, label, data) -> None:
 
 
 LEM13_SIZES = {
-    "quick": dict(DM_SIZES["quick"], instances=30, steps=300, small_step_instances=30,
-                  small_step_steps=150, d_per_n_grid=[4, 8, 16]),
-    "full": dict(DM_SIZES["full"], instances=30, steps=1000, small_step_instances=30,
-                 small_step_steps=500, d_per_n_grid=[4, 8, 16]),
+    "quick": dict(DM_SIZES["quick"], instances=JOINT_INSTANCES, steps=300,
+                  small_step_instances=JOINT_INSTANCES, small_step_steps=150, d_per_n_grid=[4, 8, 16]),
+    "full": dict(DM_SIZES["full"], instances=JOINT_INSTANCES, steps=1000,
+                 small_step_instances=JOINT_INSTANCES, small_step_steps=500, d_per_n_grid=[4, 8, 16]),
 }
 """Lemma 13's batches: ``instances`` fresh DM instances and ``steps`` iterations of Eq. (13) at
 eta = 1 (also at the other d/n of ``d_per_n_grid``), ``small_step_*`` at eta = 0.1, which never
@@ -302,13 +387,14 @@ def lemma13_invariants(gamma, z, opt, variant: Variant) -> dict:
     gap = datasets.score_gaps(gamma, designated.numpy())
     gap_step, s_step = np.diff(gap, axis=0).min(axis=(0, 2)), np.diff(s_opt, axis=0).min(axis=(0, 2))
     rest_step = np.diff(log_rest, axis=0).max(axis=(0, 2))
+    roundoff = tolerance(gamma.dtype, "accumulated")  # scores accumulated over the steps
     return {
         "(i) max_t R_t <= 20": (ratio.max(axis=0), ratio.max(axis=0) <= 20.0),
         "(i) plateau: max R over 2nd half / 1st half <= 1.05": (drift, (drift <= 1.05) | (not past_transient)),
-        "(ii) min_{t>=1} gap > 0": (gap[1:].min(axis=(0, 2)), gap[1:].min(axis=(0, 2)) >= 1e-12),
-        "(ii) min gap increment >= -1e-12": (gap_step, gap_step >= -1e-12),
-        "(iii) min_t s_opt >= 1/2": (s_opt.min(axis=(0, 2)), s_opt.min(axis=(0, 2)) >= 0.5 - 1e-12),
-        "(iii) min s_opt increment >= -1e-12": (s_step, s_step >= -1e-12),
+        "(ii) min_{t>=1} gap > 0": (gap[1:].min(axis=(0, 2)), gap[1:].min(axis=(0, 2)) > 0),
+        "(ii) min gap increment >= -round-off": (gap_step, gap_step >= -roundoff),
+        "(iii) min_t s_opt >= 1/2": (s_opt.min(axis=(0, 2)), s_opt.min(axis=(0, 2)) >= 0.5 - roundoff),
+        "(iii) min s_opt increment >= -round-off": (s_step, s_step >= -roundoff),
         "(iii) max increment of log(1 - s_opt) <= 1e-9": (rest_step, rest_step <= 1e-9),
     }
 
@@ -396,7 +482,8 @@ def plot_rate_against_overparameterization(tc) -> None:
 
 
 def other_token_alignment(run: JointRun) -> np.ndarray:
-    """al(W_T, W-SVM for the other (non-designated) token) per seed."""
+    """al(W_T, W-SVM for the other (non-designated) token) per seed, at the last step (solved
+    here for the run's instances)."""
     other = torch.as_tensor(solve_wsvm_batch(run.data.X, 1 - run.data.opt, name=run.data.name),
                             dtype=run.W_final.dtype, device=run.W_final.device)
     return alignment(run.W_final, other).cpu().numpy()

@@ -25,10 +25,11 @@ beginning, but slow down as training progresses".  The uncapped step grows expon
 any modest cap binds after a few steps.  Each figure therefore runs Polyak uncapped (the
 theory's Polyak, Theorem 7) and with the spec's cap (10^3 for Figs. 2 and 5, 100 for Fig. 3);
 "Polyak is faster" is checked for the uncapped one, and each claim checks the cap finding: the
-capped Polyak leads NGD early and loses to it late.  For Fig. 3, whose wording ("Polyak step
-being the fastest") describes the capped runs of the paper, that contradiction is declared:
-`vdt24.fig3.DISCREPANCY_polyak_fastest_as_written` (provenance inferred: the cap and horizon
-were lost), with the dependence on the cap drawn as a plot.
+capped Polyak leads NGD early and loses to it late.  For Fig. 3 the paper's "Polyak step being
+the fastest" is refuted at any cap: NGD leads every Polyak run (uncapped, cap 100, cap 10) by
+a decade in softmax saturation and 2x in W-alignment --
+`vdt24.fig3.DISCREPANCY_polyak_fastest_as_written` (provenance inferred: the step sizes and
+horizon were lost), with the dependence of the loss on the cap drawn as a plot.
 
 Not checked, recorded: the spec's ordering "Polyak >~ NGD-mom" of Figs. 2/5 is not the
 paper's (which compares Polyak with NGD) and depends on ||W_mm|| against eta/(1 - mu); in
@@ -37,10 +38,12 @@ Fig. 3, joint NGD and Polyak against GD in W-alignment.
 Speed and controls.  All methods of one figure run as ONE batched trajectory
 (`theorycheck.optim.side_by_side`: trial group m follows method m, one gradient evaluation per
 step for all of them), recorded at log-spaced checkpoints and cached.  The negative controls'
-own settings (a smaller NGD step, momentum with NGD's effective step, other Polyak caps) are
-methods of the same batch, so a control reads its own run, never the claim's under another
-label (the batch follows each method alone step for step: tests/test_optim.py and
-tests/test_comparison.py).  The runs and methods are the paper's set-up, in `figures`.
+own settings are runs of their own: momentum with NGD's effective step and joint NGD with a
+smaller step in the batch, and GD with its step frozen at NGD's or at Polyak's first step
+(one step per seed, so a trajectory of its own), so a control reads its own run, never the
+claim's under another label (the batch follows each method alone step for step:
+tests/test_optim.py and tests/test_comparison.py).  The runs and methods are the paper's
+set-up, in `figures`.
 
 Seeds: the first SEEDS = 3 of the 5 trials of the shared vdt24 data sets (`problems`), with
 their small initialization W_0 (fixed decoder); for Fig. 3 the first 3 DM instances, from
@@ -51,16 +54,17 @@ from __future__ import annotations
 import numpy as np
 
 from theorycheck import Control, claim, discrepancy
-from theorycheck.comparison import check_ahead
+from theorycheck.comparison import check_ahead, decades_ahead
 
 from .figures import (
+    CAPS,
     FASTER,
     FIXED_DECODER_ROLES,
+    FROZEN_NGD,
     JOINT_CONTROL_ONLY,
     JOINT_METHODS,
+    MUCH_FASTER,
     PAPER_POLYAK,
-    SLOW_NGD,
-    UNBOUND_CAP,
     check_everything_beats_gd,
     check_joint_polyak,
     check_ngd_against_joint_ngd,
@@ -81,26 +85,39 @@ from .problems import DM_SIZES, E1_SIZES, PAPER
 
 
 FIXED_DECODER_CONTROLS = {
-    "slow_ngd": Control(
+    "frozen_ngd_step": Control(
         "dynamics", breaks=[
             "NGD ahead of GD by >= 2x: alignment deficit, decades per seed",
             "NGD ahead of capped Polyak by >= 2x: alignment deficit, decades per seed",
         ],
-        description="NGD with a 100x smaller step (eta = 1e-3, its own run in the batch): 'NGD >> "
-                    "GD' and 'capped Polyak loses to NGD late' must fail"),
+        description="GD with its step frozen at eta/||grad L(W_0)|| (NGD's first step, then no "
+                    "normalization; its own run) as 'NGD': 'NGD >> GD' and 'capped Polyak loses "
+                    "to NGD late' must fail -- the lead is the normalization's"),
     "momentum_same_effective_step": Control(
         "dynamics", breaks=["NGD-mom ahead of NGD by >= 2x: alignment deficit, decades per seed"],
+        constants={"eta": 0.01, "mu": 0.9, "effective_step": 0.1},
         description="heavy ball with eta = 0.01, mu = 0.9 (its own run): the effective step "
                     "eta/(1 - mu) = 0.1 is NGD's, so 'momentum helps' must fail -- the boost is "
                     "the larger effective step"),
-    "polyak_cap_1": Control(
+    "frozen_polyak_step": Control(
         "dynamics", breaks=[
             "Polyak ahead of NGD by >= 2x: alignment deficit, decades per seed",
             "Polyak ahead of NGD by >= 2x: excess loss, decades per seed",
         ],
-        description="Polyak capped at 1 (the cap binds from step 0: exactly GD with eta = 1; its "
-                    "own run) as 'Polyak': 'Polyak faster than NGD' must fail"),
+        description="GD with its step frozen at uncapped Polyak's first, (L(W_0) - L_*)/||grad "
+                    "L(W_0)||^2 (its own run), as 'Polyak': without the adaptive step that grows "
+                    "as the gradient vanishes, 'Polyak faster than NGD' must fail"),
 }
+
+
+FIXED_DECODER_CALIBRATION = [
+    "the factors 2x, 10x were set on the quick tier over --tc-seed 0-19 (recorded values in the "
+    "report)",
+    "NGD >> GD: a per-seed decade failed on one ANT instance in 60 (||W_mm|| < 1), hence the "
+    "geometric mean over seeds -- a threshold moved after seeing data",
+    "the frozen-step controls (frozen_ngd_step, frozen_polyak_step) were written after seeing "
+    "seed 0 (not held out), then checked on --tc-seed 1-5",
+]
 
 
 FIXED_DECODER_DOC = r"""
@@ -112,16 +129,15 @@ FIXED_DECODER_DOC = r"""
     log-spaced checkpoints.  Error series, each as a natural log: alignment deficit
     1 - al(W_t, W_mm), excess loss L - L_* (exact, log space) and 1 - mean_i s_{i,opt}.
     Assumption 1 (nearly orthogonal tokens) is not met by these data (the orthogonality ratio
-    is recorded): the verdict tests the statement without it.  The factors were set on the
-    quick tier over --tc-seed 0-19 (recorded values in the report).
+    is recorded): the verdict tests the statement without it.  How the factors were set: the
+    calibration record.
 
     Pass, at the last checkpoint, in each of the three error series:
       * Polyak faster than NGD ("Polyak step-size leads to even faster convergence than NGD
         across all metrics, including the train loss"): >= 2x every seed;
       * momentum helps ("a performance boost"): NGD-mom >= 2x ahead of NGD every seed;
       * NGD >> GD ("significantly faster"): NGD >= 2x ahead every seed and >= 10x (a decade)
-        in the geometric mean over the seeds.  A per-seed decade failed on one ANT instance in
-        60 (||W_mm|| < 1), hence the mean: a threshold moved after seeing data.
+        in the geometric mean over the seeds.
       2x is the separation asked of a plain "faster": a visible gap on the log-scale plots.
       ||W_t|| is recorded and plotted but not ordered: its growth is set by the step sizes
       (eta t, eta t/(1 - mu), about ||W_mm|| t).
@@ -135,9 +151,11 @@ FIXED_DECODER_DOC = r"""
     with a finite cap "Polyak faster" holds only for a horizon the cap allows (the figures'
     wording is about Polyak against NGD, which the uncapped run checks).
     Assumption 2 holds in every instance (precondition).
-    Controls, each its own run in the batch: NGD with eta = 1e-3 ("NGD >> GD" and the cap
-    finding break), NGD-mom with eta = 0.01 (the same effective step as NGD: "momentum helps"
-    breaks), Polyak capped at 1 (GD from step 0: "Polyak faster than NGD" breaks).
+    Controls, each its own run: GD with the step frozen at NGD's first, eta/||grad L(W_0)||
+    per seed (NGD without its normalization: "NGD >> GD" and the cap finding break), NGD-mom
+    with eta = 0.01 (the same effective step as NGD: "momentum helps" breaks), GD with the step
+    frozen at uncapped Polyak's first (Polyak without its adaptation: "Polyak faster than NGD"
+    breaks).
     """
 
 
@@ -149,6 +167,7 @@ FIXED_DECODER_DOC = r"""
               "loss and softmax saturation; a capped Polyak is faster only early.",
     provenance="stated",
     controls=FIXED_DECODER_CONTROLS,
+    calibration=FIXED_DECODER_CALIBRATION,
     sizes={"quick": dict(E1_SIZES["quick"], steps=1000, t_early=10),
            "full": dict(E1_SIZES["full"], steps=20000, t_early=10)},
 )
@@ -167,6 +186,7 @@ def test_fixed_decoder_optimizer_ordering(tc):
               "early) and every method's direction converges to W_mm.",
     provenance="stated",
     controls=FIXED_DECODER_CONTROLS,
+    calibration=FIXED_DECODER_CALIBRATION,
     sizes={"quick": dict(n=6, T=4, d=32, steps=1000, t_early=10),
            "full": dict(n=64, T=8, d=768, steps=20000, t_early=10)},
 )
@@ -190,10 +210,9 @@ def test_antipodal_ordering(tc):
 # ---------------------------------------------------------------- Fig. 3
 
 JOINT_ROLES = same_name_roles("GD", "NGD", "joint NGD", "Polyak", capped=PAPER_POLYAK)
-JOINT_CONTROL_ROLES = {"slow_ngd": {"NGD": SLOW_NGD},
+JOINT_CONTROL_ROLES = {"frozen_ngd_step": {"NGD": FROZEN_NGD},
                        "joint_ngd_small_step": {"joint NGD": "joint NGD (eta 0.01)"},
-                       "polyak_cap_10": {"Polyak": "Polyak (cap 10)"},
-                       "cap_beyond_horizon": {"capped Polyak": UNBOUND_CAP}}
+                       "polyak_cap_10": {"Polyak": "Polyak (cap 10)"}}
 
 
 @claim(
@@ -206,27 +225,38 @@ JOINT_CONTROL_ROLES = {"slow_ngd": {"NGD": SLOW_NGD},
               "in W-alignment and softmax; a capped Polyak is fastest only early.",
     provenance="inferred",
     controls={
-        "slow_ngd": Control(
-            "dynamics", breaks=["NGD & joint NGD & Polyak ahead of GD by >= 2x: loss, decades per seed"],
-            description="per-block NGD with a 100x smaller step (eta = 1e-3, its own run): "
-                        "'everything beats GD' must fail"),
+        "frozen_ngd_step": Control(
+            "dynamics", breaks=[
+                "NGD & joint NGD & Polyak ahead of GD by >= 2x: loss, decades per seed",
+                "NGD ahead of capped Polyak by >= 2x: loss, decades per seed",
+            ],
+            description="GD with its step frozen at eta/||grad L(theta_0)|| (per-block NGD's first "
+                        "step, then no normalization; its own run) as 'NGD': 'everything beats GD' "
+                        "and 'capped Polyak loses to NGD late' must fail"),
         "joint_ngd_small_step": Control(
             "dynamics", breaks=[
                 "similar loss rate: decrease of log L over [t_end / 10, t_end], NGD / joint NGD (per seed)",
             ],
-            description="joint NGD with eta = 0.01 (its own run): its loss decrement is ~10x "
-                        "smaller, so 'a similar rate' must fail"),
+            constants={"eta": 0.01, "eta_ratio": 10.0},
+            description="joint NGD with eta = 0.01 (its own run): a 10x smaller step makes its "
+                        "loss decrement about 10x smaller, so 'a similar rate' must fail"),
         "polyak_cap_10": Control(
             "dynamics", breaks=[
                 "Polyak ahead of NGD & joint NGD & GD & capped Polyak by >= 2x: loss, decades per seed",
             ],
+            constants={"cap": 10.0},
             description="Polyak capped at 10 (its own run) as 'Polyak': GD with step 10 once the "
                         "cap binds, so 'uncapped Polyak fastest in loss' must fail"),
-        "cap_beyond_horizon": Control(
-            "dynamics", breaks=["NGD ahead of capped Polyak by >= 2x: loss, decades per seed"],
-            description="a cap of 1e300 (its own run), which never binds within the horizon, as "
-                        "the capped Polyak: the cap finding must fail"),
     },
+    calibration=[
+        "the factors 1.25x, 2x, 10x were set on --tc-seed 0-19 at d = 64 with instances selected "
+        "by their first step, and re-checked without selection at d = 128 on --tc-seed 1-5 before "
+        "seed 0",
+        "joint NGD and Polyak against GD in W-alignment were behind GD on a few instances at "
+        "d = 64: recorded, not checked",
+        "the frozen_ngd_step control was written after seeing seed 0 (not held out), then checked "
+        "on --tc-seed 1-5",
+    ],
     sizes={"quick": dict(DM_SIZES["quick"], steps=1000, t_early=10),
            "full": dict(DM_SIZES["full"], steps=5000, t_early=10)},
 )
@@ -244,20 +274,18 @@ def test_joint_optimizer_ordering(tc):
 
     Paper (Section 5.1): "all other algorithms are faster than GD, with Polyak step being the
     fastest ... the train loss converges at a similar rate for NGD and joint-NGD, while for the
-    other metrics, NGD is slightly faster compared to joint-NGD."  With the paper's (capped)
-    Polyak, "Polyak fastest" is contradicted under the spec's settings: that is the
-    discrepancy `vdt24.fig3.DISCREPANCY_polyak_fastest_as_written`; this claim is the corrected
-    statement.  Error series (natural logs): loss log L (L_* = 0), alignment deficits
+    other metrics, NGD is slightly faster compared to joint-NGD."  "Polyak fastest" is
+    contradicted at any cap (NGD leads every Polyak run in softmax and W-alignment): that is
+    the discrepancy `vdt24.fig3.DISCREPANCY_polyak_fastest_as_written`; this claim is the
+    corrected statement.  Error series (natural logs): loss log L (L_* = 0), alignment deficits
     1 - al(W_t, W_mm) and 1 - al(u_t, u_mm), and 1 - mean_i s_{i,opt}.  Factors: 1.25x for
-    "slightly", 2x for "faster" (a visible gap on a log plot), 10x (a decade) for "much"; they
-    were set on --tc-seed 0-19 at d = 64 with instances selected by their first step, and
-    re-checked without selection at d = 128 on --tc-seed 1-5 before seed 0.  Pass, at the last
-    checkpoint, every seed unless a geometric mean is named:
+    "slightly", 2x for "faster" (a visible gap on a log plot), 10x (a decade) for "much" (how
+    they were set: the calibration record).  Pass, at the last checkpoint, every seed unless a
+    geometric mean is named:
       * everything beats GD: NGD, joint NGD and uncapped Polyak >= 2x ahead of GD in loss,
         u-alignment and softmax; in W-alignment NGD >= 1.25x every seed and >= 2x in the
         geometric mean.  Joint NGD and Polyak in W-alignment against GD are recorded, not
-        checked (their joint step is dominated by grad_u, so W moves slowly: at d = 64 they
-        were behind GD on a few instances);
+        checked (their joint step is dominated by grad_u, so W moves slowly);
       * similar loss rate: over [t_end/10, t_end] the decreases of log L of NGD and of joint
         NGD agree to 10%.  Both decrease log L by about eta t/||u_mm|| (the alpha = 0 case of
         Theorem 2's asymptotics); their curves are offset by a constant, so the decrement, not
@@ -271,9 +299,9 @@ def test_joint_optimizer_ordering(tc):
       * the cap finding: the capped Polyak (cap 100) is >= 2x ahead of NGD, joint NGD and GD in
         loss at t = t_early and >= 2x behind NGD at the last checkpoint (after a few
         iterations it is GD with step 100).
-    Controls run
-    their own settings in the batch: NGD with a 100x smaller step, joint NGD with eta = 0.01,
-    Polyak capped at 10, and a cap (1e300) that never binds.
+    Controls run their own settings: GD with the step frozen at per-block NGD's first,
+    eta/||grad L(theta_0)|| per seed (NGD without its normalization: "everything beats GD" and
+    the cap finding break), joint NGD with eta = 0.01, and Polyak capped at 10 as "Polyak".
     """
     t_early, t_end = tc.sizes["t_early"], tc.sizes["steps"]
     runs = joint_figure_runs(tc)
@@ -286,42 +314,63 @@ def test_joint_optimizer_ordering(tc):
         plot_joint(tc, runs, plotted_labels(JOINT_METHODS, JOINT_CONTROL_ONLY))
 
 
+POLYAK_RUNS = tuple(CAPS)
+"""Every Polyak run of the Fig. 3 batch (caps 10, 100 and none): the refutation is checked
+against each."""
+
+
 @discrepancy(
     f"{PAPER}.fig3.DISCREPANCY_polyak_fastest_as_written",
     source="Figure 3 (Section 5.1); its step sizes, cap and horizon were lost (Appendix C), the "
            "spec reconstructs them",
-    statement="Training (u, W) jointly on DM, the Polyak step (capped, as the experiments run it) "
-              "is the fastest of GD, NGD, joint NGD and Polyak.",
+    statement="Training (u, W) jointly on DM, the Polyak step is the fastest of GD, NGD, joint NGD "
+              "and Polyak (in every metric of the figure).",
     corrected_by=f"{PAPER}.fig3.joint_optimizer_ordering",
     provenance="inferred",
+    constants={"softmax_lead": MUCH_FASTER, "alignment_lead": FASTER},
     controls={
-        "cap_beyond_horizon": Control(
-            "dynamics", breaks=["NGD ahead of Polyak (cap 100) by >= 2x: loss, decades per seed"],
-            description="a cap of 1e300 (its own run), which never binds within the horizon, in "
-                        "place of the paper's cap: the counterexample disappears"),
+        "frozen_ngd_step": Control(
+            "dynamics", breaks=[
+                "NGD ahead of " + " & ".join(POLYAK_RUNS) + " by >= 10x: 1 - s_opt, decades per seed",
+                "NGD ahead of " + " & ".join(POLYAK_RUNS) + " by >= 2x: W alignment deficit, decades per seed",
+            ],
+            description="GD with its step frozen at eta/||grad L(theta_0)|| (per-block NGD's first "
+                        "step, then no normalization; its own run) as 'NGD': the counterexample "
+                        "rests on NGD's normalization and must disappear"),
     },
+    calibration=[
+        "the factors 10x (softmax) and 2x (W-alignment) are those of the figure claim's 'NGD "
+        "leads uncapped Polyak' checks, set on --tc-seed 0-19 at d = 64 and re-checked at d = 128 "
+        "on --tc-seed 1-5 before seed 0; their extension to the capped runs was checked on the "
+        "default seed (not held out), then checked on --tc-seed 1-5",
+    ],
     sizes={"quick": dict(DM_SIZES["quick"], steps=1000, t_early=10),
            "full": dict(DM_SIZES["full"], steps=5000, t_early=10)},
 )
 def test_polyak_fastest_as_written(tc):
     r"""The paper (Section 5.1): "all other algorithms are faster than GD, with Polyak step being
     the fastest".  Its experiments cap the Polyak step, eta_t = min{L/||grad L||^2, eta_max}
-    (L_* = 0 in joint training), with a cap the copy lost; the spec reconstructs the setting
-    as DM-S, GD eta = 1, NGD (per block) and joint NGD eta = 0.1, Polyak with cap 100.  Under
-    it the counterexample: at the last checkpoint NGD is >= 2x ahead of the capped Polyak in
-    the loss, every seed (`check_ahead`, 2x as for every "faster" of the figure claims).  The
-    capped step is GD with step eta_max once the cap binds (a few iterations in), so Polyak is
-    fastest only early; the corrected statement (`vdt24.fig3.joint_optimizer_ordering`) holds
-    for the uncapped Polyak in loss and u-alignment.  How the outcome depends on the cap is
-    the plot "cap dependence": -log L against t for caps 10, 100, 1e300 and none, next to
-    NGD, with the first checkpoint at which NGD leads each capped run recorded.  Provenance
-    inferred: the paper's cap and horizon were lost, so the paper's own figure may have used a
-    cap that does not bind within its horizon.
+    (L_* = 0 in joint training), with a cap the copy lost.  The refutation does not depend on
+    the cap: at the last checkpoint NGD (Eq. (13) without the time factor, eta = 0.1) is
+    >= 10x ahead of every Polyak run of the batch -- uncapped, cap 100 (the spec's) and cap
+    10 -- in 1 - mean_i s_opt, and >= 2x ahead of each in the W-alignment deficit, every seed
+    (`check_ahead`).  Why a cap cannot rescue Polyak: a cap only shortens Polyak's steps, and
+    even the uncapped step, which makes Polyak fastest in loss and u-alignment, leaves the
+    softmax and W behind: Polyak's step is set by the loss, which the u block drives down,
+    while NGD normalizes the W block on its own.  The counterexample under the spec's cap 100
+    in the loss (NGD >= 2x ahead of the capped run at the end, since the capped step is GD
+    with step 100 once the cap binds) is recorded with its decades, not decided: it rests on
+    a cap the paper does not give.  How the loss depends on the cap is the plot "cap
+    dependence", with the first checkpoint at which NGD leads each run recorded.  The
+    corrected statement is `vdt24.fig3.joint_optimizer_ordering`.  Provenance inferred: the
+    step sizes and horizon are the spec's reconstruction.
     """
     t_end = tc.sizes["steps"]
     runs = joint_figure_runs(tc)
-    roles = {"NGD": "NGD", PAPER_POLYAK: UNBOUND_CAP if tc.control == "cap_beyond_horizon" else PAPER_POLYAK}
-    check_ahead(tc, runs, ["NGD"], [PAPER_POLYAK], "loss", t_end, FASTER, roles=roles)
+    roles = {"NGD": FROZEN_NGD if tc.control == "frozen_ngd_step" else "NGD",
+             **{label: label for label in POLYAK_RUNS}}
+    check_ahead(tc, runs, ["NGD"], list(POLYAK_RUNS), "1 - s_opt", t_end, MUCH_FASTER, roles=roles)
+    check_ahead(tc, runs, ["NGD"], list(POLYAK_RUNS), "W alignment deficit", t_end, FASTER, roles=roles)
+    tc.record(f"NGD ahead of {PAPER_POLYAK} in the loss at t={t_end}, decades per seed (the spec's cap)",
+              decades_ahead(runs, ["NGD"], [PAPER_POLYAK], "loss", t_end, roles))
     plot_cap_dependence(tc, runs)
-
-

@@ -8,7 +8,8 @@ token x_{i,opt} (index 1 here, the paper's x_{i,2}) ~ N(0, rho^2 I/d), the query
 1/||u_mm|| on the optimal tokens) and the W-SVM W_mm, both for the designated tokens.
 
 Eq. (13), its variants and the batched runs are the paper's set-up (`joint`): one batch
-(`joint_runs`, 4 variants x K = 5 instances) serves every trajectory claim here -- the paper's
+(`joint_runs`: the paper's setting on 60 DM instances, each control's setting on 20) serves
+every trajectory claim here -- the paper's
 setting (rho = 2, eta = 1) and the negative controls' own runs (rho = 0.5; Eq. (13) without
 the time factor; joint NGD Eq. (2)).  It records the token scores gamma_t and the logits z_t,
 of which the loss, the margins, the gradient, the loss anywhere on a segment and the Hessian
@@ -20,7 +21,8 @@ many instances (`joint.invariant_batch`).
 preconditions; no instance is kept or dropped by what its trajectory does.  Under it the
 paper's results hold with high probability over the draw of DM, so every trajectory claim
 decides per instance and accepts by `tc.conclusion.binomial` at P >= `JOINT_P` over its
-instances (the test's power is recorded with it).  The per-instance success rate of Lemma 13's
+instances (the test's power is recorded with it: 0.84 at a true rate of JOINT_P - 0.15 with
+60 instances; a control's run has fewer and says so).  The per-instance success rate of Lemma 13's
 invariants is measured and plotted against d/n (`test_joint_invariants`); DM-S is d = 16n.
 """
 from __future__ import annotations
@@ -34,6 +36,11 @@ from theorycheck.models import score_coordinates
 from theorycheck.solvers import certify, solve_usvm
 
 from .joint import (
+    CONTROL_INSTANCES,
+    JOINT_CALIBRATION,
+    JOINT_INSTANCES,
+    binomial_rejection,
+    CONTROL_LOW_POWER,
     EQ13,
     JOINT_NGD,
     JOINT_SIZES,
@@ -55,7 +62,7 @@ from .joint import (
     step_radii,
     success_rate,
 )
-from .problems import DM_SIZES, JOINT_P, PAPER, TRIALS, condition1_parameters, dm
+from .problems import DM_SIZES, JOINT_P, PAPER, condition1_parameters, dm
 
 
 # ============================================================== u-SVM reference
@@ -142,13 +149,17 @@ def test_usvm_reference(tc):
             "statement", breaks=[
                 "P[bounds hold and |cross|/rho^2 <= 0.5] >= 1 - delta (at the tier's d)",
             ],
+            constants={"d": 4, "second_d": 16, "third_d": 64},
             description="d = 4 (grid 4, 16, 64): max |cross|/rho^2 far above 0.5, not nearly "
                         "orthogonal"),
         "common_direction": Control(
             "reference", breaks=["rate in d of mean max |cross|/rho^2 (log-log slope)"],
+            constants={"shared_component_norm": 0.5},
             description="every token gets a shared component of norm 0.5: the inner products no "
                         "longer vanish like d^(-1/2)"),
     },
+    calibration=["the slack 0.05 of the rate bound -0.45 was set after seeing the measured "
+                 "slopes -- a threshold moved after seeing data (not held out)"],
     sizes={"quick": dict(n=8, d=64, dims=[64, 256, 1024], instances=100, rho=2.0, delta=0.05),
            "full": dict(n=64, d=1024, dims=[256, 1024, 2048], instances=20, rho=2.0, delta=0.05)},
 )
@@ -168,8 +179,7 @@ def test_dm_near_orthogonal(tc):
         recorded).
     (b) The rate: over d in `dims` (x4 steps), the fitted slope of log(mean max |cross|/rho^2)
         and of log(mean max norm deviation) against log d is <= -0.45 (the bound's d^(-1/2),
-        minus 0.05 for the finite-d curvature of a maximum over a fixed number of pairs; the
-        0.05 was set after seeing the measured slopes -- a threshold moved after seeing data).
+        minus 0.05 for the finite-d curvature of a maximum over a fixed number of pairs).
     The sqrt bounds alone are too loose (c = 4) to fail at tiny d, hence the 0.5 requirement,
     which d = 4 breaks (control).  A shared component of norm 0.5 in every token breaks the
     rate (control).  The base d = 8n is this claim's own size (Lemma 11 is about the data
@@ -212,9 +222,12 @@ def test_dm_near_orthogonal(tc):
     controls={
         "joint_ngd": Control(
             "dynamics", breaks=["Theta: ||W_t|| / sum_{1<=s<t} eta_s >= 0.5 for t >= 2"],
+            constants={"eta": JOINT_NGD.eta},
             description="joint NGD (Eq. (2), one norm over (u, W), eta = 0.1, no time factor): "
-                        "almost all of each step goes to u, ||W_t|| / sum eta_s about 0.05"),
+                        "the joint gradient is dominated by grad_u, so almost all of each step "
+                        "goes to u and ||W_t|| falls far below half its budget"),
     },
+    calibration=list(JOINT_CALIBRATION),
     sizes=JOINT_SIZES,
 )
 def test_joint_norm_growth(tc):
@@ -271,9 +284,17 @@ def test_joint_norm_growth(tc):
     controls={
         "short_optimal_token": Control(
             "hypothesis", breaks=["(i)-(iii) hold on an instance, eta=1: P >= JOINT_P"],
+            constants={"rho": SHORT_OPTIMAL_TOKEN.rho},
             description="rho = 0.5 (the designated token is the shorter one, Condition 1 "
-                        "violated): the gap and s_opt decrease, s_opt -> 0 on every instance"),
+                        "violated): the gap and s_opt decrease, s_opt -> 0"),
     },
+    calibration=[
+        "the horizon was first 150 steps at eta = 1, whose middle (t = 75) is barely past the "
+        "transient: on --tc-seed 1 and 3 the plateau failed there on 1-2 instances whose other "
+        "invariants held, so it was moved to 300 steps (middle t = 150) before seed 0 was looked "
+        "at -- a window moved after seeing data on seeds other than 0",
+        *JOINT_CALIBRATION,
+    ],
     sizes=LEM13_SIZES,
 )
 def test_joint_invariants(tc):
@@ -287,33 +308,29 @@ def test_joint_invariants(tc):
         C is lost; 20 is the spec's), and, for a run past the transient (natural time
         sum_{s<t} eta_s >= 10 at mid-run: eta = 1 only), max R over the second half <= 1.05 x
         the max over the first half (a plateau may drift by 5%, not keep growing);
-    (ii) g_i(t) = gamma_{i,opt} - gamma_{i,other} > 0 for t >= 1 and every increment >= -1e-12
-        (round-off of scores of size <~ 50);
-    (iii) s_opt >= 1/2 - 1e-12, every increment >= -1e-12, and log(1 - s_opt) (a logsumexp of
-        the logits, exact where s_opt rounds to 1) non-increasing within 1e-9
+    (ii) g_i(t) = gamma_{i,opt} - gamma_{i,other} > 0 for t >= 1 and every increment >=
+        -tol("accumulated") (round-off of scores accumulated over the steps);
+    (iii) s_opt >= 1/2 - tol("accumulated"), every increment >= -tol("accumulated"), and
+        log(1 - s_opt) (a logsumexp of the logits, exact where s_opt rounds to 1)
+        non-increasing within 1e-9
 
     hold for every sample.  Criterion: the exact binomial test of P[success] >= `JOINT_P` at
-    level 0.05 does not reject (its power, the rate it rejects with probability 0.8, is
-    recorded; with 30 instances at JOINT_P = 0.85 it rejects at 21 successes or fewer).  The thresholds 20, 1.05 are the spec's.  The horizon was first 150 steps at
-    eta = 1, whose middle (t = 75) is barely past the transient: on --tc-seed 1 and 3 the
-    plateau failed there on 1-2 instances whose other invariants held, so it was moved to 300
-    steps (middle t = 150) before seed 0 was looked at -- a window moved after seeing data.  The
-    success rates at d/n = 4, 8, 16 (eta = 1) are recorded and plotted, with the rate of
-    instances whose first u step widens every gap (the base case of the induction): an
-    instance failing the invariants is, in the measurements, one whose first step narrows a gap.
-
-    The 5-instance run of the other joint claims fails Lemma 13 on at least one instance with
-    probability 1 - rate^5 (recorded, with the measured rate): that is the seed-9 failure of
-    the earlier all-instances check, which this test predicts rather than selects away.
+    level 0.05 does not reject; with `JOINT_INSTANCES` = 60 instances it rejects at 45
+    successes or fewer and has power 0.84 at a true rate of 0.70 (recorded with the decision).
+    The thresholds 20, 1.05 are the spec's; the horizon's choice is in the calibration
+    record.  The success rates at d/n = 4, 8, 16 (eta = 1) are recorded and plotted, with the
+    rate of instances whose first u step widens every gap (the base case of the induction).
+    Recorded beside them: the probability that a `JOINT_INSTANCES`-instance binomial test at
+    `JOINT_P` (the other joint claims') rejects at the measured success rate.
     Control: rho = 0.5 violates "optimal token longer"; the invariants fail on every instance.
     """
     s = tc.sizes
     condition1_parameters(tc, EQ13.rho if tc.control is None else SHORT_OPTIMAL_TOKEN.rho, 1.0,
                           s["n"], s["d"])
     if tc.control == "short_optimal_token":
-        invariants, _ = lemma13_batch(tc, SHORT_OPTIMAL_TOKEN, instances=10)
+        invariants, _ = lemma13_batch(tc, SHORT_OPTIMAL_TOKEN, instances=CONTROL_INSTANCES)
         tc.conclusion.binomial("(i)-(iii) hold on an instance, eta=1: P >= JOINT_P",
-                               success_rate(invariants), p=JOINT_P)
+                               success_rate(invariants), p=JOINT_P, low_power=CONTROL_LOW_POWER)
         return
     for variant in LEM13_GRID:
         invariants, widened = lemma13_batch(tc, variant)
@@ -324,14 +341,19 @@ def test_joint_invariants(tc):
         tc.record(f"eta={variant.eta:g}: success rate; among instances whose first step widens every "
                   "gap; among the others", [success.mean(), success[widened].mean() if widened.any() else None,
                                              success[~widened].mean() if (~widened).any() else None])
-        tc.record(f"eta={variant.eta:g}: P[some of 5 instances fails] at the measured rate",
-                  1 - success.mean() ** TRIALS)
+        tc.record(f"eta={variant.eta:g}: P[a {JOINT_INSTANCES}-instance test at JOINT_P rejects] at the "
+                  "measured rate", binomial_rejection(JOINT_INSTANCES, JOINT_P, success.mean()))
         tc.conclusion.binomial(f"(i)-(iii) hold on an instance, eta={variant.eta:g}: P >= JOINT_P",
                                success, p=JOINT_P)
     plot_rate_against_overparameterization(tc)
 
 
 # ============================================================== Lemma 14
+
+
+ATTENTION_MOVES = 2
+"""The first step at which W_t (hence the attention) has moved under Eq. (13) from zero: W_1 = 0
+because grad_W L = 0 at u_0 = 0."""
 
 
 @claim(
@@ -342,10 +364,11 @@ def test_joint_invariants(tc):
     provenance="inferred",
     controls={
         "short_optimal_token": Control(
-            "hypothesis", breaks=["min_t min_i y_i u_mm^T X_i^T s_i(W_t) >= 0.1"],
-            description="rho = 0.5: attention leaves the designated token and the attended margin "
-                        "turns negative"),
+            "hypothesis", breaks=["min_{t>=2} min_i y_i u_mm^T X_i^T s_i(W_t) >= 0.1"],
+            description="the designated token the shorter one (Condition 1 violated): attention "
+                        "leaves it and the attended margin turns negative"),
     },
+    calibration=list(JOINT_CALIBRATION),
     sizes=JOINT_SIZES,
 )
 def test_attended_features_separable(tc):
@@ -354,23 +377,35 @@ def test_attended_features_separable(tc):
     With T = 2, a_i is linear in s_opt, so while s_opt in [1/2, 1] (Lemma 13 (iii))
     a_i(t) >= c_data := min_i min(A_i, (A_i + B_i)/2), A_i = y_i u_mm^T x_{i,opt} (= 1 for a
     support vector), B_i = y_i u_mm^T x_{i,other}; c_data > 0 as soon as |u_mm^T x_{i,other}| < 1,
-    i.e. near-orthogonality (Lemma 11).  Per instance of the Eq. (13) run (eta = 1): (a)
-    min_t min_i a_i(t) >= 0.1 (Lemma 14's c is lost; 0.1 is the spec's floor), (b)
-    min_t min_i a_i(t) >= c_data - 1e-12, the derived certificate, which fails where s_opt drops
-    below 1/2 (attained at t <= 1, where s = 1/2), and (c) c_data > 0; each accepted by the
-    binomial test at `JOINT_P` over the instances.
+    i.e. near-orthogonality (Lemma 11).  At t = 0 and t = 1 the attention is uniform by
+    construction (W_0 = 0, and W's first step is skipped because grad_W L = 0 at u_0 = 0), so
+    a_i = (A_i + B_i)/2 there and the minimum over all t would be c_data by arithmetic.  The
+    decisions therefore read t >= `ATTENTION_MOVES` = 2, where s(W_t) depends on the run.
+    Per instance of the Eq. (13) run (eta = 1), each accepted by the binomial test at
+    `JOINT_P` over the instances:
+    (a) min_{t>=2} min_i a_i(t) >= 0.1 (Lemma 14's c is lost; 0.1 is the spec's floor);
+    (b) min_{t>=2} min_i a_i(t) >= c_data - `tc.tol("accumulated")`, the derived certificate,
+        which fails where some s_opt drops below 1/2;
+    (c) the margin improves on the uniform attention: min_i a_i(t_end) > min_i a_i(0), i.e.
+        attention moving to the designated token raises u_mm's margin (A_i > B_i);
+    and, the data's part, c_data > 0.
+    Control: rho = 0.5 (Condition 1 violated): attention leaves the designated token.
     """
     run = run_of(tc, SHORT_OPTIMAL_TOKEN if tc.control else EQ13)
     condition1(tc, run)
-    attended = run.attended_margins(run.u_mm).min(axis=-1).min(axis=0)  # (K,)
+    margins = run.attended_margins(run.u_mm).min(axis=-1)  # min_i a_i(t), (steps+1, K)
+    attended = margins[ATTENTION_MOVES:].min(axis=0)  # (K,)
     projections = datasets.token_scores(run.data.X, run.data.y, run.u_mm)  # (K, n, 2)
     on_opt = np.sum(projections, axis=-1, where=run.is_opt)
     c_data = np.minimum(on_opt, projections.mean(axis=-1)).min(axis=-1)
-    accept(tc, "min_t min_i y_i u_mm^T X_i^T s_i(W_t) >= 0.1", attended, attended >= 0.1)
-    accept(tc, "min_t attended margin >= c_data", attended - c_data, attended >= c_data - 1e-12)
-    accept(tc, "c_data > 0", c_data, c_data > 1e-12)
+    tc.record("min_i a_i at t = 0 (uniform attention) per instance", margins[0])
+    accept(tc, "min_{t>=2} min_i y_i u_mm^T X_i^T s_i(W_t) >= 0.1", attended, attended >= 0.1)
+    accept(tc, "min_{t>=2} attended margin >= c_data", attended - c_data,
+           attended >= c_data - tc.tol("accumulated"))
+    gain = margins[-1] - margins[0]
+    accept(tc, "attended margin at t_end > at t = 0 (uniform attention)", gain, gain > 0)
+    accept(tc, "c_data > 0", c_data, c_data > 0)
     t = run.t[1:]
-    margins = run.attended_margins(run.u_mm).min(axis=-1)
     tc.curve("attended", "min_i y_i u_mm^T X_i^T s_i(W_t) (seed 0)", t, margins[1:, 0], xscale="log",
              ylabel="attended margin", title=f"Lemma 14: u_mm separates attended features, {run.variant.label}")
     tc.curve("attended", "certificate c_data (seed 0)", t, np.full(t.size, c_data[0]), style="bound",
@@ -382,6 +417,14 @@ def test_attended_features_separable(tc):
 
 LOG_LIPSCHITZ_C = 2.0
 """C of Lemma 3 (b) (lost): the spec's 2, checked on --tc-seed 1-5, see `test_loss_landscape_properties`."""
+
+RADIUS_FACTOR = 3.0
+"""Factor on the step radius in Lemma 3 (b)'s ``triple_radius`` control."""
+
+HESSIAN_TREND = 0.1
+"""Lemma 3 (c)'s trend bound: the fitted power of ||u_t|| in ||grad^2 L||/L over the second half
+of the run.  A self-bounded Hessian (C_H constant) has power 0; a Hessian growing with the
+parameter norm, ||grad^2 L|| ~ ||u_t|| L, has power 1; 0.1 is ten times below that."""
 
 SEGMENT_POINTS = (0.25, 0.5, 0.75, 1.0)
 """lambda in theta_t + lambda (end - theta_t) where Lemma 3 (b) is evaluated."""
@@ -399,11 +442,23 @@ SEGMENT_POINTS = (0.25, 0.5, 0.75, 1.0)
             "reference", breaks=["(a) witness: min_t mu_t > 0"],
             description="a random unit vector in place of u_mm/||u_mm||: the witnessed PL "
                         "constant turns negative"),
-        "loss_never_rises": Control(
+        "triple_radius": Control(
             "statement", breaks=["(b) max over t, lambda of L(theta')/L(theta_t) within the step radius <= C"],
-            description="C = 1, i.e. the stronger statement that the loss does not rise anywhere "
-                        "within a step's radius: the uphill points of the ball break it"),
+            constants={"radius_factor": RADIUS_FACTOR, "C": LOG_LIPSCHITZ_C},
+            description="the same C = 2 claimed within 3 times the step radius (the uphill points "
+                        "recomputed there): log L rises about linearly along the uphill ray, so "
+                        "a C that holds within r_t with room to spare cannot hold within 3 r_t "
+                        "-- the bound is tied to the lemma's radius, not vacuous"),
     },
+    calibration=[
+        "C = 2 of (b) is the spec's value for the descent segment; kept for the ball after "
+        "checking it on --tc-seed 1-5, then checked at seed 0",
+        "HESSIAN_TREND = 0.1 of (c) is set by the argument (a tenth of the linear growth), "
+        "written after seeing seed 0's slopes (not held out), then checked on --tc-seed 1-5",
+        "RADIUS_FACTOR = 3 of the triple_radius control: chosen on seed 0 (not held out), then "
+        "checked on --tc-seed 1-5",
+        *JOINT_CALIBRATION,
+    ],
     sizes=JOINT_SIZES,
 )
 def test_loss_landscape_properties(tc):
@@ -422,19 +477,32 @@ def test_loss_landscape_properties(tc):
         norm); checked: L(theta_t + lam (end - theta_t)) / L(theta_t) <= C = `LOG_LIPSCHITZ_C`
         for lam in {0.25, 0.5, 0.75, 1}, end the uphill point and theta_{t+1}, at every t.
         C is lost; `LOG_LIPSCHITZ_C` = 2 is the spec's value for the descent segment, kept for
-        the ball after checking it on --tc-seed 1-5 (the largest ratio comes at t = 0, where
-        ||grad_u L|| is largest against L = 1), then checked at seed 0.  Exact: gamma and z
-        are linear along each segment.
-    (c) ||grad^2 L(theta_t)||_2 / L(theta_t) <= 10 at ~150 steps (exact,
+        the ball (calibration record).  Exact: gamma and z are linear along each segment.
+    (c) Second-order self-bounded: ||grad^2 L(theta_t)||_2 / L(theta_t) at ~150 steps (exact,
         `theorycheck.models.score_coordinates.hessian_norm_over_loss`).  The u-u block alone is
-        sum_i (l_i/nL) a_i a_i^T with ||a_i|| <= max ||x|| ~ rho, so C_H ~ rho^2 = 4 is the natural scale; 10 (the spec's) allows the cross blocks, while a
-        Hessian growing with ||u_t|| would not fit.  (The reduced formula equals the autograd
-        Hessian of L in (u, W): tests/test_score_coordinates.py.)
-    Controls: a random witness (reference) and C = 1 (statement: the loss never rises within
-    the radius).
+        sum_i (l_i/nL) a_i a_i^T with ||a_i|| <= max ||x|| ~ rho, so C_H ~ rho^2 = 4 is the
+        natural scale; the level check max_t ratio <= 10 (the spec's) allows the cross blocks.
+        A level alone cannot tell a bounded ratio from a slowly growing one within the horizon,
+        so the decision that carries the lemma is the trend: per instance, the least-squares
+        slope of log(||grad^2 L||/L) against log ||u_t|| over the second half of the checked
+        steps is <= `HESSIAN_TREND` = 0.1 (0 for a constant C_H, 1 for a Hessian growing like
+        ||u_t|| L).  (The reduced formula equals the autograd Hessian of L in (u, W):
+        tests/test_score_coordinates.py.)
+    Controls: a random witness (reference), and C = 2 claimed within three times the step
+    radius (statement: the uphill points recomputed at 3 r_t).
     """
     run = run_of(tc, EQ13)
     condition1(tc, run)
+    if tc.control != "triple_radius":
+        _pl_inequality(tc, run)
+    if tc.control != "random_witness":
+        _log_lipschitz(tc, run)
+    if tc.control is None:  # the controls break (a) or (b): the Hessians are the claim's alone
+        _self_bounded(tc, run)
+
+
+def _pl_inequality(tc, run):
+    """Lemma 3 (a), witnessed by u_mm/||u_mm|| (a random unit vector for the control)."""
     unit_witness = run.u_mm / run.u_mm_norm[:, None]
     if tc.control == "random_witness":
         v = tc.rng("witness").standard_normal(run.u_mm.shape)
@@ -442,34 +510,50 @@ def test_loss_landscape_properties(tc):
     witnessed = run.attended_margins(unit_witness).min(axis=-1)  # mu_t, (steps+1, K)
     grad_u_over_loss, _ = run.gradient_norms_over_loss()
     tc.record("(a) Cauchy-Schwarz slack: min over t of ||grad_u L||/L - mu_t", (grad_u_over_loss - witnessed).min())
-    accept(tc, "(a) witness: min_t mu_t > 0", witnessed.min(axis=0), witnessed.min(axis=0) > 1e-12)
+    accept(tc, "(a) witness: min_t mu_t > 0", witnessed.min(axis=0), witnessed.min(axis=0) > 0)
     pl = (grad_u_over_loss * run.u_mm_norm[None, :]).min(axis=0)
     accept(tc, "(a) PL: min_t ||grad_u L|| ||u_mm|| / L >= 0.25", pl, pl >= 0.25)
-
-    up_gamma, up_z = score_coordinates.uphill_points(run.gamma, run.z, run.data.y, run.data.X, run.is_opt,
-                                                     step_radii(run))
-    start_gamma, start_z = run.gamma[:-1], run.z[:-1]
-    uphill = np.exp(score_coordinates.segment_log_ratios(start_gamma, start_z, up_gamma[:-1], up_z[:-1],
-                                                         run.is_opt, SEGMENT_POINTS))
-    descent = np.exp(score_coordinates.segment_log_ratios(start_gamma, start_z, run.gamma[1:], run.z[1:],
-                                                          run.is_opt, SEGMENT_POINTS))
-    worst = np.maximum(uphill.max(axis=(0, 1)), descent.max(axis=(0, 1)))  # (K,)
-    bound = 1.0 if tc.control == "loss_never_rises" else LOG_LIPSCHITZ_C
-    tc.record("(b) max over t of L/L(theta_t) per lambda: uphill within r_t, descent step",
-              [uphill.max(axis=(1, 2)), descent.max(axis=(1, 2))])
-    accept(tc, "(b) max over t, lambda of L(theta')/L(theta_t) within the step radius <= C", worst,
-                 worst <= bound)
-
-    every, hessian_ratio = hessian_ratio_along(run)
-    tc.record("(c) ||Hessian||/L at the first and last checked step (seed 0)",
-              [hessian_ratio[0, 0], hessian_ratio[-1, 0]])
-    accept(tc, "(c) max over t of ||grad^2 L||_2 / L <= 10", hessian_ratio.max(axis=0),
-                 hessian_ratio.max(axis=0) <= 10.0)
     t = run.t
     tc.curve("PL", "||grad_u L|| ||u_mm|| / L (seed 0)", t[1:], grad_u_over_loss[1:, 0] * run.u_mm_norm[0],
              xscale="log", title="Lemma 3 (a): PL-like inequality (seed 0)")
     tc.curve("PL", "witness mu_t ||u_mm|| (seed 0)", t[1:], witnessed[1:, 0] * run.u_mm_norm[0],
              style="bound", xscale="log")
+
+
+def _log_lipschitz(tc, run):
+    """Lemma 3 (b) within the step radius (three times it for the control)."""
+    radius = step_radii(run) * (RADIUS_FACTOR if tc.control == "triple_radius" else 1.0)
+    up_gamma, up_z = score_coordinates.uphill_points(run.gamma, run.z, run.data.y, run.data.X, run.is_opt,
+                                                     radius)
+    start_gamma, start_z = run.gamma[:-1], run.z[:-1]
+    uphill = np.exp(score_coordinates.segment_log_ratios(start_gamma, start_z, up_gamma[:-1], up_z[:-1],
+                                                         run.is_opt, SEGMENT_POINTS))
+    if tc.control == "triple_radius":  # the descent step does not depend on the radius
+        descent = np.ones_like(uphill)
+    else:
+        descent = np.exp(score_coordinates.segment_log_ratios(start_gamma, start_z, run.gamma[1:], run.z[1:],
+                                                              run.is_opt, SEGMENT_POINTS))
+    worst = np.maximum(uphill.max(axis=(0, 1)), descent.max(axis=(0, 1)))  # (K,)
+    tc.record("(b) max over t of L/L(theta_t) per lambda: uphill within r_t, descent step",
+              [uphill.max(axis=(1, 2)), descent.max(axis=(1, 2))])
+    accept(tc, "(b) max over t, lambda of L(theta')/L(theta_t) within the step radius <= C", worst,
+           worst <= LOG_LIPSCHITZ_C)
+
+
+def _self_bounded(tc, run):
+    """Lemma 3 (c): the level and the trend of ||grad^2 L||/L."""
+    every, hessian_ratio = hessian_ratio_along(run)
+    tc.record("(c) ||Hessian||/L at the first and last checked step (seed 0)",
+              [hessian_ratio[0, 0], hessian_ratio[-1, 0]])
+    accept(tc, "(c) max over t of ||grad^2 L||_2 / L <= 10", hessian_ratio.max(axis=0),
+           hessian_ratio.max(axis=0) <= 10.0)
+    checked = run.t[every]
+    late = checked >= checked[-1] / 2
+    log_norm, log_ratio = np.log(run.u_norm[every][late]), np.log(hessian_ratio[late])
+    trend = np.array([np.polyfit(log_norm[:, k], log_ratio[:, k], 1)[0] for k in range(log_ratio.shape[1])])
+    accept(tc, "(c) trend: slope of log(||grad^2 L||/L) vs log ||u_t|| over the second half <= 0.1",
+           trend, trend <= HESSIAN_TREND)
+    t = run.t
     tc.curve("self-bounded", "||grad^2 L|| / L (seed 0)", t[every], hessian_ratio[:, 0],
              title="Lemma 3 (c): second-order self-bounded (seed 0)")
     tc.curve("self-bounded", "||u_t|| (seed 0)", t[every], run.u_norm[every, 0], style="reference")
@@ -489,8 +573,10 @@ def test_loss_landscape_properties(tc):
             "dynamics", breaks=["slope of log L vs (t+1)^(1/3) over the second half = -3 eta/||u_mm|| "
                                 "within 2%, R^2 >= 0.999"],
             description="Eq. (13) without the time factor (alpha = 0): log L falls like "
-                        "-t/||u_mm||, slope about -250 against (t+1)^(1/3)"),
+                        "-eta t/||u_mm||, linearly in t, so its fit against (t+1)^(1/3) has "
+                        "neither the predicted slope nor a straight line"),
     },
+    calibration=list(JOINT_CALIBRATION),
     sizes=JOINT_SIZES,
 )
 def test_joint_loss_rate(tc):
@@ -513,7 +599,7 @@ def test_joint_loss_rate(tc):
     grid = t[steps // 2::max(1, steps // 30)]
     expected = -EQ13.eta / ((1 - EQ13.alpha) * run.u_mm_norm)
     c_star = (-run.log_loss[1:] / (EQ13.eta * t[1:, None] ** (1 / 3))).min(axis=0)
-    accept(tc, "Theorem 2's form: c* > 0 (L_t < L_0 for all t >= 1)", c_star, c_star >= 1e-12)
+    accept(tc, "Theorem 2's form: c* > 0 (L_t < L_0 for all t >= 1)", c_star, c_star > 0)
     fits = [fit_slope(grid + 1.0, run.log_loss[grid, k], window=(grid[0] + 1.0, grid[-1] + 1.0),
                       x_transform=1 / 3, y_transform="linear") for k in range(run.data.K)]
     slopes, r2 = np.array([f.slope for f in fits]), np.array([f.r2 for f in fits])
@@ -541,12 +627,15 @@ def test_joint_loss_rate(tc):
     controls={
         "short_optimal_token": Control(
             "hypothesis", breaks=["dev_W at the last step <= 1e-3"],
-            description="rho = 0.5: W_t turns to the other token's SVM (alignment -0.7 to -0.9997"
-                        " with the designated W_mm)"),
-        "gaussian_reference": Control(
+            description="the designated token the shorter one (Condition 1 violated): W_t turns "
+                        "to the other token's SVM, away from the designated W_mm"),
+        "wrong_token_svm": Control(
             "reference", breaks=["dev_W at the last step <= 1e-3"],
-            description="a Gaussian matrix in place of W_mm: deviation about 1"),
+            description="the W-SVM solved for the other (non-designated) token in place of W_mm: "
+                        "it ranks the two tokens the other way round, so a W_t that converges to "
+                        "W_mm's direction must miss its direction"),
     },
+    calibration=list(JOINT_CALIBRATION),
     sizes=JOINT_SIZES,
 )
 def test_joint_W_direction_rate(tc):
@@ -557,13 +646,14 @@ def test_joint_W_direction_rate(tc):
     (b) c_J(t) = dev_t t^(1/3)/ln t grows by at most 10% between consecutive checkpoints
         (`checkpoints`), i.e. dev decays at least as fast as log t/t^(1/3); 10% (the spec's)
         absorbs the wiggle of dev at the start of the run.
-    Controls: rho = 0.5 drives W_t to the W-SVM of the other token (its alignment with that
-    SVM is recorded); a Gaussian reference has dev about 1.
+    Controls: rho = 0.5 (Condition 1 violated) drives W_t to the W-SVM of the other token (its
+    alignment with that SVM is recorded); that SVM as the reference (solved anew, recorded
+    at the snapshot steps of the run) must leave a deficit far above 1e-3.
     """
     run = run_of(tc, SHORT_OPTIMAL_TOKEN if tc.control == "short_optimal_token" else EQ13)
     condition1(tc, run)
     checkpoints = np.asarray(tc.sizes["checkpoints"])
-    alignment = run.W_alignment("gaussian" if tc.control == "gaussian_reference" else "W_mm")
+    alignment = run.W_alignment("other" if tc.control == "wrong_token_svm" else "W_mm")
     if tc.control == "short_optimal_token":
         tc.record("rho=0.5: al(W_T, W-SVM of the other token) per seed", other_token_alignment(run))
     dev = 1.0 - alignment
@@ -597,8 +687,11 @@ def test_joint_W_direction_rate(tc):
                 "(a) m_t at the last step >= 0.5",
                 "(c) 1 - al(u_T, u_mm) <= 5e-3",
             ],
-            description="rho = 0.5: margin ratio -0.64 to 0.02, u_t away from u_mm"),
+            description="the designated token the shorter one (Condition 1 violated): u_t "
+                        "separates the other tokens, its margin ratio on the designated ones "
+                        "stays far below the fraction and u_t away from u_mm"),
     },
+    calibration=list(JOINT_CALIBRATION),
     sizes=JOINT_SIZES,
 )
 def test_u_margin_rate(tc):

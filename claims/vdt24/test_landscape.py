@@ -55,12 +55,12 @@ from .fixed_decoder import (
     centring_statistic,
     first_trials,
     gaussian_points,
-    gaussian_stand_in,
     identity_test_points,
     initial_logit_radius,
     landscape_run_for,
     repeated,
     trapping_setup,
+    wrong_opt_reference,
 )
 from .setup import example1
 
@@ -79,7 +79,7 @@ from .setup import example1
         "counterexample": Control(
             "hypothesis", breaks=["(G) vs autograd: relative Frobenius error (max over random W)"],
             description="CE violates Assumption 2: (G) with Delta = gamma_o - max_{t!=o} gamma_t "
-                        "must disagree with autograd (relative error about 0.4-1)"),
+                        "must disagree with autograd (a relative error of order one)"),
     },
     sizes={"quick": dict(random_per_trial=12, random_scales=[0.1, 1.0, 5.0],
                          saturation_multiples=[-12, -4, -1, 1, 4, 12, 40, 120, 400]),
@@ -132,16 +132,16 @@ def test_grad_identity_and_stationarity(tc):
     M, G = scaled_grad_W(Xr, yr, ur, Wr)
     err_library = relative_error(torch.exp(M)[:, None, None] * G, reference)
     tc.conclusion.at_most("(G) vs autograd: relative Frobenius error (max over random W)",
-                          err_identity.max(), 1e-10)
+                          err_identity.max(), tc.tol("accumulated"))
     tc.conclusion.at_most("library exp(M) G vs autograd: relative error (max over random W)",
-                          err_library.max(), 1e-10)
+                          err_library.max(), tc.tol("accumulated"))
     tc.record("(G) vs autograd relative error per point", err_identity)
 
     bounds = gradient_bounds(X, y, u, W, opt, W_mm)
     tc.conclusion.at_least("sandwich, left: ||grad L|| ||W_mm|| / ((1/n) sum c_i) >= 1", bounds.lower, 1.0,
-                           margin=1e-12)
+                           margin=tc.tol("accumulated"))
     tc.conclusion.at_most("sandwich, right: ||grad L|| / ((1/n) sum c_i R_i) <= 1", bounds.upper, 1.0,
-                          margin=1e-12)
+                          margin=tc.tol("accumulated"))
     log10_c = bounds.log10_mean_c
     tc.record("log10 (1/n) sum c_i: range over the points", [log10_c.min(), log10_c.max()])
     tc.record("left ratio: min", bounds.lower.min())
@@ -160,6 +160,10 @@ def test_grad_identity_and_stationarity(tc):
 # ---------------------------------------------------------------- Lemma 4: small initialization
 
 
+DOUBLED_INIT = 2.0
+"""Factor on sigma_0 of the draws of Lemma 4's control (eps(delta) kept at sigma_0)."""
+
+
 @claim(
     f"{PAPER}.lem4.small_init_near_uniform",
     source="Lemma 4",
@@ -168,15 +172,17 @@ def test_grad_identity_and_stationarity(tc):
               "in [exp(-2 eps)/T, exp(2 eps)/T], and ||W_0||_F is small.",
     provenance="derived",
     controls={
-        "large_init": Control(
-            "dynamics", breaks=[
-                "max |z_it| <= eps(delta)",
-                "softmax within [exp(-2 eps)/T, exp(2 eps)/T]",
-            ],
-            description="draw W_0 with sigma_0 = 10/sqrt(d) (1000x larger) but keep eps of the "
-                        "claimed sigma_0 = 0.01/sqrt(d): the logit and softmax events fail (max "
-                        "|s - 1/T| about 0.7 vs 0.005)"),
+        "doubled_init": Control(
+            "dynamics", breaks=["max |z_it| <= eps(delta)"],
+            constants={"init_factor": DOUBLED_INIT},
+            description="draw W_0 with 2 sigma_0 but keep eps(delta) of sigma_0: a radius that "
+                        "holds with probability 1 - delta for sigma_0 cannot hold for twice "
+                        "the scale, unless the union bound is slack by a factor 2"),
     },
+    calibration=[
+        'the doubled_init control (2 sigma_0) was written after seeing seed 0 (not held out), then '
+        'checked on --tc-seed 1-5',
+    ],
     sizes={"quick": dict(draws_per_trial=40, delta=0.05), "full": dict(draws_per_trial=40, delta=0.05)},
 )
 def test_small_init_near_uniform(tc):
@@ -202,7 +208,7 @@ def test_small_init_near_uniform(tc):
     prob, D = tc.use(e1), sizes["draws_per_trial"]
     T, d = prob.X.shape[2:]
     sigma0 = INIT_SCALE / math.sqrt(d)
-    sigma_drawn = 1000 * sigma0 if tc.control == "large_init" else sigma0
+    sigma_drawn = DOUBLED_INIT * sigma0 if tc.control == "doubled_init" else sigma0
     rng = tc.rng("W0")
     max_logit, s_min, s_max, W0_norm = [], [], [], []
     for k in range(prob.data.K):  # D draws on one data set at a time (memory at d = 768)
@@ -254,10 +260,12 @@ def test_small_init_near_uniform(tc):
         "counterexample": Control(
             "hypothesis", breaks=["NGD iterates: cosine(-grad L, W_mm) / kappa >= 1"],
             description="CE (Assumption 2 violated) along NGD started at Wbar_alpha: the cosine "
-                        "with W_mm is about -0.95"),
-        "gaussian_reference": Control(
+                        "with W_mm is negative"),
+        "wrong_opt": Control(
             "reference", breaks=["random W: <-grad L, W_mm> / ((1/n) sum c_i) >= 1"],
-            description="a Gaussian matrix in place of W_mm: the cosine is negative at some W"),
+            description="the W-SVM solved for the wrong optimal set opt+1 mod T in place of W_mm: "
+                        "its margin on the true optimal token is negative, so the correlation "
+                        "bound must fail"),
     },
     sizes={"quick": dict(LANDSCAPE_RUN["quick"], random_per_trial=50, log10_scales=[-2, 2]),
            "full": dict(LANDSCAPE_RUN["full"], random_per_trial=10, log10_scales=[-2, 2])},
@@ -280,8 +288,8 @@ def test_grad_correlates_with_wmm(tc):
     """
     sizes = tc.sizes
     prob, run = landscape_run_for(tc)
-    use_gauss = tc.control == "gaussian_reference"
-    W_ref = gaussian_stand_in(tc.runtime, prob) if use_gauss else prob.W_mm
+    wrong = tc.control == "wrong_opt"
+    W_ref = wrong_opt_reference(prob) if wrong else prob.W_mm
 
     P = sizes["random_per_trial"]
     X, y, u, opt, ref_pts = repeated(P, prob.X, prob.y, prob.u, prob.opt, W_ref)
@@ -289,7 +297,7 @@ def test_grad_correlates_with_wmm(tc):
     W = gaussian_points(tc.rng("points"), 10 ** tc.rng("scales").uniform(lo, hi, X.shape[0]), X)
     at_random = gradient_bounds(X, y, u, W, opt, ref_pts)
     kappa_pts = correlation_floor(X, opt, ref_pts)
-    cos_ngd = run["cosines"][:, :, 1 + int(use_gauss)]                       # (steps+1, K)
+    cos_ngd = run["cosines"][:, :, 1 + int(wrong)]                       # (steps+1, K)
     kappa_run = correlation_floor(prob.X, prob.opt, W_ref).cpu().numpy()
     tc.conclusion.at_least("random W: <-grad L, W_mm> / ((1/n) sum c_i) >= 1", at_random.correlation, 1.0,
                            margin=1e-9)
@@ -358,7 +366,7 @@ def test_gradient_cone_condition(tc):
     tc.precondition.at_least("iterates per trial with ||W|| >= R_eps", window.sum(0), sizes["steps"] / 4)
     tc.conclusion.at_most("max over ||W|| >= R_eps of <-grad L, W/||W||> - (1+eps) <-grad L, Wbar_mm> "
                           "(per trial; -inf: empty window, fails)",
-                          np.where(window, a - (1 + eps) * b, -np.inf).max(0), 0.0, margin=1e-12)
+                          np.where(window, a - (1 + eps) * b, -np.inf).max(0), 0.0, margin=tc.tol("accumulated"))
     ratio = a / b
     for level in (0.0, eps, 0.1):
         tc.record(f"last ||W||/||W_mm|| with a/b > 1 + {level:g} (per trial)",
@@ -472,8 +480,11 @@ def test_example1_assumptions(tc):
             ],
             description="the spec's control: the same protocol on Example 1 (Assumption 2 holds)"
                         " with random unit directions in place of Wbar_alpha: every start "
-                        "converges to W_mm (worst final alignment >= 0.99)"),
+                        "converges to W_mm"),
     },
+    calibration=[
+        "the spec's thresholds, checked on base seeds 1-9 besides the default 0",
+    ],
     sizes={"quick": dict(steps=1000, trap_scales=[0.5, 1.0, 3.0]),
            "full": dict(steps=10000, trap_scales=[0.5, 1.0, 3.0])},
 )
@@ -490,8 +501,8 @@ def test_local_directions_without_assumptions(tc):
     al(W_T, W_mm) over the trap starts is below 0.99, the spec's convergence threshold;
     (b) the trap starts converge to the local direction: al(W_T, W_alpha) >= 0.999 and
     al(W_T, W_mm) <= -0.9 for every trap start; (c) the small start still converges to W_mm,
-    al(W_T, W_mm) >= 0.999.  The thresholds are the spec's; al(W_alpha, W_mm) = -0.949 is far
-    from both, and they were checked on base seeds 1-9 besides the default 0.
+    al(W_T, W_mm) >= 0.999.  The thresholds are the spec's; al(W_alpha, W_mm) (recorded) is
+    far from both.
 
     Control (the spec's): Example 1, where Assumption 2 holds, with random unit directions in
     Wbar_alpha's place at the same scales (15 starts; spec: 20 of norm 0.5).  Every start

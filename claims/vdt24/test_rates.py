@@ -11,7 +11,7 @@ from theorycheck import Control, claim
 from theorycheck.optim.directions import certificate_bound, unit
 
 from .problems import NGD_ETA, PAPER, WITHOUT_ASSUMPTION1, e1_or_counterexample, require_assumption2
-from .fixed_decoder import thm1_reference, thm1_runs
+from .fixed_decoder import REFERENCE_PERTURBATION, thm1_reference, thm1_runs
 
 
 @claim(
@@ -22,24 +22,35 @@ from .fixed_decoder import thm1_reference, thm1_runs
               + WITHOUT_ASSUMPTION1,
     provenance="inferred",
     controls={
-        "gaussian_reference": Control(
+        "perturbed_reference": Control(
             "reference", breaks=["small random: dev at the last step (all seeds)"],
-            description="a Gaussian matrix in place of W_mm (dev about 1)"),
+            constants={"relative_perturbation": REFERENCE_PERTURBATION},
+            description="W_mm plus a random perturbation of relative Frobenius size 0.1 as the "
+                        "reference: its deficit 1 - 1/sqrt(1 + 0.1^2) exceeds dev_max, so a "
+                        "run converging to W_mm must miss it"),
         "wrong_opt": Control(
             "reference", breaks=["small random: dev at the last step (all seeds)"],
-            description="W_mm built for the wrong optimal set opt+1 mod T (alignment about -0.34)"),
+            description="the W-SVM solved for the wrong optimal set opt+1 mod T as the reference: "
+                        "the run converges to W_mm, not to it"),
         "gd": Control(
             "dynamics", breaks=[
                 "small random: dev at the last step (all seeds)",
                 "slope of log dev vs log t over t >= 100 (seed 0)",
             ],
-            description="constant-step GD (eta = 1) instead of NGD: dev about 1e-2 at the end, "
-                        "c(t) rises"),
+            description="constant-step GD (eta = 1) instead of NGD: its direction converges only "
+                        "logarithmically, so dev stays above dev_max and its slope above -1"),
         "counterexample": Control(
             "hypothesis", breaks=["near W_alpha: dev at the last step (all seeds)"],
             description="data violating Assumptions 1-2 (CE) started near the local direction "
-                        "W_alpha: alignment with W_mm goes to -0.949"),
+                        "W_alpha: the run stays near W_alpha, away from W_mm"),
     },
+    calibration=[
+        "thresholds, checkpoints and t0 are the spec's; re-checked on base seeds 1-9 besides the "
+        "default 0 (the seed sweep of the rework), not chosen on seed 0",
+        "the perturbed_reference control's relative size 0.1 was set from the arithmetic (a "
+        "deficit five times dev_max), written after seeing seed 0 (not held out), then checked on "
+        "--tc-seed 1-5",
+    ],
     sizes={"quick": dict(steps=2000, checkpoints=[100, 200, 500, 1000, 2000], t0=300, dev_max=1e-3),
            "full": dict(steps=20000, checkpoints=[1000, 3000, 10000, 20000], t0=3000, dev_max=1e-4)},
 )
@@ -61,8 +72,7 @@ def test_ngd_global_direction_rate(tc):
         a large random W_0 = (3/d) G;
     (e) the fitted slope of log dev vs log t over t >= 100 is <= -1.
     Precondition: Assumption 2 holds in every trial (the counterexample control violates it).
-    Thresholds, checkpoints and t0 are the spec's; they were re-checked on base seeds 1-9
-    besides the default 0 (the seed sweep of the rework), not chosen on seed 0.
+    Thresholds, checkpoints and t0 are the spec's (calibration record).
     """
     sizes, eta = tc.sizes, NGD_ETA
     prob = e1_or_counterexample(tc)
@@ -91,7 +101,7 @@ def test_ngd_global_direction_rate(tc):
             continue
         bound = certificate_bound(run["W_norm"], 1.0 - dev, eta, sizes["t0"])
         tc.conclusion.at_most("certificate: max over t > t0 of dev_t - B(t)(1 + 1e-6)",
-                              (dev[sizes["t0"] + 1:] - bound * (1 + 1e-6)).max(), 1e-12)
+                              (dev[sizes["t0"] + 1:] - bound * (1 + 1e-6)).max(), tc.tol("accumulated"))
         tc.record("max dev/B", (dev[sizes["t0"] + 1:] / bound).max())
         tc.conclusion.slope("slope of log dev vs log t over t >= 100 (seed 0)", t[1:], dev[1:, 0],
                             window=(100, sizes["steps"]), at_most=-1.0)

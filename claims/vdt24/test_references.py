@@ -34,8 +34,8 @@ from .setup import orthonormal
                 "min over trials of the smallest margin constraint",
                 "worst KKT residual with the multipliers recovered from W (NNLS)",
             ],
-            description="the W-SVM solved for the wrong optimal set opt+1 mod T (cosine about "
-                        "-0.34 with the truth) must be rejected"),
+            description="the W-SVM solved for the wrong optimal set opt+1 mod T (another "
+                        "program's solution, pointing away from the truth) must be rejected"),
     },
     sizes={"quick": dict(E1_SIZES["quick"]), "full": dict(E1_SIZES["full"])},
 )
