@@ -154,6 +154,10 @@ def test_tight(tc):
     run.assert_outcomes(failed=1, xfailed=1)
     run.stdout.fnmatch_lines(["*1 of 2 checks failed*", "*FAILED*conclusion close pi*",
                               "*ok*conclusion at_most bound*"])
+    # the failure section opens with the decisions, not with library source
+    section = run.stdout.str().split("_ test_tight[claim] _")[1]
+    assert section.lstrip("_ \n").startswith("ClaimFailure: toy.thm1.tight [claim]: 1 of 2 checks failed")
+    assert "def conclude" not in section and "(--tb=long shows the traceback)" in section
     (entry,) = results_of(pytester)["claims"]
     assert entry["outcome"] == "failed" and entry["error_kind"] == "failure"
     assert entry["failed_conclusions"] == ["pi"]
@@ -298,12 +302,21 @@ def test_sizes(tc):
     (["--tc-tier", "huge"], "unknown tier 'huge'"),
     (["--tc-device", "tpu"], "unknown device 'tpu'"),
     (["--tc-dtype", "float16"], "unknown dtype 'float16'"),
+    (["--tc-teir", "full"], "unknown option --tc-teir; did you mean --tc-tier?"),
+    (["--tc-no-reports"], "unknown option --tc-no-reports; did you mean --tc-no-report?"),
 ])
 def test_unknown_options_are_usage_errors(pytester, claim_file, option, message):
     claim_file(PASSING)
     run = pytester.runpytest("-p", "no:cacheprovider", *option)
     assert run.ret == pytest.ExitCode.USAGE_ERROR
     run.stderr.fnmatch_lines([f"*{message}*"])
+
+
+def test_the_suggestion_list_is_the_plugins_own_options(pytestconfig):
+    from theorycheck.plugin import OPTIONS
+
+    group = next(g for g in pytestconfig._parser._groups if g.name == "theorycheck")
+    assert sorted(OPTIONS) == sorted(name for option in group.options for name in option.names())
 
 
 def test_cuda_without_a_gpu_is_a_usage_error(pytester, claim_file):

@@ -118,6 +118,9 @@ def test_scaffold_passes_the_projects_own_conformance_suite(tmp_path):
     """``theorycheck new`` into an empty project, then pytest on the new claim and on a copy of
     tests/test_claims_conformance.py (unchanged): all green."""
     assert main(["new", "demo25", "contraction", "--claims-dir", str(tmp_path / "claims")]) == 0
+    from tests.test_project_files import fill_in_citation
+
+    fill_in_citation(tmp_path / "claims/demo25/__init__.py")
     (tmp_path / "tests").mkdir()
     shutil.copy(ROOT / "tests/test_claims_conformance.py", tmp_path / "tests")
     (tmp_path / "tests/__init__.py").write_text("")

@@ -10,10 +10,16 @@ FILES = dict(re.findall(r"```python\n# (claims/\S+)\n(.*?)```", SECTION, re.S))
 
 
 def test_the_example_is_two_files_and_its_claim_has_at_most_40_lines():
-    assert set(FILES) == {"claims/demo24/__init__.py", "claims/demo24/test_direction.py"}
-    lines = FILES["claims/demo24/test_direction.py"].splitlines()
+    assert set(FILES) == {"claims/demo24/__init__.py", "claims/demo24/test_ngd_direction.py"}
+    lines = FILES["claims/demo24/test_ngd_direction.py"].splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("@claim("))
     assert len([line for line in lines[start:] if line.strip()]) <= 40
+
+
+def test_the_example_is_what_theorycheck_new_writes():
+    from theorycheck.scaffold import render_claim
+
+    assert FILES["claims/demo24/test_ngd_direction.py"] == render_claim("demo24", "ngd_direction")
 
 
 def test_the_example_passes_strict_with_two_independent_controls(pytester):

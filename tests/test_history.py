@@ -50,10 +50,13 @@ def test_every_run_gets_a_folder_and_latest_follows_the_complete_ones(pytester):
     assert "commit" in results  # None outside a git checkout
 
     run = pytester.runpytest("-p", "no:cacheprovider", "-k", "not low", "--tc-seed", "3")
-    run.stdout.fnmatch_lines(["*partial run (-k not low): reports/latest still shows*"])
+    run.stdout.fnmatch_lines(["*partial run (-k not low): reports/latest-partial points at it; "
+                              "reports/latest still shows*", "report: *report.html"])
     assert len(run_dirs(pytester)) == 2 and latest.resolve() == first.resolve()
     partial = [d for d in run_dirs(pytester) if d.name.endswith("-seed3-partial")]
     assert load_results(partial[0] / "results.json")["partial"] is True
+    assert (pytester.path / "reports/latest-partial").resolve() == partial[0].resolve()
+    assert (pytester.path / "reports/LATEST-PARTIAL").read_text().strip() == f"runs/{partial[0].name}"
 
 
 def test_a_path_below_the_claims_folder_is_a_partial_run(pytester):
@@ -65,6 +68,7 @@ def test_a_path_below_the_claims_folder_is_a_partial_run(pytester):
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "claims/test_toy.py")
     (only,) = run_dirs(pytester)
     assert only.name.endswith("-partial") and not (pytester.path / "reports/latest").exists()
+    assert (pytester.path / "reports/latest-partial/results.json").is_file()  # a fresh clone's first run
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "claims")
     assert (pytester.path / "reports/latest/results.json").is_file()
 
@@ -130,6 +134,9 @@ def test_a_run_shows_drift_against_its_baseline_as_a_warning(pytester, capsys):
                               "*note: the seeds differ (0 vs 5)*", "*toy.thm1.drift  measurement draw*"])
     results = load_results(pytester.path / "reports/latest/results.json")
     assert any(c["what"] == "measurement draw" for c in results["baseline_diff"])
+    assert results["baseline"]["path"] == "reports/baseline-quick.json"
+    for name in ("results.json", "report.md", "report.html"):   # no absolute path in a report
+        assert str(pytester.path) not in (pytester.path / "reports/latest" / name).read_text()
     run = pytester.runpytest("-p", "no:cacheprovider", "--tc-baseline", "none")
     assert "drift against the baseline" not in run.stdout.str()
     run = pytester.runpytest("-p", "no:cacheprovider", "--tc-baseline", "missing.json")

@@ -54,21 +54,37 @@ def test_scaffold_conforms():
 '''
 
 
-def test_new_scaffolds_a_passing_conforming_claim_with_controls(pytester, capsys):
-    """The scaffold (paper package and claim) runs green and passes the conformance rules."""
+def fill_in_citation(init: Path) -> None:
+    """Replace the scaffold's placeholder citation as a user would."""
+    from theorycheck.scaffold import PLACEHOLDER_ARXIV, PLACEHOLDER_AUTHORS
+
+    text = init.read_text().replace(PLACEHOLDER_ARXIV, "2401.00001")
+    init.write_text(text.replace(PLACEHOLDER_AUTHORS, "A. Author").replace("(the paper's title)", "Demo"))
+
+
+def test_new_scaffolds_a_passing_claim_whose_placeholder_citation_fails_conformance(pytester, capsys):
+    """The scaffold names every file it writes, runs green with two independent controls, and
+    passes the conformance rules once its citation is filled in -- not before."""
     assert main(["new", "demo24", "contraction", "--claims-dir", str(pytester.path / "claims")]) == 0
+    printed = capsys.readouterr().out
     target = pytester.path / "claims/demo24/test_contraction.py"
-    assert target.exists() and "paper(" in (pytester.path / "claims/demo24/__init__.py").read_text()
+    init = pytester.path / "claims/demo24/__init__.py"
+    for path in (pytester.path / "claims/__init__.py", init, target):
+        assert f"wrote {path}" in printed
     with pytest.raises(SystemExit, match="not overwriting"):
         main(["new", "demo24", "contraction", "--claims-dir", str(pytester.path / "claims")])
     pytester.makepyfile(test_conformance=SCAFFOLD_CONFORMANCE)
-    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "claims", "test_conformance.py")
+    placeholder = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_conformance.py")
+    placeholder.assert_outcomes(failed=1)
+    placeholder.stdout.fnmatch_lines(["*citation is still the scaffold's placeholder*"])
+    fill_in_citation(init)
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--tc-strict", "claims",
+                                        "test_conformance.py")
     run.assert_outcomes(passed=2, xfailed=2)
     results = json.loads((pytester.path / "reports/latest/results.json").read_text())
     (image,) = results["claims"][0]["images"]
-    assert image.startswith("plots/demo24.example.contraction--error-") and image.endswith(".png")
-    assert [k["outcome"] for k in results["claims"][0]["controls"]] == ["failed_as_expected"] * 2
-    assert results["papers"]["demo24"]["arxiv"] == "0000.00000"
+    assert image.startswith("plots/demo24.thm1.contraction--deficit-") and image.endswith(".png")
+    assert [k["evidence"] for k in results["claims"][0]["controls"]] == ["independent"] * 2
 
 
 @pytest.mark.parametrize("args, message", [(["new", "Bad-Key", "x"], "paper key"),
@@ -80,10 +96,13 @@ def test_new_rejects_bad_names(args, message):
 
 def test_list_and_report_from_the_command_line(pytester):
     main(["new", "demo24", "contraction", "--claims-dir", str(pytester.path / "claims")])
-    out = subprocess.run([sys.executable, "-m", "theorycheck.cli", "list", "claims"],
+    out = subprocess.run([sys.executable, "-m", "theorycheck.cli", "list", "-v", "claims"],
                          cwd=pytester.path, capture_output=True, text=True, check=True).stdout
-    assert "demo24.example.contraction" in out and "control too_fast_rate" in out
-    assert "1 claims, 2 negative controls" in out and "provenance: derived" in out
+    assert "demo24.thm1.contraction" in out and "control wrong_opt" in out
+    assert "1 claims, 2 negative controls, 1 papers" in out and "provenance: stated" in out
+    by_key = subprocess.run([sys.executable, "-m", "theorycheck.cli", "list", "demo24"],
+                            cwd=pytester.path, capture_output=True, text=True, check=True).stdout
+    assert "demo24: 1 claims" in by_key and "controls: wrong_opt, gd" in by_key
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "claims")
     results = pytester.path / "reports/latest/results.json"
     (pytester.path / "reports/latest/report.html").unlink()

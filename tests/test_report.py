@@ -199,3 +199,23 @@ def test_a_control_overlays_only_its_measured_curves_on_the_claims_plot_of_that_
     plot["curves"].append(dict(plot["curves"][0], style="bound", label="its bound"))
     assert [c["label"] for c in control_overlays(claim, "loss")] == ["control slow_step: L"]
     assert control_overlays(claim, "another plot") == []
+
+
+ONE_POINT_AND_HIDDEN_CONTROL = '''
+@claim("toy.thm1.plots", source="Theorem 1", statement="A small number is small.", provenance="stated",
+       controls={"big": Control("reference", breaks=["small"], description="a big number instead")})
+def test_plots(tc):
+    value = 1e6 if tc.control == "big" else 1.0
+    tc.conclusion.at_most("small", value, 10.0)
+    tc.curve("one", "a single point", [1.0], [value])
+    tc.curve("two", "values", [1.0, 2.0], [value, value + 1])
+'''
+
+
+def test_a_one_point_curve_and_a_control_curve_off_the_axes_warn(pytester, claim_file):
+    claim_file(ONE_POINT_AND_HIDDEN_CONTROL)
+    run = pytester.runpytest("-p", "no:cacheprovider", "-W", "default")
+    run.assert_outcomes(passed=1, xfailed=1)
+    run.stdout.fnmatch_lines(["*CurveWarning*curve 'a single point' of plot 'one' has 1 point(s)*",
+                              "*warning: toy.thm1.plots: plot 'two': control big: values lie(s) "
+                              "entirely outside the claim's axes*"])

@@ -16,9 +16,9 @@
   tests predict and each control's failure rate (:mod:`theorycheck.sweep`).
 * ``theorycheck new PAPERKEY NAME [--claims-dir DIR]``: scaffold
   ``claims/<paperkey>/__init__.py`` (the paper's :func:`theorycheck.paper` declaration, with
-  placeholders to fill in) and ``claims/<paperkey>/test_<name>.py`` with a worked, passing
-  example claim (provenance, a precondition, a conclusion, a negative control, a plot) that
-  passes the conformance suite as it is, to be edited into the new claim.
+  placeholder citation that the conformance suite refuses until it is filled in) and
+  ``claims/<paperkey>/test_<name>.py``: a passing claim of a known shape built from library
+  pieces (:mod:`theorycheck.scaffold`), to be edited into the new claim; names every file written.
 * ``theorycheck run MODULE:FUNCTION [--tier] [--seed] [--device] [--set NAME=VALUE]
   [--save FILE.npz] [-i]``: run one shared run outside pytest with a claim run's settings,
   print a summary of what it returns, save its arrays or open a prompt on them
@@ -80,20 +80,39 @@ def _declared_under(module: str, root: Path) -> bool:
     return file == root or root in file.parents
 
 
+def _list_path(given: str) -> str:
+    """A path, or a paper key naming ``claims/<key>``."""
+    if not Path(given).exists() and PAPERKEY.match(given) and (Path("claims") / given).is_dir():
+        return str(Path("claims") / given)
+    return given
+
+
 def cmd_list(args) -> int:
-    specs = collect_claims(args.path)
+    from itertools import groupby
+
+    specs = collect_claims(_list_path(args.path))
     if args.json:
         print(json.dumps(specs, indent=1))
         return 0
-    for s in specs:
-        label = (" [discrepancy, corrected by %s]" % s["corrected_by"]
-                 if s["kind"] == "discrepancy" else "")
-        print(f"{s['id']}  ({s['paper']}, {s['source']}){label}\n    {s['statement']}")
-        print(f"    provenance: {s['provenance']}")
-        for name, c in s["controls"].items():
-            print(f"    control {name} [{c['kind']}, breaks {list(c['breaks'])}]: {c['description']}")
+    for paper, group in groupby(sorted(specs, key=lambda s: (s["paper"], s["id"])), key=lambda s: s["paper"]):
+        group = list(group)
+        controls = sum(len(s["controls"]) for s in group)
+        refuted = sum(s["kind"] == "discrepancy" for s in group)
+        print(f"{paper}: {len(group)} claims ({refuted} refuting a statement as written), "
+              f"{controls} negative controls")
+        for s in group:
+            label = " [discrepancy]" if s["kind"] == "discrepancy" else ""
+            nature = f" [{s['nature']}]" if s.get("nature", "theorem") != "theorem" else ""
+            print(f"  {s['id']}  ({s['source']}){label}{nature}; controls: {', '.join(s['controls'])}")
+            if args.verbose:
+                print(f"      {s['statement']}\n      provenance: {s['provenance']}")
+                for name, c in s["controls"].items():
+                    print(f"      control {name} [{c['kind']}, breaks {list(c['breaks'])}]: "
+                          f"{c['description']}")
     total_controls = sum(len(s["controls"]) for s in specs)
-    print(f"{len(specs)} claims, {total_controls} negative controls")
+    papers = len({s["paper"] for s in specs})
+    print(f"{len(specs)} claims, {total_controls} negative controls, {papers} papers"
+          + ("" if args.verbose else " (-v: statements and controls)"))
     return 0
 
 
@@ -204,102 +223,31 @@ def cmd_sweep(args, pytest_args: list[str]) -> int:
     return 1 if any(e["flaky"] for e in entries) else 0
 
 
-PAPER_TEMPLATE = '''"""{paperkey}: the claims of one paper.  Fill in the citation and the claim index."""
-from theorycheck import paper
-
-paper(
-    "{paperkey}",
-    authors="(the authors, e.g. A. Author, B. Author)",
-    title="(the paper's title)",
-    arxiv="0000.00000",
-    year=None,
-    expected_ids=[
-        "example.{name}",
-    ],
-)
-'''
-
-TEMPLATE = '''"""{paperkey}: {name} -- a worked example; replace it with the paper's statement."""
-import numpy as np
-import scipy.linalg
-
-from theorycheck import Control, claim
-
-
-@claim(
-    "{claim_id}",
-    source="(e.g. Theorem 1)",
-    statement="GD with step 1/L on a strongly convex quadratic contracts at rate 1 - mu/L.",
-    provenance="derived",
-    controls={{
-        "too_fast_rate": Control(
-            "statement", breaks=["error below the contraction bound"],
-            description="compare against the rate (1 - mu/L)^2, faster than the truth"),
-        "indefinite": Control(
-            "hypothesis", breaks=["error below the contraction bound"],
-            description="flip the sign of the smallest eigenvalue: A is no longer positive "
-                        "definite and the error grows along that eigenvector"),
-    }},
-    sizes={{"quick": {{"d": 20, "steps": 200}}, "full": {{"d": 500, "steps": 2000}}}},
-)
-def test_{name}(tc):
-    """Gradient descent on f(w) = 1/2 w^T A w with step eta = 1/L, where mu > 0 and L are
-    the extreme eigenvalues of the symmetric matrix A, contracts the error as
-    ||w_t|| <= (1 - mu/L)^t ||w_0||.  Precondition: mu > 0 (strong convexity).  Pass
-    criterion: the bound holds at every step up to a round-off margin of 100 t unit
-    round-offs of the run's dtype times ||w_0||.
-    """
-    d, steps = tc.sizes["d"], tc.sizes["steps"]
-    rng = tc.rng("data")
-    spectrum = np.linspace(1.0, 10.0, d)
-    if tc.control == "indefinite":
-        spectrum[0] = -1.0
-    Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
-    A = Q @ np.diag(spectrum) @ Q.T
-    mu, L = scipy.linalg.eigvalsh(A)[[0, -1]]
-    tc.precondition.at_least("A is positive definite (mu > 0)", mu, 0.0)
-    w = rng.standard_normal(d)
-    norms = [np.linalg.norm(w)]
-    for _ in range(steps):
-        w = w - (A @ w) / L
-        norms.append(np.linalg.norm(w))
-    t = np.arange(steps + 1)
-    rate = 1 - abs(mu) / L
-    if tc.control == "too_fast_rate":
-        rate = rate**2
-    bound = rate**t * norms[0]
-    tc.record("rate", rate)
-    tc.conclusion.at_most("error below the contraction bound", norms, bound,
-                          margin=tc.roundoff(100 * steps) * norms[0])
-    tc.curve("error", "||w_t||", t, norms, yscale="log", ylabel="error")
-    tc.curve("error", "(1 - mu/L)^t ||w_0||", t, bound, style="bound")
-'''
-
-
 def cmd_new(args) -> int:
+    from .scaffold import scaffold
+
     if not PAPERKEY.match(args.paperkey):
         raise SystemExit(f"theorycheck new: paper key {args.paperkey!r} must be lower-case "
                          "letters and digits, starting with a letter (e.g. abc24)")
     if not NAME.match(args.name):
         raise SystemExit(f"theorycheck new: name {args.name!r} must be a lower-case identifier")
-    claim_id = f"{args.paperkey}.example.{args.name}"
+    claim_id = f"{args.paperkey}.thm1.{args.name}"
     if not ID_PATTERN.match(claim_id):
         raise SystemExit(f"theorycheck new: {claim_id!r} is not a valid claim id")
-    root = Path(args.claims_dir)
-    package = root / args.paperkey
-    target = package / f"test_{args.name}.py"
-    if target.exists():
-        raise SystemExit(f"theorycheck new: {target} exists; not overwriting it")
-    package.mkdir(parents=True, exist_ok=True)
-    if not (root / "__init__.py").exists():
-        (root / "__init__.py").write_text("")
-    if not (package / "__init__.py").exists():
-        (package / "__init__.py").write_text(PAPER_TEMPLATE.format(paperkey=args.paperkey,
-                                                                   name=args.name))
+    package = Path(args.claims_dir) / args.paperkey
+    existed = (package / "__init__.py").exists()
+    try:
+        written = scaffold(args.paperkey, args.name, args.claims_dir)
+    except UsageError as exc:
+        raise SystemExit(f"theorycheck new: {exc}") from None
+    for path in written:
+        print(f"wrote {path}")
+    if existed:
+        print(f"{package / '__init__.py'} exists: add 'thm1.{args.name}' to its expected_ids")
     else:
-        print(f"{package / '__init__.py'} exists: add 'example.{args.name}' to its expected_ids")
-    target.write_text(TEMPLATE.format(paperkey=args.paperkey, name=args.name, claim_id=claim_id))
-    print(f"wrote {target}; run it with: pytest {target}")
+        print(f"fill in the citation in {package / '__init__.py'}: the conformance suite refuses "
+              "the placeholders until then")
+    print(f"run it with: pytest {written[-1]}")
     return 0
 
 
@@ -355,10 +303,19 @@ def _verb_on_a_run(sub, name: str, help_text: str, func, out_help: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="theorycheck", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="theorycheck",
+        description="Executable claims of ML-theory papers. The claims run under pytest "
+                    "(`pytest claims`, options --tc-tier, --tc-device, --tc-seed, ...); these "
+                    "verbs list them, run one shared run, compare and re-render runs, sweep "
+                    "seeds and start a new paper.",
+        epilog="Each verb has its own --help. Docs: README.md, docs/writing-claims.md, the API "
+               "reference in docs/api (sphinx-build docs/api docs/_build/api).")
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("list", help="list the registered claims")
-    p.add_argument("path", nargs="?", default="claims")
+    p = sub.add_parser("list", help="list the registered claims, by paper")
+    p.add_argument("path", nargs="?", default="claims",
+                   help="a claims folder, a paper's folder or a paper key (default: claims)")
+    p.add_argument("-v", "--verbose", action="store_true", help="statements and controls too")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_list)
     _verb_on_a_run(sub, "report", "re-render the report from a results.json", cmd_report,

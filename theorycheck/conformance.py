@@ -11,6 +11,7 @@ from typing import Iterator, Mapping
 
 from .claim import ID_PATTERN, PROVENANCE, ClaimSpec, Control
 from .papers import Paper
+from .scaffold import PLACEHOLDER_ARXIV, PLACEHOLDER_AUTHORS
 
 __all__ = ["MIN_DOCSTRING", "STRUCTURAL_NUMERALS", "claim_problems", "paper_problems",
            "numerals", "unexplained_numerals"]
@@ -100,6 +101,9 @@ def paper_problems(paper: Paper, claims: Mapping[str, ClaimSpec]) -> list[str]:
     missing = [i for i in paper.expected_ids if i not in encoded and i not in paper.pending]
     stale = [i for i in paper.pending if i in encoded]
     found = [f"{paper.key}: claims not encoded yet: {missing}"] if missing else []
+    if paper.arxiv == PLACEHOLDER_ARXIV or paper.authors == PLACEHOLDER_AUTHORS or paper.title.startswith("("):
+        found.append(f"{paper.key}: the citation is still the scaffold's placeholder "
+                     f"(arxiv {paper.arxiv!r}, authors {paper.authors!r}): fill it in")
     if stale:
         found.append(f"{paper.key}: encoded but still listed as pending: {stale}")
     return found

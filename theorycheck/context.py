@@ -18,6 +18,7 @@ the sizes of the current tier, and records what the claim measured and decided:
 from __future__ import annotations
 
 import dataclasses
+import warnings
 import inspect
 from typing import Any
 
@@ -32,7 +33,11 @@ from .errors import (CannotDiscriminate, ClaimFailure, ControlMisfire, Declarati
 from .runtime import OnRuntime, Runtime, derive_seed
 from .tolerance import roundoff, tolerance
 
-__all__ = ["ClaimContext", "ROLES", "PLOT_STYLES", "MAX_CURVE_POINTS"]
+__all__ = ["ClaimContext", "CurveWarning", "ROLES", "PLOT_STYLES", "MAX_CURVE_POINTS"]
+
+
+class CurveWarning(UserWarning):
+    """A curve that cannot draw what it records (fewer than two points)."""
 
 MAX_CURVE_POINTS = 400
 PLOT_STYLES = ("measured", "theory", "bound", "reference")
@@ -234,6 +239,10 @@ class ClaimContext(OnRuntime):
         ya = np.asarray(jsonable(y), dtype=float).ravel()
         if xa.shape != ya.shape:
             raise InvalidInputError(f"curve {label!r}: x has {xa.size} points, y has {ya.size}")
+        if xa.size < 2:
+            warnings.warn(f"{self.spec.id}: curve {label!r} of plot {plot!r} has {xa.size} point(s): "
+                          "a line needs two; record a scalar with tc.record instead", CurveWarning,
+                          stacklevel=2)
         if sort_x:
             order = np.argsort(xa, kind="stable")
             xa, ya = xa[order], ya[order]

@@ -67,20 +67,21 @@ def new_run_dir(root: Path, name: str) -> Path:
     return candidate
 
 
-def point_latest(root: Path, run_dir: Path) -> None:
-    """Make ``root/latest`` a relative symlink to ``run_dir`` and write ``root/LATEST``.
+def point_latest(root: Path, run_dir: Path, name: str = "latest") -> None:
+    """Make ``root/<name>`` a relative symlink to ``run_dir`` and write ``root/<NAME>``
+    (``latest`` for the last complete run, ``latest-partial`` for the last partial one).
 
     A ``latest`` that is a real folder (the layout before run folders existed) is moved into
     ``runs/`` first.  Where symlinks cannot be made, the pointer file alone says which run
     is the latest (:func:`latest_run_dir` reads either)."""
     root = Path(root)
     target = os.path.relpath(run_dir, root)
-    latest = root / "latest"
+    latest = root / name
     if latest.is_dir() and not latest.is_symlink():
         stamp = datetime.fromtimestamp(latest.stat().st_mtime, timezone.utc)
         shutil.move(str(latest), str(_free_run_path(root, stamp.strftime("%Y%m%dT%H%M%SZ-legacy"))))
-    (root / "LATEST").write_text(target + "\n")
-    temporary = root / ".latest.tmp"
+    (root / name.upper()).write_text(target + "\n")
+    temporary = root / f".{name}.tmp"
     try:
         if temporary.is_symlink() or temporary.exists():
             temporary.unlink()

@@ -39,6 +39,7 @@ them and writes ``results.json``, ``report.md``, ``report.html`` and the plots.
 from __future__ import annotations
 
 import json
+import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -50,7 +51,9 @@ from .claim import CLAIM_VARIANT, registry
 from .cache import SharedRunCache, cache_from_options
 from .context import ClaimContext
 from .evidence import classify_controls
-from .errors import ClaimFailure, HypothesesNotMet, UsageError, error_kind
+from .report.plots import control_overlays, curves_outside_axes
+from .errors import (CannotDiscriminate, ClaimFailure, ControlMisfire, HypothesesNotMet, UsageError,
+                     error_kind)
 from .papers import papers
 from .runtime import Runtime, default_options_from_env, parse_count
 from . import history
@@ -85,6 +88,25 @@ def pytest_addoption(parser):
                     "$THEORYCHECK_CACHE_DIR or <rootdir>/.theorycheck-cache)")
     group.addoption("--tc-no-cache", action="store_true",
                     help="neither read nor write the on-disk cache of shared runs")
+
+
+#: the plugin's options; a mistyped one gets a suggestion instead of pytest's bare refusal
+OPTIONS = ("--tc-tier", "--tc-device", "--tc-dtype", "--tc-seed", "--tc-threads", "--tc-report-dir",
+           "--tc-no-report", "--tc-strict", "--tc-baseline", "--tc-cache-dir", "--tc-no-cache")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """Name a mistyped ``--tc-*`` option and the one meant (pytest would only say
+    'unrecognized arguments')."""
+    import difflib
+
+    for arg in args:
+        name = arg.split("=", 1)[0]
+        if name.startswith("--tc") and name not in OPTIONS:
+            guess = difflib.get_close_matches(name, OPTIONS, n=1, cutoff=0.6)
+            hint = f"; did you mean {guess[0]}?" if guess else f"; the options are {', '.join(OPTIONS)}"
+            raise pytest.UsageError(f"theorycheck: unknown option {name}{hint}")
 
 
 def pytest_configure(config):
@@ -167,6 +189,12 @@ def pytest_runtest_makereport(item, call):
         message=None if exc is None else str(exc)[:4000],
     )
     report.user_properties.append((RECORD_KEY, json.dumps(record)))
+    if report.failed and isinstance(exc, (ClaimFailure, ControlMisfire, CannotDiscriminate)) \
+            and item.config.getoption("tbstyle") in ("auto", "short"):
+        # the decisions first: the library's frames say nothing a reader of the claim needs
+        where = item.location
+        report.longrepr = (f"{type(exc).__name__}: {exc}\n\n{where[0]}:{(where[1] or 0) + 1}: {spec.id} "
+                           f"[{record['variant']}] (--tb=long shows the traceback)")
 
 
 def _failure_of(exc: BaseException | None) -> str | None:
@@ -207,6 +235,7 @@ class ResultCollector:
         self.records: dict[tuple[str, str], dict] = {}
         self.report_path: Path | None = None
         self.summary: str | None = None
+        self.results_doc: dict | None = None
         self.partial: str | None = None
         self.deselected = 0
         self.drift: list[str] = []
@@ -259,6 +288,8 @@ class ResultCollector:
         if self.xfail_lines_hidden and tr.stats.get("xfailed"):
             tr.write_line(f"{len(tr.stats['xfailed'])} expected failures (xfail: the negative "
                           "controls failing as they declare) not listed one by one; -rx lists them")
+        for line in (self.results_doc or {}).get("plot_warnings", []):
+            tr.write_line("warning: " + line, yellow=True)
         for line in self.undiscriminating:
             tr.write_line(("error: " if self.runtime.strict else "warning: ") + line,
                           yellow=not self.runtime.strict, red=self.runtime.strict)
@@ -269,10 +300,10 @@ class ResultCollector:
         elif self.drift:
             tr.write_line(self.drift[0])
         if self.report_path is not None:
-            tr.write_line(f"report: {self.report_path / 'report.html'}")
             if self.partial:
-                tr.write_line(f"partial run ({self.partial}): reports/latest still shows the "
-                              "last complete run")
+                tr.write_line(f"partial run ({self.partial}): reports/latest-partial points at it; "
+                              "reports/latest still shows the last complete run")
+            tr.write_line(f"report: {self.report_path / 'report.html'}")
 
     def add(self, report, record: dict) -> None:
         key = (record["id"], record["variant"])
@@ -294,7 +325,7 @@ class ResultCollector:
         self.undiscriminating = annotate_run(results, commit=history.git_commit(self.config.rootpath),
                                        partial=self.partial)
         if self.baseline is not None:
-            self.drift = compare_with_baseline(results, self.baseline)
+            self.drift = compare_with_baseline(results, self.baseline, self.config.rootpath)
         return results
 
     def report_dir(self) -> Path:
@@ -313,11 +344,12 @@ class ResultCollector:
         summary, and point ``reports/latest`` at it when the run is complete."""
         from .report import summarize, write_report
 
-        results = self.results()
+        results = self.results_doc = self.results()
         self.summary = summarize(results)
         out = write_report(results, self.report_dir())
-        if self.partial is None and not self.config.getoption("--tc-report-dir"):
-            history.point_latest(self.reports_root(), out)
+        if not self.config.getoption("--tc-report-dir"):
+            history.point_latest(self.reports_root(), out,
+                                 "latest" if self.partial is None else "latest-partial")
         return out
 
 
@@ -336,9 +368,10 @@ def _baseline_path(config, tier: str) -> Path | None:
     return path
 
 
-def compare_with_baseline(results: dict, path: Path) -> list[str]:
+def compare_with_baseline(results: dict, path: Path, rootdir: Path | None = None) -> list[str]:
     """Store the differences of ``results`` from the baseline at ``path`` in
-    ``results["baseline_diff"]`` and return them as terminal lines (setting notes first)."""
+    ``results["baseline_diff"]`` and return them as terminal lines (setting notes first).  The
+    baseline's path is stored relative to ``rootdir`` (a report holds no absolute path)."""
     try:
         base = history.load_comparable(path)
     except UsageError as exc:
@@ -346,7 +379,8 @@ def compare_with_baseline(results: dict, path: Path) -> list[str]:
     new = history.digest(results)
     changes = history.diff_digests(base, new, only_new=bool(results.get("partial")))
     results["baseline_diff"] = changes
-    results["baseline"] = {"path": str(path), "commit": base.get("commit"),
+    shown = os.path.relpath(path, rootdir) if rootdir is not None else Path(path).name
+    results["baseline"] = {"path": shown, "commit": base.get("commit"),
                            "seed": base.get("seed"), "tier": base.get("tier")}
     notes = [f"note: {n}" for n in history.setting_warnings(base, new)]
     head = f"{len(changes)} differences from {path.name} (commit {str(base.get('commit'))[:10]})"
@@ -380,6 +414,12 @@ def annotate_run(results: dict, *, commit: str | None, partial: str | None) -> l
                 f"{claim['id']}: no independent control (every control re-judges the claim's own "
                 "numbers): add one that recomputes under perturbed data, reference or dynamics, "
                 "or declare why not (@claim(single_evidence=...))")
+        for plot in claim.get("plots", []):
+            hidden = curves_outside_axes(plot, control_overlays(claim, plot["name"]))
+            if hidden:
+                results.setdefault("plot_warnings", []).append(
+                    f"{claim['id']}: plot {plot['name']!r}: {', '.join(hidden)} lie(s) entirely "
+                    "outside the claim's axes and will not show")
         for control in claim["controls"]:
             if control["kind"] in ("dynamics", "hypothesis") and _same_numbers(claim, control):
                 text = (f"{claim['id']} [control {control['name']}]: every measured value equals "

@@ -39,6 +39,34 @@ def control_overlays(claim: dict, plot_name: str) -> list[dict]:
     return overlays
 
 
+def _finite_points(curve: dict, xscale: str, yscale: str) -> tuple[np.ndarray, np.ndarray]:
+    x = np.asarray(curve["x"], dtype=float)
+    y = np.asarray(curve["y"], dtype=float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    if xscale == "log":
+        keep &= x > 0
+    if yscale == "log":
+        keep &= y > 0
+    return x[keep], y[keep]
+
+
+def curves_outside_axes(plot: dict, overlays: list[dict]) -> list[str]:
+    """Labels of the control curves (``overlays``) with no point inside the claim's axes (the
+    box spanned by the claim's own curves): drawn on those axes they are invisible."""
+    points = [_finite_points(c, plot["xscale"], plot["yscale"]) for c in plot["curves"]]
+    xs = np.concatenate([p[0] for p in points] or [np.empty(0)])
+    ys = np.concatenate([p[1] for p in points] or [np.empty(0)])
+    if xs.size == 0:
+        return []
+    outside = []
+    for curve in overlays:
+        x, y = _finite_points(curve, plot["xscale"], plot["yscale"])
+        inside = (x >= xs.min()) & (x <= xs.max()) & (y >= ys.min()) & (y <= ys.max())
+        if not inside.any():
+            outside.append(curve["label"])
+    return outside
+
+
 def plot_filename(claim_id: str, plot: dict, overlays: list[dict]) -> str:
     """``<claim>--<plot>-<hash>.png``, the hash over everything the file draws."""
     digest = hashlib.sha256(json.dumps([STYLE_VERSION, plot, overlays], sort_keys=True)
