@@ -174,7 +174,7 @@ if want full; then
   i=0
   for expr in "${FULL_CLAIMS[@]}"; do
     i=$((i + 1))
-    run_step "full:$expr" 100000 $PY -m pytest claims -q -p no:cacheprovider -k "$expr" \
+    run_step "full:${expr// /_}" 100000 $PY -m pytest claims -q -p no:cacheprovider -k "$expr" \
       -n "$WORKERS" --tc-tier "$FULL_TIER" --tc-device "$DEVICE" \
       --tc-report-dir "$WORK/full-$i" --tc-baseline none
     pack full full.tar.gz
