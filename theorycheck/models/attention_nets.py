@@ -327,7 +327,7 @@ class BiasedAttentionNet(Model):
             raise DeclarationError(f"{name}: X must be (K, n, p) and Y (K, n, m) for the squared "
                                    f"loss or (K, n) classes for cross_entropy; got X "
                                    f"{tuple(X.shape)}, Y {tuple(Y.shape)} ({objective})")
-        if objective == "cross_entropy" and (Y.dtype.is_floating_point or bool((Y < 0).any())):
+        if objective == "cross_entropy" and (Y.dtype.is_floating_point or bool((Y < 0).any())):  # host: construction (validating the labels)
             raise DeclarationError(f"{name}: cross_entropy needs non-negative integer classes Y")
         self.X, self.Y, self.act, self.objective = X, Y, act, objective
 

@@ -213,7 +213,7 @@ class PopulationAttentionRegression(Model):
         _check_shapes("PopulationAttentionRegression", Sigma, W)
         if lam < 0:
             raise DeclarationError(f"PopulationAttentionRegression: lambda = {lam} < 0")
-        self.Sigma, self.W, self.noise, self.lam = Sigma, W, float(noise), float(lam)
+        self.Sigma, self.W, self.noise, self.lam = Sigma, W, float(noise), float(lam)  # host: construction
         self.reg_Sigma = Sigma if reg_Sigma is None else reg_Sigma
         self.infimum = W.shape[-2] * self.noise ** 2
 
@@ -279,9 +279,9 @@ class EmpiricalAttentionRegression(Model):
         if lam.dim() > 1 or (lam.dim() == 1 and lam.shape[0] != X.shape[0]):
             raise DeclarationError(f"EmpiricalAttentionRegression: lambda must be a number or one "
                                    f"value per trial ({X.shape[0]}), got shape {tuple(lam.shape)}")
-        if bool((lam < 0).any()):
+        if bool((lam < 0).any()):  # host: construction (validating lambda)
             raise DeclarationError("EmpiricalAttentionRegression: lambda < 0")
-        if bool((lam > 0).any()) and reg_Sigma is None:
+        if bool((lam > 0).any()) and reg_Sigma is None:  # host: construction
             raise DeclarationError("EmpiricalAttentionRegression: lambda > 0 needs reg_Sigma")
         self.X, self.Y, self.lam, self.reg_Sigma = X, Y, lam, reg_Sigma
 

@@ -89,7 +89,7 @@ def hidden_units(X, W, activation="softmax"):
 
 def output_scale(activation, m):
     """The factor in front of ``<a_l, hidden>``: ``m`` (softmax) or ``m^{-1/2}``."""
-    return float(m) if activation == "softmax" else 1.0 / math.sqrt(m)
+    return float(m) if activation == "softmax" else 1.0 / math.sqrt(m)  # host: the width m, a Python int
 
 
 def outputs(X, W, A, activation="softmax"):

@@ -54,7 +54,7 @@ def _per_trial_setting(name, value, K, like, dtype=None):
             raise DeclarationError(f"optimizer setting {name!r}: {tensor.numel()} values for "
                                    f"{K} trials")
         return tensor
-    return float(value)
+    return float(value)  # host: construction (a scalar setting)
 
 
 class FirstOrder(Step):

@@ -48,7 +48,7 @@ def _exponent(p, like):
     """``p`` as a float or a (K,) tensor broadcast against the block ``like`` (K, ...)."""
     if isinstance(p, torch.Tensor) and p.dim() > 0:
         return per_trial(p.to(like.dtype), like)
-    return float(p)
+    return float(p)  # host: a scalar exponent given as a number
 
 
 def dual_exponent(p):
@@ -115,9 +115,9 @@ class MirrorDescent(Step):
         like, K = model.data_tensor(), model.trial_count()
         self.p = self._setting("p", p, K, like)
         self.eta = self._setting("eta", eta, K, like)
-        if bool(torch.any(torch.as_tensor(self.p) <= 1)):
+        if bool(torch.any(torch.as_tensor(self.p) <= 1)):  # host: construction (validating p)
             raise DeclarationError(f"mirror descent needs p > 1, got {p}")
-        if bool(torch.any(torch.as_tensor(self.eta) <= 0)):
+        if bool(torch.any(torch.as_tensor(self.eta) <= 0)):  # host: construction (validating eta)
             raise DeclarationError(f"mirror descent needs eta > 0, got {eta}")
         model.require_entrywise("mirror descent")
         self.normalized = normalized
@@ -131,7 +131,7 @@ class MirrorDescent(Step):
                 raise DeclarationError(f"mirror descent setting {name!r}: {tensor.numel()} values "
                                        f"for {K} trials")
             return tensor
-        return float(value)
+        return float(value)  # host: construction (a scalar setting)
 
     def _move(self, g):
         """The dual-space move eta * (gradient or normalized gradient) of one block."""

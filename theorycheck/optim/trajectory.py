@@ -62,7 +62,7 @@ def recorded_rows(t, times):
     iterations of a run; KeyError naming the iterations in ``times`` that are not in ``t``."""
     missing = np.setdiff1d(times, t)
     if missing.size:
-        raise UnknownNameError(f"iterations {missing.tolist()} were not recorded")
+        raise UnknownNameError(f"iterations {missing.tolist()} were not recorded")  # host: a lookup after the run
     return np.searchsorted(t, times)
 
 
@@ -76,11 +76,11 @@ def _first_nonfinite(sums, t0, name, blocks):
     """``sums``: (steps, B, K) block sums of iterates t0, t0+1, ...; raise for the first
     non-finite one."""
     bad = ~torch.isfinite(sums)
-    if bool(bad.any()):
-        bad = bad.cpu()
-        first = int(torch.nonzero(bad.flatten(1).any(1))[0])
-        where = [b for b, is_bad in zip(blocks, bad[first].any(1).tolist()) if is_bad]
-        trials = torch.nonzero(bad[first].any(0)).flatten().tolist()
+    if bool(bad.any()):  # host: every check_every steps (the non-finite check)
+        bad = bad.cpu()  # host: raising: the run is over
+        first = int(torch.nonzero(bad.flatten(1).any(1))[0])  # host: raising: the run is over
+        where = [b for b, is_bad in zip(blocks, bad[first].any(1).tolist()) if is_bad]  # host: raising: the run is over
+        trials = torch.nonzero(bad[first].any(0)).flatten().tolist()  # host: raising: the run is over
         raise NonFiniteIterateError(name, t0 + first, where, trials)
 
 
@@ -104,7 +104,7 @@ class _Recorder:
         self.next_row += 1
 
     def to_numpy(self):
-        return {name: self.values[name].cpu().numpy() if name in self.values else np.empty((0,))
+        return {name: self.values[name].cpu().numpy() if name in self.values else np.empty((0,))  # host: the end of the run
                 for name in self.metrics}
 
 
@@ -161,7 +161,7 @@ def run_trajectory(step, params0: Mapping[str, torch.Tensor], steps: int, metric
     if on_nonfinite not in ON_NONFINITE:
         raise DeclarationError(f"on_nonfinite={on_nonfinite!r}; use one of {ON_NONFINITE}")
     record = _checkpoint_mask(steps, checkpoints)
-    recorder = _Recorder(metrics, int(record.sum()))
+    recorder = _Recorder(metrics, int(record.sum()))  # host: before the run (the checkpoint mask)
     step, params, model = _in_representation(step, params0, representation)
     blocks = list(params)
     start_sums = _block_sums({b: params0[b] for b in blocks})  # a non-finite start: step 0, in any form
@@ -187,4 +187,4 @@ def run_trajectory(step, params0: Mapping[str, torch.Tensor], steps: int, metric
         if t < steps:
             params = next_params
     plain = params if model is None else model.dense(params)
-    return Trajectory(np.flatnonzero(record), recorder.to_numpy(), plain, first_bad.cpu().numpy())
+    return Trajectory(np.flatnonzero(record), recorder.to_numpy(), plain, first_bad.cpu().numpy())  # host: the end of the run
