@@ -297,6 +297,7 @@ def discrepancy(
     constants: Mapping[str, float] | None = None,
     calibration: str | Sequence[str] = (),
     single_evidence: str | None = None,
+    nature: str = "theorem",
 ) -> Callable:
     """Declare a claim that exhibits a counterexample to a paper's statement *as written*.
 
@@ -306,4 +307,5 @@ def discrepancy(
     """
     return claim(id, source=source, statement=statement, controls=controls, sizes=sizes,
                  provenance=provenance, kind="discrepancy", corrected_by=corrected_by,
-                 constants=constants, calibration=calibration, single_evidence=single_evidence)
+                 constants=constants, calibration=calibration, single_evidence=single_evidence,
+                 nature=nature)

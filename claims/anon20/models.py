@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import torch
 
-from theorycheck.models import Activation, BiasedAttentionNet, Instance, register_model
+from theorycheck.models import (RELU, Activation, BiasedAttentionNet, Instance, SelfAttentionNet,
+                                register_model)
+from theorycheck.models.attention_nets import hidden_features
 
 nn = torch.nn
 
@@ -55,6 +57,26 @@ class L1Attention(BiasedAttentionNet):
         return super().loss(params) + L1_WEIGHT * params["a"].abs().sum(-1)
 
 
+class IdentityAttentionNet(SelfAttentionNet):
+    r"""The self-attention network with its attention matrix replaced by the identity, ``A(X) =
+    I`` (no mixing across words): ``f(X) = W2^T phi(W1^T vec(W_V X))``, blocks W1, W2, WV.  It
+    keeps the value map ``W_V`` shared across positions and removes only the softmax mixing
+    (Table 2's control in the reconstruction)."""
+
+    blocks = ("W1", "W2", "WV")
+
+    def inputs(self, params) -> torch.Tensor:
+        """``vec(W_V X_i)`` (K, n, p d_v), column-stacked (word 1's value vector first)."""
+        return torch.einsum("kvt,kntp->knvp", params["WV"], self.X).transpose(-1, -2).flatten(-2)
+
+    def output(self, params) -> torch.Tensor:
+        return torch.einsum("knd,kd->kn", hidden_features(self.inputs(params), params["W1"], self.act),
+                            params["W2"])
+
+    def restrict(self, trials):
+        return IdentityAttentionNet(self.X[trials], self.y[trials], self.act)
+
+
 def numel(*modules):
     """The number of parameter entries of ``modules``."""
     return sum(p.numel() for m in modules for p in m.parameters())
@@ -90,3 +112,16 @@ def l1_attention_instance(K, seed):
               "W2": 0.5 * torch.randn(K, d, m, generator=g, dtype=torch.float64),
               "b2": 0.5 * torch.randn(K, m, generator=g, dtype=torch.float64)}
     return Instance(model, params, None)
+
+
+@register_model("anon20_identity_attention")
+def identity_attention_instance(K, seed):
+    """A small `IdentityAttentionNet` for the conformance suite (ReLU, random sentences)."""
+    g = torch.Generator().manual_seed(seed)
+    n, t, p, dv, d = 5, 3, 4, 2, 6
+    X = torch.randn(K, n, t, p, generator=g, dtype=torch.float64)
+    y = torch.randn(K, n, generator=g, dtype=torch.float64)
+    params = {"W1": torch.randn(K, p * dv, d, generator=g, dtype=torch.float64) / (p * dv) ** 0.5,
+              "W2": torch.randn(K, d, generator=g, dtype=torch.float64) / d ** 0.5,
+              "WV": torch.randn(K, dv, t, generator=g, dtype=torch.float64) / t ** 0.5}
+    return Instance(IdentityAttentionNet(X, y, RELU), params, None)

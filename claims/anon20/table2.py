@@ -10,7 +10,9 @@ from theorycheck import shared_run
 from theorycheck.models import RELU, BaselineNet, SelfAttentionNet
 from theorycheck.optim import adam_steps, cosine_schedule
 
-SIZES = {"quick": {"n": [100], "vocabulary": 100, "t": 8, "p": 16, "dq": 8, "dv": 8, "d": 32,
+from .models import IdentityAttentionNet
+
+SIZES = {"quick": {"n": [100, 400], "vocabulary": 100, "t": 8, "p": 16, "dq": 8, "dv": 8, "d": 32,
                    "steps": 150, "trials": 8, "test": 2000},
          "full": {"n": [100, 400, 1600], "vocabulary": 1000, "t": 8, "p": 64, "dq": 8, "dv": 8,
                   "d": 32, "steps": 600, "trials": 5, "test": 5000}}
@@ -22,7 +24,7 @@ def flatten(X):
 
 
 @shared_run(sizes=SIZES)
-def bag_of_words(run, *, n, labels):
+def bag_of_words(run, *, n, labels, attention="softmax"):
     r"""Test accuracy per trial of the self-attention network and of the flattened MLP on
     sentences of ``p`` i.i.d. uniform words from a vocabulary of fixed embeddings ``e_v ~
     N(0, I_t)``; label ``sign(sum_z s(v_z))`` with word sentiments ``s_v = <w, e_v>``, ``w ~
@@ -30,7 +32,10 @@ def bag_of_words(run, *, n, labels):
     (``"independent"``).  Both bias-free, ReLU, width ``d``, trained on the squared loss
     against the +-1 labels by full-batch Adam (lr 2e-2, cosine decay); accuracy of ``sign f``
     on ``test`` fresh sentences.  Also the fraction of labels (train and test) equal to the
-    sign of the summed linear sentiments (1 when the labels follow them)."""
+    sign of the summed linear sentiments (1 when the labels follow them).  ``attention =
+    "identity"``: the self-attention arm is `IdentityAttentionNet` (``A = I``, the same data and
+    the same initial ``W1, W2, W_V``) and the baseline is not trained (its accuracies are the
+    softmax run's: same stream, same data)."""
     s = run.sizes
     rng = run.rng("sentences", n, labels)
     K, V, t, p = s["trials"], s["vocabulary"], s["t"], s["p"]
@@ -48,11 +53,17 @@ def bag_of_words(run, *, n, labels):
     base_start = {"W1": normal(t * p, s["d"], fan_in=t * p), "W2": normal(s["d"], fan_in=s["d"])}
     train, test = slice(0, n), slice(n, None)
     options = {"schedule": cosine_schedule(s["steps"])}
+    accuracy = lambda f: (torch.sign(f) == y[:, test]).double().mean(1).numpy()  # noqa: E731
+    if attention == "identity":
+        del sa_start["WQ"], sa_start["WK"]
+        net = IdentityAttentionNet
+        trained = adam_steps(net(X[:, train], y[:, train], RELU), sa_start, s["steps"], 2e-2, **options)
+        return {"self-attention": accuracy(net(X[:, test], y[:, test], RELU).output(trained)),
+                "agreement": float((y.numpy() == rule).mean())}
     sa = adam_steps(SelfAttentionNet(X[:, train], y[:, train], RELU), sa_start, s["steps"], 2e-2, **options)
     flat = flatten(X)
     base = adam_steps(BaselineNet(flat[:, train], y[:, train], RELU), base_start, s["steps"], 2e-2,
                       **options)
-    accuracy = lambda f: (torch.sign(f) == y[:, test]).double().mean(1).numpy()  # noqa: E731
     return {"self-attention": accuracy(SelfAttentionNet(X[:, test], y[:, test], RELU).output(sa)),
             "baseline": accuracy(BaselineNet(flat[:, test], y[:, test], RELU).output(base)),
             "agreement": float((y.numpy() == rule).mean())}

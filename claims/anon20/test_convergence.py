@@ -20,6 +20,11 @@ from .setup import PAPER
             "hypothesis", breaks=["attention final test loss at most 0.9 of the baseline's"],
             description="the template fills the whole image (no irrelevant region)"),
     },
+    calibration=[
+        "criterion (ratio 0.9) fixed from the reconstruction before running (it saw 0.58 after "
+        "400 steps at step 0.05, 0.84 at step 0.01, not run here); seeds 1 and 2 checked, "
+        "then 0",
+    ],
     sizes=SIZES,
 )
 def test_noisy_convergence(tc):
@@ -30,10 +35,8 @@ def test_noisy_convergence(tc):
     cross-entropy every 40 steps.  Precondition: an irrelevant region exists (patch smaller
     than the image).  Pass: the trial-mean test loss of attention below the baseline's at
     every checkpoint after the first, and the final ratio at most 0.9 (the reconstruction's
-    criterion; it saw 0.58 after 400 steps at step 0.05).  Criterion fixed from the
-    reconstruction before running; seeds 1 and 2 checked, then 0 (the second step size 0.01,
-    where the reconstruction saw 0.84, is not run: one step size keeps the tier quick).  The control fills the image with the template:
-    the mask then has nothing to suppress.
+    criterion).  One step size keeps the tier quick.  The control fills the image with the
+    template: the mask then has nothing to suppress.
     """
     s = tc.sizes
     patch = s["image"] if tc.control == "template_fills_image" else 5

@@ -10,8 +10,9 @@ from theorycheck.models import (Activation, BaselineNet, GlobalAttentionNet, hid
                                 scale_global_attention, scale_self_attention)
 from theorycheck.solvers import dense_hessian, flatten_params, top_hessian_eigenvalues, unflatten_params
 
-from .setup import (FLAT_SIZES, MINIMUM_LOSS, PAPER, SELF_SIZES, minima_meeting_hypotheses, minimum,
-                    outputs, self_attention_instance, trial)
+from .setup import (FLAT_SIZES, MINIMUM_LOSS, PAPER, SELF_SIZES, at_c2_minimum,
+                    minima_meeting_hypotheses, minimum, outputs, self_attention_instance,
+                    trained_minima, trial)
 
 #: (alpha1, alpha2) of the invariance checks: powers of two are exact, the others round off
 SCALES = [(0.5, 1.0), (0.1, 1.0), (0.01, 1.0), (1.0, 0.1), (3.0, 7.0)]
@@ -27,7 +28,8 @@ SCALES = [(0.5, 1.0), (0.1, 1.0), (0.01, 1.0), (1.0, 0.1), (3.0, 7.0)]
     controls={
         "negative_product": Control(
             "hypothesis", breaks=["output unchanged under T"],
-            description="alpha1 = -0.5, alpha2 = 2 (alpha1 alpha2 < 0): relu(-z) != -relu(z)"),
+            description="alpha1 = -0.5, alpha2 = 2 (alpha1 alpha2 < 0): relu(-z) != -relu(z)",
+            constants={"alpha1": -0.5, "alpha2": 2.0}),
         "softplus": Control(
             "hypothesis", breaks=["output unchanged under T"],
             description="the softplus network (tau = 1), not positively homogeneous"),
@@ -67,8 +69,8 @@ def test_relu_scale_invariance(tc):
     tc.record("relative gradient error", grad_err)
     tc.precondition.holds("alpha1 alpha2 > 0", all(a1 * a2 > 0 for a1, a2 in scales))
     tc.precondition.holds("activation positively homogeneous", run["activation"].homogeneous)
-    tc.conclusion.at_most("output unchanged under T", out_err, 1e-12)
-    tc.conclusion.at_most("gradient maps by D^{-1}", grad_err, 1e-10)
+    tc.conclusion.at_most("output unchanged under T", out_err, tc.tol("accumulated"))
+    tc.conclusion.at_most("gradient maps by D^{-1}", grad_err, tc.tol("conditioned"))
 
 
 @discrepancy(
@@ -83,6 +85,8 @@ def test_relu_scale_invariance(tc):
             "hypothesis", breaks=["loss gap at T_{0.5,1} above 1e-8"],
             description="the ReLU minimum: positively homogeneous, the loss gap is round-off"),
     },
+    calibration=["softplus L-BFGS stopped between 1e-28 and 2e-7 on seeds 0-2 (minimum "
+                 "threshold 1e-6); the spec saw a loss gap 3.5e-2"],
     sizes={tier: dict(FLAT_SIZES[tier]) for tier in ("quick", "full")},
 )
 def test_softplus_discrepancy(tc):
@@ -92,10 +96,9 @@ def test_softplus_discrepancy(tc):
     Per unit :math:`\phi_\tau(cz) - c\phi_\tau(z) \in (-c\log 2/\tau, \log 2/\tau)`, hence
     :math:`\sup_x |f_\tau(x;T\theta) - f_\tau(x;\theta)| \le \|W_2\|_1 \max(1, 1/c) \log 2/\tau`.
     At softplus (``tau = 1``) interpolating minima (L-BFGS, shared run; precondition: train
-    loss ``<= 1e-6``, since softplus L-BFGS stops between 1e-28 and 2e-7 on seeds 0-2) the
-    counterexample is the loss gap ``|L(T theta) - L(theta)|`` at
-    ``(alpha1, alpha2) = (0.5, 1)``: the literal invariance ``<= 1e-8`` fails (the spec saw
-    3.5e-2).  Also checked: the temperature identity to 1e-12 relative, and the bound (with
+    loss ``<= 1e-6``, above where softplus L-BFGS stops) the counterexample is the loss gap
+    ``|L(T theta) - L(theta)|`` at ``(alpha1, alpha2) = (0.5, 1)``: the literal invariance
+    ``<= 1e-8`` fails.  Also checked: the temperature identity to 1e-12 relative, and the bound (with
     margin 1e-12).  Control: the ReLU minimum, where the gap is round-off.
     """
     run = minimum(tc, "relu" if tc.control == "relu" else "softplus")
@@ -115,10 +118,10 @@ def test_softplus_discrepancy(tc):
         f, fT = outputs(run, params), outputs(run, T)
         hotter = GlobalAttentionNet(run["X_test"], run["y_test"], Activation("softplus", c * act.tau))
         tc.conclusion.close("f_tau(T theta) = f_{c tau}(theta)", fT, hotter.output(params),
-                            rtol=1e-12, atol=1e-12)
+                            rtol=tc.tol("accumulated"), atol=tc.tol("accumulated"))
         bound = params["W2"].abs().sum(-1) * max(1.0, 1 / c) * math.log(2) / act.tau
         tc.conclusion.at_most("sup |f(T theta) - f(theta)| within ||W2||_1 max(1, 1/c) log 2/tau",
-                              (fT - f).abs().amax(-1), bound, margin=1e-12)
+                              (fT - f).abs().amax(-1), bound, margin=tc.tol("accumulated"))
 
 
 @claim(
@@ -162,7 +165,7 @@ def test_jacobian_determinant(tc):
             formula.append((p - d) * math.log(a1) + (p * d - d) * math.log(a2))
     tc.record("log|det J_T| (global)", measured)
     tc.conclusion.close("global log|det J_T| equals (p-d) log a1 + (pd-d) log a2", measured,
-                        formula, atol=1e-10)
+                        formula, atol=tc.tol("accumulated"))
     sa, sp = self_attention_instance(rng, Activation("relu"))
     s = SELF_SIZES
     sa_measured, sa_formula = [], []
@@ -175,7 +178,7 @@ def test_jacobian_determinant(tc):
         sa_formula.append((s["p"] * s["dv"] - 1) * s["d"] * math.log(alpha))
     tc.record("log|det J_T| (self-attention)", sa_measured)
     tc.conclusion.close("self-attention log|det J_T| equals (p d_v - 1) d log alpha", sa_measured,
-                        sa_formula, atol=1e-10)
+                        sa_formula, atol=tc.tol("accumulated"))
 
 
 @claim(
@@ -190,6 +193,15 @@ def test_jacobian_determinant(tc):
             "hypothesis", breaks=["Hessian congruence"],
             description="softplus minima (tau = 1): T is not a symmetry, the Hessians do not map"),
     },
+    calibration=[
+        "WINDOW MOVED AFTER SEEING DATA (not held out): the spec's window was the ratio at "
+        "(0.1, 0.01); on seed 0 one trial gave 87.2 there (mu = 0.048, c = 0.78); moved one "
+        "decade further, to (0.01, 0.001), by the perturbation argument; checked on seeds 1 "
+        "and 2 and the default 0",
+        "20-seed sweep: one L-BFGS run in two stopped at a spurious minimum (loss 1e-7 .. 1e-1) "
+        "or at a kink, and seeds 6 and 15 had no qualifying trial of two (an error on empty "
+        "arrays); restarts added (a trial now misses with probability about 0.45^6)",
+    ],
     sizes={tier: dict(FLAT_SIZES[tier]) for tier in ("quick", "full")},
 )
 def test_hessian_congruence_and_blowup(tc):
@@ -204,21 +216,16 @@ def test_hessian_congruence_and_blowup(tc):
     per trial: every pre-activation ``|z| >= 1e-8`` (L is C^2 there; the spec's guard) and
     train loss ``<= 1e-8`` (a minimum); the checks run on the trials that meet them (an
     identity must hold on each), the others are counted and reported.  The shared run
-    restarts L-BFGS from fresh starts (at most 6 runs) while a trial misses them: in the
-    20-seed sweep one run in two stopped at a spurious minimum (loss 1e-7 .. 1e-1) or at a
-    kink, and seeds 6 and 15 had no qualifying trial of two (an error: the checks got empty
-    arrays; now a trial misses with probability about 0.45^6, and no qualifying trial is
-    reported as hypotheses not met).  Precondition: at least one such trial, and a
-    homogeneous activation.  Pass: congruence relative
-    Frobenius error ``<= 1e-10``; ``lambda_max >= (1 - 1e-9) delta / alpha1^2``; and
-    ``lambda_max(0.001) / lambda_max(0.01)`` in ``[90, 110]`` (the ``alpha1^{-2}`` law, i.e.
-    100).  WINDOW MOVED AFTER SEEING DATA: the spec's window was the ratio at (0.1, 0.01); on
-    seed 0 one trial gave 87.2 there.  By perturbation, ``lambda_max(alpha1) = mu/alpha1^2 + c
-    + O(alpha1^2)`` with ``mu`` the top eigenvalue of the a-block and ``c`` from the coupling
-    blocks, so the ratio at (0.1, 0.01) depends on the instance's ``c/mu`` (there ``mu = 0.048,
-    c = 0.78``); one decade further, (0.01, 0.001), the law is reached within 1% for any
-    ``c/mu < 100``.  Checked on seeds 1 and 2 and the default 0; the old ratio is recorded.
-    The blow-up sends ``W2 -> W2/alpha1`` outside any ball of A2.
+    restarts L-BFGS from fresh starts (at most 6 runs) while a trial misses them; with no
+    qualifying trial the claim reports hypotheses not met.  Precondition: at least one such
+    trial, and a homogeneous activation.  Pass: congruence relative Frobenius error ``<=
+    1e-10``; ``lambda_max >= (1 - 1e-9) delta / alpha1^2``; and ``lambda_max(0.001) /
+    lambda_max(0.01)`` in ``[90, 110]`` (the ``alpha1^{-2}`` law, i.e. 100).  By
+    perturbation, ``lambda_max(alpha1) = mu/alpha1^2 + c + O(alpha1^2)`` with ``mu`` the top
+    eigenvalue of the a-block and ``c`` from the coupling blocks, so a ratio one decade
+    earlier, at (0.1, 0.01), depends on the instance's ``c/mu``; at (0.01, 0.001) the law is
+    reached within 1% for any ``c/mu < 100``; the earlier ratio is recorded.  The blow-up
+    sends ``W2 -> W2/alpha1`` outside any ball of A2.
     """
     run = minimum(tc, "softplus" if tc.control == "softplus" else "relu")
     model = GlobalAttentionNet(run["X"], run["y"], run["activation"])
@@ -246,7 +253,7 @@ def test_hessian_congruence_and_blowup(tc):
     tc.record("alpha1", alphas)
     tc.record("lambda_max per trial", lam)
     tc.record("delta / alpha1^2 per trial", np.reshape(bound, lam.shape))
-    tc.conclusion.at_most("Hessian congruence", congruence, 1e-10)
+    tc.conclusion.at_most("Hessian congruence", congruence, tc.tol("conditioned"))
     tc.conclusion.at_least("lambda_max >= delta / alpha1^2", lam.ravel(),
                            (1 - 1e-9) * np.asarray(bound))
     ratio = lam[:, 3] / lam[:, 2]
@@ -288,7 +295,7 @@ def test_selfattention_scale_invariance(tc):
     z = hidden_preactivations(model.inputs(params), params["W1"])
     tc.precondition.holds("activation positively homogeneous", act.homogeneous)
     tc.precondition.at_least("pre-activations away from the kink", float(z.abs().min()), 1e-8)
-    tc.conclusion.at_most("self-attention output unchanged under T_alpha", change, 1e-12)
+    tc.conclusion.at_most("self-attention output unchanged under T_alpha", change, tc.tol("accumulated"))
     H = dense_hessian(model, params)
     sizes = [params[b][0].numel() for b in model.blocks]
     alpha = 0.1
@@ -300,7 +307,7 @@ def test_selfattention_scale_invariance(tc):
     lam = [float(top_hessian_eigenvalues(model, scale_self_attention(params, a))[0, 0])
            for a in (0.1, 0.01)]
     tc.record("lambda_max at alpha = 0.1, 0.01", lam)
-    tc.conclusion.at_most("self-attention Hessian congruence", congruence, 1e-10)
+    tc.conclusion.at_most("self-attention Hessian congruence", congruence, tc.tol("conditioned"))
     tc.conclusion.at_least("lambda_max(0.01) / lambda_max(0.1)", lam[1] / lam[0], 50.0)
 
 
@@ -337,13 +344,13 @@ def test_extra_symmetries(tc):
     f = model.output(params)
     qk = float((model.output(moved) - f).abs().max() / (1 + f.abs().max()))
     tc.record("relative change under the Q/K map", qk)
-    tc.conclusion.at_most("output unchanged under (G WQ, G^{-T} WK)", qk, 1e-12)
+    tc.conclusion.at_most("output unchanged under (G WQ, G^{-T} WK)", qk, tc.tol("accumulated"))
     relu_model, relu_params = self_attention_instance(rng, Activation("relu"))
     g = relu_model.output(relu_params)
     vw = [float((relu_model.output(dict(relu_params, WV=b * relu_params["WV"], W2=relu_params["W2"] / b))
                  - g).abs().max() / (1 + g.abs().max())) for b in (0.2, 5.0)]
     tc.record("relative change under the V/W2 map", vw)
-    tc.conclusion.at_most("ReLU output unchanged under (beta WV, W2/beta)", vw, 1e-12)
+    tc.conclusion.at_most("ReLU output unchanged under (beta WV, W2/beta)", vw, tc.tol("accumulated"))
 
 
 @discrepancy(
@@ -358,7 +365,21 @@ def test_extra_symmetries(tc):
             "hypothesis", breaks=["test loss unchanged under T_{0.01,1}"],
             description="softplus minima: the reparametrisation changes the function"),
     },
-    sizes={tier: dict(FLAT_SIZES[tier]) for tier in ("quick", "full")},
+    calibration=[
+        "20-seed sweep: seeds 3, 6 and 15 had no trial with both networks at a minimum (the "
+        "checks errored on empty arrays); restarts added",
+        "Fig. 3 as printed: the minima found on seed 0 had lambda_max attention 7.7 / 2.7 "
+        "against the baseline's 5.0 / 2.4 (review of 2026-11-26: recorded only); now decided "
+        "('an attention minimum found is sharper than its baseline's'); threshold 0 (a sign), "
+        "no window to choose; on the shared run's 2 trials seeds 0-7 gave 11 of 16 trials with "
+        "the attention minimum sharper and seeds 5, 6 none, so the claim runs its own minima "
+        "with 8 trials (chosen after seeing seeds 0-7, not held out; a seed without a "
+        "counterexample then has probability about 0.3^8 at that rate); the other decisions "
+        "stay on the shared run's minima (on 8 trials the 50-fold growth missed one trial of "
+        "seed 6 at 41-fold: a small a-block curvature; not adopted for them)",
+    ],
+    sizes={"quick": {**FLAT_SIZES["quick"], "comparison_trials": 8},
+           "full": {**FLAT_SIZES["full"], "comparison_trials": 12}},
 )
 def test_hessian_flatness_comparison(tc):
     r"""Top Hessian eigenvalues are not invariant under the symmetry T, so they cannot rank
@@ -370,12 +391,17 @@ def test_hessian_flatness_comparison(tc):
     round-off for ReLU), lambda_max grows at least 50-fold (the ``alpha1^{-2} = 10^4`` law
     of the corrected claim leaves a wide margin), and the reparametrised attention minimum is
     sharper than the baseline's, reversing "attention is flatter" without changing the
-    function.  Hypotheses per trial: both networks at C^2 minima (train loss ``<= 1e-8``,
+    function.  Fig. 3's comparison is also decided as printed, at the minima L-BFGS finds
+    without any reparametrisation, on ``comparison_trials`` minima of its own (the trials
+    where both networks are at C^2 minima): the statement is universal ("baseline models exhibit
+    higher top eigenvalues"), so one trial whose attention minimum has the larger
+    ``lambda_max`` contradicts it directly (pass: the largest ``lambda_att - lambda_base``
+    over the qualifying trials at least 0; every difference is recorded; not under the
+    softplus control).  Hypotheses per trial: both networks at C^2 minima (train loss ``<= 1e-8``,
     attention pre-activations ``|z| >= 1e-8``); the trials meeting them are checked, the
     others counted and reported; precondition: at least one, and ReLU.  Both networks are
-    trained with restarts (at most 6 L-BFGS runs per trial, see the shared run) after the
-    20-seed sweep, where seeds 3, 6 and 15 had no trial with both at a minimum and the
-    checks errored on empty arrays; with none, the claim now reports hypotheses not met.
+    trained with restarts (at most 6 L-BFGS runs per trial, see the shared run); with no
+    qualifying trial the claim reports hypotheses not met.
     """
     run = minimum(tc, "softplus" if tc.control == "softplus" else "relu")
     act = run["activation"]
@@ -398,6 +424,23 @@ def test_hessian_flatness_comparison(tc):
     test, test_T = test_att.loss(theta), test_att.loss(T)
     tc.record("lambda_max attention, attention after T, baseline", [lam, lam_T, lam_base])
     tc.record("test loss before / after T", [test, test_T])
-    tc.conclusion.close("test loss unchanged under T_{0.01,1}", test_T, test, rtol=1e-10)
+    tc.conclusion.close("test loss unchanged under T_{0.01,1}", test_T, test, rtol=tc.tol("accumulated"))
     tc.conclusion.at_least("lambda_max grows under T_{0.01,1}", lam_T / lam, 50.0)
     tc.conclusion.at_least("reparametrised attention sharper than the baseline", lam_T - lam_base, 0.0)
+    if tc.control is None:      # Fig. 3 as printed, on minima of its own (ReLU only)
+        fig3 = tc.use(trained_minima, activation="relu", trials=tc.sizes["comparison_trials"])
+        att3, base3 = (net(fig3["X"], fig3["y"], act) for net in (GlobalAttentionNet, BaselineNet))
+        kept = [k for k in range(tc.sizes["comparison_trials"])
+                if bool(at_c2_minimum(att3, fig3["params"])[k])
+                and float(base3.loss(fig3["baseline"])[k]) <= MINIMUM_LOSS]
+        tc.record("Fig. 3 comparison: trials with both networks at a C^2 minimum", len(kept))
+        tc.precondition.at_least("Fig. 3 comparison: a trial with both networks at a minimum",
+                                 len(kept), 1)
+        if kept:
+            sharper = (top_hessian_eigenvalues(att3.restrict(kept), {b: v[kept] for b, v in
+                                                                      fig3["params"].items()})[:, 0]
+                       - top_hessian_eigenvalues(base3.restrict(kept), {b: v[kept] for b, v in
+                                                                        fig3["baseline"].items()})[:, 0])
+            tc.record("lambda_max attention - baseline at the minima found, per trial", sharper)
+            tc.conclusion.at_least("an attention minimum found is sharper than its baseline's "
+                                   "(Fig. 3 reversed)", float(sharper.max()), 0.0)

@@ -33,6 +33,14 @@ STATIONARY_TOL = 0.05
             description="the mask restricted to inputs 1..s0, missing the relevant input 0 "
                         "(A3 realizability fails): the excess stays of order one"),
     },
+    calibration=[
+        "slope band [-1.4, -0.7] and ratio 1.5: the reconstruction's, checked on seeds 1 and 2 "
+        "before seed 0",
+        "stationarity guard raised from 0.03 to 0.05 after seed 2 stopped at 0.033 with its "
+        "excess within 1.5x of the local prediction (flagged; not held out)",
+        "level 4 sigma^2 (s0 + 1) h / n: seeds 1, 2 and 0 stay within 2 times; a misspecified "
+        "mask leaves a floor of order 0.1 to 1",
+    ],
     sizes=RATE_SIZES,
 )
 def test_rate_stationary_near_truth(tc):
@@ -46,15 +54,12 @@ def test_rate_stationary_near_truth(tc):
     5 sizes, 20000 points).  Preconditions: the mask's support contains the teacher's, and the
     returned point is stationary up to ``||grad R_n|| <= 0.05`` (a convergence guard: the ReLU
     loss is not differentiable where a sample sits on a kink, its minimisers can sit there, and
-    L-BFGS stops near them; flagged: raised from 0.03 after seed 2 stopped at 0.033, with its
-    excess within 1.5x of the local prediction).  Pass:
+    L-BFGS stops near them).  Pass:
     least-squares slopes of ``log mean E`` against ``log n`` in ``[-1.4, -0.7]`` for both arms
     (1/n with room for the log factor and three-trial noise; the reconstruction's band), and
     the baseline/attention ratio of the means ``>= 1.5`` at every n (prediction 17/5 = 3.4),
     and the attention mean at most 4 times the local-asymptotic ``sigma^2 (s0 + 1) h / n`` at
-    every n (seeds 1, 2 and 0 stay within 2 times; a misspecified mask leaves a floor of
-    order 0.1 to 1, far above).
-    Band and ratio were checked on seeds 1 and 2 before seed 0.
+    every n (a misspecified mask leaves a bias floor that does not decay with n).
     """
     s = tc.sizes
     columns = "shifted" if tc.control == "misspecified_mask" else "support"
@@ -91,12 +96,28 @@ def test_rate_stationary_near_truth(tc):
               "linearly in s0, not quadratically: the bound's s0^2 is not tight (an upper bound, "
               "so no contradiction).",
     provenance="derived",
+    constants={"linear": 1, "quadratic": 2, "band_low": 0.5, "band_high": 1.5,
+               "quadratic_high": 2.5},
     controls={
         "quadratic_s0": Control(
             "statement", breaks=["excess grows linearly in s0"],
             description="the growth s0^2 that the bound's factor would give if it were tight "
                         "(slope band [1.5, 2.5], the slopes nearer to 2 than to 1)"),
+        "dense_baseline": Control(
+            "reference", breaks=["excess grows linearly in s0"],
+            description="the dense baseline (all p inputs trained, no mask) fitted from the "
+                        "truth on the same teachers in place of the s0-sparse attention "
+                        "network: its effective parameter count (p + 1) h does not change "
+                        "with s0, so its excess does not grow with s0"),
     },
+    calibration=[
+        "band: the reconstruction's [0.7, 1.3] was checked on seeds 0-2; seed 6 of the 20-seed "
+        "sweep gave 1.41 (the s0 = 2 mean is small and noisy: 2 -> 8 alone has slope 1.76, "
+        "8 -> 32 has 1.06); re-derived as the midpoint band [0.5, 1.5] between the two "
+        "exponents the statement decides between (it does not depend on the values seen); "
+        "seeds 1-10 gave 0.97 .. 1.41; held out: seeds 0, 11-19",
+        "trials: with 3 trials seed 2 gave 0.69 (noise); raised to 5 before deciding",
+    ],
     sizes=S0_SIZES,
 )
 def test_s0_scaling(tc):
@@ -105,25 +126,25 @@ def test_s0_scaling(tc):
     teacher's first layer ``N(0, 1/s0)`` so that the signal variance does not grow with
     ``s0``; attention arm on the true support; 5 trials.  Local asymptotics give
     :math:`\mathcal E \approx \sigma^2 (s_0 + 1) h / n`, slope ``log(33/3) / log 16 = 0.86``
-    over ``[2, 32]``; the measured growth is closer to ``s0`` itself.  Precondition:
+    over ``[2, 32]``.  Precondition:
     stationary up to ``||grad R_n|| <= 0.05`` (as in the rate claim).  Pass: slope of ``log
     mean E`` against ``log s0`` in ``[0.5, 1.5]``: the statement decides between two
     exponents, linear (1) and the bound's quadratic (2), so the band is the set of slopes
-    nearer to 1 than to 2 (and as far below 1), and the control asks for the complementary
-    ``[1.5, 2.5]``.  RE-DERIVED AFTER THE 20-SEED SWEEP: the band was the reconstruction's
-    ``[0.7, 1.3]``, checked on seeds 0-2, and seed 6 gave 1.41 (the s0 = 2 mean is small and
-    noisy: the decade 2 -> 8 alone has slope 1.76, 8 -> 32 has 1.06); seeds 1-10 gave 0.97 ..
-    1.41, no value nearer to 2 than to 1; the midpoint band does not depend on those values;
-    held out: seeds 0, 11-19.  Trials: with 3 trials seed 2 gave 0.69 (noise), so the count
-    was raised to 5 before deciding.  The control asks for the quadratic growth.
+    nearer to 1 than to 2 (and as far below 1), and the control ``quadratic_s0`` asks for the
+    complementary ``[1.5, 2.5]``.  The control ``dense_baseline`` refits the dense baseline
+    from the same teachers: Theorem 1's dependence on ``s0`` comes from the mask restricting
+    the first layer to ``s0`` inputs, and without it the effective parameter count ``(p + 1)
+    h`` is the same at every ``s0`` (the teacher's signal variance is fixed), so its excess
+    is flat in ``s0`` and the slope leaves the band.
     """
     s = tc.sizes
-    fits = near_truth_fits(tc, "attention", "support", "s0")
+    arm = "baseline" if tc.control == "dense_baseline" else "attention"
+    fits = near_truth_fits(tc, arm, "support", "s0")
     mean = np.array([f["excess"].mean() for f in fits])
     gradient = max(float(f["gradient"].max()) for f in fits)
     tc.record("mean excess risk per s0", mean)
     tc.record("largest gradient norm at the returned points", gradient)
-    tc.curve("excess risk against s0 (n fixed)", "attention", s["s0"], mean, xscale="log",
+    tc.curve("excess risk against s0 (n fixed)", arm, s["s0"], mean, xscale="log",
              yscale="log", ylabel="excess risk")
     tc.precondition.at_most("returned points stationary", gradient, STATIONARY_TOL)
     band = (1.5, 2.5) if tc.control == "quadratic_s0" else (0.5, 1.5)

@@ -1,10 +1,8 @@
 r"""Table 1 and Theorem 1 (sample complexity), at reduced scale: test error of the baseline,
 attention and l1-regularised attention trained on data from a sparse-mask teacher."""
 import numpy as np
-import torch
 
 from theorycheck import Control, claim, discrepancy
-from theorycheck.models import RELU, BiasedAttentionNet, BiasedBaselineNet
 
 from .sample_complexity import (SIZES, TABLE1, arms, decided_sizes, final_mse, first_size_reaching,
                                 log_mse_auc)
@@ -19,32 +17,48 @@ ARMS = ("baseline", "attention", "regularised", "known")
     statement="On data from a sparse-mask teacher, at equal n the test MSE is ordered baseline > "
               "attention >= attention + l1 on a, and every arm's test MSE decreases with n.",
     provenance="derived",
+    constants={"strict": 1.01, "fourfold": 4},
     controls={
         "fourfold_samples": Control(
             "statement", breaks=["attention test MSE below the baseline's"],
-            description="attention at n against the baseline at 4n: a fourfold sample saving, "
-                        "far less than the (s0/p)^2 = 1/64 ratio of the bounds"),
+            description="attention at n against the baseline at fourfold n (the pairs of the "
+                        "grid): a fourfold sample saving, far less than the (k/p)^2 ratio of "
+                        "the bounds at the tier's sizes"),
     },
+    calibration=[
+        "ordering thresholds as in the reconstruction; the 1.01 (strict by 1%) was made strict "
+        "after a planted defect tied; chosen on seeds 1, 2 (every trial ordered), checked on 0",
+        "full tier, seed 0, CPU (2026-11-24): baseline/attention 1.12, 1.74, 1.25 at n = 2000, "
+        "5000, 10000; every trial ordered; not held out",
+        "the fourfold_samples control was fixed after the full-tier run (sizes without a 4n "
+        "were NaN entries, a misfire): it now compares the pairs (n, 4n) of the grid",
+        "magnitude gap (a finding, recorded as 'baseline/attention ratio: ours per decided n' "
+        "beside 'Table 1 as printed'): seed 0 quick tier ours 1.3 and 2.3 at n = 100, 400; "
+        "full tier 1.12 .. 1.74; printed 3.84 .. 10.76 at n >= 10000",
+    ],
     sizes=SIZES,
 )
 def test_sample_complexity_ordering(tc):
     r"""Teacher (Sec. 5.1.1, reduced scale): ``x ~ N(0, I_p)``, ``y = relu((x * a*) W*) V*``
     with ``a*`` the indicator of ``k`` random inputs (``p = 32, k = 4``), teacher width 8, 4
     outputs, noise-free.  Students as in Table 1 (biases in both layers, several outputs;
-    width 16): the baseline, the attention network with trainable ``a`` (from 1), and
-    attention with ``1e-3 ||a||_1``; shared initialisation, full-batch Adam with a
-    cosine-decayed step (the paper's SGD with 400k iterations is out of reach), test MSE over
-    samples and outputs on fresh samples.  Pass, on the mean over trials at each n up to
-    ORDERING_UP_TO = 10000 (the full tier's n = 20000 is recorded, not decided: the
-    reconstruction's paper-scale run had every arm at the optimisation floor there): baseline
-    at least 1.01 times attention (strict: an attention arm that ignored its mask would tie),
-    regularised <= attention, and each arm's mean decreasing in n.  Thresholds: orderings
-    as in the reconstruction (the 1% made strict after a planted defect tied); chosen on seeds 1, 2 (every trial
-    ordered), checked on 0.  Per-trial orderings are recorded, not decided (three trials
-    cannot give a binomial test power).  Table 1's printed values are compared with ours in
-    ``table1.reported_values``.  The reconstruction saw the ordering reverse at n = 20000
-    for a denser mask (k = 32) with a weak l1 term: a finite-sample effect, held here where
-    the baseline has not interpolated.
+    width 16; at Table 1's shapes 256-128-10 they have the header's 34186 / 34442 parameters,
+    rebuilt in ``model.param_counts``): the baseline, the attention network with trainable
+    ``a`` (from 1), and attention with ``1e-3 ||a||_1``; shared initialisation, full-batch
+    Adam with a cosine-decayed step (the paper's SGD with 400k iterations is out of reach),
+    test MSE over samples and outputs on fresh samples.  Pass, on the mean over trials at
+    each n up to ORDERING_UP_TO = 10000 (the full tier's n = 20000 is recorded, not decided:
+    the reconstruction's paper-scale run had every arm at the optimisation floor there):
+    baseline at least ``strict = 1.01`` times attention (strict: an attention arm that
+    ignored its mask would tie), regularised <= attention, and each arm's mean decreasing in
+    n.  Per-trial orderings are recorded, not decided (three trials cannot give a binomial
+    test power).  Table 1 as printed (cited data: its six sizes have attention below the
+    baseline, as decided here on our n) is recorded beside our ratio of means: the printed
+    magnitudes are not reproduced (a finding, not a decision: k, the teacher, the loss
+    normalisation and SGD's 400k iterations were lost, and the quick tier is reduced).  The
+    reconstruction saw the ordering reverse at n = 20000 for a denser mask (k = 32) with a
+    weak l1 term: a finite-sample effect, held here where the baseline has not interpolated.
+    The control compares attention at n with the baseline at 4n.
     """
     s = tc.sizes
     runs = arms(tc, "baseline", "attention", "regularised")
@@ -62,9 +76,12 @@ def test_sample_complexity_ordering(tc):
     tc.record("n decided (the rest recorded: every arm at the optimisation floor)",
               [n for n, d in zip(s["n"], decided) if d])
     baseline, attention = mean["baseline"][decided], mean["attention"][decided]
+    tc.record("Table 1 as printed: n -> (baseline, attention, regularised)", TABLE1)
+    tc.record("finding: baseline/attention ratio, ours per decided n and Table 1's per printed n",
+              {"ours": baseline / attention,
+               "printed": np.array([TABLE1[n][0] / TABLE1[n][1] for n in sorted(TABLE1)])})
     if tc.control == "fourfold_samples":
-        # the pairs (n, 4n) of the grid; FIXED AFTER THE FULL-TIER RUN (flagged): sizes without
-        # a 4n were NaN entries, and a check failing only through NaN counts as a misfire
+        # the pairs (n, 4n) of the grid
         fourfold = [n for n in s["n"] if 4 * n in s["n"]]
         baseline = np.array([mean["baseline"][s["n"].index(4 * n)] for n in fourfold])
         attention = np.array([mean["attention"][s["n"].index(n)] for n in fourfold])
@@ -88,6 +105,8 @@ def test_sample_complexity_ordering(tc):
             description="the 'known' mask is k inputs outside the teacher's support (A3 fails "
                         "for the known-mask model)"),
     },
+    calibration=["plain ordering (threshold 0) as in the reconstruction; seeds 1, 2 gave "
+                 "ratios far below 1, checked on 0"],
     sizes=SIZES,
 )
 def test_known_mask(tc):
@@ -99,8 +118,8 @@ def test_known_mask(tc):
     ``x * a*``).  Precondition: the frozen mask is the teacher's in every trial.  Pass: mean
     test MSE known ``<=`` attention at every n up to ORDERING_UP_TO = 10000 (plain ordering,
     as the reconstruction; in the full tier n = 20000 is recorded, not decided: every arm at
-    the optimisation floor there in the reconstruction's run; seeds
-    1, 2 gave ratios far below 1, checked on 0).  The control freezes a wrong mask.
+    the optimisation floor there in the reconstruction's run).  The control freezes a wrong
+    mask.
     """
     arm = "known_wrong" if tc.control == "wrong_mask" else "known"
     runs = arms(tc, arm, "attention")
@@ -124,6 +143,8 @@ def test_known_mask(tc):
             description="regularised attention as fast as knowing the mask (its area below the "
                         "known mask's)"),
     },
+    calibration=["margin 0.01 chosen on seeds 1 and 2, checked on 0; the reconstruction saw "
+                 "AUC -0.68 (regularised) against -4.53 (known) at n = 200"],
     sizes=SIZES,
 )
 def test_regression_convergence(tc):
@@ -132,9 +153,8 @@ def test_regression_convergence(tc):
     200 of 2000), runs of ``table1.sample_complexity_ordering`` and ``prop1.known_mask``.
     Pass, at every n: ``AUC_reg < AUC_att < AUC_base`` and ``AUC_known < AUC_att``, each by
     at least 0.01 in log MSE (1%: strict, so that arms that tie fail; the reconstruction's
-    orderings; chosen on seeds 1 and 2, checked on 0).  The
-    curves are plotted.  The control asks the regularised arm to be as fast as the known mask
-    (the reconstruction saw -0.68 against -4.53 at n = 200).
+    orderings).  The curves are plotted.  The control asks the regularised arm to be as fast
+    as the known mask.
     """
     s = tc.sizes
     runs = arms(tc, *ARMS)
@@ -154,67 +174,6 @@ def test_regression_convergence(tc):
                            auc["attention"] - auc["known"], 0.01, margin=0.0)
 
 
-#: Table 1's networks (Sec. 5.1.1 header): input p = 256, width 128, 10 outputs
-TABLE1_SHAPES = {"p": 256, "d": 128, "outputs": 10}
-#: the parameter counts printed in Table 1's header
-TABLE1_COUNTS = {"baseline": 34186, "attention": 34442}
-#: the smallest baseline/attention ratio of the printed test losses (n = 10000: 2.1063/0.5484)
-TABLE1_SMALLEST_RATIO = 3.84
-
-
-@claim(
-    f"{PAPER}.table1.reported_values",
-    source="Table 1 (Sec. 5.1.1): parameter counts and test losses",
-    statement="Table 1's networks have 34186 (baseline) and 34442 (attention) parameters, and "
-              "attention has the lower test loss at every tabulated n.",
-    provenance="stated",
-    controls={
-        "printed_magnitude": Control(
-            "statement", breaks=["baseline/attention test-MSE ratio above the threshold"],
-            description="the printed magnitude: baseline at least 3.84 times attention (Table "
-                        "1's smallest ratio) at every n of our reduced run"),
-    },
-    sizes=SIZES,
-)
-def test_reported_values(tc):
-    r"""Our measurements against the printed Table 1.  (1) Parameter counts: the blocks of
-    ``BiasedBaselineNet`` / ``BiasedAttentionNet`` at Table 1's shapes (p = 256, width 128,
-    10 outputs, biases) have ``256*128 + 128 + 128*10 + 10 = 34186`` and ``34186 + 256 =
-    34442`` entries; pass: exact integers against the header.  (2) The printed test losses
-    have attention below the baseline at all 6 sizes; our runs (``table1.sample_complexity_
-    ordering``) must show the same at every n up to ORDERING_UP_TO = 10000 (ratio of means at
-    least 1.01; in the full tier n = 20000 is recorded, not decided).  The printed
-    magnitudes (ratios 3.84 .. 10.76, losses 0.006 .. 2.1) are not comparable: k, the
-    teacher, the loss normalisation and SGD's 400k iterations were lost, and our quick tier
-    is reduced (p = 32); the printed values are recorded beside ours, and the control shows
-    that our reduced run does not reach the printed ratio (it is no evidence for it).
-    Threshold 1.01 (the ordering, strict by 1%), chosen on seeds 1 and 2, checked on 0.
-    """
-    K = 1
-    shapes = {"a": (K, TABLE1_SHAPES["p"]), "W1": (K, TABLE1_SHAPES["p"], TABLE1_SHAPES["d"]),
-              "b1": (K, TABLE1_SHAPES["d"]), "W2": (K, TABLE1_SHAPES["d"], TABLE1_SHAPES["outputs"]),
-              "b2": (K, TABLE1_SHAPES["outputs"])}
-    counts = {}
-    for name, cls in (("baseline", BiasedBaselineNet), ("attention", BiasedAttentionNet)):
-        params = {b: torch.zeros(shapes[b], dtype=torch.float64) for b in cls.blocks}
-        net = cls(torch.zeros(K, 1, TABLE1_SHAPES["p"], dtype=torch.float64),
-                  torch.zeros(K, 1, TABLE1_SHAPES["outputs"], dtype=torch.float64), RELU)
-        net.loss(params)                                    # the shapes fit the network
-        counts[name] = sum(params[b][0].numel() for b in cls.blocks)
-    tc.record("our parameter counts at Table 1's shapes", counts)
-    tc.conclusion.close("parameter counts equal Table 1's header",
-                        [counts["baseline"], counts["attention"]],
-                        [TABLE1_COUNTS["baseline"], TABLE1_COUNTS["attention"]], atol=0.5)
-    runs = arms(tc, "baseline", "attention")
-    ratio = (final_mse(runs["baseline"]) / final_mse(runs["attention"]))[decided_sizes(tc.sizes["n"])]
-    printed = np.array([TABLE1[n][0] / TABLE1[n][1] for n in sorted(TABLE1)])
-    tc.record("Table 1 as printed: n -> (baseline, attention, regularised)", TABLE1)
-    tc.record("baseline/attention ratio: ours per n, printed per n", {"ours": ratio, "printed": printed})
-    threshold = TABLE1_SMALLEST_RATIO if tc.control == "printed_magnitude" else 1.01
-    tc.conclusion.at_least("baseline/attention test-MSE ratio above the threshold", ratio,
-                           threshold, margin=0.0)
-
-
 @discrepancy(
     f"{PAPER}.table1.DISCREPANCY_threshold_007",
     source="Sec. 5.1.1 text vs Table 1",
@@ -222,6 +181,7 @@ def test_reported_values(tc):
               "baseline models need 20000.",
     corrected_by=f"{PAPER}.table1.sample_complexity_ordering",
     provenance="stated",
+    constants={"level": 0.07, "text_level": 0.08},
     controls={
         "text_threshold_008": Control(
             "statement", breaks=["baseline first reaches 0.07 after 20000 samples"],

@@ -42,7 +42,7 @@ def test_gradient_certificate(tc):
     hypothesis searches random points (ReLU and softplus tau = 5; ``n = 20, p = 30, d = 64``,
     half of ``a`` zeroed; Gaussian data and targets, scales of ``W1, W2`` drawn) steered
     towards the smallest ``certificate / R_n - 1``; pass: that margin ``>= -1e-10`` on the
-    worst (round-off of an SVD and two norms; the spec saw a minimum ratio 3.66).  Random
+    worst (round-off of an SVD and two norms).  Random
     features: for random ``(a, W1)`` and ``W2`` the least-squares solution, ``R_n <= 1e-20``
     (zero up to round-off of ``||y||^2 ~ 20``).
     """
@@ -68,12 +68,13 @@ def test_gradient_certificate(tc):
             bound = s["n"] * (grad ** 2).sum(-1) / (2 * torch.linalg.svdvals(features)[..., 0] ** 2)
         else:
             bound = last_layer_certificate(features, grad)
-        return float(bound / model.loss(params)) - 1 + 1e-10
+        return float(bound / model.loss(params)) - 1 + tc.tol("conditioned")
 
     strategy = st.tuples(st.integers(0, 2**32 - 1), st.sampled_from(["relu", "softplus"]),
                          st.floats(0.1, 10.0))
     property_search(tc, "certificate bounds the loss", strategy, margin, max_examples=s["examples"])
-    tc.conclusion.at_most("grad_W2 equals Phi u / n (autograd)", max(identity_errors), 1e-12)
+    tc.conclusion.at_most("grad_W2 equals Phi u / n (autograd)", max(identity_errors),
+                          tc.tol("accumulated"))
     rng = tc.rng("random features")
     X, y = gaussian_problem(rng, 1, s["n"], s["p"])
     params = init_global(rng, 1, s["p"], s["d"])
@@ -94,31 +95,38 @@ def test_gradient_certificate(tc):
         "duplicate_inputs": Control(
             "hypothesis", breaks=["trained loss near zero"],
             description="sample 1 repeats sample 0's input with its target + 1: Phi loses rank, "
-                        "R_n >= 1/(4n) = 0.0125"),
+                        "and no network interpolates, R_n >= 1/(4n)"),
     },
-    sizes={"quick": {"draws": 4, "steps": 1000, **SMALL}, "full": {"draws": 16, "steps": 2000, **SMALL}},
+    calibration=[
+        "the claim was one draw with per-trial R_n <= 1e-12 after 500 steps and failed on seeds "
+        "9, 11, 15 of the 20-seed sweep (the sparse arm, sigma_n about 0.15, at 1e-9 .. 3e-6: "
+        "slower, not stuck); on seeds 1-10 only, 500 steps reached 1e-12 on 80% of sparse-arm "
+        "trials and 1000 steps on all 40 (worst 4e-14), so the quick tier runs 1000 steps and "
+        "decides a rate; held out: seeds 0, 11-19",
+        "the spec's constant-step Adam with 1500 steps spikes back to 5e-5 on seed 0; the cosine "
+        "decay removes it",
+        "instances raised from 8 to 60 trials (30 draws, two arms) after the review of "
+        "2026-11-26 (4 of 8 passed the binomial): power 0.83 at the framework's alternative "
+        "0.65; rate 0.8 unchanged",
+    ],
+    sizes={"quick": {"draws": 30, "steps": 1000, **SMALL}, "full": {"draws": 40, "steps": 2000, **SMALL}},
 )
 def test_wide_training_interpolates(tc):
     r"""Full-batch Adam (lr ``1e-2`` decayed to 0 by a cosine over the run,
     `theorycheck.optim.Adam`) from ``a = 1``,
     ``W1 ~ N(0, 1/p)``, ``W2 ~ N(0, 1/d)`` on random targets ``y ~ N(0, I)``, ReLU,
-    ``n = 20, p = 30, d = 64``; two arms per draw (4 draws, 8 trials batched): the dense mask
-    and a mask restricted to ``s0 = 5 < n`` coordinates (inputs zeroed off the support).
-    Thm 5's hypothesis at the final point, ``sigma_n(Phi) >= 1e-2``, is counted per trial
-    (precondition: on at least 80% of them).  Pass (`setup.decide_trained_interpolation`):
-    ``R_n <= 1e-12`` and the certificate ``n ||grad_W2||^2 / (2 sigma_n^2) <= 1e-2`` each on
-    a fraction of the trials consistent with at least 0.8 (exact one-sided binomial, level
-    0.05: with 8 trials it rejects at 3 or fewer successes, power 0.8 at a true rate of
-    0.30 -- the decision records it), and the certificate at least ``R_n`` on every trial
-    (an upper bound: margin ``1e-30`` absolute for round-off at zero loss).  RE-DERIVED AFTER
-    THE 20-SEED SWEEP: the claim was one draw, per-trial ``R_n <= 1e-12`` after 500 steps,
-    and failed on seeds 9, 11, 15 (the sparse arm, ``sigma_n`` about 0.15, at 1e-9 .. 3e-6:
-    slower, not stuck); on seeds 1-10 only, 500 steps reached 1e-12 on 80% of sparse-arm
-    trials and 1000 steps on all 40 (worst 4e-14), so the quick tier runs 1000 steps and
-    decides a rate; held out: seeds 0, 11-19.  The spec's constant-step Adam with 1500 steps
-    spikes back to 5e-5 on seed 0, which the cosine decay removes.  Control: duplicated
-    attended input with a different target, where no network interpolates (``R_n >=
-    1/(4n)``) and ``Phi`` loses rank.
+    ``n = 20, p = 30, d = 64``; two arms per draw (30 draws, 60 trials batched; full 40
+    draws): the dense mask and a mask restricted to ``s0 = 5 < n`` coordinates (inputs
+    zeroed off the support).  Thm 5's hypothesis at the final point, ``sigma_n(Phi) >=
+    1e-2``, is counted per trial (precondition: on at least 80% of them).  Pass
+    (`setup.decide_trained_interpolation`): ``R_n <= 1e-12`` and the certificate ``n
+    ||grad_W2||^2 / (2 sigma_n^2) <= 1e-2`` each on a fraction of the trials consistent with
+    at least 0.8 (exact one-sided binomial, level 0.05; with 60 trials its power at the
+    framework's alternative 0.65 is above 0.8, recorded), and the certificate at least
+    ``R_n`` on every trial (an upper bound: margin ``1e-30`` absolute for round-off at zero
+    loss).  The cosine-decayed step avoids the late spikes of constant-step Adam near zero
+    loss.  Control: duplicated attended input with a different target, where no network
+    interpolates (``R_n >= 1/(4n)``) and ``Phi`` loses rank.
     """
     s = tc.sizes
     rng = tc.rng("data")
@@ -178,7 +186,7 @@ def test_rank_at_point_discrepancy(tc):
     tc.record("rank Phi", rank)
     tc.precondition.at_most("every unit strictly dead", float(z.max()), -0.1)
     tc.precondition.at_least("width d >= n", s["d"], s["n"])
-    tc.conclusion.at_most("gradient zero at the point", grad, 1e-14)
+    tc.conclusion.at_most("gradient zero at the point", grad, tc.tol("exact"))
     tc.conclusion.at_least("loss at the stationary point positive", loss, 0.1 * floor)
     tc.conclusion.at_most("rank Phi below n at the point", rank, s["n"] - 1)
 
@@ -236,27 +244,32 @@ def test_preactivation_rank_discrepancy(tc):
     controls={
         "duplicate_sentence": Control(
             "hypothesis", breaks=["trained self-attention loss near zero"],
-            description="sentence 1 repeats sentence 0 with its target + 1: R_n >= 1/(4n) = 0.025"),
+            description="sentence 1 repeats sentence 0 with its target + 1: no network "
+                        "interpolates, R_n >= 1/(4n)"),
     },
-    sizes={"quick": {"steps": 1500, "trials": 8}, "full": {"steps": 4000, "trials": 32}},
+    calibration=[
+        "the claim was one instance and missed its rank hypothesis on seed 10 of the 20-seed "
+        "sweep (training lost rank: sigma_n = 1e-15, R_n = 0.076); on seeds 1-10 (80 instances) "
+        "79 kept the rank and 77 of those reached 1e-12; rate 0.8 fixed then; held out: seeds "
+        "0, 11-19",
+        "instances raised from 8 to 60 after the review of 2026-11-26 (4 of 8 passed the "
+        "binomial): power 0.83 at the framework's alternative 0.65; rate unchanged",
+    ],
+    sizes={"quick": {"steps": 1500, "trials": 60}, "full": {"steps": 4000, "trials": 80}},
 )
 def test_selfattention_interpolation(tc):
     r"""``grad_W2 R_n = Phi_sa u / n`` as for global attention (the features are now
     ``phi(W1^T v_i)``, ``v_i = vec(W_V X_i A_i)``), so ``R_n <= n ||grad_W2||^2 / (2
     sigma_n(Phi_sa)^2)`` when ``d >= n``.  Training: the ReLU self-attention network
     (``t = 4, p = 5, d_q = 3, d_v = 2, d = 16``, ``n = 10`` random sentences, random targets),
-    full-batch Adam, lr ``1e-2`` with a cosine decay, float64, 8 independent instances
-    batched.  Precondition (Thm 5(b)'s rank hypothesis, at the trained point, counted):
-    ``sigma_n(Phi_sa) >= 1e-2`` on at least 80% of the trials.  Pass
+    full-batch Adam, lr ``1e-2`` with a cosine decay, float64, 60 independent instances
+    batched (full: 80).  Precondition (Thm 5(b)'s rank hypothesis, at the trained point,
+    counted): ``sigma_n(Phi_sa) >= 1e-2`` on at least 80% of the trials.  Pass
     (`setup.decide_trained_interpolation`): ``R_n <= 1e-12`` and the certificate ``<= 1e-2``
     each on a fraction consistent with at least 0.8 (exact one-sided binomial, level 0.05,
-    8 trials: rejects at 3 or fewer successes, power 0.8 at a true rate of 0.30, recorded),
-    and the certificate at least ``R_n`` on every trial (margin ``1e-30``).
-    RE-DERIVED AFTER THE 20-SEED SWEEP: the claim was one instance and missed its rank
-    hypothesis on seed 10 (training lost rank: ``sigma_n = 1e-15``, ``R_n = 0.076``); on
-    seeds 1-10 (80 instances) 79 kept the rank and 77 of those reached ``1e-12``; held out:
-    seeds 0, 11-19.  Control: a duplicated sentence with another target (``R_n >= 1/(4n)``,
-    rank lost on every trial).
+    60 trials: power above 0.8 at the framework's alternative 0.65, recorded), and the
+    certificate at least ``R_n`` on every trial (margin ``1e-30``).  Control: a duplicated
+    sentence with another target (``R_n >= 1/(4n)``, rank lost on every trial).
     """
     model, params = tc.use(trained_self_attention, duplicate=tc.control == "duplicate_sentence",
                            steps=tc.sizes["steps"], trials=tc.sizes["trials"])
