@@ -1,5 +1,5 @@
 """``theorycheck`` command line: ``list``, ``report``, ``diff``, ``baseline``, ``sweep``,
-``new``, ``run``, ``cache``.
+``new``, ``run``, ``merge``, ``schedule``, ``cache``.
 
 * ``theorycheck list [PATH] [--json]``: the registered claims under PATH (default
   ``claims``): id, paper, source, kind, statement and controls -- from the manifest the last
@@ -23,6 +23,10 @@
   [--save FILE.npz] [-i]``: run one shared run outside pytest with a claim run's settings,
   print a summary of what it returns, save its arrays or open a prompt on them
   (:mod:`theorycheck.explore`): the way to explore before writing a claim.
+* ``theorycheck merge RUN... --out DIR``: the runs of several shards (``pytest --tc-shard
+  I/N``) joined into one run and report (:mod:`theorycheck.shards`).
+* ``theorycheck schedule [RESULTS] [--workers N]``: the longest-first plan of a run's claims
+  on N workers and its makespan.
 * ``theorycheck cache info|clear [--dir DIR]``: the size of the cache of shared runs, or
   empty it (default ``$THEORYCHECK_CACHE_DIR``, else ``./.theorycheck-cache``).
 """
@@ -293,6 +297,36 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_merge(args) -> int:
+    from .report import summarize, write_report
+    from .shards import merge_results
+
+    parts = [_load_results_or_exit(_results_path(p, "merge"), "merge") for p in args.runs]
+    try:
+        merged = merge_results(parts)
+    except UsageError as exc:
+        raise SystemExit(f"theorycheck merge: {exc}") from None
+    out = write_report(merged, args.out)
+    print(summarize(merged) + ("" if not merged["partial"] else " (partial: not every shard given)"))
+    print(f"report: {out / 'report.html'}")
+    return 0
+
+
+def cmd_schedule(args) -> int:
+    from .shards import schedule, unit_durations
+
+    durations = unit_durations(_load_results_or_exit(_results_path(args.results, "schedule"), "schedule"))
+    plan = schedule(list(durations), durations, args.workers)
+    total = sum(durations.values())
+    print(f"{len(durations)} claims, {total:.0f} s in all; longest first on {args.workers} workers: "
+          f"makespan {max(b['seconds'] for b in plan):.0f} s (ideal {total / args.workers:.0f} s)")
+    for i, b in enumerate(plan, 1):
+        head = ", ".join(u.split("::")[-1] for u in b["units"][:4])
+        more = f" (+{len(b['units']) - 4})" if len(b["units"]) > 4 else ""
+        print(f"  worker {i:2d}: {b['seconds']:8.1f} s  {len(b['units'])} claims: {head}{more}")
+    return 0
+
+
 def _verb_on_a_run(sub, name: str, help_text: str, func, out_help: str) -> None:
     """A verb reading one run (``RESULTS``, default the latest complete run) with ``--out``."""
     p = sub.add_parser(name, help=help_text)
@@ -360,6 +394,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cache directory (default: $THEORYCHECK_CACHE_DIR or ./.theorycheck-cache)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the disk cache")
     p.set_defaults(func=cmd_run)
+    p = sub.add_parser("merge", help="join the runs of several shards into one run and report")
+    p.add_argument("runs", nargs="+", help="results.json files or run folders")
+    p.add_argument("--out", required=True, help="the merged run's folder")
+    p.set_defaults(func=cmd_merge)
+    p = sub.add_parser("schedule", help="longest-first plan of a run's claims on N workers")
+    p.add_argument("results", nargs="?", default=None,
+                   help="results.json or run folder (default: the latest complete run)")
+    p.add_argument("--workers", type=int, default=16, help="workers (default 16)")
+    p.set_defaults(func=cmd_schedule)
     p = sub.add_parser("cache", help="size of the cache of shared runs, or empty it")
     p.add_argument("action", choices=("info", "clear"))
     p.add_argument("--dir", default=None,

@@ -88,11 +88,17 @@ def pytest_addoption(parser):
                     "$THEORYCHECK_CACHE_DIR or <rootdir>/.theorycheck-cache)")
     group.addoption("--tc-no-cache", action="store_true",
                     help="neither read nor write the on-disk cache of shared runs")
+    group.addoption("--tc-shard", default=None,
+                    help="I/N: run only shard I of N (each claim with its controls; balanced by "
+                         "--tc-durations); merge the shards' runs with `theorycheck merge`")
+    group.addoption("--tc-durations", default=None,
+                    help="a results.json whose per-claim wall times balance --tc-shard")
 
 
 #: the plugin's options; a mistyped one gets a suggestion instead of pytest's bare refusal
 OPTIONS = ("--tc-tier", "--tc-device", "--tc-dtype", "--tc-seed", "--tc-threads", "--tc-report-dir",
-           "--tc-no-report", "--tc-strict", "--tc-baseline", "--tc-cache-dir", "--tc-no-cache")
+           "--tc-no-report", "--tc-strict", "--tc-baseline", "--tc-cache-dir", "--tc-no-cache",
+           "--tc-shard", "--tc-durations")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -134,6 +140,33 @@ def pytest_configure(config):
         raise pytest.UsageError(f"theorycheck: {exc}") from None
     if not hasattr(config, "workerinput"):  # the xdist controller, or a plain run
         config.pluginmanager.register(ResultCollector(config, runtime), "theorycheck-results")
+
+
+def pytest_collection_modifyitems(config, items):
+    """``--tc-shard I/N``: keep the units (a claim function with its controls) that the LPT
+    schedule over ``--tc-durations`` puts in shard I (:mod:`theorycheck.shards`)."""
+    from . import shards
+
+    option = config.getoption("--tc-shard")
+    if not option:
+        return
+    try:
+        index, count = shards.parse_shard(option)
+        path = config.getoption("--tc-durations")
+        durations = {}
+        if path:
+            from .report.results import load_results
+
+            durations = shards.unit_durations(load_results(Path(config.invocation_params.dir) / path))
+    except UsageError as exc:
+        raise pytest.UsageError(f"theorycheck: {exc}") from None
+    plan = shards.schedule([shards.unit_of(i.nodeid) for i in items], durations, count)
+    mine = set(plan[index - 1]["units"])
+    keep = [i for i in items if shards.unit_of(i.nodeid) in mine]
+    dropped = [i for i in items if shards.unit_of(i.nodeid) not in mine]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = keep
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
@@ -324,6 +357,7 @@ class ResultCollector:
         )
         self.undiscriminating = annotate_run(results, commit=history.git_commit(self.config.rootpath),
                                        partial=self.partial)
+        results["shard"] = self.config.getoption("--tc-shard")
         if self.baseline is not None:
             self.drift = compare_with_baseline(results, self.baseline, self.config.rootpath)
         return results
@@ -452,6 +486,8 @@ def partial_reason(config, session, exitstatus, deselected: int) -> str | None:
                         ("--sw", getattr(option, "stepwise", False))):
         if value:
             return flag if value is True else f"{flag} {value}"
+    if getattr(option, "tc_shard", None):
+        return f"shard {option.tc_shard}"
     if deselected:
         return f"{deselected} cases deselected"
     if session.shouldstop or session.shouldfail or exitstatus == pytest.ExitCode.INTERRUPTED:

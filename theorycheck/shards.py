@@ -1,0 +1,97 @@
+"""Splitting a run across machines, and putting it back together.
+
+A *unit* is one claim function with all its cases (the claim and its controls run together,
+so that the controls reuse the claim's cached runs); other tests are units of one function
+too.  :func:`schedule` assigns units to N bins longest-first (LPT: each unit, in decreasing
+recorded duration, to the least loaded bin), the classical 4/3-approximation of the shortest
+makespan; the durations come from an earlier run's results.json (:func:`unit_durations`), and a
+unit without one counts :data:`UNKNOWN_S`.  ``pytest --tc-shard I/N --tc-durations RESULTS``
+runs bin I; the shards write their own run folders into a shared cache directory
+(``--tc-cache-dir``: atomic writes, checksummed entries), and :func:`merge_results` joins
+their results into one run (``theorycheck merge``) with one report.  ``theorycheck schedule``
+prints the plan for N workers from any results.json.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from .errors import UsageError
+
+__all__ = ["UNKNOWN_S", "unit_of", "unit_durations", "schedule", "parse_shard", "merge_results"]
+
+#: the duration given to a unit that the durations file does not know
+UNKNOWN_S = 1.0
+
+
+def unit_of(nodeid: str) -> str:
+    """The unit of a pytest node id: ``path::function`` without the parametrization."""
+    return nodeid.split("[", 1)[0]
+
+
+def unit_durations(results: dict) -> dict[str, float]:
+    """unit -> seconds (the claim's case and its controls, ``wall_s``) from a results.json."""
+    durations = {}
+    for claim in results.get("claims", []):
+        module, function = claim.get("module"), claim.get("function")
+        if module and function:
+            path = str(PurePosixPath(*module.split("."))) + ".py"
+            durations[f"{path}::{function}"] = float(claim.get("wall_s") or claim.get("duration_s") or 0.0)
+    return durations
+
+
+def schedule(units: list[str], durations: dict[str, float], bins: int) -> list[dict]:
+    """LPT assignment of ``units`` to ``bins``: a list of ``{"units": [...], "seconds": load}``.
+    Deterministic: ties are broken by the unit's name."""
+    if bins < 1:
+        raise UsageError(f"need at least one shard or worker, got {bins}")
+    plan = [{"units": [], "seconds": 0.0} for _ in range(bins)]
+    for unit in sorted(set(units), key=lambda u: (-durations.get(u, UNKNOWN_S), u)):
+        target = min(range(bins), key=lambda i: (plan[i]["seconds"], i))
+        plan[target]["units"].append(unit)
+        plan[target]["seconds"] += durations.get(unit, UNKNOWN_S)
+    return plan
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/4"`` -> (2, 4): shard 2 of 4 (1-based); a :class:`UsageError` otherwise."""
+    match = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise UsageError(f"--tc-shard {text!r}: expected I/N with 1 <= I <= N, e.g. 1/4")
+    return int(match.group(1)), int(match.group(2))
+
+
+def merge_results(parts: list[dict]) -> dict:
+    """One results document from the results of several shards (or runs) of the same
+    settings: their claims joined (a claim in two parts must have the same outcome, else a
+    :class:`UsageError`), papers joined, counts recomputed; complete when the parts are the
+    shards 1..N of one N, else partial."""
+    from .report.results import summary_counts
+
+    if not parts:
+        raise UsageError("merge: no runs given")
+    settings = ("schema_version", "tier", "device", "dtype", "seed")
+    first = parts[0]
+    for part in parts[1:]:
+        differ = [k for k in settings if part.get(k) != first.get(k)]
+        if differ:
+            raise UsageError(f"merge: the runs differ in {differ}; merge runs of one setting")
+    claims: dict[str, dict] = {}
+    for part in parts:
+        for claim in part["claims"]:
+            seen = claims.get(claim["id"])
+            if seen is not None and seen["outcome"] != claim["outcome"]:
+                raise UsageError(f"merge: {claim['id']} is {seen['outcome']} in one run and "
+                                 f"{claim['outcome']} in another")
+            claims.setdefault(claim["id"], claim)
+    shards = sorted({part.get("shard") for part in parts if part.get("shard")})
+    counts = {int(s.split("/")[1]) for s in shards}
+    complete = (len(counts) == 1 and len(shards) == next(iter(counts))
+                and all(not p.get("partial") or p.get("shard") for p in parts))
+    merged = dict(first, claims=[claims[k] for k in sorted(claims)],
+                  papers=dict(sorted({k: v for p in parts for k, v in p.get("papers", {}).items()}.items())),
+                  wall_time_s=round(max(p.get("wall_time_s", 0.0) for p in parts), 3),
+                  partial=not complete, partial_reason=None if complete else "merged from partial runs",
+                  shard=None, merged_from=len(parts), baseline_diff=[], seed_sweep=[])
+    merged["summary"] = summary_counts(merged)
+    return merged
