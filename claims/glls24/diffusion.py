@@ -11,7 +11,7 @@ from claims.glls24.setup import denoising_samples, diffusion_features, initializ
 from theorycheck import shared_run
 from theorycheck.batching import map_chunks
 from theorycheck.models import ntk_gram
-from theorycheck.solvers import kernel_gd_predictions, ou_coefficients
+from theorycheck.solvers import ou_coefficients
 
 
 def unbiased_label_z(label, score, h):
@@ -38,18 +38,19 @@ def forward_process_moments(rng, paths, steps=1000):
 
 
 RISK_TIMES = [10**k for k in range(1, 13)]
-"""Early-stopping times T = 10, ..., 1e12 (1e8 until the full tier's n = 2048 still had its best risk at
-T = 1e8: it had not fitted the noise yet; see `test_score_estimation`)."""
+"""Early-stopping times T = 10, ..., 1e12 of Theorem 6.6's kernel GD (see `test_score_estimation`)."""
+
+NETWORK_TIMES = [10, 100, 1000]
+"""The times at which the trained network's risk is compared with kernel GD's (the first three of
+RISK_TIMES: GD on the network itself is run step by step)."""
 
 
-def kernel_score_risks(tc, n, m, sets, labels="noisy"):
-    r"""Test risks ``E(f(T) - f*)^2`` of kernel GD with the width-m softmax network's NTK at a
-    symmetric initialization (sigma = 1) and step ``eta m = 1 / lambda_max(H(0))``, for every T in
-    RISK_TIMES, on ``sets`` independent training sets of ``n`` denoising samples (each with its own
-    initialization; batched along the trial dimension, in memory-bounded chunks); ``labels``:
-    "noisy" (-xi/s), "clean" (f*) or "shuffled" (noisy labels permuted within each set).  Returns
-    per set the risks (sets, len(T)), the training z-score of E[(y - f*) f*] and the training label
-    noise mean (y - f*)^2, and E f*^2 on the test points."""
+def score_training_sets(tc, n, m, sets, labels="noisy"):
+    r"""``sets`` independent training sets of ``n`` denoising samples (stream "train", n), their
+    features, one symmetric initialization (sigma = 1, width m) per set and the test points
+    (stream "test"); ``labels``: "noisy" (-xi/s), "clean" (f*) or "shuffled" (noisy labels
+    permuted within each set).  Numpy labels and scores (sets, n), tensors Z (sets, n, 3), W0, A,
+    Z_te (1, M, 3) and the test scores (M,)."""
     _, x, t, label, score = denoising_samples(tc.rng("train", n), sets * n)
     _, x_te, t_te, _, score_te = denoising_samples(tc.rng("test"), tc.sizes["test_points"])
     label, score = label.reshape(sets, n), score.reshape(sets, n)
@@ -61,17 +62,56 @@ def kernel_score_risks(tc, n, m, sets, labels="noisy"):
     Z = tc.tensor(diffusion_features(x, t).reshape(sets, n, 3))
     Z_te = tc.tensor(diffusion_features(x_te, t_te)[None])
     W0, A = (tc.tensor(a) for a in initialization(tc, d_in=3, d=1, m=m, K=sets, sigma=1.0))
+    return {"label": label, "score": score, "Z": Z, "Z_te": Z_te, "W0": W0, "A": A, "score_te": score_te[:, 0]}
+
+
+def kernel_score_risks(tc, data, times=RISK_TIMES):
+    r"""Test risks ``E(f(T) - f*)^2`` of kernel GD with each set's NTK H(0) and function step ``eta m
+    = 1 / lambda_max(H(0))``, for every T in ``times``, on the training sets of
+    `score_training_sets` (batched along the set dimension, in memory-bounded chunks; one
+    eigendecomposition of H per set).  Returns the risks (sets, len(times)), the training z-score
+    of E[(y - f*) f*], the training label noise mean (y - f*)^2, and E f*^2 on the test points."""
+    from theorycheck.solvers import spectral_filter
+
+    Z_te, score_te = data["Z_te"], tc.tensor(data["score_te"])
 
     def risks(Z, W0, A, y):
         H = ntk_gram(Z, Z, W0, A)
         K_te = ntk_gram(Z_te.expand(len(Z), -1, -1), Z, W0, A)
-        pred = kernel_gd_predictions(H, K_te, y, 1.0 / torch.linalg.eigvalsh(H)[:, -1], RISK_TIMES)
-        return (pred - tc.tensor(score_te[None, None, :, 0])).pow(2).mean(-1).T       # (sets, T)
+        mu, V = torch.linalg.eigh(H)
+        step = (1.0 / mu[:, -1])[:, None]
+        coeff = torch.einsum("kji,kj->ki", V, y)
+        Phi = torch.stack([spectral_filter(mu, step, float(T)) * coeff for T in times], -1)
+        pred = K_te @ (V @ Phi)                                                  # (sets, M, T)
+        return (pred - score_te[None, :, None]).pow(2).mean(1)                  # (sets, T)
 
-    item_bytes = 8 * 3 * len(x_te) * (n + m)
-    values = map_chunks(risks, Z, W0, A, tc.tensor(label), item_bytes=item_bytes).cpu().numpy()
+    n, m = data["Z"].shape[1], data["W0"].shape[2]
+    item_bytes = 8 * 3 * Z_te.shape[1] * (n + m)
+    values = map_chunks(risks, data["Z"], data["W0"], data["A"], tc.tensor(data["label"]),
+                        item_bytes=item_bytes).cpu().numpy()
+    label, score = data["label"], data["score"]
     z = np.array([unbiased_label_z(y[:, None], f[:, None], f[:, None]) for y, f in zip(label, score)])
-    return values, z, np.mean((label - score) ** 2, axis=1), float(np.mean(score_te**2))
+    return values, z, np.mean((label - score) ** 2, axis=1), float(np.mean(data["score_te"] ** 2))
+
+
+def network_score_risks(tc, data, sets, times=NETWORK_TIMES):
+    r"""Test risks ``E(f_W(T) - f*)^2`` of the softmax network itself (width m, the set's symmetric
+    initialization) trained by GD on the first ``sets`` training sets with ``eta = 1 / (m
+    lambda_max(H(0)))`` -- the network whose kernel GD is `kernel_score_risks` -- at every T in
+    ``times`` (sets, len(times))."""
+    from theorycheck.models import TwoLayerNetwork
+    from theorycheck.optim import GD, run_trajectory
+
+    Z, W0, A = data["Z"][:sets], data["W0"][:sets], data["A"][:sets]
+    y = tc.tensor(data["label"][:sets, :, None])
+    model = TwoLayerNetwork(Z, y, A)
+    m = W0.shape[2]
+    eta = 1.0 / (m * torch.linalg.eigvalsh(model.gram(W0))[:, -1])
+    Z_te = data["Z_te"].expand(sets, -1, -1)
+    target = tc.tensor(data["score_te"])[None, :]
+    metric = {"risk": lambda it: (model.outputs(it.params["W"], Z_te)[..., 0] - target).pow(2).mean(1)}
+    traj = run_trajectory(GD(model, eta), {"W": W0}, max(times), metric, checkpoints=list(times))
+    return np.asarray(traj["risk"]).T
 
 
 def risk(values, score):
@@ -79,17 +119,20 @@ def risk(values, score):
     return float(np.mean((values - score) ** 2))
 
 
-CLAIM_G1_SIZES = {"quick": {"n": 64, "m": 256, "steps": 1000, "auxiliary": 2000, "test_points": 5000},
-                  "full": {"n": 2048, "m": 2**14, "steps": 10000, "auxiliary": 20000, "test_points": 20000}}
+CLAIM_G1_SIZES = {"quick": {"n": 64, "widths": [256, 1024, 4096], "inits": 3, "steps": 1000,
+                            "auxiliary": 2000, "test_points": 2000},
+                  "full": {"n": 2048, "widths": [2**12, 2**13, 2**14], "inits": 3, "steps": 10000,
+                           "auxiliary": 20000, "test_points": 5000}}
 
 
 @shared_run(sizes=CLAIM_G1_SIZES)
-def claim_g1_network(run):
-    r"""Claim G.1's data and network, shared by the claim and its controls (neither changes
-    them): n denoising samples (training), ``test_points`` fresh ones and ``auxiliary`` ones for
-    f_H, as features ``Z``; the softmax network of width m (sigma = 1, symmetric init) after
-    ``steps`` GD steps with ``eta = 1/(m lambda_max(H(0)))``; returns the samples' labels and true
-    scores, W0, A, the NTK Gram matrix H(0), eta and ``f_W`` on the test points."""
+def claim_g1_network(run, *, m, init="symmetric"):
+    r"""Claim G.1's data and network at width ``m``: n denoising samples (training), ``test_points``
+    fresh ones and ``auxiliary`` ones for f_H, as features ``Z`` (the same at every width); the
+    softmax network of width m (sigma = 1, ``inits`` independent initializations of kind ``init``,
+    batched) after ``steps`` GD steps with ``eta = 1/(m lambda_max(H(0)))`` per initialization;
+    returns the samples' labels and true scores, W0, A (K, ...), the NTK Gram matrices H(0) (K,
+    n, n), eta (K,), ``f_W`` on the test points (K, M) and ``f_W(0)`` there."""
     from theorycheck.models import TwoLayerNetwork
     from theorycheck.optim import GD, run_trajectory
 
@@ -98,12 +141,15 @@ def claim_g1_network(run):
     _, x_te, t_te, _, score_te = denoising_samples(run.rng("test"), s["test_points"])
     _, x_aux, t_aux, _, score_aux = denoising_samples(run.rng("auxiliary"), s["auxiliary"])
     Z, Z_te, Z_aux = (diffusion_features(a, b) for a, b in ((x, t), (x_te, t_te), (x_aux, t_aux)))
-    W0, A = initialization(run, d_in=3, d=1, m=s["m"], K=1, sigma=1.0)
-    Zt, W0t, At = run.tensor(Z[None]), run.tensor(W0), run.tensor(A)
-    model = TwoLayerNetwork(Zt, run.tensor(label[None]), At)
+    K = s["inits"]
+    W0, A = initialization(run, d_in=3, d=1, m=m, K=K, init=init, sigma=1.0)
+    Zt, W0t, At = run.tensor(np.repeat(Z[None], K, 0)), run.tensor(W0), run.tensor(A)
+    Z_te_t = run.tensor(np.repeat(Z_te[None], K, 0))
+    model = TwoLayerNetwork(Zt, run.tensor(np.repeat(label[None], K, 0)), At)
     H = model.gram(W0t)
-    eta = 1.0 / (s["m"] * torch.linalg.eigvalsh(H)[:, -1])
+    eta = 1.0 / (m * torch.linalg.eigvalsh(H)[:, -1])
     traj = run_trajectory(GD(model, eta), {"W": W0t}, s["steps"], {}, checkpoints=[])
     return {"Z": Z, "Z_te": Z_te, "Z_aux": Z_aux, "label": label, "score": score, "score_te": score_te,
-            "score_aux": score_aux, "W0": W0, "A": A, "H": H.cpu().numpy(), "eta": eta.cpu().numpy(),
-            "f_W": model.outputs(traj.W, run.tensor(Z_te[None]))[0, :, 0].cpu().numpy()}
+            "score_aux": score_aux, "W0": W0, "A": A, "H": H.cpu().numpy(), "eta": eta.cpu().numpy(), "m": m,
+            "f_W": model.outputs(traj.W, Z_te_t)[:, :, 0].cpu().numpy(),
+            "f_W0": model.outputs(W0t, Z_te_t)[:, :, 0].cpu().numpy()}

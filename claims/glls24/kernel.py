@@ -8,15 +8,22 @@ import torch
 
 from claims.glls24.setup import SIGMA, initialization, regression_instance, unit_inputs
 from theorycheck.checks import fit_slope
-from theorycheck.models import neuron_coefficients, neuron_norms, ntk_gram
+from theorycheck.models import neuron_norms, ntk_gram
 from theorycheck.solvers import kernel_gd_predictions, output_kernel, softmax_limit_kernel
 
 
-def gram_without_inputs(X, W, A):
-    """The closed-form kernel with every ``x_i^T x_j`` replaced by 1 (a wrong reference)."""
-    G = neuron_coefficients(X, W, A)
-    K, n, d, m = G.shape
-    return (torch.einsum("kiar,kjbr->kaibj", G, G) / m).reshape(K, d * n, d * n)
+def gram_frozen_normaliser(X, W, A):
+    r"""``(1/m) J J^T`` with ``J`` the autograd Jacobian at W of the network whose softmax normaliser
+    is held at its value at W, ``F(w)_l = m <a_l, exp(w^T x) / alpha(W)>``: the same outputs at W,
+    but the derivative of the normaliser (the term ``-<a_l, S>``) is missing."""
+    m = W.shape[2]
+
+    def vec_outputs(x, w, a, w_fixed):
+        alpha = torch.exp(x @ w_fixed).sum(-1, keepdim=True)
+        return (m * (torch.exp(x @ w) / alpha) @ a.T).T.reshape(-1)
+
+    J = torch.func.vmap(torch.func.jacrev(vec_outputs, argnums=1))(X, W, A, W).flatten(2)
+    return J @ J.transpose(1, 2) / m
 
 
 def probe_matrices(H, rng):
@@ -27,11 +34,10 @@ def probe_matrices(H, rng):
     return {"identity": eye, "kernel": H, "random": (G + G.transpose(1, 2)) / 2}
 
 
-def adversarial_direction(X, W, A, U, unnormalised=False):
+def adversarial_direction(X, W, A, U):
     r"""The first-order worst case of ``<H(W), U>``: column r is ``g_r / ||g_r||`` with ``g_r =
-    grad_{w_r} <H(W), U>`` (unit per neuron); ``unnormalised`` differentiates ``m H`` = J J^T."""
-    scale = W.shape[2] if unnormalised else 1.0
-    g = torch.func.grad(lambda w: (scale * ntk_gram(X, X, w, A) * U).sum())(W)
+    grad_{w_r} <H(W), U>`` (unit per neuron)."""
+    g = torch.func.grad(lambda w: (ntk_gram(X, X, w, A) * U).sum())(W)
     return g / neuron_norms(g)[:, None, :]
 
 

@@ -164,7 +164,7 @@ def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in
     the test cross kernel for ``t <= dense_steps`` and at the end).  The run lasts Theorem 4.2's
     count `predicted_steps` to ``CONVERGENCE_TARGET`` of its slowest trial (``q = 1 - m eta
     lambda / 2``), capped at the tier's ``max_steps``: the theorem asserts convergence within that
-    count, so a longer run tests nothing more (full tier: ~350-520 steps instead of 5000).
+    count, so a longer run tests nothing more (at the full sizes a few hundred steps, not 5000).
     Divergence is recorded (``diverged_at``), not raised.  ``n``, ``d_in``, ``d`` override the
     tier's sizes."""
     from theorycheck.optim import GD

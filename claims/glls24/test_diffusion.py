@@ -6,13 +6,28 @@ import torch
 from claims.glls24.diffusion import (
     CLAIM_G1_SIZES,
     RISK_TIMES,
+    NETWORK_TIMES,
     claim_g1_network,
     forward_process_moments,
     kernel_score_risks,
+    network_score_risks,
     risk,
+    score_training_sets,
     unbiased_label_z,
 )
-from claims.glls24.setup import denoising_samples
+
+OVERFIT_FACTOR = 1.1
+"""(i): the risk at the last time is at least this factor above the best risk over T."""
+
+RISK_FRACTION = 0.1
+"""(iii): the best risk at the largest n is at most this fraction of E f*^2 (the risk of f = 0)."""
+
+COUPLING_SLOPE = -2.0
+"""Claim G.1 (iii): the coupling term is the square of Theorem F.2's O(1/m) gap."""
+
+NETWORK_TOLERANCE = 1e-3
+"""(iv): |risk(network) - risk(kernel GD)| at most this fraction of E f*^2."""
+from claims.glls24.setup import denoising_samples, is_symmetric_initialization
 from theorycheck import Control, claim
 from theorycheck.models import ntk_gram
 from theorycheck.solvers import kernel_gd_predictions
@@ -70,6 +85,19 @@ def test_dsm_identity(tc):
                  "risk is bounded by coupling + label mismatch + an early-stopping term that "
                  "vanishes as n grows + approximation; without early stopping noisy labels are fitted.",
        provenance="inferred",
+       constants={"overfit_factor": OVERFIT_FACTOR, "risk_fraction": RISK_FRACTION,
+                  "network_tolerance": NETWORK_TOLERANCE, "rate": 0.9, "family_level": 0.05},
+       calibration=[
+           "overfit_factor 1.1 replaced the spec's 1.5 after seed 2 of the earlier 10-set design gave "
+           "1.16 at n = 512, and the last time 1e12 replaced 1e8 after the full tier's n = 2048 still "
+           "had its best risk at 1e8: chosen on seeds 1, 2 and full-tier runs (not held out)",
+           "the decrease test (ii) compared one training set per n until the 20-seed sweep (failed on "
+           "seeds 5, 10, 16: single sets spread by a factor 4); re-cast on many sets",
+           "the quick tier moved to ns = 32, 128, 256 with 40 sets per n and 1000 test points so that "
+           "the binomials (i) and (iii) reach power 0.8 within the paper's time budget; the thresholds "
+           "were kept and checked on seeds 1-10, then seed 0 (network tolerance: the review's 1e-3, "
+           "taken relative to E f*^2)",
+       ],
        controls={
            "clean_labels": Control(
                "hypothesis", breaks=["early stopping beats training to the end"],
@@ -80,37 +108,37 @@ def test_dsm_identity(tc):
                description="labels permuted across samples: E[y | z] = f* fails (the DSM identity), "
                            "the risk stays near E f*^2"),
        },
-       sizes={"quick": {"ns": [32, 128, 512], "m": 256, "test_points": 2000, "training_sets": 10},
-              "full": {"ns": [128, 512, 2048], "m": 4096, "test_points": 5000, "training_sets": 8}})
+       sizes={"quick": {"ns": [32, 128, 256], "m": 256, "test_points": 1000, "training_sets": 40,
+                        "network_sets": 4},
+              "full": {"ns": [128, 512, 2048], "m": 4096, "test_points": 5000, "training_sets": 40,
+                       "network_sets": 4}})
 def test_score_estimation(tc):
     r"""Shape of Theorem 6.6 (its constants, A(R_H) and Gamma(delta) are lost; provenance inferred).
     Instance of the spec (Sec. 4): d = 1, the mixture p_0, g = 1, ``[T_0, T] = [0.2, 1]``, features
     ``z = (x/sqrt(4 + x^2), (t - T_0)/(T - T_0), 1)/sqrt 3`` (`diffusion_features`), a softmax network
-    of width m with sigma = 1 and symmetric initialization.  By Theorem F.2 (tested in
-    `glls24.thmF_2.nn_ntk_equivalence`) the network follows kernel GD with its NTK H(0) and function
-    step ``eta m``; the risk ``E(f(T) - f*)^2`` of that predictor is computed in closed form in T
-    (`kernel_gd_predictions`) for T = 10, ..., 1e12 and by Monte Carlo on ``test_points`` test
-    points, for ``training_sets`` independent training sets (and initializations) per n.  Here
-    ``lambda_min(H(0)) ~ 1e-14``: Theorem 4.2's hypothesis fails numerically and the guarantee rests
-    on early stopping (Assumption 6.5).  The theorem holds with probability >= 1 - delta, delta <
-    0.1, over the training data, so the per-set statements are binomial with null rate 0.9
-    (``tc.conclusion.binomial``, level 0.05; with 20 and 10 sets it rejects with probability 0.8
-    at success rates of 0.69 and 0.52, recorded).  Pass: (i) with noisy labels, at every n >= 128,
-    the risk at T = 1e12 is >= 1.1 x the best risk over T (an interior minimum: early stopping
-    matters) on a fraction >= 0.9 of the sets; (ii) the best risk decreases with n: for each
-    adjacent pair of n, a one-sided Welch t-test of ``log best risk`` (smaller at the larger n) has
-    p-value <= 0.025 (Bonferroni over the two pairs at family level 0.05); (iii) at the largest n the best
-    risk is <= 0.1 E f*^2 on a fraction >= 0.9 of the sets.  History: the factor 1.1 in (i) replaced
-    the spec's 1.5 (seed 2 gave 1.16 at n = 512), and the last time 1e12 replaced 1e8 after the
-    full tier (flagged windows, chosen on seeds 1, 2); on seeds 1-10 at most 1 of 20 sets had a
-    ratio below 1.1 (smallest 1.08) and every best risk at n = 512 was far below 0.1 E f*^2 ~ 0.13
-    (medians 0.005-0.008), the largest p-value of (ii) was 0.002.  (ii) compared one training set per n
-    until the 20-seed sweep, where it failed on seeds 5, 10 and 16 (best risks of single sets
-    spread by a factor 4): re-cast on many sets and re-derived on seeds 1-10, held out on seeds
-    0, 11-19.  Preconditions per set: the training labels are unbiased for the score (z-score of
-    E[(y - f*) f*] within 5) and are the denoising labels of Eq. (6), which carry noise (``E(y -
-    f*)^2 >= 1e-3 E f*^2``; clean labels have 0): Theorem 6.6 is about the objective (6), and its
-    early-stopping term, which (i) tests, comes from that noise."""
+    of width m with sigma = 1 and symmetric initialization, trained by GD with ``eta = 1/(m
+    lambda_max(H(0)))``.  By Theorem F.2 (`glls24.thmF_2.nn_ntk_equivalence`) the network follows
+    kernel GD with its NTK H(0) and function step ``eta m``; the risk ``E(f(T) - f*)^2`` of that
+    predictor is computed in closed form in T (one eigendecomposition per set,
+    `kernel_score_risks`) for T = 10, ..., 1e12 and by Monte Carlo on ``test_points`` test points,
+    for ``training_sets`` independent training sets (and initializations) per n.  Here
+    ``lambda_min(H(0))`` is at round-off level: Theorem 4.2's hypothesis fails numerically and the
+    guarantee rests on early stopping (Assumption 6.5).  The theorem holds with probability >= 1 -
+    delta, delta < 0.1, over the training data, so the per-set statements are binomial with null
+    rate 0.9 (exact test at level 0.05, power recorded).  Pass: (i) with noisy labels, at every n
+    but the smallest, the risk at T = 1e12 is >= 1.1 x the best risk over T (an interior minimum:
+    early stopping matters) on a fraction >= 0.9 of the sets; (ii) the best risk decreases with n:
+    for each adjacent pair of n, a one-sided Welch t-test of ``log best risk`` (smaller at the
+    larger n) has p-value <= 0.025 (Bonferroni over the two pairs at family level 0.05); (iii) at
+    the largest n the best risk is <= 0.1 E f*^2 on a fraction >= 0.9 of the sets; (iv) the trained
+    network itself (GD on W, ``network_sets`` sets at the middle n, T = 10, 100, 1000) has a test
+    risk within ``1e-3 E f*^2`` of kernel GD's at the same T, set by set: the theorem's predictor is
+    the network, and kernel GD stands for it in (i)-(iii) only within that tolerance (a tolerance
+    far below the risks compared, so that the ordering statements carry over).  Preconditions per
+    set: the training labels are unbiased for the score (z-score of E[(y - f*) f*] within 5) and
+    are the denoising labels of Eq. (6), which carry noise (``E(y - f*)^2 >= 1e-3 E f*^2``; clean
+    labels have 0): Theorem 6.6 is about the objective (6), and its early-stopping term, which (i)
+    tests, comes from that noise."""
     from scipy import stats
 
     s = tc.sizes
@@ -118,13 +146,17 @@ def test_score_estimation(tc):
     best, overfit, z, noise = [], [], [], []
     energy = None
     for n in s["ns"]:
-        risks, z_n, noise_n, energy = kernel_score_risks(tc, n, s["m"], s["training_sets"], labels)
+        data = score_training_sets(tc, n, s["m"], s["training_sets"], labels)
+        risks, z_n, noise_n, energy = kernel_score_risks(tc, data)
         noise.append(noise_n)
         best.append(risks.min(1))
         overfit.append(risks[:, -1] / risks.min(1))
         z.append(z_n)
         tc.curve("score risk vs early-stopping time", f"n={n} (median over sets)", RISK_TIMES,
                  np.median(risks, axis=0), xscale="log", yscale="log")
+        if n == s["ns"][1] and tc.control is None:
+            network = network_score_risks(tc, data, s["network_sets"])
+            kernel = risks[: s["network_sets"], [RISK_TIMES.index(T) for T in NETWORK_TIMES]]
     decrease = [stats.ttest_ind(np.log(b), np.log(a), equal_var=False, alternative="less").pvalue
                 for a, b in zip(best, best[1:])]
     tc.record("median_best_risk", dict(zip(map(str, s["ns"]), map(float, np.median(best, axis=1)))))
@@ -135,9 +167,15 @@ def test_score_estimation(tc):
     tc.precondition.at_most("training labels unbiased for the score", np.abs(np.ravel(z)), 5.0)
     tc.precondition.at_least("training labels are denoising labels (noise E(y - f*)^2 > 0)",
                              np.ravel(noise) / energy, 1e-3)
-    tc.conclusion.binomial("early stopping beats training to the end", np.ravel(overfit[1:]) >= 1.1, p=0.9)
+    tc.conclusion.binomial("early stopping beats training to the end",
+                           np.ravel(overfit[1:]) >= OVERFIT_FACTOR, p=0.9)
     tc.conclusion.at_most("best risk decreases with n", decrease, 0.05 / len(decrease))
-    tc.conclusion.binomial("best risk at the largest n below 0.1 E f*^2", best[-1] <= 0.1 * energy, p=0.9)
+    tc.conclusion.binomial("best risk at the largest n below 0.1 E f*^2", best[-1] <= RISK_FRACTION * energy,
+                           p=0.9)
+    if tc.control is None:
+        tc.record("network and kernel GD risks at T = 10, 100, 1000", {"network": network, "kernel": kernel})
+        tc.conclusion.at_most("trained network's risk within 1e-3 E f*^2 of kernel GD's",
+                              np.abs(network - kernel).ravel(), NETWORK_TOLERANCE * energy)
 
 
 @claim("glls24.claimG_1.loss_decomposition", source="Claim G.1",
@@ -145,38 +183,47 @@ def test_score_estimation(tc):
                  "+ E(f_H - f*)] (coupling, label mismatch, early stopping, approximation); the label "
                  "mismatch depends on the training data only through f* - f_H.",
        provenance="derived",
-       controls={"without_factor_4": Control(
-           "statement", breaks=["risk at most 4 x the sum of the four terms"],
-           description="the inequality without the factor 4, on the split of f_W - f* = 4u into four "
-                       "equal parts u (the case where the factor-4 bound is an equality)"),
-                 "pseudo_labels_without_noise": Control(
-           "reference", breaks=["label mismatch is kernel GD on f* - f_H"],
-           description="the auxiliary process f_{K,gamma~} trained on y~ = f_H(z) without the shared "
-                       "label noise y - f*: the mismatch then carries the noise")},
+       constants={"coupling_slope": COUPLING_SLOPE},
+       calibration=["the coupling slope bound -2 is Theorem F.2's O(1/m) gap squared, not fitted; with one "
+                    "initialization per width the fitted slope was -1.85 on seed 10 (steeper on seeds 0-9), "
+                    "so the term is averaged over inits initializations per width; re-checked on seeds "
+                    "1-10 and seed 0"],
+       controls={"independent_init": Control(
+           "hypothesis", breaks=["coupling term decays at least like m^-2"],
+           description="i.i.d. (unpaired) initialization at every width: f_W(0) != 0 = f_{K,gamma}(0), "
+                       "so the network and kernel GD differ by the initial outputs, which do not "
+                       "vanish as m grows")},
        sizes=CLAIM_G1_SIZES)
 def test_loss_decomposition(tc):
-    r"""Claim G.1 on the diffusion instance (spec Sec. 4): ``f_W`` the softmax network (m, sigma = 1,
-    symmetric init) after ``steps`` GD steps with ``eta = 1/(m lambda_max(H(0)))`` on n noisy
-    denoising samples; ``f_{K,gamma}`` kernel GD with its NTK H(0) and step ``eta m`` on the same
-    data for the same T; ``f_H`` kernel ridge regression of f* with the limit kernel K_sigma
+    r"""Claim G.1 on the diffusion instance (spec Sec. 4): ``f_W`` the softmax network (width m,
+    sigma = 1, symmetric init) after ``steps`` GD steps with ``eta = 1/(m lambda_max(H(0)))`` on n
+    noisy denoising samples; ``f_{K,gamma}`` kernel GD with its NTK H(0) and step ``eta m`` on the
+    same data for the same T; ``f_H`` kernel ridge regression of f* with the limit kernel K_sigma
     (`softmax_limit_kernel`, sigma = 1) on ``auxiliary`` clean points, ridge 1e-3 (an RKHS
     function); ``f_{K,gamma~}`` kernel GD on the pseudo labels ``y~_i = f_H(z_i) + (y_i - f*(z_i))``.
-    Risks E by Monte Carlo on fresh test points.  Pass: (i) the inequality (Cauchy-Schwarz:
-    ``(a+b+c+d)^2 <= 4(a^2+b^2+c^2+d^2)``, so it holds pointwise; no tolerance); (ii) ``f_{K,gamma} -
-    f_{K,gamma~}`` equals kernel GD on the labels ``f*(z_i) - f_H(z_i)`` (kernel GD is linear in the
-    labels, the noise cancels) to 1e-10 relative.  (i) holds pointwise, so only parts that do not
-    sum to ``f_W - f*`` can break it: the control ``without_factor_4`` drops the factor 4 on the
-    split of ``f_W - f*`` into four equal parts, where the factor-4 bound is an equality (on the
-    measured parts even the factor 1 holds, see the record).  The control
-    ``pseudo_labels_without_noise`` trains the auxiliary process on ``f_H(z_i)`` alone (a wrong
-    reference process): the noise no longer cancels and (ii) breaks."""
+    Risks E by Monte Carlo on fresh test points, at each width of ``widths`` (the same data) and
+    for ``inits`` independent initializations per width.
+    Pass: (i) the inequality at every width (Cauchy-Schwarz: ``(a+b+c+d)^2 <= 4(a^2+b^2+c^2+d^2)``
+    pointwise, so it cannot fail for parts that sum to ``f_W - f*``; it is recorded as the claim's
+    statement, and the evidence is in (ii)-(iv)); (ii) ``f_{K,gamma} - f_{K,gamma~}`` equals kernel
+    GD on the labels ``f*(z_i) - f_H(z_i)`` at every width (kernel GD is linear in the labels, the
+    shared noise cancels) to ``tc.tol("conditioned")`` relative (an eigendecomposition of H);
+    (iii) each term against an expectation computed apart from the decomposition: the coupling
+    term ``E(f_W - f_{K,gamma})^2`` is the square of Theorem F.2's gap, which is ``O(1/m)``, so the
+    log-log slope of its geometric mean over the initializations against m is at most -2 (the
+    mean over initializations: a single initialization's term fluctuates by factors of several); (iv) the label mismatch at the training
+    points is at most the approximation error there, ``mean_i (f_K - f_K~)(z_i)^2 <= mean_i (f* -
+    f_H)(z_i)^2``: kernel GD from 0 with ``0 <= eta m H <= I`` maps labels v to ``(I - (I - eta m
+    H)^T) v``, a contraction.  The control draws the columns i.i.d.: the symmetric pairing fails,
+    ``f_W(0)`` no longer vanishes, and the coupling term stops decaying."""
     from theorycheck.solvers import softmax_limit_kernel
 
-    s, fit = tc.sizes, tc.use(claim_g1_network)
-    label, score, score_te, score_aux = fit["label"], fit["score"], fit["score_te"], fit["score_aux"]
-    Z, Z_te, Z_aux = (tc.tensor(fit[k][None]) for k in ("Z", "Z_te", "Z_aux"))
-    W0, A, f_W = tc.tensor(fit["W0"]), tc.tensor(fit["A"]), fit["f_W"]
-    H, K_te, eta = tc.tensor(fit["H"]), ntk_gram(Z_te, Z, W0, A), tc.tensor(fit["eta"])
+    s = tc.sizes
+    init = "independent" if tc.control == "independent_init" else "symmetric"
+    fits = [tc.use(claim_g1_network, m=m, init=init) for m in s["widths"]]
+    first = fits[0]
+    label, score, score_te, score_aux = first["label"], first["score"], first["score_te"], first["score_aux"]
+    Z, Z_te, Z_aux = (tc.tensor(first[k][None]) for k in ("Z", "Z_te", "Z_aux"))
     K_aux = softmax_limit_kernel(Z_aux, Z_aux, 1.0)[0]
     ridge = 1e-3 * s["auxiliary"] * torch.eye(s["auxiliary"], dtype=K_aux.dtype, device=K_aux.device)
     coef = torch.linalg.solve(K_aux + ridge, tc.tensor(score_aux[:, 0]))
@@ -184,29 +231,49 @@ def test_loss_decomposition(tc):
     def f_H(points):
         return (softmax_limit_kernel(points, Z_aux, 1.0)[0] @ coef).cpu().numpy()
 
-    def kernel_gd(labels):
-        return kernel_gd_predictions(H, K_te, tc.tensor(labels[None]), eta * s["m"], [s["steps"]])[0, 0].cpu().numpy()
+    f_H_te, f_H_train, target = f_H(Z_te), f_H(Z), score_te[:, 0]
+    approximation_train = float(np.mean((score[:, 0] - f_H_train) ** 2))
+    totals, terms, linearity, coupling, mismatch_train, symmetric = [], [], [], [], [], []
+    points = torch.cat([Z_te, Z], dim=1)
+    M = len(target)
+    for fit in fits:
+        K = len(fit["f_W"])
+        W0, A = tc.tensor(fit["W0"]), tc.tensor(fit["A"])
+        H, eta = tc.tensor(fit["H"]), tc.tensor(fit["eta"]) * fit["m"]
+        K_all = ntk_gram(points.expand(K, -1, -1), Z.expand(K, -1, -1), W0, A)
 
-    f_K = kernel_gd(label[:, 0])
-    pseudo = f_H(Z)
-    if tc.control != "pseudo_labels_without_noise":
-        pseudo = pseudo + (label[:, 0] - score[:, 0])
-    f_K_tilde = kernel_gd(pseudo)
-    f_H_te = f_H(Z_te)
-    target = score_te[:, 0]
-    parts = [f_W - f_K, f_K - f_K_tilde, f_K_tilde - f_H_te, f_H_te - target]
-    factor = 4.0
-    if tc.control == "without_factor_4":
-        u = (f_W - target) / 4
-        parts, factor = [u, u, u, u], 1.0
-    terms = [float(np.mean(p**2)) for p in parts]
-    total = risk(f_W, target)
-    tc.record("risk", total)
+        def kernel_gd(labels):
+            y = tc.tensor(np.broadcast_to(labels, (K, len(labels))).copy())
+            return kernel_gd_predictions(H, K_all, y, eta, [s["steps"]])[0].cpu().numpy()    # (K, M + n)
+
+        f_K = kernel_gd(label[:, 0])
+        f_K_tilde = kernel_gd(f_H_train + (label[:, 0] - score[:, 0]))
+        from_labels = kernel_gd(score[:, 0] - f_H_train)
+        per_init = []
+        for k in range(K):
+            f_W = fit["f_W"][k]
+            parts = [f_W - f_K[k, :M], f_K[k, :M] - f_K_tilde[k, :M], f_K_tilde[k, :M] - f_H_te, f_H_te - target]
+            terms.append([float(np.mean(p**2)) for p in parts])
+            totals.append(risk(f_W, target))
+            mismatch = f_K[k] - f_K_tilde[k]
+            linearity.append(float(np.linalg.norm(mismatch - from_labels[k]) / np.linalg.norm(from_labels[k])))
+            mismatch_train.append(float(np.mean(mismatch[M:] ** 2)))
+            per_init.append(terms[-1][0])
+        coupling.append(float(np.exp(np.mean(np.log(per_init)))))
+        symmetric.extend(is_symmetric_initialization(fit["W0"], fit["A"]).tolist())
+    tc.record("risk", totals)
     tc.record("coupling, label mismatch, early stopping, approximation", terms)
-    mismatch_direct = f_K - f_K_tilde
-    mismatch_from_labels = kernel_gd(score[:, 0] - f_H(Z))
-    tc.precondition.at_most("features in the unit ball", float(np.linalg.norm(Z.cpu().numpy(), axis=-1).max()), 1.0,
-                            margin=1e-12)
-    tc.conclusion.at_most("risk at most 4 x the sum of the four terms", total, factor * sum(terms))
-    tc.conclusion.close("label mismatch is kernel GD on f* - f_H", mismatch_direct, mismatch_from_labels,
-                        rtol=1e-10, norm="fro")
+    tc.record("relative error of the mismatch against kernel GD on f* - f_H", linearity)
+    tc.record("label mismatch and approximation error at the training points", [mismatch_train, approximation_train])
+    tc.record("coupling term per width (geometric mean over the initializations)", coupling)
+    if tc.control is None:        # the unpaired runs lie orders of magnitude above the claim's axes
+        tc.curve("coupling term vs width", "E(f_W - f_K)^2", s["widths"], coupling, xscale="log", yscale="log")
+    tc.precondition.at_most("features in the unit ball", float(np.linalg.norm(first["Z"], axis=-1).max()), 1.0,
+                            margin=tc.tol("exact"))
+    tc.precondition.holds("initialization is symmetric (Def. 3.7)", symmetric)
+    tc.conclusion.at_most("risk at most 4 x the sum of the four terms", totals, [4 * sum(t) for t in terms])
+    tc.conclusion.at_most("label mismatch is kernel GD on f* - f_H", linearity, tc.tol("conditioned"))
+    tc.conclusion.slope("coupling term decays at least like m^-2", s["widths"], coupling,
+                        window=(s["widths"][0], s["widths"][-1]), at_most=COUPLING_SLOPE)
+    tc.conclusion.at_most("label mismatch at most the approximation error at the training points",
+                          mismatch_train, approximation_train)
