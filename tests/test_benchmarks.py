@@ -28,3 +28,21 @@ def test_partial_run_keeps_the_other_workloads_rows_in_workload_order(bench):
         (first, 1, True), (first, 64, True), (second, 1, False)]
     assert merged["svm"] == [{"solve": "old"}]
     assert bench.with_earlier_rows(dict(new, svm=[{"solve": "new"}]), earlier, second)["svm"] == [{"solve": "new"}]
+
+
+def test_the_plain_jax_row_runs_the_same_step_when_jax_is_installed(bench):
+    """The row a user would write instead (jit + vmap + grad); absent when jax is not installed."""
+    import types
+
+    args = types.SimpleNamespace(repeats=1, min_seconds=0.0)
+    if importlib.util.find_spec("jax") is None:
+        assert bench.bench_jax("cpu", args) == []
+        return
+    old_trials, bench.TRIALS = bench.TRIALS, (1, 4)
+    try:
+        rows = bench.bench_jax("cpu", args)
+    finally:
+        bench.TRIALS = old_trials
+    assert [r["K"] for r in rows] == [1, 4] and all(r["trial_steps_per_s"] > 0 for r in rows)
+    table = bench.table(dict(machine="m", platform="p", torch="t", threads=1, peaks={}, rows=rows))
+    assert table.splitlines()[-1].endswith("|  |  |  |")   # no naive loop, no bound: empty cells
