@@ -920,7 +920,8 @@ def one_point_landscape(run, *, lam=0.25, reference="projection"):
     theta_R for a Haar R), and per point: r, dist = ||theta - theta*||_{Sigma_bar}, <grad L_reg,
     theta - theta*>_F, the dual norms sqrt(||g_V||^2 + tr(g_K^T Sigma^{-1} g_K)) and (the wrong
     geometry) with Sigma in place of Sigma^{-1}, L_reg - k sigma^2, and alpha_loc, beta_loc
-    (= mu_max) of the lambda-regularized loss at theta*.  The gradient is the closed form of
+    (= mu_max) of the lambda-regularized loss at theta*; the displacements theta - theta* and
+    the gradients themselves (pairs of (P, k, d), (P, d, d) arrays) for other geometries.  The gradient is the closed form of
     L + lambda R(.; Sigma), batched over the points."""
     s = run.sizes
     problem = ill_conditioned(run.rng("spread_instance"), spectrum=SPREAD_SPECTRUM)
@@ -951,7 +952,7 @@ def one_point_landscape(run, *, lam=0.25, reference="projection"):
             "dual_wrong": sigma_bar_norms(g["V"], g["K"], problem.Sigma),
             "excess": (model.loss(params) - problem.optimum).cpu().numpy(),
             "alpha": np.array([c.alpha for c in constants]), "beta": np.array([c.mu_max for c in constants]),
-            "problem": problem, "lam": lam}
+            "displacement": (dV, dK), "gradient": (g["V"], g["K"]), "problem": problem, "lam": lam}
 
 
 #: radii in units of sqrt(sigma_d(W*)): the local constants are sharp up to NEAR, the inequalities
@@ -1059,9 +1060,9 @@ def fresh_batch_schedule(problem, rng, Sigma_hat, n, batches, lam, tensor):
     return schedule
 
 
-@shared_run(sizes={"quick": {"ns": [20, 32, 48, 64], "batches": 16, "steps": 400, "trials": 3},
-                   "full": {"ns": [20, 32, 48, 64, 96, 128], "batches": 64, "steps": 800, "trials": 5}})
-def statistical_floor_run(run, *, lam=0.25):
+@shared_run(sizes={"quick": {"ns": [32, 64, 128], "batches": 16, "steps": 400, "trials": 3},
+                   "full": {"ns": [32, 64, 128, 256], "batches": 64, "steps": 800, "trials": 5}})
+def statistical_floor_run(run, *, lam=0.25, oracle_n=None):
     r"""Algorithm 1 with the expected-gradient oracle on the well-conditioned instance, for
     every n of ``ns`` and ``trials`` training sets side by side: spectral initialization,
     regularizer lam R(.; Sigma_hat) and preconditioner Sigma_hat^{-1} from the n training
@@ -1070,8 +1071,11 @@ def statistical_floor_run(run, *, lam=0.25):
     excess population loss L - k sigma^2 at the average of the iterates over the second half of
     the run (Polyak-Ruppert: for the same compute, fresh batches with averaging are sqrt(T/2)
     times more accurate than one pool of batches reused at every step, whose noise enters the
-    floor at O(1/(M n)) against a bias term O(1/n^2)).  Returns n, e_0 and the floor, each
-    (len(ns), trials), diverged_at per n, eta and the problem."""
+    floor at O(1/(M n)) against a bias term O(1/n^2)).  ``oracle_n`` (a control): the oracle's
+    fresh training sets have this fixed size at every n instead of n, so its bias no longer
+    shrinks with n (the regularizer, preconditioner and start still use the n samples).
+    Returns n, e_0 and the floor, each (len(ns), trials), diverged_at per n, eta and the
+    problem."""
     s = run.sizes
     problem = well_conditioned(run.rng("well_conditioned"))
     eta = FLOOR_STEP / problem.singular_values()[0]
@@ -1085,8 +1089,8 @@ def statistical_floor_run(run, *, lam=0.25):
         inits = [spectral_initialization(problem, n, run.rng("floor_training", n, j), run.tensor)
                  for j in range(trials)]
         V0, K0, Sigma_hat = (run.tensor(np.stack(parts)) for parts in zip(*inits))
-        schedule = fresh_batch_schedule(problem, run.rng("floor_batches", n), Sigma_hat, n, s["batches"],
-                                        lam, run.tensor)
+        schedule = fresh_batch_schedule(problem, run.rng("floor_batches", n), Sigma_hat, oracle_n or n,
+                                        s["batches"], lam, run.tensor)
         step = Preconditioned(population, eta, {"K": torch.linalg.inv(Sigma_hat)}, schedule=schedule)
         traj = run_trajectory(step, {"V": V0, "K": K0}, s["steps"], {"V": lambda it: it.V, "K": lambda it: it.K},
                               checkpoints=[0] + averaged, on_nonfinite="record")
@@ -1098,15 +1102,87 @@ def statistical_floor_run(run, *, lam=0.25):
             "diverged_at": np.array(diverged), "eta": eta, "problem": problem}
 
 
-#: the degree of the polylog factor allowed in O~(1/n) (lost with the formulas): the smallest
-#: integer degree that held on seeds 1-10 (degree 1 failed on seed 2, see `thm2.statistical_floor`)
-LOG_DEGREE = 2
+__all__ += ["FLOOR_STEP", "fresh_batch_schedule", "statistical_floor_run"]
 
 
-def log_factor_exponent(n, rate, degree=LOG_DEGREE):
-    """The local log-log exponent of log(n)^degree/n^rate at the geometric centre n_c of
-    ``n``: -rate + degree/ln(n_c)."""
-    return -rate + degree / np.log(np.sqrt(n[0] * n[-1]))
+# --- references for Lemma 1 computed without the library's projection solver
+
+def _skew(x, d):
+    """The skew-symmetric d x d matrix with upper-triangle entries x."""
+    X = np.zeros((d, d))
+    X[np.triu_indices(d, 1)] = x
+    return X - X.T
 
 
-__all__ += ["FLOOR_STEP", "fresh_batch_schedule", "statistical_floor_run", "LOG_DEGREE", "log_factor_exponent"]
+def _expm_minus_identity(X, terms=18):
+    """exp(X) - I by its power series (accurate to round-off relative to |X| for small X, which
+    exp(X) - I computed as a difference is not)."""
+    term, total = np.eye(len(X)), np.zeros_like(X)
+    for j in range(1, terms + 1):
+        term = term @ X / j
+        total = total + term
+    return total
+
+
+def derivative_free_projection(V, K, Sigma, W, R0, *, weight=None, scales=(0.1, 1e-5, 1e-9)):
+    r"""argmin over R of ||V - V_R||^2 + tr((K - K_R)^T Omega (K - K_R)) (Omega = ``weight``,
+    default Sigma) by Nelder-Mead in exponential coordinates R = R0 exp(X(x)), X skew, from the
+    rotation R0 (e.g. the best of a brute-force sample), re-centred after each round at
+    the simplex scales ``scales``.  Up to constants the distance is
+    f(R) = tr(D R A R^T) - 2 <G, R>_F with A = Sigma^{-1} Omega Sigma^{-1},
+    G = D^{1/2}(U^T V + V_W^T K^T Omega Sigma^{-1}) (W* = U D V_W^T), and it is evaluated as the
+    difference f(R0 E) - f(R0) = tr(D R0 (F A + A F^T + F A F^T) R0^T) - 2 <G, R0 F>, F = E - I
+    from the series, so that it keeps its relative accuracy as the steps shrink.  Neither a
+    gradient nor the first-order condition enters: the search stops on the simplex size.
+    Returns R."""
+    import scipy.optimize
+
+    weight = Sigma if weight is None else weight
+    U, D, Vh = np.linalg.svd(W, full_matrices=False)
+    Sinv = np.linalg.inv(Sigma)
+    A = Sinv @ weight @ Sinv
+    G = np.sqrt(D)[:, None] * (U.T @ V + Vh @ K.T @ weight @ Sinv)
+    d = len(D)
+    R = np.asarray(R0, dtype=float)
+    for scale in scales:
+        def change(x, R=R):
+            F = _expm_minus_identity(_skew(x, d))
+            M = F @ A + A @ F.T + F @ A @ F.T
+            return float(np.trace((D[:, None] * R) @ M @ R.T) - 2 * np.sum(G * (R @ F)))
+
+        m = d * (d - 1) // 2
+        simplex = np.vstack([np.zeros(m), scale * np.eye(m)])
+        result = scipy.optimize.minimize(change, np.zeros(m), method="Nelder-Mead",
+                                         options={"initial_simplex": simplex, "xatol": scale * 1e-4,
+                                                  "fatol": np.inf, "maxiter": 4000 * m, "maxfev": 4000 * m})
+        R = R @ (np.eye(d) + _expm_minus_identity(_skew(result.x, d)))
+    return R
+
+
+def minimize_regularized_loss(problem, V, K, lam, *, gtol=1e-14, max_iter=20000):
+    r"""A minimizer of L_reg = L + lam R(.; Sigma) reached by BFGS (scipy) from (V, K), with the
+    closed-form gradients (grad L = (2 E Sigma K^T Sigma, 2 Sigma V^T E Sigma), E = V Sigma K - W*;
+    grad R = (4 V N, -4 Sigma N Sigma K), N = V^T V - Sigma K K^T Sigma): a point of
+    argmin L_reg found without `manifold_point` or the projection.  Returns (V, K, the final
+    gradient norm)."""
+    import scipy.optimize
+
+    S, W, k, d = problem.Sigma, problem.W, problem.k, problem.d
+
+    def objective(x):
+        Vx, Kx = x[: k * d].reshape(k, d), x[k * d:].reshape(d, d)
+        E = Vx @ S @ Kx - W
+        N = Vx.T @ Vx - S @ Kx @ Kx.T @ S
+        value = np.sum((E @ S) * E) + lam * np.sum(N * N)
+        gV = 2 * E @ S @ Kx.T @ S + lam * 4 * Vx @ N
+        gK = 2 * S @ Vx.T @ E @ S - lam * 4 * S @ N @ S @ Kx
+        return value, np.concatenate([gV.ravel(), gK.ravel()])
+
+    x = np.concatenate([np.ravel(V), np.ravel(K)])
+    for _ in range(3):   # BFGS restarted from its own end point (its curvature model resets)
+        x = scipy.optimize.minimize(objective, x, jac=True, method="BFGS",
+                                    options={"gtol": gtol, "maxiter": max_iter}).x
+    return x[: k * d].reshape(k, d), x[k * d:].reshape(d, d), float(np.linalg.norm(objective(x)[1]))
+
+
+__all__ += ["derivative_free_projection", "minimize_regularized_loss"]

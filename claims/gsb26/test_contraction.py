@@ -24,8 +24,13 @@ from .setup import contraction_run, record_assumptions
             description="lambda = 0 started at an unbalanced minimizer of L (V* G, Sigma^{-1} "
                         "G^{-1} Sigma K*), G = I + 0.03 S (inside the neighbourhood): the gradient "
                         "vanishes there, so Phi_t "
-                        "stays constant"),
+                        "stays constant",
+            constants={"spread": 0.03}),
     },
+    calibration=["The spec observed max Phi_{t+1}/Phi_t = 0.99943 against rho = 0.999968.",
+                 "delta was first 0.5; the spectral initialization from n = 4000 samples was at 0.62 on "
+                 "seed 2, so delta was aligned with the one-point claims' radius 0.8 after seeing it "
+                 "(not held out; the conclusion held there as well)."],
     sizes={"quick": {}, "full": {}},
 )
 def test_per_step_contraction(tc):
@@ -35,12 +40,9 @@ def test_per_step_contraction(tc):
     initialization (n = 4000 samples), 300 steps (1000 full) of theta <- theta - eta
     diag(I, Sigma^{-1}) grad L_reg(theta), Phi_t = dist^2_{Sigma_bar}(theta_t, M) at every step
     (multi-start weighted Procrustes, then warm-started).  Pass: Phi_{t+1}/Phi_t <= rho at every
-    step (no tolerance: the spec observed max 0.99943 against rho = 0.999968, and the
-    projections are accurate to the 1e-11 first-order tolerance, far below 1 - rho ~ 3e-5 of
-    Phi).  Preconditions: A1, A2, the iterates stay delta-close (dist <= 0.8 sqrt(sigma_d(W*)),
-    the neighbourhood in which the one-point claims test (3)-(4); FLAGGED: first set to 0.5, the
-    spectral initialization from n = 4000 samples was at 0.62 on seed 2, so delta was aligned
-    with the one-point claims' radius after seeing it; the conclusion held there as well).  The
+    step (no tolerance: the projections are accurate to their first-order tolerance, far
+    below 1 - rho of Phi).  Preconditions: A1, A2, the iterates stay delta-close (dist <= 0.8
+    sqrt(sigma_d(W*)), the neighbourhood in which the one-point claims test (3)-(4)).  The
     constants are sampled on R, so min/max over a finite sample is an estimate of the uniform
     constants (the spec's recipe; the full tier uses 100 R).
     """

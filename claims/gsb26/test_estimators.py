@@ -14,11 +14,15 @@ from theorycheck.models.attention_regression import ols_estimate, sample_covaria
 from theorycheck.solvers import project_to_manifold
 
 from .setup import (
+    FAR,
+    NEAR,
     PAPER,
     gaussian_rows,
     ill_conditioned,
+    one_point_landscape,
     ratios,
     record_assumptions,
+    sigma_bar_norms,
     spectral_initialization,
     well_conditioned,
 )
@@ -37,6 +41,8 @@ from .setup import (
             description="W_hat = (1/n) sum y_i x_i^T without Sigma_hat^{-1}: it tends to "
                         "W* Sigma != W*, so the error plateaus"),
     },
+    calibration=["Window [-0.6, -0.4] and factor 3 are the spec's (spec slope -0.511); the mean error "
+                 "was about a third of the bound on seeds 1, 2."],
     sizes={"quick": {"ns": [100, 400, 1600, 6400], "seeds": 20},
            "full": {"ns": [100, 400, 1600, 6400, 25600, 102400], "seeds": 50}},
 )
@@ -44,12 +50,10 @@ def test_ols_error(tc):
     r"""W_hat = (sum y_i x_i^T)(sum x_i x_i^T)^{-1} on ``seeds`` independent training sets per n
     (batched), well-conditioned instance.  The constants of Lemma 6 were lost, so the claim
     is tested as a shape plus a stated explicit bound: (1) the log-log slope of the mean of
-    ||W_hat - W*|| (operator norm) over n is in [-0.6, -0.4] (rate n^{-1/2}; the spec measured
-    -0.511); (2) the fraction of (seed, n) instances with ||W_hat - W*|| <= 3 sigma (sqrt k +
+    ||W_hat - W*|| (operator norm) over n is in [-0.6, -0.4] (rate n^{-1/2}, the spec's window); (2) the fraction of (seed, n) instances with ||W_hat - W*|| <= 3 sigma (sqrt k +
     sqrt d)/sqrt(n lambda_min(Sigma)) is accepted by an exact one-sided binomial test at
     p = 0.95 (alpha = 0.05; its power is recorded: with 80 trials it rejects with
-    probability 0.8 once the true rate falls to about 0.84).  The factor 3 is the spec's;
-    the expected error is about sigma (sqrt k + sqrt d)/sqrt(n lambda_min) / 3 on seeds 1, 2.
+    probability 0.8 once the true rate falls to about 0.84).  The factor 3 is the spec's.
     Hypotheses A1, A2 (A3 plays no role for OLS).
     """
     problem = well_conditioned(tc.rng("well_conditioned"))
@@ -81,14 +85,33 @@ def test_ols_error(tc):
     source="Lemma 4, eq. (15) (inferred content)",
     statement="(1 - eps') ||theta||^2 <= ||theta||^2_{Sigma_hat_bar} <= (1 + eps') ||theta||^2 with "
               "eps' = ||Sigma^{-1/2} Sigma_hat Sigma^{-1/2} - I||, and the same for the dual norms "
-              "with ||Sigma^{1/2} Sigma_hat^{-1} Sigma^{1/2} - I||; the bounds are attained.",
+              "with ||Sigma^{1/2} Sigma_hat^{-1} Sigma^{1/2} - I||; the bounds are attained; hence the "
+              "one-point inequalities (3)-(4) hold in the Sigma_hat geometry with constants worsened "
+              "by 1 -/+ eps'.",
     provenance="inferred",
     controls={
+        "wrong_dual_geometry": Control(
+            "reference", breaks=["rho_beta in the Sigma_hat geometry within the worsened beta (r <= 0.2)"],
+            description="the dual norm of the gradient taken with Sigma_hat in place of Sigma_hat^{-1} "
+                        "(the geometry without the inverse covariance) on the spread instance"),
+        "random_rotation": Control(
+            "reference", breaks=["rho_alpha in the Sigma_hat geometry within the worsened alpha (r <= 0.2)",
+                                 "rho_alpha in the Sigma_hat geometry positive up to r = 0.8"],
+            description="theta_R for a Haar-random R in place of the projection P_M(theta)"),
         "absolute_deviation": Control(
             "statement", breaks=["ratios within 1 -/+ eps' (random and extremal points)"],
             description="eps' replaced by ||Sigma_hat - Sigma|| (smaller than the relative "
-                        "deviation on the ill-conditioned instance): the extremal point violates it"),
+                        "deviation on the ill-conditioned instance): the extremal point violates it "
+                        "(a discrimination check)"),
     },
+    constants={"alpha_slack": 0.9, "beta_slack": 1.1},
+    calibration=[
+        "The one-point slacks 0.9 (alpha) and 1.1 (beta) at r <= 0.2 are those of "
+        "thm1.one_point_strong_convexity / thm1.one_point_smoothness (the spec's), not re-chosen; "
+        "the worsened-constant conclusions were added after the review (2026-11-26) and run on seeds "
+        "1-10 and 0: min rho_alpha_hat/(0.9 alpha_loc/(1 + eps')) 1.23-1.38, max rho_beta_hat over "
+        "its bound 0.43-0.65; every control failed as declared.",
+    ],
     sizes={"quick": {"n": 200, "points": 1000}, "full": {"n": 200, "points": 100000}},
 )
 def test_norm_equivalence(tc):
@@ -96,10 +119,23 @@ def test_norm_equivalence(tc):
     ratio lies between 1 -/+ eps', eps' = ||Sigma^{-1/2} Sigma_hat Sigma^{-1/2} - I|| (operator
     norm), with equality at V = 0, K = Sigma^{-1/2} v 1^T, v the extremal eigenvector of
     Sigma^{-1/2} Sigma_hat Sigma^{-1/2} - I (random points alone have no power against a wrong
-    constant).  Sigma_hat from n = 200 samples on the ill-conditioned instance; 1000 Gaussian
-    points plus the extremal points for the primal and the dual norm.  Pass: every ratio within
-    [1 - eps', 1 + eps'] up to 1e-12 (round-off of the quadratic forms), and the extremal
-    point attains the bound to 1e-10 (a conclusion: the constant is sharp).
+    constant); the dual norms likewise with eps'_dual = ||Sigma^{1/2} Sigma_hat^{-1} Sigma^{1/2} - I||.
+    Sigma_hat from n samples on the ill-conditioned instance; Gaussian points plus the extremal
+    points.  Pass: every ratio within [1 - eps', 1 + eps'] up to the round-off of the quadratic
+    forms (tc.tol("accumulated")), and the extremal point attains the bound (tc.tol("conditioned"):
+    an eigenvector and a matrix square root).
+    What Lemma 4 uses the equivalence for: (3) and (4) in the Sigma_hat geometry.  On the points
+    of `one_point_landscape` (spread instance, eig Sigma in [1, 10]; projections P_M(theta),
+    population gradient g of L_reg, so the lemma's additive gradient-error term is zero) and a
+    Sigma_hat from n samples of that instance:
+      rho_alpha_hat = <g, Delta>_F / ||Delta||^2_{Sigma_hat_bar} >= 0.9 alpha_loc / (1 + eps'),
+      rho_beta_hat = ||Sigma_hat_bar^{-1} g||_{Sigma_hat_bar} / ||Delta||_{Sigma_hat_bar}
+                   <= 1.1 beta_loc sqrt((1 + eps'_dual) / (1 - eps'))
+    for r <= 0.2 (0.9 and 1.1: the population claims' slack on the second-order expansion), and
+    rho_alpha_hat > 0 up to r = 0.8.  Controls: the gradient's dual norm in the wrong geometry
+    (Sigma_hat for Sigma_hat^{-1}: off by up to kappa(Sigma)) and a random rotation in place of
+    the projection recompute the ratios and must fail; eps' replaced by the absolute deviation
+    is a discrimination check of the Rayleigh bound.
     """
     problem = ill_conditioned(tc.rng("ill_conditioned"))
     record_assumptions(tc, problem, a3=False)
@@ -128,12 +164,45 @@ def test_norm_equivalence(tc):
     edge_dual = ratios(problem, Sigma_hat, extremal(relative_dual, root))[1]
     all_primal = np.concatenate([primal, edge_primal])
     tc.conclusion.at_most("ratios within 1 -/+ eps' (random and extremal points)",
-                          np.abs(all_primal - 1), eps, margin=1e-12)
+                          np.abs(all_primal - 1), eps, margin=tc.tol("accumulated"))
     tc.conclusion.at_most("dual ratios within 1 -/+ eps'_dual", np.abs(np.concatenate([dual, edge_dual]) - 1),
-                          eps_dual, margin=1e-12)
+                          eps_dual, margin=tc.tol("accumulated"))
     tc.conclusion.close("extremal point attains the bound (primal)", np.abs(edge_primal - 1),
-                        np.linalg.norm(relative, 2), rtol=1e-10)
-    tc.conclusion.close("extremal point attains the bound (dual)", np.abs(edge_dual - 1), eps_dual, rtol=1e-10)
+                        np.linalg.norm(relative, 2), rtol=tc.tol("conditioned"))
+    tc.conclusion.close("extremal point attains the bound (dual)", np.abs(edge_dual - 1), eps_dual,
+                        rtol=tc.tol("conditioned"))
+
+    # (3)-(4) in the Sigma_hat geometry, against the constants worsened by eps'
+    reference = "random_rotation" if tc.control == "random_rotation" else "projection"
+    run = tc.use(one_point_landscape, reference=reference)
+    spread = run["problem"]
+    tc.precondition.at_least("spread instance: A1 (lambda_min(Sigma) > 0)", spread.covariance_eigenvalues()[0], 0.0)
+    tc.precondition.holds("spread instance: lambda > 0 and the points delta-close (r <= 0.8)",
+                          bool(run["lam"] > 0 and np.all(run["r"] <= FAR)))
+    S_hat = sample_covariance(torch.as_tensor(gaussian_rows(tc.rng("spread_covariance"), spread.Sigma,
+                                                            (tc.sizes["n"],)))).numpy()
+    s_root = scipy.linalg.sqrtm(spread.Sigma).real
+    s_inv_root = np.linalg.inv(s_root)
+    eps_s = np.linalg.norm(s_inv_root @ S_hat @ s_inv_root - np.eye(spread.d), 2)
+    eps_s_dual = np.linalg.norm(s_root @ np.linalg.inv(S_hat) @ s_root - np.eye(spread.d), 2)
+    tc.precondition.at_most("eps' < 1 on the spread instance (Sigma_hat positive definite)", eps_s, 1.0)
+    tc.record("eps' on the spread instance (primal, dual)", [eps_s, eps_s_dual])
+    (dV, dK), (gV, gK) = run["displacement"], run["gradient"]
+    dist_hat = sigma_bar_norms(dV, dK, S_hat)
+    dual_weight = S_hat if tc.control == "wrong_dual_geometry" else np.linalg.inv(S_hat)
+    rho_alpha = run["inner"] / dist_hat ** 2
+    rho_beta = sigma_bar_norms(gV, gK, dual_weight) / dist_hat
+    near = run["r"] <= NEAR
+    alpha_hat = 0.9 * run["alpha"] / (1 + eps_s)
+    beta_hat = 1.1 * run["beta"] * np.sqrt((1 + eps_s_dual) / (1 - eps_s))
+    tc.conclusion.at_least("rho_alpha in the Sigma_hat geometry within the worsened alpha (r <= 0.2)",
+                           rho_alpha[near] / alpha_hat[near], 1.0)
+    tc.conclusion.at_least("rho_alpha in the Sigma_hat geometry positive up to r = 0.8", rho_alpha, 0.0)
+    tc.conclusion.at_most("rho_beta in the Sigma_hat geometry within the worsened beta (r <= 0.2)",
+                          rho_beta[near] / beta_hat[near], 1.0)
+    tc.record("min rho_alpha_hat / (0.9 alpha_loc/(1 + eps')) for r <= 0.2", float(np.min(rho_alpha[near] / alpha_hat[near])))
+    tc.record("max rho_beta_hat / (1.1 beta_loc sqrt((1 + eps'_dual)/(1 - eps'))) for r <= 0.2",
+              float(np.max(rho_beta[near] / beta_hat[near])))
 
 
 @claim(
@@ -149,6 +218,9 @@ def test_norm_equivalence(tc):
                                  "90% quantile of dist(theta_0, M) decays like n^{-1/2}"],
             description="K_0 = D_hat^{1/2} V_hat^T without Sigma_hat^{-1}: the distance plateaus"),
     },
+    calibration=["Windows are the spec's (spec slopes -0.514, -0.519); the spec's 'every seed within "
+                 "0.5 sqrt(sigma_d(W*)) for n >= 1600' held for only 62.5% of the instances on seed 2, "
+                 "so it is recorded, not decided."],
     sizes={"quick": {"ns": [100, 400, 1600, 6400], "seeds": 20},
            "full": {"ns": [100, 400, 1600, 6400, 25600, 102400], "seeds": 50}},
 )
@@ -158,12 +230,11 @@ def test_init_close(tc):
     recorded).  dist(theta_0, M) by the extended-covariance projection (weighted Procrustes,
     both components of O(d) plus 2 Haar starts).  Pass: the log-log slopes of the means of
     dist(theta_0, M) and of ||Sigma_hat^{-1} - Sigma^{-1}|| over n lie in [-0.6, -0.4] (rate
-    n^{-1/2}, the spec's window; it measured -0.514 and -0.519), and "with probability 1 - p"
+    n^{-1/2}, the spec's window), and "with probability 1 - p"
     as a shape: the 90% quantile over seeds of dist(theta_0, M) decays with slope in
     [-0.65, -0.35] (wider: a quantile of 20 draws is noisier than a mean).  The spec's
     additional target "every seed within 0.5 sqrt(sigma_d(W*)) for n >= 1600" is not encoded:
-    N(p) depends on the instance, and on seed 2 only 62.5% of those instances met it (the
-    fraction is recorded).
+    N(p) depends on the instance (the fraction is recorded).
     """
     problem = well_conditioned(tc.rng("well_conditioned"))
     record_assumptions(tc, problem)

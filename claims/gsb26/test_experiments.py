@@ -12,6 +12,7 @@ method with the same seed), medians over 3 minibatch seeds.
 import numpy as np
 
 from theorycheck import Control, claim
+from theorycheck.checks import binomial_power
 
 from .setup import (
     PAPER,
@@ -23,13 +24,16 @@ from .setup import (
     settled_ratio,
 )
 
-#: thresholds on L/L* (chosen on --tc-seed 1 and 2, checked on 0; see the docstrings)
+#: thresholds on L/L* and the step sizes (their history is in each claim's calibration)
 EXPERIMENT_SIZES = {"quick": {"near": 1.036, "reached": 1.05, "window": [0.1],
                               "fig1_instances": 10},
                     "full": {"near": 1.01, "reached": 1.01, "window": [0.03, 0.1],
-                             "fig1_instances": 4}}
+                             "fig1_instances": 60}}
 #: the rate at which Figure 1's picture must hold over draws of the recipe (binomial test)
 FIG1_RATE = 0.8
+#: Figure 1's arms, one batch for the claim and its controls: the claim reads the first two,
+#: `random_init` puts the third in Algorithm 1's place, `sgd_spectral_init` the fourth in SGD's
+FIG1_ARMS = (("algorithm1", "spectral"), ("sgd", "random"), ("algorithm1", "random"), ("sgd", "spectral"))
 #: Figure 2's arms, one batch shared by `fig2_random_init` and `fig2_step_size_window`
 FIG2_ARMS = (("algorithm1", "random"), ("sgd", "random"), ("preconditioned_unregularized", "random"))
 #: SGD's excess L_T - L* must be at least this multiple of Algorithm 1's ("SGD does not converge")
@@ -39,6 +43,16 @@ EXCESS_FACTOR = 1.5
 PLOT_CAP = 1e6
 
 
+def fig1_low_power(tc):
+    """Why the quick tier's Figure 1 binomials have less than 0.8 power (None on the full tier)."""
+    if tc.tier != "quick":
+        return None
+    full = EXPERIMENT_SIZES["full"]["fig1_instances"]
+    return (f"quick tier: K = {tc.sizes['fig1_instances']} draws of the recipe (the paper's 60 s "
+            f"budget); the full tier's K = {full} reaches power "
+            f"{binomial_power(full, FIG1_RATE, 0.05):.2f} at p0 - 0.15")
+
+
 @claim(
     f"{PAPER}.exp.fig1_spectral_init",
     source="Appendix A, Figure 1",
@@ -46,54 +60,76 @@ PLOT_CAP = 1e6
               "already at t = 0 and stays there, while SGD from a random N(0, 1) initialization "
               "starts orders of magnitude above it and has not reached it at the end of the run.",
     provenance="inferred",
+    nature="figure reproduction",
     controls={
         "random_init": Control(
             "dynamics", breaks=["Algorithm 1 near L* at t = 0", "Algorithm 1 near L* at every t"],
             description="Algorithm 1 run from the random N(0, 1) point instead of the spectral "
                         "initialization (same step size and minibatches)"),
+        "sgd_spectral_init": Control(
+            "dynamics", breaks=["SGD from the random point starts above 10 L*",
+                                "SGD's excess at T at least 1.5 times Algorithm 1's"],
+            description="SGD run from the spectral initialization instead of the random point "
+                        "(same step size and minibatches): it starts near L* and is not behind "
+                        "Algorithm 1 at T"),
     },
+    constants={"near_factor": 10.0, "excess_factor": EXCESS_FACTOR, "rate": FIG1_RATE},
+    calibration=[
+        "Thresholds first chosen on seeds 1-3, checked on 0: 'near' 1.02, SGD above 10 L*, "
+        "SGD's excess ratio at least 1.5 (observed 2.5-15 on seeds 1-3).",
+        "Re-derived after the 20-seed sweep: 'near' 1.02 failed on seeds 11, 12 (max L/L* 1.035, "
+        "1.027: the b = 100 minibatch floor varies by instance); it is now twice the largest excess "
+        "of seeds 1-10 (max 1.018 -> 1.036), held out on seeds 0 and 11-19.",
+        "The factor 1.5 on SGD's excess was not changed (seeds 1-10: 2.5-115); it failed on seed 12 "
+        "(1.30: SGD from the random point reached 1.027 L* by T = 400), so the figure is decided over "
+        "independent draws of the recipe with a binomial test at rate 0.8 (the paper's figure is one draw).",
+        "The paper reports > 10^3 L* at t = 0 with its unknown sigma; here sigma = 0.1 and the random "
+        "start was 46-800 L* on seeds 1-3: 10 L* is the tested shape.",
+        "Full tier: 'near' 1.01 is the spec's value at b = 500 (not re-chosen on full-tier runs); "
+        "fig1_instances raised from 4 to 60 for power 0.8 (review 2026-11-26).",
+        "Control sgd_spectral_init added after the review (2026-11-26), run on seeds 1-10, then 0 and "
+        "11-19: it failed as declared on every seed (SGD from the spectral point: excess ratio to "
+        "Algorithm 1 at most 1.18 on every draw, against 1.5).  The claim passed on seeds 0-19.",
+    ],
     sizes=EXPERIMENT_SIZES,
 )
 def test_fig1_spectral_init(tc):
     r"""Population loss L(theta_t) = ||(V Sigma K - W*) Sigma^{1/2}||_F^2 + k sigma^2 (closed form)
     along minibatch Algorithm 1 (lambda = 1/4 with Sigma_hat, preconditioner Sigma_hat^{-1},
-    eta = 0.1) from the spectral point (V0, K0) = (U D^{1/2}, Sigma_hat^{-1} D^{1/2} V^T) of
-    (W_hat, Sigma_hat), and along SGD (no regularizer, no preconditioner, same eta and
-    minibatches) from the random point.  Pass (medians over 3 minibatch seeds): Algorithm 1
-    has L/L* <= near at t = 0 and at every t (quick 1.036, full 1.01: the spec's 1.01 at
-    b = 500), SGD starts
-    above 10 L* and its excess L_T - L* is at least 1.5 times Algorithm 1's.  The paper reports
-    > 10^3 L* at t = 0 with its unknown sigma (the spec needs sigma ~ 0.05 for that); here
-    sigma = 0.1 and the random start is 46-800 L* on seeds 1-3, so the paper's factor is not a
-    shape this instance family fixes: 10 L* is the tested shape, the value recorded.  SGD's
-    excess ratio was 2.5-15 on seeds 1-3.  Thresholds chosen on seeds 1-3, checked on 0.
-    RE-DERIVED AFTER THE 20-SEED SWEEP (flagged): "near" was 1.02 from seeds 1-3 and failed on
-    seeds 11, 12 (max L/L* 1.035, 1.027: the b = 100 minibatch floor varies by instance); it is
-    now twice the largest excess of seeds 1-10 (max 1.018 -> 1 + 2 x 0.018 = 1.036, the rule
-    of `fig2_random_init`), held out on seeds 0 and 11-19.  The factor 1.5 on SGD's excess
-    was not changed (seeds 1-10: 2.5-115); it failed on seed 12 (1.30: SGD from the random
-    point reached 1.027 L* by T = 400): the paper's single figure is one draw, and "SGD has
-    not reached it" does not hold on every draw of the recipe at this scale.  So the figure's
-    picture is now decided over ``fig1_instances`` independent draws of the recipe (10 quick,
-    4 full; instance 0 is the one plotted), each on the medians over its 3 minibatch seeds:
-    every conclusion is binomial, claimed on at least FIG1_RATE = 0.8 of the draws (exact
-    one-sided test at level 0.05: with 10 draws it rejects with probability 0.8 at a true rate
-    of about 0.42, recorded in the decision; the seed-12 draw is then one failure of ten).
-    Preconditions: A1-A3 of every instance.
+    eta = the tier's window step) from the spectral point (V0, K0) = (U D^{1/2}, Sigma_hat^{-1}
+    D^{1/2} V^T) of (W_hat, Sigma_hat), and along SGD (no regularizer, no preconditioner, same
+    eta and minibatches) from the random point.  The figure is one draw of the recipe; its
+    picture is decided over ``fig1_instances`` independent draws (instance 0 is the one
+    plotted), each on the medians over its minibatch seeds: Algorithm 1 has L/L* <= near at
+    t = 0 and at every t (near: twice the largest excess seen on the calibration seeds on the
+    quick tier, the spec's value on the full tier), SGD starts above 10 L* (the paper's factor
+    depends on its unknown sigma: 10 L* is the shape tested) and SGD's excess L_T - L* is at
+    least 1.5 times Algorithm 1's.  Each conclusion is binomial, claimed on at least
+    FIG1_RATE = 0.8 of the draws (exact one-sided test at level 0.05, power recorded; the quick
+    tier's K is below 0.8 power, the full tier's reaches it).  Controls recompute the run with
+    Algorithm 1 from the random point (breaks the t = 0 conclusions) and with SGD from the
+    spectral point (breaks the SGD conclusions).  Preconditions: A1-A3 of every instance.
     """
-    init = "random" if tc.control == "random_init" else "spectral"
     eta = tc.sizes["window"][-1]
-    arms = (("algorithm1", init), ("sgd", "random"))
-    alg, sgd = arm_runs(tc.use(minibatch_run, arms=arms, instances=tc.sizes["fig1_instances"], etas=(eta,)), arms)
+    runs = arm_runs(tc.use(minibatch_run, arms=FIG1_ARMS, instances=tc.sizes["fig1_instances"], etas=(eta,)),
+                    FIG1_ARMS)
+    alg = runs[2] if tc.control == "random_init" else runs[0]
+    sgd = runs[3] if tc.control == "sgd_spectral_init" else runs[1]
     record_assumptions(tc, alg["problems"])
     alg_ratio, sgd_ratio = medians_per_instance(alg, alg["ratio"], eta), medians_per_instance(sgd, sgd["ratio"], eta)
+    low_power = fig1_low_power(tc)
     tc.record("Algorithm 1 L_0/L*, max_t L_t/L* per instance", [alg_ratio[:, 0], alg_ratio.max(1)])
+    tc.record("SGD L_0/L* per instance", sgd_ratio[:, 0])
     tc.record("SGD excess / Algorithm 1 excess at T per instance", (sgd_ratio[:, -1] - 1) / (alg_ratio[:, -1] - 1))
-    tc.conclusion.binomial("Algorithm 1 near L* at t = 0", alg_ratio[:, 0] <= tc.sizes["near"], p=FIG1_RATE)
-    tc.conclusion.binomial("Algorithm 1 near L* at every t", alg_ratio.max(1) <= tc.sizes["near"], p=FIG1_RATE)
-    tc.conclusion.binomial("SGD from the random point starts above 10 L*", sgd_ratio[:, 0] >= 10.0, p=FIG1_RATE)
+    tc.conclusion.binomial("Algorithm 1 near L* at t = 0", alg_ratio[:, 0] <= tc.sizes["near"], p=FIG1_RATE,
+                           low_power=low_power)
+    tc.conclusion.binomial("Algorithm 1 near L* at every t", alg_ratio.max(1) <= tc.sizes["near"], p=FIG1_RATE,
+                           low_power=low_power)
+    tc.conclusion.binomial("SGD from the random point starts above 10 L*", sgd_ratio[:, 0] >= 10.0, p=FIG1_RATE,
+                           low_power=low_power)
     tc.conclusion.binomial("SGD's excess at T at least 1.5 times Algorithm 1's",
-                           (sgd_ratio[:, -1] - 1) / (alg_ratio[:, -1] - 1) >= EXCESS_FACTOR, p=FIG1_RATE)
+                           (sgd_ratio[:, -1] - 1) / (alg_ratio[:, -1] - 1) >= EXCESS_FACTOR, p=FIG1_RATE,
+                           low_power=low_power)
     alg_ratio, sgd_ratio = alg_ratio[0], sgd_ratio[0]
     tc.record("SGD L_0/L*", sgd_ratio[0])
     tc.record("Algorithm 1 L_T/L*", alg_ratio[-1])
@@ -108,41 +144,58 @@ def test_fig1_spectral_init(tc):
     statement="From the same random initialization, Algorithm 1 converges quickly to the optimal "
               "loss while SGD with the same step size and minibatches does not.",
     provenance="inferred",
+    nature="figure reproduction",
     controls={
+        "sgd_spectral_init": Control(
+            "dynamics", breaks=["SGD's excess at T at least 1.5 times Algorithm 1's"],
+            description="SGD run from the spectral initialization instead of the shared random "
+                        "point (same step size and minibatches): without the random start's "
+                        "handicap SGD is not behind Algorithm 1 at T"),
         "twentyfold_faster": Control(
             "statement", breaks=["Algorithm 1 from the random point reaches L* by T"],
-            description="the stronger statement that Algorithm 1 reaches L* twenty times sooner, "
-                        "by T/20: from the random point it is still in its transient there"),
+            description="the stronger statement that Algorithm 1 reaches L* by T/20 (the same "
+                        "run read at T/20): from the random point it is still in its transient there",
+            constants={"sooner": 20}),
     },
+    constants={"excess_factor": EXCESS_FACTOR},
+    calibration=[
+        "Windows chosen on seeds 1-3, checked on 0: at eta = 0.03 and T = 400 Algorithm 1 is still at "
+        "~1.09 L*, so the quick window is eta = 0.1 alone.",
+        "'reached' (quick) was 1.03 from seeds 1-3; seed 0 gave 1.031 and it was moved to 1.05 "
+        "(twice the largest excess of seeds 1-3): NOT HELD OUT (chosen after the default seed failed).",
+        "'reached' (full) 1.01 and the full window 0.03, 0.1 are the spec's, set on full-tier runs: "
+        "NOT HELD OUT.",
+        "One instance of the recipe (the paper's figure is one draw): the claim is a figure reproduction.",
+        "The control was the preconditioned method without the regularizer; it passed both "
+        "conclusions on seeds 4, 5 and 19 (the unregularized method is as fast as Algorithm 1 there: "
+        "the regularizer is not what makes the difference on every instance, recorded as "
+        "'unregularized preconditioned L_T/L*').  Replaced by the statement control twentyfold_faster "
+        "(L/L* at T/20 was 1.75-3.65 on seeds 1-10, 1.46-4.53 on 0 and 11-19) and, after the review "
+        "(2026-11-26), by the dynamics control sgd_spectral_init for the ordering; run on seeds 1-10, "
+        "then 0 and 11-19, it failed as declared on every seed (excess ratio 0.04-1.36 against 1.5; "
+        "the largest, on seed 12, leaves the least room).",
+    ],
     sizes=EXPERIMENT_SIZES,
 )
 def test_fig2_random_init(tc):
     r"""Both methods from the random point (V, K entries N(0, 1)), same minibatch sequence, for
     each eta in the window (quick: 0.1; full: 0.03, 0.1 as in the spec's IE table).  Pass
-    (medians over 3 minibatch seeds): Algorithm 1 has L_T/L* <= reached (quick 1.05 at T = 400,
-    full 1.01 at T = 2000) and SGD's excess L_T - L* is at least 1.5 times Algorithm 1's (a
-    shape: the level SGD stalls at depends on the instance).  On seeds 1-3 (quick) Algorithm 1
-    ended at 1.010-1.023 L*, SGD at 1.037-1.084 (excess ratio 1.8-3.7) and the unregularized
-    control at 1.027-1.083 (ratio 0.8-1.4).  THRESHOLD REVISED AFTER THE CHECK SEED (flagged):
-    "reached" was 1.03 from seeds 1-3 and seed 0 gave 1.031 (Algorithm 1 is still in its
-    transient at T = 400 from the random point); it is now twice the largest excess of seeds
-    1-3 (1 + 2 x 0.023 ~ 1.05).  The ordering (excess ratio 4.5 on seed 0) is the paper's
-    statement and was not changed.  Windows chosen on seeds 1-3, checked on 0 (at
-    eta = 0.03 and T = 400 Algorithm 1 is still at ~1.09 L*, so the quick window is eta = 0.1
-    alone; the step size where the ordering flips is `fig2_step_size_window`).
-    The paper says only that SGD "does not" converge: the ordering holds in this window of
-    step sizes and is reported as such.  Preconditions: A1-A3 of the instance.
-    REPLACED AFTER THE 20-SEED SWEEP (flagged): the control was the preconditioned method
-    without the regularizer (lambda = 0); it passed both conclusions on seeds 4, 5 and 19,
-    where the unregularized method is as fast as Algorithm 1 (a finding, kept as the record
-    "unregularized preconditioned L_T/L*": the regularizer is not what makes the difference on
-    every instance), so it was no control.  It is now the statement that Algorithm 1 reaches
-    L* by T/20 (twenty times sooner): median L/L* at T/20 was 1.75-3.65 on seeds 1-10 (quick),
-    held out on 0 and 11-19 (1.46-4.53), against "reached" 1.05.
+    (medians over the minibatch seeds): Algorithm 1 has L_T/L* <= reached, and SGD's excess
+    L_T - L* is at least 1.5 times Algorithm 1's (a shape: the level SGD stalls at depends on
+    the instance).  The paper says only that SGD "does not" converge: the ordering holds in
+    this window of step sizes and is reported as such (where it flips:
+    `fig2_step_size_window`).  One draw of the recipe, as the paper's figure.  Controls: SGD
+    recomputed from the spectral point (the ordering must fail without the random start's
+    handicap); Algorithm 1 required to reach L* by T/20 (a stronger statement, read on the
+    same run).
+    Preconditions: A1-A3 of the instance.
     """
     alg, sgd, unregularized = arm_runs(tc.use(minibatch_run, arms=FIG2_ARMS), FIG2_ARMS)
-    record_assumptions(tc, alg["problem"])
     window = tc.sizes["window"]
+    if tc.control == "sgd_spectral_init":
+        arms = (("algorithm1", "random"), ("sgd", "spectral"))
+        _, sgd = arm_runs(tc.use(minibatch_run, arms=arms, etas=tuple(window)), arms)
+    record_assumptions(tc, alg["problem"])
     horizon = (len(alg["t"]) - 1) // 20 if tc.control == "twentyfold_faster" else -1
     alg_final = np.array([median_over_seeds(alg, alg["ratio"][-1], eta) for eta in window])
     sgd_final = np.array([median_over_seeds(sgd, sgd["ratio"][-1], eta) for eta in window])
@@ -150,6 +203,7 @@ def test_fig2_random_init(tc):
               [median_over_seeds(unregularized, unregularized["ratio"][-1], eta) for eta in window])
     tc.conclusion.at_most("Algorithm 1 from the random point reaches L* by T",
                           [median_over_seeds(alg, alg["ratio"][horizon], eta) for eta in window], tc.sizes["reached"])
+    tc.record("SGD excess / Algorithm 1 excess at T", (sgd_final - 1) / (alg_final - 1))
     tc.conclusion.at_least("SGD's excess at T at least 1.5 times Algorithm 1's", (sgd_final - 1) / (alg_final - 1),
                            EXCESS_FACTOR)
     tc.record("SGD L_T/L*", sgd_final)
@@ -168,47 +222,50 @@ def test_fig2_random_init(tc):
               "SGD still converges.",
     provenance="inferred",
     controls={
-        "uniform_ordering": Control(
-            "statement", breaks=["Algorithm 1 at or below SGD at every step size"],
-            description="the stronger statement that Algorithm 1 ends at or below SGD at every "
-                        "step size of the grid (no window)"),
+        "unregularized": Control(
+            "dynamics", breaks=["Algorithm 1 diverges on every seed at some step size of the grid",
+                                "SGD diverges on no minibatch seed where Algorithm 1 first diverges"],
+            description="the preconditioned method without the regularizer (lambda = 0) in "
+                        "Algorithm 1's place, same random point and minibatches: without the "
+                        "quartic term it does not diverge before SGD"),
     },
+    calibration=[
+        "The former fixed large step eta = 0.5 (chosen on seeds 1, 2) failed on 5 of 19 seeds of the "
+        "20-seed sweep (Algorithm 1 converged there on seeds 4, 19; SGD diverged or stalled there on "
+        "seeds 11, 17, 18).  The quick grid (up to 0.7, the largest first divergence of Algorithm 1 on "
+        "seeds 1-10) was derived on seeds 1-10 and held out on 0 and 11-19.",
+        "Full grid: the spec's 0.03, 0.1, 0.3 could not tell the thresholds apart (both methods "
+        "diverged at 0.3 on seed 0); 0.15 and 0.2 were added after full-tier runs on seeds 1 and 2, "
+        "then checked on 0: chosen on full-tier runs, NOT HELD OUT.",
+        "'SGD converges' was a fixed level (SGD's median L_T/L* <= 1.09 quick, 1.02 full); the "
+        "held-out full run on seed 0 missed it by 1e-5 (1.02001 at eta = 0.15) and it was redefined "
+        "as the comparison with SGD's own value inside the window plus the count of diverged SGD "
+        "seeds: redefined after the held-out full-tier miss, NOT HELD OUT on the full tier.  Quick "
+        "tier: seeds 1-10 ratio 0.75-0.99, held out on 0 and 11-19 (0.90-0.99).",
+        "The control was the statement 'Algorithm 1 at or below SGD at every step size', implied by "
+        "the claim (it failed by construction); replaced after the review (2026-11-26) by the "
+        "preconditioned unregularized arm in Algorithm 1's place; run on seeds 1-10, then 0 and 11-19, "
+        "it failed as declared on every seed (it never diverged on every seed within the grid, or SGD "
+        "diverged where it first did).",
+    ],
     sizes=EXPERIMENT_SIZES,
 )
 def test_fig2_step_size_window(tc):
-    r"""Algorithm 1 and SGD from the same random point over the step-size grid (quick 0.1, 0.2,
-    0.3, 0.4, 0.5, 0.7; full 0.03, 0.1, 0.15, 0.2, 0.3).  Divergence is a measurement (`run_trajectory(
-    on_nonfinite="record")`), a diverged run counting with its largest finite L/L*.  Pass:
-    some grid step size makes every minibatch seed of Algorithm 1 diverge; at the smallest
-    such eta SGD still converges -- no minibatch seed of SGD diverges there and SGD's median
-    L_T/L* there is at most its median at the window step size (0.1), where Figure 2's
-    ordering holds; and at the window step size Algorithm 1 ends below SGD (the ordering of
-    `fig2_random_init`), so the ordering flips inside the grid.  The statement control
-    "Algorithm 1 at or below SGD at every step size" then fails by construction where
-    Algorithm 1 diverges and SGD does not.
-    RE-DERIVED AFTER THE 20-SEED SWEEP (flagged): the former fixed large step eta = 0.5 (chosen
-    on seeds 1, 2) failed on 5 of 19 seeds: Algorithm 1 converged there on seeds 4, 19 (its
-    divergence threshold is 0.2-0.7 across instances) and SGD diverged or stalled there on
-    seeds 11, 17, 18 (its threshold 0.5-1.0).  The grid (up to 0.7, the largest first
-    divergence of Algorithm 1 on seeds 1-10) was derived on seeds 1-10 and held out on 0 and
-    11-19.  Per step size the settled L/L* of both methods is recorded.
-    FULL GRID REFINED AFTER THE FULL-TIER RUN (flagged): on the spec's grid 0.03, 0.1, 0.3 both
-    methods diverged at 0.3 on seed 0 (Algorithm 1 converged at 0.1), so the grid could not
-    tell their thresholds apart; 0.15 and 0.2 were added after full-tier runs on seeds 1 and 2
-    (Algorithm 1 first diverged on every minibatch seed at 0.15 and 0.2), then checked on 0.
-    "SGD CONVERGES" RE-DEFINED AFTER THE FULL-TIER RUN ON SEED 0 (flagged): it was a fixed
-    level, SGD's median L_T/L* <= 1.09 (quick; twice the largest excess on seeds 1-10) or 1.02
-    (full; from seeds 1, 2), and the held-out full run on seed 0 missed it by 1e-5 (SGD at
-    1.02001 L* at eta = 0.15).  That level measured how far SGD had come by T, not whether it
-    converges: on that run SGD's L_T/L* falls with eta across the whole stable range (1.076,
-    1.032, 1.020, 1.006 at 0.03, 0.1, 0.15, 0.2), i.e. SGD is still descending at T, faster at
-    the larger step.  The level is replaced by the comparison with SGD's own value inside the
-    window, which needs no constant, and with the count of diverged SGD seeds there.  Quick
-    tier, seeds 1-10: no SGD seed diverged at that step size and the ratio to SGD's value at
-    0.1 was 0.75-0.99; held out on 0 and 11-19: no divergence, 0.90-0.99; on the full run of
-    seed 0 the ratio is 1.020 / 1.032.
+    r"""Algorithm 1 and SGD from the same random point over the tier's step-size grid.
+    Divergence is a measurement (`run_trajectory(on_nonfinite="record")`), a diverged run
+    counting with its largest finite L/L*.  Pass: some grid step size makes every minibatch
+    seed of Algorithm 1 diverge; at the smallest such eta SGD still converges -- no minibatch
+    seed of SGD diverges there and SGD's median L_T/L* there is at most its median at the
+    window step size, where Figure 2's ordering holds (SGD still descends at T, faster at the
+    larger stable step, so a fixed level would measure progress, not convergence); and at the
+    window step size Algorithm 1 ends below SGD, so the ordering flips inside the grid.  The
+    statement names the quartic regularizer as the reason: the control puts the
+    preconditioned method without it in Algorithm 1's place (same run, its own trials), which
+    must not diverge before SGD.  Per step size the settled L/L* of both methods is recorded.
     """
-    alg, sgd, _ = arm_runs(tc.use(minibatch_run, arms=FIG2_ARMS), FIG2_ARMS)
+    alg, sgd, unregularized = arm_runs(tc.use(minibatch_run, arms=FIG2_ARMS), FIG2_ARMS)
+    if tc.control == "unregularized":
+        alg = unregularized
     record_assumptions(tc, alg["problem"])
     inside = tc.sizes["window"][-1]
     alg_settled, sgd_settled = settled_ratio(alg), settled_ratio(sgd)
@@ -220,13 +277,11 @@ def test_fig2_step_size_window(tc):
     tc.record("Algorithm 1 settled L/L* per step size", alg_by_eta)
     tc.record("SGD settled L/L* per step size", sgd_by_eta)
     tc.record("Algorithm 1 diverged on every seed, per step size", all_diverged)
-    if tc.control == "uniform_ordering":
-        tc.conclusion.at_most("Algorithm 1 at or below SGD at every step size", alg_by_eta / sgd_by_eta, 1.0)
-        return
     tc.conclusion.holds("Algorithm 1 diverges on every seed at some step size of the grid", bool(all_diverged.any()))
     first = int(np.argmax(all_diverged)) if all_diverged.any() else len(etas) - 1
     tc.record("smallest step size where Algorithm 1 diverges", etas[first])
     at_first = np.isclose(sgd["eta"], etas[first])
+    tc.record("SGD diverged seeds where Algorithm 1 first diverges", int(np.sum(sgd["diverged_at"][at_first] >= 0)))
     tc.conclusion.at_most("SGD diverges on no minibatch seed where Algorithm 1 first diverges",
                           int(np.sum(sgd["diverged_at"][at_first] >= 0)), 0)
     k = int(np.flatnonzero(np.isclose(etas, inside))[0])  # the window step size on the grid

@@ -9,6 +9,7 @@ import numpy as np
 from theorycheck import Control, claim
 
 from .setup import (
+    A3_VIOLATION_SIGMA_1,
     PAPER,
     bias_preconditions,
     loss_gradient_bias,
@@ -31,13 +32,21 @@ BIAS_SIZES = {"quick": {"noise_fraction": 0.1}, "full": {"noise_fraction": 0.1}}
         "a3_violated": Control(
             "hypothesis", breaks=["squared bias decays at least like 1/n (slope <= -0.85)",
                                   "n^p ||b_n|| varies by less than a factor 1.5"],
-            description="sigma_1(W*) = 4 (kappa(Sigma) sigma_1(W*) ~ 9, heavy score tails at the "
-                        "manifold, mu > 1/2: the 1/n expansion of the softmax ratio fails): the "
-                        "bias decays more slowly than 1/n over n = 8..32"),
+            description="sigma_1(W*) = 4 (kappa(Sigma) sigma_1(W*) far above 1/2, heavy score tails "
+                        "at the manifold, mu > 1/2: the 1/n expansion of the softmax ratio fails): "
+                        "the bias decays more slowly than 1/n over the n grid",
+            constants={"sigma_1": A3_VIOLATION_SIGMA_1}),
         "faster_rate": Control(
             "statement", breaks=["n^p ||b_n|| varies by less than a factor 1.5"],
             description="the stronger statement ||b_n|| = Theta(1/n^2) (p = 2)"),
     },
+    calibration=[
+        "Seeds 1, 2: n ||b_n|| varied by factors 1.16 and 1.27 (1.07 -> 1.24, 0.86 -> 1.11), like the "
+        "spec's GPU values up to n = 1024.",
+        "The a3_violated control had sigma_1(W*) = 2 (slopes -0.07 to -0.34 on seeds 1, 2); after the "
+        "20-seed sweep it names both conclusions (seed 10: slope -0.93/-1.04 while n ||b_n|| grew by "
+        "2.10 and 1.94) and uses sigma_1(W*) = 4 (chosen on seeds 1-10 with thm3, held out on 0 and 11-19).",
+    ],
     sizes=BIAS_SIZES,
 )
 def test_gradient_bias(tc):
@@ -51,17 +60,12 @@ def test_gradient_bias(tc):
     must stay below 0.1 ||b_n||^2 (a precondition on the measurement).
     Pass: per point, the paper's bound as a shape, the log-log slope of ||b_n||^2 over n in
     [8, 32] at most -0.85 (the spec's criterion; polylog(n)/n has slope about -1 + 1/log n),
-    and the measured Theta(1/n): n ||b_n|| varies by less than a factor 1.5 (on seeds 1, 2
-    the ratio was at most 1.16 and 1.27: n ||b_n|| rose from 1.07 to 1.24 and from 0.86 to
-    1.11, a slow growth like the spec's GPU values up to n = 1024, compatible with the
-    paper's polylog factor).  Hypotheses: A1-A3 (kappa(Sigma) sigma_1(W*) <= 1/2) and light
-    score tails mu(K) < 1/2 at the points.  The a3_violated control (sigma_1(W*) = 4, sized by
-    Theorem 3's control, see `A3_VIOLATION_SIGMA_1`; it was 2 before the 20-seed sweep): the
-    squared bias hardly decays (at sigma_1 = 2 slopes -0.07 to -0.34 on seeds 1, 2).
-    The control names both conclusions (after the 20-seed sweep): on seed 10 the violated
-    instance's squared bias still had slope -0.93/-1.04 (within the paper's weak O(1/n) bound
-    on the square) while n ||b_n|| grew by 2.10 and 1.94 over n = 8..32, i.e. ||b_n|| decayed
-    like n^-0.5, not Theta(1/n): the heavy tails break the measured rate there.
+    and the measured Theta(1/n): n ||b_n|| varies by less than a factor 1.5 (a slow growth is
+    compatible with the paper's polylog factor).  Hypotheses: A1-A3 (kappa(Sigma) sigma_1(W*)
+    <= 1/2) and light score tails mu(K) < 1/2 at the points.  The a3_violated control
+    (sigma_1(W*) = `A3_VIOLATION_SIGMA_1`, heavy score tails): the heavy tails break the 1/n
+    expansion; it names both conclusions, since on some instances the squared bias stays
+    within the paper's weak O(1/n) while ||b_n|| decays only like n^-1/2.
     """
     rate = 2 if tc.control == "faster_rate" else 1
     run = tc.use(loss_gradient_bias, a3="violated" if tc.control == "a3_violated" else "holds")
@@ -83,12 +87,21 @@ def test_gradient_bias(tc):
     controls={
         "a3_violated": Control(
             "hypothesis", breaks=["squared loss-part bias decays at least like 1/n (slope <= -0.85)"],
-            description="sigma_1(W*) = 4 (kappa(Sigma) sigma_1(W*) ~ 9): the worst-case bias of "
-                        "the loss part over the neighbourhood hardly decays"),
+            description="sigma_1(W*) = 4 (kappa(Sigma) sigma_1(W*) far above 1/2): the worst-case "
+                        "bias of the loss part over the neighbourhood hardly decays",
+            constants={"sigma_1": A3_VIOLATION_SIGMA_1}),
         "faster_rate": Control(
             "statement", breaks=["n^p ||b_n|| varies by less than a factor 1.5"],
             description="the stronger statement: the worst-case bias is Theta(1/n^2)"),
     },
+    calibration=[
+        "FINDING (seeds 1, 2, sigma_1(W*) = 2): slope of the squared worst combined bias -2.46, -2.43 "
+        "(n b*_n ~ 50-95) while the loss part's slopes were -0.05, -0.31.  Seeds 1, 2: n b*_n varied by "
+        "factors 1.41, 1.27.",
+        "Re-sized after the 20-seed sweep: at sigma_1(W*) = 2 the loss part still had slope -1.04 on "
+        "seed 10 (the control misfired); sigma_1(W*) = 4 chosen on seeds 1-10, held out on 0 and 11-19 "
+        "(largest slope over seeds 1-10 at 2 / 3 / 4: -1.04 / -0.80 / -0.63; held out: at most -0.06).",
+    ],
     sizes={"quick": {"noise_fraction": 0.1, "radii": [0.0, 0.1, 0.2, 0.2]},
            "full": {"noise_fraction": 0.1, "radii": [0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.175,
                                                     0.2, 0.2, 0.2, 0.2]}},
@@ -105,14 +118,10 @@ def test_uniform_gradient_approx(tc):
     spec's criterion: it grows by less than 1.5).  Theorem 3 is proved as Theorem 4 plus
     Theorem 5 uniformly, so the worst-case bias of the loss part alone (E grad Lhat_n -
     grad L) is a conclusion too (slope of its square at most -0.85).  Hypotheses as in
-    Theorem 4.  FINDING: with A3 violated (sigma_1(W*) = 2) the combined bias still decays
-    like 1/n for n <= 32 (seeds 1, 2: slope of the squared worst bias -2.46, -2.43; n b*_n
-    ~ 50-95), because the Theta(1/n) regularizer bias, which grows like ||W*||^{3/2}, masks
-    the non-decaying loss part (slopes -0.05, -0.31); only the loss part exposes the
-    violation (a3_violated control).  Seeds 1, 2: n b*_n varied by factors 1.41, 1.27.
-    RE-SIZED AFTER THE 20-SEED SWEEP (flagged): at sigma_1(W*) = 2 the loss part still had slope
-    -1.04 on seed 10 (the control misfired); the violation is now sigma_1(W*) = 4
-    (`A3_VIOLATION_SIGMA_1`, chosen on seeds 1-10, held out on 0 and 11-19).
+    Theorem 4.  With A3 violated the combined bias can still decay like 1/n for small n,
+    because the Theta(1/n) regularizer bias, which grows like ||W*||^{3/2}, masks the
+    non-decaying loss part: only the loss part exposes the violation (a3_violated control,
+    sigma_1(W*) = `A3_VIOLATION_SIGMA_1`).
     """
     rate = 2 if tc.control == "faster_rate" else 1
     run = tc.use(loss_gradient_bias, a3="violated" if tc.control == "a3_violated" else "holds",
@@ -121,7 +130,7 @@ def test_uniform_gradient_approx(tc):
     reference_conclusion(tc, run)
     sigma_d = run["problem"].singular_values()[-1]
     tc.precondition.at_most("points within 0.2 sqrt(sigma_d(W*)) of the manifold", run["dist_bound"],
-                            0.2 * np.sqrt(sigma_d), margin=1e-12)
+                            0.2 * np.sqrt(sigma_d), margin=tc.tol("accumulated"))
     n = run["n"]
     norms = np.sqrt(np.maximum(run["squared"], 0.0))
     worst = norms.max(1, keepdims=True)
@@ -150,6 +159,16 @@ def test_uniform_gradient_approx(tc):
             "statement", breaks=["n^p ||K-block bias|| varies by less than a factor 2 (n >= 40)"],
             description="the stronger statement: the K-block bias is Theta(1/n^2)"),
     },
+    calibration=[
+        "K-block window: it started at n = 10 (20 for the factor); the slope was -1.85, -1.65 on "
+        "seeds 1, 2 but -0.83 on the default seed 0 (n ||K-block bias|| = 0.51, 1.24, 1.59, 1.80, 1.74 "
+        "for n = 10..160: two terms nearly cancel at n = 10).  The window [40, 160] was chosen after "
+        "seeing the default seed, then checked on seeds 1-4 (factors <= 1.32, slopes <= -1.76) and 0 "
+        "(1.13, -1.87): NOT HELD OUT (issue 23 lists it among the choices made on full-tier runs).",
+        "V block: max |z| about 2.5-3.2 on seeds 0-2; the centred control gives |z| = 12-32.",
+        "Draws doubled (2 10^4 -> 4 10^4) after the 20-seed sweep: the noise precondition failed on "
+        "seed 17 (0.151 at n = 160) and was 0.094 on seed 2 (the largest of seeds 1-10).",
+    ],
     sizes={"quick": {"z_max": 4.0}, "full": {"z_max": 4.5}},
 )
 def test_regularizer_gradient_bias(tc):
@@ -169,16 +188,11 @@ def test_regularizer_gradient_bias(tc):
     falls like 1/n (exact), and, on the K block (debiased over 10 groups): n ||K-block bias||
     varies by less than a factor 2 over n >= 40 (the spec's criterion, there over n >= 20) and
     the paper's ||bias||^2 = O(1/n) as a shape, log-log slope of ||K-block bias||^2 over n in
-    [40, 160] at most -0.85 (as in Theorem 4).  WINDOW MOVED AFTER SEEING DATA (flagged): with
-    the window starting at n = 10 (20 for the factor) the slope was -1.85, -1.65 on seeds 1, 2
-    but -0.83 on seed 0, where n ||K-block bias|| = 0.51, 1.24, 1.59, 1.80, 1.74 for n = 10..160:
-    a c_1/n + c_2/n^2 bias whose two terms nearly cancel at n = 10, so the 1/n regime starts
-    near n = 40 at this point; the window [40, 160] was then checked on seeds 1-4 (factors
-    <= 1.32, slopes <= -1.76) and 0 (1.13, -1.87).  V block: max |z| about 2.5-3.2; the centred control gives
-    |z| = 12-32.  DRAWS DOUBLED AFTER THE 20-SEED SWEEP: the noise precondition failed on seed 17
-    (noise/squared K-block bias 0.151 at n = 160) and was 0.094 on seed 2 (the largest of seeds
-    1-10); the debiased estimator's noise scales as 1/draws, so 4 10^4 draws (was 2 10^4) give
-    seeds 1-10 a factor-2 margin under the unchanged 0.1.
+    [40, 160] at most -0.85 (as in Theorem 4).  The K-block bias is c_1/n + c_2/n^2 with terms
+    that can nearly cancel at the smallest n, so the 1/n regime is tested from n = 40 (the
+    window's history is in the calibration record).  The debiased estimator's noise scales as
+    1/draws; the noise precondition (noise below 0.1 of the squared K-block bias) keeps the
+    slope meaningful.
     """
     rate = 2 if tc.control == "faster_rate" else 1
     run = tc.use(regularizer_gradient_bias, centered=tc.control == "centered_covariance")

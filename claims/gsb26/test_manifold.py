@@ -13,19 +13,20 @@ from theorycheck.models.attention_regression import (
     population_loss,
 )
 from theorycheck.solvers import (
-    ManifoldProjection,
     brute_force_projection,
     dense_hessian,
     manifold_point,
     project_to_manifold,
-    symmetry_defect,
+    sigma_bar_distance,
 )
 
 from .setup import (
     PAPER,
     candidate,
+    derivative_free_projection,
     haar_rotations,
     ill_conditioned,
+    minimize_regularized_loss,
     projection_points,
     record_assumptions,
     regularized_model,
@@ -47,7 +48,8 @@ LAMBDAS = (0.0, 0.25, 1.0)
         "unbalanced_minimizer": Control(
             "reference", breaks=["regularizer vanishes", "gradient of L_reg vanishes"],
             description="(V* G, Sigma^{-1} G^{-1} Sigma K*), G = I + 0.1 S: a minimizer of L "
-                        "alone, off the manifold (unbalanced)"),
+                        "alone, off the manifold (unbalanced)",
+            constants={"spread": 0.1}),
         "missing_inverse_covariance": Control(
             "reference", breaks=["gradient of L_reg vanishes", "V Sigma K = W*"],
             description="the wrong manifold K_R = R^T D^{1/2} V_W^T (Sigma^{-1} missing)"),
@@ -56,10 +58,11 @@ LAMBDAS = (0.0, 0.25, 1.0)
 )
 def test_manifold_global_min(tc):
     r"""At theta_R (R Haar, the first with det +1, the second with det -1) for lambda in
-    {0, 1/4, 1}: ||grad L_reg||_F <= 1e-12 (closed-form gradients, entries O(0.1-1): 1e-12 is
-    ~1e4 unit round-offs of the matrix products), |L - k sigma^2| <= 1e-14, R <= 1e-24
-    (squares of round-off-level imbalances), ||V Sigma K - W*|| <= 1e-13.  Hessian of L_reg
-    from torch.func (float64): PSD (smallest eigenvalue >= -1e-12 lambda_max) and the number
+    {0, 1/4, 1}: ||grad L_reg||_F <= tc.tol("accumulated") (closed-form gradients, products of
+    a few O(1) matrices), |L - k sigma^2| <= tc.tol("exact"), R <= 1e-24 (squares of
+    round-off-level imbalances), ||V Sigma K - W*|| <= tc.tol("accumulated").  Hessian of L_reg
+    from torch.func (float64): PSD (smallest eigenvalue >= -tc.tol("conditioned") lambda_max,
+    an eigenproblem) and the number
     of eigenvalues with |.| < 1e-9 lambda_max equals d(d-1)/2 for lambda > 0 (the dimension of
     O(d)) and d^2 for lambda = 0 (the GL(d) orbit of minimizers of L alone).  The spectral gap
     between the kernel and the rest is recorded.  Hypotheses A1, A2 (A3 is not used).
@@ -87,11 +90,11 @@ def test_manifold_global_min(tc):
             expected.append(d * (d - 1) // 2 if lam > 0 else d * d)
             lowest.append(ev[0] / ev[-1])
             gaps.append(ev[~small].min() / ev[-1] if (~small).any() else 0.0)
-    tc.conclusion.at_most("V Sigma K = W*", fits, 1e-13)
-    tc.conclusion.at_most("|L - k sigma^2| at theta_R", losses, 1e-14)
+    tc.conclusion.at_most("V Sigma K = W*", fits, tc.tol("accumulated"))
+    tc.conclusion.at_most("|L - k sigma^2| at theta_R", losses, tc.tol("exact"))
     tc.conclusion.at_most("regularizer vanishes", regs, 1e-24)
-    tc.conclusion.at_most("gradient of L_reg vanishes", grads, 1e-12)
-    tc.conclusion.at_least("Hessian PSD (lambda_min / lambda_max)", lowest, -1e-12)
+    tc.conclusion.at_most("gradient of L_reg vanishes", grads, tc.tol("accumulated"))
+    tc.conclusion.at_least("Hessian PSD (lambda_min / lambda_max)", lowest, -tc.tol("conditioned"))
     tc.conclusion.close("Hessian kernel dimension", kernels, expected, atol=0.5)
     tc.record("smallest non-kernel eigenvalue / lambda_max", gaps)
 
@@ -108,39 +111,64 @@ def test_manifold_global_min(tc):
             "reference", breaks=["relative asymmetry of S at the projection",
                                  "brute force never beats the projection"],
             description="theta_R for a Haar-random R in place of the projection"),
+        "euclidean_projection": Control(
+            "reference", breaks=["relative asymmetry of S at the projection"],
+            description="the Euclidean projection (minimizing ||V - V_R||^2 + ||K - K_R||^2 by "
+                        "the same derivative-free search) in place of the extended-covariance one"),
     },
+    calibration=[
+        "The projection is found by a derivative-free search (brute force, then Nelder-Mead in "
+        "exponential coordinates) since the review (2026-11-26): the former reference was the "
+        "majorize-minimize solver, whose stopping quantity is this asymmetry.  The tolerance is the "
+        "framework's 'iterative' kind, not tuned; run on seeds 1-10 and 0: max asymmetry at most 1.5e-11, "
+        "the library solver within 1.7e-11 of the same rotation; both controls failed as declared.",
+    ],
     sizes={"quick": {"points": 10, "samples": 20000, "random_starts": 2},
            "full": {"points": 50, "samples": 40000, "random_starts": 8}},
 )
 def test_symmetry(tc):
     r"""Points theta = theta_{R0} + 0.05 Z on the ill-conditioned instance (eig Sigma =
-    geomspace(0.1, 1, 3), so the projection has no closed form).  The projection is the
-    majorize-minimize weighted Procrustes solver (multi-start: polar(G), its reflection into the
-    other component of O(d), and 2 Haar starts on the quick tier, 8 on the full tier),
-    cross-checked by brute force over Haar samples of O(d).  Pass: ||S - S^T||_F/||S||_F <= 1e-8
-    at every point (the solver stops at a Riemannian-gradient asymmetry of 1e-11; a random R
-    gives ~0.4-1) and brute force never beats the solver's distance by more than 1e-10.
+    geomspace(0.1, 1, 3), so the projection has no closed form).  The projection is found
+    without the first-order condition: the best of ``samples`` Haar rotations (both components
+    of O(d)), refined by Nelder-Mead on f(R) = ||theta - theta_R||^2_{Sigma_bar} + const in
+    exponential coordinates R = R_b exp(X), X skew, re-centred at shrinking simplex scales
+    (`derivative_free_projection`: it evaluates f as a difference from the centre, so the
+    search resolves R to round-off; its stopping rule is the simplex size, not S).  Pass:
+    ||S - S^T||_F/||S||_F <= tc.tol("iterative") at every point (the end of an iterative search
+    run to round-off; a wrong projection gives an O(1) asymmetry), the brute-force sample never
+    beats the refined projection's distance by more than tc.tol("iterative"), and the library's
+    multi-start majorize-minimize projection (`project_to_manifold`, which stops on this very
+    asymmetry) lands on the same rotation (a cross-check of the solver, entrywise to
+    tc.tol("iterative"), the entries of R being O(1)).
     Hypotheses A1, A2 (A3 plays no role in this geometric lemma).
     """
     problem = ill_conditioned(tc.rng("ill_conditioned"))
     record_assumptions(tc, problem, a3=False)
     rng = tc.rng("projection")
-    defects, beaten = [], []
+    defects, beaten, solver_gap = [], [], []
     for V, K in projection_points(tc, problem, tc.sizes["points"]):
+        brute = brute_force_projection(V, K, problem.Sigma, problem.W, rng, samples=tc.sizes["samples"])
         if tc.control == "random_rotation":
             R = haar_rotations(rng, problem.d, 1)[0]
-            p = ManifoldProjection(R, *manifold_point(problem.W, problem.Sigma, R), np.nan)
+        elif tc.control == "euclidean_projection":
+            R = derivative_free_projection(V, K, problem.Sigma, problem.W, brute.R, weight=np.eye(problem.d))
         else:
-            p = project_to_manifold(V, K, problem.Sigma, problem.W, rng,
-                                    random_starts=tc.sizes["random_starts"])
-        brute = brute_force_projection(V, K, problem.Sigma, problem.W, rng, samples=tc.sizes["samples"])
-        projected = np.sqrt(np.sum((V - p.V) ** 2) + np.trace((K - p.K).T @ problem.Sigma @ (K - p.K)))
-        defects.append(symmetry_defect(V, K, p, problem.Sigma))
-        beaten.append(projected - brute.distance)
-    tc.conclusion.at_most("relative asymmetry of S at the projection", defects, 1e-8)
-    tc.conclusion.at_most("brute force never beats the projection", beaten, 1e-10)
+            R = derivative_free_projection(V, K, problem.Sigma, problem.W, brute.R)
+        Vs, Ks = manifold_point(problem.W, problem.Sigma, R)
+        S = Vs.T @ (V - Vs) + problem.Sigma @ Ks @ (K - Ks).T
+        defects.append(np.linalg.norm(S - S.T) / np.linalg.norm(S))
+        beaten.append(sigma_bar_distance(V, K, Vs, Ks, problem.Sigma) - brute.distance)
+        if tc.control is None:
+            solver = project_to_manifold(V, K, problem.Sigma, problem.W, rng,
+                                         random_starts=tc.sizes["random_starts"])
+            solver_gap.append(np.max(np.abs(solver.R - R)))
+    tc.conclusion.at_most("relative asymmetry of S at the projection", defects, tc.tol("iterative"))
+    tc.conclusion.at_most("brute force never beats the projection", beaten, tc.tol("iterative"))
     tc.record("max asymmetry", max(defects))
     tc.record("max (projection - brute force) distance", max(beaten))
+    if tc.control is None:
+        tc.record("max |R_solver - R| (library projection against the derivative-free one)", max(solver_gap))
+        tc.conclusion.at_most("the library's projection finds the same rotation", solver_gap, tc.tol("iterative"))
 
 
 @claim(
@@ -151,37 +179,52 @@ def test_symmetry(tc):
               "[sigma_d(W*)(1 + 1/lambda_max(Sigma)), sigma_1(W*)(1 + 1/lambda_min(Sigma))].",
     provenance="inferred",
     controls={
-        "unweighted_key": Control(
-            "reference", breaks=["sigma_i(Sigma K*) = sigma_i(W*)^{1/2}"],
-            description="theta_R with Sigma replaced by I in K_R (K = R^T D^{1/2} V_W^T)"),
+        "no_regularizer": Control(
+            "hypothesis", breaks=["sigma_i(V*) = sigma_i(W*)^{1/2}"],
+            description="lambda = 0: the minimizers reached from the same points are those of L "
+                        "alone (the GL(d) orbit of V Sigma K = W*), unbalanced, not on M"),
     },
-    sizes={"quick": {"rotations": 500}, "full": {"rotations": 5000}},
+    calibration=[
+        "Since the review (2026-11-26) the points are minimizers of L_reg reached by BFGS from "
+        "perturbed points (formerly theta_R = manifold_point(R) for Haar R, where the equalities "
+        "are identities of the construction); the tolerance is the framework's 'iterative' kind, "
+        "not tuned; run on seeds 1-10 and 0: final gradient norms about 2e-14, passed; the "
+        "no_regularizer control failed as declared.",
+    ],
+    sizes={"quick": {"points": 20}, "full": {"points": 200}},
 )
 def test_singular_values(tc):
-    r"""For Haar R on the ill-conditioned instance: the singular values of V_R and of Sigma K_R
-    equal those of W*^{1/2} (relative error <= 1e-12, round-off of an SVD of a 4 x 3 matrix is
-    ~1e-15), and the Gram bounds hold (lower ratio >= 1, upper ratio <= 1; the bounds follow
-    from K*^T Sigma K* = (Sigma K*)^T Sigma^{-1} (Sigma K*) and sigma(Sigma K*) = sigma(W*)^{1/2}).
-    The paper's exact constants were lost: this is the derived reading (provenance inferred).
+    r"""The points of M are reached as minimizers of L_reg = L + lambda R(.; Sigma), lambda = 1/4
+    (Theorem 1: argmin L_reg = M), by BFGS with the closed-form gradients from theta_{R0} +
+    0.05 Z (`minimize_regularized_loss`; neither `manifold_point` nor the projection is used),
+    on the ill-conditioned instance.  Pass: the singular values of V* and of Sigma K* equal
+    those of W*^{1/2} (relative error <= tc.tol("iterative"): the end of an iterative
+    minimization, whose distance to M is of the order of its final gradient norm over the
+    local curvature), and the Gram bounds hold (lower ratio >= 1, upper ratio <= 1; they follow
+    from K*^T Sigma K* = (Sigma K*)^T Sigma^{-1} (Sigma K*) and sigma(Sigma K*) =
+    sigma(W*)^{1/2}).  The paper's exact constants were lost: this is the derived reading
+    (provenance inferred).  Hypotheses A1, A2 and lambda > 0 (the balancing that selects M).
     """
     problem = ill_conditioned(tc.rng("ill_conditioned"))
     record_assumptions(tc, problem, a3=False)
+    lam = 0.0 if tc.control == "no_regularizer" else 0.25
+    tc.precondition.holds("regularizer weight lambda > 0", lam > 0)
     root = np.sqrt(problem.singular_values())
     ev = problem.covariance_eigenvalues()
     lower = root[-1] ** 2 * (1 + 1 / ev[-1])
     upper = root[0] ** 2 * (1 + 1 / ev[0])
-    v_err, k_err, low, high = [], [], [], []
-    for R in haar_rotations(tc.rng("rotations"), problem.d, tc.sizes["rotations"]):
-        V, K = manifold_point(problem.W, problem.Sigma, R)
-        if tc.control == "unweighted_key":
-            K = problem.Sigma @ K
+    v_err, k_err, low, high, grads = [], [], [], [], []
+    for V0, K0 in projection_points(tc, problem, tc.sizes["points"]):
+        V, K, grad = minimize_regularized_loss(problem, V0, K0, lam)
+        grads.append(grad)
         v_err.append(np.max(np.abs(np.linalg.svd(V, compute_uv=False) / root - 1)))
         k_err.append(np.max(np.abs(np.linalg.svd(problem.Sigma @ K, compute_uv=False) / root - 1)))
         gram = np.linalg.eigvalsh(V.T @ V + K.T @ problem.Sigma @ K)
         low.append(gram[0] / lower)
         high.append(gram[-1] / upper)
-    tc.conclusion.at_most("sigma_i(V*) = sigma_i(W*)^{1/2}", v_err, 1e-12)
-    tc.conclusion.at_most("sigma_i(Sigma K*) = sigma_i(W*)^{1/2}", k_err, 1e-12)
+    tc.record("max final gradient norm", max(grads))
+    tc.conclusion.at_most("sigma_i(V*) = sigma_i(W*)^{1/2}", v_err, tc.tol("iterative"))
+    tc.conclusion.at_most("sigma_i(Sigma K*) = sigma_i(W*)^{1/2}", k_err, tc.tol("iterative"))
     tc.conclusion.at_least("Gram lower bound (ratio)", low, 1.0)
     tc.conclusion.at_most("Gram upper bound (ratio)", high, 1.0)
     tc.record("min lower ratio", min(low))

@@ -47,7 +47,8 @@ MC_Z = 5.0
     controls={
         "cubic_prefactor": Control(
             "statement", breaks=["E s_ij^2 (j != i) below the AM-GM bound"],
-            description="the bound with (n-1)^{-3} in place of (n-1)^{-2}: too small for n >= 10"),
+            description="the bound with (n-1)^{-3} in place of (n-1)^{-2}: too small at the larger "
+                        "n of the grid"),
         "faster_decay": Control(
             "statement", breaks=["E s_ij^2 decays like n^-p (exact moments, n in [1e6, 1e9])"],
             description="the stronger statement E s_ij^2 = Theta(n^-3)"),
@@ -56,6 +57,16 @@ MC_Z = 5.0
             description="the limit E e^{2a} = e^{2q} (the softmax normalization forgotten) in "
                         "place of e^{2q}/(E e^a)^2 = e^q"),
     },
+    calibration=[
+        "Changed after the full-tier run (not held out): the limit and the sharpness were checked on the "
+        "Monte Carlo means at the largest n (rtol 0.05); they failed at the full tier (n = 1280) and on "
+        "seed 19 of the quick tier for a query with a large score variance (e^q = 11.6 at the full "
+        "tier); the exact moments show the true finite-n value (n^2 E s_ij^2 / e^q = 0.88 at n = 1000 "
+        "for q = 2.45, 0.9998 at n = 1e6).",
+        "The rate was the Monte Carlo slope over [10, 320] within 0.25 of -2; it failed on seed 19 "
+        "(slope -1.65 for e^q = 3.0, reproduced by the exact moments), so the window moved to "
+        "[1e6, 1e9] on the exact moments after seeing that failure: not held out.",
+    ],
     sizes=ROW_SIZES,
 )
 def test_softmax_second_moment(tc):
@@ -79,17 +90,9 @@ def test_softmax_second_moment(tc):
     (E e^a)^2 = e^q by e^{2q}): on the exact moments at n = 1e9, (E s^2 / bound) e^q
     (n/(n-1))^2 within 1e-3 of 1 for j != i and j = i, so an error in the bound's exponent is
     caught in either direction.
-    CHANGED AFTER THE FULL-TIER RUN (flagged): the limit and the sharpness were checked on the
-    Monte Carlo means at the largest n (rtol 0.05); they failed at the full tier (n = 1280) and
-    on seed 19 of the quick tier for one query with a large score variance (e^q = 11.6 at the
-    full tier): the exact moments show that this is the true finite-n value, not noise (n^2 E
-    s_ij^2 / e^q = 0.88 at n = 1000 for q = 2.45, 0.9998 at n = 1e6: the approach is O(1/n)
-    with a constant growing fast in q), so a finite-n check of a limit needs n far beyond
-    what Monte Carlo reaches; the quadrature reaches it, and the Monte Carlo checks the
-    quadrature where it can.  The rate was then the Monte Carlo slope over [10, 320] within
-    0.25 of -2; after the change it failed on seed 19 (slope -1.65 for a query with e^q = 3.0,
-    the same pre-asymptotic approach, which the exact moments reproduce), so the window moved
-    to [1e6, 1e9] on the exact moments (flagged: moved after seeing that failure).
+    A limit is checked where the exact moments reach it, since for a large score variance q
+    the approach is O(1/n) with a constant growing fast in q: Monte Carlo checks the
+    quadrature where it can.
     Hypotheses A1-A3 and light tails mu(K) < 1/2.
     """
     run = tc.use(softmax_row_moments)
@@ -156,6 +159,20 @@ def test_softmax_second_moment(tc):
             "statement", breaks=["n E||a_i - c||^2 at most 1.15 C_n(x_i, K) at every n"],
             description="the stronger statement E||a_i - Sigma K x_i||^2 <= C(x_i, K)/n^2"),
     },
+    calibration=[
+        "Seeds 1-4: n MSE at most 1.075 C (Monte Carlo standard error 4% at n = 320); rate slopes "
+        "-0.91 to -1.02.",
+        "The spec's criterion 'n MSE varies by less than 20% over n >= 10' failed on seeds 0, 1 for "
+        "queries with q ~ 0.9 (n MSE/C = 0.69-0.74 at n = 10); windows and tolerances were chosen on "
+        "seeds 1-4 after seeing that failure, then checked on 0: not held out.",
+        "After the 20-seed sweep: (1) failed on seeds 8, 19 (n MSE/C up to 1.30 and 2.08 at n = 10, "
+        "1.44 at n = 40) for queries with a large self score (1.50, 2.51); the bound now uses C_n, "
+        "tolerance 1.15 unchanged.",
+        "The limit was checked on the Monte Carlo MSE at the two largest n (tolerance 0.16, re-derived "
+        "after seed 11); it failed at the full tier (25% off at n = 640, 1280 for e^q = 11.6): changed "
+        "after the full-tier run (not held out) to the exact MSE (n MSE / C = 0.76 at n = 1000 for "
+        "q = 2.45).",
+    ],
     sizes=ROW_SIZES,
 )
 def test_attention_output_mse(tc):
@@ -167,27 +184,16 @@ def test_attention_output_mse(tc):
     delta-method limit C = e^q (tr Sigma + ||Sigma K x_i||^2), q = x_i^T K^T Sigma K x_i
     (`softmax_average_mse_limit`; the self key and the ratio's bias add O(1/n^2) to the MSE).
     Pass, per query: (1) the lemma as an upper bound, n E||a_i - c||^2 <= 1.15 C_n at every n
-    with C_n -> C the finite-n constant below (seeds 1-4: at most 1.075 C; Monte Carlo standard
-    error 4% at n = 320);
-    (2) the rate, log-log slope of the MSE over n in [40, 320] in [-1.25, -0.75] (seeds 1-4:
-    -0.91 to -1.02); (3) the exact finite-n MSE (`softmax_average_mse_exact`: x_j conditioned
+    with C_n -> C the finite-n constant below;
+    (2) the rate, log-log slope of the MSE over n in [40, 320] in [-1.25, -0.75]; (3) the exact finite-n MSE (`softmax_average_mse_exact`: x_j conditioned
     on its score, then Laplace-transform quadrature as in Lemma 9) equals the Monte Carlo MSE
     within MC_Z = 5 standard errors at every n; (4) the limit, n E||a_i - Sigma K x_i||^2 / C
-    within LIMIT_RTOL = 1e-3 of 1 on the exact MSE at n = 1e9.  The spec's
-    criterion "n MSE varies by less than 20% over n >= 10" failed on seeds 0, 1 for queries with
-    q ~ 0.9 (n MSE/C = 0.69-0.74 at n = 10): the pre-asymptotic deficit grows with q, so n = 10
-    is left out of the rate window (FLAGGED: windows and tolerances chosen on seeds 1-4 after
-    seeing that failure, then checked on 0).  Hypotheses A1-A3 and light tails mu(K) < 1/2.
-    FIXED AFTER THE 20-SEED SWEEP: (1) failed on seeds 8, 19 (n MSE/C up to 1.30 and 2.08 at
-    n = 10, 1.44 at n = 40) for queries with a large self score tau = x_i^T K x_i (1.50, 2.51):
-    the query's own key pulls a_i towards x_i, an O(1/n^2) term the asymptotic C leaves out.
-    The bound now uses the finite-n constant C_n (`self_key_constant`: C n/(n-1) plus the self
-    key's term through Lemma 9's bound on E s_ii^2, Cauchy-Schwarz on the cross term), derived,
-    tolerance 1.15 unchanged.  The limit was checked on the Monte Carlo MSE at the two largest
-    n (tolerance 0.16, re-derived after seed 11); it failed at the full tier (25% off at n =
-    640, 1280 for a query with e^q = 11.6): CHANGED AFTER THE FULL-TIER RUN (flagged) to (3)
-    and (4), for the reason given in `lem9.softmax_second_moment` (the exact MSE shows the
-    deficit is the true finite-n value: n MSE / C = 0.76 at n = 1000 for q = 2.45).
+    within LIMIT_RTOL = 1e-3 of 1 on the exact MSE at n = 1e9.  The pre-asymptotic deficit
+    grows with q, so n = 10 is left out of the rate window.  The bound uses the finite-n
+    constant C_n (`self_key_constant`: C n/(n-1) plus the self key's term through Lemma 9's
+    bound on E s_ii^2, Cauchy-Schwarz on the cross term): the query's own key pulls a_i
+    towards x_i, an O(1/n^2) term the asymptotic C leaves out.  Hypotheses A1-A3 and light
+    tails mu(K) < 1/2.
     """
     run = tc.use(softmax_row_moments)
     row_preconditions(tc, run)
