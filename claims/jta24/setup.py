@@ -49,7 +49,7 @@ from theorycheck.optim import (
 )
 from theorycheck.optim.directions import divergence_curves, lp_unit, norms_along
 from theorycheck.runtime import generator
-from theorycheck.solvers import lp_certify, solve_lp_usvm, solve_lp_wsvm
+from theorycheck.solvers import solve_lp_usvm, solve_lp_wsvm
 from theorycheck.solvers.margin import constraint_values
 from theorycheck.solvers.regularization_path import lp_regularization_path
 from theorycheck.solvers.support import SUPPORT_TOL, locally_optimal, safe_gap
@@ -64,6 +64,13 @@ r"""eta of normalized MD per p: the paper's 0.1, and 1.0 for p = 3 (normalized M
 and (eta/10, 10K) follow the same path up to the first steps, and ||W||_3 grows only like
 (eta k)^(1/2))."""
 DIRECTION_STEPS = {"quick": 2000, "full": 6000}
+DIRECTION_SIZES = {"quick": dict(SIZES["quick"], instances=15, steps=DIRECTION_STEPS["quick"]),
+                   "full": dict(SIZES["full"], steps=DIRECTION_STEPS["full"])}
+r"""Sizes of `normalized_mirror_runs`: 15 instances in the quick tier (60 runs, so that a binomial
+at p = 0.8 over all runs has power >= 0.8 at the framework's alternative), the tier's 20 in the
+full tier.  The claims that read only a few of its runs (Lemmas 19-21, the local restarts) use the
+runs of the first ``SIZES[tier]["instances"]`` instances (the same instances: each draws from its
+own child stream)."""
 
 
 def synthetic(rng, K: int, n: int, T: int, d: int, name: str = "synthetic"):
@@ -87,8 +94,7 @@ def synthetic(rng, K: int, n: int, T: int, d: int, name: str = "synthetic"):
     return data, W0
 
 
-@shared_run(sizes={"quick": dict(SIZES["quick"], steps=DIRECTION_STEPS["quick"]),
-                   "full": dict(SIZES["full"], steps=DIRECTION_STEPS["full"])})
+@shared_run(sizes=DIRECTION_SIZES)
 def normalized_mirror_runs(run):
     r"""Normalized l_p-AttGD for every p of P_VALUES on every instance, side by side.
 
@@ -188,19 +194,29 @@ SPARSITY_Q = (1.1, 1.5, 2.0, 3.0)
 
 
 @shared_run(sizes={"quick": dict(SIZES["quick"], steps=1500), "full": dict(SIZES["full"], steps=1500)})
-def sparsity_runs(run, *, q_values=SPARSITY_Q):
+def sparsity_runs(run, *, q_values=SPARSITY_Q, rotation=None):
     r"""Normalized l_q-AttGD (eta = 0.1) from W(0) = 0 for every q of ``q_values`` on every instance,
-    side by side (trial j = iq * K + k); returns the final iterates W (J, d, d) and q (J,)."""
+    side by side (trial j = iq * K + k); returns the final iterates W (J, d, d) and q (J,).  With an
+    orthogonal ``rotation`` Q (d, d) the runs see the tokens and the head in the rotated basis
+    (x -> Q^T x, v -> Q^T v: the same scores and the same model), so the l_q geometry acts on the
+    entries of W' = Q^T W Q; the returned iterates are mapped back, W = Q W' Q^T."""
     s = run.sizes
     data, W0 = instances(run.runtime, s)
     K = data.K
-    t = data.to_torch(run.device, run.dtype)
+    X, u = data.X, data.u
+    if rotation is not None:
+        X, u = X @ rotation, u @ rotation
+    t = TokenSelectionData(name=data.name, X=X, y=data.y, u=u, opt=data.opt, designated_opt=data.designated_opt,
+                           params=data.params, assumptions=data.assumptions).to_torch(run.device, run.dtype)
     model = TokenSelection(t.X, t.y, t.u).tiled(len(q_values))
     q = [qv for qv in q_values for _ in range(K)]
     step = MirrorDescent(model, q, 0.1, normalized=True)
     W = run.tensor(np.zeros((len(q),) + W0.shape[1:]))
     traj = run_trajectory(step, {"W": W}, s["steps"], {}, checkpoints=[])
-    return dict(W=traj.W.cpu().numpy(), q=np.array(q))
+    W = traj.W.cpu().numpy()
+    if rotation is not None:
+        W = rotation @ W @ rotation.T
+    return dict(W=W, q=np.array(q))
 
 
 def sparsity_index(W: np.ndarray) -> np.ndarray:
@@ -277,7 +293,7 @@ def meets_restart_hypotheses(trial) -> bool:
 
 @shared_run(sizes={"quick": dict(SIZES["quick"], steps=1000, scale=5.0),
                    "full": dict(SIZES["full"], steps=3000, scale=5.0)})
-def local_restarts(run, *, switch_to_lowest=False):
+def local_restarts(run, *, switch_to_lowest=False, thin_cone=None):
     r"""Restarts of normalized l_p-AttGD on the SVM ray of locally optimal, non-global alpha.
 
     Candidates, in this order: every distinct non-global alpha selected by `normalized_mirror_runs`
@@ -291,13 +307,17 @@ def local_restarts(run, *, switch_to_lowest=False):
     norm ||grad psi(W(0))||_q = (c ||W_mm||_p)^(p-1) per step as at the radius ``scale``.
     With ``switch_to_lowest`` the same restarts run on alpha' = `lowest_score_switch` of their
     alpha instead (its own W_mm and hypotheses).  Records the directional divergence to W_mm of
-    the restart's own alpha and the selected tokens at 31 checkpoints, and the hypotheses."""
+    the restart's own alpha and the selected tokens at 31 checkpoints, and the hypotheses.
+    With ``thin_cone`` = mu' the start is moved off the ray onto the boundary of the thinner cone
+    D_psi(W_mm/||W_mm||_p, W(0)/||W(0)||_p) = `thin_cone_widths` (mu' scaled by delta_safe; direction W_mm/||W_mm||_p + s E/||E||_p, E Gaussian
+    from the stream "thin cone", s by bisection, the same radius), and every step is a checkpoint."""
     s = run.sizes
     runs = run.use(normalized_mirror_runs)
     data, _ = instances(run.runtime, s)
     scores = data.scores()
     pairs = sorted({(int(k), tuple(a)) for k, a, g in zip(runs["instance"], runs["alpha"],
-                                                           runs["globally_optimal"]) if not g})
+                                                           runs["globally_optimal"])
+                    if not g and k < data.K})
     evaluated = [restart_hypotheses(data, scores, k, np.array(a), p) for k, a in pairs for p in LOCAL_P]
     trials = [tr for tr in evaluated if meets_restart_hypotheses(tr)]
     seen, constructed = set(pairs), 0
@@ -331,13 +351,43 @@ def local_restarts(run, *, switch_to_lowest=False):
     eta = [STEP[pv] * (c / s["scale"]) ** (pv - 1) for pv, c in zip(p, scale)]
     step = MirrorDescent(model, p.tolist(), eta, normalized=True)
     marks = np.linspace(0, s["steps"], 31).round().astype(int)
-    traj = run_trajectory(step, {"W": run.tensor(scale[:, None, None] * W_mm)}, s["steps"], {"W": lambda it: it.W},
+    W0 = scale[:, None, None] * W_mm
+    if thin_cone is not None:
+        marks = np.arange(s["steps"] + 1)
+        E = run.rng("thin cone").standard_normal(W_mm.shape)
+        widths = thin_cone_widths(thin_cone, safe, p)
+        W0 = np.stack([_on_cone_boundary(W_mm[j], E[j], float(p[j]), widths[j]) for j in range(len(p))])
+        W0 = W0 * (scale * norms_along(W_mm[None], p)[0] / norms_along(W0[None], p)[0])[:, None, None]
+    traj = run_trajectory(step, {"W": run.tensor(W0)}, s["steps"], {"W": lambda it: it.W},
                           checkpoints=marks)
     W = traj["W"]
     X = data.X[idx]
     kept = np.stack([np.all(selected_tokens(X, Wc) == alpha, axis=-1) for Wc in W])
     return dict(p=p, t=traj.t, D=divergence_curves(W, W_mm, p), tokens_kept=kept,
                 local=np.array([tr["local"] for tr in trials]), safe=safe, scale=scale, **counts)
+
+
+def thin_cone_widths(mu_thin: float, safe, p):
+    r"""The thinner cone's width per restart: mu' min(1, delta_safe)^max(2, p).  Lemma 28's thinner
+    cone is a function of the instance's constants: Lemma 19 turns D <= mu(delta) into margin
+    errors <= delta/2 with mu(delta) ~ eps^2 (p <= 2) or eps^p (p > 2), eps proportional to delta;
+    delta_safe (floored at SAFE_GAP, the hypothesis) stands for delta."""
+    delta = np.minimum(1.0, np.maximum(np.asarray(safe, dtype=float), SAFE_GAP))
+    return mu_thin * delta ** np.maximum(2.0, np.asarray(p, dtype=float))
+
+
+def _on_cone_boundary(W_mm, E, p: float, mu: float):
+    """W_mm/||W_mm||_p + s E/||E||_p, unit l_p norm, with D_psi_p(W_mm/||W_mm||_p, .) = mu (bisection in s)."""
+    unit, noise = lp_unit(W_mm, p), lp_unit(E, p)
+    D = lambda s: float(directional_bregman(torch.as_tensor(unit)[None],                 # noqa: E731
+                                            torch.as_tensor(lp_unit(unit + s * noise, p))[None], p))
+    lo, hi = 0.0, 1.0
+    while D(hi) < mu:
+        hi *= 2
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if D(mid) < mu else (lo, mid)
+    return lp_unit(unit + lo * noise, p)
 
 
 GROWTH_P = (1.75, 2.0, 3.0)
@@ -443,22 +493,30 @@ gradient is ~exp(-16) and L-BFGS cannot leave its start)."""
 
 
 PATH_STOP = 3e-3
-"""The path minimization stops once the kept start (the lower loss) of every (instance, p, R) has
-relative projected gradient <= PATH_STOP, a third of the claim's precondition 1e-2."""
+"""The path minimization stops once every (instance, p, R) of a start has relative projected
+gradient <= PATH_STOP, a third of the claim's precondition 1e-2."""
+PATH_STARTS = 2
+"""Independent Gaussian starts per (instance, p), each followed along the radii by continuation,
+besides the start on the SVM ray: the ray start alone would decide where the search ends; the
+lowest loss over all starts is kept, so a lower minimum that a Gaussian start finds elsewhere
+fails the claim."""
 
 
 @shared_run(sizes={"quick": dict(SIZES["quick"], p=(2.0,)),
                    "full": dict(SIZES["full"], p=(1.5, 1.75, 2.0, 3.0))})
 def regularization_path(run):
     r"""The regularization path W_R = argmin_{||W||_p <= R} L(W) at R = c ||W_mm_opt||_p, c in
-    PATH_RADII, for every instance and p of the tier: two starts per (instance, p, c), the ray
-    point R W_mm_opt/||W_mm_opt||_p and a Gaussian direction, minimizing log(L(W) - L_*) on the
-    spheres side by side by the library's `lp_regularization_path` (L-BFGS, trial weights 1/R, no
-    error when it stops short: the claim checks the projected gradients); the lower loss is kept.
-    The minimum of the loss over the ball is on the sphere when the radius is large (the loss has
-    no finite minimizer).  Returns W (I, C, d, d) with I = (p, instance)
-    pairs, its loss, relative projected gradients, the certified W_mm_opt (I, d, d), p (I,),
-    instance (I,), and which start won."""
+    PATH_RADII, for every instance and p of the tier, from 1 + PATH_STARTS starts: (0) the ray
+    point R W_mm_opt/||W_mm_opt||_p at every radius, (1..) PATH_STARTS Gaussian directions per
+    (instance, p), each followed along the radii by continuation (the minimizer at one radius
+    starts the next; the first from its Gaussian direction), minimized on the sphere
+    (log(L(W) - L_*), the library's
+    `lp_regularization_path`: L-BFGS, trial weights 1/R, no error when it stops short: the claim
+    checks the projected gradients); the lower loss over the starts is kept.  The minimum of the
+    loss over the ball is on the sphere when the radius is large (the loss has no finite
+    minimizer).  Returns the kept W (I, C, d, d) with I = (p, instance) pairs, its loss and
+    relative projected gradient, every start's W (S, I, C, d, d), loss and projected gradient,
+    the certified W_mm_opt (I, d, d), p (I,), instance (I,), and which start won."""
     s = run.sizes
     data, _ = instances(run.runtime, s)
     K, C = data.K, len(PATH_RADII)
@@ -467,15 +525,29 @@ def regularization_path(run):
     p = np.array([pv for pv, _ in pairs])
     M = norms_along(W_mm[None], p)[0]
     rng = run.rng("path starts")
-    ray = np.repeat(W_mm[:, None], C, axis=1).reshape((-1,) + W_mm.shape[1:])   # (I C, d, d)
-    idx = np.repeat([k for _, k in pairs], C)
+    idx = np.array([k for _, k in pairs])
     t = data.to_torch(run.device, run.dtype)
     model = TokenSelection(t.X[idx], t.y[idx], t.u[idx])
-    path = lp_regularization_path(model, (M[:, None] * np.array(PATH_RADII)).ravel(), np.repeat(p, C),
-                                  [ray, rng.standard_normal(ray.shape)], tol=PATH_STOP)
     shape = (len(pairs), C)
-    return dict(W=path.W.reshape(shape + W_mm.shape[1:]), log_excess=path.log_excess.reshape(shape),
-                projected=path.projected_gradient.reshape(shape), ray_start_won=(path.start == 0).reshape(shape),
+    S = PATH_STARTS + 1
+    W = np.empty((S,) + shape + W_mm.shape[1:])
+    log_excess, projected = np.empty((S,) + shape), np.empty((S,) + shape)
+    ray_model = TokenSelection(t.X[np.repeat(idx, C)], t.y[np.repeat(idx, C)], t.u[np.repeat(idx, C)])
+    ray = lp_regularization_path(ray_model, (M[:, None] * np.array(PATH_RADII)).ravel(), np.repeat(p, C),
+                                 [np.repeat(W_mm, C, axis=0)], tol=PATH_STOP)
+    W[0], log_excess[0], projected[0] = (ray.W.reshape(shape + W_mm.shape[1:]), ray.log_excess.reshape(shape),
+                                         ray.projected_gradient.reshape(shape))
+    for start in range(1, S):
+        current = rng.standard_normal(W_mm.shape)
+        for c, radius in enumerate(PATH_RADII):      # continuation: each radius from the last
+            path = lp_regularization_path(model, M * radius, p, [current], tol=PATH_STOP)
+            W[start, :, c], log_excess[start, :, c], projected[start, :, c] = (
+                path.W, path.log_excess, path.projected_gradient)
+            current = path.W
+    won = log_excess.argmin(0)
+    pick = lambda a: np.take_along_axis(a, won.reshape((1,) + shape + (1,) * (a.ndim - 3)), 0)[0]  # noqa: E731
+    return dict(W=pick(W), log_excess=pick(log_excess), projected=pick(projected), start=won,
+                W_starts=W, log_excess_starts=log_excess, projected_starts=projected,
                 W_mm=W_mm, p=p, instance=np.array([k for _, k in pairs]), radii=np.array(PATH_RADII))
 
 
@@ -526,21 +598,24 @@ def log_correlation(model, W, ref):
 
 
 def references(tc, bad_tokens: bool):
-    r"""The reference of every run of `normalized_mirror_runs` whose alpha is locally optimal:
-    its own l_p-AttSVM W_mm_alpha, or with ``bad_tokens`` the l_p-AttSVM of alpha_bad =
-    argmin_t gamma_{i,t} (not locally optimal).  Records the preconditions (alpha locally
-    optimal on every run used; at least 5 runs); returns (refs (J,d,d), p (J,), instance (J,), data,
+    r"""The reference of every run of `normalized_mirror_runs` on the first ``tc.sizes["instances"]``
+    instances whose alpha is locally optimal: its own l_p-AttSVM W_mm_alpha, or with ``bad_tokens``
+    the l_p-AttSVM of alpha_bad = argmin_t gamma_{i,t}.  Records the preconditions (alpha locally
+    optimal on every run used, computed by `locally_optimal` for the alpha and reference in use;
+    at least 5 runs); returns (refs (J,d,d), p (J,), instance (J,), data,
     alpha (J,n))."""
     runs = tc.use(normalized_mirror_runs)
     data, _ = instances(tc.runtime, tc.sizes)
     p_all = runs["p"]
-    keep = np.flatnonzero(runs["locally_optimal"])
+    keep = np.flatnonzero(runs["locally_optimal"] & (runs["instance"] < data.K))
+    scores = data.scores()
     refs, alphas, alpha_ok = [], [], []
     for j in keep:
         k = runs["instance"][j]
         if bad_tokens:
             bad, ref = lowest_token_svm(data, k, p_all[j])
-            refs.append(ref), alphas.append(bad), alpha_ok.append(False)
+            refs.append(ref), alphas.append(bad)
+            alpha_ok.append(bool(locally_optimal(data.X[k], scores[k], bad, ref)))
         else:
             refs.append(runs["W_mm"][own_index(p_all[j:j + 1])[0], j])
             alphas.append(runs["alpha"][j]), alpha_ok.append(True)
@@ -599,9 +674,13 @@ def margin_slacks(A, B, index, support, delta, W):
     return slacks
 
 
-def restarts(tc):
-    """The restart run (alpha' = lowest-score switch under the control) and its preconditions."""
-    r = tc.use(local_restarts, switch_to_lowest=tc.control == "not_locally_optimal")
+def restarts(tc, thin_cone=None):
+    """The restart run (alpha' = lowest-score switch under the control; started on the boundary of
+    the thinner cone ``thin_cone`` when given) and its preconditions."""
+    if thin_cone is None:
+        r = tc.use(local_restarts, switch_to_lowest=tc.control == "not_locally_optimal")
+    else:
+        r = tc.use(local_restarts, switch_to_lowest=tc.control == "not_locally_optimal", thin_cone=thin_cone)
     tc.record("candidate restarts from the runs (non-global alpha x p)", int(r["candidates"]))
     tc.record("constructed candidate alpha evaluated (second-best switches of opt)", int(r["constructed"]))
     tc.record("delta_safe per restart", r["safe"])
@@ -618,27 +697,40 @@ PI = 0.1
 """The pi of Lemmas 21, 27 (the spec's test value, fixed before the data)."""
 
 
-def late_run(tc, bad_reference: bool):
-    r"""The runs of `norm_growth_runs` that meet the lemmas' measurable hypotheses, the others
-    counted: alpha locally optimal and selected at every late iterate, and Lemma 21's alignment
-    at every late iterate (`_aligned`, the measurable content of W(k) in C_{p,mu,R_pi}); at least
-    MIN_RUNS such runs is a precondition.  Returns late iterates W (C, J, d, d) at steps t (C,),
-    norms r, p, eta, W(K/10), and the reference of every run: its own W_mm_alpha, or with
-    ``bad_reference`` the l_p-AttSVM of alpha_bad = argmin_t gamma_{i,t} (the hypotheses are those
-    of the run, always measured against its own W_mm_alpha).  None when no run meets them."""
-    runs = tc.use(norm_growth_runs, n_instances=tc.sizes["instances"])
-    data, _ = instances(tc.runtime, tc.sizes)
+def plain_settled(runs, data) -> np.ndarray:
+    """(J,) bool per run of `norm_growth_runs`: alpha (the last iterate's tokens) locally optimal
+    and selected at every kept late iterate (the runs of ``data``'s instances)."""
     inst = runs["instance"]
     stable = np.all([np.all(selected_tokens(data.X[inst], Wc) == runs["alpha"], axis=-1) for Wc in runs["W"][1:]],
                     axis=0)
-    local = np.flatnonzero(runs["locally_optimal"] & stable)
+    return runs["locally_optimal"] & stable
+
+
+def rate_profile(p, r):
+    r"""h_p(r) of the rate theorem: r^(1-p) (p < 2), (log r)^2/r (p = 2), log r/r (p > 2); p (J,), r (..., J)."""
+    p = np.asarray(p, dtype=float)
+    return np.where(p < 2, r ** (1 - p), np.where(p == 2, np.log(r) ** 2 / r, np.log(r) / r))
+
+
+def late_run(tc, bad_reference: bool, aligned_only: bool = True):
+    r"""The runs of `norm_growth_runs` that meet the lemmas' measurable hypotheses, the others
+    counted: alpha locally optimal and selected at every late iterate (`plain_settled`), and, with
+    ``aligned_only``, Lemma 21's alignment at every late iterate (`_aligned`, the proof's step in
+    W(k) in C_{p,mu,R_pi}); at least MIN_RUNS such runs is a precondition.  Returns late iterates
+    W (C, J, d, d) at steps t (C,), norms r, p, eta, W(K/10), and the reference of every run: its
+    own W_mm_alpha, or with ``bad_reference`` the l_p-AttSVM of alpha_bad = argmin_t gamma_{i,t}
+    (the hypotheses are those of the run, always measured against its own W_mm_alpha).  None when
+    no run meets them."""
+    runs = tc.use(norm_growth_runs, n_instances=tc.sizes["instances"])
+    data, _ = instances(tc.runtime, tc.sizes)
+    inst = runs["instance"]
+    local = np.flatnonzero(plain_settled(runs, data))
     aligned = (_aligned(instances_model(data, inst[local]), runs["W"][1:, local], runs["W_mm"][local], runs["p"][local])
                if len(local) else np.zeros(0, dtype=bool))
-    use = local[aligned]
+    use = local[aligned] if aligned_only else local
     tc.record("runs with alpha not locally optimal or not stable", len(inst) - len(local))
     tc.record("runs with alpha locally optimal and stable but not aligned (Lemma 21)", int((~aligned).sum()))
-    tc.precondition.at_least("runs in the cone: alpha locally optimal and stable, Lemma 21 aligned, over the late steps",
-                             len(use), MIN_RUNS)
+    tc.precondition.at_least("runs meeting the hypotheses over the late steps", len(use), MIN_RUNS)
     if not len(use):
         return None
     p, inst = runs["p"][use], inst[use]
@@ -647,7 +739,7 @@ def late_run(tc, bad_reference: bool):
         refs = np.stack([lowest_token_svm(data, k, pv)[1] for k, pv in zip(inst, p)])
     return dict(t=runs["t"][1:], W=runs["W"][1:, use], r=runs["r"][1:, use], p=p, eta=float(runs["eta"]),
                 refs=refs, inst=inst, data=data, W_tenth=runs["W"][0, use], r_tenth=runs["r"][0, use],
-                k0=runs["t"][0])
+                k0=runs["t"][0], aligned=aligned if not aligned_only else np.ones(len(use), bool))
 
 
 def _aligned(model, W, W_mm, p) -> np.ndarray:
@@ -679,21 +771,21 @@ CERT_P = (1.1, 1.25, 1.5, 1.75, 2.0, 3.0, 4.0)
 
 
 def certificates(tc, data):
-    """The certificate of every (instance, p), the candidate replaced under the controls, and the
-    relative gap |sum(lambda) - ||W||_p| / ||W||_p of the solver's norm-form multipliers."""
+    """Per (instance, p of CERT_P): (X, opt, p, W, lambda) with W the solver's certified
+    l_p-AttSVM for opt (replaced under the controls: ``perturbed``, a feasible non-optimal W;
+    ``wrong_p``, the solution of another p) and lambda its norm-form multipliers."""
     rng = tc.rng("perturbation")
-    certs, norm_form = [], []
+    out = []
     for k in range(data.K):
         X, opt = data.X[k], data.opt[k]
         A, B, _ = wsvm_constraint_factors(X, opt)
         for p in CERT_P:
             sol = solve_lp_wsvm(X, opt, p, name="synthetic", trial=k)
-            norm_form.append(abs(sol.multipliers.sum() - sol.norm) / sol.norm)
             W = sol.W
             if tc.control == "perturbed":
                 W = W + 1e-2 * np.abs(W).mean() * rng.standard_normal(W.shape)
                 W = W / (np.sum((A @ W) * B, axis=1).min())        # feasible again
             elif tc.control == "wrong_p":
                 W = solve_lp_wsvm(X, opt, 4.0 if p < 3 else 1.5, name="synthetic", trial=k).W
-            certs.append(lp_certify(A, B, W, sol.multipliers, p))
-    return certs, max(norm_form)
+            out.append((X, opt, p, W, sol.multipliers))
+    return out

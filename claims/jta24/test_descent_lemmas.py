@@ -15,9 +15,10 @@ from .setup import PAPER, SIZES, plain_mirror_steps
 SMALL_ETA = 10.0
 """Largest step size at which Lemma 24 (ii) is claimed (see test_descent: chosen after seeing data)."""
 PLAIN_SIZES = {"quick": dict(SIZES["quick"], steps=200), "full": dict(SIZES["full"], steps=1000)}
-REL = 1e-12
-"""Relative round-off allowance of a per-step inequality between norms (a few unit round-offs
-of the p-th powers of <= 100 entries; the tightest inequalities are equalities up to rounding)."""
+REL = "conditioned"
+"""Tolerance kind of the relative round-off allowance of a per-step inequality between norms
+(round-off of the p-th powers of <= 100 entries, times the conditioning of a difference of
+norms; the tightest inequalities are equalities up to rounding): tc.tol(REL)."""
 
 
 @claim(
@@ -35,7 +36,7 @@ def test_norm_increment(tc):
     (triangle inequality; tight when the step is parallel to grad psi(W(k))).  (i) follows from
     (ii) with Lemma 15 (b^(p-1) - a^(p-1) >= (p-1) min(a,b)^(p-2) (b - a) type bounds) and
     Lemma 14; which of the equivalent forms the paper states is lost (provenance inferred).
-    Pass: both at every step of every run with relative allowance 1e-12 (REL) of the right
+    Pass: both at every step of every run with relative allowance tc.tol(REL) of the right
     side's scale; trivially true where b <= a (the proof's first case), checked anyway.  The
     control halves the right side of (ii), which large steps (eta = 100) violate.
     """
@@ -47,8 +48,8 @@ def test_norm_increment(tc):
     rhs_ii = factor * eta * Gq
     slack_ii = (rhs_ii - (b ** (p - 1) - a ** (p - 1))) / np.maximum(rhs_ii + b ** (p - 1), 1e-300)
     tc.record("steps with b > a", int(np.sum(b > a)))
-    tc.conclusion.at_least("(i) b - a <= eta ||G||_q (a + b) / ((p-1) a^(p-1))", slack_i.min(), -REL)
-    tc.conclusion.at_least("(ii) b^(p-1) - a^(p-1) <= eta ||G||_q", slack_ii.min(), -REL)
+    tc.conclusion.at_least("(i) b - a <= eta ||G||_q (a + b) / ((p-1) a^(p-1))", slack_i.min(), -tc.tol(REL))
+    tc.conclusion.at_least("(ii) b^(p-1) - a^(p-1) <= eta ||G||_q", slack_ii.min(), -tc.tol(REL))
 
 
 @claim(
@@ -66,7 +67,7 @@ def test_norm_monotone(tc):
     <grad psi(W(k+1)), U> = <grad psi(W(k)) - eta G, U> = a^(p-1) + eta <-G, W(k)>/a.  Holds for
     every W (no assumption); nearly tight (the spec observed -1.7e-9 relative before rounding
     allowance... i.e. equality up to rounding when the step is small).  Pass: slack relative to
-    b^(p-1) >= -1e-12 at every step.  The control doubles the eta term (violated whenever
+    b^(p-1) >= -tc.tol(REL) at every step.  The control doubles the eta term (violated whenever
     <-G, W(k)> > 0 and the step is small).
     """
     r = tc.use(plain_mirror_steps)
@@ -75,7 +76,7 @@ def test_norm_monotone(tc):
     rhs = a ** (p - 1) + factor * eta * ngw / a
     slack = (b ** (p - 1) - rhs) / b ** (p - 1)
     tc.record("fraction of steps with <-G, W_k> >= 0", float(np.mean(ngw >= 0)))
-    tc.conclusion.at_least("b^(p-1) >= a^(p-1) + eta <-G, W_k>/a", slack.min(), -REL)
+    tc.conclusion.at_least("b^(p-1) >= a^(p-1) + eta <-G, W_k>/a", slack.min(), -tc.tol(REL))
 
 
 @claim(
@@ -86,19 +87,20 @@ def test_norm_monotone(tc):
     provenance="inferred",
     controls={"eta_1000": Control("dynamics", breaks=["(ii) L(W_{k+1}) <= L(W_k) - D_psi(W_k, W_{k+1})/eta"],
                                   description="step size eta = 1000, beyond the small-step condition")},
+    calibration=["eta <= 10 for (ii) chosen after seeing seeds 1, 2: eta = 100 violated (ii) on the first "
+                 "steps for p in {1.25, 1.5, 4} (not held out)."],
     sizes=PLAIN_SIZES,
 )
 def test_descent(tc):
     r"""(i) is exact: D_psi(W, W') = psi(W) - psi(W') - <grad psi(W'), W - W'> with
     <grad psi(W'), W'> = p psi(W') and <grad psi(W'), W> = p psi(W) - eta <G, W>.  Pass: residual
-    <= 1e-10 relative to (p-1)(psi(W') + psi(W)) (cancellation of two potentials of size up to
+    <= tc.tol("iterative") relative to (p-1)(psi(W') + psi(W)) (cancellation of two potentials of size up to
     ~10^3).  (ii) is the mirror-descent descent lemma when psi - eta L is convex along the step
     ("eta small enough", a threshold eta_0 the paper leaves unspecified); checked for
-    eta <= 10 at every step with the allowance 1e-12 of L(W_k).  FLAGGED: the range eta <= 10
-    was chosen after seeing data (seeds 1, 2): with the exponential loss eta = 100 violates (ii)
-    on the first steps from W(0) std 1 for p in {1.25, 1.5, 4} (relative slack down to -0.55 on
-    seed 1), so eta_0 lies between 10 and 100 here; the spec, with the logistic loss (smaller
-    curvature), found (ii) to hold up to eta = 100.  The violations at eta = 100 are recorded.
+    eta <= 10 at every step with the allowance tc.tol(REL) of L(W_k).  FLAGGED: the range eta <= 10
+    was chosen after seeing data (calibration record): with the exponential loss eta = 100
+    violates (ii) on the first steps from W(0) std 1, so eta_0 lies between 10 and 100 here; the
+    spec, with the logistic loss (smaller curvature), found (ii) to hold up to eta = 100.  The violations at eta = 100 are recorded.
     The control (dynamics kind) runs eta = 1000: (ii) then fails (the spec observed +0.09 to +0.8).
     """
     etas = (1000.0,) if tc.control == "eta_1000" else None
@@ -107,8 +109,8 @@ def test_descent(tc):
     lhs = eta * r["neg_G_W"]
     rhs = (p - 1) * (r["psi_next"] - r["psi"]) - r["D_step"]
     scale = (p - 1) * (r["psi_next"] + r["psi"])
-    tc.conclusion.at_most("(i) exact identity, relative residual", (np.abs(lhs - rhs) / scale).max(), 1e-10)
+    tc.conclusion.at_most("(i) exact identity, relative residual", (np.abs(lhs - rhs) / scale).max(), tc.tol("iterative"))
     slack = (r["L"] - r["D_step"] / eta - r["L_next"]) / r["L"]
     tc.record("worst (ii) slack per eta", {float(e): float(slack[:, eta == e].min()) for e in np.unique(eta)})
     small = eta <= SMALL_ETA if etas is None else np.ones_like(eta, dtype=bool)
-    tc.conclusion.at_least("(ii) L(W_{k+1}) <= L(W_k) - D_psi(W_k, W_{k+1})/eta", slack[:, small].min(), -REL)
+    tc.conclusion.at_least("(ii) L(W_{k+1}) <= L(W_k) - D_psi(W_k, W_{k+1})/eta", slack[:, small].min(), -tc.tol(REL))

@@ -15,22 +15,36 @@ import numpy as np
 from theorycheck import Control, claim
 from theorycheck.data.selection import stable_tokens
 from theorycheck.optim.directions import divergence_curves, norms_along
+from theorycheck.solvers import solve_lp_wsvm
 
 from .setup import (
-    DIRECTION_STEPS,
+    DIRECTION_SIZES,
     FAR_Q,
     P_VALUES,
     PAPER,
-    SIZES,
+    instances,
+    norm_growth_runs,
     normalized_mirror_runs,
     own_index,
+    plain_settled,
+    rate_profile,
     per_p,
     reference_index,
     steps,
     wrong_token_references,
 )
 
-SHARED_SIZES = {tier: dict(SIZES[tier], steps=DIRECTION_STEPS[tier]) for tier in SIZES}
+SHARED_SIZES = DIRECTION_SIZES
+RATE_SIZES = {"quick": dict(DIRECTION_SIZES["quick"], plain_instances=10),
+              "full": dict(DIRECTION_SIZES["full"], plain_instances=20)}
+SUBSET_POWER = ("quick tier: the runs meeting the hypotheses are a subset of the 60 (power 0.8 needs "
+                "about 60); the full tier's 80 runs reach power 0.88 or more")
+
+
+def _settled(runs):
+    """Runs meeting the theorem's measurable hypotheses: alpha locally optimal and selected over
+    the last 30% of the steps."""
+    return runs["locally_optimal"] & stable_tokens(runs["t"], runs["tokens"], runs["alpha"])
 
 
 @claim(
@@ -43,35 +57,49 @@ SHARED_SIZES = {tier: dict(SIZES[tier], steps=DIRECTION_STEPS[tier]) for tier in
     controls={
         "wrong_p": Control("reference", breaks=["median D to the l_p-AttSVM at K, per p"],
                            description="the l_q-AttSVM with a far q (3 for p < 3, 1.5 for p = 3) "
-                                       "as the reference"),
+                                       "as the reference", constants={"far_q": 3.0, "far_q_at_3": 1.5}),
         "wrong_tokens": Control("reference", breaks=["median D to the l_p-AttSVM at K, per p"],
                                 description="the l_p-AttSVM of alpha with one sample moved to "
                                             "its lowest-score token"),
     },
+    constants={"growth_ratio": 1.2, "p0": 0.8},
+    calibration=[
+        "D thresholds (median D <= 1e-2, nearest-wrong/correct >= 2, per-run D <= 2e-2) chosen on "
+        "seeds 1, 2 and checked on seed 0 with 5 instances (before the instances were raised to 15).",
+        "growth ratio 1.2: chosen on seeds 1, 2 as an every-run check; seed 9 failed it on one p = 3 "
+        "run whose tokens were not yet stable (ratio 1.17, hypotheses not met).  Re-decided for the "
+        "theorem's reason: every run must grow (ratio > 1, the statement), the 1.2 is required on "
+        "the runs meeting the hypotheses (in the cone the dual norm grows at about eta per step); "
+        "checked with 15 instances on seeds 0-19.",
+        "instances 5 -> 15 in the quick tier (60 runs) for binomial power >= 0.8 at p = 0.8.",
+    ],
     sizes={"quick": SHARED_SIZES["quick"], "full": SHARED_SIZES["full"]},
 )
 def test_lp_direction(tc):
-    r"""Measure, per run j (5 instances x 4 values of p): D^(q)_k = D_psi_p(W_mm[q]/||.||_p,
-    W(k)/||W(k)||_p) at k = K/2 and K.  Conclusions (thresholds chosen on --tc-seed 1 and 2,
-    then checked on 0):
+    r"""Measure, per run j (instances x 4 values of p): D^(q)_k = D_psi_p(W_mm[q]/||.||_p,
+    W(k)/||W(k)||_p) at k = K/2 and K.  Conclusions:
     * alpha locally optimal (its support tokens score below alpha_i): binomial at p = 0.8 over
-      the 20 runs (power: rejects with probability 0.8 when the true rate is about 0.5);
-    * median over instances of D^(p)_K <= 1e-2 for every p (observed 3e-4 to 6e-3; the spec's
-      5e-3 was for the logistic loss with 3000 steps at p = 3);
-    * median of min_{q != p} D^(q)_K / D^(p)_K >= 2 for every p (observed 2.5 to 40);
-    * D^(p)_K < D^(p)_{K/2}: binomial at p = 0.8;
-    * ||W(K)||_p >= 1.2 ||W(K/2)||_p in every run (growth without bound, as a shape: normalized MD
-      moves the dual iterate by eta per step, so ||W||_p^(p-1) ~ eta k and the ratio tends to
-      2^(1/(p-1)) >= 1.41 for p <= 3; 1.2 leaves room for the transient while the tokens are
-      still being chosen.  ||W||_p need not be monotone step by step outside the cone, and on
-      seed 1 it is not);
+      all runs;
+    * median over instances of D^(p)_K <= 1e-2 for every p (the spec's 5e-3 was for the logistic
+      loss with 3000 steps at p = 3; the exponential loss converges more slowly in direction);
+    * median of min_{q != p} D^(q)_K / D^(p)_K >= 2 for every p (the l_p SVM is the nearest by a
+      factor, not by round-off);
+    * D^(p)_K < D^(p)_{K/2}: binomial at p = 0.8 over all runs;
+    * ||W||_p grows: ||W(K)||_p > ||W(K/2)||_p in every run (the statement: the norm diverges);
+    * in the cone it grows at the rate of the step: on the runs meeting the hypotheses (alpha
+      locally optimal and stable over the last 30% of steps; their number is a precondition,
+      >= half of the runs) ||W(K)||_p >= 1.2 ||W(K/2)||_p.  Normalized MD moves the dual iterate
+      by eta G/||G||_q per step; once the gradient is aligned with grad psi(W) (inside the cone)
+      ||W||_p^(p-1) grows by about eta per step, so the ratio tends to 2^(1/(p-1)) >= 1.41 for
+      p <= 3; 1.2 leaves room for the offset ||W(0)||_p.  Outside the cone (tokens still
+      switching) the alignment and so the growth rate can be lower: only growth is claimed there;
     * the dual norm ||grad psi(W)||_q = ||W||_p^(p-1) grows by at most eta per step between K/2
       and K, every run (exact: the normalized step moves the dual iterate by eta G/||G||_q, of
-      q-norm eta; allowance 1e-9 relative).  Observed 0.99-0.999 eta for p >= 1.75 once aligned,
-      0.5-0.7 eta for p = 1.5 (recorded);
-    * per run, on the runs meeting the theorem's hypotheses (alpha locally optimal and stable
-      over the last 30% of steps; their number is a precondition, >= 10 of 20): D^(p)_K <= 2e-2
-      and D^(p)_K < min_{q != p} D^(q)_K, binomial at p = 0.8.
+      q-norm eta; allowance tc.tol("iterative") relative to 1);
+    * per run, on the runs meeting the hypotheses: D^(p)_K <= 2e-2 and D^(p)_K < min_{q != p}
+      D^(q)_K, binomial at p = 0.8.
+    Binomials over all runs have power >= 0.8 at p = 0.65 (60 runs quick, 80 full); the subset
+    binomial states its power.
     """
     runs = tc.use(normalized_mirror_runs)
     p = runs["p"]
@@ -85,23 +113,27 @@ def test_lp_direction(tc):
         own = divergence_curves(runs["W"][[half, -1]], wrong_token_references(tc, runs), p).T
     others = np.array([np.min(np.delete(D[:, -1, j], ref[j])) for j in range(J)])
     ratio = others / own[:, -1]
-    hypotheses = runs["locally_optimal"] & stable_tokens(runs["t"], runs["tokens"], runs["alpha"])
+    hypotheses = _settled(runs)
     r = norms_along(runs["W"][[half, -1]], p)
     tc.record("D^(p)_K per run", own[:, -1])
     tc.record("nearest wrong / correct per run", ratio)
     tc.record("globally optimal alpha per run", runs["globally_optimal"])
+    tc.record("||W(K)||_p / ||W(K/2)||_p per run", r[1] / r[0])
     tc.precondition.at_least("runs with stable, locally optimal tokens", int(hypotheses.sum()), J // 2)
     tc.conclusion.binomial("selected tokens are locally optimal", runs["locally_optimal"], p=0.8)
     tc.conclusion.at_most("median D to the l_p-AttSVM at K, per p", per_p(own[:, -1], p), 1e-2)
     tc.conclusion.at_least("median nearest-wrong / correct ratio, per p", per_p(ratio, p), 2.0)
     tc.conclusion.binomial("D decreases from K/2 to K", own[:, -1] < own[:, 0], p=0.8)
-    tc.conclusion.at_least("||W||_p grows: ||W(K)||_p / ||W(K/2)||_p, every run", r[1] / r[0], 1.2)
+    tc.conclusion.at_least("||W||_p grows: ||W(K)||_p - ||W(K/2)||_p > 0, every run", r[1] - r[0], 0.0)
+    tc.conclusion.at_least("in the cone: ||W(K)||_p / ||W(K/2)||_p >= 1.2, every run meeting the hypotheses",
+                           (r[1] / r[0])[hypotheses], 1.2)
     dual_rate = (r[1] ** (p - 1) - r[0] ** (p - 1)) / (steps(p) * (t[-1] - t[half]))
     tc.record("dual-norm growth per step / eta, K/2 to K, per run", dual_rate)
-    tc.conclusion.at_most("dual-norm growth per step <= eta (triangle inequality), every run", dual_rate.max(), 1 + 1e-9)
+    tc.conclusion.at_most("dual-norm growth per step <= eta (triangle inequality), every run", dual_rate.max(), 1.0,
+                          margin=tc.tol("iterative"))
     strict = (own[:, -1] <= 2e-2) & (own[:, -1] < others)
     tc.conclusion.binomial("per run (hypotheses met): D small and below every wrong q",
-                           strict[hypotheses], p=0.8)
+                           strict[hypotheses], p=0.8, low_power=SUBSET_POWER)
 
 
 @claim(
@@ -113,25 +145,47 @@ def test_lp_direction(tc):
     provenance="inferred",
     controls={
         "wrong_p": Control("reference", breaks=["median slope of log D vs log ||W||_p, per p"],
-                           description="the divergence to the far wrong l_q-AttSVM (it levels off)"),
+                           description="the divergence to the far wrong l_q-AttSVM (it levels off), "
+                                       "for the normalized and the plain runs"),
         "faster_rate": Control("statement", breaks=["median slope of log D vs log ||W||_p, per p"],
                                description="a rate three times faster than the exponent "
-                                           "min(1, p-1) (slope <= -3 min(1, p-1))"),
+                                           "min(1, p-1) (slope <= -3 min(1, p-1))",
+                               constants={"factor": 3.0}),
     },
-    sizes={"quick": SHARED_SIZES["quick"], "full": SHARED_SIZES["full"]},
+    calibration=[
+        "slope bound: was -min(1, p-1)/2 (half the exponent, chosen on seeds 1, 2); replaced by the "
+        "log-log slope of h_p itself over the same window (no free factor); not re-tuned.",
+        "plain-MD check added after the review (the theorem is about plain MD); its anchored form has "
+        "no threshold of its own; checked on seeds 0-19.",
+    ],
+    sizes=RATE_SIZES,
 )
 def test_rate(tc):
-    r"""The theorem's h_p has log-log slope -(p-1) (p < 2) and -1 + o(1) (p >= 2) in r = ||W||_p,
-    and the constant C is lost, so the rate is tested as a shape: on the 12 log-spaced
-    checkpoints in [K/20, K], the least-squares slope s of log D^(p)_k against log r_k over
-    the last 6 must satisfy s <= -min(1, p-1)/2 (half the bound's exponent: the log factors of
-    h_p flatten the slope at moderate r), as the median over the runs of each p that meet the
-    hypotheses (alpha locally optimal and stable over the last 30%; count >= 10 of 20 is a
-    precondition); D^(p)_k decreasing over those checkpoints in >= 80% of the runs (binomial).
-    The proven rate is loose: the fitted exponents are recorded; on seeds 1 and 2 the medians
-    were -1.0, -1.5, -1.95, -2.0 for p = 1.5, 1.75, 2, 3, i.e. D ~ r^(-2 min(1, p-1)), twice the
-    exponent of h_p.  Normalized MD (the paper's experimental algorithm) is used: plain MD
-    grows ||W|| only like log k, which makes the window of r too short to fit in the quick tier.
+    r"""The constant C is lost, so the rate is tested as a shape, on two algorithms.
+
+    Normalized MD (the paper's experimental algorithm; `normalized_mirror_runs`): on the 12
+    log-spaced checkpoints in [K/20, K], the least-squares slope s of log D^(p)_k against log r_k
+    (r = ||W||_p) over the last 6 must be at most the slope of log h_p(r_k) against log r_k over
+    the same checkpoints (h_p's own log-log slope: -(p-1) for p < 2; -1 + 2/log r (p = 2) and
+    -1 + 1/log r (p > 2) at the window's r), as the median over the runs of each p that meet
+    the hypotheses (alpha locally optimal and stable over the last 30%; count >= half of the
+    runs is a precondition).  D^(p)_k decreasing over those checkpoints: binomial at p = 0.8 over
+    the runs meeting the hypotheses.
+
+    Plain MD (the theorem's algorithm; `norm_growth_runs`, eta = 10, p in {1.75, 2, 3}, K = 2000
+    quick): its norm grows only like log k (Lemma 30), too little for a slope fit, so the bound is
+    tested anchored: with the constant of the iterate k0 = K/10 (C = D_k0 / h_p(r_k0), the form
+    Lemma 29 gives when Lemma 27 is summed from k0), D_K <= C h_p(r_K) on every run meeting the
+    hypotheses (alpha locally optimal and selected at every one of the last 200 iterates).
+
+    The plain-MD check is weak: over [K/10, K] plain MD moves r by a factor ~1.3 only and D falls
+    from a generic direction at k0, so the divergence to a wrong l_q-AttSVM also meets the
+    anchored bound (the wrong_p control leaves it holding); it is a consistency check of the
+    theorem's algorithm, the discriminating evidence is the normalized-MD slope.  The fitted
+    decay is faster than h_p (the records hold the slopes): the bound is what is tested.
+    Controls: the far wrong l_q-AttSVM as reference (the normalized runs' divergence levels off;
+    the plain check is recomputed against it too), and a slope three times the exponent (a
+    discrimination check of the fit).
     """
     runs = tc.use(normalized_mirror_runs)
     p, t = runs["p"], runs["t"]
@@ -142,20 +196,41 @@ def test_rate(tc):
     own = D[ref, :, np.arange(len(p))].T                           # (6, J)
     r = norms_along(runs["W"][marks], p)
     slopes = np.array([np.polyfit(np.log(r[:, j]), np.log(own[:, j]), 1)[0] for j in range(len(p))])
-    hypotheses = runs["locally_optimal"] & stable_tokens(runs["t"], runs["tokens"], runs["alpha"])
-    factor = 3.0 if tc.control == "faster_rate" else 0.5
-    bound = np.array([-factor * min(1.0, pv - 1) for pv in P_VALUES])
+    h_slopes = np.array([np.polyfit(np.log(r[:, j]), np.log(rate_profile(p[j:j + 1], r[:, j:j + 1])[:, 0]), 1)[0]
+                         for j in range(len(p))])
+    hypotheses = _settled(runs)
+    if tc.control == "faster_rate":
+        bound = np.array([-3.0 * min(1.0, pv - 1) for pv in P_VALUES])
+    else:
+        bound = np.array([np.median(h_slopes[(p == pv) & hypotheses]) for pv in P_VALUES])
     medians = np.array([np.median(slopes[(p == pv) & hypotheses]) for pv in P_VALUES])
     tc.record("fitted slopes per run", slopes)
     tc.record("median fitted slope / min(1, p-1), per p", medians / np.array([min(1, pv - 1) for pv in P_VALUES]))
     tc.precondition.at_least("runs with stable, locally optimal tokens", int(hypotheses.sum()), len(p) // 2)
     tc.conclusion.at_most("median slope of log D vs log ||W||_p, per p", medians, bound)
     decreasing = np.all(np.diff(own, axis=0) < 0, axis=0)
-    tc.conclusion.binomial("D decreasing over the window", decreasing[hypotheses], p=0.8)
+    tc.conclusion.binomial("D decreasing over the window", decreasing[hypotheses], p=0.8, low_power=SUBSET_POWER)
     for pv in P_VALUES:
         j = int(np.flatnonzero(p == pv)[0])
         tc.curve("rate", f"p={pv:g}", r[:, j], own[:, j], xscale="log", yscale="log",
                  xlabel="||W(k)||_p", ylabel="D_psi")
+
+    plain = tc.use(norm_growth_runs, n_instances=tc.sizes["plain_instances"])
+    data, _ = instances(tc.runtime, dict(tc.sizes, instances=tc.sizes["plain_instances"]))
+    pp, inst = plain["p"], plain["instance"]
+    refs = plain["W_mm"]
+    if tc.control == "wrong_p":
+        refs = np.stack([solve_lp_wsvm(data.X[k], a, FAR_Q[float(pv)], name="synthetic", trial=int(k)).W
+                         for k, a, pv in zip(inst, plain["alpha"], pp)])
+    D0 = divergence_curves(plain["W"][[0, -1]], refs, pp)            # (2, J)
+    h = rate_profile(pp, plain["r"][[0, -1]])
+    settled = plain_settled(plain, data)
+    anchored = D0[0] * h[1] / h[0]
+    tc.record("plain MD: D_k0, D_K per run", D0)
+    tc.record("plain MD: D_K / (D_k0 h_p(r_K)/h_p(r_k0)) per run", D0[1] / anchored)
+    tc.precondition.at_least("plain MD: runs meeting the hypotheses", int(settled.sum()), 5)
+    tc.conclusion.at_most("plain MD: D_K <= D_k0 h_p(r_K) / h_p(r_k0), runs meeting the hypotheses",
+                          D0[1][settled], anchored[settled])
 
 
 @claim(
@@ -165,28 +240,29 @@ def test_rate(tc):
               "l_q-AttSVM decays for q = p and levels off for q != p.",
     provenance="stated",
     controls={
-        "gaussian_reference": Control("reference", breaks=["q = p curve decays from K/2 to K"],
-                                      description="a Gaussian matrix in place of the l_p-AttSVM"),
+        "wrong_tokens": Control("reference", breaks=["q = p curve decays from K/2 to K"],
+                                description="the l_p-AttSVM of alpha with one sample moved to its "
+                                            "lowest-score token in place of the l_p-AttSVM of alpha"),
     },
     sizes={"quick": SHARED_SIZES["quick"], "full": SHARED_SIZES["full"]},
 )
 def test_synthetic_bregman_curves(tc):
     r"""Mean over instances of D^(q)_k for every (q, p), q, p in {1.5, 1.75, 2, 3}, drawn per p
-    (the paper's figure: mean over 100 data sets; here 5, scaled down).  What the figure shows,
-    checked (thresholds from seeds 1, 2): for every p, (a) at K the q = p curve is the lowest of
-    the four; (b) it decays: the median over instances of D^(p)_K / D^(p)_{K/2} <= 0.6 (observed
-    0.1-0.55); (c) the far wrong q (3, or 1.5 for p = 3) levels off: median of
-    D^(q)_K / D^(q)_{K/2} >= 0.7 (observed 0.8-1.0).  The control replaces the l_p-AttSVM by a
-    Gaussian matrix (its divergence neither decays nor is the lowest).  The tokens are those
-    of each run's own last iterate for every q (the spec's convention).
+    (the paper's figure: mean over 100 data sets; here the tier's instances, scaled down).  What
+    the figure shows, checked (thresholds chosen on seeds 1, 2 with 5 instances; not held out):
+    for every p, (a) at K the q = p curve is the lowest of the four; (b) it decays: the median
+    over instances of D^(p)_K / D^(p)_{K/2} <= 0.6; (c) the far wrong q (3, or 1.5 for p = 3)
+    levels off: median of D^(q)_K / D^(q)_{K/2} >= 0.7.  The control replaces the l_p-AttSVM of
+    alpha by that of a wrong token choice (alpha with one sample moved to its lowest-score token,
+    not locally optimal): the iterates do not converge to it, so its divergence levels off.  The
+    tokens are those of each run's own last iterate for every q (the spec's convention).
     """
     runs = tc.use(normalized_mirror_runs)
     p, t = runs["p"], runs["t"]
     refs = runs["W_mm"].copy()
     own = own_index(p)
-    if tc.control == "gaussian_reference":
-        noise = tc.rng("gaussian").standard_normal(refs.shape[1:])
-        refs[own, np.arange(len(p))] = noise
+    if tc.control == "wrong_tokens":
+        refs[own, np.arange(len(p))] = wrong_token_references(tc, runs)
     D = np.stack([divergence_curves(runs["W"], refs[iq], p) for iq in range(len(P_VALUES))])
     half = np.searchsorted(t, t[-1] // 2)
     lowest, decay, level = [], [], []

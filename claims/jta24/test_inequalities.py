@@ -39,7 +39,7 @@ matrices = st.tuples(st.integers(0, 2**32 - 1), st.integers(1, 7), st.integers(1
 def test_lp_vs_l2(tc):
     r"""Subadditivity of t -> t^(p/2) (p <= 2) and the power-mean inequality give the interval.
     Margin of an instance: the smaller distance of rho = ||W||_p/||W||_2 to the ends of its
-    interval, divided by rho, plus 1e-12 (relative round-off of two norms of <= 49 entries);
+    interval, divided by rho, plus tc.tol("conditioned") (relative round-off of two norms of <= 49 entries);
     property_search over shapes 1..7 x 1..7 and p in [1.01, 6].  The control claims
     [1, N^(1/p-1/2)] for every p (for p > 2 its ends are in the wrong order), which any W with
     >= 2 non-zero entries violates.
@@ -52,7 +52,7 @@ def test_lp_vs_l2(tc):
         rho = float(lp_norm(one_trial(W), p) / lp_norm(one_trial(W), 2.0))
         end = (W.size) ** (1 / p - 1 / 2)
         lo, hi = (1.0, end) if (p <= 2 or swapped) else (end, 1.0)
-        return min(rho - lo, hi - rho) / rho + 1e-12
+        return min(rho - lo, hi - rho) / rho + tc.tol("conditioned")
 
     property_search(tc, "norm ratio inside the interval", matrices, margin,
                     max_examples=tc.sizes["examples"])
@@ -67,6 +67,10 @@ def test_lp_vs_l2(tc):
     controls={"stronger_constants": Control(
         "statement", breaks=["Bregman lower bound"],
         description="constants 1/p (p >= 2) and p - 1 (p < 2) in place of 1/(p 2^p) and (p-1)/2")},
+    calibration=["the noise range was s in [-3, 0]; on seed 18 the search found no pair violating the "
+                 "control's constants (the control passed).  Widened to [-3, 1], the whole statement "
+                 "(far pairs, where the constants are sharp), not a threshold: claim passes and control "
+                 "fails on seeds 0-19."],
     sizes=EXAMPLES,
 )
 def test_bregman_lower_bounds(tc):
@@ -75,13 +79,17 @@ def test_bregman_lower_bounds(tc):
     p < 2 the second-order bound uses |x|, |y| <= 1 (unit norm) and gives (p-1)/2 (sharp).  The
     constants are the spec's reconstruction (the paper's were stripped): provenance inferred.
     Margin: D / bound - 1 + 1e-9, over unit pairs (V = W + noise of relative size 10^s,
-    s in [-3, 0], both normalized; both argument orders), skipping ||W - V||_p < 1e-3 where D
-    is below the Bregman cancellation floor (absolute error ~1e-16, P5).  The control uses the
-    constants 1/p and p - 1, which fail near-coincident pairs (inf phi_3 / |x-y|^3 ~ 0.195 < 1/3).
+    s in [-3, 1], both normalized; both argument orders), skipping ||W - V||_p < 1e-3 where D
+    is below the Bregman cancellation floor (absolute error ~1e-16, P5).  The lemma holds for
+    every unit pair, so the search covers far pairs too (s up to 1: entries of V of either sign
+    relative to W): that is where the constants are sharp (an entry with opposite signs,
+    x = -y: phi_p = 2|y|^p against |x - y|^p/p = 2^p |y|^p/p, so 1/p fails for p > 2; for p < 2
+    a dominant entry |y| near 1).  The control uses the constants 1/p and p - 1, which such pairs
+    violate.
     """
     strong = tc.control == "stronger_constants"
     cases = st.tuples(st.integers(0, 2**32 - 2), st.integers(1, 6), st.integers(1, 6),
-                      st.floats(1.05, 5.0), st.floats(-3.0, 0.0), st.booleans())
+                      st.floats(1.05, 5.0), st.floats(-3.0, 1.0), st.booleans())
 
     def margin(case):
         seed, m, n, p, s, swap = case
@@ -107,6 +115,9 @@ def test_bregman_lower_bounds(tc):
     provenance="inferred",
     controls={"reversed": Control("statement", breaks=["power-ratio inequalities"],
                                   description="both inequalities reversed")},
+    single_evidence="an inequality between three scalar expressions of x and p: there is no data, "
+                    "reference or dynamics to perturb; the searched (x, p) are the evidence, and the "
+                    "reversed control only shows that the search resolves a violation",
     sizes=EXAMPLES,
 )
 def test_power_ratio(tc):
@@ -174,7 +185,7 @@ def test_power_mvt(tc):
 )
 def test_three_point(tc):
     r"""Expanding the three divergences, psi(A), psi(B), psi(C) cancel and the inner products
-    leave <grad psi(C) - grad psi(B), A - B>.  Margin: 1e-12 minus the residual divided by
+    leave <grad psi(C) - grad psi(B), A - B>.  Margin: tc.tol("conditioned") minus the residual divided by
     the largest of |D(A,B)|, |D(B,C)|, |D(A,C)| and the right side's terms (relative round-off of
     sums of <= 36 terms of magnitude ~10^(2p)); random 1..6 x 1..6 triples with entries of
     magnitude 10^[-2,2], p in [1.05, 5].  The control's swapped right side leaves residuals of
@@ -193,6 +204,6 @@ def test_three_point(tc):
             rhs = ((mirror_map(C, p) - mirror_map(B, p)) * (A - B)).sum()
         scale = max(float(bregman(X, Y, p).abs()) for X, Y in ((A, B), (B, C), (A, C)))
         scale = max(scale, float(((mirror_map(C, p).abs() + mirror_map(B, p).abs()) * (A - B).abs()).sum()))
-        return 1e-12 - float((lhs - rhs).abs()) / max(scale, 1e-300)    # A = B = C: both sides 0
+        return tc.tol("conditioned") - float((lhs - rhs).abs()) / max(scale, 1e-300)    # A = B = C: both sides 0
 
     property_search(tc, "three-point identity", cases, margin, max_examples=tc.sizes["examples"])

@@ -2,18 +2,16 @@ r"""jta24: local directional convergence and cone invariance of l_p-AttGD (main-
 theorem, reconstructed; its proof is appendix Lemmas 19-30, the induction being Lemma 28).
 
 Julistiono, Tarzanagh, Azizan, arXiv 2410.14581.  Shared run `local_restarts`: for the
-non-global token sets alpha that the runs of `normalized_mirror_runs` selected (then, while fewer
-than 9 restarts meet the hypotheses, constructed ones: opt with one sample moved to its
-second-highest-score token -- after the 20-seed sweep, where on seed 12 every run selected opt and
-the claims had no restart at all; they fill in on seeds 0, 2, 7, 12, 15, 17 and both claims and
-their controls then pass on all seeds 0-19), and p in {1.75, 2, 3}, restart normalized l_p-AttGD on the SVM
-ray, W(0) = c W_mm_alpha^p with
-c = max(5, 3/delta_safe) (eta scaled by (c/5)^(p-1)), where the theorem's hypotheses hold (alpha
-locally optimal at p, delta_safe >= 0.05; at most 9 restarts), 1000 steps (quick).  The radius
-depends on delta_safe because the theorem's does (its cone constants are functions of delta): at
-the fixed 5 ||W_mm||_p the full tier lost alpha on 2 of 9 restarts (delta_safe 0.115 and 0.099,
-p = 2 and 3; D_K 0.19, 0.20), where a higher-score non-support token still had exp(-0.5) of a
-support token's attention; with c = max(5, 3/delta_safe) every full-tier restart keeps alpha.  D_k = D_psi_p(W_mm/||W_mm||_p, W(k)/||W(k)||_p) at 31 checkpoints.
+non-global token sets alpha that the runs of `normalized_mirror_runs` (first 5 instances)
+selected, then, while fewer than 9 restarts meet the hypotheses, constructed ones (opt with one
+sample moved to its second-highest-score token), and p in {1.75, 2, 3}, restart normalized
+l_p-AttGD near the SVM ray at radius c ||W_mm_alpha||_p, c = max(5, 3/delta_safe) (eta scaled by
+(c/5)^(p-1)), where the theorem's hypotheses hold (alpha locally optimal at p, delta_safe >= 0.05;
+at most 9 restarts), 1000 steps (quick).  The radius depends on delta_safe because the theorem's
+does (its cone constants are functions of delta): a higher-score non-support token has
+exp(-delta_safe c) of a support token's attention on the ray, at most exp(-3).
+D_k = D_psi_p(W_mm/||W_mm||_p, W(k)/||W(k)||_p).  The history of these choices is in the claims'
+calibration records and docs/claims/jta24.md.
 """
 from theorycheck import Control, claim
 
@@ -36,16 +34,19 @@ NOT_LOCAL = Control("hypothesis", breaks=["tokens stay alpha at every checkpoint
               "norm, l_p-AttGD keeps selecting alpha and W(k)/||W(k)||_p -> W_mm_alpha/||W_mm_alpha||_p.",
     provenance="inferred",
     controls={"not_locally_optimal": NOT_LOCAL},
+    calibration=["constructed candidates added after the 20-seed sweep (seed 12: every run selected opt, "
+                 "no restart); radius c = max(5, 3/delta_safe) chosen after the full tier lost alpha on 2 of "
+                 "9 restarts at c = 5 (seed 0; not held out).",
+                 "D_K <= 2e-2 and D_K <= max_k D_k / 2 chosen on seeds 1, 2 (the spec's 1e-2 needs 1500 "
+                 "steps at p = 3)."],
     sizes=LOCAL_SIZES,
 )
 def test_lp_direction_local(tc):
     r"""Restarts exactly on the ray (D_0 = 0, ||W(0)||_p = c ||W_mm||_p, c = max(5, 3/delta_safe)
-    as in the module docstring; FLAGGED: the rule was chosen after the full tier failed at c = 5,
-    on seed 0; the quick tier at seed 0 passes with it, D_K 4.5e-6 to 1.8e-3): D_k first rises (a
-    finite-norm transient, the spec's P9) and then decays.  Pass on every restart: the selected
-    tokens equal alpha at every checkpoint; D_K <= 2e-2; D_K <= max_k D_k / 2 (decaying after
-    the transient).  Thresholds from seeds 1, 2 (observed D_K 2.5e-4 to 1.2e-2 at K = 1000,
-    max_k D_k <= 0.031); the spec's D_K <= 1e-2 needs 1500 steps at p = 3.  The theorem's
+    as in the module docstring; FLAGGED: chosen after a full-tier failure, see calibration): D_k
+    first rises (a finite-norm transient, the spec's P9) and then decays.  Pass on every restart
+    (31 checkpoints): the selected tokens equal alpha at every checkpoint; D_K <= 2e-2; D_K <=
+    max_k D_k / 2 (decaying after the transient; thresholds chosen on seeds 1, 2).  The theorem's
     constants (mu, R, eta small) are lost: normalized MD (the paper's experimental algorithm)
     replaces the small-step plain MD, whose norm grows only like log k.  The control (hypothesis)
     restarts on alpha' (not locally optimal): the tokens leave alpha' (the spec: 15/15).
@@ -64,6 +65,10 @@ def test_lp_direction_local(tc):
                  xscale="log", yscale="log", xlabel="step k", ylabel="D_k")
 
 
+MU = 0.05
+MU_THIN = 0.005
+
+
 @claim(
     f"{PAPER}.lem28.cone_invariance",
     source="Lemma 28 (Appendix A.4)",
@@ -71,22 +76,36 @@ def test_lp_direction_local(tc):
               "such that iterates started in the thinner cone stay in the wider one forever.",
     provenance="stated",
     controls={"not_locally_optimal": Control(
-        "hypothesis", breaks=["max_k D_k <= 0.05 (stays in the cone)"],
-        description="alpha' = alpha with one non-global sample moved to its lowest-score token")},
+        "hypothesis", breaks=["max over every step of D_k <= mu (stays in the cone)"],
+        description="alpha' = alpha with one non-global sample moved to its lowest-score token, "
+                    "started on the thinner cone of its own l_p-AttSVM")},
+    constants={"mu": MU, "mu_thin": MU_THIN},
+    calibration=["mu = 0.05 is the spec's choice (fixed before the data).  The thinner cone was first "
+                 "mu' = mu/10 for every restart; on seed 7 a restart with delta_safe 0.076 (p = 1.75) left "
+                 "the cone from it.  Re-chosen on seeds 1-10 for the lemma's reason (its thinner cone depends "
+                 "on delta): mu' = (mu/10) min(1, delta_safe)^max(2, p), then checked on seeds 0, 11-19."],
     sizes=LOCAL_SIZES,
 )
 def test_cone_invariance(tc):
     r"""The cone S_{p,mu} = {W : D_psi(W_mm/||W_mm||_p, W/||W||_p) <= mu}.  The paper's mu, R are
     dataset constants that could not be recovered (and are tiny, ~1e-9, in the reconstruction);
-    the behaviour is tested with mu = 0.05 (the spec's choice): starting on the ray at
-    c ||W_mm||_p, c = max(5, 3/delta_safe) (the thinnest cone; flagged, see the module docstring), max over the 31 checkpoints of D_k <= 0.05 and the tokens stay alpha, on
-    every restart (observed max 0.031 on seeds 1, 2).  Checkpoints every K/30 steps, not every
-    step: a short excursion between checkpoints would be missed.  The control restarts on
-    alpha' and leaves the cone (observed D >= 0.11).
+    the behaviour is tested with the spec's mu = 0.05 and an explicit thinner cone mu' = mu/10:
+    each restart (the local theorem's restarts, module docstring) starts on the boundary of its
+    thinner cone, D_0 = mu'_j = (mu/10) min(1, delta_safe)^max(2, p) (`setup.thin_cone_widths`:
+    Lemma 28's thinner cone depends on the instance's delta through Lemma 19's mu(delta) ~ eps^2
+    or eps^p, eps proportional to delta; off the SVM ray, in a Gaussian direction; a precondition
+    checks D_0 <= mu/10), at radius c ||W_mm||_p, c = max(5, 3/delta_safe) (FLAGGED, see the module
+    docstring).  Pass, on every restart and at EVERY step k <= K: D_k <= mu and the selected
+    tokens stay alpha.  The control (hypothesis) restarts on alpha' (not locally optimal) from
+    its own thinner cone: the iterates leave the cone.
     """
-    r = restarts(tc)
+    r = restarts(tc, thin_cone=MU_THIN)
     if r is None:
         return
+    tc.record("D_0 per restart (the thinner cone's width)", r["D"][0])
+    tc.precondition.at_most("start in the thinner cone: D_0 <= mu', every restart", r["D"][0], MU_THIN,
+                            rmargin=tc.tol("iterative"))
     tc.record("max_k D_k per restart", r["D"].max(0))
-    tc.conclusion.at_most("max_k D_k <= 0.05 (stays in the cone)", r["D"].max(0), 0.05)
-    tc.conclusion.holds("tokens constant", bool(r["tokens_kept"].all()))
+    tc.record("steps checked", len(r["t"]))
+    tc.conclusion.at_most("max over every step of D_k <= mu (stays in the cone)", r["D"].max(0), MU)
+    tc.conclusion.holds("tokens constant at every step", bool(r["tokens_kept"].all()))

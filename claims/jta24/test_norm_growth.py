@@ -26,6 +26,8 @@ GROWTH_SIZES = {"quick": dict(SIZES["quick"], instances=3, steps=2000, eta=10.0)
         "normalized": Control("dynamics", breaks=["growth per e-fold / ||W_mm||_p at most 1.3"],
                               description="normalized MD: ||W||_p^(p-1) ~ eta k grows polynomially"),
     },
+    calibration=["K = 2000 (not 1000): at K = 1000 the p = 3 values were close to the window's lower end on "
+                 "seeds 1, 2 (the -(p-2) log log term); the window is the spec's, not moved."],
     sizes=GROWTH_SIZES,
 )
 def test_norm_growth(tc):
@@ -35,8 +37,8 @@ def test_norm_growth(tc):
     MD, eta = 10, from W(0) std 1 (p in {1.75, 2, 3}, 3 instances), growth per e-fold
     g = (r_K - r_{K/10}) / ln 10 with r = ||W||_p, K = 2000.  Pass (every run): r_K > r_{K/10} and
     g / ||W_mm_alpha||_p in [0.5, 1.3] (the spec's window for K in {1e3, 1e4}, fixed before the
-    data; observed 0.62-1.12 on seed 1 at K = 3000; at K = 1000 the p = 3 values were 0.51-0.69 on
-    seeds 1, 2, close to the lower end because of the -(p-2) log log term, hence K = 2000).
+    data; K = 2000 keeps p = 3 away from the lower end, which the -(p-2) log log term approaches
+    at small K).
     Precondition: every sample has distinct scores (a unique optimal token exists).  Controls:
     v = 0 (hypothesis: no growth), normalized MD (dynamics: polynomial growth, g >> ||W_mm||).
     """

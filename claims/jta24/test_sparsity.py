@@ -24,9 +24,14 @@ SPARSITY_SIZES = {tier: dict(SIZES[tier], steps=1500) for tier in SIZES}
               "l_q-AttGD iterate increases with q: smaller q gives sparser W.",
     provenance="derived",
     controls={
-        "p2_for_all": Control("dynamics", breaks=["MD iterate: index strictly increasing in q, every instance"],
-                              description="all four runs use p = 2 (only the label q changes)"),
+        "rotated_basis": Control(
+            "dynamics", breaks=["SVM: index strictly increasing in q, every instance",
+                                "MD iterate: index strictly increasing in q, every instance"],
+            description="the same programs and runs with the l_q geometry acting in a random "
+                        "orthogonal basis of the tokens (x -> Q^T x, v -> Q^T v, the same model), "
+                        "the sparsity index measured on the original entries Q W' Q^T"),
     },
+    calibration=["small-entry fractions 0.5 (q = 1.1) and 0.1 (q = 2) chosen on seeds 1, 2 (not held out)."],
     sizes=SPARSITY_SIZES,
 )
 def test_sparsity_vs_p(tc):
@@ -35,17 +40,23 @@ def test_sparsity_vs_p(tc):
     l_q-AttSVM for alpha = opt, (b) normalized l_q-AttGD (eta = 0.1) from W(0) = 0 after 1500
     steps (the paper's protocol, spec `jta24.exp.sparsity_vs_p`).  Pass: s strictly increasing in
     q for (a) and (b) on every instance; the fraction of entries below 1% of max|W| of the MD
-    iterate is >= 0.5 at q = 1.1 and <= 0.1 at q = 2 (observed 0.61-0.76 and 0.00-0.05 on seeds 1,
-    2).  The MD iterate need not be near the SVM solution for q = 1.1 after 1500 steps (its
-    tokens can differ), so (a) and (b) are separate conclusions.  The control runs p = 2 for
-    all four labels: the four indices coincide and the strict increase fails.
+    iterate is >= 0.5 at q = 1.1 and <= 0.1 at q = 2 (chosen on seeds 1,
+    2; not held out).  The MD iterate need not be near the SVM solution for q = 1.1 after 1500
+    steps (its tokens can differ), so (a) and (b) are separate conclusions.  The reason of the
+    claim is that the l_q geometry acts entrywise in the basis in which sparsity is measured; the
+    control (dynamics) keeps the model and the data but lets the l_q geometry act in a random
+    orthogonal basis of the tokens (program and MD on X Q, v Q; W = Q W' Q^T): the q = 2 solution
+    is the same, the others are sparse only in the rotated basis, and the ordering in q of the
+    original entries' index breaks.
     """
     data, _ = instances(tc.runtime, tc.sizes)
-    svm = np.array([[sparsity_index(solve_lp_wsvm(data.X[k], data.opt[k], q, name="synthetic",
-                                                  trial=k).W[None])[0] for k in range(data.K)]
+    Q = np.eye(data.d)
+    if tc.control == "rotated_basis":
+        Q = np.linalg.qr(tc.rng("rotation").standard_normal((data.d, data.d)))[0]
+    svm = np.array([[sparsity_index((Q @ solve_lp_wsvm(data.X[k] @ Q, data.opt[k], q, name="synthetic",
+                                                       trial=k).W @ Q.T)[None])[0] for k in range(data.K)]
                     for q in SPARSITY_Q])                                    # (Q, K)
-    q_run = (2.0,) * len(SPARSITY_Q) if tc.control == "p2_for_all" else SPARSITY_Q
-    runs = tc.use(sparsity_runs, q_values=q_run)
+    runs = (tc.use(sparsity_runs, rotation=Q) if tc.control == "rotated_basis" else tc.use(sparsity_runs))
     W = runs["W"]
     md = sparsity_index(W).reshape(len(SPARSITY_Q), -1)
     small = small_entry_fraction(W).reshape(len(SPARSITY_Q), -1)
