@@ -416,3 +416,12 @@ def test_conformance_rules_name_each_violation():
     toy = Paper(key="other", authors="A", title="T", arxiv="2401.00001",
                 expected_ids=("thm1.x", "thm2.y"))
     assert paper_problems(toy, {spec.id: spec}) == ["other: claims not encoded yet: ['thm2.y']"]
+
+
+def test_a_claim_skips_under_a_dtype_it_is_not_written_for(pytester, claim_file):
+    claim_file(PASSING + PASSING.replace("toy.thm1.square", "toy.thm1.square32")
+               .replace("def test_square", "def test_square32")
+               .replace('provenance="stated",', 'provenance="stated", dtypes=("float64", "float32"),'))
+    run = pytester.runpytest("-p", "no:cacheprovider", "--tc-dtype", "float32", "-rs")
+    run.assert_outcomes(passed=1, xfailed=1, skipped=2)
+    run.stdout.fnmatch_lines(["*toy.thm1.square is written for float64*not --tc-dtype float32*"])

@@ -137,6 +137,7 @@ class ClaimSpec:
     constants: Mapping[str, float] = field(default_factory=dict)
     calibration: tuple[str, ...] = ()
     single_evidence: str | None = None
+    dtypes: tuple[str, ...] = ("float64",)
 
     def to_json(self) -> dict:
         return {
@@ -147,6 +148,7 @@ class ClaimSpec:
             "module": self.module, "function": self.function, "doc": self.doc,
             "nature": self.nature, "constants": dict(self.constants),
             "calibration": list(self.calibration), "single_evidence": self.single_evidence,
+            "dtypes": list(self.dtypes),
         }
 
 
@@ -214,6 +216,7 @@ def claim(
     constants: Mapping[str, float] | None = None,
     calibration: str | Sequence[str] = (),
     single_evidence: str | None = None,
+    dtypes: Sequence[str] = ("float64",),
 ) -> Callable:
     """Declare a pytest function as an executable claim.
 
@@ -247,6 +250,9 @@ def claim(
     single_evidence:
         Why the claim has no *independent* control (one whose runs or arrays differ from the
         claim's), when it has none; the report prints it beside the verdict.
+    dtypes:
+        The ``--tc-dtype`` values the claim's tolerances and numerics are written for (default
+        float64 only); under another dtype the claim and its controls skip, saying so.
     """
     def decorate(fn: Callable) -> Callable:
         spec = ClaimSpec(
@@ -257,7 +263,7 @@ def claim(
             module=fn.__module__, function=fn.__qualname__, doc=(fn.__doc__ or "").strip(),
             nature=nature, constants=dict(constants or {}),
             calibration=(calibration,) if isinstance(calibration, str) else tuple(calibration),
-            single_evidence=single_evidence,
+            single_evidence=single_evidence, dtypes=tuple(dtypes),
         )
         _validate(spec)
         registry[spec.id] = spec

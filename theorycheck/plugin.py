@@ -190,7 +190,11 @@ def tc(request) -> ClaimContext:
     if spec is None:
         raise pytest.UsageError(f"{request.node.nodeid}: the 'tc' fixture is for functions "
                                 "declared with @theorycheck.claim")
-    context = ClaimContext(spec, getattr(request, "param", None), request.config.stash[_RUNTIME],
+    runtime = request.config.stash[_RUNTIME]
+    if runtime.dtype not in spec.dtypes:
+        pytest.skip(f"{spec.id} is written for {', '.join(spec.dtypes)} (its tolerances and "
+                    f"numerics), not --tc-dtype {runtime.dtype}: declare dtypes=... once it is")
+    context = ClaimContext(spec, getattr(request, "param", None), runtime,
                            cache=request.config.stash[_CACHE])
     request.node.stash[_CONTEXT] = context
     return context
