@@ -12,7 +12,11 @@ from hypothesis import strategies as st
 
 from claims.vdt24.setup import example1
 from theorycheck import data as datasets
+from theorycheck.errors import DeclarationError, InvalidInputError
 from theorycheck.models.token_selection import (
+    LOSSES,
+    LogisticForward,
+    TokenSelection,
     attended_features,
     autograd_grad_W,
     closed_form_negative_grad_W,
@@ -33,6 +37,7 @@ from theorycheck.models.token_selection import (
     scaled_gradients,
     score_deviations,
     score_gap,
+    span_kernel,
     token_scores,
     tokens_at,
 )
@@ -237,17 +242,24 @@ def test_closed_form_gradient_under_assumption2(w_scale):
                    autograd_grad_W(t.X, t.y, generic_u, W)) > 1e-2
 
 
-def decimal_reference(z, gamma, opt):
+def decimal_reference(z, gamma, opt, logistic=False):
     """log L, log(L - L_*) and log(1 - s_opt) from float logits and scores in decimal
-    arithmetic, with enough digits for L - L_* ~ exp(-(logit range)) L."""
+    arithmetic, with enough digits for L - L_* ~ exp(-(logit range)) L (``logistic``: the
+    loss log(1 + exp(-m)), with digits for its values ~ exp(-m) too)."""
     getcontext().prec = 40 + int((max(map(max, z)) - min(map(min, z))) / math.log(10))
+    if logistic:
+        getcontext().prec += int(max(0.0, max(map(max, gamma))) / math.log(10))
     n = len(z)
+
+    def loss(m):
+        return ((-m).exp() + 1).ln() if logistic else (-m).exp()
+
     L, L_star, log_rest = Decimal(0), Decimal(0), []
     for zi, gi, oi in zip(z, gamma, opt):
         e = [Decimal(v).exp() for v in zi]
         s = [v / sum(e) for v in e]
-        L += (-sum(si * Decimal(g) for si, g in zip(s, gi))).exp() / n
-        L_star += (-Decimal(gi[oi])).exp() / n
+        L += loss(sum(si * Decimal(g) for si, g in zip(s, gi))) / n
+        L_star += loss(Decimal(gi[oi])) / n
         log_rest.append(float(sum(si for t, si in enumerate(s) if t != oi).ln()))
     return float(L.ln()), float((L - L_star).ln()), log_rest
 
@@ -296,3 +308,175 @@ def test_outputs_keep_input_dtype(dtype):
     opt = token_scores(X, y, u).argmax(-1)
     for v in (M_u, G_u, M_W, G_W, log_loss(X, y, u, W), log_excess_loss(X, y, u, W, opt)):
         assert v.dtype == dtype and torch.all(torch.isfinite(v))
+
+
+# ---------------------------------------------------------------- logistic loss and cross-attention
+
+
+def test_logistic_loss_is_the_mean_of_log1p_exp_of_minus_the_margins():
+    """A hand-made instance (K = 1, n = 2, T = 2, d = 2): margins and the logistic loss by hand."""
+    X = torch.tensor([[[[1.0, 0.0], [0.0, 1.0]], [[0.5, 0.5], [1.0, -1.0]]]], dtype=F64)
+    y = torch.tensor([[1.0, -1.0]], dtype=F64)
+    u = torch.tensor([[2.0, -1.0]], dtype=F64)
+    W = torch.tensor([[[1.0, 2.0], [0.0, -1.0]]], dtype=F64)
+    # logits x_t^T W x_1: sample 0 (x_1 = e1): W e1 = (1, 0) -> (1, 0); sample 1: W (.5,.5) = (1.5, -.5) -> (.5, 2)
+    s0 = torch.softmax(torch.tensor([1.0, 0.0], dtype=F64), 0)
+    s1 = torch.softmax(torch.tensor([0.5, 2.0], dtype=F64), 0)
+    m0 = 1.0 * (s0[0] * 2.0 + s0[1] * -1.0)
+    m1 = -1.0 * (s1[0] * 0.5 + s1[1] * 3.0)
+    expected = (math.log1p(math.exp(-float(m0))) + math.log1p(math.exp(-float(m1)))) / 2
+    torch.testing.assert_close(margins(X, y, u, W), torch.stack([m0, m1])[None], rtol=1e-15, atol=0)
+    assert math.isclose(float(log_loss(X, y, u, W, loss="logistic")[0]), math.log(expected), rel_tol=1e-14)
+    model = TokenSelection(X, y, u, loss="logistic")
+    assert math.isclose(float(model.loss({"W": W})[0]), expected, rel_tol=1e-14)
+    assert math.isclose(float(loss_autograd_reference(X, y, u, W, loss="logistic")[0]), expected, rel_tol=1e-14)
+
+
+@pytest.mark.parametrize("m", [-800.0, -30.0, -1e-3, 0.0, 1e-3, 30.0, 700.0, 800.0, 1e5])
+def test_logistic_log_loss_and_slope_are_exact_over_the_whole_range(m):
+    """log l(m) = log log(1 + e^-m) and log|l'(m)| = -log(1 + e^m) against decimal arithmetic
+    (with digits for 1 + e^-m), where e^-m underflows (m = 800, 1e5) and where it overflows
+    (m = -800); at m = 1e5 both equal -m to double precision."""
+    if m > 1e3:
+        exact_log_l = exact_log_slope = -m
+    else:
+        getcontext().prec = 60 + int(max(m, 0.0) / math.log(10))
+        exact_log_l = float((Decimal(-m).exp() + 1).ln().ln())
+        exact_log_slope = float(-(Decimal(m).exp() + 1).ln())
+    fw = LogisticForward(torch.zeros(1, 1, 2, dtype=F64), torch.zeros(1, 1, 2, dtype=F64),
+                         torch.tensor([[m]], dtype=F64))
+    assert math.isclose(float(fw.log_loss()[0]), exact_log_l, rel_tol=1e-14, abs_tol=1e-300)
+    assert math.isclose(float(fw.log_slopes()[0, 0]), exact_log_slope, rel_tol=1e-14, abs_tol=1e-300)
+
+
+def cross_problem(seed, K=2, n=4, T=3, d=5, w_scale=1.0):
+    X, y, u, W = random_problem(seed, K=K, n=n, T=T, d=d, w_scale=w_scale)
+    Z = torch.randn(K, n, d, generator=torch.Generator().manual_seed(seed + 1), dtype=F64) / math.sqrt(d)
+    return X, y, u, W, Z
+
+
+def test_cross_attention_logits_are_x_W_z():
+    X, y, u, W, Z = cross_problem(0)
+    z = torch.einsum("kntd,kde,kne->knt", X, W, Z)
+    torch.testing.assert_close(logits(X, W, queries=Z), z, rtol=1e-13, atol=1e-13)
+    s = torch.softmax(z, -1)
+    torch.testing.assert_close(log_attention(X, W, queries=Z).exp(), s, rtol=1e-13, atol=1e-13)
+    gamma = token_scores(X, y, u)
+    torch.testing.assert_close(margins(X, y, u, W, queries=Z), (s * gamma).sum(-1), rtol=1e-13, atol=1e-13)
+    assert not torch.allclose(logits(X, W), z)
+    opt = gamma.argmax(-1)
+    radius = (tokens_at(X, opt)[:, :, None] - X).norm(dim=-1).amax(-1) * Z.norm(dim=-1)
+    torch.testing.assert_close(constraint_radii(X, opt, queries=Z), radius, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("loss", ["exponential", "logistic"])
+@pytest.mark.parametrize("cross", [False, True], ids=["self", "cross"])
+@pytest.mark.parametrize("seed,w_scale", [(0, 0.1), (1, 1.0), (2, 3.0)])
+def test_scaled_gradients_match_autograd_for_each_loss_and_query(loss, cross, seed, w_scale):
+    X, y, u, W, Z = cross_problem(seed, w_scale=w_scale)
+    Z = Z if cross else None
+    ref_u, ref_W = torch.func.grad(
+        lambda u, W: loss_autograd_reference(X, y, u, W, queries=Z, loss=loss).sum(), argnums=(0, 1))(u, W)
+    (M_u, G_u), (M_W, G_W) = scaled_gradients(X, y, u, W, queries=Z, loss=loss)
+    assert rel_err(unscale(M_u, G_u), ref_u) < 1e-12
+    assert rel_err(unscale(M_W, G_W), ref_W) < 1e-12
+    assert rel_err(autograd_grad_W(X, y, u, W, queries=Z, loss=loss), ref_W) < 1e-14
+    torch.testing.assert_close(scaled_grad_W(X, y, u, W, queries=Z, loss=loss), (M_W, G_W), rtol=0, atol=0)
+    torch.testing.assert_close(scaled_grad_u(X, y, u, W, queries=Z, loss=loss), (M_u, G_u), rtol=0, atol=0)
+    torch.testing.assert_close(log_loss(X, y, u, W, queries=Z, loss=loss),
+                               loss_autograd_reference(X, y, u, W, queries=Z, loss=loss).log(), rtol=1e-13, atol=0)
+
+
+def test_queries_equal_to_the_first_tokens_reproduce_self_attention_exactly():
+    """queries = X[:, :, 0] is self-attention: every value identical, bit for bit, for the module
+    functions, the dense model and the span model; a contiguous copy of the first tokens gives the
+    same values to round-off."""
+    X, y, u, W = random_problem(7)
+    opt = token_scores(X, y, u).argmax(-1)
+    first = X[:, :, 0]
+    for loss in ("exponential", "logistic"):
+        for f in (lambda q: logits(X, W, queries=q), lambda q: log_excess_loss(X, y, u, W, opt, queries=q, loss=loss),
+                  lambda q: scaled_gradients(X, y, u, W, queries=q, loss=loss),
+                  lambda q: closed_form_negative_grad_W(X, y, u, W, opt, queries=q, loss=loss),
+                  lambda q: span_kernel(X, queries=q)):
+            assert torch.equal(torch.cat([v.flatten() for v in _flat(f(first))]),
+                               torch.cat([v.flatten() for v in _flat(f(None))]))
+            for a, b in zip(_flat(f(first.clone())), _flat(f(None))):
+                torch.testing.assert_close(a, b, rtol=1e-14, atol=1e-15)
+        for joint in (False, True):
+            params = {"u": u, "W": W} if joint else {"W": W}
+            plain = TokenSelection(X, y, None if joint else u, loss=loss)
+            given = TokenSelection(X, y, None if joint else u, loss=loss, queries=first)
+            spans = [m.in_span(params) for m in (plain, given)]
+            for model_a, model_b, p in ((plain, given, params), (spans[0][0], spans[1][0], spans[0][1])):
+                assert torch.equal(model_a.log_loss(p), model_b.log_loss(p))
+                assert torch.equal(model_a.log_excess_loss(p), model_b.log_excess_loss(p))
+                ga, gb = model_a.scaled_gradient(p), model_b.scaled_gradient(p)
+                for block in model_a.blocks:
+                    assert torch.equal(ga[block].log_scale, gb[block].log_scale)
+                    assert torch.equal(ga[block].direction, gb[block].direction)
+
+
+def _flat(value):
+    """The tensors of a (nested) tuple of tensors."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    return [t for v in value for t in _flat(v)]
+
+
+def test_bad_queries_and_unknown_losses_are_refused_with_a_clear_message():
+    X, y, u, W, Z = cross_problem(3)
+    for bad in (Z[:, :, :-1], Z[:, :-1], Z[0], Z.numpy()):
+        with pytest.raises(InvalidInputError, match=r"queries must be a tensor of shape \(K, n, d\)"):
+            logits(X, W, queries=bad)
+        with pytest.raises(InvalidInputError, match="one query z_i per sample"):
+            TokenSelection(X, y, u, queries=bad)
+    with pytest.raises(DeclarationError, match="unknown loss 'hinge'.*'exponential', 'logistic'"):
+        TokenSelection(X, y, u, loss="hinge")
+    for f in (log_loss, scaled_gradients, loss_autograd_reference):
+        with pytest.raises(DeclarationError, match="unknown loss 'squared'"):
+            f(X, y, u, W, loss="squared")
+    assert LOSSES == ("exponential", "logistic")
+
+
+def test_logistic_fixed_decoder_declares_its_infimum_and_joint_training_zero():
+    """Fixed decoder: log(L - L_*) with L_* = mean_i l(max_t gamma_{i,t}) (log l of the optimal
+    scores); joint training: L_* = 0, so log(L - L_*) = log L.  Both losses; the Polyak step runs."""
+    from theorycheck.optim import OPTIMIZERS
+
+    X, y, u, W, Z = cross_problem(4)
+    for loss in ("exponential", "logistic"):
+        fixed = TokenSelection(X, y, u, loss=loss, queries=Z)
+        gamma_o = token_scores(X, y, u).amax(-1)
+        l_star = (torch.exp(-gamma_o) if loss == "exponential" else torch.log1p(torch.exp(-gamma_o))).mean(-1)
+        direct = torch.log(fixed.loss({"W": W}) - l_star)
+        torch.testing.assert_close(fixed.log_excess_loss({"W": W}), direct, rtol=1e-12, atol=0)
+        joint = TokenSelection(X, y, loss=loss, queries=Z)
+        assert joint.infimum == 0.0 and torch.equal(joint.log_excess_loss({"u": u, "W": W}),
+                                                     joint.log_loss({"u": u, "W": W}))
+        new = OPTIMIZERS["polyak"](fixed)(0, {"W": W})
+        assert bool(torch.isfinite(new["W"]).all())
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 10_000),
+    beta=st.floats(0.0, 20.0) | st.floats(20.0, 1200.0),
+    noise=st.floats(0.0, 1.0),
+    zeta=st.sampled_from([-3.0, 0.5, 3.0, 40.0]),
+)
+def test_logistic_log_losses_match_decimal_arithmetic(seed, beta, noise, zeta):
+    """As `test_log_losses_match_decimal_arithmetic` with the logistic loss and optimal scores
+    zeta (negative: L ~ log 2 and more; 40: l(gamma) ~ e^-40), L - L_* far below the float range
+    for the larger beta."""
+    X, y, u, _, W_mm = ortho_problem(1, n=2, T=3, d=6, zeta=zeta, seed=seed)
+    g = torch.Generator().manual_seed(seed)
+    u = u + noise * torch.randn(u.shape, generator=g, dtype=F64)
+    W = beta * W_mm + noise * torch.randn(W_mm.shape, generator=g, dtype=F64)
+    gamma = token_scores(X, y, u)
+    opt = gamma.argmax(-1)
+    z = logits(X, W)
+    log_L, log_excess, _ = decimal_reference(z[0].tolist(), gamma[0].tolist(), opt[0].tolist(), logistic=True)
+    assert math.isclose(float(log_loss(X, y, u, W, loss="logistic")[0]), log_L, rel_tol=1e-12, abs_tol=1e-12)
+    assert math.isclose(float(log_excess_loss(X, y, u, W, opt, loss="logistic")[0]), log_excess,
+                        rel_tol=1e-11, abs_tol=1e-11)

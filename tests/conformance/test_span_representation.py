@@ -4,7 +4,10 @@
 data; every first-order optimizer of `theorycheck.optim.OPTIMIZERS` that accepts a coefficient
 block must produce the same iterates as in the dense form, expanded back with
 `TokenSelection.dense`.  Checked from a point away from saturation and from one deep in it
-(1 - s_opt < 1e-100 on every sample, asserted), with the fixed decoder and in joint training.
+(1 - s_opt < 1e-100 on every sample, asserted), with the fixed decoder and in joint training,
+for each variant of the model: self-attention with the exponential loss (the default), with the
+logistic loss, and cross-attention (a query z_i per sample) with the logistic loss (the papers'
+experimental setting; its span is that of x_{i,t} z_i^T).
 
 Tolerances: 20 steps of a first-order method amplify round-off; a relative perturbation of 1e-16
 of the dense start moves the dense iterates by at most ~1e-13 (Polyak, the most sensitive rule,
@@ -22,6 +25,7 @@ from theorycheck.models.base import Gram
 from theorycheck.models.token_selection import (
     TokenSelection,
     _conformance_data,
+    _conformance_queries,
     _separating_W,
     log_one_minus_s_opt,
     span_is_cheaper,
@@ -42,28 +46,37 @@ K, SEED, STEPS = 3, 0, 20
 torch.set_num_threads(1)
 
 
-def problem(joint, saturated):
+#: variant -> (loss, cross-attention)
+VARIANTS = {"exponential": ("exponential", False), "logistic": ("logistic", False),
+            "cross_logistic": ("logistic", True)}
+
+
+def problem(joint, saturated, variant="exponential"):
     """(dense model, dense start): the conformance data of the registered token-selection
     instances; deep in saturation every sample has 1 - s_opt < 1e-100 at the start."""
     X, y, u, W = _conformance_data(K, SEED)
-    W0 = 2000.0 * _separating_W(X, y, u) if saturated else 0.5 * W
+    loss, cross = VARIANTS[variant]
+    Z = _conformance_queries(K, SEED) if cross else None
+    W0 = 2000.0 * _separating_W(X, y, u, Z) if saturated else 0.5 * W
     if saturated:
         opt = token_scores(X, y, u).argmax(-1)
-        assert bool((log_one_minus_s_opt(X, W0, opt) < -100 * math.log(10)).all())
+        assert bool((log_one_minus_s_opt(X, W0, opt, queries=Z) < -100 * math.log(10)).all())
     if joint:
-        return TokenSelection(X, y), {"u": 50.0 * u if saturated else u, "W": W0}
-    return TokenSelection(X, y, u), {"W": W0}
+        return TokenSelection(X, y, loss=loss, queries=Z), {"u": 50.0 * u if saturated else u, "W": W0}
+    return TokenSelection(X, y, u, loss=loss, queries=Z), {"W": W0}
 
 
 def max_relative_error(A, B):
     return float(relative_error(A, B).max())
 
 
-CASES = [(joint, saturated) for joint in (False, True) for saturated in (False, True)]
+CASES = [(joint, saturated, variant) for variant in VARIANTS for joint in (False, True)
+         for saturated in (False, True)]
 
 
 def case_id(case):
-    return ("joint" if case[0] else "fixed") + ("-saturated" if case[1] else "")
+    return (("joint" if case[0] else "fixed") + ("-saturated" if case[1] else "")
+            + ("" if case[2] == "exponential" else "-" + case[2]))
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
@@ -168,13 +181,14 @@ def test_gradient_is_the_coefficient_vector_of_the_dense_gradient(case):
         assert max_relative_error(riesz, autograd[b]) <= 1e-12, b
 
 
-def test_reference_in_the_span_has_exact_coordinates_and_alignment():
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_reference_in_the_span_has_exact_coordinates_and_alignment(variant):
     """The W-SVM-like reference (the minimum-norm W with unit logit gaps, a combination of
-    (x_o - x_t) x_1^T) lies in the span: its coordinates expand back to it, and alignment and
+    (x_o - x_t) z^T) lies in the span: its coordinates expand back to it, and alignment and
     norms measured in coefficient space equal the dense ones."""
-    model, params = problem(False, False)
+    model, params = problem(False, False, variant)
     X, y, u, _ = _conformance_data(K, SEED)
-    reference = _separating_W(X, y, u)
+    reference = _separating_W(X, y, u, model.queries)
     span_model, coefficients = model.in_span(params)
     ref_coefficients = span_model.span_coordinates("W", reference)
     assert max_relative_error(span_model.dense({"W": ref_coefficients})["W"], reference) <= 1e-10
@@ -186,8 +200,9 @@ def test_reference_in_the_span_has_exact_coordinates_and_alignment():
     torch.testing.assert_close(span_alignment, dense_alignment, rtol=1e-10, atol=1e-12)
 
 
-def test_batch_equals_trial_by_trial_in_span():
-    model, params = problem(True, False)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_batch_equals_trial_by_trial_in_span(variant):
+    model, params = problem(True, False, variant)
     span_model, coefficients = model.in_span(params)
     grads = span_model.gradient(coefficients)
     for k in range(K):
@@ -231,21 +246,29 @@ def test_cheapest_follows_the_cost_model():
     assert chosen.span is not None and coefficients["W"].shape == (1, 25)
 
 
-def test_span_kernel_is_the_gram_matrix_of_the_rank_one_matrices():
-    """span_kernel(X)_{ab} = <x_a x_{q(a)}^T, x_b x_{q(b)}^T>_F, checked against the explicit
-    matrices (entries O(1), float64 sums of d^2 = 36 products: 1e-13)."""
+@pytest.mark.parametrize("cross", [False, True], ids=["self", "cross"])
+def test_span_kernel_is_the_gram_matrix_of_the_rank_one_matrices(cross):
+    """span_kernel(X)_{ab} = <x_a z_{i(a)}^T, x_b z_{i(b)}^T>_F (z_i = x_{i,1}, or the given
+    cross-attention query), checked against the explicit matrices (entries O(1), float64 sums of
+    d^2 = 36 products: 1e-13)."""
     X, *_ = _conformance_data(K, SEED)
     n, T, d = X.shape[1:]
-    B = torch.einsum("knte,knf->kntef", X, X[:, :, 0]).reshape(K, n * T, d * d)
-    torch.testing.assert_close(span_kernel(X), torch.bmm(B, B.transpose(1, 2)), rtol=1e-13, atol=1e-14)
+    Z = _conformance_queries(K, SEED) if cross else None
+    B = torch.einsum("knte,knf->kntef", X, X[:, :, 0] if Z is None else Z).reshape(K, n * T, d * d)
+    torch.testing.assert_close(span_kernel(X, queries=Z), torch.bmm(B, B.transpose(1, 2)),
+                               rtol=1e-13, atol=1e-14)
 
 
-def canonical_problem(joint, K=4, seed=5, n=6, T=4, d=32):
+def canonical_problem(joint, K=4, seed=5, n=6, T=4, d=32, variant="exponential"):
     """The canonical size (6, 4, 32), where the cost model picks coefficient space."""
     X, y, u, W = _conformance_data(K, seed, n=n, T=T, d=d)
+    loss, cross = VARIANTS[variant]
+    Z = _conformance_queries(K, seed, n=n, d=d) if cross else None
+    options = dict(loss=loss, queries=Z)
     if joint:
-        return TokenSelection(X, y), {"u": u, "W": 0.5 * W}, {"u": u, "W": _separating_W(X, y, u)}
-    return TokenSelection(X, y, u), {"W": 0.5 * W}, {"W": _separating_W(X, y, u)}
+        return (TokenSelection(X, y, **options), {"u": u, "W": 0.5 * W},
+                {"u": u, "W": _separating_W(X, y, u, Z)})
+    return TokenSelection(X, y, u, **options), {"W": 0.5 * W}, {"W": _separating_W(X, y, u, Z)}
 
 
 def recorded_form(it):
@@ -254,16 +277,17 @@ def recorded_form(it):
     return torch.full(it.coordinates["W"].shape[:1], float(spanned), dtype=torch.float64)
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("opt_name", ["gd", "ngd_momentum_capped", "polyak_capped", "block_ngd_time_factor"])
 @pytest.mark.parametrize("joint", [False, True], ids=["fixed", "joint"])
-def test_run_trajectory_picks_the_span_by_itself_with_equal_results(joint, opt_name):
+def test_run_trajectory_picks_the_span_by_itself_with_equal_results(joint, opt_name, variant):
     """run_trajectory steps a first-order method in coefficient space where the cost model says so
     (representation "cheapest", the default) and dense with representation "given"; every
     standard metric -- norms, displacement, alignment with a reference in the span (the
     separating W) and one outside it (a Gaussian matrix, measured through its representer),
     loss, s_opt, logit gaps -- the recorded dense iterates and the final ones agree to 1e-11
     relative (100 steps of round-off; 1e-12 after 20 steps in the tests above)."""
-    model, params0, refs = canonical_problem(joint)
+    model, params0, refs = canonical_problem(joint, variant=variant)
     g = torch.Generator().manual_seed(9)
     outside = torch.randn(params0["W"].shape, generator=g, dtype=torch.float64)
     opt = token_scores(model.X, model.y, refs.get("u", model.u)).argmax(-1)
