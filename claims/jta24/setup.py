@@ -64,6 +64,8 @@ r"""eta of normalized MD per p: the paper's 0.1, and 1.0 for p = 3 (normalized M
 and (eta/10, 10K) follow the same path up to the first steps, and ||W||_3 grows only like
 (eta k)^(1/2))."""
 DIRECTION_STEPS = {"quick": 2000, "full": 6000}
+#: instances of the authors'-setting runs (`exp.synthetic_bregman_curves_authors_setting`)
+AUTHORS_INSTANCES = {"quick": 5, "full": 20}
 DIRECTION_SIZES = {"quick": dict(SIZES["quick"], instances=15, steps=DIRECTION_STEPS["quick"]),
                    "full": dict(SIZES["full"], steps=DIRECTION_STEPS["full"])}
 r"""Sizes of `normalized_mirror_runs`: 15 instances in the quick tier (60 runs, so that a binomial
@@ -95,19 +97,28 @@ def synthetic(rng, K: int, n: int, T: int, d: int, name: str = "synthetic"):
 
 
 @shared_run(sizes=DIRECTION_SIZES)
-def normalized_mirror_runs(run):
+def normalized_mirror_runs(run, *, loss: str = "exponential", cross_attention: bool = False,
+                           instances: int | None = None):
     r"""Normalized l_p-AttGD for every p of P_VALUES on every instance, side by side.
 
     Trial j = (index of p) * K + k.  Records W at 0, 12 log-spaced checkpoints in [steps/20,
     steps], 0.5, 0.7 steps and at 40 evenly spaced ones (for the plots); then alpha_j = the
     tokens selected by the last iterate and the certified l_q-AttSVM solution W_mm[q][j] for
     alpha_j and every q of P_VALUES (solved once per distinct (instance, alpha, q)).
+    ``loss="logistic"`` and ``cross_attention=True`` give the authors' setting (their code:
+    logistic loss, a query token z_i per sample, drawn like the tokens on the unit sphere from
+    the stream "queries"); ``instances`` overrides the tier's count (the first ones).
     """
     s = run.sizes
-    data, W0 = synthetic(run.rng("synthetic"), s["instances"], s["n"], s["T"], s["d"])
+    data, W0 = synthetic(run.rng("synthetic"), instances or s["instances"], s["n"], s["T"], s["d"])
     K, steps, P = data.K, s["steps"], len(P_VALUES)
+    Z = None
+    if cross_attention:
+        Z = run.rng("queries").standard_normal((K, s["n"], s["d"]))
+        Z /= np.linalg.norm(Z, axis=-1, keepdims=True)
     tensors = data.to_torch(run.device, run.dtype)
-    model = TokenSelection(tensors.X, tensors.y, tensors.u).tiled(P)
+    model = TokenSelection(tensors.X, tensors.y, tensors.u, loss=loss,
+                           queries=None if Z is None else run.tensor(Z)).tiled(P)
     p = [pv for pv in P_VALUES for _ in range(K)]
     step = MirrorDescent(model, p, [STEP[pv] for pv in p], normalized=True)
     marks = np.unique(np.concatenate([
@@ -117,22 +128,25 @@ def normalized_mirror_runs(run):
     traj = run_trajectory(step, {"W": W0_t}, steps, {"W": lambda it: it.W}, checkpoints=marks)
     W = traj["W"]
     X = np.tile(data.X, (P, 1, 1, 1))
-    alpha = selected_tokens(X, W[-1])
+    Zt = None if Z is None else np.tile(Z, (P, 1, 1))
+    query = (lambda k: None) if Z is None else (lambda k: Z[k])  # noqa: E731
+    alpha = selected_tokens(X, W[-1], Zt)
     solutions = {}
     W_mm = np.empty((P, P * K) + W0.shape[1:])
     for j in range(P * K):
         for iq, q in enumerate(P_VALUES):
             key = (j % K, tuple(alpha[j]), q)
             if key not in solutions:
-                solutions[key] = solve_lp_wsvm(data.X[j % K], alpha[j], q, name="synthetic", trial=j % K).W
+                solutions[key] = solve_lp_wsvm(data.X[j % K], alpha[j], q, queries=query(j % K),
+                                               name="synthetic", trial=j % K).W
             W_mm[iq, j] = solutions[key]
     scores = data.scores()
     own = np.array([P_VALUES.index(pv) for pv in p])
-    local = np.array([locally_optimal(data.X[j % K], scores[j % K], alpha[j], W_mm[own[j], j])
-                      for j in range(P * K)])
-    tokens = np.stack([selected_tokens(X, Wc) for Wc in W])
+    local = np.array([locally_optimal(data.X[j % K], scores[j % K], alpha[j], W_mm[own[j], j],
+                                      queries=query(j % K)) for j in range(P * K)])
+    tokens = np.stack([selected_tokens(X, Wc, Zt) for Wc in W])
     return dict(t=traj.t, W=W, p=np.array(p), instance=np.arange(P * K) % K, alpha=alpha,
-                W_mm=W_mm, locally_optimal=local, tokens=tokens,
+                W_mm=W_mm, locally_optimal=local, tokens=tokens, queries=Z,
                 globally_optimal=np.all(alpha == np.tile(data.opt, (P, 1)), axis=-1))
 
 
@@ -577,7 +591,8 @@ def wrong_token_references(tc, runs):
         i = int(np.flatnonzero(alpha != worst)[0])
         bad = alpha.copy()
         bad[i] = worst[i]
-        refs[j] = solve_lp_wsvm(data.X[k], bad, float(p), name="synthetic", trial=int(k)).W
+        queries = None if runs.get("queries") is None else runs["queries"][k]
+        refs[j] = solve_lp_wsvm(data.X[k], bad, float(p), queries=queries, name="synthetic", trial=int(k)).W
     return refs
 
 
@@ -789,3 +804,31 @@ def certificates(tc, data):
                 W = solve_lp_wsvm(X, opt, 4.0 if p < 3 else 1.5, name="synthetic", trial=k).W
             out.append((X, opt, p, W, sol.multipliers))
     return out
+
+
+def bregman_curve_checks(tc, runs):
+    r"""The checks of the synthetic Bregman figure on the runs of `normalized_mirror_runs`: per p,
+    the mean over instances of D^(q)_k for every q drawn; (a) the q = p curve lowest at K, (b) its
+    median decay ratio D^(p)_K / D^(p)_{K/2} <= 0.6, (c) the far wrong q's median ratio >= 0.7
+    (the control ``wrong_tokens`` replaces the own-q references by those of a wrong token choice)."""
+    p, t = runs["p"], runs["t"]
+    refs = runs["W_mm"].copy()
+    own = own_index(p)
+    if tc.control == "wrong_tokens":
+        refs[own, np.arange(len(p))] = wrong_token_references(tc, runs)
+    D = np.stack([divergence_curves(runs["W"], refs[iq], p) for iq in range(len(P_VALUES))])
+    half = np.searchsorted(t, t[-1] // 2)
+    lowest, decay, level = [], [], []
+    for ip, pv in enumerate(P_VALUES):
+        sel = p == pv
+        mean = D[:, :, sel].mean(-1)                                   # (Q, C)
+        lowest.append(mean[:, -1].argmin() == ip)
+        decay.append(np.median(D[ip, -1, sel] / D[ip, half, sel]))
+        far = P_VALUES.index(FAR_Q[pv])
+        level.append(np.median(D[far, -1, sel] / D[far, half, sel]))
+        for iq, q in enumerate(P_VALUES):
+            tc.curve(f"bregman p={pv:g}", f"q={q:g}", t[1:], mean[iq, 1:], xscale="log", yscale="log",
+                     xlabel="step k", ylabel="mean D_psi_p(W_mm_q, W(k))")
+    tc.conclusion.holds("q = p curve lowest at K, every p", all(lowest), detail={"lowest": lowest})
+    tc.conclusion.at_most("q = p curve decays from K/2 to K", decay, 0.6)
+    tc.conclusion.at_least("far wrong q curve levels off", level, 0.7)

@@ -18,6 +18,7 @@ from theorycheck.optim.directions import divergence_curves, norms_along
 from theorycheck.solvers import solve_lp_wsvm
 
 from .setup import (
+    AUTHORS_INSTANCES,
     DIRECTION_SIZES,
     FAR_Q,
     P_VALUES,
@@ -25,7 +26,7 @@ from .setup import (
     instances,
     norm_growth_runs,
     normalized_mirror_runs,
-    own_index,
+    bregman_curve_checks,
     plain_settled,
     rate_profile,
     per_p,
@@ -257,25 +258,35 @@ def test_synthetic_bregman_curves(tc):
     not locally optimal): the iterates do not converge to it, so its divergence levels off.  The
     tokens are those of each run's own last iterate for every q (the spec's convention).
     """
-    runs = tc.use(normalized_mirror_runs)
-    p, t = runs["p"], runs["t"]
-    refs = runs["W_mm"].copy()
-    own = own_index(p)
-    if tc.control == "wrong_tokens":
-        refs[own, np.arange(len(p))] = wrong_token_references(tc, runs)
-    D = np.stack([divergence_curves(runs["W"], refs[iq], p) for iq in range(len(P_VALUES))])
-    half = np.searchsorted(t, t[-1] // 2)
-    lowest, decay, level = [], [], []
-    for ip, pv in enumerate(P_VALUES):
-        sel = p == pv
-        mean = D[:, :, sel].mean(-1)                                   # (Q, C)
-        lowest.append(mean[:, -1].argmin() == ip)
-        decay.append(np.median(D[ip, -1, sel] / D[ip, half, sel]))
-        far = P_VALUES.index(FAR_Q[pv])
-        level.append(np.median(D[far, -1, sel] / D[far, half, sel]))
-        for iq, q in enumerate(P_VALUES):
-            tc.curve(f"bregman p={pv:g}", f"q={q:g}", t[1:], mean[iq, 1:], xscale="log", yscale="log",
-                     xlabel="step k", ylabel="mean D_psi_p(W_mm_q, W(k))")
-    tc.conclusion.holds("q = p curve lowest at K, every p", all(lowest), detail={"lowest": lowest})
-    tc.conclusion.at_most("q = p curve decays from K/2 to K", decay, 0.6)
-    tc.conclusion.at_least("far wrong q curve levels off", level, 0.7)
+    bregman_curve_checks(tc, tc.use(normalized_mirror_runs))
+
+
+@claim(
+    f"{PAPER}.exp.synthetic_bregman_curves_authors_setting",
+    source="synthetic experiment in the authors' code: logistic loss, a query token z_i per sample",
+    statement="In the authors' setting (logistic loss, cross-attention), the divergence of l_p-AttGD's "
+              "direction from the l_q-AttSVM decays for q = p and levels off for q != p.",
+    provenance="stated",
+    controls={
+        "wrong_tokens": Control("reference", breaks=["q = p curve decays from K/2 to K"],
+                                description="the l_p-AttSVM of alpha with one sample moved to its "
+                                            "lowest-score token in place of the l_p-AttSVM of alpha"),
+    },
+    sizes={"quick": dict(SHARED_SIZES["quick"], instances=AUTHORS_INSTANCES["quick"]),
+           "full": dict(SHARED_SIZES["full"], instances=AUTHORS_INSTANCES["full"])},
+    calibration=["the thresholds of exp.synthetic_bregman_curves (0.6, 0.7), chosen there on the "
+                 "exponential self-attention runs, applied unchanged; checked here on seeds 1-10 and 0"],
+)
+def test_synthetic_bregman_curves_authors_setting(tc):
+    r"""The figure of `exp.synthetic_bregman_curves` in the setting of the authors' code: loss
+    l(m) = log(1 + e^{-m}) instead of e^{-m}, and cross-attention logits x_{i,t}^T W z_i with a
+    query z_i per sample (unit Gaussian) instead of z_i = x_{i,0}; the l_q-AttSVM programs use
+    the same queries. An added parametrization, not a replacement: the theorems the other jta24
+    claims test are stated for a general decreasing loss and query, and the exponential
+    self-attention runs are the ones the spec's reproduction numbers refer to. Decided as
+    there: for every p, (a) the q = p curve lowest at K, (b) the median of D^(p)_K / D^(p)_{K/2}
+    <= 0.6, (c) the far wrong q's median ratio >= 0.7. The control replaces the l_p-AttSVM of
+    alpha by that of a wrong token choice (not locally optimal): the divergence levels off.
+    """
+    bregman_curve_checks(tc, tc.use(normalized_mirror_runs, loss="logistic", cross_attention=True,
+                                    instances=tc.sizes["instances"]))

@@ -21,8 +21,8 @@ from theorycheck.models.token_selection import log_attention
 __all__ = ["selected_tokens", "stable_tokens", "token_assignments"]
 
 
-def selected_tokens(X: np.ndarray, W: np.ndarray) -> np.ndarray:
-    r"""Selected token of each sample: argmax_t s_{i,t}(W) = argmax_t <x_{i,t}, W x_{i,0}>.
+def selected_tokens(X: np.ndarray, W: np.ndarray, queries: np.ndarray | None = None) -> np.ndarray:
+    r"""Selected token of each sample: argmax_t s_{i,t}(W) = argmax_t <x_{i,t}, W z_i> (z_i = x_{i,0}).
 
     The argmax is taken of the log-attention ``log softmax_t`` of the logits (the first token on
     ties).
@@ -33,6 +33,8 @@ def selected_tokens(X: np.ndarray, W: np.ndarray) -> np.ndarray:
         Tokens of K trials (token 0 of every sample is its query).
     W : ndarray, shape (K, d, d)
         One key-query matrix per trial.
+    queries : ndarray, shape (K, n, d), optional
+        Cross-attention: one query z_i per sample (default: the first token x_{i,0}).
 
     Returns
     -------
@@ -48,7 +50,8 @@ def selected_tokens(X: np.ndarray, W: np.ndarray) -> np.ndarray:
     if X.ndim != 4 or W.shape != (X.shape[0], X.shape[3], X.shape[3]):
         raise InvalidInputError(f"selected_tokens: need X (K, n, T, d) and W (K, d, d), got X {X.shape} "
                                 f"and W {W.shape}")
-    return log_attention(torch.as_tensor(X), torch.as_tensor(W)).argmax(-1).numpy()
+    Z = None if queries is None else torch.as_tensor(np.asarray(queries))
+    return log_attention(torch.as_tensor(X), torch.as_tensor(W), queries=Z).argmax(-1).numpy()
 
 
 def stable_tokens(t: np.ndarray, tokens: np.ndarray, alpha: np.ndarray, fraction: float = 0.3) -> np.ndarray:

@@ -27,12 +27,12 @@ SUPPORT_TOL = 1e-6
 """|m_{i,t} - 1| <= SUPPORT_TOL makes t a support token (margins are certified to ~1e-12)."""
 
 
-def _margins(X, alpha, W_mm):
+def _margins(X, alpha, W_mm, queries=None):
     """(m (k,), index (k, 2) rows (i, t)): the constraint values of alpha at W_mm."""
     W_mm = np.asarray(W_mm)
     if W_mm.shape != (np.shape(X)[-1],) * 2:
         raise InvalidInputError(f"need W_mm of shape (d, d) for X {np.shape(X)}, got {W_mm.shape}")
-    A, B, index = wsvm_constraint_factors(X, alpha)
+    A, B, index = wsvm_constraint_factors(X, alpha, queries)
     return constraint_values(A, B, W_mm), index
 
 
@@ -41,7 +41,8 @@ def _check_scores(X, scores):
         raise InvalidInputError(f"need scores of shape (n, T) = {np.shape(X)[:2]}, got {np.shape(scores)}")
 
 
-def support_tokens(X: np.ndarray, alpha: np.ndarray, W_mm: np.ndarray, tol: float = SUPPORT_TOL) -> np.ndarray:
+def support_tokens(X: np.ndarray, alpha: np.ndarray, W_mm: np.ndarray, tol: float = SUPPORT_TOL,
+                   queries: np.ndarray | None = None) -> np.ndarray:
     r"""Support tokens of W_mm: |m_{i,t}(W_mm) - 1| <= tol, t != alpha_i (m_{i,t} of the module docstring).
 
     Parameters
@@ -54,6 +55,8 @@ def support_tokens(X: np.ndarray, alpha: np.ndarray, W_mm: np.ndarray, tol: floa
         A solution of that program.
     tol : float, optional
         Tightness tolerance (default `SUPPORT_TOL`).
+    queries : ndarray, shape (n, d), optional
+        Cross-attention queries z_i of the program (default: the first tokens x_{i,0}).
 
     Returns
     -------
@@ -66,7 +69,7 @@ def support_tokens(X: np.ndarray, alpha: np.ndarray, W_mm: np.ndarray, tol: floa
         If W_mm is not (d, d) (InvalidInputError), or X, alpha are not (n, T, d), (n,) with T >= 2
         and valid token indices (from `wsvm_constraint_factors`).
     """
-    m, index = _margins(X, alpha, W_mm)
+    m, index = _margins(X, alpha, W_mm, queries)
     mask = np.zeros(np.shape(X)[:2], dtype=bool)
     tight = np.abs(m - 1) <= tol
     mask[index[tight, 0], index[tight, 1]] = True
@@ -74,7 +77,7 @@ def support_tokens(X: np.ndarray, alpha: np.ndarray, W_mm: np.ndarray, tol: floa
 
 
 def locally_optimal(X: np.ndarray, scores: np.ndarray, alpha: np.ndarray, W_mm: np.ndarray,
-                    tol: float = SUPPORT_TOL) -> bool:
+                    tol: float = SUPPORT_TOL, queries: np.ndarray | None = None) -> bool:
     r"""Local optimality of alpha: gamma_{i,t} < gamma_{i,alpha_i} for every support token t of W_mm (`support_tokens`).
 
     Parameters
@@ -89,6 +92,8 @@ def locally_optimal(X: np.ndarray, scores: np.ndarray, alpha: np.ndarray, W_mm: 
         The solution of alpha's max-margin program (W-SVM or l_p-AttSVM).
     tol : float, optional
         Tightness tolerance of the support tokens (default `SUPPORT_TOL`).
+    queries : ndarray, shape (n, d), optional
+        Cross-attention queries z_i of the program (default: the first tokens x_{i,0}).
 
     Returns
     -------
@@ -101,7 +106,7 @@ def locally_optimal(X: np.ndarray, scores: np.ndarray, alpha: np.ndarray, W_mm: 
         If scores is not (n, T) or W_mm not (d, d).
     """
     _check_scores(X, scores)
-    support = support_tokens(X, alpha, W_mm, tol)
+    support = support_tokens(X, alpha, W_mm, tol, queries)
     own = scores[np.arange(len(alpha)), alpha][:, None]
     return bool(np.all(~support | (scores < own)))
 
