@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from theorycheck import Control, claim
-from theorycheck.optim import directional_bregman, lp_norm
+from theorycheck.optim import directional_bregman, lp_norm, mirror_map
 
 from theorycheck.patterns import per_instance
 
@@ -137,4 +137,10 @@ def test_rate_in_norm(tc):
     bound = floor + ratio ** (p - 1) * (D0 - floor) + eta * (loss0 - loss) / ((1 + PI) * r0 * r ** (p - 1))
     tc.record("D at k0 = K/10 and at K per run", np.stack([D0, D[-1]]))
     tc.record("bound at K per run", bound[-1])
+    # the identity the derivation writes: <grad psi(W(k)), bar W_mm> = ||W(k)||_p^(p-1) (1 - D_k),
+    # with D_k = D_psi_p(bar W_mm, bar W(k)) (the divergence's argument order matters)
+    unit_refs = refs / lp_norm(refs, pt)[:, None, None]
+    pairing = np.stack([(mirror_map(torch.as_tensor(Wc), pt) * unit_refs).sum((-1, -2)).numpy() for Wc in W])
+    tc.conclusion.at_most("identity <grad psi(W(k)), bar W_mm> = ||W(k)||_p^(p-1) (1 - D_k), every late k",
+                          np.abs(pairing - r ** (p - 1) * (1 - D)) / r ** (p - 1), tc.tol("accumulated"))
     tc.conclusion.at_least("summed bound (27) from k0 = K/10, every late k and run", float((bound - D).min()), -1e-9)
