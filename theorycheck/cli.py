@@ -84,6 +84,20 @@ def _declared_under(module: str, root: Path) -> bool:
     return file == root or root in file.parents
 
 
+def _claims_with_maps() -> dict[str, list[str]]:
+    """claim id -> the names of the boundary maps it recorded in the latest complete run
+    (``reports/latest``; none without one)."""
+    from .history import latest_run_dir
+    from .maps import MAP_PREFIX
+
+    run = latest_run_dir(Path("reports"))
+    if run is None:
+        return {}
+    results = json.loads((run / "results.json").read_text())
+    return {c["id"]: [k[len(MAP_PREFIX):] for k in c.get("measurements", {}) if k.startswith(MAP_PREFIX)]
+            for c in results["claims"] if any(k.startswith(MAP_PREFIX) for k in c.get("measurements", {}))}
+
+
 def _list_path(given: str) -> str:
     """A path, or a paper key naming ``claims/<key>``."""
     if not Path(given).exists() and PAPERKEY.match(given) and (Path("claims") / given).is_dir():
@@ -95,6 +109,7 @@ def cmd_list(args) -> int:
     from itertools import groupby
 
     specs = collect_claims(_list_path(args.path))
+    mapped = _claims_with_maps()
     if args.json:
         print(json.dumps(specs, indent=1))
         return 0
@@ -107,7 +122,8 @@ def cmd_list(args) -> int:
         for s in group:
             label = " [discrepancy]" if s["kind"] == "discrepancy" else ""
             nature = f" [{s['nature']}]" if s.get("nature", "theorem") != "theorem" else ""
-            print(f"  {s['id']}  ({s['source']}){label}{nature}; controls: {', '.join(s['controls'])}")
+            maps = f" [map: {', '.join(mapped[s['id']])}]" if s["id"] in mapped else ""
+            print(f"  {s['id']}  ({s['source']}){label}{nature}{maps}; controls: {', '.join(s['controls'])}")
             if args.verbose:
                 print(f"      {s['statement']}\n      provenance: {s['provenance']}")
                 for name, c in s["controls"].items():

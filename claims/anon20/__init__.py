@@ -20,7 +20,8 @@ ENCODED = [
     "thm7.sample_bound_gamma_exponent",
     "thm1.rate_stationary_near_truth", "thm1.s0_scaling_bound_not_tight",
     "prop1.known_mask", "fig7.regression_convergence",
-    "thm6.param_count", "table2.selfattention_surrogate", "fig2.noisy_convergence",
+    "thm6.param_count", "table2.selfattention_surrogate", "table2.advantage_map_n",
+    "fig2.noisy_convergence",
 ]
 #: ids of the reconstruction's index not encoded as claims of their own:
 #: - table1.reported_values: merged into table1.sample_complexity_ordering (review of

@@ -25,7 +25,7 @@ paper(
         "lem1.softmax_saturation_rate", "thm6.gd_global_asymptotic", "thm7.polyak_direction_rate",
         "lem8.example1_assumptions", "rem1.local_directions_without_assumptions",
         "def.usvm_reference", "lem11.dm_near_orthogonal", "lem12.joint_norm_growth",
-        "lem13.joint_invariants", "lem14.attended_features_separable",
+        "lem13.joint_invariants", "lem13.success_map_d_over_n", "lem14.attended_features_separable",
         "lem3.loss_landscape_properties", "thm2.joint_loss_rate", "thm3.joint_W_direction_rate",
         "thm4.u_margin_rate", "fig2.fixed_decoder_optimizer_ordering", "fig5.antipodal_ordering",
         "fig3.joint_optimizer_ordering",

@@ -32,7 +32,7 @@ from scipy import stats
 from theorycheck import data as datasets
 from theorycheck import shared_run
 from theorycheck.models import Forward, TokenSelection, score_coordinates
-from theorycheck.optim import BlockNGD, FirstOrder, alignment, frobenius_norm, run_trajectory
+from theorycheck.optim import GD, BlockNGD, FirstOrder, alignment, frobenius_norm, run_trajectory
 from theorycheck.patterns import per_instance
 from theorycheck.solvers import solve_wsvm_batch
 from theorycheck.tolerance import tolerance
@@ -400,10 +400,13 @@ def lemma13_invariants(gamma, z, opt, variant: Variant) -> dict:
 
 
 @shared_run(sizes=LEM13_SIZES)
-def invariant_batch(run, *, rho: float, eta: float, d_per_n: int = 16, instances: int, steps: int):
+def invariant_batch(run, *, rho: float, eta: float, d_per_n: int = 16, instances: int, steps: int,
+                    heavy_ball: float = 0.0):
     """Lemma 13's invariants (`lemma13_invariants`) on ``instances`` fresh DM instances (n of the
     tier, d = d_per_n n) along ``steps`` iterations of Eq. (13) with step eta from
-    u_0 = W_0 = 0; returns ({name: (value, holds)}, first-step gaps all positive (K,))."""
+    u_0 = W_0 = 0; returns ({name: (value, holds)}, first-step gaps all positive (K,)).
+    ``heavy_ball = beta > 0`` replaces Eq. (13) by plain GD with heavy-ball momentum beta and
+    step eta (the dynamics control of `vdt24.lem13.success_map_d_over_n`; same instances)."""
     n, K = run.sizes["n"], instances
     d = d_per_n * n
     data = gaussian_dm(run.rng("lem13 instances", rho, d), K, n=n, d=d, rho=rho)
@@ -412,7 +415,9 @@ def invariant_batch(run, *, rho: float, eta: float, d_per_n: int = 16, instances
     variant = Variant(f"rho={rho:g}, eta={eta:g}", rho, eta)
     metrics = scores_and_logits()
     zero = {"u": X.new_zeros((K, d)), "W": X.new_zeros((K, d, d))}
-    traj = run_trajectory(BlockNGD(TokenSelection(X, y), eta, alpha=variant.alpha), zero, steps, metrics)
+    step = (BlockNGD(TokenSelection(X, y), eta, alpha=variant.alpha) if heavy_ball == 0.0 else
+            GD(TokenSelection(X, y), eta, momentum=heavy_ball, name="heavy_ball"))
+    traj = run_trajectory(step, zero, steps, metrics)
     widened = (first_step_score_gaps(data.X, data.y, data.opt) > 0).all(axis=-1)
     return lemma13_invariants(traj["gamma"], traj["z"], data.opt, variant), widened
 

@@ -83,6 +83,25 @@ def _draw_curve(ax, curve: dict, yscale: str, **style) -> None:
     ax.plot(x, y, LINESTYLES.get(curve["style"], "-"), label=curve["label"], **style)
 
 
+def _shade(ax, plot: dict) -> None:
+    """A map's plot (`theorycheck.maps.record_map`): ``band`` names the two curves whose area is
+    filled (the confidence band), ``span`` the stated region of x shaded (ends None: open)."""
+    curves = {c["label"]: c for c in plot["curves"]}
+    band = plot.get("band")
+    if band and all(label in curves for label in band):
+        lower, upper = (curves[label] for label in band)
+        ax.fill_between(np.asarray(lower["x"], dtype=float), np.asarray(lower["y"], dtype=float),
+                        np.asarray(upper["y"], dtype=float), alpha=0.15, lw=0)
+    span = plot.get("span")
+    if span:
+        xs = np.concatenate([np.asarray(c["x"], dtype=float) for c in plot["curves"]])
+        lo = xs.min() if span.get("lower") is None else max(float(span["lower"]), xs.min())
+        hi = xs.max() if span.get("upper") is None else min(float(span["upper"]), xs.max())
+        if hi > lo:
+            ax.axvspan(lo, hi, color="tab:green", alpha=0.08, lw=0,
+                       label=span.get("label") or "stated region")
+
+
 def render_plot(plot: dict, path: Path, overlays: list[dict] = ()) -> Path:
     """Draw one recorded plot (title, axes labels and scales, curves) with the controls'
     curves in grey; the axes' limits are the claim's, so a control's curve that departs
@@ -99,6 +118,7 @@ def render_plot(plot: dict, path: Path, overlays: list[dict] = ()) -> Path:
     ax.set_yscale(plot["yscale"])
     for curve in plot["curves"]:
         _draw_curve(ax, curve, plot["yscale"], lw=1.6)
+    _shade(ax, plot)
     limits = ax.get_xlim(), ax.get_ylim()
     for curve in overlays:
         _draw_curve(ax, curve, plot["yscale"], lw=1.0, alpha=0.75, color="0.45")

@@ -5,7 +5,9 @@ claims by verdict, controls, errata, provenance mix, wall time), then per paper 
 its claims and, per claim, the docstring, the decisions with their worst element and slack
 (the window and R^2 of a slope fit), the controls with the conclusions each broke, the
 counterexample of a statement refuted as written beside its corrected claim, and the
-command that reruns the claim.  Nothing here formats html: the templates escape.
+command that reruns the claim; and the section "Where the theorems hold": every boundary map
+(`theorycheck.maps`) recorded by a claim, with its one-line summary and plot.  Nothing here
+formats html: the templates escape.
 """
 from __future__ import annotations
 
@@ -320,6 +322,35 @@ def _columns(outcomes: tuple[str, ...], always: int, counts: dict[str, int]) -> 
     return [o for i, o in enumerate(outcomes) if i < always or counts[o]]
 
 
+MAP_PREFIX = "map: "  # theorycheck.maps.MAP_PREFIX (not imported: the report needs no scipy)
+
+
+def _map_records(c: dict):
+    """The map records (`theorycheck.maps.record_map`) among a claim's measurements."""
+    for key, value in (c.get("measurements") or {}).items():
+        if key.startswith(MAP_PREFIX) and isinstance(value, dict) and "map" in value:
+            yield key[len(MAP_PREFIX):], value
+
+
+def maps_view(results: dict) -> list[dict]:
+    """Per recorded map (section "Where the theorems hold"): its claim, name, kind, summary line,
+    whether the grid brackets the transition, the stated region and the plot's file."""
+    out = []
+    for c in sorted(results["claims"], key=lambda c: (c["paper"], c["id"])):
+        plots = [p["name"] for p in c.get("plots", [])]
+        images = list(c.get("images") or [])
+        for name, record in _map_records(c):
+            plot = MAP_PREFIX + name
+            image = images[plots.index(plot)] if plot in plots and len(images) == len(plots) else None
+            region = record.get("region") or {}
+            out.append({"claim": c["id"], "paper": c["paper"], "name": name, "kind": record["map"],
+                        "outcome": c["outcome"], "mark": claim_mark(c),
+                        "summary": record.get("summary") or "",
+                        "bracketed": bool(record.get("bracketed")),
+                        "region": region.get("description") or "", "image": image})
+    return out
+
+
 def report_view(results: dict) -> dict:
     """Everything the templates render."""
     papers = []
@@ -337,4 +368,5 @@ def report_view(results: dict) -> dict:
             "provenances": PROVENANCES, "marks": VERDICT_MARK,
             "partial": bool(results.get("partial")),
             "baseline_diff": results.get("baseline_diff") or [],
+            "maps": maps_view(results),
             "seed_sweep": results.get("seed_sweep") or []}

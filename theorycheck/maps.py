@@ -1,0 +1,547 @@
+"""Boundary maps: where a theorem's conclusion starts to hold as a hypothesis is relaxed.
+
+A theorem says "if H then C".  A *map* measures C over a grid of a hypothesis parameter
+``x`` that runs from outside the stated region (where H fails) into it, and estimates where
+C starts to hold:
+
+* a **rate map** (:func:`rate_map`): per grid value ``x_g``, ``K_g`` instances and the
+  per-instance conclusion (booleans); the success rate with its exact Clopper-Pearson
+  interval, and the *transition* -- where the rate crosses a stated ``level`` -- by a
+  logistic fit ``logit P[C | x] = a + b x`` (maximum likelihood, ``scipy.optimize``) with a
+  profile-likelihood interval;
+* an **estimate map** (:func:`estimate_map`): per grid value an estimate with its interval
+  (:func:`mean_interval`, :func:`mean_difference_interval`, :func:`slope_interval`), and
+  where the estimate crosses a stated ``value`` (linear interpolation between the bracketing
+  grid points; its interval where the band's two edges cross the value).
+
+:func:`record_map` stores a map in the claim's measurements under ``"map: <name>"`` (the
+structure is :meth:`RateMap.to_record` / :meth:`EstimateMap.to_record`) and draws it; the
+report's section "Where the theorems hold" lists every recorded map.  A map whose grid does not
+bracket its transition is flagged (``bracketed: false`` and a :class:`MapWarning`), never
+extrapolated.  A map decides nothing: inside the theorem's stated region the conclusion is
+decided by the usual checks (:func:`decide_inside` pools the instances there into
+``tc.conclusion.binomial``); outside it the map is a finding.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+from scipy import optimize, stats
+
+from .checks import SlopeFit, jsonable
+from .errors import InvalidInputError
+
+__all__ = [
+    "MapWarning",
+    "Transition",
+    "RateMap",
+    "EstimateMap",
+    "clopper_pearson",
+    "logistic_transition",
+    "rate_map",
+    "estimate_map",
+    "mean_interval",
+    "mean_difference_interval",
+    "slope_interval",
+    "record_map",
+    "decide_inside",
+    "map_summary",
+    "MAP_PREFIX",
+]
+
+MAP_PREFIX = "map: "
+"""The measurement name of a recorded map is ``MAP_PREFIX + name``."""
+
+
+class MapWarning(UserWarning):
+    """A map's grid does not bracket its transition (the map says so; nothing is extrapolated)."""
+
+
+@dataclass
+class Transition:
+    """Where a map's curve crosses its stated level: ``estimate`` with the interval
+    ``(lower, upper)`` at ``confidence``.
+
+    ``bracketed`` is whether the grid brackets the crossing (the curve is on either side of the
+    level at the grid's two ends and the estimate lies inside the grid); when it does not,
+    ``estimate`` is ``None`` (never extrapolated).  An interval end of ``None`` lies beyond the
+    grid on that side.  ``method`` says how the interval was computed.
+    """
+
+    level: float
+    estimate: float | None
+    lower: float | None
+    upper: float | None
+    confidence: float
+    bracketed: bool
+    method: str
+    detail: dict = field(default_factory=dict)
+
+
+def _confidence(confidence: float) -> float:
+    if not 0.0 < confidence < 1.0:
+        raise InvalidInputError(f"confidence must be in (0, 1), got {confidence!r}")
+    return float(confidence)
+
+
+def _grid(name: str, grid: Any) -> np.ndarray:
+    x = np.asarray(jsonable(grid), dtype=float).ravel()
+    if x.size == 0:
+        raise InvalidInputError(f"map {name!r}: empty grid (give at least two grid values)")
+    if x.size < 2:
+        raise InvalidInputError(f"map {name!r}: a grid of {x.size} value cannot locate a transition; "
+                                "give at least two grid values")
+    if not np.all(np.isfinite(x)):
+        raise InvalidInputError(f"map {name!r}: the grid has non-finite values {x.tolist()}")
+    if not np.all(np.diff(x) > 0):
+        raise InvalidInputError(f"map {name!r}: the grid must be strictly increasing, got {x.tolist()}")
+    return x
+
+
+def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Exact two-sided interval of a binomial proportion: ``{p : k is not in either tail at
+    (1 - confidence)/2}`` (Clopper-Pearson, ``scipy.stats.binomtest(k, n).proportion_ci``).
+
+    Parameters
+    ----------
+    successes, trials : int
+        ``0 <= successes <= trials``, ``trials >= 1``.
+    confidence : float
+        The interval's coverage, in (0, 1).
+
+    Returns
+    -------
+    (lower, upper) : tuple of float
+    """
+    confidence = _confidence(confidence)
+    k, n = int(successes), int(trials)
+    if n < 1 or not 0 <= k <= n:
+        raise InvalidInputError(f"clopper_pearson: need 0 <= successes <= trials and trials >= 1, "
+                                f"got {k} of {n}")
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+def _logit(p: float) -> float:
+    return math.log(p / (1.0 - p))
+
+
+def _neg_loglik(z: np.ndarray, k: np.ndarray, n: np.ndarray, eta: np.ndarray) -> float:
+    # -sum k log sigma(eta) + (n - k) log(1 - sigma(eta)), stable in eta
+    return float(np.sum(k * np.logaddexp(0.0, -eta) + (n - k) * np.logaddexp(0.0, eta)))
+
+
+_RIDGE = 1e-6
+"""A ridge on the standardised slope: keeps the MLE finite when the grid separates the
+outcomes perfectly (all failures below a grid point, all successes above); negligible otherwise."""
+
+
+def logistic_transition(x: Any, successes: Any, trials: Any, *, level: float,
+                        confidence: float = 0.95, x_transform: str = "linear",
+                        name: str = "map") -> Transition:
+    """``x* = (logit(level) - a) / b`` for the maximum-likelihood fit of ``logit P = a + b x``
+    to binomial counts, with a profile-likelihood interval.
+
+    The fit maximizes ``sum_g k_g log sigma(a + b x_g) + (n_g - k_g) log(1 - sigma(a + b x_g))``
+    (``scipy.optimize.minimize``, x standardised -- or ``log x`` with ``x_transform="log"``,
+    for a scale parameter --, a ridge of 1e-6 on the standardised slope so
+    that a perfectly separating grid gives a steep but finite fit).  The interval is the set of
+    ``x0`` whose profile log-likelihood (the model ``logit P = logit(level) + b (x - x0)``
+    maximized over ``b``) is within ``chi2_1(confidence) / 2`` of the maximum (Wilks), searched
+    inside the grid: an end that does not close inside the grid is ``None``.
+
+    Parameters
+    ----------
+    x : array of float
+        Increasing grid values.
+    successes, trials : array of int
+        Per grid value, the successes among the instances.
+    level : float
+        The stated success rate, in (0, 1).
+    confidence : float
+        Coverage of the interval.
+    x_transform : {"linear", "log"}
+        Fit against ``x`` or ``log x`` (the transition and its interval are reported in ``x``).
+    name : str
+        Named in errors.
+
+    Returns
+    -------
+    Transition
+        ``bracketed`` when the empirical rates at the grid's two ends lie on either side of
+        ``level`` and the estimate lies inside the grid; otherwise ``estimate`` is ``None`` and
+        the fit's value is kept in ``detail["fit_crossing"]``.
+    """
+    confidence = _confidence(confidence)
+    if not 0.0 < level < 1.0:
+        raise InvalidInputError(f"map {name!r}: the level must be in (0, 1), got {level!r}")
+    xs = _grid(name, x)
+    k = np.asarray(successes, dtype=float).ravel()
+    n = np.asarray(trials, dtype=float).ravel()
+    if not xs.shape == k.shape == n.shape:
+        raise InvalidInputError(f"map {name!r}: grid, successes and trials must have one length, "
+                                f"got {xs.size}, {k.size}, {n.size}")
+    if np.any(n < 1) or np.any(k < 0) or np.any(k > n):
+        raise InvalidInputError(f"map {name!r}: need 0 <= successes <= trials, trials >= 1")
+    if x_transform not in ("linear", "log"):
+        raise InvalidInputError(f"map {name!r}: x_transform must be 'linear' or 'log', got {x_transform!r}")
+    if x_transform == "log" and np.any(xs <= 0):
+        raise InvalidInputError(f"map {name!r}: x_transform='log' needs a positive grid, got {xs.tolist()}")
+    u = np.log(xs) if x_transform == "log" else xs
+    back = np.exp if x_transform == "log" else (lambda v: v)
+    mu, sd = float(u.mean()), float(u.std()) or 1.0
+    z = (u - mu) / sd
+    lv = _logit(level)
+
+    def full(theta):
+        return _neg_loglik(z, k, n, theta[0] + theta[1] * z) + _RIDGE * theta[1] ** 2
+
+    p0 = np.clip(k.sum() / n.sum(), 0.01, 0.99)
+    fit = optimize.minimize(full, np.array([_logit(p0), 0.0]), method="BFGS")
+    if not fit.success:  # BFGS can stop on precision loss with a usable optimum; polish
+        fit = optimize.minimize(full, fit.x, method="Nelder-Mead",
+                                options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000})
+    a, b = (float(v) for v in fit.x)
+    best = float(fit.fun)
+
+    def profile(z0: float) -> float:
+        res = optimize.minimize_scalar(
+            lambda beta: _neg_loglik(z, k, n, lv + beta * (z - z0)) + _RIDGE * beta**2,
+            bounds=(-1e4, 1e4), method="bounded", options={"xatol": 1e-10})
+        return float(res.fun)
+
+    cut = stats.chi2.ppf(confidence, 1) / 2.0
+    crossing_z = (lv - a) / b if b != 0 else math.inf
+    rate = k / n
+    sides = (rate[0] - level) * (rate[-1] - level) < 0
+    inside = bool(np.isfinite(crossing_z) and z[0] <= crossing_z <= z[-1])
+    bracketed = bool(sides and inside)
+    variable = "log x" if x_transform == "log" else "x"
+    detail = {"intercept": a + 0.0, "slope": b, "x_center": mu, "x_scale": sd,
+              "x_transform": x_transform,
+              "fit_crossing": float(back(crossing_z * sd + mu)) if math.isfinite(crossing_z) else None,
+              "neg_loglik": best, "interval_method": "profile likelihood (Wilks, chi2_1)",
+              "logit": f"logit P = intercept + slope ({variable} - x_center) / x_scale"}
+    if not bracketed:
+        return Transition(level, None, None, None, confidence, False,
+                          "logistic MLE, profile-likelihood interval", detail)  # not bracketed
+    excess = lambda z0: profile(z0) - best - cut  # noqa: E731  (< 0 inside the interval)
+    ends = []
+    for edge in (z[0], z[-1]):
+        if excess(edge) <= 0:
+            ends.append(None)     # the interval reaches past the grid on this side
+        else:
+            ends.append(float(back(optimize.brentq(excess, min(edge, crossing_z),
+                                                   max(edge, crossing_z), xtol=1e-10) * sd + mu)))
+    method = "logistic MLE" + (" in log x" if x_transform == "log" else "") + ", profile-likelihood interval"
+    return Transition(level, float(back(crossing_z * sd + mu)), ends[0], ends[1], confidence, True,
+                      method, detail)
+
+
+def _interp_crossing(x: np.ndarray, y: np.ndarray, value: float) -> float | None:
+    """The first x where the piecewise-linear curve through (x, y) reaches ``value``, taken
+    from the end of the grid where it starts (None if it never does)."""
+    s = y - value
+    if s[0] == 0:
+        return float(x[0])
+    for i in range(len(x) - 1):
+        if s[i + 1] == 0:
+            return float(x[i + 1])
+        if s[i] * s[i + 1] < 0:
+            return float(x[i] + (x[i + 1] - x[i]) * s[i] / (s[i] - s[i + 1]))
+    return None
+
+
+@dataclass
+class RateMap:
+    """A success rate per grid value with its Clopper-Pearson interval and the logistic
+    transition.  ``parameter`` names the hypothesis parameter ``x``."""
+
+    parameter: str
+    grid: list
+    successes: list
+    trials: list
+    rate: list
+    lower: list
+    upper: list
+    confidence: float
+    transition: Transition
+
+    kind = "rate"
+
+    def to_record(self) -> dict:
+        """The documented record: ``{"map": "rate", "parameter", "grid", "estimate" (the
+        rates), "lower", "upper" (Clopper-Pearson), "successes", "trials", "confidence",
+        "level", "transition": {"estimate", "lower", "upper", "confidence", "bracketed",
+        "method", "detail"}}`` (:func:`record_map` adds ``name``, ``region``, ``summary``)."""
+        return jsonable({"map": "rate", "parameter": self.parameter, "grid": self.grid,
+                         "estimate": self.rate, "lower": self.lower, "upper": self.upper,
+                         "successes": self.successes, "trials": self.trials,
+                         "confidence": self.confidence, "level": self.transition.level,
+                         "transition": asdict(self.transition)})
+
+
+@dataclass
+class EstimateMap:
+    """An estimate per grid value with its interval, and where it crosses ``transition.level``
+    (the stated value)."""
+
+    parameter: str
+    grid: list
+    estimate: list
+    lower: list
+    upper: list
+    confidence: float
+    transition: Transition
+    samples: list | None = None
+    interval_method: str = ""
+
+    kind = "estimate"
+
+    def to_record(self) -> dict:
+        """The documented record: ``{"map": "estimate", "parameter", "grid", "estimate",
+        "lower", "upper", "samples" (per grid value, or null), "confidence", "level" (the
+        stated value), "interval_method", "transition": {...}}``."""
+        return jsonable({"map": "estimate", "parameter": self.parameter, "grid": self.grid,
+                         "estimate": self.estimate, "lower": self.lower, "upper": self.upper,
+                         "samples": self.samples, "confidence": self.confidence,
+                         "level": self.transition.level, "interval_method": self.interval_method,
+                         "transition": asdict(self.transition)})
+
+
+def rate_map(grid: Any, outcomes: Sequence[Any], *, level: float, confidence: float = 0.95,
+             parameter: str = "x", x_transform: str = "linear", name: str = "map") -> RateMap:
+    """Per grid value ``x_g`` the rate ``k_g / K_g`` of ``K_g`` per-instance conclusions, its
+    Clopper-Pearson interval, and the transition where ``P[C | x] = level``
+    (:func:`logistic_transition`).
+
+    Parameters
+    ----------
+    grid : array of float
+        Increasing values of the hypothesis parameter.
+    outcomes : sequence of boolean arrays
+        One array per grid value: the conclusion on each instance (``K_g >= 1`` instances).
+    level : float
+        The stated success rate, in (0, 1).
+    confidence : float
+        Coverage of the per-point intervals and of the transition's.
+    parameter : str
+        The parameter's name (the plot's x label and the summary's).
+    x_transform : {"linear", "log"}
+        The logistic fit's variable: ``x`` or ``log x`` (a scale parameter).
+    name : str
+        Named in errors.
+
+    Returns
+    -------
+    RateMap
+    """
+    x = _grid(name, grid)
+    if not 0.0 < level < 1.0:
+        raise InvalidInputError(f"map {name!r}: the level must be in (0, 1), got {level!r}")
+    if len(outcomes) != x.size:
+        raise InvalidInputError(f"map {name!r}: {x.size} grid values but {len(outcomes)} outcome arrays")
+    arrays = [np.asarray(jsonable(o), dtype=bool).ravel() for o in outcomes]
+    empty = [float(v) for v, o in zip(x, arrays) if o.size == 0]
+    if empty:
+        raise InvalidInputError(f"map {name!r}: no instances at grid values {empty}")
+    k = [int(o.sum()) for o in arrays]
+    n = [int(o.size) for o in arrays]
+    bands = [clopper_pearson(ki, ni, confidence) for ki, ni in zip(k, n)]
+    transition = logistic_transition(x, k, n, level=level, confidence=confidence,
+                                     x_transform=x_transform, name=name)
+    return RateMap(parameter, x.tolist(), k, n, [ki / ni for ki, ni in zip(k, n)],
+                   [b[0] for b in bands], [b[1] for b in bands], float(confidence), transition)
+
+
+def mean_interval(samples: Any, confidence: float = 0.95) -> tuple[float, float, float]:
+    """``mean +- t_{m-1, (1+confidence)/2} sd / sqrt(m)`` of ``m >= 2`` i.i.d. samples (Student t;
+    for paired data pass the differences).  Returns ``(mean, lower, upper)``."""
+    confidence = _confidence(confidence)
+    s = np.asarray(jsonable(samples), dtype=float).ravel()
+    if s.size < 2:
+        raise InvalidInputError(f"mean_interval: need at least 2 samples, got {s.size}")
+    mean, se = float(s.mean()), float(s.std(ddof=1) / math.sqrt(s.size))
+    half = float(stats.t.ppf(0.5 + confidence / 2, s.size - 1)) * se
+    return mean, mean - half, mean + half
+
+
+def mean_difference_interval(a: Any, b: Any, confidence: float = 0.95) -> tuple[float, float, float]:
+    """``mean(a) - mean(b)`` with Welch's interval (independent samples, unequal variances:
+    ``t`` with Welch-Satterthwaite degrees of freedom).  Returns ``(difference, lower, upper)``."""
+    confidence = _confidence(confidence)
+    x = np.asarray(jsonable(a), dtype=float).ravel()
+    y = np.asarray(jsonable(b), dtype=float).ravel()
+    if x.size < 2 or y.size < 2:
+        raise InvalidInputError(f"mean_difference_interval: need at least 2 samples per arm, "
+                                f"got {x.size} and {y.size}")
+    va, vb = x.var(ddof=1) / x.size, y.var(ddof=1) / y.size
+    diff, se = float(x.mean() - y.mean()), math.sqrt(va + vb)
+    dof = (va + vb) ** 2 / (va**2 / (x.size - 1) + vb**2 / (y.size - 1)) if se > 0 else x.size + y.size - 2
+    half = float(stats.t.ppf(0.5 + confidence / 2, dof)) * se
+    return diff, diff - half, diff + half
+
+
+def slope_interval(fit: SlopeFit, confidence: float = 0.95) -> tuple[float, float, float]:
+    """A fitted slope (`theorycheck.checks.fit_slope`) with its Student-t interval
+    (``n_points - 2`` degrees of freedom).  Returns ``(slope, lower, upper)``."""
+    lo, hi = fit.interval(_confidence(confidence))
+    return fit.slope, float(lo), float(hi)
+
+
+def estimate_map(grid: Any, estimate: Any, lower: Any, upper: Any, *, value: float,
+                 confidence: float = 0.95, parameter: str = "x", samples: Any = None,
+                 interval_method: str = "", name: str = "map") -> EstimateMap:
+    """Per grid value an estimate in ``[lower, upper]``, and ``x*`` where it crosses ``value``.
+
+    ``x*`` interpolates linearly between the two grid points that bracket the first sign change
+    of ``estimate - value``; its interval is spanned by the crossings of the band's two edges
+    (``lower`` and ``upper``, same interpolation), an end that does not cross inside the grid
+    being ``None`` (beyond the grid on that side).  The grid brackets the transition when the
+    estimate is on either side of ``value`` at the grid's two ends.
+
+    Parameters
+    ----------
+    grid : array of float
+        Increasing values of the hypothesis parameter.
+    estimate, lower, upper : array of float
+        Per grid value the estimate and its interval (``lower <= estimate <= upper``).
+    value : float
+        The value the theorem states (where the conclusion starts or stops holding).
+    confidence : float
+        The per-point intervals' coverage (stated, not used to compute them).
+    samples : array of int, optional
+        Per grid value the number of samples behind the estimate.
+    interval_method : str
+        How the per-point intervals were computed (e.g. ``"paired Student t"``).
+
+    Returns
+    -------
+    EstimateMap
+    """
+    confidence = _confidence(confidence)
+    x = _grid(name, grid)
+    est, lo, hi = (np.asarray(jsonable(v), dtype=float).ravel() for v in (estimate, lower, upper))
+    if not x.shape == est.shape == lo.shape == hi.shape:
+        raise InvalidInputError(f"map {name!r}: grid, estimate, lower and upper must have one length, "
+                                f"got {x.size}, {est.size}, {lo.size}, {hi.size}")
+    if not (np.all(np.isfinite(est)) and np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        raise InvalidInputError(f"map {name!r}: non-finite estimates or interval ends")
+    if np.any(lo > est) or np.any(hi < est):
+        raise InvalidInputError(f"map {name!r}: need lower <= estimate <= upper at every grid value")
+    if not math.isfinite(value):
+        raise InvalidInputError(f"map {name!r}: the stated value must be finite, got {value!r}")
+    bracketed = bool((est[0] - value) * (est[-1] - value) < 0)
+    method = "linear interpolation of the estimate and of the band's edges"
+    if not bracketed:
+        t = Transition(float(value), None, None, None, confidence, False, method)
+    else:
+        star = _interp_crossing(x, est, value)
+        sign = 1.0 if est[-1] > est[0] else -1.0   # rising or falling through the value
+        # rising: the upper edge reaches the value first, the lower edge last; falling: reversed
+        early, late = (hi, lo) if sign > 0 else (lo, hi)
+        first = None if sign * (early[0] - value) >= 0 else _interp_crossing(x, early, value)
+        last = (None if sign * (late[-1] - value) < 0 else
+                _interp_crossing(x[::-1], late[::-1], value))
+        t = Transition(float(value), star, first, last, confidence, True, method)
+    counts = None if samples is None else [int(s) for s in np.asarray(samples).ravel()]
+    return EstimateMap(parameter, x.tolist(), est.tolist(), lo.tolist(), hi.tolist(), confidence, t,
+                       counts, interval_method)
+
+
+def _fmt(v) -> str:
+    return "beyond the grid" if v is None else f"{v:.4g}"
+
+
+def map_summary(record: dict) -> str:
+    """The one-line summary of a map record (:meth:`RateMap.to_record` + ``region``)."""
+    grid = record["grid"]
+    t = record["transition"]
+    if record["map"] == "rate":
+        counts = sorted(set(record["trials"]))
+        per = f"K = {counts[0]}" if len(counts) == 1 else f"K = {counts[0]}..{counts[-1]}"
+        what = f"success rate crosses {record['level']:g}"
+        band = f"{record['confidence']:.0%} Clopper-Pearson per point"
+    else:
+        counts = sorted(set(record.get("samples") or []))
+        per = (f"{counts[0]} samples" if len(counts) == 1 else
+               f"{counts[0]}..{counts[-1]} samples" if counts else "")
+        what = f"estimate crosses {record['level']:g}"
+        band = f"{record['confidence']:.0%} {record.get('interval_method') or 'interval'} per point"
+    head = (f"{record['parameter']} on {len(grid)} points {_fmt(grid[0])}..{_fmt(grid[-1])}"
+            + (f", {per} per point" if per else "") + f" ({band}): ")
+    if t["bracketed"]:
+        body = (f"{what} at {record['parameter']} = {_fmt(t['estimate'])} "
+                f"[{_fmt(t['lower'])}, {_fmt(t['upper'])}] ({t['confidence']:.0%}, {t['method']})")
+    else:
+        body = f"{what}: NOT BRACKETED by the grid (no transition estimated)"
+    region = record.get("region")
+    tail = f"; stated region {region['description']}" if region else ""
+    return head + body + tail
+
+
+def record_map(tc, name: str, m: RateMap | EstimateMap, *, region: dict | None = None,
+               xscale: str = "linear", ylabel: str | None = None) -> dict:
+    """Store the map in the claim's measurements and draw it; returns the record.
+
+    The record (measurement ``"map: <name>"``) is ``m.to_record()`` plus ``name``, ``region``
+    (``{"description": str, "lower": float | None, "upper": float | None}``, the theorem's
+    stated region of the parameter, or None), ``bracketed`` and ``summary`` (one line, shown in
+    the report's "Where the theorems hold").  The plot ``"map: <name>"`` draws the estimate
+    (measured), the band's two edges (bound), the stated level (theory) and the transition with
+    its interval (reference, a vertical mark).  A grid that does not bracket the transition
+    draws a :class:`MapWarning` (and ``bracketed: false``).
+    """
+    if region is not None:
+        if not isinstance(region, dict) or "description" not in region:
+            raise InvalidInputError(f"map {name!r}: region must be a dict with a 'description' "
+                                    "(and optional 'lower', 'upper')")
+        region = {"description": str(region["description"]), "lower": region.get("lower"),
+                  "upper": region.get("upper")}
+    record = m.to_record()
+    record.update(name=name, region=region, bracketed=bool(m.transition.bracketed))
+    record["summary"] = map_summary(record)
+    tc.record(MAP_PREFIX + name, record)
+    if not m.transition.bracketed:
+        warnings.warn(f"{tc.id}: map {name!r}: the grid {record['grid']} does not bracket the "
+                      f"transition at {record['level']:g}; nothing is extrapolated", MapWarning,
+                      stacklevel=2)
+    plot, x = MAP_PREFIX + name, record["grid"]
+    label = ylabel or ("success rate" if m.kind == "rate" else "estimate")
+    tc.curve(plot, label, x, record["estimate"], xscale=xscale, xlabel=m.parameter, ylabel=label,
+             title=name)
+    tc.curve(plot, f"{m.confidence:.0%} interval, lower", x, record["lower"], style="bound")
+    tc.curve(plot, f"{m.confidence:.0%} interval, upper", x, record["upper"], style="bound")
+    tc.curve(plot, f"stated level {record['level']:g}", [x[0], x[-1]], [record["level"]] * 2,
+             style="theory")
+    spec = tc.plots[plot]        # the report fills the band and shades the stated region
+    spec["band"] = [f"{m.confidence:.0%} interval, lower", f"{m.confidence:.0%} interval, upper"]
+    if region is not None and (region["lower"] is not None or region["upper"] is not None):
+        spec["span"] = {"lower": region["lower"], "upper": region["upper"],
+                        "label": f"stated region ({region['description']})"}
+    t = m.transition
+    if t.bracketed:
+        lo, hi = min(record["lower"]), max(record["upper"])
+        tc.curve(plot, f"transition {t.estimate:.4g}", [t.estimate, t.estimate], [lo, hi],
+                 style="reference")
+    return record
+
+
+def decide_inside(tc, name: str, m: RateMap, *, lower: float | None = None,
+                  upper: float | None = None, p: float, alpha: float = 0.05,
+                  low_power: str | None = None) -> bool:
+    """The conclusion decided inside the stated region ``lower <= x <= upper``: the instances of
+    the map's grid values there pooled into one exact binomial test of ``P[C] >= p``
+    (``tc.conclusion.binomial``, which records its power).  Returns whether it held."""
+    sel = [i for i, v in enumerate(m.grid)
+           if (lower is None or v >= lower) and (upper is None or v <= upper)]
+    if not sel:
+        raise InvalidInputError(f"map decision {name!r}: no grid value in the stated region "
+                                f"[{lower}, {upper}] of {m.grid}")
+    pooled = np.concatenate([np.r_[np.ones(m.successes[i], bool),
+                                   np.zeros(m.trials[i] - m.successes[i], bool)] for i in sel])
+    return tc.conclusion.binomial(name, pooled, p=p, alpha=alpha, low_power=low_power)
