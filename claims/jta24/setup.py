@@ -208,12 +208,13 @@ SPARSITY_Q = (1.1, 1.5, 2.0, 3.0)
 
 
 @shared_run(sizes={"quick": dict(SIZES["quick"], steps=1500), "full": dict(SIZES["full"], steps=1500)})
-def sparsity_runs(run, *, q_values=SPARSITY_Q, rotation=None):
+def sparsity_runs(run, *, q_values=SPARSITY_Q, rotation=None, loss: str = "exponential"):
     r"""Normalized l_q-AttGD (eta = 0.1) from W(0) = 0 for every q of ``q_values`` on every instance,
     side by side (trial j = iq * K + k); returns the final iterates W (J, d, d) and q (J,).  With an
     orthogonal ``rotation`` Q (d, d) the runs see the tokens and the head in the rotated basis
     (x -> Q^T x, v -> Q^T v: the same scores and the same model), so the l_q geometry acts on the
-    entries of W' = Q^T W Q; the returned iterates are mapped back, W = Q W' Q^T."""
+    entries of W' = Q^T W Q; the returned iterates are mapped back, W = Q W' Q^T.  ``loss``:
+    exponential or the authors' logistic."""
     s = run.sizes
     data, W0 = instances(run.runtime, s)
     K = data.K
@@ -222,7 +223,7 @@ def sparsity_runs(run, *, q_values=SPARSITY_Q, rotation=None):
         X, u = X @ rotation, u @ rotation
     t = TokenSelectionData(name=data.name, X=X, y=data.y, u=u, opt=data.opt, designated_opt=data.designated_opt,
                            params=data.params, assumptions=data.assumptions).to_torch(run.device, run.dtype)
-    model = TokenSelection(t.X, t.y, t.u).tiled(len(q_values))
+    model = TokenSelection(t.X, t.y, t.u, loss=loss).tiled(len(q_values))
     q = [qv for qv in q_values for _ in range(K)]
     step = MirrorDescent(model, q, 0.1, normalized=True)
     W = run.tensor(np.zeros((len(q),) + W0.shape[1:]))
@@ -454,16 +455,17 @@ JOINT_P = (1.75, 2.0, 3.0)
 
 @shared_run(sizes={"quick": dict(steps=2000, eta=(0.1, 0.1, 1.0)),
                    "full": dict(steps=20000, eta=(0.1, 0.1, 0.1))})
-def joint_runs(run):
+def joint_runs(run, *, loss: str = "exponential"):
     r"""Normalized l_p-JointGD (each block normalized by its own dual norm) on the paper's joint
-    example from (W, v) = 0, p in JOINT_P side by side (trial j = p index); exponential loss.
+    example from (W, v) = 0, p in JOINT_P side by side (trial j = p index); exponential loss, or
+    ``loss="logistic"`` (the authors' notebook).
     Records W, v at 0, 1..100 and 40 evenly spaced checkpoints; the selected tokens at each;
     alpha = the tokens of the last iterate; the certified l_p-AttSVM W_mm_alpha and the l_p
     head SVM v_mm_alpha (min ||v||_p s.t. y_i x_{i,alpha_i}^T v >= 1) per p."""
     s = run.sizes
     P = len(JOINT_P)
     X = run.tensor(np.tile(JOINT_X, (P, 1, 1, 1)))
-    model = TokenSelection(X, run.tensor(np.tile(JOINT_Y, (P, 1))))
+    model = TokenSelection(X, run.tensor(np.tile(JOINT_Y, (P, 1))), loss=loss)
     step = MirrorDescent(model, list(JOINT_P), list(s["eta"]), normalized=True)
     marks = np.unique(np.concatenate([np.arange(101), np.linspace(0, s["steps"], 41).round(),
                                       [s["steps"] // 10]]).astype(int))

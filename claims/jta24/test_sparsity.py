@@ -31,14 +31,17 @@ SPARSITY_SIZES = {tier: dict(SIZES[tier], steps=1500) for tier in SIZES}
                         "orthogonal basis of the tokens (x -> Q^T x, v -> Q^T v, the same model), "
                         "the sparsity index measured on the original entries Q W' Q^T"),
     },
-    calibration=["small-entry fractions 0.5 (q = 1.1) and 0.1 (q = 2) chosen on seeds 1, 2 (not held out)."],
+    calibration=["small-entry fractions 0.5 (q = 1.1) and 0.1 (q = 2) chosen on seeds 1, 2 (not held out).",
+                 "switched to the authors' logistic loss (issue 22 item 5); the thresholds unchanged, "
+                 "passing on seeds 0-10"],
     sizes=SPARSITY_SIZES,
 )
 def test_sparsity_vs_p(tc):
     r"""Index s(W) = ||W||_1/||W||_2 in [1, d] (d^2 = 100 entries: a Gaussian matrix gives about
     sqrt(2 N / pi) = 8.0).  For q in {1.1, 1.5, 2, 3} and every instance: (a) the certified
     l_q-AttSVM for alpha = opt, (b) normalized l_q-AttGD (eta = 0.1) from W(0) = 0 after 1500
-    steps (the paper's protocol, spec `jta24.exp.sparsity_vs_p`).  Pass: s strictly increasing in
+    steps (the paper's protocol, spec `jta24.exp.sparsity_vs_p`; the runs use the logistic loss of
+    the authors' instance S -- the SVM does not depend on the loss).  Pass: s strictly increasing in
     q for (a) and (b) on every instance; the fraction of entries below 1% of max|W| of the MD
     iterate is >= 0.5 at q = 1.1 and <= 0.1 at q = 2 (chosen on seeds 1,
     2; not held out).  The MD iterate need not be near the SVM solution for q = 1.1 after 1500
@@ -56,7 +59,8 @@ def test_sparsity_vs_p(tc):
     svm = np.array([[sparsity_index((Q @ solve_lp_wsvm(data.X[k] @ Q, data.opt[k], q, name="synthetic",
                                                        trial=k).W @ Q.T)[None])[0] for k in range(data.K)]
                     for q in SPARSITY_Q])                                    # (Q, K)
-    runs = (tc.use(sparsity_runs, rotation=Q) if tc.control == "rotated_basis" else tc.use(sparsity_runs))
+    runs = (tc.use(sparsity_runs, rotation=Q, loss="logistic") if tc.control == "rotated_basis"
+            else tc.use(sparsity_runs, loss="logistic"))
     W = runs["W"]
     md = sparsity_index(W).reshape(len(SPARSITY_Q), -1)
     small = small_entry_fraction(W).reshape(len(SPARSITY_Q), -1)
