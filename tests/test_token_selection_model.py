@@ -264,6 +264,17 @@ def decimal_reference(z, gamma, opt, logistic=False):
     return float(L.ln()), float((L - L_star).ln()), log_rest
 
 
+def perturbed_ortho(seed, beta, noise, **kwargs):
+    """The orthonormal problem (one trial, n = 2, T = 3, d = 6) with u and W = beta W_mm
+    perturbed by ``noise``: (X, y, u, W, scores, their argmax, logits)."""
+    X, y, u, _, W_mm = ortho_problem(1, n=2, T=3, d=6, seed=seed, **kwargs)
+    g = torch.Generator().manual_seed(seed)
+    u = u + noise * torch.randn(u.shape, generator=g, dtype=F64)
+    W = beta * W_mm + noise * torch.randn(W_mm.shape, generator=g, dtype=F64)
+    gamma = token_scores(X, y, u)
+    return X, y, u, W, gamma, gamma.argmax(-1), logits(X, W)
+
+
 @SETTINGS
 @given(
     seed=st.integers(0, 10_000),
@@ -274,13 +285,7 @@ def test_log_losses_match_decimal_arithmetic(seed, beta, noise):
     """Perturbed orthonormal problem with W = beta W_mm + noise: attention concentrates on
     the optimal tokens with logit gaps ~ beta, so L - L_* ~ exp(-beta) L_* falls far below
     the float range for the larger beta."""
-    X, y, u, _, W_mm = ortho_problem(1, n=2, T=3, d=6, seed=seed)
-    g = torch.Generator().manual_seed(seed)
-    u = u + noise * torch.randn(u.shape, generator=g, dtype=F64)
-    W = beta * W_mm + noise * torch.randn(W_mm.shape, generator=g, dtype=F64)
-    gamma = token_scores(X, y, u)
-    opt = gamma.argmax(-1)
-    z = logits(X, W)
+    X, y, u, W, gamma, opt, z = perturbed_ortho(seed, beta, noise)
     log_L, log_excess, log_rest = decimal_reference(z[0].tolist(), gamma[0].tolist(), opt[0].tolist())
     assert math.isclose(float(log_loss(X, y, u, W)[0]), log_L, rel_tol=1e-12, abs_tol=1e-12)
     assert math.isclose(float(log_excess_loss(X, y, u, W, opt)[0]), log_excess, rel_tol=1e-12, abs_tol=1e-12)
@@ -469,13 +474,7 @@ def test_logistic_log_losses_match_decimal_arithmetic(seed, beta, noise, zeta):
     """As `test_log_losses_match_decimal_arithmetic` with the logistic loss and optimal scores
     zeta (negative: L ~ log 2 and more; 40: l(gamma) ~ e^-40), L - L_* far below the float range
     for the larger beta."""
-    X, y, u, _, W_mm = ortho_problem(1, n=2, T=3, d=6, zeta=zeta, seed=seed)
-    g = torch.Generator().manual_seed(seed)
-    u = u + noise * torch.randn(u.shape, generator=g, dtype=F64)
-    W = beta * W_mm + noise * torch.randn(W_mm.shape, generator=g, dtype=F64)
-    gamma = token_scores(X, y, u)
-    opt = gamma.argmax(-1)
-    z = logits(X, W)
+    X, y, u, W, gamma, opt, z = perturbed_ortho(seed, beta, noise, zeta=zeta)
     log_L, log_excess, _ = decimal_reference(z[0].tolist(), gamma[0].tolist(), opt[0].tolist(), logistic=True)
     assert math.isclose(float(log_loss(X, y, u, W, loss="logistic")[0]), log_L, rel_tol=1e-12, abs_tol=1e-12)
     assert math.isclose(float(log_excess_loss(X, y, u, W, opt, loss="logistic")[0]), log_excess,

@@ -494,7 +494,7 @@ def binomial(name: str, successes: Any, *, p: float, alpha: float = 0.05,
     ``P[success] < p`` has p-value below ``alpha``.  The decision's detail carries the
     test's power: ``power_80_at`` is the success rate at which it rejects with probability
     0.8 (:func:`binomial_power_point`); ``None`` means that ``K`` is too small for the test
-    to reject at all, so the check cannot fail.  ``reject_prob_at_p`` is the test's size at
+    to reject at all, so the check cannot fail.  ``reject_prob_at_null`` is the test's size at
     the boundary (:func:`binomial_size`): a seed sweep predicts the claim's pass rate from it.
     ``power`` is the probability of rejecting at the framework's alternative ``p - 0.15``
     (:func:`binomial_power`); below 0.8 the decision carries a warning unless ``low_power``
@@ -512,7 +512,6 @@ def binomial(name: str, successes: Any, *, p: float, alpha: float = 0.05,
                     tolerance={"alpha": alpha},
                     detail={"successes": k, "trials": n, "p_value": pvalue,
                             "power_80_at": binomial_power_point(n, p, alpha),
-                            "reject_prob_at_p": binomial_size(n, p, alpha),
                             "reject_prob_at_null": binomial_size(n, p, alpha),
                             "alternative": max(p - ALTERNATIVE_GAP, 0.0), **power},
                     warnings=warnings)

@@ -102,7 +102,7 @@ def _as_numpy(value: Any) -> np.ndarray | None:
         return value.detach().cpu().numpy()
     if isinstance(value, np.ndarray):
         return value
-    if _is_array(value) or isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+    if _is_array(value) or (isinstance(value, (int, float, np.number)) and not isinstance(value, bool)):
         return np.asarray(value)
     return None
 

@@ -67,7 +67,7 @@ def _size_at_p(decision: dict) -> float:
     """The probability that a statistical decision rejects a true statement at its boundary
     (``P[success] = p`` exactly for a binomial test; ``alpha`` for Wald and chi-square)."""
     detail = decision.get("detail") or {}
-    for key in ("reject_prob_at_null", "reject_prob_at_p"):
+    for key in ("reject_prob_at_null", "reject_prob_at_p"):  # the second: results written before 2026-11-27
         if key in detail:
             return float(detail[key])
     from .checks import binomial_size
