@@ -9,7 +9,7 @@ import pytest
 from theorycheck.cache import DiskCache
 from theorycheck.cli import main
 from theorycheck.errors import UsageError
-from theorycheck.shards import merge_results, parse_shard, schedule, unit_of
+from theorycheck.shards import cost_markdown, cost_rows, merge_results, parse_shard, schedule, unit_of
 
 SHARED = '''
 from theorycheck import shared_run
@@ -75,12 +75,30 @@ def test_two_shards_merged_equal_the_unsharded_run(project):
 
 
 def test_merge_refuses_runs_of_other_settings_and_conflicting_verdicts():
-    base = {"schema_version": 3, "tier": "quick", "device": "cpu", "dtype": "float64", "seed": 0,
+    base = {"schema_version": 4, "tier": "quick", "device": "cpu", "dtype": "float64", "seed": 0,
             "claims": [{"id": "a.b.c", "outcome": "passed", "controls": []}]}
     with pytest.raises(UsageError, match=r"differ in \['seed'\]"):
         merge_results([base, dict(base, seed=1)])
     with pytest.raises(UsageError, match="passed in one run and failed in another"):
         merge_results([base, dict(base, claims=[{"id": "a.b.c", "outcome": "failed", "controls": []}])])
+
+
+def test_costs_recorded_per_case_and_tabled(project, capsys):
+    """Every case records its CPU seconds and resident peak; the claim sums them with its
+    controls; the markdown table and plan are generated from the run (``schedule --markdown``)."""
+    _, whole = run(project, "whole")
+    for claim in whole["claims"]:
+        cases = [claim, *claim["controls"]]
+        assert all(case["cpu_s"] >= 0 for case in cases)
+        assert claim["cost"]["cpu_s"] == pytest.approx(sum(case["cpu_s"] for case in cases), abs=1e-3)
+        if all(case["peak_rss_mb"] is not None for case in cases):   # Linux reports it
+            assert claim["cost"]["peak_rss_mb"] == max(case["peak_rss_mb"] for case in cases) > 0
+    rows = cost_rows(whole)
+    assert [r["wall_s"] for r in rows] == sorted((r["wall_s"] for r in rows), reverse=True)
+    table = cost_markdown(whole, workers=2, top=3)
+    assert "| toy | 4 |" in table and "The 3 costliest claims" in table and "| 2 |" in table
+    assert main(["schedule", str(project.path / "whole"), "--workers", "2", "--markdown"]) == 0
+    assert "Every claim" in capsys.readouterr().out
 
 
 def test_longest_first_schedule_and_shard_parsing():

@@ -25,8 +25,9 @@
   (:mod:`theorycheck.explore`): the way to explore before writing a claim.
 * ``theorycheck merge RUN... --out DIR``: the runs of several shards (``pytest --tc-shard
   I/N``) joined into one run and report (:mod:`theorycheck.shards`).
-* ``theorycheck schedule [RESULTS] [--workers N]``: the longest-first plan of a run's claims
-  on N workers and its makespan.
+* ``theorycheck schedule [RESULTS] [--workers N] [--markdown [--top N]]``: the longest-first
+  plan of a run's claims on N workers and its makespan; ``--markdown`` adds the per-claim cost
+  table (wall and CPU seconds, resident peak) for BENCHMARKS.md.
 * ``theorycheck cache info|clear [--dir DIR]``: the size of the cache of shared runs, or
   empty it (default ``$THEORYCHECK_CACHE_DIR``, else ``./.theorycheck-cache``).
 """
@@ -329,9 +330,13 @@ def cmd_merge(args) -> int:
 
 
 def cmd_schedule(args) -> int:
-    from .shards import schedule, unit_durations
+    from .shards import cost_markdown, schedule, unit_durations
 
-    durations = unit_durations(_load_results_or_exit(_results_path(args.results, "schedule"), "schedule"))
+    results = _load_results_or_exit(_results_path(args.results, "schedule"), "schedule")
+    if args.markdown:
+        print(cost_markdown(results, args.workers, top=args.top), end="")
+        return 0
+    durations = unit_durations(results)
     plan = schedule(list(durations), durations, args.workers)
     total = sum(durations.values())
     print(f"{len(durations)} claims, {total:.0f} s in all; longest first on {args.workers} workers: "
@@ -418,6 +423,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("results", nargs="?", default=None,
                    help="results.json or run folder (default: the latest complete run)")
     p.add_argument("--workers", type=int, default=16, help="workers (default 16)")
+    p.add_argument("--markdown", action="store_true",
+                   help="the per-claim cost table (wall, CPU, peak memory) and the plan, as markdown")
+    p.add_argument("--top", type=int, default=None, help="with --markdown: the N costliest claims only")
     p.set_defaults(func=cmd_schedule)
     p = sub.add_parser("cache", help="size of the cache of shared runs, or empty it")
     p.add_argument("action", choices=("info", "clear"))

@@ -55,7 +55,7 @@ from .report.plots import control_overlays, curves_outside_axes
 from .errors import (CannotDiscriminate, ClaimFailure, ControlMisfire, HypothesesNotMet, UsageError,
                      error_kind)
 from .papers import papers
-from .runtime import Runtime, default_options_from_env, parse_count
+from .runtime import Runtime, default_options_from_env, parse_count, peak_memory_mb, reset_peak_memory
 from . import history
 from .manifest import write_manifest
 
@@ -201,6 +201,19 @@ def tc(request) -> ClaimContext:
 
 
 _CONTEXT = pytest.StashKey[ClaimContext]()
+_COST = pytest.StashKey[dict]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """The cost of a claim case's call: process CPU seconds (every thread) and the resident
+    peak in MiB over the call, freed C-library memory given back first (the shared runs it
+    computes count toward the first case that uses them)."""
+    measured = reset_peak_memory()
+    cpu = time.process_time()
+    yield
+    item.stash[_COST] = {"cpu_s": round(time.process_time() - cpu, 4),
+                         "peak_rss_mb": peak_memory_mb() if measured else None}
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -224,6 +237,7 @@ def pytest_runtest_makereport(item, call):
         error_kind=None if exc is None else error_kind(exc),
         failure=_failure_of(exc),
         message=None if exc is None else str(exc)[:4000],
+        **item.stash.get(_COST, {}),
     )
     report.user_properties.append((RECORD_KEY, json.dumps(record)))
     if report.failed and isinstance(exc, (ClaimFailure, ControlMisfire, CannotDiscriminate)) \
@@ -427,8 +441,8 @@ def compare_with_baseline(results: dict, path: Path, rootdir: Path | None = None
 
 def annotate_run(results: dict, *, commit: str | None, partial: str | None) -> list[str]:
     """Add the run-level fields the report shows -- ``commit``, ``partial`` (and its reason),
-    an empty ``seed_sweep`` and ``baseline_diff``, per claim ``wall_s`` (the claim's case and
-    its controls), per decision ``warnings``, each control's evidence class and each claim's
+    an empty ``seed_sweep`` and ``baseline_diff``, per claim ``wall_s`` and ``cost`` (wall and
+    CPU seconds of the claim's case and its controls, the highest of their resident peaks), per decision ``warnings``, each control's evidence class and each claim's
     count of independent controls (:mod:`theorycheck.evidence`; a claim with none and no declared
     ``single_evidence`` reason is listed) -- and warn on every ``dynamics`` or
     ``hypothesis`` control whose numbers all equal its claim's (it computes its own run, so
@@ -439,8 +453,12 @@ def annotate_run(results: dict, *, commit: str | None, partial: str | None) -> l
                    seed_sweep=[], baseline_diff=[])
     undiscriminating = []
     for claim in results["claims"]:
-        claim["wall_s"] = round(claim["duration_s"] + sum(k["duration_s"] for k in claim["controls"]), 4)
-        for case in (claim, *claim["controls"]):
+        cases = (claim, *claim["controls"])
+        claim["wall_s"] = round(sum(case["duration_s"] for case in cases), 4)
+        peaks = [case["peak_rss_mb"] for case in cases if case.get("peak_rss_mb") is not None]
+        claim["cost"] = {"wall_s": claim["wall_s"], "peak_rss_mb": max(peaks, default=None),
+                         "cpu_s": round(sum(case.get("cpu_s") or 0.0 for case in cases), 4)}
+        for case in cases:
             for decision in case["decisions"]:
                 decision.setdefault("warnings", [])
                 if decision["warnings"]:

@@ -13,6 +13,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -130,6 +131,31 @@ def keep_freed_memory() -> bool:
     except (OSError, AttributeError):
         return False
     return bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)) and bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+
+
+def reset_peak_memory() -> bool:
+    """Give the C library's free memory back to the system and reset the process's resident
+    high-water mark (Linux: ``malloc_trim(0)``, then ``5`` into ``/proc/self/clear_refs``), so
+    that :func:`peak_memory_mb` reads the peak since this call.  False where unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def peak_memory_mb() -> float | None:
+    """The process's resident high-water mark in MiB (``VmHWM``; since the last
+    :func:`reset_peak_memory`), or None where the system does not report it."""
+    try:
+        with open("/proc/self/status") as status:
+            line = next((row for row in status if row.startswith("VmHWM:")), None)
+    except OSError:
+        return None
+    return None if line is None else round(int(line.split()[1]) / 1024, 1)
 
 
 class OnRuntime:

@@ -9,7 +9,8 @@ unit without one counts :data:`UNKNOWN_S`.  ``pytest --tc-shard I/N --tc-duratio
 runs bin I; the shards write their own run folders into a shared cache directory
 (``--tc-cache-dir``: atomic writes, checksummed entries), and :func:`merge_results` joins
 their results into one run (``theorycheck merge``) with one report.  ``theorycheck schedule``
-prints the plan for N workers from any results.json.
+prints the plan for N workers from any results.json, and with ``--markdown`` the per-claim
+cost table (:func:`cost_markdown`: wall and CPU seconds, resident peak) it rests on.
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from pathlib import PurePosixPath
 
 from .errors import UsageError
 
-__all__ = ["UNKNOWN_S", "unit_of", "unit_durations", "schedule", "parse_shard", "merge_results"]
+__all__ = ["UNKNOWN_S", "unit_of", "unit_durations", "schedule", "parse_shard", "merge_results",
+           "cost_rows", "cost_markdown"]
 
 #: the duration given to a unit that the durations file does not know
 UNKNOWN_S = 1.0
@@ -95,3 +97,54 @@ def merge_results(parts: list[dict]) -> dict:
                   shard=None, merged_from=len(parts), baseline_diff=[], seed_sweep=[])
     merged["summary"] = summary_counts(merged)
     return merged
+
+
+def cost_rows(results: dict) -> list[dict]:
+    """Per claim (its case and controls) the cost a run recorded, costliest first:
+    ``{"claim", "paper", "outcome", "wall_s", "cpu_s", "peak_rss_mb"}`` (CPU and peak None in
+    a run recorded before they were measured)."""
+    rows = []
+    for claim in results.get("claims", []):
+        cost = claim.get("cost") or {}
+        wall = cost.get("wall_s", claim.get("wall_s", claim.get("duration_s", 0.0)))
+        rows.append({"claim": claim["id"], "paper": claim["paper"], "outcome": claim["outcome"],
+                     "wall_s": float(wall), "cpu_s": cost.get("cpu_s"),
+                     "peak_rss_mb": cost.get("peak_rss_mb")})
+    return sorted(rows, key=lambda r: (-r["wall_s"], r["claim"]))
+
+
+def cost_markdown(results: dict, workers: int, top: int | None = None) -> str:
+    """Markdown: per paper the totals, the ``top`` costliest claims (all when None) and the
+    longest-first plan on ``workers`` workers, from one run's results."""
+    def number(value, digits=0):
+        return "n/a" if value is None else f"{value:.{digits}f}"
+
+    rows = cost_rows(results)
+    durations = unit_durations(results)
+    plan = schedule(list(durations), durations, workers)
+    total = sum(durations.values())
+    head = (f"Run of commit {str(results.get('commit'))[:10]}, tier {results.get('tier')}, seed "
+            f"{results.get('seed')}, device {results.get('device')}: {len(rows)} claims, "
+            f"{total:.0f} s wall in all.")
+    papers = sorted({r["paper"] for r in rows})
+    lines = [head, "", "| paper | claims | wall s | CPU s | highest peak MiB |", "|---|---|---|---|---|"]
+    for paper in papers:
+        mine = [r for r in rows if r["paper"] == paper]
+        cpu = [r["cpu_s"] for r in mine if r["cpu_s"] is not None]
+        peaks = [r["peak_rss_mb"] for r in mine if r["peak_rss_mb"] is not None]
+        lines.append(f"| {paper} | {len(mine)} | {sum(r['wall_s'] for r in mine):.0f} | "
+                     f"{number(sum(cpu) if cpu else None)} | {number(max(peaks, default=None))} |")
+    shown = rows if top is None else rows[:top]
+    lines += ["", f"{'Every claim' if top is None else f'The {len(shown)} costliest claims'} "
+              "(its case and controls; a shared run counts toward the first claim that uses it):",
+              "", "| claim | outcome | wall s | CPU s | peak MiB |", "|---|---|---|---|---|"]
+    lines += [f"| {r['claim']} | {r['outcome']} | {r['wall_s']:.1f} | {number(r['cpu_s'], 1)} | "
+              f"{number(r['peak_rss_mb'])} |" for r in shown]
+    lines += ["", f"Longest first on {workers} workers: makespan "
+              f"{max(b['seconds'] for b in plan):.0f} s (ideal {total / workers:.0f} s; the longest "
+              f"claim {max(durations.values(), default=0.0):.0f} s).", "",
+              "| worker | seconds | claims |", "|---|---|---|"]
+    lines += [f"| {i} | {b['seconds']:.0f} | {len(b['units'])}: "
+              f"{', '.join(u.split('::')[-1] for u in b['units'][:3])}"
+              f"{' ...' if len(b['units']) > 3 else ''} |" for i, b in enumerate(plan, 1)]
+    return "\n".join(lines) + "\n"

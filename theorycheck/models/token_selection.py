@@ -150,16 +150,23 @@ def signed_logsumexp(log_abs, sign, dim):
     return m.squeeze(dim) + total.abs().log(), torch.sign(total)
 
 
+#: below |x| = exp(TINY_LOG) a ratio like log1p(x)/x is 1 - x/2 to float64 precision (x^2/3 < 1e-32)
+TINY_LOG = -40.0
+
+
 def log_abs_expm1(log_abs_x, sign_x):
     r"""log|exp(x) - 1| for x = sign_x * exp(log_abs_x), without ever forming 1 + x.
 
     With a = |x|:  log|exp(x) - 1| = log a + log((1 - exp(-a))/a) + max(x, 0),
-    where (1 - exp(-a))/a = -expm1(-a)/a lies in (0, 1] and tends to 1 as a -> 0,
-    so the result is accurate for every a, including a below the float range.
+    where (1 - exp(-a))/a = -expm1(-a)/a lies in (0, 1] and tends to 1 as a -> 0, so the
+    result is accurate for every a, including a below the float range.  Below
+    a = exp(`TINY_LOG`) the log of the ratio is its series -a/2 (expm1 of a subnormal a loses
+    digits).
     """
     a = torch.exp(log_abs_x)
     ratio = torch.where(a > 0, torch.expm1(-a) / -a, 1.0)
-    return log_abs_x + torch.log(ratio) + torch.where(sign_x > 0, a, 0.0)
+    log_ratio = torch.where(log_abs_x < TINY_LOG, -a / 2, torch.log(ratio))
+    return log_abs_x + log_ratio + torch.where(sign_x > 0, a, 0.0)
 
 
 def _log_logistic(m):
@@ -183,13 +190,14 @@ def _log_sigmoid_neg(m):
 def _log_abs_log1p(log_abs_r, sign_r):
     r"""log|log1p(r)| for r = sign_r exp(log_abs_r) > -1, without forming 1 + r where it matters.
 
-    |r| <= e: log|r| + log(log1p(r)/r), the ratio tending to 1 as r -> 0 (1 where r underflows),
-    exact for r far below the float range; r > e: log(log r + log1p(1/r)), exact when r itself
-    would overflow.  r = 0 (log_abs_r = -inf) gives -inf."""
+    |r| <= e: log|r| + log(log1p(r)/r), the ratio tending to 1 as r -> 0, its log the series
+    -r/2 below |r| = exp(`TINY_LOG`) (log1p of a subnormal r loses digits), so exact for r far
+    below the float range; r > e: log(log r + log1p(1/r)), exact when r itself would overflow.
+    r = 0 (log_abs_r = -inf) gives -inf."""
     big = (sign_r > 0) & (log_abs_r > 1)
     r = sign_r * torch.exp(log_abs_r.clamp_max(1))
     ratio = torch.where(r != 0, torch.log1p(r) / torch.where(r != 0, r, 1.0), 1.0)
-    small = log_abs_r + torch.log(ratio)
+    small = log_abs_r + torch.where(log_abs_r < TINY_LOG, -r / 2, torch.log(ratio))
     large = torch.log(log_abs_r.clamp_min(1) + torch.log1p(torch.exp(-log_abs_r.clamp_min(1))))
     return torch.where(big, large, small)
 

@@ -8,11 +8,14 @@ Shape (see ``schema.json`` beside this file, which the tests validate against)::
      "papers": {key: {"authors", "title", "arxiv", "year", "note", "expected_ids", "citation"}
                      | null (a paper key no claims package declared)},
      "claims": [{"id", "paper", "source", "kind", "statement", "corrected_by", "provenance",
-                 "doc" (the claim function's docstring), "module", "function", "outcome", "error_kind", "duration_s", "sizes", "seeds", "measurements",
+                 "doc" (the claim function's docstring), "module", "function", "outcome", "error_kind", "duration_s", "cpu_s", "peak_rss_mb",
+                 "cost" ({"wall_s", "cpu_s", "peak_rss_mb"}: the claim's case and its controls),
+                 "sizes", "seeds", "measurements",
                  "decisions" (each with its "role"), "failed_conclusions",
                  "failed_preconditions", "plots", "message", "shared_runs",
                  "controls": [{"name", "description", "kind", "breaks", "outcome",
-                               "error_kind", "duration_s", "sizes", "seeds", "decisions",
+                               "error_kind", "duration_s", "cpu_s", "peak_rss_mb", "sizes",
+                               "seeds", "decisions",
                                "failed_conclusions", "failed_preconditions", "measurements",
                                "message", "shared_runs", "plots"}]}]}
 
@@ -21,6 +24,10 @@ of the same name.
 
 ``shared_runs``: the shared runs the case used, ``{"name", "key", "config", "sizes", "seed",
 "source"}`` with source memo | disk | computed (see :mod:`theorycheck.cache`).
+
+``cpu_s``: the process CPU seconds of the case's call, every thread; ``peak_rss_mb``: the
+resident peak over it in MiB (None where the system does not report it).  A shared run counts
+toward the first case that uses it.
 
 Claim outcomes: passed | failed | hypotheses_not_met | error | skipped | not_run.
 Control outcomes: failed_as_expected | passed_unexpectedly | misfired | error | skipped | not_run.
@@ -37,12 +44,13 @@ __all__ = ["all_good", "assemble_results", "load_results", "summarize", "validat
            "summary_counts", "SCHEMA_VERSION"]
 
 #: bumped whenever a field is added, removed or changes meaning
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 CLAIM_OUTCOMES = ("passed", "failed", "hypotheses_not_met", "error", "skipped", "not_run")
 CONTROL_OUTCOMES = ("failed_as_expected", "passed_unexpectedly", "misfired", "error", "skipped",
                     "not_run")
 #: what every case (claim or control) carries from its run; defaults for a case that did not run
-_CASE_FIELDS = {"outcome": "not_run", "error_kind": None, "duration_s": 0.0, "sizes": {},
+_CASE_FIELDS = {"outcome": "not_run", "error_kind": None, "duration_s": 0.0, "cpu_s": 0.0,
+                "peak_rss_mb": None, "sizes": {},
                 "seeds": {}, "measurements": {}, "decisions": [], "failed_conclusions": [],
                 "failed_preconditions": [], "message": None, "shared_runs": []}
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
