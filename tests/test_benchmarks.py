@@ -46,3 +46,22 @@ def test_the_plain_jax_row_runs_the_same_step_when_jax_is_installed(bench):
     assert [r["K"] for r in rows] == [1, 4] and all(r["trial_steps_per_s"] > 0 for r in rows)
     table = bench.table(dict(machine="m", platform="p", torch="t", threads=1, peaks={}, rows=rows))
     assert table.splitlines()[-1].endswith("|  |  |  |")   # no naive loop, no bound: empty cells
+
+
+def test_profile_step_splits_the_step_and_counts_its_traffic(tmp_path):
+    """benchmarks/profile_step.py on a small K: the shares of the step are fractions, the
+    operator table lists the batched matrix product, and the traffic outside the matrix products
+    is at least the step's minimal bytes (every argument and result counted once a kernel)."""
+    spec = importlib.util.spec_from_file_location("profile_step", BENCH.with_name("profile_step.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rate, bound, ops, cpu, peaks, flops, nbytes, traffic = module.profile_step(
+        "token_selection canonical", "ngd", "span", 16, 3)
+    assert rate > 0 and bound > 0 and cpu > 0 and flops > 0 and nbytes > 0
+    assert all(0 <= share <= 1.5 for share, _ in ops.values()) and "aten::bmm" in ops
+    assert traffic[0] > 0 and traffic[1] > 0
+    out = tmp_path / "profile.md"
+    assert module.main(["--K", "16", "--steps", "2", "--out", str(out)]) == 0
+    assert "| `aten::bmm` |" in out.read_text()
+    with pytest.raises(SystemExit, match="unknown workload"):
+        module.main(["--workload", "nope"])

@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from theorycheck.errors import InvalidInputError
-from theorycheck.maps import (MAP_PREFIX, MapWarning, clopper_pearson, estimate_map,
+from theorycheck.maps import (MAP_PREFIX, MapWarning, clopper_pearson, covariate_rate_map, estimate_map,
                               logistic_transition, mean_difference_interval, mean_interval,
                               rate_map, record_map)
 
@@ -59,6 +59,20 @@ def test_log_transition_recovered():
     t = m.transition
     assert t.bracketed and t.lower <= 8.0 <= t.upper and "log x" in t.method
 
+
+def test_covariate_map_groups_by_quantiles_and_recovers_the_transition():
+    """Instances with a recorded covariate (not a set grid): equal-count groups at their
+    medians; a decreasing success curve crossing 0.5 at x = 0.3 is recovered."""
+    rng = np.random.default_rng(7)
+    v = rng.uniform(0.05, 1.0, 800)
+    outcomes = rng.random(800) < 1 / (1 + np.exp(-8.0 * (0.3 - v)))
+    m = covariate_rate_map(v, outcomes, bins=8, level=0.5, parameter="rho")
+    assert m.trials == [100] * 8 and np.all(np.diff(m.grid) > 0)
+    order = np.argsort(v)
+    assert m.grid[0] == pytest.approx(np.median(v[order[:100]]))
+    assert m.successes[0] == int(outcomes[order[:100]].sum())
+    t = m.transition
+    assert t.bracketed and t.detail["slope"] < 0 and t.lower <= 0.3 <= t.upper
 
 def test_separated_grid_gives_a_finite_transition_between_the_points():
     t = logistic_transition([1, 2, 3, 4], [0, 0, 10, 10], [10] * 4, level=0.5)
@@ -135,6 +149,10 @@ def test_intervals():
     (lambda: logistic_transition([1, 2], [1], [2, 2], level=0.5), "one length"),
     (lambda: rate_map([0, 1], [np.ones(5, bool)] * 2, level=0.5, x_transform="log"), "positive grid"),
     (lambda: rate_map([1, 2], [np.ones(5, bool)] * 2, level=0.5, x_transform="sqrt"), "x_transform"),
+    (lambda: covariate_rate_map([1, 2, 3], [True, False], bins=2, level=0.5), "3 covariate values but 2"),
+    (lambda: covariate_rate_map([1, 2, 3], [True] * 3, bins=4, level=0.5), "bins must be between 2"),
+    (lambda: covariate_rate_map([1, np.nan], [True] * 2, bins=2, level=0.5), "non-finite"),
+    (lambda: covariate_rate_map([1, 1, 1, 1, 2, 3], [True] * 6, bins=3, level=0.5), "equal medians"),
 ])
 def test_bad_input(call, message):
     with pytest.raises(InvalidInputError, match=message):

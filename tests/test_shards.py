@@ -9,7 +9,8 @@ import pytest
 from theorycheck.cache import DiskCache
 from theorycheck.cli import main
 from theorycheck.errors import UsageError
-from theorycheck.shards import cost_markdown, cost_rows, merge_results, parse_shard, schedule, unit_of
+from theorycheck.shards import (cost_markdown, cost_rows, merge_results, parse_shard, schedule, unit_durations,
+                                unit_of)
 
 SHARED = '''
 from theorycheck import shared_run
@@ -93,6 +94,11 @@ def test_costs_recorded_per_case_and_tabled(project, capsys):
         assert claim["cost"]["cpu_s"] == pytest.approx(sum(case["cpu_s"] for case in cases), abs=1e-3)
         if all(case["peak_rss_mb"] is not None for case in cases):   # Linux reports it
             assert claim["cost"]["peak_rss_mb"] == max(case["peak_rss_mb"] for case in cases) > 0
+    durations = unit_durations(whole)
+    assert durations == {f"claims/toy/test_c{i}.py::test_mean_{i}": c["cost"]["cpu_s"] or c["wall_s"]
+                         for i, c in zip(range(1, 5), whole["claims"])}
+    assert unit_durations({"claims": [{"module": "claims.x.test_a", "function": "test_f", "wall_s": 3.0}]}) \
+        == {"claims/x/test_a.py::test_f": 3.0}                          # a run without costs
     rows = cost_rows(whole)
     assert [r["wall_s"] for r in rows] == sorted((r["wall_s"] for r in rows), reverse=True)
     table = cost_markdown(whole, workers=2, top=3)

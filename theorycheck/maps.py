@@ -8,7 +8,8 @@ C starts to hold:
   per-instance conclusion (booleans); the success rate with its exact Clopper-Pearson
   interval, and the *transition* -- where the rate crosses a stated ``level`` -- by a
   logistic fit ``logit P[C | x] = a + b x`` (maximum likelihood, ``scipy.optimize``) with a
-  profile-likelihood interval;
+  profile-likelihood interval; against a covariate measured per instance rather than set
+  (:func:`covariate_rate_map`), the instances grouped by equal-count quantiles of it;
 * an **estimate map** (:func:`estimate_map`): per grid value an estimate with its interval
   (:func:`mean_interval`, :func:`mean_difference_interval`, :func:`slope_interval`), and
   where the estimate crosses a stated ``value`` (linear interpolation between the bracketing
@@ -43,6 +44,7 @@ __all__ = [
     "clopper_pearson",
     "logistic_transition",
     "rate_map",
+    "covariate_rate_map",
     "estimate_map",
     "mean_interval",
     "mean_difference_interval",
@@ -356,6 +358,44 @@ def rate_map(grid: Any, outcomes: Sequence[Any], *, level: float, confidence: fl
                                      x_transform=x_transform, name=name)
     return RateMap(parameter, x.tolist(), k, n, [ki / ni for ki, ni in zip(k, n)],
                    [b[0] for b in bands], [b[1] for b in bands], float(confidence), transition)
+
+
+def covariate_rate_map(values: Any, outcomes: Any, *, bins: int, level: float,
+                       confidence: float = 0.95, parameter: str = "x",
+                       x_transform: str = "linear", name: str = "map") -> RateMap:
+    """A :func:`rate_map` against a covariate *recorded* per instance (not set by the grid):
+    the instances sorted by their value, cut into ``bins`` groups of (nearly) equal count
+    (``numpy.array_split``), each group at the median of its values.  The groups are formed
+    from the covariate alone, never from the outcomes.
+
+    Parameters
+    ----------
+    values : array of float
+        The covariate of each instance (e.g. a measured orthogonality ratio).
+    outcomes : array of bool
+        The conclusion on each instance, in the same order.
+    bins : int
+        The number of groups, at least 2 and at most the number of distinct values.
+    level, confidence, parameter, x_transform, name
+        As in :func:`rate_map`.
+    """
+    v = np.asarray(jsonable(values), dtype=float).ravel()
+    o = np.asarray(jsonable(outcomes), dtype=bool).ravel()
+    if v.shape != o.shape:
+        raise InvalidInputError(f"map {name!r}: {v.size} covariate values but {o.size} outcomes")
+    if not np.all(np.isfinite(v)):
+        raise InvalidInputError(f"map {name!r}: the covariate has non-finite values")
+    if not 2 <= int(bins) <= np.unique(v).size:
+        raise InvalidInputError(f"map {name!r}: bins must be between 2 and the number of distinct "
+                                f"covariate values ({np.unique(v).size}), got {bins!r}")
+    order = np.argsort(v, kind="stable")
+    groups = np.array_split(order, int(bins))
+    centres = [float(np.median(v[g])) for g in groups]
+    if not np.all(np.diff(centres) > 0):
+        raise InvalidInputError(f"map {name!r}: ties in the covariate give groups with equal "
+                                f"medians {centres}; use fewer bins")
+    return rate_map(centres, [o[g] for g in groups], level=level, confidence=confidence,
+                    parameter=parameter, x_transform=x_transform, name=name)
 
 
 def mean_interval(samples: Any, confidence: float = 0.95) -> tuple[float, float, float]:

@@ -32,13 +32,16 @@ def unit_of(nodeid: str) -> str:
 
 
 def unit_durations(results: dict) -> dict[str, float]:
-    """unit -> seconds (the claim's case and its controls, ``wall_s``) from a results.json."""
+    """unit -> seconds of the claim's case and its controls from a results.json: their process
+    CPU seconds (``cost.cpu_s``: what the claim costs on a worker of its own, whatever else ran
+    on the machine that recorded it), else their wall seconds (``wall_s``, older runs)."""
     durations = {}
     for claim in results.get("claims", []):
         module, function = claim.get("module"), claim.get("function")
         if module and function:
             path = str(PurePosixPath(*module.split("."))) + ".py"
-            durations[f"{path}::{function}"] = float(claim.get("wall_s") or claim.get("duration_s") or 0.0)
+            cpu = (claim.get("cost") or {}).get("cpu_s")
+            durations[f"{path}::{function}"] = float(cpu or claim.get("wall_s") or claim.get("duration_s") or 0.0)
     return durations
 
 
@@ -125,7 +128,7 @@ def cost_markdown(results: dict, workers: int, top: int | None = None) -> str:
     total = sum(durations.values())
     head = (f"Run of commit {str(results.get('commit'))[:10]}, tier {results.get('tier')}, seed "
             f"{results.get('seed')}, device {results.get('device')}: {len(rows)} claims, "
-            f"{total:.0f} s wall in all.")
+            f"{total:.0f} s in all (CPU seconds where recorded, else wall).")
     papers = sorted({r["paper"] for r in rows})
     lines = [head, "", "| paper | claims | wall s | CPU s | highest peak MiB |", "|---|---|---|---|---|"]
     for paper in papers:
@@ -140,7 +143,7 @@ def cost_markdown(results: dict, workers: int, top: int | None = None) -> str:
               "", "| claim | outcome | wall s | CPU s | peak MiB |", "|---|---|---|---|---|"]
     lines += [f"| {r['claim']} | {r['outcome']} | {r['wall_s']:.1f} | {number(r['cpu_s'], 1)} | "
               f"{number(r['peak_rss_mb'])} |" for r in shown]
-    lines += ["", f"Longest first on {workers} workers: makespan "
+    lines += ["", f"Longest first on {workers} workers (by CPU seconds): makespan "
               f"{max(b['seconds'] for b in plan):.0f} s (ideal {total / workers:.0f} s; the longest "
               f"claim {max(durations.values(), default=0.0):.0f} s).", "",
               "| worker | seconds | claims |", "|---|---|---|"]

@@ -399,6 +399,20 @@ def lemma13_invariants(gamma, z, opt, variant: Variant) -> dict:
     }
 
 
+def lem13_instances(run, rho: float, d_per_n: int, instances: int):
+    """The ``instances`` DM instances of Lemma 13's batches at d = d_per_n n (n of the tier)."""
+    n = run.sizes["n"]
+    d = d_per_n * n
+    return gaussian_dm(run.rng("lem13 instances", rho, d), instances, n=n, d=d, rho=rho)
+
+
+@shared_run(sizes=LEM13_SIZES)
+def instance_orthogonality(run, *, rho: float, d_per_n: int, instances: int) -> np.ndarray:
+    """Assumption 1's orthogonality ratio rho_perp (`datasets.orthogonality_ratio`) of each
+    instance of `invariant_batch` with the same (rho, d_per_n, instances), shape (instances,)."""
+    return datasets.orthogonality_ratio(lem13_instances(run, rho, d_per_n, instances).X)
+
+
 @shared_run(sizes=LEM13_SIZES)
 def invariant_batch(run, *, rho: float, eta: float, d_per_n: int = 16, instances: int, steps: int,
                     heavy_ball: float = 0.0):
@@ -407,9 +421,8 @@ def invariant_batch(run, *, rho: float, eta: float, d_per_n: int = 16, instances
     u_0 = W_0 = 0; returns ({name: (value, holds)}, first-step gaps all positive (K,)).
     ``heavy_ball = beta > 0`` replaces Eq. (13) by plain GD with heavy-ball momentum beta and
     step eta (the dynamics control of `vdt24.lem13.success_map_d_over_n`; same instances)."""
-    n, K = run.sizes["n"], instances
-    d = d_per_n * n
-    data = gaussian_dm(run.rng("lem13 instances", rho, d), K, n=n, d=d, rho=rho)
+    data = lem13_instances(run, rho, d_per_n, instances)
+    K, d = instances, data.X.shape[-1]
     tensors = data.to_torch(run.runtime.device, run.runtime.torch_dtype)
     X, y = tensors.X, tensors.y
     variant = Variant(f"rho={rho:g}, eta={eta:g}", rho, eta)
