@@ -9,8 +9,8 @@ import pytest
 from theorycheck.cache import DiskCache
 from theorycheck.cli import main
 from theorycheck.errors import UsageError
-from theorycheck.shards import (cost_markdown, cost_rows, merge_results, parse_shard, schedule, unit_durations,
-                                unit_of)
+from theorycheck.shards import (computed_runs, cost_markdown, cost_rows, merge_results, parse_shard, schedule,
+                                unit_durations, unit_of, warm_commands, warm_plan)
 
 SHARED = '''
 from theorycheck import shared_run
@@ -105,6 +105,29 @@ def test_costs_recorded_per_case_and_tabled(project, capsys):
     assert "| toy | 4 |" in table and "The 3 costliest claims" in table and "| 2 |" in table
     assert main(["schedule", str(project.path / "whole"), "--workers", "2", "--markdown"]) == 0
     assert "Every claim" in capsys.readouterr().out
+
+
+def test_warm_plan_commands_fill_the_cache_the_claims_then_read(project, monkeypatch, capsys):
+    """Phase 1 of the warm plan: the one shared run the claims computed, as a `theorycheck run`
+    command; run into a fresh cache, phase 2 (the claims) reads it from disk, same records."""
+    _, whole = run(project, "whole")
+    runs = computed_runs(whole)
+    assert [r["target"] for r in runs] == ["claims.toy.common:draws"] and runs[0]["cpu_s"] >= 0
+    plan = warm_plan(whole, workers=2)
+    assert len(plan["phase1"]) == 2 and sum(len(b["units"]) for b in plan["phase2"]) == 4
+    assert plan["makespan"] >= max(b["seconds"] for b in plan["phase2"])
+    [command] = warm_commands(whole, "warm-cache")
+    assert command.startswith("theorycheck run claims.toy.common:draws --tier quick --seed 0")
+    monkeypatch.chdir(project.path)
+    monkeypatch.syspath_prepend(str(project.path))
+    assert main(command.split()[1:]) == 0
+    result = project.runpytest_subprocess("claims", "-p", "no:cacheprovider", "--tc-report-dir", "warm",
+                                          "--tc-cache-dir", "warm-cache")
+    warm = json.loads((project.path / "warm" / "results.json").read_text())
+    sources = {u["source"] for c in warm["claims"] for u in c["shared_runs"]}
+    assert sources == {"disk", "memo"} and records(warm) == records(whole)
+    assert main(["schedule", str(project.path / "whole"), "--warm", "--workers", "2"]) == 0
+    assert "phase1: shared runs" in capsys.readouterr().out
 
 
 def test_longest_first_schedule_and_shard_parsing():

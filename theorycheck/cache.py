@@ -44,6 +44,7 @@ import os
 import pickle
 import sys
 import tempfile
+import time
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -407,7 +408,9 @@ class SharedRunCache:
 
     def use(self, run: SharedRun, runtime: Runtime, config: Mapping[str, Any]) -> tuple[Any, dict]:
         """The value of ``run(**config)`` under ``runtime`` and a record of the use:
-        ``{"name", "key", "config", "sizes", "seed", "source"}`` with source memo|disk|computed."""
+        ``{"name", "key", "config", "sizes", "seed", "source"}`` with source memo|disk|computed,
+        and for a computed value ``cpu_s``, the process CPU seconds it took (shared runs it used
+        included)."""
         if not isinstance(run, SharedRun):
             raise UsageError(f"use() takes a function declared with @theorycheck.shared_run, "
                              f"got {run!r}")
@@ -419,14 +422,18 @@ class SharedRunCache:
             self._memo.move_to_end(key)
             return self._memo[key], dict(record, source="memo")
         hit, value = self.disk.load(key) if self.disk is not None else (False, None)
-        if not hit:
+        if hit:
+            record["source"] = "disk"
+        else:
+            start = time.process_time()
             value = run.fn(RunContext(runtime, run.sizes_of(runtime.tier), run.scope, self), **config)
+            record.update(source="computed", cpu_s=round(time.process_time() - start, 4))
             if self.disk is not None:
                 self.disk.store(key, value, label=f"shared run {run.name}")
         self._memo[key] = value
         while len(self._memo) > self.memo_size:
             self._memo.popitem(last=False)
-        return value, dict(record, source="disk" if hit else "computed")
+        return value, record
 
 
 def cache_from_options(rootdir: Path, invocation_dir: Path, cache_dir: str | None,

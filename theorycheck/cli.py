@@ -25,9 +25,11 @@
   (:mod:`theorycheck.explore`): the way to explore before writing a claim.
 * ``theorycheck merge RUN... --out DIR``: the runs of several shards (``pytest --tc-shard
   I/N``) joined into one run and report (:mod:`theorycheck.shards`).
-* ``theorycheck schedule [RESULTS] [--workers N] [--markdown [--top N]]``: the longest-first
-  plan of a run's claims on N workers and its makespan; ``--markdown`` adds the per-claim cost
-  table (wall and CPU seconds, resident peak) for BENCHMARKS.md.
+* ``theorycheck schedule [RESULTS] [--workers N] [--markdown [--top N]] [--warm]
+  [--commands [--cache-dir DIR]]``: the longest-first plan of a run's claims on N workers and
+  its makespan; ``--markdown`` the per-claim cost table (wall and CPU seconds, resident peak)
+  for BENCHMARKS.md; ``--warm`` the two-phase plan (the shared runs as independent jobs, then
+  the claims from the cache) and ``--commands`` its first phase's ``theorycheck run`` lines.
 * ``theorycheck cache info|clear [--dir DIR]``: the size of the cache of shared runs, or
   empty it (default ``$THEORYCHECK_CACHE_DIR``, else ``./.theorycheck-cache``).
 """
@@ -330,11 +332,26 @@ def cmd_merge(args) -> int:
 
 
 def cmd_schedule(args) -> int:
-    from .shards import cost_markdown, schedule, unit_durations
+    from .shards import cost_markdown, schedule, unit_durations, warm_commands, warm_plan
 
     results = _load_results_or_exit(_results_path(args.results, "schedule"), "schedule")
     if args.markdown:
         print(cost_markdown(results, args.workers, top=args.top), end="")
+        return 0
+    if args.commands:
+        print("\n".join(warm_commands(results, args.cache_dir)))
+        return 0
+    if args.warm:
+        plan = warm_plan(results, args.workers)
+        for phase, what in (("phase1", "shared runs"), ("phase2", "claims from the cache")):
+            span = max(b["seconds"] for b in plan[phase])
+            print(f"{phase}: {what}, makespan {span:.0f} s on {args.workers} workers")
+            for i, b in enumerate(plan[phase], 1):
+                head = ", ".join(u.split("::")[-1].split(":")[-1] for u in b["units"][:4])
+                more = f" (+{len(b['units']) - 4})" if len(b["units"]) > 4 else ""
+                print(f"  worker {i:2d}: {b['seconds']:8.1f} s  {len(b['units'])} jobs: {head}{more}")
+        print(f"warm plan: {len(plan['runs'])} shared runs, then the claims: {plan['makespan']:.0f} s "
+              "in all (theorycheck schedule --commands prints phase 1's commands)")
         return 0
     durations = unit_durations(results)
     plan = schedule(list(durations), durations, args.workers)
@@ -426,6 +443,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", action="store_true",
                    help="the per-claim cost table (wall, CPU, peak memory) and the plan, as markdown")
     p.add_argument("--top", type=int, default=None, help="with --markdown: the N costliest claims only")
+    p.add_argument("--warm", action="store_true",
+                   help="two phases: the shared runs as independent jobs, then the claims from the cache")
+    p.add_argument("--commands", action="store_true",
+                   help="the theorycheck run commands of the warm plan's first phase")
+    p.add_argument("--cache-dir", default="$CACHE", help="with --commands: the shared cache directory")
     p.set_defaults(func=cmd_schedule)
     p = sub.add_parser("cache", help="size of the cache of shared runs, or empty it")
     p.add_argument("action", choices=("info", "clear"))

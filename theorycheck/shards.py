@@ -11,6 +11,12 @@ runs bin I; the shards write their own run folders into a shared cache directory
 their results into one run (``theorycheck merge``) with one report.  ``theorycheck schedule``
 prints the plan for N workers from any results.json, and with ``--markdown`` the per-claim
 cost table (:func:`cost_markdown`: wall and CPU seconds, resident peak) it rests on.
+
+A claim that computes several long shared runs is one long unit.  The *warm* plan
+(:func:`warm_plan`, ``theorycheck schedule --warm``) splits it: phase 1 computes every shared
+run the run recorded as computed, each an independent job into the shared cache
+(``theorycheck run MODULE:FUNCTION --set ...``, :func:`warm_commands`), longest first; phase 2
+runs the claims, which then read their runs from the cache and cost only the rest.
 """
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ from pathlib import PurePosixPath
 from .errors import UsageError
 
 __all__ = ["UNKNOWN_S", "unit_of", "unit_durations", "schedule", "parse_shard", "merge_results",
-           "cost_rows", "cost_markdown"]
+           "cost_rows", "cost_markdown", "computed_runs", "warm_plan", "warm_commands"]
 
 #: the duration given to a unit that the durations file does not know
 UNKNOWN_S = 1.0
@@ -150,4 +156,78 @@ def cost_markdown(results: dict, workers: int, top: int | None = None) -> str:
     lines += [f"| {i} | {b['seconds']:.0f} | {len(b['units'])}: "
               f"{', '.join(u.split('::')[-1] for u in b['units'][:3])}"
               f"{' ...' if len(b['units']) > 3 else ''} |" for i, b in enumerate(plan, 1)]
+    warm = warm_plan(results, workers)
+    runs = warm["runs"]
+    if runs:
+        first = max(b["seconds"] for b in warm["phase1"])
+        lines += ["", f"Warm plan on {workers} workers (`theorycheck schedule --warm`): phase 1 "
+                  f"computes the {len(runs)} shared runs as independent jobs (makespan {first:.0f} s; "
+                  f"the longest {runs[0]['name'].rsplit('.', 1)[-1]} {runs[0]['cpu_s']:.0f} s), "
+                  f"phase 2 the claims from the cache (makespan "
+                  f"{max(b['seconds'] for b in warm['phase2']):.0f} s): {warm['makespan']:.0f} s in all.",
+                  "", "| shared run | config | CPU s | first used by |", "|---|---|---|---|"]
+        lines += [f"| {r['name'].rsplit('.', 1)[-1]} | {_short(r['config'])} | {r['cpu_s']:.1f} | "
+                  f"{r['claim']} |" for r in runs[:top or len(runs)]]
     return "\n".join(lines) + "\n"
+
+
+def _short(config: dict, width: int = 60) -> str:
+    """A shared run's configuration in one table cell."""
+    text = ", ".join(f"{k}={v}" for k, v in sorted(config.items()))
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def computed_runs(results: dict) -> list[dict]:
+    """The shared runs a run computed (not read from a cache), once each, costliest first:
+    ``{"name", "target" (MODULE:FUNCTION), "key", "config", "cpu_s", "claim"}`` (the claim
+    whose case computed it).  Runs computed inside another shared run are inside its cost."""
+    runs = {}
+    for claim in results.get("claims", []):
+        for case in (claim, *claim.get("controls", [])):
+            for used in case.get("shared_runs", []):
+                if used.get("source") == "computed" and used["key"] not in runs:
+                    module, _, function = used["name"].rpartition(".")
+                    runs[used["key"]] = {"name": used["name"], "target": f"{module}:{function}",
+                                         "key": used["key"], "config": used.get("config", {}),
+                                         "cpu_s": float(used.get("cpu_s") or 0.0), "claim": claim["id"]}
+    return sorted(runs.values(), key=lambda r: (-r["cpu_s"], r["name"], r["key"]))
+
+
+def warm_plan(results: dict, workers: int) -> dict:
+    """Two phases on ``workers`` workers: the computed shared runs (:func:`computed_runs`) as
+    independent jobs, longest first; then the claims, each costing its recorded CPU seconds
+    less the shared runs its cases computed.  ``{"phase1", "phase2"}`` (each a :func:`schedule`
+    plan), ``"makespan"`` (the sum of the phases' makespans) and ``"runs"``."""
+    runs = computed_runs(results)
+    job = {f"{r['target']}#{r['key'][:12]}": r["cpu_s"] for r in runs}
+    own = {}
+    for claim in results.get("claims", []):
+        computed = sum(float(u.get("cpu_s") or 0.0) for case in (claim, *claim.get("controls", []))
+                       for u in case.get("shared_runs", []) if u.get("source") == "computed")
+        own[claim["id"]] = computed
+    durations = unit_durations(results)
+    rest = {}
+    for claim in results.get("claims", []):
+        module, function = claim.get("module"), claim.get("function")
+        if module and function:
+            unit = f"{PurePosixPath(*module.split('.'))}.py::{function}"
+            rest[unit] = max(durations.get(unit, 0.0) - own[claim["id"]], 0.0)
+    phase1, phase2 = schedule(list(job), job, workers), schedule(list(rest), rest, workers)
+    span = lambda plan: max(b["seconds"] for b in plan)  # noqa: E731
+    return {"runs": runs, "phase1": phase1, "phase2": phase2,
+            "makespan": (span(phase1) if job else 0.0) + span(phase2)}
+
+
+def warm_commands(results: dict, cache_dir: str = "$CACHE") -> list[str]:
+    """One ``theorycheck run`` command per computed shared run of ``results`` (phase 1 of
+    :func:`warm_plan`), with the run's tier, seed, device and dtype and its configuration."""
+    import json
+    import shlex
+
+    settings = (f"--tier {results.get('tier')} --seed {results.get('seed')} "
+                f"--device {results.get('device')} --dtype {results.get('dtype', 'float64')}")
+    lines = []
+    for r in computed_runs(results):
+        sets = " ".join(f"--set {shlex.quote(f'{k}={json.dumps(v)}')}" for k, v in sorted(r["config"].items()))
+        lines.append(f"theorycheck run {r['target']} {settings} --cache-dir {cache_dir} {sets}".rstrip())
+    return lines
