@@ -155,7 +155,7 @@ def cost_markdown(results: dict, workers: int, top: int | None = None) -> str:
               "| worker | seconds | claims |", "|---|---|---|"]
     lines += [f"| {i} | {b['seconds']:.0f} | {len(b['units'])}: "
               f"{', '.join(u.split('::')[-1] for u in b['units'][:3])}"
-              f"{' ...' if len(b['units']) > 3 else ''} |" for i, b in enumerate(plan, 1)]
+              f"{' ...' if len(b['units']) > 3 else ''} |" for i, b in enumerate(plan, 1) if b["units"]]
     warm = warm_plan(results, workers)
     runs = warm["runs"]
     if runs:

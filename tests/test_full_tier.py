@@ -1,0 +1,52 @@
+"""benchmarks/full_tier.sh: the full tier at one frozen commit in resumable shards (run here on
+one quick claims file): complete -> merged run and cost table; a second call resumes (nothing to
+rerun); other settings for the same folder are refused; bad arguments exit 2."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "full_tier.sh"
+CLAIMS = "claims/jta24/test_inequalities.py"
+
+
+def call(*args):
+    return subprocess.run(["bash", str(SCRIPT), "--python", sys.executable, *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    yield tmp_path / "full"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tmp_path / "full" / "tree")],
+                   capture_output=True)
+
+
+def test_shards_run_merge_and_resume(folder):
+    first = call("--dir", str(folder), "--tier", "quick", "--claims", CLAIMS, "--shards", "2")
+    assert first.returncode == 0, first.stderr + first.stdout
+    merged = json.loads((folder / "runs" / "full" / "results.json").read_text())
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert merged["partial"] is False and merged["commit"] == head and merged["tier"] == "quick"
+    assert all(c["outcome"] == "passed" and "cost" in c for c in merged["claims"])
+    assert "| claim | outcome | wall s | CPU s | peak MiB |" in (folder / "runs" / "full" / "costs.md").read_text()
+    assert all((folder / "runs" / f"shard-{i}" / "DONE").exists() for i in (1, 2))
+    again = call("--dir", str(folder), "--tier", "quick", "--claims", CLAIMS, "--shards", "2")
+    log = (folder / "runs" / "log.txt").read_text()
+    assert again.returncode == 0 and log.count(" start") == 2 and log.count("complete") == 2
+    other = call("--dir", str(folder), "--tier", "quick", "--claims", CLAIMS, "--shards", "3")
+    assert other.returncode == 2 and "use another --dir" in other.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    ((), "--dir DIR is required"),
+    (("--dir", "x", "--shards", "0"), "--shards must be a positive integer"),
+    (("--dir", "x", "--commit", "no-such-rev"), "unknown commit"),
+    (("--frobnicate",), "unknown argument"),
+])
+def test_bad_arguments_exit_2(args, message):
+    result = call(*args)
+    assert result.returncode == 2 and message in result.stderr

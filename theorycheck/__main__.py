@@ -1,0 +1,4 @@
+"""``python -m theorycheck``: the command line (:mod:`theorycheck.cli`)."""
+from .cli import main
+
+raise SystemExit(main())
