@@ -15,7 +15,7 @@ paper(
     expected_ids=[
         "eq2.gradient_closed_form", "def3_6.kernel_is_scaled_jacobian_gram",
         "def3_7.symmetric_init_zero_output", "def3_6.infinite_width_limit",
-        "gd.one_step_kernel_dynamics", "lemB_1.softmax_perturbation_bounds",
+        "gd.one_step_kernel_dynamics", "lemB_1.softmax_perturbation_bounds", "lem5_3.kernel_drift_map_m",
         "lem5_1.kernel_perturbation", "lemD_1.gradient_bound", "lem5_3.induction",
         "thm4_2.linear_convergence", "thm4_2.lazy_regime_scaling", "cor4_3.one_dim",
         "thmF_2.nn_ntk_equivalence", "table1.activation_comparison", "sec6.dsm_identity",

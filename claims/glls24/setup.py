@@ -110,16 +110,18 @@ def _light_metrics(model, W0, X_test):
     return metrics
 
 
-def kernel_metrics(model, H0, X_test):
+def kernel_metrics(model, H0, X_test=None):
     """The kernel metrics of a GD run: "kernel_drift" ``||H(t) - H(0)||_F``, "lambda_min"
-    ``lambda_min(H(t))`` (both from one Gram matrix per iterate) and "cross_kernel"
-    ``K_t(X_test, X)`` (K, d n_te, d n)."""
+    ``lambda_min(H(t))`` (both from one Gram matrix per iterate) and, given ``X_test``,
+    "cross_kernel" ``K_t(X_test, X)`` (K, d n_te, d n)."""
     from theorycheck.optim.metrics import once_per_iterate
 
     gram = once_per_iterate(lambda it: model.gram(it.params["W"]))
-    return {"kernel_drift": lambda it: torch.linalg.matrix_norm(gram(it) - H0),
-            "lambda_min": lambda it: torch.linalg.eigvalsh(gram(it))[:, 0],
-            "cross_kernel": lambda it: ntk_gram(X_test, model.X, it.params["W"], model.A)}
+    metrics = {"kernel_drift": lambda it: torch.linalg.matrix_norm(gram(it) - H0),
+               "lambda_min": lambda it: torch.linalg.eigvalsh(gram(it))[:, 0]}
+    if X_test is not None:
+        metrics["cross_kernel"] = lambda it: ntk_gram(X_test, model.X, it.params["W"], model.A)
+    return metrics
 
 
 def two_phase_gd(step, model, W0, H0, X_test, dense_steps, steps):
@@ -290,3 +292,38 @@ def activation_gd(run, *, activation, n, m, epsilon, step_scale="matched", input
     return {"X": X, "rel_loss": np.exp(traj["log_loss"]) / (0.5 * np.sum(Y**2, axis=(1, 2))),
             "rms_movement": rms.cpu().numpy(), "kernel_drift": drift.cpu().numpy(),
             "kappa": lam_max / lam, "lambda": lam, "diverged_at": traj.diverged_at}
+
+
+# --------------------------------------------------------------------------- width map (NTK regime)
+
+@shared_run(sizes={"quick": {"instances": 40, "n": 4, "d_in": 8, "d": 2, "steps": 100},
+                   "full": {"instances": 100, "n": 4, "d_in": 8, "d": 2, "steps": 400}})
+def kernel_drift_widths(run, *, widths, c=1.0):
+    r"""The width map's runs: at every width m of ``widths`` (even), ``instances`` fresh instances
+    (unit inputs and labels in the unit ball from stream ``("width map data", m, ...)``, the
+    symmetric initialization with sigma = 0.5 from ``("width map init", m, ...)``; the sizes of
+    `softmax_gd`'s quick tier) and ``steps`` steps of GD on the softmax network with ``eta = c /
+    (m lambda_max(H(0)))`` per instance, the kernel drift ``||H(t) - H(0)||_F`` at every step
+    (`kernel_metrics`).  Returns ``{m: {"lambda", "lambda_max", "drift" (max over t <= steps),
+    "rel_loss" (after the run), "finite", "symmetric"}}``, numpy per instance."""
+    from theorycheck.optim import GD, run_trajectory
+
+    s = run.sizes
+    K, n, d_in, d = s["instances"], s["n"], s["d_in"], s["d"]
+    out = {}
+    for m in widths:
+        rng = run.rng("width map data", m, n, d_in, d)
+        X, Y = unit_inputs(rng, K, n, d_in), bounded_labels(rng, K, n, d)
+        W0, A = symmetric_initialization(run.rng("width map init", m, n, d_in, d), K, d_in, d, m, SIGMA)
+        Xt, Yt, At, W0t = (run.tensor(a) for a in (X, Y, A, W0))
+        model = TwoLayerNetwork(Xt, Yt, At)
+        H0 = model.gram(W0t)
+        lam, lam_max = extreme_eigenvalues(H0)
+        drift = {"kernel_drift": kernel_metrics(model, H0)["kernel_drift"]}
+        traj = run_trajectory(GD(model, run.tensor(c / (m * lam_max))), {"W": W0t}, s["steps"], drift,
+                              on_nonfinite="record")
+        F = outputs(Xt, traj.params["W"], At).cpu().numpy()
+        out[m] = {"lambda": lam, "lambda_max": lam_max, "drift": traj["kernel_drift"].max(0),
+                  "rel_loss": np.sum((F - Y) ** 2, axis=(1, 2)) / np.sum(Y**2, axis=(1, 2)),
+                  "finite": traj.diverged_at < 0, "symmetric": is_symmetric_initialization(W0, A)}
+    return out
