@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from theorycheck.errors import InvalidInputError
-from theorycheck.maps import (MAP_PREFIX, MapWarning, clopper_pearson, covariate_rate_map, estimate_map,
+from theorycheck.maps import (MAP_PREFIX, MapWarning, clopper_pearson, covariate_rate_map, estimate_map, interval_power,
                               logistic_transition, mean_difference_interval, mean_interval,
                               rate_map, record_map)
 
@@ -134,6 +134,23 @@ def test_intervals():
     assert (lo, hi) == pytest.approx((ci.low, ci.high), rel=1e-10)
 
 
+@pytest.mark.parametrize("lower, upper", [(0.0, None), (None, -0.75), (-1.25, -0.75)])
+def test_interval_power_matches_simulation(lower, upper):
+    """The non-central t power of 'the 95% t-interval of 8 draws lies inside [lower, upper]'
+    against 20000 simulated decisions (exact for one end; the union bound for two)."""
+    rng = np.random.default_rng(11)
+    mean, sd, m = (0.03 if lower == 0.0 else -0.95), 0.05, 8
+    draws = rng.normal(mean, sd, (20000, m))
+    centre, half = draws.mean(1), stats.t.ppf(0.975, m - 1) * draws.std(1, ddof=1) / np.sqrt(m)
+    inside = np.ones(20000, bool)
+    if lower is not None:
+        inside &= centre - half > lower
+    if upper is not None:
+        inside &= centre + half < upper
+    power = interval_power(mean, sd, m, lower=lower, upper=upper)
+    assert power == pytest.approx(inside.mean(), abs=0.015)
+    assert interval_power(mean, 0.0, m, lower=lower, upper=upper) == 1.0
+
 @pytest.mark.parametrize("call, message", [
     (lambda: rate_map([1, 2, 3], [np.ones(5, bool)] * 2, level=0.5), "3 grid values but 2"),
     (lambda: rate_map([], [], level=0.5), "empty grid"),
@@ -150,6 +167,8 @@ def test_intervals():
     (lambda: rate_map([0, 1], [np.ones(5, bool)] * 2, level=0.5, x_transform="log"), "positive grid"),
     (lambda: rate_map([1, 2], [np.ones(5, bool)] * 2, level=0.5, x_transform="sqrt"), "x_transform"),
     (lambda: covariate_rate_map([1, 2, 3], [True, False], bins=2, level=0.5), "3 covariate values but 2"),
+    (lambda: interval_power(0.0, 1.0, 8), "give lower, upper or both"),
+    (lambda: interval_power(0.0, 1.0, 1, lower=0.0), "samples >= 2"),
     (lambda: covariate_rate_map([1, 2, 3], [True] * 3, bins=4, level=0.5), "bins must be between 2"),
     (lambda: covariate_rate_map([1, np.nan], [True] * 2, bins=2, level=0.5), "non-finite"),
     (lambda: covariate_rate_map([1, 1, 1, 1, 2, 3], [True] * 6, bins=3, level=0.5), "equal medians"),

@@ -47,6 +47,7 @@ __all__ = [
     "covariate_rate_map",
     "estimate_map",
     "mean_interval",
+    "interval_power",
     "mean_difference_interval",
     "slope_interval",
     "record_map",
@@ -408,6 +409,28 @@ def mean_interval(samples: Any, confidence: float = 0.95) -> tuple[float, float,
     mean, se = float(s.mean()), float(s.std(ddof=1) / math.sqrt(s.size))
     half = float(stats.t.ppf(0.5 + confidence / 2, s.size - 1)) * se
     return mean, mean - half, mean + half
+
+
+def interval_power(mean: float, sd: float, samples: int, *, lower: float | None = None,
+                   upper: float | None = None, confidence: float = 0.95) -> float:
+    """P[the two-sided ``confidence`` Student-t interval of the mean of ``samples`` draws with
+    standard deviation ``sd`` lies above ``lower`` and below ``upper``] when the true mean is
+    ``mean`` (the non-central t distribution, ``scipy.stats.nct``): the power of an interval
+    decision like ``tc.conclusion.at_least(name, interval_lower, lower)``.  With both ends the
+    union bound ``P_lower + P_upper - 1`` (a lower bound on the power, exact to the overlap).
+    ``sd = 0`` gives 1."""
+    confidence = _confidence(confidence)
+    if lower is None and upper is None:
+        raise InvalidInputError("interval_power: give lower, upper or both")
+    if int(samples) < 2 or not sd >= 0:
+        raise InvalidInputError(f"interval_power: need samples >= 2 and sd >= 0, got {samples}, {sd}")
+    if sd == 0:
+        return 1.0
+    df, se = int(samples) - 1, sd / math.sqrt(samples)
+    critical = stats.t.ppf(0.5 + confidence / 2, df)
+    above = 1.0 if lower is None else float(stats.nct.sf(critical, df, (mean - lower) / se))
+    below = 1.0 if upper is None else float(stats.nct.cdf(-critical, df, (mean - upper) / se))
+    return max(above + below - 1.0, 0.0)
 
 
 def mean_difference_interval(a: Any, b: Any, confidence: float = 0.95) -> tuple[float, float, float]:

@@ -1,10 +1,9 @@
 """anon20: boundary maps (`theorycheck.maps`) -- where Table 2's self-attention advantage stops as
 the sample size n grows, on the reconstruction's bag-of-words surrogate."""
 import numpy as np
-from scipy import stats
 
 from theorycheck import Control, claim
-from theorycheck.maps import estimate_map, mean_interval, record_map
+from theorycheck.maps import estimate_map, interval_power, mean_interval, record_map
 
 from .setup import PAPER
 from .table2 import SIZES, bag_of_words
@@ -26,15 +25,6 @@ MAP_SIZES = {"quick": dict(SIZES["quick"], n_map=[50, 100, 200, 400]),
 and the grid of n: coarse in the quick tier (reusing the n = 100, 400 runs of
 `anon20.table2.selfattention_surrogate`), fine in the full tier (vocabulary 1000, p = 64, 5
 trials; not run on the development machine)."""
-
-
-def t_power(sd: float, trials: int, effect: float, confidence: float = 0.95) -> float:
-    """P[the lower ``confidence`` t-bound of the mean of ``trials`` samples with standard
-    deviation ``sd`` exceeds 0] when the true mean is ``effect`` (non-central t)."""
-    if not sd > 0:
-        return 1.0
-    critical = stats.t.ppf(0.5 + confidence / 2, trials - 1)
-    return float(stats.nct.sf(critical, trials - 1, effect / (sd / np.sqrt(trials))))
 
 
 @claim(
@@ -104,6 +94,6 @@ def test_advantage_map_n(tc):
     inside = [i for i, n in enumerate(grid) if n <= REGION_N]
     sd = [float(np.std(gaps[i], ddof=1)) for i in inside]
     tc.record("inside n <= 100: power of the t-bound at a true gap of 0.03; at the measured mean",
-              [[t_power(v, gaps[i].size, MARGIN) for v, i in zip(sd, inside)],
-               [t_power(v, gaps[i].size, max(est[i], 0.0)) for v, i in zip(sd, inside)]])
+              [[interval_power(MARGIN, v, gaps[i].size, lower=0.0) for v, i in zip(sd, inside)],
+               [interval_power(max(est[i], 0.0), v, gaps[i].size, lower=0.0) for v, i in zip(sd, inside)]])
     tc.conclusion.at_least(INSIDE, lo[inside], 0.0)

@@ -11,7 +11,7 @@ EXPECTED = [
     "thm3.uniform_gradient_approx", "thm2.geometric_rate", "thm2.asymptotic_rate",
     "thm2.per_step_contraction", "thm2.statistical_floor",
     "alg1.limit_set_with_empirical_regularizer", "exp.fig1_spectral_init",
-    "exp.fig2_random_init", "exp.fig2_step_size_window",
+    "exp.fig2_random_init", "exp.fig2_step_size_window", "thm1.gap_rate_map_mu",
 ]
 ENCODED = {"thm1.closed_form", "sec3.finite_n_gap", "thm1.manifold_global_min", "lem1.symmetry",
            "lem1.singular_values", "thm2.geometric_rate", "thm2.asymptotic_rate",
@@ -26,6 +26,7 @@ ENCODED |= {"thm2.statistical_floor"}
 ENCODED |= {"thm4.gradient_bias", "thm3.uniform_gradient_approx", "thm5.regularizer_gradient_bias",
             "lem9.softmax_second_moment", "lem11.attention_output_mse",
             "alg1.limit_set_with_empirical_regularizer"}
+ENCODED |= {"thm1.gap_rate_map_mu"}
 
 paper(
     "gsb26",

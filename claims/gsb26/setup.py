@@ -18,7 +18,7 @@ they follow ``--tc-seed``.
 
 Assumptions: A1 Sigma > 0; A2 k >= d and sigma_d(W*) > 0; A3 (exact form lost) is taken in
 the computable form the proofs use (Lemma 7): the softmax scores of theta near the manifold
-have light tails, mu(K) = ||Sigma^{1/2} K Sigma^{1/2}||^2 < 1/2 (so E exp(2 x^T K^T Sigma K x)
+have light tails, mu(K) = ||Sigma^{1/2} K Sigma^{1/2}||^2 < 1/2 (so E exp(x^T K^T Sigma K x)
 is finite); on the manifold mu <= kappa(Sigma) sigma_1(W*), so kappa sigma_1 <= 0.5 suffices.
 """
 from __future__ import annotations
@@ -1186,3 +1186,60 @@ def minimize_regularized_loss(problem, V, K, lam, *, gtol=1e-14, max_iter=20000)
 
 
 __all__ += ["derivative_free_projection", "minimize_regularized_loss"]
+
+
+# --- the finite-n gap against the score tail mu (issue 25, `test_maps.py`): E Lhat_n - L at a
+# minimizer of L, where the gap is E||W* x_i - V a_i||^2 >= 0 (no sign change, unlike at the
+# generic test point of `in_sample_gap`, whose 1/n coefficient changes sign as K is scaled).
+
+
+def manifold_point_with_tail(problem, R, tail):
+    r"""(problem', V, K): the balanced point theta_R = (U D^{1/2} R, Sigma^{-1} R^T D^{1/2} V_W^T)
+    of ``problem`` with W* rescaled to c W*, c chosen so that mu(K) = ||Sigma^{1/2} K
+    Sigma^{1/2}||^2 = ``tail``.  On the manifold V and K scale like sqrt(c), so mu is linear in c
+    (one rescaling, from Sigma, W* and R only)."""
+    _, K = balanced_point(torch.as_tensor(problem.W), torch.as_tensor(problem.Sigma), torch.as_tensor(R))
+    scaled = problem.scaled(tail / score_tail(K.numpy(), problem.Sigma))
+    V, K = balanced_point(torch.as_tensor(scaled.W), torch.as_tensor(scaled.Sigma), torch.as_tensor(R))
+    return scaled, V.numpy(), K.numpy()
+
+
+def noise_free_loss_groups(problem, V, K, n, groups, batches, rng, tensor):
+    r"""``groups`` independent group means, each over ``batches`` fresh training sets of size n, of
+    the in-sample loss with noise-free responses y = W* x (every training covariate a query and
+    all n a key, self included).  With y = W* x + eps the loss adds 2 <eps_i, W* x_i - V a_i> +
+    ||eps_i||^2, whose mean given the covariates is k sigma^2 exactly (a_i depends on the
+    covariates only): E Lhat_n = mean + k sigma^2, with less variance."""
+    W, Vt, Kt = (tensor(a) for a in (problem.W, V, K))
+    means = []
+    for _ in range(groups):
+        X = tensor(gaussian_rows(rng, problem.Sigma, (batches, n)))
+        means.append(float(in_sample_loss(X, X @ W.T, Vt, Kt).mean()))
+    return np.array(means)
+
+
+#: the sizes of `manifold_gap`: n grid (the quick grid of `thm1.closed_form`), covariate rows per
+#: n (split over the groups), independent replicate groups per n
+MANIFOLD_GAP_SIZES = {"quick": {"ns": [16, 32, 64], "rows": 50000, "groups": 10},
+                      "full": {"ns": [16, 32, 64, 128, 256], "rows": 400000, "groups": 10}}
+
+
+@shared_run(sizes=MANIFOLD_GAP_SIZES)
+def manifold_gap(run, *, tail):
+    r"""E Lhat_n - k sigma^2 by Monte Carlo at the manifold point theta_R0 (R0 the Haar rotation of
+    `softmax_row_moments`) of the well-conditioned instance with W* rescaled so that mu(K) =
+    ``tail`` (`manifold_point_with_tail`): per n of ``ns``, ``groups`` independent group means
+    of the noise-free in-sample loss (`noise_free_loss_groups`, rows/(n groups) training sets
+    each).  Returns n, the group means "losses" (len(ns), groups), the instance, V, K, mu."""
+    base = well_conditioned(run.rng("well_conditioned"))
+    R0 = haar_rotations(run.rng("softmax_point"), base.d, 1)[0]
+    problem, V, K = manifold_point_with_tail(base, R0, tail)
+    rng = run.rng("manifold_gap", tail)
+    s = run.sizes
+    losses = np.array([noise_free_loss_groups(problem, V, K, n, s["groups"], max(s["rows"] // (n * s["groups"]), 2),
+                                              rng, run.tensor) for n in s["ns"]])
+    return {"n": np.array(s["ns"]), "losses": losses, "problem": problem, "V": V, "K": K,
+            "mu": score_tail(K, problem.Sigma)}
+
+
+__all__ += ["manifold_point_with_tail", "noise_free_loss_groups", "MANIFOLD_GAP_SIZES", "manifold_gap"]
