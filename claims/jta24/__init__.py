@@ -11,7 +11,7 @@ EXPECTED = [
     "lem23.md_identities", "lem24.descent", "lem26.three_point", "lem27.dual_progress",
     "lem28.cone_invariance", "lem29.rate_in_norm", "lem30.norm_growth",
     "exp.synthetic_bregman_curves", "exp.sparsity_vs_p", "exp.joint_token_choice",
-    "exp.synthetic_bregman_curves_authors_setting",
+    "exp.synthetic_bregman_curves_authors_setting", "thm.lp_direction_local_map_radius",
 ]
 ENCODED = ["alg.p2_is_gd", "svm.certificate", "svm.p2_is_frobenius", "thm.lp_direction", "thm.rate",
            "exp.synthetic_bregman_curves", "lem12.lp_vs_l2", "lem13.bregman_lower_bounds",
@@ -21,7 +21,8 @@ ENCODED = ["alg.p2_is_gd", "svm.certificate", "svm.p2_is_frobenius", "thm.lp_dir
            "lem28.cone_invariance", "lem30.norm_growth",
            "lem20.gradient_correlation", "thm.joint", "exp.joint_token_choice",
            "lem19.cone_margins", "lem21.gradient_alignment", "lem27.dual_progress",
-           "lem29.rate_in_norm", "thm.regpath_global", "exp.synthetic_bregman_curves_authors_setting"]
+           "lem29.rate_in_norm", "thm.regpath_global", "exp.synthetic_bregman_curves_authors_setting",
+           "thm.lp_direction_local_map_radius"]
 
 paper(
     "jta24",

@@ -29,6 +29,8 @@ solves per run: not encoded as a tier.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 
@@ -38,6 +40,7 @@ from theorycheck.data.selection import selected_tokens, token_assignments
 from theorycheck.errors import InfeasibleProgramError
 from theorycheck.models import TokenSelection
 from theorycheck.optim import (
+    NGD,
     MirrorDescent,
     bregman,
     directional_bregman,
@@ -49,7 +52,7 @@ from theorycheck.optim import (
 )
 from theorycheck.optim.directions import divergence_curves, lp_unit, norms_along
 from theorycheck.runtime import generator
-from theorycheck.solvers import solve_lp_usvm, solve_lp_wsvm
+from theorycheck.solvers import solve_lp_usvm, solve_lp_wsvm, solve_wsvm
 from theorycheck.solvers.margin import constraint_values
 from theorycheck.solvers.regularization_path import lp_regularization_path
 from theorycheck.solvers.support import SUPPORT_TOL, locally_optimal, safe_gap
@@ -292,10 +295,21 @@ def second_best_switches(scores, opt):
     return out
 
 
+def restart_radius(safe, scale) -> np.ndarray:
+    """The restart radius / ||W_mm_alpha||_p per restart: c = max(scale, COMPETITOR_GAP /
+    delta_safe), c = scale where delta_safe <= 0."""
+    safe = np.asarray(safe, dtype=float)
+    positive = safe > 0
+    return np.where(positive, np.maximum(scale, COMPETITOR_GAP / np.where(positive, safe, 1.0)), scale)
+
+
 def restart_hypotheses(data, scores, k: int, alpha, p: float) -> dict:
     """The restart of (instance k, alpha, p) with its certified W_mm and its hypotheses: alpha
-    locally optimal at p, delta_safe (`safe_gap`)."""
-    W_mm = solve_lp_wsvm(data.X[k], alpha, p, name="synthetic", trial=k).W
+    locally optimal at p, delta_safe (`safe_gap`).  At p = 2 the l_2-AttSVM is the W-SVM, solved
+    by its Gram dual (`solve_wsvm`, about ten times faster; `svm.p2_is_frobenius` checks that the
+    two programs agree)."""
+    solve = solve_wsvm if p == 2.0 else functools.partial(solve_lp_wsvm, p=p)
+    W_mm = solve(data.X[k], alpha, name="synthetic", trial=k).W
     return dict(instance=k, alpha=alpha, p=p, W_mm=W_mm,
                 local=locally_optimal(data.X[k], scores[k], alpha, W_mm),
                 safe=safe_gap(data.X[k], scores[k], alpha, W_mm))
@@ -362,7 +376,7 @@ def local_restarts(run, *, switch_to_lowest=False, thin_cone=None):
     W_mm = np.stack([tr["W_mm"] for tr in trials])
     alpha = np.stack([tr["alpha"] for tr in trials])
     safe = np.array([tr["safe"] for tr in trials])
-    scale = np.where(safe > 0, np.maximum(s["scale"], COMPETITOR_GAP / np.where(safe > 0, safe, 1.0)), s["scale"])
+    scale = restart_radius(safe, s["scale"])
     eta = [STEP[pv] * (c / s["scale"]) ** (pv - 1) for pv, c in zip(p, scale)]
     step = MirrorDescent(model, p.tolist(), eta, normalized=True)
     marks = np.linspace(0, s["steps"], 31).round().astype(int)
@@ -834,3 +848,82 @@ def bregman_curve_checks(tc, runs):
     tc.conclusion.holds("q = p curve lowest at K, every p", all(lowest), detail={"lowest": lowest})
     tc.conclusion.at_most("q = p curve decays from K/2 to K", decay, 0.6)
     tc.conclusion.at_least("far wrong q curve levels off", level, 0.7)
+
+
+# ---------------------------------------------------------------- the radius map (test_maps.py)
+
+MAP_P = 2.0
+r"""The exponent of the radius map (`jta24.thm.lp_direction_local_map_radius`): p = 2, the l_2
+member of the family (normalized l_2-MD is normalized GD, the l_2-AttSVM is the W-SVM, whose
+Gram-dual solver `solve_wsvm` is fast enough to screen the candidate alpha of 40 instances in the
+quick tier; `svm.p2_is_frobenius` checks that it is the l_p program's solution at p = 2)."""
+MAP_THEOREM_SCALE = 5.0
+"""The encoded local theorem's smallest radius / ||W_mm||_p (`LOCAL_SIZES`' scale, `local_restarts`)."""
+
+
+@shared_run(sizes={"quick": dict(SIZES["quick"], instances=40), "full": dict(SIZES["full"], instances=100)})
+def radius_map_alphas(run, *, instances: int):
+    r"""``instances`` restarts of the local theorem, one per fresh synthetic instance (the authors'
+    generator, stream "radius map", a pool of 3 ``instances`` draws scanned in order): for each
+    instance the first `second_best_switches` alpha (opt with one sample moved to its
+    second-highest-score token, samples in order) whose W-SVM W_mm_alpha (p = MAP_P) makes alpha
+    locally optimal with delta_safe >= SAFE_GAP; instances without one are skipped.  Returns the
+    instances' X, y, v, opt, alpha, W_mm, delta_safe, local (per restart) and the counts scanned
+    (instances, W-SVM solves)."""
+    s = run.sizes
+    data, _ = synthetic(run.rng("radius map"), 3 * instances, s["n"], s["T"], s["d"], name="radius map")
+    scores = data.scores()
+    trials, scanned, solves = [], 0, 0
+    for k in range(data.K):
+        if len(trials) >= instances:
+            break
+        scanned += 1
+        for alpha in second_best_switches(scores[k], data.opt[k]):
+            trial = restart_hypotheses(data, scores, k, alpha, MAP_P)
+            solves += 1
+            if meets_restart_hypotheses(trial):
+                trials.append(trial)
+                break
+    keep = np.array([tr["instance"] for tr in trials], dtype=int)
+    return dict(X=data.X[keep], y=data.y[keep], v=data.u[keep], opt=data.opt[keep],
+                alpha=np.array([tr["alpha"] for tr in trials], dtype=int).reshape(len(keep), s["n"]),
+                W_mm=np.array([tr["W_mm"] for tr in trials]).reshape(len(keep), s["d"], s["d"]),
+                safe=np.array([tr["safe"] for tr in trials], dtype=float),
+                local=np.array([tr["local"] for tr in trials], dtype=bool),
+                instances_scanned=scanned, solves=solves)
+
+
+@shared_run(sizes={"quick": dict(SIZES["quick"], instances=40, steps=300),
+                   "full": dict(SIZES["full"], instances=100, steps=1000)})
+def radius_map_runs(run, *, fractions, instances: int, steps: int, dynamics_p: float = MAP_P):
+    r"""Restarts of `radius_map_alphas` on the ray of W_mm_alpha (the W-SVM) at radius
+    f c ||W_mm_alpha||, c = `restart_radius` (the encoded local theorem's), for every f of
+    ``fractions``, side by side (trial j = g K + k): W(0) = f c W_mm_alpha, ``steps`` steps of
+    normalized l_2-MD = normalized GD (`NGD`) with eta = STEP[2] f c / 5 (the rule of
+    `local_restarts`: the same relative move of the dual iterate per step at every radius), or,
+    with ``dynamics_p`` != 2, normalized l_p-MD with that p and eta = STEP[p] (f c / 5)^(p-1)
+    (the map's dynamics control).  Returns, per (fraction, restart), the directional divergence
+    D_psi_2(W_mm/||W_mm||, W/||W||) = 1 - <W_mm, W>/(||W_mm|| ||W||) at K/2 and K, whether the
+    tokens selected at K are alpha, the radius fraction and c."""
+    a = run.use(radius_map_alphas, instances=instances)
+    K, G = len(a["alpha"]), len(fractions)
+    c = restart_radius(a["safe"], MAP_THEOREM_SCALE)
+    f = np.repeat(np.asarray(fractions, dtype=float), K)
+    radius = f * np.tile(c, G)
+    W_mm = np.tile(a["W_mm"], (G, 1, 1))
+    X = np.tile(a["X"], (G, 1, 1, 1))
+    model = TokenSelection(run.tensor(X), run.tensor(np.tile(a["y"], (G, 1))), run.tensor(np.tile(a["v"], (G, 1))))
+    p_dyn = float(dynamics_p)
+    eta = STEP.get(p_dyn, 0.1) * (radius / MAP_THEOREM_SCALE) ** (p_dyn - 1)
+    if p_dyn == MAP_P:
+        step = NGD(model, run.tensor(eta))
+    else:
+        step = MirrorDescent(model, [p_dyn] * len(radius), eta.tolist(), normalized=True)
+    marks = [0, steps // 2, steps]
+    traj = run_trajectory(step, {"W": run.tensor(radius[:, None, None] * W_mm)}, steps,
+                          {"W": lambda it: it.W}, checkpoints=marks)
+    W = traj["W"]
+    D = divergence_curves(W, W_mm, np.full(G * K, MAP_P))
+    kept = np.all(selected_tokens(X, W[-1]) == np.tile(a["alpha"], (G, 1)), axis=-1)
+    return dict(D_half=D[1].reshape(G, K), D=D[-1].reshape(G, K), tokens_kept=kept.reshape(G, K),
+                fractions=np.asarray(fractions, dtype=float), theorem_radius=c, eta=eta.reshape(G, K))
