@@ -13,10 +13,12 @@ a markdown summary:
 * the operators with the most self time, with their call counts per step;
 * what each part would reach alone: the rate if the matrix products ran at the matrix-product
   peak, and the bytes the unfused kernels move (every argument and result once a kernel,
-  counted by a dispatch mode) against the step's minimal traffic.
+  counted by a dispatch mode) against the step's minimal traffic;
+* with ``--compile``: the rate with the model's gradient compiled by ``torch.compile`` (the
+  fused kernels of inductor; the step's Python bookkeeping stays eager) and the compile time.
 
 Run:  python benchmarks/profile_step.py [--workload "token_selection canonical"]
-      [--optimizer ngd] [--form span] [--K 8192] [--steps 40] [--out FILE.md]
+      [--optimizer ngd] [--form span] [--K 8192] [--steps 40] [--compile] [--out FILE.md]
 Timings are measurements, never test assertions.
 """
 from __future__ import annotations
@@ -36,23 +38,44 @@ import bench  # noqa: E402  (the workloads, the step's cost and the machine's pe
 MATMUL_OPS = ("aten::bmm", "aten::mm", "aten::matmul", "aten::baddbmm", "aten::addmm")
 
 
+#: operators evaluating a transcendental function per output element (log_softmax: an exp and a log)
+TRANSCENDENTAL = {"exp": 1, "log": 1, "log1p": 1, "expm1": 1, "_log_softmax": 2, "_softmax": 1,
+                  "sigmoid": 1, "tanh": 1}
+
+
 class _Traffic(TorchDispatchMode):
     """Bytes the kernels of one step read and write (every tensor argument and result, once
-    per kernel), apart for the matrix products and the rest: the traffic of the unfused step."""
+    per kernel), apart for the matrix products and the rest -- the traffic of the unfused step --
+    and the transcendental evaluations (`TRANSCENDENTAL` per output element)."""
 
     def __init__(self):
         super().__init__()
-        self.matmul = self.other = 0
+        self.matmul = self.other = self.transcendental = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         leaves = torch.utils._pytree.tree_leaves((args, kwargs or {}, out))
         moved = sum(t.numel() * t.element_size() for t in leaves if isinstance(t, torch.Tensor))
-        if f"aten::{func.overloadpacket.__name__}" in MATMUL_OPS:
+        name = func.overloadpacket.__name__
+        if f"aten::{name}" in MATMUL_OPS:
             self.matmul += moved
         else:
             self.other += moved
+        if name.rstrip("_") in TRANSCENDENTAL and isinstance(out, torch.Tensor):
+            self.transcendental += TRANSCENDENTAL[name.rstrip("_")] * out.numel()
         return out
+
+
+def exp_rate(size: int = 2 ** 20, repeats: int = 20) -> float:
+    """float64 ``torch.exp`` evaluations per CPU second on this thread (best of ``repeats``)."""
+    x = torch.rand(size, dtype=torch.float64)
+    out = torch.empty_like(x)
+    best = 0.0
+    for _ in range(repeats):
+        start = time.process_time()
+        torch.exp(x, out=out)
+        best = max(best, size / max(time.process_time() - start, 1e-9))
+    return best
 
 
 def profile_step(workload: str, optimizer: str, form: str, K: int, steps: int):
@@ -73,7 +96,7 @@ def profile_step(workload: str, optimizer: str, form: str, K: int, steps: int):
     flops, nbytes = bench.step_cost(model, params, optimizer)
     with _Traffic() as traffic:
         step(4, p)
-    peaks = bench.machine_peaks("cpu")
+    peaks = bench.machine_peaks("cpu") + (exp_rate(),)
     start = time.process_time()
     for t in range(steps):
         p = step(4 + t, p)
@@ -87,7 +110,38 @@ def profile_step(workload: str, optimizer: str, form: str, K: int, steps: int):
     ops = {event.key: (event.self_cpu_time_total / 1e6 / steps / wall, event.count / steps)
            for event in prof.key_averages() if event.self_cpu_time_total > 0}
     bound = K / max(flops / peaks[0], nbytes / peaks[1])
-    return K / cpu, bound, ops, cpu, peaks, flops, nbytes, (traffic.matmul, traffic.other)
+    return K / cpu, bound, ops, cpu, peaks, flops, nbytes, (traffic.matmul, traffic.other, traffic.transcendental)
+
+
+def compiled_gradient_rate(workload: str, optimizer: str, form: str, K: int, steps: int):
+    """(eager rate, rate with ``model.scaled_gradient`` compiled, compile seconds) by CPU time, or
+    None with the reason where torch.compile fails (no C++ compiler, an unsupported operator)."""
+    torch.set_num_threads(1)
+    model, params = bench.WORKLOADS[workload][0](K, "cpu")
+    model, params = [(m, p) for f, m, p, _ in bench.representations(model, params) if f == form][0]
+    step = bench.OPTIMIZERS[optimizer](model)
+    p = step(0, params)
+
+    def rate(p):
+        start = time.process_time()
+        for t in range(steps):
+            p = step(10 + t, p)
+        return K * steps / (time.process_time() - start), p
+
+    eager, p = rate(p)
+    eager_gradient = model.scaled_gradient
+    try:
+        model.scaled_gradient = torch.compile(eager_gradient, dynamic=False)
+        start = time.perf_counter()
+        for t in range(3):
+            p = step(1 + t, p)
+        seconds = time.perf_counter() - start
+        compiled, _ = rate(p)
+    except Exception as error:  # noqa: BLE001  (reported, not raised: a measurement)
+        return None, f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"
+    finally:
+        model.scaled_gradient = eager_gradient
+    return (eager, compiled, seconds), None
 
 
 def summary(workload, optimizer, form, K, rate, bound, ops, cpu, peaks, flops, nbytes, traffic) -> str:
@@ -110,7 +164,10 @@ def summary(workload, optimizer, form, K, rate, bound, ops, cpu, peaks, flops, n
         f"them); the step's minimal bytes at the copy bandwidth: {K / (nbytes / peaks[1]):.3g};",
         f"* the unfused step's kernels move {traffic[1]:.3g} bytes outside the matrix products "
         f"({traffic[1] / nbytes:.0f}x the minimal traffic; at the copy bandwidth "
-        f"{1e3 * traffic[1] / peaks[1]:.2f} ms, measured {1e3 * other * cpu:.2f} ms).", "",
+        f"{1e3 * traffic[1] / peaks[1]:.2f} ms, measured {1e3 * other * cpu:.2f} ms);",
+        f"* {traffic[2]:.3g} transcendental evaluations a step (exp, log, log_softmax), at this "
+        f"thread's float64 exp rate of {peaks[2]:.3g}/s {1e3 * traffic[2] / peaks[2]:.2f} ms "
+        f"({100 * traffic[2] / peaks[2] / cpu:.0f}% of the step; the bound counts none of it).", "",
         "| operator | share of the step | ms a step (share x CPU time) | calls a step |",
         "|---|---|---|---|",
     ]
@@ -126,6 +183,8 @@ def main(argv=None) -> int:
     parser.add_argument("--form", default="span", help="dense or span (coefficient space)")
     parser.add_argument("--K", type=int, default=8192)
     parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--compile", action="store_true",
+                        help="also the rate with the model's gradient compiled (torch.compile)")
     parser.add_argument("--out", default=None, help="also write the summary to this file")
     args = parser.parse_args(argv)
     if args.workload not in bench.WORKLOADS:
@@ -133,6 +192,12 @@ def main(argv=None) -> int:
                          f"known: {', '.join(bench.WORKLOADS)}")
     measured = profile_step(args.workload, args.optimizer, args.form, args.K, args.steps)
     text = summary(args.workload, args.optimizer, args.form, args.K, *measured)
+    if args.compile:
+        rates, failure = compiled_gradient_rate(args.workload, args.optimizer, args.form, args.K, args.steps)
+        text += ("\n" + (f"torch.compile of the model's gradient failed: {failure}" if rates is None else
+                         f"With the model's gradient compiled (torch.compile, inductor): {rates[1]:.3g} "
+                         f"trial-steps/s against {rates[0]:.3g} eager in the same process "
+                         f"({rates[2]:.1f} s to compile and run the first steps).") + "\n")
     print(text, end="")
     if args.out:
         Path(args.out).write_text(text)

@@ -59,7 +59,7 @@ def test_profile_step_splits_the_step_and_counts_its_traffic(tmp_path):
         "token_selection canonical", "ngd", "span", 16, 3)
     assert rate > 0 and bound > 0 and cpu > 0 and flops > 0 and nbytes > 0
     assert all(0 <= share <= 1.5 for share, _ in ops.values()) and "aten::bmm" in ops
-    assert traffic[0] > 0 and traffic[1] > 0
+    assert traffic[0] > 0 and traffic[1] > 0 and traffic[2] > 0 and peaks[2] > 0
     out = tmp_path / "profile.md"
     assert module.main(["--K", "16", "--steps", "2", "--out", str(out)]) == 0
     assert "| `aten::bmm` |" in out.read_text()
