@@ -112,7 +112,8 @@ def test_the_record_names_the_run_config_sizes_and_seed(tmp_path):
     _, record = disk_cache(tmp_path).use(numpy_run, Runtime(seed=7), {"shift": (1.0,)})
     assert record == {"name": f"{__name__}.numpy_run", "key": record["key"],
                       "config": {"eta": 0.1, "shift": {"tuple": [1.0]}}, "sizes": {"n": 5},
-                      "seed": 7, "source": "computed"}
+                      "seed": 7, "source": "computed", "cpu_s": record["cpu_s"]}
+    assert record["cpu_s"] >= 0
 
 
 def test_a_run_draws_from_the_streams_of_its_scope():

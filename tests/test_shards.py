@@ -2,6 +2,7 @@
 shards' runs: merged = unsharded (verdicts and records)."""
 import json
 import multiprocessing
+import sys
 
 import numpy as np
 import pytest
@@ -107,7 +108,7 @@ def test_costs_recorded_per_case_and_tabled(project, capsys):
     assert "Every claim" in capsys.readouterr().out
 
 
-def test_warm_plan_commands_fill_the_cache_the_claims_then_read(project, monkeypatch, capsys):
+def test_warm_plan_commands_fill_the_cache_the_claims_then_read(project, capsys):
     """Phase 1 of the warm plan: the one shared run the claims computed, as a `theorycheck run`
     command; run into a fresh cache, phase 2 (the claims) reads it from disk, same records."""
     _, whole = run(project, "whole")
@@ -118,9 +119,8 @@ def test_warm_plan_commands_fill_the_cache_the_claims_then_read(project, monkeyp
     assert plan["makespan"] >= max(b["seconds"] for b in plan["phase2"])
     [command] = warm_commands(whole, "warm-cache")
     assert command.startswith("theorycheck run claims.toy.common:draws --tier quick --seed 0")
-    monkeypatch.chdir(project.path)
-    monkeypatch.syspath_prepend(str(project.path))
-    assert main(command.split()[1:]) == 0
+    filled = project.run(sys.executable, "-m", "theorycheck", *command.split()[1:])   # as a user runs it
+    assert filled.ret == 0 and "computed" in filled.stdout.str()
     result = project.runpytest_subprocess("claims", "-p", "no:cacheprovider", "--tc-report-dir", "warm",
                                           "--tc-cache-dir", "warm-cache")
     warm = json.loads((project.path / "warm" / "results.json").read_text())

@@ -1,4 +1,5 @@
 """``python -m theorycheck``: the command line (:mod:`theorycheck.cli`)."""
 from .cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    raise SystemExit(main())
