@@ -11,10 +11,12 @@
 # run folder per shard (DIR/runs/shard-I). Shards run one after the other, one process each
 # (the claims use one thread); a shard that finished (pytest exit 0 or 1, results written) is
 # marked DONE and skipped by the next call, so a cut run resumes where it stopped: the shared
-# runs a cut shard computed are in the cache. When every shard is done, the shards are merged
-# into DIR/runs/full (`theorycheck merge`) and its cost table and schedules are written to
+# runs a cut shard computed are in the cache. Several instances on one DIR share the work (one
+# per core): each shard is taken by an atomic lock (DIR/runs/shard-I.lock, taken over when its
+# process is gone). When every shard is done, the last instance merges them into
+# DIR/runs/full (`theorycheck merge`) and writes its cost table and schedules to
 # DIR/runs/full/costs.md (`theorycheck schedule --markdown`). Exit 0 when complete, 3 while
-# shards remain (after an interruption), 2 on bad arguments.
+# shards remain (an interruption, or shards another instance still runs), 2 on bad arguments.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
@@ -45,6 +47,8 @@ REV=$(git -C "$ROOT" rev-parse --verify "${COMMIT:-HEAD}^{commit}" 2>/dev/null) 
 mkdir -p "$DIR/runs"
 DIR=$(cd "$DIR" && pwd)
 SETTINGS="$REV tier=$TIER seed=$SEED shards=$SHARDS claims=$CLAIMS"
+exec 9>"$DIR/runs/.setup.flock"
+flock 9                                    # instances started together make one worktree
 if [ -f "$DIR/COMMIT" ]; then
   [ "$(cat "$DIR/COMMIT")" = "$SETTINGS" ] || {
     echo "full_tier.sh: $DIR holds a run of '$(cat "$DIR/COMMIT")', not '$SETTINGS': use another --dir" >&2; exit 2; }
@@ -53,13 +57,22 @@ else
     echo "full_tier.sh: cannot make a worktree of $REV at $DIR/tree" >&2; exit 2; }
   echo "$SETTINGS" > "$DIR/COMMIT"
 fi
+flock -u 9
 
 log() { echo "$(date -u +%FT%TZ) $*" >> "$DIR/runs/log.txt"; }
 cd "$DIR/tree"
 export PYTHONPATH="$DIR/tree${PYTHONPATH:+:$PYTHONPATH}"
+# take(LOCK): an atomic mkdir, or the lock of a process no longer alive taken over
+take() {
+  if mkdir "$1" 2>/dev/null; then echo $$ > "$1/pid"; return 0; fi
+  local owner; owner=$(cat "$1/pid" 2>/dev/null)
+  if [ -n "$owner" ] && kill -0 "$owner" 2>/dev/null; then return 1; fi
+  rm -rf "$1" && mkdir "$1" 2>/dev/null && echo $$ > "$1/pid"
+}
 for I in $(seq 1 "$SHARDS"); do
   OUTDIR="$DIR/runs/shard-$I"
   [ -f "$OUTDIR/DONE" ] && continue
+  take "$OUTDIR.lock" || continue          # another instance runs this shard
   log "shard $I/$SHARDS start"
   nice -n "$NICE" "$PY" -m pytest "$CLAIMS" --tc-tier "$TIER" --tc-seed "$SEED" --tc-shard "$I/$SHARDS" \
       --tc-cache-dir "$DIR/cache" --tc-report-dir "$OUTDIR" -p no:cacheprovider -q \
@@ -68,12 +81,24 @@ for I in $(seq 1 "$SHARDS"); do
   log "shard $I/$SHARDS end rc=$rc"
   if [ "$rc" -le 1 ] && [ -f "$OUTDIR/results.json" ]; then
     touch "$OUTDIR/DONE"
+    rm -rf "$OUTDIR.lock"
   else
+    rm -rf "$OUTDIR.lock"
     echo "full_tier.sh: shard $I stopped (rc=$rc, see $DIR/runs/shard-$I.out); rerun to resume" >&2
     exit 3
   fi
 done
-"$PY" -m theorycheck merge "$DIR"/runs/shard-*/results.json --out "$DIR/runs/full" || exit 3
-"$PY" -m theorycheck schedule "$DIR/runs/full" --workers 16 --markdown > "$DIR/runs/full/costs.md" || exit 3
-log "complete: $DIR/runs/full"
+LEFT=0
+for I in $(seq 1 "$SHARDS"); do [ -f "$DIR/runs/shard-$I/DONE" ] || LEFT=$((LEFT + 1)); done
+if [ "$LEFT" -gt 0 ]; then
+  echo "full_tier.sh: $LEFT shard(s) still running in another instance; the last to finish merges" >&2
+  exit 3
+fi
+take "$DIR/runs/merge.lock" || { echo "full_tier.sh: another instance merges"; exit 0; }
+if [ ! -f "$DIR/runs/full/costs.md" ]; then
+  "$PY" -m theorycheck merge "$DIR"/runs/shard-*/results.json --out "$DIR/runs/full" || exit 3
+  "$PY" -m theorycheck schedule "$DIR/runs/full" --workers 16 --markdown > "$DIR/runs/full/costs.md" || exit 3
+  log "complete: $DIR/runs/full"
+fi
+rm -rf "$DIR/runs/merge.lock"
 echo "full_tier.sh: complete at $REV: $DIR/runs/full (costs.md: cost table and schedules)"

@@ -36,9 +36,30 @@ def test_shards_run_merge_and_resume(folder):
     assert all((folder / "runs" / f"shard-{i}" / "DONE").exists() for i in (1, 2))
     again = call("--dir", str(folder), "--tier", "quick", "--claims", CLAIMS, "--shards", "2")
     log = (folder / "runs" / "log.txt").read_text()
-    assert again.returncode == 0 and log.count(" start") == 2 and log.count("complete") == 2
+    assert again.returncode == 0 and log.count(" start") == 2 and log.count("complete") == 1
     other = call("--dir", str(folder), "--tier", "quick", "--claims", CLAIMS, "--shards", "3")
     assert other.returncode == 2 and "use another --dir" in other.stderr
+
+
+def test_two_instances_share_the_shards_and_one_merges(folder):
+    """Two instances on one folder at once: each shard runs once (its lock), both end, the run is
+    merged once; a stale lock (its process gone) is taken over."""
+    (folder / "runs").mkdir(parents=True)
+    (folder / "runs" / "shard-2.lock").mkdir()
+    (folder / "runs" / "shard-2.lock" / "pid").write_text("999999999")       # no such process
+    args = ["bash", str(SCRIPT), "--python", sys.executable, "--dir", str(folder), "--tier", "quick",
+            "--claims", CLAIMS, "--shards", "3"]
+    first, second = (subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                     for _ in range(2))
+    codes = [first.wait(timeout=600), second.wait(timeout=600)]
+    log = (folder / "runs" / "log.txt").read_text()
+    assert all(log.count(f"shard {i}/3 start") == 1 for i in (1, 2, 3)), log
+    assert log.count("complete") in (1, 2) and 0 in codes and set(codes) <= {0, 3}
+    if 3 in codes:                         # the one that ended first left the merge to the other
+        assert (folder / "runs" / "full" / "costs.md").exists()
+    merged = json.loads((folder / "runs" / "full" / "results.json").read_text())
+    assert merged["partial"] is False and len(merged["claims"]) == 5
+    assert not list((folder / "runs").glob("*.lock"))
 
 
 @pytest.mark.parametrize("args, message", [
