@@ -94,11 +94,14 @@ def test_record_structure_and_plot(tc_stub):
     m = rate_map(x, outcomes, level=0.5, parameter="d/n")
     with warnings.catch_warnings():
         warnings.simplefilter("error", MapWarning)
-        record = record_map(tc_stub, "rate", m, region={"description": "d/n >= 8", "lower": 8})
+        record = record_map(tc_stub, "rate", m, region={"description": "d/n >= 8", "lower": 8},
+                            finding="d/n where the rate crosses 0.5")
     for key in ("map", "parameter", "grid", "estimate", "lower", "upper", "successes", "trials",
                 "confidence", "level", "transition", "region", "bracketed", "summary", "name"):
         assert key in record
     assert record["map"] == "rate" and record["trials"] == [80] * 11
+    t = m.transition
+    assert tc_stub.measurements["finding: d/n where the rate crosses 0.5"] == [t.estimate, t.lower, t.upper]
     assert "d/n = " in record["summary"] and "K = 80" in record["summary"]
     styles = [c["style"] for c in tc_stub.plots[MAP_PREFIX + "rate"]["curves"]]
     assert styles == ["measured", "bound", "bound", "theory", "reference"]

@@ -548,8 +548,11 @@ def map_summary(record: dict) -> str:
 
 
 def record_map(tc, name: str, m: RateMap | EstimateMap, *, region: dict | None = None,
-               xscale: str = "linear", ylabel: str | None = None) -> dict:
+               xscale: str = "linear", ylabel: str | None = None, finding: str | None = None) -> dict:
     """Store the map in the claim's measurements and draw it; returns the record.
+
+    ``finding``: also record the transition ``[estimate, lower, upper]`` as the measurement
+    ``"finding: <finding>"`` (what the closing summaries and the docs quote).
 
     The record (measurement ``"map: <name>"``) is ``m.to_record()`` plus ``name``, ``region``
     (``{"description": str, "lower": float | None, "upper": float | None}``, the theorem's
@@ -587,6 +590,8 @@ def record_map(tc, name: str, m: RateMap | EstimateMap, *, region: dict | None =
         spec["span"] = {"lower": region["lower"], "upper": region["upper"],
                         "label": f"stated region ({region['description']})"}
     t = m.transition
+    if finding is not None:
+        tc.record(f"finding: {finding}", [t.estimate, t.lower, t.upper])
     if t.bracketed:
         lo, hi = min(record["lower"]), max(record["upper"])
         tc.curve(plot, f"transition {t.estimate:.4g}", [t.estimate, t.estimate], [lo, hi],

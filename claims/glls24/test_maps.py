@@ -119,8 +119,6 @@ def test_kernel_drift_map_m(tc):
     if tc.control is None:   # the control decides inside the region only: no map of its own
         record_map(tc, "kernel drift within lambda/2 against the width m", m_map, xscale="log",
                    region={"description": f"m >= {REGION_WIDTH} (where lem5_1 decides)",
-                           "lower": REGION_WIDTH})
-        t = m_map.transition
-        tc.record("finding: m where the success rate crosses 0.9 (95% profile interval)",
-                  [t.estimate, t.lower, t.upper])
+                           "lower": REGION_WIDTH},
+                   finding="m where the success rate crosses 0.9 (95% profile interval)")
     decide_inside(tc, INSIDE, m_map, lower=REGION_WIDTH, p=LEVEL)

@@ -146,9 +146,8 @@ def test_gap_rate_map_mu(tc):
                          name="gap exponent against mu")
         record_map(tc, "finite-n gap exponent against mu", m, xscale="log",
                    ylabel="log-log slope of E Lhat_n - L over n",
-                   region={"description": "mu < 1/2 (A3, Lemma-7 form)", "upper": LIGHT_TAIL})
-        t = m.transition
-        tc.record("finding: mu where the gap's slope crosses -0.75 (band crossings)", [t.estimate, t.lower, t.upper])
+                   region={"description": "mu < 1/2 (A3, Lemma-7 form)", "upper": LIGHT_TAIL},
+                   finding="mu where the gap's slope crosses -0.75 (band crossings)")
         for mu, g in zip(grid, gaps):
             tc.curve("n gap", f"mu = {mu:g}", n, n * g.mean(1), xscale="log", yscale="log", xlabel="n",
                      ylabel="n (E Lhat_n - L)")

@@ -134,8 +134,6 @@ def test_local_map_radius(tc):
     if tc.control is None:   # the control decides inside the region only: no map of its own
         record_map(tc, "local directional convergence against R / R_thm", m, xscale="log",
                    region={"description": "R >= R_thm = max(5, 3/delta_safe) ||W_mm|| (the encoded "
-                                          "local theorem's radius)", "lower": REGION})
-        t = m.transition
-        tc.record("finding: R / R_thm where the success rate crosses LEVEL (95% profile interval)",
-                  [t.estimate, t.lower, t.upper])
+                                          "local theorem's radius)", "lower": REGION},
+                   finding="R / R_thm where the success rate crosses LEVEL (95% profile interval)")
     decide_inside(tc, INSIDE, m, lower=REGION, upper=REGION, p=LEVEL)

@@ -96,17 +96,13 @@ def test_success_map_d_over_n(tc):
     if tc.control is None:   # the control decides inside the region only: no map of its own
         record_map(tc, "Lemma 13 success rate against d/n", m, xscale="log",
                    region={"description": f"d >= {OVERPARAMETERIZATION} n (Condition 1 as encoded)",
-                           "lower": OVERPARAMETERIZATION})
-        t = m.transition
-        tc.record("finding: d/n where the success rate crosses JOINT_P (95% profile interval)",
-                  [t.estimate, t.lower, t.upper])
+                           "lower": OVERPARAMETERIZATION},
+                   finding="d/n where the success rate crosses JOINT_P (95% profile interval)")
         rho_perp = np.concatenate([tc.use(instance_orthogonality, rho=EQ13.rho, d_per_n=r,
                                           instances=s["instances"]) for r in grid])
         by_rho = covariate_rate_map(rho_perp, np.concatenate(outcomes), bins=RHO_PERP_GROUPS,
                                     level=JOINT_P, parameter="rho_perp", x_transform="log",
                                     name="Lemma 13 against rho_perp")
-        record_map(tc, "Lemma 13 success rate against rho_perp", by_rho, xscale="log")
-        t = by_rho.transition
-        tc.record("finding: rho_perp where the success rate crosses JOINT_P (95% profile interval)",
-                  [t.estimate, t.lower, t.upper])
+        record_map(tc, "Lemma 13 success rate against rho_perp", by_rho, xscale="log",
+                   finding="rho_perp where the success rate crosses JOINT_P (95% profile interval)")
     decide_inside(tc, INSIDE, m, lower=OVERPARAMETERIZATION, p=JOINT_P)
