@@ -134,7 +134,9 @@ def test_runtime_limits_torch_and_blas_threads():
 def test_freed_memory_is_reused_without_page_faults():
     """With `keep_freed_memory`, a 40 MB temporary allocated and freed 20 times faults its pages
     in once, not every time (glibc's default mmap/trim thresholds return it to the system at
-    each free: ~10^4 minor faults per allocation)."""
+    each free: ~10^4 minor faults per allocation, 20 times the bound below).  The best of three
+    rounds counts: the kernel's own reclaim of idle pages on a loaded machine (DAMON) can fault a
+    round in again, never 20 times over."""
     import resource
 
     import torch
@@ -142,10 +144,13 @@ def test_freed_memory_is_reused_without_page_faults():
     assert keep_freed_memory()
     pages = 40 * 2 ** 20 // resource.getpagesize()
     torch.ones(40 * 2 ** 20 // 8, dtype=torch.float64)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    for _ in range(20):
-        torch.ones(40 * 2 ** 20 // 8, dtype=torch.float64)
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before < 2 * pages
+    faults = []
+    for _ in range(3):
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        for _ in range(20):
+            torch.ones(40 * 2 ** 20 // 8, dtype=torch.float64)
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    assert min(faults) < 2 * pages, faults
 
 
 def test_relative_margins_scale_with_the_bound():
