@@ -125,14 +125,20 @@ CLAIM_G1_SIZES = {"quick": {"n": 64, "widths": [256, 1024, 4096], "inits": 3, "s
                            "auxiliary": 20000, "test_points": 5000}}
 
 
+#: the fields of `claim_g1_network` that differ between initializations (stacked by `claim_g1_fits`)
+PER_INIT = ("W0", "A", "H", "eta", "f_W", "f_W0")
+
+
 @shared_run(sizes=CLAIM_G1_SIZES)
-def claim_g1_network(run, *, m, init="symmetric"):
+def claim_g1_network(run, *, m, init="symmetric", k=0):
     r"""Claim G.1's data and network at width ``m``: n denoising samples (training), ``test_points``
     fresh ones and ``auxiliary`` ones for f_H, as features ``Z`` (the same at every width); the
-    softmax network of width m (sigma = 1, ``inits`` independent initializations of kind ``init``,
-    batched) after ``steps`` GD steps with ``eta = 1/(m lambda_max(H(0)))`` per initialization;
-    returns the samples' labels and true scores, W0, A (K, ...), the NTK Gram matrices H(0) (K,
-    n, n), eta (K,), ``f_W`` on the test points (K, M) and ``f_W(0)`` there."""
+    softmax network of width m (sigma = 1) from initialization ``k`` of the ``inits`` independent
+    initializations of kind ``init`` (all drawn, the k-th kept: one cached piece per
+    initialization, so that the full tier's 10^4 steps at m = 16384 split into independent jobs)
+    after ``steps`` GD steps with ``eta = 1/(m lambda_max(H(0)))``; returns the samples' labels
+    and true scores, W0, A (1, ...), the NTK Gram matrix H(0) (1, n, n), eta (1,), ``f_W`` on
+    the test points (1, M) and ``f_W(0)`` there."""
     from theorycheck.models import TwoLayerNetwork
     from theorycheck.optim import GD, run_trajectory
 
@@ -141,8 +147,8 @@ def claim_g1_network(run, *, m, init="symmetric"):
     _, x_te, t_te, _, score_te = denoising_samples(run.rng("test"), s["test_points"])
     _, x_aux, t_aux, _, score_aux = denoising_samples(run.rng("auxiliary"), s["auxiliary"])
     Z, Z_te, Z_aux = (diffusion_features(a, b) for a, b in ((x, t), (x_te, t_te), (x_aux, t_aux)))
-    K = s["inits"]
-    W0, A = initialization(run, d_in=3, d=1, m=m, K=K, init=init, sigma=1.0)
+    W0, A = initialization(run, d_in=3, d=1, m=m, K=s["inits"], init=init, sigma=1.0)
+    W0, A, K = W0[k:k + 1], A[k:k + 1], 1
     Zt, W0t, At = run.tensor(np.repeat(Z[None], K, 0)), run.tensor(W0), run.tensor(A)
     Z_te_t = run.tensor(np.repeat(Z_te[None], K, 0))
     model = TwoLayerNetwork(Zt, run.tensor(np.repeat(label[None], K, 0)), At)
@@ -153,3 +159,10 @@ def claim_g1_network(run, *, m, init="symmetric"):
             "score_aux": score_aux, "W0": W0, "A": A, "H": H.cpu().numpy(), "eta": eta.cpu().numpy(), "m": m,
             "f_W": model.outputs(traj.W, Z_te_t)[:, :, 0].cpu().numpy(),
             "f_W0": model.outputs(W0t, Z_te_t)[:, :, 0].cpu().numpy()}
+
+
+def claim_g1_fits(tc, m, init):
+    """`claim_g1_network` at width ``m`` with every initialization of the tier: the pieces'
+    per-initialization fields (`PER_INIT`) stacked (K, ...), the shared data from the first."""
+    pieces = [tc.use(claim_g1_network, m=m, init=init, k=k) for k in range(tc.sizes["inits"])]
+    return dict(pieces[0], **{key: np.concatenate([p[key] for p in pieces]) for key in PER_INIT})

@@ -7,7 +7,7 @@ from claims.glls24.diffusion import (
     CLAIM_G1_SIZES,
     RISK_TIMES,
     NETWORK_TIMES,
-    claim_g1_network,
+    claim_g1_fits,
     forward_process_moments,
     kernel_score_risks,
     network_score_risks,
@@ -220,7 +220,7 @@ def test_loss_decomposition(tc):
 
     s = tc.sizes
     init = "independent" if tc.control == "independent_init" else "symmetric"
-    fits = [tc.use(claim_g1_network, m=m, init=init) for m in s["widths"]]
+    fits = [claim_g1_fits(tc, m, init) for m in s["widths"]]
     first = fits[0]
     label, score, score_te, score_aux = first["label"], first["score"], first["score_te"], first["score_aux"]
     Z, Z_te, Z_aux = (tc.tensor(first[k][None]) for k in ("Z", "Z_te", "Z_aux"))
