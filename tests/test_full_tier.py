@@ -32,7 +32,7 @@ def test_shards_run_merge_and_resume(folder):
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     assert merged["partial"] is False and merged["commit"] == head and merged["tier"] == "quick"
     assert all(c["outcome"] == "passed" and "cost" in c for c in merged["claims"])
-    assert "| claim | outcome | wall s | CPU s | peak MiB |" in (folder / "runs" / "full" / "costs.md").read_text()
+    assert "| claim | outcome | wall s | CPU s | peak MiB | from disk |" in (folder / "runs" / "full" / "costs.md").read_text()
     assert all((folder / "runs" / f"shard-{i}" / "DONE").exists() for i in (1, 2))
     again = call("--dir", str(folder), "--tier", "quick", "--claims", CLAIMS, "--shards", "2")
     log = (folder / "runs" / "log.txt").read_text()

@@ -101,6 +101,7 @@ def test_costs_recorded_per_case_and_tabled(project, capsys):
     assert unit_durations({"claims": [{"module": "claims.x.test_a", "function": "test_f", "wall_s": 3.0}]}) \
         == {"claims/x/test_a.py::test_f": 3.0}                          # a run without costs
     rows = cost_rows(whole)
+    assert not any(r["from_disk"] for r in rows)                # one process: computed, then memo
     assert [r["wall_s"] for r in rows] == sorted((r["wall_s"] for r in rows), reverse=True)
     table = cost_markdown(whole, workers=2, top=3)
     assert "| toy | 4 |" in table and "The 3 costliest claims" in table and "| 2 |" in table
@@ -126,6 +127,7 @@ def test_warm_plan_commands_fill_the_cache_the_claims_then_read(project, capsys)
     warm = json.loads((project.path / "warm" / "results.json").read_text())
     sources = {u["source"] for c in warm["claims"] for u in c["shared_runs"]}
     assert sources == {"disk", "memo"} and records(warm) == records(whole)
+    assert sum(r["from_disk"] for r in cost_rows(warm)) == 1        # the claim that read it first
     assert main(["schedule", str(project.path / "whole"), "--warm", "--workers", "2"]) == 0
     assert "phase1: shared runs" in capsys.readouterr().out
 

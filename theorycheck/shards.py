@@ -110,15 +110,19 @@ def merge_results(parts: list[dict]) -> dict:
 
 def cost_rows(results: dict) -> list[dict]:
     """Per claim (its case and controls) the cost a run recorded, costliest first:
-    ``{"claim", "paper", "outcome", "wall_s", "cpu_s", "peak_rss_mb"}`` (CPU and peak None in
-    a run recorded before they were measured)."""
+    ``{"claim", "paper", "outcome", "wall_s", "cpu_s", "peak_rss_mb", "from_disk"}`` (CPU and
+    peak None in a run recorded before they were measured; ``from_disk``: a shared run the
+    claim used came from the disk cache, e.g. computed by an earlier, interrupted run, so the
+    claim's recorded cost leaves that run out)."""
     rows = []
     for claim in results.get("claims", []):
         cost = claim.get("cost") or {}
         wall = cost.get("wall_s", claim.get("wall_s", claim.get("duration_s", 0.0)))
+        disk = any(u.get("source") == "disk" for case in (claim, *claim.get("controls", []))
+                   for u in case.get("shared_runs", []))
         rows.append({"claim": claim["id"], "paper": claim["paper"], "outcome": claim["outcome"],
                      "wall_s": float(wall), "cpu_s": cost.get("cpu_s"),
-                     "peak_rss_mb": cost.get("peak_rss_mb")})
+                     "peak_rss_mb": cost.get("peak_rss_mb"), "from_disk": disk})
     return sorted(rows, key=lambda r: (-r["wall_s"], r["claim"]))
 
 
@@ -145,10 +149,11 @@ def cost_markdown(results: dict, workers: int, top: int | None = None) -> str:
                      f"{number(sum(cpu) if cpu else None)} | {number(max(peaks, default=None))} |")
     shown = rows if top is None else rows[:top]
     lines += ["", f"{'Every claim' if top is None else f'The {len(shown)} costliest claims'} "
-              "(its case and controls; a shared run counts toward the first claim that uses it):",
-              "", "| claim | outcome | wall s | CPU s | peak MiB |", "|---|---|---|---|---|"]
+              "(its case and controls; a shared run counts toward the first claim that uses it; "
+              "'from disk': a shared run it used was read from the cache, its cost not counted):",
+              "", "| claim | outcome | wall s | CPU s | peak MiB | from disk |", "|---|---|---|---|---|---|"]
     lines += [f"| {r['claim']} | {r['outcome']} | {r['wall_s']:.1f} | {number(r['cpu_s'], 1)} | "
-              f"{number(r['peak_rss_mb'])} |" for r in shown]
+              f"{number(r['peak_rss_mb'])} | {'yes' if r['from_disk'] else ''} |" for r in shown]
     lines += ["", f"Longest first on {workers} workers (by CPU seconds): makespan "
               f"{max(b['seconds'] for b in plan):.0f} s (ideal {total / workers:.0f} s; the longest "
               f"claim {max(durations.values(), default=0.0):.0f} s).", "",
