@@ -181,11 +181,14 @@ def gaussian_rows(rng, Sigma, shape):
 # ---------------------------------------------------------------- Monte Carlo of the in-sample loss
 
 
-def _batch_losses(problem, V, K, n, batches, rng, estimator, tensor):
+def _batch_losses(problem, V, K, n, batches, rng, estimator, tensor, noise=True):
+    """Lhat_n of ``batches`` fresh training sets of size n (``noise=False``: responses W* x
+    without noise, no noise drawn)."""
     X = tensor(gaussian_rows(rng, problem.Sigma, (batches, n)))
-    E = tensor(problem.noise * rng.standard_normal((batches, n, problem.k)))
     W, Vt, Kt = (tensor(a) for a in (problem.W, V, K))
-    Y = X @ W.T + E
+    Y = X @ W.T
+    if noise:
+        Y = Y + tensor(problem.noise * rng.standard_normal((batches, n, problem.k)))
     if estimator == "attention":
         return in_sample_loss(X, Y, Vt, Kt)
     # the sample average of the population predictor's loss: mean exactly L
@@ -1210,12 +1213,8 @@ def noise_free_loss_groups(problem, V, K, n, groups, batches, rng, tensor):
     all n a key, self included).  With y = W* x + eps the loss adds 2 <eps_i, W* x_i - V a_i> +
     ||eps_i||^2, whose mean given the covariates is k sigma^2 exactly (a_i depends on the
     covariates only): E Lhat_n = mean + k sigma^2, with less variance."""
-    W, Vt, Kt = (tensor(a) for a in (problem.W, V, K))
-    means = []
-    for _ in range(groups):
-        X = tensor(gaussian_rows(rng, problem.Sigma, (batches, n)))
-        means.append(float(in_sample_loss(X, X @ W.T, Vt, Kt).mean()))
-    return np.array(means)
+    return np.array([float(_batch_losses(problem, V, K, n, batches, rng, "attention", tensor, noise=False).mean())
+                     for _ in range(groups)])
 
 
 #: the sizes of `manifold_gap`: n grid (the quick grid of `thm1.closed_form`), covariate rows per
