@@ -123,3 +123,18 @@ def test_readme_images_are_committed_small_pngs():
     for path in images:
         data = (ROOT / path).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 200_000, path
+
+
+def test_models_import_nothing_above_them_at_module_level():
+    """The library's layers: data, optim and solvers build on models, never the reverse (a
+    module-level import from them in theorycheck/models/ would make the layers circular)."""
+    import ast
+
+    upward = []
+    for path in sorted((ROOT / "theorycheck" / "models").glob("*.py")):
+        for node in ast.parse(path.read_text()).body:       # module level only
+            if isinstance(node, ast.ImportFrom):
+                target = ("." * node.level) + (node.module or "")
+                if re.match(r"(theorycheck\.|\.\.)(data|optim|solvers)\b", target):
+                    upward.append(f"{path.name}: from {target} import ...")
+    assert not upward, upward

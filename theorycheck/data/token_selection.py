@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from theorycheck.models import token_selection as _model
+from theorycheck.models.score_coordinates import token_gram
 
 __all__ = ["AssumptionReport", "TokenSelectionData", "TokenSelectionInstance",
            "TokenSelectionTensors", "concatenate", "constraint_radii", "max_cross_inner_product",
@@ -61,12 +62,6 @@ def constraint_radii(X: np.ndarray, opt: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- token measurements
-
-
-def token_gram(X: np.ndarray) -> np.ndarray:
-    """Gram matrix ``<x_{i,t}, x_{j,s}>`` of all ``nT`` tokens of each trial: ``(..., nT, nT)``."""
-    tokens = X.reshape(*X.shape[:-3], -1, X.shape[-1])
-    return tokens @ np.swapaxes(tokens, -1, -2)
 
 
 def max_cross_inner_product(X: np.ndarray) -> np.ndarray:

@@ -26,15 +26,15 @@ from dataclasses import dataclass
 
 import torch
 
-from theorycheck.models.token_selection import constraint_radii, log_gradient_weights, scaled_grad_W
-from theorycheck.optim.metrics import frobenius_norm, inner
+from .base import FROBENIUS
+from .token_selection import constraint_radii, log_gradient_weights, scaled_grad_W
 
 __all__ = ["GradientBounds", "correlation_floor", "gradient_bounds"]
 
 
 def correlation_floor(X, opt, W_ref):
     r"""kappa = 1/(||W_ref||_F max_i R_i) per trial, shape (K,)."""
-    return 1.0 / (frobenius_norm(W_ref) * constraint_radii(X, opt).amax(-1))
+    return 1.0 / (FROBENIUS.norm(W_ref) * constraint_radii(X, opt).amax(-1))
 
 
 @dataclass
@@ -62,7 +62,7 @@ def gradient_bounds(X, y, u, W, opt, W_ref) -> GradientBounds:
     log_n = math.log(X.shape[1])
     log_mean_c = log_c.logsumexp(-1) - log_n
     log_mean_cR = (log_c + constraint_radii(X, opt).log()).logsumexp(-1) - log_n
-    norm_G, ref_norm, corr_G = frobenius_norm(G), frobenius_norm(W_ref), inner(-G, W_ref)
+    norm_G, ref_norm, corr_G = FROBENIUS.norm(G), FROBENIUS.norm(W_ref), FROBENIUS.inner(-G, W_ref)
     return GradientBounds(lower=norm_G * torch.exp(M - log_mean_c) * ref_norm,
                           upper=norm_G * torch.exp(M - log_mean_cR),
                           correlation=corr_G * torch.exp(M - log_mean_c),

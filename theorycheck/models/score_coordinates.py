@@ -22,12 +22,17 @@ import numpy as np
 import torch
 from scipy.special import logsumexp
 
-from ..data.token_selection import token_gram
 from .token_selection import score_deviations, span_kernel
 
-__all__ = ["log_softmax", "margins", "log_loss", "weights_and_deviations", "gradient_coordinates",
+__all__ = ["token_gram", "log_softmax", "margins", "log_loss", "weights_and_deviations", "gradient_coordinates",
            "token_map_grams", "quadratic_form", "gradient_norms_over_loss", "uphill_points",
            "segment_log_ratios", "sample_hessians_over_loss", "hessian_norm_over_loss"]
+
+
+def token_gram(X: np.ndarray) -> np.ndarray:
+    """Gram matrix ``<x_{i,t}, x_{j,s}>`` of all ``nT`` tokens of each trial: ``(..., nT, nT)``."""
+    tokens = X.reshape(*X.shape[:-3], -1, X.shape[-1])
+    return tokens @ np.swapaxes(tokens, -1, -2)
 
 
 def log_softmax(z: np.ndarray) -> np.ndarray:
