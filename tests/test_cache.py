@@ -93,6 +93,22 @@ def test_a_value_from_the_disk_equals_the_fresh_value(tmp_path, run, config):
     assert same(fresh, stored) and same(fresh, loaded) and loaded is not stored
 
 
+def test_an_entry_keeps_the_cost_of_its_computation(tmp_path):
+    """A value read from the disk carries the CPU seconds its computation stored beside it (a
+    resumed run counts them where an uninterrupted one would); a cleared cache has no costs
+    left, and an entry without its cost file reads back without one."""
+    _, first = disk_cache(tmp_path).use(numpy_run, RT, {"eta": 0.3})
+    _, second = disk_cache(tmp_path).use(numpy_run, RT, {"eta": 0.3})
+    assert second["source"] == "disk" and second["cpu_s"] == first["cpu_s"] >= 0
+    disk = DiskCache(tmp_path / "cache")
+    disk.cost_path(first["key"]).unlink()
+    _, third = disk_cache(tmp_path).use(numpy_run, RT, {"eta": 0.3})
+    assert third["source"] == "disk" and "cpu_s" not in third and disk.cost(first["key"]) is None
+    disk_cache(tmp_path).use(numpy_run, RT, {"eta": 0.4})
+    disk.clear()
+    assert not list((tmp_path / "cache").glob("??/*"))
+
+
 def test_the_memo_returns_the_same_object_without_reloading(tmp_path):
     cache = disk_cache(tmp_path)
     first, r1 = cache.use(numpy_run, RT, {})
@@ -163,6 +179,7 @@ def test_a_corrupted_entry_is_recomputed_with_a_warning_never_trusted(tmp_path, 
     with pytest.warns(CacheWarning, match=f"discarded corrupted entry {path}"):
         value, again = disk_cache(tmp_path).use(dataclass_run, RT, {"steps": 5})
     assert again["source"] == "computed" and same(value, fresh) and len(CALLS) == 2
+    assert DiskCache(tmp_path / "cache").cost(record["key"]) == again["cpu_s"]   # rewritten with it
     assert disk_cache(tmp_path).use(dataclass_run, RT, {"steps": 5})[1]["source"] == "disk"
 
 

@@ -127,7 +127,12 @@ def test_warm_plan_commands_fill_the_cache_the_claims_then_read(project, capsys)
     warm = json.loads((project.path / "warm" / "results.json").read_text())
     sources = {u["source"] for c in warm["claims"] for u in c["shared_runs"]}
     assert sources == {"disk", "memo"} and records(warm) == records(whole)
-    assert sum(r["from_disk"] for r in cost_rows(warm)) == 1        # the claim that read it first
+    # the entry kept the cost of its computation: the resumed run counts it where a whole run would
+    assert not any(r["from_disk"] for r in cost_rows(warm))
+    assert [r["target"] for r in computed_runs(warm)] == ["claims.toy.common:draws"]
+    first = next(c for c in warm["claims"] if any(u["source"] == "disk" for u in c["shared_runs"]))
+    assert next(r for r in cost_rows(warm) if r["claim"] == first["id"])["cpu_s"] \
+        >= first["cost"]["cpu_s"] + computed_runs(warm)[0]["cpu_s"] - 1e-9
     assert main(["schedule", str(project.path / "whole"), "--warm", "--workers", "2"]) == 0
     assert "phase1: shared runs" in capsys.readouterr().out
 

@@ -356,10 +356,24 @@ class DiskCache:
         warnings.warn(CacheWarning(f"theorycheck cache: discarded corrupted entry {path} "
                                    f"({problem}); recomputing"))
         path.unlink(missing_ok=True)
+        self.cost_path(key).unlink(missing_ok=True)
         return False, None
 
-    def store(self, key: str, value: Any, label: str) -> None:
-        """Pickle ``value`` (the value of ``label``) and write it atomically under ``key``.
+    def cost_path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.cost.json"
+
+    def cost(self, key: str) -> float | None:
+        """The process CPU seconds the entry ``key`` took to compute (``store(cpu_s=...)``), or
+        None where it was not recorded or cannot be read."""
+        try:
+            return float(json.loads(self.cost_path(key).read_text())["cpu_s"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def store(self, key: str, value: Any, label: str, cpu_s: float | None = None) -> None:
+        """Pickle ``value`` (the value of ``label``) and write it atomically under ``key``, with
+        ``cpu_s`` (what computing it cost) beside it in ``<key>.cost.json``, so that a run that
+        reads the entry later still knows its cost.
 
         A value that cannot be pickled is a :class:`UsageError`; a failed write only warns."""
         try:
@@ -374,6 +388,8 @@ class DiskCache:
             if not (self.root / TAG_NAME).exists():
                 _atomic_write(self.root / TAG_NAME, _TAG_TEXT.encode())
             _atomic_write(path, _MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+            if cpu_s is not None:
+                _atomic_write(self.cost_path(key), json.dumps({"cpu_s": cpu_s, "run": label}).encode())
         except OSError as exc:
             warnings.warn(CacheWarning(f"theorycheck cache: could not write {path} ({exc}); "
                                        "the value is used but not stored"))
@@ -389,7 +405,7 @@ class DiskCache:
     def clear(self) -> CacheInfo:
         """Delete every entry (and stale temporary files); return what was there."""
         before = self.info()
-        for path in [*self.entries(), *self.root.glob("??/*.tmp")]:
+        for path in [*self.entries(), *self.root.glob("??/*.cost.json"), *self.root.glob("??/*.tmp")]:
             path.unlink(missing_ok=True)
         for shard in self.root.glob("??"):
             if shard.is_dir() and not any(shard.iterdir()):
@@ -410,7 +426,8 @@ class SharedRunCache:
         """The value of ``run(**config)`` under ``runtime`` and a record of the use:
         ``{"name", "key", "config", "sizes", "seed", "source"}`` with source memo|disk|computed,
         and for a computed value ``cpu_s``, the process CPU seconds it took (shared runs it used
-        included)."""
+        included); a value read from the disk carries the ``cpu_s`` its computation recorded
+        there, when it did."""
         if not isinstance(run, SharedRun):
             raise UsageError(f"use() takes a function declared with @theorycheck.shared_run, "
                              f"got {run!r}")
@@ -424,12 +441,15 @@ class SharedRunCache:
         hit, value = self.disk.load(key) if self.disk is not None else (False, None)
         if hit:
             record["source"] = "disk"
+            cost = self.disk.cost(key)
+            if cost is not None:
+                record["cpu_s"] = cost
         else:
             start = time.process_time()
             value = run.fn(RunContext(runtime, run.sizes_of(runtime.tier), run.scope, self), **config)
             record.update(source="computed", cpu_s=round(time.process_time() - start, 4))
             if self.disk is not None:
-                self.disk.store(key, value, label=f"shared run {run.name}")
+                self.disk.store(key, value, label=f"shared run {run.name}", cpu_s=record["cpu_s"])
         self._memo[key] = value
         while len(self._memo) > self.memo_size:
             self._memo.popitem(last=False)

@@ -26,7 +26,7 @@ from pathlib import PurePosixPath
 from .errors import UsageError
 
 __all__ = ["UNKNOWN_S", "unit_of", "unit_durations", "schedule", "parse_shard", "merge_results",
-           "cost_rows", "cost_markdown", "computed_runs", "warm_plan", "warm_commands"]
+           "cost_rows", "cost_markdown", "computed_runs", "disk_costs", "warm_plan", "warm_commands"]
 
 #: the duration given to a unit that the durations file does not know
 UNKNOWN_S = 1.0
@@ -37,17 +37,44 @@ def unit_of(nodeid: str) -> str:
     return nodeid.split("[", 1)[0]
 
 
+def _uses(claim: dict):
+    """The shared-run records of a claim's case and its controls."""
+    return [u for case in (claim, *claim.get("controls", [])) for u in case.get("shared_runs", [])]
+
+
+def disk_costs(results: dict) -> dict[str, tuple[float, bool]]:
+    """claim id -> (CPU seconds of the shared runs it read from the disk cache, each counted
+    toward the first claim in the run's order that read it; whether any such run's cost is
+    unknown).  A run resumed after an interruption reads what the cut run computed: this puts
+    that cost back where an uninterrupted run would have counted it (a cache entry keeps the CPU
+    seconds of its computation)."""
+    seen, out = set(), {}
+    for claim in results.get("claims", []):
+        added, unknown = 0.0, False
+        for used in _uses(claim):
+            if used.get("source") == "disk" and used["key"] not in seen:
+                seen.add(used["key"])
+                if used.get("cpu_s") is None:
+                    unknown = True
+                else:
+                    added += float(used["cpu_s"])
+        out[claim.get("id")] = (added, unknown)
+    return out
+
+
 def unit_durations(results: dict) -> dict[str, float]:
     """unit -> seconds of the claim's case and its controls from a results.json: their process
     CPU seconds (``cost.cpu_s``: what the claim costs on a worker of its own, whatever else ran
-    on the machine that recorded it), else their wall seconds (``wall_s``, older runs)."""
-    durations = {}
+    on the machine that recorded it) plus the recorded cost of the shared runs it read from the
+    disk cache (`disk_costs`), else their wall seconds (``wall_s``, older runs)."""
+    durations, extra = {}, disk_costs(results)
     for claim in results.get("claims", []):
         module, function = claim.get("module"), claim.get("function")
         if module and function:
             path = str(PurePosixPath(*module.split("."))) + ".py"
             cpu = (claim.get("cost") or {}).get("cpu_s")
-            durations[f"{path}::{function}"] = float(cpu or claim.get("wall_s") or claim.get("duration_s") or 0.0)
+            base = float(cpu or claim.get("wall_s") or claim.get("duration_s") or 0.0)
+            durations[f"{path}::{function}"] = base + extra[claim.get("id")][0]
     return durations
 
 
@@ -111,18 +138,19 @@ def merge_results(parts: list[dict]) -> dict:
 def cost_rows(results: dict) -> list[dict]:
     """Per claim (its case and controls) the cost a run recorded, costliest first:
     ``{"claim", "paper", "outcome", "wall_s", "cpu_s", "peak_rss_mb", "from_disk"}`` (CPU and
-    peak None in a run recorded before they were measured; ``from_disk``: a shared run the
-    claim used came from the disk cache, e.g. computed by an earlier, interrupted run, so the
-    claim's recorded cost leaves that run out)."""
-    rows = []
+    peak None in a run recorded before they were measured).  ``cpu_s`` includes the recorded
+    cost of the shared runs the claim read first from the disk cache (`disk_costs`: computed by
+    an earlier, interrupted run); ``from_disk``: it read one whose cost is unknown, so its CPU
+    seconds leave that run out."""
+    rows, extra = [], disk_costs(results)
     for claim in results.get("claims", []):
         cost = claim.get("cost") or {}
         wall = cost.get("wall_s", claim.get("wall_s", claim.get("duration_s", 0.0)))
-        disk = any(u.get("source") == "disk" for case in (claim, *claim.get("controls", []))
-                   for u in case.get("shared_runs", []))
+        added, unknown = extra[claim["id"]]
+        cpu = None if cost.get("cpu_s") is None else cost["cpu_s"] + added
         rows.append({"claim": claim["id"], "paper": claim["paper"], "outcome": claim["outcome"],
-                     "wall_s": float(wall), "cpu_s": cost.get("cpu_s"),
-                     "peak_rss_mb": cost.get("peak_rss_mb"), "from_disk": disk})
+                     "wall_s": float(wall), "cpu_s": cpu,
+                     "peak_rss_mb": cost.get("peak_rss_mb"), "from_disk": unknown})
     return sorted(rows, key=lambda r: (-r["wall_s"], r["claim"]))
 
 
@@ -149,8 +177,9 @@ def cost_markdown(results: dict, workers: int, top: int | None = None) -> str:
                      f"{number(sum(cpu) if cpu else None)} | {number(max(peaks, default=None))} |")
     shown = rows if top is None else rows[:top]
     lines += ["", f"{'Every claim' if top is None else f'The {len(shown)} costliest claims'} "
-              "(its case and controls; a shared run counts toward the first claim that uses it; "
-              "'from disk': a shared run it used was read from the cache, its cost not counted):",
+              "(its case and controls; a shared run counts toward the first claim that uses it, "
+              "also when an earlier, interrupted run computed it; 'from disk': a shared run it read "
+              "from the cache has no recorded cost, so its CPU seconds leave it out):",
               "", "| claim | outcome | wall s | CPU s | peak MiB | from disk |", "|---|---|---|---|---|---|"]
     lines += [f"| {r['claim']} | {r['outcome']} | {r['wall_s']:.1f} | {number(r['cpu_s'], 1)} | "
               f"{number(r['peak_rss_mb'])} | {'yes' if r['from_disk'] else ''} |" for r in shown]
@@ -183,18 +212,20 @@ def _short(config: dict, width: int = 60) -> str:
 
 
 def computed_runs(results: dict) -> list[dict]:
-    """The shared runs a run computed (not read from a cache), once each, costliest first:
-    ``{"name", "target" (MODULE:FUNCTION), "key", "config", "cpu_s", "claim"}`` (the claim
-    whose case computed it).  Runs computed inside another shared run are inside its cost."""
+    """The shared runs whose computation a run recorded -- computed in it, or read from the disk
+    cache with the cost their computation stored there -- once each, costliest first:
+    ``{"name", "target" (MODULE:FUNCTION), "key", "config", "cpu_s", "claim"}`` (the first claim
+    that used it).  Runs computed inside another shared run are inside its cost."""
     runs = {}
     for claim in results.get("claims", []):
-        for case in (claim, *claim.get("controls", [])):
-            for used in case.get("shared_runs", []):
-                if used.get("source") == "computed" and used["key"] not in runs:
-                    module, _, function = used["name"].rpartition(".")
-                    runs[used["key"]] = {"name": used["name"], "target": f"{module}:{function}",
-                                         "key": used["key"], "config": used.get("config", {}),
-                                         "cpu_s": float(used.get("cpu_s") or 0.0), "claim": claim["id"]}
+        for used in _uses(claim):
+            known = used.get("source") == "computed" or (used.get("source") == "disk"
+                                                         and used.get("cpu_s") is not None)
+            if known and used["key"] not in runs:
+                module, _, function = used["name"].rpartition(".")
+                runs[used["key"]] = {"name": used["name"], "target": f"{module}:{function}",
+                                     "key": used["key"], "config": used.get("config", {}),
+                                     "cpu_s": float(used.get("cpu_s") or 0.0), "claim": claim["id"]}
     return sorted(runs.values(), key=lambda r: (-r["cpu_s"], r["name"], r["key"]))
 
 
@@ -205,11 +236,11 @@ def warm_plan(results: dict, workers: int) -> dict:
     plan), ``"makespan"`` (the sum of the phases' makespans) and ``"runs"``."""
     runs = computed_runs(results)
     job = {f"{r['target']}#{r['key'][:12]}": r["cpu_s"] for r in runs}
-    own = {}
+    extra = disk_costs(results)
+    own = {}          # what unit_durations counts for the claim's shared runs
     for claim in results.get("claims", []):
-        computed = sum(float(u.get("cpu_s") or 0.0) for case in (claim, *claim.get("controls", []))
-                       for u in case.get("shared_runs", []) if u.get("source") == "computed")
-        own[claim["id"]] = computed
+        computed = sum(float(u.get("cpu_s") or 0.0) for u in _uses(claim) if u.get("source") == "computed")
+        own[claim["id"]] = computed + extra[claim["id"]][0]
     durations = unit_durations(results)
     rest = {}
     for claim in results.get("claims", []):
