@@ -61,15 +61,15 @@ def test_advantage_map_n(tc):
     nets 4128 weights, 150 steps of full-batch Adam, 8 trials batched, 2000 test sentences) the
     advantage is clear at n = 100 and gone at n = 400. The map: at each n of the grid the
     per-trial gap g = acc(self-attention) - acc(MLP) (paired: same sentences), its mean with the
-    95% Student-t interval over the 8 trials (half-width about 0.03), and where the mean gap
+    95% Student-t interval over the 8 trials, and where the mean gap
     falls below the margin 0.03 (linear interpolation between the bracketing n; interval where
     the band's edges cross 0.03). Outside n <= 100 the map is a finding. Decided inside the
     stated region n <= 100 (grid points 50, 100): at each, the lower 95% t-bound of the mean gap
     is > 0 (one-sided level 0.025); its power is recorded per n at a true gap equal to the
-    margin 0.03 (about 0.5 at the measured spread) and at the measured mean (about 1).
+    margin 0.03 and at the measured mean, both at the measured spread.
     Precondition: the labels are the sign of the summed linear sentiments. Control (dynamics):
-    attention frozen at the identity, trained on the same data from the same start; its gaps
-    are about 0 and the lower bounds negative.
+    attention frozen at the identity, trained on the same data from the same start: without
+    its attention the network has no advantage to show, and the lower bounds fall below 0.
     """
     s = tc.sizes
     grid = [n for n in s["n_map"] if tc.control is None or n <= REGION_N]

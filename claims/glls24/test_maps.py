@@ -80,7 +80,7 @@ def test_kernel_drift_map_m(tc):
     >= lambda / 2`` (Claim E.5), and ``D < R`` is where the width requirement ``m = Omega(lambda^-2
     n^2 d^2 e^{18B} ...)`` comes from.  Per instance the map decides that criterion itself:
     ``max_{t <= T} ||H(t) - H(0)||_F <= lambda_min(H(0)) / 2`` along T steps of GD with ``eta = 1 /
-    (m lambda_max(H(0)))`` (the runs' step; the theorem's is ~1e9 times smaller) from the symmetric
+    (m lambda_max(H(0)))`` (the runs' step; the theorem's is far smaller) from the symmetric
     initialization (sigma = 0.5), drift evaluated at every step; T = 100 steps in the quick tier,
     400 in the full tier (see the calibration record).  A longer run can only add failures, so the
     map's rates are upper bounds on the all-time rates.  The map (`kernel_drift_widths`): at each m

@@ -104,7 +104,7 @@ def test_gap_rate_map_mu(tc):
     0.05 .. 3), K = 10 independent replicate groups (5 10^4 covariate rows per n split over them,
     n = 16, 32, 64 in the quick tier), per group the least-squares log-log slope of the gap over
     the n grid, and the mean slope with its 95% Student-t interval over the 10 replicates
-    (half-width about 0.02 to 0.09 at the quick sizes); the transition is where the mean slope crosses
+    (its half-width recorded); the transition is where the mean slope crosses
     -0.75, the upper end of `thm1.closed_form`'s window (linear interpolation between the
     bracketing grid values; interval where the band's edges cross). Above mu = 1/2 the map is a
     finding (A3's light-tail threshold is a sufficient condition; the paper does not claim it is

@@ -306,8 +306,8 @@ def restart_radius(safe, scale) -> np.ndarray:
 def restart_hypotheses(data, scores, k: int, alpha, p: float) -> dict:
     """The restart of (instance k, alpha, p) with its certified W_mm and its hypotheses: alpha
     locally optimal at p, delta_safe (`safe_gap`).  At p = 2 the l_2-AttSVM is the W-SVM, solved
-    by its Gram dual (`solve_wsvm`, about ten times faster; `svm.p2_is_frobenius` checks that the
-    two programs agree)."""
+    by its Gram dual (`solve_wsvm`, faster than the general l_p program; `svm.p2_is_frobenius`
+    checks that the two programs agree)."""
     solve = solve_wsvm if p == 2.0 else functools.partial(solve_lp_wsvm, p=p)
     W_mm = solve(data.X[k], alpha, name="synthetic", trial=k).W
     return dict(instance=k, alpha=alpha, p=p, W_mm=W_mm,

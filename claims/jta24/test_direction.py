@@ -234,17 +234,19 @@ def test_rate(tc):
                           D0[1][settled], anchored[settled])
 
 
+WRONG_TOKENS = Control("reference", breaks=["q = p curve decays from K/2 to K"],
+                       description="the l_p-AttSVM of alpha with one sample moved to its "
+                                   "lowest-score token in place of the l_p-AttSVM of alpha")
+"""The reference control of both synthetic Bregman figures (their own and the authors' setting)."""
+
+
 @claim(
     f"{PAPER}.exp.synthetic_bregman_curves",
     source="synthetic experiment (directional Bregman divergence per (q, p); authors' code)",
     statement="On the synthetic data, the divergence of l_p-AttGD's direction from the "
               "l_q-AttSVM decays for q = p and levels off for q != p.",
     provenance="stated",
-    controls={
-        "wrong_tokens": Control("reference", breaks=["q = p curve decays from K/2 to K"],
-                                description="the l_p-AttSVM of alpha with one sample moved to its "
-                                            "lowest-score token in place of the l_p-AttSVM of alpha"),
-    },
+    controls={"wrong_tokens": WRONG_TOKENS},
     sizes={"quick": SHARED_SIZES["quick"], "full": SHARED_SIZES["full"]},
 )
 def test_synthetic_bregman_curves(tc):
@@ -267,11 +269,7 @@ def test_synthetic_bregman_curves(tc):
     statement="In the authors' setting (logistic loss, cross-attention), the divergence of l_p-AttGD's "
               "direction from the l_q-AttSVM decays for q = p and levels off for q != p.",
     provenance="stated",
-    controls={
-        "wrong_tokens": Control("reference", breaks=["q = p curve decays from K/2 to K"],
-                                description="the l_p-AttSVM of alpha with one sample moved to its "
-                                            "lowest-score token in place of the l_p-AttSVM of alpha"),
-    },
+    controls={"wrong_tokens": WRONG_TOKENS},
     sizes={"quick": dict(SHARED_SIZES["quick"], instances=AUTHORS_INSTANCES["quick"]),
            "full": dict(SHARED_SIZES["full"], instances=AUTHORS_INSTANCES["full"])},
     calibration=["the thresholds of exp.synthetic_bregman_curves (0.6, 0.7), chosen there on the "

@@ -82,7 +82,8 @@ def test_success_map_d_over_n(tc):
     region: the instances at d/n = 16 and 32 pooled (120), the exact binomial test of
     P[success] >= JOINT_P at level 0.05 (rejects at 95 successes or fewer; power at a true rate
     of 0.70 recorded with the decision, about 0.99). Control (dynamics): heavy-ball GD
-    (momentum 0.9, eta = 1) on the same instances fails the inside decision (rate about 0.2).
+    (momentum 0.9, eta = 1) on the same instances: the overshooting attention breaks (i)-(iii) on
+    most instances, so the inside decision fails.
     """
     s = tc.sizes
     condition1_parameters(tc, EQ13.rho, EQ13.eta, s["n"], OVERPARAMETERIZATION * s["n"])
