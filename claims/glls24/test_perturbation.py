@@ -15,8 +15,11 @@ from theorycheck.models import loss_gradient, neuron_norms, ntk_gram, outputs
 
 RADII = [1e-4, 1e-3, 1e-2]
 
-A_SCALE = 10.0
-"""Lemma D.1's control scales the second layer by this factor (the lemma assumes |a_{l,r}| <= 1)."""
+A_SCALE = 100.0
+"""Lemma D.1's control scales the second layer by this factor (the lemma assumes |a_{l,r}| <= 1).
+The recomputed ratio grows about linearly in the factor; it must exceed the sharp bound's slack,
+which widens with the sizes (the Cauchy-Schwarz step over n d terms), so it was raised from 10
+after the full tier's run at a310eb8 (see docs/claims/glls24.md): chosen after seeing data."""
 
 WIDTH_SLOPE_CONFIDENCE = 0.99
 """Two-sided confidence level of the slope of ``log(change / R)`` against ``log m``."""
@@ -172,11 +175,14 @@ def test_one_step_kernel_dynamics(tc):
                  "||F(t) - Y||_F whenever |<w_r(t), x_i>| <= B + R.",
        provenance="derived",
        constants={"a_scale": A_SCALE},
+       calibration=["a_scale of the second_layer_scaled control raised from 10 to 100 after the full "
+                    "tier at a310eb8 found the control misfiring at width 1024 (the sharp bound held "
+                    "with the second layer scaled by 10): chosen after seeing data"],
        controls={"second_layer_scaled": Control(
            "hypothesis", breaks=["sharp gradient bound"],
-           description="the gradient recomputed at the same points with the second layer scaled, "
-                       "|a_{l,r}| = 10 > 1: the bound's factor 2 (from |a_{l,r} - <a_l, S_i>| <= 2) no "
-                       "longer holds", constants={"a_scale": A_SCALE})},
+           description=f"the gradient recomputed at the same points with the second layer scaled, "
+                       f"|a_{{l,r}}| = {A_SCALE:g} > 1: the bound's factor 2 (from |a_{{l,r}} - <a_l, S_i>| "
+                       f"<= 2) no longer holds", constants={"a_scale": A_SCALE})},
        sizes={"quick": {"widths": [256, 1024, 4096]}, "full": {"widths": [1024, 4096, 16384, 65536]}})
 def test_gradient_bound(tc):
     r"""Lemma D.1 (derived form): ``Delta w_r = sum_{i,l} (F_{l,i} - y_{l,i}) m S_{i,r} (a_{l,r} -
@@ -189,7 +195,7 @@ def test_gradient_bound(tc):
     R = 0; the slowest trial at m = 256 moves 0.019 > 0.01, so ``B_emp(W(0)) + 0.01`` would not
     cover it).  Pass: both ratios <= 1 (proof bounds, no tolerance).  Precondition: the inputs in
     the unit ball and ``|a_{l,r}| <= 1`` (the source of the factor 2).  The control recomputes the
-    gradient at the same points with the second layer scaled by 10: that precondition fails, and
+    gradient at the same points with the second layer scaled by ``A_SCALE``: that precondition fails, and
     so does the sharp bound, whose factor 2 rested on it."""
     widths = tc.sizes["widths"] if tc.control is None else tc.sizes["widths"][:1]
     sharp, paper_form = [], []
