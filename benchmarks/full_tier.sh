@@ -17,8 +17,14 @@
 # DIR/runs/full (`theorycheck merge`) and writes its cost table and schedules to
 # DIR/runs/full/costs.md (`theorycheck schedule --markdown`). Exit 0 when complete, 3 while
 # shards remain (an interruption, or shards another instance still runs), 2 on bad arguments.
+# A shard whose process is killed (SIGKILL, rc 137: most often the out-of-memory killer when two
+# instances' largest claims meet) is retried after the other shards, at most 3 tries a call.
+# The whole script is one function, read before it runs, so editing the checkout while a run
+# goes on cannot change the running instances.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+
+main() {
 
 DIR="" COMMIT="" SHARDS=12 TIER=full SEED=0 CLAIMS=claims NICE=0
 PY=${PYTHON:-$(command -v python3)}
@@ -32,7 +38,7 @@ while [ $# -gt 0 ]; do
     --claims) CLAIMS="$2"; shift ;;
     --nice) NICE="$2"; shift ;;
     --python) PY="$2"; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "full_tier.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -69,29 +75,38 @@ take() {
   if [ -n "$owner" ] && kill -0 "$owner" 2>/dev/null; then return 1; fi
   rm -rf "$1" && mkdir "$1" 2>/dev/null && echo $$ > "$1/pid"
 }
-for I in $(seq 1 "$SHARDS"); do
-  OUTDIR="$DIR/runs/shard-$I"
-  [ -f "$OUTDIR/DONE" ] && continue
-  take "$OUTDIR.lock" || continue          # another instance runs this shard
-  log "shard $I/$SHARDS start"
-  nice -n "$NICE" "$PY" -m pytest "$CLAIMS" --tc-tier "$TIER" --tc-seed "$SEED" --tc-shard "$I/$SHARDS" \
-      --tc-cache-dir "$DIR/cache" --tc-report-dir "$OUTDIR" -p no:cacheprovider -q \
-      > "$DIR/runs/shard-$I.out" 2>&1
-  rc=$?
-  log "shard $I/$SHARDS end rc=$rc"
-  if [ "$rc" -le 1 ] && [ -f "$OUTDIR/results.json" ]; then
-    touch "$OUTDIR/DONE"
+KILLED=""                                  # shards whose process was killed (SIGKILL) in this call
+for PASS in 1 2 3; do                      # a killed shard waits for a later pass (at most 3 tries)
+  for I in $(seq 1 "$SHARDS"); do
+    OUTDIR="$DIR/runs/shard-$I"
+    [ -f "$OUTDIR/DONE" ] && continue
+    [ "$PASS" -gt 1 ] && [[ " $KILLED " != *" $I "* ]] && continue
+    take "$OUTDIR.lock" || continue        # another instance runs this shard
+    log "shard $I/$SHARDS start"
+    nice -n "$NICE" "$PY" -m pytest "$CLAIMS" --tc-tier "$TIER" --tc-seed "$SEED" --tc-shard "$I/$SHARDS" \
+        --tc-cache-dir "$DIR/cache" --tc-report-dir "$OUTDIR" -p no:cacheprovider -q \
+        > "$DIR/runs/shard-$I.out" 2>&1
+    rc=$?
+    log "shard $I/$SHARDS end rc=$rc"
     rm -rf "$OUTDIR.lock"
-  else
-    rm -rf "$OUTDIR.lock"
-    echo "full_tier.sh: shard $I stopped (rc=$rc, see $DIR/runs/shard-$I.out); rerun to resume" >&2
-    exit 3
-  fi
+    if [ "$rc" -le 1 ] && [ -f "$OUTDIR/results.json" ]; then
+      touch "$OUTDIR/DONE"
+    elif [ "$rc" -eq 137 ]; then           # SIGKILL, most often the out-of-memory killer: the
+      KILLED="$KILLED $I"                  # shared runs it finished are cached; retry it later
+      log "shard $I/$SHARDS killed (out of memory?); retried after the other shards"
+      echo "full_tier.sh: shard $I killed (rc=137, out of memory?); retried after the other shards" >&2
+    else
+      echo "full_tier.sh: shard $I stopped (rc=$rc, see $DIR/runs/shard-$I.out); rerun to resume" >&2
+      exit 3
+    fi
+  done
+  [ -n "$KILLED" ] || break
 done
 LEFT=0
 for I in $(seq 1 "$SHARDS"); do [ -f "$DIR/runs/shard-$I/DONE" ] || LEFT=$((LEFT + 1)); done
 if [ "$LEFT" -gt 0 ]; then
-  echo "full_tier.sh: $LEFT shard(s) still running in another instance; the last to finish merges" >&2
+  echo "full_tier.sh: $LEFT shard(s) not done (running in another instance, which merges when the" \
+       "last ends, or killed 3 times: rerun to resume)" >&2
   exit 3
 fi
 take "$DIR/runs/merge.lock" || { echo "full_tier.sh: another instance merges"; exit 0; }
@@ -102,3 +117,6 @@ if [ ! -f "$DIR/runs/full/costs.md" ]; then
 fi
 rm -rf "$DIR/runs/merge.lock"
 echo "full_tier.sh: complete at $REV: $DIR/runs/full (costs.md: cost table and schedules)"
+}
+
+main "$@"; exit

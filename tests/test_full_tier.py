@@ -71,3 +71,28 @@ def test_two_instances_share_the_shards_and_one_merges(folder):
 def test_bad_arguments_exit_2(args, message):
     result = call(*args)
     assert result.returncode == 2 and message in result.stderr
+
+
+def test_a_killed_shard_is_retried_after_the_others(folder, tmp_path):
+    """A shard whose process is killed (SIGKILL, as the out-of-memory killer does) is retried
+    after the other shards in the same call, and the run completes."""
+    marker = tmp_path / "killed-once"
+    python = tmp_path / "python"
+    python.write_text(f"""#!/usr/bin/env bash
+case " $* " in
+  *" --tc-shard 1/2 "*) [ -e {marker} ] || {{ touch {marker}; kill -9 $$; }} ;;
+esac
+exec {sys.executable} "$@"
+""")
+    python.chmod(0o755)
+    result = subprocess.run(["bash", str(SCRIPT), "--python", str(python), "--dir", str(folder), "--tier", "quick",
+                             "--claims", CLAIMS, "--shards", "2"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=600)
+    log = (folder / "runs" / "log.txt").read_text().splitlines()
+    events = [line.split(" ", 1)[1] for line in log]
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert events[:5] == ["shard 1/2 start", "shard 1/2 end rc=137",
+                          "shard 1/2 killed (out of memory?); retried after the other shards",
+                          "shard 2/2 start", "shard 2/2 end rc=0"], events
+    assert events[5:7] == ["shard 1/2 start", "shard 1/2 end rc=0"] and "out of memory?" in result.stderr
+    assert json.loads((folder / "runs" / "full" / "results.json").read_text())["partial"] is False
