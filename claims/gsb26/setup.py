@@ -867,10 +867,12 @@ def median_over_seeds(run, values, eta):
     return np.median(values[..., np.isclose(run["eta"], eta)], axis=-1)
 
 
-def arm_runs(run, arms):
-    """The trials of each arm of a `minibatch_run`, as runs of their own (same keys)."""
-    per_trial = ("ratio", "diverged_at", "eta", "seed", "instance")
-    return [{**run, **{key: run[key][..., run["arm"] == a] for key in per_trial}} for a in range(len(arms))]
+def arm_runs(tc, arms, **config):
+    """One `minibatch_run` per arm (same ``config`` otherwise): independent cached pieces, which
+    a scheduler can compute in parallel and whose per-step temporaries are an arm's, not the
+    batch's.  The arms still see the same training sets, random points and minibatches: those
+    streams depend on the instance and the minibatch seed only."""
+    return [tc.use(minibatch_run, arms=(arm,), **config) for arm in arms]
 
 
 def medians_per_instance(run, values, eta):

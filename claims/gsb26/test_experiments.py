@@ -19,7 +19,6 @@ from .setup import (
     arm_runs,
     median_over_seeds,
     medians_per_instance,
-    minibatch_run,
     record_assumptions,
     settled_ratio,
 )
@@ -31,10 +30,10 @@ EXPERIMENT_SIZES = {"quick": {"near": 1.036, "reached": 1.05, "window": [0.1],
                              "fig1_instances": 60}}
 #: the rate at which Figure 1's picture must hold over draws of the recipe (binomial test)
 FIG1_RATE = 0.8
-#: Figure 1's arms, one batch for the claim and its controls: the claim reads the first two,
-#: `random_init` puts the third in Algorithm 1's place, `sgd_spectral_init` the fourth in SGD's
+#: Figure 1's arms, one run each: the claim reads the first two, `random_init` puts the third
+#: in Algorithm 1's place, `sgd_spectral_init` the fourth in SGD's
 FIG1_ARMS = (("algorithm1", "spectral"), ("sgd", "random"), ("algorithm1", "random"), ("sgd", "spectral"))
-#: Figure 2's arms, one batch shared by `fig2_random_init` and `fig2_step_size_window`
+#: Figure 2's arms, one run each, shared by `fig2_random_init` and `fig2_step_size_window`
 FIG2_ARMS = (("algorithm1", "random"), ("sgd", "random"), ("preconditioned_unregularized", "random"))
 #: SGD's excess L_T - L* must be at least this multiple of Algorithm 1's ("SGD does not converge")
 EXCESS_FACTOR = 1.5
@@ -111,10 +110,9 @@ def test_fig1_spectral_init(tc):
     spectral point (breaks the SGD conclusions).  Preconditions: A1-A3 of every instance.
     """
     eta = tc.sizes["window"][-1]
-    runs = arm_runs(tc.use(minibatch_run, arms=FIG1_ARMS, instances=tc.sizes["fig1_instances"], etas=(eta,)),
-                    FIG1_ARMS)
-    alg = runs[2] if tc.control == "random_init" else runs[0]
-    sgd = runs[3] if tc.control == "sgd_spectral_init" else runs[1]
+    arms = (FIG1_ARMS[2 if tc.control == "random_init" else 0],
+            FIG1_ARMS[3 if tc.control == "sgd_spectral_init" else 1])
+    alg, sgd = arm_runs(tc, arms, instances=tc.sizes["fig1_instances"], etas=(eta,))
     record_assumptions(tc, alg["problems"])
     alg_ratio, sgd_ratio = medians_per_instance(alg, alg["ratio"], eta), medians_per_instance(sgd, sgd["ratio"], eta)
     low_power = fig1_low_power(tc)
@@ -190,11 +188,10 @@ def test_fig2_random_init(tc):
     same run).
     Preconditions: A1-A3 of the instance.
     """
-    alg, sgd, unregularized = arm_runs(tc.use(minibatch_run, arms=FIG2_ARMS), FIG2_ARMS)
+    alg, sgd, unregularized = arm_runs(tc, FIG2_ARMS)
     window = tc.sizes["window"]
     if tc.control == "sgd_spectral_init":
-        arms = (("algorithm1", "random"), ("sgd", "spectral"))
-        _, sgd = arm_runs(tc.use(minibatch_run, arms=arms, etas=tuple(window)), arms)
+        (sgd,) = arm_runs(tc, [("sgd", "spectral")], etas=tuple(window))
     record_assumptions(tc, alg["problem"])
     horizon = (len(alg["t"]) - 1) // 20 if tc.control == "twentyfold_faster" else -1
     alg_final = np.array([median_over_seeds(alg, alg["ratio"][-1], eta) for eta in window])
@@ -263,7 +260,7 @@ def test_fig2_step_size_window(tc):
     preconditioned method without it in Algorithm 1's place (same run, its own trials), which
     must not diverge before SGD.  Per step size the settled L/L* of both methods is recorded.
     """
-    alg, sgd, unregularized = arm_runs(tc.use(minibatch_run, arms=FIG2_ARMS), FIG2_ARMS)
+    alg, sgd, unregularized = arm_runs(tc, FIG2_ARMS)
     if tc.control == "unregularized":
         alg = unregularized
     record_assumptions(tc, alg["problem"])
