@@ -21,6 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench  # noqa: E402  (the scripts' shared output)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = """
@@ -59,9 +62,7 @@ def main() -> int:
     lines += [f"| {r['arms']} | {r['user_s']:.1f} | {r['sys_s']:.1f} | {r['minor_faults']} | "
               f"{(r['user_s'] + r['sys_s']) / r['arms']:.1f} |" for r in rows]
     text = "\n".join(lines) + "\n"
-    print(text, end="")
-    if args.out:
-        Path(args.out).write_text(text)
+    bench.emit(text, args.out)
     return 0
 
 

@@ -462,6 +462,13 @@ def update_doc(results, path=ROOT / "BENCHMARKS.md"):
     path.write_text(text)
 
 
+def emit(text: str, out: str | None) -> None:
+    """Print a script's markdown output and, with ``--out FILE``, write it to FILE too."""
+    print(text, end="")
+    if out:
+        Path(out).write_text(text)
+
+
 def with_earlier_rows(results, earlier, only):
     """``results`` of a partial run (``--only``) completed by the rows of the other workloads
     (and, without a new one, the W-SVM timings) of an earlier results file, in `WORKLOADS`

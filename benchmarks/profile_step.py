@@ -198,9 +198,7 @@ def main(argv=None) -> int:
                          f"With the model's gradient compiled (torch.compile, inductor): {rates[1]:.3g} "
                          f"trial-steps/s against {rates[0]:.3g} eager in the same process "
                          f"({rates[2]:.1f} s to compile and run the first steps).") + "\n")
-    print(text, end="")
-    if args.out:
-        Path(args.out).write_text(text)
+    bench.emit(text, args.out)
     return 0
 
 
