@@ -857,7 +857,9 @@ def minibatch_run(run, *, arms, instances=1, etas=None):
              for b, name in enumerate(("V", "K"))}
     traj = run_trajectory(step, start, s["steps"], {"loss": lambda it: population.loss(it.params)},
                           on_nonfinite="record")
-    return {"t": traj.t, "ratio": traj["loss"] / problems[0].optimum, "diverged_at": traj.diverged_at,
+    with np.errstate(over="ignore"):      # a diverging trial's L/L* (L* < 1) may overflow to inf: recorded
+        ratio = traj["loss"] / problems[0].optimum
+    return {"t": traj.t, "ratio": ratio, "diverged_at": traj.diverged_at,
             "arm": arm, "eta": etas_, "seed": seeds, "instance": instance, "problems": problems,
             "problem": problems[0]}
 

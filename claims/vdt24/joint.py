@@ -413,6 +413,25 @@ def instance_orthogonality(run, *, rho: float, d_per_n: int, instances: int) -> 
     return datasets.orthogonality_ratio(lem13_instances(run, rho, d_per_n, instances).X)
 
 
+BASE_CASE_CHUNK = 20
+"""Instances drawn at a time by `first_step_base_case` (at n = 256, d = 11357 one instance is
+46 MB of float64 tokens)."""
+
+
+@shared_run(sizes={"quick": {}, "full": {}})
+def first_step_base_case(run, *, rho: float, n: int, d: int, instances: int) -> np.ndarray:
+    """The base case of Lemma 13's induction on ``instances`` fresh DM instances with n samples
+    in dimension d: whether the first u step from u_0 = W_0 = 0 widens every sample's score gap
+    (`first_step_score_gaps` > 0), shape (instances,).  One seed per instance, drawn
+    `BASE_CASE_CHUNK` instances at a time (the outcome does not depend on the chunk)."""
+    seeds = run.rng("base case instances", rho, n, d).integers(2 ** 63, size=instances)
+    widened = []
+    for part in np.array_split(seeds, math.ceil(instances / BASE_CASE_CHUNK)):
+        data = gaussian_dm(part, len(part), n=n, d=d, rho=rho)
+        widened.append((first_step_score_gaps(data.X, data.y, data.opt) > 0).all(axis=-1))
+    return np.concatenate(widened)
+
+
 @shared_run(sizes=LEM13_SIZES)
 def invariant_batch(run, *, rho: float, eta: float, d_per_n: int = 16, instances: int, steps: int,
                     heavy_ball: float = 0.0):

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+from scipy import stats
 
 from theorycheck.data import (
     AssumptionReport,
@@ -91,6 +92,20 @@ def first_step_score_gaps(X: np.ndarray, y: np.ndarray, opt: np.ndarray) -> np.n
     g = np.einsum("kn,kntd->kd", y, X)
     picked = np.take_along_axis(X, np.asarray(opt)[:, :, None, None], axis=2)[:, :, 0]
     return y * np.einsum("kd,knd->kn", g, 2 * picked - X.sum(axis=2))
+
+
+def base_case_probability_gaussian(n: int, d: int, rho: float) -> float:
+    r"""A Gaussian approximation of P[every gap of `first_step_score_gaps` > 0] on the DM data
+    (token variances rho^2 / d and 1 / d): sample i's gap is
+    ``||x_opt||^2 - ||x_other||^2 + sum_{j != i} y_i y_j <x_{j,1} + x_{j,2}, x_{i,opt} - x_{i,other}>``,
+    of mean rho^2 - 1 and variance s^2 = ((n - 1) (1 + rho^2)^2 + 2 (1 + rho^4)) / d (the
+    cross terms' and the own norms'); treating the n gaps as independent,
+    ``Phi((rho^2 - 1) / s)^n``.  At a fixed d/n it falls to 0 as n grows, and it stays above
+    1 - delta when d >~ 2 (1 + rho^2)^2 / (rho^2 - 1)^2 n ln(n / delta) (the Gaussian tail of
+    the worst of n gaps): the base case needs d of order n ln n, not n.  An approximation
+    (the gaps share g), recorded beside the measured rate, not decided."""
+    s = np.sqrt(((n - 1) * (1 + rho ** 2) ** 2 + 2 * (1 + rho ** 4)) / d)
+    return float(stats.norm.cdf((rho ** 2 - 1) / s) ** n)
 
 
 def joint_model_report(X, y, u, opt) -> AssumptionReport:
