@@ -168,11 +168,11 @@ def test_base_case_needs_n_log_n(tc):
     under Condition 1 that holds "with high probability".  The gaps have mean rho^2 - 1 and a
     spread of order sqrt(n/d) (1 + rho^2), so P[all n gaps > 0] stays high only when d grows
     like n ln n (`base_case_probability_gaussian`, recorded beside the rate).  Per n of the
-    grid, K fresh DM instances (rho = 2) at d = ceil(8 n ln n) (`base_case_dimension`); the
-    rates are recorded per n.  Decision: the
-    exact binomial test of P >= JOINT_P at level 0.05 at the n with the fewest successes (it
-    passes exactly when every n's test passes; the family's false-rejection rate is at most
-    0.05 per n of the grid at the boundary, far less at rates near 1).  Control (statement):
+    grid, K fresh DM instances (rho = 2) at d = ceil(8 n ln n) (`base_case_dimension`), the
+    rates recorded per n.  Decision: the exact binomial test of P >= JOINT_P at level 0.05 at
+    the n with the fewest successes (it passes exactly when every n's test passes; the family's
+    false-rejection rate is at most 0.05 per n of the grid at the boundary, far less at rates
+    near 1).  Control (statement):
     the linear reading d = 16 n, the joint claims' encoding, where the rate falls with n; its
     rates are recorded as a map against n (95% Clopper-Pearson intervals, the n where a logistic
     fit in log n crosses JOINT_P with its 95% profile-likelihood interval: a finding).
