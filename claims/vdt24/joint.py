@@ -38,7 +38,7 @@ from theorycheck.solvers import solve_wsvm_batch
 from theorycheck.tolerance import tolerance
 
 from .problems import DM_SIZES, JOINT_P, condition1_parameters, dm
-from .setup import first_step_score_gaps, gaussian_dm
+from .setup import first_step_widens_every_gap, gaussian_dm
 
 CONTROL_LOW_POWER = ("a negative control's own run, which must be rejected: a rejection at level "
                      "0.05 needs no power, and its instances are fewer than the claim's to bound "
@@ -345,7 +345,7 @@ def record_instance_diagnostics(tc, label, data) -> None:
     """Counts of instances with the optimal token longer in every sample and with every first-step
     score gap positive (diagnostics of a failing instance, not selections)."""
     longer = data.assumptions.per_trial["opt_token_longest"]
-    widened = (first_step_score_gaps(data.X, data.y, data.opt) > 0).all(axis=-1)
+    widened = first_step_widens_every_gap(data)
     tc.record(f"{label}: instances with the optimal token longer in every sample",
               f"{int(longer.sum())}/{longer.size}")
     tc.record(f"{label}: instances whose first u step widens every score gap",
@@ -428,7 +428,7 @@ def first_step_base_case(run, *, rho: float, n: int, d: int, instances: int) -> 
     widened = []
     for part in np.array_split(seeds, math.ceil(instances / BASE_CASE_CHUNK)):
         data = gaussian_dm(part, len(part), n=n, d=d, rho=rho)
-        widened.append((first_step_score_gaps(data.X, data.y, data.opt) > 0).all(axis=-1))
+        widened.append(first_step_widens_every_gap(data))
     return np.concatenate(widened)
 
 
@@ -450,7 +450,7 @@ def invariant_batch(run, *, rho: float, eta: float, d_per_n: int = 16, instances
     step = (BlockNGD(TokenSelection(X, y), eta, alpha=variant.alpha) if heavy_ball == 0.0 else
             GD(TokenSelection(X, y), eta, momentum=heavy_ball, name="heavy_ball"))
     traj = run_trajectory(step, zero, steps, metrics)
-    widened = (first_step_score_gaps(data.X, data.y, data.opt) > 0).all(axis=-1)
+    widened = first_step_widens_every_gap(data)
     return lemma13_invariants(traj["gamma"], traj["z"], data.opt, variant), widened
 
 

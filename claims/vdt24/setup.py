@@ -94,6 +94,12 @@ def first_step_score_gaps(X: np.ndarray, y: np.ndarray, opt: np.ndarray) -> np.n
     return y * np.einsum("kd,knd->kn", g, 2 * picked - X.sum(axis=2))
 
 
+def first_step_widens_every_gap(data) -> np.ndarray:
+    """Per instance of ``data`` (a `TokenSelectionData`): every gap of `first_step_score_gaps`
+    is positive -- the base case of Lemma 13's induction, shape (K,)."""
+    return (first_step_score_gaps(data.X, data.y, data.opt) > 0).all(axis=-1)
+
+
 def base_case_probability_gaussian(n: int, d: int, rho: float) -> float:
     r"""A Gaussian approximation of P[every gap of `first_step_score_gaps` > 0] on the DM data
     (token variances rho^2 / d and 1 / d): sample i's gap is
