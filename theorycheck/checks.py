@@ -22,6 +22,9 @@ Conventions
   binomial test ``P[Bin(K, p) <= k] < alpha`` (scipy.stats.binomtest).
 * ``monotone``:    consecutive differences of a series have the right sign up to ``tol``.
 
+Every decision also carries ``margin``, its signed, dimensionless distance to the threshold
+(>= 0 exactly when it passed), defined per kind in :mod:`theorycheck.margins`.
+
 Checks that cannot discriminate say so: a decision carries ``warnings`` (strings) when
 ``at_most`` / ``at_least`` compare against a bound series whose nonzero values fall below the
 resolution of the dtype at the comparison's scale (``eps * max|values|``, ``eps = 2u`` the
@@ -81,6 +84,15 @@ class Decision:
     role: str | None = None
     #: why the comparison may not discriminate (e.g. a bound below the dtype's resolution)
     warnings: list = field(default_factory=list)
+    #: the signed, dimensionless distance to the threshold (>= 0 when it passed; None for
+    #: non-finite numbers), computed from the record by :func:`theorycheck.margins.margin`
+    margin: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.margin is None:
+            from .margins import margin
+
+            self.margin = margin(self)
 
     @property
     def finite(self) -> bool:
@@ -595,7 +607,8 @@ def monotone(name: str, series: Any, *, increasing: bool, tol: float = 0.0, axis
     return Decision(name, "monotone", passed, measured=worst, reference=-tol,
                     tolerance={"tol": tol, "direction": "increasing" if increasing else "decreasing"},
                     detail={"worst_step_index": [int(i) for i in where],
-                            "n_violations": int(np.sum(signed < -tol))})
+                            "n_violations": int(np.sum(signed < -tol)),
+                            "max_abs_step": float(np.max(np.abs(steps)))})
 
 
 #: the checks a claim records through ``tc.precondition.<name>`` / ``tc.conclusion.<name>``

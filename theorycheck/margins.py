@@ -1,0 +1,146 @@
+"""The signed, dimensionless margin of a decision to its threshold.
+
+Every :class:`theorycheck.checks.Decision` carries ``margin``: a finite number that is
+**>= 0 exactly when the decision passed** and < 0 when it failed, larger the more room the
+comparison had.  Calibration (:mod:`theorycheck.calibrate`) models its distribution over seeds
+to estimate failure rates too small to count.  Per check kind:
+
+* ``close`` (elementwise): with the allowed error ``tol_i = atol + rtol |expected_i|`` and the
+  error ``err_i = |measured_i - expected_i|``, the margin is ``min_i (tol_i - err_i) /
+  max(tol_i, err_i)``: ``1 - max_i err_i / tol_i`` while it passes, ``-(1 - tol_i / err_i)`` of
+  the worst element when it fails (so it lies in [-1, 1]).  ``norm="fro"``: the same with the
+  Frobenius error ``||m - e||`` and ``tol = atol + rtol ||e||``.
+* ``at_most`` / ``at_least``: the slack ``s_i = bound_i + margin + rmargin |bound_i| -
+  measured_i`` (at_least: ``measured_i - bound_i + margin + rmargin |bound_i|``) over the scale
+  ``max(|bound_i|, |measured_i|) + margin`` (the larger magnitude of the two compared values,
+  plus the absolute margin), least over the elements.
+* ``monotone``: ``(worst step + tol) / (tol + max |step|)``, the worst signed step against the
+  tolerance over the series' largest step (in [-1, 1]).
+* ``slope``: the least over the stated constraints of: for ``expected`` with ``rtol``,
+  ``(rtol - |b / expected - 1|) / (2 rtol)`` (the distance to the nearest edge of the
+  accepted interval over its width); for a range ``at_least <= b <= at_most``, ``min(b -
+  at_least, at_most - b) / (at_most - at_least)``; for a one-sided range, the distance to its
+  edge over ``max(|edge|, |b|)``; for ``min_r2``, ``(R^2 - min_r2) / (1 - min_r2)``.
+* ``binomial``: ``(k - c - 1) / sqrt(K p (1 - p))``: the success count above the largest count
+  the test rejects (``c``, :func:`theorycheck.checks._critical_count`), in binomial standard
+  deviations at the claimed rate.
+* ``wald``: ``z - z_alpha``, the statistic's distance to the rejection quantile (in standard
+  errors).
+* ``chi_square``: ``(critical - statistic) / sqrt(2 dof)``, in standard deviations of the
+  chi-square distribution.
+* ``holds``: minus the fraction of entries that are false (0 when it holds: a boolean has no
+  room to measure).
+
+Where a ratio's scale is 0 the margin is the sign of its numerator (1, 0 or -1).  A decision
+whose numbers are not all finite (it passed or failed through a NaN or an infinity) has no
+margin: ``None``.  An unknown kind has none either.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["margin"]
+
+
+def _ratio(room: float, scale: float) -> float:
+    """``room / scale``, or the sign of ``room`` when the scale is 0."""
+    if scale > 0:
+        return room / scale
+    return float(np.sign(room))
+
+
+def _array(value: Any) -> np.ndarray:
+    return np.asarray(value, dtype=float)
+
+
+def _close(d) -> float:
+    tol = d.tolerance
+    rtol, atol = float(tol.get("rtol", 0.0)), float(tol.get("atol", 0.0))
+    if tol.get("norm") == "fro":
+        err = float(d.detail["abs_error"])
+        allowed = atol + rtol * float(d.detail["reference_norm"])
+        return _ratio(allowed - err, max(allowed, err))
+    m, e = _array(d.measured), _array(d.reference)
+    err = np.abs(m - e)
+    allowed = atol + rtol * np.abs(e)
+    err, allowed = np.broadcast_arrays(err, allowed)
+    return min(_ratio(a - x, max(a, x)) for a, x in zip(allowed.ravel(), err.ravel()))
+
+
+def _bound(d) -> float:
+    m, b = np.broadcast_arrays(_array(d.measured), _array(d.reference))
+    absolute = float(d.tolerance.get("margin", 0.0))
+    relative = float(d.tolerance.get("rmargin", 0.0))
+    raw = b - m if d.kind == "at_most" else m - b
+    slack = raw + absolute + relative * np.abs(b)
+    scale = np.maximum(np.abs(b), np.abs(m)) + absolute
+    return min(_ratio(s, c) for s, c in zip(slack.ravel(), scale.ravel()))
+
+
+def _monotone(d) -> float:
+    tol = float(d.tolerance.get("tol", 0.0))
+    return _ratio(float(d.measured) + tol, tol + float(d.detail["max_abs_step"]))
+
+
+def _slope(d) -> float:
+    b, tol = float(d.measured), d.tolerance
+    parts = []
+    if "rtol" in tol and d.reference is not None:
+        rtol = float(tol["rtol"])
+        parts.append(_ratio(rtol - abs(b / float(d.reference) - 1.0), 2.0 * rtol))
+    low, high = tol.get("at_least"), tol.get("at_most")
+    if low is not None and high is not None:
+        parts.append(_ratio(min(b - low, high - b), high - low))
+    elif low is not None:
+        parts.append(_ratio(b - low, max(abs(low), abs(b))))
+    elif high is not None:
+        parts.append(_ratio(high - b, max(abs(high), abs(b))))
+    if "min_r2" in tol:
+        floor = float(tol["min_r2"])
+        parts.append(_ratio(float(d.detail["r2"]) - floor, 1.0 - floor))
+    return min(parts)
+
+
+def _binomial(d) -> float:
+    from .checks import _critical_count
+
+    k, n = int(d.detail["successes"]), int(d.detail["trials"])
+    p, alpha = float(d.reference), float(d.tolerance["alpha"])
+    c = _critical_count(n, p, alpha)
+    return _ratio(k - c - 1, math.sqrt(n * p * (1.0 - p)))
+
+
+def _wald(d) -> float:
+    from scipy import stats
+
+    return float(d.detail["z"]) - float(stats.norm.ppf(float(d.tolerance["alpha"])))
+
+
+def _chi_square(d) -> float:
+    return (float(d.reference) - float(d.measured)) / math.sqrt(2.0 * int(d.detail["dof"]))
+
+
+def _holds(d) -> float:
+    truth = np.asarray(d.measured, dtype=bool)
+    return -float(np.sum(~truth)) / truth.size
+
+
+MARGINS = {"close": _close, "at_most": _bound, "at_least": _bound, "monotone": _monotone,
+           "slope": _slope, "binomial": _binomial, "wald": _wald, "chi_square": _chi_square,
+           "holds": _holds}
+
+
+def margin(decision) -> float | None:
+    """The decision's margin to its threshold (see the module docstring): finite, >= 0 when
+    it passed, < 0 when it failed; ``None`` for non-finite numbers or an unknown kind."""
+    compute = MARGINS.get(decision.kind)
+    if compute is None or not decision.finite:
+        return None
+    try:
+        value = float(compute(decision))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):  # a record of another shape
+        return None
+    return value if math.isfinite(value) else None
