@@ -8,7 +8,7 @@ provenance; each paper is declared once with :func:`paper`.  See ``docs/writing-
 """
 from ._version import __version__
 from .cache import shared_run
-from .claim import CONTROL_KINDS, PROVENANCE, ClaimSpec, Control, claim, discrepancy
+from .claim import CONTROL_KINDS, PROVENANCE, Calibrated, ClaimSpec, Control, claim, discrepancy
 from .errors import (
     ClaimDeclarationError,
     ClaimFailure,
@@ -27,7 +27,7 @@ from .errors import (
 from .papers import Paper, paper
 from .tolerance import roundoff
 
-__all__ = ["__version__", "claim", "discrepancy", "Control", "ClaimSpec", "CONTROL_KINDS",
+__all__ = ["__version__", "claim", "discrepancy", "Control", "Calibrated", "ClaimSpec", "CONTROL_KINDS",
            "PROVENANCE", "paper", "shared_run", "Paper", "roundoff", "TheoryCheckError", "ClaimFailure",
            "HypothesesNotMet", "NoDecisionError", "DeclarationError", "ClaimDeclarationError",
            "UsageError", "ReferenceComputationError", "InfeasibleProgramError",

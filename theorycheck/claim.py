@@ -29,6 +29,7 @@ written".
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
@@ -39,6 +40,7 @@ from .errors import DeclarationError, ClaimFailure
 
 __all__ = [
     "Control",
+    "Calibrated",
     "ClaimSpec",
     "CONTROL_KINDS",
     "PROVENANCE",
@@ -118,6 +120,65 @@ class Control:
 
 
 @dataclass(frozen=True)
+class Calibrated:
+    """How a threshold was set from data: on a *calibration* block of seeds, confirmed on a
+    disjoint *validation* block (issue 31's protocol, docs/writing-claims.md "Calibrating a
+    claim").  ``decision`` names the decision whose threshold it is, ``threshold`` its value
+    (a number, or text such as ``"slope range [-1.25, -0.75]"``), the blocks are seed ranges
+    like ``"1000-1049"`` outside the spent seeds 0-19, and ``how`` says how the threshold
+    follows from the calibration block (e.g. "mean - 6 sd of the margins")."""
+
+    decision: str
+    threshold: float | str
+    calibration_seeds: str
+    validation_seeds: str
+    how: str
+
+    def problems(self) -> list[str]:
+        """What is wrong with this record (empty when it is valid)."""
+        from .calibrate import SPENT_SEEDS
+        from .errors import UsageError
+        from .sweep import parse_seeds
+
+        found = []
+        if not isinstance(self.decision, str) or not self.decision.strip():
+            found.append("decision must name the decision whose threshold was calibrated")
+        number = isinstance(self.threshold, (int, float)) and not isinstance(self.threshold, bool)
+        if not (number and math.isfinite(self.threshold)) and not (
+                isinstance(self.threshold, str) and self.threshold.strip()):
+            found.append(f"threshold must be a finite number or a description, got {self.threshold!r}")
+        if not isinstance(self.how, str) or not self.how.strip():
+            found.append("how must say how the threshold follows from the calibration block")
+        blocks = {}
+        for label in ("calibration_seeds", "validation_seeds"):
+            try:
+                blocks[label] = set(parse_seeds(getattr(self, label)))
+            except UsageError as exc:
+                found.append(f"{label}: {exc}")
+                continue
+            spent = sorted(blocks[label] & set(SPENT_SEEDS))
+            if spent:
+                found.append(f"{label} {getattr(self, label)!r} includes spent seeds {spent[:5]} "
+                             f"(seeds {SPENT_SEEDS.start}-{SPENT_SEEDS.stop - 1} were looked at while "
+                             "the claims were written)")
+        if len(blocks) == 2 and blocks["calibration_seeds"] & blocks["validation_seeds"]:
+            shared = sorted(blocks["calibration_seeds"] & blocks["validation_seeds"])
+            found.append(f"the calibration and validation blocks share seeds {shared[:5]}: a "
+                         "threshold is confirmed only on seeds it was not chosen on")
+        return found
+
+    def line(self) -> str:
+        """The record as the report's calibration line."""
+        return (f"{self.decision}: threshold {self.threshold} calibrated on seeds "
+                f"{self.calibration_seeds}, validated on seeds {self.validation_seeds} ({self.how})")
+
+    def to_json(self) -> dict:
+        return {"decision": self.decision, "threshold": self.threshold,
+                "calibration_seeds": self.calibration_seeds,
+                "validation_seeds": self.validation_seeds, "how": self.how}
+
+
+@dataclass(frozen=True)
 class ClaimSpec:
     """The identity of one executable claim, as shown by ``theorycheck list`` and the report."""
 
@@ -135,7 +196,7 @@ class ClaimSpec:
     doc: str = ""
     nature: str = "theorem"
     constants: Mapping[str, float] = field(default_factory=dict)
-    calibration: tuple[str, ...] = ()
+    calibration: tuple[str | Calibrated, ...] = ()
     single_evidence: str | None = None
     dtypes: tuple[str, ...] = ("float64",)
 
@@ -147,7 +208,10 @@ class ClaimSpec:
             "controls": {name: c.to_json() for name, c in self.controls.items()},
             "module": self.module, "function": self.function, "doc": self.doc,
             "nature": self.nature, "constants": dict(self.constants),
-            "calibration": list(self.calibration), "single_evidence": self.single_evidence,
+            "calibration": [c.line() if isinstance(c, Calibrated) else c for c in self.calibration],
+            "calibration_records": [c.to_json() for c in self.calibration
+                                    if isinstance(c, Calibrated)],
+            "single_evidence": self.single_evidence,
             "dtypes": list(self.dtypes),
         }
 
@@ -192,6 +256,15 @@ def _validate(spec: ClaimSpec) -> None:
     if spec.kind == "discrepancy" and not spec.corrected_by:
         raise DeclarationError(f"{where}: a discrepancy must name the claim with the "
                                     "corrected statement (corrected_by=...)")
+    for record in spec.calibration:
+        if not isinstance(record, (str, Calibrated)):
+            raise DeclarationError(f"{where}: calibration entries are text or Calibrated(decision=..., "
+                                   f"threshold=..., calibration_seeds=..., validation_seeds=..., "
+                                   f"how=...), got {type(record).__name__} {record!r}")
+        problems = record.problems() if isinstance(record, Calibrated) else []
+        if problems:
+            raise DeclarationError(f"{where}: calibration record of {record.decision!r}: "
+                                   + "; ".join(problems))
     unknown = set(spec.sizes) - {"quick", "full"}
     if unknown or (spec.sizes and set(spec.sizes) != {"quick", "full"}):
         raise DeclarationError(f"{where}: sizes must give exactly the tiers 'quick' and "
@@ -214,7 +287,7 @@ def claim(
     corrected_by: str | None = None,
     nature: str = "theorem",
     constants: Mapping[str, float] | None = None,
-    calibration: str | Sequence[str] = (),
+    calibration: str | Calibrated | Sequence[str | Calibrated] = (),
     single_evidence: str | None = None,
     dtypes: Sequence[str] = ("float64",),
 ) -> Callable:
@@ -246,7 +319,9 @@ def claim(
     calibration:
         The history of the criterion: seeds tried, values seen, thresholds or windows chosen
         or moved and on which runs (say when a choice was not held out).  The report shows it;
-        docstrings and descriptions carry no measured numbers.
+        docstrings and descriptions carry no measured numbers.  A threshold set by the
+        calibration protocol is a :class:`Calibrated` record naming its calibration and
+        validation blocks of seeds (checked at declaration); text lines remain accepted.
     single_evidence:
         Why the claim has no *independent* control (one whose runs or arrays differ from the
         claim's), when it has none; the report prints it beside the verdict.
@@ -262,7 +337,8 @@ def claim(
             sizes={k: dict(v) for k, v in (sizes or {}).items()},
             module=fn.__module__, function=fn.__qualname__, doc=(fn.__doc__ or "").strip(),
             nature=nature, constants=dict(constants or {}),
-            calibration=(calibration,) if isinstance(calibration, str) else tuple(calibration),
+            calibration=(calibration,) if isinstance(calibration, (str, Calibrated))
+            else tuple(calibration),
             single_evidence=single_evidence, dtypes=tuple(dtypes),
         )
         _validate(spec)
@@ -301,7 +377,7 @@ def discrepancy(
     provenance: str,
     sizes: Mapping[str, Mapping[str, object]] | None = None,
     constants: Mapping[str, float] | None = None,
-    calibration: str | Sequence[str] = (),
+    calibration: str | Calibrated | Sequence[str | Calibrated] = (),
     single_evidence: str | None = None,
     nature: str = "theorem",
 ) -> Callable:

@@ -1,8 +1,9 @@
 """``theorycheck`` command line: ``list``, ``report``, ``diff``, ``baseline``, ``sweep``,
 ``new``, ``run``, ``merge``, ``schedule``, ``cache``.
 
-* ``theorycheck list [PATH] [--json]``: the registered claims under PATH (default
-  ``claims``): id, paper, source, kind, statement and controls -- from the manifest the last
+* ``theorycheck list [PATH] [-v [--tier T]] [--json]``: the registered claims under PATH (default
+  ``claims``): id, paper, source, kind, statement and controls (``-v``: with each claim's
+  false-failure bound and each control's miss bound from ``reports/calibration-<tier>.json``) -- from the manifest the last
   collection wrote (:mod:`theorycheck.manifest`) while it is current, else by collecting.
 * ``theorycheck report [RESULTS] [--out DIR]``: re-render report.md, report.html and the
   plots from a results.json or a run folder (default: the latest complete run).
@@ -11,9 +12,14 @@
   one run only; a note when seeds, tiers, dtypes or devices differ.
 * ``theorycheck baseline [RESULTS] [--out FILE]``: write the digest of a run (default: the
   latest complete run into ``reports/baseline-<tier>.json``), the file a run compares with.
-* ``theorycheck sweep [--seeds 0-19] [--out DIR] [PYTEST ARGS]``: run pytest once per base
-  seed (in subprocesses) and aggregate each claim's pass rate beside the rate its binomial
-  tests predict and each control's failure rate (:mod:`theorycheck.sweep`).
+* ``theorycheck sweep [--seeds 0-19] [--out DIR] [--calibration FILE] [PYTEST ARGS]``: run
+  pytest once per base seed (in subprocesses) and aggregate each claim's pass rate beside the
+  rate its calibration row (else its binomial tests) predicts, each control's failure rate,
+  and per decision its worst margin over the seeds (:mod:`theorycheck.sweep`).
+* ``theorycheck calibrate [CLAIM-or-PAPER ...] --seeds A-B [-n N] [--tier T] [--out FILE]``:
+  run the claims and their controls once per seed and merge their false-failure and miss
+  rows into the calibration table (default ``reports/calibration-<tier>.json``) and its page
+  ``docs/calibration.md`` (:mod:`theorycheck.calibrate`).
 * ``theorycheck new PAPERKEY NAME [--claims-dir DIR]``: scaffold
   ``claims/<paperkey>/__init__.py`` (the paper's :func:`theorycheck.paper` declaration, with
   placeholder citation that the conformance suite refuses until it is filled in) and
@@ -111,8 +117,12 @@ def _list_path(given: str) -> str:
 def cmd_list(args) -> int:
     from itertools import groupby
 
+    from .calibrate import bound_text, load_table
+
     specs = collect_claims(_list_path(args.path))
     mapped = _claims_with_maps()
+    calibrated = load_table(Path("reports") / f"calibration-{args.tier}.json")["claims"] \
+        if args.verbose else {}
     if args.json:
         print(json.dumps(specs, indent=1))
         return 0
@@ -128,14 +138,16 @@ def cmd_list(args) -> int:
             maps = f" [map: {', '.join(mapped[s['id']])}]" if s["id"] in mapped else ""
             print(f"  {s['id']}  ({s['source']}){label}{nature}{maps}; controls: {', '.join(s['controls'])}")
             if args.verbose:
-                print(f"      {s['statement']}\n      provenance: {s['provenance']}")
+                entry = calibrated.get(s["id"]) or {"claim": None, "controls": {}}
+                print(f"      {s['statement']}\n      provenance: {s['provenance']}\n"
+                      f"      {args.tier} tier: {bound_text(entry['claim'])}")
                 for name, c in s["controls"].items():
                     print(f"      control {name} [{c['kind']}, breaks {list(c['breaks'])}]: "
-                          f"{c['description']}")
+                          f"{c['description']}\n        {bound_text(entry['controls'].get(name))}")
     total_controls = sum(len(s["controls"]) for s in specs)
     papers = len({s["paper"] for s in specs})
     print(f"{len(specs)} claims, {total_controls} negative controls, {papers} papers"
-          + ("" if args.verbose else " (-v: statements and controls)"))
+          + ("" if args.verbose else " (-v: statements, controls and calibrated bounds)"))
     return 0
 
 
@@ -220,6 +232,26 @@ def cmd_baseline(args) -> int:
     return 0
 
 
+def _sweep_calibration(given: str | None, pytest_args: list[str]) -> dict | None:
+    """The calibration table a sweep predicts from: ``--calibration FILE``, ``none`` for no
+    table, else ``reports/calibration-<tier>.json`` of the tier in the pytest arguments."""
+    from .calibrate import load_table
+
+    if given is not None and given.lower() == "none":
+        return None
+    if given is not None:
+        if not Path(given).is_file():
+            raise UsageError(f"--calibration {given!r}: no such file")
+        return load_table(given)
+    tier = "quick"
+    for i, arg in enumerate(pytest_args):
+        if arg == "--tc-tier" and i + 1 < len(pytest_args):
+            tier = pytest_args[i + 1]
+        elif arg.startswith("--tc-tier="):
+            tier = arg.split("=", 1)[1]
+    return load_table(Path("reports") / f"calibration-{tier}.json")
+
+
 def cmd_sweep(args, pytest_args: list[str]) -> int:
     from datetime import datetime, timezone
 
@@ -231,11 +263,12 @@ def cmd_sweep(args, pytest_args: list[str]) -> int:
     out = Path(args.out or f"reports/sweeps/{stamp}-seeds{seeds[0]}-{seeds[-1]}")
     print(f"theorycheck sweep: {len(seeds)} seeds ({args.seeds}) of pytest {' '.join(pytest_args)}"
           f" -> {out}")
+    table = _sweep_calibration(args.calibration, pytest_args)
     found = run_seeds(seeds, pytest_args, out, jobs=args.jobs)
     if not found:
         raise SystemExit(f"theorycheck sweep: no seed produced results (see the logs in {out})")
     runs = load_runs(found)
-    entries = aggregate(runs)
+    entries = aggregate(runs, table)
     (out / "sweep.json").write_text(json.dumps({"seeds": sorted(found), "pytest_args": pytest_args,
                                                 "seed_sweep": entries}, indent=1))
     results = dict(runs[0], seed_sweep=entries)
@@ -244,6 +277,57 @@ def cmd_sweep(args, pytest_args: list[str]) -> int:
         print(line)
     print(f"report: {out / 'report.html'}")
     return 1 if any(e["flaky"] for e in entries) else 0
+
+
+def _calibration_targets(names: list[str], claims_dir: str) -> tuple[list[dict], list[str]]:
+    """The claims named by ids or paper keys, and their pytest node ids (``path::function``)."""
+    specs = collect_claims(claims_dir)
+    by_id = {s["id"]: s for s in specs}
+    chosen: dict[str, dict] = {}
+    for name in names or sorted({s["paper"] for s in specs}):
+        found = [by_id[name]] if name in by_id else [s for s in specs if s["paper"] == name]
+        if not found:
+            raise UsageError(f"no claim or paper named {name!r} under {claims_dir} "
+                             "(theorycheck list shows the ids)")
+        chosen.update((s["id"], s) for s in found)
+    nodes = sorted({f"{s['module'].replace('.', '/')}.py::{s['function'].replace('.', '::')}"
+                    for s in chosen.values()})
+    return sorted(chosen.values(), key=lambda s: s["id"]), nodes
+
+
+def cmd_calibrate(args) -> int:
+    import shutil
+    import tempfile
+
+    from . import calibrate
+    from .history import git_commit
+    from .sweep import load_runs, parse_seeds, run_seeds
+
+    seeds = parse_seeds(args.seeds)
+    calibrate.check_unspent(seeds, "--seeds")
+    specs, nodes = _calibration_targets(args.claims, args.claims_dir)
+    out = Path(args.out or f"reports/calibration-{args.tier}.json")
+    table = calibrate.load_table(out)
+    work = Path(args.runs) if args.runs else Path(tempfile.mkdtemp(prefix="theorycheck-calibrate-"))
+    print(f"theorycheck calibrate: {len(specs)} claims over {len(seeds)} seeds "
+          f"({calibrate.format_seeds(seeds)}), {args.tier} tier; runs in {work}")
+    found = run_seeds(seeds, [*nodes, "--tc-tier", args.tier, "--tc-no-cache"], work,
+                      jobs=args.workers, progress=print)
+    if not found:
+        raise SystemExit(f"theorycheck calibrate: no seed produced results (see the logs in {work})")
+    rows = calibrate.calibrate_rows(load_runs(found), sorted(found), [s["id"] for s in specs])
+    if not args.runs and len(found) == len(seeds):
+        shutil.rmtree(work)
+    table = calibrate.merge_table(table, rows, args.tier, commit=git_commit(Path(".")))
+    calibrate.write_table(out, table)
+    pages = [calibrate.load_table(p) for p in sorted(out.parent.glob("calibration-*.json"))]
+    calibrate.write_page(args.markdown, pages)
+    for cid, entry in rows.items():
+        print(f"{cid}: {calibrate.bound_text(entry['claim'])}")
+        for name, row in entry["controls"].items():
+            print(f"  control {name}: {calibrate.bound_text(row)}")
+    print(f"wrote {out} and {args.markdown}")
+    return 0
 
 
 def cmd_new(args) -> int:
@@ -387,7 +471,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list the registered claims, by paper")
     p.add_argument("path", nargs="?", default="claims",
                    help="a claims folder, a paper's folder or a paper key (default: claims)")
-    p.add_argument("-v", "--verbose", action="store_true", help="statements and controls too")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="statements, controls and their calibrated bounds too")
+    p.add_argument("--tier", choices=("quick", "full"), default="quick",
+                   help="with -v: the tier whose calibration table to show (default quick)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_list)
     _verb_on_a_run(sub, "report", "re-render the report from a results.json", cmd_report,
@@ -407,7 +494,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", default="0-19", help="seeds, e.g. 0-19 or 0,3,7 (default 0-19)")
     p.add_argument("--out", default=None, help="default: reports/sweeps/<time>-seeds<a>-<b>/")
     p.add_argument("--jobs", type=int, default=1, help="seeds run at the same time (default 1)")
+    p.add_argument("--calibration", default=None,
+                   help="the calibration table the pass rates are predicted from (default "
+                        "reports/calibration-<tier>.json; none: the statistical tests only)")
     p.set_defaults(func=cmd_sweep)
+    p = sub.add_parser("calibrate", help="false-failure and miss rates of claims and controls over seeds",
+                       description="Runs the named claims (ids or paper keys; default all) and "
+                                   "their controls once per seed and merges their rows into the "
+                                   "calibration table and its page.")
+    p.add_argument("claims", nargs="*", help="claim ids or paper keys (default: every claim)")
+    p.add_argument("--seeds", required=True, help="seeds outside 0-19, e.g. 1000-1049")
+    p.add_argument("-n", "--workers", type=int, default=1, help="seeds run at the same time (default 1)")
+    p.add_argument("--tier", choices=("quick", "full"), default="quick")
+    p.add_argument("--out", default=None, help="the table (default reports/calibration-<tier>.json)")
+    p.add_argument("--markdown", default="docs/calibration.md",
+                   help="its generated page, from every calibration-*.json beside --out "
+                        "(default docs/calibration.md)")
+    p.add_argument("--runs", default=None, help="keep the seeds' runs in this folder (default: a "
+                                                "temporary folder, removed when every seed gave results)")
+    p.add_argument("--claims-dir", default="claims")
+    p.set_defaults(func=cmd_calibrate)
     p = sub.add_parser("new", help="scaffold a claim file for a paper")
     p.add_argument("paperkey")
     p.add_argument("name")

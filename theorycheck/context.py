@@ -292,6 +292,7 @@ class ClaimContext(OnRuntime):
         if self.control is not None:
             self._conclude_control()
             return
+        self._check_calibration_records()
         failed = [d for d in self.decisions if not d.passed]
         if any(d.role == "precondition" for d in failed):
             names = [d.name for d in failed if d.role == "precondition"]
@@ -299,6 +300,15 @@ class ClaimContext(OnRuntime):
                                                  f"(failed preconditions {names})"))
         if failed:
             raise ClaimFailure(self._listing(f"{len(failed)} of {len(self.decisions)} checks failed"))
+
+    def _check_calibration_records(self) -> None:
+        """A :class:`~theorycheck.claim.Calibrated` record must name a decision the claim records."""
+        names = {d.name for d in self.decisions}
+        stale = [r.decision for r in self.spec.calibration
+                 if not isinstance(r, str) and r.decision not in names]
+        if stale:
+            raise DeclarationError(f"{self.spec.id}: calibration records name {stale}, which the "
+                                   f"claim never recorded (its decisions: {sorted(names)})")
 
     def _conclude_control(self) -> None:
         """A control fails as expected (:class:`ClaimFailure`) when a conclusion it declares

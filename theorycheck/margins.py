@@ -125,7 +125,7 @@ def _chi_square(d) -> float:
 
 def _holds(d) -> float:
     truth = np.asarray(d.measured, dtype=bool)
-    return -float(np.sum(~truth)) / truth.size
+    return 0.0 - float(np.sum(~truth)) / truth.size
 
 
 MARGINS = {"close": _close, "at_most": _bound, "at_least": _bound, "monotone": _monotone,

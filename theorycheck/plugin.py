@@ -376,6 +376,7 @@ class ResultCollector:
         self.undiscriminating = annotate_run(results, commit=history.git_commit(self.config.rootpath),
                                        partial=self.partial)
         results["shard"] = self.config.getoption("--tc-shard")
+        attach_calibration(results, self.reports_root() / f"calibration-{self.runtime.tier}.json")
         if self.baseline is not None:
             self.drift = compare_with_baseline(results, self.baseline, self.config.rootpath)
         return results
@@ -403,6 +404,20 @@ class ResultCollector:
             history.point_latest(self.reports_root(), out,
                                  "latest" if self.partial is None else "latest-partial")
         return out
+
+
+def attach_calibration(results: dict, path: Path) -> None:
+    """Copy the rows of the calibration table at ``path`` (when there is one) into the run's
+    claims and controls (:func:`theorycheck.calibrate.attach_bounds`); a table that cannot be
+    read is left out with a warning in the results' plot-and-report warnings."""
+    from .calibrate import attach_bounds, load_table
+
+    if not path.is_file():
+        return
+    try:
+        attach_bounds(results, load_table(path))
+    except UsageError as exc:
+        results.setdefault("plot_warnings", []).append(f"calibration table not shown: {exc}")
 
 
 def _baseline_path(config, tier: str) -> Path | None:

@@ -1,5 +1,15 @@
 """Seed sweeps: run the claims over several base seeds and compare each claim's pass rate
-with the rate its own statistical tests predict.
+with the rate its calibration predicts, or, without a calibration row, the rate its own
+statistical tests predict.
+
+**With a calibration table** (:mod:`theorycheck.calibrate`, ``reports/calibration-<tier>.json``)
+a claim's predicted pass rate is ``1 - bound``, its calibrated false-failure bound (its
+deterministic decisions included); a control's predicted pass rate is its miss bound.  The
+case is **flaky** when its failures (a control: its misses) are more than that rate explains:
+the one-sided exact binomial test of ``failures ~ Bin(runs, bound)`` rejects at level 0.05.
+The entry says ``"prediction": "calibration"``.
+
+**Without a row** (``"prediction": "statistical tests"``), the rule below.
 
 A claim whose decisions are deterministic comparisons should pass at every seed (predicted
 rate 1).  A claim decided by statistical tests (:data:`theorycheck.checks.STATISTICAL`:
@@ -15,16 +25,21 @@ the claim flaky whatever its tests predict (``deterministic_failures`` counts th
 :func:`aggregate` turns the results of N runs into ``seed_sweep`` entries::
 
     {"id", "control" (None for the claim itself), "kind": "claim" | "control", "runs",
-     "passes", "predicted_pass_rate", "failure_rate", "outcomes": {outcome: count},
-     "p_value", "deterministic_failures", "flaky"}
+     "passes", "predicted_pass_rate", "prediction", "failure_rate",
+     "outcomes": {outcome: count}, "p_value", "deterministic_failures", "flaky",
+     "worst_margins": {decision name: least margin over the seeds}}
+
+``worst_margins`` holds, per decision, its least margin (:mod:`theorycheck.margins`; negative:
+it failed) over the seeds that ran.
 
 ``runs`` counts the seeds at which the case ran (not skipped / not run).  For a claim,
 ``passes`` counts outcome ``passed``; it is **flaky** when its failures are more than the
 predicted rate explains (one-sided exact binomial test of ``failures ~ Bin(runs, 1 -
 predicted)`` at level 0.05; with predicted rate 1, any failure).  For a control, ``passes``
-counts the runs in which it passed (``passed_unexpectedly``), ``predicted_pass_rate`` is 0,
-``failure_rate`` is the share of runs in which it failed as it declares, and it is flaky when
-it did anything else even once (passed, misfired, errored).
+counts the runs in which it passed (``passed_unexpectedly``), ``predicted_pass_rate`` is its
+predicted miss rate (passes and misfires; 0 without a calibration row), ``failure_rate`` is the
+share of runs in which it failed as it declares, and without a row it is flaky when it did
+anything else even once (passed, misfired, errored).
 """
 from __future__ import annotations
 
@@ -42,7 +57,7 @@ from .checks import STATISTICAL
 from .errors import UsageError
 
 __all__ = ["parse_seeds", "predicted_pass_rate", "aggregate", "run_seeds", "load_runs",
-           "format_sweep", "FLAKY_ALPHA"]
+           "format_sweep", "worst_margins", "FLAKY_ALPHA"]
 
 #: level of the test that calls a claim's failure count too high for its predicted rate
 FLAKY_ALPHA = 0.05
@@ -93,39 +108,68 @@ def deterministic_failure(case: dict) -> bool:
                for d in case.get("decisions") or [])
 
 
-def _claim_entry(cid: str, cases: list[dict]) -> dict:
+def _excess_p_value(failures: int, runs: int, rate: float) -> float:
+    """P-value of ``failures`` or more in ``runs`` at the failure ``rate`` (0 when the rate is 0
+    and some failed, 1 without failures)."""
+    if failures == 0:
+        return 1.0
+    if rate <= 0.0:
+        return 0.0
+    return float(stats.binomtest(failures, runs, min(rate, 1.0), alternative="greater").pvalue)
+
+
+def worst_margins(cases: list[dict]) -> dict[str, float | None]:
+    """Per decision name, its least margin over ``cases`` (None where no case had one)."""
+    worst: dict[str, float | None] = {}
+    for case in cases:
+        for d in case.get("decisions") or []:
+            margin = d.get("margin")
+            previous = worst.get(d["name"])
+            worst[d["name"]] = margin if previous is None else (
+                previous if margin is None else min(previous, margin))
+    return worst
+
+
+def _claim_entry(cid: str, cases: list[dict], row: dict | None) -> dict:
     ran = [c for c in cases if c["outcome"] not in _RAN]
     passes = sum(c["outcome"] == "passed" for c in ran)
-    predicted = (sum(predicted_pass_rate(c) for c in ran) / len(ran)) if ran else 1.0
     failures = len(ran) - passes
     deterministic = sum(c["outcome"] != "passed" and deterministic_failure(c) for c in ran)
-    if not ran or failures == 0:
-        p_value = 1.0
-    elif predicted >= 1.0 or deterministic:
-        p_value = 0.0
+    if row is not None:
+        predicted = 1.0 - row["bound"]
+        p_value = _excess_p_value(failures, len(ran), row["bound"])
     else:
-        p_value = float(stats.binomtest(failures, len(ran), 1.0 - predicted,
-                                        alternative="greater").pvalue)
+        predicted = (sum(predicted_pass_rate(c) for c in ran) / len(ran)) if ran else 1.0
+        rate = 0.0 if deterministic else 1.0 - predicted
+        p_value = _excess_p_value(failures, len(ran), rate)
     return {"id": cid, "control": None, "kind": "claim", "runs": len(ran), "passes": passes,
             "predicted_pass_rate": round(predicted, 6),
+            "prediction": "statistical tests" if row is None else "calibration",
             "failure_rate": round(failures / len(ran), 6) if ran else 0.0,
             "outcomes": dict(Counter(c["outcome"] for c in cases)), "p_value": p_value,
-            "deterministic_failures": deterministic, "flaky": p_value < FLAKY_ALPHA}
+            "deterministic_failures": deterministic, "flaky": p_value < FLAKY_ALPHA,
+            "worst_margins": worst_margins(ran)}
 
 
-def _control_entry(cid: str, name: str, cases: list[dict]) -> dict:
+def _control_entry(cid: str, name: str, cases: list[dict], row: dict | None) -> dict:
     ran = [c for c in cases if c["outcome"] not in _RAN]
     as_declared = sum(c["outcome"] == "failed_as_expected" for c in ran)
+    bound = 0.0 if row is None else row["bound"]
+    p_value = _excess_p_value(len(ran) - as_declared, len(ran), bound)
     return {"id": cid, "control": name, "kind": "control", "runs": len(ran),
             "passes": sum(c["outcome"] == "passed_unexpectedly" for c in ran),
-            "predicted_pass_rate": 0.0,
+            "predicted_pass_rate": round(bound, 6),
+            "prediction": "no miss expected" if row is None else "calibration",
             "failure_rate": round(as_declared / len(ran), 6) if ran else 0.0,
-            "outcomes": dict(Counter(c["outcome"] for c in cases)), "p_value": None,
-            "flaky": as_declared < len(ran)}
+            "outcomes": dict(Counter(c["outcome"] for c in cases)),
+            "p_value": None if row is None else p_value, "flaky": p_value < FLAKY_ALPHA,
+            "worst_margins": worst_margins(ran)}
 
 
-def aggregate(runs: list[dict]) -> list[dict]:
-    """``seed_sweep`` entries (see the module docstring) from the results of several runs."""
+def aggregate(runs: list[dict], table: dict | None = None) -> list[dict]:
+    """``seed_sweep`` entries (see the module docstring) from the results of several runs,
+    predicted from the calibration ``table``'s rows where it has them."""
+    rows = (table or {}).get("claims", {})
     claims: dict[str, list[dict]] = {}
     controls: dict[tuple[str, str], list[dict]] = {}
     for results in runs:
@@ -133,8 +177,10 @@ def aggregate(runs: list[dict]) -> list[dict]:
             claims.setdefault(claim["id"], []).append(claim)
             for control in claim["controls"]:
                 controls.setdefault((claim["id"], control["name"]), []).append(control)
-    entries = [_claim_entry(cid, cases) for cid, cases in sorted(claims.items())]
-    entries += [_control_entry(cid, name, cases) for (cid, name), cases in sorted(controls.items())]
+    entries = [_claim_entry(cid, cases, (rows.get(cid) or {}).get("claim"))
+               for cid, cases in sorted(claims.items())]
+    entries += [_control_entry(cid, name, cases, (rows.get(cid) or {}).get("controls", {}).get(name))
+                for (cid, name), cases in sorted(controls.items())]
     return entries
 
 
@@ -171,6 +217,12 @@ def load_runs(paths: dict[int, Path]) -> list[dict]:
     return [json.loads(path.read_text()) for _, path in sorted(paths.items())]
 
 
+def _worst_line(worst: dict[str, float | None]) -> str:
+    """The three least margins of an entry, as text."""
+    known = sorted((m, name) for name, m in worst.items() if m is not None)[:3]
+    return "; worst margins " + ", ".join(f"{name} {m:.3g}" for m, name in known) if known else ""
+
+
 def format_sweep(entries: list[dict]) -> list[str]:
     """The flaky entries, one line each, then a count line."""
     lines = []
@@ -178,12 +230,15 @@ def format_sweep(entries: list[dict]) -> list[str]:
         if not e["flaky"]:
             continue
         who = e["id"] + (f" [control {e['control']}]" if e["control"] else "")
+        worst = _worst_line(e.get("worst_margins") or {})
         if e["kind"] == "claim":
             lines.append(f"FLAKY {who}: passed {e['passes']}/{e['runs']}, predicted rate "
-                         f"{e['predicted_pass_rate']:.3f} (p = {e['p_value']:.2g}); {e['outcomes']}")
+                         f"{e['predicted_pass_rate']:.6g} from {e.get('prediction')} "
+                         f"(p = {e['p_value']:.2g}); {e['outcomes']}{worst}")
         else:
             lines.append(f"FLAKY {who}: failed as declared in {round(e['failure_rate'] * e['runs'])}"
-                         f"/{e['runs']} runs; {e['outcomes']}")
+                         f"/{e['runs']} runs, predicted miss rate {e['predicted_pass_rate']:.3g} "
+                         f"({e.get('prediction')}); {e['outcomes']}{worst}")
     claims = [e for e in entries if e["kind"] == "claim"]
     lines.append(f"{len(claims)} claims, {len(entries) - len(claims)} controls over the sweep; "
                  f"{sum(e['flaky'] for e in entries)} flaky")

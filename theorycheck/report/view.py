@@ -218,6 +218,16 @@ def decision_view(d: dict) -> dict:
 
 
 # -- controls and claims ---------------------------------------------------------------------
+def _calibrated_text(case: dict) -> str:
+    """The calibration table's bound of a claim (false failure) or control (miss), when the run
+    has its row (`theorycheck.calibrate.attach_bounds`)."""
+    row = case.get("calibrated")
+    if not row:
+        return ""
+    weakest = f"; weakest part: {row['weakest']}" if row.get("weakest") else ""
+    return row["text"] + weakest
+
+
 def control_view(k: dict) -> dict:
     """A control: what it perturbs, the conclusions it declares and those it actually broke."""
     failed = set(k.get("failed_conclusions", []))
@@ -228,7 +238,7 @@ def control_view(k: dict) -> dict:
             "failed_preconditions": list(k.get("failed_preconditions", [])),
             "decisions": [decision_view(d) for d in k.get("decisions", [])],
             "message": k.get("message") if k["outcome"] != "failed_as_expected" else None,
-            "duration_s": k.get("duration_s", 0.0),
+            "duration_s": k.get("duration_s", 0.0), "calibrated": _calibrated_text(k),
             "evidence": k.get("evidence") or "", "evidence_reason": k.get("evidence_reason") or ""}
 
 
@@ -276,6 +286,7 @@ def claim_view(c: dict, results: dict) -> dict:
             "outcome": c["outcome"], "mark": claim_mark(c),
             "nature": c.get("nature") or "theorem",
             "calibration": list(c.get("calibration") or []),
+            "calibrated": _calibrated_text(c),
             "evidence": evidence_text(c),
             "bad": c["outcome"] in BAD_OUTCOMES or any(k["bad"] for k in controls),
             "doc": inspect.cleandoc(c.get("doc") or ""), "corrected_by": c.get("corrected_by"),

@@ -1,0 +1,349 @@
+"""Calibration: each claim's false-failure rate and each control's miss rate, measured over seeds.
+
+``theorycheck calibrate`` runs claims and their controls once per seed (the seed runner of
+:mod:`theorycheck.sweep`) and turns the runs into one **row** per claim and per control.
+
+Per decision of a claim (its preconditions and conclusions), over the ``n`` seeds at which it
+was recorded:
+
+* the empirical failure count ``k`` and its one-sided Clopper-Pearson upper bound at
+  :data:`CONFIDENCE` (``beta.ppf(0.95, k + 1, n - k)``; 1 when ``k = n``);
+* the margins' (:mod:`theorycheck.margins`) mean, standard deviation and minimum;
+* a **normal tail model** for failures too rare to count: the margins are taken as i.i.d.
+  ``N(mu, sigma^2)`` over seeds and a failure is a margin below 0, so the failure rate is
+  ``Phi(-mu / sigma)``; ``sigmas = mean / sd`` is the margin in standard deviations.  Its 95%
+  upper bound puts the mean's lower 97.5% Student-t limit over the standard deviation's upper
+  97.5% chi-square limit (Bonferroni: both hold with probability >= 95%).  The model is
+  checked by a Shapiro-Wilk test of the margins (``normality_p``); it is **rejected** below
+  :data:`NORMALITY_ALPHA`, and it does not apply to fewer than :data:`MIN_TAIL_SAMPLES`
+  margins, to margins with no spread (a ``holds`` decision, a saturated count) or to a
+  decision that failed at some seed.
+* the decision's ``bound``: the smaller of the normal-tail bound and the Clopper-Pearson bound
+  where the model applies (``bound_from: "normal tail"``), else the Clopper-Pearson bound.
+
+A claim's false-failure ``bound`` is the union bound over its decisions (their sum, at most 1);
+where a run failed without a failing decision (an error), the Clopper-Pearson bound of the
+claim's failures, if larger.  A control **misses** at a seed when it does not fail as it
+declares (it passes or misfires).  Its decision-like parts: ``fails as declared``, with the
+margin ``-min(margins of the conclusions it breaks)`` (positive when one fails with room; its
+failures are the misses); for a ``hypothesis`` control ``violates a hypothesis``, the margin
+``-min(precondition margins)``; for every other kind, each precondition as for a claim (a
+failing one is a misfire).  Its miss ``bound`` is the union over these parts.
+
+Budgets (issue 31): a claim's false-failure bound at most :data:`CLAIM_BUDGET` (3e-4 each:
+about 140 claims all green on a fresh seed with probability >= 95%), a control's miss bound at
+most :data:`CONTROL_BUDGET`; every row says whether it is within its budget.
+
+The **table** (``reports/calibration-<tier>.json``, :func:`merge_table` / :func:`write_table`)
+holds the rows by claim id: calibrating one claim or paper replaces only its rows.
+:func:`table_markdown` renders it (``docs/calibration.md``); :func:`attach_bounds` copies a
+run's rows into its results (the report's claim page), :func:`bound_text` is the line
+``theorycheck list -v`` prints.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+from scipy import stats
+
+from .errors import UsageError
+
+__all__ = ["CLAIM_BUDGET", "CONTROL_BUDGET", "CONFIDENCE", "clopper_pearson_upper",
+           "normal_tail", "decision_row", "claim_row", "control_row", "calibrate_rows",
+           "merge_table", "load_table", "write_table", "write_page", "table_markdown", "format_seeds",
+           "attach_bounds", "bound_text", "SPENT_SEEDS", "check_unspent"]
+
+CLAIM_BUDGET = 3e-4
+CONTROL_BUDGET = 1e-2
+CONFIDENCE = 0.95
+#: below this Shapiro-Wilk p-value the normal model of the margins is rejected
+NORMALITY_ALPHA = 0.01
+MIN_TAIL_SAMPLES = 10
+TABLE_VERSION = 1
+#: seeds looked at while the claims were written: no threshold may be chosen on them
+SPENT_SEEDS = range(0, 20)
+_RAN = ("not_run", "skipped")
+
+
+def check_unspent(seeds: Iterable[int], what: str) -> None:
+    """Refuse seeds of :data:`SPENT_SEEDS` (a :class:`UsageError` naming them)."""
+    spent = sorted(set(seeds) & set(SPENT_SEEDS))
+    if spent:
+        raise UsageError(f"{what}: seeds {format_seeds(spent)} are spent (seeds "
+                         f"{SPENT_SEEDS.start}-{SPENT_SEEDS.stop - 1} were looked at while the "
+                         "claims were written); use seeds from 20 on")
+
+
+def format_seeds(seeds: Iterable[int]) -> str:
+    """Sorted seeds as ranges: ``[1000, ..., 1049, 1060]`` -> ``"1000-1049,1060"``."""
+    ordered = sorted(set(seeds))
+    parts, start = [], None
+    for i, seed in enumerate(ordered):
+        if start is None:
+            start = seed
+        if i + 1 == len(ordered) or ordered[i + 1] != seed + 1:
+            parts.append(str(start) if start == seed else f"{start}-{seed}")
+            start = None
+    return ",".join(parts)
+
+
+def clopper_pearson_upper(failures: int, runs: int, confidence: float = CONFIDENCE) -> float:
+    """The one-sided Clopper-Pearson upper ``confidence`` bound of a rate seen ``failures``
+    times in ``runs`` independent runs (1 without runs or when every run failed)."""
+    if runs <= 0 or failures >= runs:
+        return 1.0
+    return float(stats.beta.ppf(confidence, failures + 1, runs - failures))
+
+
+def normal_tail(margins: Sequence[float]) -> dict:
+    """The margins' summary and the normal tail model of ``P[margin < 0]`` (module docstring):
+    ``mean``, ``sd``, ``min``, ``sigmas``, ``tail`` (the point estimate), ``tail_upper`` (95%),
+    ``normality_p`` and ``model``: ``"normal"``, ``"rejected"``, ``"no spread"`` or
+    ``"too few"``."""
+    x = np.asarray(margins, dtype=float)
+    n = x.size
+    out = {"mean": None, "sd": None, "min": None, "sigmas": None, "tail": None,
+           "tail_upper": None, "normality_p": None, "model": "too few"}
+    if n == 0:
+        return out
+    mean, sd = float(x.mean()), float(x.std(ddof=1)) if n > 1 else 0.0
+    out.update(mean=mean, sd=sd, min=float(x.min()))
+    if n < MIN_TAIL_SAMPLES:
+        return out
+    if not sd > 0 or np.ptp(x) <= 1e-12 * max(abs(mean), 1e-300):
+        out["model"] = "no spread"
+        return out
+    mean_low = mean - float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    sd_high = sd * math.sqrt((n - 1) / float(stats.chi2.ppf(0.025, n - 1)))
+    out.update(sigmas=mean / sd, tail=float(stats.norm.sf(mean / sd)),
+               tail_upper=float(stats.norm.sf(mean_low / sd_high)),
+               normality_p=float(stats.shapiro(x).pvalue))
+    out["model"] = "normal" if out["normality_p"] >= NORMALITY_ALPHA else "rejected"
+    return out
+
+
+def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bool], *,
+                 role: str | None = None, kind: str | None = None) -> dict:
+    """One decision's row over the seeds at which it was recorded (module docstring)."""
+    runs, failures = len(passed), sum(not p for p in passed)
+    counted = clopper_pearson_upper(failures, runs)
+    finite = [m for m in margins if m is not None]
+    tail = normal_tail(finite)
+    modelled = failures == 0 and tail["model"] == "normal" and len(finite) == runs
+    bound = min(tail["tail_upper"], counted) if modelled else counted
+    return {"name": name, "role": role, "kind": kind, "runs": runs, "failures": failures,
+            "clopper_pearson": counted, **{f"margin_{k}": tail[k] for k in ("mean", "sd", "min")},
+            **{k: tail[k] for k in ("sigmas", "tail", "tail_upper", "normality_p", "model")},
+            "bound": bound, "bound_from": "normal tail" if modelled else "clopper-pearson"}
+
+
+def _decision_rows(cases: list[dict], roles: tuple[str, ...]) -> list[dict]:
+    """Rows of the decisions of ``roles`` recorded by ``cases`` (one case per seed), by name."""
+    recorded: dict[str, list[dict]] = {}
+    for case in cases:
+        for d in case["decisions"]:
+            if d.get("role") in roles:
+                recorded.setdefault(d["name"], []).append(d)
+    return [decision_row(name, [d.get("margin") for d in ds], [d["passed"] for d in ds],
+                         role=ds[0].get("role"), kind=ds[0]["kind"])
+            for name, ds in recorded.items()]
+
+
+def _union(parts: list[dict]) -> float:
+    return min(1.0, sum(p["bound"] for p in parts))
+
+
+def _row(kind: str, cid: str, control: str | None, cases: list[dict], seeds: list[int],
+         parts: list[dict], bound: float, failures: int, budget: float) -> dict:
+    weakest = max(parts, key=lambda p: p["bound"])["name"] if parts else None
+    return {"id": cid, "control": control, "kind": kind, "seeds": format_seeds(seeds),
+            "runs": len(cases), "outcomes": dict(Counter(c["outcome"] for c in cases)),
+            "failures": failures, "clopper_pearson": clopper_pearson_upper(failures, len(cases)),
+            "bound": bound, "budget": budget, "within_budget": bool(cases) and bound <= budget,
+            "weakest": weakest, "decisions": parts}
+
+
+def claim_row(cid: str, cases: list[dict], seeds: list[int]) -> dict:
+    """The false-failure row of claim ``cid`` from its case at each seed (skipped ones left
+    out): outcomes, failures, the per-decision rows, the union bound and the budget."""
+    ran = [(s, c) for s, c in zip(seeds, cases) if c["outcome"] not in _RAN]
+    cases, seeds = [c for _, c in ran], [s for s, _ in ran]
+    parts = _decision_rows(cases, ("precondition", "conclusion"))
+    failures = sum(c["outcome"] != "passed" for c in cases)
+    unexplained = any(c["outcome"] != "passed" and all(d["passed"] for d in c["decisions"])
+                      for c in cases)
+    bound = _union(parts)
+    if unexplained:
+        bound = max(bound, clopper_pearson_upper(failures, len(cases)))
+    return _row("claim", cid, None, cases, seeds, parts, bound, failures, CLAIM_BUDGET)
+
+
+def _negated_least(case: dict, names: Iterable[str] | None, role: str) -> float | None:
+    """``-min`` of the margins of the decisions of ``role`` (named ``names``, or all)."""
+    wanted = [d for d in case["decisions"] if d.get("role") == role
+              and (names is None or d["name"] in names)]
+    margins = [d.get("margin") for d in wanted]
+    if not margins or any(m is None for m in margins):
+        return None
+    return -min(margins)
+
+
+def control_row(cid: str, name: str, kind: str, breaks: Sequence[str], cases: list[dict],
+                seeds: list[int]) -> dict:
+    """The miss row of control ``name`` (of kind ``kind``, breaking ``breaks``) of claim ``cid``
+    from its case at each seed (module docstring)."""
+    ran = [(s, c) for s, c in zip(seeds, cases) if c["outcome"] not in _RAN]
+    cases, seeds = [c for _, c in ran], [s for s, _ in ran]
+    declared = [c["outcome"] == "failed_as_expected" for c in cases]
+    parts = [decision_row("fails as declared", [_negated_least(c, breaks, "conclusion")
+                                                for c in cases], declared, role="control")]
+    if kind == "hypothesis":
+        parts.append(decision_row("violates a hypothesis",
+                                  [_negated_least(c, None, "precondition") for c in cases],
+                                  [bool(c.get("failed_preconditions")) for c in cases],
+                                  role="control"))
+    else:
+        parts += _decision_rows(cases, ("precondition",))
+    misses = len(cases) - sum(declared)
+    return _row("control", cid, name, cases, seeds, parts, _union(parts), misses, CONTROL_BUDGET)
+
+
+def calibrate_rows(runs: list[dict], seeds: list[int], ids: Iterable[str] | None = None) -> dict:
+    """``{claim id: {"claim": row, "controls": {name: row}}}`` from the results of one run per
+    seed (``runs[i]`` at ``seeds[i]``), for the claims ``ids`` (default: every claim run)."""
+    cases: dict[str, list[tuple[int, dict]]] = {}
+    for seed, results in zip(seeds, runs):
+        for claim in results["claims"]:
+            cases.setdefault(claim["id"], []).append((seed, claim))
+    wanted = sorted(cases if ids is None else set(ids) & set(cases))
+    table = {}
+    for cid in wanted:
+        seen = [s for s, _ in cases[cid]]
+        claims = [c for _, c in cases[cid]]
+        controls = {}
+        for spec in claims[0]["controls"]:
+            name = spec["name"]
+            of_control = [next(k for k in c["controls"] if k["name"] == name) for c in claims]
+            controls[name] = control_row(cid, name, spec["kind"], spec["breaks"], of_control, seen)
+        table[cid] = {"claim": claim_row(cid, claims, seen), "controls": controls}
+    return table
+
+
+# -- the table -------------------------------------------------------------------------------
+def load_table(path: str | Path) -> dict:
+    """The calibration table at ``path`` (an empty one when there is no file); a file that is
+    no calibration table is a :class:`UsageError` naming it."""
+    path = Path(path)
+    if not path.is_file():
+        return {"version": TABLE_VERSION, "tier": None, "claims": {}}
+    try:
+        table = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path} is not a calibration table: {exc}") from None
+    if not isinstance(table, dict) or table.get("version") != TABLE_VERSION or \
+            not isinstance(table.get("claims"), dict):
+        raise UsageError(f"{path} is not a calibration table of version {TABLE_VERSION}")
+    return table
+
+
+def merge_table(table: dict, rows: dict, tier: str, commit: str | None = None) -> dict:
+    """``table`` with the rows of the claims in ``rows`` replaced (others kept), for ``tier``."""
+    if table.get("tier") not in (None, tier):
+        raise UsageError(f"the table holds the {table['tier']} tier, not {tier}: give another --out")
+    merged = dict(table, version=TABLE_VERSION, tier=tier, confidence=CONFIDENCE,
+                  budget={"claim": CLAIM_BUDGET, "control": CONTROL_BUDGET})
+    fresh = {cid: dict(entry, commit=commit) for cid, entry in rows.items()}
+    merged["claims"] = dict(sorted({**table.get("claims", {}), **fresh}.items()))
+    return merged
+
+
+def _write(path: str | Path, text: str) -> None:
+    from .cache import _atomic_write
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write(path, text.encode())
+
+
+def write_table(path: str | Path, table: dict) -> None:
+    """Write the table atomically, one claim per line (a recalibration reads as a small diff)."""
+    head = {k: v for k, v in table.items() if k != "claims"}
+    body = ",\n".join(f" {json.dumps(cid)}: {json.dumps(entry, sort_keys=True, allow_nan=False)}"
+                      for cid, entry in table["claims"].items())
+    _write(path, json.dumps(head, sort_keys=True)[:-1] + ', "claims": {\n' + body + "\n}}\n")
+
+
+def write_page(path: str | Path, tables: list[dict]) -> None:
+    """Write :func:`table_markdown` of ``tables`` atomically."""
+    _write(path, table_markdown(tables))
+
+
+def _sci(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2g}"
+
+
+def table_markdown(tables: list[dict]) -> str:
+    """The generated page of the calibration tables (one section per tier): a row per claim and
+    per control with its seeds, failures or misses, bound, budget and weakest part."""
+    lines = ["# Calibration", "",
+             "Generated by `theorycheck calibrate` from `reports/calibration-<tier>.json`; do not "
+             "edit. A claim's bound is its false-failure probability on a fresh seed (95% upper "
+             "bound, union over its decisions); a control's is its miss probability (it passes "
+             "or misfires). How the bounds are computed: `theorycheck/calibrate.py`; the protocol: "
+             "docs/writing-claims.md, \"Calibrating a claim\".", ""]
+    for table in tables:
+        budget = table.get("budget", {})
+        lines += [f"## {table.get('tier')} tier", "",
+                  f"Budget: claim false failure <= {_sci(budget.get('claim'))}, control miss <= "
+                  f"{_sci(budget.get('control'))}.", "",
+                  "| claim / control | seeds | runs | failed / missed | bound | from | within budget | weakest part |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for cid, entry in table["claims"].items():
+            for row in (entry["claim"], *entry["controls"].values()):
+                who = f"`{cid}`" if row["control"] is None else f"&nbsp;&nbsp;control `{row['control']}`"
+                weakest = next((p for p in row["decisions"] if p["name"] == row["weakest"]), None)
+                source = weakest["bound_from"] if weakest else "-"
+                lines.append(f"| {who} | {row['seeds']} | {row['runs']} | {row['failures']} | "
+                             f"{_sci(row['bound'])} | {source} | "
+                             f"{'yes' if row['within_budget'] else '**no**'} | "
+                             f"{row['weakest'] or '-'} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def bound_text(row: dict | None) -> str:
+    """A row as one phrase: ``false-failure bound 2.1e-05 (50 seeds 1000-1049; within budget
+    3e-04)``; controls say ``miss bound``; no row: ``not calibrated``."""
+    if row is None:
+        return "not calibrated"
+    what = "false-failure" if row["control"] is None else "miss"
+    verdict = "within" if row["within_budget"] else "OVER"
+    return (f"{what} bound {row['bound']:.2g} ({row['runs']} seeds {row['seeds']}; {verdict} "
+            f"budget {row['budget']:.0e})")
+
+
+def attach_bounds(results: dict, table: dict) -> None:
+    """Copy the table's rows of the run's claims into its results: ``calibrated`` (the claim's
+    row without its per-decision parts) on each claim and each control, when the table is of
+    the run's tier and has the row."""
+    if table.get("tier") != results.get("tier"):
+        return
+    for claim in results["claims"]:
+        entry = table["claims"].get(claim["id"])
+        if entry is None:
+            continue
+        claim["calibrated"] = _brief(entry["claim"])
+        for control in claim["controls"]:
+            row = entry["controls"].get(control["name"])
+            if row is not None:
+                control["calibrated"] = _brief(row)
+
+
+def _brief(row: dict) -> dict:
+    return {k: row[k] for k in ("seeds", "runs", "failures", "bound", "budget", "within_budget",
+                                "weakest")} | {"text": bound_text(row)}
