@@ -1,0 +1,281 @@
+"""Calibration (issue 31): Clopper-Pearson bounds against scipy, the normal tail model and its
+check, claim and control rows, the merged table and its page, the structured ``Calibrated``
+record, ``theorycheck list -v``, the sweep's prediction from the table, and one end-to-end
+``theorycheck calibrate`` of a tiny paper."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from theorycheck import Calibrated, Control, DeclarationError, claim, sweep
+from theorycheck import calibrate as cal
+from theorycheck.errors import UsageError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "theorycheck", *args], cwd=cwd, text=True,
+                          capture_output=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
+# -- the numbers -----------------------------------------------------------------------------
+@pytest.mark.parametrize("failures, runs", [(0, 50), (1, 50), (3, 20), (7, 7), (0, 1)])
+def test_clopper_pearson_upper_is_scipys_exact_interval(failures, runs):
+    # a one-sided 95% bound is the upper end of the two-sided 90% exact interval
+    expected = stats.binomtest(failures, runs).proportion_ci(0.90, method="exact").high
+    assert cal.clopper_pearson_upper(failures, runs) == pytest.approx(expected, rel=1e-9)
+    assert cal.clopper_pearson_upper(0, 0) == 1.0
+
+
+def test_zero_failures_in_fifty_seeds_bound_the_rate_at_the_rule_of_three():
+    assert cal.clopper_pearson_upper(0, 50) == pytest.approx(1 - 0.05 ** (1 / 50))
+
+
+def test_normal_tail_is_phi_of_minus_the_margin_in_sigmas():
+    margins = np.random.default_rng(1).normal(3.0, 1.0, 60)
+    tail = cal.normal_tail(margins)
+    sigmas = margins.mean() / margins.std(ddof=1)
+    assert tail["model"] == "normal" and tail["sigmas"] == pytest.approx(sigmas)
+    assert tail["tail"] == pytest.approx(stats.norm.sf(sigmas))
+    assert tail["tail"] < tail["tail_upper"] < 0.05
+    assert tail["normality_p"] == pytest.approx(stats.shapiro(margins).pvalue)
+
+
+def test_normal_tail_upper_bound_covers_the_true_rate():
+    """Over many samples of 20 normal margins, the 95% bound is below the true rate
+    Phi(-mu/sigma) in at most about 5% of them."""
+    rng = np.random.default_rng(7)
+    truth = stats.norm.sf(2.5)
+    below = sum(cal.normal_tail(rng.normal(2.5, 1.0, 20))["tail_upper"] < truth
+                for _ in range(300))
+    assert below <= 0.05 * 300 + 3 * np.sqrt(300 * 0.05 * 0.95)
+
+
+def test_normal_model_is_rejected_or_absent_where_it_does_not_apply():
+    skewed = np.random.default_rng(2).exponential(1.0, 200)
+    assert cal.normal_tail(skewed)["model"] == "rejected"
+    assert cal.normal_tail(np.ones(30))["model"] == "no spread"
+    assert cal.normal_tail([1.0, 2.0, 3.0])["model"] == "too few"
+    row = cal.decision_row("d", list(skewed), [True] * 200)
+    assert row["bound_from"] == "clopper-pearson" and row["bound"] == cal.clopper_pearson_upper(0, 200)
+
+
+def test_decision_row_uses_the_tail_without_failures_and_counts_them_otherwise():
+    margins = list(np.random.default_rng(3).normal(6.0, 1.0, 50))
+    fine = cal.decision_row("d", margins, [True] * 50)
+    assert fine["bound_from"] == "normal tail" and fine["bound"] < 1e-3
+    failed = cal.decision_row("d", margins[:-1] + [-0.1], [True] * 49 + [False])
+    assert failed["bound_from"] == "clopper-pearson" and failed["failures"] == 1
+    assert failed["bound"] == pytest.approx(cal.clopper_pearson_upper(1, 50))
+
+
+# -- rows from runs --------------------------------------------------------------------------
+def _case(outcome, margins, role="conclusion", **extra):
+    decisions = [{"name": n, "kind": "at_least", "role": role, "passed": m >= 0, "margin": m}
+                 for n, m in margins.items()]
+    return {"outcome": outcome, "decisions": decisions, "failed_preconditions": [], **extra}
+
+
+def _runs(n, rng):
+    runs = []
+    for _ in range(n):
+        a, b = rng.normal(5.0, 1.0), rng.normal(6.0, 1.0)
+        control = _case("failed_as_expected", {"a": -a, "b": b}, name="wrong", kind="reference",
+                        breaks=["a"])
+        runs.append({"claims": [dict(_case("passed", {"a": a, "b": b}), id="toy.thm1.x",
+                                     controls=[control])]})
+    return runs
+
+
+def test_claim_bound_is_the_union_of_its_decisions_and_a_control_row_its_miss_bound():
+    runs = _runs(50, np.random.default_rng(4))
+    rows = cal.calibrate_rows(runs, list(range(1000, 1050)))
+    claim_row = rows["toy.thm1.x"]["claim"]
+    parts = {p["name"]: p for p in claim_row["decisions"]}
+    assert claim_row["seeds"] == "1000-1049" and claim_row["failures"] == 0
+    assert parts["a"]["bound_from"] == parts["b"]["bound_from"] == "normal tail"
+    assert claim_row["bound"] == pytest.approx(parts["a"]["bound"] + parts["b"]["bound"])
+    assert claim_row["weakest"] == "a" and claim_row["within_budget"] == (claim_row["bound"] <= 3e-4)
+    control = rows["toy.thm1.x"]["controls"]["wrong"]
+    (declared,) = control["decisions"]
+    assert declared["name"] == "fails as declared" and declared["margin_mean"] > 4
+    assert declared["bound_from"] == "normal tail" and control["bound"] == declared["bound"]
+    assert control["budget"] == cal.CONTROL_BUDGET
+
+
+def test_a_failure_without_a_failing_decision_is_bounded_by_counting():
+    runs = _runs(50, np.random.default_rng(5))
+    runs[0]["claims"][0]["outcome"] = "error"
+    row = cal.calibrate_rows(runs, list(range(1000, 1050)))["toy.thm1.x"]["claim"]
+    tails = sum(p["bound"] for p in row["decisions"])
+    assert row["failures"] == 1 and not row["within_budget"]
+    assert row["bound"] == pytest.approx(tails + cal.clopper_pearson_upper(1, 50))
+
+
+def test_decisions_without_a_tail_model_share_one_count():
+    runs = _runs(50, np.random.default_rng(9))
+    for run in runs:  # two boolean decisions: no margin to model
+        run["claims"][0]["decisions"] += [{"name": n, "kind": "holds", "role": "conclusion",
+                                           "passed": True, "margin": 0.0} for n in ("p", "q")]
+    row = cal.calibrate_rows(runs, list(range(1000, 1050)))["toy.thm1.x"]["claim"]
+    modelled = sum(p["bound"] for p in row["decisions"] if p["bound_from"] == "normal tail")
+    assert row["bound"] == pytest.approx(modelled + cal.clopper_pearson_upper(0, 50))
+
+
+def test_control_misses_are_counted_with_their_bound():
+    runs = _runs(50, np.random.default_rng(6))
+    control = runs[3]["claims"][0]["controls"][0]
+    control["outcome"] = "passed_unexpectedly"
+    control["decisions"][0].update(passed=True, margin=0.2)
+    row = cal.calibrate_rows(runs, list(range(1000, 1050)))["toy.thm1.x"]["controls"]["wrong"]
+    assert row["failures"] == 1 and row["bound"] == pytest.approx(cal.clopper_pearson_upper(1, 50))
+    assert row["outcomes"] == {"failed_as_expected": 49, "passed_unexpectedly": 1}
+    assert not row["within_budget"]
+
+
+# -- the table -------------------------------------------------------------------------------
+def test_table_merges_by_claim_id_and_is_written_atomically(tmp_path):
+    rows = cal.calibrate_rows(_runs(50, np.random.default_rng(8)), list(range(1000, 1050)))
+    other = {"toy.thm2.y": dict(rows["toy.thm1.x"])}
+    path = tmp_path / "calibration-quick.json"
+    cal.write_table(path, cal.merge_table(cal.load_table(path), other, "quick"))
+    cal.write_table(path, cal.merge_table(cal.load_table(path), rows, "quick", commit="abc"))
+    table = cal.load_table(path)
+    assert list(table["claims"]) == ["toy.thm1.x", "toy.thm2.y"]
+    assert table["claims"]["toy.thm1.x"]["commit"] == "abc"
+    assert table["claims"]["toy.thm2.y"]["commit"] is None
+    assert [p.name for p in tmp_path.iterdir()] == ["calibration-quick.json"]  # no leftovers
+    with pytest.raises(UsageError, match="full tier"):
+        cal.merge_table(cal.merge_table({}, rows, "full"), rows, "quick")
+    page = cal.table_markdown([table])
+    assert "## quick tier" in page and "`toy.thm1.x`" in page and "control `wrong`" in page
+
+
+@pytest.mark.parametrize("content", ["{oops", '{"version": 99, "claims": {}}', "[]"])
+def test_a_file_that_is_no_table_is_a_usage_error(tmp_path, content):
+    path = tmp_path / "t.json"
+    path.write_text(content)
+    with pytest.raises(UsageError, match="not a calibration table"):
+        cal.load_table(path)
+
+
+def test_spent_seeds_are_refused_by_name():
+    with pytest.raises(UsageError, match="seeds 15-19 are spent"):
+        cal.check_unspent(range(15, 30), "--seeds")
+    cal.check_unspent(range(20, 30), "--seeds")
+    assert cal.format_seeds([5, 1, 2, 3, 9, 10]) == "1-3,5,9-10"
+
+
+# -- the structured record -------------------------------------------------------------------
+GOOD = dict(decision="gap", threshold=0.05, calibration_seeds="1000-1049",
+            validation_seeds="2000-2049", how="mean - 6 sd of the margins")
+
+
+@pytest.mark.parametrize("change, fragment", [
+    ({"validation_seeds": "1040-1089"}, "share seeds [1040"),
+    ({"calibration_seeds": "10-59"}, "spent seeds [10"),
+    ({"validation_seeds": "20-x"}, "validation_seeds: seeds '20-x'"),
+    ({"how": " "}, "how must say"),
+    ({"threshold": float("nan")}, "finite number or a description"),
+    ({"decision": ""}, "decision must name"),
+])
+def test_calibrated_record_names_what_is_wrong_at_declaration(change, fragment):
+    record = Calibrated(**{**GOOD, **change})
+    assert any(fragment in p for p in record.problems()), record.problems()
+    with pytest.raises(DeclarationError, match="toy.thm9.calibrated"):
+        claim("toy.thm9.calibrated", source="Theorem 9", statement="s", provenance="stated",
+              controls={"c": Control("reference", ["gap"], "d")}, calibration=[record])(lambda tc: None)
+
+
+def test_calibrated_record_is_listed_beside_plain_text():
+    from theorycheck.claim import registry
+
+    claim("toy.thm9.recorded", source="Theorem 9", statement="s", provenance="stated",
+          controls={"c": Control("reference", ["gap"], "d")},
+          calibration=["an older note", Calibrated(**GOOD)])(lambda tc: None)
+    spec = registry.pop("toy.thm9.recorded").to_json()
+    assert spec["calibration"][0] == "an older note"
+    assert "calibrated on seeds 1000-1049, validated on seeds 2000-2049" in spec["calibration"][1]
+    assert spec["calibration_records"] == [GOOD]
+    assert Calibrated(**GOOD).problems() == []
+
+
+# -- the sweep -------------------------------------------------------------------------------
+def _sweep_runs(failures: int, control_misses: int = 0) -> list[dict]:
+    runs = []
+    for i in range(20):
+        control = _case("passed_unexpectedly" if i < control_misses else "failed_as_expected",
+                        {"a": -1.0}, name="wrong", kind="reference", breaks=["a"])
+        case = _case("failed" if i < failures else "passed", {"a": -0.1 if i < failures else 1.0})
+        runs.append({"claims": [dict(case, id="toy.thm1.x", controls=[control])]})
+    return runs
+
+
+def _table(claim_bound: float, control_bound: float) -> dict:
+    return {"claims": {"toy.thm1.x": {"claim": {"bound": claim_bound},
+                                      "controls": {"wrong": {"bound": control_bound}}}}}
+
+
+def test_sweep_predicts_from_the_table_and_flags_only_inconsistent_counts():
+    claim_entry, control_entry = sweep.aggregate(_sweep_runs(1, 1), _table(0.05, 0.05))
+    assert claim_entry["prediction"] == "calibration" and claim_entry["predicted_pass_rate"] == 0.95
+    assert not claim_entry["flaky"] and not control_entry["flaky"]  # 1 in 20 at rate 0.05
+    claim_entry, control_entry = sweep.aggregate(_sweep_runs(1, 1), _table(3e-4, 1e-3))
+    assert claim_entry["flaky"] and control_entry["flaky"]
+    assert claim_entry["worst_margins"] == {"a": -0.1}
+    assert any("worst margins a -0.1" in line for line in sweep.format_sweep([claim_entry]))
+
+
+def test_sweep_without_a_row_keeps_the_statistical_prediction():
+    claim_entry, control_entry = sweep.aggregate(_sweep_runs(1, 1))
+    assert claim_entry["prediction"] == "statistical tests" and claim_entry["flaky"]
+    assert control_entry["flaky"]  # no row: any miss
+
+
+# -- through the command line ----------------------------------------------------------------
+PAPER = '''
+from theorycheck import Control, claim
+
+
+@claim("toy.thm1.noisy_mean", source="Theorem 1", statement="The mean of 400 normals is near 0.",
+       provenance="stated", constants={"bound": 0.5},
+       controls={"shifted": Control("reference", breaks=["|mean| <= bound"],
+                                    description="the draws shifted by 1")})
+def test_noisy_mean(tc):
+    shift = 1.0 if tc.control == "shifted" else 0.0
+    draws = tc.rng("draws").normal(shift, 1.0, 400)
+    tc.conclusion.at_most("|mean| <= bound", abs(draws.mean()), 0.5)
+'''
+
+
+def test_calibrate_end_to_end_then_list_and_report_show_the_bounds(pytester):
+    package = pytester.mkpydir("claims")
+    (package / "toy").mkdir()
+    (package / "toy" / "__init__.py").write_text("")
+    (package / "toy" / "test_toy.py").write_text(PAPER)
+    run = cli("calibrate", "toy", "--seeds", "1000-1004", "-n", "2", cwd=pytester.path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "toy.thm1.noisy_mean: false-failure bound" in run.stdout
+    table = json.loads((pytester.path / "reports/calibration-quick.json").read_text())
+    row = table["claims"]["toy.thm1.noisy_mean"]["claim"]
+    assert row["seeds"] == "1000-1004" and row["runs"] == 5 and row["failures"] == 0
+    (part,) = row["decisions"]
+    assert part["margin_min"] > 0 and part["model"] == "too few"  # 5 seeds: counted only
+    assert row["bound"] == pytest.approx(cal.clopper_pearson_upper(0, 5))
+    assert "`toy.thm1.noisy_mean`" in (pytester.path / "docs/calibration.md").read_text()
+    listed = cli("list", "-v", cwd=pytester.path)
+    assert "quick tier: false-failure bound 0.45 (5 seeds 1000-1004; OVER budget 3e-04)" in listed.stdout
+    assert "miss bound 0.45" in listed.stdout
+    pytester.runpytest("-p", "no:cacheprovider", "claims")
+    md = (pytester.path / "reports/latest/report.md").read_text()
+    assert "Calibrated: false-failure bound 0.45 (5 seeds 1000-1004" in md
+    assert "calibrated: miss bound 0.45" in md
+    assert "seeds 5-19 are spent" in cli("calibrate", "toy", "--seeds", "5-30", cwd=pytester.path).stderr
+    assert "no claim or paper named 'nope'" in cli("calibrate", "nope", "--seeds", "30",
+                                                    cwd=pytester.path).stderr
