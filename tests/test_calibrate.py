@@ -14,6 +14,7 @@ from scipy import stats
 
 from theorycheck import Calibrated, Control, DeclarationError, claim, sweep
 from theorycheck import calibrate as cal
+from theorycheck.cli import main
 from theorycheck.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -254,7 +255,7 @@ def test_noisy_mean(tc):
 '''
 
 
-def test_calibrate_end_to_end_then_list_and_report_show_the_bounds(pytester):
+def test_calibrate_end_to_end_then_list_and_report_show_the_bounds(pytester, monkeypatch, capsys):
     package = pytester.mkpydir("claims")
     (package / "toy").mkdir()
     (package / "toy" / "__init__.py").write_text("")
@@ -269,13 +270,16 @@ def test_calibrate_end_to_end_then_list_and_report_show_the_bounds(pytester):
     assert part["margin_min"] > 0 and part["model"] == "too few"  # 5 seeds: counted only
     assert row["bound"] == pytest.approx(cal.clopper_pearson_upper(0, 5))
     assert "`toy.thm1.noisy_mean`" in (pytester.path / "docs/calibration.md").read_text()
-    listed = cli("list", "-v", cwd=pytester.path)
-    assert "quick tier: false-failure bound 0.45 (5 seeds 1000-1004; OVER budget 3e-04)" in listed.stdout
-    assert "miss bound 0.45" in listed.stdout
+    monkeypatch.chdir(pytester.path)  # the rest in this process: list answers from the manifest
+    assert main(["list", "-v"]) == 0
+    listed = capsys.readouterr().out
+    assert "quick tier: false-failure bound 0.45 (5 seeds 1000-1004; OVER budget 3e-04)" in listed
+    assert "miss bound 0.45" in listed
+    for args, error in ((["--seeds", "5-30"], "seeds 5-19 are spent"),
+                        (["nope", "--seeds", "30"], "no claim or paper named 'nope'")):
+        with pytest.raises(SystemExit, match=error):
+            main(["calibrate", *args])
     pytester.runpytest("-p", "no:cacheprovider", "claims")
     md = (pytester.path / "reports/latest/report.md").read_text()
     assert "Calibrated: false-failure bound 0.45 (5 seeds 1000-1004" in md
     assert "calibrated: miss bound 0.45" in md
-    assert "seeds 5-19 are spent" in cli("calibrate", "toy", "--seeds", "5-30", cwd=pytester.path).stderr
-    assert "no claim or paper named 'nope'" in cli("calibrate", "nope", "--seeds", "30",
-                                                    cwd=pytester.path).stderr
