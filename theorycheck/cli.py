@@ -417,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Runs MODULE:FUNCTION (a @shared_run) with the settings of a "
                                    "claim run (float64, one CPU thread, TF32 off, freed memory kept) "
                                    "through the shared-run cache, and prints what it returns.")
-    p.add_argument("target", help="MODULE:FUNCTION, e.g. claims.jta24.setup:joint_runs")
+    p.add_argument("target", help="MODULE:FUNCTION, e.g. claims.jta24.joint:joint_runs")
     p.add_argument("--tier", default="quick", help="quick (default) or full")
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     p.add_argument("--device", default="auto", help="auto (default), cpu or cuda")
