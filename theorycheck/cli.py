@@ -365,6 +365,13 @@ def cmd_schedule(args) -> int:
     return 0
 
 
+def cmd_schema(args) -> int:
+    from .report.schema_doc import load_schema, schema_markdown
+
+    sys.stdout.write(schema_markdown() if args.markdown else json.dumps(load_schema(), indent=1) + "\n")
+    return 0
+
+
 def _verb_on_a_run(sub, name: str, help_text: str, func, out_help: str) -> None:
     """A verb reading one run (``RESULTS``, default the latest complete run) with ``--out``."""
     p = sub.add_parser(name, help=help_text)
@@ -449,6 +456,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the theorycheck run commands of the warm plan's first phase")
     p.add_argument("--cache-dir", default="$CACHE", help="with --commands: the shared cache directory")
     p.set_defaults(func=cmd_schedule)
+    p = sub.add_parser("schema", help="print the JSON Schema of results.json")
+    p.add_argument("--markdown", action="store_true",
+                   help="the layout as the docs page docs/results-schema.md instead")
+    p.set_defaults(func=cmd_schema)
     p = sub.add_parser("cache", help="size of the cache of shared runs, or empty it")
     p.add_argument("action", choices=("info", "clear"))
     p.add_argument("--dir", default=None,
