@@ -449,6 +449,13 @@ def cmd_schedule(args) -> int:
     return 0
 
 
+def cmd_schema(args) -> int:
+    from .report.schema_doc import load_schema, schema_markdown
+
+    sys.stdout.write(schema_markdown() if args.markdown else json.dumps(load_schema(), indent=1) + "\n")
+    return 0
+
+
 def _verb_on_a_run(sub, name: str, help_text: str, func, out_help: str) -> None:
     """A verb reading one run (``RESULTS``, default the latest complete run) with ``--out``."""
     p = sub.add_parser(name, help=help_text)
@@ -523,7 +530,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Runs MODULE:FUNCTION (a @shared_run) with the settings of a "
                                    "claim run (float64, one CPU thread, TF32 off, freed memory kept) "
                                    "through the shared-run cache, and prints what it returns.")
-    p.add_argument("target", help="MODULE:FUNCTION, e.g. claims.jta24.setup:joint_runs")
+    p.add_argument("target", help="MODULE:FUNCTION, e.g. claims.jta24.joint:joint_runs")
     p.add_argument("--tier", default="quick", help="quick (default) or full")
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     p.add_argument("--device", default="auto", help="auto (default), cpu or cuda")
@@ -555,6 +562,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the theorycheck run commands of the warm plan's first phase")
     p.add_argument("--cache-dir", default="$CACHE", help="with --commands: the shared cache directory")
     p.set_defaults(func=cmd_schedule)
+    p = sub.add_parser("schema", help="print the JSON Schema of results.json")
+    p.add_argument("--markdown", action="store_true",
+                   help="the layout as the docs page docs/results-schema.md instead")
+    p.set_defaults(func=cmd_schema)
     p = sub.add_parser("cache", help="size of the cache of shared runs, or empty it")
     p.add_argument("action", choices=("info", "clear"))
     p.add_argument("--dir", default=None,

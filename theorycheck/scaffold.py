@@ -69,11 +69,11 @@ def test_{name}(tc):
     tc.precondition.holds("opt_i is the argmax score", opt_is_argmax(token_scores(X, y, u), opt))
     W_mm = tc.tensor(solve_wsvm_batch(X, (opt + (tc.control == "wrong_opt")) % T))
     model = TokenSelection(tc.tensor(X), tc.tensor(y), tc.tensor(u))
-    step = (GD if tc.control == "gd" else NGD)(model, 0.5)
+    step = (GD if tc.control == "gd" else NGD)(model, tc.constants["eta"])
     traj = run_trajectory(step, {{"W": tc.tensor(np.zeros((K, d, d)))}}, tc.sizes["steps"],
                           direction_metrics(W_mm))
     deficit = 1 - traj["W_alignment"]
-    tc.conclusion.at_most(BREAKS[0], deficit[-1], 0.002)
+    tc.conclusion.at_most(BREAKS[0], deficit[-1], tc.constants["deficit"])
     tc.curve("deficit", "1 - alignment", traj.t, deficit.mean(1), yscale="log", xscale="log")
 '''
 
