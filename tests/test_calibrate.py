@@ -283,3 +283,33 @@ def test_calibrate_end_to_end_then_list_and_report_show_the_bounds(pytester, mon
     md = (pytester.path / "reports/latest/report.md").read_text()
     assert "Calibrated: false-failure bound 0.45 (5 seeds 1000-1004" in md
     assert "calibrated: miss bound 0.45" in md
+
+
+def test_sweep_finds_its_table_by_tier_or_is_told_none(tmp_path, monkeypatch):
+    from theorycheck.cli import _sweep_calibration
+
+    monkeypatch.chdir(tmp_path)
+    rows = cal.calibrate_rows(_runs(12, np.random.default_rng(10)), list(range(1000, 1012)))
+    cal.write_table(tmp_path / "reports/calibration-full.json", cal.merge_table({}, rows, "full"))
+    assert _sweep_calibration(None, ["claims", "--tc-tier", "full"])["tier"] == "full"
+    assert _sweep_calibration(None, ["--tc-tier=quick"])["claims"] == {}  # no quick table yet
+    assert _sweep_calibration("none", []) is None
+    with pytest.raises(UsageError, match="no such file"):
+        _sweep_calibration("missing.json", [])
+
+
+def test_a_calibrated_record_must_name_a_recorded_decision(pytester, claim_file):
+    claim_file('''
+from theorycheck import Calibrated
+
+
+@claim("toy.thm1.stale", source="Theorem 1", statement="3 squared is 9.", provenance="stated",
+       calibration=[Calibrated(decision="renamed", threshold=1e-12, calibration_seeds="1000-1049",
+                               validation_seeds="2000-2049", how="round-off")],
+       controls={"wrong": Control("reference", breaks=["3^2"], description="against 10")})
+def test_stale(tc):
+    tc.conclusion.close("3^2", 9.0, 10.0 if tc.control == "wrong" else 9.0, rtol=1e-12)
+''')
+    run = pytester.runpytest("-p", "no:cacheprovider", "--tc-no-report", "-m", "claim")
+    run.assert_outcomes(failed=1)
+    run.stdout.fnmatch_lines(["*calibration records name ?'renamed'?, which the claim never recorded*"])
