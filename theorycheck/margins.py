@@ -45,15 +45,18 @@ import numpy as np
 __all__ = ["margin"]
 
 
-def _ratio(room: float, scale: float) -> float:
-    """``room / scale``, or the sign of ``room`` when the scale is 0."""
-    if scale > 0:
-        return room / scale
-    return float(np.sign(room))
-
-
 def _array(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=float)
+
+
+def _ratio(room: Any, scale: Any) -> float:
+    """The least ``room / scale`` over elements, an element with scale 0 counting as the sign
+    of its room."""
+    room, scale = _array(room), _array(scale)
+    safe = np.where(scale > 0, scale, 1.0)
+    return float(np.min(np.where(scale > 0, room / safe, np.sign(room))))
+
+
 
 
 def _close(d) -> float:
@@ -66,8 +69,7 @@ def _close(d) -> float:
     m, e = _array(d.measured), _array(d.reference)
     err = np.abs(m - e)
     allowed = atol + rtol * np.abs(e)
-    err, allowed = np.broadcast_arrays(err, allowed)
-    return min(_ratio(a - x, max(a, x)) for a, x in zip(allowed.ravel(), err.ravel()))
+    return _ratio(allowed - err, np.maximum(allowed, err))
 
 
 def _bound(d) -> float:
@@ -76,8 +78,7 @@ def _bound(d) -> float:
     relative = float(d.tolerance.get("rmargin", 0.0))
     raw = b - m if d.kind == "at_most" else m - b
     slack = raw + absolute + relative * np.abs(b)
-    scale = np.maximum(np.abs(b), np.abs(m)) + absolute
-    return min(_ratio(s, c) for s, c in zip(slack.ravel(), scale.ravel()))
+    return _ratio(slack, np.maximum(np.abs(b), np.abs(m)) + absolute)
 
 
 def _monotone(d) -> float:
