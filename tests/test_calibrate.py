@@ -313,3 +313,10 @@ def test_stale(tc):
     run = pytester.runpytest("-p", "no:cacheprovider", "--tc-no-report", "-m", "claim")
     run.assert_outcomes(failed=1)
     run.stdout.fnmatch_lines(["*calibration records name ?'renamed'?, which the claim never recorded*"])
+
+
+def test_the_committed_page_is_the_committed_tables_rendered():
+    tables = [cal.load_table(p) for p in sorted((ROOT / "reports").glob("calibration-*.json"))]
+    assert tables, "reports/calibration-quick.json is committed"
+    assert (ROOT / "docs" / "calibration.md").read_text() == cal.table_markdown(tables), (
+        "docs/calibration.md is stale: `theorycheck calibrate` regenerates it with the table")
