@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from theorycheck import Calibrated, Control, DeclarationError, claim, sweep
+from theorycheck import Calibrated, Control, DeclarationError, checks, claim, sweep
 from theorycheck import calibrate as cal
 from theorycheck.cli import main
 from theorycheck.errors import UsageError
@@ -77,9 +77,13 @@ def test_decision_row_uses_the_tail_without_failures_and_counts_them_otherwise()
 
 
 # -- rows from runs --------------------------------------------------------------------------
+def _decision(name, margin, role="conclusion"):
+    """A recorded decision with this margin: at_least(margin, 0), whose margin is the slack."""
+    return dict(checks.at_least(name, margin, 0.0).to_json(), role=role)
+
+
 def _case(outcome, margins, role="conclusion", **extra):
-    decisions = [{"name": n, "kind": "at_least", "role": role, "passed": m >= 0, "margin": m}
-                 for n, m in margins.items()]
+    decisions = [_decision(n, m, role) for n, m in margins.items()]
     return {"outcome": outcome, "decisions": decisions, "failed_preconditions": [], **extra}
 
 
@@ -114,26 +118,26 @@ def test_a_failure_without_a_failing_decision_is_bounded_by_counting():
     runs = _runs(50, np.random.default_rng(5))
     runs[0]["claims"][0]["outcome"] = "error"
     row = cal.calibrate_rows(runs, list(range(1000, 1050)))["toy.thm1.x"]["claim"]
-    tails = sum(p["bound"] for p in row["decisions"])
     assert row["failures"] == 1 and not row["within_budget"]
-    assert row["bound"] == pytest.approx(tails + cal.clopper_pearson_upper(1, 50))
+    assert row["bound"] == pytest.approx(cal.clopper_pearson_upper(1, 50))
 
 
 def test_decisions_without_a_tail_model_share_one_count():
     runs = _runs(50, np.random.default_rng(9))
     for run in runs:  # two boolean decisions: no margin to model
-        run["claims"][0]["decisions"] += [{"name": n, "kind": "holds", "role": "conclusion",
-                                           "passed": True, "margin": 0.0} for n in ("p", "q")]
+        run["claims"][0]["decisions"] += [dict(checks.holds(n, True).to_json(), role="conclusion")
+                                          for n in ("p", "q")]
     row = cal.calibrate_rows(runs, list(range(1000, 1050)))["toy.thm1.x"]["claim"]
     modelled = sum(p["bound"] for p in row["decisions"] if p["bound_from"] == "normal tail")
-    assert row["bound"] == pytest.approx(modelled + cal.clopper_pearson_upper(0, 50))
+    # the union (tails + one count) exceeds the count alone, which bounds every failure too
+    assert 0 < modelled and row["bound"] == pytest.approx(cal.clopper_pearson_upper(0, 50))
 
 
 def test_control_misses_are_counted_with_their_bound():
     runs = _runs(50, np.random.default_rng(6))
     control = runs[3]["claims"][0]["controls"][0]
     control["outcome"] = "passed_unexpectedly"
-    control["decisions"][0].update(passed=True, margin=0.2)
+    control["decisions"][0] = _decision("a", 0.2)
     row = cal.calibrate_rows(runs, list(range(1000, 1050)))["toy.thm1.x"]["controls"]["wrong"]
     assert row["failures"] == 1 and row["bound"] == pytest.approx(cal.clopper_pearson_upper(1, 50))
     assert row["outcomes"] == {"failed_as_expected": 49, "passed_unexpectedly": 1}

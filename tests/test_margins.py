@@ -22,22 +22,32 @@ def test_close_margin_is_one_minus_the_worst_error_over_its_tolerance():
     d = checks.close("c", [1.0, 2.0], [1.0, 2.1], atol=0.2)
     assert d.passed and d.margin == pytest.approx(1 - 0.1 / 0.2)
     failed = checks.close("c", 3.0, 2.0, atol=0.5)
-    assert not failed.passed and failed.margin == pytest.approx(-(1 - 0.5 / 1.0))
+    assert not failed.passed and failed.margin == pytest.approx(1 - 1.0 / 0.5)
     fro = checks.close("f", np.eye(2) * 1.01, np.eye(2), rtol=0.02, norm="fro")
     assert fro.margin == pytest.approx(0.5)
 
 
-def test_bound_margin_is_the_slack_over_the_larger_compared_magnitude():
+def test_bound_margin_is_the_slack_over_the_thresholds_magnitude():
     d = checks.at_most("m", 0.5, 1.0)
     assert d.margin == pytest.approx(0.5)
     d = checks.at_least("l", [2.0, 0.5], 1.0, margin=0.25)
     assert not d.passed and d.margin == pytest.approx((0.5 - 1.0 + 0.25) / (1.0 + 0.25))
+    d = checks.at_most("r", 2.1, 2.0, rmargin=0.1)
+    assert d.margin == pytest.approx((2.0 + 0.2 - 2.1) / 2.2)
     assert checks.at_most("zero", 0.0, 0.0).margin == 0.0
+    assert checks.at_least("in units", 0.25, 0.0).margin == 0.25  # no scale: the slack itself
+
+
+def test_margins_are_affine_in_the_measured_value():
+    """The tail model needs it: the margin moves with the statistic at a fixed rate."""
+    values = np.array([11.0, 14.0, 30.0])
+    margins = [checks.at_least("x", v, 10.0).margin for v in values]
+    assert np.allclose(margins, (values - 10.0) / 10.0)
 
 
 def test_monotone_margin_is_the_worst_step_against_the_tolerance():
     d = checks.monotone("mono", [3.0, 2.0, 2.5], increasing=False, tol=0.1)
-    assert not d.passed and d.margin == pytest.approx((-0.5 + 0.1) / (0.1 + 1.0))
+    assert not d.passed and d.margin == pytest.approx((-0.5 + 0.1) / 0.1)
     assert checks.monotone("mono", [1.0, 2.0, 4.0], increasing=True).margin == pytest.approx(0.5)
 
 
@@ -50,6 +60,8 @@ def test_slope_margin_is_the_distance_to_the_nearest_edge_over_the_width():
     assert d.margin == pytest.approx((0.5 - abs(-1.0 / -1.2 - 1)) / 1.0)
     d = checks.slope("s", x, y, window=(1, 100), at_most=-1.25)
     assert not d.passed and d.margin == pytest.approx(-0.25 / 1.25)
+    d = checks.slope("s", x, y, window=(1, 100), at_most=0.0)
+    assert d.margin == pytest.approx(1.0)
 
 
 def test_test_margins_are_the_statistic_distance_to_rejection():
@@ -69,9 +81,12 @@ def test_holds_margin_is_minus_the_failing_fraction():
 
 
 def test_non_finite_numbers_have_no_margin_and_json_carries_it():
+    from theorycheck.margins import record_margin
+
     assert checks.close("n", math.nan, 1.0, atol=1.0).margin is None
-    assert checks.at_most("i", math.inf, 1.0).margin is None
-    assert checks.at_most("ok", 0.5, 1.0).to_json()["margin"] == pytest.approx(0.5)
+    assert record_margin(checks.at_most("i", math.inf, 1.0).to_json()) is None
+    record = checks.at_most("ok", [0.5, 0.25], 1.0).to_json()
+    assert record["margin"] == pytest.approx(0.5) == record_margin(dict(record, margin=7.0))
 
 
 @given(st.lists(finite, min_size=1, max_size=5), st.lists(finite, min_size=1, max_size=5),

@@ -4,7 +4,9 @@
 :mod:`theorycheck.sweep`) and turns the runs into one **row** per claim and per control.
 
 Per decision of a claim (its preconditions and conclusions), over the ``n`` seeds at which it
-was recorded:
+was recorded (margins computed afresh from the recorded numbers,
+:func:`theorycheck.margins.record_margin`, so that runs kept from before a change of
+definitions are read with the current ones):
 
 * the empirical failure count ``k`` and its one-sided Clopper-Pearson upper bound at
   :data:`CONFIDENCE` (``beta.ppf(0.95, k + 1, n - k)``; 1 when ``k = n``);
@@ -24,7 +26,8 @@ was recorded:
 A claim's false-failure ``bound`` is a union bound: the sum of the normal-tail bounds of its
 modelled decisions, plus -- when any decision is bounded by counting, or the claim failed at
 some seed (a failing decision or an error) -- the Clopper-Pearson bound of the claim's own
-failure count (one count covers every decision without a tail model); at most 1.  A control
+failure count (one count covers every decision without a tail model); or that count's bound
+alone where it is smaller (it covers every way the claim can fail).  A control
 **misses** at a seed when it does not fail as it declares (it passes or misfires).  Its parts:
 ``fails as declared``, with the margin ``-min(margins of the conclusions it breaks)``
 (positive when one fails with room; its failures are the misses); for a ``hypothesis``
@@ -59,6 +62,7 @@ import numpy as np
 from scipy import stats
 
 from .errors import UsageError
+from .margins import record_margin
 
 __all__ = ["CLAIM_BUDGET", "CONTROL_BUDGET", "CONFIDENCE", "clopper_pearson_upper",
            "normal_tail", "decision_row", "claim_row", "control_row", "calibrate_rows",
@@ -156,18 +160,20 @@ def _decision_rows(cases: list[dict], roles: tuple[str, ...]) -> list[dict]:
         for d in case["decisions"]:
             if d.get("role") in roles:
                 recorded.setdefault(d["name"], []).append(d)
-    return [decision_row(name, [d.get("margin") for d in ds], [d["passed"] for d in ds],
+    return [decision_row(name, [record_margin(d) for d in ds], [d["passed"] for d in ds],
                          role=ds[0].get("role"), kind=ds[0]["kind"])
             for name, ds in recorded.items()]
 
 
 def _combined(parts: list[dict], failures: int, runs: int) -> float:
-    """The union bound of a case: the modelled parts' tail bounds, plus the Clopper-Pearson
-    bound of the case's failures when a part is bounded by counting or the case failed."""
+    """The bound of a case: the union of the modelled parts' tail bounds and, when a part is
+    bounded by counting or the case failed, the Clopper-Pearson bound of the case's failures;
+    or that count's bound alone, if smaller."""
     modelled = [p for p in parts if p["bound_from"] == "normal tail"]
-    counted = failures > 0 or len(modelled) < len(parts)
-    total = sum(p["bound"] for p in modelled) + (clopper_pearson_upper(failures, runs) if counted else 0.0)
-    return min(1.0, total)
+    counted = clopper_pearson_upper(failures, runs)
+    union = sum(p["bound"] for p in modelled) + (
+        counted if failures > 0 or len(modelled) < len(parts) else 0.0)
+    return min(1.0, union, counted)
 
 
 def _row(kind: str, cid: str, control: str | None, cases: list[dict], seeds: list[int],
@@ -195,7 +201,7 @@ def _negated_least(case: dict, names: Iterable[str] | None, role: str) -> float 
     """``-min`` of the margins of the decisions of ``role`` (named ``names``, or all)."""
     wanted = [d for d in case["decisions"] if d.get("role") == role
               and (names is None or d["name"] in names)]
-    margins = [d.get("margin") for d in wanted]
+    margins = [record_margin(d) for d in wanted]
     if not margins or any(m is None for m in margins):
         return None
     return -min(margins)

@@ -300,7 +300,6 @@ def cmd_calibrate(args) -> int:
     import tempfile
 
     from . import calibrate
-    from .history import git_commit
     from .sweep import load_runs, parse_seeds, run_seeds
 
     seeds = parse_seeds(args.seeds)
@@ -308,17 +307,29 @@ def cmd_calibrate(args) -> int:
     specs, nodes = _calibration_targets(args.claims, args.claims_dir)
     out = Path(args.out or f"reports/calibration-{args.tier}.json")
     table = calibrate.load_table(out)
-    work = Path(args.runs) if args.runs else Path(tempfile.mkdtemp(prefix="theorycheck-calibrate-"))
-    print(f"theorycheck calibrate: {len(specs)} claims over {len(seeds)} seeds "
-          f"({calibrate.format_seeds(seeds)}), {args.tier} tier; runs in {work}")
-    found = run_seeds(seeds, [*nodes, "--tc-tier", args.tier, "--tc-no-cache"], work,
-                      jobs=args.workers, progress=print)
+    if args.from_runs:
+        work = Path(args.from_runs)
+        found = {s: work / f"seed{s}" / "results.json" for s in seeds
+                 if (work / f"seed{s}" / "results.json").is_file()}
+        print(f"theorycheck calibrate: {len(specs)} claims from the runs of {len(found)} of "
+              f"{len(seeds)} seeds kept in {work}")
+    else:
+        work = Path(args.runs) if args.runs else Path(tempfile.mkdtemp(prefix="theorycheck-calibrate-"))
+        print(f"theorycheck calibrate: {len(specs)} claims over {len(seeds)} seeds "
+              f"({calibrate.format_seeds(seeds)}), {args.tier} tier; runs in {work}")
+        found = run_seeds(seeds, [*nodes, "--tc-tier", args.tier, "--tc-no-cache"], work,
+                          jobs=args.workers, progress=print)
     if not found:
         raise SystemExit(f"theorycheck calibrate: no seed produced results (see the logs in {work})")
-    rows = calibrate.calibrate_rows(load_runs(found), sorted(found), [s["id"] for s in specs])
-    if not args.runs and len(found) == len(seeds):
+    runs = load_runs(found)
+    tiers = {r["tier"] for r in runs}
+    if tiers != {args.tier}:
+        raise SystemExit(f"theorycheck calibrate: the runs are of the {sorted(tiers)} tier, not {args.tier}")
+    rows = calibrate.calibrate_rows(runs, sorted(found), [s["id"] for s in specs])
+    if not args.runs and not args.from_runs and len(found) == len(seeds):
         shutil.rmtree(work)
-    table = calibrate.merge_table(table, rows, args.tier, commit=git_commit(Path(".")))
+    commits = sorted({str(r.get("commit"))[:10] for r in runs})
+    table = calibrate.merge_table(table, rows, args.tier, commit=",".join(commits))
     calibrate.write_table(out, table)
     pages = [calibrate.load_table(p) for p in sorted(out.parent.glob("calibration-*.json"))]
     calibrate.write_page(args.markdown, pages)
@@ -519,6 +530,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default docs/calibration.md)")
     p.add_argument("--runs", default=None, help="keep the seeds' runs in this folder (default: a "
                                                 "temporary folder, removed when every seed gave results)")
+    p.add_argument("--from-runs", default=None, metavar="DIR",
+                   help="run nothing: read the seeds' runs kept earlier with --runs DIR (the "
+                        "margins are recomputed with the current definitions)")
     p.add_argument("--claims-dir", default="claims")
     p.set_defaults(func=cmd_calibrate)
     p = sub.add_parser("new", help="scaffold a claim file for a paper")

@@ -6,21 +6,18 @@ comparison had.  Calibration (:mod:`theorycheck.calibrate`) models its distribut
 to estimate failure rates too small to count.  Per check kind:
 
 * ``close`` (elementwise): with the allowed error ``tol_i = atol + rtol |expected_i|`` and the
-  error ``err_i = |measured_i - expected_i|``, the margin is ``min_i (tol_i - err_i) /
-  max(tol_i, err_i)``: ``1 - max_i err_i / tol_i`` while it passes, ``-(1 - tol_i / err_i)`` of
-  the worst element when it fails (so it lies in [-1, 1]).  ``norm="fro"``: the same with the
-  Frobenius error ``||m - e||`` and ``tol = atol + rtol ||e||``.
+  error ``err_i = |measured_i - expected_i|``, ``min_i (1 - err_i / tol_i)``; ``norm="fro"``:
+  the same with the Frobenius error ``||m - e||`` and ``tol = atol + rtol ||e||``.
 * ``at_most`` / ``at_least``: the slack ``s_i = bound_i + margin + rmargin |bound_i| -
-  measured_i`` (at_least: ``measured_i - bound_i + margin + rmargin |bound_i|``) over the scale
-  ``max(|bound_i|, |measured_i|) + margin`` (the larger magnitude of the two compared values,
-  plus the absolute margin), least over the elements.
-* ``monotone``: ``(worst step + tol) / (tol + max |step|)``, the worst signed step against the
-  tolerance over the series' largest step (in [-1, 1]).
+  measured_i`` (at_least: ``measured_i - bound_i + margin + rmargin |bound_i|``) over the
+  threshold's magnitude ``|bound_i| + margin + rmargin |bound_i|``, least over the elements.
+* ``monotone``: ``(worst step + tol) / tol``, the worst signed step against the tolerance;
+  with ``tol = 0``, over the series' largest step ``max |step|`` instead.
 * ``slope``: the least over the stated constraints of: for ``expected`` with ``rtol``,
   ``(rtol - |b / expected - 1|) / (2 rtol)`` (the distance to the nearest edge of the
   accepted interval over its width); for a range ``at_least <= b <= at_most``, ``min(b -
   at_least, at_most - b) / (at_most - at_least)``; for a one-sided range, the distance to its
-  edge over ``max(|edge|, |b|)``; for ``min_r2``, ``(R^2 - min_r2) / (1 - min_r2)``.
+  edge over ``|edge|``; for ``min_r2``, ``(R^2 - min_r2) / (1 - min_r2)``.
 * ``binomial``: ``(k - c - 1) / sqrt(K p (1 - p))``: the success count above the largest count
   the test rejects (``c``, :func:`theorycheck.checks._critical_count`), in binomial standard
   deviations at the claimed rate.
@@ -31,9 +28,14 @@ to estimate failure rates too small to count.  Per check kind:
 * ``holds``: minus the fraction of entries that are false (0 when it holds: a boolean has no
   room to measure).
 
-Where a ratio's scale is 0 the margin is the sign of its numerator (1, 0 or -1).  A decision
-whose numbers are not all finite (it passed or failed through a NaN or an infinity) has no
-margin: ``None``.  An unknown kind has none either.
+The scales come from the threshold, not from the measured value, so that a margin is an affine
+function of the measured statistic: across seeds it is distributed as the statistic is, which
+the tail model of :mod:`theorycheck.calibrate` relies on.  Where a scale is 0 (a bound of 0 with
+no margin, a zero tolerance), the margin is the room itself, in the compared quantity's units.
+A decision whose numbers are not all finite (it passed or failed through a NaN or an infinity)
+has no margin: ``None``; an unknown kind has none either.  :func:`record_margin` computes the
+margin of a decision recorded in a results.json (the current definition, whatever the run
+stored).
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["margin"]
+__all__ = ["margin", "record_margin"]
 
 
 def _array(value: Any) -> np.ndarray:
@@ -50,11 +52,13 @@ def _array(value: Any) -> np.ndarray:
 
 
 def _ratio(room: Any, scale: Any) -> float:
-    """The least ``room / scale`` over elements, an element with scale 0 counting as the sign
-    of its room."""
-    room, scale = _array(room), _array(scale)
-    safe = np.where(scale > 0, scale, 1.0)
-    return float(np.min(np.where(scale > 0, room / safe, np.sign(room))))
+    """The least ``room / scale`` over elements, an element with scale 0 counting its room (a
+    ratio beyond the float range is held at its end: a subnormal tolerance stays finite)."""
+    scale = _array(scale)
+    with np.errstate(over="ignore"):
+        ratio = _array(room) / np.where(scale > 0, scale, 1.0)
+    top = np.finfo(float).max
+    return float(np.min(np.clip(ratio, -top, top)))
 
 
 
@@ -65,11 +69,11 @@ def _close(d) -> float:
     if tol.get("norm") == "fro":
         err = float(d.detail["abs_error"])
         allowed = atol + rtol * float(d.detail["reference_norm"])
-        return _ratio(allowed - err, max(allowed, err))
+        return _ratio(allowed - err, allowed)
     m, e = _array(d.measured), _array(d.reference)
     err = np.abs(m - e)
     allowed = atol + rtol * np.abs(e)
-    return _ratio(allowed - err, np.maximum(allowed, err))
+    return _ratio(allowed - err, allowed)
 
 
 def _bound(d) -> float:
@@ -78,12 +82,12 @@ def _bound(d) -> float:
     relative = float(d.tolerance.get("rmargin", 0.0))
     raw = b - m if d.kind == "at_most" else m - b
     slack = raw + absolute + relative * np.abs(b)
-    return _ratio(slack, np.maximum(np.abs(b), np.abs(m)) + absolute)
+    return _ratio(slack, np.abs(b) * (1.0 + relative) + absolute)
 
 
 def _monotone(d) -> float:
     tol = float(d.tolerance.get("tol", 0.0))
-    return _ratio(float(d.measured) + tol, tol + float(d.detail["max_abs_step"]))
+    return _ratio(float(d.measured) + tol, tol if tol > 0 else float(d.detail["max_abs_step"]))
 
 
 def _slope(d) -> float:
@@ -96,9 +100,9 @@ def _slope(d) -> float:
     if low is not None and high is not None:
         parts.append(_ratio(min(b - low, high - b), high - low))
     elif low is not None:
-        parts.append(_ratio(b - low, max(abs(low), abs(b))))
+        parts.append(_ratio(b - low, abs(low)))
     elif high is not None:
-        parts.append(_ratio(high - b, max(abs(high), abs(b))))
+        parts.append(_ratio(high - b, abs(high)))
     if "min_r2" in tol:
         floor = float(tol["min_r2"])
         parts.append(_ratio(float(d.detail["r2"]) - floor, 1.0 - floor))
@@ -145,3 +149,12 @@ def margin(decision) -> float | None:
     except (KeyError, TypeError, ValueError, ZeroDivisionError):  # a record of another shape
         return None
     return value if math.isfinite(value) else None
+
+
+def record_margin(record: dict) -> float | None:
+    """:func:`margin` of a decision as results.json records it (``Decision.to_json``)."""
+    from .checks import Decision
+
+    return Decision(record["name"], record["kind"], bool(record["passed"]), record["measured"],
+                    record.get("reference"), record.get("tolerance") or {},
+                    record.get("detail") or {}).margin

@@ -121,9 +121,11 @@ def _excess_p_value(failures: int, runs: int, rate: float) -> float:
 def worst_margins(cases: list[dict]) -> dict[str, float | None]:
     """Per decision name, its least margin over ``cases`` (None where no case had one)."""
     worst: dict[str, float | None] = {}
+    from .margins import record_margin
+
     for case in cases:
         for d in case.get("decisions") or []:
-            margin = d.get("margin")
+            margin = record_margin(d)
             previous = worst.get(d["name"])
             worst[d["name"]] = margin if previous is None else (
                 previous if margin is None else min(previous, margin))
