@@ -298,6 +298,7 @@ def test_sweep_finds_its_table_by_tier_or_is_told_none(tmp_path, monkeypatch):
     assert _sweep_calibration(None, ["claims", "--tc-tier", "full"])["tier"] == "full"
     assert _sweep_calibration(None, ["--tc-tier=quick"])["claims"] == {}  # no quick table yet
     assert _sweep_calibration("none", []) is None
+    assert cal.calibrated_seeds(_sweep_calibration(None, ["--tc-tier", "full"])) == set(range(1000, 1012))
     with pytest.raises(UsageError, match="no such file"):
         _sweep_calibration("missing.json", [])
 

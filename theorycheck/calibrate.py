@@ -67,7 +67,7 @@ from .margins import record_margin
 __all__ = ["CLAIM_BUDGET", "CONTROL_BUDGET", "CONFIDENCE", "clopper_pearson_upper",
            "normal_tail", "decision_row", "claim_row", "control_row", "calibrate_rows",
            "merge_table", "load_table", "write_table", "write_page", "table_markdown", "format_seeds",
-           "attach_bounds", "bound_text", "SPENT_SEEDS", "check_unspent"]
+           "attach_bounds", "bound_text", "calibrated_seeds", "SPENT_SEEDS", "check_unspent"]
 
 CLAIM_BUDGET = 3e-4
 CONTROL_BUDGET = 1e-2
@@ -334,6 +334,15 @@ def table_markdown(tables: list[dict]) -> str:
                              f"{cell(row['weakest'] or '-')} | {cell(', '.join(rejected) or '-')} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def calibrated_seeds(table: dict) -> set[int]:
+    """Every seed at which the table's rows were measured."""
+    from .sweep import parse_seeds
+
+    return {seed for entry in table.get("claims", {}).values()
+            for row in (entry["claim"], *entry["controls"].values()) if row.get("seeds")
+            for seed in parse_seeds(row["seeds"])}
 
 
 def bound_text(row: dict | None) -> str:

@@ -255,6 +255,7 @@ def _sweep_calibration(given: str | None, pytest_args: list[str]) -> dict | None
 def cmd_sweep(args, pytest_args: list[str]) -> int:
     from datetime import datetime, timezone
 
+    from .calibrate import calibrated_seeds, format_seeds
     from .report import write_report
     from .sweep import aggregate, format_sweep, load_runs, parse_seeds, run_seeds
 
@@ -264,6 +265,10 @@ def cmd_sweep(args, pytest_args: list[str]) -> int:
     print(f"theorycheck sweep: {len(seeds)} seeds ({args.seeds}) of pytest {' '.join(pytest_args)}"
           f" -> {out}")
     table = _sweep_calibration(args.calibration, pytest_args)
+    reused = sorted(set(seeds) & calibrated_seeds(table or {}))
+    if reused:
+        print(f"note: seeds {format_seeds(reused)} were used to calibrate the table's rows: a sweep "
+              "that tests the calibration needs seeds it has not seen")
     found = run_seeds(seeds, pytest_args, out, jobs=args.jobs)
     if not found:
         raise SystemExit(f"theorycheck sweep: no seed produced results (see the logs in {out})")

@@ -152,9 +152,12 @@ def margin(decision) -> float | None:
 
 
 def record_margin(record: dict) -> float | None:
-    """:func:`margin` of a decision as results.json records it (``Decision.to_json``)."""
+    """:func:`margin` of a decision as results.json records it (``Decision.to_json``); None for
+    a record without its numbers."""
     from .checks import Decision
 
-    return Decision(record["name"], record["kind"], bool(record["passed"]), record["measured"],
-                    record.get("reference"), record.get("tolerance") or {},
+    if "measured" not in record:
+        return None
+    return Decision(record.get("name", ""), record.get("kind", ""), bool(record.get("passed")),
+                    record["measured"], record.get("reference"), record.get("tolerance") or {},
                     record.get("detail") or {}).margin
