@@ -76,12 +76,18 @@ def _size_at_p(decision: dict) -> float:
                          float((decision.get("tolerance") or {}).get("alpha", 0.05)))
 
 
+def _statistical(decision: dict) -> bool:
+    """Whether a decision is a statistical test that ran (one refused on a non-finite input
+    tested nothing: its failure is deterministic)."""
+    return decision.get("kind") in STATISTICAL and not (decision.get("detail") or {}).get("non_finite")
+
+
 def predicted_pass_rate(case: dict) -> float:
     """The pass rate a case's statistical tests predict (binomial, Wald, chi-square: each
     passes a true statement with probability 1 - its size; 1.0 without statistical tests)."""
     rate = 1.0
     for decision in case.get("decisions") or []:
-        if decision.get("kind") in STATISTICAL:
+        if _statistical(decision):
             rate *= 1.0 - _size_at_p(decision)
     return rate
 
@@ -89,8 +95,7 @@ def predicted_pass_rate(case: dict) -> float:
 def deterministic_failure(case: dict) -> bool:
     """Whether a failed case failed a decision that is no statistical test: such a failure is
     not explained by any stated rate (the claim is flaky, whatever its tests predict)."""
-    return any(not d.get("passed", True) and d.get("kind") not in STATISTICAL
-               for d in case.get("decisions") or [])
+    return any(not d.get("passed", True) and not _statistical(d) for d in case.get("decisions") or [])
 
 
 def _claim_entry(cid: str, cases: list[dict]) -> dict:
