@@ -172,11 +172,8 @@ def digest(value: Any) -> str:
 
 
 def _all_finite(value: Any) -> bool:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):  # not numeric: nothing to be non-finite
-        return True
-    return bool(np.all(np.isfinite(arr)))
+    arr = as_numbers(value)
+    return arr is None or bool(np.all(np.isfinite(arr)))  # not numeric: nothing to be non-finite
 
 
 def as_numbers(value: Any) -> np.ndarray | None:
@@ -247,9 +244,9 @@ def _fmt(value: Any) -> str:
 
 
 def _as_float_array(name: str, value: Any) -> np.ndarray:
-    if hasattr(value, "detach"):
-        value = value.detach().cpu().numpy()
-    arr = np.asarray(value, dtype=float)
+    arr = as_numbers(value)
+    if arr is None:
+        raise InvalidInputError(f"check {name!r}: expected numbers, got {_fmt(value)}")
     if arr.size == 0:
         raise InvalidInputError(f"check {name!r}: got an empty array to compare")
     return arr
