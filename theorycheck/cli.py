@@ -45,16 +45,12 @@ import argparse
 import contextlib
 import io
 import json
-import re
 import sys
 from pathlib import Path
 
-from .claim import ID_PATTERN
 from .errors import UsageError
 from .history import RTOL
-
-PAPERKEY = re.compile(r"^[a-z][a-z0-9]*$")
-NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+from .papers import PAPER_KEY
 
 
 def collect_claims(path: str) -> list[dict]:
@@ -109,7 +105,7 @@ def _claims_with_maps() -> dict[str, list[str]]:
 
 def _list_path(given: str) -> str:
     """A path, or a paper key naming ``claims/<key>``."""
-    if not Path(given).exists() and PAPERKEY.match(given) and (Path("claims") / given).is_dir():
+    if not Path(given).exists() and PAPER_KEY.match(given) and (Path("claims") / given).is_dir():
         return str(Path("claims") / given)
     return given
 
@@ -195,6 +191,7 @@ def cmd_diff(args) -> int:
     old, new = (load_comparable(_results_path(p, "diff")) for p in (args.old, args.new))
     # a partial NEW run is compared on the claims it ran, not reported as dropping the rest
     changes = diff_digests(old, new, rtol=args.rtol, only_new=bool(new.get("partial")))
+    lines = format_diff(changes, limit=args.limit)
     def label(d: dict) -> str:
         return (f"{d.get('tier')} tier, seed {d.get('seed')}, commit "
                 f"{str(d.get('commit'))[:10]}{', partial' if d.get('partial') else ''}")
@@ -204,7 +201,7 @@ def cmd_diff(args) -> int:
     outcomes = [c for c in changes if c["what"].endswith(("outcome", "present"))]
     print(f"{len(outcomes)} changed outcomes, {len(changes) - len(outcomes)} values moved by more "
           f"than {args.rtol:.0%} (relative)")
-    for line in format_diff(changes, limit=args.limit):
+    for line in lines:
         print("  " + line)
     if args.json:
         Path(args.json).write_text(json.dumps(changes, indent=1))
@@ -347,22 +344,12 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_new(args) -> int:
-    from .scaffold import scaffold
+    from .scaffold import check_names, scaffold
 
-    if not PAPERKEY.match(args.paperkey):
-        raise SystemExit(f"theorycheck new: paper key {args.paperkey!r} must be lower-case "
-                         "letters and digits, starting with a letter (e.g. abc24)")
-    if not NAME.match(args.name):
-        raise SystemExit(f"theorycheck new: name {args.name!r} must be a lower-case identifier")
-    claim_id = f"{args.paperkey}.thm1.{args.name}"
-    if not ID_PATTERN.match(claim_id):
-        raise SystemExit(f"theorycheck new: {claim_id!r} is not a valid claim id")
+    check_names(args.paperkey, args.name)
     package = Path(args.claims_dir) / args.paperkey
     existed = (package / "__init__.py").exists()
-    try:
-        written = scaffold(args.paperkey, args.name, args.claims_dir)
-    except UsageError as exc:
-        raise SystemExit(f"theorycheck new: {exc}") from None
+    written = scaffold(args.paperkey, args.name, args.claims_dir)
     for path in written:
         print(f"wrote {path}")
     if existed:
@@ -507,14 +494,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("new", help="results.json, run folder or digest file")
     p.add_argument("--rtol", type=float, default=RTOL,
                    help=f"list values that moved by more than this, relative (default {RTOL})")
-    p.add_argument("--limit", type=int, default=None, help="print at most this many changes")
+    p.add_argument("--limit", type=int, default=None, help="print at most this many changes (>= 0)")
     p.add_argument("--json", default=None, help="also write the changes to this file")
     p.set_defaults(func=cmd_diff)
     _verb_on_a_run(sub, "baseline", "write the digest of a run (the committed baseline)",
                    cmd_baseline, "default: reports/baseline-<tier>.json")
     p = sub.add_parser("sweep", help="run pytest over several base seeds; pass rates, flaky claims",
                        description="Arguments after the options go to pytest (e.g. claims/vdt24).")
-    p.add_argument("--seeds", default="0-19", help="seeds, e.g. 0-19 or 0,3,7 (default 0-19)")
+    p.add_argument("--seeds", default="0-19",
+                   help="seeds, e.g. 0-19 or 0,3,7 (default 0-19; at most 1000 seeds)")
     p.add_argument("--out", default=None, help="default: reports/sweeps/<time>-seeds<a>-<b>/")
     p.add_argument("--jobs", type=int, default=1, help="seeds run at the same time (default 1)")
     p.add_argument("--calibration", default=None,

@@ -6,8 +6,8 @@ installed.  Options (each also settable through an environment variable):
 ``--tc-tier quick|full``        problem sizes (``THEORYCHECK_TIER``; default quick)
 ``--tc-device auto|cpu|cuda``   where torch runs (``THEORYCHECK_DEVICE``; default auto)
 ``--tc-dtype float64|float32``  torch dtype (``THEORYCHECK_DTYPE``; default float64)
-``--tc-seed N``                 base seed (``THEORYCHECK_SEED``; default 0)
-``--tc-threads N``              CPU threads of torch and of numpy/scipy's BLAS (default 1)
+``--tc-seed N``                 base seed, 0 to 2**63 - 1 (``THEORYCHECK_SEED``; default 0)
+``--tc-threads N``              CPU threads of torch and of numpy/scipy's BLAS, 1 to 1024 (default 1)
 ``--tc-report-dir DIR``         write the report into DIR (no run folder, ``latest`` untouched)
 ``--tc-no-report``              do not write a report
 ``--tc-strict``                 a check that cannot discriminate (a decision with warnings: a
@@ -55,7 +55,8 @@ from .report.plots import control_overlays, curves_outside_axes
 from .errors import (CannotDiscriminate, ClaimFailure, ControlMisfire, HypothesesNotMet, UsageError,
                      error_kind)
 from .papers import papers
-from .runtime import Runtime, default_options_from_env, parse_count, peak_memory_mb, reset_peak_memory
+from .runtime import (MAX_SEED, MAX_THREADS, Runtime, default_options_from_env, parse_count,
+                      peak_memory_mb, reset_peak_memory)
 from . import history
 from .manifest import write_manifest
 
@@ -71,9 +72,9 @@ def pytest_addoption(parser):
     group.addoption("--tc-device", default=env["device"], help="auto (default), cpu or cuda")
     group.addoption("--tc-dtype", default=env["dtype"], help="float64 (default) or float32")
     group.addoption("--tc-seed", default=None,
-                    help="base seed of the run (default $THEORYCHECK_SEED, else 0)")
+                    help="base seed of the run, 0 to 2**63 - 1 (default $THEORYCHECK_SEED, else 0)")
     group.addoption("--tc-threads", default="1",
-                    help="CPU threads of torch and of the BLAS under numpy/scipy (default 1)")
+                    help="CPU threads of torch and of the BLAS under numpy/scipy, 1 to 1024 (default 1)")
     group.addoption("--tc-report-dir", default=None,
                     help="write the report into this directory (default: a new folder "
                          "<rootdir>/reports/runs/<time>-<tier>-seed<seed>/, and reports/latest "
@@ -123,15 +124,18 @@ def pytest_configure(config):
         runtime = Runtime.from_options(
             tier=config.getoption("--tc-tier"), device=config.getoption("--tc-device"),
             dtype=config.getoption("--tc-dtype"),
-            seed=(parse_count("--tc-seed", seed, 0) if seed is not None else
-                  parse_count("THEORYCHECK_SEED", default_options_from_env()["seed"], 0)),
-            threads=parse_count("--tc-threads", config.getoption("--tc-threads"), 1),
+            seed=(parse_count("--tc-seed", seed, 0, MAX_SEED) if seed is not None else
+                  parse_count("THEORYCHECK_SEED", default_options_from_env()["seed"], 0, MAX_SEED)),
+            threads=parse_count("--tc-threads", config.getoption("--tc-threads"), 1, MAX_THREADS),
             strict=config.getoption("--tc-strict"),
         )
     except UsageError as exc:
         raise pytest.UsageError(f"theorycheck: {exc}") from None
     runtime.apply_torch_settings()
     config.stash[_RUNTIME] = runtime
+    # a claim file that fails to import is an error of that file (the report lists it and the
+    # run exits non-zero); the other claims still run: pytest's --continue-on-collection-errors
+    config.option.continue_on_collection_errors = True
     try:
         config.stash[_CACHE] = cache_from_options(
             config.rootpath, config.invocation_params.dir, config.getoption("--tc-cache-dir"),
@@ -284,6 +288,8 @@ class ResultCollector:
         self.started = self.started_at.isoformat(timespec="seconds")
         self.t0 = time.perf_counter()
         self.records: dict[tuple[str, str], dict] = {}
+        #: the files that failed to import: {"path", "message"} (pytest's collection errors)
+        self.collection_errors: list[dict] = []
         self.report_path: Path | None = None
         self.summary: str | None = None
         self.results_doc: dict | None = None
@@ -307,15 +313,21 @@ class ResultCollector:
     def pytest_deselected(self, items):
         self.deselected += len(items)
 
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collection_errors.append({"path": report.nodeid or str(report.fspath),
+                                           "message": report.longreprtext[-4000:]})
+
     def pytest_runtest_logreport(self, report):
         for key, value in report.user_properties:
             if key == RECORD_KEY:
                 self.add(report, json.loads(value))
 
     def pytest_sessionfinish(self, session, exitstatus):
-        if not self.records:
+        if not self.records and not self.collection_errors:
             return
-        self.partial = partial_reason(self.config, session, exitstatus, self.deselected)
+        self.partial = partial_reason(self.config, session, exitstatus, self.deselected,
+                                      len(self.collection_errors))
         if not self.config.getoption("--tc-no-report"):
             self.report_path = self.write()
         if self.undiscriminating and self.runtime.strict and session.exitstatus == 0:
@@ -376,6 +388,7 @@ class ResultCollector:
         self.undiscriminating = annotate_run(results, commit=history.git_commit(self.config.rootpath),
                                        partial=self.partial)
         results["shard"] = self.config.getoption("--tc-shard")
+        results["collection_errors"] = self.collection_errors
         attach_calibration(results, self.reports_root() / f"calibration-{self.runtime.tier}.json")
         if self.baseline is not None:
             self.drift = compare_with_baseline(results, self.baseline, self.config.rootpath)
@@ -514,8 +527,11 @@ def _same_numbers(claim: dict, control: dict) -> bool:
             and all(claim["measurements"][m] == control["measurements"][m] for m in measurements))
 
 
-def partial_reason(config, session, exitstatus, deselected: int) -> str | None:
+def partial_reason(config, session, exitstatus, deselected: int,
+                   import_errors: int = 0) -> str | None:
     """Why this run did not execute every claim of the project (``None``: it did)."""
+    if import_errors:
+        return f"{import_errors} file{'s' if import_errors != 1 else ''} failed to import"
     option = config.option
     for flag, value in (("-k", getattr(option, "keyword", "")), ("-m", getattr(option, "markexpr", "")),
                         ("--deselect", getattr(option, "deselect", None)),

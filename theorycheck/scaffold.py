@@ -8,11 +8,21 @@ they are replaced.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+from .claim import ID_PATTERN
 from .errors import UsageError
+from .papers import PAPER_KEY
 
-__all__ = ["PLACEHOLDER_ARXIV", "PLACEHOLDER_AUTHORS", "scaffold", "render_claim"]
+__all__ = ["PLACEHOLDER_ARXIV", "PLACEHOLDER_AUTHORS", "MAX_NAME_LENGTH", "scaffold",
+           "render_claim", "check_names"]
+
+#: a claim's name: a lower-case identifier (the test function is ``test_<name>``)
+NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+#: the longest paper key or claim name ``new`` accepts: the file ``test_<name>.py`` and the
+#: package folder stay far inside every file system's 255-byte limit on a name
+MAX_NAME_LENGTH = 100
 
 #: the citation fields ``theorycheck new`` writes; conformance refuses them
 PLACEHOLDER_ARXIV = "0000.00000"
@@ -84,10 +94,27 @@ def render_claim(paperkey: str, name: str) -> str:
     return CLAIM_TEMPLATE.format(paperkey=paperkey, name=name, claim_id=f"{paperkey}.thm1.{name}")
 
 
+def check_names(paperkey: str, name: str) -> None:
+    """A :class:`UsageError` naming the problem unless ``paperkey`` is a paper key (lower-case
+    letters and digits, starting with a letter), ``name`` a lower-case identifier, both at most
+    ``MAX_NAME_LENGTH`` characters, and ``<paperkey>.thm1.<name>`` a claim id."""
+    if not PAPER_KEY.match(paperkey):
+        raise UsageError(f"paper key {paperkey[:60]!r} must be lower-case letters and digits, "
+                         "starting with a letter (e.g. abc24)")
+    if not NAME.match(name):
+        raise UsageError(f"name {name[:60]!r} must be a lower-case identifier")
+    for what, value in (("paper key", paperkey), ("name", name)):
+        if len(value) > MAX_NAME_LENGTH:
+            raise UsageError(f"the {what} has {len(value)} characters; at most {MAX_NAME_LENGTH}")
+    if not ID_PATTERN.match(f"{paperkey}.thm1.{name}"):
+        raise UsageError(f"{paperkey}.thm1.{name!r} is not a valid claim id")
+
+
 def scaffold(paperkey: str, name: str, claims_dir: str | Path) -> list[Path]:
     """Write the paper package (``__init__.py`` with placeholder citation, unless it exists)
-    and ``test_<name>.py``; return every file written.  A :class:`UsageError` if the claim
-    file exists."""
+    and ``test_<name>.py``; return every file written.  A :class:`UsageError`, with nothing
+    written, if a name is not valid (:func:`check_names`) or the claim file exists."""
+    check_names(paperkey, name)
     root = Path(claims_dir)
     package = root / paperkey
     target = package / f"test_{name}.py"
