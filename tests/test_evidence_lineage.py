@@ -11,9 +11,12 @@ optimizer, a new draw of label noise, a shared run with other noise, mu solved o
 data), each of which must be *independent*.  Every control fails as declared."""
 import json
 
+import numpy as np
 import pytest
+import torch
 
 from theorycheck.evidence import DISCRIMINATION, INDEPENDENT, evidence_class
+from theorycheck.lineage import ComputationLog, computation, fingerprint, recording
 
 TOY_INIT = '''
 from theorycheck import paper
@@ -191,3 +194,48 @@ def test_a_conclusion_counts_only_when_it_failed_and_came_after_the_new_computat
     # no declared conclusion failed (a control that passed): every declared one is looked at
     passed = dict(case(["data", "fresh"], [("c", True, 2)]), breaks=["c"])
     assert evidence_class(claim, passed)[0] == INDEPENDENT
+
+
+class Step:
+    def __init__(self, data, eta):
+        self.data, self.eta = data, eta
+
+
+def test_fingerprints_see_contents_not_addresses():
+    data = torch.arange(6.0).reshape(2, 3)
+    assert fingerprint(Step(data, 0.1)) == fingerprint(Step(data.clone(), 0.1))
+    assert fingerprint(Step(data, 0.1)) != fingerprint(Step(data, 0.2))
+    assert fingerprint(Step(data, 0.1)) != fingerprint(Step(2 * data, 0.1))
+    assert fingerprint({object(), 1}) == fingerprint({1, object()})
+
+    def closure_over(G):
+        return lambda W: G @ W
+    assert fingerprint(closure_over(np.eye(2))) == fingerprint(closure_over(np.eye(2)))
+    assert fingerprint(closure_over(np.eye(2))) != fingerprint(closure_over(2 * np.eye(2)))
+    rng = np.random.default_rng(0)
+    before = fingerprint(rng)
+    rng.standard_normal()
+    assert fingerprint(rng) != before
+
+
+@computation("solver", inputs=("A",))
+def solve(A, tol=1e-6):
+    return inner(A) + tol
+
+
+@computation("solver", inputs=("A",))
+def inner(A):
+    return float(np.sum(A))
+
+
+def test_a_computation_logs_its_defining_inputs_once_and_not_what_it_calls():
+    log = ComputationLog()
+    solve(np.ones(2))  # outside a case: nothing is logged
+    with recording(log):
+        solve(np.ones(2))
+        solve(np.ones(2), tol=1e-9)       # a tolerance does not define the problem
+        solve(2 * np.ones(2))
+    assert [e["name"].rsplit(".", 1)[-1] for e in log.events] == ["solve", "solve"]
+    assert log.events[0]["inputs"] == {"A": fingerprint(np.ones(2))}
+    with pytest.raises(ValueError, match="not parameters"):
+        computation("solver", inputs=("B",))(inner)

@@ -94,12 +94,6 @@ def unrecorded() -> contextlib.AbstractContextManager:
     return recording(None)
 
 
-def active() -> ComputationLog | None:
-    """The log of the case running now (``None`` outside a claim, or inside a logged
-    computation)."""
-    return _ACTIVE.get()
-
-
 def computation(kind: str, inputs: tuple[str, ...]) -> Callable[[Callable], Callable]:
     """Declare a library function a computation of ``kind`` whose problem is defined by the
     arguments named in ``inputs``: each call from a claim case logs an event with their
@@ -164,10 +158,11 @@ def _feed(hasher, value: Any, depth: int, seen: set[int]) -> None:
         put(b"<cycle>")
         return
     seen = seen | {id(value)}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+    if isinstance(value, (set, frozenset)):  # unordered: the sorted fingerprints of the items
+        put(repr(sorted(fingerprint(item) for item in value)).encode())
+    elif isinstance(value, (list, tuple)):
         put(f"{type(value).__name__}[".encode())
-        for item in items:
+        for item in value:
             _feed(hasher, item, depth + 1, seen)
         put(b"]")
     elif isinstance(value, dict):
