@@ -207,6 +207,14 @@ def test_fingerprints_see_contents_not_addresses():
     assert fingerprint(Step(data, 0.1)) != fingerprint(Step(data, 0.2))
     assert fingerprint(Step(data, 0.1)) != fingerprint(Step(2 * data, 0.1))
     assert fingerprint({object(), 1}) == fingerprint({1, object()})
+    used = Step(data, 0.1)
+    used._velocity = torch.ones(3)  # state left by an earlier run is not what the step is
+    assert fingerprint(used) == fingerprint(Step(data, 0.1))
+    module = torch.nn.Linear(2, 2)
+    before = fingerprint(module)
+    with torch.no_grad():
+        module.weight.add_(1.0)
+    assert fingerprint(module) != before
 
     def closure_over(G):
         return lambda W: G @ W

@@ -131,9 +131,10 @@ def _hash(text: str | bytes) -> str:
 
 def fingerprint(value: Any) -> str:
     """A short hash of what ``value`` holds: the numbers of arrays and tensors (any device),
-    containers item by item, objects attribute by attribute, functions by their code,
+    containers item by item, objects by their public attributes, functions by their code,
     defaults and closure, generators by their state; never an object's address, so the
-    same inputs give the same fingerprint in any process."""
+    same inputs give the same fingerprint in any process, however often the objects were
+    used before."""
     hasher = hashlib.sha256()
     _feed(hasher, value, 0, set())
     return hasher.hexdigest()[:16]
@@ -207,8 +208,14 @@ def _feed_function(hasher, fn: types.FunctionType, depth: int, seen: set[int]) -
 
 
 def _attributes(value: Any) -> dict:
+    """An object's public attributes (a leading underscore marks state or a cache -- a
+    momentum buffer, the last forward pass -- that changes as the object is used, not what
+    it is), and a torch module's parameters and buffers (``state_dict``)."""
     attributes = dict(getattr(value, "__dict__", {}))
     for slot in getattr(type(value), "__slots__", ()):
         if hasattr(value, slot):
             attributes[slot] = getattr(value, slot)
-    return attributes
+    public = {k: v for k, v in attributes.items() if not k.startswith("_")}
+    if hasattr(value, "state_dict") and hasattr(value, "_parameters"):  # a torch.nn.Module
+        public["state_dict"] = dict(value.state_dict())
+    return public
