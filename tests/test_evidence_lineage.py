@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 
+from theorycheck.errors import DeclarationError
 from theorycheck.evidence import DISCRIMINATION, INDEPENDENT, evidence_class
 from theorycheck.lineage import ComputationLog, computation, fingerprint, recording
 
@@ -245,5 +246,5 @@ def test_a_computation_logs_its_defining_inputs_once_and_not_what_it_calls():
         solve(2 * np.ones(2))
     assert [e["name"].rsplit(".", 1)[-1] for e in log.events] == ["solve", "solve"]
     assert log.events[0]["inputs"] == {"A": fingerprint(np.ones(2))}
-    with pytest.raises(ValueError, match="not parameters"):
+    with pytest.raises(DeclarationError, match="not parameters"):
         computation("solver", inputs=("B",))(inner)

@@ -40,6 +40,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from .errors import DeclarationError
+
 __all__ = ["ComputationLog", "computation", "fingerprint", "recording", "unrecorded", "KINDS"]
 
 #: the kinds of computation event (see the module docstring)
@@ -64,7 +66,7 @@ class ComputationLog:
         """Log one event: ``inputs`` maps each defining input to its fingerprint; ``detail``
         (shown in the report, not part of the identity) e.g. a shared run's configuration."""
         if kind not in KINDS:
-            raise ValueError(f"computation kind {kind!r} is not one of {KINDS}")
+            raise DeclarationError(f"computation kind {kind!r} is not one of {KINDS}")
         identity = _hash(repr((kind, name, sorted(inputs.items()))))
         if identity in self._ids:
             return
@@ -99,13 +101,13 @@ def computation(kind: str, inputs: tuple[str, ...]) -> Callable[[Callable], Call
     arguments named in ``inputs``: each call from a claim case logs an event with their
     fingerprints, and the calls it makes in turn are not logged."""
     if kind not in KINDS:
-        raise ValueError(f"computation kind {kind!r} is not one of {KINDS}")
+        raise DeclarationError(f"computation kind {kind!r} is not one of {KINDS}")
 
     def decorate(fn: Callable) -> Callable:
         signature = inspect.signature(fn)
         unknown = [name for name in inputs if name not in signature.parameters]
         if unknown:
-            raise ValueError(f"{fn.__qualname__}: computation inputs {unknown} are not parameters")
+            raise DeclarationError(f"{fn.__qualname__}: computation inputs {unknown} are not parameters")
         name = f"{fn.__module__}.{fn.__qualname__}"
 
         @functools.wraps(fn)
