@@ -248,3 +248,17 @@ def test_a_computation_logs_its_defining_inputs_once_and_not_what_it_calls():
     assert log.events[0]["inputs"] == {"A": fingerprint(np.ones(2))}
     with pytest.raises(DeclarationError, match="not parameters"):
         computation("solver", inputs=("B",))(inner)
+
+
+def test_every_solver_and_run_of_the_library_is_a_declared_computation():
+    """A solve_* function or a run that logged nothing would make the controls that call it
+    invisible to the classifier (discrimination)."""
+    from theorycheck import optim, solvers
+    from theorycheck.optim.adaptive import adam_steps
+
+    solves = [getattr(solvers, name) for name in solvers.__all__ if name.startswith("solve_")]
+    runs = [optim.run_trajectory, adam_steps, solvers.kernel_gd_predictions, solvers.lp_sphere_minimize,
+            solvers.lp_regularization_path]
+    assert len(solves) >= 7
+    undeclared = [f.__name__ for f in solves + runs if not hasattr(f, "__theorycheck_computation__")]
+    assert undeclared == []

@@ -99,7 +99,8 @@ def unrecorded() -> contextlib.AbstractContextManager:
 def computation(kind: str, inputs: tuple[str, ...]) -> Callable[[Callable], Callable]:
     """Declare a library function a computation of ``kind`` whose problem is defined by the
     arguments named in ``inputs``: each call from a claim case logs an event with their
-    fingerprints, and the calls it makes in turn are not logged."""
+    fingerprints, and the calls it makes in turn are not logged.  The declared function
+    carries ``__theorycheck_computation__ = (kind, inputs)``."""
     if kind not in KINDS:
         raise DeclarationError(f"computation kind {kind!r} is not one of {KINDS}")
 
@@ -121,6 +122,7 @@ def computation(kind: str, inputs: tuple[str, ...]) -> Callable[[Callable], Call
             with unrecorded():
                 return fn(*args, **kwargs)
 
+        logged.__theorycheck_computation__ = (kind, tuple(inputs))
         return logged
 
     return decorate
