@@ -357,7 +357,7 @@ def test_schema_rejects_a_malformed_results_file(tmp_path):
     control = dict(case, name="c", description="d", kind="reference", breaks=["x"],
                    outcome="not_run")
     with pytest.raises(ValueError, match="does not fit the schema at claims/0/outcome"):
-        validate_results({"schema_version": 4, "tier": "quick", "device": "cpu", "seed": 0,
+        validate_results({"schema_version": 5, "tier": "quick", "device": "cpu", "seed": 0,
                           "started": "x", "theorycheck_version": "0", "papers": {},
                           "summary": {"claims": 1, "controls": 1, "claim_outcomes": {},
                                       "control_outcomes": {}},

@@ -6,7 +6,7 @@ from theorycheck import Control, claim
 from theorycheck.claim import ClaimSpec
 from theorycheck.conformance import numerals, unexplained_numerals
 from theorycheck.errors import DeclarationError
-from theorycheck.evidence import DISCRIMINATION, INDEPENDENT, evidence_class
+from theorycheck.evidence import DISCRIMINATION, INDEPENDENT
 from theorycheck.report import load_results
 
 TWO_CONTROLS = '''
@@ -19,10 +19,14 @@ import numpy as np
        controls={"stricter": Control("statement", breaks=["mean"],
                                      description="the stronger bound stricter_bound = 0.01"),
                  "shifted_data": Control("reference", breaks=["mean"],
-                                         description="the samples shifted by 5",
-                                         constants={"shift": 5})})
+                                         description="samples of a new draw, shifted by 5",
+                                         constants={"shift": 5}),
+                 "shifted_numbers": Control("reference", breaks=["mean"],
+                                            description="the claim's samples shifted by 5",
+                                            constants={"shift": 5})})
 def test_mean(tc):
-    x = tc.rng("data").uniform(0.0, 0.5, 100) + (5.0 if tc.control == "shifted_data" else 0.0)
+    stream = ("data", "shifted") if tc.control == "shifted_data" else ("data",)
+    x = tc.rng(*stream).uniform(0.0, 0.5, 100) + (5.0 if "shifted" in (tc.control or "") else 0.0)
     tc.conclusion.at_most("mean", x.mean(), 0.01 if tc.control == "stricter" else 1.0)
 '''
 
@@ -40,16 +44,19 @@ def results_of(pytester):
     return load_results(pytester.path / "reports" / "latest" / "results.json")
 
 
-def test_a_control_that_recomputes_is_independent_and_a_stricter_threshold_is_not(pytester, claim_file):
+def test_a_control_that_draws_anew_is_independent_and_a_stricter_or_shifted_reading_is_not(
+        pytester, claim_file):
     claim_file(TWO_CONTROLS)
-    pytester.runpytest("-p", "no:cacheprovider", "--tc-strict").assert_outcomes(passed=1, xfailed=2)
+    pytester.runpytest("-p", "no:cacheprovider", "--tc-strict").assert_outcomes(passed=1, xfailed=3)
     (entry,) = results_of(pytester)["claims"]
     evidence = {k["name"]: k["evidence"] for k in entry["controls"]}
-    assert evidence == {"stricter": DISCRIMINATION, "shifted_data": INDEPENDENT}
+    assert evidence == {"stricter": DISCRIMINATION, "shifted_data": INDEPENDENT,
+                        "shifted_numbers": DISCRIMINATION}
     assert entry["independent_controls"] == 1
     assert entry["calibration"] == ["bound 1 from the statement; stricter bound picked for the test"]
     md = (pytester.path / "reports/latest/report.md").read_text()
-    assert "Evidence: 1 of 2 controls independent." in md and "[reference, independent]" in md
+    assert "Evidence: 1 of 3 controls independent." in md
+    assert "[reference, independent: a draw from the random stream 'data/shifted'" in md
 
 
 def test_a_claim_with_only_discrimination_checks_fails_strict_unless_it_says_why(pytester, claim_file):
@@ -65,21 +72,6 @@ def test_a_claim_with_only_discrimination_checks_fails_strict_unless_it_says_why
     md = (pytester.path / "reports/latest/report.md").read_text()
     assert "(declared: an identity: nothing to perturb but the statement)" in md
     assert "**identity**" in md
-
-
-def test_evidence_class_compares_data_digests_and_array_references():
-    def case(data, ref="r", size=1, runs=()):
-        reads = {"data": data, "reference": ref, "reference_size": size}
-        return {"decisions": [{"name": "c", "detail": {"reads": reads}}],
-                "shared_runs": [{"key": k} for k in runs]}
-
-    claim_case = case("a")
-    assert evidence_class(claim_case, dict(case("a", "other"), breaks=["c"]))[0] == DISCRIMINATION
-    assert evidence_class(claim_case, dict(case("b"), breaks=["c"]))[0] == INDEPENDENT
-    assert evidence_class(claim_case, dict(case("a", "other", size=5), breaks=["c"]))[0] == INDEPENDENT
-    # a shared run of its own that returns the claim's numbers computes nothing new
-    same = evidence_class(claim_case, dict(case("a", runs=["k2"]), breaks=["c"]))
-    assert same[0] == DISCRIMINATION and "shared runs of its own" in same[1]
 
 
 def test_numerals_in_control_descriptions_must_be_sizes_or_declared_constants():

@@ -76,6 +76,11 @@ def open_in_browser(page, tmp_path) -> tuple[LoadedPage, list[str]]:
     return loaded, [line for line in run.stderr.splitlines() if ":CONSOLE" in line]
 
 
+def independent_evidence(claims: list[dict]) -> int:
+    """Claims with at least one independent control (`theorycheck.evidence`)."""
+    return sum(bool(c.get("independent_controls")) for c in claims)
+
+
 def expected_counts(results: dict) -> dict[str, dict[str, int]]:
     """The overview's cells computed from results.json: per paper, and the run's summary."""
     rows = {}
@@ -85,14 +90,16 @@ def expected_counts(results: dict) -> dict[str, dict[str, int]]:
         controls = Counter(k["outcome"] for c in claims for k in c["controls"])
         provenance = Counter(c["provenance"] for c in claims)
         rows[paper] = dict({"claims": len(claims), "controls": sum(controls.values()),
-                            "discrepancies": sum(c["kind"] == "discrepancy" for c in claims)},
+                            "discrepancies": sum(c["kind"] == "discrepancy" for c in claims),
+                            "independent_evidence": independent_evidence(claims)},
                            **{f"claim_outcomes.{o}": outcomes[o] for o in CLAIM_OUTCOMES},
                            **{f"control_outcomes.{o}": controls[o] for o in CONTROL_OUTCOMES},
                            **{f"provenance.{p}": provenance[p] for p in PROVENANCE})
     s = results["summary"]
     provenance = Counter(c["provenance"] for c in results["claims"])
     rows["__total__"] = dict({"claims": s["claims"], "controls": s["controls"],
-                              "discrepancies": s["discrepancies"]},
+                              "discrepancies": s["discrepancies"],
+                              "independent_evidence": independent_evidence(results["claims"])},
                              **{f"claim_outcomes.{o}": n for o, n in s["claim_outcomes"].items()},
                              **{f"control_outcomes.{o}": n for o, n in s["control_outcomes"].items()},
                              **{f"provenance.{p}": provenance[p] for p in PROVENANCE})

@@ -77,7 +77,7 @@ def test_two_shards_merged_equal_the_unsharded_run(project):
 
 
 def test_merge_refuses_runs_of_other_settings_and_conflicting_verdicts():
-    base = {"schema_version": 4, "tier": "quick", "device": "cpu", "dtype": "float64", "seed": 0,
+    base = {"schema_version": 5, "tier": "quick", "device": "cpu", "dtype": "float64", "seed": 0,
             "claims": [{"id": "a.b.c", "outcome": "passed", "controls": []}]}
     with pytest.raises(UsageError, match=r"differ in \['seed'\]"):
         merge_results([base, dict(base, seed=1)])

@@ -44,7 +44,6 @@ there only round-off and the margin pass the check, not the bound -- and when a 
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import numbers
 from dataclasses import asdict, dataclass, field
@@ -58,7 +57,6 @@ from .errors import InvalidInputError
 
 __all__ = [
     "Decision",
-    "digest",
     "close",
     "at_most",
     "at_least",
@@ -155,32 +153,6 @@ def jsonable(value: Any) -> Any:
         value = float(value)
         return value if math.isfinite(value) else str(value)
     return value
-
-
-def digest(value: Any) -> str:
-    """A short sha256 of ``value``'s numbers (arrays and tensors on any device, nested lists,
-    scalars; anything else by its ``repr``): equal digests mean the same numbers were read."""
-    hasher = hashlib.sha256()
-
-    def feed(v) -> None:
-        if hasattr(v, "detach") and hasattr(v, "cpu"):
-            v = v.detach().cpu().numpy()
-        if isinstance(v, (list, tuple)):
-            hasher.update(b"[")
-            for x in v:
-                feed(x)
-            hasher.update(b"]")
-        elif isinstance(v, (np.ndarray, np.generic, int, float, bool)) and np.asarray(v).dtype.kind in "fiub":
-            a = np.asarray(v, dtype=np.float64)
-            hasher.update(repr(a.shape).encode())
-            hasher.update(np.ascontiguousarray(a).tobytes())
-        elif isinstance(v, np.ndarray):
-            feed(v.tolist())
-        else:
-            hasher.update(repr(v).encode())
-
-    feed(value)
-    return hasher.hexdigest()[:16]
 
 
 def _all_finite(value: Any) -> bool:

@@ -350,7 +350,8 @@ def claim(
             if tc is None:
                 raise DeclarationError(f"claim {spec.id!r}: the function must take the "
                                             "'tc' fixture")
-            fn(*args, **kwargs)
+            with tc.recording():
+                fn(*args, **kwargs)
             tc.conclude()
 
         params = [pytest.param(None, id=CLAIM_VARIANT, marks=pytest.mark.claim)]

@@ -27,8 +27,9 @@ import numpy as np
 
 from .cache import SharedRun, SharedRunCache
 from . import checks
-from .checks import CHECKS, Decision, digest, jsonable
+from .checks import CHECKS, Decision, jsonable
 from .claim import ClaimSpec
+from .lineage import ComputationLog, recording, unrecorded
 from .errors import (CannotDiscriminate, ClaimFailure, ControlMisfire, DeclarationError,
                      HypothesesNotMet, InvalidInputError, NoDecisionError, UnknownNameError)
 from .runtime import OnRuntime, Runtime, derive_seed
@@ -48,65 +49,62 @@ ROLES = ("precondition", "conclusion")
 class _CheckRecorder:
     """``tc.conclusion.close(...)`` etc.: each call runs the check of :mod:`theorycheck.checks`
     of the same name, records its decision with this recorder's role and returns whether it
-    held.  The decision also records digests of what it read (``detail["reads"]``: the data
-    compared, and an array reference when the check has one), from which the report tells a
-    control that computed something of its own from one that re-judged its claim's numbers
-    (:mod:`theorycheck.evidence`)."""
+    held.  The decision also records how many computation events the case had logged when
+    it was made (``detail["computed_before"]``, :mod:`theorycheck.lineage`), from which the
+    report tells a control whose broken conclusion came after a computation of its own from
+    one that re-judged its claim's numbers (:mod:`theorycheck.evidence`)."""
 
-    def __init__(self, sink: list[Decision], role: str, dtype: str = "float64"):
+    def __init__(self, sink: list[Decision], role: str, computations: ComputationLog,
+                 dtype: str = "float64"):
         self._sink = sink
         self._role = role
+        self._computations = computations
         self._dtype = dtype
 
-    def _run(self, fn, data: tuple, reference: Any, args: tuple, kwargs: dict) -> bool:
+    def _run(self, fn, args: tuple, kwargs: dict) -> bool:
         if "dtype" in inspect.signature(fn).parameters:
             kwargs.setdefault("dtype", self._dtype)
         decision = fn(*args, **kwargs)
-        reads = {"data": digest(data)}
-        if reference is not None:
-            reads["reference"] = digest(reference)
-            reads["reference_size"] = int(np.size(jsonable(reference)))
-        decision = dataclasses.replace(decision, role=self._role,
-                                       detail={**decision.detail, "reads": reads})
+        decision = dataclasses.replace(decision, role=self._role, detail={
+            **decision.detail, "computed_before": len(self._computations)})
         self._sink.append(decision)
         return decision.passed
 
     def close(self, name: str, measured, expected, **kwargs) -> bool:
         """:func:`theorycheck.checks.close`, recorded."""
-        return self._run(checks.close, (measured,), expected, (name, measured, expected), kwargs)
+        return self._run(checks.close, (name, measured, expected), kwargs)
 
     def at_most(self, name: str, measured, bound, **kwargs) -> bool:
         """:func:`theorycheck.checks.at_most`, recorded."""
-        return self._run(checks.at_most, (measured,), bound, (name, measured, bound), kwargs)
+        return self._run(checks.at_most, (name, measured, bound), kwargs)
 
     def at_least(self, name: str, measured, bound, **kwargs) -> bool:
         """:func:`theorycheck.checks.at_least`, recorded."""
-        return self._run(checks.at_least, (measured,), bound, (name, measured, bound), kwargs)
+        return self._run(checks.at_least, (name, measured, bound), kwargs)
 
     def holds(self, name: str, condition, **kwargs) -> bool:
         """:func:`theorycheck.checks.holds`, recorded."""
-        return self._run(checks.holds, (condition,), None, (name, condition), kwargs)
+        return self._run(checks.holds, (name, condition), kwargs)
 
     def slope(self, name: str, x, y, **kwargs) -> bool:
         """:func:`theorycheck.checks.slope`, recorded."""
-        return self._run(checks.slope, (x, y), None, (name, x, y), kwargs)
+        return self._run(checks.slope, (name, x, y), kwargs)
 
     def binomial(self, name: str, successes, **kwargs) -> bool:
         """:func:`theorycheck.checks.binomial`, recorded."""
-        return self._run(checks.binomial, (successes,), None, (name, successes), kwargs)
+        return self._run(checks.binomial, (name, successes), kwargs)
 
     def wald(self, name: str, samples, **kwargs) -> bool:
         """:func:`theorycheck.checks.wald`, recorded."""
-        return self._run(checks.wald, (samples,), None, (name, samples), kwargs)
+        return self._run(checks.wald, (name, samples), kwargs)
 
     def chi_square(self, name: str, counts, probabilities, **kwargs) -> bool:
         """:func:`theorycheck.checks.chi_square`, recorded."""
-        return self._run(checks.chi_square, (counts,), probabilities, (name, counts, probabilities),
-                         kwargs)
+        return self._run(checks.chi_square, (name, counts, probabilities), kwargs)
 
     def monotone(self, name: str, series, **kwargs) -> bool:
         """:func:`theorycheck.checks.monotone`, recorded."""
-        return self._run(checks.monotone, (series,), None, (name, series), kwargs)
+        return self._run(checks.monotone, (name, series), kwargs)
 
     def __getattr__(self, name: str):
         raise AttributeError(f"no check named {name!r}; available: {', '.join(CHECKS)}")
@@ -172,8 +170,11 @@ class ClaimContext(OnRuntime):
         self.measurements: dict[str, Any] = {}
         self.plots: dict[str, dict] = {}
         self.seeds: dict[str, int] = {}
-        self.precondition = _CheckRecorder(self.decisions, "precondition", runtime.dtype)
-        self.conclusion = _CheckRecorder(self.decisions, "conclusion", runtime.dtype)
+        self.computations = ComputationLog()
+        self.precondition = _CheckRecorder(self.decisions, "precondition", self.computations,
+                                           runtime.dtype)
+        self.conclusion = _CheckRecorder(self.decisions, "conclusion", self.computations,
+                                         runtime.dtype)
         self.check = _NoRole()
         self.cache = cache if cache is not None else SharedRunCache(None)  # None: memo only
         self.shared_runs: list[dict] = []
@@ -215,27 +216,44 @@ class ClaimContext(OnRuntime):
     # -- randomness --------------------------------------------------------------------------
     def seed(self, *stream: object) -> int:
         """The seed of a named stream: a hash of (base seed, claim id, ``*stream``).  Every stream
-        asked for is listed in results.json (``seeds``) so that the case can be rerun."""
+        asked for is listed in results.json (``seeds``) so that the case can be rerun, and
+        logged as a ``draw`` computation (:mod:`theorycheck.lineage`) whose identity is the seed:
+        the claim and its controls asking for one stream get one draw."""
         value = derive_seed(self.runtime.seed, self.spec.id, *stream)
-        self.seeds["/".join(map(str, stream))] = value
+        name = "/".join(map(str, stream))
+        self.seeds[name] = value
+        self.computations.log("draw", name, {"seed": str(value)})
         return value
 
     def rng(self, *stream: object) -> np.random.Generator:
         """An independent numpy Generator for a named stream (e.g. ``tc.rng("data")``).
 
         Controls share the claim's streams, so a control differs from its claim only by
-        its perturbation."""
+        its perturbation; a control that draws new data asks for a stream of another name
+        (e.g. ``tc.rng("data", "fresh")``), which is then a computation its claim did not run."""
         return np.random.default_rng(self.seed(*stream))
 
     # -- shared runs -------------------------------------------------------------------------
     def use(self, run: SharedRun, **config) -> Any:
         """The value of a shared run (:func:`theorycheck.shared_run`) with keyword ``config``:
         from the process memo, the disk cache, or computed and stored.  The use is recorded
-        in ``shared_runs`` (name, key, config, sizes, seed, source).  Treat it as read-only:
-        other claims get the same object."""
-        value, record = self.cache.use(run, self.runtime, config)
-        self.shared_runs.append(jsonable(record))  # strict JSON: an infinite setting -> "inf"
+        in ``shared_runs`` (name, key, config, sizes, seed, source) and logged as a
+        ``shared_run`` computation identified by its cache key (what the run computes inside
+        is covered by the key and not logged again).  Treat the value as read-only: other
+        claims get the same object."""
+        with unrecorded():
+            value, record = self.cache.use(run, self.runtime, config)
+        record = jsonable(record)  # strict JSON: an infinite setting -> "inf"
+        self.shared_runs.append(record)
+        self.computations.log("shared_run", run.name, {"key": record["key"]},
+                              detail={"config": record["config"]})
         return value
+
+    def recording(self):
+        """A context manager under which the library's computations (solvers, trajectory
+        runs) log their events into this case's ``computations``; the ``@claim`` wrapper runs
+        the claim function under it."""
+        return recording(self.computations)
 
     @property
     def shared_keys(self) -> set[str]:
@@ -396,6 +414,7 @@ class ClaimContext(OnRuntime):
             "measurements": self.measurements,
             "plots": list(self.plots.values()),
             "shared_runs": self.shared_runs,
+            "computations": self.computations.events,
             "sizes": self.sizes,
             "seeds": dict(self.seeds),
         }

@@ -495,9 +495,10 @@ def annotate_run(results: dict, *, commit: str | None, partial: str | None) -> l
                                       f"discriminate: {decision['warnings'][0]}")
         if classify_controls(claim) == 0 and not claim.get("single_evidence"):
             undiscriminating.append(
-                f"{claim['id']}: no independent control (every control re-judges the claim's own "
-                "numbers): add one that recomputes under perturbed data, reference or dynamics, "
-                "or declare why not (@claim(single_evidence=...))")
+                f"{claim['id']}: no independent control (no conclusion a control broke was decided "
+                "after a computation of its own: a shared run, draw, solver call or trajectory run "
+                "the claim did not make): add one that recomputes under perturbed data, reference "
+                "or dynamics, or declare why not (@claim(single_evidence=...))")
         for plot in claim.get("plots", []):
             hidden = curves_outside_axes(plot, control_overlays(claim, plot["name"]))
             if hidden:

@@ -18,6 +18,7 @@ from typing import Mapping
 import torch
 
 from theorycheck.errors import DeclarationError
+from theorycheck.lineage import computation
 from theorycheck.models.base import Model
 from theorycheck.optim.gradient import register_optimizer
 from theorycheck.optim.step import Step
@@ -59,6 +60,7 @@ class Adam(Step):
 
 register_optimizer("adam")(lambda model: Adam(model, 0.01))  # in the conformance suite
 
+@computation('trajectory', inputs=('model', 'params', 'lr', 'options'))
 def adam_steps(model: Model, params: Mapping[str, torch.Tensor], steps: int, lr: float,
                **options) -> dict[str, torch.Tensor]:
     """``params`` after ``steps`` Adam steps (no recording)."""

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from theorycheck.errors import DeclarationError, NonFiniteIterateError, UnknownNameError
+from theorycheck.lineage import computation
 from theorycheck.models.base import Model
 from theorycheck.optim.metrics import Iterate
 
@@ -133,6 +134,7 @@ def _in_representation(step, params0, representation):
     return step, dict(params0), model if isinstance(model, Model) else None
 
 
+@computation('trajectory', inputs=('step', 'params0'))
 def run_trajectory(step, params0: Mapping[str, torch.Tensor], steps: int, metrics, checkpoints=None,
                    check_every=256, on_nonfinite="raise", representation="cheapest"):
     r"""Iterate theta_{t+1} = step(t, theta_t) for t = 0..steps-1 from the parameter dict theta_0.

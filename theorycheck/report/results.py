@@ -44,7 +44,7 @@ __all__ = ["all_good", "assemble_results", "load_results", "summarize", "validat
            "summary_counts", "SCHEMA_VERSION"]
 
 #: bumped whenever a field is added, removed or changes meaning
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 CLAIM_OUTCOMES = ("passed", "failed", "hypotheses_not_met", "error", "skipped", "not_run")
 CONTROL_OUTCOMES = ("failed_as_expected", "passed_unexpectedly", "misfired", "error", "skipped",
                     "not_run")
@@ -52,7 +52,8 @@ CONTROL_OUTCOMES = ("failed_as_expected", "passed_unexpectedly", "misfired", "er
 _CASE_FIELDS = {"outcome": "not_run", "error_kind": None, "duration_s": 0.0, "cpu_s": 0.0,
                 "peak_rss_mb": None, "sizes": {},
                 "seeds": {}, "measurements": {}, "decisions": [], "failed_conclusions": [],
-                "failed_preconditions": [], "message": None, "shared_runs": []}
+                "failed_preconditions": [], "message": None, "shared_runs": [],
+                "computations": []}
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 
 

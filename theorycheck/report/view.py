@@ -246,7 +246,15 @@ def control_view(k: dict) -> dict:
             "decisions": [decision_view(d) for d in k.get("decisions", [])],
             "message": k.get("message") if k["outcome"] != "failed_as_expected" else None,
             "duration_s": k.get("duration_s", 0.0), "calibrated": _calibrated_text(k),
-            "evidence": k.get("evidence") or "", "evidence_reason": k.get("evidence_reason") or ""}
+            "evidence": evidence_label(k), "evidence_reason": k.get("evidence_reason") or ""}
+
+
+def evidence_label(k: dict) -> str:
+    """A control's evidence class (`theorycheck.evidence`) with, for an independent one, its
+    lineage: the computations of its own that the conclusion it broke was decided after."""
+    kind = k.get("evidence") or ""
+    lineage = k.get("evidence_lineage") or []
+    return f"{kind}: {'; '.join(lineage)}" if kind and lineage else kind
 
 
 def rerun_command(c: dict, results: dict) -> str:
@@ -295,6 +303,7 @@ def claim_view(c: dict, results: dict) -> dict:
             "calibration": list(c.get("calibration") or []),
             "calibrated": _calibrated_text(c),
             "evidence": evidence_text(c),
+            "independent_controls": c.get("independent_controls"),
             "bad": c["outcome"] in BAD_OUTCOMES or any(k["bad"] for k in controls),
             "doc": inspect.cleandoc(c.get("doc") or ""), "corrected_by": c.get("corrected_by"),
             "message": c.get("message") if c["outcome"] != "passed" else None,
@@ -320,6 +329,7 @@ def paper_overview(claims: list[dict]) -> dict:
             "controls": sum(controls.values()),
             "control_outcomes": {o: controls.get(o, 0) for o in CONTROL_OUTCOMES},
             "errata": sum(c["kind"] == "discrepancy" for c in claims),
+            "independent_evidence": sum(bool(c["independent_controls"]) for c in claims),
             "provenance": {p: provenance.get(p, 0) for p in PROVENANCES},
             "wall_s": sum(c["wall_s"] for c in claims),
             "bad": any(c["bad"] for c in claims)}

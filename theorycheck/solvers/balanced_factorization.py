@@ -33,6 +33,7 @@ import scipy.stats
 import torch
 
 from theorycheck.errors import InvalidInputError, ReferenceComputationError
+from theorycheck.lineage import computation
 from theorycheck.models.base import Model
 from theorycheck.solvers.curvature import dense_hessian
 
@@ -60,6 +61,7 @@ def _riemannian_asymmetry(R, D, A, G):
     return float(np.max(np.abs(S - S.T)))
 
 
+@computation('solver', inputs=('D', 'A', 'G', 'starts'))
 def weighted_procrustes(D, A, G, starts, *, tol=1e-11, max_iter=20000):
     r"""argmin over R in O(d) of `procrustes_objective` by majorize-minimize from every start;
     returns (R, f(R)) of the best.  ReferenceComputationError if no start reaches the
@@ -136,6 +138,7 @@ def _projection(V, K, Sigma, W, R, weight):
     return ManifoldProjection(R, Vs, Ks, sigma_bar_distance(V, K, Vs, Ks, weight))
 
 
+@computation('solver', inputs=('V', 'K', 'Sigma', 'W', 'weight'))
 def project_to_manifold(V, K, Sigma, W, rng, *, random_starts=8, weight=None, starts=(), polar_starts=True):
     r"""The projection of (V, K) onto the manifold of (W*, Sigma) in the norm
     ||V||^2 + tr(K^T Omega K), Omega = ``weight`` (default Sigma: the extended-covariance
@@ -158,6 +161,7 @@ def project_to_manifold(V, K, Sigma, W, rng, *, random_starts=8, weight=None, st
     return _projection(V, K, Sigma, W, weighted_procrustes(D, A, G, starts)[0], weight)
 
 
+@computation('solver', inputs=('V', 'K', 'Sigma', 'W'))
 def brute_force_projection(V, K, Sigma, W, rng, *, samples=20000):
     r"""The best theta_R over ``samples`` Haar-random R in O(d) (both components): an
     independent, derivative-free reference for `project_to_manifold` (small d only)."""

@@ -14,6 +14,7 @@ import torch
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from theorycheck.errors import UsageError
+from theorycheck.lineage import computation
 from theorycheck.models.base import Model, Params
 
 __all__ = ["flatten_params", "unflatten_params", "dense_hessian", "top_hessian_eigenvalues"]
@@ -42,6 +43,7 @@ def _single_trial(model: Model, params: Params, what: str) -> None:
         raise UsageError(f"{what}: needs one trial (K = 1); use model.restrict([k])")
 
 
+@computation('solver', inputs=('model', 'params'))
 def dense_hessian(model: Model, params: Params) -> torch.Tensor:
     """The Hessian (D, D) of ``reference_loss`` of a one-trial model at ``params``."""
     _single_trial(model, params, "dense_hessian")
@@ -53,6 +55,7 @@ def dense_hessian(model: Model, params: Params) -> torch.Tensor:
     return torch.func.hessian(loss)(theta)
 
 
+@computation('solver', inputs=('model', 'params', 'k'))
 def top_hessian_eigenvalues(model: Model, params: Params, *, k: int = 1,
                             tol: float = 1e-12) -> np.ndarray:
     """The ``k`` largest (algebraic) Hessian eigenvalues of every trial, (K, k), descending,

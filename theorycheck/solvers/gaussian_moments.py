@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from theorycheck.errors import DeclarationError
+from theorycheck.lineage import computation
 
 __all__ = ["sample_covariance_quadratic_mean", "softmax_weight_second_moment_limit",
            "softmax_average_mse_limit", "softmax_weight_second_moment_bound",
@@ -146,6 +147,7 @@ def _weight_moments(q, n, t, ds, w0, log_phi, phi_2q):
     return base, float(fresh), float(own)
 
 
+@computation('solver', inputs=('q', 'tau', 'n'))
 def softmax_weight_second_moments_exact(q, tau, n):
     r"""``(E[s_j^2], E[s_0^2])`` exactly (quadrature, relative accuracy ~1e-12) for n keys: a
     fixed one of score ``tau`` (weight s_0) and n - 1 fresh ones with scores a ~ N(0, q) (s_j,
@@ -160,6 +162,7 @@ def softmax_weight_second_moments_exact(q, tau, n):
     return _weight_moments(q, n, *_softmax_laplace_terms(q, tau, n))[1:]
 
 
+@computation('solver', inputs=('x', 'u', 'Sigma', 'n'))
 def softmax_average_mse_exact(x, u, Sigma, n):
     r"""``E||a - Sigma u||^2`` exactly (quadrature) for the softmax average ``a = s_0 x + sum_j
     s_j x_j`` over the fixed key ``x`` (score tau = u^T x) and n - 1 fresh keys x_j ~ N(0,

@@ -45,6 +45,7 @@ import numpy as np
 import torch
 
 from theorycheck.errors import InfeasibleProgramError, InvalidInputError, SolverAccuracyError
+from theorycheck.lineage import computation
 from theorycheck.optim.mirror import inverse_mirror_map, lp_norm, mirror_map
 from theorycheck.solvers.margin import (
     INFEASIBILITY_TOL,
@@ -205,6 +206,7 @@ def _polish(A, B, W, lam, p, iterations=60):
     return Wm, mu / lp(Wm, p) ** (p - 1)
 
 
+@computation('solver', inputs=('A', 'B', 'index', 'p'))
 def solve_lp_margin_program(A, B, index, p: float, *, program="l_p margin program",
                             where="an unnamed instance") -> LpMarginSolution:
     """Certified solution of ``min ||W||_p s.t. a_k^T W b_k >= 1`` (module docstring).
@@ -268,6 +270,7 @@ def _failure(A, B, index, program, where, reason) -> Exception:
                                f"program is feasible (hull distance {distance:.3e}): {reason}")
 
 
+@computation('solver', inputs=('X', 'opt', 'p', 'queries'))
 def solve_lp_wsvm(X, opt, p: float, *, queries=None, name="unnamed", trial=None) -> LpMarginSolution:
     r"""Certified l_p W-SVM ``min ||W||_p s.t. (x_{i,opt_i} - x_{i,t})^T W z_i >= 1`` (t != opt_i)
     for one instance ``X (n, T, d)``, designated tokens ``opt (n,)``, queries ``z_i = x_{i,0}``
@@ -277,6 +280,7 @@ def solve_lp_wsvm(X, opt, p: float, *, queries=None, name="unnamed", trial=None)
     return solve_lp_margin_program(A, B, index, p, program=f"l_{p:g} W-SVM", where=where)
 
 
+@computation('solver', inputs=('Z', 'y', 'p'))
 def solve_lp_usvm(Z, y, p: float, *, name="unnamed", trial=None) -> LpMarginSolution:
     r"""Certified l_p u-SVM ``min ||u||_p s.t. y_i u^T z_i >= 1`` for ``Z (n, d)``, ``y (n,)``;
     ``solution.W`` is ``u`` as a ``(d, 1)`` matrix."""

@@ -38,6 +38,7 @@ import cvxpy as cp
 import numpy as np
 
 from theorycheck.errors import InfeasibleProgramError, InvalidInputError, SolverAccuracyError
+from theorycheck.lineage import computation
 
 __all__ = ["MarginCertificate", "MarginSolution", "certify", "clear_cache", "combine_constraints",
            "constraint_values", "gram_kernel", "hull_distance", "solve_margin_program",
@@ -217,6 +218,7 @@ def _solve_dual(A, B):
 METHODS = {"primal": _solve_primal, "dual": _solve_dual}
 
 
+@computation('solver', inputs=('A', 'B'))
 def hull_distance(A: np.ndarray, B: np.ndarray) -> tuple[float, np.ndarray]:
     """``dist(0, conv{F_k}) = min_{v >= 0, 1^T v = 1} ||sum_k v_k F_k||_F`` and its minimizer ``v``.
 
@@ -265,6 +267,7 @@ def _cache_key(A, B, method) -> tuple:
     return (method, A.shape, B.shape, digest.hexdigest())
 
 
+@computation('solver', inputs=('A', 'B', 'index'))
 def solve_margin_program(
     A: np.ndarray,
     B: np.ndarray,

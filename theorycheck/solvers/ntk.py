@@ -27,6 +27,7 @@ import math
 import torch
 
 from theorycheck.errors import DeclarationError
+from theorycheck.lineage import computation
 
 __all__ = ["softmax_limit_kernel", "exp_limit_kernel", "relu_limit_kernel", "LIMIT_KERNELS",
            "output_kernel", "kernel_gd_predictions", "spectral_filter"]
@@ -84,6 +85,7 @@ def spectral_filter(mu, step, T):
     return torch.where(mu > 0, done / torch.where(mu > 0, mu, 1.0), step * T)
 
 
+@computation('trajectory', inputs=('H', 'K_test', 'y', 'step'))
 def kernel_gd_predictions(H, K_test, y, step, times):
     r"""``f(T)`` of kernel gradient descent from zero for every ``T`` in ``times``.
 

@@ -34,6 +34,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from theorycheck.errors import ReferenceComputationError, UsageError
+from theorycheck.lineage import computation
 
 __all__ = ["count_cells", "relu_network_hyperplanes", "relu_network_regions",
            "general_position_cells", "central_cells", "grid_lower_bound", "grid_construction"]
@@ -62,6 +63,7 @@ def _deepest_point(normals, offsets, signs):
     return -res.fun, res.x[:s]
 
 
+@computation('solver', inputs=('normals', 'offsets'))
 def count_cells(normals, offsets, *, tol: float = CELL_TOL) -> int:
     """The number of open cells of the arrangement ``{x : normals_j^T x + offsets_j = 0}`` in
     ``R^s`` (normals (m, s), offsets (m,)), by incremental LP splitting (module docstring)."""
@@ -134,6 +136,7 @@ def _coinciding_hyperplanes(normals, offsets, lengths) -> np.ndarray:
     return order[labels.ravel()]
 
 
+@computation('solver', inputs=('W1', 'b', 'w2', 'a'))
 def relu_network_regions(W1, b, w2, a, *, tol: float = CELL_TOL) -> int:
     """The number of linear regions of ``w2^T relu(W1^T (x * a) + b)`` (distinct hyperplanes
     assumed: see the module docstring)."""

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from theorycheck.errors import InvalidInputError
+from theorycheck.lineage import computation
 from theorycheck.models.base import Model
 from theorycheck.solvers.sphere import lp_sphere_minimize
 
@@ -58,6 +59,7 @@ def _check(model, R, p, starts):
     return R, p
 
 
+@computation('solver', inputs=('model', 'R', 'p', 'starts'))
 def lp_regularization_path(model: Model, R, p, starts, *, tol: float, max_iter: int = 2000) -> RegularizationPath:
     r"""Regularization path over l_p balls: W_{R_j} = argmin_{||W||_p <= R_j} L_j(W), on the sphere ||W||_p = R_j.
 

@@ -26,6 +26,7 @@ import torch
 from scipy import optimize
 
 from theorycheck.errors import SolverAccuracyError, UsageError
+from theorycheck.lineage import computation
 from theorycheck.optim.mirror import lp_norm, mirror_map
 
 __all__ = ["SphereMinimum", "lp_sphere_minimize", "sphere_projected_gradient"]
@@ -69,6 +70,7 @@ def _check_inputs(R, p, W0):
     return R, p, W0
 
 
+@computation('solver', inputs=('value_and_gradient', 'R', 'p', 'W0', 'weights'))
 def lp_sphere_minimize(value_and_gradient: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
                        R, p, W0, *, weights=None, tol: float = 1e-6,
                        converged: Callable[[np.ndarray, np.ndarray], bool] | None = None,

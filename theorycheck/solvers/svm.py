@@ -25,6 +25,7 @@ import numpy as np
 
 from theorycheck.solvers.margin import MarginCertificate, MarginSolution, solve_margin_program
 from theorycheck.errors import InvalidInputError
+from theorycheck.lineage import computation
 
 __all__ = ["USVMSolution", "solve_usvm", "solve_usvm_batch", "solve_wsvm", "solve_wsvm_batch",
            "wsvm_constraint_factors", "wsvm_orthonormal_closed_form"]
@@ -62,6 +63,7 @@ def wsvm_constraint_factors(X: np.ndarray, opt: np.ndarray, queries: np.ndarray 
     return X[samples, opt[samples]] - X[samples, tokens], queries[samples], index
 
 
+@computation('solver', inputs=('X', 'opt', 'queries'))
 def solve_wsvm(
     X: np.ndarray,
     opt: np.ndarray,
@@ -88,6 +90,7 @@ def _check_batch(X: np.ndarray, opt: np.ndarray, y: np.ndarray | None = None) ->
         raise InvalidInputError(f"need X (K, n, T, d) and opt{'' if y is None else ', y'} (K, n), got {shapes}")
 
 
+@computation('solver', inputs=('X', 'opt'))
 def solve_wsvm_batch(
     X: np.ndarray, opt: np.ndarray, *, method: str = "dual", name: str = "unnamed"
 ) -> np.ndarray:
@@ -115,6 +118,7 @@ class USVMSolution:
         return 1.0 / float(np.linalg.norm(self.u))
 
 
+@computation('solver', inputs=('Z', 'y'))
 def solve_usvm(
     Z: np.ndarray,
     y: np.ndarray,
@@ -142,6 +146,7 @@ def solve_usvm(
     return USVMSolution(solution.W[:, 0], solution.multipliers, solution.certificate)
 
 
+@computation('solver', inputs=('X', 'y', 'opt'))
 def solve_usvm_batch(
     X: np.ndarray, y: np.ndarray, opt: np.ndarray, *, method: str = "primal", name: str = "unnamed"
 ) -> np.ndarray:
