@@ -1,0 +1,165 @@
+"""Faults and bad input on the file side (issue 35): nothing lost, nothing rewritten that
+theorycheck did not make, a bad input file never costs the report.  One test per case; the
+guarantees in docs/guarantees.md name them."""
+import json
+import math
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+from theorycheck import shared_run
+from theorycheck.cache import (CacheWarning, DiskCache, SharedRunCache, TAG_NAME, cache_from_options)
+from theorycheck.errors import UsageError
+from theorycheck.files import BadFileError, WriteError, atomic_write, read_json
+from theorycheck.runtime import Runtime
+
+RT = Runtime()
+CALLS = []
+
+
+@shared_run(scope="test")
+def small_run(run, *, scale=1.0):
+    CALLS.append(scale)
+    return run.rng("x").standard_normal(4) * scale
+
+
+@pytest.fixture(autouse=True)
+def _reset_calls():
+    CALLS.clear()
+
+
+def cache_at(root) -> SharedRunCache:
+    return SharedRunCache(DiskCache(root))
+
+
+def fail_writes_under(monkeypatch, root):
+    """Make every write and delete under ``root`` fail as on a read-only folder (the tests
+    may run as root, for whom chmod does not forbid writing)."""
+    import tempfile
+
+    root = str(root)
+    mkstemp, unlink = tempfile.mkstemp, pathlib.Path.unlink
+
+    def refuse_mkstemp(*args, dir=None, **kwargs):
+        if dir is not None and str(dir).startswith(root):
+            raise PermissionError(13, "Permission denied")
+        return mkstemp(*args, dir=dir, **kwargs)
+
+    def refuse_unlink(self, *args, **kwargs):
+        if str(self).startswith(root):
+            raise PermissionError(13, "Permission denied")
+        return unlink(self, *args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse_mkstemp)
+    monkeypatch.setattr(pathlib.Path, "unlink", refuse_unlink)
+
+
+# -- the I/O module -----------------------------------------------------------------------------
+def test_atomic_write_leaves_the_old_file_whole_when_the_write_fails(tmp_path, monkeypatch):
+    target = atomic_write(tmp_path / "results.json", '{"old": true}')
+
+    def full_disk(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    with pytest.raises(WriteError, match="results.json.*No space left"):
+        atomic_write(target, '{"new": true}' * 1000)
+    monkeypatch.undo()
+    assert json.loads(target.read_text()) == {"old": True}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]   # no temporary left
+
+
+def test_read_json_names_the_file_for_every_kind_of_bad_file(tmp_path):
+    cases = {"missing.json": None, "truncated.json": '{"claims": [1, 2', "binary.json": b"\xff\xfe",
+             "deep.json": "[" * 100_000 + "]" * 100_000}
+    for name, content in cases.items():
+        if isinstance(content, bytes):
+            (tmp_path / name).write_bytes(content)
+        elif content is not None:
+            (tmp_path / name).write_text(content)
+        with pytest.raises(BadFileError, match=name):
+            read_json(tmp_path / name, "results file")
+    (tmp_path / "other.json").write_text('{"kind": "something else"}')
+    with pytest.raises(BadFileError, match="expected kind 'theorycheck-digest'"):
+        read_json(tmp_path / "other.json", "baseline", expect={"kind": "theorycheck-digest"})
+
+
+# -- the cache: only its own files (item 2) --------------------------------------------------------
+def test_the_cache_refuses_to_adopt_a_folder_of_other_files(tmp_path):
+    (tmp_path / "ml").mkdir()
+    (tmp_path / "ml" / "model.pkl").write_bytes(b"the user's model")
+    with pytest.raises(UsageError, match="holds 'ml'.*no theorycheck cache"):
+        cache_from_options(tmp_path, tmp_path, ".", no_cache=False)
+    with pytest.warns(CacheWarning, match="did not make"):
+        cache_at(tmp_path).use(small_run, RT, {})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ml"]          # no CACHEDIR.TAG, no entry
+
+
+def test_cache_clear_deletes_only_the_entries_it_wrote(tmp_path):
+    root = tmp_path / "cache"
+    cache_at(root).use(small_run, RT, {})
+    key_like = "ab" + "0" * 62
+    foreign = [root / "ml" / "model.pkl", root / "ab" / "model.pkl", root / "ab" / f"{key_like}.pkl",
+               root / "notes.txt"]
+    for path in foreign:
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(b"not theorycheck's")
+    assert DiskCache.existing(root).clear().entries == 1
+    assert all(path.read_bytes() == b"not theorycheck's" for path in foreign)
+    assert DiskCache(root).entries() == []
+
+
+# -- the cache: entries bound to their key, sidecars validated (items 4, 5) -----------------------
+def test_an_entry_copied_over_another_keys_file_is_a_miss_with_a_warning(tmp_path):
+    cache = cache_at(tmp_path / "c")
+    one, first = cache.use(small_run, RT, {"scale": 1.0})
+    two, second = cache.use(small_run, RT, {"scale": 2.0})
+    disk = DiskCache(tmp_path / "c")
+    disk.path(second["key"]).write_bytes(disk.path(first["key"]).read_bytes())
+    with pytest.warns(CacheWarning, match="holds the entry of key"):
+        value, record = cache_at(tmp_path / "c").use(small_run, RT, {"scale": 2.0})
+    assert record["source"] == "computed" and np.array_equal(value, two)
+    assert not np.array_equal(value, one)
+
+
+def test_a_corrupt_entry_in_a_read_only_cache_is_recomputed(tmp_path, monkeypatch):
+    root = tmp_path / "c"
+    fresh, record = cache_at(root).use(small_run, RT, {})
+    DiskCache(root).path(record["key"]).write_bytes(b"garbage")
+    fail_writes_under(monkeypatch, root)
+    with pytest.warns(CacheWarning) as caught:
+        value, again = cache_at(root).use(small_run, RT, {})
+    assert again["source"] == "computed" and np.array_equal(value, fresh)
+    assert any("discarded corrupted entry" in str(w.message) for w in caught)
+
+
+def test_a_read_only_cache_computes_without_storing_with_one_warning(tmp_path, monkeypatch):
+    root = tmp_path / "c"
+    cache_at(root).use(small_run, RT, {"scale": 3.0})            # the folder exists and is the cache's
+    fail_writes_under(monkeypatch, root)
+    cache = cache_at(root)
+    with pytest.warns(CacheWarning) as caught:
+        for scale in (1.0, 2.0):
+            assert cache.use(small_run, RT, {"scale": scale})[1]["source"] == "computed"
+    assert len(caught) == 1 and "computed and not stored" in str(caught[0].message)
+    assert len(DiskCache(root).entries()) == 1
+
+
+@pytest.mark.parametrize("cpu_s", [-5.0, math.nan, "abc", True])
+def test_a_cost_sidecar_with_a_bad_cpu_s_is_ignored_with_a_warning(tmp_path, cpu_s):
+    root = tmp_path / "c"
+    key = cache_at(root).use(small_run, RT, {})[1]["key"]
+    DiskCache(root).cost_path(key).write_text(json.dumps({"cpu_s": cpu_s, "key": key}))
+    with pytest.warns(CacheWarning, match="cpu_s must be a finite number >= 0"):
+        record = cache_at(root).use(small_run, RT, {})[1]
+    assert record["source"] == "disk" and "cpu_s" not in record
+
+
+def test_a_cost_sidecar_of_another_key_is_ignored_with_a_warning(tmp_path):
+    root = tmp_path / "c"
+    key = cache_at(root).use(small_run, RT, {})[1]["key"]
+    DiskCache(root).cost_path(key).write_text(json.dumps({"cpu_s": 1.0, "key": "f" * 64}))
+    with pytest.warns(CacheWarning, match="not of"):
+        assert "cpu_s" not in cache_at(root).use(small_run, RT, {})[1]
