@@ -163,3 +163,143 @@ def test_a_cost_sidecar_of_another_key_is_ignored_with_a_warning(tmp_path):
     DiskCache(root).cost_path(key).write_text(json.dumps({"cpu_s": 1.0, "key": "f" * 64}))
     with pytest.warns(CacheWarning, match="not of"):
         assert "cpu_s" not in cache_at(root).use(small_run, RT, {})[1]
+
+
+# -- reports and merges: only their own files, never over their inputs (items 2, 3, 9) ----------
+def sample_run(folder, **changes):
+    from tests.report_samples import sample_results
+    from theorycheck.report import write_report
+
+    return write_report(dict(sample_results(), **changes), folder)
+
+
+def test_a_report_refuses_a_folder_holding_files_it_did_not_make(tmp_path):
+    from theorycheck.report import write_report
+    from tests.report_samples import sample_results
+
+    folder = tmp_path / "D"
+    (folder / "plots").mkdir(parents=True)
+    (folder / "plots" / "figure.png").write_bytes(b"the user's figure")
+    (folder / "report.md").write_text("the user's notes")
+    with pytest.raises(WriteError, match="'plots/figure.png', which theorycheck did not make"):
+        write_report(sample_results(), folder)
+    assert (folder / "plots" / "figure.png").read_bytes() == b"the user's figure"
+    assert (folder / "report.md").read_text() == "the user's notes"
+
+
+def test_a_report_deletes_only_the_plot_files_it_named(tmp_path):
+    out = sample_run(tmp_path / "run")
+    (out / "plots" / "figure.png").write_bytes(b"added later by the user")
+    sample_run(out, tier="quick")
+    assert (out / "plots" / "figure.png").read_bytes() == b"added later by the user"
+
+
+def test_report_of_a_run_leaves_its_results_json_untouched(tmp_path):
+    from theorycheck import cli
+
+    out = sample_run(tmp_path / "run")
+    before = (out / "results.json").read_bytes(), (out / "results.json").stat().st_mtime_ns
+    (out / "report.html").unlink()
+    assert cli.main(["report", str(out)]) == 0
+    assert (out / "report.html").is_file()
+    assert ((out / "results.json").read_bytes(), (out / "results.json").stat().st_mtime_ns) == before
+
+
+def run_limited(args, cwd, limit_bytes, timeout=300):
+    """``python -m <args>`` in ``cwd`` with every file it writes limited to ``limit_bytes``
+    (RLIMIT_FSIZE: writing more fails with EFBIG, as on a full disk)."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True,
+                          preexec_fn=limit, timeout=timeout,
+                          env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+
+
+def test_report_under_a_file_size_limit_is_one_error_line_and_the_run_stays_whole(tmp_path):
+    out = sample_run(tmp_path / "run")
+    files = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    (out / "report.html").unlink()
+    done = run_limited(["theorycheck", "report", str(out), "--out", str(tmp_path / "copy")],
+                       tmp_path, limit_bytes=512)
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert "cannot write" in done.stderr and "File too large" in done.stderr
+    assert all(path.read_bytes() == data for path, data in files.items()
+               if path.name != "report.html")
+    leftovers = [p for p in (tmp_path / "copy").rglob("*") if p.is_file() and p.stat().st_size >= 512]
+    assert leftovers == []                      # nothing truncated left at the limit
+
+
+def test_merge_refuses_to_write_over_its_inputs(tmp_path):
+    from theorycheck import cli
+
+    a, b = sample_run(tmp_path / "A", shard="1/2"), sample_run(tmp_path / "B", shard="2/2")
+    before = (a / "results.json").read_bytes()
+    with pytest.raises(SystemExit, match="holds the input"):
+        cli.main(["merge", str(a), str(b), "--out", str(a)])
+    with pytest.raises(SystemExit, match="holds the input"):
+        cli.main(["merge", str(a / "results.json"), str(b), "--out", str(tmp_path)])
+    assert (a / "results.json").read_bytes() == before
+
+
+@pytest.mark.parametrize("verb", [
+    lambda run, bad: ["report", str(run), "--out", str(bad / "sub")],
+    lambda run, bad: ["diff", str(run), str(run), "--json", str(bad / "changes.json")],
+    lambda run, bad: ["baseline", str(run), "--out", str(bad / "baseline.json")],
+])
+def test_a_bad_output_path_is_one_line_naming_it(tmp_path, verb):
+    from theorycheck import cli
+
+    run = sample_run(tmp_path / "run", partial=False)
+    bad = tmp_path / "a-file"
+    bad.write_text("not a folder")
+    with pytest.raises(SystemExit) as exc:
+        cli.main(verb(run, bad))
+    message = str(exc.value.code)
+    assert str(bad) in message and "\n" not in message and message.startswith("theorycheck ")
+
+
+# -- merge provenance (item 6) --------------------------------------------------------------------
+def shard_pair(**second):
+    from tests.report_samples import sample_results
+
+    first, other = sample_results(), sample_results()
+    first.update(shard="1/2", commit="a" * 40)
+    other.update(dict(shard="2/2", commit="a" * 40), **second)
+    return first, other
+
+
+@pytest.mark.parametrize("change, named", [
+    ({"commit": "b" * 40}, "commit"),
+    ({"theorycheck_version": "0.0.1"}, "theorycheck_version"),
+    ({"environment": {"numpy": "0.1"}}, "environment.numpy"),
+])
+def test_merge_refuses_shards_of_another_commit_or_version_unless_allowed(change, named):
+    from theorycheck.report.view import run_warnings
+    from theorycheck.shards import merge_results
+
+    parts = shard_pair(**change)
+    with pytest.raises(UsageError, match=f"different {named}.*--allow-mixed"):
+        merge_results(list(parts))
+    merged = merge_results(list(parts), allow_mixed=True)
+    assert named in merged["mixed_provenance"]
+    assert any(named in line and "--allow-mixed" in line for line in run_warnings(merged))
+
+
+@pytest.mark.parametrize("change", [{"tier": "full"}, {"seed": 4}])
+def test_merge_refuses_shards_of_other_settings_even_when_mixed_is_allowed(change):
+    from theorycheck.shards import merge_results
+
+    with pytest.raises(UsageError, match="the runs differ in"):
+        merge_results(list(shard_pair(**change)), allow_mixed=True)
+
+
+def test_merge_of_a_shard_field_that_is_not_i_of_n_is_a_clear_error():
+    from theorycheck.shards import merge_results
+
+    with pytest.raises(UsageError, match="shard field is 'abc', not I/N"):
+        merge_results(list(shard_pair(shard="abc")))
