@@ -58,7 +58,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .errors import DeclarationError, UsageError
-from .files import (TEMP_SUFFIX, BadFileError, WriteError, atomic_write, is_temporary, make_folder,
+from .files import (TEMP_SUFFIX, BadFileError, WriteError, atomic_write, foreign_entry, make_folder,
                     own_folder, read_json, write_json)
 from .runtime import OnRuntime, Runtime, derive_seed, generator
 
@@ -362,17 +362,12 @@ class DiskCache:
     def check_adoptable(self) -> None:
         """A :class:`UsageError` when ``root`` is a folder the cache would refuse to write into
         (it holds files the cache did not make and no theorycheck CACHEDIR.TAG)."""
-        if not self.root.is_dir():
-            return
-        tag = self.root / TAG_NAME
-        if tag.is_file() and tag.read_text(errors="replace").startswith(TAG_SIGNATURE):
-            return
-        foreign = next((p for p in self.root.iterdir() if not _own_name(p.relative_to(self.root))
-                        and not is_temporary(p.name)), None)
+        foreign = foreign_entry(self.root, TAG_NAME, _TAG_TEXT, _own_name)
         if foreign is not None:
-            raise UsageError(f"cache directory {str(self.root)!r} holds {foreign.name!r} and is "
-                             f"no theorycheck cache (no {TAG_NAME}): the cache does not write "
-                             "into a folder of other files; choose a new or empty one")
+            raise UsageError(f"cache directory {str(self.root)!r} holds "
+                             f"{str(foreign.relative_to(self.root))!r} and is no theorycheck "
+                             f"cache (no {TAG_NAME}): the cache does not write into a folder of "
+                             "other files; choose a new or empty one")
 
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.pkl"

@@ -25,8 +25,8 @@ from typing import Any, Callable, Mapping
 
 from .errors import InvalidInputError, UsageError
 
-__all__ = ["atomic_write", "write_json", "read_json", "make_folder", "own_folder", "BadFileError",
-           "WriteError", "is_temporary"]
+__all__ = ["atomic_write", "write_json", "read_json", "make_folder", "own_folder", "foreign_entry",
+           "refuse_foreign", "BadFileError", "WriteError", "is_temporary"]
 
 #: suffix of the temporary files :func:`atomic_write` makes (a name theorycheck owns)
 TEMP_SUFFIX = ".tctmp"
@@ -150,28 +150,46 @@ def _expectation_problem(document: Any, expect: Mapping[str, Any] | None) -> str
     return None
 
 
-def own_folder(folder: str | os.PathLike, marker: str, text: str,
-               is_own: Callable[[Path], bool]) -> Path:
-    """Make ``folder`` theorycheck's (created when absent) and return it: it is when it holds
-    the file ``marker`` starting with ``text``'s first line; an absent or empty folder, or one
-    whose every entry (relative path, files and folders, recursively) ``is_own`` accepts, is
-    adopted by writing the marker; any other folder is a :class:`WriteError` naming a file
-    theorycheck did not make."""
-    folder = make_folder(folder)
+def foreign_entry(folder: str | os.PathLike, marker: str, text: str,
+                  is_own: Callable[[Path], bool]) -> Path | None:
+    """The first entry of ``folder`` that keeps theorycheck from writing there, or None: None
+    when the folder is absent, holds the file ``marker`` starting with ``text``'s first line,
+    or holds only entries (relative paths, recursively) that ``is_own`` accepts or that are
+    temporary files of :func:`atomic_write`."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return None
     tag = folder / marker
-    first = text.splitlines()[0]
     try:
-        if tag.is_file() and tag.read_text(errors="replace").startswith(first):
-            return folder
+        if tag.is_file() and tag.read_text(errors="replace").startswith(text.splitlines()[0]):
+            return None
     except OSError as exc:
         raise WriteError(f"cannot read {str(tag)!r}: {_reason(exc)}") from None
-    foreign = next((p for p in _entries(folder)
-                    if not (is_temporary(p.name) or is_own(p.relative_to(folder)))), None)
+    return next((p for p in _entries(folder)
+                 if not (is_temporary(p.name) or is_own(p.relative_to(folder)))), None)
+
+
+def refuse_foreign(folder: str | os.PathLike, marker: str, text: str,
+                   is_own: Callable[[Path], bool]) -> None:
+    """A :class:`WriteError` naming a file of ``folder`` that theorycheck did not make (see
+    :func:`foreign_entry`)."""
+    foreign = foreign_entry(folder, marker, text, is_own)
     if foreign is not None:
         raise WriteError(f"{str(folder)!r} holds {str(foreign.relative_to(folder))!r}, which "
                          "theorycheck did not make: it writes only into new or empty folders, "
                          "or folders it made; choose another")
-    atomic_write(tag, text)
+
+
+def own_folder(folder: str | os.PathLike, marker: str, text: str,
+               is_own: Callable[[Path], bool]) -> Path:
+    """Make ``folder`` theorycheck's (created when absent) and return it: a folder marked by
+    the file ``marker`` (starting with ``text``'s first line) is; an empty one, or one whose
+    every entry ``is_own`` accepts, is adopted by writing the marker; any other is a
+    :class:`WriteError` naming a file theorycheck did not make (:func:`refuse_foreign`)."""
+    folder = make_folder(folder)
+    refuse_foreign(folder, marker, text, is_own)
+    if not (folder / marker).is_file():
+        atomic_write(folder / marker, text)
     return folder
 
 
