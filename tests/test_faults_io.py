@@ -303,3 +303,167 @@ def test_merge_of_a_shard_field_that_is_not_i_of_n_is_a_clear_error():
 
     with pytest.raises(UsageError, match="shard field is 'abc', not I/N"):
         merge_results(list(shard_pair(shard="abc")))
+
+
+# -- races (item 7) -------------------------------------------------------------------------------
+def at_once(task, args_per_process) -> list:
+    """Run ``task(*args)`` for each args in forked processes released together by one barrier;
+    their return values (an exception's text, prefixed ``error:``) in order."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    barrier, queue = context.Barrier(len(args_per_process)), context.Queue()
+
+    def one(index, args):
+        barrier.wait()
+        try:
+            queue.put((index, task(*args)))
+        except Exception as exc:  # reported to the test, which fails on it
+            queue.put((index, f"error: {type(exc).__name__}: {exc}"))
+
+    processes = [context.Process(target=one, args=(i, args)) for i, args in enumerate(args_per_process)]
+    for process in processes:
+        process.start()
+    results = dict(queue.get(timeout=60) for _ in processes)
+    for process in processes:
+        process.join(timeout=60)
+    return [results[i] for i in range(len(processes))]
+
+
+def test_processes_creating_the_same_run_folder_at_once_get_one_folder_each(tmp_path):
+    from theorycheck import history
+
+    def make(root):
+        return str(history.new_run_dir(root, "20260101T000000Z-quick-seed0"))
+
+    for round_ in range(60):
+        root = tmp_path / f"round{round_}"
+        made = at_once(make, [(root,)] * 4)
+        assert not [m for m in made if m.startswith("error:")], made
+        assert len(set(made)) == 4
+
+
+def test_concurrent_pointer_moves_never_leave_the_pointer_missing(tmp_path):
+    from theorycheck import history
+
+    root = tmp_path / "reports"
+    runs = [history.new_run_dir(root, f"2026010{i}T000000Z-quick-seed0-partial") for i in range(1, 5)]
+    names = {run.name for run in runs}
+    def point(run):
+        for _ in range(10):
+            history.point_latest(root, run, "latest-partial")
+
+    for round_ in range(30):
+        moved = at_once(point, [(run,) for run in runs])
+        assert not [m for m in moved if m is not None], moved
+        assert os.path.basename(os.readlink(root / "latest-partial")) in names, round_
+        assert os.path.basename((root / "LATEST-PARTIAL").read_text().strip()) in names
+    assert not [p for p in root.iterdir() if "tmp" in p.name]
+
+
+def test_a_pointer_that_cannot_become_a_symlink_is_kept(tmp_path, monkeypatch):
+    from theorycheck import history
+
+    root = tmp_path / "reports"
+    first, second = (history.new_run_dir(root, f"2026010{i}T000000Z-quick-seed0") for i in (1, 2))
+    for run in (first, second):
+        (run / "results.json").write_text("{}")
+    history.point_latest(root, first)
+
+    def no_symlinks(self, *args, **kwargs):
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(pathlib.Path, "symlink_to", no_symlinks)
+    history.point_latest(root, second)
+    assert (root / "latest").is_symlink()                     # never deleted
+    assert history.latest_run_dir(root) == root / os.path.relpath(second, root)   # LATEST decides
+
+
+# -- the pytest run: run-level decisions always, bad inputs cost nothing (items 3, 4, 7, 8) -------
+ONE_CLAIM = '''
+@claim("toy.thm1.tight", source="Theorem 1", statement="Three squared is at most 10.",
+       provenance="stated", nature="identity",
+       controls={"stricter": Control("statement", breaks=["bound"],
+                                      description="the stronger statement at most 8")})
+def test_tight(tc):
+    tc.conclusion.at_most("bound", 9.0, 8.0 if tc.control == "stricter" else 10.0)
+'''
+
+
+def run_once(pytester, *args):
+    return pytester.runpytest("-p", "no:cacheprovider", "--tc-no-cache", *args)
+
+
+def test_strict_fails_the_same_with_and_without_a_report(pytester, claim_file):
+    """The claim has no independent control: a strict finding of the run, with a report or not."""
+    claim_file(ONE_CLAIM)
+    with_report = run_once(pytester, "--tc-strict")
+    without = run_once(pytester, "--tc-strict", "--tc-no-report")
+    assert with_report.ret == without.ret == 1
+    without.stdout.fnmatch_lines(["*error: toy.thm1.tight: no independent control*"])
+
+
+def test_baseline_drift_is_computed_without_a_report(pytester, claim_file):
+    claim_file(ONE_CLAIM)
+    run_once(pytester, "--tc-report-dir", "first")
+    results = json.loads((pytester.path / "first" / "results.json").read_text())
+    results["claims"][0]["outcome"] = "failed"
+    (pytester.path / "base.json").write_text(json.dumps(results))
+    run = run_once(pytester, "--tc-no-report", "--tc-baseline", "base.json")
+    run.stdout.fnmatch_lines(["*toy.thm1.tight  outcome: failed -> passed*"])
+
+
+def test_a_malformed_baseline_is_a_warning_in_the_report_and_the_results_are_written(pytester, claim_file):
+    claim_file(ONE_CLAIM)
+    (pytester.path / "base.json").write_text(json.dumps(
+        {"kind": "theorycheck-digest", "claims": {"toy.thm1.tight": {"values": {}}}}))
+    run = run_once(pytester, "--tc-baseline", "base.json", "--tc-report-dir", "out")
+    assert run.ret == 0
+    run.stdout.fnmatch_lines(["*baseline not compared:*claim 'toy.thm1.tight' has no outcome*"])
+    results = json.loads((pytester.path / "out" / "results.json").read_text())
+    assert results["summary"]["claim_outcomes"]["passed"] == 1
+    assert any("baseline not compared" in line for line in results["run_warnings"])
+    assert "**Warning:** baseline not compared" in (pytester.path / "out" / "report.md").read_text()
+
+
+@pytest.mark.parametrize("content, problem", [(None, "no such file"), ('{"claims": [', "not valid JSON")])
+def test_a_missing_or_truncated_durations_file_is_a_usage_error(pytester, claim_file, content, problem):
+    claim_file(ONE_CLAIM)
+    if content is not None:
+        (pytester.path / "durations.json").write_text(content)
+    run = run_once(pytester, "--tc-shard", "1/2", "--tc-durations", "durations.json", "--tc-no-report")
+    assert run.ret == pytest.ExitCode.USAGE_ERROR
+    assert "INTERNALERROR" not in run.stderr.str() + run.stdout.str()
+    run.stderr.fnmatch_lines([f"*--tc-durations*durations.json*{problem}*"])
+
+
+def test_a_report_dir_holding_other_files_is_refused_before_the_run(pytester, claim_file):
+    claim_file(ONE_CLAIM)
+    (pytester.path / "D" / "plots").mkdir(parents=True)
+    (pytester.path / "D" / "plots" / "figure.png").write_bytes(b"mine")
+    run = run_once(pytester, "--tc-report-dir", "D")
+    assert run.ret == pytest.ExitCode.USAGE_ERROR
+    run.stderr.fnmatch_lines(["*--tc-report-dir*plots/figure.png*did not make*"])
+    assert sorted(p.name for p in (pytester.path / "D").rglob("*")) == ["figure.png", "plots"]
+
+
+def test_the_terminal_says_the_pointer_moved_only_when_it_did(pytester, claim_file):
+    claim_file(ONE_CLAIM)
+    run = run_once(pytester, "-k", "tight", "--tc-report-dir", "out")
+    assert "latest-partial points at it" not in run.stdout.str()
+    assert not (pytester.path / "reports" / "latest-partial").exists()
+    run = run_once(pytester, "-k", "tight")
+    run.stdout.fnmatch_lines(["*reports/latest-partial points at it*"])
+
+
+def test_a_run_that_cannot_write_its_report_is_one_error_line_and_no_truncated_file(pytester, claim_file):
+    claim_file(ONE_CLAIM)
+    done = run_limited(["pytest", "-p", "no:cacheprovider", "--tc-no-cache", "--tc-report-dir", "out"],
+                       pytester.path, limit_bytes=2048)
+    output = done.stdout + done.stderr
+    assert done.returncode == pytest.ExitCode.INTERNAL_ERROR, output
+    assert "Traceback" not in output and "INTERNALERROR" not in output
+    assert "error: the report was not written: cannot write" in output
+    written = [p for p in (pytester.path / "out").rglob("*") if p.is_file()]
+    assert all(p.stat().st_size < 2048 for p in written)
+    assert not (pytester.path / "out" / "results.json").exists()
