@@ -467,3 +467,16 @@ def test_a_run_that_cannot_write_its_report_is_one_error_line_and_no_truncated_f
     written = [p for p in (pytester.path / "out").rglob("*") if p.is_file()]
     assert all(p.stat().st_size < 2048 for p in written)
     assert not (pytester.path / "out" / "results.json").exists()
+
+
+# -- the guarantees page ---------------------------------------------------------------------------
+def test_every_test_the_guarantees_page_names_exists():
+    import re
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "guarantees.md").read_text()
+    named = re.findall(r"`(?:(tests/[\w/]+\.py)::)?(test_\w+)`", page)
+    assert len(named) >= 30
+    for file, name in named:
+        source = (root / (file or "tests/test_faults_io.py")).read_text()
+        assert re.search(rf"^def {name}\(", source, re.M), f"{file or 'test_faults_io.py'}::{name}"
