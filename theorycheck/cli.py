@@ -90,20 +90,20 @@ def _declared_under(module: str, root: Path) -> bool:
 
 def _claims_with_maps() -> dict[str, list[str]]:
     """claim id -> the names of the boundary maps it recorded in the latest complete run
-    (``reports/latest``; none without one)."""
+    (``reports/latest``; none without one, or when its results file cannot be read)."""
+    from .files import BadFileError, read_json
     from .history import latest_run_dir
     from .maps import MAP_PREFIX
-    from .report import load_results
 
     run = latest_run_dir(Path("reports"))
     if run is None:
         return {}
     try:
-        results = load_results(run / "results.json")
-    except InvalidInputError:   # a listing does not depend on the last run's file
+        claims = read_json(run / "results.json", "results file")["claims"]
+        return {c["id"]: [k[len(MAP_PREFIX):] for k in c.get("measurements", {}) if k.startswith(MAP_PREFIX)]
+                for c in claims if any(k.startswith(MAP_PREFIX) for k in c.get("measurements", {}))}
+    except (BadFileError, KeyError, TypeError, AttributeError):  # a listing does not depend on it
         return {}
-    return {c["id"]: [k[len(MAP_PREFIX):] for k in c.get("measurements", {}) if k.startswith(MAP_PREFIX)]
-            for c in results["claims"] if any(k.startswith(MAP_PREFIX) for k in c.get("measurements", {}))}
 
 
 def _list_path(given: str) -> str:
