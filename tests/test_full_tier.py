@@ -73,18 +73,25 @@ def test_bad_arguments_exit_2(args, message):
     assert result.returncode == 2 and message in result.stderr
 
 
-def test_a_killed_shard_is_retried_after_the_others(folder, tmp_path):
-    """A shard whose process is killed (SIGKILL, as the out-of-memory killer does) is retried
-    after the other shards in the same call, and the run completes."""
-    marker = tmp_path / "killed-once"
+def failing_once(tmp_path, arguments: str, action: str):
+    """A python for the script that does ``action`` (bash) the first time it is called with
+    ``arguments`` (leaving ``tmp_path/failed-once``), and runs this python otherwise."""
+    marker = tmp_path / "failed-once"
     python = tmp_path / "python"
     python.write_text(f"""#!/usr/bin/env bash
 case " $* " in
-  *" --tc-shard 1/2 "*) [ -e {marker} ] || {{ touch {marker}; kill -9 $$; }} ;;
+  *" {arguments} "*) [ -e {marker} ] || {{ touch {marker}; {action}; }} ;;
 esac
 exec {sys.executable} "$@"
 """)
     python.chmod(0o755)
+    return python
+
+
+def test_a_killed_shard_is_retried_after_the_others(folder, tmp_path):
+    """A shard whose process is killed (SIGKILL, as the out-of-memory killer does) is retried
+    after the other shards in the same call, and the run completes."""
+    python = failing_once(tmp_path, "--tc-shard 1/2", "kill -9 $$")
     result = subprocess.run(["bash", str(SCRIPT), "--python", str(python), "--dir", str(folder), "--tier", "quick",
                              "--claims", CLAIMS, "--shards", "2"], cwd=ROOT, capture_output=True, text=True,
                             timeout=600)
@@ -101,18 +108,10 @@ exec {sys.executable} "$@"
 def test_a_failed_schedule_leaves_no_costs_md_and_the_next_call_merges(folder, tmp_path):
     """costs.md appears only once merge and schedule both worked: a schedule that fails (here
     once, on purpose) leaves none, so the next call merges and writes it."""
-    marker = tmp_path / "failed-once"
-    python = tmp_path / "python"
-    python.write_text(f"""#!/usr/bin/env bash
-case " $* " in
-  *" theorycheck schedule "*) [ -e {marker} ] || {{ touch {marker}; exit 1; }} ;;
-esac
-exec {sys.executable} "$@"
-""")
-    python.chmod(0o755)
+    python = failing_once(tmp_path, "theorycheck schedule", "exit 1")
     args = ["bash", str(SCRIPT), "--dir", str(folder), "--tier", "quick", "--claims", CLAIMS, "--shards", "2"]
     first = subprocess.run([*args, "--python", str(python)], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert first.returncode == 3 and marker.exists(), first.stderr + first.stdout
+    assert first.returncode == 3 and (tmp_path / "failed-once").exists(), first.stderr + first.stdout
     assert not (folder / "runs" / "full" / "costs.md").exists()
     assert not list((folder / "runs").glob("*.lock"))
     second = subprocess.run([*args, "--python", str(python)], cwd=ROOT, capture_output=True, text=True, timeout=600)
