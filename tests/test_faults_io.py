@@ -263,6 +263,26 @@ def test_a_bad_output_path_is_one_line_naming_it(tmp_path, verb):
     assert str(bad) in message and "\n" not in message and message.startswith("theorycheck ")
 
 
+def test_a_run_folder_of_an_earlier_version_is_rerendered_in_place(tmp_path):
+    """A run folder without the report's marker, holding only report files, is the report's."""
+    from theorycheck import cli
+
+    out = sample_run(tmp_path / "run")
+    (out / ".theorycheck-report").unlink()
+    assert cli.main(["report", str(out)]) == 0 and (out / ".theorycheck-report").is_file()
+
+
+def test_a_100k_deep_json_given_to_a_verb_is_one_line(tmp_path):
+    from theorycheck import cli
+
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    for verb in (["report", str(deep)], ["diff", str(deep), str(deep)], ["schedule", str(deep)]):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(verb)
+        assert "nested too deeply" in str(exc.value.code) and "\n" not in str(exc.value.code)
+
+
 # -- merge provenance (item 6) --------------------------------------------------------------------
 def shard_pair(**second):
     from tests.report_samples import sample_results
