@@ -500,3 +500,22 @@ def test_every_test_the_guarantees_page_names_exists():
     for file, name in named:
         source = (root / (file or "tests/test_faults_io.py")).read_text()
         assert re.search(rf"^def {name}\(", source, re.M), f"{file or 'test_faults_io.py'}::{name}"
+
+
+def test_a_pointer_that_cannot_be_written_is_a_warning_and_the_report_stays(pytester, claim_file,
+                                                                              monkeypatch):
+    from theorycheck import history
+
+    claim_file(ONE_CLAIM)
+    write = history.atomic_write
+
+    def no_pointer(path, data):
+        if pathlib.Path(path).name == "LATEST":
+            raise WriteError(f"cannot write {str(path)!r}: Read-only file system")
+        return write(path, data)
+
+    monkeypatch.setattr(history, "atomic_write", no_pointer)
+    run = run_once(pytester)
+    assert run.ret == 0
+    run.stdout.fnmatch_lines(["*warning: reports/latest not moved to this run: cannot write*"])
+    assert len(list((pytester.path / "reports" / "runs").glob("*/results.json"))) == 1

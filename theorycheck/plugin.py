@@ -299,7 +299,8 @@ class ResultCollector:
         self.t0 = time.perf_counter()
         self.records: dict[tuple[str, str], dict] = {}
         self.report_path: Path | None = None
-        self.pointer: str | None = None
+        self.pointer: str | None = None          # the pointer moved to this run's folder
+        self.pointer_error: str | None = None
         self.write_error: str | None = None
         self.summary: str | None = None
         self.results_doc: dict | None = None
@@ -382,6 +383,8 @@ class ResultCollector:
                               "reports/latest still shows the last complete run")
             elif self.partial:
                 tr.write_line(f"partial run ({self.partial})")
+            if self.pointer_error:
+                tr.write_line("warning: " + self.pointer_error, yellow=True)
             tr.write_line(f"report: {self.report_path / 'report.html'}")
 
     def add(self, report, record: dict) -> None:
@@ -430,8 +433,12 @@ class ResultCollector:
         self.summary = summarize(results)
         out = write_report(results, self.report_dir())
         if not self.config.getoption("--tc-report-dir"):
-            self.pointer = "latest" if self.partial is None else "latest-partial"
-            history.point_latest(self.reports_root(), out, self.pointer)
+            name = "latest" if self.partial is None else "latest-partial"
+            try:
+                history.point_latest(self.reports_root(), out, name)
+                self.pointer = name
+            except WriteError as exc:
+                self.pointer_error = f"reports/{name} not moved to this run: {exc}"
         return out
 
 
