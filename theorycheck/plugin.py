@@ -8,7 +8,8 @@ installed.  Options (each also settable through an environment variable):
 ``--tc-dtype float64|float32``  torch dtype (``THEORYCHECK_DTYPE``; default float64)
 ``--tc-seed N``                 base seed (``THEORYCHECK_SEED``; default 0)
 ``--tc-threads N``              CPU threads of torch and of numpy/scipy's BLAS (default 1)
-``--tc-report-dir DIR``         write the report into DIR (no run folder, ``latest`` untouched)
+``--tc-report-dir DIR``         write the report into DIR (no run folder, ``latest`` untouched);
+                                DIR must be new, empty or a report's (see docs/guarantees.md)
 ``--tc-no-report``              do not write a report
 ``--tc-strict``                 a check that cannot discriminate (a decision with warnings: a
                                 bound below the dtype's resolution, a control whose numbers
@@ -76,7 +77,8 @@ def pytest_addoption(parser):
     group.addoption("--tc-threads", default="1",
                     help="CPU threads of torch and of the BLAS under numpy/scipy (default 1)")
     group.addoption("--tc-report-dir", default=None,
-                    help="write the report into this directory (default: a new folder "
+                    help="write the report into this directory, new, empty or a report's "
+                         "(default: a new folder "
                          "<rootdir>/reports/runs/<time>-<tier>-seed<seed>/, and reports/latest "
                          "pointing at it when the run is complete)")
     group.addoption("--tc-no-report", action="store_true", help="do not write the report")
