@@ -1,13 +1,13 @@
 """What one batch of all arms costs against one run per arm: gsb26's Figure 1 at the full tier.
 
-Runs ``claims.gsb26.setup:minibatch_run`` at its full-tier sizes with the steps cut to
+Runs ``claims.gsb26.experiments:minibatch_run`` at its full-tier sizes with the steps cut to
 ``--steps`` (no cache), once with Figure 1's four arms in one batch and once with a single
 arm, each in a fresh process on one CPU thread, and prints a markdown table of the process's
 user and system CPU seconds and minor page faults.  The batch's per-step attention temporaries
 (trials x batch^2 float64) are 1.44 GB, above the size from which glibc maps fresh memory for
 every allocation (`theorycheck.runtime.MMAP_THRESHOLD`), so each step page-faults them in: the
 system time.  One arm's temporaries stay below it.  The claims use one run per arm
-(`claims.gsb26.setup.arm_runs`).
+(`claims.gsb26.experiments.arm_runs`).
 
 Run:  python benchmarks/arm_split.py [--steps 40] [--out FILE.md]
 Timings are measurements, never test assertions.
@@ -28,13 +28,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = """
 import json, resource, sys
-from claims.gsb26 import setup
+from claims.gsb26 import experiments
 from claims.gsb26.test_experiments import EXPERIMENT_SIZES, FIG1_ARMS
 from theorycheck.explore import run_shared
-setup.minibatch_run.sizes["full"]["steps"] = int(sys.argv[1])
+experiments.minibatch_run.sizes["full"]["steps"] = int(sys.argv[1])
 arms = [list(a) for a in FIG1_ARMS[:int(sys.argv[2])]]
 before = resource.getrusage(resource.RUSAGE_SELF)
-run_shared("claims.gsb26.setup:minibatch_run", tier="full", seed=0, device="cpu", dtype="float64", threads=1,
+run_shared("claims.gsb26.experiments:minibatch_run", tier="full", seed=0, device="cpu", dtype="float64", threads=1,
            config={"arms": arms, "instances": EXPERIMENT_SIZES["full"]["fig1_instances"], "etas": [0.1]},
            cache_dir=None, use_cache=False)
 after = resource.getrusage(resource.RUSAGE_SELF)

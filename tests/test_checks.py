@@ -201,7 +201,7 @@ def test_a_slope_window_into_the_round_off_floor_warns():
 
 
 def test_runtime_rejects_a_thread_count_below_one():
-    with pytest.raises(RuntimeConfigError, match="threads must be a positive integer"):
+    with pytest.raises(RuntimeConfigError, match="threads must be an integer from 1 to 1024"):
         Runtime(threads=0)
 
 

@@ -425,3 +425,32 @@ def test_a_claim_skips_under_a_dtype_it_is_not_written_for(pytester, claim_file)
     run = pytester.runpytest("-p", "no:cacheprovider", "--tc-dtype", "float32", "-rs")
     run.assert_outcomes(passed=1, xfailed=1, skipped=2)
     run.stdout.fnmatch_lines(["*toy.thm1.square is written for float64*not --tc-dtype float32*"])
+
+
+def test_constants_are_read_through_tc_with_the_controls_laid_over(pytester, claim_file):
+    claim_file('''
+@claim("toy.consts.read", source="L", statement="The square of p is below the bound.",
+       provenance="stated", constants={"p": 2.0, "bound": 5.0},
+       controls={"big_p": Control("statement", breaks=["p^2 below the bound"],
+                                  description="p = 3", constants={"p": 3.0})})
+def test_consts(tc):
+    tc.record("p", tc.constants["p"])
+    tc.record("declared", sorted(tc.constants))
+    tc.conclusion.at_most("p^2 below the bound", tc.constants["p"] ** 2, tc.constants["bound"])
+''')
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1, xfailed=1)
+    entry = results_of(pytester)["claims"][0]
+    assert entry["measurements"] == {"p": 2.0, "declared": ["bound", "p"]}
+    (control,) = entry["controls"]
+    assert control["measurements"]["p"] == 3.0 and control["outcome"] == "failed_as_expected"
+
+
+def test_an_undeclared_constant_names_the_declared_ones(pytester, claim_file):
+    claim_file('''
+@claim("toy.consts.missing", source="L", statement="s", provenance="stated",
+       constants={"p": 2.0}, controls={"c": Control("reference", breaks=["x"], description="d")})
+def test_missing(tc):
+    tc.conclusion.holds("x", tc.constants["q"] > 0)
+''')
+    run = pytester.runpytest("-p", "no:cacheprovider")
+    assert "declares no constant 'q' (declared: ['p'])" in run.stdout.str()

@@ -22,6 +22,15 @@ Conventions
   binomial test ``P[Bin(K, p) <= k] < alpha`` (scipy.stats.binomtest).
 * ``monotone``:    consecutive differences of a series have the right sign up to ``tol``.
 
+Non-finite input never passes: a NaN or an infinity in any number a check is given -- the
+measured values, the reference or bound, a tolerance, margin or window -- makes the decision
+fail before anything is compared, with ``detail["non_finite"]`` naming each such argument
+(how many of its entries, the first flat index and its value); the summary prints it.  A
+legitimately infinite quantity (a diverged run recorded as ``inf``) therefore fails every
+check it enters: a claim that means "diverged" says so with a finite comparison (e.g.
+``holds("diverged", np.isinf(loss))``).  Such a decision is not ``finite``: a control that
+fails only through it misfires (:meth:`theorycheck.context.ClaimContext.conclude`).
+
 Checks that cannot discriminate say so: a decision carries ``warnings`` (strings) when
 ``at_most`` / ``at_least`` compare against a bound series whose nonzero values fall below the
 resolution of the dtype at the comparison's scale (``eps * max|values|``, ``eps = 2u`` the
@@ -34,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
@@ -61,6 +71,8 @@ __all__ = [
     "binomial_power_point",
     "binomial_size",
     "monotone",
+    "non_finite_text",
+    "as_numbers",
     "CHECKS",
 ]
 
@@ -84,9 +96,10 @@ class Decision:
 
     @property
     def finite(self) -> bool:
-        """Whether the measured values and the reference are all finite numbers, i.e. the
-        verdict is a comparison and not the effect of a NaN or an infinity."""
-        return all(_all_finite(v) for v in (self.measured, self.reference) if v is not None)
+        """Whether every input was a finite number, i.e. the verdict is a comparison and not
+        the effect of a NaN or an infinity."""
+        return not self.detail.get("non_finite") and all(
+            _all_finite(v) for v in (self.measured, self.reference) if v is not None)
 
     def summary(self) -> str:
         verdict = "ok" if self.passed else "FAILED"
@@ -94,14 +107,15 @@ class Decision:
         ref = "" if self.reference is None else f" vs {_fmt(self.reference)}"
         role = f"{self.role} " if self.role else ""
         extra = ""
-        if self.kind == "binomial":
-            power = self.detail.get("power_80_at")
+        if self.kind == "binomial" and "power_80_at" in self.detail:
+            power = self.detail["power_80_at"]
             extra = ("; too few trials: the test cannot reject" if power is None
                      else f"; 80% power against p1 = {_fmt(power)}")
         warned = "".join(f"\n    warning: {w}" for w in self.warnings)
+        refused = non_finite_text(self.detail)
         return f"[{verdict}] {role}{self.kind} {self.name}: {_fmt(self.measured)}{ref}" + (
             f" ({tol}{extra})" if tol or extra else ""
-        ) + warned
+        ) + (f"\n    {refused}" if refused else "") + warned
 
     def to_json(self) -> dict:
         return jsonable(asdict(self))
@@ -158,11 +172,65 @@ def digest(value: Any) -> str:
 
 
 def _all_finite(value: Any) -> bool:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):  # not numeric: nothing to be non-finite
-        return True
-    return bool(np.all(np.isfinite(arr)))
+    arr = as_numbers(value)
+    return arr is None or bool(np.all(np.isfinite(arr)))  # not numeric: nothing to be non-finite
+
+
+def as_numbers(value: Any) -> np.ndarray | None:
+    """``value`` as a float array (tensors on any device and lists of them included), or
+    ``None`` when it is not numeric."""
+    if hasattr(value, "detach") and hasattr(value, "cpu"):
+        value = value.detach().cpu().numpy()
+    for convert in (lambda v: v, jsonable):   # jsonable: lists of tensors, "nan" kept as text
+        try:
+            return np.asarray(convert(value), dtype=float)
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def _non_finite(arguments: dict[str, Any]) -> list[dict]:
+    """Each numeric argument holding NaN or +-inf: its name, how many of its entries, its
+    size, the first flat index and the value there."""
+    found = []
+    for argument, value in arguments.items():
+        arr = None if value is None else as_numbers(value)
+        if arr is None:
+            continue
+        bad = ~np.isfinite(arr.ravel())
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            found.append({"argument": argument, "count": int(bad.sum()), "size": int(bad.size),
+                          "first_index": first, "value": str(arr.ravel()[first])})
+    return found
+
+
+def non_finite_text(detail: dict) -> str:
+    """The line naming a decision's non-finite inputs (empty when it has none)."""
+    parts = []
+    for f in detail.get("non_finite") or []:
+        if f["size"] == 1:
+            parts.append(f"{f['argument']} is {f['value']}")
+        else:
+            parts.append(f"{f['argument']} has {f['count']} of {f['size']} entries NaN or "
+                         f"infinite (first at flat index {f['first_index']}: {f['value']})")
+    return ("non-finite input, nothing compared: " + "; ".join(parts)) if parts else ""
+
+
+def _refuse_non_finite(name: str, kind: str, arguments: dict[str, Any], measured: str,
+                       reference: str | None = None) -> Decision | None:
+    """A failed decision when any of ``arguments`` holds a NaN or an infinity (``measured``
+    and ``reference`` name the arguments shown as the decision's measured value and
+    reference; the other scalars are its tolerance), else ``None``."""
+    found = _non_finite(arguments)
+    if not found:
+        return None
+    value = {key: None if arguments.get(key) is None else as_numbers(arguments[key])
+             for key in (measured, reference)}
+    settings = {k: v for k, v in arguments.items()
+                if k not in (measured, reference) and isinstance(v, numbers.Real)}
+    return Decision(name, kind, False, measured=value[measured], reference=value[reference],
+                    tolerance=settings, detail={"non_finite": found})
 
 
 def _fmt(value: Any) -> str:
@@ -176,9 +244,9 @@ def _fmt(value: Any) -> str:
 
 
 def _as_float_array(name: str, value: Any) -> np.ndarray:
-    if hasattr(value, "detach"):
-        value = value.detach().cpu().numpy()
-    arr = np.asarray(value, dtype=float)
+    arr = as_numbers(value)
+    if arr is None:
+        raise InvalidInputError(f"check {name!r}: expected numbers, got {_fmt(value)}")
     if arr.size == 0:
         raise InvalidInputError(f"check {name!r}: got an empty array to compare")
     return arr
@@ -199,6 +267,10 @@ def close(
     ``||measured - expected||_F / ||expected||_F <= rtol`` (plus ``atol`` absolute),
     which is how matrices (e.g. two SVM solutions) are compared.
     """
+    refused = _refuse_non_finite(name, "close", dict(measured=measured, expected=expected,
+                                                     rtol=rtol, atol=atol), "measured", "expected")
+    if refused is not None:
+        return refused
     if rtol < 0 or atol < 0 or (rtol == 0 and atol == 0):
         raise InvalidInputError(f"check {name!r}: need rtol >= 0, atol >= 0 and at least one > 0")
     m = _as_float_array(name, measured)
@@ -207,14 +279,14 @@ def close(
         diff = float(np.linalg.norm(m - e))
         scale = float(np.linalg.norm(e))
         rel = diff / scale if scale > 0 else math.inf
-        passed = bool(np.isfinite(diff) and diff <= atol + rtol * scale)
+        passed = bool(np.isfinite(diff) and diff <= atol + rtol * scale)  # overflow fails
         return Decision(name, "close", passed, measured=rel if scale > 0 else diff,
                         reference=0.0, tolerance={"rtol": rtol, "atol": atol, "norm": "fro"},
                         detail={"abs_error": diff, "reference_norm": scale})
     if norm is not None:
         raise InvalidInputError(f"check {name!r}: unknown norm {norm!r} (use None or 'fro')")
     err = np.abs(m - e)
-    passed = bool(np.all(np.isfinite(m)) and np.all(err <= atol + rtol * np.abs(e)))
+    passed = bool(np.all(np.isfinite(err)) and np.all(err <= atol + rtol * np.abs(e)))
     return Decision(name, "close", passed, measured=m, reference=e,
                     tolerance={"rtol": rtol, "atol": atol},
                     detail={"max_abs_error": float(np.max(err))})
@@ -235,7 +307,6 @@ def _unresolved_bound(raw_slack: np.ndarray, slack: np.ndarray, measured: np.nda
     if bound.size < 2:
         return []
     values = np.concatenate([np.abs(measured).ravel(), np.abs(bound).ravel()])
-    values = values[np.isfinite(values)]
     resolution = _eps(dtype) * float(values.max(initial=0.0))
     below = np.broadcast_to((bound != 0) & (np.abs(bound) < resolution), raw_slack.shape)
     unresolved = below & (raw_slack < 0) & ((slack >= 0) | (-raw_slack <= resolution))
@@ -254,13 +325,17 @@ def _dtype_label(dtype: Any) -> str:
 
 def _bound_check(kind: str, name: str, measured: Any, bound: Any, margin: float, rmargin: float,
                  dtype: Any) -> Decision:
+    refused = _refuse_non_finite(name, kind, dict(measured=measured, bound=bound, margin=margin,
+                                                  rmargin=rmargin), "measured", "bound")
+    if refused is not None:
+        return refused
     if margin < 0 or rmargin < 0:
         raise InvalidInputError(f"check {name!r}: margin and rmargin must be >= 0")
     m = _as_float_array(name, measured)
     b = _as_float_array(name, bound)
     raw_slack = b - m if kind == "at_most" else m - b
     slack = raw_slack + margin + rmargin * np.abs(b)
-    passed = bool(np.all(np.isfinite(m)) and np.all(slack >= 0))
+    passed = bool(np.all(slack >= 0))
     return Decision(name, kind, passed, measured=m, reference=b,
                     tolerance={"margin": margin, **({"rmargin": rmargin} if rmargin else {})},
                     detail={"worst_slack": float(np.min(slack)), "worst_index": int(np.argmin(slack))},
@@ -286,7 +361,10 @@ def at_least(name: str, measured: Any, bound: Any, *, margin: float = 0.0, rmarg
 def holds(name: str, condition: Any, *, detail: dict | None = None) -> Decision:
     """A boolean (or all of a boolean array) is true; for statements that are not numeric
     comparisons (e.g. "the designated optimal token is the argmax").  Put the numbers
-    behind the condition into ``detail``."""
+    behind the condition into ``detail``.  A NaN or an infinity is no truth value: it fails."""
+    refused = _refuse_non_finite(name, "holds", dict(condition=condition), "condition")
+    if refused is not None:
+        return refused
     arr = np.asarray(jsonable(condition), dtype=bool)
     return Decision(name, "holds", bool(np.all(arr)), measured=arr,
                     detail=dict(detail or {}, n_true=int(arr.sum()), n=int(arr.size)))
@@ -383,6 +461,11 @@ def slope(
     it) or by default ``eps * max|y|`` of ``dtype``; window points with ``|y| <= floor``
     draw a warning that names the first such ``x``.
     """
+    refused = _refuse_non_finite(name, "slope", dict(
+        x=x, y=y, window=window, expected=expected, rtol=rtol, at_most=at_most,
+        at_least=at_least, min_r2=min_r2, floor=floor), "y", "expected")
+    if refused is not None:
+        return refused
     if expected is None and at_most is None and at_least is None:
         raise InvalidInputError(f"check {name!r}: give expected (with rtol) or a range for the slope")
     if (expected is None) != (rtol is None):
@@ -410,8 +493,7 @@ def _window_floor(name: str, x: Any, y: Any, window: tuple[float, float], floor:
     """The round-off floor of ``y`` and a warning when the fit window reaches it."""
     xa, ya = _as_float_array(name, x), np.abs(_as_float_array(name, y))
     if floor is None:
-        finite = ya[np.isfinite(ya)]
-        floor = _eps(dtype) * float(finite.max(initial=0.0))
+        floor = _eps(dtype) * float(ya.max(initial=0.0))
     elif not floor >= 0:
         raise InvalidInputError(f"check {name!r}: floor must be >= 0, got {floor!r}")
     inside = (xa >= window[0]) & (xa <= window[1])
@@ -498,8 +580,13 @@ def binomial(name: str, successes: Any, *, p: float, alpha: float = 0.05,
     the boundary (:func:`binomial_size`): a seed sweep predicts the claim's pass rate from it.
     ``power`` is the probability of rejecting at the framework's alternative ``p - 0.15``
     (:func:`binomial_power`); below 0.8 the decision carries a warning unless ``low_power``
-    says why the instances cannot be more (the report prints it).
+    says why the instances cannot be more (the report prints it).  A NaN or an infinity among
+    ``successes`` is no outcome: the decision fails naming it.
     """
+    refused = _refuse_non_finite(name, "binomial", dict(successes=successes, p=p, alpha=alpha),
+                                 "successes", "p")
+    if refused is not None:
+        return refused
     if not (0.0 < p <= 1.0 and 0.0 < alpha < 1.0):
         raise InvalidInputError(f"check {name!r}: need 0 < p <= 1 and 0 < alpha < 1")
     s = np.asarray(jsonable(successes), dtype=bool).ravel()
@@ -524,6 +611,10 @@ def wald(name: str, samples: Any, *, at_least: float | None = None, at_most: flo
     the normal quantile (n >= 30 for the normal approximation; sd > 0).  Records z, the
     p-value, the false-rejection rate ``alpha`` at the bound (``reject_prob_at_null``) and the
     power at the framework's alternative, a mean ``0.5 sd`` past the bound."""
+    refused = _refuse_non_finite(name, "wald", dict(samples=samples, at_least=at_least,
+                                                    at_most=at_most, alpha=alpha), "samples")
+    if refused is not None:
+        return refused
     if (at_least is None) == (at_most is None):
         raise InvalidInputError(f"check {name!r}: give exactly one of at_least / at_most")
     if not 0.0 < alpha < 1.0:
@@ -541,7 +632,7 @@ def wald(name: str, samples: Any, *, at_least: float | None = None, at_most: flo
     critical = float(stats.norm.ppf(alpha))
     power, warnings = _power_record(float(stats.norm.cdf(critical + WALD_EFFECT * math.sqrt(x.size))),
                                     low_power)
-    return Decision(name, "wald", bool(np.isfinite(z) and pvalue >= alpha), measured=mean,
+    return Decision(name, "wald", bool(pvalue >= alpha), measured=mean,
                     reference=bound, tolerance={"alpha": alpha},
                     detail={"direction": "at_least" if sign > 0 else "at_most", "z": z,
                             "p_value": pvalue, "sd": sd, "samples": int(x.size),
@@ -557,6 +648,10 @@ def chi_square(name: str, counts: Any, probabilities: Any, *, alpha: float = 0.0
     (expected counts >= 5 for the approximation).  Records the statistic, the p-value, the
     false-rejection rate ``alpha`` and the power at Cohen's effect size w = 0.3 (a non-central
     chi-square with non-centrality n w^2)."""
+    refused = _refuse_non_finite(name, "chi_square", dict(counts=counts, probabilities=probabilities,
+                                                          alpha=alpha), "counts", "probabilities")
+    if refused is not None:
+        return refused
     observed = _as_float_array(name, counts).ravel()
     probs = _as_float_array(name, probabilities).ravel()
     if observed.shape != probs.shape or observed.size < 2:
@@ -584,13 +679,16 @@ def chi_square(name: str, counts: Any, probabilities: Any, *, alpha: float = 0.0
 def monotone(name: str, series: Any, *, increasing: bool, tol: float = 0.0, axis: int = 0) -> Decision:
     """Consecutive differences along ``axis`` are ``>= -tol`` (increasing) or ``<= tol``
     (decreasing).  Records the worst step and where it happened."""
+    refused = _refuse_non_finite(name, "monotone", dict(series=series, tol=tol), "series")
+    if refused is not None:
+        return refused
     arr = _as_float_array(name, series)
     if arr.shape[axis] < 2:
         raise InvalidInputError(f"check {name!r}: a monotone check needs at least two points")
     steps = np.diff(arr, axis=axis)
     signed = steps if increasing else -steps
     worst = float(np.min(signed))
-    passed = bool(np.all(np.isfinite(arr)) and worst >= -tol)
+    passed = bool(worst >= -tol)
     where = np.unravel_index(int(np.argmin(signed)), signed.shape)
     return Decision(name, "monotone", passed, measured=worst, reference=-tol,
                     tolerance={"tol": tol, "direction": "increasing" if increasing else "decreasing"},

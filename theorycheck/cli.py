@@ -39,17 +39,13 @@ import argparse
 import contextlib
 import io
 import json
-import re
 import sys
 from pathlib import Path
 
-from .claim import ID_PATTERN
 from .errors import InvalidInputError, UsageError
 from .files import atomic_write, write_json
 from .history import RTOL
-
-PAPERKEY = re.compile(r"^[a-z][a-z0-9]*$")
-NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+from .papers import PAPER_KEY
 
 
 def collect_claims(path: str) -> list[dict]:
@@ -108,7 +104,7 @@ def _claims_with_maps() -> dict[str, list[str]]:
 
 def _list_path(given: str) -> str:
     """A path, or a paper key naming ``claims/<key>``."""
-    if not Path(given).exists() and PAPERKEY.match(given) and (Path("claims") / given).is_dir():
+    if not Path(given).exists() and PAPER_KEY.match(given) and (Path("claims") / given).is_dir():
         return str(Path("claims") / given)
     return given
 
@@ -188,6 +184,7 @@ def cmd_diff(args) -> int:
     old, new = (load_comparable(_results_path(p, "diff")) for p in (args.old, args.new))
     # a partial NEW run is compared on the claims it ran, not reported as dropping the rest
     changes = diff_digests(old, new, rtol=args.rtol, only_new=bool(new.get("partial")))
+    lines = format_diff(changes, limit=args.limit)
     def label(d: dict) -> str:
         return (f"{d.get('tier')} tier, seed {d.get('seed')}, commit "
                 f"{str(d.get('commit'))[:10]}{', partial' if d.get('partial') else ''}")
@@ -197,7 +194,7 @@ def cmd_diff(args) -> int:
     outcomes = [c for c in changes if c["what"].endswith(("outcome", "present"))]
     print(f"{len(outcomes)} changed outcomes, {len(changes) - len(outcomes)} values moved by more "
           f"than {args.rtol:.0%} (relative)")
-    for line in format_diff(changes, limit=args.limit):
+    for line in lines:
         print("  " + line)
     if args.json:
         write_json(args.json, changes, indent=1)
@@ -252,22 +249,12 @@ def cmd_sweep(args, pytest_args: list[str]) -> int:
 
 
 def cmd_new(args) -> int:
-    from .scaffold import scaffold
+    from .scaffold import check_names, scaffold
 
-    if not PAPERKEY.match(args.paperkey):
-        raise SystemExit(f"theorycheck new: paper key {args.paperkey!r} must be lower-case "
-                         "letters and digits, starting with a letter (e.g. abc24)")
-    if not NAME.match(args.name):
-        raise SystemExit(f"theorycheck new: name {args.name!r} must be a lower-case identifier")
-    claim_id = f"{args.paperkey}.thm1.{args.name}"
-    if not ID_PATTERN.match(claim_id):
-        raise SystemExit(f"theorycheck new: {claim_id!r} is not a valid claim id")
+    check_names(args.paperkey, args.name)
     package = Path(args.claims_dir) / args.paperkey
     existed = (package / "__init__.py").exists()
-    try:
-        written = scaffold(args.paperkey, args.name, args.claims_dir)
-    except UsageError as exc:
-        raise SystemExit(f"theorycheck new: {exc}") from None
+    written = scaffold(args.paperkey, args.name, args.claims_dir)
     for path in written:
         print(f"wrote {path}")
     if existed:
@@ -378,6 +365,13 @@ def cmd_schedule(args) -> int:
     return 0
 
 
+def cmd_schema(args) -> int:
+    from .report.schema_doc import load_schema, schema_markdown
+
+    sys.stdout.write(schema_markdown() if args.markdown else json.dumps(load_schema(), indent=1) + "\n")
+    return 0
+
+
 def _verb_on_a_run(sub, name: str, help_text: str, func, out_help: str) -> None:
     """A verb reading one run (``RESULTS``, default the latest complete run) with ``--out``."""
     p = sub.add_parser(name, help=help_text)
@@ -410,14 +404,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("new", help="results.json, run folder or digest file")
     p.add_argument("--rtol", type=float, default=RTOL,
                    help=f"list values that moved by more than this, relative (default {RTOL})")
-    p.add_argument("--limit", type=int, default=None, help="print at most this many changes")
+    p.add_argument("--limit", type=int, default=None, help="print at most this many changes (>= 0)")
     p.add_argument("--json", default=None, help="also write the changes to this file")
     p.set_defaults(func=cmd_diff)
     _verb_on_a_run(sub, "baseline", "write the digest of a run (the committed baseline)",
                    cmd_baseline, "default: reports/baseline-<tier>.json")
     p = sub.add_parser("sweep", help="run pytest over several base seeds; pass rates, flaky claims",
                        description="Arguments after the options go to pytest (e.g. claims/vdt24).")
-    p.add_argument("--seeds", default="0-19", help="seeds, e.g. 0-19 or 0,3,7 (default 0-19)")
+    p.add_argument("--seeds", default="0-19",
+                   help="seeds, e.g. 0-19 or 0,3,7 (default 0-19; at most 1000 seeds)")
     p.add_argument("--out", default=None, help="default: reports/sweeps/<time>-seeds<a>-<b>/")
     p.add_argument("--jobs", type=int, default=1, help="seeds run at the same time (default 1)")
     p.set_defaults(func=cmd_sweep)
@@ -430,7 +425,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Runs MODULE:FUNCTION (a @shared_run) with the settings of a "
                                    "claim run (float64, one CPU thread, TF32 off, freed memory kept) "
                                    "through the shared-run cache, and prints what it returns.")
-    p.add_argument("target", help="MODULE:FUNCTION, e.g. claims.jta24.setup:joint_runs")
+    p.add_argument("target", help="MODULE:FUNCTION, e.g. claims.jta24.joint:joint_runs")
     p.add_argument("--tier", default="quick", help="quick (default) or full")
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     p.add_argument("--device", default="auto", help="auto (default), cpu or cuda")
@@ -465,6 +460,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the theorycheck run commands of the warm plan's first phase")
     p.add_argument("--cache-dir", default="$CACHE", help="with --commands: the shared cache directory")
     p.set_defaults(func=cmd_schedule)
+    p = sub.add_parser("schema", help="print the JSON Schema of results.json")
+    p.add_argument("--markdown", action="store_true",
+                   help="the layout as the docs page docs/results-schema.md instead")
+    p.set_defaults(func=cmd_schema)
     p = sub.add_parser("cache", help="size of the cache of shared runs, or empty it")
     p.add_argument("action", choices=("info", "clear"))
     p.add_argument("--dir", default=None,

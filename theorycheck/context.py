@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 import inspect
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -123,6 +124,30 @@ class _NoRole:
             f"the theorem asserts or tc.precondition.{name}(...) for its hypotheses on this instance")
 
 
+class _DeclaredConstants(Mapping):
+    """A claim's declared constants, read-only; a missing name says which are declared."""
+
+    def __init__(self, claim_id: str, values: dict[str, float]):
+        self._claim_id, self._values = claim_id, values
+
+    def __getitem__(self, name: str) -> float:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise KeyError(f"claim {self._claim_id!r} declares no constant {name!r} (declared: "
+                           f"{sorted(self._values) or 'none'}); add it to @claim(constants=...) "
+                           "or the control's Control(constants=...)") from None
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"constants({self._values!r})"
+
+
 def _thin(x: np.ndarray, y: np.ndarray, log_x: bool) -> tuple[np.ndarray, np.ndarray]:
     """Keep at most MAX_CURVE_POINTS points, spread evenly in x (log-spaced if ``log_x``)."""
     if x.size <= MAX_CURVE_POINTS:
@@ -170,6 +195,17 @@ class ClaimContext(OnRuntime):
         """The run dtype's tolerance of a comparison of ``kind`` (``"exact"``,
         ``"accumulated"``, ``"conditioned"``, ``"iterative"``: `theorycheck.tolerance.TOLERANCES`)."""
         return tolerance(self.runtime.dtype, kind)
+
+    @property
+    def constants(self) -> Mapping[str, float]:
+        """The numbers of the criterion as declared, written once: the claim's ``constants=``,
+        with the running control's ``Control(constants=...)`` laid over them (a control that
+        declares ``{"p": 3}`` reads ``tc.constants["p"] == 3`` where its claim declared 2).
+        Read-only; an undeclared name is a ``KeyError`` naming the declared ones."""
+        merged = dict(self.spec.constants)
+        if self.control is not None:
+            merged.update(self.spec.controls[self.control].constants)
+        return _DeclaredConstants(self.spec.id, merged)
 
     @property
     def sizes(self) -> dict:

@@ -26,11 +26,11 @@ __all__ = ["resolve_shared_run", "run_shared", "summarize", "arrays_of", "parse_
 
 
 def resolve_shared_run(target: str) -> SharedRun:
-    """``"claims.jta24.setup:joint_runs"`` (or ``claims/jta24/setup.py:joint_runs``) -> the
+    """``"claims.jta24.joint:joint_runs"`` (or ``claims/jta24/joint.py:joint_runs``) -> the
     declared :class:`~theorycheck.cache.SharedRun`; the current folder is importable."""
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
-        raise UsageError(f"{target!r}: expected MODULE:FUNCTION, e.g. claims.jta24.setup:joint_runs")
+        raise UsageError(f"{target!r}: expected MODULE:FUNCTION, e.g. claims.jta24.joint:joint_runs")
     if module_name.endswith(".py"):
         module_name = ".".join(Path(module_name).with_suffix("").parts)
     if str(Path.cwd()) not in sys.path:

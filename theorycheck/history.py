@@ -337,7 +337,11 @@ def _short(value) -> str:
 
 
 def format_diff(changes: list[dict], *, limit: int | None = None) -> list[str]:
-    """One line per change: outcome changes first, then moved values by size of the move."""
+    """One line per change: outcome changes first, then moved values by size of the move; at
+    most ``limit`` of them (``limit >= 0``; a :class:`UsageError` otherwise)."""
+    if limit is not None and limit < 0:
+        raise UsageError(f"limit must be >= 0 (the number of changes to print), got {limit}")
+
     def order(c):
         rel = c["rel_change"]
         return (c["what"].endswith("outcome") is False, -(rel if isinstance(rel, float) else math.inf))

@@ -5,7 +5,8 @@ A theorem says "if H then C".  A *map* measures C over a grid of a hypothesis pa
 C starts to hold:
 
 * a **rate map** (:func:`rate_map`): per grid value ``x_g``, ``K_g`` instances and the
-  per-instance conclusion (booleans); the success rate with its exact Clopper-Pearson
+  per-instance conclusion (booleans; a NaN or infinite outcome counts as a failure, is
+  recorded as ``non_finite`` and fails a decision on it); the success rate with its exact Clopper-Pearson
   interval, and the *transition* -- where the rate crosses a stated ``level`` -- by a
   logistic fit ``logit P[C | x] = a + b x`` (maximum likelihood, ``scipy.optimize``) with a
   profile-likelihood interval; against a covariate measured per instance rather than set
@@ -33,7 +34,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import optimize, stats
 
-from .checks import SlopeFit, jsonable
+from .checks import SlopeFit, as_numbers, jsonable
 from .errors import InvalidInputError
 
 __all__ = [
@@ -103,6 +104,14 @@ def _grid(name: str, grid: Any) -> np.ndarray:
     if not np.all(np.diff(x) > 0):
         raise InvalidInputError(f"map {name!r}: the grid must be strictly increasing, got {x.tolist()}")
     return x
+
+
+def _outcomes(name: str, outcomes: Any) -> np.ndarray:
+    """Per-instance conclusions as a flat float array (true: nonzero), NaN kept."""
+    values = as_numbers(outcomes)
+    if values is None:
+        raise InvalidInputError(f"map {name!r}: outcomes must be booleans or numbers")
+    return values.ravel()
 
 
 def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -273,17 +282,21 @@ class RateMap:
     upper: list
     confidence: float
     transition: Transition
+    #: per grid value, the outcomes that were NaN or infinite (counted as failures)
+    non_finite: list | None = None
 
     kind = "rate"
 
     def to_record(self) -> dict:
         """The documented record: ``{"map": "rate", "parameter", "grid", "estimate" (the
-        rates), "lower", "upper" (Clopper-Pearson), "successes", "trials", "confidence",
-        "level", "transition": {"estimate", "lower", "upper", "confidence", "bracketed",
-        "method", "detail"}}`` (:func:`record_map` adds ``name``, ``region``, ``summary``)."""
+        rates), "lower", "upper" (Clopper-Pearson), "successes", "trials", "non_finite",
+        "confidence", "level", "transition": {"estimate", "lower", "upper", "confidence",
+        "bracketed", "method", "detail"}}`` (:func:`record_map` adds ``name``, ``region``,
+        ``summary``)."""
         return jsonable({"map": "rate", "parameter": self.parameter, "grid": self.grid,
                          "estimate": self.rate, "lower": self.lower, "upper": self.upper,
                          "successes": self.successes, "trials": self.trials,
+                         "non_finite": self.non_finite or [0] * len(self.grid),
                          "confidence": self.confidence, "level": self.transition.level,
                          "transition": asdict(self.transition)})
 
@@ -348,17 +361,23 @@ def rate_map(grid: Any, outcomes: Sequence[Any], *, level: float, confidence: fl
         raise InvalidInputError(f"map {name!r}: the level must be in (0, 1), got {level!r}")
     if len(outcomes) != x.size:
         raise InvalidInputError(f"map {name!r}: {x.size} grid values but {len(outcomes)} outcome arrays")
-    arrays = [np.asarray(jsonable(o), dtype=bool).ravel() for o in outcomes]
+    arrays = [_outcomes(name, o) for o in outcomes]
     empty = [float(v) for v, o in zip(x, arrays) if o.size == 0]
     if empty:
         raise InvalidInputError(f"map {name!r}: no instances at grid values {empty}")
-    k = [int(o.sum()) for o in arrays]
+    non_finite = [int(np.sum(~np.isfinite(o))) for o in arrays]
+    k = [int(np.sum(np.isfinite(o) & (o != 0))) for o in arrays]
     n = [int(o.size) for o in arrays]
     bands = [clopper_pearson(ki, ni, confidence) for ki, ni in zip(k, n)]
     transition = logistic_transition(x, k, n, level=level, confidence=confidence,
                                      x_transform=x_transform, name=name)
+    if any(non_finite):
+        warnings.warn(f"map {name!r}: {sum(non_finite)} non-finite outcomes (per grid value "
+                      f"{non_finite}) count as failures; a decision on them fails", MapWarning,
+                      stacklevel=2)
     return RateMap(parameter, x.tolist(), k, n, [ki / ni for ki, ni in zip(k, n)],
-                   [b[0] for b in bands], [b[1] for b in bands], float(confidence), transition)
+                   [b[0] for b in bands], [b[1] for b in bands], float(confidence), transition,
+                   non_finite)
 
 
 def covariate_rate_map(values: Any, outcomes: Any, *, bins: int, level: float,
@@ -381,7 +400,7 @@ def covariate_rate_map(values: Any, outcomes: Any, *, bins: int, level: float,
         As in :func:`rate_map`.
     """
     v = np.asarray(jsonable(values), dtype=float).ravel()
-    o = np.asarray(jsonable(outcomes), dtype=bool).ravel()
+    o = _outcomes(name, outcomes)
     if v.shape != o.shape:
         raise InvalidInputError(f"map {name!r}: {v.size} covariate values but {o.size} outcomes")
     if not np.all(np.isfinite(v)):
@@ -544,6 +563,8 @@ def map_summary(record: dict) -> str:
         body = f"{what}: NOT BRACKETED by the grid (no transition estimated)"
     region = record.get("region")
     tail = f"; stated region {region['description']}" if region else ""
+    non_finite = sum(record.get("non_finite") or [])
+    tail += f"; {non_finite} non-finite outcomes counted as failures" if non_finite else ""
     return head + body + tail
 
 
@@ -604,12 +625,15 @@ def decide_inside(tc, name: str, m: RateMap, *, lower: float | None = None,
                   low_power: str | None = None) -> bool:
     """The conclusion decided inside the stated region ``lower <= x <= upper``: the instances of
     the map's grid values there pooled into one exact binomial test of ``P[C] >= p``
-    (``tc.conclusion.binomial``, which records its power).  Returns whether it held."""
+    (``tc.conclusion.binomial``, which records its power).  Returns whether it held; a
+    non-finite outcome among them fails it (the binomial check names them)."""
     sel = [i for i, v in enumerate(m.grid)
            if (lower is None or v >= lower) and (upper is None or v <= upper)]
     if not sel:
         raise InvalidInputError(f"map decision {name!r}: no grid value in the stated region "
                                 f"[{lower}, {upper}] of {m.grid}")
-    pooled = np.concatenate([np.r_[np.ones(m.successes[i], bool),
-                                   np.zeros(m.trials[i] - m.successes[i], bool)] for i in sel])
+    non_finite = m.non_finite or [0] * len(m.grid)
+    pooled = np.concatenate([np.r_[np.ones(m.successes[i]), np.full(non_finite[i], np.nan),
+                                   np.zeros(m.trials[i] - m.successes[i] - non_finite[i])]
+                             for i in sel])
     return tc.conclusion.binomial(name, pooled, p=p, alpha=alpha, low_power=low_power)

@@ -6,8 +6,8 @@ installed.  Options (each also settable through an environment variable):
 ``--tc-tier quick|full``        problem sizes (``THEORYCHECK_TIER``; default quick)
 ``--tc-device auto|cpu|cuda``   where torch runs (``THEORYCHECK_DEVICE``; default auto)
 ``--tc-dtype float64|float32``  torch dtype (``THEORYCHECK_DTYPE``; default float64)
-``--tc-seed N``                 base seed (``THEORYCHECK_SEED``; default 0)
-``--tc-threads N``              CPU threads of torch and of numpy/scipy's BLAS (default 1)
+``--tc-seed N``                 base seed, 0 to 2**63 - 1 (``THEORYCHECK_SEED``; default 0)
+``--tc-threads N``              CPU threads of torch and of numpy/scipy's BLAS, 1 to 1024 (default 1)
 ``--tc-report-dir DIR``         write the report into DIR (no run folder, ``latest`` untouched);
                                 DIR must be new, empty or a report's (see docs/guarantees.md)
 ``--tc-no-report``              do not write a report
@@ -57,7 +57,8 @@ from .errors import (CannotDiscriminate, ClaimFailure, ControlMisfire, Hypothese
                      InvalidInputError, UsageError, error_kind)
 from .files import WriteError
 from .papers import papers
-from .runtime import Runtime, default_options_from_env, parse_count, peak_memory_mb, reset_peak_memory
+from .runtime import (MAX_SEED, MAX_THREADS, Runtime, default_options_from_env, parse_count,
+                      peak_memory_mb, reset_peak_memory)
 from . import history
 from .manifest import write_manifest
 
@@ -73,9 +74,9 @@ def pytest_addoption(parser):
     group.addoption("--tc-device", default=env["device"], help="auto (default), cpu or cuda")
     group.addoption("--tc-dtype", default=env["dtype"], help="float64 (default) or float32")
     group.addoption("--tc-seed", default=None,
-                    help="base seed of the run (default $THEORYCHECK_SEED, else 0)")
+                    help="base seed of the run, 0 to 2**63 - 1 (default $THEORYCHECK_SEED, else 0)")
     group.addoption("--tc-threads", default="1",
-                    help="CPU threads of torch and of the BLAS under numpy/scipy (default 1)")
+                    help="CPU threads of torch and of the BLAS under numpy/scipy, 1 to 1024 (default 1)")
     group.addoption("--tc-report-dir", default=None,
                     help="write the report into this directory, new, empty or a report's "
                          "(default: a new folder "
@@ -126,15 +127,18 @@ def pytest_configure(config):
         runtime = Runtime.from_options(
             tier=config.getoption("--tc-tier"), device=config.getoption("--tc-device"),
             dtype=config.getoption("--tc-dtype"),
-            seed=(parse_count("--tc-seed", seed, 0) if seed is not None else
-                  parse_count("THEORYCHECK_SEED", default_options_from_env()["seed"], 0)),
-            threads=parse_count("--tc-threads", config.getoption("--tc-threads"), 1),
+            seed=(parse_count("--tc-seed", seed, 0, MAX_SEED) if seed is not None else
+                  parse_count("THEORYCHECK_SEED", default_options_from_env()["seed"], 0, MAX_SEED)),
+            threads=parse_count("--tc-threads", config.getoption("--tc-threads"), 1, MAX_THREADS),
             strict=config.getoption("--tc-strict"),
         )
     except UsageError as exc:
         raise pytest.UsageError(f"theorycheck: {exc}") from None
     runtime.apply_torch_settings()
     config.stash[_RUNTIME] = runtime
+    # a claim file that fails to import is an error of that file (the report lists it and the
+    # run exits non-zero); the other claims still run: pytest's --continue-on-collection-errors
+    config.option.continue_on_collection_errors = True
     try:
         config.stash[_CACHE] = cache_from_options(
             config.rootpath, config.invocation_params.dir, config.getoption("--tc-cache-dir"),
@@ -300,6 +304,8 @@ class ResultCollector:
         self.started = self.started_at.isoformat(timespec="seconds")
         self.t0 = time.perf_counter()
         self.records: dict[tuple[str, str], dict] = {}
+        #: the files that failed to import: {"path", "message"} (pytest's collection errors)
+        self.collection_errors: list[dict] = []
         self.report_path: Path | None = None
         self.pointer: str | None = None          # the pointer moved to this run's folder
         self.pointer_error: str | None = None
@@ -326,6 +332,11 @@ class ResultCollector:
     def pytest_deselected(self, items):
         self.deselected += len(items)
 
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collection_errors.append({"path": report.nodeid or str(report.fspath),
+                                           "message": report.longreprtext[-4000:]})
+
     def pytest_runtest_logreport(self, report):
         for key, value in report.user_properties:
             if key == RECORD_KEY:
@@ -335,9 +346,10 @@ class ResultCollector:
         """The run-level decisions (evidence classes, strict findings, drift against the
         baseline) for every run, then the report unless ``--tc-no-report``: a report that
         cannot be written is one error line and exit status 3, never a traceback."""
-        if not self.records:
+        if not self.records and not self.collection_errors:
             return
-        self.partial = partial_reason(self.config, session, exitstatus, self.deselected)
+        self.partial = partial_reason(self.config, session, exitstatus, self.deselected,
+                                      len(self.collection_errors))
         self.results_doc = self.results()
         if not self.config.getoption("--tc-no-report"):
             try:
@@ -412,6 +424,7 @@ class ResultCollector:
         self.undiscriminating = annotate_run(results, commit=history.git_commit(self.config.rootpath),
                                        partial=self.partial)
         results["shard"] = self.config.getoption("--tc-shard")
+        results["collection_errors"] = self.collection_errors
         if self.baseline is not None:
             self.drift = compare_with_baseline(results, self.baseline, self.config.rootpath)
         return results
@@ -541,8 +554,11 @@ def _same_numbers(claim: dict, control: dict) -> bool:
             and all(claim["measurements"][m] == control["measurements"][m] for m in measurements))
 
 
-def partial_reason(config, session, exitstatus, deselected: int) -> str | None:
+def partial_reason(config, session, exitstatus, deselected: int,
+                   import_errors: int = 0) -> str | None:
     """Why this run did not execute every claim of the project (``None``: it did)."""
+    if import_errors:
+        return f"{import_errors} file{'s' if import_errors != 1 else ''} failed to import"
     option = config.option
     for flag, value in (("-k", getattr(option, "keyword", "")), ("-m", getattr(option, "markexpr", "")),
                         ("--deselect", getattr(option, "deselect", None)),

@@ -21,11 +21,16 @@ from .errors import UsageError
 
 __all__ = ["Runtime", "RuntimeConfigError", "OnRuntime", "TIERS", "DEVICES", "DTYPES",
            "resolve_device", "keep_freed_memory", "derive_seed", "generator",
-           "default_options_from_env", "parse_count"]
+           "default_options_from_env", "parse_count", "MAX_SEED", "MAX_THREADS"]
 
 TIERS = ("quick", "full")
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = ("float64", "float32")
+#: the largest base seed: seeds are 63-bit (what a numpy int64 and the derived seeds hold)
+MAX_SEED = 2**63 - 1
+#: the most CPU threads a run may ask for: more than any machine it runs on has cores (torch
+#: and the BLAS would start that many threads; an absurd count is refused, not attempted)
+MAX_THREADS = 1024
 
 
 class RuntimeConfigError(UsageError):
@@ -68,10 +73,8 @@ class Runtime:
         _choose("tier", self.tier, TIERS)
         _choose("device", self.device, ("cpu", "cuda"))
         _choose("dtype", self.dtype, DTYPES)
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise RuntimeConfigError(f"seed must be a non-negative integer, got {self.seed!r}")
-        if not isinstance(self.threads, int) or isinstance(self.threads, bool) or self.threads < 1:
-            raise RuntimeConfigError(f"threads must be a positive integer, got {self.threads!r}")
+        _check_count("seed", self.seed, 0, MAX_SEED)
+        _check_count("threads", self.threads, 1, MAX_THREADS)
 
     @classmethod
     def from_options(cls, tier: str, device: str, dtype: str, seed: int, threads: int,
@@ -209,11 +212,25 @@ def default_options_from_env() -> dict:
     }
 
 
-def parse_count(source: str, value: object, minimum: int) -> int:
-    """``value`` (an int or its decimal string) as an integer ``>= minimum``; a
+def _check_count(what: str, value: object, minimum: int, maximum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= maximum:
+        raise RuntimeConfigError(f"{what} must be an integer from {minimum} to {maximum}, "
+                                 f"got {_shown(value)}")
+
+
+def _shown(value: object) -> str:
+    """``repr(value)``, shortened when long (a 5,000-digit seed is named by its length)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+
+
+def parse_count(source: str, value: object, minimum: int, maximum: int) -> int:
+    """``value`` (an int or its decimal string) as an integer in ``[minimum, maximum]``; a
     :class:`RuntimeConfigError` naming ``source`` (an option or environment variable)
     otherwise."""
     text = str(value).strip()
-    if not re.fullmatch(r"[+]?\d+", text) or int(text) < minimum:
-        raise RuntimeConfigError(f"{source}={value!r}: expected an integer >= {minimum}")
+    digits = len(str(maximum))
+    if not re.fullmatch(r"[+]?\d{1,%d}" % digits, text) or not minimum <= int(text) <= maximum:
+        raise RuntimeConfigError(f"{source}={_shown(value)}: expected an integer from {minimum} "
+                                 f"to {maximum}")
     return int(text)

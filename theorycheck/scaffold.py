@@ -8,11 +8,22 @@ they are replaced.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+from .claim import ID_PATTERN
 from .errors import UsageError
+from .files import atomic_write, make_folder
+from .papers import PAPER_KEY
 
-__all__ = ["PLACEHOLDER_ARXIV", "PLACEHOLDER_AUTHORS", "scaffold", "render_claim"]
+__all__ = ["PLACEHOLDER_ARXIV", "PLACEHOLDER_AUTHORS", "MAX_NAME_LENGTH", "scaffold",
+           "render_claim", "check_names"]
+
+#: a claim's name: a lower-case identifier (the test function is ``test_<name>``)
+NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+#: the longest paper key or claim name ``new`` accepts: the file ``test_<name>.py`` and the
+#: package folder stay far inside every file system's 255-byte limit on a name
+MAX_NAME_LENGTH = 100
 
 #: the citation fields ``theorycheck new`` writes; conformance refuses them
 PLACEHOLDER_ARXIV = "0000.00000"
@@ -69,11 +80,11 @@ def test_{name}(tc):
     tc.precondition.holds("opt_i is the argmax score", opt_is_argmax(token_scores(X, y, u), opt))
     W_mm = tc.tensor(solve_wsvm_batch(X, (opt + (tc.control == "wrong_opt")) % T))
     model = TokenSelection(tc.tensor(X), tc.tensor(y), tc.tensor(u))
-    step = (GD if tc.control == "gd" else NGD)(model, 0.5)
+    step = (GD if tc.control == "gd" else NGD)(model, tc.constants["eta"])
     traj = run_trajectory(step, {{"W": tc.tensor(np.zeros((K, d, d)))}}, tc.sizes["steps"],
                           direction_metrics(W_mm))
     deficit = 1 - traj["W_alignment"]
-    tc.conclusion.at_most(BREAKS[0], deficit[-1], 0.002)
+    tc.conclusion.at_most(BREAKS[0], deficit[-1], tc.constants["deficit"])
     tc.curve("deficit", "1 - alignment", traj.t, deficit.mean(1), yscale="log", xscale="log")
 '''
 
@@ -84,23 +95,40 @@ def render_claim(paperkey: str, name: str) -> str:
     return CLAIM_TEMPLATE.format(paperkey=paperkey, name=name, claim_id=f"{paperkey}.thm1.{name}")
 
 
+def check_names(paperkey: str, name: str) -> None:
+    """A :class:`UsageError` naming the problem unless ``paperkey`` is a paper key (lower-case
+    letters and digits, starting with a letter), ``name`` a lower-case identifier, both at most
+    ``MAX_NAME_LENGTH`` characters, and ``<paperkey>.thm1.<name>`` a claim id."""
+    if not PAPER_KEY.match(paperkey):
+        raise UsageError(f"paper key {paperkey[:60]!r} must be lower-case letters and digits, "
+                         "starting with a letter (e.g. abc24)")
+    if not NAME.match(name):
+        raise UsageError(f"name {name[:60]!r} must be a lower-case identifier")
+    for what, value in (("paper key", paperkey), ("name", name)):
+        if len(value) > MAX_NAME_LENGTH:
+            raise UsageError(f"the {what} has {len(value)} characters; at most {MAX_NAME_LENGTH}")
+    if not ID_PATTERN.match(f"{paperkey}.thm1.{name}"):
+        raise UsageError(f"{paperkey}.thm1.{name!r} is not a valid claim id")
+
+
 def scaffold(paperkey: str, name: str, claims_dir: str | Path) -> list[Path]:
     """Write the paper package (``__init__.py`` with placeholder citation, unless it exists)
-    and ``test_<name>.py``; return every file written.  A :class:`UsageError` if the claim
-    file exists."""
+    and ``test_<name>.py``; return every file written.  A :class:`UsageError`, with nothing
+    written, if a name is not valid (:func:`check_names`) or the claim file exists."""
+    check_names(paperkey, name)
     root = Path(claims_dir)
     package = root / paperkey
     target = package / f"test_{name}.py"
     if target.exists():
         raise UsageError(f"{target} exists; not overwriting it")
-    package.mkdir(parents=True, exist_ok=True)
+    make_folder(package)
     written = []
     if not (root / "__init__.py").exists():
-        (root / "__init__.py").write_text("")
+        atomic_write(root / "__init__.py", "")
         written.append(root / "__init__.py")
     if not (package / "__init__.py").exists():
-        (package / "__init__.py").write_text(PAPER_TEMPLATE.format(paperkey=paperkey, name=name))
+        atomic_write(package / "__init__.py", PAPER_TEMPLATE.format(paperkey=paperkey, name=name))
         written.append(package / "__init__.py")
-    target.write_text(render_claim(paperkey, name))
+    atomic_write(target, render_claim(paperkey, name))
     written.append(target)
     return written

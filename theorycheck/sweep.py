@@ -39,27 +39,36 @@ from scipy import stats
 
 from .checks import STATISTICAL
 from .errors import UsageError
+from .runtime import MAX_SEED, parse_count
 
-__all__ = ["parse_seeds", "predicted_pass_rate", "aggregate", "run_seeds", "load_runs",
+__all__ = ["parse_seeds", "MAX_SWEEP_SEEDS", "predicted_pass_rate", "aggregate", "run_seeds", "load_runs",
            "format_sweep", "FLAKY_ALPHA"]
 
 #: level of the test that calls a claim's failure count too high for its predicted rate
 FLAKY_ALPHA = 0.05
+#: the most seeds one sweep runs
+MAX_SWEEP_SEEDS = 1000
 _RAN = ("not_run", "skipped")
 
 
 def parse_seeds(text: str) -> list[int]:
-    """``"0-19"``, ``"0,3,7"`` or ``"0-4,9"`` as a sorted list of distinct seeds."""
-    seeds: set[int] = set()
+    """``"0-19"``, ``"0,3,7"`` or ``"0-4,9"`` as a sorted list of distinct seeds, each a base
+    seed (0 to ``MAX_SEED``), at most ``MAX_SWEEP_SEEDS`` of them (counted before any is
+    listed: a sweep runs pytest once per seed)."""
+    ranges = []
     for part in str(text).split(","):
         match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
         if match is None:
-            raise UsageError(f"seeds {text!r}: expected ranges like 0-19 or lists like 0,3,7")
-        low, high = int(match.group(1)), int(match.group(2) or match.group(1))
+            raise UsageError(f"seeds {text[:60]!r}: expected ranges like 0-19 or lists like 0,3,7")
+        low, high = (parse_count("seeds", value, 0, MAX_SEED)
+                     for value in (match.group(1), match.group(2) or match.group(1)))
         if high < low:
             raise UsageError(f"seeds {text!r}: the range {low}-{high} is empty")
-        seeds.update(range(low, high + 1))
-    return sorted(seeds)
+        ranges.append((low, high))
+    if sum(high - low + 1 for low, high in ranges) > MAX_SWEEP_SEEDS:
+        raise UsageError(f"seeds {text[:60]!r}: more than {MAX_SWEEP_SEEDS} seeds (a sweep runs "
+                         "pytest once per seed); sweep fewer")
+    return sorted({seed for low, high in ranges for seed in range(low, high + 1)})
 
 
 def _size_at_p(decision: dict) -> float:
@@ -75,12 +84,18 @@ def _size_at_p(decision: dict) -> float:
                          float((decision.get("tolerance") or {}).get("alpha", 0.05)))
 
 
+def _statistical(decision: dict) -> bool:
+    """Whether a decision is a statistical test that ran (one refused on a non-finite input
+    tested nothing: its failure is deterministic)."""
+    return decision.get("kind") in STATISTICAL and not (decision.get("detail") or {}).get("non_finite")
+
+
 def predicted_pass_rate(case: dict) -> float:
     """The pass rate a case's statistical tests predict (binomial, Wald, chi-square: each
     passes a true statement with probability 1 - its size; 1.0 without statistical tests)."""
     rate = 1.0
     for decision in case.get("decisions") or []:
-        if decision.get("kind") in STATISTICAL:
+        if _statistical(decision):
             rate *= 1.0 - _size_at_p(decision)
     return rate
 
@@ -88,8 +103,7 @@ def predicted_pass_rate(case: dict) -> float:
 def deterministic_failure(case: dict) -> bool:
     """Whether a failed case failed a decision that is no statistical test: such a failure is
     not explained by any stated rate (the claim is flaky, whatever its tests predict)."""
-    return any(not d.get("passed", True) and d.get("kind") not in STATISTICAL
-               for d in case.get("decisions") or [])
+    return any(not d.get("passed", True) and not _statistical(d) for d in case.get("decisions") or [])
 
 
 def _claim_entry(cid: str, cases: list[dict]) -> dict:

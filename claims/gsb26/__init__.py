@@ -1,5 +1,13 @@
 """gsb26: G. Goel, M. Soltanolkotabi, P. Bartlett, "Training Dynamics of Softmax Self-Attention:
-Fast Global Convergence via Preconditioning", arXiv 2603.01514, 2026."""
+Fast Global Convergence via Preconditioning", arXiv 2603.01514, 2026.
+
+Layout: the claims are the ``test_*.py`` modules; the rest is the paper's set-up -- ``setup``
+(the regression instances, the assumptions A1-A3 and the sampling primitives), and by topic the
+shared runs with the helpers the claims read them with: ``population`` (closed form, finite-n
+gap), ``estimators`` (the spectral initialization), ``manifold`` (the manifold of minima and
+projections onto it), ``landscape`` (one-point inequalities), ``gradient_bias`` (Theorems 3-5),
+``sampling`` (Lemmas 9, 11), ``dynamics`` (Algorithm 1 with the population and the
+expected-gradient oracles) and ``experiments`` (Appendix A's minibatch runs)."""
 from theorycheck import paper
 
 EXPECTED = [

@@ -8,14 +8,8 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .setup import (
-    PAPER,
-    population_oracle_run,
-    record_assumptions,
-    settled_values,
-    uniform_constants,
-    window_contractions,
-)
+from .dynamics import population_oracle_run, uniform_constants, window_contractions
+from .setup import PAPER, record_assumptions, settled_values
 
 ALGO_SIZES = {"quick": {"window": 100, "fit": 500}, "full": {"window": 100, "fit": 500}}
 #: round-off floors: L - k sigma^2 below 1e-13 (L = 0.04 + excess in float64) and

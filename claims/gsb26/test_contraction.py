@@ -8,7 +8,8 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .setup import contraction_run, record_assumptions
+from .dynamics import contraction_run
+from .setup import record_assumptions
 
 
 @claim(

@@ -13,19 +13,9 @@ from theorycheck import Control, claim
 from theorycheck.models.attention_regression import ols_estimate, sample_covariance
 from theorycheck.solvers import project_to_manifold
 
-from .setup import (
-    FAR,
-    NEAR,
-    PAPER,
-    gaussian_rows,
-    ill_conditioned,
-    one_point_landscape,
-    ratios,
-    record_assumptions,
-    sigma_bar_norms,
-    spectral_initialization,
-    well_conditioned,
-)
+from .estimators import ratios, spectral_initialization
+from .landscape import FAR, NEAR, one_point_landscape
+from .setup import PAPER, gaussian_rows, ill_conditioned, record_assumptions, sigma_bar_norms, well_conditioned
 
 
 @claim(

@@ -14,14 +14,8 @@ import numpy as np
 from theorycheck import Control, claim
 from theorycheck.checks import binomial_power
 
-from .setup import (
-    PAPER,
-    arm_runs,
-    median_over_seeds,
-    medians_per_instance,
-    record_assumptions,
-    settled_ratio,
-)
+from .experiments import arm_runs, median_over_seeds, medians_per_instance, settled_ratio
+from .setup import PAPER, record_assumptions
 
 #: thresholds on L/L* and the step sizes (their history is in each claim's calibration)
 EXPERIMENT_SIZES = {"quick": {"near": 1.036, "reached": 1.05, "window": [0.1],

@@ -8,16 +8,15 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .setup import (
+from .gradient_bias import (
     A3_VIOLATION_SIGMA_1,
-    PAPER,
     bias_preconditions,
     loss_gradient_bias,
     rate_conclusions,
-    record_assumptions,
     reference_conclusion,
     regularizer_gradient_bias,
 )
+from .setup import PAPER, record_assumptions
 
 BIAS_SIZES = {"quick": {"noise_fraction": 0.1}, "full": {"noise_fraction": 0.1}}
 

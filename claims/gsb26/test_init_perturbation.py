@@ -9,7 +9,8 @@ import numpy as np
 from theorycheck import Control, claim
 from theorycheck.solvers import project_to_manifold
 
-from .setup import record_assumptions, spectral_point, unit_operator_norm, well_conditioned
+from .estimators import spectral_point, unit_operator_norm
+from .setup import record_assumptions, well_conditioned
 
 EPSILONS = (1e-1, 1e-2, 1e-3, 1e-4)
 

@@ -12,7 +12,8 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .setup import NEAR, PAPER, one_point_landscape, record_neighbourhood
+from .landscape import NEAR, one_point_landscape, record_neighbourhood
+from .setup import PAPER
 
 
 @claim(

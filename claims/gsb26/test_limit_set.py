@@ -7,7 +7,8 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .setup import PAPER, empirical_regularizer_limit, record_assumptions
+from .dynamics import empirical_regularizer_limit
+from .setup import PAPER, record_assumptions
 
 
 @claim(

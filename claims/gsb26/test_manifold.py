@@ -20,18 +20,8 @@ from theorycheck.solvers import (
     sigma_bar_distance,
 )
 
-from .setup import (
-    PAPER,
-    candidate,
-    derivative_free_projection,
-    haar_rotations,
-    ill_conditioned,
-    minimize_regularized_loss,
-    projection_points,
-    record_assumptions,
-    regularized_model,
-    well_conditioned,
-)
+from .manifold import candidate, derivative_free_projection, minimize_regularized_loss, projection_points
+from .setup import PAPER, haar_rotations, ill_conditioned, record_assumptions, regularized_model, well_conditioned
 
 LAMBDAS = (0.0, 0.25, 1.0)
 

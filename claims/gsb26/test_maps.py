@@ -8,7 +8,8 @@ from theorycheck.checks import fit_slope
 from theorycheck.maps import estimate_map, interval_power, mean_interval, record_map
 from theorycheck.models.attention_regression import population_loss
 
-from .setup import LIGHT_TAIL, MANIFOLD_GAP_SIZES, PAPER, manifold_gap, record_assumptions
+from .population import MANIFOLD_GAP_SIZES, manifold_gap
+from .setup import LIGHT_TAIL, PAPER, record_assumptions
 
 SLOPE_WINDOW = (-1.25, -0.75)
 """The window of `gsb26.thm1.closed_form` ("gap E Lhat_n - L decays like 1/n": log-log slope over

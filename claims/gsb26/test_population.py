@@ -6,7 +6,8 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .setup import LIGHT_TAIL, PAPER, in_sample_gap, out_of_sample, record_assumptions, symbolic_closed_form
+from .population import in_sample_gap, out_of_sample, symbolic_closed_form
+from .setup import LIGHT_TAIL, PAPER, record_assumptions
 
 #: mu(K) of the heavy_tails control (re-sized after the 20-seed sweep: see `test_closed_form`)
 HEAVY_TAIL_MU = 3.0

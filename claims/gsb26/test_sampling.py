@@ -14,14 +14,8 @@ from theorycheck.solvers.gaussian_moments import (
     softmax_weight_second_moment_limit,
 )
 
-from .setup import (
-    PAPER,
-    exact_second_moments,
-    query_directions,
-    row_preconditions,
-    self_key_constant,
-    softmax_row_moments,
-)
+from .sampling import exact_second_moments, query_directions, row_preconditions, self_key_constant, softmax_row_moments
+from .setup import PAPER
 
 ROW_SIZES = {"quick": {}, "full": {}}
 #: the number of keys at which the limits are checked on the exact moments (quadrature): the

@@ -9,7 +9,8 @@ import numpy as np
 from theorycheck import Control, claim
 from theorycheck.checks import fit_slope
 
-from .setup import PAPER, record_assumptions, statistical_floor_run
+from .dynamics import statistical_floor_run
+from .setup import PAPER, record_assumptions
 
 #: the fitted log-log exponent of the floor must be at most -(p - MARGIN): p = 1 for the claim
 EXPONENT_MARGIN = 0.2

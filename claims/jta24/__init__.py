@@ -1,5 +1,13 @@
 """jta24: A. K. Julistiono, D. A. Tarzanagh, N. Azizan, "Optimizing Attention with Mirror Descent:
-Generalized Max-Margin Token Selection", arXiv 2410.14581, 2024."""
+Generalized Max-Margin Token Selection", arXiv 2410.14581, 2024.
+
+Layout: the claims are the ``test_*.py`` modules; the rest is the paper's set-up -- ``setup``
+(the synthetic instances, sizes and the l_p-AttSVM certificates), ``properties`` (the inputs of
+the property claims), and by topic the shared runs with the helpers the claims read them with:
+``direction`` (normalized l_p-AttGD for every p), ``cone`` (Lemmas 19-20), ``local`` (restarts
+of the local theorem, the radius map), ``plain_descent`` (plain l_p-AttGD: per-step lemmas, norm
+growth, dual progress), ``joint`` (joint training), ``regpath`` (the regularization path) and
+``sparsity``."""
 from theorycheck import paper
 
 EXPECTED = [

@@ -10,7 +10,8 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .setup import PAPER, SIZES, plain_mirror_steps
+from .plain_descent import plain_mirror_steps
+from .setup import PAPER, SIZES
 
 SMALL_ETA = 10.0
 """Largest step size at which Lemma 24 (ii) is claimed (see test_descent: chosen after seeing data)."""

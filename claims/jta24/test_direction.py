@@ -17,23 +17,20 @@ from theorycheck.data.selection import stable_tokens
 from theorycheck.optim.directions import divergence_curves, norms_along
 from theorycheck.solvers import solve_lp_wsvm
 
-from .setup import (
+from .direction import (
     AUTHORS_INSTANCES,
     DIRECTION_SIZES,
     FAR_Q,
     P_VALUES,
-    PAPER,
-    instances,
-    norm_growth_runs,
-    normalized_mirror_runs,
     bregman_curve_checks,
-    plain_settled,
-    rate_profile,
+    normalized_mirror_runs,
     per_p,
     reference_index,
     steps,
     wrong_token_references,
 )
+from .plain_descent import norm_growth_runs, plain_settled, rate_profile
+from .setup import PAPER, instances
 
 SHARED_SIZES = DIRECTION_SIZES
 RATE_SIZES = {"quick": dict(DIRECTION_SIZES["quick"], plain_instances=10),

@@ -14,8 +14,9 @@ from theorycheck.models import TokenSelection
 from theorycheck.optim import directional_bregman, lp_norm
 from theorycheck.optim.directions import lp_unit
 
-from .setup import (DIRECTION_STEPS, PAPER, SIZES, cone_constants, cone_samples, log_correlation, margin_slacks,
-                    references)
+from .cone import cone_constants, cone_samples, log_correlation, margin_slacks, references
+from .direction import DIRECTION_STEPS
+from .setup import PAPER, SIZES
 
 RADII = (2.0, 5.0, 10.0, 20.0, 50.0)
 RAY = (20.0, 40.0, 80.0, 160.0)

@@ -16,7 +16,8 @@ from theorycheck import Control, claim
 from theorycheck.models import log_attention
 from theorycheck.solvers.support import SUPPORT_TOL
 
-from .setup import JOINT_X, JOINT_Y, PAPER, divergence, joint_runs, nearest_other_tokens
+from .joint import JOINT_X, JOINT_Y, divergence, joint_runs, nearest_other_tokens
+from .setup import PAPER
 
 JOINT_SIZES = {"quick": dict(steps=2000, eta=(0.1, 0.1, 1.0)), "full": dict(steps=20000, eta=(0.1, 0.1, 0.1))}
 PAPER_TOKENS = {1.75: (1, 0), 2.0: (1, 0), 3.0: (0, 0)}

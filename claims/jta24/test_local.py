@@ -15,7 +15,8 @@ calibration records and docs/claims/jta24.md.
 """
 from theorycheck import Control, claim
 
-from .setup import PAPER, SIZES, restarts
+from .local import restarts
+from .setup import PAPER, SIZES
 
 LOCAL_SIZES = {"quick": dict(SIZES["quick"], steps=1000, scale=5.0),
                "full": dict(SIZES["full"], steps=3000, scale=5.0)}
@@ -91,7 +92,7 @@ def test_cone_invariance(tc):
     dataset constants that could not be recovered (and are tiny, ~1e-9, in the reconstruction);
     the behaviour is tested with the spec's mu = 0.05 and an explicit thinner cone mu' = mu/10:
     each restart (the local theorem's restarts, module docstring) starts on the boundary of its
-    thinner cone, D_0 = mu'_j = (mu/10) min(1, delta_safe)^max(2, p) (`setup.thin_cone_widths`:
+    thinner cone, D_0 = mu'_j = (mu/10) min(1, delta_safe)^max(2, p) (`local.thin_cone_widths`:
     Lemma 28's thinner cone depends on the instance's delta through Lemma 19's mu(delta) ~ eps^2
     or eps^p, eps proportional to delta; off the SVM ray, in a Gaussian direction; a precondition
     checks D_0 <= mu/10), at radius c ||W_mm||_p, c = max(5, 3/delta_safe) (FLAGGED, see the module

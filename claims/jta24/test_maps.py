@@ -8,7 +8,8 @@ import numpy as np
 from theorycheck import Control, claim
 from theorycheck.maps import decide_inside, rate_map, record_map
 
-from .setup import MAP_P, PAPER, SAFE_GAP, SIZES, radius_map_alphas, radius_map_runs
+from .local import MAP_P, SAFE_GAP, radius_map_alphas, radius_map_runs
+from .setup import PAPER, SIZES
 
 LEVEL = 0.9
 """The stated success rate: the theorem says every restart inside the region converges; the

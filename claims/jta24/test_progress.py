@@ -18,7 +18,8 @@ from theorycheck.optim import directional_bregman, lp_norm, mirror_map
 
 from theorycheck.patterns import per_instance
 
-from .setup import PAPER, PI, SIZES, excess_losses, instances_model, late_run
+from .plain_descent import PI, excess_losses, instances_model, late_run
+from .setup import PAPER, SIZES
 
 SETTLED_POWER = ("quick tier: the settled runs are a subset of 30 (power 0.8 at p = 0.8 needs about 60); "
                  "the full tier's 60 runs reach it when nearly all settle")

@@ -16,7 +16,9 @@ from theorycheck.data.selection import selected_tokens
 from theorycheck.optim import directional_bregman
 from theorycheck.solvers import solve_lp_wsvm
 
-from .setup import FAR_Q, PAPER, SIZES, instances, regularization_path
+from .direction import FAR_Q
+from .regpath import regularization_path
+from .setup import PAPER, SIZES, instances
 
 PATH_SIZES = {"quick": dict(SIZES["quick"], p=(2.0,)), "full": dict(SIZES["full"], p=(1.5, 1.75, 2.0, 3.0))}
 
@@ -41,7 +43,7 @@ def test_regpath_global(tc):
     r"""Dir(R) = D_psi_p(W_mm_opt/||W_mm_opt||_p, W_R/||W_R||_p), M = ||W_mm_opt||_p.  Preconditions:
     every opt_i a unique argmax of the scores, l_p-AttSVM(opt) certified feasible (solved), and the
     kept path points near-stationary on the sphere: relative projected gradient <= 1e-2 (FLAGGED:
-    chosen after seeing data).  The minimizer: L-BFGS on the sphere (`setup.regularization_path`)
+    chosen after seeing data).  The minimizer: L-BFGS on the sphere (`regpath.regularization_path`)
     from the ray point and from 2 Gaussian directions per path, each Gaussian start followed along
     the radii by continuation; the lowest loss over all starts is kept.  The ray start alone would
     put the answer into the question; with the Gaussian starts a lower minimum elsewhere (other

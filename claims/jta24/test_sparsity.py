@@ -10,7 +10,8 @@ import numpy as np
 from theorycheck import Control, claim
 from theorycheck.solvers import solve_lp_wsvm
 
-from .setup import PAPER, SIZES, SPARSITY_Q, instances, small_entry_fraction, sparsity_index, sparsity_runs
+from .setup import PAPER, SIZES, instances
+from .sparsity import SPARSITY_Q, small_entry_fraction, sparsity_index, sparsity_runs
 
 STRICT = 1e-6
 """A step of the index counts as an increase when it exceeds this (indices are O(1)-O(10))."""

@@ -5,9 +5,9 @@ Layout: the claims are the ``test_*.py`` modules; the rest is the paper's set-up
 ``setup`` (data generators and the paper's assumptions on the data), ``problems`` (data sets
 with their SVM references and initializations, sizes, Condition 1's parameters), and the
 shared runs of the fixed-decoder claims (``fixed_decoder``), the joint-training claims
-(``joint``) and the figures (``figures``).  Everything that is not specific to this paper is
-in the library (`theorycheck.models.score_coordinates`, `theorycheck.comparison`,
-`theorycheck.patterns.per_instance`, ...)."""
+(``joint``; Lemma 13's batches: ``lemma13``) and the figures (``figures``).  Everything that is
+not specific to this paper is in the library (`theorycheck.models.score_coordinates`,
+`theorycheck.comparison`, `theorycheck.patterns.per_instance`, ...)."""
 from theorycheck import paper
 
 paper(

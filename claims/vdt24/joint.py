@@ -1,5 +1,5 @@
 r"""vdt24's joint-training set-up (Section 4, Appendix B): Eq. (13), its variants, the batched runs
-of the joint claims, Condition 1 and Lemma 13's batches.
+of the joint claims and Condition 1 (Lemma 13's batches are in `lemma13`).
 
 Model f(X) = u^T X^T softmax(X W x_1), exponential loss, data model DM (T = 2, the designated
 optimal token at index 1 with norm ratio rho); references u_mm (u-SVM) and W_mm (W-SVM).
@@ -15,7 +15,7 @@ DM instances and the negative controls' own settings on `CONTROL_INSTANCES` each
 along the trial dimension and records the token scores
 gamma_t and the logits z_t; everything the joint claims measure is a function of them
 (`theorycheck.models.score_coordinates`).  Lemma 13 has its own batch of many fresh instances
-(`invariant_batch`).  Condition 1 is checked at the parameter level (`condition1`); the joint
+(`lemma13.invariant_batch`).  Condition 1 is checked at the parameter level (`condition1`); the joint
 claims decide per instance and accept with the binomial test at `JOINT_P` (`accept`).
 """
 from __future__ import annotations
@@ -29,13 +29,12 @@ import numpy as np
 import torch
 from scipy import stats
 
-from theorycheck import data as datasets
 from theorycheck import shared_run
-from theorycheck.models import Forward, TokenSelection, score_coordinates
-from theorycheck.optim import GD, BlockNGD, FirstOrder, alignment, frobenius_norm, run_trajectory
+from theorycheck import data as datasets
+from theorycheck.models import TokenSelection, score_coordinates
+from theorycheck.optim import FirstOrder, alignment, frobenius_norm, run_trajectory
 from theorycheck.patterns import per_instance
 from theorycheck.solvers import solve_wsvm_batch
-from theorycheck.tolerance import tolerance
 
 from .problems import DM_SIZES, JOINT_P, condition1_parameters, dm
 from .setup import first_step_widens_every_gap, gaussian_dm
@@ -114,7 +113,7 @@ SMALL_STEP = Variant("rho=2, eta=0.1", 2.0, 0.1)
 
 
 LEM13_GRID = (EQ13, SMALL_STEP)
-"""The step sizes of Lemma 13's batch (`invariant_batch`)."""
+"""The step sizes of Lemma 13's batch (`lemma13.invariant_batch`)."""
 
 
 SHORT_OPTIMAL_TOKEN = Variant("rho=0.5 (optimal token the shorter one)", 0.5, 1.0)
@@ -352,121 +351,6 @@ def record_instance_diagnostics(tc, label, data) -> None:
               f"{int(widened.sum())}/{widened.size}")
 
 
-LEM13_SIZES = {
-    "quick": dict(DM_SIZES["quick"], instances=JOINT_INSTANCES, steps=300,
-                  small_step_instances=JOINT_INSTANCES, small_step_steps=150, d_per_n_grid=[4, 8, 16]),
-    "full": dict(DM_SIZES["full"], instances=JOINT_INSTANCES, steps=1000,
-                 small_step_instances=JOINT_INSTANCES, small_step_steps=500, d_per_n_grid=[4, 8, 16]),
-}
-"""Lemma 13's batches: ``instances`` fresh DM instances and ``steps`` iterations of Eq. (13) at
-eta = 1 (also at the other d/n of ``d_per_n_grid``), ``small_step_*`` at eta = 0.1, which never
-leaves the transient within a feasible horizon (so only its plateau-free invariants matter
-and a shorter run suffices)."""
-
-
-PLATEAU_NATURAL_TIME = 10.0
-"""The plateau of (i) is checked on runs whose natural time sum_{s<t} eta_s at mid-run is at
-least this (past the transient: the eta = 1 run passes it at t = 75, the horizon's middle is
-t = 150)."""
-
-
-def lemma13_invariants(gamma, z, opt, variant: Variant) -> dict:
-    r"""Lemma 13's invariants per instance from the scores ``gamma`` and logits ``z`` (steps+1, K, n, 2):
-    {name: (value, holds)} with value and holds (K,).  See `test_joint_invariants`."""
-    is_opt = np.arange(gamma.shape[-1]) == opt[..., None]
-    log_s = score_coordinates.log_softmax(z)
-    gbar = score_coordinates.margins(gamma, log_s, is_opt)
-    attention = Forward(torch.as_tensor(gamma), torch.as_tensor(log_s), torch.as_tensor(gbar))
-    designated = torch.tensor(opt).expand(gamma.shape[:-1])
-    s_opt = attention.s_opt(designated).numpy()
-    log_rest = attention.log_one_minus_s_opt(designated).numpy()
-    ratio = np.exp(gbar.max(axis=-1) - gbar.min(axis=-1))  # R_t, (steps+1, K)
-    half = (gamma.shape[0] - 1) // 2
-    drift = ratio[half:].max(axis=0) / ratio[:half + 1].max(axis=0)
-    past_transient = schedule(variant, half).sum() >= PLATEAU_NATURAL_TIME
-    gap = datasets.score_gaps(gamma, designated.numpy())
-    gap_step, s_step = np.diff(gap, axis=0).min(axis=(0, 2)), np.diff(s_opt, axis=0).min(axis=(0, 2))
-    rest_step = np.diff(log_rest, axis=0).max(axis=(0, 2))
-    roundoff = tolerance(gamma.dtype, "accumulated")  # scores accumulated over the steps
-    return {
-        "(i) max_t R_t <= 20": (ratio.max(axis=0), ratio.max(axis=0) <= 20.0),
-        "(i) plateau: max R over 2nd half / 1st half <= 1.05": (drift, (drift <= 1.05) | (not past_transient)),
-        "(ii) min_{t>=1} gap > 0": (gap[1:].min(axis=(0, 2)), gap[1:].min(axis=(0, 2)) > 0),
-        "(ii) min gap increment >= -round-off": (gap_step, gap_step >= -roundoff),
-        "(iii) min_t s_opt >= 1/2": (s_opt.min(axis=(0, 2)), s_opt.min(axis=(0, 2)) >= 0.5 - roundoff),
-        "(iii) min s_opt increment >= -round-off": (s_step, s_step >= -roundoff),
-        "(iii) max increment of log(1 - s_opt) <= 1e-9": (rest_step, rest_step <= 1e-9),
-    }
-
-
-def lem13_instances(run, rho: float, d_per_n: int, instances: int):
-    """The ``instances`` DM instances of Lemma 13's batches at d = d_per_n n (n of the tier)."""
-    n = run.sizes["n"]
-    d = d_per_n * n
-    return gaussian_dm(run.rng("lem13 instances", rho, d), instances, n=n, d=d, rho=rho)
-
-
-@shared_run(sizes=LEM13_SIZES)
-def instance_orthogonality(run, *, rho: float, d_per_n: int, instances: int) -> np.ndarray:
-    """Assumption 1's orthogonality ratio rho_perp (`datasets.orthogonality_ratio`) of each
-    instance of `invariant_batch` with the same (rho, d_per_n, instances), shape (instances,)."""
-    return datasets.orthogonality_ratio(lem13_instances(run, rho, d_per_n, instances).X)
-
-
-BASE_CASE_CHUNK = 20
-"""Instances drawn at a time by `first_step_base_case` (at n = 256, d = 11357 one instance is
-46 MB of float64 tokens)."""
-
-
-@shared_run(sizes={"quick": {}, "full": {}})
-def first_step_base_case(run, *, rho: float, n: int, d: int, instances: int) -> np.ndarray:
-    """The base case of Lemma 13's induction on ``instances`` fresh DM instances with n samples
-    in dimension d: whether the first u step from u_0 = W_0 = 0 widens every sample's score gap
-    (`first_step_score_gaps` > 0), shape (instances,).  One seed per instance, drawn
-    `BASE_CASE_CHUNK` instances at a time (the outcome does not depend on the chunk)."""
-    seeds = run.rng("base case instances", rho, n, d).integers(2 ** 63, size=instances)
-    widened = []
-    for part in np.array_split(seeds, math.ceil(instances / BASE_CASE_CHUNK)):
-        data = gaussian_dm(part, len(part), n=n, d=d, rho=rho)
-        widened.append(first_step_widens_every_gap(data))
-    return np.concatenate(widened)
-
-
-@shared_run(sizes=LEM13_SIZES)
-def invariant_batch(run, *, rho: float, eta: float, d_per_n: int = 16, instances: int, steps: int,
-                    heavy_ball: float = 0.0):
-    """Lemma 13's invariants (`lemma13_invariants`) on ``instances`` fresh DM instances (n of the
-    tier, d = d_per_n n) along ``steps`` iterations of Eq. (13) with step eta from
-    u_0 = W_0 = 0; returns ({name: (value, holds)}, first-step gaps all positive (K,)).
-    ``heavy_ball = beta > 0`` replaces Eq. (13) by plain GD with heavy-ball momentum beta and
-    step eta (the dynamics control of `vdt24.lem13.success_map_d_over_n`; same instances)."""
-    data = lem13_instances(run, rho, d_per_n, instances)
-    K, d = instances, data.X.shape[-1]
-    tensors = data.to_torch(run.runtime.device, run.runtime.torch_dtype)
-    X, y = tensors.X, tensors.y
-    variant = Variant(f"rho={rho:g}, eta={eta:g}", rho, eta)
-    metrics = scores_and_logits()
-    zero = {"u": X.new_zeros((K, d)), "W": X.new_zeros((K, d, d))}
-    step = (BlockNGD(TokenSelection(X, y), eta, alpha=variant.alpha) if heavy_ball == 0.0 else
-            GD(TokenSelection(X, y), eta, momentum=heavy_ball, name="heavy_ball"))
-    traj = run_trajectory(step, zero, steps, metrics)
-    widened = first_step_widens_every_gap(data)
-    return lemma13_invariants(traj["gamma"], traj["z"], data.opt, variant), widened
-
-
-def lemma13_batch(tc, variant: Variant, d_per_n: int = 16, instances: int | None = None):
-    """`invariant_batch` for ``variant`` with the tier's counts for its step size."""
-    s = tc.sizes
-    prefix = "" if variant.eta == EQ13.eta else "small_step_"
-    return tc.use(invariant_batch, rho=variant.rho, eta=variant.eta, d_per_n=d_per_n,
-                  instances=instances or s[prefix + "instances"], steps=s[prefix + "steps"])
-
-
-def success_rate(invariants: dict) -> np.ndarray:
-    """Per instance: every invariant of `lemma13_invariants` holds."""
-    return np.logical_and.reduce([holds for _, holds in invariants.values()])
-
-
 def step_radii(run: JointRun) -> np.ndarray:
     """r_t = ||theta_{t+1} - theta_t|| of Eq. (13) for t = 0..steps: eta_t for each block that moves
     (u always, W from t = 1), so eta_0 at t = 0 and sqrt(2) eta_t after."""
@@ -500,22 +384,6 @@ def dm_token_statistics(tc, n, d, rho, instances):
     expected = np.where(data.opt[..., None] == np.arange(2), rho**2, 1.0)  # sigma^2 d = 1
     norm_dev = np.abs(np.sum(X**2, axis=-1) / expected - 1).max(axis=(1, 2))
     return norm_dev, datasets.max_cross_inner_product(X) / rho**2
-
-
-def plot_rate_against_overparameterization(tc) -> None:
-    """The success rate of Lemma 13's invariants (eta = 1) and of the first-step base case
-    against d/n."""
-    ratios = np.asarray(tc.sizes["d_per_n_grid"], dtype=float)
-    batches = [lemma13_batch(tc, EQ13, d_per_n=int(r)) for r in ratios]
-    rates = np.array([success_rate(b[0]).mean() for b in batches])
-    base = np.array([b[1].mean() for b in batches])
-    tc.record("d/n grid; success rate (eta = 1); first-step base-case rate", [ratios, rates, base])
-    tc.curve("rate", "P[invariants hold] (eta = 1)", ratios, rates, xscale="log", xlabel="d/n",
-             ylabel="fraction of instances", title="Lemma 13: success rate against overparameterization")
-    tc.curve("rate", "P[first u step widens every gap]", ratios, base, style="reference", xscale="log",
-             xlabel="d/n")
-    tc.curve("rate", "JOINT_P", ratios, np.full(ratios.size, JOINT_P), style="bound", xscale="log",
-             xlabel="d/n")
 
 
 def other_token_alignment(run: JointRun) -> np.ndarray:

@@ -12,7 +12,8 @@ gamma_{i,t} > 0) the negative gradient has the closed form (G)
     xtilde_i = sum_{t != o} s_{i,t} x_{i,t} / (1 - s_{i,o}),
 
 from which follow the gradient sandwich, the correlation with W_mm (Lemma 6) and, with
-Assumption 1 and large norms, the cone condition (Lemma 2).  Constants used below:
+Assumption 1 and large norms, the cone condition (Lemma 2; those two in
+`test_gradient_cone.py`).  Constants used below:
 R_i = ||x_{i,1}|| max_{t != o} ||x_{i,o} - x_{i,t}|| and kappa = 1/(||W_mm||_F max_i R_i).
 
 All quantities that involve the size of the gradient are formed in log space from the
@@ -29,38 +30,20 @@ import torch
 
 from theorycheck import Control, claim
 from theorycheck import data as datasets
-from theorycheck.models import (
-    autograd_grad_W,
-    closed_form_negative_grad_W,
-    log_attention,
-    logits,
-    scaled_grad_W,
-)
-from theorycheck.models.gradient_bounds import correlation_floor, gradient_bounds
+from theorycheck.models import autograd_grad_W, closed_form_negative_grad_W, log_attention, logits, scaled_grad_W
+from theorycheck.models.gradient_bounds import gradient_bounds
 from theorycheck.optim import NGD, alignment, frobenius_norm, relative_error, run_trajectory
 
+from .fixed_decoder import centring_statistic, identity_test_points, initial_logit_radius, repeated, trapping_setup
 from .problems import (
     INIT_SCALE,
     NGD_ETA,
     PAPER,
     TRIALS,
-    WITHOUT_ASSUMPTION1,
     count_assumption2,
     e1,
     e1_or_counterexample,
     require_assumption2,
-)
-from .fixed_decoder import (
-    LANDSCAPE_RUN,
-    centring_statistic,
-    first_trials,
-    gaussian_points,
-    identity_test_points,
-    initial_logit_radius,
-    landscape_run_for,
-    repeated,
-    trapping_setup,
-    wrong_opt_reference,
 )
 from .setup import example1
 
@@ -244,141 +227,6 @@ def test_small_init_near_uniform(tc):
                 title="Lemma 4: P(max |z| > eps(delta)) <= delta")
     tc.curve("tail", "empirical exceedance (200 draws)", deltas, exceed, **plot)
     tc.curve("tail", "delta (the lemma's bound)", deltas, deltas, style="bound", xscale="log")
-
-
-# ---------------------------------------------------------------- Lemmas 6 and 2: along NGD
-
-
-@claim(
-    f"{PAPER}.lem6.grad_correlates_with_wmm",
-    source="Lemma 6 (and the proof sketch of Lemma 7)",
-    statement="Under Assumption 2, for every W the negative gradient correlates positively with "
-              "W_mm: <-grad L, W_mm> >= (1/n) sum c_i >= 0 and "
-              "<-grad L, Wbar_mm>/||grad L|| >= kappa = 1/(||W_mm|| max_i R_i).",
-    provenance="derived",
-    controls={
-        "counterexample": Control(
-            "hypothesis", breaks=["NGD iterates: cosine(-grad L, W_mm) / kappa >= 1"],
-            description="CE (Assumption 2 violated) along NGD started at Wbar_alpha: the cosine "
-                        "with W_mm is negative"),
-        "wrong_opt": Control(
-            "reference", breaks=["random W: <-grad L, W_mm> / ((1/n) sum c_i) >= 1"],
-            description="the W-SVM solved for the wrong optimal set opt+1 mod T in place of W_mm: "
-                        "its margin on the true optimal token is negative, so the correlation "
-                        "bound must fail"),
-    },
-    sizes={"quick": dict(LANDSCAPE_RUN["quick"], random_per_trial=50, log10_scales=[-2, 2]),
-           "full": dict(LANDSCAPE_RUN["full"], random_per_trial=10, log10_scales=[-2, 2])},
-)
-def test_grad_correlates_with_wmm(tc):
-    r"""From (G): <-grad L, W_mm> = (1/n) sum_i c_i (x_{i,o} - xtilde_i)^T W_mm x_{i,1} >=
-    (1/n) sum c_i, because (x_o - xtilde)^T W_mm x_1 is a convex combination of W-SVM margins
-    >= 1; with ||grad L|| <= (1/n) sum c_i R_i this gives the cosine bound kappa.  (The
-    paper's constant is stripped; kappa is derived here.)
-
-    Points: (i) random W = (10^U/sqrt d) G with U uniform on [-2, 2] (50 per data set: from
-    near-uniform attention to strongly saturated), on E1, E1s and ANT in the quick tier (E1 only
-    in the full tier); (ii) every iterate of an NGD run (eta = 0.1, 800 steps quick / 2000
-    full) from the small initialization, where the step itself is the normalized negative
-    gradient.  Pass: cosine >= kappa (1 - 1e-9) and <-grad L, W_mm>/((1/n) sum c_i) >= 1 - 1e-9
-    everywhere; 1e-9 only absorbs round-off (the NGD direction is read off W_{t+1} - W_t,
-    whose relative rounding is ~1e-12 at ||W|| ~ 200).  The bound can be nearly tight (at
-    strongly saturated W one sample dominates; the minimum of cosine/kappa is recorded), so
-    any tolerance would hide a wrong constant.
-    """
-    sizes = tc.sizes
-    prob, run = landscape_run_for(tc)
-    wrong = tc.control == "wrong_opt"
-    W_ref = wrong_opt_reference(prob) if wrong else prob.W_mm
-
-    P = sizes["random_per_trial"]
-    X, y, u, opt, ref_pts = repeated(P, prob.X, prob.y, prob.u, prob.opt, W_ref)
-    lo, hi = sizes["log10_scales"]
-    W = gaussian_points(tc.rng("points"), 10 ** tc.rng("scales").uniform(lo, hi, X.shape[0]), X)
-    at_random = gradient_bounds(X, y, u, W, opt, ref_pts)
-    kappa_pts = correlation_floor(X, opt, ref_pts)
-    cos_ngd = run["cosines"][:, :, 1 + int(wrong)]                       # (steps+1, K)
-    kappa_run = correlation_floor(prob.X, prob.opt, W_ref).cpu().numpy()
-    tc.conclusion.at_least("random W: <-grad L, W_mm> / ((1/n) sum c_i) >= 1", at_random.correlation, 1.0,
-                           margin=1e-9)
-    tc.conclusion.at_least("random W: cosine(-grad L, W_mm) / kappa >= 1", at_random.cosine / kappa_pts, 1.0,
-                           margin=1e-9)
-    tc.conclusion.at_least("NGD iterates: cosine(-grad L, W_mm) / kappa >= 1", cos_ngd / kappa_run, 1.0,
-                           margin=1e-9)
-    tc.record("kappa per trial", kappa_run)
-    tc.record("random W: min cosine/kappa", (at_random.cosine / kappa_pts).min())
-    tc.record("NGD: min cosine/kappa", (cos_ngd / kappa_run).min())
-    tc.record("min cosine (random W, NGD)", [at_random.cosine.min(), cos_ngd.min()])
-    ratio = (at_random.cosine / kappa_pts).cpu().numpy()
-    tc.curve("random", "sorted cosine / kappa at random W", np.arange(ratio.size) / ratio.size, np.sort(ratio),
-             xlabel="quantile", ylabel="cosine(-grad L, W_mm) / kappa", yscale="log",
-             title="Lemma 6: distribution over random W")
-    tc.curve("random", "1 (the bound)", [0.0, 1.0], [1.0, 1.0], style="bound", yscale="log")
-    t = run.t
-    for k, label in first_trials(prob):
-        tc.curve("ngd", label, t[1:], cos_ngd[1:, k] / kappa_run[k], xscale="log", yscale="log",
-                 ylabel="cosine(-grad L, W_mm) / kappa", title="Lemma 6 along NGD")
-    tc.curve("ngd", "1 (the bound)", [1, t[-1]], [1.0, 1.0], style="bound", xscale="log", yscale="log")
-
-
-@claim(
-    f"{PAPER}.lem2.gradient_cone_condition",
-    source="Lemma 2 / Lemma 9 (Eq. (6)); Lemma 10 of Tarzanagh et al. for general n",
-    statement="Under Assumptions 1-2, for every eps > 0 there is R_eps such that iterates with "
-              "||W|| >= R_eps satisfy <-grad L, W/||W||> <= (1 + eps) <-grad L, Wbar_mm>."
-              + WITHOUT_ASSUMPTION1,
-    provenance="inferred",
-    controls={
-        "counterexample": Control(
-            "hypothesis", breaks=[
-                "max over ||W|| >= R_eps of <-grad L, W/||W||> - (1+eps) <-grad L, Wbar_mm> "
-                "(per trial; -inf: empty window, fails)",
-            ],
-            description="CE along NGD from Wbar_alpha: <-grad L, Wbar_mm> < 0 < <-grad L, "
-                        "W/||W||> at every large norm"),
-    },
-    sizes={"quick": dict(LANDSCAPE_RUN["quick"], eps=0.01, radius_in_wmm_norms=10.0),
-           "full": dict(LANDSCAPE_RUN["full"], eps=0.01, radius_in_wmm_norms=10.0)},
-)
-def test_gradient_cone_condition(tc):
-    r"""The orientation (1 + eps) on the W_mm side is the Tarzanagh et al. form and the only one
-    that can hold when W is parallel to W_mm (Eq. (6) of the copy is stripped).
-
-    Measured along NGD (eta = 0.1, from the small initialization; the "region kept by Lemma 5")
-    on E1, E1s and ANT (quick; E1-L in the full tier): a_t = <Dhat_t, W_t/||W_t||> and
-    b_t = <Dhat_t, Wbar_mm> with Dhat_t = -grad L/||grad L|| the NGD step direction.  Pass:
-    a_t <= (1 + eps) b_t (tolerance 1e-12, round-off) for every iterate with
-    ||W_t|| >= R_eps, eps = 0.01, R_eps = 10 ||W_mm||_F.  The spec's absolute R = 25 on E1-S is restated in
-    units of ||W_mm|| so that it carries over to E1-L, whose ||W_mm|| is larger and whose
-    logit gaps at a given norm are that much smaller.  The last norm (in
-    units of ||W_mm||) at which a/b exceeds 1, 1 + eps and 1.1 is recorded per trial: the
-    eps = 0 version can need a far larger radius than eps = 0.01 (on ANT instances whose
-    queries are all optimal), which the lemma allows (it claims eps > 0), but a certificate
-    that assumes eps = 0 from a fixed t0 (Theorem 1's) is not safe beyond E1.  The check is written as
-    a - (1 + eps) b <= 0 rather than as the ratio a/b, which flips when b < 0 (the CE control).
-    The window must hold at least a quarter of the run, so that it is never empty.
-    """
-    sizes, eps = tc.sizes, tc.sizes["eps"]
-    prob, run = landscape_run_for(tc)
-    norms, a, b = run["W_norm"], run["cosines"][:, :, 0], run["cosines"][:, :, 1]   # (steps+1, K)
-    in_wmm_norms = norms / frobenius_norm(prob.W_mm).cpu().numpy()
-    window = in_wmm_norms >= sizes["radius_in_wmm_norms"]
-    tc.precondition.at_least("iterates per trial with ||W|| >= R_eps", window.sum(0), sizes["steps"] / 4)
-    tc.conclusion.at_most("max over ||W|| >= R_eps of <-grad L, W/||W||> - (1+eps) <-grad L, Wbar_mm> "
-                          "(per trial; -inf: empty window, fails)",
-                          np.where(window, a - (1 + eps) * b, -np.inf).max(0), 0.0, margin=tc.tol("accumulated"))
-    ratio = a / b
-    for level in (0.0, eps, 0.1):
-        tc.record(f"last ||W||/||W_mm|| with a/b > 1 + {level:g} (per trial)",
-                  np.where(ratio > 1 + level, in_wmm_norms, 0.0).max(0))
-    tc.record("R_eps per trial", sizes["radius_in_wmm_norms"] * frobenius_norm(prob.W_mm))
-    tc.record("a/b at the last iterate", ratio[-1])
-    for k, label in first_trials(prob):
-        tc.curve("cone", label, in_wmm_norms[1:, k], ratio[1:, k], xscale="log",
-                 xlabel="||W_t|| / ||W_mm||", ylabel="<-grad L, W/||W||> / <-grad L, Wbar_mm>",
-                 title="Lemma 2 along NGD")
-    tc.curve("cone", "1 + eps for ||W|| >= R_eps", [sizes["radius_in_wmm_norms"], in_wmm_norms.max()],
-             [1 + eps, 1 + eps], style="bound", xscale="log")
 
 
 # ---------------------------------------------------------------- Lemma 8: Example 1's assumptions

@@ -9,7 +9,8 @@ import numpy as np
 
 from theorycheck.maps import covariate_rate_map, decide_inside, rate_map, record_map
 
-from .joint import EQ13, LEM13_SIZES, first_step_base_case, instance_orthogonality, invariant_batch, success_rate
+from .joint import EQ13
+from .lemma13 import LEM13_SIZES, first_step_base_case, instance_orthogonality, invariant_batch, success_rate
 from .setup import base_case_probability_gaussian
 from .problems import JOINT_P, OVERPARAMETERIZATION, PAPER, condition1_parameters
 

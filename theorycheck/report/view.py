@@ -19,6 +19,7 @@ from itertools import groupby
 
 import numpy as np
 
+from ..checks import non_finite_text
 from .results import CLAIM_OUTCOMES, CONTROL_OUTCOMES
 
 VERDICT_MARK = {"passed": "PASS", "failed": "FAIL", "hypotheses_not_met": "HYPOTHESES NOT MET",
@@ -206,14 +207,20 @@ def tolerance_text(d: dict) -> str:
     return ", ".join(f"{k}={short(v, 30)}" for k, v in d.get("tolerance", {}).items())
 
 
+def _worst_text(d: dict) -> str:
+    """The decision's worst element, or, for one refused on a non-finite input, that input."""
+    refused = non_finite_text(d.get("detail") or {})
+    worst = WORST.get(d["kind"])
+    return refused or (worst(d) if worst else "")
+
+
 def decision_view(d: dict) -> dict:
     """One decision as the report shows it."""
-    worst = WORST.get(d["kind"])
     return {"name": d["name"], "role": d.get("role") or "", "kind": d["kind"],
             "passed": d["passed"], "mark": "ok" if d["passed"] else "FAILED",
             "measured": short(d["measured"]),
             "reference": "" if d.get("reference") is None else short(d["reference"]),
-            "tolerance": tolerance_text(d), "worst": worst(d) if worst else "",
+            "tolerance": tolerance_text(d), "worst": _worst_text(d),
             "fit": _fit(d), "warnings": list(d.get("warnings") or [])}
 
 

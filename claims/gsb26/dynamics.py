@@ -1,0 +1,222 @@
+r"""gsb26's runs of Algorithm 1 with exact or expected gradients: the population oracle
+(`test_algorithm.py`), the per-step contraction at the theorem's step (`test_contraction.py`),
+the limit set with the empirical regularizer (`test_limit_set.py`) and the statistical floor
+with the expected-gradient oracle (`test_statistical_floor.py`).
+
+Goel, Soltanolkotabi, Bartlett, arXiv 2603.01514, Algorithm 1 and Theorem 2.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from theorycheck import shared_run
+from theorycheck.models.attention_regression import (
+    EmpiricalAttentionRegression,
+    PopulationAttentionRegression,
+    balance_regularizer,
+)
+from theorycheck.optim import Preconditioned, run_trajectory
+from theorycheck.solvers import local_constants, manifold_point, project_to_manifold
+
+from .estimators import spectral_initialization
+from .manifold import unbalanced_minimizer
+from .setup import gaussian_rows, haar_rotations, ill_conditioned, regularized_model, well_conditioned
+
+
+def tracked_distances(problem, Vs, Ks, rng):
+    """dist(theta_t, M) along a trajectory (extended-covariance projection: multi-start at the
+    first point, then warm-started from the previous projection's R alone) and the last
+    projection."""
+    distances, projection = [], None
+    for V, K in zip(Vs, Ks):
+        starts = () if projection is None else (projection.R,)
+        projection = project_to_manifold(V, K, problem.Sigma, problem.W, rng,
+                                         random_starts=8 if projection is None else 0, starts=starts,
+                                         polar_starts=projection is None)
+        distances.append(projection.distance)
+    return np.array(distances), projection
+
+
+@shared_run(sizes={"quick": {"n": 4000, "steps": 3000, "every": 50, "dist_from": 0},
+                   "full": {"n": 4000, "steps": 4000, "every": 20, "dist_from": 0}})
+def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regularizer="estimated", lam=0.25,
+                          track=True):
+    """Algorithm 1 with the population gradient oracle on the ill-conditioned instance, from the
+    spectral initialization (n samples), one trial per step size in ``etas``.
+    ``precondition``: "estimated" (Sigma_hat^{-1}), "true" (Sigma^{-1}) or "none";
+    ``regularizer``: the covariance inside R, "estimated" (Sigma_hat) or "true" (Sigma).
+    Returns t, the excess loss L - k sigma^2 per step and trial and (``track``) dist(theta_t, M)
+    every ``every`` steps from ``dist_from`` on, with the local constants at the last projection."""
+    problem = ill_conditioned(run.rng("ill_conditioned"))
+    V0, K0, Sigma_hat = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init"), run.tensor)
+    trials = len(etas)
+    covariances = {"estimated": Sigma_hat, "true": problem.Sigma}
+    tile = lambda a: run.tensor(np.broadcast_to(a, (trials, *a.shape)).copy())
+    model = PopulationAttentionRegression(tile(problem.Sigma), tile(problem.W), problem.noise, lam,
+                                          reg_Sigma=tile(covariances[regularizer]))
+    plain = PopulationAttentionRegression(tile(problem.Sigma), tile(problem.W), problem.noise, 0.0)
+    preconditioners = {} if precondition == "none" else \
+        {"K": tile(np.linalg.inv(covariances[precondition]))}
+    step = Preconditioned(model, list(etas), preconditioners)
+    steps = run.sizes["steps"]
+    traj = run_trajectory(step, {"V": tile(V0), "K": tile(K0)}, steps,
+                          {"log_excess": lambda it: plain.log_excess_loss(it.params),
+                           "V": lambda it: it.V, "K": lambda it: it.K},
+                          on_nonfinite="record")
+    every = np.arange(run.sizes["dist_from"], steps + 1, run.sizes["every"]) if track else np.arange(0)
+    rng = run.rng("projections")
+    distances, finals = [], []
+    for j in range(trials if track else 0):
+        dist, last = tracked_distances(problem, traj["V"][every, j], traj["K"][every, j], rng)
+        distances.append(dist)
+        finals.append(local_constants(regularized_model(problem, lam, run.tensor), last.V, last.K, problem.Sigma))
+    return {"t": traj.t, "excess": np.exp(traj["log_excess"]), "dist_t": every,
+            "dist": np.array(distances).T, "constants": finals, "etas": np.array(etas),
+            "diverged_at": traj.diverged_at, "problem": problem}
+
+
+def window_contractions(t, values, window, floor):
+    """values[t + window]/values[t] over consecutive windows while both ends exceed ``floor``."""
+    starts = np.arange(0, t[-1] - window + 1, window)
+    ratios = [values[s + window] / values[s] for s in starts
+              if values[s] > floor and values[s + window] > floor]
+    return np.array(ratios)
+
+
+@shared_run(sizes={"quick": {"ns": [250, 1000, 4000, 16000], "seeds": 2, "steps": 3000, "random_starts": 0},
+                   "full": {"ns": [250, 1000, 4000, 16000, 64000], "seeds": 10, "steps": 4000,
+                            "random_starts": 8}})
+def empirical_regularizer_limit(run, *, regularizers=("estimated", "true"), lam=0.25, eta=1.0):
+    r"""Algorithm 1 with the population gradient oracle and preconditioner Sigma_hat^{-1}, from the
+    spectral initialization of n samples (ill-conditioned instance), ``seeds`` training sets
+    per n, each run once per regularizer lam R(.; C) in ``regularizers`` (C = Sigma_hat for
+    "estimated", Sigma for "true"), all trials side by side.  Returns, per regularizer and per
+    trial: n, ||Sigma_hat - Sigma||, the final excess loss L - k sigma^2, R(theta_T; Sigma_hat),
+    R(theta_T; Sigma) and dist(theta_T, M) (``random_starts`` Haar starts in the projection)."""
+    problem = ill_conditioned(run.rng("ill_conditioned"))
+    rng = run.rng("limit_set")
+    ns = np.repeat(run.sizes["ns"], run.sizes["seeds"])
+    inits = [spectral_initialization(problem, n, rng) for n in ns]
+    V0, K0, Sigma_hat = (torch.as_tensor(np.array(a)) for a in zip(*inits))
+    trials = len(ns)
+    tile = lambda a, copies: torch.as_tensor(np.broadcast_to(a, (copies, *a.shape)).copy())
+    settings = len(regularizers)
+    Sigma, W = tile(problem.Sigma, trials * settings), tile(problem.W, trials * settings)
+    covariances = {"estimated": Sigma_hat, "true": Sigma[:trials]}
+    model = PopulationAttentionRegression(Sigma, W, problem.noise, lam,
+                                          reg_Sigma=torch.cat([covariances[r] for r in regularizers]))
+    step = Preconditioned(model, eta, {"K": torch.linalg.inv(Sigma_hat).repeat(settings, 1, 1)})
+    traj = run_trajectory(step, {"V": V0.repeat(settings, 1, 1), "K": K0.repeat(settings, 1, 1)},
+                          run.sizes["steps"], {}, checkpoints=[run.sizes["steps"]], on_nonfinite="record")
+    V, K = traj.params["V"], traj.params["K"]
+    E = V @ Sigma @ K - W
+    excess = ((E @ Sigma) * E).sum((-1, -2)).numpy()
+    R_hat = balance_regularizer(V, K, Sigma_hat.repeat(settings, 1, 1)).numpy()
+    R_true = balance_regularizer(V, K, Sigma).numpy()
+    seeds = rng.integers(2 ** 32)
+    dist = np.array([project_to_manifold(v, k_, problem.Sigma, problem.W, np.random.default_rng([seeds, j]),
+                                         random_starts=run.sizes["random_starts"]).distance
+                     for j, (v, k_) in enumerate(zip(V.numpy(), K.numpy()))])
+    deviation = np.linalg.norm(Sigma_hat.numpy() - problem.Sigma, 2, axis=(1, 2))
+    part = lambda a, i: a[i * trials:(i + 1) * trials]
+    return {r: {"n": ns, "deviation": deviation, "excess": part(excess, i), "R_estimated": part(R_hat, i),
+                "R_true": part(R_true, i), "dist": part(dist, i), "diverged_at": part(traj.diverged_at, i)}
+            for i, r in enumerate(regularizers)} | {"problem": problem}
+
+
+@shared_run(sizes={"quick": {"rotations": 20}, "full": {"rotations": 100}})
+def uniform_constants(run, *, lam=0.25):
+    r"""(min_R alpha_loc, max_R beta_loc) of L + lam R on the ill-conditioned instance over
+    ``rotations`` Haar R (both components of O(d)): the uniform one-point constants."""
+    problem = ill_conditioned(run.rng("ill_conditioned"))
+    model = regularized_model(problem, lam, run.tensor)
+    constants = [local_constants(model, *manifold_point(problem.W, problem.Sigma, R), problem.Sigma)
+                 for R in haar_rotations(run.rng("contraction_rotations"), problem.d, run.sizes["rotations"])]
+    return min(c.alpha for c in constants), max(c.mu_max for c in constants)
+
+
+@shared_run(sizes={"quick": {"n": 4000, "steps": 300}, "full": {"n": 4000, "steps": 1000}})
+def contraction_run(run, *, lam=0.25, start="spectral"):
+    r"""Preconditioned GD with the population oracle, the true-Sigma regularizer and
+    preconditioner diag(I, Sigma^{-1}) on the ill-conditioned instance at the theorem's step
+    eta = alpha/beta^2 (alpha = min_R alpha_loc, beta = max_R beta_loc of the lambda = 1/4
+    loss over Haar R), from ``start`` "spectral" (n samples) or "unbalanced" (a minimizer of
+    L off the manifold), on the objective L + ``lam`` R.  Phi_t = dist^2(theta_t, M) at every
+    step (warm-started projections)."""
+    problem = ill_conditioned(run.rng("ill_conditioned"))
+    alpha, beta = run.use(uniform_constants, lam=0.25)
+    eta = alpha / beta ** 2
+    if start == "spectral":
+        V0, K0, _ = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init"), run.tensor)
+    else:
+        V0, K0 = unbalanced_minimizer(problem, np.eye(problem.d), run.rng("unbalanced"), spread=0.03)
+    model = PopulationAttentionRegression(run.tensor(problem.Sigma)[None], run.tensor(problem.W)[None],
+                                          problem.noise, lam)
+    step = Preconditioned(model, eta, {"K": run.tensor(np.linalg.inv(problem.Sigma))[None]})
+    traj = run_trajectory(step, {"V": run.tensor(V0)[None], "K": run.tensor(K0)[None]}, run.sizes["steps"],
+                          {"V": lambda it: it.V, "K": lambda it: it.K})
+    distances, _ = tracked_distances(problem, traj["V"][:, 0], traj["K"][:, 0], run.rng("contraction_projections"))
+    return {"t": traj.t, "phi": distances ** 2, "alpha": alpha, "beta": beta, "eta": eta, "problem": problem}
+
+
+# --- the statistical floor of Algorithm 1 (Theorem 2, statistical term)
+
+#: eta sigma_1(W*) of the floor runs: eta = 1 at the recipe's scale sigma_1(W*) = 0.2
+FLOOR_STEP = 0.2
+
+
+def fresh_batch_schedule(problem, rng, Sigma_hat, n, batches, lam, tensor):
+    """``schedule(t)`` for `Preconditioned`: at every step a fresh draw of ``batches`` training
+    sets of n rows N(0, Sigma) per trial (Sigma_hat (trials, d, d)), responses y = W* x (the
+    noise enters grad Lhat_n linearly with conditional mean 0: same expected gradient), as an
+    `EmpiricalAttentionRegression` with the regularizer lam R(.; Sigma_hat)."""
+    W = tensor(problem.W)
+
+    def schedule(t):
+        X = tensor(gaussian_rows(rng, problem.Sigma, (len(Sigma_hat), batches, n)))
+        return EmpiricalAttentionRegression(X, X @ W.T, lam, Sigma_hat)
+
+    return schedule
+
+
+@shared_run(sizes={"quick": {"ns": [32, 64, 128], "batches": 16, "steps": 400, "trials": 3},
+                   "full": {"ns": [32, 64, 128, 256], "batches": 64, "steps": 800, "trials": 5}})
+def statistical_floor_run(run, *, lam=0.25, oracle_n=None):
+    r"""Algorithm 1 with the expected-gradient oracle on the well-conditioned instance, for
+    every n of ``ns`` and ``trials`` training sets side by side: spectral initialization,
+    regularizer lam R(.; Sigma_hat) and preconditioner Sigma_hat^{-1} from the n training
+    samples, eta = FLOOR_STEP/sigma_1(W*).  The oracle E grad Lhat_n is estimated at every step
+    by ``batches`` fresh training sets of size n (`fresh_batch_schedule`), and the floor is the
+    excess population loss L - k sigma^2 at the average of the iterates over the second half of
+    the run (Polyak-Ruppert: for the same compute, fresh batches with averaging are sqrt(T/2)
+    times more accurate than one pool of batches reused at every step, whose noise enters the
+    floor at O(1/(M n)) against a bias term O(1/n^2)).  ``oracle_n`` (a control): the oracle's
+    fresh training sets have this fixed size at every n instead of n, so its bias no longer
+    shrinks with n (the regularizer, preconditioner and start still use the n samples).
+    Returns n, e_0 and the floor, each (len(ns), trials), diverged_at per n, eta and the
+    problem."""
+    s = run.sizes
+    problem = well_conditioned(run.rng("well_conditioned"))
+    eta = FLOOR_STEP / problem.singular_values()[0]
+    trials = s["trials"]
+    tile = lambda a: run.tensor(a).expand(trials, *np.shape(a)).contiguous()
+    Sigma, W = tile(problem.Sigma), tile(problem.W)
+    population = PopulationAttentionRegression(Sigma, W, problem.noise, 0.0)
+    averaged = list(range(s["steps"] // 2, s["steps"] + 1))
+    e0, floors, diverged = [], [], []
+    for n in s["ns"]:
+        inits = [spectral_initialization(problem, n, run.rng("floor_training", n, j), run.tensor)
+                 for j in range(trials)]
+        V0, K0, Sigma_hat = (run.tensor(np.stack(parts)) for parts in zip(*inits))
+        schedule = fresh_batch_schedule(problem, run.rng("floor_batches", n), Sigma_hat, oracle_n or n,
+                                        s["batches"], lam, run.tensor)
+        step = Preconditioned(population, eta, {"K": torch.linalg.inv(Sigma_hat)}, schedule=schedule)
+        traj = run_trajectory(step, {"V": V0, "K": K0}, s["steps"], {"V": lambda it: it.V, "K": lambda it: it.K},
+                              checkpoints=[0] + averaged, on_nonfinite="record")
+        V, K = (run.tensor(traj[b][1:].mean(0)) for b in ("V", "K"))
+        e0.append((population.loss({"V": V0, "K": K0}) - problem.optimum).cpu().numpy())
+        floors.append((population.loss({"V": V, "K": K}) - problem.optimum).cpu().numpy())
+        diverged.append(traj.diverged_at)
+    return {"n": np.array(s["ns"]), "e0": np.array(e0), "floor": np.array(floors),
+            "diverged_at": np.array(diverged), "eta": eta, "problem": problem}

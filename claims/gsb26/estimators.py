@@ -1,0 +1,46 @@
+r"""gsb26's spectral initialization, the start of Algorithm 1, and the helpers of the claims about
+it: the norm ratios of Lemma 4 (`test_estimators.py`) and the spectral point of Lemma 5
+(`test_init_perturbation.py`).
+
+Goel, Soltanolkotabi, Bartlett, arXiv 2603.01514, Algorithm 1 and Lemmas 3-5.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from theorycheck.models.attention_regression import balanced_point, ols_estimate, sample_covariance
+
+from .setup import gaussian_rows
+
+
+def spectral_initialization(problem, n, rng, tensor=torch.as_tensor):
+    """(V0, K0, Sigma_hat) (numpy) from n samples: the balanced point of (W_hat OLS, Sigma_hat),
+    computed on the tensors ``tensor`` places (a run's device)."""
+    X = gaussian_rows(rng, problem.Sigma, (n,))
+    Y = X @ problem.W.T + problem.noise * rng.standard_normal((n, problem.k))
+    Sigma_hat = sample_covariance(tensor(X))
+    V0, K0 = balanced_point(ols_estimate(tensor(X), tensor(Y)), Sigma_hat)
+    return V0.cpu().numpy(), K0.cpu().numpy(), Sigma_hat.cpu().numpy()
+
+
+def ratios(problem, Sigma_hat, thetas):
+    """||theta||^2 in Sigma_hat over ||theta||^2 in Sigma, and the same for the dual norms."""
+    V, K = thetas
+    primal = lambda S: (V ** 2).sum((1, 2)) + np.einsum("tij,ik,tkj->t", K, S, K)
+    dual = lambda S: (V ** 2).sum((1, 2)) + np.einsum("tij,ik,tkj->t", K, np.linalg.inv(S), K)
+    return primal(Sigma_hat) / primal(problem.Sigma), dual(Sigma_hat) / dual(problem.Sigma)
+
+
+def unit_operator_norm(A):
+    return A / np.linalg.norm(A, 2)
+
+
+def spectral_point(tc, W, Sigma):
+    """The spectral point (U D^{1/2}, Sigma^{-1} D^{1/2} V^T) of (W, Sigma), or (control) the
+    square-root-free point (U D, Sigma^{-1} V^T), which also has V Sigma K = W but is unbalanced."""
+    if tc.control == "square_root_free":
+        U, D, Vh = np.linalg.svd(W, full_matrices=False)
+        return U * D, np.linalg.solve(Sigma, Vh)
+    V, K = balanced_point(tc.tensor(W), tc.tensor(Sigma))
+    return V.cpu().numpy(), K.cpu().numpy()

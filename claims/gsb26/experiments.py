@@ -1,0 +1,134 @@
+r"""gsb26's experiments (Appendix A, Figures 1-2): Algorithm 1 and its ablations with minibatches,
+all arms and step sizes in one batch (`minibatch_run`), and the medians the claims of
+`test_experiments.py` read.
+
+Goel, Soltanolkotabi, Bartlett, arXiv 2603.01514, Appendix A.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from theorycheck import shared_run
+from theorycheck.errors import DeclarationError
+from theorycheck.models.attention_regression import (
+    EmpiricalAttentionRegression,
+    PopulationAttentionRegression,
+    balanced_point,
+    ols_estimate,
+    sample_covariance,
+)
+from theorycheck.optim import Preconditioned, run_trajectory
+
+from .setup import gaussian_rows, settled_values, well_conditioned
+
+#: Algorithm 1 and its ablations as (lambda, preconditioned): Algorithm 1 = regularizer with
+#: Sigma_hat and the Sigma_hat^{-1} preconditioner; SGD = neither (Section 1.7 of the spec)
+MINIBATCH_METHODS = {"algorithm1": (0.25, True), "sgd": (0.0, False),
+                     "preconditioned_unregularized": (0.0, True)}
+
+
+def minibatch_indices(rng, n, batch, steps):
+    """(steps, batch) row indices: at every step ``batch`` of the n training samples drawn
+    uniformly without replacement (independently across steps)."""
+    return np.stack([rng.permutation(n)[:batch] for _ in range(steps)])
+
+
+@shared_run(sizes={"quick": {"d": 3, "k": 4, "n": 1000, "batch": 100, "steps": 400, "seeds": 3,
+                             "etas": [0.1, 0.2, 0.3, 0.4, 0.5, 0.7]},
+                   "full": {"d": 5, "k": 8, "n": 5000, "batch": 500, "steps": 2000, "seeds": 3,
+                            "etas": [0.03, 0.1, 0.15, 0.2, 0.3]}})
+def minibatch_run(run, *, arms, instances=1, etas=None):
+    r"""The experiments of Appendix A: the ``arms``, pairs (method of `MINIBATCH_METHODS`,
+    initialization "spectral" -- the balanced point of (W_hat, Sigma_hat) -- or "random" --
+    entries of V, K i.i.d. N(0, 1)), with minibatches of the n training samples on
+    ``instances`` draws of the well-conditioned instance (d x d Sigma, k x d W*; instance 0 is
+    the one the figures use), all in one batch: one trial per (arm, instance, step size,
+    minibatch seed), each method's lambda and preconditioner (Sigma_hat^{-1}, or the identity)
+    per trial; ``etas`` defaults to the tier's grid.  Every arm with the same instance and seed
+    sees the same training set, random point and minibatch sequence.  The population loss
+    L(theta_t) (closed form) is recorded at every step; divergence is recorded, not raised.
+    Returns t, ratio = L/L* (steps + 1, trials), diverged_at, arm, eta, seed and instance per
+    trial, problems (and problem = problems[0])."""
+    s = run.sizes
+    stream = lambda name, i: run.rng(name) if i == 0 else run.rng(name, i)  # noqa: E731
+    problems = [well_conditioned(stream("experiment_instance", i), d=s["d"], k=s["k"]) for i in range(instances)]
+    if len({p.noise for p in problems}) != 1:
+        raise DeclarationError("minibatch_run: the instances must share the noise level")
+    unknown = [method for method, _ in arms if method not in MINIBATCH_METHODS]
+    if unknown or any(init not in ("spectral", "random") for _, init in arms):
+        raise DeclarationError(f"minibatch_run: arms must be (method in {sorted(MINIBATCH_METHODS)}, "
+                               f"'spectral' or 'random'), got {list(arms)}")
+    inits = {init for _, init in arms}
+    Xs, Ys, starts, Sigma_hats = [], [], {init: [] for init in inits}, []
+    for i, problem in enumerate(problems):
+        rng = stream("training_set", i)
+        X = gaussian_rows(rng, problem.Sigma, (s["n"],))
+        Y = X @ problem.W.T + problem.noise * rng.standard_normal((s["n"], problem.k))
+        Xt, Yt = run.tensor(X), run.tensor(Y)
+        Sigma_hat = sample_covariance(Xt)
+        if "spectral" in inits:
+            starts["spectral"].append(balanced_point(ols_estimate(Xt, Yt), Sigma_hat))
+        if "random" in inits:
+            init_rng = stream("random_init", i)
+            starts["random"].append(tuple(run.tensor(init_rng.standard_normal(shape))
+                                          for shape in [(problem.k, problem.d), (problem.d, problem.d)]))
+        Xs.append(Xt), Ys.append(Yt), Sigma_hats.append(Sigma_hat)
+    grid = s["etas"] if etas is None else list(etas)
+    arm, instance, etas_, seeds = (a.ravel() for a in np.meshgrid(np.arange(len(arms)), np.arange(instances), grid,
+                                                                  np.arange(s["seeds"]), indexing="ij"))
+    trials = len(etas_)
+    batches = np.stack([minibatch_indices(run.rng("minibatches", seed), s["n"], s["batch"], s["steps"] + 1)
+                        for seed in range(s["seeds"])], axis=1)[:, seeds]       # (steps + 1, trials, b)
+    which = torch.as_tensor(instance, device=Xs[0].device)
+    X_all, Y_all = torch.stack(Xs)[which], torch.stack(Ys)[which]               # (trials, n, .)
+    rows = torch.arange(trials, device=X_all.device)[:, None]
+    batches = torch.as_tensor(batches, device=X_all.device)
+    lam = run.tensor(np.array([MINIBATCH_METHODS[arms[a][0]][0] for a in arm]))
+    preconditioned = torch.as_tensor([MINIBATCH_METHODS[arms[a][0]][1] for a in arm], device=X_all.device)
+    Sigma_hat = torch.stack(Sigma_hats)[which]
+    identity = torch.eye(Sigma_hat.shape[-1], dtype=Sigma_hat.dtype, device=Sigma_hat.device).expand_as(Sigma_hat)
+    population = PopulationAttentionRegression(run.tensor(np.stack([p.Sigma for p in problems]))[which],
+                                               run.tensor(np.stack([p.W for p in problems]))[which],
+                                               problems[0].noise, 0.0)
+
+    def minibatch(t):
+        return EmpiricalAttentionRegression(X_all[rows, batches[t]][:, None], Y_all[rows, batches[t]][:, None],
+                                            lam, Sigma_hat)
+
+    preconditioner = torch.where(preconditioned[:, None, None], torch.linalg.inv(Sigma_hat), identity)
+    step = Preconditioned(population, run.tensor(etas_), {"K": preconditioner}, schedule=minibatch)
+    start = {name: torch.stack([starts[arms[a][1]][i][b] for a, i in zip(arm, instance)])
+             for b, name in enumerate(("V", "K"))}
+    traj = run_trajectory(step, start, s["steps"], {"loss": lambda it: population.loss(it.params)},
+                          on_nonfinite="record")
+    with np.errstate(over="ignore"):      # a diverging trial's L/L* (L* < 1) may overflow to inf: recorded
+        ratio = traj["loss"] / problems[0].optimum
+    return {"t": traj.t, "ratio": ratio, "diverged_at": traj.diverged_at,
+            "arm": arm, "eta": etas_, "seed": seeds, "instance": instance, "problems": problems,
+            "problem": problems[0]}
+
+
+def median_over_seeds(run, values, eta):
+    """Median over the minibatch seeds of ``values`` (..., trials) at step size ``eta``."""
+    return np.median(values[..., np.isclose(run["eta"], eta)], axis=-1)
+
+
+def arm_runs(tc, arms, **config):
+    """One `minibatch_run` per arm (same ``config`` otherwise): independent cached pieces, which
+    a scheduler can compute in parallel and whose per-step temporaries are an arm's, not the
+    batch's.  The arms still see the same training sets, random points and minibatches: those
+    streams depend on the instance and the minibatch seed only."""
+    return [tc.use(minibatch_run, arms=(arm,), **config) for arm in arms]
+
+
+def medians_per_instance(run, values, eta):
+    """Median over the minibatch seeds of ``values`` (..., trials) at ``eta``, per instance
+    (instances, ...)."""
+    return np.stack([np.median(values[..., (run["instance"] == i) & np.isclose(run["eta"], eta)], axis=-1)
+                     for i in range(len(run["problems"]))])
+
+
+def settled_ratio(run):
+    """L_T/L* per trial, a diverged trial counting with its largest finite L_t/L*."""
+    return settled_values(run["ratio"], run["diverged_at"])

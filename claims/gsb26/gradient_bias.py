@@ -1,0 +1,227 @@
+r"""gsb26's gradient bias: Monte Carlo of the expected empirical gradient (in-sample loss and
+regularizer with Sigma_hat) against the population gradient near the manifold and at a fixed
+point, and the decisions the claims of `test_gradient_bias.py` share.
+
+Goel, Soltanolkotabi, Bartlett, arXiv 2603.01514, Theorems 3-5.  Monte Carlo over fresh
+batches, batched along leading dimensions.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from theorycheck import shared_run
+from theorycheck.models.attention_regression import (
+    balance_regularizer,
+    balance_regularizer_gradient,
+    balanced_point,
+    in_sample_loss,
+    population_gradient,
+    population_loss,
+    sample_covariance,
+)
+from theorycheck.solvers.gaussian_moments import sample_covariance_quadratic_mean
+from theorycheck.solvers.monte_carlo import debiased_squared_norm
+
+from .setup import (
+    LIGHT_TAIL,
+    gaussian_rows,
+    haar_rotations,
+    record_assumptions,
+    score_tail,
+    sigma_bar_norms,
+    test_point,
+    well_conditioned,
+)
+
+
+def near_manifold_points(problem, rng, radii):
+    """theta_R0 + r sqrt(sigma_d(W*)) u/||u||_{Sigma_bar} for each r in ``radii`` (R0 Haar, u
+    Gaussian): points whose distance to the manifold is at most r sqrt(sigma_d(W*)) (the
+    distance to theta_R0).  Returns V (P, k, d), K (P, d, d) and those upper bounds."""
+    R0 = haar_rotations(rng, problem.d, 1)[0]
+    V0, K0 = balanced_point(torch.as_tensor(problem.W), torch.as_tensor(problem.Sigma), torch.as_tensor(R0))
+    draws = [(rng.standard_normal((problem.k, problem.d)), rng.standard_normal((problem.d, problem.d)))
+             for _ in radii]
+    dV, dK = (np.array(d) for d in zip(*draws))
+    bounds = np.asarray(radii) * np.sqrt(problem.singular_values()[-1])
+    scale = (bounds / sigma_bar_norms(dV, dK, problem.Sigma))[:, None, None]
+    return V0.numpy() + scale * dV, K0.numpy() + scale * dK, bounds
+
+
+def _noise_free_gradients(problem, X, V, K):
+    r"""grad (V, K) of the mean over batches of Lhat_n with noise-free responses y = W* x, for
+    batches X (P, M, n, d) and points V (P, k, d), K (P, d, d): shape (P, k d + d^2)."""
+    W = torch.as_tensor(problem.W)
+    Vt = torch.as_tensor(V).clone().requires_grad_(True)
+    Kt = torch.as_tensor(K).clone().requires_grad_(True)
+    loss = in_sample_loss(X, X @ W.T, Vt[:, None], Kt[:, None]).mean(-1).sum()
+    gV, gK = torch.autograd.grad(loss, (Vt, Kt))
+    return torch.cat([gV.flatten(1), gK.flatten(1)], 1)
+
+
+def _regularizer_gradients(X, V, K):
+    r"""Mean over batches of grad R(V, K; Sigma_hat(batch)), shape (P, k d + d^2)."""
+    Vt, Kt = torch.as_tensor(V)[:, None], torch.as_tensor(K)[:, None]
+    gV, gK = balance_regularizer_gradient(Vt, Kt, sample_covariance(X))
+    return torch.cat([gV.mean(1).flatten(1), gK.mean(1).flatten(1)], 1)
+
+
+def _population_gradients(problem, V, K):
+    """(grad L, grad R(.; Sigma)) flattened, shape (P, k d + d^2) each."""
+    S, W = torch.as_tensor(problem.Sigma), torch.as_tensor(problem.W)
+    Vt, Kt = torch.as_tensor(V), torch.as_tensor(K)
+    flat = lambda gV, gK: torch.cat([gV.flatten(1), gK.flatten(1)], 1)
+    return flat(*population_gradient(Vt, Kt, S, W)), flat(*balance_regularizer_gradient(Vt, Kt, S))
+
+
+def reference_gradient_error(problem, V, K):
+    """Largest relative difference, over the points and both blocks, between the closed-form
+    references (`population_gradient`, `balance_regularizer_gradient` with Sigma) and
+    torch.func.grad of the closed-form losses `population_loss`, `balance_regularizer`."""
+    S, W = torch.as_tensor(problem.Sigma), torch.as_tensor(problem.W)
+    points = (torch.as_tensor(V), torch.as_tensor(K))
+    losses = [lambda v, k: population_loss(v, k, S, W, problem.noise).sum(),
+              lambda v, k: balance_regularizer(v, k, S).sum()]
+    closed = _population_gradients(problem, *points)
+    errors = []
+    for loss, reference in zip(losses, closed):
+        auto = torch.cat([g.flatten(1) for g in torch.func.grad(loss, argnums=(0, 1))(*points)], 1)
+        errors.append(float(((reference - auto).norm(dim=1) / auto.norm(dim=1)).max()))
+    return max(errors)
+
+
+def gradient_bias_groups(problem, V, K, n, groups, batches, rng):
+    r"""Group averages of the gradient errors at the points (V, K) (P, k, d), (P, d, d): each
+    group averages over ``batches`` fresh training sets of size n (a) grad Lhat_n - grad L and
+    (b) grad R(.; Sigma_hat) - grad R(.; Sigma) (Sigma_hat of the same batch).  The noise eps
+    enters grad Lhat_n linearly with mean zero given the covariates, so it is integrated out
+    exactly (responses y = W* x): same expectation, less variance.  Returns (a), (b), each
+    (groups, P, k d + d^2)."""
+    loss_ref, reg_ref = _population_gradients(problem, V, K)
+    loss, reg = [], []
+    for _ in range(groups):
+        X = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (len(V), batches, n)))
+        loss.append((_noise_free_gradients(problem, X, V, K) - loss_ref).numpy())
+        reg.append((_regularizer_gradients(X, V, K) - reg_ref).numpy())
+    return np.array(loss), np.array(reg)
+
+
+#: sigma_1(W*) of the A3 violation: RE-SIZED AFTER THE 20-SEED SWEEP (flagged).  The
+#: reconstruction's I3 (sigma_1 = 2, kappa(Sigma) sigma_1(W*) ~ 4.4) left the worst-case
+#: loss-part bias of Theorem 3 decaying like 1/n on seed 10 (slope of its square -1.04, the
+#: criterion <= -0.85 met: a misfire); the slope moves towards 0 as sigma_1 grows (seeds 1-10,
+#: the largest slope at 2 / 3 / 4: -1.04 / -0.80 / -0.63, all on seed 10), so 4 was chosen on
+#: seeds 1-10 (margin 0.22 to the criterion) and held out on 0, 11-19 (largest -0.06)
+A3_VIOLATION_SIGMA_1 = 4.0
+
+
+def a3_violated(problem, sigma_1=A3_VIOLATION_SIGMA_1):
+    """The instance with W* rescaled to sigma_1(W*) = ``sigma_1`` (kappa(Sigma) sigma_1(W*) ~ 8.8
+    on the well-conditioned recipe at the default; the reconstruction's I3 had sigma_1 = 2)."""
+    return problem.scaled(sigma_1 / problem.singular_values()[0])
+
+
+@shared_run(sizes={"quick": {"ns": [8, 16, 32], "groups": 10, "batch_rows": 50000, "radii": [0.0, 0.05]},
+                   "full": {"ns": [8, 16, 32, 64], "groups": 40, "batch_rows": 1000000,
+                            "radii": [0.0, 0.05]}})
+def loss_gradient_bias(run, *, a3="holds", radii=None, lam=0.0):
+    r"""The bias E[grad Lhat_n + lam grad R(.; Sigma_hat)] - grad L_reg at points near the
+    manifold of the well-conditioned instance (``a3="violated"``: `a3_violated`), for n over
+    ``ns``: ``groups`` group averages of M = batch_rows/n^2 batches each (M n^2 ~ cost per
+    group), debiased squared norm per point and n ("squared", "noise"; with lam > 0 also of
+    the loss part alone, "loss_squared", "loss_noise").  ``radii`` (default: the tier's) sets
+    the points, r sqrt(sigma_d) away from theta_R0."""
+    problem = well_conditioned(run.rng("well_conditioned"))
+    if a3 == "violated":
+        problem = a3_violated(problem)
+    radii = run.sizes["radii"] if radii is None else radii
+    V, K, bounds = near_manifold_points(problem, run.rng("bias_points"), radii)
+    rng = run.rng("gradient_bias", a3, lam)
+    out = {"squared": [], "noise": [], "loss_squared": [], "loss_noise": []}
+    for n in run.sizes["ns"]:
+        loss, reg = gradient_bias_groups(problem, V, K, n, run.sizes["groups"],
+                                         max(run.sizes["batch_rows"] // n ** 2, 2), rng)
+        for prefix, groups in [("", loss + lam * reg), ("loss_", loss)]:
+            estimates = [debiased_squared_norm(groups[:, p]) for p in range(len(V))]
+            out[prefix + "squared"].append([e.estimate for e in estimates])
+            out[prefix + "noise"].append([e.noise for e in estimates])
+    return {**{key: np.array(v) for key, v in out.items()}, "n": np.array(run.sizes["ns"]),
+            "problem": problem, "dist_bound": bounds, "mu": np.array([score_tail(k_, problem.Sigma) for k_ in K]),
+            "reference_error": reference_gradient_error(problem, V, K)}
+
+
+def bias_preconditions(tc, run):
+    """A1-A3, light score tails at every point and Monte Carlo noise below a fraction of the
+    squared bias (the debiased estimate is then a measurement, not noise)."""
+    record_assumptions(tc, run["problem"])
+    tc.precondition.at_most("light score tails at the points: mu(K) < 1/2", run["mu"], LIGHT_TAIL)
+    tc.precondition.at_most("Monte Carlo noise below 0.1 of the squared bias",
+                            run["noise"] / np.abs(run["squared"]), tc.sizes["noise_fraction"])
+    tc.record("mu(K) at the points", run["mu"])
+
+
+def reference_conclusion(tc, run):
+    """The references grad L and grad R(.; Sigma) are the gradients of the closed-form losses:
+    the closed forms against torch.func.grad, to round-off."""
+    tc.conclusion.at_most("closed-form grad L and grad R equal autograd of the closed-form losses",
+                          run["reference_error"], tc.roundoff(1000))
+
+
+def rate_conclusions(tc, n, norms, rate, part=""):
+    """The paper's bound (squared bias O(polylog n / n): log-log slope <= -0.85) and the
+    measured Theta(1/n) (n^rate ||b_n|| varies by less than a factor 1.5), per column."""
+    for j in range(norms.shape[1]):
+        tc.conclusion.slope(f"squared {part}bias decays at least like 1/n (slope <= -0.85)", n,
+                            norms[:, j] ** 2, window=(n[0], n[-1]), at_most=-0.85)
+        if part:
+            continue
+        scaled = n ** rate * norms[:, j]
+        tc.conclusion.at_most("n^p ||b_n|| varies by less than a factor 1.5", scaled.max() / scaled.min(), 1.5)
+
+
+def regularizer_gradient_samples(problem, V, K, n, draws, rng, *, centered=False, chunk=20000):
+    r"""``draws`` samples of grad R(V, K; Sigma_hat) - grad R(V, K; Sigma) (flattened V block,
+    K block) with Sigma_hat the zero-mean sample covariance of n rows N(0, Sigma)
+    (``centered``: the mean-centred covariance (1/n) sum (x_i - x_bar)(x_i - x_bar)^T)."""
+    Vt, Kt, S = (torch.as_tensor(a) for a in (V, K, problem.Sigma))
+    rV, rK = balance_regularizer_gradient(Vt, Kt, S)
+    gVs, gKs, deviations = [], [], []
+    for start in range(0, draws, chunk):
+        X = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (min(chunk, draws - start), n)))
+        if centered:
+            X = X - X.mean(-2, keepdim=True)
+        Sigma_hat = sample_covariance(X)
+        gV, gK = balance_regularizer_gradient(Vt, Kt, Sigma_hat)
+        gVs.append((gV - rV).flatten(1))
+        gKs.append((gK - rK).flatten(1))
+        deviations.append((Sigma_hat - S).flatten(1))
+    return torch.cat(gVs).numpy(), torch.cat(gKs).numpy(), torch.cat(deviations).numpy()
+
+
+@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160], "draws": 40000, "groups": 10},
+                   "full": {"ns": [10, 20, 40, 80, 160, 320], "draws": 200000, "groups": 40}})
+def regularizer_gradient_bias(run, *, centered=False):
+    r"""The bias of grad R(.; Sigma_hat) at the fixed point of `in_sample_gap` (V = 0.5 Z1,
+    K = 0.3 Z2, away from the manifold, where grad R is of order one) of the well-conditioned
+    instance, n over ``ns``: the V block's Monte Carlo mean
+    and standard error next to its exact value 4 V (Sigma K K^T Sigma - E[Sigma_hat K K^T
+    Sigma_hat]) (`sample_covariance_quadratic_mean`), and the K block's debiased squared norm
+    over ``groups`` groups; ``covariance_z``: the z-scores of the mean of Sigma_hat - Sigma."""
+    problem = well_conditioned(run.rng("well_conditioned"))
+    V, K = test_point(problem, run.rng("test_point"))
+    rng = run.rng("regularizer_bias", centered)
+    out = {"n": np.array(run.sizes["ns"]), "V_mean": [], "V_se": [], "V_exact": [], "K_squared": [],
+           "K_noise": [], "covariance_z": []}
+    S, A = problem.Sigma, K @ K.T
+    for n in run.sizes["ns"]:
+        gV, gK, deviation = regularizer_gradient_samples(problem, V, K, n, run.sizes["draws"], rng,
+                                                         centered=centered)
+        out["covariance_z"].append(deviation.mean(0) / (deviation.std(0, ddof=1) / np.sqrt(len(deviation))))
+        out["V_mean"].append(gV.mean(0))
+        out["V_se"].append(gV.std(0, ddof=1) / np.sqrt(len(gV)))
+        out["V_exact"].append((4 * V @ (S @ A @ S - sample_covariance_quadratic_mean(S, A, n))).ravel())
+        bias = debiased_squared_norm(gK.reshape(run.sizes["groups"], -1, gK.shape[1]).mean(1))
+        out["K_squared"].append(bias.estimate)
+        out["K_noise"].append(bias.noise)
+    return {**{key: np.array(v) for key, v in out.items()}, "problem": problem, "V": V, "K": K}

@@ -1,0 +1,109 @@
+r"""gsb26's softmax row over Gaussian keys: Monte Carlo of the weights and the output of one row
+for fixed queries, their exact moments and the finite-n constant of Lemma 11
+(`test_sampling.py`).
+
+Goel, Soltanolkotabi, Bartlett, arXiv 2603.01514, Lemmas 9 and 11.  Monte Carlo over fresh key
+sets for fixed queries, batched along leading dimensions.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from theorycheck import shared_run
+from theorycheck.models.attention_regression import balanced_point, cross_attention_weights
+from theorycheck.solvers.gaussian_moments import softmax_weight_second_moment_bound, softmax_weight_second_moments_exact
+
+from .setup import LIGHT_TAIL, gaussian_rows, haar_rotations, record_assumptions, score_tail, well_conditioned
+
+
+def softmax_row_statistics(problem, K, queries, n, batches, rng):
+    r"""Monte Carlo over ``batches`` fresh key sets for each fixed query x_i (``queries`` (Q, d)):
+    the keys are x_i itself and n - 1 fresh rows N(0, Sigma), weights s_ij = softmax_j(x_j^T K x_i).
+    Returns per query the means and standard errors of s_ii^2, of the average over j != i of
+    s_ij^2 (the same expectation for every j != i by exchangeability) and of
+    ||a_i - Sigma K x_i||^2, and the mean of a_i (Q, d)."""
+    Q = len(queries)
+    fresh = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (Q, batches, n - 1)))
+    x = torch.as_tensor(queries)
+    keys = torch.cat([x[:, None, None, :].expand(Q, batches, 1, problem.d), fresh], 2)
+    weights = cross_attention_weights(x[:, None, None, :], keys, torch.as_tensor(K))[:, :, 0]  # (Q, B, n)
+    outputs = (weights[..., None] * keys).sum(2)                                                 # (Q, B, d)
+    target = x @ torch.as_tensor(problem.Sigma @ K).T
+    samples = {"self": weights[..., 0] ** 2, "other": (weights[..., 1:] ** 2).mean(-1),
+               "mse": ((outputs - target[:, None]) ** 2).sum(-1)}
+    stats = {name: (v.mean(1).numpy(), (v.std(1) / np.sqrt(batches)).numpy()) for name, v in samples.items()}
+    stats["output_mean"] = outputs.mean(1).numpy()
+    return stats
+
+
+#: key rows held in memory at once by `softmax_row_moments` (3 doubles each)
+ROW_MEMORY = 2000000
+
+
+def _concatenate_queries(parts):
+    """Join `softmax_row_statistics` results of consecutive query blocks."""
+    joined = {name: tuple(np.concatenate([p[name][i] for p in parts]) for i in range(2))
+              for name in ("self", "other", "mse")}
+    return joined | {"output_mean": np.concatenate([p["output_mean"] for p in parts])}
+
+
+@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160, 320], "queries": 6, "rows": 200000},
+                   "full": {"ns": [10, 20, 40, 80, 160, 320, 640, 1280], "queries": 20, "rows": 2000000}})
+def softmax_row_moments(run, *, tail=None):
+    r"""`softmax_row_statistics` at the manifold point theta_R0 of the well-conditioned instance
+    (``tail``: K rescaled so that mu(K) = ||Sigma^{1/2} K Sigma^{1/2}||^2 = tail) for ``queries``
+    fixed x_i ~ N(0, Sigma) and n over ``ns``, rows/n key sets per (query, n)."""
+    problem = well_conditioned(run.rng("well_conditioned"))
+    R0 = haar_rotations(run.rng("softmax_point"), problem.d, 1)[0]
+    _, K = (a.numpy() for a in balanced_point(torch.as_tensor(problem.W), torch.as_tensor(problem.Sigma),
+                                              torch.as_tensor(R0)))
+    if tail is not None:
+        K = K * np.sqrt(tail / score_tail(K, problem.Sigma))
+    queries = gaussian_rows(run.rng("softmax_queries"), problem.Sigma, (run.sizes["queries"],))
+    rng = run.rng("softmax_rows", tail)
+    chunk = max(1, ROW_MEMORY // run.sizes["rows"])      # queries per tensor: ~ROW_MEMORY rows at once
+    per_n = [_concatenate_queries([softmax_row_statistics(problem, K, queries[i:i + chunk], n,
+                                                          run.sizes["rows"] // n, rng)
+                                   for i in range(0, len(queries), chunk)]) for n in run.sizes["ns"]]
+    stack = {name: tuple(np.array([s[name][i] for s in per_n]) for i in range(2))
+             for name in ("self", "other", "mse")}
+    return {"n": np.array(run.sizes["ns"]), **stack, "output_mean": np.array([s["output_mean"] for s in per_n]),
+            "queries": queries, "K": K, "problem": problem, "mu": score_tail(K, problem.Sigma)}
+
+
+def row_preconditions(tc, run):
+    record_assumptions(tc, run["problem"])
+    tc.precondition.at_most("light score tails: mu(K) < 1/2", run["mu"], LIGHT_TAIL)
+    tc.precondition.at_least("at least 3 keys", run["n"], 3)
+    tc.record("mu(K)", run["mu"])
+
+
+def exact_second_moments(q, tau, ns):
+    """(E s_ij^2, E s_ii^2) exactly, (len(ns), queries) each."""
+    values = np.array([[softmax_weight_second_moments_exact(qj, tj, int(n)) for qj, tj in zip(q, tau)] for n in ns])
+    return values[..., 0], values[..., 1]
+
+
+def query_directions(run):
+    """u = K x_i per query, q = u^T Sigma u and tau = x_i^T K x_i."""
+    u = run["queries"] @ run["K"].T
+    q = np.einsum("qi,ij,qj->q", u, run["problem"].Sigma, u)
+    return u, q, np.einsum("qi,qi->q", run["queries"], u)
+
+
+def self_key_constant(run, limit):
+    r"""C_n = n (sqrt(C/(n-1)) + sqrt(min(1, b_n)) ||x_i - Sigma K x_i||)^2 per (n, query): the
+    finite-n constant of Lemma 11 with the query's own key.  a_i - m = (1 - s_ii)(abar - m) +
+    s_ii (x_i - m), abar the softmax average over the n - 1 fresh keys (E||abar - m||^2 ~
+    C/(n-1), the delta-method limit ``limit``), s_ii the self weight with E s_ii^2 <= b_n, the
+    AM-GM bound of Lemma 9 (`softmax_weight_second_moment_bound`, self_weight=True; s_ii <= 1);
+    Cauchy-Schwarz on the cross term.  The self term is O(1/n) relative to C but large for a
+    query with a large self score tau = x_i^T K x_i."""
+    u, q, tau = query_directions(run)
+    m = u @ run["problem"].Sigma.T
+    offset = np.linalg.norm(run["queries"] - m, axis=-1)
+    n = run["n"][:, None]
+    self_moment = np.minimum(1.0, np.array([softmax_weight_second_moment_bound(q, tau, k, self_weight=True)
+                                            for k in run["n"]]))
+    return n * (np.sqrt(limit / (n - 1)) + np.sqrt(self_moment) * offset) ** 2

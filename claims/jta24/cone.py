@@ -1,0 +1,106 @@
+r"""jta24 inside the cone around the l_p-AttSVM direction: the references of the runs of
+`normalized_mirror_runs`, points sampled in the cone, the constants of Lemma 19 and the margin
+slacks of (12a)-(12c), and the gradient correlation in log scale (`test_gradient_lemmas.py`).
+
+Julistiono, Tarzanagh, Azizan, arXiv 2410.14581, Appendix A.3 (Lemmas 19-20).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from theorycheck.optim import lp_norm
+from theorycheck.optim.directions import lp_unit
+from theorycheck.solvers.margin import constraint_values
+from theorycheck.solvers.support import SUPPORT_TOL, locally_optimal
+from theorycheck.solvers.svm import wsvm_constraint_factors
+
+from .direction import normalized_mirror_runs, own_index
+from .setup import instances, lowest_token_svm
+
+NOISE = (1e-3, 1e-2)
+
+
+def log_correlation(model, W, ref):
+    r"""log <-grad L(W), ref> per trial from the scaled gradient exp(M) G (exact deep in
+    saturation); NaN where the correlation is not positive."""
+    g = model.scaled_gradient({"W": W})["W"]
+    inner = -(g.direction * ref).flatten(1).sum(1)
+    return torch.where(inner > 0, g.log_scale + inner.clamp_min(1e-300).log(), torch.nan), inner
+
+
+def references(tc, bad_tokens: bool):
+    r"""The reference of every run of `normalized_mirror_runs` on the first ``tc.sizes["instances"]``
+    instances whose alpha is locally optimal: its own l_p-AttSVM W_mm_alpha, or with ``bad_tokens``
+    the l_p-AttSVM of alpha_bad = argmin_t gamma_{i,t}.  Records the preconditions (alpha locally
+    optimal on every run used, computed by `locally_optimal` for the alpha and reference in use;
+    at least 5 runs); returns (refs (J,d,d), p (J,), instance (J,), data,
+    alpha (J,n))."""
+    runs = tc.use(normalized_mirror_runs)
+    data, _ = instances(tc.runtime, tc.sizes)
+    p_all = runs["p"]
+    keep = np.flatnonzero(runs["locally_optimal"] & (runs["instance"] < data.K))
+    scores = data.scores()
+    refs, alphas, alpha_ok = [], [], []
+    for j in keep:
+        k = runs["instance"][j]
+        if bad_tokens:
+            bad, ref = lowest_token_svm(data, k, p_all[j])
+            refs.append(ref), alphas.append(bad)
+            alpha_ok.append(bool(locally_optimal(data.X[k], scores[k], bad, ref)))
+        else:
+            refs.append(runs["W_mm"][own_index(p_all[j:j + 1])[0], j])
+            alphas.append(runs["alpha"][j]), alpha_ok.append(True)
+    tc.precondition.holds("alpha locally optimal on every run used", bool(all(alpha_ok)))
+    tc.precondition.at_least("runs used", len(keep), 5)
+    return np.stack(refs), p_all[keep], runs["instance"][keep], data, np.stack(alphas)
+
+
+def cone_samples(rng, refs, p, inst, radii, noise=NOISE):
+    r"""W = R ||W_mm||_p U/||U||_p, U = W_mm/||W_mm||_p + s E/||E||_p (E Gaussian) for every
+    reference, R in ``radii`` and s in ``noise``: (W (S,d,d), p (S,), instance (S,), reference (S,d,d))."""
+    rows, ps, insts, cone_refs = [], [], [], []
+    for ref, pv, k in zip(refs, p, inst):
+        norm = float(lp_norm(torch.as_tensor(ref)[None], pv))
+        for R in radii:
+            for s in noise:
+                U = lp_unit(ref, pv) + s * lp_unit(rng.standard_normal(ref.shape), pv)
+                rows.append(R * norm * lp_unit(U, pv))
+                ps.append(pv), insts.append(k), cone_refs.append(ref)
+    return np.stack(rows), np.array(ps), np.array(insts), np.stack(cone_refs)
+
+
+def cone_constants(X, alpha, W_mm, p):
+    r"""The constants of Lemma 19 for one instance: margins m_k(W_mm) with the constraint
+    factors, support mask, delta = (1/2) min over non-support tokens of (m - 1), A_q =
+    max_{i,t,tau} ||x_{i,t} - x_{i,tau}||_q ||z_i||_q and mu(delta) (spec section 1.7:
+    eps = delta / (2 A_q ||W_mm||_p); mu = eps^p / (p 2^p) for p >= 2, (p-1)/2 eps^2 N^(1-2/p) for
+    p < 2, N = d^2)."""
+    A, B, index = wsvm_constraint_factors(X, alpha)
+    m = constraint_values(A, B, W_mm)
+    support = np.abs(m - 1) <= SUPPORT_TOL
+    delta = 0.5 * float(np.min(m[~support] - 1)) if (~support).any() else np.inf
+    q = p / (p - 1)
+    diffs = X[:, :, None, :] - X[:, None, :, :]
+    A_q = float(np.max(np.linalg.norm(diffs, ord=q, axis=-1).max((1, 2)) * np.linalg.norm(X[:, 0], ord=q, axis=-1)))
+    eps = delta / (2 * A_q * float(lp_norm(torch.as_tensor(W_mm)[None], p)))
+    mu = eps ** p / (p * 2 ** p) if p >= 2 else (p - 1) / 2 * eps ** 2 * W_mm.size ** (1 - 2 / p)
+    return A, B, index, support, delta, A_q, mu
+
+
+def margin_slacks(A, B, index, support, delta, W):
+    r"""Smallest slacks over the matrices W (S, d, d) and the constraints of (12a)
+    m_tau - m_t - (3/2) delta (t support, tau non-support, same sample), (12b)
+    m_tau - 1 - (3/2) delta, (12c) delta/2 - |m_t - 1| (inf where a set is empty)."""
+    m = np.einsum("kr,src,kc->sk", A, W, B)
+    slacks = {"12a": np.inf, "12b": np.inf, "12c": np.inf}
+    for i in np.unique(index[:, 0]):
+        own = index[:, 0] == i
+        tight, loose = m[:, own & support], m[:, own & ~support]
+        if tight.size:
+            slacks["12c"] = min(slacks["12c"], float(np.min(delta / 2 - np.abs(tight - 1))))
+        if loose.size:
+            slacks["12b"] = min(slacks["12b"], float(np.min(loose - 1 - 1.5 * delta)))
+        if tight.size and loose.size:
+            slacks["12a"] = min(slacks["12a"], float(np.min(loose[:, :, None] - tight[:, None] - 1.5 * delta)))
+    return slacks

@@ -1,0 +1,165 @@
+r"""jta24's normalized l_p-AttGD runs for every p on every synthetic instance
+(`normalized_mirror_runs`) and the claims' reading of them: the reference of each run, the
+wrong-token and wrong-p references of the controls, the synthetic Bregman-divergence curves
+(`test_direction.py`; the runs are also read by `cone`, `local`).
+
+Julistiono, Tarzanagh, Azizan, arXiv 2410.14581: the directional-convergence theorem and the
+synthetic experiments.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from theorycheck import shared_run
+from theorycheck.data.selection import selected_tokens
+from theorycheck.models import TokenSelection
+from theorycheck.optim import MirrorDescent, run_trajectory
+from theorycheck.optim.directions import divergence_curves
+from theorycheck.solvers import solve_lp_wsvm
+from theorycheck.solvers.support import locally_optimal
+
+from .setup import SIZES, instances, synthetic
+
+P_VALUES = (1.5, 1.75, 2.0, 3.0)
+"""The exponents of the directional-convergence runs (the paper's 1.75, 2, 3, and 1.5)."""
+STEP = {1.5: 0.1, 1.75: 0.1, 2.0: 0.1, 3.0: 1.0}
+r"""eta of normalized MD per p: the paper's 0.1, and 1.0 for p = 3 (normalized MD with (eta, K)
+and (eta/10, 10K) follow the same path up to the first steps, and ||W||_3 grows only like
+(eta k)^(1/2))."""
+DIRECTION_STEPS = {"quick": 2000, "full": 6000}
+#: instances of the authors'-setting runs (`exp.synthetic_bregman_curves_authors_setting`)
+AUTHORS_INSTANCES = {"quick": 5, "full": 20}
+DIRECTION_SIZES = {"quick": dict(SIZES["quick"], instances=15, steps=DIRECTION_STEPS["quick"]),
+                   "full": dict(SIZES["full"], steps=DIRECTION_STEPS["full"])}
+r"""Sizes of `normalized_mirror_runs`: 15 instances in the quick tier (60 runs, so that a binomial
+at p = 0.8 over all runs has power >= 0.8 at the framework's alternative), the tier's 20 in the
+full tier.  The claims that read only a few of its runs (Lemmas 19-21, the local restarts) use the
+runs of the first ``SIZES[tier]["instances"]`` instances (the same instances: each draws from its
+own child stream)."""
+
+
+@shared_run(sizes=DIRECTION_SIZES)
+def normalized_mirror_runs(run, *, loss: str = "exponential", cross_attention: bool = False,
+                           instances: int | None = None):
+    r"""Normalized l_p-AttGD for every p of P_VALUES on every instance, side by side.
+
+    Trial j = (index of p) * K + k.  Records W at 0, 12 log-spaced checkpoints in [steps/20,
+    steps], 0.5, 0.7 steps and at 40 evenly spaced ones (for the plots); then alpha_j = the
+    tokens selected by the last iterate and the certified l_q-AttSVM solution W_mm[q][j] for
+    alpha_j and every q of P_VALUES (solved once per distinct (instance, alpha, q)).
+    ``loss="logistic"`` and ``cross_attention=True`` give the authors' setting (their code:
+    logistic loss, a query token z_i per sample, drawn like the tokens on the unit sphere from
+    the stream "queries"); ``instances`` overrides the tier's count (the first ones).
+    """
+    s = run.sizes
+    data, W0 = synthetic(run.rng("synthetic"), instances or s["instances"], s["n"], s["T"], s["d"])
+    K, steps, P = data.K, s["steps"], len(P_VALUES)
+    Z = None
+    if cross_attention:
+        Z = run.rng("queries").standard_normal((K, s["n"], s["d"]))
+        Z /= np.linalg.norm(Z, axis=-1, keepdims=True)
+    tensors = data.to_torch(run.device, run.dtype)
+    model = TokenSelection(tensors.X, tensors.y, tensors.u, loss=loss,
+                           queries=None if Z is None else run.tensor(Z)).tiled(P)
+    p = [pv for pv in P_VALUES for _ in range(K)]
+    step = MirrorDescent(model, p, [STEP[pv] for pv in p], normalized=True)
+    marks = np.unique(np.concatenate([
+        [0], np.geomspace(steps / 20, steps, 12).round(), np.linspace(0, steps, 41).round(),
+        [steps // 2, round(0.7 * steps)]]).astype(int))
+    W0_t = run.tensor(np.tile(W0, (P, 1, 1)))
+    traj = run_trajectory(step, {"W": W0_t}, steps, {"W": lambda it: it.W}, checkpoints=marks)
+    W = traj["W"]
+    X = np.tile(data.X, (P, 1, 1, 1))
+    Zt = None if Z is None else np.tile(Z, (P, 1, 1))
+    query = (lambda k: None) if Z is None else (lambda k: Z[k])  # noqa: E731
+    alpha = selected_tokens(X, W[-1], Zt)
+    solutions = {}
+    W_mm = np.empty((P, P * K) + W0.shape[1:])
+    for j in range(P * K):
+        for iq, q in enumerate(P_VALUES):
+            key = (j % K, tuple(alpha[j]), q)
+            if key not in solutions:
+                solutions[key] = solve_lp_wsvm(data.X[j % K], alpha[j], q, queries=query(j % K),
+                                               name="synthetic", trial=j % K).W
+            W_mm[iq, j] = solutions[key]
+    scores = data.scores()
+    own = np.array([P_VALUES.index(pv) for pv in p])
+    local = np.array([locally_optimal(data.X[j % K], scores[j % K], alpha[j], W_mm[own[j], j],
+                                      queries=query(j % K)) for j in range(P * K)])
+    tokens = np.stack([selected_tokens(X, Wc, Zt) for Wc in W])
+    return dict(t=traj.t, W=W, p=np.array(p), instance=np.arange(P * K) % K, alpha=alpha,
+                W_mm=W_mm, locally_optimal=local, tokens=tokens, queries=Z,
+                globally_optimal=np.all(alpha == np.tile(data.opt, (P, 1)), axis=-1))
+
+
+FAR_Q = {1.5: 3.0, 1.75: 3.0, 2.0: 3.0, 3.0: 1.5}
+"""The far wrong exponent of each p (|q - p| >= 1.25, or the far end of P_VALUES)."""
+
+
+def own_index(p: np.ndarray) -> np.ndarray:
+    """Index into P_VALUES of every run's p."""
+    return np.array([P_VALUES.index(float(x)) for x in p])
+
+
+# ---------------------------------------------------------------- the claims' reading of the runs
+
+
+def steps(p):
+    """eta of normalized MD of every run (its p's STEP)."""
+    return np.array([STEP[float(x)] for x in p])
+
+
+def reference_index(p, control):
+    """Index into P_VALUES of the reference of each run: its own p, or the far wrong q."""
+    if control == "wrong_p":
+        return np.array([P_VALUES.index(FAR_Q[float(x)]) for x in p])
+    return own_index(p)
+
+
+def wrong_token_references(tc, runs):
+    r"""l_p-AttSVM of alpha' = alpha with one sample moved to its lowest-score token (the first
+    sample whose alpha_i is not already the lowest): not locally optimal."""
+    data, _ = instances(tc.runtime, tc.sizes)
+    scores = data.scores()
+    refs = np.empty_like(runs["W_mm"][0])
+    for j, (k, alpha, p) in enumerate(zip(runs["instance"], runs["alpha"], runs["p"])):
+        worst = scores[k].argmin(-1)
+        i = int(np.flatnonzero(alpha != worst)[0])
+        bad = alpha.copy()
+        bad[i] = worst[i]
+        queries = None if runs.get("queries") is None else runs["queries"][k]
+        refs[j] = solve_lp_wsvm(data.X[k], bad, float(p), queries=queries, name="synthetic", trial=int(k)).W
+    return refs
+
+
+def per_p(values, p):
+    """Medians of per-run values for each p of P_VALUES."""
+    return np.array([np.median(values[p == pv]) for pv in P_VALUES])
+
+
+def bregman_curve_checks(tc, runs):
+    r"""The checks of the synthetic Bregman figure on the runs of `normalized_mirror_runs`: per p,
+    the mean over instances of D^(q)_k for every q drawn; (a) the q = p curve lowest at K, (b) its
+    median decay ratio D^(p)_K / D^(p)_{K/2} <= 0.6, (c) the far wrong q's median ratio >= 0.7
+    (the control ``wrong_tokens`` replaces the own-q references by those of a wrong token choice)."""
+    p, t = runs["p"], runs["t"]
+    refs = runs["W_mm"].copy()
+    own = own_index(p)
+    if tc.control == "wrong_tokens":
+        refs[own, np.arange(len(p))] = wrong_token_references(tc, runs)
+    D = np.stack([divergence_curves(runs["W"], refs[iq], p) for iq in range(len(P_VALUES))])
+    half = np.searchsorted(t, t[-1] // 2)
+    lowest, decay, level = [], [], []
+    for ip, pv in enumerate(P_VALUES):
+        sel = p == pv
+        mean = D[:, :, sel].mean(-1)                                   # (Q, C)
+        lowest.append(mean[:, -1].argmin() == ip)
+        decay.append(np.median(D[ip, -1, sel] / D[ip, half, sel]))
+        far = P_VALUES.index(FAR_Q[pv])
+        level.append(np.median(D[far, -1, sel] / D[far, half, sel]))
+        for iq, q in enumerate(P_VALUES):
+            tc.curve(f"bregman p={pv:g}", f"q={q:g}", t[1:], mean[iq, 1:], xscale="log", yscale="log",
+                     xlabel="step k", ylabel="mean D_psi_p(W_mm_q, W(k))")
+    tc.conclusion.holds("q = p curve lowest at K, every p", all(lowest), detail={"lowest": lowest})
+    tc.conclusion.at_most("q = p curve decays from K/2 to K", decay, 0.6)
+    tc.conclusion.at_least("far wrong q curve levels off", level, 0.7)
