@@ -19,10 +19,31 @@
 # shards remain (an interruption, or shards another instance still runs), 2 on bad arguments.
 # A shard whose process is killed (SIGKILL, rc 137: most often the out-of-memory killer when two
 # instances' largest claims meet) is retried after the other shards, at most 3 tries a call.
-# The whole script is one function, read before it runs, so editing the checkout while a run
+# The whole script is two functions (main, take), read before it runs, so editing the checkout while a run
 # goes on cannot change the running instances.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+
+# take(LOCK): the folder LOCK made with this process's pid in it, or the lock of a process no
+# longer alive taken over. The whole decision is made under one flock (LOCK's folder's
+# .locks.flock), so two instances never both take over one stale lock, nor read a lock whose
+# pid is not written yet.
+take() {
+  local taken=1 owner
+  exec 8>"$(dirname "$1")/.locks.flock"
+  flock 8
+  if mkdir "$1" 2>/dev/null; then
+    echo $$ > "$1/pid"; taken=0
+  else
+    owner=$(cat "$1/pid" 2>/dev/null)
+    if ! { [ -n "$owner" ] && kill -0 "$owner" 2>/dev/null; }; then
+      rm -rf "$1" && mkdir "$1" && echo $$ > "$1/pid" && taken=0
+    fi
+  fi
+  flock -u 8
+  exec 8>&-
+  return $taken
+}
 
 main() {
 
@@ -68,13 +89,6 @@ flock -u 9
 log() { echo "$(date -u +%FT%TZ) $*" >> "$DIR/runs/log.txt"; }
 cd "$DIR/tree"
 export PYTHONPATH="$DIR/tree${PYTHONPATH:+:$PYTHONPATH}"
-# take(LOCK): an atomic mkdir, or the lock of a process no longer alive taken over
-take() {
-  if mkdir "$1" 2>/dev/null; then echo $$ > "$1/pid"; return 0; fi
-  local owner; owner=$(cat "$1/pid" 2>/dev/null)
-  if [ -n "$owner" ] && kill -0 "$owner" 2>/dev/null; then return 1; fi
-  rm -rf "$1" && mkdir "$1" 2>/dev/null && echo $$ > "$1/pid"
-}
 KILLED=""                                  # shards whose process was killed (SIGKILL) in this call
 for PASS in 1 2 3; do                      # a killed shard waits for a later pass (at most 3 tries)
   for I in $(seq 1 "$SHARDS"); do
@@ -110,13 +124,16 @@ if [ "$LEFT" -gt 0 ]; then
   exit 3
 fi
 take "$DIR/runs/merge.lock" || { echo "full_tier.sh: another instance merges"; exit 0; }
-if [ ! -f "$DIR/runs/full/costs.md" ]; then
-  "$PY" -m theorycheck merge "$DIR"/runs/shard-*/results.json --out "$DIR/runs/full" || exit 3
-  "$PY" -m theorycheck schedule "$DIR/runs/full" --workers 16 --markdown > "$DIR/runs/full/costs.md" || exit 3
+if [ ! -f "$DIR/runs/full/costs.md" ]; then     # costs.md appears whole, and only once both worked
+  "$PY" -m theorycheck merge "$DIR"/runs/shard-*/results.json --out "$DIR/runs/full" \
+    || { rm -rf "$DIR/runs/merge.lock"; exit 3; }
+  "$PY" -m theorycheck schedule "$DIR/runs/full" --workers 16 --markdown > "$DIR/runs/full/.costs.md.tmp" \
+    && mv "$DIR/runs/full/.costs.md.tmp" "$DIR/runs/full/costs.md" \
+    || { rm -f "$DIR/runs/full/.costs.md.tmp"; rm -rf "$DIR/runs/merge.lock"; exit 3; }
   log "complete: $DIR/runs/full"
 fi
 rm -rf "$DIR/runs/merge.lock"
 echo "full_tier.sh: complete at $REV: $DIR/runs/full (costs.md: cost table and schedules)"
 }
 
-main "$@"; exit
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; exit; fi   # sourced (the tests): take() only

@@ -168,7 +168,9 @@ def _sound_header_unknown_class(data: bytes) -> bytes:
 
     payload = pickle.dumps(Summary(np.zeros(1), torch.zeros(1), "x")).replace(
         b"Summary", b"Vanishd")
-    return b"theorycheck-cache-1 " + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+    magic = b"theorycheck-cache-2 "
+    key = data[len(magic):len(magic) + 64]
+    return magic + key + b" " + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
 
 
 @pytest.mark.parametrize("corrupt", [_truncate, _flip, _garbage, _sound_header_unknown_class])

@@ -73,18 +73,25 @@ def test_bad_arguments_exit_2(args, message):
     assert result.returncode == 2 and message in result.stderr
 
 
-def test_a_killed_shard_is_retried_after_the_others(folder, tmp_path):
-    """A shard whose process is killed (SIGKILL, as the out-of-memory killer does) is retried
-    after the other shards in the same call, and the run completes."""
-    marker = tmp_path / "killed-once"
+def failing_once(tmp_path, arguments: str, action: str):
+    """A python for the script that does ``action`` (bash) the first time it is called with
+    ``arguments`` (leaving ``tmp_path/failed-once``), and runs this python otherwise."""
+    marker = tmp_path / "failed-once"
     python = tmp_path / "python"
     python.write_text(f"""#!/usr/bin/env bash
 case " $* " in
-  *" --tc-shard 1/2 "*) [ -e {marker} ] || {{ touch {marker}; kill -9 $$; }} ;;
+  *" {arguments} "*) [ -e {marker} ] || {{ touch {marker}; {action}; }} ;;
 esac
 exec {sys.executable} "$@"
 """)
     python.chmod(0o755)
+    return python
+
+
+def test_a_killed_shard_is_retried_after_the_others(folder, tmp_path):
+    """A shard whose process is killed (SIGKILL, as the out-of-memory killer does) is retried
+    after the other shards in the same call, and the run completes."""
+    python = failing_once(tmp_path, "--tc-shard 1/2", "kill -9 $$")
     result = subprocess.run(["bash", str(SCRIPT), "--python", str(python), "--dir", str(folder), "--tier", "quick",
                              "--claims", CLAIMS, "--shards", "2"], cwd=ROOT, capture_output=True, text=True,
                             timeout=600)
@@ -96,3 +103,31 @@ exec {sys.executable} "$@"
                           "shard 2/2 start", "shard 2/2 end rc=0"], events
     assert events[5:7] == ["shard 1/2 start", "shard 1/2 end rc=0"] and "out of memory?" in result.stderr
     assert json.loads((folder / "runs" / "full" / "results.json").read_text())["partial"] is False
+
+
+def test_a_failed_schedule_leaves_no_costs_md_and_the_next_call_merges(folder, tmp_path):
+    """costs.md appears only once merge and schedule both worked: a schedule that fails (here
+    once, on purpose) leaves none, so the next call merges and writes it."""
+    python = failing_once(tmp_path, "theorycheck schedule", "exit 1")
+    args = ["bash", str(SCRIPT), "--dir", str(folder), "--tier", "quick", "--claims", CLAIMS, "--shards", "2"]
+    first = subprocess.run([*args, "--python", str(python)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 3 and (tmp_path / "failed-once").exists(), first.stderr + first.stdout
+    assert not (folder / "runs" / "full" / "costs.md").exists()
+    assert not list((folder / "runs").glob("*.lock"))
+    second = subprocess.run([*args, "--python", str(python)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr + second.stdout
+    assert "| claim | outcome |" in (folder / "runs" / "full" / "costs.md").read_text()
+
+
+def test_a_stale_lock_is_taken_over_by_exactly_one_of_many_instances(tmp_path):
+    """take() decides under one flock: of eight instances that find the same stale lock (its
+    process gone) at once, one takes it over, the others see it held."""
+    for round_ in range(5):
+        lock = tmp_path / f"round{round_}" / "shard-1.lock"
+        lock.mkdir(parents=True)
+        (lock / "pid").write_text("999999999")                               # no such process
+        script = f"source {SCRIPT}; take {lock} && echo won; sleep 1"
+        instances = [subprocess.Popen(["bash", "-c", script], stdout=subprocess.PIPE, text=True)
+                     for _ in range(8)]
+        outputs = [p.communicate(timeout=60)[0] for p in instances]
+        assert sum(out.count("won") for out in outputs) == 1, (round_, outputs)

@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from .files import atomic_write, make_folder
+
 __all__ = ["public_modules", "home_of", "claim_uses", "undocumented", "write_pages", "escape_bars"]
 
 #: literals and roles, left as they are by :func:`escape_bars`
@@ -159,17 +161,16 @@ def _page(module: ModuleType, homes: dict, uses: dict[int, list[str]]) -> str:
 def write_pages(out_dir: str | Path, claims_root: str | Path | None = None) -> list[Path]:
     """Write ``<module>.rst`` for every public module and ``modules.rst`` (their toctree) into
     ``out_dir``; ``claims_root`` (default: none) is scanned for the "Used by" lines."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = make_folder(out_dir)
     modules = public_modules()
     homes = home_of(modules)
     uses = claim_uses(claims_root) if claims_root else {}
     written = []
     for module in modules:
         path = out / f"{module.__name__}.rst"
-        path.write_text(_page(module, homes, uses))
+        atomic_write(path, _page(module, homes, uses))
         written.append(path)
     toc = ["Modules", "=======", "", ".. toctree::", "   :maxdepth: 1", ""]
     toc += [f"   {m.__name__}" for m in modules]
-    (out / "modules.rst").write_text("\n".join(toc) + "\n")
+    atomic_write(out / "modules.rst", "\n".join(toc) + "\n")
     return written

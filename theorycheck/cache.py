@@ -26,12 +26,15 @@ the module that defines the run (``claims/vdt24/``, recursively; for a run outsi
 therefore misses the cache; fingerprints are computed once per process and directory.
 
 **On disk** (:class:`DiskCache`) each value is one pickle file ``<root>/<k[:2]>/<k>.pkl``
-whose header holds the sha256 of the pickled payload.  Files are written to a temporary
-file in the same directory and renamed (``os.replace``), so pytest-xdist workers can share
-one cache without locks (two workers computing the same key both write the same value).  An
-entry that is truncated, altered, or does not unpickle is never trusted: a
-:class:`CacheWarning` names the file, the file is deleted and the value recomputed.  Only
-open caches you wrote yourself: unpickling runs code.
+whose header holds its key and the sha256 of the pickled payload.  Files are written
+atomically (:func:`theorycheck.files.atomic_write`), so pytest-xdist workers can share one
+cache without locks (two workers computing the same key both write the same value).  An
+entry that is truncated, altered, does not unpickle or holds another key's value is never
+trusted: a :class:`CacheWarning` names the file, the file is deleted and the value
+recomputed.  The cost sidecar ``<k>.cost.json`` is checked likewise (its key, a finite
+``cpu_s >= 0``) and ignored with a warning when it fails.  The cache writes only into a
+folder it owns (its CACHEDIR.TAG) and deletes only files of its naming.  Only open caches you
+wrote yourself: unpickling runs code.
 """
 from __future__ import annotations
 
@@ -40,10 +43,11 @@ import hashlib
 import importlib.metadata
 import inspect
 import json
+import math
 import os
 import pickle
+import re
 import sys
-import tempfile
 import time
 import warnings
 from collections import OrderedDict
@@ -54,6 +58,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .errors import DeclarationError, UsageError
+from .files import (TEMP_SUFFIX, BadFileError, WriteError, atomic_write, foreign_entry, make_folder,
+                    own_folder, read_json, write_json)
 from .runtime import OnRuntime, Runtime, derive_seed, generator
 
 __all__ = ["shared_run", "SharedRun", "RunContext", "SharedRunCache", "DiskCache", "CacheInfo",
@@ -63,8 +69,8 @@ __all__ = ["shared_run", "SharedRun", "RunContext", "SharedRunCache", "DiskCache
 CACHE_DIR_ENV = "THEORYCHECK_CACHE_DIR"
 DEFAULT_DIR_NAME = ".theorycheck-cache"
 #: bump when the key document or the file layout changes
-FORMAT_VERSION = 1
-_MAGIC = b"theorycheck-cache-1 "
+FORMAT_VERSION = 2
+_MAGIC = b"theorycheck-cache-2 "
 _DIGEST_LEN = 64
 #: https://bford.info/cachedir/ -- marks the root as a cache (backup tools skip it) and lets
 #: ``clear`` refuse a directory that is not one
@@ -296,24 +302,49 @@ class CacheInfo:
         return f"{self.entries} entries, {self.bytes / 1e6:.1f} MB in {self.root}"
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it onto ``path``."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+_KEY = re.compile(r"[0-9a-f]{64}")
+#: the headers an entry of this or an earlier format starts with (what ``clear`` deletes)
+_OWN_MAGICS = (_MAGIC, b"theorycheck-cache-1 ")
+
+
+def _own_name(relative: Path) -> bool:
+    """Whether a path relative to the cache root is named as the cache names its files: a
+    two-hex-digit folder, and in it ``<key>.pkl``, ``<key>.cost.json`` or a temporary file of
+    one (``<key>.pkl.*.tmp``, the name earlier versions gave them)."""
+    parts = relative.parts
+    if len(parts) == 1:
+        return relative.name == TAG_NAME or re.fullmatch(r"[0-9a-f]{2}", parts[0]) is not None
+    name = parts[1]
+    stem = name.split(".", 1)[0]
+    return (len(parts) == 2 and _KEY.fullmatch(stem) is not None and stem[:2] == parts[0]
+            and (name in (f"{stem}.pkl", f"{stem}.cost.json")
+                 or (name.startswith(f"{stem}.pkl.") and name.endswith(".tmp"))))
+
+
+def _cost_problem(document: Any, key: str) -> str | None:
+    """Why a cost sidecar cannot be trusted (None: it can)."""
+    if not isinstance(document, dict):
+        return "not a JSON object"
+    if document.get("key") != key:
+        return f"it records the cost of key {str(document.get('key'))[:12]!r}, not of {key[:12]!r}"
+    cpu = document.get("cpu_s")
+    if isinstance(cpu, bool) or not isinstance(cpu, (int, float)) or not math.isfinite(cpu) or cpu < 0:
+        return f"cpu_s must be a finite number >= 0, got {cpu!r}"
+    return None
 
 
 class DiskCache:
     """Pickled values, one file per key: ``<root>/<key[:2]>/<key>.pkl``, each starting with a
-    header that holds the sha256 of the pickle that follows it."""
+    header that holds its key and the sha256 of the pickle that follows it.
+
+    The cache writes only into a folder it owns (:func:`theorycheck.files.own_folder`: marked
+    by its CACHEDIR.TAG, or new, or empty, or holding only files of its naming) and
+    ``clear`` deletes only files of its naming (entries also by their header).  A folder it
+    cannot write (read-only, full) leaves it computing without storing, with one warning."""
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
+        self.writable = True
 
     @classmethod
     def existing(cls, root: str | os.PathLike) -> "DiskCache":
@@ -328,12 +359,23 @@ class DiskCache:
             raise UsageError(f"{str(root)!r} is not a theorycheck cache (it has no {TAG_NAME})")
         return cls(root)
 
+    def check_adoptable(self) -> None:
+        """A :class:`UsageError` when ``root`` is a folder the cache would refuse to write into
+        (it holds files the cache did not make and no theorycheck CACHEDIR.TAG)."""
+        foreign = foreign_entry(self.root, TAG_NAME, _TAG_TEXT, _own_name)
+        if foreign is not None:
+            raise UsageError(f"cache directory {str(self.root)!r} holds "
+                             f"{str(foreign.relative_to(self.root))!r} and is no theorycheck "
+                             f"cache (no {TAG_NAME}): the cache does not write into a folder of "
+                             "other files; choose a new or empty one")
+
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.pkl"
 
     def load(self, key: str) -> tuple[bool, Any]:
-        """``(True, value)`` for a sound entry; ``(False, None)`` when there is none or it was
-        corrupted (then a CacheWarning names the file, which is deleted)."""
+        """``(True, value)`` for a sound entry of ``key``; ``(False, None)`` when there is none,
+        it was corrupted, or it holds another key's value (then a CacheWarning names the file,
+        which is deleted where the folder allows)."""
         path = self.path(key)
         try:
             data = path.read_bytes()
@@ -342,11 +384,15 @@ class DiskCache:
         except OSError as exc:
             warnings.warn(CacheWarning(f"theorycheck cache: cannot read {path} ({exc}); recomputing"))
             return False, None
-        head = len(_MAGIC) + _DIGEST_LEN + 1
+        head = len(_MAGIC) + 2 * _DIGEST_LEN + 2
+        stored_key = data[len(_MAGIC):len(_MAGIC) + _DIGEST_LEN].decode("ascii", "replace")
         payload = data[head:]
         if not data.startswith(_MAGIC) or len(data) < head:
-            problem = "no theorycheck header"
-        elif data[len(_MAGIC):head - 1].decode("ascii", "replace") != hashlib.sha256(payload).hexdigest():
+            problem = "no theorycheck header of this version"
+        elif stored_key != key:
+            problem = f"it holds the entry of key {stored_key[:12]}..., copied over another's file"
+        elif data[head - _DIGEST_LEN - 1:head - 1].decode("ascii", "replace") != \
+                hashlib.sha256(payload).hexdigest():
             problem = "checksum mismatch (truncated or altered)"
         else:
             try:
@@ -355,8 +401,11 @@ class DiskCache:
                 problem = f"cannot unpickle: {type(exc).__name__}: {exc}"
         warnings.warn(CacheWarning(f"theorycheck cache: discarded corrupted entry {path} "
                                    f"({problem}); recomputing"))
-        path.unlink(missing_ok=True)
-        self.cost_path(key).unlink(missing_ok=True)
+        for stale in (path, self.cost_path(key)):
+            try:
+                stale.unlink(missing_ok=True)
+            except OSError:  # a read-only cache: the entry stays, and is never served
+                pass
         return False, None
 
     def cost_path(self, key: str) -> Path:
@@ -364,38 +413,50 @@ class DiskCache:
 
     def cost(self, key: str) -> float | None:
         """The process CPU seconds the entry ``key`` took to compute (``store(cpu_s=...)``), or
-        None where it was not recorded or cannot be read."""
-        try:
-            return float(json.loads(self.cost_path(key).read_text())["cpu_s"])
-        except (OSError, ValueError, KeyError, TypeError):
+        None where it was not recorded; a sidecar that cannot be read or trusted (another key's,
+        a negative or non-finite ``cpu_s``) is ignored with a :class:`CacheWarning`."""
+        path = self.cost_path(key)
+        if not path.exists():
             return None
+        try:
+            document = read_json(path, "cache cost sidecar", check=lambda d: _cost_problem(d, key))
+        except BadFileError as exc:
+            warnings.warn(CacheWarning(f"theorycheck cache: ignored {exc}"))
+            return None
+        return float(document["cpu_s"])
 
     def store(self, key: str, value: Any, label: str, cpu_s: float | None = None) -> None:
         """Pickle ``value`` (the value of ``label``) and write it atomically under ``key``, with
         ``cpu_s`` (what computing it cost) beside it in ``<key>.cost.json``, so that a run that
         reads the entry later still knows its cost.
 
-        A value that cannot be pickled is a :class:`UsageError`; a failed write only warns."""
+        A value that cannot be pickled is a :class:`UsageError`; a failed write only warns
+        (once: the cache then computes without storing)."""
         try:
             payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
             raise UsageError(f"{label}: its value cannot be pickled for the disk cache "
                              f"({type(exc).__name__}: {exc}); return arrays, tensors, dataclasses "
                              "or containers of them, or run with --tc-no-cache") from None
+        if not self.writable:
+            return
         path = self.path(key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if not (self.root / TAG_NAME).exists():
-                _atomic_write(self.root / TAG_NAME, _TAG_TEXT.encode())
-            _atomic_write(path, _MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+            own_folder(self.root, TAG_NAME, _TAG_TEXT, _own_name)
+            make_folder(path.parent)
+            atomic_write(path, _MAGIC + key.encode() + b" " + hashlib.sha256(payload).hexdigest().encode()
+                         + b"\n" + payload)
             if cpu_s is not None:
-                _atomic_write(self.cost_path(key), json.dumps({"cpu_s": cpu_s, "run": label}).encode())
-        except OSError as exc:
-            warnings.warn(CacheWarning(f"theorycheck cache: could not write {path} ({exc}); "
-                                       "the value is used but not stored"))
+                write_json(self.cost_path(key), {"cpu_s": cpu_s, "run": label, "key": key})
+        except WriteError as exc:
+            self.writable = False
+            warnings.warn(CacheWarning(f"theorycheck cache: {exc}; values are computed and not "
+                                       "stored for the rest of this process"))
 
     def entries(self) -> list[Path]:
-        return sorted(self.root.glob("??/*.pkl"))
+        """The cache's entries: files of its naming that start with its header."""
+        return [p for p in sorted(self.root.glob("??/*.pkl"))
+                if _own_name(p.relative_to(self.root)) and _starts_with_magic(p)]
 
     def info(self) -> CacheInfo:
         """Number of entries, their total size in bytes, and the root."""
@@ -403,14 +464,27 @@ class DiskCache:
         return CacheInfo(self.root, len(files), sum(f.stat().st_size for f in files))
 
     def clear(self) -> CacheInfo:
-        """Delete every entry (and stale temporary files); return what was there."""
+        """Delete every entry, its cost sidecar and stale temporary files -- only files of the
+        cache's naming, entries only with its header; return what was there."""
         before = self.info()
-        for path in [*self.entries(), *self.root.glob("??/*.cost.json"), *self.root.glob("??/*.tmp")]:
+        sidecars = [p for p in self.root.glob("??/*.cost.json") if _own_name(p.relative_to(self.root))]
+        temporary = [p for p in self.root.glob("??/.*" + TEMP_SUFFIX)] + [
+            p for p in self.root.glob("??/*.tmp") if _own_name(p.relative_to(self.root))]
+        for path in [*self.entries(), *sidecars, *temporary]:
             path.unlink(missing_ok=True)
         for shard in self.root.glob("??"):
-            if shard.is_dir() and not any(shard.iterdir()):
+            if _own_name(shard.relative_to(self.root)) and shard.is_dir() and not any(shard.iterdir()):
                 shard.rmdir()
         return before
+
+
+def _starts_with_magic(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(_MAGIC))
+    except OSError:
+        return False
+    return head in _OWN_MAGICS
 
 
 class SharedRunCache:
@@ -468,7 +542,9 @@ def cache_from_options(rootdir: Path, invocation_dir: Path, cache_dir: str | Non
                                    or Path(rootdir) / DEFAULT_DIR_NAME)
     if root.exists() and not root.is_dir():
         raise UsageError(f"cache directory {str(root)!r} exists and is not a directory")
-    return SharedRunCache(DiskCache(root))
+    disk = DiskCache(root)
+    disk.check_adoptable()
+    return SharedRunCache(disk)
 
 
 def default_cache_dir() -> Path:

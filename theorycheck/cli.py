@@ -48,7 +48,8 @@ import json
 import sys
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import InvalidInputError, UsageError
+from .files import atomic_write, write_json
 from .history import RTOL
 from .papers import PAPER_KEY
 
@@ -91,16 +92,20 @@ def _declared_under(module: str, root: Path) -> bool:
 
 def _claims_with_maps() -> dict[str, list[str]]:
     """claim id -> the names of the boundary maps it recorded in the latest complete run
-    (``reports/latest``; none without one)."""
+    (``reports/latest``; none without one, or when its results file cannot be read)."""
+    from .files import BadFileError, read_json
     from .history import latest_run_dir
     from .maps import MAP_PREFIX
 
     run = latest_run_dir(Path("reports"))
     if run is None:
         return {}
-    results = json.loads((run / "results.json").read_text())
-    return {c["id"]: [k[len(MAP_PREFIX):] for k in c.get("measurements", {}) if k.startswith(MAP_PREFIX)]
-            for c in results["claims"] if any(k.startswith(MAP_PREFIX) for k in c.get("measurements", {}))}
+    try:
+        claims = read_json(run / "results.json", "results file")["claims"]
+        return {c["id"]: [k[len(MAP_PREFIX):] for k in c.get("measurements", {}) if k.startswith(MAP_PREFIX)]
+                for c in claims if any(k.startswith(MAP_PREFIX) for k in c.get("measurements", {}))}
+    except (BadFileError, KeyError, TypeError, AttributeError):  # a listing does not depend on it
+        return {}
 
 
 def _list_path(given: str) -> str:
@@ -175,11 +180,11 @@ def _load_results_or_exit(path: Path, verb: str) -> dict:
 
 
 def cmd_report(args) -> int:
-    from .report import summarize, write_report
+    from .report import rerender, summarize
 
     path = _results_path(args.results, "report")
     results = _load_results_or_exit(path, "report")
-    out = write_report(results, Path(args.out) if args.out else path.parent)
+    out = rerender(path, args.out, results=results)
     print(summarize(results))
     print(f"report: {out / 'report.html'}")
     return 0
@@ -204,7 +209,7 @@ def cmd_diff(args) -> int:
     for line in lines:
         print("  " + line)
     if args.json:
-        Path(args.json).write_text(json.dumps(changes, indent=1))
+        write_json(args.json, changes, indent=1)
     return 0
 
 
@@ -223,7 +228,7 @@ def cmd_baseline(args) -> int:
     body = ",\n".join(f" {json.dumps(cid)}: {json.dumps(claims[cid], sort_keys=True)}"
                       for cid in sorted(claims))
     head = json.dumps(data, sort_keys=True)[:-1]
-    out.write_text(head + ', "claims": {\n' + body + "\n}}\n")
+    atomic_write(out, head + ', "claims": {\n' + body + "\n}}\n")
     print(f"theorycheck baseline: wrote {out} ({len(claims)} claims, {results['tier']} tier, "
           f"seed {results['seed']}, commit {str(results.get('commit'))[:10]})")
     return 0
@@ -253,12 +258,12 @@ def cmd_sweep(args, pytest_args: list[str]) -> int:
     from datetime import datetime, timezone
 
     from .calibrate import calibrated_seeds, format_seeds
-    from .report import write_report
+    from .report import report_folder, write_report
     from .sweep import aggregate, format_sweep, load_runs, parse_seeds, run_seeds
 
     seeds = parse_seeds(args.seeds)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out = Path(args.out or f"reports/sweeps/{stamp}-seeds{seeds[0]}-{seeds[-1]}")
+    out = report_folder(args.out or f"reports/sweeps/{stamp}-seeds{seeds[0]}-{seeds[-1]}")
     print(f"theorycheck sweep: {len(seeds)} seeds ({args.seeds}) of pytest {' '.join(pytest_args)}"
           f" -> {out}")
     table = _sweep_calibration(args.calibration, pytest_args)
@@ -271,8 +276,8 @@ def cmd_sweep(args, pytest_args: list[str]) -> int:
         raise SystemExit(f"theorycheck sweep: no seed produced results (see the logs in {out})")
     runs = load_runs(found)
     entries = aggregate(runs, table)
-    (out / "sweep.json").write_text(json.dumps({"seeds": sorted(found), "pytest_args": pytest_args,
-                                                "seed_sweep": entries}, indent=1))
+    write_json(out / "sweep.json", {"seeds": sorted(found), "pytest_args": pytest_args,
+                                    "seed_sweep": entries}, indent=1)
     results = dict(runs[0], seed_sweep=entries)
     write_report(results, out)
     for line in format_sweep(entries):
@@ -403,15 +408,23 @@ def cmd_run(args) -> int:
     return 0
 
 
+def _refuse_output_over_inputs(out: str, inputs: list[Path]) -> None:
+    """A :class:`UsageError` when the folder ``out`` holds one of ``inputs``."""
+    folder = Path(out).resolve()
+    for path in inputs:
+        if folder in path.resolve().parents:
+            raise UsageError(f"--out {out!r} holds the input {str(path)!r}: the merged run goes "
+                             "into a new folder, never over the runs it merges")
+
+
 def cmd_merge(args) -> int:
     from .report import summarize, write_report
     from .shards import merge_results
 
-    parts = [_load_results_or_exit(_results_path(p, "merge"), "merge") for p in args.runs]
-    try:
-        merged = merge_results(parts)
-    except UsageError as exc:
-        raise SystemExit(f"theorycheck merge: {exc}") from None
+    paths = [_results_path(p, "merge") for p in args.runs]
+    _refuse_output_over_inputs(args.out, paths)
+    parts = [_load_results_or_exit(path, "merge") for path in paths]
+    merged = merge_results(parts, allow_mixed=args.allow_mixed)
     out = write_report(merged, args.out)
     print(summarize(merged) + ("" if not merged["partial"] else " (partial: not every shard given)"))
     print(f"report: {out / 'report.html'}")
@@ -554,7 +567,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("merge", help="join the runs of several shards into one run and report")
     p.add_argument("runs", nargs="+", help="results.json files or run folders")
-    p.add_argument("--out", required=True, help="the merged run's folder")
+    p.add_argument("--out", required=True, help="the merged run's folder (a new or empty one)")
+    p.add_argument("--allow-mixed", action="store_true",
+                   help="merge runs of different commits or library versions (the report names "
+                        "what differs); runs of different tiers, seeds or settings never merge")
     p.set_defaults(func=cmd_merge)
     p = sub.add_parser("schedule", help="longest-first plan of a run's claims on N workers")
     p.add_argument("results", nargs="?", default=None,
@@ -589,7 +605,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         return args.func(args, rest) if args.func is cmd_sweep else args.func(args)
-    except UsageError as exc:
+    except (UsageError, InvalidInputError) as exc:
         raise SystemExit(f"theorycheck {args.command}: {exc}") from None
 
 

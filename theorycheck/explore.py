@@ -73,6 +73,8 @@ def run_shared(target: str, *, tier: str = "quick", seed: int = 0, device: str =
     runtime = Runtime.from_options(tier=tier, device=device, dtype=dtype, seed=seed, threads=threads)
     runtime.apply_torch_settings()
     disk = DiskCache(Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None
+    if disk is not None:
+        disk.check_adoptable()
     return SharedRunCache(disk).use(run, runtime, config or {})
 
 

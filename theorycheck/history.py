@@ -16,15 +16,16 @@ relative tolerance, claims present in one run only.
 """
 from __future__ import annotations
 
-import json
+import errno
 import math
 import os
-import shutil
+import secrets
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import InvalidInputError, UsageError
+from .files import TEMP_SUFFIX, WriteError, atomic_write, make_folder, read_json
 
 __all__ = ["DIGEST_KIND", "run_folder_name", "new_run_dir", "point_latest", "latest_run_dir",
            "git_commit", "digest", "load_comparable", "diff_digests", "setting_warnings",
@@ -46,62 +47,77 @@ def run_folder_name(when: datetime, tier: str, seed: int, partial: bool) -> str:
     return f"{stamp}-{tier}-seed{seed}" + ("-partial" if partial else "")
 
 
-def _free_run_path(root: Path, name: str) -> Path:
-    """``root/runs/name``, or with ``.2``, ``.3``, ... after its time stamp when that exists (two
-    runs in one second): ``20261123T230000Z.2-quick-seed0-partial`` keeps the name's suffixes
-    and sorts after the first run."""
-    runs = Path(root) / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
+def _run_path(root: Path, name: str, n: int) -> Path:
+    """``root/runs/name`` for ``n == 1``, else with ``.n`` after its time stamp:
+    ``20261123T230000Z.2-quick-seed0-partial`` keeps the name's suffixes and sorts after the
+    first run of that second."""
     stamp, dash, rest = name.partition("-")
-    candidate, n = runs / name, 1
-    while candidate.exists():
-        n += 1
-        candidate = runs / f"{stamp}.{n}{dash}{rest}"
-    return candidate
+    return Path(root) / "runs" / (name if n == 1 else f"{stamp}.{n}{dash}{rest}")
 
 
-def new_run_dir(root: Path, name: str) -> Path:
-    """A fresh folder ``root/runs/name`` (see :func:`_free_run_path`)."""
-    candidate = _free_run_path(root, name)
-    candidate.mkdir()
-    return candidate
+def new_run_dir(root: Path, name: str, source: Path | None = None) -> Path:
+    """A fresh folder ``root/runs/name`` (``.2``, ``.3``, ... after its time stamp when that
+    exists, see :func:`_run_path`), made by this call alone: the ``mkdir`` (or, with
+    ``source``, the rename of that folder) that succeeds decides, so two processes starting
+    in one second get two folders."""
+    make_folder(Path(root) / "runs")
+    n = 1
+    while True:
+        candidate = _run_path(root, name, n)
+        try:
+            if candidate.exists():
+                raise FileExistsError(candidate)
+            if source is None:
+                candidate.mkdir()
+            else:
+                source.rename(candidate)
+            return candidate
+        except (FileExistsError, IsADirectoryError, NotADirectoryError):
+            n += 1
+        except OSError as exc:
+            if exc.errno == errno.ENOTEMPTY:
+                n += 1
+                continue
+            raise WriteError(f"cannot make the run folder {str(candidate)!r}: "
+                             f"{exc.strerror or exc}") from None
 
 
 def point_latest(root: Path, run_dir: Path, name: str = "latest") -> None:
-    """Make ``root/<name>`` a relative symlink to ``run_dir`` and write ``root/<NAME>``
-    (``latest`` for the last complete run, ``latest-partial`` for the last partial one).
+    """Point ``root/<NAME>`` (a one-line pointer file, written atomically) and ``root/<name>``
+    (a relative symlink, replaced atomically) at ``run_dir`` (``latest`` for the last complete
+    run, ``latest-partial`` for the last partial one).  A :class:`WriteError` when the pointer
+    file cannot be written; then neither moved.
 
     A ``latest`` that is a real folder (the layout before run folders existed) is moved into
-    ``runs/`` first.  Where symlinks cannot be made, the pointer file alone says which run
-    is the latest (:func:`latest_run_dir` reads either)."""
+    ``runs/`` first.  Where symlinks cannot be made, the pointer file alone says which run is
+    the latest (:func:`latest_run_dir` reads it first); an existing pointer is never deleted."""
     root = Path(root)
     target = os.path.relpath(run_dir, root)
     latest = root / name
     if latest.is_dir() and not latest.is_symlink():
         stamp = datetime.fromtimestamp(latest.stat().st_mtime, timezone.utc)
-        shutil.move(str(latest), str(_free_run_path(root, stamp.strftime("%Y%m%dT%H%M%SZ-legacy"))))
-    (root / name.upper()).write_text(target + "\n")
-    temporary = root / f".{name}.tmp"
+        new_run_dir(root, stamp.strftime("%Y%m%dT%H%M%SZ-legacy"), source=latest)
+    atomic_write(root / name.upper(), target + "\n")
+    temporary = root / f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
     try:
-        if temporary.is_symlink() or temporary.exists():
-            temporary.unlink()
         temporary.symlink_to(target, target_is_directory=True)
         os.replace(temporary, latest)
     except OSError:  # no symlinks here (some file systems, Windows without privileges)
-        if latest.is_symlink():
-            latest.unlink()
+        temporary.unlink(missing_ok=True)
 
 
 def latest_run_dir(root: Path) -> Path | None:
-    """The folder of the last complete run under ``root`` (through ``latest`` or ``LATEST``)."""
+    """The folder of the last complete run under ``root`` (through ``LATEST`` or ``latest``)."""
     root = Path(root)
+    pointer = root / "LATEST"
+    try:
+        run = root / pointer.read_text().strip() if pointer.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        run = None
+    if run is not None and (run / "results.json").is_file():
+        return run
     if (root / "latest" / "results.json").is_file():
         return root / "latest"
-    pointer = root / "LATEST"
-    if pointer.is_file():
-        run = root / pointer.read_text().strip()
-        if (run / "results.json").is_file():
-            return run
     return None
 
 
@@ -178,21 +194,51 @@ def digest(results: dict, compact: bool = False) -> dict:
             "claims": claims}
 
 
+def _case_problem(case) -> str | None:
+    """What makes one case of a digest unusable (None: nothing)."""
+    if not isinstance(case, dict) or not isinstance(case.get("outcome"), str):
+        return "has no outcome"
+    values = case.get("values", {})
+    if not isinstance(values, dict) or any(_number_or_list(v) is None for v in values.values()):
+        return "has values that are not numbers or short lists of numbers"
+    return None
+
+
+def _digest_problem(data: dict) -> str | None:
+    """What makes a digest's claims unusable for a comparison (None: nothing)."""
+    if not isinstance(data.get("claims"), dict):
+        return "a digest without its 'claims' mapping"
+    for cid, claim in data["claims"].items():
+        problem = _case_problem(claim)
+        if problem is None and not isinstance(claim.get("controls", {}), dict):
+            problem = "has controls that are not a mapping"
+        if problem is None:
+            problem = next((f"control {name!r} {why}" for name, control in claim.get("controls", {}).items()
+                            if (why := _case_problem(control))), None)
+        if problem:
+            return f"claim {cid!r} {problem}"
+    return None
+
+
 def load_comparable(path: str | Path) -> dict:
     """A digest from a results.json, a run folder holding one, or a digest file (a baseline);
-    a :class:`UsageError` naming the file when it is missing or malformed."""
+    a :class:`UsageError` naming the file when it is missing or malformed (also a digest
+    whose claims lack an outcome or hold values that are no mapping)."""
     path = Path(path)
     if path.is_dir():
         path = path / "results.json"
     if not path.is_file():
         raise UsageError(f"no results file at {str(path)!r}")
     try:
-        data = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path} is not valid JSON ({exc})") from None
+        data = read_json(path, "results or digest file")
+    except InvalidInputError as exc:
+        raise UsageError(str(exc)) from None
     if isinstance(data, dict) and data.get("kind") == DIGEST_KIND:
-        if not isinstance(data.get("claims"), dict):
-            raise UsageError(f"{path}: a digest without its 'claims' mapping")
+        problem = _digest_problem(data)
+        if problem:
+            raise UsageError(f"{path}: {problem}")
+        for claim in data["claims"].values():
+            claim.setdefault("controls", {})
         return data
     if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
         raise UsageError(f"{path} is neither a results.json nor a theorycheck digest")

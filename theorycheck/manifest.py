@@ -12,10 +12,10 @@ claim file makes it stale, and the caller collects instead).
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import sys
 from pathlib import Path
+
+from .files import BadFileError, WriteError, make_folder, read_json, write_json
 
 __all__ = ["MANIFEST", "MANIFEST_VERSION", "write_manifest", "read_claims", "find_root"]
 
@@ -30,10 +30,8 @@ def _sha256(path: Path) -> str:
 def _load(root: Path) -> dict:
     """The manifest's module entries under ``root`` ({} when absent, unreadable or older)."""
     try:
-        data = json.loads((root / MANIFEST).read_text())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
+        data = read_json(root / MANIFEST, "claims manifest", expect={"version": MANIFEST_VERSION})
+    except BadFileError:
         return {}
     modules = data.get("modules")
     return modules if isinstance(modules, dict) else {}
@@ -66,11 +64,9 @@ def write_manifest(root: Path, specs, collected_files=()) -> None:
     modules = dict(sorted({**kept, **fresh}.items()))
     target = root / MANIFEST
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".manifest.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps({"version": MANIFEST_VERSION, "modules": modules}))
-        os.replace(temporary, target)
-    except OSError:
+        make_folder(target.parent)
+        write_json(target, {"version": MANIFEST_VERSION, "modules": modules})
+    except WriteError:
         return
 
 

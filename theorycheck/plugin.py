@@ -8,7 +8,8 @@ installed.  Options (each also settable through an environment variable):
 ``--tc-dtype float64|float32``  torch dtype (``THEORYCHECK_DTYPE``; default float64)
 ``--tc-seed N``                 base seed, 0 to 2**63 - 1 (``THEORYCHECK_SEED``; default 0)
 ``--tc-threads N``              CPU threads of torch and of numpy/scipy's BLAS, 1 to 1024 (default 1)
-``--tc-report-dir DIR``         write the report into DIR (no run folder, ``latest`` untouched)
+``--tc-report-dir DIR``         write the report into DIR (no run folder, ``latest`` untouched);
+                                DIR must be new, empty or a report's (see docs/guarantees.md)
 ``--tc-no-report``              do not write a report
 ``--tc-strict``                 a check that cannot discriminate (a decision with warnings: a
                                 bound below the dtype's resolution, a control whose numbers
@@ -52,8 +53,9 @@ from .cache import SharedRunCache, cache_from_options
 from .context import ClaimContext
 from .evidence import classify_controls
 from .report.plots import control_overlays, curves_outside_axes
-from .errors import (CannotDiscriminate, ClaimFailure, ControlMisfire, HypothesesNotMet, UsageError,
-                     error_kind)
+from .errors import (CannotDiscriminate, ClaimFailure, ControlMisfire, HypothesesNotMet,
+                     InvalidInputError, UsageError, error_kind)
+from .files import WriteError
 from .papers import papers
 from .runtime import (MAX_SEED, MAX_THREADS, Runtime, default_options_from_env, parse_count,
                       peak_memory_mb, reset_peak_memory)
@@ -76,7 +78,8 @@ def pytest_addoption(parser):
     group.addoption("--tc-threads", default="1",
                     help="CPU threads of torch and of the BLAS under numpy/scipy, 1 to 1024 (default 1)")
     group.addoption("--tc-report-dir", default=None,
-                    help="write the report into this directory (default: a new folder "
+                    help="write the report into this directory, new, empty or a report's "
+                         "(default: a new folder "
                          "<rootdir>/reports/runs/<time>-<tier>-seed<seed>/, and reports/latest "
                          "pointing at it when the run is complete)")
     group.addoption("--tc-no-report", action="store_true", help="do not write the report")
@@ -143,7 +146,20 @@ def pytest_configure(config):
     except UsageError as exc:
         raise pytest.UsageError(f"theorycheck: {exc}") from None
     if not hasattr(config, "workerinput"):  # the xdist controller, or a plain run
+        _check_report_dir(config)
         config.pluginmanager.register(ResultCollector(config, runtime), "theorycheck-results")
+
+
+def _check_report_dir(config) -> None:
+    """Refuse a ``--tc-report-dir`` holding files no report made before anything runs."""
+    from .report import check_report_folder
+
+    option = config.getoption("--tc-report-dir")
+    if option and not config.getoption("--tc-no-report"):
+        try:
+            check_report_folder(Path(config.invocation_params.dir) / option)
+        except WriteError as exc:
+            raise pytest.UsageError(f"theorycheck: --tc-report-dir: {exc}") from None
 
 
 def pytest_collection_modifyitems(config, items):
@@ -162,8 +178,8 @@ def pytest_collection_modifyitems(config, items):
             from .report.results import load_results
 
             durations = shards.unit_durations(load_results(Path(config.invocation_params.dir) / path))
-    except UsageError as exc:
-        raise pytest.UsageError(f"theorycheck: {exc}") from None
+    except (UsageError, InvalidInputError) as exc:
+        raise pytest.UsageError(f"theorycheck: --tc-durations: {exc}") from None
     plan = shards.schedule([shards.unit_of(i.nodeid) for i in items], durations, count)
     mine = set(plan[index - 1]["units"])
     keep = [i for i in items if shards.unit_of(i.nodeid) in mine]
@@ -291,6 +307,9 @@ class ResultCollector:
         #: the files that failed to import: {"path", "message"} (pytest's collection errors)
         self.collection_errors: list[dict] = []
         self.report_path: Path | None = None
+        self.pointer: str | None = None          # the pointer moved to this run's folder
+        self.pointer_error: str | None = None
+        self.write_error: str | None = None
         self.summary: str | None = None
         self.results_doc: dict | None = None
         self.partial: str | None = None
@@ -324,12 +343,20 @@ class ResultCollector:
                 self.add(report, json.loads(value))
 
     def pytest_sessionfinish(self, session, exitstatus):
+        """The run-level decisions (evidence classes, strict findings, drift against the
+        baseline) for every run, then the report unless ``--tc-no-report``: a report that
+        cannot be written is one error line and exit status 3, never a traceback."""
         if not self.records and not self.collection_errors:
             return
         self.partial = partial_reason(self.config, session, exitstatus, self.deselected,
                                       len(self.collection_errors))
+        self.results_doc = self.results()
         if not self.config.getoption("--tc-no-report"):
-            self.report_path = self.write()
+            try:
+                self.report_path = self.write(self.results_doc)
+            except (WriteError, InvalidInputError) as exc:
+                self.write_error = str(exc)
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         if self.undiscriminating and self.runtime.strict and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         self.exitstatus = session.exitstatus
@@ -362,10 +389,16 @@ class ResultCollector:
                 tr.write_line(line, yellow=True)
         elif self.drift:
             tr.write_line(self.drift[0])
+        if self.write_error is not None:
+            tr.write_line(f"error: the report was not written: {self.write_error}", red=True)
         if self.report_path is not None:
-            if self.partial:
-                tr.write_line(f"partial run ({self.partial}): reports/latest-partial points at it; "
+            if self.partial and self.pointer:
+                tr.write_line(f"partial run ({self.partial}): reports/{self.pointer} points at it; "
                               "reports/latest still shows the last complete run")
+            elif self.partial:
+                tr.write_line(f"partial run ({self.partial})")
+            if self.pointer_error:
+                tr.write_line("warning: " + self.pointer_error, yellow=True)
             tr.write_line(f"report: {self.report_path / 'report.html'}")
 
     def add(self, report, record: dict) -> None:
@@ -379,6 +412,9 @@ class ResultCollector:
             previous.update(outcome="error", phase=record["phase"], message=record.get("message"))
 
     def results(self) -> dict:
+        """The run's results with every run-level decision taken: assembled, annotated
+        (evidence classes, strict findings: :func:`annotate_run`) and compared with the
+        baseline -- for every run, with a report or without."""
         from .report.results import assemble_results
 
         results = assemble_results(
@@ -405,17 +441,20 @@ class ResultCollector:
     def reports_root(self) -> Path:
         return Path(self.config.rootpath) / "reports"
 
-    def write(self) -> Path:
-        """Assemble the results once, write the report into its folder, keep its one-line
-        summary, and point ``reports/latest`` at it when the run is complete."""
+    def write(self, results: dict) -> Path:
+        """Write the report of ``results`` into its folder, keep its one-line summary, and
+        point ``reports/latest`` (``latest-partial``) at it unless ``--tc-report-dir``."""
         from .report import summarize, write_report
 
-        results = self.results_doc = self.results()
         self.summary = summarize(results)
         out = write_report(results, self.report_dir())
         if not self.config.getoption("--tc-report-dir"):
-            history.point_latest(self.reports_root(), out,
-                                 "latest" if self.partial is None else "latest-partial")
+            name = "latest" if self.partial is None else "latest-partial"
+            try:
+                history.point_latest(self.reports_root(), out, name)
+                self.pointer = name
+            except WriteError as exc:
+                self.pointer_error = f"reports/{name} not moved to this run: {exc}"
         return out
 
 
@@ -450,11 +489,13 @@ def _baseline_path(config, tier: str) -> Path | None:
 
 def compare_with_baseline(results: dict, path: Path, rootdir: Path | None = None) -> list[str]:
     """Store the differences of ``results`` from the baseline at ``path`` in
-    ``results["baseline_diff"]`` and return them as terminal lines (setting notes first).  The
+    ``results["baseline_diff"]`` and return them as terminal lines (setting notes first); a
+    baseline that cannot be read or is malformed is a line in ``results["run_warnings"]``.  The
     baseline's path is stored relative to ``rootdir`` (a report holds no absolute path)."""
     try:
         base = history.load_comparable(path)
     except UsageError as exc:
+        results.setdefault("run_warnings", []).append(f"baseline not compared: {exc}")
         return [f"baseline not compared: {exc}"]
     new = history.digest(results)
     changes = history.diff_digests(base, new, only_new=bool(results.get("partial")))
@@ -474,7 +515,8 @@ def annotate_run(results: dict, *, commit: str | None, partial: str | None) -> l
     count of independent controls (:mod:`theorycheck.evidence`; a claim with none and no declared
     ``single_evidence`` reason is listed) -- and warn on every ``dynamics`` or
     ``hypothesis`` control whose numbers all equal its claim's (it computes its own run, so
-    equal numbers mean it did not perturb what the checks see).  Returns the terminal lines
+    equal numbers mean it did not perturb what the checks see: listed in ``run_findings``, the
+    control's decisions and their verdicts are left as they were).  Returns the terminal lines
     of every decision carrying a warning (its check's, see :mod:`theorycheck.checks`) and of
     every such control."""
     results.update(commit=commit, partial=partial is not None, partial_reason=partial,
@@ -494,11 +536,12 @@ def annotate_run(results: dict, *, commit: str | None, partial: str | None) -> l
                     undiscriminating.append(f"{claim['id']}{where}: {decision['name']!r} cannot "
                                       f"discriminate: {decision['warnings'][0]}")
         if classify_controls(claim) == 0 and not claim.get("single_evidence"):
-            undiscriminating.append(
-                f"{claim['id']}: no independent control (no conclusion a control broke was decided "
-                "after a computation of its own: a shared run, draw, solver call or trajectory run "
-                "the claim did not make): add one that recomputes under perturbed data, reference "
-                "or dynamics, or declare why not (@claim(single_evidence=...))")
+            text = (f"{claim['id']}: no independent control (no conclusion a control broke was "
+                    "decided after a computation of its own: a shared run, draw, solver call or "
+                    "trajectory run the claim did not make): add one that recomputes under perturbed "
+                    "data, reference or dynamics, or declare why not (@claim(single_evidence=...))")
+            undiscriminating.append(text)
+            results.setdefault("run_findings", []).append(text)
         for plot in claim.get("plots", []):
             hidden = curves_outside_axes(plot, control_overlays(claim, plot["name"]))
             if hidden:
@@ -510,8 +553,7 @@ def annotate_run(results: dict, *, commit: str | None, partial: str | None) -> l
                 text = (f"{claim['id']} [control {control['name']}]: every measured value equals "
                         f"the claim's; a {control['kind']} control must compute its own run")
                 undiscriminating.append(text)
-                for decision in control["decisions"]:
-                    decision["warnings"].append(text.split(": ", 1)[1])
+                results.setdefault("run_findings", []).append(text)
     return undiscriminating
 
 

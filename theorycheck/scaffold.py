@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .claim import ID_PATTERN
 from .errors import UsageError
+from .files import atomic_write, make_folder
 from .papers import PAPER_KEY
 
 __all__ = ["PLACEHOLDER_ARXIV", "PLACEHOLDER_AUTHORS", "MAX_NAME_LENGTH", "scaffold",
@@ -120,14 +121,14 @@ def scaffold(paperkey: str, name: str, claims_dir: str | Path) -> list[Path]:
     target = package / f"test_{name}.py"
     if target.exists():
         raise UsageError(f"{target} exists; not overwriting it")
-    package.mkdir(parents=True, exist_ok=True)
+    make_folder(package)
     written = []
     if not (root / "__init__.py").exists():
-        (root / "__init__.py").write_text("")
+        atomic_write(root / "__init__.py", "")
         written.append(root / "__init__.py")
     if not (package / "__init__.py").exists():
-        (package / "__init__.py").write_text(PAPER_TEMPLATE.format(paperkey=paperkey, name=name))
+        atomic_write(package / "__init__.py", PAPER_TEMPLATE.format(paperkey=paperkey, name=name))
         written.append(package / "__init__.py")
-    target.write_text(render_claim(paperkey, name))
+    atomic_write(target, render_claim(paperkey, name))
     written.append(target)
     return written

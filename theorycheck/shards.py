@@ -99,21 +99,55 @@ def parse_shard(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-def merge_results(parts: list[dict]) -> dict:
+#: what runs must share to be merged at all
+MERGE_SETTINGS = ("schema_version", "tier", "device", "dtype", "seed")
+#: what they must share unless ``allow_mixed`` (then the merged run lists what differed)
+MERGE_PROVENANCE = ("commit", "theorycheck_version")
+
+
+def _provenance(part: dict) -> dict:
+    """The commit, theorycheck version and library versions a run was made with."""
+    environment = part.get("environment") or {}
+    return {**{k: part.get(k) for k in MERGE_PROVENANCE},
+            **{f"environment.{k}": v for k, v in sorted(environment.items()) if k != "platform"}}
+
+
+def _shard_count(part: dict) -> int | None:
+    """N of a part's ``shard`` field "I/N" (None: not a shard); a :class:`UsageError` for a
+    field that is not one."""
+    shard = part.get("shard")
+    if not shard:
+        return None
+    try:
+        return parse_shard(str(shard))[1]
+    except UsageError:
+        raise UsageError(f"merge: a run's shard field is {shard!r}, not I/N") from None
+
+
+def merge_results(parts: list[dict], allow_mixed: bool = False) -> dict:
     """One results document from the results of several shards (or runs) of the same
-    settings: their claims joined (a claim in two parts must have the same outcome, else a
-    :class:`UsageError`), papers joined, counts recomputed; complete when the parts are the
-    shards 1..N of one N, else partial."""
+    settings (:data:`MERGE_SETTINGS`) and provenance (:data:`MERGE_PROVENANCE` and the
+    library versions; with ``allow_mixed`` differing provenance is merged and listed in
+    ``mixed_provenance``): their claims joined (a claim in two parts must have the same
+    outcome, else a :class:`UsageError`), papers joined, counts recomputed; complete when the
+    parts are the shards 1..N of one N, else partial."""
     from .report.results import summary_counts
 
     if not parts:
         raise UsageError("merge: no runs given")
-    settings = ("schema_version", "tier", "device", "dtype", "seed")
     first = parts[0]
+    mixed = {}
     for part in parts[1:]:
-        differ = [k for k in settings if part.get(k) != first.get(k)]
+        differ = [k for k in MERGE_SETTINGS if part.get(k) != first.get(k)]
         if differ:
             raise UsageError(f"merge: the runs differ in {differ}; merge runs of one setting")
+        provenance, theirs = _provenance(first), _provenance(part)
+        mixed.update({k: sorted({str(provenance.get(k)), str(theirs.get(k))})
+                      for k in sorted(set(provenance) | set(theirs)) if provenance.get(k) != theirs.get(k)})
+    if mixed and not allow_mixed:
+        raise UsageError("merge: the runs were made with different " + "; ".join(
+            f"{k} ({' vs '.join(v)})" for k, v in mixed.items()) + ": rerun the shards at one "
+            "commit and environment, or pass --allow-mixed (the report then says so)")
     claims: dict[str, dict] = {}
     for part in parts:
         for claim in part["claims"]:
@@ -122,8 +156,8 @@ def merge_results(parts: list[dict]) -> dict:
                 raise UsageError(f"merge: {claim['id']} is {seen['outcome']} in one run and "
                                  f"{claim['outcome']} in another")
             claims.setdefault(claim["id"], claim)
+    counts = {_shard_count(part) for part in parts} - {None}
     shards = sorted({part.get("shard") for part in parts if part.get("shard")})
-    counts = {int(s.split("/")[1]) for s in shards}
     complete = (len(counts) == 1 and len(shards) == next(iter(counts))
                 and all(not p.get("partial") or p.get("shard") for p in parts))
     merged = dict(first, claims=[claims[k] for k in sorted(claims)],
@@ -131,6 +165,8 @@ def merge_results(parts: list[dict]) -> dict:
                   wall_time_s=round(max(p.get("wall_time_s", 0.0) for p in parts), 3),
                   partial=not complete, partial_reason=None if complete else "merged from partial runs",
                   shard=None, merged_from=len(parts), baseline_diff=[], seed_sweep=[])
+    if mixed:
+        merged["mixed_provenance"] = mixed
     merged["summary"] = summary_counts(merged)
     return merged
 

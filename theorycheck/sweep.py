@@ -43,7 +43,6 @@ anything else even once (passed, misfired, errored).
 """
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -230,7 +229,9 @@ def run_seeds(seeds: list[int], pytest_args: list[str], out: Path, jobs: int = 1
 
 def load_runs(paths: dict[int, Path]) -> list[dict]:
     """The results documents of a sweep's runs (seed -> results.json path), by seed."""
-    return [json.loads(path.read_text()) for _, path in sorted(paths.items())]
+    from .report.results import load_results
+
+    return [load_results(path) for _, path in sorted(paths.items())]
 
 
 def _worst_line(worst: dict[str, float | None]) -> str:

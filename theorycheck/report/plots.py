@@ -10,15 +10,17 @@ drawn in parallel worker processes when there are many.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
-import shutil
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
+
+from ..files import atomic_write, make_folder
 
 LINESTYLES = {"measured": "-", "theory": "--", "bound": ":", "reference": "-."}
 #: below this many plots to draw, starting worker processes costs more than it saves
@@ -73,6 +75,10 @@ def plot_filename(claim_id: str, plot: dict, overlays: list[dict]) -> str:
                             .encode()).hexdigest()[:12]
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{claim_id}--{plot['name']}")
     return f"{safe}-{digest}.png"
+
+
+#: the names :func:`plot_filename` gives (the only files of ``plots/`` a report deletes)
+PLOT_NAME = re.compile(r"[A-Za-z0-9_.-]+--[A-Za-z0-9_.-]*-[0-9a-f]{12}\.png")
 
 
 def _draw_curve(ax, curve: dict, yscale: str, **style) -> None:
@@ -130,7 +136,9 @@ def render_plot(plot: dict, path: Path, overlays: list[dict] = ()) -> Path:
     ax.minorticks_off()  # minor log ticks cost 40% of the drawing time and add little
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    fig.savefig(path)
+    image = io.BytesIO()
+    fig.savefig(image, format="png")
+    atomic_write(path, image.getvalue())
     return path
 
 
@@ -152,10 +160,10 @@ def _draw_all(jobs: list[tuple[dict, str, list[dict]]]) -> None:
 
 def render_claim_plots(results: dict, out_dir: Path, cache_dir: str | Path | None = None) -> int:
     """Draw every claim's plots into ``out_dir/plots`` (reusing the files already there or in
-    ``cache_dir`` with the same content hash), remove the files no claim uses any more, and
+    ``cache_dir`` with the same content hash), remove the plot files (:data:`PLOT_NAME`) no
+    claim uses any more, and
     list each claim's files in ``claim['images']``.  Returns how many plots were drawn."""
-    plot_dir = Path(out_dir) / "plots"
-    plot_dir.mkdir(parents=True, exist_ok=True)
+    plot_dir = make_folder(Path(out_dir) / "plots")
     wanted, jobs = set(), []
     for claim in results["claims"]:
         claim["images"] = []
@@ -168,15 +176,15 @@ def render_claim_plots(results: dict, out_dir: Path, cache_dir: str | Path | Non
             if target.exists():
                 continue
             if cache_dir is not None and (Path(cache_dir) / name).exists():
-                shutil.copyfile(Path(cache_dir) / name, target)
+                atomic_write(target, (Path(cache_dir) / name).read_bytes())
             else:
                 jobs.append((plot, str(target), overlays))
     _draw_all(jobs)
     for stale in plot_dir.glob("*.png"):
-        if stale.name not in wanted:
+        if stale.name not in wanted and PLOT_NAME.fullmatch(stale.name):
             stale.unlink()
     if cache_dir is not None:
-        Path(cache_dir).mkdir(parents=True, exist_ok=True)
+        make_folder(cache_dir)
         for _, path, _ in jobs:
-            shutil.copyfile(path, Path(cache_dir) / Path(path).name)
+            atomic_write(Path(cache_dir) / Path(path).name, Path(path).read_bytes())
     return len(jobs)

@@ -39,6 +39,7 @@ import platform
 from collections import Counter
 from pathlib import Path
 from ..errors import InvalidInputError
+from ..files import read_json
 
 __all__ = ["all_good", "assemble_results", "load_results", "summarize", "validate_results",
            "summary_counts", "SCHEMA_VERSION"]
@@ -142,8 +143,10 @@ def summarize(results: dict) -> str:
 
 
 def load_results(path: str | Path) -> dict:
-    """Read a results.json and check it against the schema (a clear error if it does not fit)."""
-    results = json.loads(Path(path).read_text())
+    """Read a results.json and check it against the schema: a
+    :class:`theorycheck.files.BadFileError` naming the file when it is missing, unreadable or
+    not JSON, an :class:`InvalidInputError` naming the place where it does not fit."""
+    results = read_json(path, "results file")
     validate_results(results)
     return results
 

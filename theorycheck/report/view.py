@@ -379,6 +379,19 @@ def maps_view(results: dict) -> list[dict]:
     return out
 
 
+def run_warnings(results: dict) -> list[str]:
+    """The run-level warnings a report shows above everything: inputs the run could not use
+    (``run_warnings``: a malformed baseline, ...), the strict findings on its claims and
+    controls (``run_findings``: no independent control, a control with its claim's numbers)
+    and shards merged across commits or library versions (``mixed_provenance``)."""
+    mixed = results.get("mixed_provenance") or {}
+    lines = list(results.get("run_warnings") or []) + list(results.get("run_findings") or [])
+    if mixed:
+        lines.append("merged from runs of different " + "; ".join(
+            f"{k} ({' vs '.join(map(str, v))})" for k, v in mixed.items()) + " (--allow-mixed)")
+    return lines
+
+
 def report_view(results: dict) -> dict:
     """Everything the templates render."""
     papers = []
@@ -396,5 +409,6 @@ def report_view(results: dict) -> dict:
             "provenances": PROVENANCES, "marks": VERDICT_MARK,
             "partial": bool(results.get("partial")),
             "baseline_diff": results.get("baseline_diff") or [],
+            "run_warnings": run_warnings(results),
             "maps": maps_view(results),
             "seed_sweep": results.get("seed_sweep") or []}
