@@ -18,6 +18,12 @@ def test_the_docs_page_is_the_schema_rendered():
         "docs/results-schema.md`")
 
 
+def test_every_field_of_the_page_has_a_meaning():
+    blank = [line for line in schema_markdown().splitlines()
+             if line.startswith("| `") and line.rstrip().endswith("|  |")]
+    assert blank == [], f"fields without a description in schema.json: {blank[:5]}"
+
+
 def test_the_command_prints_the_schema_and_the_page(capsys):
     assert main(["schema"]) == 0
     assert json.loads(capsys.readouterr().out) == load_schema()
