@@ -26,12 +26,13 @@ the gradient is
 
     grad L = (1/n) sum_i |l'(m_i)| a_i,   log|l'(m_i)| = s_i (exponential),  log sigma(s_i) (logistic),
 
-formed in the log domain: M = max_i log|l'(m_i)| - log n and G = sum_i exp(log|l'(m_i)| - M') a_i
-(`theorycheck.models.base.rescale`), so the direction G is exact when every |l'(m_i)| lies far
-below the float range (margins 1e3 and beyond), where the plainly written gradient is 0.
+formed in the log domain: |l'(m_i)| = exp(c) w_i with weights w_i of order one
+(`theorycheck.models.base.rescale` for the exponential loss, `logistic_weights` for the logistic
+one), M = c - log n and G = sum_i w_i a_i, so the direction G is exact when every |l'(m_i)|
+lies far below the float range (margins 1e3 and beyond), where the plainly written gradient is 0.
 log L is a logsumexp of log l(m_i) (log l = -m for the exponential loss, the exact log form of
 `token_selection` for the logistic one).  The step costs two matrix-vector products per trial,
-a log-sigmoid and an exponential per sample: no pass over the gradient beyond forming it.
+an exponential and a reciprocal per sample: no pass over the gradient beyond forming it.
 
 With a bias the features are augmented, x -> (x, 1), and the blocks are ("w", "b") with b of
 shape (K, 1); every formula above holds for theta = (w, b).
@@ -49,10 +50,28 @@ from theorycheck.errors import DeclarationError, InvalidInputError
 from theorycheck.models.base import Instance, Model, Scaled, register_model, rescale, scaled
 from theorycheck.models.token_selection import log_logistic
 
-__all__ = ["LinearClassifier", "LINEAR_LOSSES", "separable_data"]
+__all__ = ["LinearClassifier", "LINEAR_LOSSES", "logistic_weights", "separable_data"]
 
 #: the losses of a margin m: "logistic" log(1 + e^-m), "exponential" e^-m, "squared" (1 - m)^2 / 2
 LINEAR_LOSSES = ("logistic", "exponential", "squared")
+
+
+def logistic_weights(s: torch.Tensor, dim=-1):
+    r"""(c, w) with sigma(s_i) = exp(c) w_i along ``dim`` (c kept as size 1) and max w in [1/2, 1],
+    exact for every s: the logistic loss's slopes |l'(m_i)| = sigma(-m_i) in the log domain.
+
+    With c = min(max_i s_i, 0),
+
+        exp(c) / (exp(c) + exp(c - s_i)) = 1 / (1 + exp(-s_i)) = sigma(s_i),
+
+    so w_i = 1 / (exp(c - s_i) + exp(c)): exp(c) <= 1 never overflows, the largest weight is
+    1 / (1 + exp(c)) >= 1/2 (c = max s <= 0) or sigma(max s) > 1/2 (c = 0), and a weight whose
+    exp(c - s_i) overflows is 0 where its true value is below exp(-709) of the largest.  Deep in
+    saturation (every s_i -> -inf) w_i = exp(s_i - c) to rounding, exact where sigma(s_i) itself
+    is 0.  One exponential and one reciprocal per sample, no logarithm (log1p and log-sigmoid are
+    several times slower than exp on the CPU)."""
+    c = s.amax(dim, keepdim=True).clamp_max(0.0)
+    return c, torch.reciprocal(torch.exp(c - s) + torch.exp(c))
 
 
 class LinearClassifier(Model):
@@ -131,8 +150,7 @@ class LinearClassifier(Model):
         if self.loss_name == "squared":     # grad L = (1/n) sum_i (1 + s_i) a_i
             M, G = scaled(torch.bmm((1 + s)[:, None, :], self.signed).squeeze(1) / s.shape[1])
         else:
-            log_slopes = s if self.loss_name == "exponential" else torch.nn.functional.logsigmoid(s)
-            M, weights = rescale(log_slopes, dim=1)
+            M, weights = (rescale if self.loss_name == "exponential" else logistic_weights)(s, dim=1)
             M, G = M.squeeze(1) - self._log_n, torch.bmm(weights[:, None, :], self.signed).squeeze(1)
         if not self.bias:
             return {"w": Scaled(M, G)}
