@@ -191,3 +191,20 @@ def test_hard_margin_svm_names_bad_input_and_infeasibility():
     with pytest.raises(Exception, match="hard-margin SVM infeasible for data set 'xor' trial 1"):
         X = np.array([[1.0, 0.0], [-1.0, 0.0]])
         solve_hard_margin_svm_batch(np.stack([X, X]), np.array([[1.0, -1.0], [1.0, 1.0]]), name="xor")
+
+
+def test_logistic_weights_are_sigmoid_ratios_at_every_scale():
+    """sigma(s_i) = exp(c) w_i with max w in [1/2, 1], against log sigma from torch's
+    logsigmoid: s from -1e4 (saturated) through 0 to +1e4 (misclassified by 1e4), each trial one
+    regime; a weight whose true value is below exp(-709) of the largest may be 0."""
+    from theorycheck.models.linear import logistic_weights
+
+    s = torch.tensor([[-1e4, -1e4 + 3.0, -1e4 + 0.5, -2e4],
+                      [-40.0, -2.0, 0.0, -700.0],
+                      [1e4, 5.0, -3.0, 1e4 - 2.0]], dtype=torch.float64)
+    c, w = logistic_weights(s, dim=1)
+    peak = w.amax(1)
+    assert bool(((peak >= 0.5) & (peak <= 1.0)).all())
+    expected = torch.exp(torch.nn.functional.logsigmoid(s) - c)
+    torch.testing.assert_close(w, expected, rtol=1e-13, atol=1e-300)
+    assert w[0, 3] == 0.0 and w[1, 3] > 0.0    # sigma(-2e4)/sigma(-1e4) underflows, sigma(-700)/sigma(0) does not
