@@ -6,7 +6,7 @@ Data x_i in R^d with labels y_i in {-1, +1}, i = 1..n, a linear predictor and a 
     margin       m_i   = y_i f(x_i)
     loss         L     = (1/n) sum_i l(m_i),
 
-with l one of `LOSSES`:
+with l one of `LINEAR_LOSSES`:
 
     "logistic"     l(m) = log(1 + exp(-m)),   |l'(m)| = sigma(-m) = 1/(1 + e^m)
     "exponential"  l(m) = exp(-m),            |l'(m)| = exp(-m)
@@ -30,8 +30,8 @@ formed in the log domain: |l'(m_i)| = exp(c) w_i with weights w_i of order one
 (`theorycheck.models.base.rescale` for the exponential loss, `logistic_weights` for the logistic
 one), M = c - log n and G = sum_i w_i a_i, so the direction G is exact when every |l'(m_i)|
 lies far below the float range (margins 1e3 and beyond), where the plainly written gradient is 0.
-log L is a logsumexp of log l(m_i) (log l = -m for the exponential loss, the exact log form of
-`token_selection` for the logistic one).  The step costs two matrix-vector products per trial,
+log L is a logsumexp of log l(m_i) (log l = -m for the exponential loss, the exact log form
+`token_selection.log_logistic` for the logistic one).  The step costs two matrix-vector products per trial,
 an exponential and a reciprocal per sample: no pass over the gradient beyond forming it.
 
 With a bias the features are augmented, x -> (x, 1), and the blocks are ("w", "b") with b of
@@ -88,9 +88,9 @@ class LinearClassifier(Model):
     bias : bool
         Whether the predictor has a bias b (a second block "b" of shape (K, 1)).
 
-    ``infimum`` is 0 for the squared loss only where the data can be interpolated; it is not
-    declared (no Polyak steps) except for the logistic and exponential losses, whose infimum
-    over separable data is 0 (``log_excess_loss`` = ``log_loss``).
+    ``infimum``: 0 for the logistic and exponential losses (on separable data, approached as
+    ||w|| -> inf), so ``log_excess_loss`` = ``log_loss`` and Polyak steps work; the squared loss
+    declares none (its infimum is the least-squares residual).
     """
 
     def __init__(self, X: torch.Tensor, y: torch.Tensor, *, loss: str = "logistic", bias: bool = False):
