@@ -80,8 +80,8 @@ Params = Mapping[str, torch.Tensor]
 
 
 def per_trial(values: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
-    """``values`` (K,) shaped to broadcast against a block ``like`` (K, ...)."""
-    return values.reshape(values.shape + (1,) * (like.dim() - 1))
+    """``values`` (K,) shaped to broadcast against a block ``like`` (K, ...) (a view)."""
+    return values.view(-1, *(1,) * (like.dim() - 1))
 
 
 def linear_combination(terms) -> torch.Tensor:

@@ -114,7 +114,7 @@ class LinearClassifier(Model):
 
     def negative_margins(self, params) -> torch.Tensor:
         r"""s_i = -m_i = -y_i f(x_i), shape (K, n)."""
-        return torch.bmm(self.signed, self._theta(params)[:, :, None]).squeeze(-1)
+        return torch.bmm(self.signed, self._theta(params).unsqueeze(-1)).squeeze(-1)
 
     def margins(self, params) -> torch.Tensor:
         r"""m_i = y_i f(x_i), shape (K, n)."""
@@ -151,7 +151,7 @@ class LinearClassifier(Model):
             M, G = scaled(torch.bmm((1 + s)[:, None, :], self.signed).squeeze(1) / s.shape[1])
         else:
             M, weights = (rescale if self.loss_name == "exponential" else logistic_weights)(s, dim=1)
-            M, G = M.squeeze(1) - self._log_n, torch.bmm(weights[:, None, :], self.signed).squeeze(1)
+            M, G = M.squeeze(1) - self._log_n, torch.bmm(weights.unsqueeze(1), self.signed).squeeze(1)
         if not self.bias:
             return {"w": Scaled(M, G)}
         return {"w": Scaled(M, G[:, :-1]), "b": Scaled(M, G[:, -1:])}
