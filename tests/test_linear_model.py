@@ -13,7 +13,8 @@ import pytest
 import torch
 
 from theorycheck.errors import DeclarationError, InvalidInputError
-from theorycheck.models import LinearClassifier, Scaled, rescale, scaled, separable_data, smallest_positive
+from theorycheck.models import LinearClassifier, Scaled, peak_magnitude, rescale, scaled, separable_data, smallest_positive
+from theorycheck.models.base import EXTREMES_FROM
 from theorycheck.optim import GD, NGD, MirrorDescent, Polyak, run_trajectory
 from theorycheck.solvers import (
     HardMarginSVMSolution,
@@ -42,17 +43,30 @@ def old_scaled(tensor):
 # ---------------------------------------------------------------- scaled, rescale
 
 
-def test_scaled_is_bitwise_the_former_scaled_zero_subnormal_and_huge_trials_included():
+@pytest.mark.parametrize("shape", [(3, 4), (300, 300)])      # below and above EXTREMES_FROM
+def test_scaled_is_bitwise_the_former_scaled_zero_subnormal_and_huge_trials_included(shape):
     g = torch.Generator().manual_seed(SEED)
-    G = torch.randn(5, 3, 4, generator=g, dtype=torch.float64)
+    G = torch.randn(5, *shape, generator=g, dtype=torch.float64)
     G[0] = 0.0
     G[1] *= 1e-310          # subnormal peak
     G[2] *= 1e300
+    G[3, 0, 0] = -1e3       # the peak is a negative entry
     new, old = scaled(G), old_scaled(G)
     assert torch.equal(new.log_scale, old.log_scale) and torch.equal(new.direction, old.direction)
-    assert new.log_scale[0] == -math.inf and torch.equal(new.direction[0], torch.zeros(3, 4, dtype=torch.float64))
+    assert new.log_scale[0] == -math.inf and torch.equal(new.direction[0], torch.zeros(shape, dtype=torch.float64))
     assert torch.equal(new.direction[1:].abs().flatten(1).amax(1), torch.ones(4, dtype=torch.float64))
+    assert new.direction[3, 0, 0] == -1.0
     torch.testing.assert_close(new.value()[2:], G[2:], rtol=1e-12, atol=0)
+
+
+def test_peak_magnitude_is_the_same_on_both_paths():
+    G = torch.randn(4, 300, 300, generator=torch.Generator().manual_seed(SEED), dtype=torch.float64)
+    G[1, 5, 7] = float("nan")
+    G[2] = 0.0
+    large, small = peak_magnitude(G), peak_magnitude(G[:, :10, :10])
+    torch.testing.assert_close(large, G.abs().flatten(1).amax(1), rtol=0, atol=0, equal_nan=True)
+    torch.testing.assert_close(small, G[:, :10, :10].abs().flatten(1).amax(1), rtol=0, atol=0, equal_nan=True)
+    assert G.numel() >= EXTREMES_FROM > G[:, :10, :10].numel() and torch.isnan(large[1])
 
 
 def test_scaled_keeps_nan_and_works_in_float32():

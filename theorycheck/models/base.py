@@ -71,6 +71,7 @@ __all__ = [
     "register_model",
     "per_trial",
     "linear_combination",
+    "peak_magnitude",
     "rescale",
     "smallest_positive",
     "unit_scaled",
@@ -123,16 +124,32 @@ def smallest_positive(dtype: torch.dtype) -> float:
     return info.smallest_normal * info.eps
 
 
+#: from this many entries on, `peak_magnitude` reads the tensor twice (max, min) instead of
+#: copying it (abs) and reading the copy: measured on one CPU thread, 129 against 230 us at 2^18
+#: entries, but 5.8 against 3.5 us at ten (two more operations to dispatch)
+EXTREMES_FROM = 1 << 16
+
+
+def peak_magnitude(tensor: torch.Tensor) -> torch.Tensor:
+    """max |entry| of each trial of ``tensor`` (K, ...), shape (K,): ``abs`` then ``amax`` for a
+    small tensor (fewest operations), ``max(amax, -amin)`` for a large one (no copy); the same
+    value either way (NaN where a trial holds one)."""
+    flat = tensor.detach().flatten(1)
+    if flat.numel() < EXTREMES_FROM:
+        return flat.abs().amax(1)
+    return torch.maximum(flat.amax(1), flat.amin(1).neg())
+
+
 def scaled(tensor: torch.Tensor) -> Scaled:
     """``tensor`` (K, ...) as :class:`Scaled` with ``M = log max|entry|`` per trial (``-inf`` for
     a zero trial) and direction ``tensor / max|entry|``, whose largest entry is exactly 1.
 
-    Two passes over the tensor (the peak, the division) and two operations on the (K,) peaks: a
-    zero trial is divided by the smallest positive float (`smallest_positive`) instead of being
-    special-cased (``0 / tiny = 0``).  For a gradient that is a weighted sum ``sum_i c_i v_i``
+    Two passes over the tensor (the peak, `peak_magnitude`, and the division) and two operations
+    on the (K,) peaks: a zero trial is divided by the smallest positive float
+    (`smallest_positive`) instead of being special-cased (``0 / tiny = 0``).  For a gradient that is a weighted sum ``sum_i c_i v_i``
     the scaled form is cheaper still, and exact where the c_i underflow, from the weights'
     logarithms (`rescale`): one pass over the (K, n) weights and none over the gradient."""
-    peak = tensor.detach().abs().flatten(1).amax(1)
+    peak = peak_magnitude(tensor)
     safe = peak.clamp_min(smallest_positive(tensor.dtype))
     return Scaled(peak.log(), tensor / safe.view((-1,) + (1,) * (tensor.dim() - 1)))
 
