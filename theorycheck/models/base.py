@@ -146,12 +146,13 @@ def scaled(tensor: torch.Tensor) -> Scaled:
 
     Two passes over the tensor (the peak, `peak_magnitude`, and the division) and two operations
     on the (K,) peaks: a zero trial is divided by the smallest positive float
-    (`smallest_positive`) instead of being special-cased (``0 / tiny = 0``).  For a gradient that is a weighted sum ``sum_i c_i v_i``
-    the scaled form is cheaper still, and exact where the c_i underflow, from the weights'
-    logarithms (`rescale`): one pass over the (K, n) weights and none over the gradient."""
+    (`smallest_positive`) instead of being special-cased (``0 / tiny = 0``).  For a gradient
+    that is a weighted sum ``sum_i c_i v_i`` the scaled form is cheaper still, and exact where
+    the c_i underflow, from the weights' logarithms (`rescale`): one pass over the (K, n)
+    weights and none over the gradient."""
     peak = peak_magnitude(tensor)
     safe = peak.clamp_min(smallest_positive(tensor.dtype))
-    return Scaled(peak.log(), tensor / safe.view((-1,) + (1,) * (tensor.dim() - 1)))
+    return Scaled(peak.log(), tensor / per_trial(safe, tensor))
 
 
 def rescale(log_abs: torch.Tensor, sign: torch.Tensor | None = None, dim=-1):
