@@ -95,6 +95,8 @@ def test_unknown_loss_and_bad_shapes_are_named():
         LinearClassifier(X, y, loss="hinge")
     with pytest.raises(InvalidInputError, match=r"need X \(K, n, d\) and y \(K, n\)"):
         LinearClassifier(X, y[:, :-1])
+    with pytest.raises(InvalidInputError, match="labels y must be -1 or \\+1"):
+        LinearClassifier(X, (y + 1) / 2)
     with pytest.raises(DeclarationError, match="declares no infimum"):
         LinearClassifier(X, y, loss="squared").log_excess_loss({"w": torch.zeros(3, 4, dtype=torch.float64)})
 

@@ -99,6 +99,9 @@ class LinearClassifier(Model):
         if X.dim() != 3 or y.shape != X.shape[:2]:
             raise InvalidInputError(f"linear classifier: need X (K, n, d) and y (K, n), got X "
                                     f"{tuple(X.shape)} and y {tuple(y.shape)}")
+        if not bool(((y == 1) | (y == -1)).all()):  # host: construction (validating the labels)
+            raise InvalidInputError("linear classifier: labels y must be -1 or +1 (a 0/1 label "
+                                    "would make every margin of class 0 zero)")
         self.X, self.y, self.loss_name, self.bias = X, y, loss, bias
         self.blocks = ("w", "b") if bias else ("w",)
         self.infimum = None if loss == "squared" else 0.0
