@@ -2,14 +2,15 @@
 W-SVM direction) passes strict, both controls recompute (independent), and the claim is short;
 the contraction example's file holds its step-by-step fragments, and its too_fast_rate control
 is discrimination beside the independent short_step."""
-import json
 import re
 import textwrap
 from pathlib import Path
 
+from tests.doc_claims import claim_lines, files_of, run_strict
+
 DOC = Path(__file__).resolve().parents[1] / "docs" / "writing-claims.md"
 SECTION = re.search(r"## Worked example: a claim of a known shape.*?(?=\n## )", DOC.read_text(), re.S).group(0)
-FILES = dict(re.findall(r"```python\n# (claims/\S+)\n(.*?)```", SECTION, re.S))
+FILES = files_of(SECTION)
 CONTRACTION = re.search(r"## Worked example: from an empty file.*?(?=\n## )", DOC.read_text(), re.S).group(0)
 CONTRACTION_FILE = re.search(r"```python\n# claims/demo24/test_contraction.py\n(.*?)```", CONTRACTION,
                              re.S).group(1)
@@ -17,9 +18,7 @@ CONTRACTION_FILE = re.search(r"```python\n# claims/demo24/test_contraction.py\n(
 
 def test_the_example_is_two_files_and_its_claim_has_at_most_40_lines():
     assert set(FILES) == {"claims/demo24/__init__.py", "claims/demo24/test_ngd_direction.py"}
-    lines = FILES["claims/demo24/test_ngd_direction.py"].splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("@claim("))
-    assert len([line for line in lines[start:] if line.strip()]) <= 40
+    assert claim_lines(FILES["claims/demo24/test_ngd_direction.py"]) <= 40
 
 
 def test_the_example_is_what_theorycheck_new_writes():
@@ -29,24 +28,9 @@ def test_the_example_is_what_theorycheck_new_writes():
 
 
 def test_the_example_passes_strict_with_two_independent_controls(pytester):
-    claim = run_example(pytester, FILES)
+    claim = run_strict(pytester, FILES, passed=1, xfailed=2)
     assert {k["name"]: k["evidence"] for k in claim["controls"]} == {
         "wrong_opt": "independent", "gd": "independent"}
-
-
-def run_example(pytester, files: dict[str, str]) -> dict:
-    """Write ``files`` (path -> text) into a project, run its claims with --tc-strict, and
-    return the single claim's results entry."""
-    (pytester.path / "claims").mkdir()
-    (pytester.path / "claims" / "__init__.py").write_text("")
-    for path, text in files.items():
-        (pytester.path / path).parent.mkdir(parents=True, exist_ok=True)
-        (pytester.path / path).write_text(text)
-    pytester.runpytest_subprocess("claims", "-p", "no:cacheprovider", "--tc-strict").assert_outcomes(
-        passed=1, xfailed=2)
-    results = json.loads((pytester.path / "reports" / "latest" / "results.json").read_text())
-    (claim,) = results["claims"]
-    return claim
 
 
 def test_the_contraction_file_holds_the_fragments_of_its_steps():
@@ -59,8 +43,9 @@ def test_the_contraction_file_holds_the_fragments_of_its_steps():
 
 def test_the_contraction_example_has_a_discrimination_and_an_independent_control(pytester):
     init = FILES["claims/demo24/__init__.py"].replace('["thm1.ngd_direction"]', '["thm1.gd_contraction"]')
-    claim = run_example(pytester, {"claims/demo24/__init__.py": init,
-                                   "claims/demo24/test_contraction.py": CONTRACTION_FILE})
+    claim = run_strict(pytester, {"claims/demo24/__init__.py": init,
+                                  "claims/demo24/test_contraction.py": CONTRACTION_FILE},
+                       passed=1, xfailed=2)
     assert {k["name"]: k["evidence"] for k in claim["controls"]} == {
         "too_fast_rate": "discrimination", "short_step": "independent"}
     (short_step,) = [k for k in claim["controls"] if k["name"] == "short_step"]

@@ -10,7 +10,10 @@ Parametrized over `theorycheck.models.MODELS` (each registers a small instance) 
 * a zero gradient gives a zero step, for every optimizer;
 * each block's geometry is consistent: ||A||^2 = <A, A>, symmetric and linear;
 * the Hessian-vector product agrees with central finite differences of the gradient;
-* every model and optimizer class (library and paper packages) is registered, none in a test file.
+* every model and optimizer class (library and paper packages) is registered, none in a test file;
+* each model's step time (NGD, CPU microseconds) is measured and reported beside the library's
+  linear classifier's at the same K (`user_properties` of the test, and a table in the terminal
+  summary): a measurement, never an assertion on time.
 
 Models and optimizers that a paper package registers (``claims/<key>/models.py``) are
 collected too: ``conftest.py`` imports the paper packages first.
@@ -18,6 +21,10 @@ collected too: ``conftest.py`` imports the paper packages first.
 Matrices are compared by relative Frobenius error (`relative_error`), tolerances from the
 float64 round-off of the operations involved.
 """
+import functools
+import statistics
+import time
+
 import pytest
 import torch
 
@@ -204,3 +211,35 @@ def test_hessian_vector_product_matches_finite_differences(name):
     for b in model.blocks:
         fd = (plus[b] - minus[b]) / (2 * h)
         assert float(relative_error(hv[b], fd).max()) <= 1e-6, b
+
+
+def step_microseconds(model, params, steps=20, repeats=3):
+    """Median over ``repeats`` of the CPU microseconds per NGD step of ``model`` from ``params``
+    (``steps`` consecutive steps a timing, after one warm-up step)."""
+    step = OPTIMIZERS["ngd"](model)
+    params = step(0, params)
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        for t in range(1, steps + 1):
+            params = step(t, params)
+        times.append((time.process_time() - start) / steps * 1e6)
+    return statistics.median(times)
+
+
+@functools.cache
+def library_step_microseconds():
+    """The library's reference: `LinearClassifier` (logistic) at the suite's K."""
+    inst = instance("linear_logistic")
+    return step_microseconds(inst.model, inst.params)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_step_time_is_reported_beside_the_librarys(name, record_property):
+    """The model's NGD step time beside the linear classifier's (reported, not judged: a slow
+    step shows in the terminal summary's table, see conftest.py)."""
+    inst = instance(name)
+    mine, library = step_microseconds(inst.model, inst.params), library_step_microseconds()
+    assert mine > 0 and library > 0
+    record_property("step_us", mine)
+    record_property("library_step_us", library)

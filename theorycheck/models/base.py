@@ -71,6 +71,9 @@ __all__ = [
     "register_model",
     "per_trial",
     "linear_combination",
+    "peak_magnitude",
+    "rescale",
+    "smallest_positive",
     "unit_scaled",
 ]
 
@@ -78,8 +81,8 @@ Params = Mapping[str, torch.Tensor]
 
 
 def per_trial(values: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
-    """``values`` (K,) shaped to broadcast against a block ``like`` (K, ...)."""
-    return values.reshape(values.shape + (1,) * (like.dim() - 1))
+    """``values`` (K,) shaped to broadcast against a block ``like`` (K, ...) (a view)."""
+    return values.view(-1, *(1,) * (like.dim() - 1))
 
 
 def linear_combination(terms) -> torch.Tensor:
@@ -114,17 +117,60 @@ class Scaled(NamedTuple):
         return per_trial(torch.exp(self.log_scale), self.direction) * self.direction
 
 
+@functools.cache
+def smallest_positive(dtype: torch.dtype) -> float:
+    """The smallest positive (subnormal) number of a floating ``dtype``: 2^-1074 in float64."""
+    info = torch.finfo(dtype)
+    return info.smallest_normal * info.eps
+
+
+#: from this many entries on, `peak_magnitude` reads the tensor twice (max, min) instead of
+#: copying it (abs) and reading the copy: measured on one CPU thread, 129 against 230 us at 2^18
+#: entries, but 5.8 against 3.5 us at ten (two more operations to dispatch)
+EXTREMES_FROM = 1 << 16
+
+
+def peak_magnitude(tensor: torch.Tensor) -> torch.Tensor:
+    """max |entry| of each trial of ``tensor`` (K, ...), shape (K,): ``abs`` then ``amax`` for a
+    small tensor (fewest operations), ``max(amax, -amin)`` for a large one (no copy); the same
+    value either way (NaN where a trial holds one)."""
+    flat = tensor.detach().flatten(1)
+    if flat.numel() < EXTREMES_FROM:
+        return flat.abs().amax(1)
+    return torch.maximum(flat.amax(1), flat.amin(1).neg())
+
+
 def scaled(tensor: torch.Tensor) -> Scaled:
-    """``tensor`` (K, ...) as :class:`Scaled` with ``M = log max|entry|`` per trial."""
-    peak = torch.linalg.vector_norm(tensor.detach().flatten(1), ord=math.inf, dim=1)
-    safe = torch.where(peak > 0, peak, 1.0)
-    return Scaled(torch.where(peak > 0, safe.log(), -math.inf), tensor / per_trial(safe, tensor))
+    """``tensor`` (K, ...) as :class:`Scaled` with ``M = log max|entry|`` per trial (``-inf`` for
+    a zero trial) and direction ``tensor / max|entry|``, whose largest entry is exactly 1.
+
+    Two passes over the tensor (the peak, `peak_magnitude`, and the division) and two operations
+    on the (K,) peaks: a zero trial is divided by the smallest positive float
+    (`smallest_positive`) instead of being special-cased (``0 / tiny = 0``).  For a gradient
+    that is a weighted sum ``sum_i c_i v_i`` the scaled form is cheaper still, and exact where
+    the c_i underflow, from the weights' logarithms (`rescale`): one pass over the (K, n)
+    weights and none over the gradient."""
+    peak = peak_magnitude(tensor)
+    safe = peak.clamp_min(smallest_positive(tensor.dtype))
+    return Scaled(peak.log(), tensor / per_trial(safe, tensor))
+
+
+def rescale(log_abs: torch.Tensor, sign: torch.Tensor | None = None, dim=-1):
+    r"""(m, w) with ``c = sign exp(log_abs) = exp(m) w``: ``m`` the max of ``log_abs`` over ``dim``
+    (kept as size 1), ``w = sign exp(log_abs - m)`` with max|w| = 1 (``sign`` None: all +1).
+
+    The weights of a gradient ``sum_i c_i v_i`` in the log domain: ``exp(m) (sum_i w_i v_i)`` is
+    exact however far the c_i lie below the float range.  m = -inf when every entry is zero
+    (log_abs = -inf); the w are then 0, not NaN."""
+    m = log_abs.amax(dim, keepdim=True)
+    w = torch.exp(log_abs - m.nan_to_num(neginf=0.0))
+    return m, w if sign is None else sign * w
 
 
 def unit_scaled(tensor: torch.Tensor) -> Scaled:
     """``tensor`` (K, ...) as :class:`Scaled` with ``M = 0`` (``-inf`` where a trial's tensor is
     exactly zero) and the tensor itself as direction: for gradients that cannot underflow
-    (models without saturation), one read of the tensor instead of `scaled`'s three passes."""
+    (models without saturation), one read of the tensor instead of `scaled`'s two passes."""
     nonzero = tensor.detach().flatten(1).any(1)
     return Scaled(torch.where(nonzero, 0.0, -math.inf).to(tensor.dtype), tensor)
 

@@ -62,7 +62,7 @@ from typing import NamedTuple
 import torch
 
 from theorycheck.errors import DeclarationError, InvalidInputError
-from theorycheck.models.base import FROBENIUS, Gram, Instance, Model, Scaled, per_trial, register_model
+from theorycheck.models.base import FROBENIUS, Gram, Instance, Model, Scaled, per_trial, register_model, rescale
 
 __all__ = [
     "Forward",
@@ -76,6 +76,7 @@ __all__ = [
     "forward",
     "log_attention",
     "log_excess_loss",
+    "log_logistic",
     "log_gradient_weights",
     "log_loss",
     "log_one_minus_s_opt",
@@ -125,15 +126,6 @@ def _query_tokens(X, queries):
 # ---------------------------------------------------------------- log-space helpers
 
 
-def _rescale(log_abs, sign, dim):
-    r"""(m, sign * exp(log_abs - m)) with m = max of log_abs over `dim` (kept as size 1).
-
-    m = -inf when every entry is zero (log_abs = -inf); the terms are then 0, not NaN.
-    """
-    m = log_abs.amax(dim, keepdim=True)
-    return m, sign * torch.exp(log_abs - m.nan_to_num(neginf=0.0))
-
-
 def signed_logsumexp(log_abs, sign, dim):
     r"""log|S| and sign(S) for S = sum_j sign_j exp(log_abs_j), reduced over `dim`.
 
@@ -145,7 +137,7 @@ def signed_logsumexp(log_abs, sign, dim):
     log N).  Entries with sign 0 must have log_abs = -inf; a zero sum gives
     (-inf, 0).
     """
-    m, terms = _rescale(log_abs, sign, dim)
+    m, terms = rescale(log_abs, sign, dim)
     total = terms.sum(dim)
     return m.squeeze(dim) + total.abs().log(), torch.sign(total)
 
@@ -169,7 +161,7 @@ def log_abs_expm1(log_abs_x, sign_x):
     return log_abs_x + log_ratio + torch.where(sign_x > 0, a, 0.0)
 
 
-def _log_logistic(m):
+def log_logistic(m):
     r"""log l(m) = log log(1 + exp(-m)), accurate for every m.
 
     For m > 0, with x = e^{-m} in (0, 1]: log l = -m + log(log1p(x)/x), the ratio in
@@ -363,7 +355,7 @@ class LogisticForward(Forward):
     def log_loss(self):
         r"""log L = log((1/n) sum_i log(1 + exp(-gbar_i))), shape (K,), accurate when L is far
         below the float range (large margins) and when it is large (negative margins)."""
-        return _log_logistic(self.gbar).logsumexp(-1) - math.log(self.gbar.shape[-1])
+        return log_logistic(self.gbar).logsumexp(-1) - math.log(self.gbar.shape[-1])
 
     def log_excess_loss(self, opt):
         r"""log(L - L_*), L_* = (1/n) sum_i l(gamma_{i,o}), shape (K,) (see `log_excess_loss`).
@@ -473,7 +465,7 @@ def _grad_W_weights(fw, gaps=None):
     gamma, a, gbar = fw
     log_d, sign_d = _deviations_from_gaps(a, score_gaps(gamma, gamma) if gaps is None else gaps)
     # grad_W L = -(1/n) sum_{i,t} |l'(gbar_i)| s_{i,t} delta_{i,t} x_{i,t} z_i^T  (|l'| = exp(-gbar): exponential)
-    M, w = _rescale(a + log_d + fw.log_slopes()[..., None], sign_d, dim=(1, 2))
+    M, w = rescale(a + log_d + fw.log_slopes()[..., None], sign_d, dim=(1, 2))
     return M.reshape(-1), w
 
 
@@ -488,7 +480,7 @@ def _grad_W(X, fw, gaps=None, query=None):
 def _grad_u_weights(y, fw):
     r"""(M, w), w (K,n): grad_u L = -(1/n) exp(M) sum_i w_i X_i^T s_i, max|w| = 1."""
     # grad_u L = -(1/n) sum_i |l'(gbar_i)| y_i X_i^T s_i
-    M, w = _rescale(fw.log_slopes(), y, dim=1)
+    M, w = rescale(fw.log_slopes(), y, dim=1)
     return M.reshape(-1), w
 
 

@@ -75,6 +75,10 @@ class FirstOrder(Step):
         if len(rules) not in (1, K):
             raise DeclarationError(f"optimizer setting 'rule': {len(rules)} values for {K} trials")
         self.rules = rules
+        # fixed by the rules, read at every step: whether any trial needs the block norms, and
+        # the rules of the jointly normalized coefficient that some trial follows
+        self._needs_norms = set(rules) != {"gd"}
+        self._joint_rules = [rule for rule in ("gd", "ngd", "polyak") if rule in rules]
         self.name = name or (rules[0] if len(set(rules)) == 1 else "first_order")
         self._mask = {}
         if len(set(rules)) > 1:
@@ -107,7 +111,7 @@ class FirstOrder(Step):
         """(M, {b: w_b or None}, {b: n_b}, ||G||); the norms are None where every trial follows
         "gd" (whose step needs none: a zero gradient is a zero direction or M = -inf)."""
         norms = None
-        if set(self.rules) != {"gd"}:
+        if self._needs_norms:
             norms = {b: self.model.geometry(b).norm(g.direction) for b, g in grads.items()}
         if len(grads) == 1:
             (b, g), = grads.items()
@@ -122,12 +126,18 @@ class FirstOrder(Step):
         """log c of the jointly normalized rules, capped (NaN only where the gradient is 0); each
         rule's formula is evaluated only where some trial follows it."""
         log_norm = None if norm is None else torch.log(norm)
-        formulas = {"gd": lambda: log_eta_t + M, "ngd": lambda: log_eta_t - log_norm,
-                    "polyak": lambda: self.model.log_excess_loss(params) - M - 2 * log_norm}
-        used = [rule for rule in formulas if self._uses(rule)]
-        log_coef = formulas[used[0]]()
-        for rule in used[1:]:
-            log_coef = self._where(rule, formulas[rule](), log_coef)
+
+        def formula(rule):
+            if rule == "gd":
+                return log_eta_t + M
+            if rule == "ngd":
+                return log_eta_t - log_norm
+            return self.model.log_excess_loss(params) - M - 2 * log_norm
+
+        first, *others = self._joint_rules
+        log_coef = formula(first)
+        for rule in others:
+            log_coef = self._where(rule, formula(rule), log_coef)
         if not (isinstance(self.log_eta_max, float) and self.log_eta_max == math.inf):
             log_coef = torch.minimum(log_coef, self.log_eta_max + M)
         return log_coef
@@ -149,7 +159,7 @@ class FirstOrder(Step):
         M, weights, norms, norm = self._joint_scale(grads)
         log_eta_t = self._log_eta_t(t)
         coef = 0.0
-        if any(r != "block_ngd" for r in self.rules):
+        if self._joint_rules:
             coef = torch.exp(self._log_coef(params, log_eta_t, M, norm))
             if norm is not None:
                 coef = torch.where(norm > 0, coef, 0.0)

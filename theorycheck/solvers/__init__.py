@@ -52,6 +52,7 @@ from theorycheck.solvers.lp_margin import (
     LpMarginCertificate,
     LpMarginSolution,
     lp_certify,
+    solve_lp_hard_margin_svm,
     solve_lp_margin_program,
     solve_lp_usvm,
     solve_lp_wsvm,
@@ -70,7 +71,10 @@ from theorycheck.solvers.regularization_path import RegularizationPath, lp_regul
 from theorycheck.solvers.sphere import SphereMinimum, lp_sphere_minimize, sphere_projected_gradient
 from theorycheck.solvers.support import SUPPORT_TOL, locally_optimal, safe_gap, support_tokens
 from theorycheck.solvers.svm import (
+    HardMarginSVMSolution,
     USVMSolution,
+    solve_hard_margin_svm,
+    solve_hard_margin_svm_batch,
     solve_usvm,
     solve_usvm_batch,
     solve_wsvm,
@@ -108,7 +112,10 @@ __all__ = [
     "MarginCertificate",
     "MarginSolution",
     "SolverAccuracyError",
+    "HardMarginSVMSolution",
     "USVMSolution",
+    "solve_hard_margin_svm",
+    "solve_hard_margin_svm_batch",
     "certify",
     "clear_cache",
     "combine_constraints",
@@ -126,6 +133,7 @@ __all__ = [
     "LpMarginCertificate",
     "LpMarginSolution",
     "lp_certify",
+    "solve_lp_hard_margin_svm",
     "solve_lp_margin_program",
     "solve_lp_usvm",
     "solve_lp_wsvm",

@@ -59,7 +59,7 @@ from theorycheck.solvers.margin import (
 from theorycheck.solvers.svm import wsvm_constraint_factors
 
 __all__ = ["LpMarginCertificate", "LpMarginSolution", "lp_certify", "solve_lp_margin_program",
-           "solve_lp_wsvm", "solve_lp_usvm"]
+           "solve_lp_hard_margin_svm", "solve_lp_wsvm", "solve_lp_usvm"]
 
 CACHE_SIZE = 512
 """Most solutions kept in memory (the oldest is dropped first); keyed by a hash of A, B and p."""
@@ -280,11 +280,23 @@ def solve_lp_wsvm(X, opt, p: float, *, queries=None, name="unnamed", trial=None)
     return solve_lp_margin_program(A, B, index, p, program=f"l_{p:g} W-SVM", where=where)
 
 
-@computation('solver', inputs=('Z', 'y', 'p'))
-def solve_lp_usvm(Z, y, p: float, *, name="unnamed", trial=None) -> LpMarginSolution:
-    r"""Certified l_p u-SVM ``min ||u||_p s.t. y_i u^T z_i >= 1`` for ``Z (n, d)``, ``y (n,)``;
-    ``solution.W`` is ``u`` as a ``(d, 1)`` matrix."""
-    Z, y = np.asarray(Z, dtype=np.float64), np.asarray(y, dtype=np.float64)
+@computation('solver', inputs=('X', 'y', 'p'))
+def solve_lp_hard_margin_svm(X, y, p: float, *, name="unnamed", trial=None,
+                             program="hard-margin SVM") -> LpMarginSolution:
+    r"""Certified l_p hard-margin SVM ``min ||w||_p s.t. y_i <w, x_i> >= 1`` of a linear classifier
+    for ``X (n, d)``, ``y (n,)`` in {-1, +1} (the limit direction of l_p mirror descent on
+    separable data); ``solution.W`` is ``w`` as a ``(d, 1)`` matrix, ``1 / solution.norm`` the l_p
+    margin.  p = 2 is `theorycheck.solvers.svm.solve_hard_margin_svm`."""
+    X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if X.ndim != 2 or y.shape != X.shape[:1]:
+        raise InvalidInputError(f"l_{p:g} {program}: need X (n, d) and y (n,), got {X.shape} and {y.shape}")
     where = f"data set {name!r}" + ("" if trial is None else f" trial {trial}")
-    return solve_lp_margin_program(y[:, None] * Z, np.ones((len(y), 1)), np.arange(len(y))[:, None],
-                                   p, program=f"l_{p:g} u-SVM", where=where)
+    return solve_lp_margin_program(y[:, None] * X, np.ones((len(y), 1)), np.arange(len(y))[:, None],
+                                   p, program=f"l_{p:g} {program}", where=where)
+
+
+def solve_lp_usvm(Z, y, p: float, *, name="unnamed", trial=None) -> LpMarginSolution:
+    r"""Certified l_p u-SVM ``min ||u||_p s.t. y_i u^T z_i >= 1`` for the tokens ``Z (n, d)``:
+    `solve_lp_hard_margin_svm` under the u-SVM's name; ``solution.W`` is ``u`` as a ``(d, 1)``
+    matrix."""
+    return solve_lp_hard_margin_svm(Z, y, p, name=name, trial=trial, program="u-SVM")

@@ -1,4 +1,14 @@
-"""The W-SVM and u-SVM references of token-selection attention.
+"""The hard-margin SVM of linear classifiers, and the W-SVM and u-SVM of token-selection attention.
+
+Hard-margin SVM (through the origin; the limit direction of gradient descent on separable
+data, Soudry, Hoffer, Nacson, Gunasekar, Srebro 2018, arXiv 1710.10345)::
+
+    w_svm = argmin_w ||w||_2   s.t.   y_i <w, x_i> >= 1   for all i,
+
+the margin program of :mod:`theorycheck.solvers.margin` with ``a_i = y_i x_i``, ``b_i = 1``;
+the max margin is ``1 / ||w_svm||``.  A bias is a constant feature: the SVM of ``(x_i, 1)``
+is the limit of GD on ``<w, x> + b``.  The l_p version is
+`theorycheck.solvers.lp_margin.solve_lp_hard_margin_svm`.
 
 W-SVM (the max-margin program of Tarzanagh et al. 2023, as used by Vasudeva, Deora,
 Thrampoulidis 2024, arXiv 2402.05738)::
@@ -13,8 +23,8 @@ u-SVM (Vasudeva, Deora, Thrampoulidis 2024)::
 
     u_mm = argmin_u ||u||_2   s.t.   y_i u^T z_i >= 1   for all i,
 
-on the optimal tokens ``z_i = x_{i,opt_i}``; the margin program with ``a_i = y_i z_i``, ``b_i = 1``
-(``W = u`` as a ``d x 1`` matrix).  The max margin is ``1 / ||u_mm||``.
+the hard-margin SVM of the optimal tokens ``z_i = x_{i,opt_i}``: `solve_usvm` is
+`solve_hard_margin_svm` under the paper's name.
 """
 
 from __future__ import annotations
@@ -27,7 +37,8 @@ from theorycheck.solvers.margin import MarginCertificate, MarginSolution, solve_
 from theorycheck.errors import InvalidInputError
 from theorycheck.lineage import computation
 
-__all__ = ["USVMSolution", "solve_usvm", "solve_usvm_batch", "solve_wsvm", "solve_wsvm_batch",
+__all__ = ["HardMarginSVMSolution", "USVMSolution", "solve_hard_margin_svm", "solve_hard_margin_svm_batch",
+           "solve_usvm", "solve_usvm_batch", "solve_wsvm", "solve_wsvm_batch",
            "wsvm_constraint_factors", "wsvm_orthonormal_closed_form"]
 
 
@@ -105,45 +116,77 @@ def solve_wsvm_batch(
 
 
 @dataclass(frozen=True)
-class USVMSolution:
-    """Certified u-SVM solution: ``u (d,)``, one multiplier per sample, and the certificate."""
+class HardMarginSVMSolution:
+    """Certified hard-margin SVM solution: ``w (d,)``, one multiplier per sample, and the
+    certificate."""
 
-    u: np.ndarray
+    w: np.ndarray
     multipliers: np.ndarray
     certificate: MarginCertificate
 
     @property
+    def u(self) -> np.ndarray:
+        """``w`` under the u-SVM's name (the decoder ``u_mm``)."""
+        return self.w
+
+    @property
     def margin(self) -> float:
-        """The max margin ``1 / ||u_mm||``."""
-        return 1.0 / float(np.linalg.norm(self.u))
+        """The max margin ``1 / ||w_svm||``."""
+        return 1.0 / float(np.linalg.norm(self.w))
 
 
-@computation('solver', inputs=('Z', 'y'))
-def solve_usvm(
-    Z: np.ndarray,
+#: the u-SVM's solution is the hard-margin SVM's
+USVMSolution = HardMarginSVMSolution
+
+
+@computation('solver', inputs=('X', 'y'))
+def solve_hard_margin_svm(
+    X: np.ndarray,
     y: np.ndarray,
     *,
     method: str = "primal",
     name: str = "unnamed",
     trial: int | None = None,
-) -> USVMSolution:
-    """Certified u-SVM ``min ||u|| s.t. y_i u^T z_i >= 1`` for ``Z (n, d)``, ``y (n,)`` in {-1, +1}.
+    program: str = "hard-margin SVM",
+) -> HardMarginSVMSolution:
+    """Certified hard-margin SVM ``min ||w|| s.t. y_i <w, x_i> >= 1`` for ``X (n, d)``, ``y (n,)``
+    in {-1, +1} (through the origin; a bias is a constant column of ``X``).
 
-    ``method``: ``"primal"`` or ``"dual"`` (kernel ``K_{ij} = y_i y_j <z_i, z_j>``,
-    ``u = sum_i lambda_i y_i z_i``).  Raises ``InfeasibleProgramError`` when the labels are not
-    linearly separable through the origin.
+    ``method``: ``"primal"`` or ``"dual"`` (kernel ``K_{ij} = y_i y_j <x_i, x_j>``,
+    ``w = sum_i lambda_i y_i x_i``).  Raises ``InfeasibleProgramError`` naming ``program``,
+    ``name`` and ``trial`` when the labels are not linearly separable through the origin.
     """
-    Z = np.asarray(Z, dtype=np.float64)
+    X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
+    if X.ndim != 2 or y.shape != X.shape[:1]:
+        raise InvalidInputError(f"{program}: need X (n, d) and y (n,), got {X.shape} and {y.shape}")
     solution = solve_margin_program(
-        y[:, None] * Z,
+        y[:, None] * X,
         np.ones((len(y), 1)),
         np.arange(len(y))[:, None],
         method=method,
-        program="u-SVM",
+        program=program,
         where=_where(name, trial),
     )
-    return USVMSolution(solution.W[:, 0], solution.multipliers, solution.certificate)
+    return HardMarginSVMSolution(solution.W[:, 0], solution.multipliers, solution.certificate)
+
+
+def solve_usvm(Z: np.ndarray, y: np.ndarray, *, method: str = "primal", name: str = "unnamed",
+               trial: int | None = None) -> HardMarginSVMSolution:
+    """The u-SVM ``min ||u|| s.t. y_i u^T z_i >= 1`` of the tokens ``Z (n, d)``: `solve_hard_margin_svm`
+    (the solution's ``u`` is its ``w``), named "u-SVM" in error messages."""
+    return solve_hard_margin_svm(Z, y, method=method, name=name, trial=trial, program="u-SVM")
+
+
+def solve_hard_margin_svm_batch(X: np.ndarray, y: np.ndarray, *, method: str = "primal",
+                                name: str = "unnamed", program: str = "hard-margin SVM") -> np.ndarray:
+    """``w_svm`` of every trial of ``X (K, n, d)``, labels ``y (K, n)``, stacked ``(K, d)``;
+    ``name`` names the data set in error messages (with the trial's index)."""
+    X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if X.ndim != 3 or y.shape != X.shape[:2]:
+        raise InvalidInputError(f"{program}: need X (K, n, d) and y (K, n), got {X.shape} and {y.shape}")
+    return np.stack([solve_hard_margin_svm(X[k], y[k], method=method, name=name, trial=k, program=program).w
+                     for k in range(len(X))])
 
 
 @computation('solver', inputs=('X', 'y', 'opt'))
@@ -151,12 +194,12 @@ def solve_usvm_batch(
     X: np.ndarray, y: np.ndarray, opt: np.ndarray, *, method: str = "primal", name: str = "unnamed"
 ) -> np.ndarray:
     """``u_mm`` of every trial of ``X (K, n, T, d)``, labels ``y (K, n)``, on its tokens
-    ``x_{i,opt_i}`` (``opt (K, n)``), stacked ``(K, d)``; ``name`` names the data set in error
-    messages (with the trial's index)."""
+    ``x_{i,opt_i}`` (``opt (K, n)``), stacked ``(K, d)``: `solve_hard_margin_svm_batch` of those
+    tokens; ``name`` names the data set in error messages (with the trial's index)."""
     X, y, opt = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64), np.asarray(opt)
     _check_batch(X, opt, y)
     Z = np.take_along_axis(X, opt[:, :, None, None], axis=2)[:, :, 0]
-    return np.stack([solve_usvm(Z[k], y[k], method=method, name=name, trial=k).u for k in range(len(X))])
+    return solve_hard_margin_svm_batch(Z, y, method=method, name=name, program="u-SVM")
 
 
 def wsvm_orthonormal_closed_form(X: np.ndarray, opt: np.ndarray, tol: float = 1e-10) -> np.ndarray:
