@@ -295,6 +295,7 @@ def solve_lp_hard_margin_svm(X, y, p: float, *, name="unnamed", trial=None,
                                    p, program=f"l_{p:g} {program}", where=where)
 
 
+@computation('solver', inputs=('Z', 'y', 'p'))
 def solve_lp_usvm(Z, y, p: float, *, name="unnamed", trial=None) -> LpMarginSolution:
     r"""Certified l_p u-SVM ``min ||u||_p s.t. y_i u^T z_i >= 1`` for the tokens ``Z (n, d)``:
     `solve_lp_hard_margin_svm` under the u-SVM's name; ``solution.W`` is ``u`` as a ``(d, 1)``

@@ -171,6 +171,7 @@ def solve_hard_margin_svm(
     return HardMarginSVMSolution(solution.W[:, 0], solution.multipliers, solution.certificate)
 
 
+@computation('solver', inputs=('Z', 'y'))
 def solve_usvm(Z: np.ndarray, y: np.ndarray, *, method: str = "primal", name: str = "unnamed",
                trial: int | None = None) -> HardMarginSVMSolution:
     """The u-SVM ``min ||u|| s.t. y_i u^T z_i >= 1`` of the tokens ``Z (n, d)``: `solve_hard_margin_svm`
@@ -178,6 +179,7 @@ def solve_usvm(Z: np.ndarray, y: np.ndarray, *, method: str = "primal", name: st
     return solve_hard_margin_svm(Z, y, method=method, name=name, trial=trial, program="u-SVM")
 
 
+@computation('solver', inputs=('X', 'y'))
 def solve_hard_margin_svm_batch(X: np.ndarray, y: np.ndarray, *, method: str = "primal",
                                 name: str = "unnamed", program: str = "hard-margin SVM") -> np.ndarray:
     """``w_svm`` of every trial of ``X (K, n, d)``, labels ``y (K, n)``, stacked ``(K, d)``;
