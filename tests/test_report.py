@@ -62,10 +62,37 @@ def test_nonfinite_fit_is_shown_not_a_crash():
 def test_binomial_monotone_and_holds_say_what_they_counted():
     assert decision_view(with_role(checks.binomial("p", [True] * 9 + [False], p=0.5)))[
         "worst"].startswith("9 of 10 trials; p-value")
-    assert decision_view(with_role(checks.monotone("m", [3.0, 2.0, 2.5], increasing=False)))[
-        "worst"] == "worst step -0.5 at [1]; 1 steps beyond the tolerance"
     assert decision_view(with_role(checks.holds("h", [True, False])))["worst"] == \
         "1 of 2 true; first false at element 1"
+
+
+def test_a_monotone_check_says_its_worst_step_in_words():
+    """The check records the least step along the direction (-1.9e-07 here is no increase at
+    all); the report says which way the worst step went and what the tolerance allows."""
+    passing = decision_view(with_role(checks.monotone("m", [1.0, 1.0 - 1.9e-7, 0.5],
+                                                      increasing=False, tol=7.1e-15)))
+    assert (passing["measured"], passing["reference"]) == (
+        "no increase; smallest decrease 1.9e-07", "increase up to 7.1e-15 (tol)")
+    assert passing["worst"] == ("least slack 1.9e-07 at the step between elements 0 and 1; "
+                                "no step beyond the tolerance")
+    failing = decision_view(with_role(checks.monotone("m", [3.0, 2.0, 2.5], increasing=False)))
+    assert (failing["measured"], failing["reference"]) == ("largest increase 0.5",
+                                                           "no increase allowed (tol 0)")
+    assert failing["worst"] == ("least slack -0.5 at the step between elements 1 and 2; "
+                                "1 step(s) beyond the tolerance")
+    rising = decision_view(with_role(checks.monotone("m", [[1.0, 2.0], [0.5, 3.0]],
+                                                     increasing=True, tol=0.1)))
+    assert rising["measured"] == "largest decrease 0.5" and "step [0, 0]" in rising["worst"]
+    assert "largest increase 0.5 vs no increase allowed" in render_terminal(
+        monotone_failure(sample_results()))
+
+
+def monotone_failure(results: dict) -> dict:
+    """The sample run with its failing claim's first conclusion a failing monotone check."""
+    claim = results["claims"][2]
+    claim["decisions"][0] = with_role(checks.monotone("loss falls", [3.0, 2.0, 2.5],
+                                                      increasing=False))
+    return results
 
 
 def test_overview_counts_are_the_summary_counts_per_paper_and_in_total():

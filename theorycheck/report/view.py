@@ -181,10 +181,33 @@ def _test_worst(d: dict) -> str:
             f"{short(detail.get('reject_prob_at_null'))}{_power_text(detail)}")
 
 
+def _monotone_numbers(d: dict) -> tuple[str, str] | None:
+    """monotone, in words (the check records the least step along the stated direction, which
+    passes at ``>= -tol``): the largest step against the direction, or, when there is none, the
+    smallest step along it; and the step against the direction the tolerance allows."""
+    worst, tol = _number(d["measured"]), _number(d.get("tolerance", {}).get("tol"))
+    if worst is None or tol is None:
+        return None
+    along, against = (("increase", "decrease") if d["tolerance"].get("direction") == "increasing"
+                      else ("decrease", "increase"))
+    measured = (f"largest {against} {short(-worst)}" if worst < 0
+                else f"no {against}; smallest {along} {short(worst)}")
+    allowed = f"{against} up to {short(tol)} (tol)" if tol > 0 else f"no {against} allowed (tol 0)"
+    return measured, allowed
+
+
 def _monotone_worst(d: dict) -> str:
+    """monotone: the step with the least slack (its step along the direction plus ``tol``),
+    where it is, and how many steps go beyond the tolerance."""
     detail = d.get("detail", {})
-    return (f"worst step {short(d['measured'])} at {detail.get('worst_step_index')}; "
-            f"{detail.get('n_violations', 0)} steps beyond the tolerance")
+    index = detail.get("worst_step_index") or []
+    where = (f"the step between elements {index[0]} and {index[0] + 1}" if len(index) == 1
+             else f"step {index} (along the checked axis)")
+    worst, tol = _number(d["measured"]), _number(d.get("tolerance", {}).get("tol")) or 0.0
+    slack = "" if worst is None else f" {short(worst + tol)}"
+    beyond = detail.get("n_violations", 0)
+    return f"least slack{slack} at {where}; " + (f"{beyond} step(s) beyond the tolerance"
+                                                 if beyond else "no step beyond the tolerance")
 
 
 def _holds_worst(d: dict) -> str:
@@ -214,12 +237,21 @@ def _worst_text(d: dict) -> str:
     return refused or (worst(d) if worst else "")
 
 
+def _numbers_text(d: dict) -> tuple[str, str]:
+    """The decision's measured value and reference as the report shows them: in words where
+    the recorded numbers would mislead (a monotone check's signed least step), else the
+    numbers."""
+    words = _monotone_numbers(d) if d["kind"] == "monotone" else None
+    return words or (short(d["measured"]),
+                     "" if d.get("reference") is None else short(d["reference"]))
+
+
 def decision_view(d: dict) -> dict:
     """One decision as the report shows it."""
+    measured, reference = _numbers_text(d)
     return {"name": d["name"], "role": d.get("role") or "", "kind": d["kind"],
             "passed": d["passed"], "mark": "ok" if d["passed"] else "FAILED",
-            "measured": short(d["measured"]),
-            "reference": "" if d.get("reference") is None else short(d["reference"]),
+            "measured": measured, "reference": reference,
             "tolerance": tolerance_text(d), "worst": _worst_text(d),
             "fit": _fit(d), "warnings": list(d.get("warnings") or [])}
 
