@@ -7,11 +7,13 @@ import re
 import numpy as np
 import pytest
 
-from tests.report_samples import sample_results
+from tests.report_samples import control, sample_results
 from theorycheck import checks
 from theorycheck.report import rerender, render_terminal, write_report
-from theorycheck.report.plots import control_overlays, render_claim_plots
+from theorycheck.report.plots import (REJUDGES, REPEATS, control_overlays, plot_figure, plot_key,
+                                      render_claim_plots)
 from theorycheck.report.render import render_html, render_markdown
+from theorycheck.report.results import summary_counts
 from theorycheck.report.view import decision_view, report_view
 
 
@@ -228,6 +230,87 @@ def test_a_control_overlays_only_its_measured_curves_on_the_claims_plot_of_that_
     assert control_overlays(claim, "another plot") == []
 
 
+def curve(label: str, y, style: str = "measured") -> dict:
+    return {"label": label, "style": style, "x": list(range(len(y))), "y": [float(v) for v in y]}
+
+
+def claim_with_every_kind_of_control() -> dict:
+    """The sample's passing claim (loss exp(-t) on a log axis, control slow_step inside its
+    axes) with a control whose two curves lie far above the claim's axes, a statement control
+    of discrimination evidence and a reference control that recorded the claim's own curve."""
+    claim = sample_results()["claims"][0]
+    t = np.arange(12.0)
+    own = claim["plots"][0]["curves"]
+    def drawing(name, kind, evidence, *curves):
+        return control(name, kind, ["log-loss slope"], "failed_as_expected", [],
+                       evidence=evidence, plots=[{"name": "loss", "curves": list(curves)}])
+
+    claim["controls"] += [
+        drawing("far", "dynamics", "independent", curve("L", 1e6 * 1.5 ** t),
+                curve("L, second run", 2e6 * 1.5 ** t), curve("its bound", 1e9 + t, "bound")),
+        drawing("stricter", "statement", "discrimination", curve("L", 0.5 * np.exp(-t))),
+        drawing("same_run", "reference", "discrimination", dict(own[0], label="L"))]
+    return claim
+
+
+def legend(ax) -> list[str]:
+    return [text.get_text() for text in ax.get_legend().get_texts()]
+
+
+def test_each_control_has_one_colour_and_one_legend_entry():
+    claim = claim_with_every_kind_of_control()
+    fig = plot_figure(claim["plots"][0], control_overlays(claim, "loss"))
+    top, whole = fig.axes
+    assert legend(top) == ["L(W_t)", "control slow_step", "control far (whole, below)"]
+    assert legend(whole) == ["control far"]
+    far = [line for line in top.get_lines() if line.get_ydata()[0] >= 1e6]
+    assert len(far) == 2 and far[0].get_color() == far[1].get_color()
+    assert far[0].get_color() != next(line for line in top.get_lines()
+                                      if line.get_label() == "control slow_step").get_color()
+
+
+def test_a_control_that_only_rejudges_or_repeats_the_claims_numbers_draws_nothing():
+    claim = claim_with_every_kind_of_control()
+    assert {c["control"] for c in control_overlays(claim, "loss")} == {"slow_step", "far"}
+    key = plot_key(claim, claim["plots"][0])
+    assert key["drawn"] == ["slow_step", "far"] and key["below"] == ["far"]
+    assert key["left_out"] == [("stricter", REJUDGES), ("same_run", REPEATS)]
+    # the same statement control, had it recomputed, would draw its own curve
+    claim["controls"][2]["evidence"] = "independent"
+    assert "stricter" in plot_key(claim, claim["plots"][0])["drawn"]
+
+
+def test_no_control_curve_is_dropped_for_being_off_the_claims_axes():
+    """A control curve entirely outside the claim's axes is drawn whole in the second panel,
+    inside that panel's limits; the claim's panel keeps the claim's axes."""
+    claim = claim_with_every_kind_of_control()
+    plot = claim["plots"][0]
+    top, whole = plot_figure(plot, control_overlays(claim, "loss")).axes
+    assert top.get_ylim()[1] < 10  # the claim's axes: its loss starts at 1
+    far_y = [c["y"] for c in claim["controls"][1]["plots"][0]["curves"][:2]]
+    drawn = [list(line.get_ydata()) for line in whole.get_lines()]
+    assert all(y in drawn for y in far_y)
+    low, high = whole.get_ylim()
+    assert low <= min(map(min, far_y)) and max(map(max, far_y)) <= high
+    # with every control inside the claim's axes there is one panel
+    claim["controls"] = claim["controls"][:1]
+    assert len(plot_figure(plot, control_overlays(claim, "loss")).axes) == 1
+
+
+def test_the_report_says_under_each_plot_what_it_shows_of_the_controls(tmp_path):
+    results = sample_results()
+    results["claims"][0] = claim_with_every_kind_of_control()
+    results["summary"] = summary_counts(results)
+    out = write_report(results, tmp_path / "latest")
+    page = (out / "report.html").read_text()
+    caption = re.search(r'<figcaption class="plot-key"([^>]*)>(.*?)</figcaption>', page, re.S)
+    assert caption.group(1).strip() == ('data-drawn="slow_step,far" data-below="far" '
+                                        'data-left-out="stricter,same_run"')
+    assert "Controls drawn, one colour and legend entry each: slow_step, far" in caption.group(2)
+    assert "not drawn: stricter (re-judges the claim&#39;s numbers" in caption.group(2)
+    assert "Controls drawn, one colour and legend entry each" in (out / "report.md").read_text()
+
+
 ONE_POINT_AND_HIDDEN_CONTROL = '''
 @claim("toy.thm1.plots", source="Theorem 1", statement="A small number is small.", provenance="stated",
        controls={"big": Control("reference", breaks=["small"], description="a big number instead")})
@@ -239,10 +322,14 @@ def test_plots(tc):
 '''
 
 
-def test_a_one_point_curve_and_a_control_curve_off_the_axes_warn(pytester, claim_file):
+def test_a_one_point_curve_warns_and_a_control_curve_off_the_axes_is_drawn(pytester, claim_file):
     claim_file(ONE_POINT_AND_HIDDEN_CONTROL)
-    run = pytester.runpytest("-p", "no:cacheprovider", "-W", "default")
+    run = pytester.runpytest("-p", "no:cacheprovider", "-W", "default",
+                             "--tc-report-dir", "out")
     run.assert_outcomes(passed=1, xfailed=1)
-    run.stdout.fnmatch_lines(["*CurveWarning*curve 'a single point' of plot 'one' has 1 point(s)*",
-                              "*warning: toy.thm1.plots: plot 'two': control big: values lie(s) "
-                              "entirely outside the claim's axes*"])
+    run.stdout.fnmatch_lines(["*CurveWarning*curve 'a single point' of plot 'one' has 1 point(s)*"])
+    results = json.loads((pytester.path / "out" / "results.json").read_text())
+    (claim,) = results["claims"]
+    two = claim["plots"][[p["name"] for p in claim["plots"]].index("two")]
+    assert plot_key(claim, two)["below"] == ["big"]
+    assert 'data-below="big"' in (pytester.path / "out" / "report.html").read_text()

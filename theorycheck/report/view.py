@@ -20,6 +20,7 @@ from itertools import groupby
 import numpy as np
 
 from ..checks import non_finite_text
+from .plots import plot_key
 from .results import CLAIM_OUTCOMES, CONTROL_OUTCOMES
 
 VERDICT_MARK = {"passed": "PASS", "failed": "FAIL", "hypotheses_not_met": "HYPOTHESES NOT MET",
@@ -324,6 +325,32 @@ def evidence_text(c: dict) -> str:
     return text
 
 
+def plot_caption(key: dict) -> str:
+    """The line under a plot saying what it shows of the controls (``key``:
+    :func:`theorycheck.report.plots.plot_key`)."""
+    parts = []
+    if key["drawn"]:
+        parts.append(f"controls drawn, one colour and legend entry each: {', '.join(key['drawn'])}")
+    if key["below"]:
+        parts.append("their whole curves in the lower panel (they leave the claim's axes): "
+                     + ", ".join(key["below"]))
+    parts += [f"not drawn: {name} ({why})" for name, why in key["left_out"]]
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:] + "." if text else ""
+
+
+def plots_view(c: dict) -> list[dict]:
+    """Per plot file of a claim (``images``, drawn by `theorycheck.report.plots`): the file,
+    what it shows of the controls (:func:`theorycheck.report.plots.plot_key`) and the caption
+    saying so."""
+    images, plots = list(c.get("images") or []), c.get("plots") or []
+    if len(images) != len(plots):  # not drawn by this version: no key to give
+        return [{"image": image, "drawn": [], "below": [], "left_out": [], "caption": ""}
+                for image in images]
+    keys = [plot_key(c, plot) for plot in plots]
+    return [dict(key, image=image, caption=plot_caption(key)) for image, key in zip(images, keys)]
+
+
 def claim_view(c: dict, results: dict) -> dict:
     controls = [control_view(k) for k in c["controls"]]
     refutes = [x for x in results["claims"]
@@ -342,7 +369,7 @@ def claim_view(c: dict, results: dict) -> dict:
             "failed_preconditions": c.get("failed_preconditions", []),
             "decisions": [decision_view(d) for d in c["decisions"]],
             "measurements": [(k, short(v)) for k, v in c["measurements"].items()],
-            "images": list(c.get("images", [])), "controls": controls,
+            "images": list(c.get("images", [])), "plots": plots_view(c), "controls": controls,
             "refutes": [{"id": x["id"], "source": x["source"], "statement": x["statement"],
                          "outcome": x["outcome"], "mark": claim_mark(x),
                          "numbers": counterexample(x)} for x in refutes],
