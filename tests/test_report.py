@@ -7,13 +7,13 @@ import re
 import numpy as np
 import pytest
 
-from tests.report_samples import control, sample_results
+from tests.report_samples import (claim_with_every_kind_of_control, one_claim_results,
+                                  sample_results)
 from theorycheck import checks
 from theorycheck.report import rerender, render_terminal, write_report
 from theorycheck.report.plots import (REJUDGES, REPEATS, control_overlays, plot_figure, plot_key,
                                       render_claim_plots)
 from theorycheck.report.render import render_html, render_markdown
-from theorycheck.report.results import summary_counts
 from theorycheck.report.view import decision_view, report_view
 
 
@@ -230,29 +230,6 @@ def test_a_control_overlays_only_its_measured_curves_on_the_claims_plot_of_that_
     assert control_overlays(claim, "another plot") == []
 
 
-def curve(label: str, y, style: str = "measured") -> dict:
-    return {"label": label, "style": style, "x": list(range(len(y))), "y": [float(v) for v in y]}
-
-
-def claim_with_every_kind_of_control() -> dict:
-    """The sample's passing claim (loss exp(-t) on a log axis, control slow_step inside its
-    axes) with a control whose two curves lie far above the claim's axes, a statement control
-    of discrimination evidence and a reference control that recorded the claim's own curve."""
-    claim = sample_results()["claims"][0]
-    t = np.arange(12.0)
-    own = claim["plots"][0]["curves"]
-    def drawing(name, kind, evidence, *curves):
-        return control(name, kind, ["log-loss slope"], "failed_as_expected", [],
-                       evidence=evidence, plots=[{"name": "loss", "curves": list(curves)}])
-
-    claim["controls"] += [
-        drawing("far", "dynamics", "independent", curve("L", 1e6 * 1.5 ** t),
-                curve("L, second run", 2e6 * 1.5 ** t), curve("its bound", 1e9 + t, "bound")),
-        drawing("stricter", "statement", "discrimination", curve("L", 0.5 * np.exp(-t))),
-        drawing("same_run", "reference", "discrimination", dict(own[0], label="L"))]
-    return claim
-
-
 def legend(ax) -> list[str]:
     return [text.get_text() for text in ax.get_legend().get_texts()]
 
@@ -298,10 +275,7 @@ def test_no_control_curve_is_dropped_for_being_off_the_claims_axes():
 
 
 def test_the_report_says_under_each_plot_what_it_shows_of_the_controls(tmp_path):
-    results = sample_results()
-    results["claims"][0] = claim_with_every_kind_of_control()
-    results["summary"] = summary_counts(results)
-    out = write_report(results, tmp_path / "latest")
+    out = write_report(one_claim_results(), tmp_path / "latest")
     page = (out / "report.html").read_text()
     caption = re.search(r'<figcaption class="plot-key"([^>]*)>(.*?)</figcaption>', page, re.S)
     assert caption.group(1).strip() == ('data-drawn="slow_step,far" data-below="far" '

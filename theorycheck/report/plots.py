@@ -42,7 +42,7 @@ PARALLEL_FROM = 12
 #: bump to redraw every plot when the drawing itself changes
 STYLE_VERSION = "5"
 #: why a control that recorded the plot draws nothing on it
-REJUDGES = "re-judges the claim's numbers (a statement control of discrimination evidence)"
+REJUDGES = "re-judges the claim's numbers: a statement control of discrimination evidence"
 REPEATS = "its curves repeat the claim's"
 
 
