@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 import pytest
+from matplotlib.colors import to_hex
 
 from tests.report_samples import (claim_with_every_kind_of_control, one_claim_results,
                                   sample_results)
@@ -244,6 +245,16 @@ def test_each_control_has_one_colour_and_one_legend_entry():
     assert len(far) == 2 and far[0].get_color() == far[1].get_color()
     assert far[0].get_color() != next(line for line in top.get_lines()
                                       if line.get_label() == "control slow_step").get_color()
+
+
+def test_no_control_takes_the_colour_of_one_of_the_claims_curves():
+    claim = claim_with_every_kind_of_control()
+    plot = claim["plots"][0]
+    plot["curves"] += [dict(plot["curves"][0], label=f"query {i}") for i in range(5)]
+    lines = plot_figure(plot, control_overlays(claim, "loss")).axes[0].get_lines()
+    own = {to_hex(line.get_color()) for line in lines[:6]}
+    controls = {to_hex(line.get_color()) for line in lines[6:]}
+    assert len(own) == 6 and len(controls) == 2 and not own & controls
 
 
 def test_a_control_that_only_rejudges_or_repeats_the_claims_numbers_draws_nothing():

@@ -25,7 +25,7 @@ from matplotlib.image import imread
 from tests.report_samples import one_claim_results, sample_results
 from theorycheck.claim import PROVENANCE
 from theorycheck.report import write_report
-from theorycheck.report.plots import CONTROL_COLORS
+from theorycheck.report.plots import control_colors, control_overlays
 from theorycheck.report.results import CLAIM_OUTCOMES, CONTROL_OUTCOMES
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -172,14 +172,17 @@ def test_a_claim_page_shows_its_plot_with_one_key_entry_per_control_and_none_dro
     blank, on which the far control's curves show in its colour (the second panel: in the
     claim's panel they would be off the axes), and whose caption keys one entry per control
     that draws and says why the two others draw nothing; no plot warning anywhere."""
-    out = write_report(one_claim_results(), tmp_path / "latest")
+    results = one_claim_results()
+    out = write_report(results, tmp_path / "latest")
+    (claim,) = results["claims"]
+    far = control_colors(claim["plots"][0], control_overlays(claim, "loss"))["far"]
     image = screenshot(out / "report.html", tmp_path)
     assert image.shape[:2] == (WINDOW[1], WINDOW[0])
     assert image.std() > 0.05  # this page: 0.13; a blank one (a failed load, a scroll into
     # emptiness) 0
     # far's two curves span the second panel's width (~500 pixels each: 860 pixels match);
     # without the second panel no pixel matches
-    assert pixels_of(image, CONTROL_COLORS[1]) > 400
+    assert pixels_of(image, far) > 400
     loaded, console = open_in_browser(out / "report.html", tmp_path)
     assert console == [] and loaded.body["data-broken-images"] == "0"
     assert loaded.captions == [{"data-drawn": "slow_step,far", "data-below": "far",

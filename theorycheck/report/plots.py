@@ -32,9 +32,9 @@ from ..evidence import DISCRIMINATION
 from ..files import atomic_write, make_folder
 
 LINESTYLES = {"measured": "-", "theory": "--", "bound": ":", "reference": "-."}
-#: the controls' colours in the order of the claim's controls (the claim's own curves take
-#: matplotlib's default cycle, which starts blue, orange, green, red)
-CONTROL_COLORS = ("0.3", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan")
+#: the controls' colours, in the order of the claim's controls, less those its own curves
+#: take (the n-th curve takes matplotlib's default colour ``C<n mod 10>``)
+CONTROL_COLORS = ("0.3", "C9", "C8", "C6", "C5", "C4", "C3", "C2", "C1", "C0")
 #: the height of one panel of a plot, inches
 PANEL_HEIGHT = 3.8
 #: below this many plots to draw, starting worker processes costs more than it saves
@@ -199,6 +199,17 @@ def _shade(ax, plot: dict) -> None:
                        label=span.get("label") or "stated region")
 
 
+def control_colors(plot: dict, overlays: list[dict]) -> dict[str, str]:
+    """Each control's colour on ``plot``: :data:`CONTROL_COLORS` in turn, skipping the colours
+    of the claim's own curves (and cycling when the controls outnumber the rest)."""
+    taken = {f"C{i % 10}" for i in range(len(plot["curves"]))}
+    free = [color for color in CONTROL_COLORS if color not in taken]
+    colors = {}
+    for curve in overlays:
+        colors.setdefault(curve["control"], free[len(colors) % len(free)])
+    return colors
+
+
 def _panel(fig, plot: dict, index: int, panels: int, title: str):
     """Axes number ``index`` (from the top) of ``panels`` stacked panels, each
     :data:`PANEL_HEIGHT` high with fixed margins (a layout engine measures every tick label and doubles the drawing time)."""
@@ -227,9 +238,7 @@ def plot_figure(plot: dict, overlays: list[dict] = ()):
     from matplotlib.figure import Figure
 
     leaving = set(curves_leaving_axes(plot, overlays))
-    colors = {}
-    for curve in overlays:
-        colors.setdefault(curve["control"], CONTROL_COLORS[len(colors) % len(CONTROL_COLORS)])
+    colors = control_colors(plot, overlays)
     panels = 2 if leaving else 1
     fig = Figure(figsize=(6.0, PANEL_HEIGHT * panels), dpi=100)
     ax = _panel(fig, plot, 0, panels, plot["title"])

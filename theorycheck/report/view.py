@@ -334,7 +334,8 @@ def plot_caption(key: dict) -> str:
     if key["below"]:
         parts.append("their whole curves in the lower panel (they leave the claim's axes): "
                      + ", ".join(key["below"]))
-    parts += [f"not drawn: {name} ({why})" for name, why in key["left_out"]]
+    if key["left_out"]:
+        parts.append("not drawn: " + ", ".join(f"{name} ({why})" for name, why in key["left_out"]))
     text = "; ".join(parts)
     return text[:1].upper() + text[1:] + "." if text else ""
 
