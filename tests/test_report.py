@@ -285,6 +285,20 @@ def test_no_control_curve_is_dropped_for_being_off_the_claims_axes():
     assert len(plot_figure(plot, control_overlays(claim, "loss")).axes) == 1
 
 
+def test_a_log_axis_within_one_decade_keeps_labelled_ticks():
+    """Minor ticks are off, except where a log axis holds fewer than two major ticks."""
+    plot = {"name": "gap", "title": "gap", "xlabel": "n", "ylabel": "gap", "xscale": "log",
+            "yscale": "log", "curves": [{"label": "gap", "style": "measured",
+                                         "x": [16.0, 32.0, 64.0], "y": [0.1, 0.05, 0.025]}]}
+    ax = plot_figure(plot).axes[0]
+    ax.figure.canvas.draw()
+    assert len(ax.xaxis.get_minorticklocs()) >= 2 and len(ax.yaxis.get_minorticklocs()) >= 2
+    plot["curves"][0]["x"] = [1.0, 10.0, 100.0]
+    plot["curves"][0]["y"] = [1.0, 0.1, 0.01]
+    ax = plot_figure(plot).axes[0]
+    assert len(ax.xaxis.get_minorticklocs()) == 0 == len(ax.yaxis.get_minorticklocs())
+
+
 def test_the_report_says_under_each_plot_what_it_shows_of_the_controls(tmp_path):
     out = write_report(one_claim_results(), tmp_path / "latest")
     page = (out / "report.html").read_text()
