@@ -9,6 +9,8 @@ has to show (one inside its axes, one far outside, one re-judging, one repeating
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from theorycheck import checks
@@ -135,9 +137,10 @@ def claim_with_every_kind_of_control() -> dict:
     t = np.arange(12.0)
     own = claim["plots"][0]["curves"]
 
-    def drawing(name, kind, evidence, *curves):
-        return control(name, kind, ["log-loss slope"], "failed_as_expected", [],
-                       evidence=evidence, plots=[{"name": "loss", "curves": list(curves)}])
+    def drawing(name, kind, evidence, *curves):  # breaking the slope as slow_step does
+        return control(name, kind, ["log-loss slope"], "failed_as_expected",
+                       copy.deepcopy(claim["controls"][0]["decisions"]), evidence=evidence,
+                       plots=[{"name": "loss", "curves": list(curves)}])
 
     claim["controls"] += [
         drawing("far", "dynamics", "independent", curve("L", 1e6 * 1.5 ** t),
