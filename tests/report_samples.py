@@ -4,8 +4,12 @@ Two papers: ``toy`` with a passing claim (a plot, a control that drew its own cu
 a statement refuted as written and corrected by that claim, and a failing claim whose
 controls passed unexpectedly and crashed; ``demo`` with a claim whose hypotheses did not hold.
 The decisions come from the real check functions, so their details are the real ones.
+:func:`one_claim_results`: a run of that passing claim with every kind of control a plot
+has to show (one inside its axes, one far outside, one re-judging, one repeating it).
 """
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
@@ -116,5 +120,40 @@ def sample_results() -> dict:
                                     "lem5.pending"],
                    "pending": ["lem5.pending"], "citation": 'A. Author, "Toy", arXiv 2401.00001.'}},
                "claims": [good, refuted, bad, not_met]}
+    results["summary"] = summary_counts(results)
+    return results
+
+
+def curve(label: str, y, style: str = "measured") -> dict:
+    """One recorded curve over x = 0, 1, ..."""
+    return {"label": label, "style": style, "x": list(range(len(y))), "y": [float(v) for v in y]}
+
+
+def claim_with_every_kind_of_control() -> dict:
+    """The sample's passing claim (loss exp(-t) on a log axis, control slow_step inside its
+    axes) with a control whose two curves lie far above the claim's axes, a statement control
+    of discrimination evidence and a reference control that recorded the claim's own curve."""
+    claim = sample_results()["claims"][0]
+    t = np.arange(12.0)
+    own = claim["plots"][0]["curves"]
+
+    def drawing(name, kind, evidence, *curves):  # breaking the slope as slow_step does
+        return control(name, kind, ["log-loss slope"], "failed_as_expected",
+                       copy.deepcopy(claim["controls"][0]["decisions"]), evidence=evidence,
+                       plots=[{"name": "loss", "curves": list(curves)}])
+
+    claim["controls"] += [
+        drawing("far", "dynamics", "independent", curve("L", 1e6 * 1.5 ** t),
+                curve("L, second run", 2e6 * 1.5 ** t), curve("its bound", 1e9 + t, "bound")),
+        drawing("stricter", "statement", "discrimination", curve("L", 0.5 * np.exp(-t))),
+        drawing("same_run", "reference", "discrimination", dict(own[0], label="L"))]
+    return claim
+
+
+def one_claim_results() -> dict:
+    """A run of the one claim :func:`claim_with_every_kind_of_control`: its report is the page
+    of that claim."""
+    results = sample_results()
+    results["claims"] = [claim_with_every_kind_of_control()]
     results["summary"] = summary_counts(results)
     return results

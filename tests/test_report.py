@@ -6,11 +6,14 @@ import re
 
 import numpy as np
 import pytest
+from matplotlib.colors import to_hex
 
-from tests.report_samples import sample_results
+from tests.report_samples import (claim_with_every_kind_of_control, one_claim_results,
+                                  sample_results)
 from theorycheck import checks
 from theorycheck.report import rerender, render_terminal, write_report
-from theorycheck.report.plots import control_overlays, render_claim_plots
+from theorycheck.report.plots import (REJUDGES, REPEATS, control_overlays, plot_figure, plot_key,
+                                      render_claim_plots)
 from theorycheck.report.render import render_html, render_markdown
 from theorycheck.report.view import decision_view, report_view
 
@@ -62,10 +65,37 @@ def test_nonfinite_fit_is_shown_not_a_crash():
 def test_binomial_monotone_and_holds_say_what_they_counted():
     assert decision_view(with_role(checks.binomial("p", [True] * 9 + [False], p=0.5)))[
         "worst"].startswith("9 of 10 trials; p-value")
-    assert decision_view(with_role(checks.monotone("m", [3.0, 2.0, 2.5], increasing=False)))[
-        "worst"] == "worst step -0.5 at [1]; 1 steps beyond the tolerance"
     assert decision_view(with_role(checks.holds("h", [True, False])))["worst"] == \
         "1 of 2 true; first false at element 1"
+
+
+def test_a_monotone_check_says_its_worst_step_in_words():
+    """The check records the least step along the direction (-1.9e-07 here is no increase at
+    all); the report says which way the worst step went and what the tolerance allows."""
+    passing = decision_view(with_role(checks.monotone("m", [1.0, 1.0 - 1.9e-7, 0.5],
+                                                      increasing=False, tol=7.1e-15)))
+    assert (passing["measured"], passing["reference"]) == (
+        "no increase; smallest decrease 1.9e-07", "increase up to 7.1e-15 (tol)")
+    assert passing["worst"] == ("least slack 1.9e-07 at the step between elements 0 and 1; "
+                                "no step beyond the tolerance")
+    failing = decision_view(with_role(checks.monotone("m", [3.0, 2.0, 2.5], increasing=False)))
+    assert (failing["measured"], failing["reference"]) == ("largest increase 0.5",
+                                                           "no increase allowed (tol 0)")
+    assert failing["worst"] == ("least slack -0.5 at the step between elements 1 and 2; "
+                                "1 step(s) beyond the tolerance")
+    rising = decision_view(with_role(checks.monotone("m", [[1.0, 2.0], [0.5, 3.0]],
+                                                     increasing=True, tol=0.1)))
+    assert rising["measured"] == "largest decrease 0.5" and "step [0, 0]" in rising["worst"]
+    assert "largest increase 0.5 vs no increase allowed" in render_terminal(
+        monotone_failure(sample_results()))
+
+
+def monotone_failure(results: dict) -> dict:
+    """The sample run with its failing claim's first conclusion a failing monotone check."""
+    claim = results["claims"][2]
+    claim["decisions"][0] = with_role(checks.monotone("loss falls", [3.0, 2.0, 2.5],
+                                                      increasing=False))
+    return results
 
 
 def test_overview_counts_are_the_summary_counts_per_paper_and_in_total():
@@ -201,6 +231,85 @@ def test_a_control_overlays_only_its_measured_curves_on_the_claims_plot_of_that_
     assert control_overlays(claim, "another plot") == []
 
 
+def legend(ax) -> list[str]:
+    return [text.get_text() for text in ax.get_legend().get_texts()]
+
+
+def test_each_control_has_one_colour_and_one_legend_entry():
+    claim = claim_with_every_kind_of_control()
+    fig = plot_figure(claim["plots"][0], control_overlays(claim, "loss"))
+    top, whole = fig.axes
+    assert legend(top) == ["L(W_t)", "control slow_step", "control far (whole, below)"]
+    assert legend(whole) == ["control far"]
+    far = [line for line in top.get_lines() if line.get_ydata()[0] >= 1e6]
+    assert len(far) == 2 and far[0].get_color() == far[1].get_color()
+    assert far[0].get_color() != next(line for line in top.get_lines()
+                                      if line.get_label() == "control slow_step").get_color()
+
+
+def test_no_control_takes_the_colour_of_one_of_the_claims_curves():
+    claim = claim_with_every_kind_of_control()
+    plot = claim["plots"][0]
+    plot["curves"] += [dict(plot["curves"][0], label=f"query {i}") for i in range(5)]
+    lines = plot_figure(plot, control_overlays(claim, "loss")).axes[0].get_lines()
+    own = {to_hex(line.get_color()) for line in lines[:6]}
+    controls = {to_hex(line.get_color()) for line in lines[6:]}
+    assert len(own) == 6 and len(controls) == 2 and not own & controls
+
+
+def test_a_control_that_only_rejudges_or_repeats_the_claims_numbers_draws_nothing():
+    claim = claim_with_every_kind_of_control()
+    assert {c["control"] for c in control_overlays(claim, "loss")} == {"slow_step", "far"}
+    key = plot_key(claim, claim["plots"][0])
+    assert key["drawn"] == ["slow_step", "far"] and key["below"] == ["far"]
+    assert key["left_out"] == [("stricter", REJUDGES), ("same_run", REPEATS)]
+    # the same statement control, had it recomputed, would draw its own curve
+    claim["controls"][2]["evidence"] = "independent"
+    assert "stricter" in plot_key(claim, claim["plots"][0])["drawn"]
+
+
+def test_no_control_curve_is_dropped_for_being_off_the_claims_axes():
+    """A control curve entirely outside the claim's axes is drawn whole in the second panel,
+    inside that panel's limits; the claim's panel keeps the claim's axes."""
+    claim = claim_with_every_kind_of_control()
+    plot = claim["plots"][0]
+    top, whole = plot_figure(plot, control_overlays(claim, "loss")).axes
+    assert top.get_ylim()[1] < 10  # the claim's axes: its loss starts at 1
+    far_y = [c["y"] for c in claim["controls"][1]["plots"][0]["curves"][:2]]
+    drawn = [list(line.get_ydata()) for line in whole.get_lines()]
+    assert all(y in drawn for y in far_y)
+    low, high = whole.get_ylim()
+    assert low <= min(map(min, far_y)) and max(map(max, far_y)) <= high
+    # with every control inside the claim's axes there is one panel
+    claim["controls"] = claim["controls"][:1]
+    assert len(plot_figure(plot, control_overlays(claim, "loss")).axes) == 1
+
+
+def test_a_log_axis_within_one_decade_keeps_labelled_ticks():
+    """Minor ticks are off, except where a log axis holds fewer than two major ticks."""
+    plot = {"name": "gap", "title": "gap", "xlabel": "n", "ylabel": "gap", "xscale": "log",
+            "yscale": "log", "curves": [{"label": "gap", "style": "measured",
+                                         "x": [16.0, 32.0, 64.0], "y": [0.1, 0.05, 0.025]}]}
+    ax = plot_figure(plot).axes[0]
+    ax.figure.canvas.draw()
+    assert len(ax.xaxis.get_minorticklocs()) >= 2 and len(ax.yaxis.get_minorticklocs()) >= 2
+    plot["curves"][0]["x"] = [1.0, 10.0, 100.0]
+    plot["curves"][0]["y"] = [1.0, 0.1, 0.01]
+    ax = plot_figure(plot).axes[0]
+    assert len(ax.xaxis.get_minorticklocs()) == 0 == len(ax.yaxis.get_minorticklocs())
+
+
+def test_the_report_says_under_each_plot_what_it_shows_of_the_controls(tmp_path):
+    out = write_report(one_claim_results(), tmp_path / "latest")
+    page = (out / "report.html").read_text()
+    caption = re.search(r'<figcaption class="plot-key"([^>]*)>(.*?)</figcaption>', page, re.S)
+    assert caption.group(1).strip() == ('data-drawn="slow_step,far" data-below="far" '
+                                        'data-left-out="stricter,same_run"')
+    assert "Controls drawn, one colour and legend entry each: slow_step, far" in caption.group(2)
+    assert "not drawn: stricter (re-judges the claim&#39;s numbers" in caption.group(2)
+    assert "Controls drawn, one colour and legend entry each" in (out / "report.md").read_text()
+
+
 ONE_POINT_AND_HIDDEN_CONTROL = '''
 @claim("toy.thm1.plots", source="Theorem 1", statement="A small number is small.", provenance="stated",
        controls={"big": Control("reference", breaks=["small"], description="a big number instead")})
@@ -212,10 +321,14 @@ def test_plots(tc):
 '''
 
 
-def test_a_one_point_curve_and_a_control_curve_off_the_axes_warn(pytester, claim_file):
+def test_a_one_point_curve_warns_and_a_control_curve_off_the_axes_is_drawn(pytester, claim_file):
     claim_file(ONE_POINT_AND_HIDDEN_CONTROL)
-    run = pytester.runpytest("-p", "no:cacheprovider", "-W", "default")
+    run = pytester.runpytest("-p", "no:cacheprovider", "-W", "default",
+                             "--tc-report-dir", "out")
     run.assert_outcomes(passed=1, xfailed=1)
-    run.stdout.fnmatch_lines(["*CurveWarning*curve 'a single point' of plot 'one' has 1 point(s)*",
-                              "*warning: toy.thm1.plots: plot 'two': control big: values lie(s) "
-                              "entirely outside the claim's axes*"])
+    run.stdout.fnmatch_lines(["*CurveWarning*curve 'a single point' of plot 'one' has 1 point(s)*"])
+    results = json.loads((pytester.path / "out" / "results.json").read_text())
+    (claim,) = results["claims"]
+    two = claim["plots"][[p["name"] for p in claim["plots"]].index("two")]
+    assert plot_key(claim, two)["below"] == ["big"]
+    assert 'data-below="big"' in (pytester.path / "out" / "report.html").read_text()

@@ -20,6 +20,7 @@ from itertools import groupby
 import numpy as np
 
 from ..checks import non_finite_text
+from .plots import plot_key
 from .results import CLAIM_OUTCOMES, CONTROL_OUTCOMES
 
 VERDICT_MARK = {"passed": "PASS", "failed": "FAIL", "hypotheses_not_met": "HYPOTHESES NOT MET",
@@ -181,10 +182,33 @@ def _test_worst(d: dict) -> str:
             f"{short(detail.get('reject_prob_at_null'))}{_power_text(detail)}")
 
 
+def _monotone_numbers(d: dict) -> tuple[str, str] | None:
+    """monotone, in words (the check records the least step along the stated direction, which
+    passes at ``>= -tol``): the largest step against the direction, or, when there is none, the
+    smallest step along it; and the step against the direction the tolerance allows."""
+    worst, tol = _number(d["measured"]), _number(d.get("tolerance", {}).get("tol"))
+    if worst is None or tol is None:
+        return None
+    along, against = (("increase", "decrease") if d["tolerance"].get("direction") == "increasing"
+                      else ("decrease", "increase"))
+    measured = (f"largest {against} {short(-worst)}" if worst < 0
+                else f"no {against}; smallest {along} {short(worst)}")
+    allowed = f"{against} up to {short(tol)} (tol)" if tol > 0 else f"no {against} allowed (tol 0)"
+    return measured, allowed
+
+
 def _monotone_worst(d: dict) -> str:
+    """monotone: the step with the least slack (its step along the direction plus ``tol``),
+    where it is, and how many steps go beyond the tolerance."""
     detail = d.get("detail", {})
-    return (f"worst step {short(d['measured'])} at {detail.get('worst_step_index')}; "
-            f"{detail.get('n_violations', 0)} steps beyond the tolerance")
+    index = detail.get("worst_step_index") or []
+    where = (f"the step between elements {index[0]} and {index[0] + 1}" if len(index) == 1
+             else f"step {index} (along the checked axis)")
+    worst, tol = _number(d["measured"]), _number(d.get("tolerance", {}).get("tol")) or 0.0
+    slack = "" if worst is None else f" {short(worst + tol)}"
+    beyond = detail.get("n_violations", 0)
+    return f"least slack{slack} at {where}; " + (f"{beyond} step(s) beyond the tolerance"
+                                                 if beyond else "no step beyond the tolerance")
 
 
 def _holds_worst(d: dict) -> str:
@@ -214,12 +238,21 @@ def _worst_text(d: dict) -> str:
     return refused or (worst(d) if worst else "")
 
 
+def _numbers_text(d: dict) -> tuple[str, str]:
+    """The decision's measured value and reference as the report shows them: in words where
+    the recorded numbers would mislead (a monotone check's signed least step), else the
+    numbers."""
+    words = _monotone_numbers(d) if d["kind"] == "monotone" else None
+    return words or (short(d["measured"]),
+                     "" if d.get("reference") is None else short(d["reference"]))
+
+
 def decision_view(d: dict) -> dict:
     """One decision as the report shows it."""
+    measured, reference = _numbers_text(d)
     return {"name": d["name"], "role": d.get("role") or "", "kind": d["kind"],
             "passed": d["passed"], "mark": "ok" if d["passed"] else "FAILED",
-            "measured": short(d["measured"]),
-            "reference": "" if d.get("reference") is None else short(d["reference"]),
+            "measured": measured, "reference": reference,
             "tolerance": tolerance_text(d), "worst": _worst_text(d),
             "fit": _fit(d), "warnings": list(d.get("warnings") or [])}
 
@@ -292,6 +325,33 @@ def evidence_text(c: dict) -> str:
     return text
 
 
+def plot_caption(key: dict) -> str:
+    """The line under a plot saying what it shows of the controls (``key``:
+    :func:`theorycheck.report.plots.plot_key`)."""
+    parts = []
+    if key["drawn"]:
+        parts.append(f"controls drawn, one colour and legend entry each: {', '.join(key['drawn'])}")
+    if key["below"]:
+        parts.append("their whole curves in the lower panel (they leave the claim's axes): "
+                     + ", ".join(key["below"]))
+    if key["left_out"]:
+        parts.append("not drawn: " + ", ".join(f"{name} ({why})" for name, why in key["left_out"]))
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:] + "." if text else ""
+
+
+def plots_view(c: dict) -> list[dict]:
+    """Per plot file of a claim (``images``, drawn by `theorycheck.report.plots`): the file,
+    what it shows of the controls (:func:`theorycheck.report.plots.plot_key`) and the caption
+    saying so."""
+    images, plots = list(c.get("images") or []), c.get("plots") or []
+    if len(images) != len(plots):  # not drawn by this version: no key to give
+        return [{"image": image, "drawn": [], "below": [], "left_out": [], "caption": ""}
+                for image in images]
+    keys = [plot_key(c, plot) for plot in plots]
+    return [dict(key, image=image, caption=plot_caption(key)) for image, key in zip(images, keys)]
+
+
 def claim_view(c: dict, results: dict) -> dict:
     controls = [control_view(k) for k in c["controls"]]
     refutes = [x for x in results["claims"]
@@ -310,7 +370,7 @@ def claim_view(c: dict, results: dict) -> dict:
             "failed_preconditions": c.get("failed_preconditions", []),
             "decisions": [decision_view(d) for d in c["decisions"]],
             "measurements": [(k, short(v)) for k, v in c["measurements"].items()],
-            "images": list(c.get("images", [])), "controls": controls,
+            "images": list(c.get("images", [])), "plots": plots_view(c), "controls": controls,
             "refutes": [{"id": x["id"], "source": x["source"], "statement": x["statement"],
                          "outcome": x["outcome"], "mark": claim_mark(x),
                          "numbers": counterexample(x)} for x in refutes],
