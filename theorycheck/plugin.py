@@ -52,7 +52,6 @@ from .claim import CLAIM_VARIANT, registry
 from .cache import SharedRunCache, cache_from_options
 from .context import ClaimContext
 from .evidence import classify_controls
-from .report.plots import control_overlays, curves_outside_axes
 from .errors import (CannotDiscriminate, ClaimFailure, ControlMisfire, HypothesesNotMet,
                      InvalidInputError, UsageError, error_kind)
 from .files import WriteError
@@ -542,12 +541,6 @@ def annotate_run(results: dict, *, commit: str | None, partial: str | None) -> l
                     "data, reference or dynamics, or declare why not (@claim(single_evidence=...))")
             undiscriminating.append(text)
             results.setdefault("run_findings", []).append(text)
-        for plot in claim.get("plots", []):
-            hidden = curves_outside_axes(plot, control_overlays(claim, plot["name"]))
-            if hidden:
-                results.setdefault("plot_warnings", []).append(
-                    f"{claim['id']}: plot {plot['name']!r}: {', '.join(hidden)} lie(s) entirely "
-                    "outside the claim's axes and will not show")
         for control in claim["controls"]:
             if control["kind"] in ("dynamics", "hypothesis") and _same_numbers(claim, control):
                 text = (f"{claim['id']} [control {control['name']}]: every measured value equals "

@@ -139,13 +139,6 @@ def controls_below(plot: dict, overlays: list[dict]) -> list[str]:
     return list(dict.fromkeys(c["control"] for c in overlays if c["label"] in leaving))
 
 
-def curves_outside_axes(plot: dict, overlays: list[dict]) -> list[str]:
-    """Labels of the control curves (``overlays``) with no point inside the claim's axes: on
-    the claim's panel they are invisible, so only the second panel shows them."""
-    inside = [(curve["label"], _inside_claim_axes(plot, curve)) for curve in overlays]
-    return [label for label, mask in inside if mask is not None and not mask.any()]
-
-
 def plot_filename(claim_id: str, plot: dict, overlays: list[dict]) -> str:
     """``<claim>--<plot>-<hash>.png``, the hash over everything the file draws."""
     digest = hashlib.sha256(json.dumps([STYLE_VERSION, plot, overlays], sort_keys=True)
