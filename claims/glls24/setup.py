@@ -85,8 +85,10 @@ def regression_instance(ctx, *, n, d_in, d, K, duplicate=False):
 
 
 def initialization(ctx, *, d_in, d, m, K, init="symmetric", sigma=SIGMA):
-    """(W0, A) numpy, stream "init" of width ``m`` and kind ``init``."""
-    return INITIALIZATIONS[init](ctx.rng("init", m, init, d_in, d), K, d_in, d, m, sigma)
+    """(W0, A) numpy, stream "init" of width ``m`` and kind ``init`` (and of ``sigma`` when it is
+    not `SIGMA`: another distribution is a draw of its own)."""
+    scale = () if sigma == SIGMA else (sigma,)
+    return INITIALIZATIONS[init](ctx.rng("init", m, init, d_in, d, *scale), K, d_in, d, m, sigma)
 
 
 def generic_point(tc, s):
