@@ -224,15 +224,16 @@ TIME_WINDOW = (0.2, 1.0)
 """``[T_0, T]`` of the score-matching objective, with the rate ``g = 1`` (Sec. 6.1, Eq. (3))."""
 
 
-def denoising_samples(rng: np.random.Generator, N):
+def denoising_samples(rng: np.random.Generator, N, rate=1.0):
     r"""``N`` samples of the denoising problem: ``t ~ Unif[T_0, T]``, ``x(0) ~ p_0``, ``x(t) =
     alpha x(0) + s xi``; returns ``x0`` (N,), ``x`` (N, 1), ``t`` (N,), the denoising label ``-xi / s``
-    (N, 1) and the true score ``grad log p_t(x)`` (N, 1)."""
+    (N, 1) and the true score ``grad log p_t(x)`` (N, 1) of the process with ``g = 1``.  ``rate``
+    the forward process's ``g`` (its ``alpha, s`` at time ``g t``); the score stays that of ``g = 1``."""
     t = rng.uniform(*TIME_WINDOW, N)
     component = rng.integers(0, 2, N)
     x0 = np.asarray(MIXTURE["means"])[component, 0] + np.asarray(MIXTURE["stds"])[component] * rng.standard_normal(N)
     xi = rng.standard_normal(N)
-    alpha, s = ou_coefficients(t)
+    alpha, s = ou_coefficients(rate * t)
     x = (alpha * x0 + s * xi)[:, None]
     score = gaussian_mixture_score(x, t, MIXTURE["weights"], MIXTURE["means"], MIXTURE["stds"])
     return x0, x, t, (-xi / s)[:, None], score

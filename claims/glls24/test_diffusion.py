@@ -16,6 +16,9 @@ from claims.glls24.diffusion import (
     unbiased_label_z,
 )
 
+FORWARD_RATE = 2.0
+"""The DSM control draws its samples from the forward process with this rate g (the reference: g = 1)."""
+
 OVERFIT_FACTOR = 1.1
 """(i): the risk at the last time is at least this factor above the best risk over T."""
 
@@ -45,6 +48,11 @@ from theorycheck.solvers import kernel_gd_predictions
            "unscaled_label": Control(
                "reference", breaks=["denoising minus score-matching loss independent of the estimator"],
                description="the label -xi sigma(t): its conditional mean is sigma(t)^2 grad log p_t"),
+           "other_forward_rate": Control(
+               "dynamics", breaks=["denoising minus score-matching loss independent of the estimator"],
+               description=f"samples of their own from the forward process with g = {FORWARD_RATE:g} "
+                           f"while the score reference is that of g = 1: the label's conditional mean is "
+                           f"the other process's score", constants={"g": FORWARD_RATE}),
        },
        sizes={"quick": {"samples": 200_000, "paths": 20_000}, "full": {"samples": 10_000_000, "paths": 1_000_000}})
 def test_dsm_identity(tc):
@@ -56,8 +64,15 @@ def test_dsm_identity(tc):
     Monte-Carlo standard errors of 0 (``t ~ Unif[0.2, 1]``, 2e5 samples; 5 SE: a false alarm
     has probability ~6e-7 per comparison), and ``E[(y - f*) f*]`` within 5 SE of 0.  The closed-form
     marginal itself is checked against an Euler-Maruyama simulation of the SDE (moments at t = 1
-    within 5 SE plus the O(dt) bias).  The controls use a label with the wrong conditional mean."""
-    x0, x, t, label, score = denoising_samples(tc.rng("samples"), tc.sizes["samples"])
+    within 5 SE plus the O(dt) bias).  The controls use a label with the wrong conditional mean:
+    samples drawn from the forward process with ``g = FORWARD_RATE`` against the score of ``g = 1``
+    (a draw of its own: the identity needs the label and the score of one process), and the label
+    formula's sign or scale changed (discrimination checks)."""
+    if tc.control == "other_forward_rate":
+        x0, x, t, label, score = denoising_samples(tc.rng("samples", "rate", FORWARD_RATE), tc.sizes["samples"],
+                                                   rate=FORWARD_RATE)
+    else:
+        x0, x, t, label, score = denoising_samples(tc.rng("samples"), tc.sizes["samples"])
     s = np.sqrt(-np.expm1(-2 * t))[:, None]
     if tc.control == "wrong_sign_label":
         label = -label
