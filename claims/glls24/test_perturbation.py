@@ -3,17 +3,10 @@ dynamics behind Lemma E.1, and the gradient bound of Lemma D.1."""
 import numpy as np
 import torch
 
-from claims.glls24.kernel import adversarial_direction, probe_matrices, width_slope_interval
-from claims.glls24.setup import (
-    bounded_preactivation_level,
-    initialization,
-    regression_instance,
-    softmax_gd,
-)
+from claims.glls24.kernel import PERTURBATION_RADII, adversarial_kernel_change, width_slope_interval
+from claims.glls24.setup import initialization, regression_instance, softmax_gd
 from theorycheck import Control, claim
 from theorycheck.models import loss_gradient, neuron_norms, ntk_gram, outputs
-
-RADII = [1e-4, 1e-3, 1e-2]
 
 A_SCALE = 100.0
 """Lemma D.1's control runs GD with the second layer scaled by this factor (the lemma assumes
@@ -50,8 +43,7 @@ the middle to the largest width, 8 times wider)."""
                description="the stronger bound ||Delta H||_F <= R / 10, which the adversarial "
                            "direction violates", constants={"divisor": 10}),
        },
-       sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "seeds": 10, "widths": [64, 512, 4096]},
-              "full": {"n": 16, "d_in": 32, "d": 2, "seeds": 10, "widths": [64, 512, 4096, 32768]}})
+       sizes={"quick": {"widths": [64, 512, 4096]}, "full": {"widths": [64, 512, 4096, 32768]}})
 def test_kernel_perturbation(tc):
     r"""Lemma 5.1 (form derived, constant ``e^{10B}`` inferred): on the event ``|<w~_r, x_i>| <= B``
     (here ``B = B_emp``, the event itself), every ``W`` with ``||w_r - w~_r|| <= R`` has ``||H(W) -
@@ -66,41 +58,29 @@ def test_kernel_perturbation(tc):
     ``[-1/3, 1/3]``, i.e. at most a factor 2 per eightfold width (the spec's factor 2 from the middle
     to the largest width).  First order, ``Delta H = (1/m) sum_r d(J_r J_r^T)`` with m terms of size
     O(R) aligned by the adversarial direction, so the slope is 0.  Precondition: every neuron
-    moves at most R (the lemma's hypothesis, per neuron and independent of m).  Controls: each
-    neuron moved by ``R sqrt(m / m_0)`` (the hypothesis fails and the recomputed change per unit R
-    grows like ``m^{1/2}``); the stronger bound ``R / 10`` (a discrimination check)."""
-    s = tc.sizes
-    X, _ = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["seeds"])
-    Xt = tc.tensor(X)
+    moves at most R (the lemma's hypothesis, per neuron and independent of m).  The probe of each
+    width is the shared run `adversarial_kernel_change` (sizes n, d_in, d, seeds there).  Controls:
+    each neuron moved by ``R sqrt(m / m_0)`` (runs of their own: the hypothesis fails and the
+    recomputed change per unit R grows like ``m^{1/2}``); the stronger bound ``R / 10`` (a
+    discrimination check)."""
+    widths = tc.sizes["widths"]
     grow = tc.control == "radius_grows_with_width"
     ratios, slopes, bound_ratio, random_ratio, displacement = {}, [], [], [], []
-    for m in s["widths"]:
-        W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["seeds"])
-        W, At = tc.tensor(W0), tc.tensor(A)
-        H = ntk_gram(Xt, Xt, W, At)
-        scale = np.sqrt(m / s["widths"][0]) if grow else 1.0
-        B = bounded_preactivation_level(X, W0)
-        change = np.zeros((len(RADII), s["seeds"]))
-        for U in probe_matrices(H, tc.rng("probe", m)).values():
-            P = adversarial_direction(Xt, W, At, U) * scale
-            displacement.append(float(neuron_norms(P).max()))
-            for j, R in enumerate(RADII):
-                moved = ntk_gram(Xt, Xt, W + R * P, At)
-                change[j] = np.maximum(change[j], torch.linalg.matrix_norm(moved - H).cpu().numpy())
-        Pr = tc.tensor(tc.rng("random direction", m).standard_normal(W0.shape))
-        Pr = Pr / neuron_norms(Pr)[:, None, :]
-        random_ratio.append(torch.linalg.matrix_norm(ntk_gram(Xt, Xt, W + RADII[-1] * Pr, At) - H).cpu().numpy() / RADII[-1])
-        bound = np.asarray(RADII)[:, None] * s["n"] * s["d"] * np.exp(10 * B)[None]
+    for m in widths:
+        r = tc.use(adversarial_kernel_change, m=m, radius_scale=float(np.sqrt(m / widths[0])) if grow else 1.0)
+        change = r["change"]
+        displacement.append(r["displacement"])
+        random_ratio.append(r["random_change_per_radius"])
+        bound = np.asarray(PERTURBATION_RADII)[:, None] * r["n"] * r["d"] * np.exp(10 * r["B"])[None]
         if tc.control == "bound_too_strong":
-            bound = np.asarray(RADII)[:, None] / 10 * np.ones_like(bound)
+            bound = np.asarray(PERTURBATION_RADII)[:, None] / 10 * np.ones_like(bound)
         bound_ratio.append(change / bound)
-        ratios[m] = change[-1] / RADII[-1]
-        for k in range(s["seeds"]):
-            slopes.append(np.polyfit(np.log(RADII), np.log(change[:, k]), 1)[0])
+        ratios[m] = change[-1] / PERTURBATION_RADII[-1]
+        slopes.extend(np.polyfit(np.log(PERTURBATION_RADII), np.log(change[:, k]), 1)[0] for k in range(change.shape[1]))
     tc.record("worst_change_per_radius", {str(m): v for m, v in ratios.items()})
     tc.record("random_direction_change_per_radius", random_ratio)
     tc.record("change_over_bound_max", float(np.max(bound_ratio)))
-    tc.precondition.at_most("radius below 0.01", max(RADII), 0.01)
+    tc.precondition.at_most("radius below 0.01", max(PERTURBATION_RADII), 0.01)
     tc.precondition.at_most("every neuron moves at most R (per unit R)", displacement, 1.0, margin=tc.tol("exact"))
     tc.conclusion.at_most("kernel change within R n d e^{10B}", np.ravel(bound_ratio), 1.0)
     tc.conclusion.at_least("change linear in R (slope >= 0.95)", slopes, 0.95)
@@ -109,7 +89,7 @@ def test_kernel_perturbation(tc):
     tc.record("width_slope_of_change_per_radius", fit)
     tc.conclusion.at_most("worst-case change per unit radius independent of m",
                           np.abs([fit["lower"], fit["upper"]]), WIDTH_SLOPE_LIMIT)
-    tc.curve("worst ||Delta H||_F / R", "measured (seed 0)", s["widths"], [ratios[m][0] for m in s["widths"]],
+    tc.curve("worst ||Delta H||_F / R", "measured (seed 0)", widths, [ratios[m][0] for m in widths],
              xscale="log", yscale="log")
 
 
