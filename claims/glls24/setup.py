@@ -84,11 +84,10 @@ def regression_instance(ctx, *, n, d_in, d, K, duplicate=False):
     return duplicate_first_input(X, Y) if duplicate else (X, Y)
 
 
-def initialization(ctx, *, d_in, d, m, K, init="symmetric", sigma=SIGMA):
-    """(W0, A) numpy, stream "init" of width ``m`` and kind ``init`` (and of ``sigma`` when it is
-    not `SIGMA`: another distribution is a draw of its own)."""
-    scale = () if sigma == SIGMA else (sigma,)
-    return INITIALIZATIONS[init](ctx.rng("init", m, init, d_in, d, *scale), K, d_in, d, m, sigma)
+def initialization(ctx, *, d_in, d, m, K, init="symmetric", sigma=SIGMA, stream=()):
+    """(W0, A) numpy, stream "init" of width ``m`` and kind ``init``; ``stream`` extends the
+    stream's name (a control's initializations of its own)."""
+    return INITIALIZATIONS[init](ctx.rng("init", m, init, d_in, d, *stream), K, d_in, d, m, sigma)
 
 
 def generic_point(tc, s):

@@ -183,10 +183,12 @@ def test_infinite_width_limit(tc):
     gaps = np.linalg.norm(X[0][:, None] - X[0][None], axis=-1) + np.eye(s["n"])
     tc.precondition.at_least("inputs pairwise distinct and non-zero",
                              np.concatenate([gaps.ravel(), np.linalg.norm(X[0], axis=-1)]), 1e-6)
-    init_sigma = INIT_SCALE * SIGMA if tc.control == "init_scale_doubled" else SIGMA
+    scaled = tc.control == "init_scale_doubled"
+    init_sigma, init_stream = (INIT_SCALE * SIGMA, ("scale", INIT_SCALE)) if scaled else (SIGMA, ())
     rms, lam0, scale_error = [], None, []
     for m in s["widths"]:
-        W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["seeds"], sigma=init_sigma)
+        W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["seeds"], sigma=init_sigma,
+                               stream=init_stream)
         H0 = ntk_gram(Xt, Xt, tc.tensor(W0), tc.tensor(A))
         scale_error.append(abs(float(np.std(W0)) / SIGMA - 1))
         rms.append(float(torch.linalg.matrix_norm(H0 - H_inf).pow(2).mean().sqrt()))
