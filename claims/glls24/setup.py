@@ -160,7 +160,8 @@ def predicted_steps(q, initial_rel, epsilon):
                              "max_steps": 200, "n_test": 5},
                    "full": {"seeds": 5, "n": 32, "d_in": 64, "d": 4, "dense_steps": 200,
                             "max_steps": 5000, "n_test": 16}})
-def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in=None, d=None, a_scale=1.0):
+def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in=None, d=None, a_scale=1.0,
+               max_steps=None):
     r"""GD on the softmax network of width ``m`` with ``eta = c / (m lambda_max(H(0)))`` per
     trial, from the initialization ``init`` (`two_phase_gd`: loss, movement, per-neuron step and
     outputs at ``n_test`` unit test inputs at every step; kernel drift, ``lambda_min(H(t))`` and
@@ -169,7 +170,8 @@ def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in
     lambda / 2``), capped at the tier's ``max_steps``: the theorem asserts convergence within that
     count, so a longer run tests nothing more (at the full sizes a few hundred steps, not 5000).
     Divergence is recorded (``diverged_at``), not raised.  ``n``, ``d_in``, ``d`` override the
-    tier's sizes; ``a_scale`` multiplies the second layer (1: entries +-1 as in Def. 3.7)."""
+    tier's sizes; ``a_scale`` multiplies the second layer (1: entries +-1 as in Def. 3.7);
+    ``max_steps`` overrides the tier's cap."""
     from theorycheck.optim import GD
 
     s = run.sizes
@@ -186,7 +188,7 @@ def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in
     eta = c / (m * lam_max)
     initial_rel = np.sum((outputs(Xt, W0t, At).cpu().numpy() - Y) ** 2, axis=(1, 2)) / np.sum(Y**2, axis=(1, 2))
     needed = np.max(predicted_steps(1 - c * lam / (2 * lam_max), initial_rel, CONVERGENCE_TARGET))
-    steps = int(min(needed, s["max_steps"]))
+    steps = int(min(needed, max_steps or s["max_steps"]))
     dense = min(s["dense_steps"], steps)
     metrics, end, diverged, W_final = two_phase_gd(GD(model, run.tensor(eta)), model, W0t, H0, Xte,
                                                    dense, steps)
