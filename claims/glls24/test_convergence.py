@@ -110,7 +110,7 @@ def test_linear_convergence(tc):
        controls={"duplicate_inputs": Control(
            "hypothesis", breaks=["loss reaches epsilon within the run"],
            description="x_2 := x_1 with y_2 := -y_1: lambda = 0, the loss stalls (its runs last "
-                       f"{ONE_DIM_CONTROL_STEPS} steps)"),
+                       f"{ONE_DIM_CONTROL_STEPS} steps)", constants={"steps": ONE_DIM_CONTROL_STEPS}),
                  "width_too_small": Control(
            "hypothesis", breaks=["loss reaches epsilon within the run"],
            description="m = 4 with d_in = 2, n = 8: d_in m / 2 = 4 < n = 8, so lambda = 0 at the "
