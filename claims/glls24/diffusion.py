@@ -11,7 +11,7 @@ from claims.glls24.setup import denoising_samples, diffusion_features, initializ
 from theorycheck import shared_run
 from theorycheck.batching import map_chunks
 from theorycheck.models import ntk_gram
-from theorycheck.solvers import ou_coefficients
+from theorycheck.solvers import ou_coefficients, spectral_filter
 
 
 def unbiased_label_z(label, score, h):
@@ -166,3 +166,35 @@ def claim_g1_fits(tc, m, init):
     per-initialization fields (`PER_INIT`) stacked (K, ...), the shared data from the first."""
     pieces = [tc.use(claim_g1_network, m=m, init=init, k=k) for k in range(tc.sizes["inits"])]
     return dict(pieces[0], **{key: np.concatenate([p[key] for p in pieces]) for key in PER_INIT})
+
+
+LINEARITY_PRODUCTS = 4
+"""The rounded operations on the labels in `linearity_roundoff_bound`: three inner-product chains
+(``V^T y``, ``V (phi * .)``, ``K_test .``) and the labels' own subtraction."""
+
+
+def linearity_roundoff_bound(H, K_test, step, steps, labels, image, u):
+    r"""Round-off bound of the relative error ``||L y1 - L y2 - L v|| / ||L v||`` of kernel GD
+    (`kernel_gd_predictions`), per trial, for labels ``(y1, y2, v)`` with ``v = y1 - y2`` in
+    exact arithmetic and ``image = L v`` (computed).
+
+    ``L = K_test V diag(phi_T(mu)) V^T`` is computed once per call from the same ``H`` by the same
+    eigensolver, so the three evaluations share one computed matrix, which is exactly linear: the
+    eigendecomposition's error (``O(cond(H) N u)`` in ``phi``) cancels.  What is not linear is the
+    rounding of the products with the labels: each of the ``LINEARITY_PRODUCTS`` operations on a
+    vector of norm at most ``||y||`` adds at most ``N u ||K_test||_F phi_max ||y||`` (inner products
+    of length N, ``|fl(a^T b) - a^T b| <= N u |a|^T |b|``, ``||V||_2 = 1``, ``||K_test||_2 <=
+    ||K_test||_F``, ``phi_max = max_j phi_T(mu_j) <= min(step T, 1/mu_min)``: the filter's bound
+    that replaces cond(H)), so
+
+        ``error <= LINEARITY_PRODUCTS N u ||K_test||_F phi_max (||y1|| + ||y2|| + ||v||) / ||L v||``.
+
+    ``||L v||`` in the denominator is where conditioning enters: it is small when v lies in the
+    directions the filter damps."""
+    mu = torch.linalg.eigvalsh(H)
+    phi_max = spectral_filter(mu, torch.as_tensor(step, dtype=H.dtype, device=H.device).reshape(-1, 1),
+                              float(steps)).amax(1).cpu().numpy()
+    k_norm = torch.linalg.matrix_norm(K_test).cpu().numpy()
+    N = H.shape[-1]
+    label_norms = sum(np.linalg.norm(y) for y in labels)
+    return LINEARITY_PRODUCTS * N * u * k_norm * phi_max * label_norms / np.linalg.norm(image, axis=1)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from claims.glls24.setup import SIGMA, initialization, regression_instance, unit_inputs
+from claims.glls24.setup import SIGMA, bounded_preactivation_level, initialization, regression_instance, unit_inputs
+from theorycheck import shared_run
 from theorycheck.checks import fit_slope
 from theorycheck.models import neuron_norms, ntk_gram
 from theorycheck.solvers import kernel_gd_predictions, output_kernel, softmax_limit_kernel
@@ -39,6 +40,39 @@ def adversarial_direction(X, W, A, U):
     grad_{w_r} <H(W), U>`` (unit per neuron)."""
     g = torch.func.grad(lambda w: (ntk_gram(X, X, w, A) * U).sum())(W)
     return g / neuron_norms(g)[:, None, :]
+
+
+PERTURBATION_RADII = [1e-4, 1e-3, 1e-2]
+"""The radii R of Lemma 5.1's probe (R < 0.01 is the lemma's hypothesis; 1e-2 its edge)."""
+
+
+@shared_run(sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "seeds": 10},
+                   "full": {"n": 16, "d_in": 32, "d": 2, "seeds": 10}})
+def adversarial_kernel_change(run, *, m, radius_scale=1.0):
+    r"""Lemma 5.1's probe at width ``m`` on ``seeds`` instances (data and symmetric initialization
+    W~): per radius R of `PERTURBATION_RADII` the worst ``||H(W~ + R p) - H(W~)||_F`` over the
+    first-order adversarial directions ``p`` (`adversarial_direction`, one per test matrix of
+    `probe_matrices`) scaled by ``radius_scale`` (1: every neuron moves exactly R); also the change
+    along a random direction of per-neuron norm ``R = 1e-2`` (over R), the largest per-neuron
+    displacement per unit R, ``B_emp`` and the sizes."""
+    s = run.sizes
+    X, _ = regression_instance(run, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["seeds"])
+    W0, A = initialization(run, d_in=s["d_in"], d=s["d"], m=m, K=s["seeds"])
+    Xt, W, At = run.tensor(X), run.tensor(W0), run.tensor(A)
+    H = ntk_gram(Xt, Xt, W, At)
+    change, displacement = np.zeros((len(PERTURBATION_RADII), s["seeds"])), 0.0
+    for U in probe_matrices(H, run.rng("probe", m)).values():
+        P = adversarial_direction(Xt, W, At, U) * radius_scale
+        displacement = max(displacement, float(neuron_norms(P).max()))
+        for j, R in enumerate(PERTURBATION_RADII):
+            moved = ntk_gram(Xt, Xt, W + R * P, At)
+            change[j] = np.maximum(change[j], torch.linalg.matrix_norm(moved - H).cpu().numpy())
+    Pr = run.tensor(run.rng("random direction", m).standard_normal(W0.shape))
+    Pr = Pr / neuron_norms(Pr)[:, None, :]
+    R = PERTURBATION_RADII[-1]
+    random_change = torch.linalg.matrix_norm(ntk_gram(Xt, Xt, W + R * Pr, At) - H).cpu().numpy() / R
+    return {"change": change, "random_change_per_radius": random_change, "displacement": displacement,
+            "B": bounded_preactivation_level(X, W0), "X": X, "n": s["n"], "d": s["d"]}
 
 
 def width_slope_interval(values_by_width, confidence):

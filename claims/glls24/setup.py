@@ -84,9 +84,10 @@ def regression_instance(ctx, *, n, d_in, d, K, duplicate=False):
     return duplicate_first_input(X, Y) if duplicate else (X, Y)
 
 
-def initialization(ctx, *, d_in, d, m, K, init="symmetric", sigma=SIGMA):
-    """(W0, A) numpy, stream "init" of width ``m`` and kind ``init``."""
-    return INITIALIZATIONS[init](ctx.rng("init", m, init, d_in, d), K, d_in, d, m, sigma)
+def initialization(ctx, *, d_in, d, m, K, init="symmetric", sigma=SIGMA, stream=()):
+    """(W0, A) numpy, stream "init" of width ``m`` and kind ``init``; ``stream`` extends the
+    stream's name (a control's initializations of its own)."""
+    return INITIALIZATIONS[init](ctx.rng("init", m, init, d_in, d, *stream), K, d_in, d, m, sigma)
 
 
 def generic_point(tc, s):
@@ -159,7 +160,8 @@ def predicted_steps(q, initial_rel, epsilon):
                              "max_steps": 200, "n_test": 5},
                    "full": {"seeds": 5, "n": 32, "d_in": 64, "d": 4, "dense_steps": 200,
                             "max_steps": 5000, "n_test": 16}})
-def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in=None, d=None):
+def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in=None, d=None, a_scale=1.0,
+               max_steps=None):
     r"""GD on the softmax network of width ``m`` with ``eta = c / (m lambda_max(H(0)))`` per
     trial, from the initialization ``init`` (`two_phase_gd`: loss, movement, per-neuron step and
     outputs at ``n_test`` unit test inputs at every step; kernel drift, ``lambda_min(H(t))`` and
@@ -168,7 +170,8 @@ def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in
     lambda / 2``), capped at the tier's ``max_steps``: the theorem asserts convergence within that
     count, so a longer run tests nothing more (at the full sizes a few hundred steps, not 5000).
     Divergence is recorded (``diverged_at``), not raised.  ``n``, ``d_in``, ``d`` override the
-    tier's sizes."""
+    tier's sizes; ``a_scale`` multiplies the second layer (1: entries +-1 as in Def. 3.7);
+    ``max_steps`` overrides the tier's cap."""
     from theorycheck.optim import GD
 
     s = run.sizes
@@ -177,6 +180,7 @@ def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in
     X, Y = regression_instance(run, n=n, d_in=d_in, d=d, K=K, duplicate=duplicate)
     X_test = unit_inputs(run.rng("test", n, d_in), K, s["n_test"], d_in)
     W0, A = initialization(run, d_in=d_in, d=d, m=m, K=K, init=init)
+    A = A * a_scale
     Xt, Yt, At, W0t, Xte = (run.tensor(a) for a in (X, Y, A, W0, X_test))
     model = TwoLayerNetwork(Xt, Yt, At)
     H0 = model.gram(W0t)
@@ -184,7 +188,7 @@ def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in
     eta = c / (m * lam_max)
     initial_rel = np.sum((outputs(Xt, W0t, At).cpu().numpy() - Y) ** 2, axis=(1, 2)) / np.sum(Y**2, axis=(1, 2))
     needed = np.max(predicted_steps(1 - c * lam / (2 * lam_max), initial_rel, CONVERGENCE_TARGET))
-    steps = int(min(needed, s["max_steps"]))
+    steps = int(min(needed, max_steps or s["max_steps"]))
     dense = min(s["dense_steps"], steps)
     metrics, end, diverged, W_final = two_phase_gd(GD(model, run.tensor(eta)), model, W0t, H0, Xte,
                                                    dense, steps)
@@ -221,15 +225,16 @@ TIME_WINDOW = (0.2, 1.0)
 """``[T_0, T]`` of the score-matching objective, with the rate ``g = 1`` (Sec. 6.1, Eq. (3))."""
 
 
-def denoising_samples(rng: np.random.Generator, N):
+def denoising_samples(rng: np.random.Generator, N, rate=1.0):
     r"""``N`` samples of the denoising problem: ``t ~ Unif[T_0, T]``, ``x(0) ~ p_0``, ``x(t) =
     alpha x(0) + s xi``; returns ``x0`` (N,), ``x`` (N, 1), ``t`` (N,), the denoising label ``-xi / s``
-    (N, 1) and the true score ``grad log p_t(x)`` (N, 1)."""
+    (N, 1) and the true score ``grad log p_t(x)`` (N, 1) of the process with ``g = 1``.  ``rate``
+    the forward process's ``g`` (its ``alpha, s`` at time ``g t``); the score stays that of ``g = 1``."""
     t = rng.uniform(*TIME_WINDOW, N)
     component = rng.integers(0, 2, N)
     x0 = np.asarray(MIXTURE["means"])[component, 0] + np.asarray(MIXTURE["stds"])[component] * rng.standard_normal(N)
     xi = rng.standard_normal(N)
-    alpha, s = ou_coefficients(t)
+    alpha, s = ou_coefficients(rate * t)
     x = (alpha * x0 + s * xi)[:, None]
     score = gaussian_mixture_score(x, t, MIXTURE["weights"], MIXTURE["means"], MIXTURE["stds"])
     return x0, x, t, (-xi / s)[:, None], score

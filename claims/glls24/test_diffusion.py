@@ -10,11 +10,15 @@ from claims.glls24.diffusion import (
     claim_g1_fits,
     forward_process_moments,
     kernel_score_risks,
+    linearity_roundoff_bound,
     network_score_risks,
     risk,
     score_training_sets,
     unbiased_label_z,
 )
+
+FORWARD_RATE = 2.0
+"""The DSM control draws its samples from the forward process with this rate g (the reference: g = 1)."""
 
 OVERFIT_FACTOR = 1.1
 """(i): the risk at the last time is at least this factor above the best risk over T."""
@@ -45,6 +49,11 @@ from theorycheck.solvers import kernel_gd_predictions
            "unscaled_label": Control(
                "reference", breaks=["denoising minus score-matching loss independent of the estimator"],
                description="the label -xi sigma(t): its conditional mean is sigma(t)^2 grad log p_t"),
+           "other_forward_rate": Control(
+               "dynamics", breaks=["denoising minus score-matching loss independent of the estimator"],
+               description=f"samples of their own from the forward process with g = {FORWARD_RATE:g} "
+                           f"while the score reference is that of g = 1: the label's conditional mean is "
+                           f"the other process's score", constants={"g": FORWARD_RATE}),
        },
        sizes={"quick": {"samples": 200_000, "paths": 20_000}, "full": {"samples": 10_000_000, "paths": 1_000_000}})
 def test_dsm_identity(tc):
@@ -56,8 +65,15 @@ def test_dsm_identity(tc):
     Monte-Carlo standard errors of 0 (``t ~ Unif[0.2, 1]``, 2e5 samples; 5 SE: a false alarm
     has probability ~6e-7 per comparison), and ``E[(y - f*) f*]`` within 5 SE of 0.  The closed-form
     marginal itself is checked against an Euler-Maruyama simulation of the SDE (moments at t = 1
-    within 5 SE plus the O(dt) bias).  The controls use a label with the wrong conditional mean."""
-    x0, x, t, label, score = denoising_samples(tc.rng("samples"), tc.sizes["samples"])
+    within 5 SE plus the O(dt) bias).  The controls use a label with the wrong conditional mean:
+    samples drawn from the forward process with ``g = FORWARD_RATE`` against the score of ``g = 1``
+    (a draw of its own: the identity needs the label and the score of one process), and the label
+    formula's sign or scale changed (discrimination checks)."""
+    if tc.control == "other_forward_rate":
+        x0, x, t, label, score = denoising_samples(tc.rng("samples", "rate", FORWARD_RATE), tc.sizes["samples"],
+                                                   rate=FORWARD_RATE)
+    else:
+        x0, x, t, label, score = denoising_samples(tc.rng("samples"), tc.sizes["samples"])
     s = np.sqrt(-np.expm1(-2 * t))[:, None]
     if tc.control == "wrong_sign_label":
         label = -label
@@ -187,12 +203,23 @@ def test_score_estimation(tc):
        calibration=["the coupling slope bound -2 is Theorem F.2's O(1/m) gap squared, not fitted; with one "
                     "initialization per width the fitted slope was -1.85 on seed 10 (steeper on seeds 0-9), "
                     "so the term is averaged over inits initializations per width; re-checked on seeds "
-                    "1-10 and seed 0"],
+                    "1-10 and seed 0",
+                    "(ii) was judged against tc.tol('conditioned') = 1.8e-12, which the full tier exceeded "
+                    "(n = 2048: 1.1e-12 to 3.9e-12); it is now the round-off bound linearity_roundoff_bound "
+                    "derived from the computation, not from the errors seen; one full-size evaluation of (ii) "
+                    "alone (n = 2048, m = 4096, T = 1e4, 2000 auxiliary points, seed 3000): error 3.2e-12, "
+                    "bound 1.9e-7 (a worst-case bound; cond(H) there is ~1e15, so cond(H) n u would bound nothing)"],
        controls={"independent_init": Control(
            "hypothesis", breaks=["coupling term decays at least like m^-2"],
            description="i.i.d. (unpaired) initialization at every width: f_W(0) != 0 = f_{K,gamma}(0), "
                        "so the network and kernel GD differ by the initial outputs, which do not "
-                       "vanish as m grows")},
+                       "vanish as m grows"),
+                 "limit_kernel_gd": Control(
+           "reference", breaks=["coupling term decays at least like m^-2"],
+           description="f_{K,gamma} computed by kernel GD with the infinite-width kernel K_sigma in place "
+                       "of the network's own NTK H(0): the network then differs from it by the "
+                       "finite-width fluctuation of the kernel, O(m^-1/2), so the coupling term decays "
+                       "like m^-1, not m^-2")},
        sizes=CLAIM_G1_SIZES)
 def test_loss_decomposition(tc):
     r"""Claim G.1 on the diffusion instance (spec Sec. 4): ``f_W`` the softmax network (width m,
@@ -207,15 +234,19 @@ def test_loss_decomposition(tc):
     pointwise, so it cannot fail for parts that sum to ``f_W - f*``; it is recorded as the claim's
     statement, and the evidence is in (ii)-(iv)); (ii) ``f_{K,gamma} - f_{K,gamma~}`` equals kernel
     GD on the labels ``f*(z_i) - f_H(z_i)`` at every width (kernel GD is linear in the labels, the
-    shared noise cancels) to ``tc.tol("conditioned")`` relative (an eigendecomposition of H);
+    shared noise cancels) up to round-off, relative error at most `linearity_roundoff_bound` (the
+    computed map is one fixed matrix, so only the products with the labels round);
     (iii) each term against an expectation computed apart from the decomposition: the coupling
     term ``E(f_W - f_{K,gamma})^2`` is the square of Theorem F.2's gap, which is ``O(1/m)``, so the
     log-log slope of its geometric mean over the initializations against m is at most -2 (the
     mean over initializations: a single initialization's term fluctuates by factors of several); (iv) the label mismatch at the training
     points is at most the approximation error there, ``mean_i (f_K - f_K~)(z_i)^2 <= mean_i (f* -
     f_H)(z_i)^2``: kernel GD from 0 with ``0 <= eta m H <= I`` maps labels v to ``(I - (I - eta m
-    H)^T) v``, a contraction.  The control draws the columns i.i.d.: the symmetric pairing fails,
-    ``f_W(0)`` no longer vanishes, and the coupling term stops decaying."""
+    H)^T) v``, a contraction.  (i), (ii) and (iv) hold by construction; the evidence is (iii).
+    Controls: the columns drawn i.i.d. (the symmetric pairing fails, ``f_W(0)`` no longer
+    vanishes, and the coupling term stops decaying); ``f_{K,gamma}`` by kernel GD on the limit
+    kernel ``K_sigma`` instead of H(0) (a recomputation on another kernel: the coupling term keeps
+    the kernel's O(m^-1/2) fluctuation, slope about -1)."""
     from theorycheck.solvers import softmax_limit_kernel
 
     s = tc.sizes
@@ -233,7 +264,7 @@ def test_loss_decomposition(tc):
 
     f_H_te, f_H_train, target = f_H(Z_te), f_H(Z), score_te[:, 0]
     approximation_train = float(np.mean((score[:, 0] - f_H_train) ** 2))
-    totals, terms, linearity, coupling, mismatch_train, symmetric = [], [], [], [], [], []
+    totals, terms, linearity, linearity_bound, coupling, mismatch_train, symmetric = [], [], [], [], [], [], []
     points = torch.cat([Z_te, Z], dim=1)
     M = len(target)
     for fit in fits:
@@ -241,14 +272,18 @@ def test_loss_decomposition(tc):
         W0, A = tc.tensor(fit["W0"]), tc.tensor(fit["A"])
         H, eta = tc.tensor(fit["H"]), tc.tensor(fit["eta"]) * fit["m"]
         K_all = ntk_gram(points.expand(K, -1, -1), Z.expand(K, -1, -1), W0, A)
+        if tc.control == "limit_kernel_gd":
+            H = softmax_limit_kernel(Z, Z, 1.0).expand(K, -1, -1)
+            K_all = softmax_limit_kernel(points, Z, 1.0).expand(K, -1, -1)
 
         def kernel_gd(labels):
             y = tc.tensor(np.broadcast_to(labels, (K, len(labels))).copy())
             return kernel_gd_predictions(H, K_all, y, eta, [s["steps"]])[0].cpu().numpy()    # (K, M + n)
 
-        f_K = kernel_gd(label[:, 0])
-        f_K_tilde = kernel_gd(f_H_train + (label[:, 0] - score[:, 0]))
-        from_labels = kernel_gd(score[:, 0] - f_H_train)
+        y, y_tilde, v = label[:, 0], f_H_train + (label[:, 0] - score[:, 0]), score[:, 0] - f_H_train
+        f_K, f_K_tilde, from_labels = kernel_gd(y), kernel_gd(y_tilde), kernel_gd(v)
+        linearity_bound.extend(linearity_roundoff_bound(H, K_all, eta, s["steps"], (y, y_tilde, v), from_labels,
+                                                        tc.roundoff(1.0)))
         per_init = []
         for k in range(K):
             f_W = fit["f_W"][k]
@@ -272,7 +307,8 @@ def test_loss_decomposition(tc):
                             margin=tc.tol("exact"))
     tc.precondition.holds("initialization is symmetric (Def. 3.7)", symmetric)
     tc.conclusion.at_most("risk at most 4 x the sum of the four terms", totals, [4 * sum(t) for t in terms])
-    tc.conclusion.at_most("label mismatch is kernel GD on f* - f_H", linearity, tc.tol("conditioned"))
+    tc.record("round-off bound of the linearity error", linearity_bound)
+    tc.conclusion.at_most("label mismatch is kernel GD on f* - f_H", linearity, linearity_bound)
     tc.conclusion.slope("coupling term decays at least like m^-2", s["widths"], coupling,
                         window=(s["widths"][0], s["widths"][-1]), at_most=COUPLING_SLOPE)
     tc.conclusion.at_most("label mismatch at most the approximation error at the training points",

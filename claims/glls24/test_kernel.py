@@ -22,11 +22,19 @@ from theorycheck.solvers import exp_limit_kernel, output_kernel, softmax_limit_k
 SMALL = {"n": 4, "d_in": 8, "d": 2, "m": 64, "seeds": 3}
 LARGE = {"n": 32, "d_in": 64, "d": 4, "m": 4096, "seeds": 2}
 
+INIT_SCALE = 2.0
+"""The infinite-width limit's control draws W(0) with this multiple of sigma."""
+
 
 @claim("glls24.eq2.gradient_closed_form", source="Eq. (2), Definition 3.3, Claim 3.4",
        statement="dF_l/dw_r = m <v_{l,r}, S> S_r x and dL/dw_r = sum_{i,l} (F_{l,i} - y_{l,i}) "
                  "m <v_{l,r}, S_i> S_{i,r} x_i; the neuron gradients sum to zero.",
        provenance="derived",
+       nature="identity",
+       single_evidence="an identity of the network's derivative, true at every W, X, Y, A: no change of "
+                       "data, initialization or dynamics can break it, so the only recomputation is "
+                       "another reference program for the derivative (autograd here; the control's "
+                       "closed form without the normaliser's derivative)",
        controls={"without_mean_term": Control(
            "reference", breaks=["closed form equals autograd"],
            description="the closed form with a_{l,r} in place of a_{l,r} - <a_l, S> (the softmax "
@@ -63,6 +71,10 @@ def test_gradient_closed_form(tc):
                  "symmetric positive semi-definite.",
        provenance="derived",
        nature="identity",
+       single_evidence="an identity of the network's derivative (H = J J^T / m by definition of the "
+                       "closed form), true at every W, X, A: no perturbation of data or dynamics can "
+                       "break it; the control swaps the reference program (autograd on the network with "
+                       "its normaliser frozen)",
        controls={"frozen_normaliser": Control(
            "reference", breaks=["closed form equals J J^T / m"],
            description="the reference Gram (1/m) J J^T recomputed by autograd on the network with its "
@@ -134,6 +146,11 @@ def test_symmetric_init_zero_output(tc):
            "reference", breaks=["rms error decays like m^-1/2"],
            description="the exp network's limit <x,x'> exp(sigma^2 |x + x'|^2 / 2) as reference: off "
                        "by the factor e^{sigma^2} for unit inputs, an error that does not decay"),
+                 "init_scale_doubled": Control(
+           "hypothesis", breaks=["rms error decays like m^-1/2"],
+           description="W(0) drawn with standard deviation 2 sigma (initializations of its own) while the "
+                       "limit keeps sigma: H(0) converges to I_d (x) K_{2 sigma}, so the error to "
+                       "I_d (x) K_sigma stops decaying", constants={"init_scale": INIT_SCALE}),
                  "duplicate_input": Control(
            "hypothesis", breaks=["lambda_min of the limit kernel positive"],
            description="x_2 := x_1: the inputs are not distinct and lambda_min(H_inf) = 0")},
@@ -148,7 +165,12 @@ def test_infinite_width_limit(tc):
     ||H(0) - H_inf||_F`` against m lies in [-0.65, -0.35] (CLT rate -1/2; the spec's window); (ii) at the largest width every seed's
     ``lambda_min(H(0))`` lies within 20% of ``lambda_min(H_inf)``; (iii) ``lambda_min(H_inf) >=
     1e-8 ||H_inf||`` (positive: K_sigma is a power series in <x, x'> with positive coefficients
-    and no constant term).  Preconditions: inputs pairwise distinct and non-zero."""
+    and no constant term).  Preconditions: inputs pairwise distinct and non-zero; the entries of
+    W(0) of standard deviation sigma to 10% (at least 2^13 draws each: about 20 standard
+    errors).  Controls: the
+    initialization drawn with ``INIT_SCALE`` sigma (its own draws; the limit's hypothesis on the
+    initialization fails, the error stops decaying at the distance between the two limits);
+    duplicated inputs; the exp network's limit as reference (a discrimination check)."""
     s = tc.sizes
     X, Y = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=1)
     if tc.control == "duplicate_input":
@@ -161,12 +183,17 @@ def test_infinite_width_limit(tc):
     gaps = np.linalg.norm(X[0][:, None] - X[0][None], axis=-1) + np.eye(s["n"])
     tc.precondition.at_least("inputs pairwise distinct and non-zero",
                              np.concatenate([gaps.ravel(), np.linalg.norm(X[0], axis=-1)]), 1e-6)
-    rms, lam0 = [], None
+    scaled = tc.control == "init_scale_doubled"
+    init_sigma, init_stream = (INIT_SCALE * SIGMA, ("scale", INIT_SCALE)) if scaled else (SIGMA, ())
+    rms, lam0, scale_error = [], None, []
     for m in s["widths"]:
-        W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["seeds"])
+        W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["seeds"], sigma=init_sigma,
+                               stream=init_stream)
         H0 = ntk_gram(Xt, Xt, tc.tensor(W0), tc.tensor(A))
+        scale_error.append(abs(float(np.std(W0)) / SIGMA - 1))
         rms.append(float(torch.linalg.matrix_norm(H0 - H_inf).pow(2).mean().sqrt()))
         lam0 = extreme_eigenvalues(H0)[0]
+    tc.precondition.at_most("W(0) entries of standard deviation sigma (within 10%)", scale_error, 0.1)
     lam_inf, lam_inf_max = extreme_eigenvalues(H_inf[:1])
     tc.record("rms_error", dict(zip(map(str, s["widths"]), rms)))
     tc.record("lambda_min_limit", float(lam_inf[0]))
