@@ -62,6 +62,7 @@ import numpy as np
 from scipy import stats
 
 from .errors import UsageError
+from .files import BadFileError, atomic_write, read_json
 from .margins import record_margin
 
 __all__ = ["CLAIM_BUDGET", "CONTROL_BUDGET", "CONFIDENCE", "clopper_pearson_upper",
@@ -257,13 +258,10 @@ def load_table(path: str | Path) -> dict:
     if not path.is_file():
         return {"version": TABLE_VERSION, "tier": None, "claims": {}}
     try:
-        table = json.loads(path.read_text())
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path} is not a calibration table: {exc}") from None
-    if not isinstance(table, dict) or table.get("version") != TABLE_VERSION or \
-            not isinstance(table.get("claims"), dict):
-        raise UsageError(f"{path} is not a calibration table of version {TABLE_VERSION}")
-    return table
+        return read_json(path, "calibration table", expect={"version": TABLE_VERSION},
+                         check=lambda t: None if isinstance(t.get("claims"), dict) else "no claims")
+    except BadFileError as exc:
+        raise UsageError(f"{path} is not a calibration table of version {TABLE_VERSION}: {exc}") from None
 
 
 def merge_table(table: dict, rows: dict, tier: str, commit: str | None = None) -> dict:
@@ -278,11 +276,9 @@ def merge_table(table: dict, rows: dict, tier: str, commit: str | None = None) -
 
 
 def _write(path: str | Path, text: str) -> None:
-    from .cache import _atomic_write
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, text.encode())
+    atomic_write(path, text)
 
 
 def write_table(path: str | Path, table: dict) -> None:
