@@ -176,17 +176,14 @@ class JointRun:
     """The recorded trajectory of one variant: every array is (steps+1, K, ...) over t = 0..steps.
 
     ``gamma`` token scores y_i u_t^T x_{i,t} and ``z`` logits x_{i,t}^T W_t x_{i,1}, (.., n, 2);
-    ``u_norm``, ``W_norm``; ``u_mm_inner`` <u_t, u_mm>, ``W_mm_inner`` <W_t, W_mm>,
-    ``other_inner`` <W_t, W_other> (W_other the W-SVM solution for the other, non-designated
-    token, solved anew: a control's reference); ``W_final`` the last iterate (torch, on the
-    run's device).
+    ``u_norm``, ``W_norm``; ``u_mm_inner`` <u_t, u_mm>, ``W_mm_inner`` <W_t, W_mm>;
+    ``W_final`` the last iterate (torch, on the run's device).
     """
 
     variant: Variant
     data: datasets.TokenSelectionData
     u_mm: np.ndarray
     W_mm_norm: np.ndarray
-    other_norm: np.ndarray
     t: np.ndarray
     gamma: np.ndarray
     z: np.ndarray
@@ -194,7 +191,6 @@ class JointRun:
     W_norm: np.ndarray
     u_mm_inner: np.ndarray
     W_mm_inner: np.ndarray
-    other_inner: np.ndarray
     W_final: torch.Tensor
 
     @property
@@ -227,11 +223,8 @@ class JointRun:
         """al(u_t, u_mm) at the snapshot steps (NaN elsewhere and at u_t = 0)."""
         return safe_ratio(self.u_mm_inner, self.u_norm * self.u_mm_norm)
 
-    def W_alignment(self, reference: str = "W_mm") -> np.ndarray:
-        """al(W_t, W_mm) -- or with W_other, the W-SVM solution for the other token
-        (``reference="other"``) -- at the snapshot steps."""
-        if reference == "other":
-            return safe_ratio(self.other_inner, self.W_norm * self.other_norm)
+    def W_alignment(self) -> np.ndarray:
+        """al(W_t, W_mm) at the snapshot steps."""
         return safe_ratio(self.W_mm_inner, self.W_norm * self.W_mm_norm)
 
     def attended_margins(self, v: np.ndarray) -> np.ndarray:
@@ -251,16 +244,6 @@ def safe_ratio(numerator, denominator):
     return np.divide(numerator, denominator, out=np.full(shape, np.nan), where=denominator > 0)
 
 
-def other_token_svm(data, variant, like: torch.Tensor) -> torch.Tensor:
-    """W_other, the W-SVM solution for the other (non-designated) token, per instance of the
-    paper's setting `EQ13` (a reference control of Theorem 3 reads it); zero for the controls'
-    variants, which no claim compares with it (their alignment is then NaN)."""
-    if variant != EQ13:
-        return like.new_zeros((data.K, *like.shape[1:]))
-    W = solve_wsvm_batch(data.X, 1 - data.opt, name=f"{data.name}, other token")
-    return torch.as_tensor(W, dtype=like.dtype, device=like.device)
-
-
 VARIANTS_BY_LABEL = {v.label: v for v in ALL_VARIANTS}
 
 
@@ -275,7 +258,6 @@ def joint_runs(run, *, variant: str = EQ13.label) -> JointRun:
     steps = run.sizes["steps"]
     count = instances_of(run.sizes, v)
     ((data, _, _, _),), X, y, u_mm, W_mm = _batched_problem(run, [v], [count])
-    W_other = other_token_svm(data, v, W_mm)
     snapshots = snapshot_steps(run.tier)
     metrics = {
         **scores_and_logits(),
@@ -283,13 +265,12 @@ def joint_runs(run, *, variant: str = EQ13.label) -> JointRun:
         "W_norm": lambda it: it.norm("W"),
         "u_mm_inner": only_at(snapshots, lambda it: it.inner("u", u_mm)),
         "W_mm_inner": only_at(snapshots, lambda it: it.inner("W", W_mm)),
-        "other_inner": only_at(snapshots, lambda it: it.inner("W", W_other)),
     }
     step = _schedule_step(TokenSelection(X, y), [v], [count])
     traj = run_trajectory(step, {"u": torch.zeros_like(u_mm), "W": torch.zeros_like(W_mm)}, steps,
                           metrics)
     return JointRun(variant=v, data=data, u_mm=u_mm.cpu().numpy(), W_mm_norm=frobenius_norm(W_mm).cpu().numpy(),
-                    other_norm=frobenius_norm(W_other).cpu().numpy(), t=traj.t, W_final=traj.W,
+                    t=traj.t, W_final=traj.W,
                     **{name: traj[name] for name in metrics})
 
 

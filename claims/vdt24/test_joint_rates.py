@@ -258,11 +258,6 @@ def test_joint_loss_rate(tc):
             "hypothesis", breaks=["dev_W at the last step <= 1e-3"],
             description="the designated token the shorter one (Condition 1 violated): W_t turns "
                         "to the other token's SVM, away from the designated W_mm"),
-        "wrong_token_svm": Control(
-            "reference", breaks=["dev_W at the last step <= 1e-3"],
-            description="the W-SVM solved for the other (non-designated) token in place of W_mm: "
-                        "it ranks the two tokens the other way round, so a W_t that converges to "
-                        "W_mm's direction must miss its direction"),
     },
     calibration=list(JOINT_CALIBRATION),
     sizes=JOINT_SIZES,
@@ -275,14 +270,14 @@ def test_joint_W_direction_rate(tc):
     (b) c_J(t) = dev_t t^(1/3)/ln t grows by at most 10% between consecutive checkpoints
         (`checkpoints`), i.e. dev decays at least as fast as log t/t^(1/3); 10% (the spec's)
         absorbs the wiggle of dev at the start of the run.
-    Controls: rho = 0.5 (Condition 1 violated) drives W_t to the W-SVM of the other token (its
-    alignment with that SVM is recorded); that SVM as the reference (solved anew, recorded
-    at the snapshot steps of the run) must leave a deficit far above 1e-3.
+    Control: rho = 0.5 (Condition 1 violated) drives W_t to the W-SVM of the other token (its
+    alignment with that SVM is recorded).  (A reference control with the other token's W-SVM
+    was removed: with T = 2 that SVM is exactly -W_mm, so it failed by arithmetic.)
     """
     run = run_of(tc, SHORT_OPTIMAL_TOKEN if tc.control == "short_optimal_token" else EQ13)
     condition1(tc, run)
     checkpoints = np.asarray(tc.sizes["checkpoints"])
-    alignment = run.W_alignment("other" if tc.control == "wrong_token_svm" else "W_mm")
+    alignment = run.W_alignment()
     if tc.control == "short_optimal_token":
         tc.record("rho=0.5: al(W_T, W-SVM of the other token) per seed", other_token_alignment(run))
     dev = 1.0 - alignment
