@@ -358,10 +358,10 @@ def relative_distance(a, b) -> float:
 
 def dm_token_statistics(tc, n, d, rho, instances):
     """(max relative squared-norm deviation, max |cross inner product|/rho^2) per instance."""
-    data = gaussian_dm(tc.rng("lem11", d), instances, n=n, d=d, rho=rho)
-    X = np.array(data.X)
-    if tc.control == "common_direction":
-        X = X + 0.5 * np.eye(d)[0]
+    shared = tc.control == "common_direction"  # its own draw, every token shifted by 0.5 e_1
+    data = gaussian_dm(tc.rng("lem11", d, "common_direction") if shared else tc.rng("lem11", d),
+                       instances, n=n, d=d, rho=rho)
+    X = np.array(data.X) + (0.5 * np.eye(d)[0] if shared else 0.0)
     expected = np.where(data.opt[..., None] == np.arange(2), rho**2, 1.0)  # sigma^2 d = 1
     norm_dev = np.abs(np.sum(X**2, axis=-1) / expected - 1).max(axis=(1, 2))
     return norm_dev, datasets.max_cross_inner_product(X) / rho**2
