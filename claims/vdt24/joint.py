@@ -20,7 +20,6 @@ claims decide per instance and accept with the binomial test at `JOINT_P` (`acce
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -134,41 +133,11 @@ def instances_of(sizes: dict, variant) -> int:
     return sizes["instances"] if variant == EQ13 else sizes["control_instances"]
 
 
-def first_instances(problem, k: int):
-    """The first ``k`` instances of a `dm` problem (data, tensors, u_mm, W_mm)."""
-    data, tensors, u_mm, W_mm = problem
-    per_trial = {key: v[:k] for key, v in data.assumptions.per_trial.items()}
-    details = {key: v[:k] for key, v in data.assumptions.details.items()}
-    head = dataclasses.replace(data, X=data.X[:k], y=data.y[:k], u=data.u[:k], opt=data.opt[:k],
-                               designated_opt=data.designated_opt[:k],
-                               assumptions=type(data.assumptions).from_flags(per_trial, details))
-    tensors = dataclasses.replace(tensors, **{f.name: getattr(tensors, f.name)[:k]
-                                              for f in dataclasses.fields(tensors)})
-    return head, tensors, u_mm[:k], W_mm[:k]
-
-
-def _batched_problem(run, variants, counts):
-    """The DM problems of ``variants`` (``counts`` instances each: the first instances of one
-    `dm` draw per rho, so variants with the same rho share their instances and references) and
-    their X, y, u_mm, W_mm concatenated along the trials."""
-    largest = {}
-    for v, k in zip(variants, counts):
-        largest[v.rho] = max(largest.get(v.rho, 0), k)
-    problems = {rho: run.use(dm, rho=rho, instances=k) for rho, k in largest.items()}
-    parts = [first_instances(problems[v.rho], k) for v, k in zip(variants, counts)]
-    stacked = [torch.cat(column) for column in zip(*[(t.X, t.y, u_mm, W_mm) for _, t, u_mm, W_mm in parts])]
-    return parts, *stacked
-
-
-def _schedule_step(model, variants, counts):
-    """One batched step over ``variants`` (``counts`` trials each): per trial the rule ("ngd"
-    with one joint norm, or "block_ngd"), eta and alpha of its variant."""
-    def per_trial(values):
-        return np.repeat(values, counts).tolist()
-    return FirstOrder(model, rule=per_trial(["ngd" if v.joint_normalization else "block_ngd"
-                                             for v in variants]),
-                      eta=per_trial([v.eta for v in variants]),
-                      alpha=per_trial([v.alpha for v in variants]), name="scheduled_ngd")
+def scheduled_step(model, variant: Variant):
+    """Eq. (13)'s step for ``variant``: its rule ("ngd" with one joint norm, or "block_ngd"),
+    eta and alpha."""
+    return FirstOrder(model, rule="ngd" if variant.joint_normalization else "block_ngd", eta=variant.eta,
+                      alpha=variant.alpha, name="scheduled_ngd")
 
 
 @dataclass(frozen=True, eq=False)
@@ -257,7 +226,8 @@ def joint_runs(run, *, variant: str = EQ13.label) -> JointRun:
     v = VARIANTS_BY_LABEL[variant]
     steps = run.sizes["steps"]
     count = instances_of(run.sizes, v)
-    ((data, _, _, _),), X, y, u_mm, W_mm = _batched_problem(run, [v], [count])
+    data, tensors, u_mm, W_mm = run.use(dm, rho=v.rho, instances=count)
+    X, y = tensors.X, tensors.y
     snapshots = snapshot_steps(run.tier)
     metrics = {
         **scores_and_logits(),
@@ -266,7 +236,7 @@ def joint_runs(run, *, variant: str = EQ13.label) -> JointRun:
         "u_mm_inner": only_at(snapshots, lambda it: it.inner("u", u_mm)),
         "W_mm_inner": only_at(snapshots, lambda it: it.inner("W", W_mm)),
     }
-    step = _schedule_step(TokenSelection(X, y), [v], [count])
+    step = scheduled_step(TokenSelection(X, y), v)
     traj = run_trajectory(step, {"u": torch.zeros_like(u_mm), "W": torch.zeros_like(W_mm)}, steps,
                           metrics)
     return JointRun(variant=v, data=data, u_mm=u_mm.cpu().numpy(), W_mm_norm=frobenius_norm(W_mm).cpu().numpy(),
