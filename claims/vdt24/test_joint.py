@@ -7,11 +7,11 @@ token x_{i,opt} (index 1 here, the paper's x_{i,2}) ~ N(0, rho^2 I/d), the query
 ~ N(0, I/d), y_i = sign <u*, x_{i,opt}>.  References: the u-SVM u_mm (max margin
 1/||u_mm|| on the optimal tokens) and the W-SVM W_mm, both for the designated tokens.
 
-Eq. (13), its variants and the batched runs are the paper's set-up (`joint`): one batch
-(`joint_runs`: the paper's setting on 60 DM instances, each control's setting on 20) serves
-every trajectory claim here -- the paper's
-setting (rho = 2, eta = 1) and the negative controls' own runs (rho = 0.5; Eq. (13) without
-the time factor; joint NGD Eq. (2)).  It records the token scores gamma_t and the logits z_t,
+Eq. (13), its variants and the batched runs are the paper's set-up (`joint`): one shared run
+per variant (`joint_runs`: the paper's setting, rho = 2, eta = 1, on 60 DM instances; each
+negative control's own setting -- rho = 0.5, Eq. (13) without the time factor, joint NGD
+Eq. (2) -- on 20, a computation the claim's case does not make) serves every trajectory
+claim here.  Each records the token scores gamma_t and the logits z_t,
 of which the loss, the margins, the gradient, the loss anywhere on a segment and the Hessian
 are exact functions (`theorycheck.models.score_coordinates`).  Lemma 13 has its own batch of
 many instances (`lemma13.invariant_batch`).

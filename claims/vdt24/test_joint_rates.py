@@ -4,7 +4,7 @@ runs (Section 4, Appendix B: Lemma 3, Theorems 2-4).
 Vasudeva, Deora, Thrampoulidis, "Implicit Bias and Fast Convergence Rates for
 Self-attention", arXiv 2402.05738 (v1).  The model, the data model DM, Eq. (13), the batched
 runs (`joint.joint_runs`), Condition 1 and the per-instance binomial acceptance at `JOINT_P`
-are those of `test_joint.py` (its module docstring): every claim here reads the same batch.
+are those of `test_joint.py` (its module docstring): every claim here reads the same runs.
 """
 from __future__ import annotations
 
