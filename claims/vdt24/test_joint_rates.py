@@ -70,7 +70,7 @@ SEGMENT_POINTS = (0.25, 0.5, 0.75, 1.0)
             description="the same C = 2 claimed within the radius 2 ln C L(theta_t)/||grad "
                         "L(theta_t)|| in place of the step radius (the uphill points recomputed "
                         "there): the first-order rise of log L there is ln C^2, so the ratio is "
-                        "about C^2 = 4 -- the bound is tied to the lemma's radius, not vacuous"),
+                        "about C^2 > C -- the bound is tied to the lemma's radius, not vacuous"),
     },
     calibration=[
         "C = 2 of (b) is the spec's value for the descent segment; kept for the ball after "
