@@ -49,6 +49,15 @@ def test_check_ahead_decides_per_trial_and_in_the_geometric_mean_under_role_name
     assert not tc.decisions[-1].passed
 
 
+def test_check_ahead_without_a_per_trial_factor_decides_the_geometric_mean_only():
+    tc = context()   # fast leads slow by 6 and 4 decades: 5 in the mean
+    check_ahead(tc, toy_runs(), ["fast"], ["slow"], "err", 100, None, mean_factor=1e5)
+    (mean,) = tc.decisions
+    assert "geometric mean" in mean.name and mean.passed and mean.measured == pytest.approx(5)
+    check_ahead(tc, toy_runs(), ["fast"], ["slow"], "err", 100, None, mean_factor=1e6)
+    assert len(tc.decisions) == 2 and not tc.decisions[-1].passed
+
+
 def test_log_checkpoints_hold_the_ends_and_the_decision_points():
     t = log_checkpoints(1000, [7, 333], count=10)
     assert t[0] == 0 and t[-1] == 1000 and {7, 333} <= set(t.tolist())

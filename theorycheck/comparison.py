@@ -81,14 +81,16 @@ def decades_ahead(runs: MethodComparison, leaders: Sequence[str], followers: Seq
 
 
 def check_ahead(tc, runs: MethodComparison, leaders: Sequence[str], followers: Sequence[str], name: str,
-                t, factor: float, mean_factor: float | None = None, roles: Mapping | None = None) -> None:
+                t, factor: float | None, mean_factor: float | None = None, roles: Mapping | None = None) -> None:
     """Conclusion: ``leaders`` have a ``factor`` times smaller ``name`` than ``followers`` at t on
-    every trial (and, with ``mean_factor``, a ``mean_factor`` times smaller one in the geometric
-    mean over trials).  Decision names carry the roles, not the runs behind them."""
+    every trial (``factor=None``: no per-trial decision), and, with ``mean_factor``, a
+    ``mean_factor`` times smaller one in the geometric mean over trials.  Decision names carry
+    the roles, not the runs behind them."""
     gap = decades_ahead(runs, leaders, followers, name, t, roles)
     pair = f"{' & '.join(leaders)} ahead of {' & '.join(followers)}"
-    tc.conclusion.at_least(f"{pair} by >= {factor:g}x: {name}, decades per seed", gap,
-                           math.log10(factor))
+    if factor is not None:
+        tc.conclusion.at_least(f"{pair} by >= {factor:g}x: {name}, decades per seed", gap,
+                               math.log10(factor))
     if mean_factor is not None:
         tc.conclusion.at_least(f"{pair} by >= {mean_factor:g}x in the geometric mean over seeds: {name}, "
                                "decades", gap.mean(), math.log10(mean_factor))

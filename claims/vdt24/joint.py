@@ -10,9 +10,9 @@ Eq. (13) (per-block normalized GD with a decaying factor), from u_0 = 0, W_0 = 0
 
 with alpha = 2/3; the W step is skipped while grad_W L = 0 (at t = 0, since u_0 = 0).
 
-`joint_runs` runs every variant of `ALL_VARIANTS` (the paper's setting on `JOINT_INSTANCES`
-DM instances and the negative controls' own settings on `CONTROL_INSTANCES` each) as one batch
-along the trial dimension and records the token scores
+`joint_runs` runs one variant of `ALL_VARIANTS` (the paper's setting on `JOINT_INSTANCES`
+DM instances, or a negative control's own setting on `CONTROL_INSTANCES`), one shared run per
+variant (a control's run is then a computation of its own), and records the token scores
 gamma_t and the logits z_t; everything the joint claims measure is a function of them
 (`theorycheck.models.score_coordinates`).  Lemma 13 has its own batch of many fresh instances
 (`lemma13.invariant_batch`).  Condition 1 is checked at the parameter level (`condition1`); the joint
@@ -20,7 +20,6 @@ claims decide per instance and accept with the binomial test at `JOINT_P` (`acce
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -134,41 +133,11 @@ def instances_of(sizes: dict, variant) -> int:
     return sizes["instances"] if variant == EQ13 else sizes["control_instances"]
 
 
-def first_instances(problem, k: int):
-    """The first ``k`` instances of a `dm` problem (data, tensors, u_mm, W_mm)."""
-    data, tensors, u_mm, W_mm = problem
-    per_trial = {key: v[:k] for key, v in data.assumptions.per_trial.items()}
-    details = {key: v[:k] for key, v in data.assumptions.details.items()}
-    head = dataclasses.replace(data, X=data.X[:k], y=data.y[:k], u=data.u[:k], opt=data.opt[:k],
-                               designated_opt=data.designated_opt[:k],
-                               assumptions=type(data.assumptions).from_flags(per_trial, details))
-    tensors = dataclasses.replace(tensors, **{f.name: getattr(tensors, f.name)[:k]
-                                              for f in dataclasses.fields(tensors)})
-    return head, tensors, u_mm[:k], W_mm[:k]
-
-
-def _batched_problem(run, variants, counts):
-    """The DM problems of ``variants`` (``counts`` instances each: the first instances of one
-    `dm` draw per rho, so variants with the same rho share their instances and references) and
-    their X, y, u_mm, W_mm concatenated along the trials."""
-    largest = {}
-    for v, k in zip(variants, counts):
-        largest[v.rho] = max(largest.get(v.rho, 0), k)
-    problems = {rho: run.use(dm, rho=rho, instances=k) for rho, k in largest.items()}
-    parts = [first_instances(problems[v.rho], k) for v, k in zip(variants, counts)]
-    stacked = [torch.cat(column) for column in zip(*[(t.X, t.y, u_mm, W_mm) for _, t, u_mm, W_mm in parts])]
-    return parts, *stacked
-
-
-def _schedule_step(model, variants, counts):
-    """One batched step over ``variants`` (``counts`` trials each): per trial the rule ("ngd"
-    with one joint norm, or "block_ngd"), eta and alpha of its variant."""
-    def per_trial(values):
-        return np.repeat(values, counts).tolist()
-    return FirstOrder(model, rule=per_trial(["ngd" if v.joint_normalization else "block_ngd"
-                                             for v in variants]),
-                      eta=per_trial([v.eta for v in variants]),
-                      alpha=per_trial([v.alpha for v in variants]), name="scheduled_ngd")
+def scheduled_step(model, variant: Variant):
+    """Eq. (13)'s step for ``variant``: its rule ("ngd" with one joint norm, or "block_ngd"),
+    eta and alpha."""
+    return FirstOrder(model, rule="ngd" if variant.joint_normalization else "block_ngd", eta=variant.eta,
+                      alpha=variant.alpha, name="scheduled_ngd")
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,17 +145,14 @@ class JointRun:
     """The recorded trajectory of one variant: every array is (steps+1, K, ...) over t = 0..steps.
 
     ``gamma`` token scores y_i u_t^T x_{i,t} and ``z`` logits x_{i,t}^T W_t x_{i,1}, (.., n, 2);
-    ``u_norm``, ``W_norm``; ``u_mm_inner`` <u_t, u_mm>, ``W_mm_inner`` <W_t, W_mm>,
-    ``other_inner`` <W_t, W_other> (W_other the W-SVM solution for the other, non-designated
-    token, solved anew: a control's reference); ``W_final`` the last iterate (torch, on the
-    run's device).
+    ``u_norm``, ``W_norm``; ``u_mm_inner`` <u_t, u_mm>, ``W_mm_inner`` <W_t, W_mm>;
+    ``W_final`` the last iterate (torch, on the run's device).
     """
 
     variant: Variant
     data: datasets.TokenSelectionData
     u_mm: np.ndarray
     W_mm_norm: np.ndarray
-    other_norm: np.ndarray
     t: np.ndarray
     gamma: np.ndarray
     z: np.ndarray
@@ -194,7 +160,6 @@ class JointRun:
     W_norm: np.ndarray
     u_mm_inner: np.ndarray
     W_mm_inner: np.ndarray
-    other_inner: np.ndarray
     W_final: torch.Tensor
 
     @property
@@ -227,11 +192,8 @@ class JointRun:
         """al(u_t, u_mm) at the snapshot steps (NaN elsewhere and at u_t = 0)."""
         return safe_ratio(self.u_mm_inner, self.u_norm * self.u_mm_norm)
 
-    def W_alignment(self, reference: str = "W_mm") -> np.ndarray:
-        """al(W_t, W_mm) -- or with W_other, the W-SVM solution for the other token
-        (``reference="other"``) -- at the snapshot steps."""
-        if reference == "other":
-            return safe_ratio(self.other_inner, self.W_norm * self.other_norm)
+    def W_alignment(self) -> np.ndarray:
+        """al(W_t, W_mm) at the snapshot steps."""
         return safe_ratio(self.W_mm_inner, self.W_norm * self.W_mm_norm)
 
     def attended_margins(self, v: np.ndarray) -> np.ndarray:
@@ -251,24 +213,21 @@ def safe_ratio(numerator, denominator):
     return np.divide(numerator, denominator, out=np.full(shape, np.nan), where=denominator > 0)
 
 
-def other_token_svm(data, variant, like: torch.Tensor) -> torch.Tensor:
-    """W_other, the W-SVM solution for the other (non-designated) token, per instance of the
-    paper's setting `EQ13` (a reference control of Theorem 3 reads it); zero for the controls'
-    variants, which no claim compares with it (their alignment is then NaN)."""
-    if variant != EQ13:
-        return like.new_zeros((data.K, *like.shape[1:]))
-    W = solve_wsvm_batch(data.X, 1 - data.opt, name=f"{data.name}, other token")
-    return torch.as_tensor(W, dtype=like.dtype, device=like.device)
+VARIANTS_BY_LABEL = {v.label: v for v in ALL_VARIANTS}
 
 
 @shared_run(sizes=JOINT_SIZES)
-def joint_runs(run) -> dict:
-    """Every variant of `ALL_VARIANTS` run as one batch from u_0 = 0, W_0 = 0 for the tier's
-    number of steps; returns {variant: JointRun}."""
+def joint_runs(run, *, variant: str = EQ13.label) -> JointRun:
+    """One variant of `ALL_VARIANTS` (by its label) run as one batch of its instances from
+    u_0 = 0, W_0 = 0 for the tier's number of steps: one shared run per variant, so that a
+    control's variant is a computation the claim's case does not make."""
+    if variant not in VARIANTS_BY_LABEL:
+        raise ValueError(f"joint_runs: unknown variant {variant!r}; known: {sorted(VARIANTS_BY_LABEL)}")
+    v = VARIANTS_BY_LABEL[variant]
     steps = run.sizes["steps"]
-    counts = [instances_of(run.sizes, v) for v in ALL_VARIANTS]
-    parts, X, y, u_mm, W_mm = _batched_problem(run, ALL_VARIANTS, counts)
-    W_other = torch.cat([other_token_svm(data, v, W_mm) for v, (data, _, _, _) in zip(ALL_VARIANTS, parts)])
+    count = instances_of(run.sizes, v)
+    data, tensors, u_mm, W_mm = run.use(dm, rho=v.rho, instances=count)
+    X, y = tensors.X, tensors.y
     snapshots = snapshot_steps(run.tier)
     metrics = {
         **scores_and_logits(),
@@ -276,21 +235,13 @@ def joint_runs(run) -> dict:
         "W_norm": lambda it: it.norm("W"),
         "u_mm_inner": only_at(snapshots, lambda it: it.inner("u", u_mm)),
         "W_mm_inner": only_at(snapshots, lambda it: it.inner("W", W_mm)),
-        "other_inner": only_at(snapshots, lambda it: it.inner("W", W_other)),
     }
-    step = _schedule_step(TokenSelection(X, y), ALL_VARIANTS, counts)
+    step = scheduled_step(TokenSelection(X, y), v)
     traj = run_trajectory(step, {"u": torch.zeros_like(u_mm), "W": torch.zeros_like(W_mm)}, steps,
                           metrics)
-    runs = {}
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    for v, (data, _, _, _), k, count in zip(ALL_VARIANTS, parts, starts, counts):
-        trials = slice(int(k), int(k) + count)
-        runs[v] = JointRun(
-            variant=v, data=data, u_mm=u_mm[trials].cpu().numpy(),
-            W_mm_norm=frobenius_norm(W_mm[trials]).cpu().numpy(),
-            other_norm=frobenius_norm(W_other[trials]).cpu().numpy(), t=traj.t,
-            W_final=traj.W[trials], **{name: traj[name][:, trials] for name in metrics})
-    return runs
+    return JointRun(variant=v, data=data, u_mm=u_mm.cpu().numpy(), W_mm_norm=frobenius_norm(W_mm).cpu().numpy(),
+                    t=traj.t, W_final=traj.W,
+                    **{name: traj[name] for name in metrics})
 
 
 def scores_and_logits():
@@ -318,7 +269,7 @@ def only_at(steps: frozenset, metric):
 
 
 def run_of(tc, variant: Variant) -> JointRun:
-    return tc.use(joint_runs)[variant]
+    return tc.use(joint_runs, variant=variant.label)
 
 
 def schedule(variant: Variant, steps: int) -> np.ndarray:
@@ -377,10 +328,10 @@ def relative_distance(a, b) -> float:
 
 def dm_token_statistics(tc, n, d, rho, instances):
     """(max relative squared-norm deviation, max |cross inner product|/rho^2) per instance."""
-    data = gaussian_dm(tc.rng("lem11", d), instances, n=n, d=d, rho=rho)
-    X = np.array(data.X)
-    if tc.control == "common_direction":
-        X = X + 0.5 * np.eye(d)[0]
+    shared = tc.control == "common_direction"  # its own draw, every token shifted by 0.5 e_1
+    data = gaussian_dm(tc.rng("lem11", d, "common_direction") if shared else tc.rng("lem11", d),
+                       instances, n=n, d=d, rho=rho)
+    X = np.array(data.X) + (0.5 * np.eye(d)[0] if shared else 0.0)
     expected = np.where(data.opt[..., None] == np.arange(2), rho**2, 1.0)  # sigma^2 d = 1
     norm_dev = np.abs(np.sum(X**2, axis=-1) / expected - 1).max(axis=(1, 2))
     return norm_dev, datasets.max_cross_inner_product(X) / rho**2

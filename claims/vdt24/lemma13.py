@@ -15,23 +15,42 @@ import torch
 from theorycheck import shared_run
 from theorycheck import data as datasets
 from theorycheck.models import Forward, TokenSelection, score_coordinates
-from theorycheck.optim import GD, BlockNGD, run_trajectory
+from theorycheck.optim import BlockNGD, run_trajectory
 from theorycheck.tolerance import tolerance
 
 from .joint import EQ13, JOINT_INSTANCES, Variant, schedule, scores_and_logits
-from .problems import DM_SIZES, JOINT_P
+from .problems import JOINT_P
 from .setup import first_step_widens_every_gap, gaussian_dm
 
+
+def overparameterized_dimension(n: int, rho: float = EQ13.rho, delta: float = 1.0 - JOINT_P) -> int:
+    r"""Condition 1's "d large enough against n" as the base case of Lemma 13's induction needs
+    it: d = ceil(2 (1 + rho^2)^2 / (rho^2 - 1)^2 n ln(n / delta)), delta = 1 - JOINT_P.
+
+    After the first step from zero, sample i's score gap has mean rho^2 - 1 and spread
+    s = sqrt(n/d) (1 + rho^2) (`setup.base_case_probability_gaussian`); at this d the mean is
+    sqrt(2 ln(n/delta)) spreads, the Gaussian tail exp(-x^2/2) of each gap is at most delta/n,
+    and a union bound over the n gaps leaves every gap positive with probability >= 1 - delta
+    (= JOINT_P) in that approximation.  rho = 2: about 5.56 n ln(n/0.15) (177 at n = 8, 954 at
+    n = 32, 2155 at n = 64)."""
+    return math.ceil(2 * (1 + rho ** 2) ** 2 / (rho ** 2 - 1) ** 2 * n * math.log(n / delta))
+
+
+LEM13_N = {"quick": 8, "full": 32}
+"""The samples per instance of Lemma 13's batches: DM-S's n in the quick tier; n = 32 in the
+full tier (DM-L's n = 64 would need d = 2155 under `overparameterized_dimension`, 4.4 times the
+joint batch's memory at d = 1024)."""
+
 LEM13_SIZES = {
-    "quick": dict(DM_SIZES["quick"], instances=JOINT_INSTANCES, steps=300,
-                  small_step_instances=JOINT_INSTANCES, small_step_steps=150, d_per_n_grid=[4, 8, 16]),
-    "full": dict(DM_SIZES["full"], instances=JOINT_INSTANCES, steps=1000,
-                 small_step_instances=JOINT_INSTANCES, small_step_steps=500, d_per_n_grid=[4, 8, 16]),
+    tier: dict(n=n, d=overparameterized_dimension(n), instances=JOINT_INSTANCES, steps=steps,
+               small_step_instances=JOINT_INSTANCES, small_step_steps=steps // 2, d_per_n_grid=[4, 8, 16])
+    for (tier, n), steps in zip(LEM13_N.items(), (300, 1000))
 }
-"""Lemma 13's batches: ``instances`` fresh DM instances and ``steps`` iterations of Eq. (13) at
-eta = 1 (also at the other d/n of ``d_per_n_grid``), ``small_step_*`` at eta = 0.1, which never
-leaves the transient within a feasible horizon (so only its plateau-free invariants matter
-and a shorter run suffices)."""
+"""Lemma 13's batches: ``instances`` fresh DM instances with ``n`` samples in dimension ``d``
+(`overparameterized_dimension`) and ``steps`` iterations of Eq. (13) at eta = 1 (also at the
+d/n of ``d_per_n_grid``, recorded), ``small_step_*`` at eta = 0.1, which never leaves the
+transient within a feasible horizon (so only its plateau-free invariants matter and a shorter
+run suffices)."""
 
 
 PLATEAU_NATURAL_TIME = 10.0
@@ -69,18 +88,16 @@ def lemma13_invariants(gamma, z, opt, variant: Variant) -> dict:
     }
 
 
-def lem13_instances(run, rho: float, d_per_n: int, instances: int):
-    """The ``instances`` DM instances of Lemma 13's batches at d = d_per_n n (n of the tier)."""
-    n = run.sizes["n"]
-    d = d_per_n * n
-    return gaussian_dm(run.rng("lem13 instances", rho, d), instances, n=n, d=d, rho=rho)
+def lem13_instances(run, rho: float, d: int, instances: int):
+    """The ``instances`` DM instances of Lemma 13's batches in dimension d (n of the tier)."""
+    return gaussian_dm(run.rng("lem13 instances", rho, d), instances, n=run.sizes["n"], d=d, rho=rho)
 
 
 @shared_run(sizes=LEM13_SIZES)
-def instance_orthogonality(run, *, rho: float, d_per_n: int, instances: int) -> np.ndarray:
+def instance_orthogonality(run, *, rho: float, d: int, instances: int) -> np.ndarray:
     """Assumption 1's orthogonality ratio rho_perp (`datasets.orthogonality_ratio`) of each
-    instance of `invariant_batch` with the same (rho, d_per_n, instances), shape (instances,)."""
-    return datasets.orthogonality_ratio(lem13_instances(run, rho, d_per_n, instances).X)
+    instance of `invariant_batch` with the same (rho, d, instances), shape (instances,)."""
+    return datasets.orthogonality_ratio(lem13_instances(run, rho, d, instances).X)
 
 
 BASE_CASE_CHUNK = 20
@@ -103,32 +120,29 @@ def first_step_base_case(run, *, rho: float, n: int, d: int, instances: int) -> 
 
 
 @shared_run(sizes=LEM13_SIZES)
-def invariant_batch(run, *, rho: float, eta: float, d_per_n: int = 16, instances: int, steps: int,
-                    heavy_ball: float = 0.0):
+def invariant_batch(run, *, rho: float, eta: float, d: int, instances: int, steps: int):
     """Lemma 13's invariants (`lemma13_invariants`) on ``instances`` fresh DM instances (n of the
-    tier, d = d_per_n n) along ``steps`` iterations of Eq. (13) with step eta from
-    u_0 = W_0 = 0; returns ({name: (value, holds)}, first-step gaps all positive (K,)).
-    ``heavy_ball = beta > 0`` replaces Eq. (13) by plain GD with heavy-ball momentum beta and
-    step eta (the dynamics control of `vdt24.lem13.success_map_d_over_n`; same instances)."""
-    data = lem13_instances(run, rho, d_per_n, instances)
-    K, d = instances, data.X.shape[-1]
+    tier, dimension d) along ``steps`` iterations of Eq. (13) with step eta from u_0 = W_0 = 0;
+    returns ({name: (value, holds)}, first-step gaps all positive (K,))."""
+    data = lem13_instances(run, rho, d, instances)
+    K = instances
     tensors = data.to_torch(run.runtime.device, run.runtime.torch_dtype)
     X, y = tensors.X, tensors.y
     variant = Variant(f"rho={rho:g}, eta={eta:g}", rho, eta)
     metrics = scores_and_logits()
     zero = {"u": X.new_zeros((K, d)), "W": X.new_zeros((K, d, d))}
-    step = (BlockNGD(TokenSelection(X, y), eta, alpha=variant.alpha) if heavy_ball == 0.0 else
-            GD(TokenSelection(X, y), eta, momentum=heavy_ball, name="heavy_ball"))
+    step = BlockNGD(TokenSelection(X, y), eta, alpha=variant.alpha)
     traj = run_trajectory(step, zero, steps, metrics)
     widened = first_step_widens_every_gap(data)
     return lemma13_invariants(traj["gamma"], traj["z"], data.opt, variant), widened
 
 
-def lemma13_batch(tc, variant: Variant, d_per_n: int = 16, instances: int | None = None):
-    """`invariant_batch` for ``variant`` with the tier's counts for its step size."""
+def lemma13_batch(tc, variant: Variant, d: int | None = None, instances: int | None = None):
+    """`invariant_batch` for ``variant`` with the tier's counts for its step size, in dimension
+    ``d`` (default the tier's, `overparameterized_dimension`)."""
     s = tc.sizes
     prefix = "" if variant.eta == EQ13.eta else "small_step_"
-    return tc.use(invariant_batch, rho=variant.rho, eta=variant.eta, d_per_n=d_per_n,
+    return tc.use(invariant_batch, rho=variant.rho, eta=variant.eta, d=d or s["d"],
                   instances=instances or s[prefix + "instances"], steps=s[prefix + "steps"])
 
 
@@ -141,7 +155,7 @@ def plot_rate_against_overparameterization(tc) -> None:
     """The success rate of Lemma 13's invariants (eta = 1) and of the first-step base case
     against d/n."""
     ratios = np.asarray(tc.sizes["d_per_n_grid"], dtype=float)
-    batches = [lemma13_batch(tc, EQ13, d_per_n=int(r)) for r in ratios]
+    batches = [lemma13_batch(tc, EQ13, d=int(r) * tc.sizes["n"]) for r in ratios]
     rates = np.array([success_rate(b[0]).mean() for b in batches])
     base = np.array([b[1].mean() for b in batches])
     tc.record("d/n grid; success rate (eta = 1); first-step base-case rate", [ratios, rates, base])

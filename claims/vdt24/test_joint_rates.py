@@ -4,7 +4,7 @@ runs (Section 4, Appendix B: Lemma 3, Theorems 2-4).
 Vasudeva, Deora, Thrampoulidis, "Implicit Bias and Fast Convergence Rates for
 Self-attention", arXiv 2402.05738 (v1).  The model, the data model DM, Eq. (13), the batched
 runs (`joint.joint_runs`), Condition 1 and the per-instance binomial acceptance at `JOINT_P`
-are those of `test_joint.py` (its module docstring): every claim here reads the same batch.
+are those of `test_joint.py` (its module docstring): every claim here reads the same runs.
 """
 from __future__ import annotations
 
@@ -37,8 +37,11 @@ from .problems import PAPER
 LOG_LIPSCHITZ_C = 2.0
 """C of Lemma 3 (b) (lost): the spec's 2, checked on --tc-seed 1-5, see `test_loss_landscape_properties`."""
 
-RADIUS_FACTOR = 3.0
-"""Factor on the step radius in Lemma 3 (b)'s ``triple_radius`` control."""
+FIRST_ORDER_RISE = 2.0
+"""Lemma 3 (b)'s ``first_order_radius`` control claims C within the radius at which the
+first-order rise of log L along the uphill ray is FIRST_ORDER_RISE ln C (= ln C^2): the radius
+2 ln C L/||grad L||, where the loss ratio is about C^2 = 4 > C when log L rises linearly along the
+ray (as the full tier measured it)."""
 
 HESSIAN_TREND = 0.1
 """Lemma 3 (c)'s trend bound: the fitted power of ||u_t|| in ||grad^2 L||/L over the second half
@@ -61,21 +64,22 @@ SEGMENT_POINTS = (0.25, 0.5, 0.75, 1.0)
             "reference", breaks=["(a) witness: min_t mu_t > 0"],
             description="a random unit vector in place of u_mm/||u_mm||: the witnessed PL "
                         "constant turns negative"),
-        "triple_radius": Control(
+        "first_order_radius": Control(
             "statement", breaks=["(b) max over t, lambda of L(theta')/L(theta_t) within the step radius <= C"],
-            constants={"radius_factor": RADIUS_FACTOR, "C": LOG_LIPSCHITZ_C},
-            description="the same C = 2 claimed within 3 times the step radius (the uphill points "
-                        "recomputed there): log L rises about linearly along the uphill ray, so "
-                        "a C that holds within r_t with room to spare cannot hold within 3 r_t "
-                        "-- the bound is tied to the lemma's radius, not vacuous"),
+            constants={"first_order_rise": FIRST_ORDER_RISE, "C": LOG_LIPSCHITZ_C},
+            description="the same C = 2 claimed within the radius 2 ln C L(theta_t)/||grad "
+                        "L(theta_t)|| in place of the step radius (the uphill points recomputed "
+                        "there): the first-order rise of log L there is ln C^2, so the ratio is "
+                        "about C^2 > C -- the bound is tied to the lemma's radius, not vacuous"),
     },
     calibration=[
         "C = 2 of (b) is the spec's value for the descent segment; kept for the ball after "
         "checking it on --tc-seed 1-5, then checked at seed 0",
         "HESSIAN_TREND = 0.1 of (c) is set by the argument (a tenth of the linear growth), "
         "written after seeing seed 0's slopes (not held out), then checked on --tc-seed 1-5",
-        "RADIUS_FACTOR = 3 of the triple_radius control: chosen on seed 0 (not held out), then "
-        "checked on --tc-seed 1-5",
+        "the first_order_radius control's radius is derived (a first-order rise of log L by "
+        "2 ln C); it replaced 3 r_t, chosen on seed 0, which the full tier passed (ratio "
+        "1.52-1.55 < C)",
         *JOINT_CALIBRATION,
     ],
     sizes=JOINT_SIZES,
@@ -107,12 +111,13 @@ def test_loss_landscape_properties(tc):
         steps is <= `HESSIAN_TREND` = 0.1 (0 for a constant C_H, 1 for a Hessian growing like
         ||u_t|| L).  (The reduced formula equals the autograd Hessian of L in (u, W):
         tests/test_score_coordinates.py.)
-    Controls: a random witness (reference), and C = 2 claimed within three times the step
-    radius (statement: the uphill points recomputed at 3 r_t).
+    Controls: a random witness (reference), and C = 2 claimed within the radius
+    2 ln C L/||grad L|| (statement: the uphill points recomputed there, where the first-order
+    rise of log L is ln C^2).
     """
     run = run_of(tc, EQ13)
     condition1(tc, run)
-    if tc.control != "triple_radius":
+    if tc.control != "first_order_radius":
         _pl_inequality(tc, run)
     if tc.control != "random_witness":
         _log_lipschitz(tc, run)
@@ -140,14 +145,19 @@ def _pl_inequality(tc, run):
 
 
 def _log_lipschitz(tc, run):
-    """Lemma 3 (b) within the step radius (three times it for the control)."""
-    radius = step_radii(run) * (RADIUS_FACTOR if tc.control == "triple_radius" else 1.0)
-    up_gamma, up_z = score_coordinates.uphill_points(run.gamma, run.z, run.data.y, run.data.X, run.is_opt,
-                                                     radius)
+    """Lemma 3 (b) within the step radius (the control: within 2 ln C L/||grad L||)."""
+    if tc.control == "first_order_radius":
+        radius = FIRST_ORDER_RISE * np.log(LOG_LIPSCHITZ_C) / np.hypot(*run.gradient_norms_over_loss())
+    else:
+        radius = np.broadcast_to(step_radii(run)[:, None], run.u_norm.shape)  # (steps+1, K)
+    unit_gamma, unit_z = score_coordinates.uphill_points(run.gamma, run.z, run.data.y, run.data.X, run.is_opt,
+                                                         np.ones(run.t.size))
+    scale = radius[..., None, None]  # the displacement is linear in its length
+    up_gamma, up_z = run.gamma + scale * (unit_gamma - run.gamma), run.z + scale * (unit_z - run.z)
     start_gamma, start_z = run.gamma[:-1], run.z[:-1]
     uphill = np.exp(score_coordinates.segment_log_ratios(start_gamma, start_z, up_gamma[:-1], up_z[:-1],
                                                          run.is_opt, SEGMENT_POINTS))
-    if tc.control == "triple_radius":  # the descent step does not depend on the radius
+    if tc.control == "first_order_radius":  # the descent step does not depend on the radius
         descent = np.ones_like(uphill)
     else:
         descent = np.exp(score_coordinates.segment_log_ratios(start_gamma, start_z, run.gamma[1:], run.z[1:],
@@ -248,11 +258,6 @@ def test_joint_loss_rate(tc):
             "hypothesis", breaks=["dev_W at the last step <= 1e-3"],
             description="the designated token the shorter one (Condition 1 violated): W_t turns "
                         "to the other token's SVM, away from the designated W_mm"),
-        "wrong_token_svm": Control(
-            "reference", breaks=["dev_W at the last step <= 1e-3"],
-            description="the W-SVM solved for the other (non-designated) token in place of W_mm: "
-                        "it ranks the two tokens the other way round, so a W_t that converges to "
-                        "W_mm's direction must miss its direction"),
     },
     calibration=list(JOINT_CALIBRATION),
     sizes=JOINT_SIZES,
@@ -265,14 +270,14 @@ def test_joint_W_direction_rate(tc):
     (b) c_J(t) = dev_t t^(1/3)/ln t grows by at most 10% between consecutive checkpoints
         (`checkpoints`), i.e. dev decays at least as fast as log t/t^(1/3); 10% (the spec's)
         absorbs the wiggle of dev at the start of the run.
-    Controls: rho = 0.5 (Condition 1 violated) drives W_t to the W-SVM of the other token (its
-    alignment with that SVM is recorded); that SVM as the reference (solved anew, recorded
-    at the snapshot steps of the run) must leave a deficit far above 1e-3.
+    Control: rho = 0.5 (Condition 1 violated) drives W_t to the W-SVM of the other token (its
+    alignment with that SVM is recorded).  (A reference control with the other token's W-SVM
+    was removed: with T = 2 that SVM is exactly -W_mm, so it failed by arithmetic.)
     """
     run = run_of(tc, SHORT_OPTIMAL_TOKEN if tc.control == "short_optimal_token" else EQ13)
     condition1(tc, run)
     checkpoints = np.asarray(tc.sizes["checkpoints"])
-    alignment = run.W_alignment("other" if tc.control == "wrong_token_svm" else "W_mm")
+    alignment = run.W_alignment()
     if tc.control == "short_optimal_token":
         tc.record("rho=0.5: al(W_T, W-SVM of the other token) per seed", other_token_alignment(run))
     dev = 1.0 - alignment

@@ -158,7 +158,8 @@ DOUBLED_INIT = 2.0
         "doubled_init": Control(
             "dynamics", breaks=["max |z_it| <= eps(delta)"],
             constants={"init_factor": DOUBLED_INIT},
-            description="draw W_0 with 2 sigma_0 but keep eps(delta) of sigma_0: a radius that "
+            description="draw W_0 anew (its own stream) with 2 sigma_0 but keep eps(delta) of "
+                        "sigma_0: a radius that "
                         "holds with probability 1 - delta for sigma_0 cannot hold for twice "
                         "the scale, unless the union bound is slack by a factor 2"),
     },
@@ -191,8 +192,9 @@ def test_small_init_near_uniform(tc):
     prob, D = tc.use(e1), sizes["draws_per_trial"]
     T, d = prob.X.shape[2:]
     sigma0 = INIT_SCALE / math.sqrt(d)
-    sigma_drawn = DOUBLED_INIT * sigma0 if tc.control == "doubled_init" else sigma0
-    rng = tc.rng("W0")
+    doubled = tc.control == "doubled_init"
+    sigma_drawn = DOUBLED_INIT * sigma0 if doubled else sigma0
+    rng = tc.rng("W0", "doubled") if doubled else tc.rng("W0")  # the control's draws are its own
     max_logit, s_min, s_max, W0_norm = [], [], [], []
     for k in range(prob.data.K):  # D draws on one data set at a time (memory at d = 768)
         X = prob.X[k:k + 1].expand(D, -1, -1, -1)
@@ -246,7 +248,8 @@ def test_small_init_near_uniform(tc):
                         "O(sqrt(log(nT)/d))"),
         "common_component": Control(
             "hypothesis", breaks=["mean rho_perp at the largest d", "slope of log mean rho_perp vs log d"],
-            description="every token gets the same unit vector e_1 added: the tokens are not "
+            description="a fresh draw (its own stream) with the same unit vector e_1 added to every "
+                        "token: the tokens are not "
                         "centred (the centring precondition fails) and rho_perp tends to about "
                         "1/2 instead of 0"),
     },
@@ -282,8 +285,12 @@ def test_example1_assumptions(tc):
     dims = sizes["dims"]
     rho_mean, centring, nonopt_max, opt_err, met = [], [], [], [], 0
     for d in dims:
-        data = example1(tc.rng("data", d), TRIALS, n=n, T=T, d=d, zeta=3.0)
-        X = data.X + (np.eye(d)[0] if tc.control == "common_component" else 0.0)
+        if tc.control == "common_component":  # its own draw, every token shifted by e_1
+            data = example1(tc.rng("data", d, "common_component"), TRIALS, n=n, T=T, d=d, zeta=3.0)
+            X = data.X + np.eye(d)[0]
+        else:
+            data = example1(tc.rng("data", d), TRIALS, n=n, T=T, d=d, zeta=3.0)
+            X = data.X
         rho_mean.append(datasets.orthogonality_ratio(X).mean())
         centring.append(centring_statistic(X).max())
         scores, is_opt = data.scores(), np.arange(T) == data.designated_opt[..., None]
