@@ -130,6 +130,9 @@ def test_softplus_discrepancy(tc):
     statement="log|det J_T| = (p - d) log alpha1 + (pd - d) log alpha2 for the global map "
               "(scalar output), and (p d_v - 1) d log alpha for the self-attention map.",
     provenance="stated",
+    nature="identity",
+    single_evidence="the Jacobian of a linear map against its closed-form determinant: an "
+                    "identity at every point, with no data or dynamics to perturb",
     controls={
         "without_output_layer": Control(
             "reference", breaks=["global log|det J_T| equals (p-d) log a1 + (pd-d) log a2"],
@@ -317,6 +320,9 @@ def test_selfattention_scale_invariance(tc):
     statement="(WQ, WK) -> (G WQ, G^{-T} WK) for any invertible G leaves the self-attention "
               "network unchanged for any activation; for ReLU so does (WV, W2) -> (beta WV, W2/beta).",
     provenance="derived",
+    nature="identity",
+    single_evidence="algebraic invariances of the logits and of positive homogeneity, at every "
+                    "point: no data or dynamics whose change could break them",
     controls={
         "no_inverse_transpose": Control(
             "reference", breaks=["output unchanged under (G WQ, G^{-T} WK)"],

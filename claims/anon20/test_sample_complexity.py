@@ -182,6 +182,8 @@ def test_regression_convergence(tc):
     corrected_by=f"{PAPER}.table1.sample_complexity_ordering",
     provenance="stated",
     constants={"level": 0.07, "text_level": 0.08},
+    single_evidence="two printed statements of the paper (the text's sample sizes and Table 1) "
+                    "compared with each other: no computation of ours to perturb",
     controls={
         "text_threshold_008": Control(
             "statement", breaks=["baseline first reaches 0.07 after 20000 samples"],

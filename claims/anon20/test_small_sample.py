@@ -25,6 +25,9 @@ SMALL = {"n": 20, "p": 30, "d": 64, "s0": 5}
               "R_n||^2 / (2 sigma_n(Phi)^2): a point stationary in W2 where Phi has rank n has "
               "zero loss.",
     provenance="derived",
+    single_evidence="an inequality, ||Phi u|| >= sigma_n(Phi) ||u||, that holds at every point "
+                    "(the searched points are the evidence): other data check the same inequality "
+                    "again",
     controls={
         "largest_singular_value": Control(
             "reference", breaks=["certificate bounds the loss"],
