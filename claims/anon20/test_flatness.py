@@ -288,9 +288,14 @@ def test_selfattention_scale_invariance(tc):
     and the Lanczos lambda_max at alpha = 0.1 and 0.01, whose ratio must be at least 50
     (the W1 block, PSD for ReLU because f is linear in W1 on a fixed activation pattern,
     scales by alpha^{-2}: ratio -> 100).  Preconditions: ReLU, pre-activations ``|z| >= 1e-8``.
+    Control: a softplus network (tau = 5, its own draw of weights), not positively
+    homogeneous: its output moves under ``T_alpha``.
     """
-    act = Activation("softplus", 5.0) if tc.control == "softplus" else Activation("relu")
-    model, params = self_attention_instance(tc.rng("network"), act)
+    softplus = tc.control == "softplus"
+    act = Activation("softplus", 5.0) if softplus else Activation("relu")
+    # the softplus network is another network: its weights are a draw of their own
+    model, params = self_attention_instance(tc.rng("network", "softplus") if softplus
+                                            else tc.rng("network"), act)
     f = model.output(params)
     change = [float((model.output(scale_self_attention(params, a)) - f).abs().max()
                     / (1 + f.abs().max())) for a in (0.05, 0.5, 4.0)]
