@@ -13,7 +13,8 @@ from .setup import PAPER
     source="Theorem 6, App. A, App. E.8",
     statement="The parameter factor t d + d + d_a + d_f of Theorem 6 counts the trainable numbers "
               "of the recurrent-attention estimator: W1 in R^{t x d}, W2 in R^d, the score's "
-              "d_a and the update's d_f.",
+              "d_a and the update's d_f (an identity of our construction, whose d_a and d_f are "
+              "read off the modules: the paper leaves them free).",
     provenance="inferred",
     nature="identity",
     single_evidence="a structural count of the parameters the estimator's output reaches "
