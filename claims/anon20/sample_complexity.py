@@ -36,17 +36,19 @@ ORDERING_UP_TO = 10000
 
 
 @shared_run(sizes=SIZES)
-def table1_arm(run, *, n, arm):
+def table1_arm(run, *, n, arm, dense_teacher=False):
     """Test MSE per trial (averaged over samples and outputs), every ``every`` Adam steps, of
     one arm trained on n teacher samples; every arm of a seed sees the same data and starts
     from the same W1, b1, W2, b2 ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (torch's default), a = 1.
     Arms: baseline (no a), attention (trainable a), regularised (+ L1_WEIGHT ||a||_1), known
     (a frozen at the teacher's mask a*, Prop. 1), known_wrong (a frozen at a mask of k inputs
-    outside the teacher's support).  Full-batch Adam, lr 1e-2, cosine decay, float64."""
+    outside the teacher's support).  Full-batch Adam, lr 1e-2, cosine decay, float64.
+    ``dense_teacher``: the teacher attends to all p inputs (k = p, Theorem 1's sparsity gone)."""
     s = run.sizes
-    X, y, mask = teacher_data(run.rng("teacher"), s["trials"], n + s["test"], s["p"], s0=s["k"],
+    k = s["p"] if dense_teacher else s["k"]
+    X, y, mask = teacher_data(run.rng("teacher"), s["trials"], n + s["test"], s["p"], s0=k,
                               width=s["teacher_width"], random_support=True, outputs=s["outputs"])
-    used = np.stack([np.roll(m, s["k"]) * (1 - m) for m in mask]) if arm == "known_wrong" else mask
+    used = np.stack([np.roll(m, k) * (1 - m) for m in mask]) if arm == "known_wrong" else mask
     X, y = torch.as_tensor(X), torch.as_tensor(y)
     rng = run.rng("init", n)
     K, p, d, m = s["trials"], s["p"], s["d"], s["outputs"]
@@ -65,12 +67,19 @@ def table1_arm(run, *, n, arm):
         params = step(t, params)
         if (t + 1) % s["every"] == 0:
             curve.append((2 * test.loss(params)).numpy())
-    return {"test_mse": np.stack(curve, 1), "mask_is_teachers": (used == mask).all(1)}
+    return {"test_mse": np.stack(curve, 1), "mask_is_teachers": (used == mask).all(1),
+            "teacher_support": mask.sum(1)}
 
 
-def arms(tc, *arms):
-    """``{arm: [run at each n]}`` of the shared Table 1 runs."""
-    return {arm: [tc.use(table1_arm, n=n, arm=arm) for n in tc.sizes["n"]] for arm in arms}
+def arms(tc, *arms, **config):
+    """``{arm: [run at each n]}`` of the shared Table 1 runs (``config``: `table1_arm`'s)."""
+    return {arm: [tc.use(table1_arm, n=n, arm=arm, **config) for n in tc.sizes["n"]]
+            for arm in arms}
+
+
+def largest_teacher_support(runs) -> int:
+    """The largest number of inputs a teacher attends to, over the arms, sizes and trials."""
+    return int(max(r["teacher_support"].max() for rs in runs.values() for r in rs))
 
 
 def decided_sizes(ns) -> np.ndarray:

@@ -51,18 +51,33 @@ def region_instance(rng: np.random.Generator, p: int, s0: int, n1: int, *, bias:
 
 
 def general_position_margin(normals: np.ndarray, offsets: np.ndarray) -> float:
-    """The smallest ``|det|`` over every ``s``-subset of unit normals (no ``s`` hyperplanes
-    parallel to a line) and every ``s+1``-subset of ``[normal | offset]`` rows (no ``s+1``
-    hyperplanes through one point; skipped for central arrangements, where all meet at 0)."""
+    """The smallest ``|det| / prod ||rows||`` (Hadamard's ratio, in [0, 1], zero exactly when
+    the rows are dependent) over every ``s``-subset of normals (no ``s`` hyperplanes parallel
+    to a line) and every ``s+1``-subset of ``[normal | offset]`` rows (no ``s+1`` hyperplanes
+    through one point; skipped for central arrangements, where all meet at 0)."""
     from itertools import combinations
 
     m, s = normals.shape
-    rows = np.hstack([normals, offsets[:, None]]) / np.linalg.norm(normals, axis=1, keepdims=True)
-    worst = min(abs(np.linalg.det(rows[list(c), :s])) for c in combinations(range(m), min(s, m)))
+    rows = np.hstack([normals, offsets[:, None]])
+
+    def ratio(block):
+        return abs(np.linalg.det(block)) / np.prod(np.linalg.norm(block, axis=1))
+
+    worst = min(ratio(rows[list(c), :s]) for c in combinations(range(m), min(s, m)))
     if np.any(offsets != 0) and m > s:
-        worst = min(worst, min(abs(np.linalg.det(rows[list(c)]))
-                               for c in combinations(range(m), s + 1)))
+        worst = min(worst, min(ratio(rows[list(c)]) for c in combinations(range(m), s + 1)))
     return float(worst)
+
+
+def general_position_roundoffs(dims: int) -> float:
+    """Unit round-offs that bound the computed Hadamard ratio of an exactly singular ``k x k``
+    matrix, ``k = dims + 1`` (the largest subset of `general_position_margin`): LU with
+    partial pivoting has a backward error of at most ``k 2^(k-1)`` round-offs of the rows'
+    norms (Wilkinson's growth bound), and ``det`` of a singular matrix moves by at most that
+    relative perturbation times the other rows' norms.  A larger ratio certifies that the
+    subset is independent."""
+    k = dims + 1
+    return k * 2.0 ** (k - 1)
 
 
 def log_bound_gap(n1, s0, p):

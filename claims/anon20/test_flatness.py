@@ -130,6 +130,9 @@ def test_softplus_discrepancy(tc):
     statement="log|det J_T| = (p - d) log alpha1 + (pd - d) log alpha2 for the global map "
               "(scalar output), and (p d_v - 1) d log alpha for the self-attention map.",
     provenance="stated",
+    nature="identity",
+    single_evidence="the Jacobian of a linear map against its closed-form determinant: an "
+                    "identity at every point, with no data or dynamics to perturb",
     controls={
         "without_output_layer": Control(
             "reference", breaks=["global log|det J_T| equals (p-d) log a1 + (pd-d) log a2"],
@@ -285,9 +288,14 @@ def test_selfattention_scale_invariance(tc):
     and the Lanczos lambda_max at alpha = 0.1 and 0.01, whose ratio must be at least 50
     (the W1 block, PSD for ReLU because f is linear in W1 on a fixed activation pattern,
     scales by alpha^{-2}: ratio -> 100).  Preconditions: ReLU, pre-activations ``|z| >= 1e-8``.
+    Control: a softplus network (tau = 5, its own draw of weights), not positively
+    homogeneous: its output moves under ``T_alpha``.
     """
-    act = Activation("softplus", 5.0) if tc.control == "softplus" else Activation("relu")
-    model, params = self_attention_instance(tc.rng("network"), act)
+    softplus = tc.control == "softplus"
+    act = Activation("softplus", 5.0) if softplus else Activation("relu")
+    # the softplus network is another network: its weights are a draw of their own
+    model, params = self_attention_instance(tc.rng("network", "softplus") if softplus
+                                            else tc.rng("network"), act)
     f = model.output(params)
     change = [float((model.output(scale_self_attention(params, a)) - f).abs().max()
                     / (1 + f.abs().max())) for a in (0.05, 0.5, 4.0)]
@@ -317,6 +325,9 @@ def test_selfattention_scale_invariance(tc):
     statement="(WQ, WK) -> (G WQ, G^{-T} WK) for any invertible G leaves the self-attention "
               "network unchanged for any activation; for ReLU so does (WV, W2) -> (beta WV, W2/beta).",
     provenance="derived",
+    nature="identity",
+    single_evidence="algebraic invariances of the logits and of positive homogeneity, at every "
+                    "point: no data or dynamics whose change could break them",
     controls={
         "no_inverse_transpose": Control(
             "reference", breaks=["output unchanged under (G WQ, G^{-T} WK)"],

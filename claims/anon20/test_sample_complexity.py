@@ -5,7 +5,7 @@ import numpy as np
 from theorycheck import Control, claim, discrepancy
 
 from .sample_complexity import (SIZES, TABLE1, arms, decided_sizes, final_mse, first_size_reaching,
-                                log_mse_auc)
+                                largest_teacher_support, log_mse_auc)
 from .setup import PAPER
 
 ARMS = ("baseline", "attention", "regularised", "known")
@@ -19,6 +19,12 @@ ARMS = ("baseline", "attention", "regularised", "known")
     provenance="derived",
     constants={"strict": 1.01, "fourfold": 4},
     controls={
+        "dense_teacher": Control(
+            "hypothesis", breaks=["regularised attention at most attention",
+                                  "attention test MSE below the baseline's"],
+            description="every arm rerun on a dense teacher that attends to all p inputs (k = p): "
+                        "the l1 term on a then pulls against a mask that must stay dense, and "
+                        "Theorem 1 gives attention no advantage"),
         "fourfold_samples": Control(
             "statement", breaks=["attention test MSE below the baseline's"],
             description="attention at n against the baseline at fourfold n (the pairs of the "
@@ -32,6 +38,18 @@ ARMS = ("baseline", "attention", "regularised", "known")
         "5000, 10000; every trial ordered; not held out",
         "the fourfold_samples control was fixed after the full-tier run (sizes without a 4n "
         "were NaN entries, a misfire): it now compares the pairs (n, 4n) of the grid",
+        "dense_teacher control (issue 32, a real control: every arm rerun with k = p), quick "
+        "tier, seeds 1000-1008: regularised minus attention mean test MSE +0.003 .. +0.027 at "
+        "one n at least on all 9 (broken as declared); its first design, breaking the "
+        "baseline/attention ordering, passed on 2 of 6 seeds (ratios 0.98 .. 1.024 at n = 100, "
+        "1.13 .. 1.30 at n = 400): a finding: with a dense teacher attention still beats the "
+        "baseline at n = 400, so part of the measured advantage is not sparsity (the "
+        "multiplicative a speeds up Adam), which Theorem 1 does not predict",
+        "calibration block 1000-1024 (25 seeds, quick tier; the claim costs > 5 s a seed): the "
+        "claim held on all 25; the dense_teacher control broke 'regularised at most attention' "
+        "on 22, the ratio alone on 1 (hence both declared) and nothing on 2 (1009, 1015: "
+        "ratios 1.025, 1.043 at n = 100): a miss rate near 0.08, over the budget 1e-2; left "
+        "open (a stronger perturbation or more trials is needed; not loosened)",
         "magnitude gap (a finding, recorded as 'baseline/attention ratio: ours per decided n' "
         "beside 'Table 1 as printed'): seed 0 quick tier ours 1.3 and 2.3 at n = 100, 400; "
         "full tier 1.12 .. 1.74; printed 3.84 .. 10.76 at n >= 10000",
@@ -58,10 +76,13 @@ def test_sample_complexity_ordering(tc):
     normalisation and SGD's 400k iterations were lost, and the quick tier is reduced).  The
     reconstruction saw the ordering reverse at n = 20000 for a denser mask (k = 32) with a
     weak l1 term: a finite-sample effect, held here where the baseline has not interpolated.
-    The control compares attention at n with the baseline at 4n.
+    Controls: every arm rerun on a dense teacher (``k = p``, a hypothesis violated: the l1
+    term then pulls against a mask that must stay dense, and regularised attention is no
+    longer the best); and attention at n against the baseline at 4n (discrimination).
     """
     s = tc.sizes
-    runs = arms(tc, "baseline", "attention", "regularised")
+    runs = arms(tc, "baseline", "attention", "regularised",
+                dense_teacher=tc.control == "dense_teacher")
     mean = {arm: final_mse(r) for arm, r in runs.items()}
     for arm, values in mean.items():
         tc.curve("Table 1 (reduced): test MSE against n", arm, s["n"], values, xscale="log",
@@ -71,7 +92,7 @@ def test_sample_complexity_ordering(tc):
     tc.record("trials ordered baseline > attention > regularised, per n",
               [int(np.sum((b > a) & (a >= r))) for b, a, r in
                zip(final["baseline"], final["attention"], final["regularised"])])
-    tc.precondition.at_most("teacher mask sparse (k < p)", s["k"], s["p"] - 1)
+    tc.precondition.at_most("teacher mask sparse (k < p)", largest_teacher_support(runs), s["p"] - 1)
     decided = decided_sizes(s["n"])
     tc.record("n decided (the rest recorded: every arm at the optimisation floor)",
               [n for n, d in zip(s["n"], decided) if d])
@@ -138,13 +159,26 @@ def test_known_mask(tc):
               "then the baseline; the known mask is faster than learned attention.",
     provenance="inferred",
     controls={
+        "dense_teacher": Control(
+            "hypothesis", breaks=["regularised converges faster than attention",
+                                  "known mask converges faster than attention"],
+            description="every arm rerun on a dense teacher that attends to all p inputs (k = p): "
+                        "no sparsity for the l1 term to find, and the known mask is all ones"),
         "regularised_as_fast_as_known": Control(
             "statement", breaks=["regularised converges faster than attention"],
             description="regularised attention as fast as knowing the mask (its area below the "
                         "known mask's)"),
     },
     calibration=["margin 0.01 chosen on seeds 1 and 2, checked on 0; the reconstruction saw "
-                 "AUC -0.68 (regularised) against -4.53 (known) at n = 200"],
+                 "AUC -0.68 (regularised) against -4.53 (known) at n = 200",
+                 "dense_teacher control (issue 32, a real control: every arm rerun with k = p), "
+                 "quick tier, seeds 1000-1008: the regularised-minus-attention speed gap -0.007 .. "
+                 "+0.014 (below the 0.01 margin at one n at least on all 9), and the known mask "
+                 "(all ones) is the baseline itself; attention stays faster than the baseline "
+                 "(gaps 0.02 .. 0.19, a finding: not from sparsity)",
+                 "calibration block 1000-1024 (25 seeds, quick tier): the dense_teacher control "
+                 "broke as declared on all 25; the claim failed once ('known mask converges "
+                 "faster than attention'), a false-failure rate over the budget, left open"],
     sizes=SIZES,
 )
 def test_regression_convergence(tc):
@@ -153,18 +187,19 @@ def test_regression_convergence(tc):
     200 of 2000), runs of ``table1.sample_complexity_ordering`` and ``prop1.known_mask``.
     Pass, at every n: ``AUC_reg < AUC_att < AUC_base`` and ``AUC_known < AUC_att``, each by
     at least 0.01 in log MSE (1%: strict, so that arms that tie fail; the reconstruction's
-    orderings).  The curves are plotted.  The control asks the regularised arm to be as fast
-    as the known mask.
+    orderings).  The curves are plotted.  Controls: every arm rerun on a dense teacher
+    (``k = p``: the l1 term has nothing to prune, and the known mask, all ones, is the
+    baseline), and the regularised arm asked to be as fast as the known mask (discrimination).
     """
     s = tc.sizes
-    runs = arms(tc, *ARMS)
+    runs = arms(tc, *ARMS, dense_teacher=tc.control == "dense_teacher")
     auc = {arm: log_mse_auc(r) for arm, r in runs.items()}
     tc.record("AUC (mean log test MSE) per n", auc)
     steps = s["every"] * np.arange(1, s["steps"] // s["every"] + 1)
     for arm, r in runs.items():
         tc.curve(f"Fig. 7 (reduced): test MSE during training, n = {s['n'][-1]}", arm, steps,
                  r[-1]["test_mse"].mean(0), yscale="log", ylabel="test MSE")
-    tc.precondition.at_most("teacher mask sparse (k < p)", s["k"], s["p"] - 1)
+    tc.precondition.at_most("teacher mask sparse (k < p)", largest_teacher_support(runs), s["p"] - 1)
     tc.conclusion.at_least("attention converges faster than the baseline",
                            auc["baseline"] - auc["attention"], 0.01, margin=0.0)
     faster = auc["known"] if tc.control == "regularised_as_fast_as_known" else auc["attention"]
@@ -182,6 +217,8 @@ def test_regression_convergence(tc):
     corrected_by=f"{PAPER}.table1.sample_complexity_ordering",
     provenance="stated",
     constants={"level": 0.07, "text_level": 0.08},
+    single_evidence="two printed statements of the paper (the text's sample sizes and Table 1) "
+                    "compared with each other: no computation of ours to perturb",
     controls={
         "text_threshold_008": Control(
             "statement", breaks=["baseline first reaches 0.07 after 20000 samples"],

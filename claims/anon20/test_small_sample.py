@@ -25,6 +25,9 @@ SMALL = {"n": 20, "p": 30, "d": 64, "s0": 5}
               "R_n||^2 / (2 sigma_n(Phi)^2): a point stationary in W2 where Phi has rank n has "
               "zero loss.",
     provenance="derived",
+    single_evidence="an inequality, ||Phi u|| >= sigma_n(Phi) ||u||, that holds at every point "
+                    "(the searched points are the evidence): other data check the same inequality "
+                    "again",
     controls={
         "largest_singular_value": Control(
             "reference", breaks=["certificate bounds the loss"],
@@ -149,6 +152,11 @@ def test_wide_training_interpolates(tc):
     corrected_by=f"{PAPER}.thm5a.gradient_certificate",
     provenance="derived",
     controls={
+        "drawn_point": Control(
+            "hypothesis", breaks=["gradient zero at the point"],
+            description="W1 drawn anew (its own stream) with row k left as drawn: units of "
+                        "either sign are active on the positive coordinate k, so the point is "
+                        "not stationary"),
         "alive_units": Control(
             "hypothesis", breaks=["gradient zero at the point"],
             description="W1 row k = +1 instead of -1: every unit is active, the point is not "
@@ -166,16 +174,20 @@ def test_rank_at_point_discrepancy(tc):
     width-64 network (`thm5a.wide_training_interpolates`).  So Thm 5 holds only with the rank
     evaluated *at* the stationary point.  Pass: ``||grad R_n|| <= 1e-14`` (it is exactly 0),
     ``R_n >= 0.1 (1/2n) sum y^2`` (it equals it), rank ``Phi = 0``.  Preconditions: every unit
-    strictly dead (max pre-activation ``<= -0.1``) and ``d >= n``.
+    strictly dead (max pre-activation ``<= -0.1``) and ``d >= n``.  Controls: a point with
+    ``W1`` drawn anew and row ``k`` not set (a real recomputation: some units alive), and row
+    ``k`` set to ``+1`` (every unit alive).
     """
     s = tc.sizes
     rng = tc.rng("data")
     X, y = gaussian_problem(rng, 1, s["n"], s["p"])
     X[:, :, 0] = X[:, :, 0].abs() + 0.1
-    params = init_global(tc.rng("init"), 1, s["p"], s["d"])
+    drawn = tc.control == "drawn_point"
+    params = init_global(tc.rng("init", "drawn") if drawn else tc.rng("init"), 1, s["p"], s["d"])
     params["a"] = torch.zeros_like(params["a"])
     params["a"][:, 0] = 1.0
-    params["W1"][:, 0] = 1.0 if tc.control == "alive_units" else -1.0
+    if not drawn:
+        params["W1"][:, 0] = 1.0 if tc.control == "alive_units" else -1.0
     model = GlobalAttentionNet(X, y, RELU)
     z = hidden_preactivations(model.inputs(params), params["W1"])
     grad = float(flatten_params(model, model.gradient(params)).norm())
@@ -199,6 +211,11 @@ def test_rank_at_point_discrepancy(tc):
     corrected_by=f"{PAPER}.thm5a.wide_training_interpolates",
     provenance="derived",
     controls={
+        "dense_mask": Control(
+            "hypothesis", breaks=["pre-activation rank below n"],
+            description="a mask drawn on all p inputs (s0 = p, from its own stream): the "
+                        "attended inputs then span n dimensions, and App. C.4's independence "
+                        "before the activation holds"),
         "identity_activation": Control(
             "hypothesis", breaks=["ReLU features have rank n"],
             description="the identity in place of ReLU (not a non-linearity): rank stays s0"),
@@ -213,15 +230,21 @@ def test_preactivation_rank_discrepancy(tc):
     is created by the non-linearity (generic for ``d >= n`` and distinct attended inputs, not
     positive multiples of each other for bias-free ReLU).  Measured with
     ``torch.linalg.matrix_rank`` (default SVD tolerance; the singular values are recorded).
-    Pass: pre-activation rank ``<= s0``; ReLU and softplus (tau = 5) feature ranks ``= n``
-    (integers).  Precondition: a non-linear activation.
+    Pass: pre-activation rank ``<= s0`` and ``< n``; ReLU and softplus (tau = 5) feature
+    ranks ``= n`` (integers).  Preconditions: a non-linear activation, and a mask sparser
+    than the sample (``s0 < n``: the counterexample's case).  Controls: a dense mask
+    (``s0 = p >= n``, drawn from its own stream: the pre-activations then have rank ``n``,
+    so the discrepancy is the sparsity's), and the identity activation.
     """
     s = tc.sizes
     rng = tc.rng("data")
     X, _ = gaussian_problem(rng, 1, s["n"], s["p"])
-    a = torch.zeros(1, s["p"], dtype=torch.float64)
-    a[:, :s["s0"]] = torch.as_tensor(rng.uniform(0.5, 1.0, (1, s["s0"])))
     W1 = torch.as_tensor(rng.standard_normal((1, s["p"], s["d"])))
+    dense = tc.control == "dense_mask"
+    support = s["p"] if dense else s["s0"]
+    a = torch.zeros(1, s["p"], dtype=torch.float64)
+    a[:, :support] = torch.as_tensor(tc.rng("mask", "dense" if dense else "sparse")
+                                     .uniform(0.5, 1.0, (1, support)))
     z = hidden_preactivations(X * a.unsqueeze(1), W1)[0]
     identity = tc.control == "identity_activation"
     relu = z if identity else activate(z, RELU)
@@ -229,7 +252,9 @@ def test_preactivation_rank_discrepancy(tc):
     tc.record("ranks: pre-activation, ReLU, softplus", ranks)
     tc.record("singular values of the ReLU features", torch.linalg.svdvals(relu))
     tc.precondition.holds("activation is non-linear", not identity)
-    tc.conclusion.at_most("pre-activation rank at most s0 < n", ranks[0], s["s0"])
+    tc.precondition.at_most("mask support below n (s0 < n)", support, s["n"] - 1)
+    tc.conclusion.at_most("pre-activation rank at most s0", ranks[0], support)
+    tc.conclusion.at_most("pre-activation rank below n", ranks[0], s["n"] - 1)
     tc.conclusion.close("ReLU features have rank n", ranks[1], s["n"], atol=0.5)
     tc.conclusion.close("softplus features have rank n", ranks[2], s["n"], atol=0.5)
 

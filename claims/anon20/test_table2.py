@@ -3,6 +3,7 @@ a synthetic bag-of-words sentiment task: IMDB and GloVe cannot be fetched here."
 import numpy as np
 
 from theorycheck import Control, claim
+from theorycheck.maps import interval_power, mean_interval
 
 from .setup import PAPER
 from .table2 import SIZES, bag_of_words
@@ -15,7 +16,7 @@ from .table2 import SIZES, bag_of_words
               "network reaches a higher test accuracy than a flattened MLP of similar size, and "
               "at no sample size a lower one.",
     provenance="derived",
-    constants={"margin": 0.03},
+    constants={"margin": 0.03, "alpha": 1e-4},
     calibration=[
         "margin 0.03 at the smallest n: the reconstruction's; with 3 trials the mean gap failed "
         "on seed 6 of the 20-seed sweep (+0.012; seeds 1-19 spread +0.012 .. +0.11), so the "
@@ -28,6 +29,11 @@ from .table2 import SIZES, bag_of_words
         "(+0.003, +0.010) and a development draw (-0.009): not held out for seeds 1, 2; seeds "
         "0, 3-10 then gave -0.020 .. +0.017 at n = 400 (the reconstruction's -0.01 would have "
         "failed seed 3) and +0.073 .. +0.096 at n = 100",
+        "the 'not below' tolerance (the margin, widened from the reconstruction's 0.01 after "
+        "seeing seeds; review of 2026-11-28) replaced by a test with a known false-failure "
+        "rate: it fails only when the one-sided Student-t upper bound of the paired mean gap "
+        "at level alpha = 1e-4 per n is below 0 (alpha from the budget 3e-4 a claim over the "
+        "three n of the full tier; no seed looked at to choose it)",
         "finding at n = 400: the advantage is gone (mean gap within the margin on either side), "
         "unlike Table 2, whose margin is at least 6.14 points at every printed n; recorded as "
         "'finding: mean gap at the larger n'",
@@ -62,9 +68,14 @@ def test_selfattention_surrogate(tc):
     Precondition: the labels are the sign of the summed linear sentiments (agreement 1).
     Pass: the mean accuracy of self-attention at least ``margin = 0.03`` above the
     baseline's at the smallest n (the reconstruction's margin; Table 2's smallest printed
-    margin is 6.14 points), and at no n of the tier more than the margin below it (the
-    claim's resolution on either side; the mean gap over 8 trials has a standard deviation
-    of about a hundredth per seed).  At the larger n the surrogate's accuracies saturate and
+    margin is 6.14 points), and at no n of the tier significantly below it: the one-sided
+    Student-t upper bound of the paired mean gap (8 trials) at level ``alpha = 1e-4`` per n
+    is at least 0.  If self-attention is at least as good at an n, this fails with
+    probability at most alpha there (normal per-trial gaps), so the claim's false-failure
+    rate from it is at most ``1e-4`` times the number of n; its power against a deficit of
+    the margin, at the measured spread, is recorded: with 8 trials it is small (a finding:
+    the quick tier can show an advantage at the smallest n, but "never lower" only up to the
+    width of the interval, recorded as the upper bound).  At the larger n the surrogate's accuracies saturate and
     the gap there is recorded as a finding ("finding: mean gap at the larger n"): a tie is
     no advantage, unlike Table 2's margins at every printed n, though it does not contradict
     a lower sample complexity (a given accuracy reached with fewer samples).  Controls:
@@ -85,7 +96,8 @@ def test_selfattention_surrogate(tc):
     gap = mean["self-attention"] - mean["baseline"]
     tc.record("mean test accuracy per n", mean)
     tc.record("mean accuracy gap (self-attention - baseline) per n", gap)
-    tc.record("per-trial accuracy gap per n", [r["self-attention"] - r["baseline"] for r in runs])
+    per_trial = [r["self-attention"] - r["baseline"] for r in runs]
+    tc.record("per-trial accuracy gap per n", per_trial)
     for arm, values in mean.items():
         if len(sizes) > 1:    # the controls run one n: their values are records, not curves
             tc.curve("Table 2 surrogate: test accuracy against n", arm, sizes, values,
@@ -96,4 +108,10 @@ def test_selfattention_surrogate(tc):
                            gap[:1], 0.03)
     if len(gap) > 1:
         tc.record("finding: mean gap at the larger n", gap[1:])
-    tc.conclusion.at_least("self-attention not below the baseline at any n", gap, -0.03)
+    alpha = tc.constants["alpha"]
+    upper = np.array([mean_interval(g, 1 - 2 * alpha)[2] for g in per_trial])
+    tc.record("one-sided upper bound of the mean gap at level alpha, per n", upper)
+    tc.record("power against a true gap of -margin at the measured spread, per n",
+              [interval_power(-tc.constants["margin"], float(np.std(g, ddof=1)), g.size, upper=0.0,
+                              confidence=1 - 2 * alpha) for g in per_trial])
+    tc.conclusion.at_least("self-attention not below the baseline at any n", upper, 0.0)
