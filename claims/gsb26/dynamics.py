@@ -87,7 +87,7 @@ def window_contractions(t, values, window, floor):
 @shared_run(sizes={"quick": {"ns": [250, 1000, 4000, 16000], "seeds": 2, "steps": 3000, "random_starts": 0},
                    "full": {"ns": [250, 1000, 4000, 16000, 64000], "seeds": 10, "steps": 4000,
                             "random_starts": 8}})
-def empirical_regularizer_limit(run, *, regularizers=("estimated", "true"), lam=0.25, eta=1.0):
+def empirical_regularizer_limit(run, *, regularizers=("estimated",), lam=0.25, eta=1.0):
     r"""Algorithm 1 with the population gradient oracle and preconditioner Sigma_hat^{-1}, from the
     spectral initialization of n samples (ill-conditioned instance), ``seeds`` training sets
     per n, each run once per regularizer lam R(.; C) in ``regularizers`` (C = Sigma_hat for

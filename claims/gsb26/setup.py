@@ -164,6 +164,19 @@ def gaussian_rows(rng, Sigma, shape):
     return rng.standard_normal((*shape, Sigma.shape[0])) @ L.T
 
 
+def uniform_rows(rng, Sigma, shape):
+    """Rows of shape (*shape, d) with mean 0 and covariance Sigma but not Gaussian: L u with
+    L L^T = Sigma and u's coordinates i.i.d. uniform on [-sqrt 3, sqrt 3] (bounded, excess
+    kurtosis -6/5)."""
+    L = np.linalg.cholesky(Sigma)
+    return rng.uniform(-np.sqrt(3.0), np.sqrt(3.0), (*shape, Sigma.shape[0])) @ L.T
+
+
+#: the key distributions of the Monte Carlo runs: the Gaussian keys of the lemmas, and a
+#: non-Gaussian distribution of the same covariance (the controls' broken hypothesis)
+KEY_ROWS = {"gaussian": gaussian_rows, "uniform": uniform_rows}
+
+
 #: the largest score-tail parameter mu(K) of the fixed test point (below A3's 1/2 by a margin
 #: of 0.15, so that the light-tail hypothesis holds by construction on every seed)
 TEST_POINT_TAIL = 0.35
