@@ -8,14 +8,14 @@ sets for fixed queries, batched along leading dimensions.
 from __future__ import annotations
 
 import numpy as np
-import scipy.stats
 import torch
 
 from theorycheck import shared_run
 from theorycheck.models.attention_regression import balanced_point, cross_attention_weights
 from theorycheck.solvers.gaussian_moments import softmax_weight_second_moment_bound, softmax_weight_second_moments_exact
 
-from .setup import KEY_ROWS, LIGHT_TAIL, gaussian_rows, haar_rotations, record_assumptions, score_tail, well_conditioned
+from .setup import (KEY_ROWS, LIGHT_TAIL, gaussian_precondition, gaussian_rows, haar_rotations, kurtosis_z,
+                    record_assumptions, score_tail, well_conditioned)
 
 
 def softmax_row_statistics(problem, K, queries, n, batches, rng, rows=gaussian_rows):
@@ -23,11 +23,10 @@ def softmax_row_statistics(problem, K, queries, n, batches, rng, rows=gaussian_r
     the keys are x_i itself and n - 1 fresh rows drawn by ``rows`` (default N(0, Sigma)), weights s_ij = softmax_j(x_j^T K x_i).
     Returns per query the means and standard errors of s_ii^2, of the average over j != i of
     s_ij^2 (the same expectation for every j != i by exchangeability) and of
-    ||a_i - Sigma K x_i||^2, the mean of a_i (Q, d), and the excess kurtosis of the whitened
-    fresh keys' coordinates with their count (0 for Gaussian keys)."""
+    ||a_i - Sigma K x_i||^2, the mean of a_i (Q, d), and the fresh keys' `kurtosis_z`."""
     Q = len(queries)
     fresh = rows(rng, problem.Sigma, (Q, batches, n - 1))
-    whitened = np.linalg.solve(np.linalg.cholesky(problem.Sigma), fresh.reshape(-1, problem.d).T)
+    key_kurtosis_z = kurtosis_z(fresh, problem.Sigma)
     fresh = torch.as_tensor(fresh)
     x = torch.as_tensor(queries)
     keys = torch.cat([x[:, None, None, :].expand(Q, batches, 1, problem.d), fresh], 2)
@@ -38,7 +37,7 @@ def softmax_row_statistics(problem, K, queries, n, batches, rng, rows=gaussian_r
                "mse": ((outputs - target[:, None]) ** 2).sum(-1)}
     stats = {name: (v.mean(1).numpy(), (v.std(1) / np.sqrt(batches)).numpy()) for name, v in samples.items()}
     stats["output_mean"] = outputs.mean(1).numpy()
-    stats["key_kurtosis"] = (scipy.stats.kurtosis(whitened, axis=None), whitened.size)
+    stats["key_kurtosis_z"] = np.array([key_kurtosis_z])
     return stats
 
 
@@ -50,10 +49,7 @@ def _concatenate_queries(parts):
     """Join `softmax_row_statistics` results of consecutive query blocks."""
     joined = {name: tuple(np.concatenate([p[name][i] for p in parts]) for i in range(2))
               for name in ("self", "other", "mse")}
-    counts = np.array([p["key_kurtosis"][1] for p in parts])
-    kurtosis = np.array([p["key_kurtosis"][0] for p in parts]) @ counts / counts.sum()
-    return joined | {"output_mean": np.concatenate([p["output_mean"] for p in parts]),
-                     "key_kurtosis": (kurtosis, counts.sum())}
+    return joined | {name: np.concatenate([p[name] for p in parts]) for name in ("output_mean", "key_kurtosis_z")}
 
 
 @shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160, 320], "queries": 6, "rows": 200000},
@@ -77,25 +73,16 @@ def softmax_row_moments(run, *, tail=None, keys="gaussian"):
                                    for i in range(0, len(queries), chunk)]) for n in run.sizes["ns"]]
     stack = {name: tuple(np.array([s[name][i] for s in per_n]) for i in range(2))
              for name in ("self", "other", "mse")}
-    kurtosis, count = np.array([s["key_kurtosis"] for s in per_n]).T
     return {"n": np.array(run.sizes["ns"]), **stack, "output_mean": np.array([s["output_mean"] for s in per_n]),
-            "key_kurtosis_z": kurtosis / np.sqrt(24.0 / count),
+            "key_kurtosis_z": np.concatenate([s["key_kurtosis_z"] for s in per_n]),
             "queries": queries, "K": K, "problem": problem, "mu": score_tail(K, problem.Sigma)}
-
-
-#: standard errors of the keys' excess kurtosis a Gaussian sample stays within (two-sided
-#: normal tail 6e-7 per n)
-MC_KURTOSIS_Z = 5.0
 
 
 def row_preconditions(tc, run):
     record_assumptions(tc, run["problem"])
     tc.precondition.at_most("light score tails: mu(K) < 1/2", run["mu"], LIGHT_TAIL)
     tc.precondition.at_least("at least 3 keys", run["n"], 3)
-    # Gaussian keys: the whitened coordinates' excess kurtosis is 0 within 5 standard errors
-    # sqrt(24/N) (uniform keys of the same covariance: -6/5, hundreds of standard errors)
-    tc.precondition.at_most("Gaussian keys: |excess kurtosis| <= 5 standard errors", np.abs(run["key_kurtosis_z"]),
-                            MC_KURTOSIS_Z)
+    gaussian_precondition(tc, "Gaussian keys: |excess kurtosis| <= 5 standard errors", run["key_kurtosis_z"])
     tc.record("mu(K)", run["mu"])
 
 
