@@ -34,7 +34,6 @@ from .setup import (
         "without_symmetrization": Control(
             "reference", breaks=["Monte Carlo within 4 standard errors of the closed form"],
             description="the determinant formula with A in place of sym(A) for a non-symmetric A"),
-
         "uniform_inputs": Control(
             "hypothesis", breaks=["Monte Carlo within 4 standard errors of the closed form"],
             description="x drawn with the same covariance but uniform coordinates (a new draw: "

@@ -22,6 +22,15 @@ def outside_radii(tc):
     return {"radii": OUTSIDE_RADII} if tc.control == "far_from_manifold" else {}
 
 
+def far_from_manifold(breaks, why):
+    """The hypothesis control of the local bounds: points at the radii `OUTSIDE_RADII` (their
+    own projections and gradients; delta-closeness violated), every point checked."""
+    return Control("hypothesis", breaks=[breaks],
+                   description=f"points at r = 3, 6 and 12 sqrt(sigma_d(W*)) (their own projections; "
+                               f"delta-closeness violated), the bound checked at all of them: {why}",
+                   constants=dict(zip(("r_1", "r_2", "r_3"), OUTSIDE_RADII)))
+
+
 def near_points(tc, run):
     """The points of the r <= NEAR window (the far control: all its points, every one outside)."""
     return run["r"] <= (np.inf if tc.control == "far_from_manifold" else NEAR)
@@ -84,12 +93,8 @@ def test_one_point_strong_convexity(tc):
             "statement", breaks=["dual norm <= 1.1 beta_loc dist for r <= 0.2"],
             description="the bound stated for sqrt(||g_V||^2 + tr(g_K^T Sigma g_K)) (the "
                         "geometry without the inverse covariance) instead of the Sigma^{-1} dual norm"),
-
-        "far_from_manifold": Control(
-            "hypothesis", breaks=["dual norm <= 1.5 beta_loc dist up to r = 0.8"],
-            description="points at r = 3, 6 and 12 sqrt(sigma_d(W*)) (their own projections and "
-                        "gradients; delta-closeness violated): the gradient grows like dist^3 there, "
-                        "so the one-point smoothness bound fails"),
+        "far_from_manifold": far_from_manifold("dual norm <= 1.5 beta_loc dist up to r = 0.8",
+                                               "the gradient grows like dist^3 there"),
     },
     calibration=["Tolerances 1.1 and 1.5 are the spec's (spec observed <= 0.80 and <= 0.90; wrong "
                  "dual norm 8.2 beta_loc at r = 0.1), checked on seeds 1, 2 and 0."],
@@ -126,12 +131,8 @@ def test_one_point_smoothness(tc):
             "statement", breaks=["L_reg - k sigma^2 <= beta_loc/2 dist^2 for r <= 0.2"],
             description="the stronger bound with alpha_loc in place of beta (the lower "
                         "quadratic growth constant)"),
-
-        "far_from_manifold": Control(
-            "hypothesis", breaks=["L_reg - k sigma^2 <= beta_loc/2 dist^2 for r <= 0.2"],
-            description="points at r = 3, 6 and 12 sqrt(sigma_d(W*)) (their own projections; "
-                        "delta-closeness violated), the bound checked at all of them: "
-                        "the quartic terms of L_reg exceed the quadratic bound"),
+        "far_from_manifold": far_from_manifold("L_reg - k sigma^2 <= beta_loc/2 dist^2 for r <= 0.2",
+                                               "the quartic terms of L_reg exceed the quadratic bound"),
     },
     calibration=["Window r <= 0.2 from the spec (spec I2 max ratio 0.594), checked on seeds 1, 2 and 0."],
     sizes={"quick": {}, "full": {}},

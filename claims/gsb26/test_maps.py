@@ -55,10 +55,11 @@ def detectable_slope(sd, m, power=0.8):
     controls={
         "heavy_tails": Control(
             "hypothesis", breaks=[INSIDE_UPPER],
-            description="the inside decision made at mu = 1.5 (A3's light-tail condition mu < 1/2 "
+            description="the inside decision made at mu = 1.25 (A3's light-tail condition mu < 1/2 "
                         "violated; its own Monte Carlo, a grid value the claim does not compute): "
                         "E_x e^q is infinite, the gap decays only like n^{-1/(2 mu)} and the upper "
-                        "end of the slope interval lies above -0.75"),
+                        "end of the slope interval lies above -0.75",
+            constants={"mu": HEAVY_TAIL}),
     },
     calibration=[
         "Quantity: the gap at the generic test point of `thm1.closed_form` (`in_sample_gap`, K "

@@ -50,7 +50,6 @@ MC_Z = 5.0
             "reference", breaks=["n^2 E s_ij^2 tends to e^q (exact moments, n = 1e9)"],
             description="the limit E e^{2a} = e^{2q} (the softmax normalization forgotten) in "
                         "place of e^{2q}/(E e^a)^2 = e^q"),
-
         "uniform_keys": Control(
             "hypothesis", breaks=["Monte Carlo E s_ij^2, E s_ii^2 equal the exact finite-n moments (|z| <= 5)"],
             description="the fresh keys drawn uniform with the same covariance Sigma instead of "
@@ -158,13 +157,12 @@ def test_softmax_second_moment(tc):
         "faster_rate": Control(
             "statement", breaks=["n E||a_i - c||^2 at most 1.15 C_n(x_i, K) at every n"],
             description="the stronger statement E||a_i - Sigma K x_i||^2 <= C(x_i, K)/n^2"),
-
         "uniform_keys": Control(
             "hypothesis", breaks=["Monte Carlo MSE equals the exact finite-n MSE (|z| <= 5)"],
             description="the fresh keys drawn uniform with the same covariance Sigma instead of "
                         "Gaussian (its own Monte Carlo): the tilted mean E[x e^{x^T u}]/E[e^{x^T u}] "
                         "is Sigma u only for Gaussian keys, so the MSE moves off the exact Gaussian-key "
-                        "MSE (at n <= 320 the bias is still below the 1.15 C_n bound)"),
+                        "MSE (on the tier's n grid the bias still stays below the claim's C_n bound)"),
     },
     calibration=[
         "Seeds 1-4: n MSE at most 1.075 C (Monte Carlo standard error 4% at n = 320); rate slopes "
