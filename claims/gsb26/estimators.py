@@ -9,9 +9,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from theorycheck import shared_run
 from theorycheck.models.attention_regression import balanced_point, ols_estimate, sample_covariance
 
-from .setup import gaussian_rows
+from .setup import gaussian_rows, well_conditioned
 
 
 def spectral_initialization(problem, n, rng, tensor=torch.as_tensor):
@@ -44,3 +45,26 @@ def spectral_point(tc, W, Sigma):
         return U * D, np.linalg.solve(Sigma, Vh)
     V, K = balanced_point(tc.tensor(W), tc.tensor(Sigma))
     return V.cpu().numpy(), K.cpu().numpy()
+
+
+#: the estimators of W* compared by `ols_errors`: OLS (Lemma 6), and the cross moment
+#: (1/n) sum y_i x_i^T without Sigma_hat^{-1}, which tends to W* Sigma
+W_ESTIMATORS = {"ols": ols_estimate, "cross_moment": lambda X, Y: Y.transpose(1, 2) @ X / X.shape[1]}
+
+
+@shared_run(sizes={"quick": {"ns": [100, 400, 1600, 6400], "seeds": 20},
+                   "full": {"ns": [100, 400, 1600, 6400, 25600, 102400], "seeds": 50}})
+def ols_errors(run, *, estimator="ols"):
+    """||W_hat - W*|| (operator norm) of ``estimator`` (`W_ESTIMATORS`) on ``seeds`` independent
+    training sets per n of ``ns`` (batched), well-conditioned instance: n, errors (len(ns),
+    seeds) and the instance."""
+    problem = well_conditioned(run.rng("well_conditioned"))
+    rng = run.rng("ols")
+    errors = []
+    for n in run.sizes["ns"]:
+        X = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (run.sizes["seeds"], n)))
+        Y = X @ torch.as_tensor(problem.W).T + problem.noise * torch.as_tensor(
+            rng.standard_normal((run.sizes["seeds"], n, problem.k)))
+        W_hat = W_ESTIMATORS[estimator](X, Y)
+        errors.append(torch.linalg.matrix_norm(W_hat - torch.as_tensor(problem.W), ord=2).numpy())
+    return {"n": np.array(run.sizes["ns"]), "errors": np.array(errors), "problem": problem}

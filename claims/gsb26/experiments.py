@@ -38,19 +38,19 @@ def minibatch_indices(rng, n, batch, steps):
                              "etas": [0.1, 0.2, 0.3, 0.4, 0.5, 0.7]},
                    "full": {"d": 5, "k": 8, "n": 5000, "batch": 500, "steps": 2000, "seeds": 3,
                             "etas": [0.03, 0.1, 0.15, 0.2, 0.3]}})
-def minibatch_run(run, *, arms, instances=1, etas=None):
+def minibatch_run(run, *, arms, instances=1, etas=None, steps=None):
     r"""The experiments of Appendix A: the ``arms``, pairs (method of `MINIBATCH_METHODS`,
     initialization "spectral" -- the balanced point of (W_hat, Sigma_hat) -- or "random" --
     entries of V, K i.i.d. N(0, 1)), with minibatches of the n training samples on
     ``instances`` draws of the well-conditioned instance (d x d Sigma, k x d W*; instance 0 is
     the one the figures use), all in one batch: one trial per (arm, instance, step size,
     minibatch seed), each method's lambda and preconditioner (Sigma_hat^{-1}, or the identity)
-    per trial; ``etas`` defaults to the tier's grid.  Every arm with the same instance and seed
+    per trial; ``etas`` defaults to the tier's grid, ``steps`` to the tier's T.  Every arm with the same instance and seed
     sees the same training set, random point and minibatch sequence.  The population loss
     L(theta_t) (closed form) is recorded at every step; divergence is recorded, not raised.
     Returns t, ratio = L/L* (steps + 1, trials), diverged_at, arm, eta, seed and instance per
     trial, problems (and problem = problems[0])."""
-    s = run.sizes
+    s = dict(run.sizes, steps=run.sizes["steps"] if steps is None else steps)
     stream = lambda name, i: run.rng(name) if i == 0 else run.rng(name, i)  # noqa: E731
     problems = [well_conditioned(stream("experiment_instance", i), d=s["d"], k=s["k"]) for i in range(instances)]
     if len({p.noise for p in problems}) != 1:
@@ -108,10 +108,6 @@ def minibatch_run(run, *, arms, instances=1, etas=None):
             "arm": arm, "eta": etas_, "seed": seeds, "instance": instance, "problems": problems,
             "problem": problems[0]}
 
-
-def median_over_seeds(run, values, eta):
-    """Median over the minibatch seeds of ``values`` (..., trials) at step size ``eta``."""
-    return np.median(values[..., np.isclose(run["eta"], eta)], axis=-1)
 
 
 def arm_runs(tc, arms, **config):

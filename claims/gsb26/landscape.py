@@ -37,7 +37,7 @@ def neighbourhood_points(problem, V0, K0, modes, radii, count, rng):
 
 @shared_run(sizes={"quick": {"radii": [0.05, 0.2, 0.8], "directions": 8, "random_starts": 2},
                    "full": {"radii": [0.01, 0.05, 0.1, 0.2, 0.4, 0.8], "directions": 200, "random_starts": 8}})
-def one_point_landscape(run, *, lam=0.25, reference="projection"):
+def one_point_landscape(run, *, lam=0.25, reference="projection", radii=None):
     r"""Points near the manifold of the spread instance (`SPREAD_SPECTRUM`), their reference
     point theta* (``reference`` "projection": the Sigma_bar projection P_M(theta); "random_rotation":
     theta_R for a Haar R), and per point: r, dist = ||theta - theta*||_{Sigma_bar}, <grad L_reg,
@@ -45,14 +45,16 @@ def one_point_landscape(run, *, lam=0.25, reference="projection"):
     geometry) with Sigma in place of Sigma^{-1}, L_reg - k sigma^2, and alpha_loc, beta_loc
     (= mu_max) of the lambda-regularized loss at theta*; the displacements theta - theta* and
     the gradients themselves (pairs of (P, k, d), (P, d, d) arrays) for other geometries.  The gradient is the closed form of
-    L + lambda R(.; Sigma), batched over the points."""
+    L + lambda R(.; Sigma), batched over the points.  ``radii`` (in units of sqrt(sigma_d(W*)))
+    defaults to the tier's."""
     s = run.sizes
     problem = ill_conditioned(run.rng("spread_instance"), spectrum=SPREAD_SPECTRUM)
     R0 = haar_rotations(run.rng("landscape_R0"), problem.d, 1)[0]
     V0, K0 = manifold_point(problem.W, problem.Sigma, R0)
     one = regularized_model(problem, lam, run.tensor)
     r, V, K = neighbourhood_points(problem, V0, K0, local_constants(one, V0, K0, problem.Sigma).modes,
-                                   s["radii"], s["directions"], run.rng("landscape_directions"))
+                                   s["radii"] if radii is None else radii, s["directions"],
+                                   run.rng("landscape_directions"))
     rng = run.rng("landscape_projections")
     if reference == "projection":
         stars = [project_to_manifold(v, k, problem.Sigma, problem.W, rng, random_starts=s["random_starts"])
@@ -81,6 +83,9 @@ def one_point_landscape(run, *, lam=0.25, reference="projection"):
 #: radii in units of sqrt(sigma_d(W*)): the local constants are sharp up to NEAR, the inequalities
 #: must keep their sign up to FAR (the spec's windows, checked on seeds 1, 2 and 0)
 NEAR, FAR = 0.2, 0.8
+#: radii far outside the neighbourhood (the hypothesis controls' points): there the cubic and
+#: quartic terms of L_reg dominate its quadratic expansion
+OUTSIDE_RADII = (3.0, 6.0, 12.0)
 
 
 def record_neighbourhood(tc, run):

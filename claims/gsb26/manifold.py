@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from theorycheck import shared_run
 from theorycheck.solvers import manifold_point
 
-from .setup import haar_rotations
+from .setup import haar_rotations, ill_conditioned
 
 
 def unbalanced_minimizer(problem, R, rng, spread=0.1):
@@ -119,3 +120,14 @@ def minimize_regularized_loss(problem, V, K, lam, *, gtol=1e-14, max_iter=20000)
         x = scipy.optimize.minimize(objective, x, jac=True, method="BFGS",
                                     options={"gtol": gtol, "maxiter": max_iter}).x
     return x[: k * d].reshape(k, d), x[k * d:].reshape(d, d), float(np.linalg.norm(objective(x)[1]))
+
+
+@shared_run(sizes={"quick": {"points": 20}, "full": {"points": 200}})
+def regularized_minimizers(run, *, lam):
+    r"""`minimize_regularized_loss` with weight ``lam`` from ``points`` perturbed manifold points
+    (`projection_points`) of the ill-conditioned instance: the minimizers reached, as arrays
+    V (P, k, d), K (P, d, d), their final gradient norms, and the instance."""
+    problem = ill_conditioned(run.rng("ill_conditioned"))
+    V, K, grads = zip(*(minimize_regularized_loss(problem, V0, K0, lam)
+                        for V0, K0 in projection_points(run, problem, run.sizes["points"])))
+    return {"V": np.stack(V), "K": np.stack(K), "grad": np.array(grads), "problem": problem}

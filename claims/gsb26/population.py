@@ -20,7 +20,7 @@ from .setup import gaussian_rows, haar_rotations, score_tail, test_point, well_c
 # ---------------------------------------------------------------- Monte Carlo of the in-sample loss
 
 
-def _batch_losses(problem, V, K, n, batches, rng, estimator, tensor, noise=True):
+def _batch_losses(problem, V, K, n, batches, rng, tensor, noise=True):
     """Lhat_n of ``batches`` fresh training sets of size n (``noise=False``: responses W* x
     without noise, no noise drawn)."""
     X = tensor(gaussian_rows(rng, problem.Sigma, (batches, n)))
@@ -28,36 +28,30 @@ def _batch_losses(problem, V, K, n, batches, rng, estimator, tensor, noise=True)
     Y = X @ W.T
     if noise:
         Y = Y + tensor(problem.noise * rng.standard_normal((batches, n, problem.k)))
-    if estimator == "attention":
-        return in_sample_loss(X, Y, Vt, Kt)
-    # the sample average of the population predictor's loss: mean exactly L
-    residual = Y - X @ (Vt @ tensor(problem.Sigma) @ Kt).T
-    return (residual * residual).sum(-1).mean(-1)
+    return in_sample_loss(X, Y, Vt, Kt)
 
 
-def expected_in_sample_loss(problem, V, K, n, rows, rng, tensor, *, estimator="attention", chunk=4000):
+def expected_in_sample_loss(problem, V, K, n, rows, rng, tensor, *, chunk=4000):
     """(mean, standard error) of Lhat_n over rows/n independent training sets of size n, the
     samples placed by ``tensor`` (the run's device and dtype)."""
     batches = max(rows // n, 2)
-    values = torch.cat([_batch_losses(problem, V, K, n, min(chunk, batches - s), rng, estimator, tensor)
+    values = torch.cat([_batch_losses(problem, V, K, n, min(chunk, batches - s), rng, tensor)
                         for s in range(0, batches, chunk)])
     return float(values.mean()), float(values.std() / np.sqrt(batches))
 
 
 @shared_run(sizes={"quick": {"ns": [16, 32, 64], "rows": 200000},
                    "full": {"ns": [16, 32, 64, 128, 256, 512], "rows": 1000000}})
-def in_sample_gap(run, *, tail=None, estimator="attention"):
+def in_sample_gap(run, *, tail=None):
     """E Lhat_n - L at a fixed theta of the well-conditioned instance, n over ``ns``, by Monte
-    Carlo; ``tail``: K rescaled so that mu(K) = tail (heavier score tails), ``estimator``
-    "attention" (the in-sample attention loss) or "population_predictor" (the sample average
-    of the loss of the population predictor V Sigma K x)."""
+    Carlo; ``tail``: K rescaled so that mu(K) = tail (heavier score tails)."""
     problem = well_conditioned(run.rng("well_conditioned"))
     V, K = test_point(problem, run.rng("test_point"))
     if tail is not None:
         K = K * np.sqrt(tail / score_tail(K, problem.Sigma))
     L = float(population_loss(*(run.tensor(a) for a in (V, K, problem.Sigma, problem.W)), problem.noise))
-    rng = run.rng("in_sample_gap", estimator)
-    stats = [expected_in_sample_loss(problem, V, K, n, run.sizes["rows"], rng, run.tensor, estimator=estimator)
+    rng = run.rng("in_sample_gap", "attention")
+    stats = [expected_in_sample_loss(problem, V, K, n, run.sizes["rows"], rng, run.tensor)
              for n in run.sizes["ns"]]
     return {"n": np.array(run.sizes["ns"]), "mean": np.array([s[0] for s in stats]),
             "se": np.array([s[1] for s in stats]), "L": L, "mu": score_tail(K, problem.Sigma),
@@ -161,7 +155,7 @@ def noise_free_loss_groups(problem, V, K, n, groups, batches, rng, tensor):
     all n a key, self included).  With y = W* x + eps the loss adds 2 <eps_i, W* x_i - V a_i> +
     ||eps_i||^2, whose mean given the covariates is k sigma^2 exactly (a_i depends on the
     covariates only): E Lhat_n = mean + k sigma^2, with less variance."""
-    return np.array([float(_batch_losses(problem, V, K, n, batches, rng, "attention", tensor, noise=False).mean())
+    return np.array([float(_batch_losses(problem, V, K, n, batches, rng, tensor, noise=False).mean())
                      for _ in range(groups)])
 
 

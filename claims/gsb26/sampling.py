@@ -14,17 +14,20 @@ from theorycheck import shared_run
 from theorycheck.models.attention_regression import balanced_point, cross_attention_weights
 from theorycheck.solvers.gaussian_moments import softmax_weight_second_moment_bound, softmax_weight_second_moments_exact
 
-from .setup import LIGHT_TAIL, gaussian_rows, haar_rotations, record_assumptions, score_tail, well_conditioned
+from .setup import (KEY_ROWS, LIGHT_TAIL, gaussian_precondition, gaussian_rows, haar_rotations, kurtosis_z,
+                    record_assumptions, score_tail, well_conditioned)
 
 
-def softmax_row_statistics(problem, K, queries, n, batches, rng):
+def softmax_row_statistics(problem, K, queries, n, batches, rng, rows=gaussian_rows):
     r"""Monte Carlo over ``batches`` fresh key sets for each fixed query x_i (``queries`` (Q, d)):
-    the keys are x_i itself and n - 1 fresh rows N(0, Sigma), weights s_ij = softmax_j(x_j^T K x_i).
+    the keys are x_i itself and n - 1 fresh rows drawn by ``rows`` (default N(0, Sigma)), weights s_ij = softmax_j(x_j^T K x_i).
     Returns per query the means and standard errors of s_ii^2, of the average over j != i of
     s_ij^2 (the same expectation for every j != i by exchangeability) and of
-    ||a_i - Sigma K x_i||^2, and the mean of a_i (Q, d)."""
+    ||a_i - Sigma K x_i||^2, the mean of a_i (Q, d), and the fresh keys' `kurtosis_z`."""
     Q = len(queries)
-    fresh = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (Q, batches, n - 1)))
+    fresh = rows(rng, problem.Sigma, (Q, batches, n - 1))
+    key_kurtosis_z = kurtosis_z(fresh, problem.Sigma)
+    fresh = torch.as_tensor(fresh)
     x = torch.as_tensor(queries)
     keys = torch.cat([x[:, None, None, :].expand(Q, batches, 1, problem.d), fresh], 2)
     weights = cross_attention_weights(x[:, None, None, :], keys, torch.as_tensor(K))[:, :, 0]  # (Q, B, n)
@@ -34,6 +37,7 @@ def softmax_row_statistics(problem, K, queries, n, batches, rng):
                "mse": ((outputs - target[:, None]) ** 2).sum(-1)}
     stats = {name: (v.mean(1).numpy(), (v.std(1) / np.sqrt(batches)).numpy()) for name, v in samples.items()}
     stats["output_mean"] = outputs.mean(1).numpy()
+    stats["key_kurtosis_z"] = np.array([key_kurtosis_z])
     return stats
 
 
@@ -45,15 +49,16 @@ def _concatenate_queries(parts):
     """Join `softmax_row_statistics` results of consecutive query blocks."""
     joined = {name: tuple(np.concatenate([p[name][i] for p in parts]) for i in range(2))
               for name in ("self", "other", "mse")}
-    return joined | {"output_mean": np.concatenate([p["output_mean"] for p in parts])}
+    return joined | {name: np.concatenate([p[name] for p in parts]) for name in ("output_mean", "key_kurtosis_z")}
 
 
 @shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160, 320], "queries": 6, "rows": 200000},
                    "full": {"ns": [10, 20, 40, 80, 160, 320, 640, 1280], "queries": 20, "rows": 2000000}})
-def softmax_row_moments(run, *, tail=None):
+def softmax_row_moments(run, *, tail=None, keys="gaussian"):
     r"""`softmax_row_statistics` at the manifold point theta_R0 of the well-conditioned instance
     (``tail``: K rescaled so that mu(K) = ||Sigma^{1/2} K Sigma^{1/2}||^2 = tail) for ``queries``
-    fixed x_i ~ N(0, Sigma) and n over ``ns``, rows/n key sets per (query, n)."""
+    fixed x_i ~ N(0, Sigma) and n over ``ns``, rows/n key sets per (query, n), the fresh keys
+    drawn from ``keys`` (`KEY_ROWS`: "gaussian", or "uniform" with the same covariance)."""
     problem = well_conditioned(run.rng("well_conditioned"))
     R0 = haar_rotations(run.rng("softmax_point"), problem.d, 1)[0]
     _, K = (a.numpy() for a in balanced_point(torch.as_tensor(problem.W), torch.as_tensor(problem.Sigma),
@@ -64,11 +69,12 @@ def softmax_row_moments(run, *, tail=None):
     rng = run.rng("softmax_rows", tail)
     chunk = max(1, ROW_MEMORY // run.sizes["rows"])      # queries per tensor: ~ROW_MEMORY rows at once
     per_n = [_concatenate_queries([softmax_row_statistics(problem, K, queries[i:i + chunk], n,
-                                                          run.sizes["rows"] // n, rng)
+                                                          run.sizes["rows"] // n, rng, KEY_ROWS[keys])
                                    for i in range(0, len(queries), chunk)]) for n in run.sizes["ns"]]
     stack = {name: tuple(np.array([s[name][i] for s in per_n]) for i in range(2))
              for name in ("self", "other", "mse")}
     return {"n": np.array(run.sizes["ns"]), **stack, "output_mean": np.array([s["output_mean"] for s in per_n]),
+            "key_kurtosis_z": np.concatenate([s["key_kurtosis_z"] for s in per_n]),
             "queries": queries, "K": K, "problem": problem, "mu": score_tail(K, problem.Sigma)}
 
 
@@ -76,6 +82,7 @@ def row_preconditions(tc, run):
     record_assumptions(tc, run["problem"])
     tc.precondition.at_most("light score tails: mu(K) < 1/2", run["mu"], LIGHT_TAIL)
     tc.precondition.at_least("at least 3 keys", run["n"], 3)
+    gaussian_precondition(tc, "Gaussian keys: |excess kurtosis| <= 5 standard errors", run["key_kurtosis_z"])
     tc.record("mu(K)", run["mu"])
 
 

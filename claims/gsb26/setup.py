@@ -164,6 +164,36 @@ def gaussian_rows(rng, Sigma, shape):
     return rng.standard_normal((*shape, Sigma.shape[0])) @ L.T
 
 
+def uniform_rows(rng, Sigma, shape):
+    """Rows of shape (*shape, d) with mean 0 and covariance Sigma but not Gaussian: L u with
+    L L^T = Sigma and u's coordinates i.i.d. uniform on [-sqrt 3, sqrt 3] (bounded, excess
+    kurtosis -6/5)."""
+    L = np.linalg.cholesky(Sigma)
+    return rng.uniform(-np.sqrt(3.0), np.sqrt(3.0), (*shape, Sigma.shape[0])) @ L.T
+
+
+#: standard errors of the excess kurtosis within which a Gaussian sample stays (two-sided normal
+#: tail 6e-7 a test; uniform coordinates, excess kurtosis -6/5, sit hundreds of them away)
+MC_KURTOSIS_Z = 5.0
+
+
+def kurtosis_z(x, Sigma):
+    """The excess kurtosis of the whitened coordinates of rows x (..., d) of covariance Sigma, in
+    standard errors sqrt(24/N) (N coordinates): about N(0, 1) for Gaussian rows."""
+    whitened = np.linalg.solve(np.linalg.cholesky(Sigma), np.reshape(x, (-1, Sigma.shape[0])).T)
+    return scipy.stats.kurtosis(whitened, axis=None) / np.sqrt(24.0 / whitened.size)
+
+
+def gaussian_precondition(tc, name, z):
+    """The hypothesis that rows are Gaussian, decided as |kurtosis_z| <= MC_KURTOSIS_Z under ``name``."""
+    tc.precondition.at_most(name, np.abs(z), MC_KURTOSIS_Z)
+
+
+#: the key distributions of the Monte Carlo runs: the Gaussian keys of the lemmas, and a
+#: non-Gaussian distribution of the same covariance (the controls' broken hypothesis)
+KEY_ROWS = {"gaussian": gaussian_rows, "uniform": uniform_rows}
+
+
 #: the largest score-tail parameter mu(K) of the fixed test point (below A3's 1/2 by a margin
 #: of 0.15, so that the light-tail hypothesis holds by construction on every seed)
 TEST_POINT_TAIL = 0.35

@@ -14,14 +14,14 @@ import numpy as np
 from theorycheck import Control, claim
 from theorycheck.checks import binomial_power
 
-from .experiments import arm_runs, median_over_seeds, medians_per_instance, settled_ratio
+from .experiments import arm_runs, medians_per_instance, settled_ratio
 from .setup import PAPER, record_assumptions
 
 #: thresholds on L/L* and the step sizes (their history is in each claim's calibration)
-EXPERIMENT_SIZES = {"quick": {"near": 1.036, "reached": 1.05, "window": [0.1],
-                              "fig1_instances": 10},
-                    "full": {"near": 1.01, "reached": 1.01, "window": [0.03, 0.1],
-                             "fig1_instances": 60}}
+EXPERIMENT_SIZES = {"quick": {"near": 1.036, "window": [0.1], "fig1_instances": 10, "fig2_instances": 20,
+                              "window_instances": 8, "window_steps": 150},
+                    "full": {"near": 1.01, "window": [0.03, 0.1], "fig1_instances": 60, "fig2_instances": 30,
+                             "window_instances": 12, "window_steps": 2000}}
 #: the rate at which Figure 1's picture must hold over draws of the recipe (binomial test)
 FIG1_RATE = 0.8
 #: Figure 1's arms, one run each: the claim reads the first two, `random_init` puts the third
@@ -31,9 +31,23 @@ FIG1_ARMS = (("algorithm1", "spectral"), ("sgd", "random"), ("algorithm1", "rand
 FIG2_ARMS = (("algorithm1", "random"), ("sgd", "random"), ("preconditioned_unregularized", "random"))
 #: SGD's excess L_T - L* must be at least this multiple of Algorithm 1's ("SGD does not converge")
 EXCESS_FACTOR = 1.5
+#: decades by which Algorithm 1's excess over L* must fall from the random point by T (Figure 2)
+DESCENT_DECADES = 2.0
+ALG_CONVERGES = "Algorithm 1 from the random point converges: excess down two decades by T (rate over draws)"
+SGD_BEHIND = "SGD behind Algorithm 1 at T: its excess the larger (rate over draws)"
+#: the level of Figure 2's binomials: the claim's false-failure budget
+FIG2_ALPHA = 1e-4
 
 
 PLOT_CAP = 1e6
+#: the rate at which the step-size window's edge is claimed over draws, and the binomial's level
+WINDOW_RATE, WINDOW_ALPHA = 0.7, 1e-4
+WINDOW_EDGE = "at the smallest step size where Algorithm 1 diverges, SGD converges (rate over draws)"
+
+
+def trials(run, instance, eta):
+    """The trials of ``run`` on draw ``instance`` at step size ``eta`` (its minibatch seeds)."""
+    return (run["instance"] == instance) & np.isclose(run["eta"], eta)
 
 
 def fig1_low_power(tc):
@@ -139,69 +153,74 @@ def test_fig1_spectral_init(tc):
     nature="figure reproduction",
     controls={
         "sgd_spectral_init": Control(
-            "dynamics", breaks=["SGD's excess at T at least 1.5 times Algorithm 1's"],
+            "dynamics", breaks=[SGD_BEHIND],
             description="SGD run from the spectral initialization instead of the shared random "
-                        "point (same step size and minibatches): without the random start's "
-                        "handicap SGD is not behind Algorithm 1 at T"),
-        "twentyfold_faster": Control(
-            "statement", breaks=["Algorithm 1 from the random point reaches L* by T"],
-            description="the stronger statement that Algorithm 1 reaches L* by T/20 (the same "
-                        "run read at T/20): from the random point it is still in its transient there",
-            constants={"sooner": 20}),
+                        "point (same step size and minibatches, its own run): without the random "
+                        "start's handicap SGD is not behind Algorithm 1 at T"),
     },
-    constants={"excess_factor": EXCESS_FACTOR},
+    constants={"descent_decades": DESCENT_DECADES},
     calibration=[
         "Windows chosen on seeds 1-3, checked on 0: at eta = 0.03 and T = 400 Algorithm 1 is still at "
         "~1.09 L*, so the quick window is eta = 0.1 alone.",
-        "'reached' (quick) was 1.03 from seeds 1-3; seed 0 gave 1.031 and it was moved to 1.05 "
-        "(twice the largest excess of seeds 1-3): NOT HELD OUT (chosen after the default seed failed).",
-        "'reached' (full) 1.01 and the full window 0.03, 0.1 are the spec's, set on full-tier runs: "
-        "NOT HELD OUT.",
-        "One instance of the recipe (the paper's figure is one draw): the claim is a figure reproduction.",
-        "The control was the preconditioned method without the regularizer; it passed both "
-        "conclusions on seeds 4, 5 and 19 (the unregularized method is as fast as Algorithm 1 there: "
-        "the regularizer is not what makes the difference on every instance, recorded as "
-        "'unregularized preconditioned L_T/L*').  Replaced by the statement control twentyfold_faster "
-        "(L/L* at T/20 was 1.75-3.65 on seeds 1-10, 1.46-4.53 on 0 and 11-19) and, after the review "
-        "(2026-11-26), by the dynamics control sgd_spectral_init for the ordering; run on seeds 1-10, "
-        "then 0 and 11-19, it failed as declared on every seed (excess ratio 0.04-1.36 against 1.5; "
-        "the largest, on seed 12, leaves the least room).",
+        "Until 2026-11-28 one draw of the recipe decided 'Algorithm 1 L_T/L* <= reached' (quick 1.05, set "
+        "after seed 0 gave 1.031) and 'SGD's excess at T at least 1.5 times Algorithm 1's'; on ten unseen "
+        "seeds the second failed 6 times (0.75-1.43): on a single draw SGD's excess ratio to Algorithm 1 "
+        "varies over two decades.  Redesigned as statements over draws (review 2026-11-28, section 1): "
+        "per draw 'converges' (two decades of descent) and 'SGD behind' (excess ratio > 1, the statement's "
+        "order), each a binomial over 20 draws at Figure 1's rate 0.8 and level 1e-4; no threshold chosen "
+        "on seeds.  Means with intervals were tried first: on calibration seed 1002 a draw of Algorithm 1 "
+        "diverged at eta = 0.1 (NaN in the mean), so a rate it is.  Seed 1000 (20 draws, scratch): SGD "
+        "behind on 19/20 draws (mean log ratio 1.56, sd 0.84); SGD from the spectral point (the control) "
+        "behind on about 2/20 (mean -0.75, sd 0.62): the binomial's critical count is 7.",
+        "Calibration block 1000-1024 (25 seeds: a seed costs > 5 s): the claim passed on 25 of 25 "
+        "(margins of the two binomials 6.7 +- 0.2 and 6.0 +- 0.7, least 4.5); the control "
+        "sgd_spectral_init MISSED on 2 of 25 (seeds 1016, 1017: SGD from the spectral point ends above "
+        "Algorithm 1 from the random point on more than 7 of the 20 draws): its miss rate, about 8%, is "
+        "over the 1e-2 budget; to be replaced or given more draws.  Validation block not yet run.",
+        "The statement control twentyfold_faster (the same run read at T/20) was removed: a re-reading "
+        "of the claim's own run (review 2026-11-28, section 3).",
     ],
     sizes=EXPERIMENT_SIZES,
 )
 def test_fig2_random_init(tc):
     r"""Both methods from the random point (V, K entries N(0, 1)), same minibatch sequence, for
-    each eta in the window (quick: 0.1; full: 0.03, 0.1 as in the spec's IE table).  Pass
-    (medians over the minibatch seeds): Algorithm 1 has L_T/L* <= reached, and SGD's excess
-    L_T - L* is at least 1.5 times Algorithm 1's (a shape: the level SGD stalls at depends on
-    the instance).  The paper says only that SGD "does not" converge: the ordering holds in
-    this window of step sizes and is reported as such (where it flips:
-    `fig2_step_size_window`).  One draw of the recipe, as the paper's figure.  Controls: SGD
-    recomputed from the spectral point (the ordering must fail without the random start's
-    handicap); Algorithm 1 required to reach L* by T/20 (a stronger statement, read on the
-    same run).
-    Preconditions: A1-A3 of the instance.
+    each eta in the window (quick: 0.1; full: 0.03, 0.1 as in the spec's IE table), on
+    ``fig2_instances`` independent draws of the recipe (instance 0 is the one plotted), each
+    read as its median over the minibatch seeds, a diverged run counting with its largest
+    finite L/L* (`settled_ratio`).  The paper's figure is one draw; its statement is decided
+    over the draws, per eta of the window, as two binomials at the claimed rate
+    FIG1_RATE = 0.8 (exact one-sided tests at level FIG2_ALPHA = 1e-4, the claim's
+    false-failure budget; with 20 draws they reject at 7 or fewer successes): (1) Algorithm 1
+    converges on a draw when its excess L - L* falls by at least DESCENT_DECADES = 2 decades
+    from t = 0 to T (the random start is tens to hundreds of L* above the optimum, the
+    minibatch floor a few percent); (2) SGD does not when its excess at T exceeds Algorithm 1's
+    (the paper's "does not converge" gives the order, not a factor: the ratios are recorded).
+    Not every draw: Algorithm 1 from a random N(0, 1) point can diverge at eta = 0.1 (seen on
+    the calibration block), so the figure holds at a rate.  Control: SGD recomputed from the
+    spectral point (its own run), where the ordering must fail without the random start's
+    handicap.  Preconditions: A1-A3 of every draw.
     """
-    alg, sgd, unregularized = arm_runs(tc, FIG2_ARMS)
     window = tc.sizes["window"]
-    if tc.control == "sgd_spectral_init":
-        (sgd,) = arm_runs(tc, [("sgd", "spectral")], etas=tuple(window))
-    record_assumptions(tc, alg["problem"])
-    horizon = (len(alg["t"]) - 1) // 20 if tc.control == "twentyfold_faster" else -1
-    alg_final = np.array([median_over_seeds(alg, alg["ratio"][-1], eta) for eta in window])
-    sgd_final = np.array([median_over_seeds(sgd, sgd["ratio"][-1], eta) for eta in window])
-    tc.record("unregularized preconditioned L_T/L*",
-              [median_over_seeds(unregularized, unregularized["ratio"][-1], eta) for eta in window])
-    tc.conclusion.at_most("Algorithm 1 from the random point reaches L* by T",
-                          [median_over_seeds(alg, alg["ratio"][horizon], eta) for eta in window], tc.sizes["reached"])
-    tc.record("SGD excess / Algorithm 1 excess at T", (sgd_final - 1) / (alg_final - 1))
-    tc.conclusion.at_least("SGD's excess at T at least 1.5 times Algorithm 1's", (sgd_final - 1) / (alg_final - 1),
-                           EXCESS_FACTOR)
-    tc.record("SGD L_T/L*", sgd_final)
+    sgd_arm = ("sgd", "spectral") if tc.control == "sgd_spectral_init" else FIG2_ARMS[1]
+    alg, sgd = arm_runs(tc, (FIG2_ARMS[0], sgd_arm), instances=tc.sizes["fig2_instances"], etas=tuple(window))
+    record_assumptions(tc, alg["problems"])
+    converged, behind = [], []
     for eta in window:
-        tc.curve("loss", f"Algorithm 1, eta = {eta}", alg["t"], median_over_seeds(alg, alg["ratio"], eta),
-                 yscale="log", ylabel="L / L*")
-        tc.curve("loss", f"SGD, eta = {eta}", sgd["t"], median_over_seeds(sgd, sgd["ratio"], eta), yscale="log")
+        start = medians_per_instance(alg, alg["ratio"][0], eta)
+        alg_T = medians_per_instance(alg, settled_ratio(alg), eta)
+        sgd_T = medians_per_instance(sgd, settled_ratio(sgd), eta)
+        decades = np.log10((alg_T - 1) / (start - 1))
+        converged.extend(decades <= -DESCENT_DECADES)
+        behind.extend(sgd_T - 1 > alg_T - 1)
+        tc.record(f"eta = {eta}: Algorithm 1 log10 excess descent by T per draw", decades)
+        tc.record(f"eta = {eta}: SGD excess / Algorithm 1 excess at T per draw", (sgd_T - 1) / (alg_T - 1))
+        tc.curve("loss", f"Algorithm 1, eta = {eta}", alg["t"], medians_per_instance(alg, alg["ratio"], eta)[0],
+                 yscale="log", ylabel="L / L* (draw 0)")
+        tc.curve("loss", f"SGD, eta = {eta}", sgd["t"], medians_per_instance(sgd, sgd["ratio"], eta)[0], yscale="log")
+    low_power = (f"{len(behind)} draws at level {FIG2_ALPHA:g} (the claim's false-failure budget): the test "
+                 "detects a rate near 0.3, the ordering's loss, not a rate of 0.65")
+    tc.conclusion.binomial(ALG_CONVERGES, np.array(converged), p=FIG1_RATE, alpha=FIG2_ALPHA, low_power=low_power)
+    tc.conclusion.binomial(SGD_BEHIND, np.array(behind), p=FIG1_RATE, alpha=FIG2_ALPHA, low_power=low_power)
 
 
 @claim(
@@ -214,71 +233,77 @@ def test_fig2_random_init(tc):
     provenance="inferred",
     controls={
         "unregularized": Control(
-            "dynamics", breaks=["Algorithm 1 diverges on every seed at some step size of the grid",
-                                "SGD diverges on no minibatch seed where Algorithm 1 first diverges"],
+            "dynamics", breaks=[WINDOW_EDGE],
             description="the preconditioned method without the regularizer (lambda = 0) in "
-                        "Algorithm 1's place, same random point and minibatches: without the "
-                        "quartic term it does not diverge before SGD"),
+                        "Algorithm 1's place (its own run), same random points and minibatches: "
+                        "without the quartic term it does not diverge before SGD"),
     },
+    constants={"rate": WINDOW_RATE, "alpha": WINDOW_ALPHA},
     calibration=[
         "The former fixed large step eta = 0.5 (chosen on seeds 1, 2) failed on 5 of 19 seeds of the "
-        "20-seed sweep (Algorithm 1 converged there on seeds 4, 19; SGD diverged or stalled there on "
-        "seeds 11, 17, 18).  The quick grid (up to 0.7, the largest first divergence of Algorithm 1 on "
+        "20-seed sweep.  The quick grid (up to 0.7, the largest first divergence of Algorithm 1 on "
         "seeds 1-10) was derived on seeds 1-10 and held out on 0 and 11-19.",
         "Full grid: the spec's 0.03, 0.1, 0.3 could not tell the thresholds apart (both methods "
         "diverged at 0.3 on seed 0); 0.15 and 0.2 were added after full-tier runs on seeds 1 and 2, "
         "then checked on 0: chosen on full-tier runs, NOT HELD OUT.",
-        "'SGD converges' was a fixed level (SGD's median L_T/L* <= 1.09 quick, 1.02 full); the "
-        "held-out full run on seed 0 missed it by 1e-5 (1.02001 at eta = 0.15) and it was redefined "
-        "as the comparison with SGD's own value inside the window plus the count of diverged SGD "
-        "seeds: redefined after the held-out full-tier miss, NOT HELD OUT on the full tier.  Quick "
-        "tier: seeds 1-10 ratio 0.75-0.99, held out on 0 and 11-19 (0.90-0.99).",
-        "The control was the statement 'Algorithm 1 at or below SGD at every step size', implied by "
-        "the claim (it failed by construction); replaced after the review (2026-11-26) by the "
-        "preconditioned unregularized arm in Algorithm 1's place; run on seeds 1-10, then 0 and 11-19, "
-        "it failed as declared on every seed (it never diverged on every seed within the grid, or SGD "
-        "diverged where it first did).",
+        "Until 2026-11-28 one draw decided four things, two of them redefined after misses ('SGD there "
+        "ends no higher than inside the window', 'Algorithm 1 below SGD inside the window'); on ten "
+        "unseen seeds it failed 4 times (ratios 1.001-1.046 against 1, and once SGD diverged where "
+        "Algorithm 1 first diverged).  Redesigned (review 2026-11-28, section 1): the ordering inside "
+        "the window is fig2_random_init's; this claim decides the window's edge per draw of the recipe "
+        "(no fixed level: divergence against descent from the random point) over window_instances "
+        "draws, a binomial at the claimed rate 0.7 and level 1e-4 (false failure <= 0.3^8 = 6.6e-5 when "
+        "the rate holds).  The rate is the claim's reading of 'the ordering flips', not chosen on "
+        "seeds; one unseen seed in ten had SGD diverge at the edge, so 'every draw' would be false.",
+        "Calibration block 1000-1024 (25 seeds): the claim passed on 25 of 25 (binomial margin 4.8 +- 0.6, "
+        "least 3.1), the control failed as declared on 25 of 25.  Validation block not yet run.",
     ],
     sizes=EXPERIMENT_SIZES,
 )
 def test_fig2_step_size_window(tc):
-    r"""Algorithm 1 and SGD from the same random point over the tier's step-size grid.
-    Divergence is a measurement (`run_trajectory(on_nonfinite="record")`), a diverged run
-    counting with its largest finite L/L*.  Pass: some grid step size makes every minibatch
-    seed of Algorithm 1 diverge; at the smallest such eta SGD still converges -- no minibatch
-    seed of SGD diverges there and SGD's median L_T/L* there is at most its median at the
-    window step size, where Figure 2's ordering holds (SGD still descends at T, faster at the
-    larger stable step, so a fixed level would measure progress, not convergence); and at the
-    window step size Algorithm 1 ends below SGD, so the ordering flips inside the grid.  The
+    r"""Algorithm 1 and SGD from the same random point over the tier's step-size grid, on
+    ``window_instances`` independent draws of the recipe (3 minibatch seeds each), for
+    ``window_steps`` steps (quick: 150, where a divergence has happened and SGD has descended
+    far below its start; full: T).  Divergence
+    is a measurement (`run_trajectory(on_nonfinite="record")`), a diverged run counting with its
+    largest finite L/L*.  Per draw the edge holds when some grid step size makes every
+    minibatch seed of Algorithm 1 diverge and, at the smallest such eta, every seed of SGD
+    converges: it does not diverge and its settled L_T/L* is below its L_0/L* (descent from
+    the random point, tens to hundreds of L* above the optimum).  Pass: the exact one-sided
+    binomial test of 'the edge holds with probability >= WINDOW_RATE = 0.7' at level
+    WINDOW_ALPHA = 1e-4 accepts (with 8 draws it rejects only when no draw has the edge).  The
     statement names the quartic regularizer as the reason: the control puts the
-    preconditioned method without it in Algorithm 1's place (same run, its own trials), which
-    must not diverge before SGD.  Per step size the settled L/L* of both methods is recorded.
+    preconditioned method without it in Algorithm 1's place (its own run, same random points
+    and minibatches), which must not diverge before SGD on (almost) any draw.  Per draw the
+    smallest diverging step size of both methods is recorded.
     """
-    alg, sgd, unregularized = arm_runs(tc, FIG2_ARMS)
-    if tc.control == "unregularized":
-        alg = unregularized
-    record_assumptions(tc, alg["problem"])
-    inside = tc.sizes["window"][-1]
-    alg_settled, sgd_settled = settled_ratio(alg), settled_ratio(sgd)
+    alg_arm = FIG2_ARMS[2] if tc.control == "unregularized" else FIG2_ARMS[0]
+    alg, sgd = arm_runs(tc, (alg_arm, FIG2_ARMS[1]), instances=tc.sizes["window_instances"],
+                        steps=tc.sizes["window_steps"])
+    record_assumptions(tc, alg["problems"])
     etas = np.unique(alg["eta"])
-    alg_by_eta = np.array([median_over_seeds(alg, alg_settled, eta) for eta in etas])
-    sgd_by_eta = np.array([median_over_seeds(sgd, sgd_settled, eta) for eta in etas])
-    all_diverged = np.array([np.all(alg["diverged_at"][np.isclose(alg["eta"], eta)] >= 0) for eta in etas])
+    sgd_settled = settled_ratio(sgd)
+    edge, first_alg, first_sgd = [], [], []
+    for i in range(len(alg["problems"])):
+        alg_diverged = [np.all(alg["diverged_at"][trials(alg, i, eta)] >= 0) for eta in etas]
+        sgd_diverged = [np.any(sgd["diverged_at"][trials(sgd, i, eta)] >= 0) for eta in etas]
+        first_alg.append(etas[np.argmax(alg_diverged)] if any(alg_diverged) else np.inf)
+        first_sgd.append(etas[np.argmax(sgd_diverged)] if any(sgd_diverged) else np.inf)
+        if not any(alg_diverged):
+            edge.append(False)
+            continue
+        there = trials(sgd, i, etas[np.argmax(alg_diverged)])
+        edge.append(bool(np.all(sgd["diverged_at"][there] < 0)
+                         and np.all(sgd_settled[there] < sgd["ratio"][0, there])))
     tc.record("step sizes", etas)
-    tc.record("Algorithm 1 settled L/L* per step size", alg_by_eta)
-    tc.record("SGD settled L/L* per step size", sgd_by_eta)
-    tc.record("Algorithm 1 diverged on every seed, per step size", all_diverged)
-    tc.conclusion.holds("Algorithm 1 diverges on every seed at some step size of the grid", bool(all_diverged.any()))
-    first = int(np.argmax(all_diverged)) if all_diverged.any() else len(etas) - 1
-    tc.record("smallest step size where Algorithm 1 diverges", etas[first])
-    at_first = np.isclose(sgd["eta"], etas[first])
-    tc.record("SGD diverged seeds where Algorithm 1 first diverges", int(np.sum(sgd["diverged_at"][at_first] >= 0)))
-    tc.conclusion.at_most("SGD diverges on no minibatch seed where Algorithm 1 first diverges",
-                          int(np.sum(sgd["diverged_at"][at_first] >= 0)), 0)
-    k = int(np.flatnonzero(np.isclose(etas, inside))[0])  # the window step size on the grid
-    tc.conclusion.at_most("SGD there ends no higher than inside the window", sgd_by_eta[first] / sgd_by_eta[k], 1.0)
-    tc.conclusion.at_most("Algorithm 1 below SGD inside the window", alg_by_eta[k] / sgd_by_eta[k], 1.0)
-    # a diverged run's value (up to ~1e300) is drawn capped at PLOT_CAP
-    tc.curve("window", "Algorithm 1", etas, np.minimum(alg_by_eta, PLOT_CAP), xlabel="eta", xscale="log",
-             yscale="log", ylabel="L_T / L* (capped at 1e6)")
-    tc.curve("window", "SGD", etas, np.minimum(sgd_by_eta, PLOT_CAP), xscale="log", yscale="log")
+    tc.record("smallest step size where Algorithm 1 diverges on every seed, per draw (inf: none)", first_alg)
+    tc.record("smallest step size where SGD diverges on some seed, per draw (inf: none)", first_sgd)
+    tc.conclusion.binomial(WINDOW_EDGE, np.array(edge), p=WINDOW_RATE, alpha=WINDOW_ALPHA,
+                           low_power=f"{len(edge)} draws at level {WINDOW_ALPHA:g} (the claim's false-failure "
+                                     "budget): the test rejects only when (almost) no draw has the edge")
+    for name, run in (("Algorithm 1", alg), ("SGD", sgd)):
+        settled = settled_ratio(run)
+        values = [np.median(settled[trials(run, 0, eta)]) for eta in etas]
+        # a diverged run's value (up to ~1e300) is drawn capped at PLOT_CAP
+        tc.curve("window", f"{name} (draw 0)", etas, np.minimum(values, PLOT_CAP), xlabel="eta", xscale="log",
+                 yscale="log", ylabel="L_T / L* (capped at 1e6)")

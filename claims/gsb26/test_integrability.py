@@ -10,11 +10,14 @@ from theorycheck.solvers import manifold_point
 
 from .setup import (
     PAPER,
+    gaussian_precondition,
     gaussian_quadratic_mgf,
     gaussian_rows,
     haar_rotations,
+    kurtosis_z,
     record_assumptions,
     top_eigenvalue_scaled,
+    uniform_rows,
     well_conditioned,
 )
 
@@ -31,6 +34,12 @@ from .setup import (
         "without_symmetrization": Control(
             "reference", breaks=["Monte Carlo within 4 standard errors of the closed form"],
             description="the determinant formula with A in place of sym(A) for a non-symmetric A"),
+        "uniform_inputs": Control(
+            "hypothesis", breaks=["Monte Carlo within 4 standard errors of the closed form"],
+            description="x drawn with the same covariance but uniform coordinates (a new draw: "
+                        "L u, u_i uniform on [-sqrt 3, sqrt 3]): the determinant formula is the "
+                        "Gaussian moment generating function of x^T A x, and the Monte Carlo mean "
+                        "moves off it"),
     },
     sizes={"quick": {"draws": 2000000, "matrices": 3, "rotations": 200},
            "full": {"draws": 40000000, "matrices": 10, "rotations": 5000}},
@@ -50,7 +59,11 @@ def test_integrability(tc):
     record_assumptions(tc, problem)
     rng = tc.rng("integrability")
     root = scipy.linalg.sqrtm(problem.Sigma).real
-    x = gaussian_rows(rng, problem.Sigma, (tc.sizes["draws"],))
+    if tc.control == "uniform_inputs":      # a new draw, of non-Gaussian inputs
+        x = uniform_rows(tc.rng("integrability", "uniform_inputs"), problem.Sigma, (tc.sizes["draws"],))
+    else:
+        x = gaussian_rows(rng, problem.Sigma, (tc.sizes["draws"],))
+    gaussian_precondition(tc, "Gaussian inputs: |excess kurtosis| <= 5 standard errors", kurtosis_z(x, problem.Sigma))   # the closed form's hypothesis
     z_scores, tops = [], []
     for _ in range(tc.sizes["matrices"]):
         A = top_eigenvalue_scaled(rng.standard_normal((problem.d, problem.d)), root, 0.2)

@@ -12,8 +12,28 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .landscape import NEAR, one_point_landscape, record_neighbourhood
+from .landscape import NEAR, OUTSIDE_RADII, one_point_landscape, record_neighbourhood
 from .setup import PAPER
+
+
+def outside_radii(tc):
+    """The configuration of `one_point_landscape` for the case: the far control's radii
+    `OUTSIDE_RADII`, else the tier's."""
+    return {"radii": OUTSIDE_RADII} if tc.control == "far_from_manifold" else {}
+
+
+def far_from_manifold(breaks, why):
+    """The hypothesis control of the local bounds: points at the radii `OUTSIDE_RADII` (their
+    own projections and gradients; delta-closeness violated), every point checked."""
+    return Control("hypothesis", breaks=[breaks],
+                   description=f"points at r = 3, 6 and 12 sqrt(sigma_d(W*)) (their own projections; "
+                               f"delta-closeness violated), the bound checked at all of them: {why}",
+                   constants=dict(zip(("r_1", "r_2", "r_3"), OUTSIDE_RADII)))
+
+
+def near_points(tc, run):
+    """The points of the r <= NEAR window (the far control: all its points, every one outside)."""
+    return run["r"] <= (np.inf if tc.control == "far_from_manifold" else NEAR)
 
 
 @claim(
@@ -73,6 +93,8 @@ def test_one_point_strong_convexity(tc):
             "statement", breaks=["dual norm <= 1.1 beta_loc dist for r <= 0.2"],
             description="the bound stated for sqrt(||g_V||^2 + tr(g_K^T Sigma g_K)) (the "
                         "geometry without the inverse covariance) instead of the Sigma^{-1} dual norm"),
+        "far_from_manifold": far_from_manifold("dual norm <= 1.5 beta_loc dist up to r = 0.8",
+                                               "the gradient grows like dist^3 there"),
     },
     calibration=["Tolerances 1.1 and 1.5 are the spec's (spec observed <= 0.80 and <= 0.90; wrong "
                  "dual norm 8.2 beta_loc at r = 0.1), checked on seeds 1, 2 and 0."],
@@ -87,11 +109,11 @@ def test_one_point_smoothness(tc):
     Sigma in [1, 10], where the Sigma-weighted dual norm (the wrong geometry) exceeds the bound
     by a factor of up to kappa(Sigma) (the control).
     """
-    run = tc.use(one_point_landscape)
+    run = tc.use(one_point_landscape, **outside_radii(tc))
     record_neighbourhood(tc, run)
     dual = run["dual_wrong"] if tc.control == "wrong_dual_norm" else run["dual"]
     ratio = dual / (run["beta"] * run["dist"])
-    near = run["r"] <= NEAR
+    near = near_points(tc, run)
     tc.conclusion.at_most("dual norm <= 1.1 beta_loc dist for r <= 0.2", ratio[near], 1.1)
     tc.conclusion.at_most("dual norm <= 1.5 beta_loc dist up to r = 0.8", ratio, 1.5)
     tc.record("max rho_beta/beta_loc per radius",
@@ -109,6 +131,8 @@ def test_one_point_smoothness(tc):
             "statement", breaks=["L_reg - k sigma^2 <= beta_loc/2 dist^2 for r <= 0.2"],
             description="the stronger bound with alpha_loc in place of beta (the lower "
                         "quadratic growth constant)"),
+        "far_from_manifold": far_from_manifold("L_reg - k sigma^2 <= beta_loc/2 dist^2 for r <= 0.2",
+                                               "the quartic terms of L_reg exceed the quadratic bound"),
     },
     calibration=["Window r <= 0.2 from the spec (spec I2 max ratio 0.594), checked on seeds 1, 2 and 0."],
     sizes={"quick": {}, "full": {}},
@@ -122,10 +146,10 @@ def test_descent(tc):
     beta must fail (locally L_reg - k sigma^2 >= (alpha_loc/2) dist^2, with equality only along the
     softest mode).
     """
-    run = tc.use(one_point_landscape)
+    run = tc.use(one_point_landscape, **outside_radii(tc))
     record_neighbourhood(tc, run)
     constant = run["alpha"] if tc.control == "alpha_for_beta" else run["beta"]
-    near = run["r"] <= NEAR
+    near = near_points(tc, run)
     ratio = run["excess"][near] / (constant[near] / 2 * run["dist"][near] ** 2)
     tc.conclusion.at_most("L_reg - k sigma^2 <= beta_loc/2 dist^2 for r <= 0.2", ratio, 1.0)
     tc.record("max ratio", float(ratio.max()))

@@ -44,9 +44,10 @@ def test_limit_set_with_empirical_regularizer(tc):
     ratio, which covers every n.  A1, A2 recorded (A3 plays no role with the population
     oracle); no trial may diverge (precondition on the step size).
     """
-    run = tc.use(empirical_regularizer_limit)
+    regularizer = "true" if tc.control == "true_regularizer" else "estimated"
+    run = tc.use(empirical_regularizer_limit, regularizers=(regularizer,))   # the control's arm: its own run
     record_assumptions(tc, run["problem"], a3=False)
-    part = run["true" if tc.control == "true_regularizer" else "estimated"]
+    part = run[regularizer]
     tc.precondition.holds("no trial diverged at eta = 1", bool(np.all(part["diverged_at"] < 0)))
     ratio = part["dist"] / part["deviation"]
     tc.record("dist(theta_T, M)", part["dist"])

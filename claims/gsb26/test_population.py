@@ -3,14 +3,18 @@ r"""gsb26: the population loss of softmax self-attention regression and the fini
 Goel, Soltanolkotabi, Bartlett, arXiv 2603.01514, Theorem 1 (part 1) and Section 3.
 """
 import numpy as np
+import scipy.stats
 
 from theorycheck import Control, claim
 
-from .population import in_sample_gap, out_of_sample, symbolic_closed_form
+from .population import in_sample_gap, manifold_gap, out_of_sample, symbolic_closed_form
 from .setup import LIGHT_TAIL, PAPER, record_assumptions
 
 #: mu(K) of the heavy_tails control (re-sized after the 20-seed sweep: see `test_closed_form`)
 HEAVY_TAIL_MU = 3.0
+#: mu(K) of `sec3.finite_n_gap` (a grid value of the quick map: shared) and of its control, and
+#: the level of its one-sided t test (the claim's false-failure budget)
+SEC3_TAIL, SEC3_HEAVY_TAIL, GAP_ALPHA = 0.25, 2.0, 1e-4
 GAP_SIZES = {"quick": {"ns": [16, 32, 64], "rows": 200000},
              "full": {"ns": [16, 32, 64, 128, 256, 512], "rows": 1000000}}
 
@@ -112,39 +116,54 @@ def test_closed_form(tc):
               "when the softmax scores have light tails.",
     provenance="stated",
     controls={
-        "sample_average": Control(
-            "reference", breaks=["gap at the smallest n exceeds 10 standard errors"],
-            description="the sample average of the population predictor's loss, "
-                        "(1/n) sum ||y_i - V Sigma K x_i||^2, whose mean is L exactly"),
-        "faster_rate": Control(
-            "statement", breaks=["n^p |E Lhat_n - L| varies by less than a factor 1.5"],
-            description="the stronger statement gap = Theta(1/n^2): p = 2 instead of 1"),
+        "heavy_tails": Control(
+            "hypothesis", breaks=["n (E Lhat_n - L) varies by less than a factor 1.5"],
+            description=f"mu(K) = {SEC3_HEAVY_TAIL} (light tails violated; its own Monte Carlo): "
+                        "E_x e^q is infinite and the gap decays only like n^{-1/(2 mu)}, so n times "
+                        "the gap grows over the n grid",
+            constants={"mu": SEC3_HEAVY_TAIL}),
     },
-    calibration=["Seeds 1, 2, 3: max/min of n (E Lhat_n - L) 1.02, 1.03, 1.08 (the spec's factor 1.5)."],
-    sizes=GAP_SIZES,
+    calibration=[
+        "Seeds 1, 2, 3: max/min of n (E Lhat_n - L) 1.02, 1.03, 1.08 (the spec's factor 1.5).",
+        "Until 2026-11-28 decided at the generic test point of thm1.closed_form: there the 1/n "
+        "coefficient of the gap changes sign with the draw (see thm1.gap_rate_map_mu), so on some "
+        "draws the gap is near 0 at these n and neither '10 standard errors' nor the factor 1.5 holds "
+        "(calibration block 1000-1049: 1 failure in 50, factor 2.29; ten unseen seeds: 8.1 s.e., "
+        "factor 2.6).  Redesigned (review 2026-11-28): at the manifold point with mu(K) = 1/4 "
+        "(inside the region), where the gap E||W* x - V a||^2 is positive with a 1/n coefficient "
+        "bounded away from 0; the 'not equal' decision is a one-sided t test over the 10 replicate "
+        "groups at level 1e-4 (the claim's false-failure budget), no tuned count of standard errors.  "
+        "Controls sample_average (degenerate at a minimizer: the population predictor's loss is 0 "
+        "on every sample) and faster_rate (a re-judgment of the claim's numbers) replaced by heavy_tails.",
+        "Calibration block 1000-1049 (the redesign): 0 failures in 50; t statistic margins mean 11.9, "
+        "sd 3.1 (normal tail, 95% upper bound 2.3e-3); factor-1.5 margins mean 0.25, least 0.095; "
+        "heavy_tails failed as declared on 50 of 50.  Validation block 2000-2049 not yet run.",
+    ],
+    sizes={"quick": {}, "full": {}},
 )
 def test_finite_n_gap(tc):
-    r"""E Lhat_n(theta) - L(theta) at the fixed theta of `thm1.closed_form` (same Monte Carlo,
-    shared run), n = 16, 32, 64 on the quick tier.
+    r"""E Lhat_n - L at the manifold point of `thm1.gap_rate_map_mu` with mu(K) = SEC3_TAIL =
+    1/4 (shared run `manifold_gap`: noise integrated out exactly, 10 independent replicate
+    groups per n, n = 16, 32, 64 on the quick tier).  There L = k sigma^2 and the gap is
+    E||W* x_i - V a_i||^2 >= 0.
 
-    Pass: at the smallest n the gap exceeds 10 Monte Carlo standard errors (the statement "not
-    equal" with a margin that a zero-mean estimator fails: at 10 s.e. a false positive has
-    probability < 1e-20), and n (E Lhat_n - L) varies by less than a factor 1.5 across n (the
-    spec's criterion for Theta(1/n)).  The
-    sign of the gap is not part of the claim (it can be negative on other instances).
-    Hypothesis: light score tails, mu(K) < 1/2, recorded as a precondition.
+    Pass: (1) the gap at the smallest n is not 0: the one-sided Student-t statistic of the
+    replicate group means is at least t_{groups-1}(1 - 1e-4) (a false failure when the gap is
+    positive has probability <= 1e-4 at the boundary and far less at a gap of many standard
+    errors); (2) Theta(1/n): n (E Lhat_n - L) (mean over the groups) varies by less than a
+    factor 1.5 across the n grid (the spec's criterion).  Hypothesis: light score tails,
+    mu(K) < 1/2 (precondition); the control moves mu(K) to SEC3_HEAVY_TAIL = 2.
     """
-    rate = 2 if tc.control == "faster_rate" else 1
-    estimator = "population_predictor" if tc.control == "sample_average" else "attention"
-    gap = tc.use(in_sample_gap, estimator=estimator)
-    record_assumptions(tc, gap["problem"])
+    gap = tc.use(manifold_gap, tail=SEC3_HEAVY_TAIL if tc.control == "heavy_tails" else SEC3_TAIL)
+    record_assumptions(tc, gap["problem"], a3=False)
     tc.precondition.at_most("light score tails: mu(K) < 1/2", gap["mu"], LIGHT_TAIL)
-    excess = gap["mean"] - gap["L"]
-    tc.record("E Lhat_n - L", excess)
-    tc.conclusion.at_least("gap at the smallest n exceeds 10 standard errors",
-                           abs(excess[0]) / gap["se"][0], 10.0)
-    scaled = np.abs(excess) * gap["n"] ** rate
-    tc.record("n^rate |gap|", scaled)
-    tc.conclusion.at_most("n^p |E Lhat_n - L| varies by less than a factor 1.5",
-                          scaled.max() / scaled.min(), 1.5)
-    tc.curve("n gap", "n (E Lhat_n - L)", gap["n"], excess * gap["n"], xscale="log")
+    groups = gap["losses"]                                      # (n, groups): E Lhat_n - L per group
+    first = groups[0]
+    t_stat = first.mean() / (first.std(ddof=1) / np.sqrt(first.size))
+    tc.record("E Lhat_n - L (mean over groups)", groups.mean(1))
+    tc.conclusion.at_least("the gap at the smallest n is positive (one-sided t test, level 1e-4)", t_stat,
+                           float(scipy.stats.t.ppf(1 - GAP_ALPHA, first.size - 1)))
+    scaled = gap["n"] * groups.mean(1)
+    tc.record("n (E Lhat_n - L)", scaled)
+    tc.conclusion.at_most("n (E Lhat_n - L) varies by less than a factor 1.5", scaled.max() / scaled.min(), 1.5)
+    tc.curve("n gap", "n (E Lhat_n - L)", gap["n"], scaled, xscale="log")
