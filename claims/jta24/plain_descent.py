@@ -34,9 +34,11 @@ PLAIN_ETA = (0.1, 1.0, 10.0, 100.0)
 
 
 @shared_run(sizes={"quick": dict(SIZES["quick"], steps=200), "full": dict(SIZES["full"], steps=1000)})
-def plain_mirror_steps(run, *, etas=PLAIN_ETA):
+def plain_mirror_steps(run, *, etas=PLAIN_ETA, mirror_p=None):
     r"""Plain l_p-AttGD (the theorems' algorithm) for every p of PLAIN_P and eta of ``etas`` on
-    every instance from W(0) std 1, side by side; per step k the quantities of Lemmas 4, 22, 24:
+    every instance from W(0) std 1, side by side (``mirror_p``: the steps take that mirror map in
+    every arm instead, e.g. 2.0 for plain GD, while the quantities below stay those of the arm's
+    p); per step k the quantities of Lemmas 4, 22, 24:
     a = ||W_k||_p, b = ||W_{k+1}||_p, ||G||_q (G = grad L(W_k)), <-G, W_k>, psi(W_k), psi(W_{k+1}),
     D_psi(W_k, W_{k+1}), L(W_k), L(W_{k+1}).  Trial j = ((ip * len(etas)) + ie) * K + k."""
     s = run.sizes
@@ -47,7 +49,7 @@ def plain_mirror_steps(run, *, etas=PLAIN_ETA):
     p = [pv for pv in PLAIN_P for _ in etas for _ in range(K)]
     eta = [e for _ in PLAIN_P for e in etas for _ in range(K)]
     pt = run.tensor(p)
-    step = MirrorDescent(model, p, eta)
+    step = MirrorDescent(model, p if mirror_p is None else [mirror_p] * len(p), eta)
 
     grad = once_per_iterate(lambda it: model.gradient(it.params)["W"])
 
