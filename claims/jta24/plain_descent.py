@@ -1,6 +1,6 @@
 r"""jta24's runs of plain l_p-AttGD (the theorems' algorithm): the per-step quantities of
 Lemmas 4, 22, 24 (`plain_mirror_steps`, `test_descent_lemmas.py`), the long runs of the norm
-growth (`norm_growth_runs`, `test_norm_growth.py`, the rate claim of `test_direction.py`) and
+growth (`norm_growth_runs`, `test_norm_growth.py`) and
 the late iterates that meet the hypotheses of Lemmas 27, 29 (`late_run`, `test_progress.py`).
 
 Julistiono, Tarzanagh, Azizan, arXiv 2410.14581, Appendix A.4-A.5.
