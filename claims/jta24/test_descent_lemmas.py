@@ -22,6 +22,21 @@ REL = "conditioned"
 norms; the tightest inequalities are equalities up to rounding): tc.tol(REL)."""
 
 
+
+def gd_steps(conclusion: str) -> Control:
+    """The dynamics control of Lemmas 4 and 22, breaking ``conclusion``: `plain_mirror_steps` with
+    GD's mirror map in every arm (its own run), measured in each arm's l_p norms."""
+    return Control("dynamics", breaks=[conclusion],
+                   description="plain GD steps (the mirror map of p = 2) measured in the l_p norms of "
+                               "each arm: the lemma rests on the mirror step grad psi(W(k+1)) = "
+                               "grad psi(W(k)) - eta G", constants={"mirror_p": 2.0})
+
+
+def plain_steps(tc):
+    """The claim's `plain_mirror_steps`, or under ``gd_steps`` those with GD's mirror map."""
+    return tc.use(plain_mirror_steps, mirror_p=2.0) if tc.control == "gd_steps" else tc.use(plain_mirror_steps)
+
+
 @claim(
     f"{PAPER}.lem4.norm_increment",
     source="main-body Lemma 4 (proof in Appendix A.5: Lemmas 14, 15, 18, Hoelder)",
@@ -30,11 +45,7 @@ norms; the tightest inequalities are equalities up to rounding): tc.tol(REL)."""
     provenance="inferred",
     controls={"half_step": Control("statement", breaks=["(ii) b^(p-1) - a^(p-1) <= eta ||G||_q"],
                                    description="(ii) with eta ||G||_q / 2"),
-              "gd_steps": Control("dynamics", breaks=["(ii) b^(p-1) - a^(p-1) <= eta ||G||_q"],
-                                  description="plain GD steps (the mirror map of p = 2) measured in the "
-                                              "l_p norms of each arm: (ii) rests on the mirror step "
-                                              "grad psi(W(k+1)) = grad psi(W(k)) - eta G",
-                                  constants={"mirror_p": 2.0})},
+              "gd_steps": gd_steps("(ii) b^(p-1) - a^(p-1) <= eta ||G||_q")},
     sizes=PLAIN_SIZES,
 )
 def test_norm_increment(tc):
@@ -48,7 +59,7 @@ def test_norm_increment(tc):
     ``gd_steps`` reruns the steps with GD's mirror map in every arm (a dynamics of its own): for
     p > 2 b^(p-1) - a^(p-1) ~ (p-1) a^(p-2) (b - a) then exceeds eta ||G||_q at large a.
     """
-    r = tc.use(plain_mirror_steps, mirror_p=2.0) if tc.control == "gd_steps" else tc.use(plain_mirror_steps)
+    r = plain_steps(tc)
     a, b, Gq, p, eta = r["a"], r["b"], r["G_q"], r["p"], r["eta"]
     factor = 0.5 if tc.control == "half_step" else 1.0
     rhs_i = eta * Gq * (a + b) / ((p - 1) * a ** (p - 1))
@@ -68,11 +79,7 @@ def test_norm_increment(tc):
     provenance="inferred",
     controls={"doubled": Control("statement", breaks=["b^(p-1) >= a^(p-1) + eta <-G, W_k>/a"],
                                  description="the eta term doubled"),
-              "gd_steps": Control("dynamics", breaks=["b^(p-1) >= a^(p-1) + eta <-G, W_k>/a"],
-                                  description="plain GD steps (the mirror map of p = 2) measured in the "
-                                              "l_p norms of each arm: the lemma rests on the mirror step "
-                                              "grad psi(W(k+1)) = grad psi(W(k)) - eta G",
-                                  constants={"mirror_p": 2.0})},
+              "gd_steps": gd_steps("b^(p-1) >= a^(p-1) + eta <-G, W_k>/a")},
     sizes=PLAIN_SIZES,
 )
 def test_norm_monotone(tc):
@@ -84,7 +91,7 @@ def test_norm_monotone(tc):
     <-G, W(k)> > 0 and the step is small; discrimination); ``gd_steps`` reruns the steps with GD's
     mirror map in every arm (a dynamics of its own), where Hoelder's step no longer applies.
     """
-    r = tc.use(plain_mirror_steps, mirror_p=2.0) if tc.control == "gd_steps" else tc.use(plain_mirror_steps)
+    r = plain_steps(tc)
     a, b, p, eta, ngw = r["a"], r["b"], r["p"], r["eta"], r["neg_G_W"]
     factor = 2.0 if tc.control == "doubled" else 1.0
     rhs = a ** (p - 1) + factor * eta * ngw / a
