@@ -27,6 +27,14 @@ LOW_POWER = ("at most MAX_RESTARTS = 9 restarts a seed (the spec's CPU configura
              "only at 0 or 1 successes of 9; the evidence against a wrong hypothesis is the control, "
              "whose restarts fail on every one")
 
+
+
+def rate_record(decision: str, how: str) -> Calibrated:
+    """The calibration record of a local claim's binomial over the restarts (RATE at level ALPHA)."""
+    return Calibrated(decision=decision, threshold="P >= 0.8 at level 3e-4 (rejects at <= 1 of 9)",
+                      calibration_seeds="1000-1024", validation_seeds="2000-2024", how=how)
+
+
 LOCAL_SIZES = {"quick": dict(SIZES["quick"], steps=1000, scale=5.0),
                "full": dict(SIZES["full"], steps=3000, scale=5.0)}
 
@@ -51,14 +59,12 @@ NOT_LOCAL = Control("hypothesis", breaks=["restarts keeping alpha with D_K <= 2e
                  "steps at p = 3).",
                  "every restart -> binomial P >= 0.8 at level 3e-4 after the review: on 2 of 10 unseen "
                  "seeds a restart lost alpha (D_K 0.16); the gap to the theorem's 'every' is a finding.",
-                 Calibrated(decision="restarts keeping alpha with D_K <= 2e-2 and D_K <= max_k D_k / 2",
-                            threshold="P >= 0.8 at level 3e-4 (rejects at <= 1 of 9)",
-                            calibration_seeds="1000-1024", validation_seeds="2000-2024",
-                            how="25 + 25 seeds (a seed costs ~60 s): failed restarts 2 of 225 (calibration), "
-                                "6 of 225 (validation; at most 2 in a seed: they cluster on one alpha "
-                                "across p), fewest successes 8 and 7 of 9; 0.8 lies far below the "
-                                "observed ~0.97 and the level is the claim budget; the control kept 0 "
-                                "successes on every seed of both blocks")],
+                 rate_record("restarts keeping alpha with D_K <= 2e-2 and D_K <= max_k D_k / 2",
+                             "25 + 25 seeds (a seed costs ~60 s): failed restarts 2 of 225 (calibration), "
+                             "6 of 225 (validation; at most 2 in a seed: they cluster on one alpha "
+                             "across p), fewest successes 8 and 7 of 9; 0.8 lies far below the "
+                             "observed ~0.97 and the level is the claim budget; the control kept 0 "
+                             "successes on every seed of both blocks")],
     sizes=LOCAL_SIZES,
 )
 def test_lp_direction_local(tc):
@@ -111,14 +117,12 @@ MU_THIN = 0.005
                  "every restart -> binomial P >= 0.8 at level 3e-4 after the review: on 3 of 10 unseen "
                  "seeds a restart left the cone (max D 0.12-0.17); the gap to 'forever' is a finding; mu' "
                  "not re-chosen.",
-                 Calibrated(decision="restarts staying in the cone D_k <= mu with constant tokens, every step",
-                            threshold="P >= 0.8 at level 3e-4 (rejects at <= 1 of 9)",
-                            calibration_seeds="1000-1024", validation_seeds="2000-2024",
-                            how="25 + 25 seeds (a seed costs ~60 s): restarts leaving the cone 1 of 225 "
-                                "(calibration), 5 of 225 (validation; 3 in one seed, on one alpha "
-                                "across p), fewest successes 8 and 6 of 9; 0.8 lies below the observed "
-                                "~0.97 and the level is the claim budget; the control failed as declared "
-                                "on every seed of both blocks")],
+                 rate_record("restarts staying in the cone D_k <= mu with constant tokens, every step",
+                             "25 + 25 seeds (a seed costs ~60 s): restarts leaving the cone 1 of 225 "
+                             "(calibration), 5 of 225 (validation; 3 in one seed, on one alpha "
+                             "across p), fewest successes 8 and 6 of 9; 0.8 lies below the observed "
+                             "~0.97 and the level is the claim budget; the control failed as declared "
+                             "on every seed of both blocks")],
     sizes=LOCAL_SIZES,
 )
 def test_cone_invariance(tc):
