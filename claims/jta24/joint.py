@@ -27,10 +27,11 @@ JOINT_P = (1.75, 2.0, 3.0)
 
 @shared_run(sizes={"quick": dict(steps=2000, eta=(0.1, 0.1, 1.0)),
                    "full": dict(steps=20000, eta=(0.1, 0.1, 0.1))})
-def joint_runs(run, *, loss: str = "exponential"):
+def joint_runs(run, *, loss: str = "exponential", mirror_p=None):
     r"""Normalized l_p-JointGD (each block normalized by its own dual norm) on the paper's joint
     example from (W, v) = 0, p in JOINT_P side by side (trial j = p index); exponential loss, or
-    ``loss="logistic"`` (the authors' notebook).
+    ``loss="logistic"`` (the authors' notebook); ``mirror_p``: every arm steps with that mirror
+    map instead (e.g. 2.0: normalized GD), the arms keeping their labels p and step sizes.
     Records W, v at 0, 1..100 and 40 evenly spaced checkpoints; the selected tokens at each;
     alpha = the tokens of the last iterate; the certified l_p-AttSVM W_mm_alpha and the l_p
     head SVM v_mm_alpha (min ||v||_p s.t. y_i x_{i,alpha_i}^T v >= 1) per p."""
@@ -38,7 +39,8 @@ def joint_runs(run, *, loss: str = "exponential"):
     P = len(JOINT_P)
     X = run.tensor(np.tile(JOINT_X, (P, 1, 1, 1)))
     model = TokenSelection(X, run.tensor(np.tile(JOINT_Y, (P, 1))), loss=loss)
-    step = MirrorDescent(model, list(JOINT_P), list(s["eta"]), normalized=True)
+    mirrors = list(JOINT_P) if mirror_p is None else [mirror_p] * P
+    step = MirrorDescent(model, mirrors, list(s["eta"]), normalized=True)
     marks = np.unique(np.concatenate([np.arange(101), np.linspace(0, s["steps"], 41).round(),
                                       [s["steps"] // 10]]).astype(int))
     start = {"u": run.tensor(np.zeros((P, 2))), "W": run.tensor(np.zeros((P, 2, 2)))}

@@ -44,7 +44,10 @@ r"""The restart radius R = max(scale, COMPETITOR_GAP / delta_safe) ||W_mm||_p: o
 higher-score non-support token has logit gap (1 + delta_safe) R/||W_mm||_p against a support
 token's R/||W_mm||_p, so its attention relative to a support token is exp(-delta_safe R/||W_mm||)
 <= exp(-3).  The theorem's radius depends on delta (its cone constants mu(delta), R_pi); a fixed
-5 ||W_mm||_p left the basin on the full tier (delta_safe ~ 0.1, relative weight exp(-0.5))."""
+5 ||W_mm||_p left the basin on the full tier (delta_safe ~ 0.1, relative weight exp(-0.5)).
+The theorem's hypotheses (delta_safe >= SAFE_GAP) bound the radius by COMPETITOR_GAP / SAFE_GAP
+= 60 ||W_mm||_p; a restart outside them (a control's alpha', whose delta_safe may be a round-off
+1e-13) gets that largest radius, not COMPETITOR_GAP / delta_safe."""
 MAX_RESTARTS = 9
 """At most 3 alpha x 3 p restarts (the spec's CPU configuration)."""
 
@@ -64,10 +67,10 @@ def second_best_switches(scores, opt):
 
 def restart_radius(safe, scale) -> np.ndarray:
     """The restart radius / ||W_mm_alpha||_p per restart: c = max(scale, COMPETITOR_GAP /
+    max(delta_safe, SAFE_GAP)) (at most COMPETITOR_GAP / SAFE_GAP: the hypotheses' floor on
     delta_safe), c = scale where delta_safe <= 0."""
     safe = np.asarray(safe, dtype=float)
-    positive = safe > 0
-    return np.where(positive, np.maximum(scale, COMPETITOR_GAP / np.where(positive, safe, 1.0)), scale)
+    return np.where(safe > 0, np.maximum(scale, COMPETITOR_GAP / np.maximum(safe, SAFE_GAP)), scale)
 
 
 def restart_hypotheses(data, scores, k: int, alpha, p: float) -> dict:
@@ -98,7 +101,8 @@ def local_restarts(run, *, switch_to_lowest=False, thin_cone=None):
     counts the alpha evaluated; without them a seed whose runs all select opt has no restart at
     all).  For every p of LOCAL_P a restart is kept when alpha is locally optimal at p and
     delta_safe >= SAFE_GAP; at most MAX_RESTARTS are run.  W(0) = c W_mm_alpha^p with
-    c = max(scale, COMPETITOR_GAP / delta_safe) (c = scale where delta_safe <= 0), with the
+    c = `restart_radius` = max(scale, COMPETITOR_GAP / max(delta_safe, SAFE_GAP)) (c = scale where
+    delta_safe <= 0), with the
     step eta = STEP[p] (c/scale)^(p-1), so that the dual iterate moves by the same fraction of its
     norm ||grad psi(W(0))||_q = (c ||W_mm||_p)^(p-1) per step as at the radius ``scale``.
     With ``switch_to_lowest`` the same restarts run on alpha' = `lowest_score_switch` of their

@@ -1,6 +1,6 @@
 r"""jta24's runs of plain l_p-AttGD (the theorems' algorithm): the per-step quantities of
 Lemmas 4, 22, 24 (`plain_mirror_steps`, `test_descent_lemmas.py`), the long runs of the norm
-growth (`norm_growth_runs`, `test_norm_growth.py`, the rate claim of `test_direction.py`) and
+growth (`norm_growth_runs`, `test_norm_growth.py`) and
 the late iterates that meet the hypotheses of Lemmas 27, 29 (`late_run`, `test_progress.py`).
 
 Julistiono, Tarzanagh, Azizan, arXiv 2410.14581, Appendix A.4-A.5.
@@ -34,9 +34,11 @@ PLAIN_ETA = (0.1, 1.0, 10.0, 100.0)
 
 
 @shared_run(sizes={"quick": dict(SIZES["quick"], steps=200), "full": dict(SIZES["full"], steps=1000)})
-def plain_mirror_steps(run, *, etas=PLAIN_ETA):
+def plain_mirror_steps(run, *, etas=PLAIN_ETA, mirror_p=None):
     r"""Plain l_p-AttGD (the theorems' algorithm) for every p of PLAIN_P and eta of ``etas`` on
-    every instance from W(0) std 1, side by side; per step k the quantities of Lemmas 4, 22, 24:
+    every instance from W(0) std 1, side by side (``mirror_p``: the steps take that mirror map in
+    every arm instead, e.g. 2.0 for plain GD, while the quantities below stay those of the arm's
+    p); per step k the quantities of Lemmas 4, 22, 24:
     a = ||W_k||_p, b = ||W_{k+1}||_p, ||G||_q (G = grad L(W_k)), <-G, W_k>, psi(W_k), psi(W_{k+1}),
     D_psi(W_k, W_{k+1}), L(W_k), L(W_{k+1}).  Trial j = ((ip * len(etas)) + ie) * K + k."""
     s = run.sizes
@@ -47,7 +49,7 @@ def plain_mirror_steps(run, *, etas=PLAIN_ETA):
     p = [pv for pv in PLAIN_P for _ in etas for _ in range(K)]
     eta = [e for _ in PLAIN_P for e in etas for _ in range(K)]
     pt = run.tensor(p)
-    step = MirrorDescent(model, p, eta)
+    step = MirrorDescent(model, p if mirror_p is None else [mirror_p] * len(p), eta)
 
     grad = once_per_iterate(lambda it: model.gradient(it.params)["W"])
 
@@ -76,18 +78,17 @@ LATE_WINDOW = 200
 
 @shared_run(sizes={"quick": dict(SIZES["quick"], instances=3, steps=2000, eta=10.0),
                    "full": dict(SIZES["full"], steps=20000, eta=10.0)})
-def norm_growth_runs(run, *, n_instances=None, normalized=False, zero_head=False):
+def norm_growth_runs(run, *, n_instances=None, normalized=False):
     r"""Plain (or ``normalized``) l_p-AttGD with eta for p in GROWTH_P on the first ``n_instances``
     instances (None: the tier's) from W(0) std 1, side by side (trial j = ip * K + k).  Keeps W(k) at k = K/10 and at every step of
     the last LATE_WINDOW (``t``: those steps; ``r``: ||W(k)||_p there), the selected tokens alpha
     at K, the certified l_p-AttSVM W_mm_alpha and ||W_mm_alpha||_p, and whether alpha is locally
-    optimal.  ``zero_head`` sets v = 0 (all scores equal)."""
+    optimal."""
     s = dict(run.sizes, instances=n_instances or run.sizes["instances"])
     data, W0 = instances(run.runtime, s)
     K, P = data.K, len(GROWTH_P)
     t = data.to_torch(run.device, run.dtype)
-    v = torch.zeros_like(t.u) if zero_head else t.u
-    model = TokenSelection(t.X, t.y, v).tiled(P)
+    model = TokenSelection(t.X, t.y, t.u).tiled(P)
     p = [pv for pv in GROWTH_P for _ in range(K)]
     step = MirrorDescent(model, p, s["eta"], normalized=normalized)
     pt = run.tensor(p)
@@ -96,7 +97,7 @@ def norm_growth_runs(run, *, n_instances=None, normalized=False, zero_head=False
                           {"r": lambda it: lp_norm(it.W, pt), "W": lambda it: it.W}, checkpoints=marks)
     X = np.tile(data.X, (P, 1, 1, 1))
     alpha = selected_tokens(X, traj.W.cpu().numpy())
-    scores = token_scores(data.X, data.y, v.cpu().numpy())
+    scores = token_scores(data.X, data.y, data.u)
     W_mm = np.stack([solve_lp_wsvm(data.X[j % K], alpha[j], p[j], name="synthetic", trial=j % K).W
                      for j in range(P * K)])
     local = np.array([locally_optimal(data.X[j % K], scores[j % K], alpha[j], W_mm[j]) for j in range(P * K)])
@@ -154,7 +155,7 @@ def late_run(tc, bad_reference: bool, aligned_only: bool = True):
         refs = np.stack([lowest_token_svm(data, k, pv)[1] for k, pv in zip(inst, p)])
     return dict(t=runs["t"][1:], W=runs["W"][1:, use], r=runs["r"][1:, use], p=p, eta=float(runs["eta"]),
                 refs=refs, inst=inst, data=data, W_tenth=runs["W"][0, use], r_tenth=runs["r"][0, use],
-                k0=runs["t"][0], aligned=aligned if not aligned_only else np.ones(len(use), bool))
+                aligned=aligned if not aligned_only else np.ones(len(use), bool))
 
 
 def _aligned(model, W, W_mm, p) -> np.ndarray:

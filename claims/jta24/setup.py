@@ -76,13 +76,17 @@ def lowest_token_svm(data, k: int, p: float):
 
 
 CERT_P = (1.1, 1.25, 1.5, 1.75, 2.0, 3.0, 4.0)
+WRONG_P = {False: 4.5, True: 1.35}
+"""The exponent certified in place of p under the ``wrong_p`` control, for p < 3 and p >= 3."""
 
 
 def certificates(tc, data):
     """Per (instance, p of CERT_P): (X, opt, p, W, lambda) with W the solver's certified
     l_p-AttSVM for opt (replaced under the controls: ``perturbed``, a feasible non-optimal W;
-    ``wrong_p``, the solution of another p) and lambda its norm-form multipliers."""
-    rng = tc.rng("perturbation")
+    ``wrong_p``, the solution of WRONG_P[p >= 3], an exponent outside CERT_P, so a program the
+    claim does not solve) and lambda its norm-form multipliers.  The perturbation draws from its
+    own stream, in the control's case only."""
+    rng = tc.rng("perturbation") if tc.control == "perturbed" else None
     out = []
     for k in range(data.K):
         X, opt = data.X[k], data.opt[k]
@@ -94,6 +98,6 @@ def certificates(tc, data):
                 W = W + 1e-2 * np.abs(W).mean() * rng.standard_normal(W.shape)
                 W = W / (np.sum((A @ W) * B, axis=1).min())        # feasible again
             elif tc.control == "wrong_p":
-                W = solve_lp_wsvm(X, opt, 4.0 if p < 3 else 1.5, name="synthetic", trial=k).W
+                W = solve_lp_wsvm(X, opt, WRONG_P[p >= 3], name="synthetic", trial=k).W
             out.append((X, opt, p, W, sol.multipliers))
     return out

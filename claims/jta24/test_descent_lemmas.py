@@ -22,6 +22,21 @@ REL = "conditioned"
 norms; the tightest inequalities are equalities up to rounding): tc.tol(REL)."""
 
 
+
+def gd_steps(conclusion: str) -> Control:
+    """The dynamics control of Lemmas 4 and 22, breaking ``conclusion``: `plain_mirror_steps` with
+    GD's mirror map in every arm (its own run), measured in each arm's l_p norms."""
+    return Control("dynamics", breaks=[conclusion],
+                   description="plain GD steps (the mirror map of p = 2) measured in the l_p norms of "
+                               "each arm: the lemma rests on the mirror step grad psi(W(k+1)) = "
+                               "grad psi(W(k)) - eta G", constants={"mirror_p": 2.0})
+
+
+def plain_steps(tc):
+    """The claim's `plain_mirror_steps`, or under ``gd_steps`` those with GD's mirror map."""
+    return tc.use(plain_mirror_steps, mirror_p=2.0) if tc.control == "gd_steps" else tc.use(plain_mirror_steps)
+
+
 @claim(
     f"{PAPER}.lem4.norm_increment",
     source="main-body Lemma 4 (proof in Appendix A.5: Lemmas 14, 15, 18, Hoelder)",
@@ -29,7 +44,8 @@ norms; the tightest inequalities are equalities up to rounding): tc.tol(REL)."""
               "(i) b - a <= eta ||G||_q (a + b) / ((p-1) a^(p-1)); (ii) b^(p-1) - a^(p-1) <= eta ||G||_q.",
     provenance="inferred",
     controls={"half_step": Control("statement", breaks=["(ii) b^(p-1) - a^(p-1) <= eta ||G||_q"],
-                                   description="(ii) with eta ||G||_q / 2")},
+                                   description="(ii) with eta ||G||_q / 2"),
+              "gd_steps": gd_steps("(ii) b^(p-1) - a^(p-1) <= eta ||G||_q")},
     sizes=PLAIN_SIZES,
 )
 def test_norm_increment(tc):
@@ -39,9 +55,11 @@ def test_norm_increment(tc):
     Lemma 14; which of the equivalent forms the paper states is lost (provenance inferred).
     Pass: both at every step of every run with relative allowance tc.tol(REL) of the right
     side's scale; trivially true where b <= a (the proof's first case), checked anyway.  The
-    control halves the right side of (ii), which large steps (eta = 100) violate.
+    control halves the right side of (ii), which large steps (eta = 100) violate (discrimination);
+    ``gd_steps`` reruns the steps with GD's mirror map in every arm (a dynamics of its own): for
+    p > 2 b^(p-1) - a^(p-1) ~ (p-1) a^(p-2) (b - a) then exceeds eta ||G||_q at large a.
     """
-    r = tc.use(plain_mirror_steps)
+    r = plain_steps(tc)
     a, b, Gq, p, eta = r["a"], r["b"], r["G_q"], r["p"], r["eta"]
     factor = 0.5 if tc.control == "half_step" else 1.0
     rhs_i = eta * Gq * (a + b) / ((p - 1) * a ** (p - 1))
@@ -60,7 +78,8 @@ def test_norm_increment(tc):
               "W(k)> / ||W(k)||_p; so the norm does not decrease while <-grad L, W(k)> >= 0.",
     provenance="inferred",
     controls={"doubled": Control("statement", breaks=["b^(p-1) >= a^(p-1) + eta <-G, W_k>/a"],
-                                 description="the eta term doubled")},
+                                 description="the eta term doubled"),
+              "gd_steps": gd_steps("b^(p-1) >= a^(p-1) + eta <-G, W_k>/a")},
     sizes=PLAIN_SIZES,
 )
 def test_norm_monotone(tc):
@@ -69,9 +88,10 @@ def test_norm_monotone(tc):
     every W (no assumption); nearly tight (the spec observed -1.7e-9 relative before rounding
     allowance... i.e. equality up to rounding when the step is small).  Pass: slack relative to
     b^(p-1) >= -tc.tol(REL) at every step.  The control doubles the eta term (violated whenever
-    <-G, W(k)> > 0 and the step is small).
+    <-G, W(k)> > 0 and the step is small; discrimination); ``gd_steps`` reruns the steps with GD's
+    mirror map in every arm (a dynamics of its own), where Hoelder's step no longer applies.
     """
-    r = tc.use(plain_mirror_steps)
+    r = plain_steps(tc)
     a, b, p, eta, ngw = r["a"], r["b"], r["p"], r["eta"], r["neg_G_W"]
     factor = 2.0 if tc.control == "doubled" else 1.0
     rhs = a ** (p - 1) + factor * eta * ngw / a

@@ -15,12 +15,10 @@ import numpy as np
 from theorycheck import Control, claim
 from theorycheck.data.selection import stable_tokens
 from theorycheck.optim.directions import divergence_curves, norms_along
-from theorycheck.solvers import solve_lp_wsvm
 
 from .direction import (
     AUTHORS_INSTANCES,
     DIRECTION_SIZES,
-    FAR_Q,
     P_VALUES,
     bregman_curve_checks,
     normalized_mirror_runs,
@@ -29,12 +27,10 @@ from .direction import (
     steps,
     wrong_token_references,
 )
-from .plain_descent import norm_growth_runs, plain_settled, rate_profile
-from .setup import PAPER, instances
+from .plain_descent import rate_profile
+from .setup import PAPER
 
 SHARED_SIZES = DIRECTION_SIZES
-RATE_SIZES = {"quick": dict(DIRECTION_SIZES["quick"], plain_instances=10),
-              "full": dict(DIRECTION_SIZES["full"], plain_instances=20)}
 SUBSET_POWER = ("quick tier: the runs meeting the hypotheses are a subset of the 60 (power 0.8 needs "
                 "about 60); the full tier's 80 runs reach power 0.88 or more")
 
@@ -143,20 +139,22 @@ def test_lp_direction(tc):
     provenance="inferred",
     controls={
         "wrong_p": Control("reference", breaks=["median slope of log D vs log ||W||_p, per p"],
-                           description="the divergence to the far wrong l_q-AttSVM (it levels off), "
-                                       "for the normalized and the plain runs"),
-        "faster_rate": Control("statement", breaks=["median slope of log D vs log ||W||_p, per p"],
-                               description="a rate three times faster than the exponent "
-                                           "min(1, p-1) (slope <= -3 min(1, p-1))",
-                               constants={"factor": 3.0}),
+                           description="the divergence to the far wrong l_q-AttSVM of the shared run "
+                                       "(it levels off)"),
+        "wrong_tokens": Control("reference", breaks=["median slope of log D vs log ||W||_p, per p"],
+                                description="the divergence to the l_p-AttSVM of alpha with one sample "
+                                            "moved to its lowest-score token (solved in the control's "
+                                            "case: not locally optimal, so D levels off)"),
     },
     calibration=[
         "slope bound: was -min(1, p-1)/2 (half the exponent, chosen on seeds 1, 2); replaced by the "
         "log-log slope of h_p itself over the same window (no free factor); not re-tuned.",
-        "plain-MD check added after the review (the theorem is about plain MD); its anchored form has "
-        "no threshold of its own; checked on seeds 0-19.",
+        "the anchored plain-MD check (D_K <= D_k0 h_p(r_K)/h_p(r_k0)) was removed after the review: "
+        "over [K/10, K] plain MD moves ||W||_p by a factor ~1.3 only and it held against a wrong "
+        "reference too, so it could not fail; the factor-3 faster_rate control (next to an observed "
+        "factor ~2) was replaced by wrong_tokens.",
     ],
-    sizes=RATE_SIZES,
+    sizes=SHARED_SIZES,
 )
 def test_rate(tc):
     r"""The constant C is lost, so the rate is tested as a shape, on two algorithms.
@@ -170,37 +168,30 @@ def test_rate(tc):
     runs is a precondition).  D^(p)_k decreasing over those checkpoints: binomial at p = 0.8 over
     the runs meeting the hypotheses.
 
-    Plain MD (the theorem's algorithm; `norm_growth_runs`, eta = 10, p in {1.75, 2, 3}, K = 2000
-    quick): its norm grows only like log k (Lemma 30), too little for a slope fit, so the bound is
-    tested anchored: with the constant of the iterate k0 = K/10 (C = D_k0 / h_p(r_k0), the form
-    Lemma 29 gives when Lemma 27 is summed from k0), D_K <= C h_p(r_K) on every run meeting the
-    hypotheses (alpha locally optimal and selected at every one of the last 200 iterates).
-
-    The plain-MD check is weak: over [K/10, K] plain MD moves r by a factor ~1.3 only and D falls
-    from a generic direction at k0, so the divergence to a wrong l_q-AttSVM also meets the
-    anchored bound (the wrong_p control leaves it holding); it is a consistency check of the
-    theorem's algorithm, the discriminating evidence is the normalized-MD slope.  The fitted
-    decay is faster than h_p (the records hold the slopes): the bound is what is tested.
-    Controls: the far wrong l_q-AttSVM as reference (the normalized runs' divergence levels off;
-    the plain check is recomputed against it too), and a slope three times the exponent (a
-    discrimination check of the fit).
+    Plain MD (the theorem's algorithm) is not tested here: its norm grows only like log k
+    (Lemma 30), so over any affordable run r changes by a factor ~1.3, too little for a slope,
+    and an anchored bound held against a wrong reference too (it could not fail).  Its per-step
+    ingredients are tested on plain MD by Lemmas 27, 29 and 30.  The fitted decay is faster than
+    h_p (the records hold the slopes): the bound is what is tested.
+    Controls: the far wrong l_q-AttSVM of the shared run as reference (discrimination: the same
+    runs against another of their references), and the l_p-AttSVM of a wrong token choice
+    (alpha with one sample moved to its lowest-score token), solved in the control's case: the
+    divergence to either levels off, so the slope is far above h_p's.
     """
     runs = tc.use(normalized_mirror_runs)
     p, t = runs["p"], runs["t"]
     steps = t[-1]
     marks = np.searchsorted(t, np.geomspace(steps / 20, steps, 12).round().astype(int))[6:]
-    ref = reference_index(p, tc.control)
-    D = np.stack([divergence_curves(runs["W"][marks], runs["W_mm"][iq], p) for iq in range(len(P_VALUES))])
-    own = D[ref, :, np.arange(len(p))].T                           # (6, J)
+    refs = runs["W_mm"][reference_index(p, tc.control), np.arange(len(p))]
+    if tc.control == "wrong_tokens":
+        refs = wrong_token_references(tc, runs)
+    own = divergence_curves(runs["W"][marks], refs, p)                # (6, J)
     r = norms_along(runs["W"][marks], p)
     slopes = np.array([np.polyfit(np.log(r[:, j]), np.log(own[:, j]), 1)[0] for j in range(len(p))])
     h_slopes = np.array([np.polyfit(np.log(r[:, j]), np.log(rate_profile(p[j:j + 1], r[:, j:j + 1])[:, 0]), 1)[0]
                          for j in range(len(p))])
     hypotheses = _settled(runs)
-    if tc.control == "faster_rate":
-        bound = np.array([-3.0 * min(1.0, pv - 1) for pv in P_VALUES])
-    else:
-        bound = np.array([np.median(h_slopes[(p == pv) & hypotheses]) for pv in P_VALUES])
+    bound = np.array([np.median(h_slopes[(p == pv) & hypotheses]) for pv in P_VALUES])
     medians = np.array([np.median(slopes[(p == pv) & hypotheses]) for pv in P_VALUES])
     tc.record("fitted slopes per run", slopes)
     tc.record("median fitted slope / min(1, p-1), per p", medians / np.array([min(1, pv - 1) for pv in P_VALUES]))
@@ -212,23 +203,6 @@ def test_rate(tc):
         j = int(np.flatnonzero(p == pv)[0])
         tc.curve("rate", f"p={pv:g}", r[:, j], own[:, j], xscale="log", yscale="log",
                  xlabel="||W(k)||_p", ylabel="D_psi")
-
-    plain = tc.use(norm_growth_runs, n_instances=tc.sizes["plain_instances"])
-    data, _ = instances(tc.runtime, dict(tc.sizes, instances=tc.sizes["plain_instances"]))
-    pp, inst = plain["p"], plain["instance"]
-    refs = plain["W_mm"]
-    if tc.control == "wrong_p":
-        refs = np.stack([solve_lp_wsvm(data.X[k], a, FAR_Q[float(pv)], name="synthetic", trial=int(k)).W
-                         for k, a, pv in zip(inst, plain["alpha"], pp)])
-    D0 = divergence_curves(plain["W"][[0, -1]], refs, pp)            # (2, J)
-    h = rate_profile(pp, plain["r"][[0, -1]])
-    settled = plain_settled(plain, data)
-    anchored = D0[0] * h[1] / h[0]
-    tc.record("plain MD: D_k0, D_K per run", D0)
-    tc.record("plain MD: D_K / (D_k0 h_p(r_K)/h_p(r_k0)) per run", D0[1] / anchored)
-    tc.precondition.at_least("plain MD: runs meeting the hypotheses", int(settled.sum()), 5)
-    tc.conclusion.at_most("plain MD: D_K <= D_k0 h_p(r_K) / h_p(r_k0), runs meeting the hypotheses",
-                          D0[1][settled], anchored[settled])
 
 
 WRONG_TOKENS = Control("reference", breaks=["q = p curve decays from K/2 to K"],

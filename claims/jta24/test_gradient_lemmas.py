@@ -146,11 +146,12 @@ def test_cone_margins(tc):
     those with D_psi <= mu(delta) are kept (the lemma's hypothesis; >= 100 kept overall is a
     precondition).  Pass: (12a)-(12c) on every kept sample with absolute allowance tc.tol("conditioned")
     (margins are O(1), certified to round-off), and the mechanism ||W - W_mm||_p <= delta/(2 A_q).  The control
-    (hypothesis kind) keeps directions with s = 0.3 unfiltered: they leave the cone and (12c) fails.
+    (hypothesis kind) keeps directions with s = 0.3 unfiltered, drawn from a stream of their own:
+    they leave the cone and (12c) fails.
     """
     refs, p, inst, data, alphas = references(tc, False)
-    rng = tc.rng("lemma 19 directions")
     far = tc.control == "far_directions"
+    rng = tc.rng("lemma 19 directions", "far") if far else tc.rng("lemma 19 directions")
     worst = {"12a": np.inf, "12b": np.inf, "12c": np.inf}
     kept, outside, distance_slack, unused = 0, 0, np.inf, 0
     for ref, pv, k, alpha in zip(refs, p, inst, alphas):

@@ -12,8 +12,12 @@ from .local import MAP_P, SAFE_GAP, radius_map_alphas, radius_map_runs
 from .setup import PAPER, SIZES
 
 LEVEL = 0.9
-"""The stated success rate: the theorem says every restart inside the region converges; the
-decision asks P >= 0.9 (binomial) and the map's transition is where the rate crosses 0.9."""
+"""The decided success rate: the theorem says every restart inside the region converges, but at
+f = 1 a few restarts of 40 fail (35-40 of 40 on seeds 0-19; a finding, docs/claims/jta24.md), so
+the decision asks P >= 0.9 (binomial) and the map's transition is where the rate crosses 0.9."""
+ALPHA = 3e-4
+"""Level of the inside decision: the claim budget's false-failure rate when P >= LEVEL holds
+(rejects at 27 successes of 40 or fewer; the control's restarts succeed on 0-3 of 40)."""
 
 THRESHOLD = 2e-2
 """Per-restart conclusion: D_psi_2(W_mm/||W_mm||, W(K)/||W(K)||) <= 2e-2, i.e. correlation
@@ -107,8 +111,10 @@ def test_local_map_radius(tc):
     points as independent) crosses LEVEL = 0.9, with its 95% profile-likelihood interval.  Below
     f = 1 the map is a finding (the paper does not state R).  Decided inside the stated region
     f >= 1 at its boundary f = 1 (the 40 restarts there; f = 2 reuses them and is not pooled): the
-    exact binomial test of P >= 0.9 at level 0.05 (rejects at 32 successes or fewer; power at
-    0.75 about 0.82, recorded with the decision).  Control (dynamics): normalized l_1.5-MD from
+    exact binomial test of P >= 0.9 at level ALPHA = 3e-4, the claim budget (rejects at 27
+    successes or fewer; power at 0.75 about 0.18, recorded with the decision: the level, not the
+    power, is what the suite's false-failure budget needs; the control fails at 0-3 of 40).  The
+    theorem says every restart: P >= 0.9 is the rate the restarts meet, the gap a finding.  Control (dynamics): normalized l_1.5-MD from
     the same restarts at f = 1, 2, the reference unchanged: the iterates keep alpha but converge
     to the l_1.5-AttSVM direction, D_K to the l_2 one stays above 2e-2 and the inside decision
     fails.
@@ -137,4 +143,7 @@ def test_local_map_radius(tc):
                    region={"description": "R >= R_thm = max(5, 3/delta_safe) ||W_mm|| (the encoded "
                                           "local theorem's radius)", "lower": REGION},
                    finding="R / R_thm where the success rate crosses LEVEL (95% profile interval)")
-    decide_inside(tc, INSIDE, m, lower=REGION, upper=REGION, p=LEVEL)
+    decide_inside(tc, INSIDE, m, lower=REGION, upper=REGION, p=LEVEL, alpha=ALPHA,
+                  low_power="K = 40 restarts at f = 1 (one per fresh instance; 40 more cost a second "
+                            "W-SVM screen): at level 3e-4 the test rejects at 27 or fewer; the control "
+                            "(0-3 of 40) is far below")
