@@ -6,9 +6,18 @@ hypothesis settings of the projects that install it alone.
 """
 import os
 
+import matplotlib
+import matplotlib.figure  # noqa: F401
+import matplotlib.legend  # noqa: F401
+import matplotlib.ticker  # noqa: F401
 import pytest
 import torch
 from hypothesis import settings
+
+# pytester's in-process runs restore sys.modules afterwards, dropping modules first imported
+# inside them: a report drawn there would leave matplotlib half re-imported for the next test
+# (its Legend then refuses the re-imported Axes). Importing the plot modules here keeps them.
+matplotlib.use("Agg", force=True)
 
 pytest_plugins = ["pytester"]
 
