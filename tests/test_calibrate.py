@@ -283,7 +283,8 @@ def test_calibrate_end_to_end_then_list_and_report_show_the_bounds(pytester, mon
                         (["nope", "--seeds", "30"], "no claim or paper named 'nope'")):
         with pytest.raises(SystemExit, match=error):
             main(["calibrate", *args])
-    pytester.runpytest("-p", "no:cacheprovider", "claims")
+    # in its own process: another test of this worker may have imported the project's claims package
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "claims")
     md = (pytester.path / "reports/latest/report.md").read_text()
     assert "Calibrated: false-failure bound 0.45 (5 seeds 1000-1004" in md
     assert "calibrated: miss bound 0.45" in md
