@@ -258,7 +258,8 @@ class SharedRun:
 def shared_run(fn: Callable | None = None, *, sizes: Mapping | None = None, scope: str | None = None):
     """Declare a paper-level run that claims share through ``tc.use(run, **config)``.
 
-    ``sizes``: ``{"quick": {...}, "full": {...}}``, the run's sizes per tier (``run.sizes``).
+    ``sizes``: ``{"quick": {...}, "full": {...}}``, the run's sizes per tier (``run.sizes``), named
+    in the vocabulary of :mod:`theorycheck.sizes` (a synonym is refused).
     ``scope``: the name its random streams are derived from (``run.rng(*stream)`` is seeded
     by ``(base seed, scope, *stream)``); defaults to the paper key, the package right under
     ``claims`` (``claims/vdt24/_common.py`` -> ``"vdt24"``), so the runs of one paper can

@@ -310,7 +310,8 @@ def claim(
         ``"stated"``, ``"derived"`` or ``"inferred"`` (see :data:`PROVENANCE`).
     sizes:
         ``{"quick": {...}, "full": {...}}``: the problem sizes of each tier; the context
-        hands the current tier's dict to the function as ``tc.sizes``.
+        hands the current tier's dict to the function as ``tc.sizes``.  Common concepts take
+        their names from :data:`theorycheck.sizes.VOCABULARY` (a synonym is refused).
     nature:
         What the paper's statement is (:data:`NATURES`): ``"theorem"`` by default; a
         ``"figure reproduction"``, an ``"identity"`` or a ``"statement-proof inconsistency"``
