@@ -118,7 +118,7 @@ def test_linear_convergence(tc):
                        "symmetric initialization, and the softmax's shift invariance leaves d_in (m - 1) = 6 "
                        "effective weights for 8 generic labels",
            constants={**SMALL_WIDTH, "effective_weights": 6})},
-       sizes={"quick": {"m": 512, "ns": [4, 8, 16]}, "full": {"m": 16384, "ns": [8, 16, 32, 64]}})
+       sizes={"quick": {"width": 512, "ns": [4, 8, 16]}, "full": {"width": 16384, "ns": [8, 16, 32, 64]}})
 def test_one_dim(tc):
     r"""Corollary 4.3 is Theorem 4.2 with d = 1 (Lemma 5.1 then reads ``||Delta H||_F <= R n
     e^{10B}``); its constants are inferred, so the same shape checks run as for
@@ -137,7 +137,7 @@ def test_one_dim(tc):
         dup = tc.control == "duplicate_inputs"
         ns = tc.sizes["ns"] if tc.control is None else tc.sizes["ns"][:1]
         cap = ONE_DIM_CEILING if tc.control is None else ONE_DIM_CONTROL_STEPS
-        runs = [tc.use(softmax_gd, m=tc.sizes["m"], n=n, d_in=2 * n, d=1, duplicate=dup, max_steps=cap)
+        runs = [tc.use(softmax_gd, m=tc.sizes["width"], n=n, d_in=2 * n, d=1, duplicate=dup, max_steps=cap)
                 for n in ns]
     decide_linear_convergence(tc, runs)
 

@@ -55,7 +55,8 @@ from theorycheck.solvers import kernel_gd_predictions
                            f"while the score reference is that of g = 1: the label's conditional mean is "
                            f"the other process's score", constants={"g": FORWARD_RATE}),
        },
-       sizes={"quick": {"samples": 200_000, "paths": 20_000}, "full": {"samples": 10_000_000, "paths": 1_000_000}})
+       sizes={"quick": {"draws": 200_000, "path_draws": 20_000},
+              "full": {"draws": 10_000_000, "path_draws": 1_000_000}})
 def test_dsm_identity(tc):
     r"""Forward process with ``g = 1``: ``x(t) = alpha x(0) + s xi``, ``alpha = e^{-t}``, ``s^2 = 1 -
     e^{-2t}``; p_0 the two-component mixture of the spec (``mu = +-0.5``, std 0.15); reference:
@@ -70,10 +71,10 @@ def test_dsm_identity(tc):
     (a draw of its own: the identity needs the label and the score of one process), and the label
     formula's sign or scale changed (discrimination checks)."""
     if tc.control == "other_forward_rate":
-        x0, x, t, label, score = denoising_samples(tc.rng("samples", "rate", FORWARD_RATE), tc.sizes["samples"],
+        x0, x, t, label, score = denoising_samples(tc.rng("samples", "rate", FORWARD_RATE), tc.sizes["draws"],
                                                    rate=FORWARD_RATE)
     else:
-        x0, x, t, label, score = denoising_samples(tc.rng("samples"), tc.sizes["samples"])
+        x0, x, t, label, score = denoising_samples(tc.rng("samples"), tc.sizes["draws"])
     s = np.sqrt(-np.expm1(-2 * t))[:, None]
     if tc.control == "wrong_sign_label":
         label = -label
@@ -91,7 +92,7 @@ def test_dsm_identity(tc):
     tc.conclusion.at_most("denoising minus score-matching loss independent of the estimator",
                           np.abs(list(z.values())), 5.0)
     tc.conclusion.at_most("label noise uncorrelated with the score", abs(unbiased_label_z(label, score, score)), 5.0)
-    simulated, predicted, tolerance = forward_process_moments(tc.rng("sde"), tc.sizes["paths"])
+    simulated, predicted, tolerance = forward_process_moments(tc.rng("sde"), tc.sizes["path_draws"])
     tc.record("E[x(1) x(0)], E[x(1)^2]: Euler-Maruyama vs closed form", [simulated, predicted])
     tc.conclusion.at_most("closed-form marginal matches the forward SDE", np.abs(simulated - predicted), tolerance)
 
@@ -124,9 +125,9 @@ def test_dsm_identity(tc):
                description="labels permuted across samples: E[y | z] = f* fails (the DSM identity), "
                            "the risk stays near E f*^2"),
        },
-       sizes={"quick": {"ns": [32, 128, 256], "m": 256, "test_points": 1000, "training_sets": 40,
+       sizes={"quick": {"ns": [32, 128, 256], "width": 256, "n_test": 1000, "training_sets": 40,
                         "network_sets": 4},
-              "full": {"ns": [128, 512, 2048], "m": 4096, "test_points": 5000, "training_sets": 40,
+              "full": {"ns": [128, 512, 2048], "width": 4096, "n_test": 5000, "training_sets": 40,
                        "network_sets": 4}})
 def test_score_estimation(tc):
     r"""Shape of Theorem 6.6 (its constants, A(R_H) and Gamma(delta) are lost; provenance inferred).
@@ -136,7 +137,7 @@ def test_score_estimation(tc):
     lambda_max(H(0)))``.  By Theorem F.2 (`glls24.thmF_2.nn_ntk_equivalence`) the network follows
     kernel GD with its NTK H(0) and function step ``eta m``; the risk ``E(f(T) - f*)^2`` of that
     predictor is computed in closed form in T (one eigendecomposition per set,
-    `kernel_score_risks`) for T = 10, ..., 1e12 and by Monte Carlo on ``test_points`` test points,
+    `kernel_score_risks`) for T = 10, ..., 1e12 and by Monte Carlo on ``n_test`` test points,
     for ``training_sets`` independent training sets (and initializations) per n.  Here
     ``lambda_min(H(0))`` is at round-off level: Theorem 4.2's hypothesis fails numerically and the
     guarantee rests on early stopping (Assumption 6.5).  The theorem holds with probability >= 1 -
@@ -162,7 +163,7 @@ def test_score_estimation(tc):
     best, overfit, z, noise = [], [], [], []
     energy = None
     for n in s["ns"]:
-        data = score_training_sets(tc, n, s["m"], s["training_sets"], labels)
+        data = score_training_sets(tc, n, s["width"], s["training_sets"], labels)
         risks, z_n, noise_n, energy = kernel_score_risks(tc, data)
         noise.append(noise_n)
         best.append(risks.min(1))
@@ -229,7 +230,7 @@ def test_loss_decomposition(tc):
     (`softmax_limit_kernel`, sigma = 1) on ``auxiliary`` clean points, ridge 1e-3 (an RKHS
     function); ``f_{K,gamma~}`` kernel GD on the pseudo labels ``y~_i = f_H(z_i) + (y_i - f*(z_i))``.
     Risks E by Monte Carlo on fresh test points, at each width of ``widths`` (the same data) and
-    for ``inits`` independent initializations per width.
+    for ``instances`` independent initializations per width.
     Pass: (i) the inequality at every width (Cauchy-Schwarz: ``(a+b+c+d)^2 <= 4(a^2+b^2+c^2+d^2)``
     pointwise, so it cannot fail for parts that sum to ``f_W - f*``; it is recorded as the claim's
     statement, and the evidence is in (ii)-(iv)); (ii) ``f_{K,gamma} - f_{K,gamma~}`` equals kernel

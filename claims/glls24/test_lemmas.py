@@ -81,8 +81,9 @@ def test_elementary_inequalities(tc):
                        "the bounds keep R: the hypothesis ||w_r - w~_r|| "
                        "<= R fails and the recomputed first-order perturbations exceed their O(R) bounds",
            constants={"radius_excess": RADIUS_EXCESS})},
-       sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "seeds": 20, "widths": [64, 1024], "trials_p1": 200},
-              "full": {"n": 32, "d_in": 64, "d": 4, "seeds": 20, "widths": [64, 1024, 16384], "trials_p1": 1000}})
+       sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "instances": 20, "widths": [64, 1024], "instances_p1": 200},
+              "full": {"n": 32, "d_in": 64, "d": 4, "instances": 20, "widths": [64, 1024, 16384],
+                       "instances_p1": 1000}})
 def test_softmax_perturbation_bounds(tc):
     r"""Lemma B.1 with the spec's derived constants (the paper's exact powers of e^B, e^R in Parts 9,
     12, 13 may differ): P2 ``|<w_r, x_i>| <= B + R``; P3 ``|<w_r - w~_r, x_i + x_j>| <= 2R``; P5 ``e^{<w_r,
@@ -93,15 +94,15 @@ def test_softmax_perturbation_bounds(tc):
     (the event itself); 20 seeds x R in {1e-3, 1e-2} x widths, random directions with ``||w_r -
     w~_r|| = R`` exactly, i.i.d. W~.  Pass: every ratio <= 1 (proof bounds, no tolerance).  Part 1:
     with ``B_delta = sigma sqrt(2 log(2nm/delta))`` (Gaussian tail + union bound over nm pairs), the
-    event ``max |<w~_r, x_i>| <= B_delta`` holds in each of ``trials_p1`` independent draws at the
+    event ``max |<w~_r, x_i>| <= B_delta`` holds in each of ``instances_p1`` independent draws at the
     largest width with probability >= 1 - delta, delta = 0.1: exact binomial test at level 0.05
     (its power is recorded)."""
     s = tc.sizes
-    X, _ = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["seeds"])
+    X, _ = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["instances"])
     Xt = tc.tensor(X)
     worst, displacement = {}, 0.0
     for m in s["widths"]:
-        W_tilde, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["seeds"], init="independent")
+        W_tilde, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["instances"], init="independent")
         for R in (1e-3, 1e-2):
             P = tc.rng("direction", m, R).standard_normal(W_tilde.shape)
             P *= R / np.linalg.norm(P, axis=1, keepdims=True)
@@ -122,7 +123,7 @@ def test_softmax_perturbation_bounds(tc):
     B_delta = SIGMA * np.sqrt(2 * np.log(2 * n * m / delta))
     if tc.control == "B_without_width":
         B_delta = SIGMA * np.sqrt(np.log(n * s["d"] / delta))
-    event = preactivation_event(tc.rng("part 1"), X[0], s["trials_p1"], m, B_delta)
+    event = preactivation_event(tc.rng("part 1"), X[0], s["instances_p1"], m, B_delta)
     tc.record("part1_event_frequency", float(event.mean()))
     tc.conclusion.binomial("Part 1: the event holds with probability >= 1 - delta", event, p=1 - delta)
 
@@ -143,8 +144,8 @@ def test_softmax_perturbation_bounds(tc):
                  description="each C at its width m_C divided by 64: the union bound n m P(|<w, x>| > B) "
                              "falls below delta, the same B covers all n m pre-activations and no "
                              "counterexample exists", constants={"shrink": NARROW_FACTOR})},
-             sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "Cs": [1.5, 1.75, 2.0], "trials": 100},
-                    "full": {"n": 32, "d_in": 64, "d": 4, "Cs": [1.5, 1.75], "trials": 200}})
+             sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "Cs": [1.5, 1.75, 2.0], "instances": 100},
+                    "full": {"n": 32, "d_in": 64, "d": 4, "Cs": [1.5, 1.75], "instances": 200}})
 def test_bound_without_width(tc):
     r"""Def. 4.1 (reconstructed) sets ``B = max{C sigma sqrt(log(nd/delta)), 1}`` with a "sufficiently
     large" constant C and no m; Lemma B.1 Part 1 uses it for all ``nm`` pairs ``(i, r)``.  For a
@@ -154,14 +155,14 @@ def test_bound_without_width(tc):
     log(2nm/delta))``, with m inside the log).  For each C of ``Cs`` (delta = 0.1) the width ``m_C``
     is the smallest power of two at which the union bound ``n m P_C`` reaches 2 (the event then
     fails with probability near ``1 - e^{-2}``), and the event ``max_{i,r} |<w_r, x_i>| <= B`` is
-    sampled over ``trials`` independent initializations at ``m_C / 64``, ``m_C / 8`` and ``m_C`` (the
+    sampled over ``instances`` independent initializations at ``m_C / 64``, ``m_C / 8`` and ``m_C`` (the
     frequencies recorded, m growing).  Pass (the counterexample): at ``m_C``, for every C, the exact
     binomial test of ``P[event] >= 1 - delta`` rejects at level ``0.05 / len(Cs)`` (Bonferroni over
     the C).  The corrected statement (B_delta with m inside the log) is Part 1 of
     `glls24.lemB_1.softmax_perturbation_bounds`.  Precondition of the counterexample: the union
     bound exceeds delta at every tested width (otherwise the event holds with probability >= 1 -
     delta and no counterexample exists).  Control: every C at ``m_C / 64``, where the union bound
-    is below delta, on ``trials`` initializations of its own (a stream the claim does not draw):
+    is below delta, on ``instances`` initializations of its own (a stream the claim does not draw):
     the precondition fails and the counterexample vanishes."""
     from scipy import stats
 
@@ -174,15 +175,15 @@ def test_bound_without_width(tc):
         tail = 2 * stats.norm.sf(B / SIGMA)
         m_C = int(2 ** np.ceil(np.log2(2 / (s["n"] * tail))))
         widths[str(C)] = m_C
-        events = {m: preactivation_event(tc.rng("part 1", C, m), X[0], s["trials"], m, B)
+        events = {m: preactivation_event(tc.rng("part 1", C, m), X[0], s["instances"], m, B)
                   for m in (m_C // NARROW_FACTOR, m_C // 8, m_C)}
         frequencies[str(C)] = {str(m): float(e.mean()) for m, e in events.items()}
         m = m_C
         event = events[m]
         if tc.control == "narrow_network":   # fresh initializations at the narrow width
             m = m_C // NARROW_FACTOR
-            event = preactivation_event(tc.rng("part 1", C, m, "narrow control"), X[0], s["trials"], m, B)
-        p_values.append(stats.binomtest(int(event.sum()), s["trials"], 1 - delta, alternative="less").pvalue)
+            event = preactivation_event(tc.rng("part 1", C, m, "narrow control"), X[0], s["instances"], m, B)
+        p_values.append(stats.binomtest(int(event.sum()), s["instances"], 1 - delta, alternative="less").pvalue)
         unions.append(s["n"] * m * tail)
     tc.record("m_C", widths)
     tc.record("event_frequency by C and m", frequencies)

@@ -109,8 +109,8 @@ def test_kernel_perturbation(tc):
            description="the step taken along a fresh random direction of the gradient's norm instead of "
                        "the gradient (a draw of its own): the loss's first-order change is no longer "
                        "-2 eta m e^T H e, so the remainder is first order")},
-       sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "m": 512, "seeds": 3},
-              "full": {"n": 32, "d_in": 64, "d": 4, "m": 2**14, "seeds": 3}})
+       sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "width": 512, "instances": 3},
+              "full": {"n": 32, "d_in": 64, "d": 4, "width": 2**14, "instances": 3}})
 def test_one_step_kernel_dynamics(tc):
     r"""One GD step from a generic point ``W = W(0) + 0.3 N(0, 1)`` with ``eta = c/(m lambda_max(H))``,
     c in {1e-1, 1e-2, 1e-3, 1e-4}.  Fact A.3 is exact: the identity holds to 1e4 unit
@@ -123,17 +123,17 @@ def test_one_step_kernel_dynamics(tc):
     kernel's, the remainder is first order); the prediction without the factor m (a discrimination
     check)."""
     s = tc.sizes
-    X, Y = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["seeds"])
-    W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=s["m"], K=s["seeds"])
+    X, Y = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["instances"])
+    W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=s["width"], K=s["instances"])
     W = tc.tensor(W0 + 0.3 * tc.rng("perturbation").standard_normal(W0.shape))
     Xt, Yt, At = tc.tensor(X), tc.tensor(Y), tc.tensor(A)
     H = ntk_gram(Xt, Xt, W, At)
     lam_max = torch.linalg.eigvalsh(H)[:, -1]
     F0 = outputs(Xt, W, At)
-    e = (F0 - Yt).transpose(1, 2).reshape(s["seeds"], -1)          # output-major vec
-    first_order_kernel = s["m"] * torch.einsum("ki,kij,kj->k", e, H, e)
+    e = (F0 - Yt).transpose(1, 2).reshape(s["instances"], -1)          # output-major vec
+    first_order_kernel = s["width"] * torch.einsum("ki,kij,kj->k", e, H, e)
     if tc.control == "without_factor_m":
-        first_order_kernel = first_order_kernel / s["m"]
+        first_order_kernel = first_order_kernel / s["width"]
     grad = loss_gradient(Xt, Yt, W, At)
     if tc.control == "random_direction_step":
         direction = tc.tensor(tc.rng("direction", "random step").standard_normal(W0.shape))
@@ -142,7 +142,7 @@ def test_one_step_kernel_dynamics(tc):
     cs = np.array([1e-1, 1e-2, 1e-3, 1e-4])
     residual, relative, identity = [], [], []
     for c in cs:
-        eta = c / (s["m"] * lam_max)
+        eta = c / (s["width"] * lam_max)
         F1 = outputs(Xt, W - eta[:, None, None] * grad, At)
         new, old = (F1 - Yt).pow(2).sum((1, 2)), (F0 - Yt).pow(2).sum((1, 2))
         expanded = old - 2 * ((F0 - Yt) * (F0 - F1)).sum((1, 2)) + (F1 - F0).pow(2).sum((1, 2))
@@ -151,7 +151,7 @@ def test_one_step_kernel_dynamics(tc):
         residual.append((new - old - predicted).abs().cpu().numpy())
         relative.append(residual[-1] / predicted.abs().cpu().numpy())
     residual = np.array(residual)
-    slopes = [np.polyfit(np.log(cs), np.log(residual[:, k]), 1)[0] for k in range(s["seeds"])]
+    slopes = [np.polyfit(np.log(cs), np.log(residual[:, k]), 1)[0] for k in range(s["instances"])]
     tc.record("remainder_slopes", slopes)
     tc.record("relative_remainder", relative)
     tc.precondition.at_least("generic point (<a_l, S> != 0)",

@@ -62,8 +62,7 @@ from .fixed_decoder import (
                         " NGD eta = 0.1: s_opt of a violating sample falls by hundreds of orders "
                         "of magnitude while the sample violates"),
     },
-    sizes={"quick": dict(steps=GD_RUN["quick"]["dense"], ngd_etas=[0.1, 1.0]),
-           "full": dict(steps=GD_RUN["full"]["dense"], ngd_etas=[0.1, 1.0])},
+    sizes={"quick": dict(steps=GD_RUN["quick"]["dense"]), "full": dict(steps=GD_RUN["full"]["dense"])},
 )
 def test_opt_softmax_nondecreasing(tc):
     r"""Lemma 5 (Assumptions 1-2, small init W_0 = (0.01/sqrt d) G), reconstructed:
