@@ -7,8 +7,12 @@ from theorycheck import Control, claim, discrepancy
 
 GRID = 100_000
 
-RADIUS_EXCESS = 10.0
-"""Lemma B.1's radius control moves every neuron by this multiple of R."""
+RADII = (1e-3, 1e-2)
+"""The radii R of Lemma B.1's check, inside its hypothesis R < 0.01 (the endpoint included)."""
+
+LARGE_RADIUS = 2.0
+"""The radius of Lemma B.1's radius control: far beyond R < 0.01, where the first-order
+linearisations behind Parts 6, 12 and 13 (|e^y - 1| <= 2|y| needs |y| <= 1.25) no longer hold."""
 
 NARROW_FACTOR = 64
 """The control of the width counterexample shrinks each width m_C by this factor."""
@@ -68,19 +72,21 @@ def test_elementary_inequalities(tc):
 @claim("glls24.lemB_1.softmax_perturbation_bounds", source="Lemma B.1, Parts 1-13",
        statement="On the event |<w~_r, x_i>| <= B (probability >= 1 - delta), every W with ||w_r - w~_r|| "
                  "<= R < 0.01 has bounded pre-activations, exponentials, normalisers and softmax "
-                 "entries, each perturbed by O(R) with factors e^{O(B)} (Parts 2-13).",
+                 "entries, each perturbed by O(R) with factors e^{O(B)} (Parts 2-13).  Finding: with "
+                 "the e^R factors kept, only Part 6 needs R small; the others hold at every R.",
        provenance="derived",
-       constants={"radius_excess": RADIUS_EXCESS},
+       constants={"large_radius": LARGE_RADIUS},
        controls={"B_without_width": Control(
            "statement", breaks=["Part 1: the event holds with probability >= 1 - delta"],
            description="B = sigma sqrt(log(nd/delta)) (C = 1, no m in the union bound): at the largest "
                        "width the event fails far more often than delta"),
                  "radius_exceeded": Control(
-           "hypothesis", breaks=["Lemma B.1 Part 3", "Lemma B.1 Part 6", "Lemma B.1 Part 7"],
-           description="every neuron moved by 10 R along fresh random directions (a draw of its own) while "
-                       "the bounds keep R: the hypothesis ||w_r - w~_r|| "
-                       "<= R fails and the recomputed first-order perturbations exceed their O(R) bounds",
-           constants={"radius_excess": RADIUS_EXCESS})},
+           "hypothesis", breaks=["Lemma B.1 Part 6"],
+           description="a fresh draw of directions at the radius R = 2 with ||w_r - w~_r|| = R exactly (the "
+                       "bounds evaluated at that R): the hypothesis R < 0.01 fails, the pre-activation "
+                       "shifts leave the range where e^y - 1 is linear in y, and the exponential "
+                       "perturbation of Part 6 outgrows its 4R bound",
+           constants={"large_radius": LARGE_RADIUS})},
        sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "seeds": 20, "widths": [64, 1024], "trials_p1": 200},
               "full": {"n": 32, "d_in": 64, "d": 4, "seeds": 20, "widths": [64, 1024, 16384], "trials_p1": 1000}})
 def test_softmax_perturbation_bounds(tc):
@@ -95,25 +101,33 @@ def test_softmax_perturbation_bounds(tc):
     with ``B_delta = sigma sqrt(2 log(2nm/delta))`` (Gaussian tail + union bound over nm pairs), the
     event ``max |<w~_r, x_i>| <= B_delta`` holds in each of ``trials_p1`` independent draws at the
     largest width with probability >= 1 - delta, delta = 0.1: exact binomial test at level 0.05
-    (its power is recorded)."""
+    (its power is recorded).
+
+    Which hypothesis each part needs: with the e^R factors kept (the spec's derived constants),
+    Parts 2, 3, 5 and 7-13 follow from ``||w_r - w~_r|| <= R``, ``||x_i|| <= 1`` and the event by
+    Cauchy-Schwarz and the mean value theorem at every R; only Part 6 linearises (Fact A.6, ``|e^y -
+    1| <= 2|y|`` for small |y|), so the radius hypothesis R < 0.01 is what Part 6 needs.  Control
+    ``radius_exceeded``: a fresh draw of directions at R = ``LARGE_RADIUS`` (``||w_r - w~_r|| = R``
+    exactly, the bounds at that R), where ``|<w_r - w~_r, x_i + x_j>|`` reaches several units and
+    ``e^y - 1`` outgrows ``4R``: Part 6 fails for the lemma's reason while Part 3 (linear in the
+    displacement) still holds, which shows the failure is not a rescaling.  Parts 8-13 hold at
+    every radius, so no radius control breaks them (a finding, recorded in the claim's statement)."""
     s = tc.sizes
     X, _ = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["seeds"])
     Xt = tc.tensor(X)
+    radii = (LARGE_RADIUS,) if tc.control == "radius_exceeded" else RADII
     worst, displacement = {}, 0.0
     for m in s["widths"]:
         W_tilde, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["seeds"], init="independent")
-        for R in (1e-3, 1e-2):
+        for R in radii:
             P = tc.rng("direction", m, R).standard_normal(W_tilde.shape)
             P *= R / np.linalg.norm(P, axis=1, keepdims=True)
-            if tc.control == "radius_exceeded":   # a direction of its own, moved beyond the radius
-                P = tc.rng("direction", m, R, "exceeded").standard_normal(W_tilde.shape)
-                P *= RADIUS_EXCESS * R / np.linalg.norm(P, axis=1, keepdims=True)
             displacement = max(displacement, float(np.linalg.norm(P, axis=1).max() / R))
             ratios = lemma_b1_ratios_chunked(Xt, tc.tensor(W_tilde), tc.tensor(W_tilde + P), tc.tensor(A), R)
             for part, value in ratios.items():
                 worst[part] = max(worst.get(part, 0.0), float(value.max()))
     tc.record("worst_ratio_per_part", worst)
-    tc.precondition.at_most("radius below 0.01", 1e-2, 0.01)
+    tc.precondition.at_most("radius below 0.01", max(radii), 0.01)
     tc.precondition.at_most("inputs in the unit ball", np.linalg.norm(X, axis=-1), 1.0, margin=tc.tol("exact"))
     tc.precondition.at_most("every neuron within R of W~ (per unit R)", displacement, 1.0, margin=tc.tol("exact"))
     for part, value in worst.items():
