@@ -41,7 +41,7 @@ FIRST_ORDER_RISE = 2.0
 """Lemma 3 (b)'s ``first_order_radius`` control claims C within the radius at which the
 first-order rise of log L along the uphill ray is FIRST_ORDER_RISE ln C (= ln C^2): the radius
 2 ln C L/||grad L||, where the loss ratio is about C^2 = 4 > C when log L rises linearly along the
-ray (as the full tier measured it)."""
+ray."""
 
 HESSIAN_TREND = 0.1
 """Lemma 3 (c)'s trend bound: the fitted power of ||u_t|| in ||grad^2 L||/L over the second half
@@ -82,7 +82,7 @@ SEGMENT_POINTS = (0.25, 0.5, 0.75, 1.0)
         "written after seeing seed 0's slopes (not held out), then checked on --tc-seed 1-5",
         "the first_order_radius control's radius is derived (a first-order rise of log L by "
         "2 ln C); it replaced 3 r_t, chosen on seed 0, which the full tier passed (ratio "
-        "1.52-1.55 < C)",
+        "1.52-1.55 < C); the full tier measured a loss ratio near C^2 at the derived radius",
         *JOINT_CALIBRATION,
     ],
     sizes=JOINT_SIZES,
