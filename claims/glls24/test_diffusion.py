@@ -125,9 +125,9 @@ def test_dsm_identity(tc):
                            "the risk stays near E f*^2"),
        },
        sizes={"quick": {"ns": [32, 128, 256], "m": 256, "test_points": 1000, "training_sets": 40,
-                        "network_sets": 4},
+                        "network_sets": 20},
               "full": {"ns": [128, 512, 2048], "m": 4096, "test_points": 5000, "training_sets": 40,
-                       "network_sets": 4}})
+                       "network_sets": 20}})
 def test_score_estimation(tc):
     r"""Shape of Theorem 6.6 (its constants, A(R_H) and Gamma(delta) are lost; provenance inferred).
     Instance of the spec (Sec. 4): d = 1, the mixture p_0, g = 1, ``[T_0, T] = [0.2, 1]``, features
@@ -166,6 +166,7 @@ def test_score_estimation(tc):
         risks, z_n, noise_n, energy = kernel_score_risks(tc, data)
         noise.append(noise_n)
         best.append(risks.min(1))
+        tc.record(f"n={n}: early-stopping time argmin_T risk per set", np.asarray(RISK_TIMES)[risks.argmin(1)])
         overfit.append(risks[:, -1] / risks.min(1))
         z.append(z_n)
         tc.curve("score risk vs early-stopping time", f"n={n} (median over sets)", RISK_TIMES,
@@ -177,6 +178,7 @@ def test_score_estimation(tc):
                 for a, b in zip(best, best[1:])]
     tc.record("median_best_risk", dict(zip(map(str, s["ns"]), map(float, np.median(best, axis=1)))))
     tc.record("min_final_over_best_risk", [float(o.min()) for o in overfit])
+    tc.record("final over best risk per set, n > smallest", np.ravel(overfit[1:]))
     tc.record("decrease_p_values", decrease)
     tc.record("E f*^2", energy)
     tc.record("max label noise E(y - f*)^2 / E f*^2", float(np.max(noise) / energy))

@@ -280,8 +280,10 @@ def schedule(variant: Variant, steps: int) -> np.ndarray:
 def condition1(tc, run: JointRun) -> None:
     r"""Condition 1 at the parameter level, as the paper states it (constants lost): zero
     initialization u_0 = W_0 = 0, the optimal token has the larger norm (rho > 1), sufficient
-    overparameterization (d >= `OVERPARAMETERIZATION` n) and a small step (eta <= 1, the
-    spec's verified value), each a precondition.  Recorded beside them, never used to select:
+    overparameterization (the corrected d >= `lemma13.overparameterized_dimension` (n) where
+    the sizes meet it; at the spec's DM sizes, below it at both tiers, the reading d >=
+    `OVERPARAMETERIZATION` n, named so: `condition1_parameters`) and a small step (eta <= 1,
+    the spec's verified value), each a precondition.  Recorded beside them, never used to select:
     how many instances have the optimal token longer in every sample and how many have every
     score gap widened by the first u step (`first_step_score_gaps` > 0, the base case of
     Lemma 13), which is what a failing instance usually lacks."""

@@ -24,6 +24,11 @@ decides per instance and accepts by `tc.conclusion.binomial` at P >= `JOINT_P` o
 instances (the test's power is recorded with it: 0.84 at a true rate of JOINT_P - 0.15 with
 60 instances; a control's run has fewer and says so).  The per-instance success rate of Lemma 13's
 invariants is measured and plotted against d/n (`test_joint_invariants`); DM-S is d = 16n.
+Which reading of "d large against n" a claim's precondition uses: Lemma 13's claim runs at the
+corrected d = `lemma13.overparameterized_dimension` (n); the trajectory claims run on the
+spec's DM sizes (d = 16 n: 128 at n = 8, 1024 at n = 64), below that d at both tiers, so their
+precondition is named "Condition 1 read as the spec's sizes (below the derived d): d >= 16 n"
+and gives the derived d in its detail (`problems.condition1_parameters`).
 """
 from __future__ import annotations
 
