@@ -295,10 +295,10 @@ def condition1_parameters(tc, rho, eta, n, d, zero_start=True, needed=None) -> N
         needed = overparameterized_dimension(n)
         if d < needed:   # the spec's sizes, below the corrected condition
             tc.precondition.holds("Condition 1 read as the spec's sizes (below the derived d): d >= 16 n",
-                                  d >= OVERPARAMETERIZATION * n, detail={"n": n, "d": d, "derived d": needed})
+                                  d >= OVERPARAMETERIZATION * n, detail={"samples n": n, "d": d, "derived d": needed})
             needed = None
     if needed is not None:
         tc.precondition.holds("Condition 1: overparameterization d >= the dimension it needs", d >= needed,
-                              detail={"n": n, "d": d, "needed": needed})
+                              detail={"samples n": n, "d": d, "needed": needed})
     if eta is not None:
         tc.precondition.holds("Condition 1: small step eta <= 1", eta <= 1.0, detail={"eta": eta})
