@@ -150,11 +150,13 @@ def test_score_estimation(tc):
     network itself (GD on W, ``network_sets`` sets at the middle n, T = 10, 100, 1000) has a test
     risk within ``1e-3 E f*^2`` of kernel GD's at the same T, set by set: the theorem's predictor is
     the network, and kernel GD stands for it in (i)-(iii) only within that tolerance (a tolerance
-    far below the risks compared, so that the ordering statements carry over).  Preconditions per
-    set: the training labels are unbiased for the score (z-score of E[(y - f*) f*] within 5) and
-    are the denoising labels of Eq. (6), which carry noise (``E(y - f*)^2 >= 1e-3 E f*^2``; clean
-    labels have 0): Theorem 6.6 is about the objective (6), and its early-stopping term, which (i)
-    tests, comes from that noise."""
+    far below the risks compared, so that the ordering statements carry over).  Preconditions: the
+    training labels are unbiased for the score (per n, the z-score of E[(y - f*) f*] pooled over
+    the ``training_sets`` x n samples within 5: normal by the central limit theorem, so a false failure has
+    probability about 3 x 6e-7; per set, over n samples, the heavy-tailed product made the z far
+    from normal) and, per set, are the denoising labels of Eq. (6), which carry noise (``E(y -
+    f*)^2 >= 1e-3 E f*^2``; clean labels have 0): Theorem 6.6 is about the objective (6), and its
+    early-stopping term, which (i) tests, comes from that noise."""
     from scipy import stats
 
     s = tc.sizes

@@ -76,6 +76,12 @@ def test_elementary_inequalities(tc):
                  "the e^R factors kept, only Part 6 needs R small; the others hold at every R.",
        provenance="derived",
        constants={"large_radius": LARGE_RADIUS},
+       calibration=["radius_exceeded's miss rate is derived, not fitted: at R = 2, Part 6's ratio exceeds 1 "
+                    "as soon as one neuron's direction has cosine > ln(9)/4 = 0.549 with one unit input "
+                    "(e^{4 cos} - 1 > 8R), probability 0.063 per neuron for a uniform direction in d_in = 8, "
+                    "so every one of the quick tier's 20 x (64 + 1024) neurons misses with probability "
+                    "below 1e-600; seeds 5000-5005 (a check, not a calibration): ratio 5.6-6.3, every "
+                    "claim run passed"],
        controls={"B_without_width": Control(
            "statement", breaks=["Part 1: the event holds with probability >= 1 - delta"],
            description="B = sigma sqrt(log(nd/delta)) (C = 1, no m in the union bound): at the largest "

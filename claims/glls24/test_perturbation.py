@@ -48,7 +48,7 @@ the middle to the largest width, 8 times wider)."""
                description="the probe recomputed at the radii R = 0.25, 0.5, 1 (the adversarial directions "
                            "of each width, every neuron moved exactly R): the hypothesis R < 0.01 fails, "
                            "the exponentials leave their first-order range and the change is no longer "
-                           "linear in R", constants={"radii": len(BEYOND_RADII), "largest": BEYOND_RADII[-1]}),
+                           "linear in R", constants={f"R_{k}": R for k, R in enumerate(BEYOND_RADII)}),
            "bound_too_strong": Control(
                "statement", breaks=["kernel change within R n d e^{10B}"],
                description="the stronger bound ||Delta H||_F <= R / 10, which the adversarial "
