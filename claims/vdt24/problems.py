@@ -269,8 +269,8 @@ tiers, so their precondition is this reading and says so (`condition1_parameters
 JOINT_P = 0.85
 """The probability at which the joint claims are accepted per instance ("with high
 probability"): each decides, per instance, whether its conclusion holds and accepts when the
-exact binomial test does not reject P[success] >= JOINT_P at level 0.05 (how it was chosen:
-the joint claims' calibration record)."""
+exact binomial test does not reject P[success] >= JOINT_P at level 0.05 (frozen by the
+calibration of `joint.JOINT_P_CALIBRATION`, the joint claims' `Calibrated` records)."""
 
 
 def condition1_parameters(tc, rho, eta, n, d, zero_start=True, needed=None) -> None:

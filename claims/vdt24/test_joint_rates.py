@@ -16,7 +16,7 @@ from theorycheck.models import score_coordinates
 
 from .joint import (
     EQ13,
-    JOINT_CALIBRATION,
+    joint_calibration,
     JOINT_SIZES,
     NO_TIME_FACTOR,
     SHORT_OPTIMAL_TOKEN,
@@ -83,7 +83,7 @@ SEGMENT_POINTS = (0.25, 0.5, 0.75, 1.0)
         "the first_order_radius control's radius is derived (a first-order rise of log L by "
         "2 ln C); it replaced 3 r_t, chosen on seed 0, which the full tier passed (ratio "
         "1.52-1.55 < C); the full tier measured a loss ratio near C^2 at the derived radius",
-        *JOINT_CALIBRATION,
+        *joint_calibration("(a) witness: min_t mu_t > 0"),
     ],
     sizes=JOINT_SIZES,
 )
@@ -208,7 +208,7 @@ def _self_bounded(tc, run):
                         "-eta t/||u_mm||, linearly in t, so its fit against (t+1)^(1/3) has "
                         "neither the predicted slope nor a straight line"),
     },
-    calibration=list(JOINT_CALIBRATION),
+    calibration=joint_calibration("Theorem 2's form: c* > 0 (L_t < L_0 for all t >= 1)"),
     sizes=JOINT_SIZES,
 )
 def test_joint_loss_rate(tc):
@@ -262,7 +262,7 @@ def test_joint_loss_rate(tc):
             description="the designated token the shorter one (Condition 1 violated): W_t turns "
                         "to the other token's SVM, away from the designated W_mm"),
     },
-    calibration=list(JOINT_CALIBRATION),
+    calibration=joint_calibration("dev_W at the last step <= 1e-3"),
     sizes=JOINT_SIZES,
 )
 def test_joint_W_direction_rate(tc):
@@ -318,7 +318,7 @@ def test_joint_W_direction_rate(tc):
                         "separates the other tokens, its margin ratio on the designated ones "
                         "stays far below the fraction and u_t away from u_mm"),
     },
-    calibration=list(JOINT_CALIBRATION),
+    calibration=joint_calibration("(a) m_t at the last step >= 0.5"),
     sizes=JOINT_SIZES,
 )
 def test_u_margin_rate(tc):
