@@ -2,10 +2,13 @@
 import numpy as np
 
 from claims.glls24.lemmas import lemma_b1_ratios_chunked, preactivation_event, symbolic_facts
-from claims.glls24.setup import SIGMA, initialization, regression_instance
+from claims.glls24.setup import SIGMA, bounded_preactivation_level, initialization, regression_instance
 from theorycheck import Control, claim, discrepancy
 
 GRID = 100_000
+
+PART1_DELTA = 0.1
+"""delta of Lemma B.1 Part 1 (the event holds with probability >= 1 - delta)."""
 
 RADII = (1e-3, 1e-2)
 """The radii R of Lemma B.1's check, inside its hypothesis R < 0.01 (the endpoint included)."""
@@ -13,6 +16,10 @@ RADII = (1e-3, 1e-2)
 LARGE_RADIUS = 2.0
 """The radius of Lemma B.1's radius control: far beyond R < 0.01, where the first-order
 linearisations behind Parts 6, 12 and 13 (|e^y - 1| <= 2|y| needs |y| <= 1.25) no longer hold."""
+
+WIDE_INIT = 4.0
+"""Lemma B.1's event control draws W~ with this multiple of sigma while the bounds keep the
+lemma's level B_delta of sigma: most pre-activations then exceed B."""
 
 NARROW_FACTOR = 64
 """The control of the width counterexample shrinks each width m_C by this factor."""
@@ -92,7 +99,15 @@ def test_elementary_inequalities(tc):
                        "bounds evaluated at that R): the hypothesis R < 0.01 fails, the pre-activation "
                        "shifts leave the range where e^y - 1 is linear in y, and the exponential "
                        "perturbation of Part 6 outgrows its 4R bound",
-           constants={"large_radius": LARGE_RADIUS})},
+           constants={"large_radius": LARGE_RADIUS}),
+                 "event_violated": Control(
+           "hypothesis", breaks=["Lemma B.1 Part 2", "Lemma B.1 Part 5", "Lemma B.1 Part 7",
+                                 "Lemma B.1 Part 10", "Lemma B.1 Part 11"],
+           description="W~ drawn afresh with 4 sigma while B stays the lemma's level B_delta of sigma "
+                       "(Part 1's): the event |<w~_r, x_i>| <= B fails, the pre-activations and their "
+                       "exponentials outgrow Parts 2, 5, 7, and the softmax over the neurons "
+                       "concentrates on the largest ones, so Parts 10, 11 (S <= e^{2B}/m) fail",
+           constants={"init_scale": WIDE_INIT})},
        sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "seeds": 20, "widths": [64, 1024], "trials_p1": 200},
               "full": {"n": 32, "d_in": 64, "d": 4, "seeds": 20, "widths": [64, 1024, 16384], "trials_p1": 1000}})
 def test_softmax_perturbation_bounds(tc):
@@ -117,34 +132,54 @@ def test_softmax_perturbation_bounds(tc):
     exactly, the bounds at that R), where ``|<w_r - w~_r, x_i + x_j>|`` reaches several units and
     ``e^y - 1`` outgrows ``4R``: Part 6 fails for the lemma's reason while Part 3 (linear in the
     displacement) still holds, which shows the failure is not a rescaling.  Parts 8-13 hold at
-    every radius, so no radius control breaks them (a finding, recorded in the claim's statement)."""
+    every radius, so no radius control breaks them (a finding, recorded in the claim's statement).
+    Control ``event_violated``: W~ drawn afresh with ``WIDE_INIT`` sigma while B is Part 1's level
+    ``B_delta`` of sigma (the event fails: a precondition); Parts 2, 5, 7, 10 and 11 need the
+    event and fail.  Parts 8, 9, 12 and 13 carry factors e^{2B} or more of slack (or sum
+    cancelling terms) and keep no control of their own."""
     s = tc.sizes
     X, _ = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["seeds"])
     Xt = tc.tensor(X)
     radii = (LARGE_RADIUS,) if tc.control == "radius_exceeded" else RADII
-    worst, displacement = {}, 0.0
+    worst, displacement, event_excess = {}, 0.0, []
     for m in s["widths"]:
-        W_tilde, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["seeds"], init="independent")
+        if tc.control == "event_violated":   # a wider initialization of its own, B kept at sigma's B_delta
+            W_tilde, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["seeds"], init="independent",
+                                        sigma=WIDE_INIT * SIGMA, stream=("wide",))
+            B = np.full(s["seeds"], max(1.0, part1_level(s["n"], m)))
+        else:
+            W_tilde, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["seeds"], init="independent")
+            B = bounded_preactivation_level(X, W_tilde)
+        event_excess.append(float((np.abs(np.einsum("kne,kem->knm", X, W_tilde)).max(axis=(1, 2)) - B).max()))
         for R in radii:
             P = tc.rng("direction", m, R).standard_normal(W_tilde.shape)
             P *= R / np.linalg.norm(P, axis=1, keepdims=True)
             displacement = max(displacement, float(np.linalg.norm(P, axis=1).max() / R))
-            ratios = lemma_b1_ratios_chunked(Xt, tc.tensor(W_tilde), tc.tensor(W_tilde + P), tc.tensor(A), R)
+            ratios = lemma_b1_ratios_chunked(Xt, tc.tensor(W_tilde), tc.tensor(W_tilde + P), tc.tensor(A),
+                                             tc.tensor(B), R)
             for part, value in ratios.items():
                 worst[part] = max(worst.get(part, 0.0), float(value.max()))
     tc.record("worst_ratio_per_part", worst)
     tc.precondition.at_most("radius below 0.01", max(radii), 0.01)
     tc.precondition.at_most("inputs in the unit ball", np.linalg.norm(X, axis=-1), 1.0, margin=tc.tol("exact"))
     tc.precondition.at_most("every neuron within R of W~ (per unit R)", displacement, 1.0, margin=tc.tol("exact"))
+    tc.precondition.at_most("the event max |<w~_r, x_i>| <= B (excess over B)", event_excess, 0.0,
+                            margin=tc.tol("exact"))
     for part, value in worst.items():
         tc.conclusion.at_most(f"Lemma B.1 {part}", value, 1.0)
-    delta, n, m = 0.1, s["n"], s["widths"][-1]
-    B_delta = SIGMA * np.sqrt(2 * np.log(2 * n * m / delta))
+    n, m = s["n"], s["widths"][-1]
+    B_delta = part1_level(n, m)
     if tc.control == "B_without_width":
-        B_delta = SIGMA * np.sqrt(np.log(n * s["d"] / delta))
+        B_delta = SIGMA * np.sqrt(np.log(n * s["d"] / PART1_DELTA))
     event = preactivation_event(tc.rng("part 1"), X[0], s["trials_p1"], m, B_delta)
     tc.record("part1_event_frequency", float(event.mean()))
-    tc.conclusion.binomial("Part 1: the event holds with probability >= 1 - delta", event, p=1 - delta)
+    tc.conclusion.binomial("Part 1: the event holds with probability >= 1 - delta", event, p=1 - PART1_DELTA)
+
+
+def part1_level(n, m):
+    """Part 1's ``B_delta = sigma sqrt(2 log(2 n m / delta))`` (Gaussian tail and a union bound over
+    the n m pre-activations), delta = `PART1_DELTA`."""
+    return SIGMA * np.sqrt(2 * np.log(2 * n * m / PART1_DELTA))
 
 
 @discrepancy("glls24.def4_1.DISCREPANCY_bound_without_width", source="Definition 4.1; Lemma B.1 Part 1",
