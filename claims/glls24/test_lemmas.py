@@ -88,7 +88,11 @@ def test_elementary_inequalities(tc):
                     "(e^{4 cos} - 1 > 8R), probability 0.063 per neuron for a uniform direction in d_in = 8, "
                     "so every one of the quick tier's 20 x (64 + 1024) neurons misses with probability "
                     "below 1e-600; seeds 5000-5005 (a check, not a calibration): ratio 5.6-6.3, every "
-                    "claim run passed"],
+                    "claim run passed",
+                    "event_violated's miss rate is derived: with W~ of scale 4 sigma = 2, a pre-activation "
+                    "exceeds B + R (B_delta of sigma, 2.38 at m = 1024 and 2.07 at m = 64) with probability "
+                    "above 0.2 per pair, so Part 2 fails unless every one of 20 x 4 x 1088 pairs stays "
+                    "below: probability below 1e-900"],
        controls={"B_without_width": Control(
            "statement", breaks=["Part 1: the event holds with probability >= 1 - delta"],
            description="B = sigma sqrt(log(nd/delta)) (C = 1, no m in the union bound): at the largest "
