@@ -70,7 +70,9 @@ def kernel_score_risks(tc, data, times=RISK_TIMES):
     = 1 / lambda_max(H(0))``, for every T in ``times``, on the training sets of
     `score_training_sets` (batched along the set dimension, in memory-bounded chunks; one
     eigendecomposition of H per set).  Returns the risks (sets, len(times)), the training z-score
-    of E[(y - f*) f*], the training label noise mean (y - f*)^2, and E f*^2 on the test points."""
+    of E[(y - f*) f*] pooled over the sets' samples (the labels' generator is the same for every
+    set, and the product's heavy tails make a z over one set's n samples far from normal), the
+    training label noise mean (y - f*)^2 per set, and E f*^2 on the test points."""
     from theorycheck.solvers import spectral_filter
 
     Z_te, score_te = data["Z_te"], tc.tensor(data["score_te"])
@@ -90,7 +92,7 @@ def kernel_score_risks(tc, data, times=RISK_TIMES):
     values = map_chunks(risks, data["Z"], data["W0"], data["A"], tc.tensor(data["label"]),
                         item_bytes=item_bytes).cpu().numpy()
     label, score = data["label"], data["score"]
-    z = np.array([unbiased_label_z(y[:, None], f[:, None], f[:, None]) for y, f in zip(label, score)])
+    z = unbiased_label_z(label.reshape(-1, 1), score.reshape(-1, 1), score.reshape(-1, 1))
     return values, z, np.mean((label - score) ** 2, axis=1), float(np.mean(data["score_te"] ** 2))
 
 

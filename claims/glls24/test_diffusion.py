@@ -20,8 +20,9 @@ from claims.glls24.diffusion import (
 FORWARD_RATE = 2.0
 """The DSM control draws its samples from the forward process with this rate g (the reference: g = 1)."""
 
-OVERFIT_FACTOR = 1.1
-"""(i): the risk at the last time is at least this factor above the best risk over T."""
+OVERFIT_FACTOR = 1.55
+"""(i): the risk at the last time is at least this factor above the best risk over T (calibrated:
+the claim's `Calibrated` record)."""
 
 RISK_FRACTION = 0.1
 """(iii): the best risk at the largest n is at most this fraction of E f*^2 (the risk of f = 0)."""
@@ -32,7 +33,7 @@ COUPLING_SLOPE = -2.0
 NETWORK_TOLERANCE = 1e-3
 """(iv): |risk(network) - risk(kernel GD)| at most this fraction of E f*^2."""
 from claims.glls24.setup import denoising_samples, is_symmetric_initialization
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 from theorycheck.models import ntk_gram
 from theorycheck.solvers import kernel_gd_predictions
 
@@ -105,9 +106,20 @@ def test_dsm_identity(tc):
        constants={"overfit_factor": OVERFIT_FACTOR, "risk_fraction": RISK_FRACTION,
                   "network_tolerance": NETWORK_TOLERANCE, "rate": 0.9, "family_level": 0.05},
        calibration=[
-           "overfit_factor 1.1 replaced the spec's 1.5 after seed 2 of the earlier 10-set design gave "
-           "1.16 at n = 512, and the last time 1e12 replaced 1e8 after the full tier's n = 2048 still "
-           "had its best risk at 1e8: chosen on seeds 1, 2 and full-tier runs (not held out)",
+           Calibrated(
+               decision="early stopping beats training to the end", threshold=OVERFIT_FACTOR,
+               calibration_seeds="5000-5009", validation_seeds="6000-6009",
+               how="the largest factor F on the 0.05 grid at which the 95% Clopper-Pearson lower bound of "
+                   "P[final risk >= F x best risk] over the calibration block's pooled sets (10 seeds x 80 "
+                   "sets at n = 128, 256) reaches q* = 0.9456, the true rate at which the exact test of "
+                   "P >= 0.9 over 80 sets rejects with probability 1e-4 (it rejects at 66 or fewer); per "
+                   "seed 75-80 of 80 sets reached 1.55 on that block. It replaces 1.1, set after seed 2 of "
+                   "an earlier 10-set design gave 1.16 (the spec's value was 1.5). Clean labels give "
+                   "exactly 1 (the minimum at the last time), so the control is untouched. Validation block: "
+                   "every claim run passed (77-80 of 80 sets at 1.55 per seed) and both controls failed "
+                   "as declared on every seed"),
+           "the last time 1e12 replaced 1e8 after the full tier's n = 2048 still had its best risk at "
+           "1e8: chosen on full-tier runs (not held out)",
            "the decrease test (ii) compared one training set per n until the 20-seed sweep (failed on "
            "seeds 5, 10, 16: single sets spread by a factor 4); re-cast on many sets",
            "the quick tier moved to ns = 32, 128, 256 with 40 sets per n and 1000 test points so that "
@@ -126,9 +138,9 @@ def test_dsm_identity(tc):
                            "the risk stays near E f*^2"),
        },
        sizes={"quick": {"ns": [32, 128, 256], "width": 256, "n_test": 1000, "training_sets": 40,
-                        "network_sets": 4},
+                        "network_sets": 20},
               "full": {"ns": [128, 512, 2048], "width": 4096, "n_test": 5000, "training_sets": 40,
-                       "network_sets": 4}})
+                       "network_sets": 20}})
 def test_score_estimation(tc):
     r"""Shape of Theorem 6.6 (its constants, A(R_H) and Gamma(delta) are lost; provenance inferred).
     Instance of the spec (Sec. 4): d = 1, the mixture p_0, g = 1, ``[T_0, T] = [0.2, 1]``, features
@@ -143,19 +155,25 @@ def test_score_estimation(tc):
     guarantee rests on early stopping (Assumption 6.5).  The theorem holds with probability >= 1 -
     delta, delta < 0.1, over the training data, so the per-set statements are binomial with null
     rate 0.9 (exact test at level 0.05, power recorded).  Pass: (i) with noisy labels, at every n
-    but the smallest, the risk at T = 1e12 is >= 1.1 x the best risk over T (an interior minimum:
-    early stopping matters) on a fraction >= 0.9 of the sets; (ii) the best risk decreases with n:
+    but the smallest, the risk at T = 1e12 is >= `OVERFIT_FACTOR` x the best risk over T (an
+    interior minimum: early stopping matters) on a fraction >= 0.9 of the sets; (ii) the best risk decreases with n:
     for each adjacent pair of n, a one-sided Welch t-test of ``log best risk`` (smaller at the
     larger n) has p-value <= 0.025 (Bonferroni over the two pairs at family level 0.05); (iii) at
     the largest n the best risk is <= 0.1 E f*^2 on a fraction >= 0.9 of the sets; (iv) the trained
     network itself (GD on W, ``network_sets`` sets at the middle n, T = 10, 100, 1000) has a test
     risk within ``1e-3 E f*^2`` of kernel GD's at the same T, set by set: the theorem's predictor is
     the network, and kernel GD stands for it in (i)-(iii) only within that tolerance (a tolerance
-    far below the risks compared, so that the ordering statements carry over).  Preconditions per
-    set: the training labels are unbiased for the score (z-score of E[(y - f*) f*] within 5) and
-    are the denoising labels of Eq. (6), which carry noise (``E(y - f*)^2 >= 1e-3 E f*^2``; clean
-    labels have 0): Theorem 6.6 is about the objective (6), and its early-stopping term, which (i)
-    tests, comes from that noise."""
+    far below the risks compared, so that the ordering statements carry over).  (iv) covers the
+    early times only: the sets' early-stopping times (argmin over T of the risk, recorded per n)
+    lie mostly beyond T = 1000 at the middle n, and GD on the network that long does not fit the quick
+    tier's budget, so the network is not checked at each set's early-stopping time (a gap, said
+    here).  Preconditions: the
+    training labels are unbiased for the score (per n, the z-score of E[(y - f*) f*] pooled over
+    the ``training_sets`` x n samples within 5: normal by the central limit theorem, so a false failure has
+    probability about 3 x 6e-7; per set, over n samples, the heavy-tailed product made the z far
+    from normal) and, per set, are the denoising labels of Eq. (6), which carry noise (``E(y -
+    f*)^2 >= 1e-3 E f*^2``; clean labels have 0): Theorem 6.6 is about the objective (6), and its
+    early-stopping term, which (i) tests, comes from that noise."""
     from scipy import stats
 
     s = tc.sizes
@@ -167,6 +185,7 @@ def test_score_estimation(tc):
         risks, z_n, noise_n, energy = kernel_score_risks(tc, data)
         noise.append(noise_n)
         best.append(risks.min(1))
+        tc.record(f"n={n}: early-stopping time argmin_T risk per set", np.asarray(RISK_TIMES)[risks.argmin(1)])
         overfit.append(risks[:, -1] / risks.min(1))
         z.append(z_n)
         tc.curve("score risk vs early-stopping time", f"n={n} (median over sets)", RISK_TIMES,
@@ -178,6 +197,7 @@ def test_score_estimation(tc):
                 for a, b in zip(best, best[1:])]
     tc.record("median_best_risk", dict(zip(map(str, s["ns"]), map(float, np.median(best, axis=1)))))
     tc.record("min_final_over_best_risk", [float(o.min()) for o in overfit])
+    tc.record("final over best risk per set, n > smallest", np.ravel(overfit[1:]))
     tc.record("decrease_p_values", decrease)
     tc.record("E f*^2", energy)
     tc.record("max label noise E(y - f*)^2 / E f*^2", float(np.max(noise) / energy))
