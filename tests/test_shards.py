@@ -10,8 +10,10 @@ import pytest
 from theorycheck.cache import DiskCache
 from theorycheck.cli import main
 from theorycheck.errors import UsageError
-from theorycheck.shards import (computed_runs, cost_markdown, cost_rows, merge_results, parse_shard, schedule,
-                                unit_durations, unit_of, warm_commands, warm_plan)
+from theorycheck.report.costs import cost_markdown
+from theorycheck.results_layout import unit_of
+from theorycheck.shards import (computed_runs, cost_rows, merge_results, parse_shard, schedule,
+                                unit_durations, warm_commands, warm_plan)
 
 SHARED = '''
 from theorycheck import shared_run

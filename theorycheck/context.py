@@ -30,6 +30,7 @@ from . import checks
 from .checks import CHECKS, Decision, jsonable
 from .claim import ClaimSpec
 from .lineage import ComputationLog, recording, unrecorded
+from .results_layout import variant_id
 from .errors import (CannotDiscriminate, ClaimFailure, ControlMisfire, DeclarationError,
                      HypothesesNotMet, InvalidInputError, NoDecisionError, UnknownNameError)
 from .runtime import OnRuntime, Runtime, derive_seed
@@ -186,7 +187,7 @@ class ClaimContext(OnRuntime):
 
     @property
     def variant(self) -> str:
-        return "claim" if self.control is None else f"control-{self.control}"
+        return variant_id(self.control)
 
     def roundoff(self, factor: float = 1.0) -> float:
         """``factor`` times the unit round-off of the run's dtype (see :mod:`theorycheck.tolerance`)."""

@@ -36,6 +36,7 @@ from scipy import optimize, stats
 
 from .checks import SlopeFit, as_numbers, jsonable
 from .errors import InvalidInputError
+from .results_layout import MAP_PREFIX
 
 __all__ = [
     "MapWarning",
@@ -57,8 +58,6 @@ __all__ = [
     "MAP_PREFIX",
 ]
 
-MAP_PREFIX = "map: "
-"""The measurement name of a recorded map is ``MAP_PREFIX + name``."""
 
 
 class MapWarning(UserWarning):

@@ -48,7 +48,7 @@ from pathlib import Path
 import pytest
 
 from . import __version__
-from .claim import CLAIM_VARIANT, registry
+from .claim import registry
 from .cache import SharedRunCache, cache_from_options
 from .context import ClaimContext
 from .evidence import classify_controls
@@ -60,6 +60,7 @@ from .runtime import (MAX_SEED, MAX_THREADS, Runtime, default_options_from_env, 
                       peak_memory_mb, reset_peak_memory)
 from . import history
 from .manifest import write_manifest
+from .results_layout import CLAIM_VARIANT, cases_of, load_results, unit_of, variant_id
 
 RECORD_KEY = "theorycheck"
 _RUNTIME = pytest.StashKey[Runtime]()
@@ -174,15 +175,13 @@ def pytest_collection_modifyitems(config, items):
         path = config.getoption("--tc-durations")
         durations = {}
         if path:
-            from .report.results import load_results
-
             durations = shards.unit_durations(load_results(Path(config.invocation_params.dir) / path))
     except (UsageError, InvalidInputError) as exc:
         raise pytest.UsageError(f"theorycheck: --tc-durations: {exc}") from None
-    plan = shards.schedule([shards.unit_of(i.nodeid) for i in items], durations, count)
+    plan = shards.schedule([unit_of(i.nodeid) for i in items], durations, count)
     mine = set(plan[index - 1]["units"])
-    keep = [i for i in items if shards.unit_of(i.nodeid) in mine]
-    dropped = [i for i in items if shards.unit_of(i.nodeid) not in mine]
+    keep = [i for i in items if unit_of(i.nodeid) in mine]
+    dropped = [i for i in items if unit_of(i.nodeid) not in mine]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = keep
@@ -280,7 +279,7 @@ def _failure_of(exc: BaseException | None) -> str | None:
 def _variant_of(item) -> str:
     callspec = getattr(item, "callspec", None)
     control = callspec.params.get("tc") if callspec is not None else None
-    return CLAIM_VARIANT if control is None else f"control-{control}"
+    return variant_id(control)
 
 
 @pytest.hookimpl(trylast=True)
@@ -522,7 +521,7 @@ def annotate_run(results: dict, *, commit: str | None, partial: str | None) -> l
                    seed_sweep=[], baseline_diff=[])
     undiscriminating = []
     for claim in results["claims"]:
-        cases = (claim, *claim["controls"])
+        cases = cases_of(claim)
         claim["wall_s"] = round(sum(case["duration_s"] for case in cases), 4)
         peaks = [case["peak_rss_mb"] for case in cases if case.get("peak_rss_mb") is not None]
         claim["cost"] = {"wall_s": claim["wall_s"], "peak_rss_mb": max(peaks, default=None),
