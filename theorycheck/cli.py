@@ -37,7 +37,8 @@
   for BENCHMARKS.md; ``--warm`` the two-phase plan (the shared runs as independent jobs, then
   the claims from the cache) and ``--commands`` its first phase's ``theorycheck run`` lines.
 * ``theorycheck cache info|clear [--dir DIR]``: the size of the cache of shared runs, or
-  empty it (default ``$THEORYCHECK_CACHE_DIR``, else ``./.theorycheck-cache``).
+  empty it (default ``$THEORYCHECK_CACHE_DIR``, else ``<rootdir>/.theorycheck-cache``: the one a
+  pytest run in the same folder uses, :func:`theorycheck.cache.default_cache_dir`).
 """
 from __future__ import annotations
 
@@ -558,7 +559,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-i", "--interactive", action="store_true",
                    help="open a Python prompt with the value")
     p.add_argument("--cache-dir", default=None,
-                   help="cache directory (default: $THEORYCHECK_CACHE_DIR or ./.theorycheck-cache)")
+                   help="cache directory (default: $THEORYCHECK_CACHE_DIR or <rootdir>/.theorycheck-cache, "
+                        "the one pytest run here uses)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the disk cache")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("merge", help="join the runs of several shards into one run and report")
@@ -588,7 +590,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("cache", help="size of the cache of shared runs, or empty it")
     p.add_argument("action", choices=("info", "clear"))
     p.add_argument("--dir", default=None,
-                   help="cache directory (default: $THEORYCHECK_CACHE_DIR or ./.theorycheck-cache)")
+                   help="cache directory (default: $THEORYCHECK_CACHE_DIR or <rootdir>/.theorycheck-cache, "
+                        "the one pytest run here uses)")
     p.set_defaults(func=cmd_cache)
     return parser
 

@@ -224,12 +224,15 @@ def warm_plan(results: dict, workers: int) -> dict:
 
 def warm_commands(results: dict, cache_dir: str = "$CACHE") -> list[str]:
     """One ``theorycheck run`` command per computed shared run of ``results`` (phase 1 of
-    :func:`warm_plan`), with the run's tier, seed, device and dtype and its configuration."""
+    :func:`warm_plan`), with the run's tier, seed, device, dtype and threads (1 for a run
+    recorded before its threads were kept: the default) and its configuration -- the settings
+    the cache key holds, so that the claims, rerun with them, read what the commands stored."""
     import json
     import shlex
 
     settings = (f"--tier {results.get('tier')} --seed {results.get('seed')} "
-                f"--device {results.get('device')} --dtype {results.get('dtype', 'float64')}")
+                f"--device {results.get('device')} --dtype {results.get('dtype', 'float64')} "
+                f"--threads {results.get('threads', 1)}")
     lines = []
     for r in computed_runs(results):
         sets = " ".join(f"--set {shlex.quote(f'{k}={json.dumps(v)}')}" for k, v in sorted(r["config"].items()))
