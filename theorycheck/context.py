@@ -309,6 +309,25 @@ class ClaimContext(OnRuntime):
         spec["curves"].append({"label": label, "style": style,
                                "x": jsonable(xa), "y": jsonable(ya)})
 
+    def band(self, plot: str, label: str, x: Any, lower: Any, upper: Any, **curve_options: Any) -> None:
+        """Two ``bound`` curves of ``plot``, ``"<label>, lower"`` and ``"<label>, upper"``
+        (see :meth:`curve`; ``curve_options`` as there), whose area the report fills: a
+        confidence band."""
+        edges = [f"{label}, lower", f"{label}, upper"]
+        for edge, y in zip(edges, (lower, upper)):
+            self.curve(plot, edge, x, y, style="bound", **curve_options)
+        self.plots[plot]["band"] = edges
+
+    def shade(self, plot: str, label: str, lower: float | None = None,
+              upper: float | None = None) -> None:
+        """Shade the x-range ``lower <= x <= upper`` of ``plot`` (an end None: open, to the
+        curves' extent), named ``label`` in the legend: a theorem's stated region.  The plot
+        must have a curve already."""
+        if plot not in self.plots:
+            raise InvalidInputError(f"shade {label!r}: plot {plot!r} has no curve yet; draw one "
+                                    "with tc.curve first")
+        self.plots[plot]["span"] = {"lower": lower, "upper": upper, "label": label}
+
     # -- verdict -----------------------------------------------------------------------------
     def _failed(self, role: str) -> list[str]:
         """Names of the decisions of ``role`` that failed with finite values."""
