@@ -6,6 +6,7 @@ import math
 import pickle
 import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +14,8 @@ import torch
 
 from theorycheck import Control, cli, shared_run
 from theorycheck.cache import (
-    CacheWarning, DiskCache, SharedRunCache, TAG_NAME, cache_key, canonical, directory_fingerprint,
+    CACHE_DIR_ENV, DEFAULT_DIR_NAME, CacheWarning, DiskCache, SharedRunCache, TAG_NAME, cache_from_options,
+    cache_key, canonical, default_cache_dir, directory_fingerprint,
 )
 from theorycheck.context import ClaimContext
 from theorycheck.claim import ClaimSpec
@@ -458,3 +460,24 @@ def test_xdist_workers_share_one_cache(project):
     results = load_results(project.path / "reports" / "latest" / "results.json")
     assert {r["source"] for c in results["claims"] for case in [c, *c["controls"]]
             for r in case["shared_runs"]} <= {"disk", "memo"}
+
+
+def test_one_default_cache_directory_for_pytest_and_the_command_line(tmp_path, monkeypatch):
+    """Run in a subfolder of a project, a pytest run (``<rootdir>/.theorycheck-cache``) and the
+    command line (`theorycheck run`, `theorycheck cache`) name the same cache, at the folder of
+    the project's pytest configuration (a pyproject.toml without one does not stop the
+    search); ``$THEORYCHECK_CACHE_DIR`` overrides both alike."""
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\naddopts = \"\"\n")
+    sub = tmp_path / "claims" / "toy"
+    sub.mkdir(parents=True)
+    (tmp_path / "claims" / "pyproject.toml").write_text("[project]\nname = 'not-pytests'\n")
+    monkeypatch.delenv(CACHE_DIR_ENV, raising=False)
+    monkeypatch.chdir(sub)
+    plugin = cache_from_options(tmp_path, sub, None, no_cache=False).disk.root
+    assert plugin.resolve() == default_cache_dir().resolve() == (tmp_path / DEFAULT_DIR_NAME).resolve()
+    monkeypatch.chdir(tmp_path)
+    assert default_cache_dir() == Path(DEFAULT_DIR_NAME)          # in the root: relative, as it was
+    monkeypatch.setenv(CACHE_DIR_ENV, "elsewhere")
+    monkeypatch.chdir(sub)
+    assert cache_from_options(tmp_path, sub, None, no_cache=False).disk.root == sub / "elsewhere"
+    assert default_cache_dir() == Path("elsewhere")

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from theorycheck.context import ClaimContext
 from theorycheck.errors import InvalidInputError
 from theorycheck.maps import (MAP_PREFIX, MapWarning, clopper_pearson, covariate_rate_map, estimate_map, interval_power,
                               logistic_transition, mean_difference_interval, mean_interval,
@@ -182,22 +183,19 @@ def test_bad_input(call, message):
 
 
 class _Stub:
-    """The parts of a claim context a map uses (record, curve, id)."""
+    """The parts of a claim context a map uses (record, curve, band, shade, id)."""
 
     id = "demo.map.stub"
     spec = type("Spec", (), {"id": "demo.map.stub"})
 
+    curve, band, shade = ClaimContext.curve, ClaimContext.band, ClaimContext.shade
+
     def __init__(self):
-        from theorycheck.context import ClaimContext
         self.measurements, self.plots = {}, {}
-        self._curve = ClaimContext.curve
 
     def record(self, name, value):
         from theorycheck.checks import jsonable
         self.measurements[name] = jsonable(value)
-
-    def curve(self, *args, **kwargs):
-        self._curve(self, *args, **kwargs)
 
 
 @pytest.fixture
@@ -244,3 +242,18 @@ def test_list_marks_the_claims_that_recorded_a_map(tmp_path, monkeypatch):
         {"id": "p.a.mapped", "measurements": {"map: success vs d/n": {}, "other": 1}},
         {"id": "p.a.plain", "measurements": {"x": 1}}]}))
     assert _claims_with_maps() == {"p.a.mapped": ["success vs d/n"]}
+
+
+def test_a_band_and_a_shaded_region_through_the_context(tc_stub):
+    """`tc.band` records the two edges as bound curves the report fills between; `tc.shade`
+    marks an x-range of a plot that has a curve, and refuses one that has none."""
+    tc_stub.curve("p", "estimate", [1, 2, 3], [0.1, 0.5, 0.9])
+    tc_stub.band("p", "95% interval", [1, 2, 3], [0.0, 0.4, 0.8], [0.2, 0.6, 1.0])
+    tc_stub.shade("p", "stated region (x >= 2)", lower=2)
+    plot = tc_stub.plots["p"]
+    assert [(c["label"], c["style"]) for c in plot["curves"]] == [
+        ("estimate", "measured"), ("95% interval, lower", "bound"), ("95% interval, upper", "bound")]
+    assert plot["band"] == ["95% interval, lower", "95% interval, upper"]
+    assert plot["span"] == {"lower": 2, "upper": None, "label": "stated region (x >= 2)"}
+    with pytest.raises(InvalidInputError, match="plot 'q' has no curve yet"):
+        tc_stub.shade("q", "region", lower=0)

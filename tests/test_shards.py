@@ -10,8 +10,10 @@ import pytest
 from theorycheck.cache import DiskCache
 from theorycheck.cli import main
 from theorycheck.errors import UsageError
-from theorycheck.shards import (computed_runs, cost_markdown, cost_rows, merge_results, parse_shard, schedule,
-                                unit_durations, unit_of, warm_commands, warm_plan)
+from theorycheck.report.costs import cost_markdown
+from theorycheck.results_layout import unit_of
+from theorycheck.shards import (computed_runs, cost_rows, merge_results, parse_shard, schedule,
+                                unit_durations, warm_commands, warm_plan)
 
 SHARED = '''
 from theorycheck import shared_run
@@ -111,8 +113,11 @@ def test_costs_recorded_per_case_and_tabled(project, capsys):
 
 def test_warm_plan_commands_fill_the_cache_the_claims_then_read(project, capsys):
     """Phase 1 of the warm plan: the one shared run the claims computed, as a `theorycheck run`
-    command; run into a fresh cache, phase 2 (the claims) reads it from disk, same records."""
-    _, whole = run(project, "whole")
+    command; run into a fresh cache, phase 2 (the claims) reads it from disk, same records --
+    also at --tc-threads 2 (the cache key holds the threads: the run records them and the
+    commands pass them on)."""
+    _, whole = run(project, "whole", "--tc-threads", "2")
+    assert whole["threads"] == 2
     runs = computed_runs(whole)
     assert [r["target"] for r in runs] == ["claims.toy.common:draws"] and runs[0]["cpu_s"] >= 0
     plan = warm_plan(whole, workers=2)
@@ -120,10 +125,11 @@ def test_warm_plan_commands_fill_the_cache_the_claims_then_read(project, capsys)
     assert plan["makespan"] >= max(b["seconds"] for b in plan["phase2"])
     [command] = warm_commands(whole, "warm-cache")
     assert command.startswith("theorycheck run claims.toy.common:draws --tier quick --seed 0")
+    assert " --threads 2 " in command
     filled = project.run(sys.executable, "-m", "theorycheck", *command.split()[1:])   # as a user runs it
     assert filled.ret == 0 and "computed" in filled.stdout.str()
     result = project.runpytest_subprocess("claims", "-p", "no:cacheprovider", "--tc-report-dir", "warm",
-                                          "--tc-cache-dir", "warm-cache")
+                                          "--tc-cache-dir", "warm-cache", "--tc-threads", "2")
     warm = json.loads((project.path / "warm" / "results.json").read_text())
     sources = {u["source"] for c in warm["claims"] for u in c["shared_runs"]}
     assert sources == {"disk", "memo"} and records(warm) == records(whole)

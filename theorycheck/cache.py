@@ -65,7 +65,7 @@ from .sizes import check_size_names
 
 __all__ = ["shared_run", "SharedRun", "RunContext", "SharedRunCache", "DiskCache", "CacheInfo",
            "CacheWarning", "canonical", "cache_key", "directory_fingerprint", "cache_from_options",
-           "default_cache_dir"]
+           "default_cache_dir", "project_root"]
 
 CACHE_DIR_ENV = "THEORYCHECK_CACHE_DIR"
 DEFAULT_DIR_NAME = ".theorycheck-cache"
@@ -541,8 +541,7 @@ def cache_from_options(rootdir: Path, invocation_dir: Path, cache_dir: str | Non
     :class:`UsageError`; the directory itself is created at the first store."""
     if no_cache:
         return SharedRunCache(None)
-    root = Path(invocation_dir) / (cache_dir or os.environ.get(CACHE_DIR_ENV)
-                                   or Path(rootdir) / DEFAULT_DIR_NAME)
+    root = Path(invocation_dir) / (cache_dir or default_cache_dir(rootdir))
     if root.exists() and not root.is_dir():
         raise UsageError(f"cache directory {str(root)!r} exists and is not a directory")
     disk = DiskCache(root)
@@ -550,6 +549,43 @@ def cache_from_options(rootdir: Path, invocation_dir: Path, cache_dir: str | Non
     return SharedRunCache(disk)
 
 
-def default_cache_dir() -> Path:
-    """The CLI's default: ``$THEORYCHECK_CACHE_DIR``, else ``./.theorycheck-cache``."""
-    return Path(os.environ.get(CACHE_DIR_ENV) or DEFAULT_DIR_NAME)
+#: pytest's configuration files, in the order it looks for them in each folder, and the section
+#: that makes one its configuration (None: the file itself does)
+PYTEST_CONFIGS = (("pytest.ini", None), (".pytest.ini", None),
+                  ("pyproject.toml", r"^\[tool\.pytest(\.ini_options)?\]"), ("tox.ini", r"^\[pytest\]"),
+                  ("setup.cfg", r"^\[tool:pytest\]"))
+
+
+def _is_pytest_config(path: Path, section: str | None) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        return section is None or re.search(section, path.read_text(errors="replace"), re.M) is not None
+    except OSError:
+        return False
+
+
+def project_root(start: str | os.PathLike | None = None) -> Path:
+    """The folder pytest takes for its rootdir when run without arguments in ``start``
+    (default: the current folder): the nearest one at or above it holding a pytest
+    configuration (:data:`PYTEST_CONFIGS`), else the nearest holding a ``pyproject.toml``,
+    else ``start`` itself; ``.`` when that is the current folder."""
+    here = Path.cwd()
+    start = (here / start) if start is not None else here
+    folders = (start, *start.parents)
+    found = next((folder for folder in folders for name, section in PYTEST_CONFIGS
+                  if _is_pytest_config(folder / name, section)), None)
+    found = found or next((f for f in folders if (f / "pyproject.toml").is_file()), start)
+    return Path(".") if found == here else found
+
+
+def default_cache_dir(rootdir: str | os.PathLike | None = None) -> Path:
+    """The one default cache directory, of pytest runs and of the command line alike:
+    ``$THEORYCHECK_CACHE_DIR``, else ``<rootdir>/.theorycheck-cache``.  ``rootdir``: pytest's
+    in a pytest run; for the command line (None) the one pytest would find from the current
+    folder (:func:`project_root`).  A relative path is relative to the current folder (a
+    pytest run's invocation folder)."""
+    env = os.environ.get(CACHE_DIR_ENV)
+    if env:
+        return Path(env)
+    return Path(rootdir if rootdir is not None else project_root()) / DEFAULT_DIR_NAME

@@ -37,6 +37,7 @@ from typing import Callable, Mapping, Sequence
 import pytest
 
 from .errors import DeclarationError, ClaimFailure
+from .results_layout import CLAIM_VARIANT, variant_id
 from .sizes import check_size_names
 
 __all__ = [
@@ -76,8 +77,6 @@ NATURES = {
     "identity": "an identity or an equality by construction (a count, an algebraic fact)",
     "statement-proof inconsistency": "the statement and its proof disagree; both are computed",
 }
-#: the pytest parameter id of the claim's own case (controls are ``control-<name>``)
-CLAIM_VARIANT = "claim"
 
 
 @dataclass(frozen=True)
@@ -360,7 +359,7 @@ def claim(
         params = [pytest.param(None, id=CLAIM_VARIANT, marks=pytest.mark.claim)]
         for name, control in spec.controls.items():
             params.append(pytest.param(
-                name, id=f"control-{name}",
+                name, id=variant_id(name),
                 marks=[pytest.mark.control,
                        pytest.mark.xfail(strict=True, raises=ClaimFailure,
                                          reason=f"{control.kind} control: {control.description}")],

@@ -37,7 +37,8 @@
   for BENCHMARKS.md; ``--warm`` the two-phase plan (the shared runs as independent jobs, then
   the claims from the cache) and ``--commands`` its first phase's ``theorycheck run`` lines.
 * ``theorycheck cache info|clear [--dir DIR]``: the size of the cache of shared runs, or
-  empty it (default ``$THEORYCHECK_CACHE_DIR``, else ``./.theorycheck-cache``).
+  empty it (default ``$THEORYCHECK_CACHE_DIR``, else ``<rootdir>/.theorycheck-cache``: the one a
+  pytest run in the same folder uses, :func:`theorycheck.cache.default_cache_dir`).
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ import sys
 from pathlib import Path
 
 from .errors import InvalidInputError, UsageError
-from .files import atomic_write, write_json
+from .files import write_json
 from .history import RTOL
 from .papers import PAPER_KEY
 
@@ -93,19 +94,18 @@ def _declared_under(module: str, root: Path) -> bool:
 def _claims_with_maps() -> dict[str, list[str]]:
     """claim id -> the names of the boundary maps it recorded in the latest complete run
     (``reports/latest``; none without one, or when its results file cannot be read)."""
-    from .files import BadFileError, read_json
     from .history import latest_run_dir
-    from .maps import MAP_PREFIX
+    from .results_layout import map_names, read_results
 
     run = latest_run_dir(Path("reports"))
     if run is None:
         return {}
-    try:
-        claims = read_json(run / "results.json", "results file")["claims"]
-        return {c["id"]: [k[len(MAP_PREFIX):] for k in c.get("measurements", {}) if k.startswith(MAP_PREFIX)]
-                for c in claims if any(k.startswith(MAP_PREFIX) for k in c.get("measurements", {}))}
-    except (BadFileError, KeyError, TypeError, AttributeError):  # a listing does not depend on it
+    try:  # unvalidated: the listing must not wait for the schema check of a full run's file
+        claims = read_results(run)["claims"]
+        mapped = {c["id"]: map_names(c) for c in claims}
+    except (InvalidInputError, KeyError, TypeError, AttributeError):  # a listing does not depend on it
         return {}
+    return {cid: names for cid, names in mapped.items() if names}
 
 
 def _list_path(given: str) -> str:
@@ -155,22 +155,22 @@ def cmd_list(args) -> int:
 def _results_path(given: str | None, verb: str) -> Path:
     """The results.json that ``given`` names (a file or a run folder), or the latest run's."""
     from .history import latest_run_dir
+    from .results_layout import results_file
 
     if given is None:
         latest = latest_run_dir(Path("reports"))
         if latest is None:
             raise SystemExit(f"theorycheck {verb}: no complete run under reports/ (run pytest "
                              "first, or give a results.json)")
-        return latest / "results.json"
-    path = Path(given)
-    path = path / "results.json" if path.is_dir() else path
+        return results_file(latest)
+    path = results_file(given)
     if not path.is_file():
         raise SystemExit(f"theorycheck {verb}: no results file at {str(path)!r}")
     return path
 
 
 def _load_results_or_exit(path: Path, verb: str) -> dict:
-    from .report import load_results
+    from .results_layout import load_results
 
     try:
         return load_results(path)
@@ -214,7 +214,7 @@ def cmd_diff(args) -> int:
 
 
 def cmd_baseline(args) -> int:
-    from .history import digest
+    from .history import write_baseline
 
     path = _results_path(args.results, "baseline")
     results = _load_results_or_exit(path, "baseline")
@@ -222,14 +222,8 @@ def cmd_baseline(args) -> int:
         raise SystemExit(f"theorycheck baseline: {path} is a partial run ({results.get('partial_reason')}); "
                          "a baseline needs a complete run")
     out = Path(args.out or f"reports/baseline-{results['tier']}.json")
-    data = digest(results, compact=True)
-    claims = data.pop("claims")
-    # one claim per line: a refreshed baseline reads as a small git diff
-    body = ",\n".join(f" {json.dumps(cid)}: {json.dumps(claims[cid], sort_keys=True)}"
-                      for cid in sorted(claims))
-    head = json.dumps(data, sort_keys=True)[:-1]
-    atomic_write(out, head + ', "claims": {\n' + body + "\n}}\n")
-    print(f"theorycheck baseline: wrote {out} ({len(claims)} claims, {results['tier']} tier, "
+    claims = write_baseline(out, results)
+    print(f"theorycheck baseline: wrote {out} ({claims} claims, {results['tier']} tier, "
           f"seed {results['seed']}, commit {str(results.get('commit'))[:10]})")
     return 0
 
@@ -288,6 +282,8 @@ def cmd_sweep(args, pytest_args: list[str]) -> int:
 
 def _calibration_targets(names: list[str], claims_dir: str) -> tuple[list[dict], list[str]]:
     """The claims named by ids or paper keys, and their pytest node ids (``path::function``)."""
+    from .results_layout import claim_unit
+
     specs = collect_claims(claims_dir)
     by_id = {s["id"]: s for s in specs}
     chosen: dict[str, dict] = {}
@@ -297,8 +293,7 @@ def _calibration_targets(names: list[str], claims_dir: str) -> tuple[list[dict],
             raise UsageError(f"no claim or paper named {name!r} under {claims_dir} "
                              "(theorycheck list shows the ids)")
         chosen.update((s["id"], s) for s in found)
-    nodes = sorted({f"{s['module'].replace('.', '/')}.py::{s['function'].replace('.', '::')}"
-                    for s in chosen.values()})
+    nodes = sorted({claim_unit(s) for s in chosen.values()})
     return sorted(chosen.values(), key=lambda s: s["id"]), nodes
 
 
@@ -307,6 +302,7 @@ def cmd_calibrate(args) -> int:
     import tempfile
 
     from . import calibrate
+    from .results_layout import RESULTS_FILE
     from .sweep import load_runs, parse_seeds, run_seeds
 
     seeds = parse_seeds(args.seeds)
@@ -316,8 +312,8 @@ def cmd_calibrate(args) -> int:
     table = calibrate.load_table(out)
     if args.from_runs:
         work = Path(args.from_runs)
-        found = {s: work / f"seed{s}" / "results.json" for s in seeds
-                 if (work / f"seed{s}" / "results.json").is_file()}
+        found = {s: work / f"seed{s}" / RESULTS_FILE for s in seeds
+                 if (work / f"seed{s}" / RESULTS_FILE).is_file()}
         print(f"theorycheck calibrate: {len(specs)} claims from the runs of {len(found)} of "
               f"{len(seeds)} seeds kept in {work}")
     else:
@@ -432,7 +428,8 @@ def cmd_merge(args) -> int:
 
 
 def cmd_schedule(args) -> int:
-    from .shards import cost_markdown, schedule, unit_durations, warm_commands, warm_plan
+    from .report.costs import cost_markdown
+    from .shards import schedule, unit_durations, warm_commands, warm_plan
 
     results = _load_results_or_exit(_results_path(args.results, "schedule"), "schedule")
     if args.markdown:
@@ -562,7 +559,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-i", "--interactive", action="store_true",
                    help="open a Python prompt with the value")
     p.add_argument("--cache-dir", default=None,
-                   help="cache directory (default: $THEORYCHECK_CACHE_DIR or ./.theorycheck-cache)")
+                   help="cache directory (default: $THEORYCHECK_CACHE_DIR or <rootdir>/.theorycheck-cache, "
+                        "the one pytest run here uses)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the disk cache")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("merge", help="join the runs of several shards into one run and report")
@@ -592,7 +590,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("cache", help="size of the cache of shared runs, or empty it")
     p.add_argument("action", choices=("info", "clear"))
     p.add_argument("--dir", default=None,
-                   help="cache directory (default: $THEORYCHECK_CACHE_DIR or ./.theorycheck-cache)")
+                   help="cache directory (default: $THEORYCHECK_CACHE_DIR or <rootdir>/.theorycheck-cache, "
+                        "the one pytest run here uses)")
     p.set_defaults(func=cmd_cache)
     return parser
 

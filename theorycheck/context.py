@@ -30,6 +30,7 @@ from . import checks
 from .checks import CHECKS, Decision, jsonable
 from .claim import ClaimSpec
 from .lineage import ComputationLog, recording, unrecorded
+from .results_layout import variant_id
 from .errors import (CannotDiscriminate, ClaimFailure, ControlMisfire, DeclarationError,
                      HypothesesNotMet, InvalidInputError, NoDecisionError, UnknownNameError)
 from .runtime import OnRuntime, Runtime, derive_seed
@@ -186,7 +187,7 @@ class ClaimContext(OnRuntime):
 
     @property
     def variant(self) -> str:
-        return "claim" if self.control is None else f"control-{self.control}"
+        return variant_id(self.control)
 
     def roundoff(self, factor: float = 1.0) -> float:
         """``factor`` times the unit round-off of the run's dtype (see :mod:`theorycheck.tolerance`)."""
@@ -307,6 +308,25 @@ class ClaimContext(OnRuntime):
         })
         spec["curves"].append({"label": label, "style": style,
                                "x": jsonable(xa), "y": jsonable(ya)})
+
+    def band(self, plot: str, label: str, x: Any, lower: Any, upper: Any, **curve_options: Any) -> None:
+        """Two ``bound`` curves of ``plot``, ``"<label>, lower"`` and ``"<label>, upper"``
+        (see :meth:`curve`; ``curve_options`` as there), whose area the report fills: a
+        confidence band."""
+        edges = [f"{label}, lower", f"{label}, upper"]
+        for edge, y in zip(edges, (lower, upper)):
+            self.curve(plot, edge, x, y, style="bound", **curve_options)
+        self.plots[plot]["band"] = edges
+
+    def shade(self, plot: str, label: str, lower: float | None = None,
+              upper: float | None = None) -> None:
+        """Shade the x-range ``lower <= x <= upper`` of ``plot`` (an end None: open, to the
+        curves' extent), named ``label`` in the legend: a theorem's stated region.  The plot
+        must have a curve already."""
+        if plot not in self.plots:
+            raise InvalidInputError(f"shade {label!r}: plot {plot!r} has no curve yet; draw one "
+                                    "with tc.curve first")
+        self.plots[plot]["span"] = {"lower": lower, "upper": upper, "label": label}
 
     # -- verdict -----------------------------------------------------------------------------
     def _failed(self, role: str) -> list[str]:

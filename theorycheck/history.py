@@ -17,6 +17,7 @@ relative tolerance, claims present in one run only.
 from __future__ import annotations
 
 import errno
+import json
 import math
 import os
 import secrets
@@ -26,9 +27,10 @@ from pathlib import Path
 
 from .errors import InvalidInputError, UsageError
 from .files import TEMP_SUFFIX, WriteError, atomic_write, make_folder, read_json
+from .results_layout import RESULTS_FILE, results_file
 
 __all__ = ["DIGEST_KIND", "run_folder_name", "new_run_dir", "point_latest", "latest_run_dir",
-           "git_commit", "digest", "load_comparable", "diff_digests", "setting_warnings",
+           "git_commit", "digest", "baseline_text", "write_baseline", "load_comparable", "diff_digests", "setting_warnings",
            "format_diff", "RTOL", "ATOL"]
 
 DIGEST_KIND = "theorycheck-digest"
@@ -114,9 +116,9 @@ def latest_run_dir(root: Path) -> Path | None:
         run = root / pointer.read_text().strip() if pointer.is_file() else None
     except (OSError, UnicodeDecodeError):
         run = None
-    if run is not None and (run / "results.json").is_file():
+    if run is not None and (run / RESULTS_FILE).is_file():
         return run
-    if (root / "latest" / "results.json").is_file():
+    if (root / "latest" / RESULTS_FILE).is_file():
         return root / "latest"
     return None
 
@@ -194,6 +196,25 @@ def digest(results: dict, compact: bool = False) -> dict:
             "claims": claims}
 
 
+def baseline_text(results: dict) -> str:
+    """The compact digest of ``results`` as a baseline file's text: the settings on the first
+    line, then one claim per line (sorted keys), so that a refreshed baseline reads as a small
+    git diff."""
+    data = digest(results, compact=True)
+    claims = data.pop("claims")
+    body = ",\n".join(f" {json.dumps(cid)}: {json.dumps(claims[cid], sort_keys=True)}"
+                      for cid in sorted(claims))
+    head = json.dumps(data, sort_keys=True)[:-1]
+    return head + ', "claims": {\n' + body + "\n}}\n"
+
+
+def write_baseline(path: str | Path, results: dict) -> int:
+    """Write :func:`baseline_text` of ``results`` to ``path`` (atomically); returns the number
+    of claims it holds."""
+    atomic_write(path, baseline_text(results))
+    return len(results["claims"])
+
+
 def _case_problem(case) -> str | None:
     """What makes one case of a digest unusable (None: nothing)."""
     if not isinstance(case, dict) or not isinstance(case.get("outcome"), str):
@@ -224,9 +245,7 @@ def load_comparable(path: str | Path) -> dict:
     """A digest from a results.json, a run folder holding one, or a digest file (a baseline);
     a :class:`UsageError` naming the file when it is missing or malformed (also a digest
     whose claims lack an outcome or hold values that are no mapping)."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "results.json"
+    path = results_file(path)
     if not path.is_file():
         raise UsageError(f"no results file at {str(path)!r}")
     try:

@@ -36,6 +36,7 @@ from scipy import optimize, stats
 
 from .checks import SlopeFit, as_numbers, jsonable
 from .errors import InvalidInputError
+from .results_layout import MAP_PREFIX
 
 __all__ = [
     "MapWarning",
@@ -57,8 +58,6 @@ __all__ = [
     "MAP_PREFIX",
 ]
 
-MAP_PREFIX = "map: "
-"""The measurement name of a recorded map is ``MAP_PREFIX + name``."""
 
 
 class MapWarning(UserWarning):
@@ -189,69 +188,124 @@ def logistic_transition(x: Any, successes: Any, trials: Any, *, level: float,
         the fit's value is kept in ``detail["fit_crossing"]``.
     """
     confidence = _confidence(confidence)
-    if not 0.0 < level < 1.0:
-        raise InvalidInputError(f"map {name!r}: the level must be in (0, 1), got {level!r}")
-    xs = _grid(name, x)
-    k = np.asarray(successes, dtype=float).ravel()
-    n = np.asarray(trials, dtype=float).ravel()
-    if not xs.shape == k.shape == n.shape:
-        raise InvalidInputError(f"map {name!r}: grid, successes and trials must have one length, "
-                                f"got {xs.size}, {k.size}, {n.size}")
-    if np.any(n < 1) or np.any(k < 0) or np.any(k > n):
-        raise InvalidInputError(f"map {name!r}: need 0 <= successes <= trials, trials >= 1")
-    if x_transform not in ("linear", "log"):
-        raise InvalidInputError(f"map {name!r}: x_transform must be 'linear' or 'log', got {x_transform!r}")
-    if x_transform == "log" and np.any(xs <= 0):
-        raise InvalidInputError(f"map {name!r}: x_transform='log' needs a positive grid, got {xs.tolist()}")
-    u = np.log(xs) if x_transform == "log" else xs
-    back = np.exp if x_transform == "log" else (lambda v: v)
-    mu, sd = float(u.mean()), float(u.std()) or 1.0
-    z = (u - mu) / sd
-    lv = _logit(level)
-
-    def full(theta):
-        return _neg_loglik(z, k, n, theta[0] + theta[1] * z) + _RIDGE * theta[1] ** 2
-
-    p0 = np.clip(k.sum() / n.sum(), 0.01, 0.99)
-    fit = optimize.minimize(full, np.array([_logit(p0), 0.0]), method="BFGS")
-    if not fit.success:  # BFGS can stop on precision loss with a usable optimum; polish
-        fit = optimize.minimize(full, fit.x, method="Nelder-Mead",
-                                options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000})
-    a, b = (float(v) for v in fit.x)
-    best = float(fit.fun)
-
-    def profile(z0: float) -> float:
-        res = optimize.minimize_scalar(
-            lambda beta: _neg_loglik(z, k, n, lv + beta * (z - z0)) + _RIDGE * beta**2,
-            bounds=(-1e4, 1e4), method="bounded", options={"xatol": 1e-10})
-        return float(res.fun)
-
-    cut = stats.chi2.ppf(confidence, 1) / 2.0
-    crossing_z = (lv - a) / b if b != 0 else math.inf
+    grid, k, n = _binomial_counts(name, x, successes, trials, level, x_transform)
+    scale = _FitScale.of(grid, x_transform)
+    z = scale.z(grid)
+    logit_level = _logit(level)
+    intercept, slope, neg_loglik = _logistic_mle(z, k, n)
+    crossing_z = (logit_level - intercept) / slope if slope != 0 else math.inf
     rate = k / n
-    sides = (rate[0] - level) * (rate[-1] - level) < 0
+    ends_apart = (rate[0] - level) * (rate[-1] - level) < 0
     inside = bool(np.isfinite(crossing_z) and z[0] <= crossing_z <= z[-1])
-    bracketed = bool(sides and inside)
+    bracketed = bool(ends_apart and inside)
     variable = "log x" if x_transform == "log" else "x"
-    detail = {"intercept": a + 0.0, "slope": b, "x_center": mu, "x_scale": sd,
-              "x_transform": x_transform,
-              "fit_crossing": float(back(crossing_z * sd + mu)) if math.isfinite(crossing_z) else None,
-              "neg_loglik": best, "interval_method": "profile likelihood (Wilks, chi2_1)",
+    detail = {"intercept": intercept + 0.0, "slope": slope, "x_center": scale.center,
+              "x_scale": scale.scale, "x_transform": x_transform,
+              "fit_crossing": scale.x(crossing_z) if math.isfinite(crossing_z) else None,
+              "neg_loglik": neg_loglik, "interval_method": "profile likelihood (Wilks, chi2_1)",
               "logit": f"logit P = intercept + slope ({variable} - x_center) / x_scale"}
     if not bracketed:
         return Transition(level, None, None, None, confidence, False,
                           "logistic MLE, profile-likelihood interval", detail)  # not bracketed
-    excess = lambda z0: profile(z0) - best - cut  # noqa: E731  (< 0 inside the interval)
+    lower, upper = (None if end is None else scale.x(end) for end in
+                    _profile_interval(z, k, n, logit_level, crossing_z, neg_loglik, confidence))
+    method = "logistic MLE" + (" in log x" if x_transform == "log" else "") + ", profile-likelihood interval"
+    return Transition(level, scale.x(crossing_z), lower, upper, confidence, True, method, detail)
+
+
+def _binomial_counts(name: str, x: Any, successes: Any, trials: Any, level: float,
+                     x_transform: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The grid, successes and trials of :func:`logistic_transition` as float arrays, checked
+    (one length, ``0 <= successes <= trials``, ``trials >= 1``, a level in (0, 1), a known
+    transform and a positive grid for ``log``)."""
+    if not 0.0 < level < 1.0:
+        raise InvalidInputError(f"map {name!r}: the level must be in (0, 1), got {level!r}")
+    grid = _grid(name, x)
+    k = np.asarray(successes, dtype=float).ravel()
+    n = np.asarray(trials, dtype=float).ravel()
+    if not grid.shape == k.shape == n.shape:
+        raise InvalidInputError(f"map {name!r}: grid, successes and trials must have one length, "
+                                f"got {grid.size}, {k.size}, {n.size}")
+    if np.any(n < 1) or np.any(k < 0) or np.any(k > n):
+        raise InvalidInputError(f"map {name!r}: need 0 <= successes <= trials, trials >= 1")
+    if x_transform not in ("linear", "log"):
+        raise InvalidInputError(f"map {name!r}: x_transform must be 'linear' or 'log', got {x_transform!r}")
+    if x_transform == "log" and np.any(grid <= 0):
+        raise InvalidInputError(f"map {name!r}: x_transform='log' needs a positive grid, got {grid.tolist()}")
+    return grid, k, n
+
+
+@dataclass(frozen=True)
+class _FitScale:
+    """The coordinate a logistic fit runs in: ``z = (u - center) / scale`` with ``u = x`` or
+    ``u = log x``, standardised over the grid (a constant grid keeps scale 1)."""
+
+    transform: str
+    center: float
+    scale: float
+
+    @classmethod
+    def of(cls, grid: np.ndarray, transform: str) -> "_FitScale":
+        u = cls._u(grid, transform)
+        return cls(transform, float(u.mean()), float(u.std()) or 1.0)
+
+    @staticmethod
+    def _u(grid: np.ndarray, transform: str) -> np.ndarray:
+        return np.log(grid) if transform == "log" else grid
+
+    def z(self, grid: np.ndarray) -> np.ndarray:
+        return (self._u(grid, self.transform) - self.center) / self.scale
+
+    def x(self, z: float) -> float:
+        """The grid value at the standardised coordinate ``z``."""
+        u = z * self.scale + self.center
+        return float(np.exp(u) if self.transform == "log" else u)
+
+
+def _logistic_mle(z: np.ndarray, k: np.ndarray, n: np.ndarray) -> tuple[float, float, float]:
+    """(intercept, slope, negative log-likelihood) of the ridge-penalised maximum-likelihood fit
+    of ``logit P = intercept + slope z`` to the counts (BFGS from the pooled rate, polished by
+    Nelder-Mead when BFGS stops on precision loss)."""
+    def penalised(theta):
+        return _neg_loglik(z, k, n, theta[0] + theta[1] * z) + _RIDGE * theta[1] ** 2
+
+    pooled = np.clip(k.sum() / n.sum(), 0.01, 0.99)
+    fit = optimize.minimize(penalised, np.array([_logit(pooled), 0.0]), method="BFGS")
+    if not fit.success:  # BFGS can stop on precision loss with a usable optimum; polish
+        fit = optimize.minimize(penalised, fit.x, method="Nelder-Mead",
+                                options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000})
+    intercept, slope = (float(v) for v in fit.x)
+    return intercept, slope, float(fit.fun)
+
+
+def _profile_neg_loglik(z: np.ndarray, k: np.ndarray, n: np.ndarray, logit_level: float,
+                        z0: float) -> float:
+    """The least negative log-likelihood (ridge-penalised) of the fits that cross the level at
+    ``z0``: ``logit P = logit(level) + slope (z - z0)``, minimised over the slope."""
+    res = optimize.minimize_scalar(
+        lambda slope: _neg_loglik(z, k, n, logit_level + slope * (z - z0)) + _RIDGE * slope**2,
+        bounds=(-1e4, 1e4), method="bounded", options={"xatol": 1e-10})
+    return float(res.fun)
+
+
+def _profile_interval(z: np.ndarray, k: np.ndarray, n: np.ndarray, logit_level: float,
+                      crossing_z: float, neg_loglik: float, confidence: float) -> list[float | None]:
+    """The two ends (in ``z``) of the profile-likelihood interval of the crossing: where the
+    profile exceeds the fit's minimum by ``chi2_1(confidence) / 2`` (Wilks), each searched
+    between the crossing and its end of the grid; None where the interval reaches past it."""
+    cut = stats.chi2.ppf(confidence, 1) / 2.0
+
+    def excess(z0: float) -> float:  # < 0 inside the interval
+        return _profile_neg_loglik(z, k, n, logit_level, z0) - neg_loglik - cut
+
     ends = []
     for edge in (z[0], z[-1]):
         if excess(edge) <= 0:
             ends.append(None)     # the interval reaches past the grid on this side
         else:
-            ends.append(float(back(optimize.brentq(excess, min(edge, crossing_z),
-                                                   max(edge, crossing_z), xtol=1e-10) * sd + mu)))
-    method = "logistic MLE" + (" in log x" if x_transform == "log" else "") + ", profile-likelihood interval"
-    return Transition(level, float(back(crossing_z * sd + mu)), ends[0], ends[1], confidence, True,
-                      method, detail)
+            ends.append(float(optimize.brentq(excess, min(edge, crossing_z), max(edge, crossing_z),
+                                              xtol=1e-10)))
+    return ends
 
 
 def _interp_crossing(x: np.ndarray, y: np.ndarray, value: float) -> float | None:
@@ -583,12 +637,7 @@ def record_map(tc, name: str, m: RateMap | EstimateMap, *, region: dict | None =
     its interval (reference, a vertical mark).  A grid that does not bracket the transition
     draws a :class:`MapWarning` (and ``bracketed: false``).
     """
-    if region is not None:
-        if not isinstance(region, dict) or "description" not in region:
-            raise InvalidInputError(f"map {name!r}: region must be a dict with a 'description' "
-                                    "(and optional 'lower', 'upper')")
-        region = {"description": str(region["description"]), "lower": region.get("lower"),
-                  "upper": region.get("upper")}
+    region = _stated_region(name, region)
     record = m.to_record()
     record.update(name=name, region=region, bracketed=bool(m.transition.bracketed))
     record["summary"] = map_summary(record)
@@ -597,27 +646,42 @@ def record_map(tc, name: str, m: RateMap | EstimateMap, *, region: dict | None =
         warnings.warn(f"{tc.id}: map {name!r}: the grid {record['grid']} does not bracket the "
                       f"transition at {record['level']:g}; nothing is extrapolated", MapWarning,
                       stacklevel=2)
-    plot, x = MAP_PREFIX + name, record["grid"]
-    label = ylabel or ("success rate" if m.kind == "rate" else "estimate")
-    tc.curve(plot, label, x, record["estimate"], xscale=xscale, xlabel=m.parameter, ylabel=label,
-             title=name)
-    tc.curve(plot, f"{m.confidence:.0%} interval, lower", x, record["lower"], style="bound")
-    tc.curve(plot, f"{m.confidence:.0%} interval, upper", x, record["upper"], style="bound")
-    tc.curve(plot, f"stated level {record['level']:g}", [x[0], x[-1]], [record["level"]] * 2,
-             style="theory")
-    spec = tc.plots[plot]        # the report fills the band and shades the stated region
-    spec["band"] = [f"{m.confidence:.0%} interval, lower", f"{m.confidence:.0%} interval, upper"]
-    if region is not None and (region["lower"] is not None or region["upper"] is not None):
-        spec["span"] = {"lower": region["lower"], "upper": region["upper"],
-                        "label": f"stated region ({region['description']})"}
     t = m.transition
     if finding is not None:
         tc.record(f"finding: {finding}", [t.estimate, t.lower, t.upper])
-    if t.bracketed:
-        lo, hi = min(record["lower"]), max(record["upper"])
-        tc.curve(plot, f"transition {t.estimate:.4g}", [t.estimate, t.estimate], [lo, hi],
-                 style="reference")
+    _draw_map(tc, MAP_PREFIX + name, m, record, xscale=xscale, ylabel=ylabel)
     return record
+
+
+def _stated_region(name: str, region: dict | None) -> dict | None:
+    """``region`` as a map record keeps it: ``{"description", "lower", "upper"}``, or None."""
+    if region is None:
+        return None
+    if not isinstance(region, dict) or "description" not in region:
+        raise InvalidInputError(f"map {name!r}: region must be a dict with a 'description' "
+                                "(and optional 'lower', 'upper')")
+    return {"description": str(region["description"]), "lower": region.get("lower"),
+            "upper": region.get("upper")}
+
+
+def _draw_map(tc, plot: str, m: RateMap | EstimateMap, record: dict, *, xscale: str,
+              ylabel: str | None) -> None:
+    """The plot of a map record: the estimate (measured), its band (filled), the stated level
+    (theory), the stated region (shaded, when it has an end) and, when bracketed, the
+    transition (reference, a vertical mark over the band's range)."""
+    x, region = record["grid"], record["region"]
+    label = ylabel or ("success rate" if m.kind == "rate" else "estimate")
+    tc.curve(plot, label, x, record["estimate"], xscale=xscale, xlabel=m.parameter, ylabel=label,
+             title=record["name"])
+    tc.band(plot, f"{m.confidence:.0%} interval", x, record["lower"], record["upper"])
+    tc.curve(plot, f"stated level {record['level']:g}", [x[0], x[-1]], [record["level"]] * 2,
+             style="theory")
+    if region is not None and (region["lower"] is not None or region["upper"] is not None):
+        tc.shade(plot, f"stated region ({region['description']})", region["lower"], region["upper"])
+    t = m.transition
+    if t.bracketed:
+        tc.curve(plot, f"transition {t.estimate:.4g}", [t.estimate, t.estimate],
+                 [min(record["lower"]), max(record["upper"])], style="reference")
 
 
 def decide_inside(tc, name: str, m: RateMap, *, lower: float | None = None,

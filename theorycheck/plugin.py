@@ -48,7 +48,7 @@ from pathlib import Path
 import pytest
 
 from . import __version__
-from .claim import CLAIM_VARIANT, registry
+from .claim import registry
 from .cache import SharedRunCache, cache_from_options
 from .context import ClaimContext
 from .evidence import classify_controls
@@ -60,6 +60,7 @@ from .runtime import (MAX_SEED, MAX_THREADS, Runtime, default_options_from_env, 
                       peak_memory_mb, reset_peak_memory)
 from . import history
 from .manifest import write_manifest
+from .results_layout import CLAIM_VARIANT, cases_of, load_results, unit_of, variant_id
 
 RECORD_KEY = "theorycheck"
 _RUNTIME = pytest.StashKey[Runtime]()
@@ -174,15 +175,13 @@ def pytest_collection_modifyitems(config, items):
         path = config.getoption("--tc-durations")
         durations = {}
         if path:
-            from .report.results import load_results
-
             durations = shards.unit_durations(load_results(Path(config.invocation_params.dir) / path))
     except (UsageError, InvalidInputError) as exc:
         raise pytest.UsageError(f"theorycheck: --tc-durations: {exc}") from None
-    plan = shards.schedule([shards.unit_of(i.nodeid) for i in items], durations, count)
+    plan = shards.schedule([unit_of(i.nodeid) for i in items], durations, count)
     mine = set(plan[index - 1]["units"])
-    keep = [i for i in items if shards.unit_of(i.nodeid) in mine]
-    dropped = [i for i in items if shards.unit_of(i.nodeid) not in mine]
+    keep = [i for i in items if unit_of(i.nodeid) in mine]
+    dropped = [i for i in items if unit_of(i.nodeid) not in mine]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = keep
@@ -280,7 +279,7 @@ def _failure_of(exc: BaseException | None) -> str | None:
 def _variant_of(item) -> str:
     callspec = getattr(item, "callspec", None)
     control = callspec.params.get("tc") if callspec is not None else None
-    return CLAIM_VARIANT if control is None else f"control-{control}"
+    return variant_id(control)
 
 
 @pytest.hookimpl(trylast=True)
@@ -522,32 +521,56 @@ def annotate_run(results: dict, *, commit: str | None, partial: str | None) -> l
                    seed_sweep=[], baseline_diff=[])
     undiscriminating = []
     for claim in results["claims"]:
-        cases = (claim, *claim["controls"])
-        claim["wall_s"] = round(sum(case["duration_s"] for case in cases), 4)
-        peaks = [case["peak_rss_mb"] for case in cases if case.get("peak_rss_mb") is not None]
-        claim["cost"] = {"wall_s": claim["wall_s"], "peak_rss_mb": max(peaks, default=None),
-                         "cpu_s": round(sum(case.get("cpu_s") or 0.0 for case in cases), 4)}
-        for case in cases:
-            for decision in case["decisions"]:
-                decision.setdefault("warnings", [])
-                if decision["warnings"]:
-                    where = "" if case is claim else f" [control {case['name']}]"
-                    undiscriminating.append(f"{claim['id']}{where}: {decision['name']!r} cannot "
-                                      f"discriminate: {decision['warnings'][0]}")
-        if classify_controls(claim) == 0 and not claim.get("single_evidence"):
-            text = (f"{claim['id']}: no independent control (no conclusion a control broke was "
-                    "decided after a computation of its own: a shared run, draw, solver call or "
-                    "trajectory run the claim did not make): add one that recomputes under perturbed "
-                    "data, reference or dynamics, or declare why not (@claim(single_evidence=...))")
-            undiscriminating.append(text)
-            results.setdefault("run_findings", []).append(text)
-        for control in claim["controls"]:
-            if control["kind"] in ("dynamics", "hypothesis") and _same_numbers(claim, control):
-                text = (f"{claim['id']} [control {control['name']}]: every measured value equals "
-                        f"the claim's; a {control['kind']} control must compute its own run")
-                undiscriminating.append(text)
-                results.setdefault("run_findings", []).append(text)
+        _add_cost(claim)
+        undiscriminating += _warned_decisions(claim)
+        findings = [*_evidence_finding(claim), *_same_number_findings(claim)]
+        undiscriminating += findings
+        if findings:
+            results.setdefault("run_findings", []).extend(findings)
     return undiscriminating
+
+
+def _add_cost(claim: dict) -> None:
+    """``wall_s`` and ``cost`` of a claim entry: wall and CPU seconds of its case and its
+    controls summed, the highest of their resident peaks."""
+    cases = cases_of(claim)
+    claim["wall_s"] = round(sum(case["duration_s"] for case in cases), 4)
+    peaks = [case["peak_rss_mb"] for case in cases if case.get("peak_rss_mb") is not None]
+    claim["cost"] = {"wall_s": claim["wall_s"], "peak_rss_mb": max(peaks, default=None),
+                     "cpu_s": round(sum(case.get("cpu_s") or 0.0 for case in cases), 4)}
+
+
+def _warned_decisions(claim: dict) -> list[str]:
+    """A line per decision of the claim's cases carrying a warning (its check cannot
+    discriminate); every decision gets its ``warnings`` list."""
+    lines = []
+    for case in cases_of(claim):
+        for decision in case["decisions"]:
+            decision.setdefault("warnings", [])
+            if decision["warnings"]:
+                where = "" if case is claim else f" [control {case['name']}]"
+                lines.append(f"{claim['id']}{where}: {decision['name']!r} cannot "
+                             f"discriminate: {decision['warnings'][0]}")
+    return lines
+
+
+def _evidence_finding(claim: dict) -> list[str]:
+    """Classify the claim's controls (:func:`theorycheck.evidence.classify_controls`); the
+    finding when none is independent and the claim declares no ``single_evidence`` reason."""
+    if classify_controls(claim) != 0 or claim.get("single_evidence"):
+        return []
+    return [f"{claim['id']}: no independent control (no conclusion a control broke was "
+            "decided after a computation of its own: a shared run, draw, solver call or "
+            "trajectory run the claim did not make): add one that recomputes under perturbed "
+            "data, reference or dynamics, or declare why not (@claim(single_evidence=...))"]
+
+
+def _same_number_findings(claim: dict) -> list[str]:
+    """The claim's ``dynamics`` and ``hypothesis`` controls whose numbers all equal its own."""
+    return [f"{claim['id']} [control {control['name']}]: every measured value equals "
+            f"the claim's; a {control['kind']} control must compute its own run"
+            for control in claim["controls"]
+            if control["kind"] in ("dynamics", "hypothesis") and _same_numbers(claim, control)]
 
 
 def _same_numbers(claim: dict, control: dict) -> bool:

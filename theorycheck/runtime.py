@@ -109,7 +109,11 @@ class Runtime:
         keep_freed_memory()
 
     def to_json(self) -> dict:
-        return {"tier": self.tier, "device": self.device, "dtype": self.dtype, "seed": self.seed}
+        """The settings a results document records: every one a shared run's cache key holds
+        (:func:`theorycheck.cache.cache_key`), so that the run can be repeated -- or its shared
+        runs computed ahead (:func:`theorycheck.shards.warm_commands`) -- into entries it reads."""
+        return {"tier": self.tier, "device": self.device, "dtype": self.dtype, "seed": self.seed,
+                "threads": self.threads}
 
 
 #: glibc's mallopt parameters M_TRIM_THRESHOLD and M_MMAP_THRESHOLD, and the values set

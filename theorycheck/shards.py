@@ -10,7 +10,8 @@ runs bin I; the shards write their own run folders into a shared cache directory
 (``--tc-cache-dir``: atomic writes, checksummed entries), and :func:`merge_results` joins
 their results into one run (``theorycheck merge``) with one report.  ``theorycheck schedule``
 prints the plan for N workers from any results.json, and with ``--markdown`` the per-claim
-cost table (:func:`cost_markdown`: wall and CPU seconds, resident peak) it rests on.
+cost table (:func:`theorycheck.report.costs.cost_markdown`, from :func:`cost_rows`: wall and
+CPU seconds, resident peak) it rests on.
 
 A claim that computes several long shared runs is one long unit.  The *warm* plan
 (:func:`warm_plan`, ``theorycheck schedule --warm``) splits it: phase 1 computes every shared
@@ -21,25 +22,15 @@ runs the claims, which then read their runs from the cache and cost only the res
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 
 from .errors import UsageError
+from .results_layout import claim_unit, shared_runs_of
 
-__all__ = ["UNKNOWN_S", "unit_of", "unit_durations", "schedule", "parse_shard", "merge_results",
-           "cost_rows", "cost_markdown", "computed_runs", "disk_costs", "warm_plan", "warm_commands"]
+__all__ = ["UNKNOWN_S", "unit_durations", "schedule", "parse_shard", "merge_results",
+           "cost_rows", "computed_runs", "disk_costs", "warm_plan", "warm_commands"]
 
 #: the duration given to a unit that the durations file does not know
 UNKNOWN_S = 1.0
-
-
-def unit_of(nodeid: str) -> str:
-    """The unit of a pytest node id: ``path::function`` without the parametrization."""
-    return nodeid.split("[", 1)[0]
-
-
-def _uses(claim: dict):
-    """The shared-run records of a claim's case and its controls."""
-    return [u for case in (claim, *claim.get("controls", [])) for u in case.get("shared_runs", [])]
 
 
 def disk_costs(results: dict) -> dict[str, tuple[float, bool]]:
@@ -51,7 +42,7 @@ def disk_costs(results: dict) -> dict[str, tuple[float, bool]]:
     seen, out = set(), {}
     for claim in results.get("claims", []):
         added, unknown = 0.0, False
-        for used in _uses(claim):
+        for used in shared_runs_of(claim):
             if used.get("source") == "disk" and used["key"] not in seen:
                 seen.add(used["key"])
                 if used.get("cpu_s") is None:
@@ -69,12 +60,11 @@ def unit_durations(results: dict) -> dict[str, float]:
     disk cache (`disk_costs`), else their wall seconds (``wall_s``, older runs)."""
     durations, extra = {}, disk_costs(results)
     for claim in results.get("claims", []):
-        module, function = claim.get("module"), claim.get("function")
-        if module and function:
-            path = str(PurePosixPath(*module.split("."))) + ".py"
+        unit = claim_unit(claim)
+        if unit is not None:
             cpu = (claim.get("cost") or {}).get("cpu_s")
             base = float(cpu or claim.get("wall_s") or claim.get("duration_s") or 0.0)
-            durations[f"{path}::{function}"] = base + extra[claim.get("id")][0]
+            durations[unit] = base + extra[claim.get("id")][0]
     return durations
 
 
@@ -190,63 +180,6 @@ def cost_rows(results: dict) -> list[dict]:
     return sorted(rows, key=lambda r: (-r["wall_s"], r["claim"]))
 
 
-def cost_markdown(results: dict, workers: int, top: int | None = None) -> str:
-    """Markdown: per paper the totals, the ``top`` costliest claims (all when None) and the
-    longest-first plan on ``workers`` workers, from one run's results."""
-    def number(value, digits=0):
-        return "n/a" if value is None else f"{value:.{digits}f}"
-
-    rows = cost_rows(results)
-    durations = unit_durations(results)
-    plan = schedule(list(durations), durations, workers)
-    total = sum(durations.values())
-    head = (f"Run of commit {str(results.get('commit'))[:10]}, tier {results.get('tier')}, seed "
-            f"{results.get('seed')}, device {results.get('device')}: {len(rows)} claims, "
-            f"{total:.0f} s in all (CPU seconds where recorded, else wall).")
-    papers = sorted({r["paper"] for r in rows})
-    lines = [head, "", "| paper | claims | wall s | CPU s | highest peak MiB |", "|---|---|---|---|---|"]
-    for paper in papers:
-        mine = [r for r in rows if r["paper"] == paper]
-        cpu = [r["cpu_s"] for r in mine if r["cpu_s"] is not None]
-        peaks = [r["peak_rss_mb"] for r in mine if r["peak_rss_mb"] is not None]
-        lines.append(f"| {paper} | {len(mine)} | {sum(r['wall_s'] for r in mine):.0f} | "
-                     f"{number(sum(cpu) if cpu else None)} | {number(max(peaks, default=None))} |")
-    shown = rows if top is None else rows[:top]
-    lines += ["", f"{'Every claim' if top is None else f'The {len(shown)} costliest claims'} "
-              "(its case and controls; a shared run counts toward the first claim that uses it, "
-              "also when an earlier, interrupted run computed it; 'from disk': a shared run it read "
-              "from the cache has no recorded cost, so its CPU seconds leave it out):",
-              "", "| claim | outcome | wall s | CPU s | peak MiB | from disk |", "|---|---|---|---|---|---|"]
-    lines += [f"| {r['claim']} | {r['outcome']} | {r['wall_s']:.1f} | {number(r['cpu_s'], 1)} | "
-              f"{number(r['peak_rss_mb'])} | {'yes' if r['from_disk'] else ''} |" for r in shown]
-    lines += ["", f"Longest first on {workers} workers (by CPU seconds): makespan "
-              f"{max(b['seconds'] for b in plan):.0f} s (ideal {total / workers:.0f} s; the longest "
-              f"claim {max(durations.values(), default=0.0):.0f} s).", "",
-              "| worker | seconds | claims |", "|---|---|---|"]
-    lines += [f"| {i} | {b['seconds']:.0f} | {len(b['units'])}: "
-              f"{', '.join(u.split('::')[-1] for u in b['units'][:3])}"
-              f"{' ...' if len(b['units']) > 3 else ''} |" for i, b in enumerate(plan, 1) if b["units"]]
-    warm = warm_plan(results, workers)
-    runs = warm["runs"]
-    if runs:
-        first = max(b["seconds"] for b in warm["phase1"])
-        lines += ["", f"Warm plan on {workers} workers (`theorycheck schedule --warm`): phase 1 "
-                  f"computes the {len(runs)} shared runs as independent jobs (makespan {first:.0f} s; "
-                  f"the longest {runs[0]['name'].rsplit('.', 1)[-1]} {runs[0]['cpu_s']:.0f} s), "
-                  f"phase 2 the claims from the cache (makespan "
-                  f"{max(b['seconds'] for b in warm['phase2']):.0f} s): {warm['makespan']:.0f} s in all.",
-                  "", "| shared run | config | CPU s | first used by |", "|---|---|---|---|"]
-        lines += [f"| {r['name'].rsplit('.', 1)[-1]} | {_short(r['config'])} | {r['cpu_s']:.1f} | "
-                  f"{r['claim']} |" for r in runs[:top or len(runs)]]
-    return "\n".join(lines) + "\n"
-
-
-def _short(config: dict, width: int = 60) -> str:
-    """A shared run's configuration in one table cell."""
-    text = ", ".join(f"{k}={v}" for k, v in sorted(config.items()))
-    return text if len(text) <= width else text[:width - 3] + "..."
-
-
 def computed_runs(results: dict) -> list[dict]:
     """The shared runs whose computation a run recorded -- computed in it, or read from the disk
     cache with the cost their computation stored there -- once each, costliest first:
@@ -254,7 +187,7 @@ def computed_runs(results: dict) -> list[dict]:
     that used it).  Runs computed inside another shared run are inside its cost."""
     runs = {}
     for claim in results.get("claims", []):
-        for used in _uses(claim):
+        for used in shared_runs_of(claim):
             known = used.get("source") == "computed" or (used.get("source") == "disk"
                                                          and used.get("cpu_s") is not None)
             if known and used["key"] not in runs:
@@ -275,14 +208,13 @@ def warm_plan(results: dict, workers: int) -> dict:
     extra = disk_costs(results)
     own = {}          # what unit_durations counts for the claim's shared runs
     for claim in results.get("claims", []):
-        computed = sum(float(u.get("cpu_s") or 0.0) for u in _uses(claim) if u.get("source") == "computed")
+        computed = sum(float(u.get("cpu_s") or 0.0) for u in shared_runs_of(claim) if u.get("source") == "computed")
         own[claim["id"]] = computed + extra[claim["id"]][0]
     durations = unit_durations(results)
     rest = {}
     for claim in results.get("claims", []):
-        module, function = claim.get("module"), claim.get("function")
-        if module and function:
-            unit = f"{PurePosixPath(*module.split('.'))}.py::{function}"
+        unit = claim_unit(claim)
+        if unit is not None:
             rest[unit] = max(durations.get(unit, 0.0) - own[claim["id"]], 0.0)
     phase1, phase2 = schedule(list(job), job, workers), schedule(list(rest), rest, workers)
     span = lambda plan: max(b["seconds"] for b in plan)  # noqa: E731
@@ -292,12 +224,15 @@ def warm_plan(results: dict, workers: int) -> dict:
 
 def warm_commands(results: dict, cache_dir: str = "$CACHE") -> list[str]:
     """One ``theorycheck run`` command per computed shared run of ``results`` (phase 1 of
-    :func:`warm_plan`), with the run's tier, seed, device and dtype and its configuration."""
+    :func:`warm_plan`), with the run's tier, seed, device, dtype and threads (1 for a run
+    recorded before its threads were kept: the default) and its configuration -- the settings
+    the cache key holds, so that the claims, rerun with them, read what the commands stored."""
     import json
     import shlex
 
     settings = (f"--tier {results.get('tier')} --seed {results.get('seed')} "
-                f"--device {results.get('device')} --dtype {results.get('dtype', 'float64')}")
+                f"--device {results.get('device')} --dtype {results.get('dtype', 'float64')} "
+                f"--threads {results.get('threads', 1)}")
     lines = []
     for r in computed_runs(results):
         sets = " ".join(f"--set {shlex.quote(f'{k}={json.dumps(v)}')}" for k, v in sorted(r["config"].items()))

@@ -54,6 +54,7 @@ from scipy import stats
 
 from .checks import STATISTICAL
 from .errors import UsageError
+from .results_layout import RESULTS_FILE, load_results
 from .runtime import MAX_SEED, parse_count
 
 __all__ = ["parse_seeds", "MAX_SWEEP_SEEDS", "predicted_pass_rate", "aggregate", "run_seeds",
@@ -219,7 +220,7 @@ def run_seeds(seeds: list[int], pytest_args: list[str], out: Path, jobs: int = 1
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         codes = dict(pool.map(one, seeds))
-    found = {s: out / f"seed{s}" / "results.json" for s in seeds}
+    found = {s: out / f"seed{s}" / RESULTS_FILE for s in seeds}
     missing = [s for s, path in found.items() if not path.is_file()]
     if missing:
         progress(f"no results from seeds {missing} (exit statuses "
@@ -229,8 +230,6 @@ def run_seeds(seeds: list[int], pytest_args: list[str], out: Path, jobs: int = 1
 
 def load_runs(paths: dict[int, Path]) -> list[dict]:
     """The results documents of a sweep's runs (seed -> results.json path), by seed."""
-    from .report.results import load_results
-
     return [load_results(path) for _, path in sorted(paths.items())]
 
 

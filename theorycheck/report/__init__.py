@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..files import atomic_write, own_folder, refuse_foreign, write_json
+from ..results_layout import RESULTS_FILE
 from .plots import PLOT_NAME, render_claim_plots
 from .render import render_html, render_markdown, render_terminal
 from .results import all_good, assemble_results, load_results, summarize, validate_results
@@ -20,7 +21,7 @@ __all__ = ["write_report", "rerender", "report_folder", "check_report_folder", "
 #: the file marking a folder as a report's
 REPORT_MARKER = ".theorycheck-report"
 _MARKER_TEXT = "theorycheck report folder: written by theorycheck, which rewrites its report files\n"
-REPORT_FILES = ("results.json", "report.md", "report.html", "plots")
+REPORT_FILES = (RESULTS_FILE, "report.md", "report.html", "plots")
 
 
 def _report_name(relative: Path) -> bool:
@@ -58,7 +59,7 @@ def write_report(results: dict, out_dir: str | Path, plot_cache: str | Path | No
     validate_results(results)
     out_dir = report_folder(out_dir)
     _write_views(results, out_dir, plot_cache)
-    write_json(out_dir / "results.json", results)
+    write_json(out_dir / RESULTS_FILE, results)
     return out_dir
 
 
@@ -76,5 +77,5 @@ def rerender(results_path: str | Path, out_dir: str | Path | None = None,
     _write_views(results, out_dir, plot_cache)
     moved = out_dir.resolve() != results_path.parent.resolve()
     if moved or images != [c["images"] for c in results["claims"]]:
-        write_json(out_dir / "results.json", results)
+        write_json(out_dir / RESULTS_FILE, results)
     return out_dir

@@ -1,6 +1,7 @@
 """``results.json``: one record per claim, its controls nested inside.
 
-Shape (see ``schema.json`` beside this file, which the tests validate against)::
+Shape (see ``schema.json`` beside this file, which the tests validate against; the file name,
+case and unit ids, map names, schema and reader are :mod:`theorycheck.results_layout`'s)::
 
     {"schema_version", "tier", "device", "dtype", "seed", "started", "wall_time_s",
      "theorycheck_version", "environment": {...}, "summary": {...},
@@ -34,18 +35,14 @@ Control outcomes: failed_as_expected | passed_unexpectedly | misfired | error | 
 """
 from __future__ import annotations
 
-import json
 import platform
 from collections import Counter
-from pathlib import Path
-from ..errors import InvalidInputError
-from ..files import read_json
+
+from ..results_layout import SCHEMA_VERSION, load_results, validate_results, variant_id
 
 __all__ = ["all_good", "assemble_results", "load_results", "summarize", "validate_results",
            "summary_counts", "SCHEMA_VERSION"]
 
-#: bumped whenever a field is added, removed or changes meaning
-SCHEMA_VERSION = 5
 CLAIM_OUTCOMES = ("passed", "failed", "hypotheses_not_met", "error", "skipped", "not_run")
 CONTROL_OUTCOMES = ("failed_as_expected", "passed_unexpectedly", "misfired", "error", "skipped",
                     "not_run")
@@ -55,7 +52,6 @@ _CASE_FIELDS = {"outcome": "not_run", "error_kind": None, "duration_s": 0.0, "cp
                 "seeds": {}, "measurements": {}, "decisions": [], "failed_conclusions": [],
                 "failed_preconditions": [], "message": None, "shared_runs": [],
                 "computations": []}
-SCHEMA_PATH = Path(__file__).with_name("schema.json")
 
 
 def _environment() -> dict:
@@ -92,7 +88,7 @@ def _claim_entry(spec: dict, cases: dict[str, dict]) -> dict:
                                             "function", "nature", "constants", "calibration",
                                             "calibration_records", "single_evidence")}
     entry.update(_case_fields(own), plots=own["plots"] if own else [],
-                 controls=[_control_entry(name, control, cases.get(f"control-{name}"))
+                 controls=[_control_entry(name, control, cases.get(variant_id(name)))
                            for name, control in spec["controls"].items()])
     return entry
 
@@ -140,24 +136,3 @@ def summarize(results: dict) -> str:
     controls = ", ".join(f"{v} {k}" for k, v in s["control_outcomes"].items() if v)
     return (f"theorycheck ({results['tier']} tier, {results['device']}): {s['claims']} claims "
             f"({claims}); {s['controls']} controls ({controls})")
-
-
-def load_results(path: str | Path) -> dict:
-    """Read a results.json and check it against the schema: a
-    :class:`theorycheck.files.BadFileError` naming the file when it is missing, unreadable or
-    not JSON, an :class:`InvalidInputError` naming the place where it does not fit."""
-    results = read_json(path, "results file")
-    validate_results(results)
-    return results
-
-
-def validate_results(results: dict) -> None:
-    """Raise ``ValueError`` naming the first place where ``results`` breaks the schema."""
-    import jsonschema
-
-    schema = json.loads(SCHEMA_PATH.read_text())
-    try:
-        jsonschema.validate(results, schema)
-    except jsonschema.ValidationError as exc:
-        where = "/".join(map(str, exc.absolute_path)) or "<root>"
-        raise InvalidInputError(f"results.json does not fit the schema at {where}: {exc.message}") from None

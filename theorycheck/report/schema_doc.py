@@ -1,7 +1,7 @@
 """The results.json layout as a readable page, generated from its JSON Schema.
 
 ``theorycheck/report/schema.json`` is the one definition of a run's results.json: the report
-validates every results file against it (:func:`theorycheck.report.results.validate_results`)
+validates every results file against it (:func:`theorycheck.results_layout.validate_results`)
 and ``theorycheck schema`` prints it for other tools. :func:`schema_markdown` renders it as
 ``docs/results-schema.md`` (one table per object: field, type, required, meaning), so the page
 cannot drift from the file; a test compares the committed page with a fresh rendering.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Iterator
 
-from .results import SCHEMA_PATH
+from ..results_layout import SCHEMA_PATH
 
 __all__ = ["load_schema", "schema_markdown", "type_of"]
 

@@ -20,6 +20,7 @@ from itertools import groupby
 import numpy as np
 
 from ..checks import non_finite_text
+from ..results_layout import MAP_PREFIX, claim_unit, map_records
 from .plots import plot_key
 from .results import CLAIM_OUTCOMES, CONTROL_OUTCOMES
 
@@ -292,9 +293,7 @@ def evidence_label(k: dict) -> str:
 
 def rerun_command(c: dict, results: dict) -> str:
     """The pytest command that reruns a claim and its controls with this run's settings."""
-    module, function = c.get("module"), c.get("function")
-    target = (f"{module.replace('.', '/')}.py::{function}" if module and function
-              else f"-k {c['id'].rsplit('.', 1)[-1]}")
+    target = claim_unit(c) or f"-k {c['id'].rsplit('.', 1)[-1]}"
     return f"pytest {target} --tc-tier {results['tier']} --tc-seed {results['seed']}"
 
 
@@ -410,16 +409,6 @@ def _columns(outcomes: tuple[str, ...], always: int, counts: dict[str, int]) -> 
     return [o for i, o in enumerate(outcomes) if i < always or counts[o]]
 
 
-MAP_PREFIX = "map: "  # theorycheck.maps.MAP_PREFIX (not imported: the report needs no scipy)
-
-
-def _map_records(c: dict):
-    """The map records (`theorycheck.maps.record_map`) among a claim's measurements."""
-    for key, value in (c.get("measurements") or {}).items():
-        if key.startswith(MAP_PREFIX) and isinstance(value, dict) and "map" in value:
-            yield key[len(MAP_PREFIX):], value
-
-
 def maps_view(results: dict) -> list[dict]:
     """Per recorded map (section "Where the theorems hold"): its claim, name, kind, summary line,
     whether the grid brackets the transition, the stated region and the plot's file."""
@@ -427,7 +416,7 @@ def maps_view(results: dict) -> list[dict]:
     for c in sorted(results["claims"], key=lambda c: (c["paper"], c["id"])):
         plots = [p["name"] for p in c.get("plots", [])]
         images = list(c.get("images") or [])
-        for name, record in _map_records(c):
+        for name, record in map_records(c):
             plot = MAP_PREFIX + name
             image = images[plots.index(plot)] if plot in plots and len(images) == len(plots) else None
             region = record.get("region") or {}
