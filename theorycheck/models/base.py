@@ -89,16 +89,17 @@ def linear_combination(terms) -> torch.Tensor:
     """sum of coef * tensor over ``terms`` ((coef, tensor) pairs, coef a number or a (K,) tensor
     scaling each trial): one pass over memory per term after the first (``add`` with ``alpha``,
     ``addcmul``), no product by 1."""
-    def add(total, term):
-        coef, tensor = term
-        if total is None:
-            if isinstance(coef, float):
-                return tensor if coef == 1.0 else coef * tensor
-            return per_trial(coef, tensor) * tensor
+    (coef, tensor), *rest = terms
+    if isinstance(coef, float):
+        total = tensor if coef == 1.0 else coef * tensor
+    else:
+        total = per_trial(coef, tensor) * tensor
+    for coef, tensor in rest:
         if isinstance(coef, float):
-            return torch.add(total, tensor, alpha=coef)
-        return torch.addcmul(total, per_trial(coef, tensor), tensor)
-    return functools.reduce(add, terms, None)
+            total = torch.add(total, tensor, alpha=coef)
+        else:
+            total = torch.addcmul(total, per_trial(coef, tensor), tensor)
+    return total
 
 
 class Scaled(NamedTuple):
@@ -130,29 +131,31 @@ def smallest_positive(dtype: torch.dtype) -> float:
 EXTREMES_FROM = 1 << 16
 
 
-def peak_magnitude(tensor: torch.Tensor) -> torch.Tensor:
-    """max |entry| of each trial of ``tensor`` (K, ...), shape (K,): ``abs`` then ``amax`` for a
-    small tensor (fewest operations), ``max(amax, -amin)`` for a large one (no copy); the same
-    value either way (NaN where a trial holds one)."""
-    flat = tensor.detach().flatten(1)
-    if flat.numel() < EXTREMES_FROM:
-        return flat.abs().amax(1)
-    return torch.maximum(flat.amax(1), flat.amin(1).neg())
+def peak_magnitude(tensor: torch.Tensor, keepdim: bool = False) -> torch.Tensor:
+    """max |entry| of each trial of ``tensor`` (K, ...), shape (K,) (``keepdim``: (K, 1, ...)):
+    ``abs`` then ``amax`` for a small tensor (fewest operations), ``max(amax, -amin)`` for a
+    large one (no copy); the same value either way (NaN where a trial holds one).  The trial's
+    entries are reduced over their own dimensions (no flattened view: one dispatch less)."""
+    source = tensor.detach() if tensor.requires_grad else tensor
+    entries = tuple(range(1, tensor.dim())) or (1,)   # (1,): a (K,) tensor has no entries: amax raises
+    if tensor.numel() < EXTREMES_FROM:
+        return source.abs().amax(entries, keepdim)
+    return torch.maximum(source.amax(entries, keepdim), source.amin(entries, keepdim).neg())
 
 
 def scaled(tensor: torch.Tensor) -> Scaled:
     """``tensor`` (K, ...) as :class:`Scaled` with ``M = log max|entry|`` per trial (``-inf`` for
     a zero trial) and direction ``tensor / max|entry|``, whose largest entry is exactly 1.
 
-    Two passes over the tensor (the peak, `peak_magnitude`, and the division) and two operations
-    on the (K,) peaks: a zero trial is divided by the smallest positive float
-    (`smallest_positive`) instead of being special-cased (``0 / tiny = 0``).  For a gradient
-    that is a weighted sum ``sum_i c_i v_i`` the scaled form is cheaper still, and exact where
-    the c_i underflow, from the weights' logarithms (`rescale`): one pass over the (K, n)
-    weights and none over the gradient."""
-    peak = peak_magnitude(tensor)
-    safe = peak.clamp_min(smallest_positive(tensor.dtype))
-    return Scaled(peak.log(), tensor / per_trial(safe, tensor))
+    Two passes over the tensor (the peak, `peak_magnitude`, kept in the tensor's shape so that
+    it divides without a reshape, and the division) and two operations on the K peaks: a zero
+    trial is divided by the smallest positive float (`smallest_positive`) instead of being
+    special-cased (``0 / tiny = 0``).  For a gradient that is a weighted sum ``sum_i c_i v_i``
+    the scaled form is cheaper still, and exact where the c_i underflow, from the weights'
+    logarithms (`rescale`): one pass over the (K, n) weights and none over the gradient."""
+    peak = peak_magnitude(tensor, keepdim=True)
+    log_scale = peak.view(-1).log()
+    return Scaled(log_scale, tensor / peak.clamp_min_(smallest_positive(tensor.dtype)))
 
 
 def rescale(log_abs: torch.Tensor, sign: torch.Tensor | None = None, dim=-1):
@@ -163,7 +166,7 @@ def rescale(log_abs: torch.Tensor, sign: torch.Tensor | None = None, dim=-1):
     exact however far the c_i lie below the float range.  m = -inf when every entry is zero
     (log_abs = -inf); the w are then 0, not NaN."""
     m = log_abs.amax(dim, keepdim=True)
-    w = torch.exp(log_abs - m.nan_to_num(neginf=0.0))
+    w = torch.sub(log_abs, m.nan_to_num(neginf=0.0)).exp_()
     return m, w if sign is None else sign * w
 
 

@@ -69,9 +69,9 @@ def logistic_weights(s: torch.Tensor, dim=-1):
     exp(c - s_i) overflows is 0 where its true value is below exp(-709) of the largest.  Deep in
     saturation (every s_i -> -inf) w_i = exp(s_i - c) to rounding, exact where sigma(s_i) itself
     is 0.  One exponential and one reciprocal per sample, no logarithm (log1p and log-sigmoid are
-    several times slower than exp on the CPU)."""
+    several times slower than exp on the CPU), each in place on the difference's tensor."""
     c = s.amax(dim, keepdim=True).clamp_max(0.0)
-    return c, torch.reciprocal(torch.exp(c - s) + torch.exp(c))
+    return c, torch.reciprocal_(torch.sub(c, s).exp_() + torch.exp(c))
 
 
 class LinearClassifier(Model):
@@ -107,7 +107,8 @@ class LinearClassifier(Model):
         self.infimum = None if loss == "squared" else 0.0
         features = torch.cat([X, torch.ones_like(X[..., :1])], -1) if bias else X
         self.signed = -y[..., None] * features                  # a_i = -y_i x_i, (K, n, d [+1])
-        self._log_n = math.log(X.shape[1])
+        # log n as a tensor: subtracting a Python number would wrap it into a new one every step
+        self._log_n = torch.tensor(math.log(X.shape[1]), dtype=X.dtype, device=X.device)
 
     def restrict(self, trials):
         return LinearClassifier(self.X[trials], self.y[trials], loss=self.loss_name, bias=self.bias)
