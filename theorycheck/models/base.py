@@ -89,12 +89,13 @@ def linear_combination(terms) -> torch.Tensor:
     """sum of coef * tensor over ``terms`` ((coef, tensor) pairs, coef a number or a (K,) tensor
     scaling each trial): one pass over memory per term after the first (``add`` with ``alpha``,
     ``addcmul``), no product by 1."""
-    (coef, tensor), *rest = terms
+    terms = iter(terms)
+    coef, tensor = next(terms)
     if isinstance(coef, float):
         total = tensor if coef == 1.0 else coef * tensor
     else:
         total = per_trial(coef, tensor) * tensor
-    for coef, tensor in rest:
+    for coef, tensor in terms:
         if isinstance(coef, float):
             total = torch.add(total, tensor, alpha=coef)
         else:

@@ -169,7 +169,7 @@ class FirstOrder(Step):
         grads = self.model.scaled_gradient(params)
         coefs = self._coefficients(t, params, grads)
         if not self._heavy_ball:
-            return self._moved(params, {b: [(-c_b, grads[b].direction)] for b, c_b in coefs.items()})
+            return self._moved(params, {b: (-c_b, grads[b].direction) for b, c_b in coefs.items()})
         steps = {b: self._combination(b, [(c_b, grads[b].direction)]) for b, c_b in coefs.items()}
         restart = t == 0 or self._velocity is None
         if not restart:
@@ -177,8 +177,8 @@ class FirstOrder(Step):
                      for b, s in steps.items()}
         self._velocity = steps
         if restart:
-            return self._moved(params, {b: [(-c_b, grads[b].direction)] for b, c_b in coefs.items()})
-        return self._moved(params, {b: [(-1.0, s)] for b, s in steps.items()})
+            return self._moved(params, {b: (-c_b, grads[b].direction) for b, c_b in coefs.items()})
+        return self._moved(params, {b: (-1.0, s) for b, s in steps.items()})
 
     def _coefficients(self, t, params, grads):
         """{b: c_b}: the coefficient of each block's direction G_b in the step (module docstring)."""
@@ -199,8 +199,8 @@ class FirstOrder(Step):
         return coefs
 
     def _moved(self, params, moves):
-        """``params`` with the combinations ``moves`` ({block: [(coef, tensor)]}) added."""
-        return {b: self._combination(b, [(1.0, params[b]), *moves[b]]) if b in moves else params[b]
+        """``params`` with the terms ``moves`` ({block: (coef, tensor)}) added."""
+        return {b: self._combination(b, [(1.0, params[b]), moves[b]]) if b in moves else params[b]
                 for b in params}
 
     def _combination(self, block, terms):
