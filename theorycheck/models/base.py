@@ -202,15 +202,22 @@ class Geometry:
 
 
 class Frobenius(Geometry):
-    r"""``<A, B> = sum of the entries of A * B``, ``||A|| = ||A||_F`` (per trial)."""
+    r"""``<A, B> = sum of the entries of A * B``, ``||A|| = ||A||_F`` (per trial), reduced over
+    each trial's entries as one row (`_trial_rows`)."""
 
     name = "frobenius"
 
     def inner(self, A, B):
-        return (A * B).flatten(1).sum(1)
+        return _trial_rows(A * B).sum(1)
 
     def norm(self, A):
-        return torch.linalg.vector_norm(A.flatten(1), dim=1)
+        return torch.linalg.vector_norm(_trial_rows(A), dim=1)
+
+
+def _trial_rows(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` (K, ...) as (K, entries): the tensor itself when it has two dimensions (no
+    dispatch of ``flatten``, which would return it unchanged), else ``flatten(1)``."""
+    return tensor if tensor.dim() == 2 else tensor.flatten(1)
 
 
 FROBENIUS = Frobenius()

@@ -150,12 +150,14 @@ class LinearClassifier(Model):
         r"""grad L = exp(M) G (module docstring): log-domain weights for the logistic and
         exponential losses; the squared loss, which does not saturate, scales the plain
         gradient (`scaled`)."""
-        s = self.negative_margins(params)
         if self.loss_name == "squared":     # grad L = (1/n) sum_i (1 + s_i) a_i
+            s = self.negative_margins(params)
             M, G = scaled(torch.bmm((1 + s)[:, None, :], self.signed).squeeze(1) / s.shape[1])
-        else:
-            M, weights = (rescale if self.loss_name == "exponential" else logistic_weights)(s, dim=1)
-            M, G = M.squeeze(1) - self._log_n, torch.bmm(weights.unsqueeze(1), self.signed).squeeze(1)
+        else:   # s as the column bmm gives, (K, n, 1), and the weights as a row: two reshapes, not three
+            s = torch.bmm(self.signed, self._theta(params).unsqueeze(-1))
+            c, weights = (rescale if self.loss_name == "exponential" else logistic_weights)(s, dim=1)
+            M = c.view(-1) - self._log_n
+            G = torch.bmm(weights.view(s.shape[0], 1, -1), self.signed).squeeze(1)
         if not self.bias:
             return {"w": Scaled(M, G)}
         return {"w": Scaled(M, G[:, :-1]), "b": Scaled(M, G[:, -1:])}
