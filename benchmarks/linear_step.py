@@ -52,7 +52,9 @@ SIZES = ((1, 100, 10), (64, 100, 10), (1024, 100, 10), (64, 1000, 50))
 LOSSES = ("logistic", "exponential")
 #: the library's optimizer of each row and whether the plain loop normalizes its step
 OPTIMIZERS = {"GD": (GD, False), "NGD": (NGD, True)}
-ETA = 0.5
+#: the step size: GD's steps shrink with the gradient; NGD's have length ETA, which keeps the
+#: margins of a timing's few thousand steps (at most about 200) far from the float range
+ETA = 0.01
 
 
 def plain_step(X, y, loss, eta, normalized=False):
@@ -73,16 +75,18 @@ def plain_step(X, y, loss, eta, normalized=False):
 def interleaved_us(sides, repeats, min_seconds):
     """{name: median CPU microseconds per call} of each side ``(advance, state)`` of ``sides``
     ({name: side}; ``state = advance(state)``), over ``repeats`` rounds that time each side in
-    turn for at least ``min_seconds`` (after one warm-up call each)."""
-    states = {name: advance(state) for name, (advance, state) in sides.items()}
+    turn for at least ``min_seconds`` (after one warm-up call each), every timing from the side's
+    first state: each measures the same stretch of iterates, never one run far into saturation
+    (where the plain loop's gradient is 0 and the arithmetic meets subnormal numbers)."""
+    for advance, state in sides.values():
+        advance(state)
     times = {name: [] for name in sides}
     for _ in range(repeats):
-        for name, (advance, _) in sides.items():
-            start, count, state = time.process_time(), 0, states[name]
+        for name, (advance, state) in sides.items():
+            start, count = time.process_time(), 0
             while count < 2 or time.process_time() - start < min_seconds:
                 state = advance(state)
                 count += 1
-            states[name] = state
             times[name].append((time.process_time() - start) / count * 1e6)
     return {name: statistics.median(values) for name, values in times.items()}
 
