@@ -27,7 +27,7 @@ Each time is the median of ``--repeats`` timings of at least ``--min-seconds`` o
 steps (after a warm-up), by process CPU time (on a shared machine the wall time includes other
 jobs), the timings of the two sides of a row taken in turn (library, plain, library, ...) so
 that a change of the machine's load falls on both alike.  Both sides step from the same start
-on the same data, iterates progressing.
+on the same data, every timing from it again (`interleaved_us`).
 
 Run:  python benchmarks/linear_step.py [--out benchmarks/results/linear-step-vm.md]
 Timings are measurements, never test assertions.
