@@ -15,6 +15,7 @@ import torch
 from theorycheck.errors import DeclarationError, InvalidInputError
 from theorycheck.models import LinearClassifier, Scaled, peak_magnitude, rescale, scaled, separable_data, smallest_positive
 from theorycheck.models.base import EXTREMES_FROM
+from theorycheck.models.linear import logistic_weights
 from theorycheck.optim import GD, NGD, MirrorDescent, Polyak, run_trajectory
 from theorycheck.solvers import (
     HardMarginSVMSolution,
@@ -127,6 +128,21 @@ def test_gradient_and_loss_exact_at_margins_beyond_the_float_range(loss):
         # the direction is -w_svm's: the gradient is a positive combination of the support vectors
         cos = -(g.direction * w_svm).sum(-1) / g.direction.norm(dim=-1) / w_svm.norm(dim=-1)
         assert bool((cos > 0).all())
+
+
+@pytest.mark.parametrize("n", [8, 100])      # bmm's small-product kernel and BLAS
+@pytest.mark.parametrize("loss", ["logistic", "exponential"])
+def test_scaled_gradient_is_bitwise_the_gradient_of_the_row_margins(loss, n):
+    """The gradient keeps s = -m as the column bmm gives, (K, n, 1), to save a reshape; its log
+    scale and direction must be bitwise those formed from the margins as rows (K, n):
+    M = c - log n, G = sum_i w_i a_i with (c, w) the weights of `logistic_weights` / `rescale`."""
+    X, y = data(n=n)
+    model = LinearClassifier(X, y, loss=loss)
+    params = {"w": torch.randn(3, 4, generator=torch.Generator().manual_seed(SEED + 1), dtype=torch.float64)}
+    c, w = (logistic_weights if loss == "logistic" else rescale)(model.negative_margins(params), dim=1)
+    M, G = model.scaled_gradient(params)["w"]
+    assert torch.equal(M, c.squeeze(1) - math.log(n))
+    assert torch.equal(G, torch.bmm(w.unsqueeze(1), model.signed).squeeze(1))
 
 
 def test_logistic_weights_equal_sigmoid_where_it_does_not_underflow():

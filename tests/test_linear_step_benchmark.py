@@ -1,6 +1,6 @@
-"""benchmarks/linear_step.py's bookkeeping (never its timings): one row per loss and size with the
-library's and the plain loop's step times, and the `scaled` table; the plain loop is the same
-update as the library's GD step away from saturation."""
+"""benchmarks/linear_step.py's bookkeeping (never its timings): one row per loss, optimizer and size
+with the library's and the plain loop's step times, and the `scaled` table; the plain loops are
+the same updates as the library's GD and NGD steps away from saturation."""
 import importlib.util
 from pathlib import Path
 
@@ -16,17 +16,17 @@ def load():
     return module
 
 
-def test_plain_loop_is_the_librarys_gd_step():
+def test_plain_loops_are_the_librarys_steps():
     bench = load()
     from theorycheck.models import LinearClassifier, separable_data
-    from theorycheck.optim import GD
 
     X, y = separable_data(2, 10, 3, generator=torch.Generator().manual_seed(1000))
     w = 0.1 * torch.ones(2, 3, dtype=torch.float64)
-    for loss in bench.LOSSES:
-        plain = bench.plain_step(X, y, loss, bench.ETA)(w)
-        torch.testing.assert_close(GD(LinearClassifier(X, y, loss=loss), bench.ETA)(0, {"w": w})["w"], plain,
-                                   rtol=1e-13, atol=1e-15)
+    for make, normalized in bench.OPTIMIZERS.values():
+        for loss in bench.LOSSES:
+            plain = bench.plain_step(X, y, loss, bench.ETA, normalized)(w)
+            library = make(LinearClassifier(X, y, loss=loss), bench.ETA)(0, {"w": w})["w"]
+            torch.testing.assert_close(library, plain, rtol=1e-13, atol=1e-15)
 
 
 def test_a_small_run_writes_both_tables(tmp_path):
@@ -35,5 +35,6 @@ def test_a_small_run_writes_both_tables(tmp_path):
     assert bench.main(["--sizes", "1,8,2;3,8,2", "--repeats", "1", "--min-seconds", "0", "--out", str(out)]) == 0
     text = out.read_text()
     rows = [line for line in text.splitlines() if line.startswith("| logistic |") or line.startswith("| exponential |")]
-    assert len(rows) == 4 and all(float(row.split("|")[-2]) > 0 for row in rows)
+    assert len(rows) == 8 and all(float(row.split("|")[-2]) > 0 for row in rows)
+    assert {row.split("|")[2].strip() for row in rows} == {"GD", "NGD"}
     assert "| (256, 32, 32) |" in text

@@ -103,6 +103,35 @@ def test_ngd_step_and_cap():
     torch.testing.assert_close(W1, W0 - per_trial(eta_t, g_W) * g_W, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_gd_and_capped_ngd_are_bitwise_their_formulas_with_python_numbers(dtype):
+    """The step keeps its numbers (log eta, log eta_max, 0) as tensors of the model's dtype instead
+    of Python numbers that each operation wraps anew: the iterates must be bitwise those of the
+    formulas written with the numbers, theta - c G with c = exp(log eta + M) (GD) and
+    c = [||G|| > 0] exp(min(log eta - log ||G||, log eta_max + M)) (NGD), ten steps each."""
+    from theorycheck.models import LinearClassifier, separable_data
+
+    X, y = separable_data(3, 20, 4, generator=torch.Generator().manual_seed(1000), dtype=dtype)
+    model = LinearClassifier(X, y)
+    eta, eta_max = 0.5, 2.0
+
+    def by_hand(normalized, w):
+        M, G = model.scaled_gradient({"w": w})["w"]
+        if not normalized:
+            c = torch.exp(math.log(eta) + M)
+        else:
+            norm = torch.linalg.vector_norm(G, dim=1)
+            c = torch.where(norm > 0, torch.exp(torch.minimum(math.log(eta) - torch.log(norm),
+                                                              math.log(eta_max) + M)), 0.0)
+        return torch.addcmul(w, (-c)[:, None], G)
+
+    for normalized, step in ((False, GD(model, eta)), (True, NGD(model, eta, eta_max=eta_max))):
+        w = w_step = 0.1 * torch.ones(3, 4, dtype=dtype)
+        for t in range(10):
+            w, w_step = by_hand(normalized, w), step(t, {"w": w_step})["w"]
+            assert torch.equal(w_step, w), (normalized, t)
+
+
 def test_joint_ngd_uses_the_joint_norm():
     X, y, u, _, W0 = small_problem()
     g_u, g_W = autograd_gradients(X, y, u, W0)

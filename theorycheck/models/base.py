@@ -89,16 +89,18 @@ def linear_combination(terms) -> torch.Tensor:
     """sum of coef * tensor over ``terms`` ((coef, tensor) pairs, coef a number or a (K,) tensor
     scaling each trial): one pass over memory per term after the first (``add`` with ``alpha``,
     ``addcmul``), no product by 1."""
-    def add(total, term):
-        coef, tensor = term
-        if total is None:
-            if isinstance(coef, float):
-                return tensor if coef == 1.0 else coef * tensor
-            return per_trial(coef, tensor) * tensor
+    terms = iter(terms)
+    coef, tensor = next(terms)
+    if isinstance(coef, float):
+        total = tensor if coef == 1.0 else coef * tensor
+    else:
+        total = per_trial(coef, tensor) * tensor
+    for coef, tensor in terms:
         if isinstance(coef, float):
-            return torch.add(total, tensor, alpha=coef)
-        return torch.addcmul(total, per_trial(coef, tensor), tensor)
-    return functools.reduce(add, terms, None)
+            total = torch.add(total, tensor, alpha=coef)
+        else:
+            total = torch.addcmul(total, per_trial(coef, tensor), tensor)
+    return total
 
 
 class Scaled(NamedTuple):
@@ -130,29 +132,31 @@ def smallest_positive(dtype: torch.dtype) -> float:
 EXTREMES_FROM = 1 << 16
 
 
-def peak_magnitude(tensor: torch.Tensor) -> torch.Tensor:
-    """max |entry| of each trial of ``tensor`` (K, ...), shape (K,): ``abs`` then ``amax`` for a
-    small tensor (fewest operations), ``max(amax, -amin)`` for a large one (no copy); the same
-    value either way (NaN where a trial holds one)."""
-    flat = tensor.detach().flatten(1)
-    if flat.numel() < EXTREMES_FROM:
-        return flat.abs().amax(1)
-    return torch.maximum(flat.amax(1), flat.amin(1).neg())
+def peak_magnitude(tensor: torch.Tensor, keepdim: bool = False) -> torch.Tensor:
+    """max |entry| of each trial of ``tensor`` (K, ...), shape (K,) (``keepdim``: (K, 1, ...)):
+    ``abs`` then ``amax`` for a small tensor (fewest operations), ``max(amax, -amin)`` for a
+    large one (no copy); the same value either way (NaN where a trial holds one).  The trial's
+    entries are reduced over their own dimensions (no flattened view: one dispatch less)."""
+    source = tensor.detach() if tensor.requires_grad else tensor
+    entries = tuple(range(1, tensor.dim())) or (1,)   # (1,): a (K,) tensor has no entries: amax raises
+    if tensor.numel() < EXTREMES_FROM:
+        return source.abs().amax(entries, keepdim)
+    return torch.maximum(source.amax(entries, keepdim), source.amin(entries, keepdim).neg())
 
 
 def scaled(tensor: torch.Tensor) -> Scaled:
     """``tensor`` (K, ...) as :class:`Scaled` with ``M = log max|entry|`` per trial (``-inf`` for
     a zero trial) and direction ``tensor / max|entry|``, whose largest entry is exactly 1.
 
-    Two passes over the tensor (the peak, `peak_magnitude`, and the division) and two operations
-    on the (K,) peaks: a zero trial is divided by the smallest positive float
-    (`smallest_positive`) instead of being special-cased (``0 / tiny = 0``).  For a gradient
-    that is a weighted sum ``sum_i c_i v_i`` the scaled form is cheaper still, and exact where
-    the c_i underflow, from the weights' logarithms (`rescale`): one pass over the (K, n)
-    weights and none over the gradient."""
-    peak = peak_magnitude(tensor)
-    safe = peak.clamp_min(smallest_positive(tensor.dtype))
-    return Scaled(peak.log(), tensor / per_trial(safe, tensor))
+    Two passes over the tensor (the peak, `peak_magnitude`, kept in the tensor's shape so that
+    it divides without a reshape, and the division) and two operations on the K peaks: a zero
+    trial is divided by the smallest positive float (`smallest_positive`) instead of being
+    special-cased (``0 / tiny = 0``).  For a gradient that is a weighted sum ``sum_i c_i v_i``
+    the scaled form is cheaper still, and exact where the c_i underflow, from the weights'
+    logarithms (`rescale`): one pass over the (K, n) weights and none over the gradient."""
+    peak = peak_magnitude(tensor, keepdim=True)
+    log_scale = peak.view(-1).log()
+    return Scaled(log_scale, tensor / peak.clamp_min_(smallest_positive(tensor.dtype)))
 
 
 def rescale(log_abs: torch.Tensor, sign: torch.Tensor | None = None, dim=-1):
@@ -163,7 +167,7 @@ def rescale(log_abs: torch.Tensor, sign: torch.Tensor | None = None, dim=-1):
     exact however far the c_i lie below the float range.  m = -inf when every entry is zero
     (log_abs = -inf); the w are then 0, not NaN."""
     m = log_abs.amax(dim, keepdim=True)
-    w = torch.exp(log_abs - m.nan_to_num(neginf=0.0))
+    w = torch.sub(log_abs, m.nan_to_num(neginf=0.0)).exp_()
     return m, w if sign is None else sign * w
 
 
@@ -198,15 +202,22 @@ class Geometry:
 
 
 class Frobenius(Geometry):
-    r"""``<A, B> = sum of the entries of A * B``, ``||A|| = ||A||_F`` (per trial)."""
+    r"""``<A, B> = sum of the entries of A * B``, ``||A|| = ||A||_F`` (per trial), reduced over
+    each trial's entries as one row (`_trial_rows`)."""
 
     name = "frobenius"
 
     def inner(self, A, B):
-        return (A * B).flatten(1).sum(1)
+        return _trial_rows(A * B).sum(1)
 
     def norm(self, A):
-        return torch.linalg.vector_norm(A.flatten(1), dim=1)
+        return torch.linalg.vector_norm(_trial_rows(A), dim=1)
+
+
+def _trial_rows(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` (K, ...) as (K, entries): the tensor itself when it has two dimensions (no
+    dispatch of ``flatten``, which would return it unchanged), else ``flatten(1)``."""
+    return tensor if tensor.dim() == 2 else tensor.flatten(1)
 
 
 FROBENIUS = Frobenius()

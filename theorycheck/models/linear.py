@@ -69,9 +69,9 @@ def logistic_weights(s: torch.Tensor, dim=-1):
     exp(c - s_i) overflows is 0 where its true value is below exp(-709) of the largest.  Deep in
     saturation (every s_i -> -inf) w_i = exp(s_i - c) to rounding, exact where sigma(s_i) itself
     is 0.  One exponential and one reciprocal per sample, no logarithm (log1p and log-sigmoid are
-    several times slower than exp on the CPU)."""
+    several times slower than exp on the CPU), each in place on the difference's tensor."""
     c = s.amax(dim, keepdim=True).clamp_max(0.0)
-    return c, torch.reciprocal(torch.exp(c - s) + torch.exp(c))
+    return c, torch.reciprocal_(torch.sub(c, s).exp_() + torch.exp(c))
 
 
 class LinearClassifier(Model):
@@ -107,7 +107,8 @@ class LinearClassifier(Model):
         self.infimum = None if loss == "squared" else 0.0
         features = torch.cat([X, torch.ones_like(X[..., :1])], -1) if bias else X
         self.signed = -y[..., None] * features                  # a_i = -y_i x_i, (K, n, d [+1])
-        self._log_n = math.log(X.shape[1])
+        # log n as a tensor: subtracting a Python number would wrap it into a new one every step
+        self._log_n = torch.tensor(math.log(X.shape[1]), dtype=X.dtype, device=X.device)
 
     def restrict(self, trials):
         return LinearClassifier(self.X[trials], self.y[trials], loss=self.loss_name, bias=self.bias)
@@ -149,12 +150,14 @@ class LinearClassifier(Model):
         r"""grad L = exp(M) G (module docstring): log-domain weights for the logistic and
         exponential losses; the squared loss, which does not saturate, scales the plain
         gradient (`scaled`)."""
-        s = self.negative_margins(params)
         if self.loss_name == "squared":     # grad L = (1/n) sum_i (1 + s_i) a_i
+            s = self.negative_margins(params)
             M, G = scaled(torch.bmm((1 + s)[:, None, :], self.signed).squeeze(1) / s.shape[1])
-        else:
-            M, weights = (rescale if self.loss_name == "exponential" else logistic_weights)(s, dim=1)
-            M, G = M.squeeze(1) - self._log_n, torch.bmm(weights.unsqueeze(1), self.signed).squeeze(1)
+        else:   # s as the column bmm gives, (K, n, 1), and the weights as a row: two reshapes, not three
+            s = torch.bmm(self.signed, self._theta(params).unsqueeze(-1))
+            c, weights = (rescale if self.loss_name == "exponential" else logistic_weights)(s, dim=1)
+            M = c.view(-1) - self._log_n
+            G = torch.bmm(weights.view(s.shape[0], 1, -1), self.signed).squeeze(1)
         if not self.bias:
             return {"w": Scaled(M, G)}
         return {"w": Scaled(M, G[:, :-1]), "b": Scaled(M, G[:, -1:])}

@@ -75,28 +75,37 @@ class FirstOrder(Step):
         if len(rules) not in (1, K):
             raise DeclarationError(f"optimizer setting 'rule': {len(rules)} values for {K} trials")
         self.rules = rules
-        # fixed by the rules, read at every step: whether any trial needs the block norms, and
-        # the rules of the jointly normalized coefficient that some trial follows
-        self._needs_norms = set(rules) != {"gd"}
-        self._joint_rules = [rule for rule in ("gd", "ngd", "polyak") if rule in rules]
-        self.name = name or (rules[0] if len(set(rules)) == 1 else "first_order")
+        # fixed by the settings, read at every step (the step does no bookkeeping of its own):
+        # the rules some trial follows, whether any trial needs the block norms, the rules of the
+        # jointly normalized coefficient, and whether a schedule, a cap or momentum apply at all
+        self._rule_set = frozenset(rules)
+        self._needs_norms = self._rule_set != {"gd"}
+        self._joint_rules = [rule for rule in ("gd", "ngd", "polyak") if rule in self._rule_set]
+        self.name = name or (rules[0] if len(self._rule_set) == 1 else "first_order")
         self._mask = {}
-        if len(set(rules)) > 1:
+        if len(self._rule_set) > 1:
             self._mask = {r: torch.tensor([x == r for x in rules], device=like.device)
-                          for r in set(rules)}
+                          for r in self._rule_set}
         self.log_eta = _log(_per_trial_setting("eta", eta, K, like))
         self.log_eta_max = _log(_per_trial_setting("eta_max", eta_max, K, like))
         self.momentum = _per_trial_setting("momentum", momentum, K, like)
         self.alpha = _per_trial_setting("alpha", alpha, K, like)
+        self._scheduled = not _everywhere(self.alpha, 0.0)
+        self._capped = not _everywhere(self.log_eta_max, math.inf)
+        self._heavy_ball = not _everywhere(self.momentum, 0.0)
+        # the numbers the step combines with tensors, kept as tensors of the model's dtype and
+        # device: an operation wraps a Python number into a new tensor at every call (on the
+        # CPU about 0.5 us, as much as the arithmetic at small K); the value, rounded to the
+        # dtype once here instead of at each operation, and so every result, are the same
+        self._zero = _kept(0.0, like)
+        self._log_eta = _kept(self.log_eta, like)
+        self._log_eta_max = _kept(self.log_eta_max, like)
         self._velocity = None
 
     # -- pieces ----------------------------------------------------------------------------
-    def _uses(self, rule):
-        return rule in self.rules
-
     def _where(self, rule, value, otherwise):
         """``value`` on the trials following ``rule``, ``otherwise`` elsewhere."""
-        if rule not in self.rules:
+        if rule not in self._rule_set:
             return otherwise
         if not self._mask:
             return value
@@ -119,7 +128,9 @@ class FirstOrder(Step):
         M = functools.reduce(torch.maximum, [g.log_scale for g in grads.values()])
         shift = M.nan_to_num(neginf=0.0)
         weights = {b: torch.exp(g.log_scale - shift) for b, g in grads.items()}
-        joint = None if norms is None else torch.sqrt(sum((weights[b] * norms[b]) ** 2 for b in grads))
+        joint = None
+        if norms is not None:
+            joint = torch.sqrt(functools.reduce(torch.add, [(weights[b] * norms[b]) ** 2 for b in grads]))
         return M, weights, norms, joint
 
     def _log_coef(self, params, log_eta_t, M, norm):
@@ -132,14 +143,14 @@ class FirstOrder(Step):
                 return log_eta_t + M
             if rule == "ngd":
                 return log_eta_t - log_norm
-            return self.model.log_excess_loss(params) - M - 2 * log_norm
+            return self.model.log_excess_loss(params) - M - (log_norm + log_norm)   # 2 log ||G||, exactly
 
         first, *others = self._joint_rules
         log_coef = formula(first)
         for rule in others:
             log_coef = self._where(rule, formula(rule), log_coef)
-        if not (isinstance(self.log_eta_max, float) and self.log_eta_max == math.inf):
-            log_coef = torch.minimum(log_coef, self.log_eta_max + M)
+        if self._capped:
+            log_coef = torch.minimum(log_coef, self._log_eta_max + M)
         return log_coef
 
     def cheapest(self, params0: Mapping[str, torch.Tensor]) -> tuple["FirstOrder", dict[str, torch.Tensor]]:
@@ -156,33 +167,40 @@ class FirstOrder(Step):
     # -- the step --------------------------------------------------------------------------
     def __call__(self, t: int, params: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         grads = self.model.scaled_gradient(params)
-        M, weights, norms, norm = self._joint_scale(grads)
-        log_eta_t = self._log_eta_t(t)
-        coef = 0.0
-        if self._joint_rules:
-            coef = torch.exp(self._log_coef(params, log_eta_t, M, norm))
-            if norm is not None:
-                coef = torch.where(norm > 0, coef, 0.0)
-        coefs = {}
-        for b, g in grads.items():
-            coefs[b] = coef if weights[b] is None else coef * weights[b]
-            if self._uses("block_ngd"):
-                n = norms[b]
-                coefs[b] = self._where("block_ngd", torch.where(n > 0, _exp(log_eta_t) / n, 0.0), coefs[b])
-        plain = {b: [(-c_b, grads[b].direction)] for b, c_b in coefs.items()}
-        if isinstance(self.momentum, float) and self.momentum == 0.0:
-            return self._moved(params, plain)
+        coefs = self._coefficients(t, params, grads)
+        if not self._heavy_ball:
+            return self._moved(params, {b: (-c_b, grads[b].direction) for b, c_b in coefs.items()})
         steps = {b: self._combination(b, [(c_b, grads[b].direction)]) for b, c_b in coefs.items()}
         restart = t == 0 or self._velocity is None
         if not restart:
             steps = {b: self._combination(b, [(self.momentum, self._velocity[b]), (1.0, s)])
                      for b, s in steps.items()}
         self._velocity = steps
-        return self._moved(params, plain if restart else {b: [(-1.0, s)] for b, s in steps.items()})
+        if restart:
+            return self._moved(params, {b: (-c_b, grads[b].direction) for b, c_b in coefs.items()})
+        return self._moved(params, {b: (-1.0, s) for b, s in steps.items()})
+
+    def _coefficients(self, t, params, grads):
+        """{b: c_b}: the coefficient of each block's direction G_b in the step (module docstring)."""
+        M, weights, norms, norm = self._joint_scale(grads)
+        log_eta_t = self._log_eta_t(t)
+        coef = 0.0
+        if self._joint_rules:
+            coef = torch.exp(self._log_coef(params, log_eta_t if self._scheduled else self._log_eta, M, norm))
+            if norm is not None:
+                coef = torch.where(norm > self._zero, coef, self._zero)
+        coefs = {}
+        for b in grads:
+            coefs[b] = coef if weights[b] is None else coef * weights[b]
+            if "block_ngd" in self._rule_set:
+                n = norms[b]
+                coefs[b] = self._where("block_ngd", torch.where(n > self._zero, _exp(log_eta_t) / n, self._zero),
+                                       coefs[b])
+        return coefs
 
     def _moved(self, params, moves):
-        """``params`` with the combinations ``moves`` ({block: [(coef, tensor)]}) added."""
-        return {b: self._combination(b, [(1.0, params[b]), *moves[b]]) if b in moves else params[b]
+        """``params`` with the terms ``moves`` ({block: (coef, tensor)}) added."""
+        return {b: self._combination(b, [(1.0, params[b]), moves[b]]) if b in moves else params[b]
                 for b in params}
 
     def _combination(self, block, terms):
@@ -191,6 +209,19 @@ class FirstOrder(Step):
         result = linear_combination(terms)
         self.model.geometry(block).combined(result, terms)
         return result
+
+
+def _everywhere(setting, value) -> bool:
+    """Whether a setting (a number or a (K,) tensor) is the number ``value`` for every trial."""
+    return isinstance(setting, float) and setting == value
+
+
+def _kept(value, like):
+    """A setting as a tensor: a number as a 0-dim tensor of ``like``'s dtype and device, a (K,)
+    tensor as itself."""
+    if isinstance(value, torch.Tensor):
+        return value
+    return torch.tensor(value, dtype=like.dtype, device=like.device)
 
 
 def _log(value):
