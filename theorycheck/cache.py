@@ -386,7 +386,7 @@ class DiskCache:
             return False, None
         head = len(_MAGIC) + 2 * _DIGEST_LEN + 2
         stored_key = data[len(_MAGIC):len(_MAGIC) + _DIGEST_LEN].decode("ascii", "replace")
-        payload = data[head:]
+        payload = memoryview(data)[head:]  # a view: the value's pickle is not copied again
         if not data.startswith(_MAGIC) or len(data) < head:
             problem = "no theorycheck header of this version"
         elif stored_key != key:
@@ -444,8 +444,8 @@ class DiskCache:
         try:
             own_folder(self.root, TAG_NAME, _TAG_TEXT, _own_name)
             make_folder(path.parent)
-            atomic_write(path, _MAGIC + key.encode() + b" " + hashlib.sha256(payload).hexdigest().encode()
-                         + b"\n" + payload)
+            atomic_write(path, [_MAGIC + key.encode() + b" " + hashlib.sha256(payload).hexdigest().encode()
+                                + b"\n", payload])
             if cpu_s is not None:
                 write_json(self.cost_path(key), {"cpu_s": cpu_s, "run": label, "key": key})
         except WriteError as exc:
