@@ -60,7 +60,7 @@ import numpy as np
 from .errors import DeclarationError, UsageError
 from .files import (TEMP_SUFFIX, BadFileError, WriteError, atomic_write, foreign_entry, make_folder,
                     own_folder, read_json, write_json)
-from .runtime import OnRuntime, Runtime, derive_seed, generator
+from .runtime import OnRuntime, Runtime, derive_seed, generator, release_freed_memory
 
 __all__ = ["shared_run", "SharedRun", "RunContext", "SharedRunCache", "DiskCache", "CacheInfo",
            "CacheWarning", "canonical", "cache_key", "directory_fingerprint", "cache_from_options",
@@ -524,6 +524,7 @@ class SharedRunCache:
             record.update(source="computed", cpu_s=round(time.process_time() - start, 4))
             if self.disk is not None:
                 self.disk.store(key, value, label=f"shared run {run.name}", cpu_s=record["cpu_s"])
+            release_freed_memory()  # its temporaries, before the next computation's of other sizes
         self._memo[key] = value
         while len(self._memo) > self.memo_size:
             self._memo.popitem(last=False)
