@@ -237,6 +237,8 @@ def test_use_refuses_a_plain_function_and_a_shared_run_refuses_a_direct_call():
 @pytest.mark.parametrize("decorate, message", [
     (lambda f: shared_run(scope="s")(f), "only positional argument"),
     (lambda f: shared_run(sizes={"quick": {}}, scope="s")(f), "exactly the tiers"),
+    (lambda f: shared_run(sizes={"quick": {"iterations": 9}, "full": {"iterations": 9}}, scope="s")(f),
+     "shared run .*: size 'iterations' is a synonym: use 'steps'"),
     (lambda f: shared_run(sizes={"quick": {"n": {1}}, "full": {}}, scope="s")(f), "unsupported type set"),
     (lambda f: shared_run(f), "scope cannot be inferred"),
 ])

@@ -61,6 +61,7 @@ from .errors import DeclarationError, UsageError
 from .files import (TEMP_SUFFIX, BadFileError, WriteError, atomic_write, foreign_entry, make_folder,
                     own_folder, read_json, write_json)
 from .runtime import OnRuntime, Runtime, derive_seed, generator, release_freed_memory
+from .sizes import check_size_names
 
 __all__ = ["shared_run", "SharedRun", "RunContext", "SharedRunCache", "DiskCache", "CacheInfo",
            "CacheWarning", "canonical", "cache_key", "directory_fingerprint", "cache_from_options",
@@ -214,6 +215,7 @@ class SharedRun:
             raise DeclarationError(f"shared run {name}: sizes must map exactly the tiers 'quick' "
                                    f"and 'full' to dicts (got {sorted(sizes)})")
         sizes = {tier: dict((sizes or {}).get(tier, {})) for tier in ("quick", "full")}
+        check_size_names(sizes, f"shared run {name}")
         try:
             canonical(sizes, "sizes")
         except UsageError as exc:
@@ -256,7 +258,8 @@ class SharedRun:
 def shared_run(fn: Callable | None = None, *, sizes: Mapping | None = None, scope: str | None = None):
     """Declare a paper-level run that claims share through ``tc.use(run, **config)``.
 
-    ``sizes``: ``{"quick": {...}, "full": {...}}``, the run's sizes per tier (``run.sizes``).
+    ``sizes``: ``{"quick": {...}, "full": {...}}``, the run's sizes per tier (``run.sizes``), named
+    in the vocabulary of :mod:`theorycheck.sizes` (a synonym is refused).
     ``scope``: the name its random streams are derived from (``run.rng(*stream)`` is seeded
     by ``(base seed, scope, *stream)``); defaults to the paper key, the package right under
     ``claims`` (``claims/vdt24/_common.py`` -> ``"vdt24"``), so the runs of one paper can

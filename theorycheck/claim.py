@@ -37,6 +37,7 @@ from typing import Callable, Mapping, Sequence
 import pytest
 
 from .errors import DeclarationError, ClaimFailure
+from .sizes import check_size_names
 
 __all__ = [
     "Control",
@@ -269,6 +270,7 @@ def _validate(spec: ClaimSpec) -> None:
     if unknown or (spec.sizes and set(spec.sizes) != {"quick", "full"}):
         raise DeclarationError(f"{where}: sizes must give exactly the tiers 'quick' and "
                                     f"'full' (got {sorted(spec.sizes)})")
+    check_size_names(spec.sizes, where)
     previous = registry.get(spec.id)
     if previous is not None and (previous.module, previous.function) != (spec.module, spec.function):
         raise DeclarationError(f"{where}: id already declared by "
@@ -308,7 +310,8 @@ def claim(
         ``"stated"``, ``"derived"`` or ``"inferred"`` (see :data:`PROVENANCE`).
     sizes:
         ``{"quick": {...}, "full": {...}}``: the problem sizes of each tier; the context
-        hands the current tier's dict to the function as ``tc.sizes``.
+        hands the current tier's dict to the function as ``tc.sizes``.  Common concepts take
+        their names from :data:`theorycheck.sizes.VOCABULARY` (a synonym is refused).
     nature:
         What the paper's statement is (:data:`NATURES`): ``"theorem"`` by default; a
         ``"figure reproduction"``, an ``"identity"`` or a ``"statement-proof inconsistency"``

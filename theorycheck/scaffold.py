@@ -60,8 +60,8 @@ BREAKS = ["alignment deficit at T"]
 
 @claim("{claim_id}", source="Theorem 1", provenance="stated",
        statement="NGD on the fixed-decoder token-selection model converges in direction to W_mm.",
-       sizes={{"quick": {{"K": 4, "n": 4, "T": 3, "d": 16, "steps": 300}},
-              "full": {{"K": 64, "n": 8, "T": 4, "d": 64, "steps": 3000}}}},
+       sizes={{"quick": {{"instances": 4, "n": 4, "T": 3, "d": 16, "steps": 300}},
+              "full": {{"instances": 64, "n": 8, "T": 4, "d": 64, "steps": 3000}}}},
        constants={{"deficit": 0.002, "eta": 0.5}}, calibration=["deficit chosen on seeds 1-10 (NGD "
            "at most 5.1e-4, GD at least 4.5e-3 at T = 300), checked on seed 0"], controls={{
            "wrong_opt": Control("reference", BREAKS, "W-SVM of the tokens opt + 1 (mod T)"),
@@ -71,7 +71,7 @@ def test_{name}(tc):
     NGD W <- W - eta grad L/||grad L|| from W = 0. Hypothesis: opt_i is the argmax score token
     (a least-squares decoder u with scores 3 y_i on opt_i, 0 elsewhere). Pass: on every trial
     1 - <W_T, W_mm>/(||W_T|| ||W_mm||) <= deficit (the claim's constant)."""
-    K, n, T, d = (tc.sizes[k] for k in ("K", "n", "T", "d"))
+    K, n, T, d = (tc.sizes[k] for k in ("instances", "n", "T", "d"))
     rng = tc.rng("data")
     X = rng.standard_normal((K, n, T, d)) / np.sqrt(d)
     y, opt = rng.choice([-1.0, 1.0], (K, n)), rng.integers(T, size=(K, n))

@@ -15,8 +15,8 @@ NOISE = 0.5
 
 
 @shared_run
-def near_truth_fit(run, *, arm, columns, n, p, s0, width, trials, test, iterations, signal):
-    r"""Noise-free excess risk ``E = E_x (f_hat(x) - f*(x))^2`` (on ``test`` fresh inputs) of a
+def near_truth_fit(run, *, arm, columns, n, p, s0, width, instances, n_test, steps, signal):
+    r"""Noise-free excess risk ``E = E_x (f_hat(x) - f*(x))^2`` (on ``n_test`` fresh inputs) of a
     local minimum of ``R_n`` reached by L-BFGS from the teacher, per trial, and the gradient
     norm there.  Teacher (A3): ``x ~ N(0, I_p)``, ``y = W2*^T relu(W1*^T (x * 1_S)) + eps``,
     ``S`` the first ``s0`` inputs, ``W1* ~ N(0, 1)`` (``signal = "unit"``) or ``N(0, 1/s0)``
@@ -24,10 +24,10 @@ def near_truth_fit(run, *, arm, columns, n, p, s0, width, trials, test, iteratio
     N(0, I)``, ``eps ~ N(0, NOISE^2)``.  ``arm = "attention"``: trainable ``a`` on the inputs
     ``columns`` only (``"support"``: S; ``"shifted"``: inputs 1..s0, missing input 0), started at
     ``(1, W1*, W2*)``; ``"baseline"``: all ``p`` rows of W1, those outside S started at 0."""
-    rng = run.rng("near-truth teacher", n, p, s0, width, trials, test)
-    X = rng.standard_normal((trials, n + test, p))
-    W1 = rng.standard_normal((trials, p, width)) / (np.sqrt(s0) if signal == "fixed" else 1.0)
-    W2 = rng.standard_normal((trials, width))
+    rng = run.rng("near-truth teacher", n, p, s0, width, instances, n_test)
+    X = rng.standard_normal((instances, n + n_test, p))
+    W1 = rng.standard_normal((instances, p, width)) / (np.sqrt(s0) if signal == "fixed" else 1.0)
+    W2 = rng.standard_normal((instances, width))
     support = np.arange(s0)
     clean = np.einsum("knh,kh->kn", np.maximum(X[..., support] @ W1[:, support], 0), W2)
     y = clean + NOISE * rng.standard_normal(clean.shape)
@@ -36,14 +36,14 @@ def near_truth_fit(run, *, arm, columns, n, p, s0, width, trials, test, iteratio
     if arm == "attention":
         cols = support if columns == "support" else np.arange(1, s0 + 1)
         inputs, cls = X[..., cols], GlobalAttentionNet
-        start = {"a": torch.ones(trials, len(cols), dtype=torch.float64), "W1": W1[:, cols], "W2": W2}
+        start = {"a": torch.ones(instances, len(cols), dtype=torch.float64), "W1": W1[:, cols], "W2": W2}
     else:
         inputs, cls = X, BaselineNet
         rows = torch.zeros_like(W1)
         rows[:, support] = W1[:, support]
         start = {"W1": rows, "W2": W2}
     model = cls(inputs[:, :n], y[:, :n], RELU)
-    fit = lbfgs_minimum(model, start, iterations=iterations)
+    fit = lbfgs_minimum(model, start, iterations=steps)
     gradient = torch.stack([g.flatten(1).norm(dim=1) for g in model.gradient(fit).values()]).norm(dim=0)
     excess = 2 * cls(inputs[:, n:], clean[:, n:], RELU).loss(fit)
     return {"excess": excess.numpy(), "gradient": gradient.numpy(),

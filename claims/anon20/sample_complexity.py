@@ -25,10 +25,10 @@ TABLE1 = {10000: (2.1063, 0.5484, 0.0143), 14000: (0.4109, 0.0382, 0.0107),
 #: the four n takes about 3200 CPU-s for 2000 steps, the three arms of ``-k table1`` about
 #: 2.7 CPU-hours and all five arms (with Prop. 1's known masks) about 4.5 CPU-hours
 SIZES = {"quick": {"n": [100, 400], "p": 32, "k": 4, "teacher_width": 8, "outputs": 4, "d": 16,
-                   "steps": 200, "every": 20, "trials": 3, "test": 1000},
+                   "steps": 200, "every": 20, "instances": 3, "n_test": 1000},
          "full": {"n": [2000, 5000, 10000, 20000], "p": 256, "k": 8, "teacher_width": 128,
-                  "outputs": 10, "d": 128, "steps": 2000, "every": 200, "trials": 3,
-                  "test": 5000}}
+                  "outputs": 10, "d": 128, "steps": 2000, "every": 200, "instances": 3,
+                  "n_test": 5000}}
 #: the largest n at which Table 1's orderings are decided: the reconstruction's paper-scale run
 #: (k = 8, l1 1e-3, 20k Adam steps) had every arm at the optimisation floor (test MSE 0.0028) at
 #: n = 20000, where an ordering is no longer a sample-complexity effect (reported, not asserted)
@@ -46,12 +46,12 @@ def table1_arm(run, *, n, arm, dense_teacher=False):
     ``dense_teacher``: the teacher attends to all p inputs (k = p, Theorem 1's sparsity gone)."""
     s = run.sizes
     k = s["p"] if dense_teacher else s["k"]
-    X, y, mask = teacher_data(run.rng("teacher"), s["trials"], n + s["test"], s["p"], s0=k,
+    X, y, mask = teacher_data(run.rng("teacher"), s["instances"], n + s["n_test"], s["p"], s0=k,
                               width=s["teacher_width"], random_support=True, outputs=s["outputs"])
     used = np.stack([np.roll(m, k) * (1 - m) for m in mask]) if arm == "known_wrong" else mask
     X, y = torch.as_tensor(X), torch.as_tensor(y)
     rng = run.rng("init", n)
-    K, p, d, m = s["trials"], s["p"], s["d"], s["outputs"]
+    K, p, d, m = s["instances"], s["p"], s["d"], s["outputs"]
     uniform = lambda fan_in, *shape: torch.as_tensor(  # noqa: E731
         rng.uniform(-1, 1, (K, *shape)) / np.sqrt(fan_in))
     start = {"W1": uniform(p, p, d), "b1": uniform(p, d), "W2": uniform(d, d, m), "b2": uniform(d, m)}

@@ -28,8 +28,8 @@ torch.set_num_threads(1)
 #: Sec. 3: phi is the softplus phi_tau; the identity checks use tau = 5 (App. E.1 gradients)
 SOFTPLUS = Activation("softplus", 5.0)
 #: Thm 4(a) small case (App. E.6 set-up of the reconstruction): p inputs, d units, n samples
-FLAT_SIZES = {"quick": {"p": 6, "d": 5, "n": 12, "trials": 2},
-              "full": {"p": 6, "d": 5, "n": 12, "trials": 6}}
+FLAT_SIZES = {"quick": {"p": 6, "d": 5, "n": 12, "instances": 2},
+              "full": {"p": 6, "d": 5, "n": 12, "instances": 6}}
 #: Thm 4's hypotheses at a trained point: train loss at most MINIMUM_LOSS (L-BFGS reaches
 #: 1e-27 .. 1e-30 at interpolating minima and stops at 1e-7 .. 1e-1 at spurious ones) and every
 #: pre-activation at least KINK_GUARD away from the ReLU kink (the spec's C^2 guard)
@@ -158,26 +158,26 @@ def restarted_minimum(model, starts, *, attempts: int) -> tuple[dict, int]:
 
 
 @shared_run(sizes=FLAT_SIZES)
-def trained_minima(run, *, activation="relu", tau=1.0, trials=None):
+def trained_minima(run, *, activation="relu", tau=1.0, instances=None):
     """Interpolating minima of the global-attention network on teacher data (n < #params),
     L-BFGS per trial restarted (at most RESTARTS runs, fresh starts from their own stream)
     until a C^2 interpolating minimum is reached, with a fresh test set; the baseline network
     trained on the same data from the same first layers (rows scaled by a = 1) for the
     flatness comparison.  The runs used per trial are returned; trials that still miss the
-    hypotheses are kept, and the claims count and exclude them.  ``trials`` overrides the
-    tier's trial count (a run of its own: other draws)."""
+    hypotheses are kept, and the claims count and exclude them.  ``instances`` overrides the
+    tier's count (a run of its own: other draws)."""
     s = dict(run.sizes)
-    if trials is not None:
-        s["trials"] = trials
+    if instances is not None:
+        s["instances"] = instances
     act = RELU if activation == "relu" else Activation("softplus", tau)
     rng = run.rng("teacher")
-    X, y, _ = teacher_data(rng, s["trials"], s["n"] + 200, s["p"], s0=s["p"] // 2)
+    X, y, _ = teacher_data(rng, s["instances"], s["n"] + 200, s["p"], s0=s["p"] // 2)
     Xtr, ytr = torch.as_tensor(X[:, :s["n"]]), torch.as_tensor(y[:, :s["n"]])
     model = GlobalAttentionNet(Xtr, ytr, act)
-    init = init_global(run.rng("init"), s["trials"], s["p"], s["d"])
+    init = init_global(run.rng("init"), s["instances"], s["p"], s["d"])
     base_model = BaselineNet(Xtr, ytr, act)
     minima, baseline, runs = [], [], []
-    for k in range(s["trials"]):
+    for k in range(s["instances"]):
         def start(attempt, k=k):
             if attempt == 0:
                 return {b: v[k:k + 1] for b, v in init.items()}
@@ -246,12 +246,12 @@ def gaussian_problem(rng, K, n, p):
 
 
 @shared_run
-def trained_self_attention(run, *, duplicate: bool, steps: int, trials: int):
+def trained_self_attention(run, *, duplicate: bool, steps: int, instances: int):
     """The ReLU self-attention network of Theorem 5(b) on random sentences (sentence 1 a copy of
-    sentence 0 with target + 1 when ``duplicate``), ``trials`` independent instances trained
+    sentence 0 with target + 1 when ``duplicate``), ``instances`` independent instances trained
     (batched) by full-batch Adam (lr 1e-2, cosine decay) for ``steps`` steps.  Returns (model,
     trained parameters)."""
-    model, params = self_attention_instance(run.rng("thm5b network"), RELU, trials)
+    model, params = self_attention_instance(run.rng("thm5b network"), RELU, instances)
     if duplicate:
         X, y = model.X.clone(), model.y.clone()
         X[:, 1], y[:, 1] = X[:, 0], y[:, 0] + 1.0

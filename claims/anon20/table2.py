@@ -13,9 +13,9 @@ from theorycheck.optim import adam_steps, cosine_schedule
 from .models import IdentityAttentionNet
 
 SIZES = {"quick": {"n": [100, 400], "vocabulary": 100, "t": 8, "p": 16, "dq": 8, "dv": 8, "d": 32,
-                   "steps": 150, "trials": 8, "test": 2000},
+                   "steps": 150, "instances": 8, "n_test": 2000},
          "full": {"n": [100, 400, 1600], "vocabulary": 1000, "t": 8, "p": 64, "dq": 8, "dv": 8,
-                  "d": 32, "steps": 600, "trials": 5, "test": 5000}}
+                  "d": 32, "steps": 600, "instances": 5, "n_test": 5000}}
 
 
 def flatten(X):
@@ -31,17 +31,17 @@ def bag_of_words(run, *, n, labels, attention="softmax"):
     N(0, I_t)`` (``labels = "linear"``), or a fair coin independent of the sentence
     (``"independent"``).  Both bias-free, ReLU, width ``d``, trained on the squared loss
     against the +-1 labels by full-batch Adam (lr 2e-2, cosine decay); accuracy of ``sign f``
-    on ``test`` fresh sentences.  Also the fraction of labels (train and test) equal to the
+    on ``n_test`` fresh sentences.  Also the fraction of labels (train and test) equal to the
     sign of the summed linear sentiments (1 when the labels follow them).  ``attention =
     "identity"``: the self-attention arm is `IdentityAttentionNet` (``A = I``, the same data and
     the same initial ``W1, W2, W_V``) and the baseline is not trained (its accuracies are the
     softmax run's: same stream, same data)."""
     s = run.sizes
     rng = run.rng("sentences", n, labels)
-    K, V, t, p = s["trials"], s["vocabulary"], s["t"], s["p"]
+    K, V, t, p = s["instances"], s["vocabulary"], s["t"], s["p"]
     E, w = rng.standard_normal((K, V, t)), rng.standard_normal((K, t))
     sentiment = np.einsum("kvt,kt->kv", E, w)
-    words = rng.integers(0, V, (K, n + s["test"], p))
+    words = rng.integers(0, V, (K, n + s["n_test"], p))
     X = torch.as_tensor(np.stack([E[k][words[k]] for k in range(K)]).transpose(0, 1, 3, 2))
     rule = np.sign(np.stack([sentiment[k][words[k]].sum(-1) for k in range(K)]))
     y = torch.as_tensor(rule if labels == "linear" else rng.choice([-1.0, 1.0], rule.shape))

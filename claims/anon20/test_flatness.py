@@ -389,8 +389,8 @@ def test_extra_symmetries(tc):
         "stay on the shared run's minima (on 8 trials the 50-fold growth missed one trial of "
         "seed 6 at 41-fold: a small a-block curvature; not adopted for them)",
     ],
-    sizes={"quick": {**FLAT_SIZES["quick"], "comparison_trials": 8},
-           "full": {**FLAT_SIZES["full"], "comparison_trials": 12}},
+    sizes={"quick": {**FLAT_SIZES["quick"], "comparison_instances": 8},
+           "full": {**FLAT_SIZES["full"], "comparison_instances": 12}},
 )
 def test_hessian_flatness_comparison(tc):
     r"""Top Hessian eigenvalues are not invariant under the symmetry T, so they cannot rank
@@ -403,7 +403,7 @@ def test_hessian_flatness_comparison(tc):
     of the corrected claim leaves a wide margin), and the reparametrised attention minimum is
     sharper than the baseline's, reversing "attention is flatter" without changing the
     function.  Fig. 3's comparison is also decided as printed, at the minima L-BFGS finds
-    without any reparametrisation, on ``comparison_trials`` minima of its own (the trials
+    without any reparametrisation, on ``comparison_instances`` minima of its own (the trials
     where both networks are at C^2 minima): the statement is universal ("baseline models exhibit
     higher top eigenvalues"), so one trial whose attention minimum has the larger
     ``lambda_max`` contradicts it directly (pass: the largest ``lambda_att - lambda_base``
@@ -439,9 +439,9 @@ def test_hessian_flatness_comparison(tc):
     tc.conclusion.at_least("lambda_max grows under T_{0.01,1}", lam_T / lam, 50.0)
     tc.conclusion.at_least("reparametrised attention sharper than the baseline", lam_T - lam_base, 0.0)
     if tc.control is None:      # Fig. 3 as printed, on minima of its own (ReLU only)
-        fig3 = tc.use(trained_minima, activation="relu", trials=tc.sizes["comparison_trials"])
+        fig3 = tc.use(trained_minima, activation="relu", instances=tc.sizes["comparison_instances"])
         att3, base3 = (net(fig3["X"], fig3["y"], act) for net in (GlobalAttentionNet, BaselineNet))
-        kept = [k for k in range(tc.sizes["comparison_trials"])
+        kept = [k for k in range(tc.sizes["comparison_instances"])
                 if bool(at_c2_minimum(att3, fig3["params"])[k])
                 and float(base3.loss(fig3["baseline"])[k]) <= MINIMUM_LOSS]
         tc.record("Fig. 3 comparison: trials with both networks at a C^2 minimum", len(kept))

@@ -8,14 +8,14 @@ from .rates import NOISE, near_truth_fits
 from .setup import PAPER
 
 #: Theorem 1's remark: "gamma is proportional to n^{-1/2} up to a log term", i.e. excess ~ 1/n
-RATE_SIZES = {"quick": {"n": [200, 800, 3200], "p": 16, "s0": 4, "width": 4, "trials": 3,
-                        "test": 5000, "iterations": 120, "signal": "unit"},
+RATE_SIZES = {"quick": {"n": [200, 800, 3200], "p": 16, "s0": 4, "width": 4, "instances": 3,
+                        "n_test": 5000, "steps": 120, "signal": "unit"},
               "full": {"n": [250, 500, 1000, 2000, 4000], "p": 16, "s0": 4, "width": 4,
-                       "trials": 6, "test": 20000, "iterations": 500, "signal": "unit"}}
-S0_SIZES = {"quick": {"s0": [2, 8, 32], "p": 32, "width": 3, "n": 1000, "trials": 5, "test": 5000,
-                      "iterations": 120, "signal": "fixed"},
-            "full": {"s0": [2, 4, 8, 16, 32], "p": 32, "width": 3, "n": 1000, "trials": 10,
-                     "test": 20000, "iterations": 500, "signal": "fixed"}}
+                       "instances": 6, "n_test": 20000, "steps": 500, "signal": "unit"}}
+S0_SIZES = {"quick": {"s0": [2, 8, 32], "p": 32, "width": 3, "n": 1000, "instances": 5, "n_test": 5000,
+                      "steps": 120, "signal": "fixed"},
+            "full": {"s0": [2, 4, 8, 16, 32], "p": 32, "width": 3, "n": 1000, "instances": 10,
+                     "n_test": 20000, "steps": 500, "signal": "fixed"}}
 #: the largest gradient norm accepted at the returned point (see the claims' docstrings)
 STATIONARY_TOL = 0.05
 

@@ -112,7 +112,7 @@ def test_gradient_certificate(tc):
         "2026-11-26 (4 of 8 passed the binomial): power 0.83 at the framework's alternative "
         "0.65; rate 0.8 unchanged",
     ],
-    sizes={"quick": {"draws": 30, "steps": 1000, **SMALL}, "full": {"draws": 40, "steps": 2000, **SMALL}},
+    sizes={"quick": {"instances": 30, "steps": 1000, **SMALL}, "full": {"instances": 40, "steps": 2000, **SMALL}},
 )
 def test_wide_training_interpolates(tc):
     r"""Full-batch Adam (lr ``1e-2`` decayed to 0 by a cosine over the run,
@@ -133,7 +133,7 @@ def test_wide_training_interpolates(tc):
     """
     s = tc.sizes
     rng = tc.rng("data")
-    K = 2 * s["draws"]
+    K = 2 * s["instances"]
     X, y = gaussian_problem(rng, K, s["n"], s["p"])
     X[1::2, :, s["s0"]:] = 0.0                     # the sparse arm: support = first s0 inputs
     if tc.control == "duplicate_inputs":
@@ -280,7 +280,7 @@ def test_preactivation_rank_discrepancy(tc):
         "instances raised from 8 to 60 after the review of 2026-11-26 (4 of 8 passed the "
         "binomial): power 0.83 at the framework's alternative 0.65; rate unchanged",
     ],
-    sizes={"quick": {"steps": 1500, "trials": 60}, "full": {"steps": 4000, "trials": 80}},
+    sizes={"quick": {"steps": 1500, "instances": 60}, "full": {"steps": 4000, "instances": 80}},
 )
 def test_selfattention_interpolation(tc):
     r"""``grad_W2 R_n = Phi_sa u / n`` as for global attention (the features are now
@@ -297,6 +297,6 @@ def test_selfattention_interpolation(tc):
     sentence with another target (``R_n >= 1/(4n)``, rank lost on every trial).
     """
     model, params = tc.use(trained_self_attention, duplicate=tc.control == "duplicate_sentence",
-                           steps=tc.sizes["steps"], trials=tc.sizes["trials"])
+                           steps=tc.sizes["steps"], instances=tc.sizes["instances"])
     decide_trained_interpolation(tc, model, params, features="Phi_sa",
                                  loss="trained self-attention loss")

@@ -52,7 +52,7 @@ def score_training_sets(tc, n, m, sets, labels="noisy"):
     permuted within each set).  Numpy labels and scores (sets, n), tensors Z (sets, n, 3), W0, A,
     Z_te (1, M, 3) and the test scores (M,)."""
     _, x, t, label, score = denoising_samples(tc.rng("train", n), sets * n)
-    _, x_te, t_te, _, score_te = denoising_samples(tc.rng("test"), tc.sizes["test_points"])
+    _, x_te, t_te, _, score_te = denoising_samples(tc.rng("test"), tc.sizes["n_test"])
     label, score = label.reshape(sets, n), score.reshape(sets, n)
     if labels == "clean":
         label = score
@@ -70,7 +70,9 @@ def kernel_score_risks(tc, data, times=RISK_TIMES):
     = 1 / lambda_max(H(0))``, for every T in ``times``, on the training sets of
     `score_training_sets` (batched along the set dimension, in memory-bounded chunks; one
     eigendecomposition of H per set).  Returns the risks (sets, len(times)), the training z-score
-    of E[(y - f*) f*], the training label noise mean (y - f*)^2, and E f*^2 on the test points."""
+    of E[(y - f*) f*] pooled over the sets' samples (the labels' generator is the same for every
+    set, and the product's heavy tails make a z over one set's n samples far from normal), the
+    training label noise mean (y - f*)^2 per set, and E f*^2 on the test points."""
     from theorycheck.solvers import spectral_filter
 
     Z_te, score_te = data["Z_te"], tc.tensor(data["score_te"])
@@ -90,7 +92,7 @@ def kernel_score_risks(tc, data, times=RISK_TIMES):
     values = map_chunks(risks, data["Z"], data["W0"], data["A"], tc.tensor(data["label"]),
                         item_bytes=item_bytes).cpu().numpy()
     label, score = data["label"], data["score"]
-    z = np.array([unbiased_label_z(y[:, None], f[:, None], f[:, None]) for y, f in zip(label, score)])
+    z = unbiased_label_z(label.reshape(-1, 1), score.reshape(-1, 1), score.reshape(-1, 1))
     return values, z, np.mean((label - score) ** 2, axis=1), float(np.mean(data["score_te"] ** 2))
 
 
@@ -119,10 +121,10 @@ def risk(values, score):
     return float(np.mean((values - score) ** 2))
 
 
-CLAIM_G1_SIZES = {"quick": {"n": 64, "widths": [256, 1024, 4096], "inits": 3, "steps": 1000,
-                            "auxiliary": 2000, "test_points": 2000},
-                  "full": {"n": 2048, "widths": [2**12, 2**13, 2**14], "inits": 3, "steps": 10000,
-                           "auxiliary": 20000, "test_points": 5000}}
+CLAIM_G1_SIZES = {"quick": {"n": 64, "widths": [256, 1024, 4096], "instances": 3, "steps": 1000,
+                            "auxiliary": 2000, "n_test": 2000},
+                  "full": {"n": 2048, "widths": [2**12, 2**13, 2**14], "instances": 3, "steps": 10000,
+                           "auxiliary": 20000, "n_test": 5000}}
 
 
 #: the fields of `claim_g1_network` that differ between initializations (stacked by `claim_g1_fits`)
@@ -131,9 +133,9 @@ PER_INIT = ("W0", "A", "H", "eta", "f_W", "f_W0")
 
 @shared_run(sizes=CLAIM_G1_SIZES)
 def claim_g1_network(run, *, m, init="symmetric", k=0):
-    r"""Claim G.1's data and network at width ``m``: n denoising samples (training), ``test_points``
+    r"""Claim G.1's data and network at width ``m``: n denoising samples (training), ``n_test``
     fresh ones and ``auxiliary`` ones for f_H, as features ``Z`` (the same at every width); the
-    softmax network of width m (sigma = 1) from initialization ``k`` of the ``inits`` independent
+    softmax network of width m (sigma = 1) from initialization ``k`` of the ``instances`` independent
     initializations of kind ``init`` (all drawn, the k-th kept: one cached piece per
     initialization, so that the full tier's 10^4 steps at m = 16384 split into independent jobs)
     after ``steps`` GD steps with ``eta = 1/(m lambda_max(H(0)))``; returns the samples' labels
@@ -144,10 +146,10 @@ def claim_g1_network(run, *, m, init="symmetric", k=0):
 
     s = run.sizes
     _, x, t, label, score = denoising_samples(run.rng("train", s["n"]), s["n"])
-    _, x_te, t_te, _, score_te = denoising_samples(run.rng("test"), s["test_points"])
+    _, x_te, t_te, _, score_te = denoising_samples(run.rng("test"), s["n_test"])
     _, x_aux, t_aux, _, score_aux = denoising_samples(run.rng("auxiliary"), s["auxiliary"])
     Z, Z_te, Z_aux = (diffusion_features(a, b) for a, b in ((x, t), (x_te, t_te), (x_aux, t_aux)))
-    W0, A = initialization(run, d_in=3, d=1, m=m, K=s["inits"], init=init, sigma=1.0)
+    W0, A = initialization(run, d_in=3, d=1, m=m, K=s["instances"], init=init, sigma=1.0)
     W0, A, K = W0[k:k + 1], A[k:k + 1], 1
     Zt, W0t, At = run.tensor(np.repeat(Z[None], K, 0)), run.tensor(W0), run.tensor(A)
     Z_te_t = run.tensor(np.repeat(Z_te[None], K, 0))
@@ -164,7 +166,7 @@ def claim_g1_network(run, *, m, init="symmetric", k=0):
 def claim_g1_fits(tc, m, init):
     """`claim_g1_network` at width ``m`` with every initialization of the tier: the pieces'
     per-initialization fields (`PER_INIT`) stacked (K, ...), the shared data from the first."""
-    pieces = [tc.use(claim_g1_network, m=m, init=init, k=k) for k in range(tc.sizes["inits"])]
+    pieces = [tc.use(claim_g1_network, m=m, init=init, k=k) for k in range(tc.sizes["instances"])]
     return dict(pieces[0], **{key: np.concatenate([p[key] for p in pieces]) for key in PER_INIT})
 
 

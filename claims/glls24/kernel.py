@@ -46,25 +46,25 @@ PERTURBATION_RADII = [1e-4, 1e-3, 1e-2]
 """The radii R of Lemma 5.1's probe (R < 0.01 is the lemma's hypothesis; 1e-2 its edge)."""
 
 
-@shared_run(sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "seeds": 10},
-                   "full": {"n": 16, "d_in": 32, "d": 2, "seeds": 10}})
-def adversarial_kernel_change(run, *, m, radius_scale=1.0):
-    r"""Lemma 5.1's probe at width ``m`` on ``seeds`` instances (data and symmetric initialization
-    W~): per radius R of `PERTURBATION_RADII` the worst ``||H(W~ + R p) - H(W~)||_F`` over the
+@shared_run(sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "instances": 10},
+                   "full": {"n": 16, "d_in": 32, "d": 2, "instances": 10}})
+def adversarial_kernel_change(run, *, m, radius_scale=1.0, radii=tuple(PERTURBATION_RADII)):
+    r"""Lemma 5.1's probe at width ``m`` on ``instances`` instances (data and symmetric initialization
+    W~): per radius R of ``radii`` (default `PERTURBATION_RADII`) the worst ``||H(W~ + R p) - H(W~)||_F`` over the
     first-order adversarial directions ``p`` (`adversarial_direction`, one per test matrix of
     `probe_matrices`) scaled by ``radius_scale`` (1: every neuron moves exactly R); also the change
     along a random direction of per-neuron norm ``R = 1e-2`` (over R), the largest per-neuron
     displacement per unit R, ``B_emp`` and the sizes."""
     s = run.sizes
-    X, _ = regression_instance(run, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["seeds"])
-    W0, A = initialization(run, d_in=s["d_in"], d=s["d"], m=m, K=s["seeds"])
+    X, _ = regression_instance(run, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["instances"])
+    W0, A = initialization(run, d_in=s["d_in"], d=s["d"], m=m, K=s["instances"])
     Xt, W, At = run.tensor(X), run.tensor(W0), run.tensor(A)
     H = ntk_gram(Xt, Xt, W, At)
-    change, displacement = np.zeros((len(PERTURBATION_RADII), s["seeds"])), 0.0
+    change, displacement = np.zeros((len(radii), s["instances"])), 0.0
     for U in probe_matrices(H, run.rng("probe", m)).values():
         P = adversarial_direction(Xt, W, At, U) * radius_scale
         displacement = max(displacement, float(neuron_norms(P).max()))
-        for j, R in enumerate(PERTURBATION_RADII):
+        for j, R in enumerate(radii):
             moved = ntk_gram(Xt, Xt, W + R * P, At)
             change[j] = np.maximum(change[j], torch.linalg.matrix_norm(moved - H).cpu().numpy())
     Pr = run.tensor(run.rng("random direction", m).standard_normal(W0.shape))

@@ -9,7 +9,7 @@ import numpy as np
 import sympy as sp
 import torch
 
-from claims.glls24.setup import SIGMA, bounded_preactivation_level
+from claims.glls24.setup import SIGMA
 from theorycheck.batching import chunk_slices, map_chunks
 
 
@@ -29,12 +29,11 @@ def symbolic_facts():
     }
 
 
-def lemma_b1_ratios(X, W_tilde, W, A, R):
+def lemma_b1_ratios(X, W_tilde, W, A, B, R):
     r"""Left side / right side of Parts 2-13 of Lemma B.1 (derived constants, spec), the maximum
-    over samples, neurons and outputs per trial, with ``B = B_emp`` of ``W_tilde``."""
+    over samples, neurons and outputs per trial, with the pre-activation level ``B`` (K,) of the
+    lemma's event (`bounded_preactivation_level` of ``W_tilde``: the event itself)."""
     m = W.shape[2]
-    B = torch.as_tensor(bounded_preactivation_level(X.cpu().numpy(), W_tilde.cpu().numpy()), dtype=X.dtype,
-                        device=X.device)
     Bk = B[:, None, None]
     Zt, Z = torch.einsum("kne,kem->knm", X, W_tilde), torch.einsum("kne,kem->knm", X, W)
     P = W - W_tilde
@@ -58,11 +57,11 @@ def lemma_b1_ratios(X, W_tilde, W, A, R):
     return {k: v.flatten(1).amax(1).cpu().numpy() for k, v in ratios.items()}
 
 
-def lemma_b1_ratios_chunked(X, W_tilde, W, A, R):
+def lemma_b1_ratios_chunked(X, W_tilde, W, A, B, R):
     """`lemma_b1_ratios` over chunks of trials: its (K, n, n, m) temporaries stay within the
     library's memory budget at the full tier's widths."""
     n, m = X.shape[1], W.shape[2]
-    return map_chunks(lambda *args: lemma_b1_ratios(*args, R), X, W_tilde, W, A, item_bytes=64 * n * n * m)
+    return map_chunks(lambda *args: lemma_b1_ratios(*args, R), X, W_tilde, W, A, B, item_bytes=64 * n * n * m)
 
 
 def preactivation_event(rng, X0, trials, m, B):

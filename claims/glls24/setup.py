@@ -93,8 +93,8 @@ def initialization(ctx, *, d_in, d, m, K, init="symmetric", sigma=SIGMA, stream=
 def generic_point(tc, s):
     """Data, a symmetric initialization and the generic point ``W = W(0) + 0.3 N(0, 1)`` (there
     ``<a_l, S> != 0``, unlike at ``W(0)``), all as tensors."""
-    X, Y = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["seeds"])
-    W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=s["m"], K=s["seeds"])
+    X, Y = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["instances"])
+    W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=s["width"], K=s["instances"])
     W = W0 + 0.3 * tc.rng("perturbation").standard_normal(W0.shape)
     return tuple(tc.tensor(a) for a in (X, Y, W0, W, A))
 
@@ -156,9 +156,9 @@ def predicted_steps(q, initial_rel, epsilon):
         return np.where(q < 1, np.ceil(np.log(initial_rel / epsilon) / -np.log(q)), np.inf)
 
 
-@shared_run(sizes={"quick": {"seeds": 3, "n": 4, "d_in": 8, "d": 2, "dense_steps": 40,
+@shared_run(sizes={"quick": {"instances": 3, "n": 4, "d_in": 8, "d": 2, "dense_steps": 40,
                              "max_steps": 200, "n_test": 5},
-                   "full": {"seeds": 5, "n": 32, "d_in": 64, "d": 4, "dense_steps": 200,
+                   "full": {"instances": 5, "n": 32, "d_in": 64, "d": 4, "dense_steps": 200,
                             "max_steps": 5000, "n_test": 16}})
 def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in=None, d=None, a_scale=1.0,
                max_steps=None):
@@ -176,7 +176,7 @@ def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in
 
     s = run.sizes
     n, d_in, d = n or s["n"], d_in or s["d_in"], d or s["d"]
-    K = s["seeds"]
+    K = s["instances"]
     X, Y = regression_instance(run, n=n, d_in=d_in, d=d, K=K, duplicate=duplicate)
     X_test = unit_inputs(run.rng("test", n, d_in), K, s["n_test"], d_in)
     W0, A = initialization(run, d_in=d_in, d=d, m=m, K=K, init=init)
@@ -265,7 +265,7 @@ def proven_width_order(activation, lam, n):
     return n**2 * logs / lam**2
 
 
-@shared_run(sizes={"quick": {"seeds": 3, "max_steps": 5000}, "full": {"seeds": 5, "max_steps": 50000}})
+@shared_run(sizes={"quick": {"instances": 3, "max_steps": 5000}, "full": {"instances": 5, "max_steps": 50000}})
 def activation_gd(run, *, activation, n, m, epsilon, step_scale="matched", input_norms=(1.0, 1.0)):
     r"""GD on a scalar-output two-layer network (``activation`` softmax / relu / exp) with symmetric
     initialization (sigma = 0.5), ``n`` samples, ``d_in = 2n``, inputs of norms drawn from
@@ -279,7 +279,7 @@ def activation_gd(run, *, activation, n, m, epsilon, step_scale="matched", input
     from theorycheck.models import function_step_factor
     from theorycheck.optim import GD, run_trajectory
 
-    K, d_in = run.sizes["seeds"], 2 * n
+    K, d_in = run.sizes["instances"], 2 * n
     rng = run.rng("table1 data", n, input_norms)
     X = unit_inputs(rng, K, n, d_in) * rng.uniform(*input_norms, (K, n, 1))
     Y = bounded_labels(rng, K, n, 1)

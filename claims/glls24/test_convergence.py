@@ -36,12 +36,12 @@ ONE_DIM_CEILING = 50_000
 of their slowest trial, up to this many steps.  The run fails to reach epsilon only if a trial's
 actual hitting time, about ``log(1/epsilon) / (2 / kappa) ~ 11.5 kappa`` (the linearized dynamics,
 slowest mode ``(1 - 1/kappa)^{2t}``), exceeds it: ``kappa > 4300``.  ``lambda_min(H(0))`` of a random
-PSD matrix has a density bounded near 0, so ``P(kappa > k) ~ c / k``; with the calibration block's
-fitted ``c`` (1% of runs above kappa 15.5) that is about 4e-5 per run, 1e-4 per seed (3 runs)."""
+PSD matrix has a density bounded near 0, so ``P(kappa > k) ~ c / k``, c fitted on the calibration
+block (the fit and the resulting rate per run and per seed: the claim's `Calibrated` record)."""
 
 ONE_DIM_CONTROL_STEPS = 2_000
 """The controls' runs (lambda = 0: the theorem's count is infinite) last this many steps, more than
-any claim run of the calibration and validation blocks (at most 1,794)."""
+any claim run of the calibration and validation blocks (their longest: the `Calibrated` record)."""
 
 
 @claim("glls24.thm4_2.linear_convergence", source="Theorem 4.2 = Theorem C.1",
@@ -103,7 +103,8 @@ def test_linear_convergence(tc):
            how="epsilon 1e-10 kept; the run lasts the theorem's count of its slowest trial (46 kappa), up "
                "to ONE_DIM_CEILING steps, set from the hitting time 11.5 kappa and the 1/k tail of kappa "
                "(P(kappa > k) ~ c/k, c from the calibration block: 99% of runs below kappa 15.5, the largest "
-               "36.7, counts up to 1,678 steps); validation block: largest kappa 39.2, count 1,794. Before: "
+               "36.7, counts up to 1,678 steps; so P(kappa > 4300) is about 4e-5 per run, 1e-4 per seed of 3 "
+               "runs); validation block: largest kappa 39.2, count 1,794. Before: "
                "the quick tier's cap of 200 steps bound in 137 of 150 runs and one trial of the 10-seed "
                "sweep ended at 1.09e-10. Measured on both blocks: kappa of H(0) of every run (as the "
                "shared run draws it); the claim and its controls run on 1000-1024 and 2000-2024 (25 + 25 "
@@ -118,7 +119,7 @@ def test_linear_convergence(tc):
                        "symmetric initialization, and the softmax's shift invariance leaves d_in (m - 1) = 6 "
                        "effective weights for 8 generic labels",
            constants={**SMALL_WIDTH, "effective_weights": 6})},
-       sizes={"quick": {"m": 512, "ns": [4, 8, 16]}, "full": {"m": 16384, "ns": [8, 16, 32, 64]}})
+       sizes={"quick": {"width": 512, "ns": [4, 8, 16]}, "full": {"width": 16384, "ns": [8, 16, 32, 64]}})
 def test_one_dim(tc):
     r"""Corollary 4.3 is Theorem 4.2 with d = 1 (Lemma 5.1 then reads ``||Delta H||_F <= R n
     e^{10B}``); its constants are inferred, so the same shape checks run as for
@@ -137,7 +138,7 @@ def test_one_dim(tc):
         dup = tc.control == "duplicate_inputs"
         ns = tc.sizes["ns"] if tc.control is None else tc.sizes["ns"][:1]
         cap = ONE_DIM_CEILING if tc.control is None else ONE_DIM_CONTROL_STEPS
-        runs = [tc.use(softmax_gd, m=tc.sizes["m"], n=n, d_in=2 * n, d=1, duplicate=dup, max_steps=cap)
+        runs = [tc.use(softmax_gd, m=tc.sizes["width"], n=n, d_in=2 * n, d=1, duplicate=dup, max_steps=cap)
                 for n in ns]
     decide_linear_convergence(tc, runs)
 

@@ -21,8 +21,9 @@ from claims.glls24.diffusion import (
 FORWARD_RATE = 2.0
 """The DSM control draws its samples from the forward process with this rate g (the reference: g = 1)."""
 
-OVERFIT_FACTOR = 1.1
-"""(i): the risk at the last time is at least this factor above the best risk over T."""
+OVERFIT_FACTOR = 1.55
+"""(i): the risk at the last time is at least this factor above the best risk over T (calibrated:
+the claim's `Calibrated` record)."""
 
 RISK_FRACTION = 0.1
 """(iii): the best risk at the largest n is at most this fraction of E f*^2 (the risk of f = 0)."""
@@ -33,7 +34,7 @@ COUPLING_SLOPE = -2.0
 NETWORK_TOLERANCE = 1e-3
 """(iv): |risk(network) - risk(kernel GD)| at most this fraction of E f*^2."""
 from claims.glls24.setup import denoising_samples, is_symmetric_initialization
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 from theorycheck.models import ntk_gram
 from theorycheck.solvers import kernel_gd_predictions
 
@@ -56,7 +57,8 @@ from theorycheck.solvers import kernel_gd_predictions
                            f"while the score reference is that of g = 1: the label's conditional mean is "
                            f"the other process's score", constants={"g": FORWARD_RATE}),
        },
-       sizes={"quick": {"samples": 200_000, "paths": 20_000}, "full": {"samples": 10_000_000, "paths": 1_000_000}})
+       sizes={"quick": {"draws": 200_000, "path_draws": 20_000},
+              "full": {"draws": 10_000_000, "path_draws": 1_000_000}})
 def test_dsm_identity(tc):
     r"""Forward process with ``g = 1``: ``x(t) = alpha x(0) + s xi``, ``alpha = e^{-t}``, ``s^2 = 1 -
     e^{-2t}``; p_0 the two-component mixture of the spec (``mu = +-0.5``, std 0.15); reference:
@@ -71,10 +73,10 @@ def test_dsm_identity(tc):
     (a draw of its own: the identity needs the label and the score of one process), and the label
     formula's sign or scale changed (discrimination checks)."""
     if tc.control == "other_forward_rate":
-        x0, x, t, label, score = denoising_samples(tc.rng("samples", "rate", FORWARD_RATE), tc.sizes["samples"],
+        x0, x, t, label, score = denoising_samples(tc.rng("samples", "rate", FORWARD_RATE), tc.sizes["draws"],
                                                    rate=FORWARD_RATE)
     else:
-        x0, x, t, label, score = denoising_samples(tc.rng("samples"), tc.sizes["samples"])
+        x0, x, t, label, score = denoising_samples(tc.rng("samples"), tc.sizes["draws"])
     s = np.sqrt(-np.expm1(-2 * t))[:, None]
     if tc.control == "wrong_sign_label":
         label = -label
@@ -92,7 +94,7 @@ def test_dsm_identity(tc):
     tc.conclusion.at_most("denoising minus score-matching loss independent of the estimator",
                           np.abs(list(z.values())), 5.0)
     tc.conclusion.at_most("label noise uncorrelated with the score", abs(unbiased_label_z(label, score, score)), 5.0)
-    simulated, predicted, tolerance = forward_process_moments(tc.rng("sde"), tc.sizes["paths"])
+    simulated, predicted, tolerance = forward_process_moments(tc.rng("sde"), tc.sizes["path_draws"])
     tc.record("E[x(1) x(0)], E[x(1)^2]: Euler-Maruyama vs closed form", [simulated, predicted])
     tc.conclusion.at_most("closed-form marginal matches the forward SDE", np.abs(simulated - predicted), tolerance)
 
@@ -105,9 +107,20 @@ def test_dsm_identity(tc):
        constants={"overfit_factor": OVERFIT_FACTOR, "risk_fraction": RISK_FRACTION,
                   "network_tolerance": NETWORK_TOLERANCE, "rate": 0.9, "family_level": 0.05},
        calibration=[
-           "overfit_factor 1.1 replaced the spec's 1.5 after seed 2 of the earlier 10-set design gave "
-           "1.16 at n = 512, and the last time 1e12 replaced 1e8 after the full tier's n = 2048 still "
-           "had its best risk at 1e8: chosen on seeds 1, 2 and full-tier runs (not held out)",
+           Calibrated(
+               decision="early stopping beats training to the end", threshold=OVERFIT_FACTOR,
+               calibration_seeds="5000-5009", validation_seeds="6000-6009",
+               how="the largest factor F on the 0.05 grid at which the 95% Clopper-Pearson lower bound of "
+                   "P[final risk >= F x best risk] over the calibration block's pooled sets (10 seeds x 80 "
+                   "sets at n = 128, 256) reaches q* = 0.9456, the true rate at which the exact test of "
+                   "P >= 0.9 over 80 sets rejects with probability 1e-4 (it rejects at 66 or fewer); per "
+                   "seed 75-80 of 80 sets reached 1.55 on that block. It replaces 1.1, set after seed 2 of "
+                   "an earlier 10-set design gave 1.16 (the spec's value was 1.5). Clean labels give "
+                   "exactly 1 (the minimum at the last time), so the control is untouched. Validation block: "
+                   "every claim run passed (77-80 of 80 sets at 1.55 per seed) and both controls failed "
+                   "as declared on every seed"),
+           "the last time 1e12 replaced 1e8 after the full tier's n = 2048 still had its best risk at "
+           "1e8: chosen on full-tier runs (not held out)",
            "the decrease test (ii) compared one training set per n until the 20-seed sweep (failed on "
            "seeds 5, 10, 16: single sets spread by a factor 4); re-cast on many sets",
            "the quick tier moved to ns = 32, 128, 256 with 40 sets per n and 1000 test points so that "
@@ -125,10 +138,10 @@ def test_dsm_identity(tc):
                description="labels permuted across samples: E[y | z] = f* fails (the DSM identity), "
                            "the risk stays near E f*^2"),
        },
-       sizes={"quick": {"ns": [32, 128, 256], "m": 256, "test_points": 1000, "training_sets": 40,
-                        "network_sets": 4},
-              "full": {"ns": [128, 512, 2048], "m": 4096, "test_points": 5000, "training_sets": 40,
-                       "network_sets": 4}})
+       sizes={"quick": {"ns": [32, 128, 256], "width": 256, "n_test": 1000, "training_sets": 40,
+                        "network_sets": 20},
+              "full": {"ns": [128, 512, 2048], "width": 4096, "n_test": 5000, "training_sets": 40,
+                       "network_sets": 20}})
 def test_score_estimation(tc):
     r"""Shape of Theorem 6.6 (its constants, A(R_H) and Gamma(delta) are lost; provenance inferred).
     Instance of the spec (Sec. 4): d = 1, the mixture p_0, g = 1, ``[T_0, T] = [0.2, 1]``, features
@@ -137,25 +150,31 @@ def test_score_estimation(tc):
     lambda_max(H(0)))``.  By Theorem F.2 (`glls24.thmF_2.nn_ntk_equivalence`) the network follows
     kernel GD with its NTK H(0) and function step ``eta m``; the risk ``E(f(T) - f*)^2`` of that
     predictor is computed in closed form in T (one eigendecomposition per set,
-    `kernel_score_risks`) for T = 10, ..., 1e12 and by Monte Carlo on ``test_points`` test points,
+    `kernel_score_risks`) for T = 10, ..., 1e12 and by Monte Carlo on ``n_test`` test points,
     for ``training_sets`` independent training sets (and initializations) per n.  Here
     ``lambda_min(H(0))`` is at round-off level: Theorem 4.2's hypothesis fails numerically and the
     guarantee rests on early stopping (Assumption 6.5).  The theorem holds with probability >= 1 -
     delta, delta < 0.1, over the training data, so the per-set statements are binomial with null
     rate 0.9 (exact test at level 0.05, power recorded).  Pass: (i) with noisy labels, at every n
-    but the smallest, the risk at T = 1e12 is >= 1.1 x the best risk over T (an interior minimum:
-    early stopping matters) on a fraction >= 0.9 of the sets; (ii) the best risk decreases with n:
+    but the smallest, the risk at T = 1e12 is >= `OVERFIT_FACTOR` x the best risk over T (an
+    interior minimum: early stopping matters) on a fraction >= 0.9 of the sets; (ii) the best risk decreases with n:
     for each adjacent pair of n, a one-sided Welch t-test of ``log best risk`` (smaller at the
     larger n) has p-value <= 0.025 (Bonferroni over the two pairs at family level 0.05); (iii) at
     the largest n the best risk is <= 0.1 E f*^2 on a fraction >= 0.9 of the sets; (iv) the trained
     network itself (GD on W, ``network_sets`` sets at the middle n, T = 10, 100, 1000) has a test
     risk within ``1e-3 E f*^2`` of kernel GD's at the same T, set by set: the theorem's predictor is
     the network, and kernel GD stands for it in (i)-(iii) only within that tolerance (a tolerance
-    far below the risks compared, so that the ordering statements carry over).  Preconditions per
-    set: the training labels are unbiased for the score (z-score of E[(y - f*) f*] within 5) and
-    are the denoising labels of Eq. (6), which carry noise (``E(y - f*)^2 >= 1e-3 E f*^2``; clean
-    labels have 0): Theorem 6.6 is about the objective (6), and its early-stopping term, which (i)
-    tests, comes from that noise."""
+    far below the risks compared, so that the ordering statements carry over).  (iv) covers the
+    early times only: the sets' early-stopping times (argmin over T of the risk, recorded per n)
+    lie mostly beyond T = 1000 at the middle n, and GD on the network that long does not fit the quick
+    tier's budget, so the network is not checked at each set's early-stopping time (a gap, said
+    here).  Preconditions: the
+    training labels are unbiased for the score (per n, the z-score of E[(y - f*) f*] pooled over
+    the ``training_sets`` x n samples within 5: normal by the central limit theorem, so a false failure has
+    probability about 3 x 6e-7; per set, over n samples, the heavy-tailed product made the z far
+    from normal) and, per set, are the denoising labels of Eq. (6), which carry noise (``E(y -
+    f*)^2 >= 1e-3 E f*^2``; clean labels have 0): Theorem 6.6 is about the objective (6), and its
+    early-stopping term, which (i) tests, comes from that noise."""
     from scipy import stats
 
     s = tc.sizes
@@ -163,10 +182,11 @@ def test_score_estimation(tc):
     best, overfit, z, noise = [], [], [], []
     energy = None
     for n in s["ns"]:
-        data = score_training_sets(tc, n, s["m"], s["training_sets"], labels)
+        data = score_training_sets(tc, n, s["width"], s["training_sets"], labels)
         risks, z_n, noise_n, energy = kernel_score_risks(tc, data)
         noise.append(noise_n)
         best.append(risks.min(1))
+        tc.record(f"n={n}: early-stopping time argmin_T risk per set", np.asarray(RISK_TIMES)[risks.argmin(1)])
         overfit.append(risks[:, -1] / risks.min(1))
         z.append(z_n)
         tc.curve("score risk vs early-stopping time", f"n={n} (median over sets)", RISK_TIMES,
@@ -178,6 +198,7 @@ def test_score_estimation(tc):
                 for a, b in zip(best, best[1:])]
     tc.record("median_best_risk", dict(zip(map(str, s["ns"]), map(float, np.median(best, axis=1)))))
     tc.record("min_final_over_best_risk", [float(o.min()) for o in overfit])
+    tc.record("final over best risk per set, n > smallest", np.ravel(overfit[1:]))
     tc.record("decrease_p_values", decrease)
     tc.record("E f*^2", energy)
     tc.record("max label noise E(y - f*)^2 / E f*^2", float(np.max(noise) / energy))
@@ -230,7 +251,7 @@ def test_loss_decomposition(tc):
     (`softmax_limit_kernel`, sigma = 1) on ``auxiliary`` clean points, ridge 1e-3 (an RKHS
     function); ``f_{K,gamma~}`` kernel GD on the pseudo labels ``y~_i = f_H(z_i) + (y_i - f*(z_i))``.
     Risks E by Monte Carlo on fresh test points, at each width of ``widths`` (the same data) and
-    for ``inits`` independent initializations per width.
+    for ``instances`` independent initializations per width.
     Pass: (i) the inequality at every width (Cauchy-Schwarz: ``(a+b+c+d)^2 <= 4(a^2+b^2+c^2+d^2)``
     pointwise, so it cannot fail for parts that sum to ``f_W - f*``; it is recorded as the claim's
     statement, and the evidence is in (ii)-(iv)); (ii) ``f_{K,gamma} - f_{K,gamma~}`` equals kernel

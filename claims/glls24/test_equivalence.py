@@ -17,7 +17,7 @@ from theorycheck import Control, claim
                  "O(eps_K ||Y|| / lambda + k_0 eps_H ||Y|| log(lambda/eps_H) / lambda^2).",
        provenance="derived",
        calibration=["spec windows, checked on seeds 1, 2 and 0 (not re-chosen on seeds 1-10)",
-                    "criterion (iv) uses predictor_seeds fresh sets rather than the runs' 3 because with 3 "
+                    "criterion (iv) uses predictor_instances fresh sets rather than the runs' 3 because with 3 "
                     "the rms was too noisy for a slope (seed 2 gave -0.37); with 20 it gave -0.48 and "
                     "-0.47 on seeds 1 and 2"],
        controls={
@@ -28,8 +28,8 @@ from theorycheck import Control, claim
                "reference", breaks=["gap within the explicit bound", "gap decays at least like 1/m"],
                description="NTK regression run with the step eta instead of eta m: the wrong time scale"),
        },
-       sizes={"quick": {"widths": [256, 1024, 4096], "predictor_seeds": 20},
-              "full": {"widths": [1024, 4096, 16384, 65536], "predictor_seeds": 10}})
+       sizes={"quick": {"widths": [256, 1024, 4096], "predictor_instances": 20},
+              "full": {"widths": [1024, 4096, 16384, 65536], "predictor_instances": 10}})
 def test_nn_ntk_equivalence(tc):
     r"""Def. F.1 (reconstructed): features ``Phi(x)_l = (dF_l(W(0), x)/dw_r)_r``, NTK regression by
     GD from 0 with step eta, i.e. in function space ``f_ntk(t+1) = f_ntk(t) - eta m K_0 (u(t) - vec
@@ -44,7 +44,7 @@ def test_nn_ntk_equivalence(tc):
     ``|f_nn(T) - K_0 H(0)^{-1} vec Y| <= 1e-4`` (T the end of the run); (iv) the NTK predictor
     ``f*_ntk = K_0 H(0)^{-1} vec Y`` approaches the infinite-width predictor ``f^inf = (I_d (x)
     K_sigma(x_te, X)) H_inf^{-1} vec Y`` at the CLT rate: the log-log slope of ``rms |f*_ntk -
-    f^inf|`` (over ``predictor_seeds`` fresh data sets and initializations, test points and
+    f^inf|`` (over ``predictor_instances`` fresh data sets and initializations, test points and
     outputs; no training is needed) vs m lies in [-0.65, -0.35] (the CLT rate -1/2, the spec's
     window)."""
     init = "independent" if tc.control == "independent_init" else "symmetric"
@@ -83,7 +83,7 @@ def test_nn_ntk_equivalence(tc):
                         at_most=-1.0)
     tc.conclusion.at_most("network converges to the NTK predictor", np.ravel(limits), 1e-4)
     shape = run["X"].shape[1:] + run["Y"].shape[2:] + run["X_test"].shape[1:2]
-    to_infinite = predictor_distance_to_infinite_width(tc, shape, widths, tc.sizes["predictor_seeds"])
+    to_infinite = predictor_distance_to_infinite_width(tc, shape, widths, tc.sizes["predictor_instances"])
     tc.record("rms_ntk_predictor_minus_infinite_width", dict(zip(map(str, widths), to_infinite)))
     tc.curve("NTK predictor vs infinite width", "rms over seeds", widths, to_infinite, xscale="log", yscale="log")
     tc.conclusion.slope("NTK predictor approaches the infinite-width predictor like m^-1/2", widths,

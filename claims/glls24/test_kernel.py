@@ -19,8 +19,8 @@ from theorycheck.models import TwoLayerNetwork, loss_gradient, ntk_gram, ntk_gra
 from theorycheck.optim import relative_error
 from theorycheck.solvers import exp_limit_kernel, output_kernel, softmax_limit_kernel
 
-SMALL = {"n": 4, "d_in": 8, "d": 2, "m": 64, "seeds": 3}
-LARGE = {"n": 32, "d_in": 64, "d": 4, "m": 4096, "seeds": 2}
+SMALL = {"n": 4, "d_in": 8, "d": 2, "width": 64, "instances": 3}
+LARGE = {"n": 32, "d_in": 64, "d": 4, "width": 4096, "instances": 2}
 
 INIT_SCALE = 2.0
 """The infinite-width limit's control draws W(0) with this multiple of sigma."""
@@ -39,7 +39,7 @@ INIT_SCALE = 2.0
            "reference", breaks=["closed form equals autograd"],
            description="the closed form with a_{l,r} in place of a_{l,r} - <a_l, S> (the softmax "
                        "normaliser's derivative dropped), wrong at a generic point")},
-       sizes={"quick": SMALL, "full": dict(LARGE, m=2**14)})
+       sizes={"quick": SMALL, "full": dict(LARGE, width=2**14)})
 def test_gradient_closed_form(tc):
     r"""The gradient of ``L = 1/2 ||F - Y||_F^2`` in closed form, ``Delta w_r = sum_{i,l}
     (F_{l,i} - y_{l,i}) m S_{i,r} (a_{l,r} - <a_l, S_i>) x_i`` (`loss_gradient`), against
@@ -56,7 +56,7 @@ def test_gradient_closed_form(tc):
     if tc.control == "without_mean_term":
         E = outputs(X, W, A) - Y
         S = torch.softmax(torch.einsum("kne,kem->knm", X, W), -1)
-        closed = torch.einsum("knd,knr,kdr,kne->ker", E, s["m"] * S, A, X)
+        closed = torch.einsum("knd,knr,kdr,kne->ker", E, s["width"] * S, A, X)
     tc.precondition.holds("inputs and labels in the unit ball",
                           bool((X.norm(dim=-1) <= 1 + tc.tol("exact")).all() and (Y.norm(dim=-1) <= 1 + tc.tol("exact")).all()))
     err = relative_error(closed, auto).cpu().numpy()
@@ -80,7 +80,7 @@ def test_gradient_closed_form(tc):
            description="the reference Gram (1/m) J J^T recomputed by autograd on the network with its "
                        "softmax normaliser held fixed: the same outputs, a Jacobian without the "
                        "normaliser's derivative, which the closed form contains")},
-       sizes={"quick": SMALL, "full": dict(LARGE, m=2**12)})
+       sizes={"quick": SMALL, "full": dict(LARGE, width=2**12)})
 def test_kernel_is_scaled_jacobian_gram(tc):
     r"""``[H_{l1,l2}]_{ij} = (1/m) x_i^T x_j sum_r (m S_{i,r} <v_{l1,r}, S_i>)(m S_{j,r}
     <v_{l2,r}, S_j>)`` (`ntk_gram`, closed form) against ``(1/m) J J^T`` with ``J`` from
@@ -125,15 +125,15 @@ def test_symmetric_init_zero_output(tc):
     the columns i.i.d.: the pairing precondition fails and the outputs are ``Theta(sqrt m)``."""
     s = tc.sizes
     init = "independent" if tc.control == "independent_init" else "symmetric"
-    X, Y = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["seeds"])
-    W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=s["m"], K=s["seeds"], init=init)
-    X_all = np.concatenate([X, unit_inputs(tc.rng("test"), s["seeds"], s["n_test"], s["d_in"])], axis=1)
+    X, Y = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["instances"])
+    W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=s["width"], K=s["instances"], init=init)
+    X_all = np.concatenate([X, unit_inputs(tc.rng("test"), s["instances"], s["n_test"], s["d_in"])], axis=1)
     tc.precondition.holds("initialization is symmetric (Def. 3.7)", is_symmetric_initialization(W0, A))
     F = outputs(tc.tensor(X_all), tc.tensor(W0), tc.tensor(A)).cpu().numpy()
     peak = np.abs(F).max(axis=(1, 2))
     tc.record("max_abs_output", peak)
-    tc.conclusion.at_most("outputs vanish at initialization", peak, tc.roundoff(1e3 * s["m"]))
-    residual0 = np.linalg.norm((F[:, : s["n"]] - Y).reshape(s["seeds"], -1), axis=1)
+    tc.conclusion.at_most("outputs vanish at initialization", peak, tc.roundoff(1e3 * s["width"]))
+    residual0 = np.linalg.norm((F[:, : s["n"]] - Y).reshape(s["instances"], -1), axis=1)
     tc.conclusion.at_most("initial residual at most sqrt(n)", residual0, np.sqrt(s["n"]))
 
 
@@ -154,13 +154,13 @@ def test_symmetric_init_zero_output(tc):
                  "duplicate_input": Control(
            "hypothesis", breaks=["lambda_min of the limit kernel positive"],
            description="x_2 := x_1: the inputs are not distinct and lambda_min(H_inf) = 0")},
-       sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "seeds": 20, "widths": [256, 1024, 4096, 16384]},
-              "full": {"n": 32, "d_in": 64, "d": 4, "seeds": 5, "widths": [2**10, 2**12, 2**14, 2**16, 2**18]}})
+       sizes={"quick": {"n": 4, "d_in": 8, "d": 2, "instances": 20, "widths": [256, 1024, 4096, 16384]},
+              "full": {"n": 32, "d_in": 64, "d": 4, "instances": 5, "widths": [2**10, 2**12, 2**14, 2**16, 2**18]}})
 def test_infinite_width_limit(tc):
     r"""Derived limit (spec, not in the paper): ``alpha(x)/m -> exp(sigma^2 |x|^2/2)``, so
     ``m S_r(x) -> exp(w_r^T x - sigma^2|x|^2/2)``, ``E exp(w^T (x + x')) = exp(sigma^2 |x+x'|^2/2)``,
     ``<a_l, S> = 0`` at ``W(0)`` and off-diagonal output blocks average to 0: ``H(0) -> H_inf =
-    I_d (x) K_sigma`` (`softmax_limit_kernel`).  One data set, ``seeds`` independent symmetric
+    I_d (x) K_sigma`` (`softmax_limit_kernel`).  One data set, ``instances`` independent symmetric
     initializations per width, sigma = 0.5.  Pass: (i) the log-log slope of ``rms_seeds
     ||H(0) - H_inf||_F`` against m lies in [-0.65, -0.35] (CLT rate -1/2; the spec's window); (ii) at the largest width every seed's
     ``lambda_min(H(0))`` lies within 20% of ``lambda_min(H_inf)``; (iii) ``lambda_min(H_inf) >=
@@ -175,7 +175,7 @@ def test_infinite_width_limit(tc):
     X, Y = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=1)
     if tc.control == "duplicate_input":
         X, Y = duplicate_first_input(X, Y)
-    Xt = tc.tensor(np.repeat(X, s["seeds"], axis=0))
+    Xt = tc.tensor(np.repeat(X, s["instances"], axis=0))
     limit = softmax_limit_kernel(Xt, Xt, SIGMA)
     if tc.control == "exp_network_limit":
         limit = exp_limit_kernel(Xt, Xt, SIGMA)
@@ -187,7 +187,7 @@ def test_infinite_width_limit(tc):
     init_sigma, init_stream = (INIT_SCALE * SIGMA, ("scale", INIT_SCALE)) if scaled else (SIGMA, ())
     rms, lam0, scale_error = [], None, []
     for m in s["widths"]:
-        W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["seeds"], sigma=init_sigma,
+        W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["instances"], sigma=init_sigma,
                                stream=init_stream)
         H0 = ntk_gram(Xt, Xt, tc.tensor(W0), tc.tensor(A))
         scale_error.append(abs(float(np.std(W0)) / SIGMA - 1))

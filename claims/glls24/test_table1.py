@@ -45,7 +45,7 @@ EPSILON = 1e-6
                description="input norms drawn from [0.3, 1]: the exp and softmax limits are only "
                            "congruent (D K D), not proportional", constants={"min_norm": 0.3}),
        },
-       sizes={"quick": {"ns": [4, 8, 16], "m": 1024}, "full": {"ns": [4, 8, 16, 32], "m": 8192}})
+       sizes={"quick": {"ns": [4, 8, 16], "width": 1024}, "full": {"ns": [4, 8, 16, 32], "width": 8192}})
 def test_activation_comparison(tc):
     r"""Table 1 compares sufficient conditions: width ReLU ``Omega(lambda^-2 n^2 log n)``, exp and
     softmax ``Omega(lambda^-2 n^{2+o(1)} log^2 n)``, steps ``Omega(lambda^-2 n^{2(+o(1))} log(n/eps))``
@@ -80,7 +80,7 @@ def test_activation_comparison(tc):
     at_bound, bound_steps, run_lengths, kappa_gap, step_ratio, moves_less, drifts_less = [], [], [], [], [], [], []
     measured, proven, by_activation = {}, {}, {}
     for n in ns:
-        runs = {a: tc.use(activation_gd, activation=a, n=n, m=s["m"], epsilon=EPSILON,
+        runs = {a: tc.use(activation_gd, activation=a, n=n, m=s["width"], epsilon=EPSILON,
                           step_scale=step_scale if a == "softmax" else "matched", input_norms=norms)
                 for a in ACTIVATIONS}
         steps = {}

@@ -90,19 +90,19 @@ def window_log_contractions(log_values, window, log_floor):
                      if log_values[s] > log_floor and log_values[s + window] > log_floor])
 
 
-@shared_run(sizes={"quick": {"ns": [250, 1000, 4000, 16000], "seeds": 2, "steps": 3000, "random_starts": 0},
-                   "full": {"ns": [250, 1000, 4000, 16000, 64000], "seeds": 10, "steps": 4000,
+@shared_run(sizes={"quick": {"ns": [250, 1000, 4000, 16000], "instances": 2, "steps": 3000, "random_starts": 0},
+                   "full": {"ns": [250, 1000, 4000, 16000, 64000], "instances": 10, "steps": 4000,
                             "random_starts": 8}})
 def empirical_regularizer_limit(run, *, regularizers=("estimated",), lam=0.25, eta=1.0):
     r"""Algorithm 1 with the population gradient oracle and preconditioner Sigma_hat^{-1}, from the
-    spectral initialization of n samples (ill-conditioned instance), ``seeds`` training sets
+    spectral initialization of n samples (ill-conditioned instance), ``instances`` training sets
     per n, each run once per regularizer lam R(.; C) in ``regularizers`` (C = Sigma_hat for
     "estimated", Sigma for "true"), all trials side by side.  Returns, per regularizer and per
     trial: n, ||Sigma_hat - Sigma||, the final excess loss L - k sigma^2, R(theta_T; Sigma_hat),
     R(theta_T; Sigma) and dist(theta_T, M) (``random_starts`` Haar starts in the projection)."""
     problem = ill_conditioned(run.rng("ill_conditioned"))
     rng = run.rng("limit_set")
-    ns = np.repeat(run.sizes["ns"], run.sizes["seeds"])
+    ns = np.repeat(run.sizes["ns"], run.sizes["instances"])
     inits = [spectral_initialization(problem, n, rng) for n in ns]
     V0, K0, Sigma_hat = (torch.as_tensor(np.array(a)) for a in zip(*inits))
     trials = len(ns)
@@ -169,7 +169,7 @@ def contraction_run(run, *, lam=0.25, start="spectral"):
 # --- the statistical floor of Algorithm 1 (Theorem 2, statistical term)
 
 #: eta sigma_1(W*) of the floor runs: eta = 1 at the recipe's scale sigma_1(W*) = 0.2
-FLOOR_STEP = 0.2
+FLOOR_ETA = 0.2
 
 
 def fresh_batch_schedule(problem, rng, Sigma_hat, n, batches, lam, tensor):
@@ -186,13 +186,13 @@ def fresh_batch_schedule(problem, rng, Sigma_hat, n, batches, lam, tensor):
     return schedule
 
 
-@shared_run(sizes={"quick": {"ns": [32, 64, 128], "batches": 16, "steps": 400, "trials": 3},
-                   "full": {"ns": [32, 64, 128, 256], "batches": 64, "steps": 800, "trials": 5}})
+@shared_run(sizes={"quick": {"ns": [32, 64, 128], "batches": 16, "steps": 400, "instances": 3},
+                   "full": {"ns": [32, 64, 128, 256], "batches": 64, "steps": 800, "instances": 5}})
 def statistical_floor_run(run, *, lam=0.25, oracle_n=None):
     r"""Algorithm 1 with the expected-gradient oracle on the well-conditioned instance, for
-    every n of ``ns`` and ``trials`` training sets side by side: spectral initialization,
+    every n of ``ns`` and ``instances`` training sets side by side: spectral initialization,
     regularizer lam R(.; Sigma_hat) and preconditioner Sigma_hat^{-1} from the n training
-    samples, eta = FLOOR_STEP/sigma_1(W*).  The oracle E grad Lhat_n is estimated at every step
+    samples, eta = FLOOR_ETA/sigma_1(W*).  The oracle E grad Lhat_n is estimated at every step
     by ``batches`` fresh training sets of size n (`fresh_batch_schedule`), and the floor is the
     excess population loss L - k sigma^2 at the average of the iterates over the second half of
     the run (Polyak-Ruppert: for the same compute, fresh batches with averaging are sqrt(T/2)
@@ -204,8 +204,8 @@ def statistical_floor_run(run, *, lam=0.25, oracle_n=None):
     problem."""
     s = run.sizes
     problem = well_conditioned(run.rng("well_conditioned"))
-    eta = FLOOR_STEP / problem.singular_values()[0]
-    trials = s["trials"]
+    eta = FLOOR_ETA / problem.singular_values()[0]
+    trials = s["instances"]
     tile = lambda a: run.tensor(a).expand(trials, *np.shape(a)).contiguous()
     Sigma, W = tile(problem.Sigma), tile(problem.W)
     population = PopulationAttentionRegression(Sigma, W, problem.noise, 0.0)

@@ -52,19 +52,19 @@ def spectral_point(tc, W, Sigma):
 W_ESTIMATORS = {"ols": ols_estimate, "cross_moment": lambda X, Y: Y.transpose(1, 2) @ X / X.shape[1]}
 
 
-@shared_run(sizes={"quick": {"ns": [100, 400, 1600, 6400], "seeds": 20},
-                   "full": {"ns": [100, 400, 1600, 6400, 25600, 102400], "seeds": 50}})
+@shared_run(sizes={"quick": {"ns": [100, 400, 1600, 6400], "instances": 20},
+                   "full": {"ns": [100, 400, 1600, 6400, 25600, 102400], "instances": 50}})
 def ols_errors(run, *, estimator="ols"):
-    """||W_hat - W*|| (operator norm) of ``estimator`` (`W_ESTIMATORS`) on ``seeds`` independent
+    """||W_hat - W*|| (operator norm) of ``estimator`` (`W_ESTIMATORS`) on ``instances`` independent
     training sets per n of ``ns`` (batched), well-conditioned instance: n, errors (len(ns),
     seeds) and the instance."""
     problem = well_conditioned(run.rng("well_conditioned"))
     rng = run.rng("ols")
     errors = []
     for n in run.sizes["ns"]:
-        X = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (run.sizes["seeds"], n)))
+        X = torch.as_tensor(gaussian_rows(rng, problem.Sigma, (run.sizes["instances"], n)))
         Y = X @ torch.as_tensor(problem.W).T + problem.noise * torch.as_tensor(
-            rng.standard_normal((run.sizes["seeds"], n, problem.k)))
+            rng.standard_normal((run.sizes["instances"], n, problem.k)))
         W_hat = W_ESTIMATORS[estimator](X, Y)
         errors.append(torch.linalg.matrix_norm(W_hat - torch.as_tensor(problem.W), ord=2).numpy())
     return {"n": np.array(run.sizes["ns"]), "errors": np.array(errors), "problem": problem}

@@ -34,9 +34,9 @@ def minibatch_indices(rng, n, batch, steps):
     return np.stack([rng.permutation(n)[:batch] for _ in range(steps)])
 
 
-@shared_run(sizes={"quick": {"d": 3, "k": 4, "n": 1000, "batch": 100, "steps": 400, "seeds": 3,
+@shared_run(sizes={"quick": {"d": 3, "k": 4, "n": 1000, "batch": 100, "steps": 400, "batch_orders": 3,
                              "etas": [0.1, 0.2, 0.3, 0.4, 0.5, 0.7]},
-                   "full": {"d": 5, "k": 8, "n": 5000, "batch": 500, "steps": 2000, "seeds": 3,
+                   "full": {"d": 5, "k": 8, "n": 5000, "batch": 500, "steps": 2000, "batch_orders": 3,
                             "etas": [0.03, 0.1, 0.15, 0.2, 0.3]}})
 def minibatch_run(run, *, arms, instances=1, etas=None, steps=None):
     r"""The experiments of Appendix A: the ``arms``, pairs (method of `MINIBATCH_METHODS`,
@@ -76,10 +76,10 @@ def minibatch_run(run, *, arms, instances=1, etas=None, steps=None):
         Xs.append(Xt), Ys.append(Yt), Sigma_hats.append(Sigma_hat)
     grid = s["etas"] if etas is None else list(etas)
     arm, instance, etas_, seeds = (a.ravel() for a in np.meshgrid(np.arange(len(arms)), np.arange(instances), grid,
-                                                                  np.arange(s["seeds"]), indexing="ij"))
+                                                                  np.arange(s["batch_orders"]), indexing="ij"))
     trials = len(etas_)
     batches = np.stack([minibatch_indices(run.rng("minibatches", seed), s["n"], s["batch"], s["steps"] + 1)
-                        for seed in range(s["seeds"])], axis=1)[:, seeds]       # (steps + 1, trials, b)
+                        for seed in range(s["batch_orders"])], axis=1)[:, seeds]       # (steps + 1, trials, b)
     which = torch.as_tensor(instance, device=Xs[0].device)
     X_all, Y_all = torch.stack(Xs)[which], torch.stack(Ys)[which]               # (trials, n, .)
     rows = torch.arange(trials, device=X_all.device)[:, None]

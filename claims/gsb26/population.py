@@ -122,8 +122,8 @@ def symbolic_closed_form(run, *, missing_sigma=False):
             "scalar_loss": str(_scalar_population_loss_difference(missing_sigma))}
 
 
-@shared_run(sizes={"quick": {"keys": [1000, 10000, 100000], "queries": 20, "reps": 10},
-                   "full": {"keys": [1000, 10000, 100000, 1000000], "queries": 50, "reps": 20}})
+@shared_run(sizes={"quick": {"keys": [1000, 10000, 100000], "queries": 20, "instances": 10},
+                   "full": {"keys": [1000, 10000, 100000, 1000000], "queries": 50, "instances": 20}})
 def out_of_sample(run, *, transposed=False):
     """(N, mean ||f(x; X_N) - P x||) at the test point of `in_sample_gap`, N fresh keys, P the
     closed-form predictor V Sigma K (``transposed``: the other orientation V Sigma K^T)."""
@@ -133,7 +133,7 @@ def out_of_sample(run, *, transposed=False):
     rng = run.rng("out_of_sample", transposed)
     keys = np.array(run.sizes["keys"])
     return keys, np.array([out_of_sample_error(problem, V, K, closed_form, N, run.sizes["queries"],
-                                               run.sizes["reps"], rng, run.tensor) for N in keys])
+                                               run.sizes["instances"], rng, run.tensor) for N in keys])
 
 
 # --- the finite-n gap against the score tail mu (issue 25, `test_maps.py`): E Lhat_n - L at a

@@ -36,7 +36,7 @@ from .setup import PAPER, gaussian_rows, ill_conditioned, record_assumptions, si
     sizes={"quick": {}, "full": {}},
 )
 def test_ols_error(tc):
-    r"""W_hat = (sum y_i x_i^T)(sum x_i x_i^T)^{-1} on ``seeds`` independent training sets per n
+    r"""W_hat = (sum y_i x_i^T)(sum x_i x_i^T)^{-1} on ``instances`` independent training sets per n
     (batched), well-conditioned instance.  The constants of Lemma 6 were lost, so the claim
     is tested as a shape plus a stated explicit bound: (1) the log-log slope of the mean of
     ||W_hat - W*|| (operator norm) over n is in [-0.6, -0.4] (rate n^{-1/2}, the spec's window); (2) the fraction of (seed, n) instances with ||W_hat - W*|| <= 3 sigma (sqrt k +
@@ -202,12 +202,12 @@ def test_norm_equivalence(tc):
     calibration=["Windows are the spec's (spec slopes -0.514, -0.519); the spec's 'every seed within "
                  "0.5 sqrt(sigma_d(W*)) for n >= 1600' held for only 62.5% of the instances on seed 2, "
                  "so it is recorded, not decided."],
-    sizes={"quick": {"ns": [100, 400, 1600, 6400], "seeds": 20},
-           "full": {"ns": [100, 400, 1600, 6400, 25600, 102400], "seeds": 50}},
+    sizes={"quick": {"ns": [100, 400, 1600, 6400], "instances": 20},
+           "full": {"ns": [100, 400, 1600, 6400, 25600, 102400], "instances": 50}},
 )
 def test_init_close(tc):
     r"""theta_0 = (U_hat D_hat^{1/2}, Sigma_hat^{-1} D_hat^{1/2} V_hat^T) from the OLS W_hat and
-    Sigma_hat of n samples, ``seeds`` training sets per n (well-conditioned instance, A1-A3
+    Sigma_hat of n samples, ``instances`` training sets per n (well-conditioned instance, A1-A3
     recorded).  dist(theta_0, M) by the extended-covariance projection (weighted Procrustes,
     both components of O(d) plus 2 Haar starts).  Pass: the log-log slopes of the means of
     dist(theta_0, M) and of ||Sigma_hat^{-1} - Sigma^{-1}|| over n lie in [-0.6, -0.4] (rate
@@ -226,7 +226,7 @@ def test_init_close(tc):
     mean_dist, mean_inv, quantile, close = [], [], [], []
     for n in ns:
         dists, invs = [], []
-        for _ in range(tc.sizes["seeds"]):
+        for _ in range(tc.sizes["instances"]):
             V0, K0, Sigma_hat = spectral_initialization(problem, n, rng)
             if tc.control == "no_inverse_covariance":
                 K0 = Sigma_hat @ K0

@@ -30,7 +30,7 @@ EPSILONS = (1e-1, 1e-2, 1e-3, 1e-4)
                         "W~ but is unbalanced, so its distance to M does not vanish with eps"),
     },
     calibration=["Criteria from the spec (factor 2), checked on seeds 1, 2 and 0."],
-    sizes={"quick": {"draws": 10}, "full": {"draws": 50}},
+    sizes={"quick": {"instances": 10}, "full": {"instances": 50}},
 )
 def test_init_perturbation(tc):
     r"""W~ = W* + eps E, Sigma~^{-1} = Sigma^{-1} + eps S (E Gaussian, S symmetric Gaussian, each
@@ -53,7 +53,7 @@ def test_init_perturbation(tc):
     worst_ratio, worst_dist, lowest = [], [], []
     for e in eps:
         ratios, dists = [], []
-        for _ in range(tc.sizes["draws"]):
+        for _ in range(tc.sizes["instances"]):
             E = unit_operator_norm(rng.standard_normal(problem.W.shape))
             S = rng.standard_normal(problem.Sigma.shape)
             S = unit_operator_norm(S + S.T)

@@ -113,13 +113,13 @@ def test_manifold_global_min(tc):
         "framework's 'iterative' kind, not tuned; run on seeds 1-10 and 0: max asymmetry at most 1.5e-11, "
         "the library solver within 1.7e-11 of the same rotation; both controls failed as declared.",
     ],
-    sizes={"quick": {"points": 10, "samples": 20000, "random_starts": 2},
-           "full": {"points": 50, "samples": 40000, "random_starts": 8}},
+    sizes={"quick": {"points": 10, "draws": 20000, "random_starts": 2},
+           "full": {"points": 50, "draws": 40000, "random_starts": 8}},
 )
 def test_symmetry(tc):
     r"""Points theta = theta_{R0} + 0.05 Z on the ill-conditioned instance (eig Sigma =
     geomspace(0.1, 1, 3), so the projection has no closed form).  The projection is found
-    without the first-order condition: the best of ``samples`` Haar rotations (both components
+    without the first-order condition: the best of ``draws`` Haar rotations (both components
     of O(d)), refined by Nelder-Mead on f(R) = ||theta - theta_R||^2_{Sigma_bar} + const in
     exponential coordinates R = R_b exp(X), X skew, re-centred at shrinking simplex scales
     (`derivative_free_projection`: it evaluates f as a difference from the centre, so the
@@ -137,7 +137,7 @@ def test_symmetry(tc):
     rng = tc.rng("projection")
     defects, beaten, solver_gap = [], [], []
     for V, K in projection_points(tc, problem, tc.sizes["points"]):
-        brute = brute_force_projection(V, K, problem.Sigma, problem.W, rng, samples=tc.sizes["samples"])
+        brute = brute_force_projection(V, K, problem.Sigma, problem.W, rng, samples=tc.sizes["draws"])
         if tc.control == "random_rotation":   # a new draw: a rotation the claim never sees
             R = haar_rotations(tc.rng("projection", "random_rotation"), problem.d, 1)[0]
         elif tc.control == "euclidean_projection":

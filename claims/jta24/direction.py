@@ -22,7 +22,7 @@ from .setup import SIZES, instances, synthetic
 
 P_VALUES = (1.5, 1.75, 2.0, 3.0)
 """The exponents of the directional-convergence runs (the paper's 1.75, 2, 3, and 1.5)."""
-STEP = {1.5: 0.1, 1.75: 0.1, 2.0: 0.1, 3.0: 1.0}
+NORMALIZED_MD_ETA = {1.5: 0.1, 1.75: 0.1, 2.0: 0.1, 3.0: 1.0}
 r"""eta of normalized MD per p: the paper's 0.1, and 1.0 for p = 3 (normalized MD with (eta, K)
 and (eta/10, 10K) follow the same path up to the first steps, and ||W||_3 grows only like
 (eta k)^(1/2))."""
@@ -62,7 +62,7 @@ def normalized_mirror_runs(run, *, loss: str = "exponential", cross_attention: b
     model = TokenSelection(tensors.X, tensors.y, tensors.u, loss=loss,
                            queries=None if Z is None else run.tensor(Z)).tiled(P)
     p = [pv for pv in P_VALUES for _ in range(K)]
-    step = MirrorDescent(model, p, [STEP[pv] for pv in p], normalized=True)
+    step = MirrorDescent(model, p, [NORMALIZED_MD_ETA[pv] for pv in p], normalized=True)
     marks = np.unique(np.concatenate([
         [0], np.geomspace(steps / 20, steps, 12).round(), np.linspace(0, steps, 41).round(),
         [steps // 2, round(0.7 * steps)]]).astype(int))
@@ -105,8 +105,8 @@ def own_index(p: np.ndarray) -> np.ndarray:
 
 
 def steps(p):
-    """eta of normalized MD of every run (its p's STEP)."""
-    return np.array([STEP[float(x)] for x in p])
+    """eta of normalized MD of every run (its p's NORMALIZED_MD_ETA)."""
+    return np.array([NORMALIZED_MD_ETA[float(x)] for x in p])
 
 
 def reference_index(p, control):

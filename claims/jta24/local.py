@@ -21,7 +21,7 @@ from theorycheck.optim.directions import divergence_curves, lp_unit, norms_along
 from theorycheck.solvers import solve_lp_wsvm, solve_wsvm
 from theorycheck.solvers.support import locally_optimal, safe_gap
 
-from .direction import STEP, normalized_mirror_runs
+from .direction import NORMALIZED_MD_ETA, normalized_mirror_runs
 from .setup import SIZES, instances, synthetic
 
 LOCAL_P = (1.75, 2.0, 3.0)
@@ -103,7 +103,7 @@ def local_restarts(run, *, switch_to_lowest=False, thin_cone=None):
     delta_safe >= SAFE_GAP; at most MAX_RESTARTS are run.  W(0) = c W_mm_alpha^p with
     c = `restart_radius` = max(scale, COMPETITOR_GAP / max(delta_safe, SAFE_GAP)) (c = scale where
     delta_safe <= 0), with the
-    step eta = STEP[p] (c/scale)^(p-1), so that the dual iterate moves by the same fraction of its
+    step eta = NORMALIZED_MD_ETA[p] (c/scale)^(p-1), so that the dual iterate moves by the same fraction of its
     norm ||grad psi(W(0))||_q = (c ||W_mm||_p)^(p-1) per step as at the radius ``scale``.
     With ``switch_to_lowest`` the same restarts run on alpha' = `lowest_score_switch` of their
     alpha instead (its own W_mm and hypotheses).  Records the directional divergence to W_mm of
@@ -148,7 +148,7 @@ def local_restarts(run, *, switch_to_lowest=False, thin_cone=None):
     alpha = np.stack([tr["alpha"] for tr in trials])
     safe = np.array([tr["safe"] for tr in trials])
     scale = restart_radius(safe, s["scale"])
-    eta = [STEP[pv] * (c / s["scale"]) ** (pv - 1) for pv, c in zip(p, scale)]
+    eta = [NORMALIZED_MD_ETA[pv] * (c / s["scale"]) ** (pv - 1) for pv, c in zip(p, scale)]
     step = MirrorDescent(model, p.tolist(), eta, normalized=True)
     marks = np.linspace(0, s["steps"], 31).round().astype(int)
     W0 = scale[:, None, None] * W_mm
@@ -256,9 +256,9 @@ def radius_map_runs(run, *, fractions, instances: int, steps: int, dynamics_p: f
     r"""Restarts of `radius_map_alphas` on the ray of W_mm_alpha (the W-SVM) at radius
     f c ||W_mm_alpha||, c = `restart_radius` (the encoded local theorem's), for every f of
     ``fractions``, side by side (trial j = g K + k): W(0) = f c W_mm_alpha, ``steps`` steps of
-    normalized l_2-MD = normalized GD (`NGD`) with eta = STEP[2] f c / 5 (the rule of
+    normalized l_2-MD = normalized GD (`NGD`) with eta = NORMALIZED_MD_ETA[2] f c / 5 (the rule of
     `local_restarts`: the same relative move of the dual iterate per step at every radius), or,
-    with ``dynamics_p`` != 2, normalized l_p-MD with that p and eta = STEP[p] (f c / 5)^(p-1)
+    with ``dynamics_p`` != 2, normalized l_p-MD with that p and eta = NORMALIZED_MD_ETA[p] (f c / 5)^(p-1)
     (the map's dynamics control).  Returns, per (fraction, restart), the directional divergence
     D_psi_2(W_mm/||W_mm||, W/||W||) = 1 - <W_mm, W>/(||W_mm|| ||W||) at K/2 and K, whether the
     tokens selected at K are alpha, the radius fraction and c."""
@@ -271,7 +271,7 @@ def radius_map_runs(run, *, fractions, instances: int, steps: int, dynamics_p: f
     X = np.tile(a["X"], (G, 1, 1, 1))
     model = TokenSelection(run.tensor(X), run.tensor(np.tile(a["y"], (G, 1))), run.tensor(np.tile(a["v"], (G, 1))))
     p_dyn = float(dynamics_p)
-    eta = STEP.get(p_dyn, 0.1) * (radius / MAP_THEOREM_SCALE) ** (p_dyn - 1)
+    eta = NORMALIZED_MD_ETA.get(p_dyn, 0.1) * (radius / MAP_THEOREM_SCALE) ** (p_dyn - 1)
     if p_dyn == MAP_P:
         step = NGD(model, run.tensor(eta))
     else:

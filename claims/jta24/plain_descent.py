@@ -76,8 +76,12 @@ LATE_WINDOW = 200
 """Plain-MD steps at the end of `norm_growth_runs` at which every iterate is kept (Lemmas 27, 29)."""
 
 
-@shared_run(sizes={"quick": dict(SIZES["quick"], instances=3, steps=2000, eta=10.0),
-                   "full": dict(SIZES["full"], steps=20000, eta=10.0)})
+GROWTH_ETA = 10.0
+"""The step size of plain (and normalized) l_p-AttGD in `norm_growth_runs`, both tiers."""
+
+
+@shared_run(sizes={"quick": dict(SIZES["quick"], instances=3, steps=2000),
+                   "full": dict(SIZES["full"], steps=20000)})
 def norm_growth_runs(run, *, n_instances=None, normalized=False):
     r"""Plain (or ``normalized``) l_p-AttGD with eta for p in GROWTH_P on the first ``n_instances``
     instances (None: the tier's) from W(0) std 1, side by side (trial j = ip * K + k).  Keeps W(k) at k = K/10 and at every step of
@@ -90,7 +94,7 @@ def norm_growth_runs(run, *, n_instances=None, normalized=False):
     t = data.to_torch(run.device, run.dtype)
     model = TokenSelection(t.X, t.y, t.u).tiled(P)
     p = [pv for pv in GROWTH_P for _ in range(K)]
-    step = MirrorDescent(model, p, s["eta"], normalized=normalized)
+    step = MirrorDescent(model, p, GROWTH_ETA, normalized=normalized)
     pt = run.tensor(p)
     marks = [s["steps"] // 10] + list(range(s["steps"] - LATE_WINDOW, s["steps"] + 1))
     traj = run_trajectory(step, {"W": run.tensor(np.tile(W0, (P, 1, 1)))}, s["steps"],
@@ -102,7 +106,7 @@ def norm_growth_runs(run, *, n_instances=None, normalized=False):
                      for j in range(P * K)])
     local = np.array([locally_optimal(data.X[j % K], scores[j % K], alpha[j], W_mm[j]) for j in range(P * K)])
     distinct = np.ptp(scores, axis=-1).min(-1) > 0
-    return dict(t=traj.t, r=traj["r"], W=traj["W"], p=np.array(p), eta=s["eta"], alpha=alpha, W_mm=W_mm,
+    return dict(t=traj.t, r=traj["r"], W=traj["W"], p=np.array(p), eta=GROWTH_ETA, alpha=alpha, W_mm=W_mm,
                 svm_norm=norms_along(W_mm[None], np.array(p))[0], locally_optimal=local,
                 instance=np.arange(P * K) % K, distinct_scores=np.tile(distinct, P))
 

@@ -10,8 +10,8 @@ from theorycheck import Control, claim
 from .plain_descent import norm_growth_runs
 from .setup import PAPER, SIZES
 
-GROWTH_SIZES = {"quick": dict(SIZES["quick"], instances=3, steps=2000, eta=10.0),
-                "full": dict(SIZES["full"], steps=20000, eta=10.0)}
+GROWTH_SIZES = {"quick": dict(SIZES["quick"], instances=3, steps=2000),
+                "full": dict(SIZES["full"], steps=20000)}
 
 
 @claim(

@@ -25,8 +25,8 @@ from .setup import PAPER, SIZES
 SETTLED_POWER = ("the settled runs are a subset of the 96 (quick) or 60 (full) runs, about two thirds "
                  "of them settle at K = 2000: power 0.8 at p = 0.8 needs about 60")
 
-GROWTH_SIZES = {"quick": dict(SIZES["quick"], instances=10, steps=2000, eta=10.0),
-                "full": dict(SIZES["full"], steps=20000, eta=10.0)}
+GROWTH_SIZES = {"quick": dict(SIZES["quick"], instances=10, steps=2000),
+                "full": dict(SIZES["full"], steps=20000)}
 PROGRESS_SIZES = {"quick": dict(GROWTH_SIZES["quick"], instances=32), "full": GROWTH_SIZES["full"]}
 """Lemma 27's binomial over the settled runs: 32 instances x 3 p in the quick tier (19 of 30 runs
 settled on 10 instances: power 0.33 at 0.65; about 60 settled runs give 0.8)."""

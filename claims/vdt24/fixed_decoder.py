@@ -36,6 +36,8 @@ from .problems import (
 
 
 GD_ETA = 1.0
+LEM5_NGD_ETAS = (0.1, 1.0)
+"""The NGD step sizes of Lemma 5's runs (both tiers)."""
 SPARSE_EVERY = 10
 #: the shared GD run: steps, every step recorded up to ``dense`` (Lemma 5), checkpoints of Theorem 6
 GD_RUN = {"quick": dict(steps=3000, dense=300, checkpoints=[100, 300, 1000, 3000]),
@@ -95,7 +97,7 @@ def counterexample_ngd(run, *, steps: int):
 
 
 @shared_run
-def e1_ngd_step_sizes(run, *, etas: list, steps: int):
+def e1_ngd_step_sizes(run, *, etas: tuple[float, ...], steps: int):
     """NGD on Example 1 with each step size of ``etas`` (one batch, trials [eK, (e+1)K) with
     etas[e]), every step recorded."""
     prob = run.use(e1)
@@ -292,7 +294,7 @@ def lem5_runs(tc):
         traj = tc.use(counterexample_ngd, steps=steps)
         return {f"NGD eta={NGD_ETA} on CE": traj}, tc.use(counterexample_problem).data
     prob = tc.use(e1)
-    etas = tc.sizes["ngd_etas"]
+    etas = LEM5_NGD_ETAS
     ngd = tc.use(e1_ngd_step_sizes, etas=etas, steps=steps)
     _, gd, gd_starts = tc.use(e1_gd)
     runs = {f"NGD eta={eta}": ngd.restrict(slice(e * TRIALS, (e + 1) * TRIALS)) for e, eta in enumerate(etas)}

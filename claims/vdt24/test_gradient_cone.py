@@ -50,8 +50,8 @@ from .problems import PAPER, WITHOUT_ASSUMPTION1
                         "its margin on the true optimal token is negative, so the correlation "
                         "bound must fail"),
     },
-    sizes={"quick": dict(LANDSCAPE_RUN["quick"], random_per_trial=50, log10_scales=[-2, 2]),
-           "full": dict(LANDSCAPE_RUN["full"], random_per_trial=10, log10_scales=[-2, 2])},
+    sizes={"quick": dict(LANDSCAPE_RUN["quick"], random_per_instance=50, log10_scales=[-2, 2]),
+           "full": dict(LANDSCAPE_RUN["full"], random_per_instance=10, log10_scales=[-2, 2])},
 )
 def test_grad_correlates_with_wmm(tc):
     r"""From (G): <-grad L, W_mm> = (1/n) sum_i c_i (x_{i,o} - xtilde_i)^T W_mm x_{i,1} >=
@@ -74,7 +74,7 @@ def test_grad_correlates_with_wmm(tc):
     wrong = tc.control == "wrong_opt"
     W_ref = wrong_opt_reference(prob) if wrong else prob.W_mm
 
-    P = sizes["random_per_trial"]
+    P = sizes["random_per_instance"]
     X, y, u, opt, ref_pts = repeated(P, prob.X, prob.y, prob.u, prob.opt, W_ref)
     lo, hi = sizes["log10_scales"]
     W = gaussian_points(tc.rng("points"), 10 ** tc.rng("scales").uniform(lo, hi, X.shape[0]), X)

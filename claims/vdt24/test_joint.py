@@ -24,6 +24,11 @@ decides per instance and accepts by `tc.conclusion.binomial` at P >= `JOINT_P` o
 instances (the test's power is recorded with it: 0.84 at a true rate of JOINT_P - 0.15 with
 60 instances; a control's run has fewer and says so).  The per-instance success rate of Lemma 13's
 invariants is measured and plotted against d/n (`test_joint_invariants`); DM-S is d = 16n.
+Which reading of "d large against n" a claim's precondition uses: Lemma 13's claim runs at the
+corrected d = `lemma13.overparameterized_dimension` (n); the trajectory claims run on the
+spec's DM sizes (d = 16 n: 128 at n = 8, 1024 at n = 64), below that d at both tiers, so their
+precondition is named "Condition 1 read as the spec's sizes (below the derived d): d >= 16 n"
+and gives the derived d in its detail (`problems.condition1_parameters`).
 """
 from __future__ import annotations
 
@@ -39,7 +44,7 @@ from .joint import (
     CONTROL_INSTANCES,
     CONTROL_LOW_POWER,
     EQ13,
-    JOINT_CALIBRATION,
+    joint_calibration,
     JOINT_INSTANCES,
     JOINT_NGD,
     JOINT_SIZES,
@@ -248,7 +253,7 @@ def test_dm_near_orthogonal(tc):
                         "the joint gradient is dominated by grad_u, so almost all of each step "
                         "goes to u and ||W_t|| falls far below half its budget"),
     },
-    calibration=list(JOINT_CALIBRATION),
+    calibration=joint_calibration("Theta: ||u_t|| / sum_{s<t} eta_s >= 0.5 for t >= 1"),
     sizes=JOINT_SIZES,
 )
 def test_joint_norm_growth(tc):
@@ -320,7 +325,7 @@ def test_joint_norm_growth(tc):
         "first-step gaps), not fitted; it replaced d = 16 n after the full tier (38068db) found "
         "Lemma 13 holding on 30/60 instances at n = 64, d = 16 n; the full tier's n moved from 64 "
         "to 32 for memory",
-        *JOINT_CALIBRATION,
+        *joint_calibration("(i)-(iii) hold on an instance, eta=1: P >= JOINT_P"),
     ],
     sizes=LEM13_SIZES,
 )
@@ -401,7 +406,7 @@ because grad_W L = 0 at u_0 = 0."""
             description="the designated token the shorter one (Condition 1 violated): attention "
                         "leaves it and the attended margin turns negative"),
     },
-    calibration=list(JOINT_CALIBRATION),
+    calibration=joint_calibration("min_{t>=2} min_i y_i u_mm^T X_i^T s_i(W_t) >= 0.1"),
     sizes=JOINT_SIZES,
 )
 def test_attended_features_separable(tc):

@@ -64,9 +64,9 @@ from .setup import example1
             description="CE violates Assumption 2: (G) with Delta = gamma_o - max_{t!=o} gamma_t "
                         "must disagree with autograd (a relative error of order one)"),
     },
-    sizes={"quick": dict(random_per_trial=12, random_scales=[0.1, 1.0, 5.0],
+    sizes={"quick": dict(random_per_instance=12, random_scales=[0.1, 1.0, 5.0],
                          saturation_multiples=[-12, -4, -1, 1, 4, 12, 40, 120, 400]),
-           "full": dict(random_per_trial=2, random_scales=[0.1, 5.0],
+           "full": dict(random_per_instance=2, random_scales=[0.1, 5.0],
                         saturation_multiples=[-12, -4, -1, 1, 4, 12, 40, 120, 400])},
 )
 def test_grad_identity_and_stationarity(tc):
@@ -103,7 +103,7 @@ def test_grad_identity_and_stationarity(tc):
     sizes = tc.sizes
     prob = e1_or_counterexample(tc)
     require_assumption2(tc, prob.data)
-    P, rhos = sizes["random_per_trial"], sizes["saturation_multiples"]
+    P, rhos = sizes["random_per_instance"], sizes["saturation_multiples"]
     scales = np.resize(np.repeat(sizes["random_scales"], P // len(sizes["random_scales"])), P)
     W = identity_test_points(tc.rng("points"), prob, scales, rhos)
     X, y, u, opt, W_mm = repeated(P + len(rhos), prob.X, prob.y, prob.u, prob.opt, prob.W_mm)
@@ -167,7 +167,7 @@ DOUBLED_INIT = 2.0
         'the doubled_init control (2 sigma_0) was written after seeing seed 0 (not held out), then '
         'checked on --tc-seed 1-5',
     ],
-    sizes={"quick": dict(draws_per_trial=40, delta=0.05), "full": dict(draws_per_trial=40, delta=0.05)},
+    sizes={"quick": dict(draws_per_instance=40, delta=0.05), "full": dict(draws_per_instance=40, delta=0.05)},
 )
 def test_small_init_near_uniform(tc):
     r"""W_0 = sigma_0 G, sigma_0 = 0.01/sqrt(d), on Example 1 (5 data sets x 40 draws = 200).
@@ -189,7 +189,7 @@ def test_small_init_near_uniform(tc):
     max |z|/eps(delta) is recorded.
     """
     sizes, delta = tc.sizes, tc.sizes["delta"]
-    prob, D = tc.use(e1), sizes["draws_per_trial"]
+    prob, D = tc.use(e1), sizes["draws_per_instance"]
     T, d = prob.X.shape[2:]
     sigma0 = INIT_SCALE / math.sqrt(d)
     doubled = tc.control == "doubled_init"

@@ -246,6 +246,8 @@ REFUTED = ("Lemma 13 (ii) at t = 1 on an instance at d = 16 n: upper Clopper-Pea
         "n = 128 (quick) and 256 (full) chosen from the Gaussian approximation "
         "(`base_case_probability_gaussian` at d = 16 n) and the Monte Carlo on --tc-seed 7 "
         "recorded in docs/claims/vdt24.md (0.495, 0.235), not on seeds 0-19",
+        "the discrepancy was first seen on the full tier at n = 64, d = 16 n (38068db): Lemma 13 "
+        "held on 30/60 instances at eta = 1",
     ],
     sizes=COUNTEREXAMPLE_SIZES,
 )
@@ -256,8 +258,8 @@ def test_linear_overparameterization(tc):
     instance whose first step leaves one gap <= 0 violates (ii) exactly, whatever follows.
     At d = 16 n each gap has mean rho^2 - 1 and spread sqrt(1/16) (1 + rho^2) -- a fixed
     signal-to-noise -- while the worst of n gaps falls about sqrt(2 ln n) spreads below the
-    mean, so the rate of instances with every gap positive falls to 0 as n grows.  The full
-    tier found it at n = 64 (Lemma 13 held on 30/60 instances at eta = 1); here K fresh DM
+    mean, so the rate of instances with every gap positive falls to 0 as n grows (first seen
+    on the full tier, calibration record); here K fresh DM
     instances at n = 128 (quick; 256 full), d = 16 n (`first_step_base_case`).  Refutation:
     the exact one-sided Clopper-Pearson upper bound of P[every gap > 0 at t = 1] at confidence
     1 - 3e-4 is below JOINT_P (so a true rate >= JOINT_P is refuted falsely with probability
