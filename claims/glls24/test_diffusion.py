@@ -273,11 +273,11 @@ def test_loss_decomposition(tc):
 
     s = tc.sizes
     init = "independent" if tc.control == "independent_init" else "symmetric"
-    fits = [claim_g1_fits(tc, m, init) for m in s["widths"]]
-    first = fits[0]
+    first = claim_g1_fits(tc, s["widths"][0], init)
     label, score, score_te, score_aux = first["label"], first["score"], first["score_te"], first["score_aux"]
     Z, Z_te, Z_aux = (tc.tensor(first[k][None]) for k in ("Z", "Z_te", "Z_aux"))
-    coef = limit_kernel_ridge(Z_aux, tc.tensor(score_aux[:, 0]), 1e-3 * s["auxiliary"])
+    coef = limit_kernel_ridge(Z_aux, tc.tensor(score_aux[:, 0]), 1e-3 * s["auxiliary"])  # before the wider networks
+    fits = [first] + [claim_g1_fits(tc, m, init) for m in s["widths"][1:]]
 
     def f_H(points):
         return (softmax_limit_kernel(points, Z_aux, 1.0)[0] @ coef).cpu().numpy()
