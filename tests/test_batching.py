@@ -44,3 +44,10 @@ def test_map_chunks_rejects_mismatched_or_empty_arrays():
         map_chunks(lambda: 0, item_bytes=8)
     with pytest.raises(DeclarationError, match="empty"):
         map_chunks(lambda a: a, np.zeros(0), item_bytes=8)
+
+
+def test_balanced_slices_differ_by_at_most_one_item():
+    slices = chunk_slices(10, item_bytes=3, budget=12, balanced=True)   # 4 items a slice at most
+    assert [(s.start, s.stop) for s in slices] == [(0, 3), (3, 6), (6, 10)]
+    assert [(s.start, s.stop) for s in chunk_slices(9, 1.0, budget=100, balanced=True)] == [(0, 9)]
+    assert chunk_slices(0, 1.0, balanced=True) == []

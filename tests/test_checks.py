@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from theorycheck import checks
-from theorycheck.runtime import Runtime, RuntimeConfigError, derive_seed, generator, keep_freed_memory
+from theorycheck.runtime import (Runtime, RuntimeConfigError, derive_seed, generator, keep_freed_memory,
+                                 release_freed_memory)
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
 vectors = arrays(np.float64, st.integers(1, 20), elements=finite)
@@ -152,6 +153,24 @@ def test_freed_memory_is_reused_without_page_faults():
             torch.ones(40 * 2 ** 20 // 8, dtype=torch.float64)
         faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
     assert min(faults) < 2 * pages, faults
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc settings")
+def test_released_memory_leaves_the_resident_set():
+    """A freed 200 MB temporary stays resident under `keep_freed_memory` until
+    `release_freed_memory` gives it back."""
+    import torch
+
+    def resident_mb():
+        with open("/proc/self/status") as status:
+            return next(int(row.split()[1]) for row in status if row.startswith("VmRSS:")) / 1024
+
+    assert keep_freed_memory()
+    temporary = torch.ones(200 * 2 ** 20 // 8, dtype=torch.float64)
+    del temporary
+    kept = resident_mb()
+    assert release_freed_memory()
+    assert resident_mb() < kept - 100
 
 
 def test_relative_margins_scale_with_the_bound():

@@ -71,6 +71,11 @@ def test_atomic_write_leaves_the_old_file_whole_when_the_write_fails(tmp_path, m
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]   # no temporary left
 
 
+def test_atomic_write_writes_a_list_of_parts_in_turn(tmp_path):
+    target = atomic_write(tmp_path / "entry.pkl", [b"header\n", b"payload"])
+    assert target.read_bytes() == b"header\npayload"
+
+
 def test_read_json_names_the_file_for_every_kind_of_bad_file(tmp_path):
     cases = {"missing.json": None, "truncated.json": '{"claims": [1, 2', "binary.json": b"\xff\xfe",
              "deep.json": "[" * 100_000 + "]" * 100_000}

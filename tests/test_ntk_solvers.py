@@ -87,3 +87,15 @@ def test_ou_coefficients_and_errors():
         ou_coefficients([-1.0])
     with pytest.raises(DeclarationError, match="kernel GD"):
         kernel_gd_predictions(torch.eye(3)[None], torch.eye(2)[None], torch.ones(1, 3), 0.1, [1])
+
+
+def test_softmax_limit_kernel_in_place_equals_the_formula_and_keeps_gradients():
+    from theorycheck.solvers import softmax_limit_kernel
+
+    rng = np.random.default_rng(8)
+    X1, X2 = (torch.as_tensor(rng.uniform(-0.6, 0.6, (2, k, 3))) for k in (7, 5))
+    G = torch.einsum("kie,kje->kij", X1, X2)
+    assert torch.equal(softmax_limit_kernel(X1, X2, 0.8), G * torch.exp(0.8**2 * G))
+    X1.requires_grad_()
+    softmax_limit_kernel(X1, X2, 0.8).sum().backward()
+    assert X1.grad is not None and torch.isfinite(X1.grad).all()

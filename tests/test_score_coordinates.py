@@ -74,3 +74,22 @@ def test_uphill_points_move_by_the_length_and_raise_the_loss():
     g_u, g_W = sc.gradient_norms_over_loss(gamma, z, y, X, is_opt)
     assert rise == pytest.approx(length[0] * np.hypot(g_u, g_W)[0], rel=1e-4)
     assert sc.segment_log_ratios(gamma, z, up_gamma[0], up_z[0], is_opt, [0.0])[0] == pytest.approx(0.0)
+
+
+def test_chunks_of_points_give_the_values_of_one_batch_bitwise(monkeypatch):
+    X, y, u, W, opt = instance(5, K=3, n=4, T=2, d=6)
+    rng = np.random.default_rng(5)
+    gamma = rng.standard_normal((23, 3, 4, 2)) * np.linspace(0.1, 20, 23)[:, None, None, None]
+    z = rng.standard_normal((23, 3, 4, 2)) * 3
+    is_opt = np.arange(2) == opt[..., None]
+    length = rng.uniform(0.5, 2.0, 23)
+
+    def everything():
+        up = sc.uphill_points(gamma, z, y, X, is_opt, length)
+        return (*sc.gradient_norms_over_loss(gamma, z, y, X, is_opt), *up,
+                sc.segment_log_ratios(gamma, z, *up, is_opt, [0.5, 1.0]),
+                sc.hessian_norm_over_loss(gamma, z, y, X, is_opt))
+    whole = everything()
+    monkeypatch.setattr(sc, "CHUNK_BYTES", 3 * gamma[0].nbytes)   # a few points a chunk, or one
+    for chunked, one_batch in zip(everything(), whole):
+        assert chunked.shape == one_batch.shape and np.array_equal(chunked, one_batch)

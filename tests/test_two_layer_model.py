@@ -129,3 +129,18 @@ def test_unit_scaled_gradient_keeps_the_tensor_and_marks_zero_trials():
     assert unit.direction is tensor
     assert unit.log_scale.tolist() == [0.0, -math.inf, 0.0]
     torch.testing.assert_close(unit.value(), scaled(tensor).value(), rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_kernel_formed_over_slices_of_samples_equals_one_batch_bitwise(activation, monkeypatch):
+    X, _, W, A = problem(activation, K=2, n=70, d=2, m=64, seed=4)
+    X2 = X[:, :37]
+    whole = ntk_gram(X, X2, W, A, activation)
+    monkeypatch.setattr(two_layer, "COEFFICIENT_SLICE_BYTES", 1)   # slices of 8 to 16 samples
+    assert torch.equal(ntk_gram(X, X2, W, A, activation), whole)
+    W_grad = W.clone().requires_grad_()    # with gradients flowing: one batch, the graph intact
+    kernel = ntk_gram(X, X2, W_grad, A, activation)
+    assert torch.equal(kernel.detach(), whole)
+    if activation != "relu":                # the ReLU kernel is piecewise constant in W
+        kernel.sum().backward()
+        assert torch.isfinite(W_grad.grad).all() and float(W_grad.grad.abs().max()) > 0

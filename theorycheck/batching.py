@@ -21,15 +21,22 @@ MEMORY_BUDGET = 2 * 2**30
 """Default bytes of temporaries per chunk (2 GiB)."""
 
 
-def chunk_slices(total: int, item_bytes: float, budget: float = MEMORY_BUDGET) -> list[slice]:
+def chunk_slices(total: int, item_bytes: float, budget: float = MEMORY_BUDGET, *,
+                 balanced: bool = False) -> list[slice]:
     """Consecutive slices covering ``range(total)``, each of at most ``budget // item_bytes``
-    items (at least one item, even when a single item exceeds the budget)."""
+    items (at least one item, even when a single item exceeds the budget): full slices and a
+    remainder, or with ``balanced`` as few slices of sizes that differ by at most one (no small
+    remainder: each slice then holds at least half of ``budget // item_bytes`` items, for
+    kernels whose rounding differs on very few rows)."""
     if int(total) != total or total < 0:
         raise DeclarationError(f"chunk_slices needs a non-negative integer total, got {total!r}")
     if not item_bytes > 0 or not budget > 0:
         raise DeclarationError(f"chunk_slices needs positive item_bytes and budget, got "
                                f"item_bytes={item_bytes!r}, budget={budget!r}")
     size = max(1, int(budget // item_bytes))
+    if balanced:
+        parts = -(-int(total) // size)
+        return [slice(total * i // parts, total * (i + 1) // parts) for i in range(parts)]
     return [slice(start, min(start + size, total)) for start in range(0, int(total), size)]
 
 

@@ -60,7 +60,7 @@ import numpy as np
 from .errors import DeclarationError, UsageError
 from .files import (TEMP_SUFFIX, BadFileError, WriteError, atomic_write, foreign_entry, make_folder,
                     own_folder, read_json, write_json)
-from .runtime import OnRuntime, Runtime, derive_seed, generator
+from .runtime import OnRuntime, Runtime, derive_seed, generator, release_freed_memory
 from .sizes import check_size_names
 
 __all__ = ["shared_run", "SharedRun", "RunContext", "SharedRunCache", "DiskCache", "CacheInfo",
@@ -389,7 +389,7 @@ class DiskCache:
             return False, None
         head = len(_MAGIC) + 2 * _DIGEST_LEN + 2
         stored_key = data[len(_MAGIC):len(_MAGIC) + _DIGEST_LEN].decode("ascii", "replace")
-        payload = data[head:]
+        payload = memoryview(data)[head:]  # a view: the value's pickle is not copied again
         if not data.startswith(_MAGIC) or len(data) < head:
             problem = "no theorycheck header of this version"
         elif stored_key != key:
@@ -447,8 +447,8 @@ class DiskCache:
         try:
             own_folder(self.root, TAG_NAME, _TAG_TEXT, _own_name)
             make_folder(path.parent)
-            atomic_write(path, _MAGIC + key.encode() + b" " + hashlib.sha256(payload).hexdigest().encode()
-                         + b"\n" + payload)
+            atomic_write(path, [_MAGIC + key.encode() + b" " + hashlib.sha256(payload).hexdigest().encode()
+                                + b"\n", payload])
             if cpu_s is not None:
                 write_json(self.cost_path(key), {"cpu_s": cpu_s, "run": label, "key": key})
         except WriteError as exc:
@@ -527,6 +527,7 @@ class SharedRunCache:
             record.update(source="computed", cpu_s=round(time.process_time() - start, 4))
             if self.disk is not None:
                 self.disk.store(key, value, label=f"shared run {run.name}", cpu_s=record["cpu_s"])
+            release_freed_memory()  # its temporaries, before the next computation's of other sizes
         self._memo[key] = value
         while len(self._memo) > self.memo_size:
             self._memo.popitem(last=False)

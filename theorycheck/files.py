@@ -63,19 +63,21 @@ def make_folder(folder: str | os.PathLike) -> Path:
     return folder
 
 
-def atomic_write(path: str | os.PathLike, data: bytes | str) -> Path:
-    """Write ``data`` (text is UTF-8 encoded) to ``path`` whole or not at all (see the module
-    docstring); the folder must exist.  A :class:`WriteError` names ``path`` on failure."""
+def atomic_write(path: str | os.PathLike, data: bytes | str | list[bytes]) -> Path:
+    """Write ``data`` (text is UTF-8 encoded; a list of byte strings is written in turn, so that a
+    header and a large payload are not joined in memory first) to ``path`` whole or not at all
+    (see the module docstring); the folder must exist.  A :class:`WriteError` names ``path`` on
+    failure."""
     path = Path(path)
-    if isinstance(data, str):
-        data = data.encode()
+    parts = [data.encode()] if isinstance(data, str) else data if isinstance(data, list) else [data]
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     except OSError as exc:
         raise WriteError(f"cannot write {str(path)!r}: {_reason(exc)}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for part in parts:
+                handle.write(part)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_UMASK)

@@ -20,7 +20,7 @@ import numpy as np
 from .errors import UsageError
 
 __all__ = ["Runtime", "RuntimeConfigError", "OnRuntime", "TIERS", "DEVICES", "DTYPES",
-           "resolve_device", "keep_freed_memory", "derive_seed", "generator",
+           "resolve_device", "keep_freed_memory", "release_freed_memory", "derive_seed", "generator",
            "default_options_from_env", "parse_count", "MAX_SEED", "MAX_THREADS"]
 
 TIERS = ("quick", "full")
@@ -140,14 +140,30 @@ def keep_freed_memory() -> bool:
     return bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)) and bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
 
 
-def reset_peak_memory() -> bool:
-    """Give the C library's free memory back to the system and reset the process's resident
-    high-water mark (Linux: ``malloc_trim(0)``, then ``5`` into ``/proc/self/clear_refs``), so
-    that :func:`peak_memory_mb` reads the peak since this call.  False where unsupported."""
+def release_freed_memory() -> bool:
+    """Give the C library's free memory back to the system (glibc: ``malloc_trim(0)``, which
+    also releases the free pages inside the heap).  Under `keep_freed_memory` a computation's
+    freed temporaries otherwise stay resident, and the next computation's arrays of other sizes
+    do not fit the holes they leave: the resident set grows by each phase's temporaries (glls24
+    Claim G.1's nine networks left 3 GB behind at a third of the full widths).  Called between
+    computations (a shared run, a claim case), never per step.  False where unsupported."""
     if not sys.platform.startswith("linux"):
         return False
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
+def reset_peak_memory() -> bool:
+    """`release_freed_memory`, then reset the process's resident high-water mark (Linux: ``5``
+    into ``/proc/self/clear_refs``), so that :func:`peak_memory_mb` reads the peak since this
+    call.  False where unsupported.  (The reset also resets what ``getrusage``'s ``ru_maxrss``
+    and ``/usr/bin/time -v`` read: in a run of several cases they report the last case's peak.)"""
+    if not release_freed_memory():
+        return False
+    try:
         Path("/proc/self/clear_refs").write_text("5")
     except OSError:
         return False

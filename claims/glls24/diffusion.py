@@ -11,7 +11,7 @@ from claims.glls24.setup import denoising_samples, diffusion_features, initializ
 from theorycheck import shared_run
 from theorycheck.batching import map_chunks
 from theorycheck.models import ntk_gram
-from theorycheck.solvers import ou_coefficients, spectral_filter
+from theorycheck.solvers import ou_coefficients, softmax_limit_kernel, spectral_filter
 
 
 def unbiased_label_z(label, score, h):
@@ -168,6 +168,16 @@ def claim_g1_fits(tc, m, init):
     per-initialization fields (`PER_INIT`) stacked (K, ...), the shared data from the first."""
     pieces = [tc.use(claim_g1_network, m=m, init=init, k=k) for k in range(tc.sizes["instances"])]
     return dict(pieces[0], **{key: np.concatenate([p[key] for p in pieces]) for key in PER_INIT})
+
+
+def limit_kernel_ridge(Z, values, ridge):
+    r"""The coefficients c of kernel ridge regression with the limit kernel K_sigma (sigma = 1) on
+    the points ``Z`` (1, N, d_in): ``(K_sigma(Z, Z) + ridge I) c = values``.  The kernel matrix is
+    formed and regularized in place and freed on return: one N x N matrix and the solver's factor at
+    once (6.4 GB at the full tier's N = 20000 auxiliary points, four such matrices before)."""
+    kernel = softmax_limit_kernel(Z, Z, 1.0)[0]
+    kernel.diagonal().add_(ridge)
+    return torch.linalg.solve(kernel, values)
 
 
 LINEARITY_PRODUCTS = 4

@@ -10,6 +10,7 @@ from claims.glls24.diffusion import (
     claim_g1_fits,
     forward_process_moments,
     kernel_score_risks,
+    limit_kernel_ridge,
     linearity_roundoff_bound,
     network_score_risks,
     risk,
@@ -272,13 +273,11 @@ def test_loss_decomposition(tc):
 
     s = tc.sizes
     init = "independent" if tc.control == "independent_init" else "symmetric"
-    fits = [claim_g1_fits(tc, m, init) for m in s["widths"]]
-    first = fits[0]
+    first = claim_g1_fits(tc, s["widths"][0], init)
     label, score, score_te, score_aux = first["label"], first["score"], first["score_te"], first["score_aux"]
     Z, Z_te, Z_aux = (tc.tensor(first[k][None]) for k in ("Z", "Z_te", "Z_aux"))
-    K_aux = softmax_limit_kernel(Z_aux, Z_aux, 1.0)[0]
-    ridge = 1e-3 * s["auxiliary"] * torch.eye(s["auxiliary"], dtype=K_aux.dtype, device=K_aux.device)
-    coef = torch.linalg.solve(K_aux + ridge, tc.tensor(score_aux[:, 0]))
+    coef = limit_kernel_ridge(Z_aux, tc.tensor(score_aux[:, 0]), 1e-3 * s["auxiliary"])  # before the wider networks
+    fits = [first] + [claim_g1_fits(tc, m, init) for m in s["widths"][1:]]
 
     def f_H(points):
         return (softmax_limit_kernel(points, Z_aux, 1.0)[0] @ coef).cpu().numpy()

@@ -12,6 +12,7 @@ import sympy as sp
 import torch
 
 from theorycheck import shared_run
+from theorycheck.batching import map_chunks
 from theorycheck.models.attention_regression import balanced_point, in_sample_loss, population_loss, predictor
 
 from .setup import gaussian_rows, haar_rotations, score_tail, test_point, well_conditioned
@@ -22,13 +23,15 @@ from .setup import gaussian_rows, haar_rotations, score_tail, test_point, well_c
 
 def _batch_losses(problem, V, K, n, batches, rng, tensor, noise=True):
     """Lhat_n of ``batches`` fresh training sets of size n (``noise=False``: responses W* x
-    without noise, no noise drawn)."""
+    without noise, no noise drawn).  The losses are computed over chunks of the training sets
+    (`map_chunks`: each set's (n, n) scores and attention weights, about 8 GiB for the full
+    tier's 1953 sets at n = 512 in one batch); the draws stay one per call."""
     X = tensor(gaussian_rows(rng, problem.Sigma, (batches, n)))
     W, Vt, Kt = (tensor(a) for a in (problem.W, V, K))
     Y = X @ W.T
     if noise:
         Y = Y + tensor(problem.noise * rng.standard_normal((batches, n, problem.k)))
-    return in_sample_loss(X, Y, Vt, Kt)
+    return map_chunks(lambda X, Y: in_sample_loss(X, Y, Vt, Kt), X, Y, item_bytes=2 * n * n * X.element_size())
 
 
 def expected_in_sample_loss(problem, V, K, n, rows, rng, tensor, *, chunk=4000):

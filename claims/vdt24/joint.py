@@ -332,13 +332,11 @@ def step_radii(run: JointRun) -> np.ndarray:
 @functools.lru_cache(maxsize=4)
 def hessian_ratio_along(run: JointRun):
     """(steps, ||grad^2 L||/L at those steps): about 150 steps from t = 1 (every 10th in the
-    quick tier), in chunks of 16 steps to bound the memory of the 2nT x 2nT matrices."""
+    quick tier); `score_coordinates.hessian_norm_over_loss` bounds the memory of the 2nT x 2nT
+    matrices by chunks of steps."""
     every = slice(1, None, max(1, run.steps // 150))
-    gamma, z = run.gamma[every], run.z[every]
-    chunks = [score_coordinates.hessian_norm_over_loss(gamma[k:k + 16], z[k:k + 16], run.data.y,
-                                                       run.data.X, run.is_opt)
-              for k in range(0, len(gamma), 16)]
-    return every, np.concatenate(chunks)
+    return every, score_coordinates.hessian_norm_over_loss(run.gamma[every], run.z[every], run.data.y,
+                                                           run.data.X, run.is_opt)
 
 
 def relative_distance(a, b) -> float:

@@ -131,11 +131,40 @@ def function_step_factor(activation, m):
 
 def ntk_gram(X1, X2, W, A, activation="softmax"):
     r"""The NTK between two input sets in closed form, shape (K, d n1, d n2) (output-major)."""
-    G1 = _output_major(neuron_coefficients(X1, W, A, activation))
-    G2 = G1 if X2 is X1 else _output_major(neuron_coefficients(X2, W, A, activation))
+    G1 = _output_major_coefficients(X1, W, A, activation)
+    G2 = G1 if X2 is X1 else _output_major_coefficients(X2, W, A, activation)
     d = A.shape[1]
     inputs = torch.einsum("kie,kje->kij", X1, X2).repeat(1, d, d)
     return (G1 @ G2.transpose(1, 2)) * inputs * kernel_normalisation(activation, W.shape[2])
+
+
+#: bytes of temporaries per slice of samples when `ntk_gram` forms the coefficients slice by
+#: slice, and the fewest samples a full slice holds (balanced slices hold at least half of it:
+#: the batched products round differently on one or two rows, measured bitwise from three on)
+COEFFICIENT_SLICE_BYTES, COEFFICIENT_SLICE_ROWS = 256 * 2**20, 16
+
+
+def _output_major_coefficients(X, W, A, activation):
+    r"""`neuron_coefficients` output-major, (K, d n, m), formed over slices of the samples of about
+    `COEFFICIENT_SLICE_BYTES` of temporaries (the preactivations, the softmax and the (K, n, d, m)
+    products: 3 + 2d arrays of the slice's size) and written into one tensor.  A sample's
+    coefficients depend on that sample only and each operation is row by row, so the slices give
+    the values of all samples at once exactly (balanced slices of at least 8 samples; checked
+    bitwise in tests/test_two_layer_model.py); only the result is as large as all samples (Claim
+    G.1 of glls24 at the full tier, 7048 samples, m = 16384, three trials: 2.8 GB, against five
+    times that at once).  Where gradients flow through the inputs, all samples at once (an
+    in-place write would cut the graph)."""
+    K, n, _ = X.shape
+    d, m = A.shape[1], W.shape[2]
+    row_bytes = (3 + 2 * d) * K * m * X.element_size()
+    slices = chunk_slices(n, row_bytes, max(COEFFICIENT_SLICE_BYTES, COEFFICIENT_SLICE_ROWS * row_bytes),
+                          balanced=True)
+    if len(slices) == 1 or (torch.is_grad_enabled() and any(t.requires_grad for t in (X, W, A))):
+        return _output_major(neuron_coefficients(X, W, A, activation))
+    G = X.new_empty((K, n, d, m))
+    for rows in slices:
+        G[:, rows] = neuron_coefficients(X[:, rows], W, A, activation)
+    return _output_major(G)
 
 
 def _output_major(G):
