@@ -34,8 +34,9 @@ FLAT_SIZES = {"quick": {"p": 6, "d": 5, "n": 12, "instances": 2},
 #: 1e-27 .. 1e-30 at interpolating minima and stops at 1e-7 .. 1e-1 at spurious ones) and every
 #: pre-activation at least KINK_GUARD away from the ReLU kink (the spec's C^2 guard)
 MINIMUM_LOSS, KINK_GUARD = 1e-8, 1e-8
-#: L-BFGS runs per trial at most (seeds 1-10: 45% of starts stop at a spurious minimum, so a
-#: trial misses after 6 runs with probability about 0.45^6 < 1%)
+#: L-BFGS runs per trial at most: a trial misses only when every start stops at a spurious
+#: minimum or a kink (the measured rate per start: thm4a.hessian_congruence_and_blowup's
+#: calibration record)
 RESTARTS = 6
 #: Thm 4(b) self-attention: t embedding, p words, d_q, d_v, d units, n sentences
 SELF_SIZES = {"t": 4, "p": 5, "dq": 3, "dv": 2, "d": 16, "n": 10}
@@ -260,8 +261,8 @@ def trained_self_attention(run, *, duplicate: bool, steps: int, instances: int):
 
 
 #: the rate at which a wide network is claimed to train to zero loss ("typically"), fixed
-#: after the 20-seed sweep and before the held-out seeds 0, 11-19 (seeds 1-10 measured 1.0 for
-#: the global network at 1000 Adam steps, 0.96 for self-attention at 1500)
+#: after the 20-seed sweep and before the held-out seeds 0, 11-19 (the rates measured then are
+#: in the calibration records of thm5a.wide_training_interpolates and thm5b.selfattention_interpolation)
 INTERPOLATION_RATE = 0.8
 
 

@@ -24,7 +24,7 @@ def flatten(X):
 
 
 @shared_run(sizes=SIZES)
-def bag_of_words(run, *, n, labels, attention="softmax"):
+def bag_of_words(run, *, n, labels, attention="softmax", instances=None):
     r"""Test accuracy per trial of the self-attention network and of the flattened MLP on
     sentences of ``p`` i.i.d. uniform words from a vocabulary of fixed embeddings ``e_v ~
     N(0, I_t)``; label ``sign(sum_z s(v_z))`` with word sentiments ``s_v = <w, e_v>``, ``w ~
@@ -35,8 +35,9 @@ def bag_of_words(run, *, n, labels, attention="softmax"):
     sign of the summed linear sentiments (1 when the labels follow them).  ``attention =
     "identity"``: the self-attention arm is `IdentityAttentionNet` (``A = I``, the same data and
     the same initial ``W1, W2, W_V``) and the baseline is not trained (its accuracies are the
-    softmax run's: same stream, same data)."""
-    s = run.sizes
+    softmax run's: same stream, same data).  ``instances`` overrides the tier's trial count (a run
+    of its own: other draws)."""
+    s = dict(run.sizes, **({"instances": instances} if instances is not None else {}))
     rng = run.rng("sentences", n, labels)
     K, V, t, p = s["instances"], s["vocabulary"], s["t"], s["p"]
     E, w = rng.standard_normal((K, V, t)), rng.standard_normal((K, t))

@@ -203,7 +203,8 @@ def test_jacobian_determinant(tc):
         "and 2 and the default 0",
         "20-seed sweep: one L-BFGS run in two stopped at a spurious minimum (loss 1e-7 .. 1e-1) "
         "or at a kink, and seeds 6 and 15 had no qualifying trial of two (an error on empty "
-        "arrays); restarts added (a trial now misses with probability about 0.45^6)",
+        "arrays); restarts added (setup.RESTARTS = 6; seeds 1-10: 45% of starts stopped at a "
+        "spurious minimum, so a trial misses after 6 runs with probability about 0.45^6 < 1%)",
     ],
     sizes={tier: dict(FLAT_SIZES[tier]) for tier in ("quick", "full")},
 )

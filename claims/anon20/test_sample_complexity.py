@@ -2,10 +2,11 @@ r"""Table 1 and Theorem 1 (sample complexity), at reduced scale: test error of t
 attention and l1-regularised attention trained on data from a sparse-mask teacher."""
 import numpy as np
 
-from theorycheck import Control, claim, discrepancy
+from theorycheck import Calibrated, Control, claim, discrepancy
+from theorycheck.maps import mean_interval
 
-from .sample_complexity import (SIZES, TABLE1, arms, decided_sizes, final_mse, first_size_reaching,
-                                largest_teacher_support, log_mse_auc)
+from .sample_complexity import (SIZES, TABLE1, arms, decided_sizes, dense_teacher_config,
+                                final_mse, first_size_reaching, largest_teacher_support, log_mse_auc)
 from .setup import PAPER
 
 ARMS = ("baseline", "attention", "regularised", "known")
@@ -22,9 +23,9 @@ ARMS = ("baseline", "attention", "regularised", "known")
         "dense_teacher": Control(
             "hypothesis", breaks=["regularised attention at most attention",
                                   "attention test MSE below the baseline's"],
-            description="every arm rerun on a dense teacher that attends to all p inputs (k = p): "
-                        "the l1 term on a then pulls against a mask that must stay dense, and "
-                        "Theorem 1 gives attention no advantage"),
+            description="every arm rerun on a dense teacher that attends to all p inputs (k = p), "
+                        "with the tier's dense_instances trials: the l1 term on a then pulls against a "
+                        "mask that must stay dense, and Theorem 1 gives attention no advantage"),
         "fourfold_samples": Control(
             "statement", breaks=["attention test MSE below the baseline's"],
             description="attention at n against the baseline at fourfold n (the pairs of the "
@@ -50,6 +51,27 @@ ARMS = ("baseline", "attention", "regularised", "known")
         "on 22, the ratio alone on 1 (hence both declared) and nothing on 2 (1009, 1015: "
         "ratios 1.025, 1.043 at n = 100): a miss rate near 0.08, over the budget 1e-2; left "
         "open (a stronger perturbation or more trials is needed; not loosened)",
+        Calibrated(
+            decision="regularised attention at most attention",
+            threshold="mean test MSE over 24 trials (claim) / 48 dense-teacher trials (control), "
+                      "difference <= 0",
+            calibration_seeds="5000-5024", validation_seeds="6000-6024",
+            how="the threshold 0 is the statement's; the trial counts from the calibration block "
+                "run at 24 trials (600 trials per arm and n, exchangeable): per-trial regularised "
+                "minus attention final test MSE, sparse teacher: mean -0.117 sd 0.040 (n = 100), "
+                "-0.0124 sd 0.0082 (n = 400: at 3 trials only 2.6 se below 0, a false-failure rate "
+                "near 5e-3; at 24 trials 7.4 se); dense teacher: -0.0135 sd 0.043 (n = 100), "
+                "+0.0048 sd 0.0116 (n = 400; positive on 25 of 25 seed means of 24 trials). The "
+                "control misses when neither break fails at either n: subsampling the block's "
+                "trials gave miss rates 0.039 (3 trials), 0.020 (6), 0.0096 (12), 0.0074 (16); at 48 "
+                "the n = 400 break alone holds 2.9 se (normal model 2e-3), and the baseline/attention "
+                "ratio at n = 100 (per-trial median 1.004 under the dense teacher) breaks about half "
+                "of the rest. Calibration block measured with the shared run's function directly "
+                "(600 trials per arm and n); validation block by theorycheck calibrate "
+                "(docs/calibration.md): the claim held on 25 of 25 (regularised minus attention at "
+                "n = 400: mean -0.0133, sd 0.0017 over seeds, 7.8 sd from 0), the dense_teacher "
+                "control failed as declared on 25 of 25 (its n = 400 gap +0.0053, sd 0.0013, "
+                "smallest +0.0028: 4.0 sd from 0), fourfold_samples on 25 of 25"),
         "magnitude gap (a finding, recorded as 'baseline/attention ratio: ours per decided n' "
         "beside 'Table 1 as printed'): seed 0 quick tier ours 1.3 and 2.3 at n = 100, 400; "
         "full tier 1.12 .. 1.74; printed 3.84 .. 10.76 at n >= 10000",
@@ -69,8 +91,9 @@ def test_sample_complexity_ordering(tc):
     the reconstruction's paper-scale run had every arm at the optimisation floor there):
     baseline at least ``strict = 1.01`` times attention (strict: an attention arm that
     ignored its mask would tie), regularised <= attention, and each arm's mean decreasing in
-    n.  Per-trial orderings are recorded, not decided (three trials cannot give a binomial
-    test power).  Table 1 as printed (cited data: its six sizes have attention below the
+    n (24 trials in the quick tier, 3 in the full: the means' spread is in the calibration
+    record).  Per-trial orderings are recorded, not decided (a trial's ordering is not the
+    statement, which is about the expected test MSE).  Table 1 as printed (cited data: its six sizes have attention below the
     baseline, as decided here on our n) is recorded beside our ratio of means: the printed
     magnitudes are not reproduced (a finding, not a decision: k, the teacher, the loss
     normalisation and SGD's 400k iterations were lost, and the quick tier is reduced).  The
@@ -78,11 +101,11 @@ def test_sample_complexity_ordering(tc):
     weak l1 term: a finite-sample effect, held here where the baseline has not interpolated.
     Controls: every arm rerun on a dense teacher (``k = p``, a hypothesis violated: the l1
     term then pulls against a mask that must stay dense, and regularised attention is no
-    longer the best); and attention at n against the baseline at 4n (discrimination).
+    longer the best; ``dense_instances`` = 48 trials in the quick tier, `dense_teacher_config`);
+    and attention at n against the baseline at 4n (discrimination).
     """
     s = tc.sizes
-    runs = arms(tc, "baseline", "attention", "regularised",
-                dense_teacher=tc.control == "dense_teacher")
+    runs = arms(tc, "baseline", "attention", "regularised", **dense_teacher_config(tc))
     mean = {arm: final_mse(r) for arm, r in runs.items()}
     for arm, values in mean.items():
         tc.curve("Table 1 (reduced): test MSE against n", arm, s["n"], values, xscale="log",
@@ -127,7 +150,11 @@ def test_sample_complexity_ordering(tc):
                         "for the known-mask model)"),
     },
     calibration=["plain ordering (threshold 0) as in the reconstruction; seeds 1, 2 gave "
-                 "ratios far below 1, checked on 0"],
+                 "ratios far below 1, checked on 0",
+                 "trials 3 -> 24 (the runs of table1.sample_complexity_ordering, redesigned there); "
+                 "validation block 6000-6024 by theorycheck calibrate: held on 25 of 25, known minus "
+                 "attention at n = 400 mean -0.022, sd 0.0043 over seeds (5.2 sd from 0); wrong_mask "
+                 "failed as declared on 25 of 25"],
     sizes=SIZES,
 )
 def test_known_mask(tc):
@@ -152,21 +179,29 @@ def test_known_mask(tc):
     tc.conclusion.at_most("known mask at most learned attention", known - attention, 0.0)
 
 
+FIG7_ALPHA = 1e-2
+"""One-sided level of Fig. 7's orderings: each is decided by the lower Student-t bound of the
+mean per-trial speed gap at this level, so two arms that tie (equal speed in expectation) pass
+with probability at most FIG7_ALPHA, the control budget (a tie is what the orderings exclude)."""
+
+
 @claim(
     f"{PAPER}.fig7.regression_convergence",
     source="App. F.2, Fig. 7 (test loss during training on the Table 1 task)",
     statement="On the Table 1 task, regularised attention converges fastest, then attention, "
               "then the baseline; the known mask is faster than learned attention.",
     provenance="inferred",
+    constants={"alpha": FIG7_ALPHA},
     controls={
         "dense_teacher": Control(
             "hypothesis", breaks=["regularised converges faster than attention",
                                   "known mask converges faster than attention"],
-            description="every arm rerun on a dense teacher that attends to all p inputs (k = p): "
-                        "no sparsity for the l1 term to find, and the known mask is all ones"),
+            description="every arm rerun on a dense teacher that attends to all p inputs (k = p), "
+                        "with the tier's dense_instances trials: no sparsity for the l1 term to find, "
+                        "and the known mask is all ones"),
         "regularised_as_fast_as_known": Control(
             "statement", breaks=["regularised converges faster than attention"],
-            description="regularised attention as fast as knowing the mask (its area below the "
+            description="regularised attention as fast as knowing the mask (its speed gap to the "
                         "known mask's)"),
     },
     calibration=["margin 0.01 chosen on seeds 1 and 2, checked on 0; the reconstruction saw "
@@ -176,37 +211,69 @@ def test_known_mask(tc):
                  "+0.014 (below the 0.01 margin at one n at least on all 9), and the known mask "
                  "(all ones) is the baseline itself; attention stays faster than the baseline "
                  "(gaps 0.02 .. 0.19, a finding: not from sparsity)",
-                 "calibration block 1000-1024 (25 seeds, quick tier): the dense_teacher control "
-                 "broke as declared on all 25; the claim failed once ('known mask converges "
-                 "faster than attention'), a false-failure rate over the budget, left open"],
+                 "calibration block 1000-1024 (25 seeds, quick tier, 3 trials, AUC of the "
+                 "trial-mean curve >= 0.01 ahead): the dense_teacher control broke as declared on "
+                 "all 25; the claim failed once ('known mask converges faster than attention')",
+                 Calibrated(
+                     decision="known mask converges faster than attention",
+                     threshold="lower one-sided t-bound at level 1e-2 of the mean per-trial gap > 0, "
+                               "24 trials",
+                     calibration_seeds="5000-5024", validation_seeds="6000-6024",
+                     how="why it failed: the per-trial speed gap (attention - known mask, mean log "
+                         "test MSE over the checkpoints) at n = 400 has mean 0.457, sd 0.250 and a "
+                         "left tail (2.5% of 600 trials of the calibration block below 0: trials "
+                         "where the multiplicative a makes Adam faster than the known mask), so 3 "
+                         "trials held it only about 3 se above the 0.01 margin. Redesign: a mean over "
+                         "24 trials (all arms, shared with table1 and prop1) with its interval; the "
+                         "level 1e-2 is the control budget (a tie), not chosen on data; the trial "
+                         "count from the calibration block's per-trial moments: the weakest "
+                         "ordering (known vs attention at n = 400) has mean / se = 9.0 at 24 trials, "
+                         "so the lower bound (t_{23, 0.99} = 2.50 se) leaves 6.5 se (normal model: "
+                         "< 1e-10); the others: regularised vs attention 0.196 / 0.110 (n = 400) "
+                         "and 0.211 / 0.114 (n = 100), attention vs baseline 0.233 / 0.088 (n = 100): "
+                         "mean / sd per trial (calibration block measured with the shared run's "
+                         "function directly, 600 trials per arm and n). Validation block by "
+                         "theorycheck calibrate (docs/calibration.md): the claim held on 25 of 25, "
+                         "its weakest lower bound (regularised vs attention, n = 100) mean 0.157, sd "
+                         "0.020 over seeds (7.8 sd from 0), known vs attention at n = 400 0.327, sd "
+                         "0.040; the dense_teacher control failed as declared on 25 of 25 (known vs "
+                         "attention lower bounds -0.033 and -0.156, 8.3 and 16.9 sd below 0)")],
     sizes=SIZES,
 )
 def test_regression_convergence(tc):
-    r"""Speed as the area under the log test-MSE curve: ``AUC = mean_t log(mean over trials
-    of the test MSE at checkpoint t)``, checkpoints every 20 of 200 Adam steps (full: every
-    200 of 2000), runs of ``table1.sample_complexity_ordering`` and ``prop1.known_mask``.
-    Pass, at every n: ``AUC_reg < AUC_att < AUC_base`` and ``AUC_known < AUC_att``, each by
-    at least 0.01 in log MSE (1%: strict, so that arms that tie fail; the reconstruction's
-    orderings).  The curves are plotted.  Controls: every arm rerun on a dense teacher
-    (``k = p``: the l1 term has nothing to prune, and the known mask, all ones, is the
-    baseline), and the regularised arm asked to be as fast as the known mask (discrimination).
+    r"""Speed per trial as the area under the log test-MSE curve: ``AUC = mean_t log MSE_t``,
+    checkpoints every 20 of 200 Adam steps (full: every 200 of 2000), runs of
+    ``table1.sample_complexity_ordering`` and ``prop1.known_mask`` (the trials are independent
+    draws of teacher, data and initialisation; every arm of a trial shares them).  Pass, at
+    every n, for each of ``AUC_reg < AUC_att``, ``AUC_att < AUC_base`` and ``AUC_known <
+    AUC_att``: the lower one-sided Student-t bound, at level ``alpha = FIG7_ALPHA = 1e-2``, of
+    the mean over trials of the paired per-trial gap is positive (strict: two arms that tie
+    fail with probability at least 1 - alpha).  The claim's false-failure rate is the test's
+    power deficit at the measured gaps (calibration record).  The trial-mean curves are
+    plotted.  Controls: every arm rerun on a dense teacher (``k = p``, with the tier's
+    ``dense_instances`` trials: the l1 term has nothing to prune, and the known mask, all ones, is
+    the baseline), and the regularised arm asked to be as fast as the known mask
+    (discrimination).  The full tier's 3 trials give the t-bound 2 degrees of freedom (weak
+    power; not calibrated).
     """
     s = tc.sizes
-    runs = arms(tc, *ARMS, dense_teacher=tc.control == "dense_teacher")
+    runs = arms(tc, *ARMS, **dense_teacher_config(tc))
     auc = {arm: log_mse_auc(r) for arm, r in runs.items()}
-    tc.record("AUC (mean log test MSE) per n", auc)
+    tc.record("mean over trials of the AUC (mean log test MSE) per n", {a: v.mean(1) for a, v in auc.items()})
     steps = s["every"] * np.arange(1, s["steps"] // s["every"] + 1)
     for arm, r in runs.items():
         tc.curve(f"Fig. 7 (reduced): test MSE during training, n = {s['n'][-1]}", arm, steps,
                  r[-1]["test_mse"].mean(0), yscale="log", ylabel="test MSE")
     tc.precondition.at_most("teacher mask sparse (k < p)", largest_teacher_support(runs), s["p"] - 1)
-    tc.conclusion.at_least("attention converges faster than the baseline",
-                           auc["baseline"] - auc["attention"], 0.01, margin=0.0)
-    faster = auc["known"] if tc.control == "regularised_as_fast_as_known" else auc["attention"]
-    tc.conclusion.at_least("regularised converges faster than attention",
-                           faster - auc["regularised"], 0.01, margin=0.0)
-    tc.conclusion.at_least("known mask converges faster than attention",
-                           auc["attention"] - auc["known"], 0.01, margin=0.0)
+    faster = "known" if tc.control == "regularised_as_fast_as_known" else "attention"
+    orderings = {"attention converges faster than the baseline": ("baseline", "attention"),
+                 "regularised converges faster than attention": (faster, "regularised"),
+                 "known mask converges faster than attention": ("attention", "known")}
+    for name, (slow, fast) in orderings.items():
+        gaps = auc[slow] - auc[fast]
+        est, lower, _ = np.array([mean_interval(g, 1 - 2 * tc.constants["alpha"]) for g in gaps]).T
+        tc.record(f"{name}: mean per-trial AUC gap per n", est)
+        tc.conclusion.at_least(name, lower, 0.0)
 
 
 @discrepancy(

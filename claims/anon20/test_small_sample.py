@@ -104,8 +104,8 @@ def test_gradient_certificate(tc):
         "the claim was one draw with per-trial R_n <= 1e-12 after 500 steps and failed on seeds "
         "9, 11, 15 of the 20-seed sweep (the sparse arm, sigma_n about 0.15, at 1e-9 .. 3e-6: "
         "slower, not stuck); on seeds 1-10 only, 500 steps reached 1e-12 on 80% of sparse-arm "
-        "trials and 1000 steps on all 40 (worst 4e-14), so the quick tier runs 1000 steps and "
-        "decides a rate; held out: seeds 0, 11-19",
+        "trials and 1000 steps on all 40 (worst 4e-14; a rate 1.0), so the quick tier runs "
+        "1000 steps and decides the rate setup.INTERPOLATION_RATE = 0.8; held out: seeds 0, 11-19",
         "the spec's constant-step Adam with 1500 steps spikes back to 5e-5 on seed 0; the cosine "
         "decay removes it",
         "instances raised from 8 to 60 trials (30 draws, two arms) after the review of "
@@ -275,8 +275,8 @@ def test_preactivation_rank_discrepancy(tc):
     calibration=[
         "the claim was one instance and missed its rank hypothesis on seed 10 of the 20-seed "
         "sweep (training lost rank: sigma_n = 1e-15, R_n = 0.076); on seeds 1-10 (80 instances) "
-        "79 kept the rank and 77 of those reached 1e-12; rate 0.8 fixed then; held out: seeds "
-        "0, 11-19",
+        "79 kept the rank and 77 of those reached 1e-12 (a rate 0.96 at 1500 steps); rate 0.8 "
+        "(setup.INTERPOLATION_RATE) fixed then; held out: seeds 0, 11-19",
         "instances raised from 8 to 60 after the review of 2026-11-26 (4 of 8 passed the "
         "binomial): power 0.83 at the framework's alternative 0.65; rate unchanged",
     ],

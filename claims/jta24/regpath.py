@@ -28,8 +28,8 @@ PATH_STARTS = 4
 """Independent Gaussian starts per (instance, p), each followed along the radii by continuation,
 besides the start on the SVM ray: the ray start alone would decide where the search ends; the
 lowest loss over all starts is kept, so a lower minimum that a Gaussian start finds elsewhere
-fails the claim.  Four (was 2, on which the ray start alone decided 2 of 5 paths: no Gaussian
-start reached the kept tokens there), so that a path is decided by several searches."""
+fails the claim.  Four (was 2; see test_regpath's calibration record), so that a path is decided
+by several searches."""
 
 
 @shared_run(sizes={"quick": dict(SIZES["quick"], p=(2.0,)),

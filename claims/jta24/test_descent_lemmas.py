@@ -80,13 +80,16 @@ def test_norm_increment(tc):
     controls={"doubled": Control("statement", breaks=["b^(p-1) >= a^(p-1) + eta <-G, W_k>/a"],
                                  description="the eta term doubled"),
               "gd_steps": gd_steps("b^(p-1) >= a^(p-1) + eta <-G, W_k>/a")},
+    calibration=["the spec observed a worst relative slack of -1.7e-9 before the rounding allowance "
+                 "(equality up to rounding at small steps); the allowance tc.tol(REL) is the "
+                 "framework's, not chosen on data"],
     sizes=PLAIN_SIZES,
 )
 def test_norm_monotone(tc):
     r"""With U = W(k)/a (||U||_p = 1), Hoelder gives b^(p-1) = ||grad psi(W(k+1))||_q >=
     <grad psi(W(k+1)), U> = <grad psi(W(k)) - eta G, U> = a^(p-1) + eta <-G, W(k)>/a.  Holds for
-    every W (no assumption); nearly tight (the spec observed -1.7e-9 relative before rounding
-    allowance... i.e. equality up to rounding when the step is small).  Pass: slack relative to
+    every W (no assumption); nearly tight (equality up to rounding when the step is small; the
+    spec's observation is in the calibration record).  Pass: slack relative to
     b^(p-1) >= -tc.tol(REL) at every step.  The control doubles the eta term (violated whenever
     <-G, W(k)> > 0 and the step is small; discrimination); ``gd_steps`` reruns the steps with GD's
     mirror map in every arm (a dynamics of its own), where Hoelder's step no longer applies.
@@ -109,7 +112,9 @@ def test_norm_monotone(tc):
     controls={"eta_1000": Control("dynamics", breaks=["(ii) L(W_{k+1}) <= L(W_k) - D_psi(W_k, W_{k+1})/eta"],
                                   description="step size eta = 1000, beyond the small-step condition")},
     calibration=["eta <= 10 for (ii) chosen after seeing seeds 1, 2: eta = 100 violated (ii) on the first "
-                 "steps for p in {1.25, 1.5, 4} (not held out)."],
+                 "steps for p in {1.25, 1.5, 4} (not held out).",
+                 "the spec (logistic loss) observed the eta = 1000 control's (ii) violated by +0.09 to "
+                 "+0.8 relative"],
     sizes=PLAIN_SIZES,
 )
 def test_descent(tc):
@@ -122,7 +127,8 @@ def test_descent(tc):
     was chosen after seeing data (calibration record): with the exponential loss eta = 100
     violates (ii) on the first steps from W(0) std 1, so eta_0 lies between 10 and 100 here; the
     spec, with the logistic loss (smaller curvature), found (ii) to hold up to eta = 100.  The violations at eta = 100 are recorded.
-    The control (dynamics kind) runs eta = 1000: (ii) then fails (the spec observed +0.09 to +0.8).
+    The control (dynamics kind) runs eta = 1000: (ii) then fails (the spec's observation: the
+    calibration record).
     """
     etas = (1000.0,) if tc.control == "eta_1000" else None
     r = tc.use(plain_mirror_steps, etas=etas) if etas else tc.use(plain_mirror_steps)

@@ -73,8 +73,8 @@ def test_lp_direction_local(tc):
     first rises (a finite-norm transient, the spec's P9) and then decays.  Pass on every restart
     (31 checkpoints): the selected tokens equal alpha at every checkpoint; D_K <= 2e-2; D_K <=
     max_k D_k / 2 (decaying after the transient; thresholds chosen on seeds 1, 2).  The theorem
-    says every restart; on unseen seeds a restart occasionally loses alpha (2 of 10 seeds had
-    one, D_K 0.16), so the decision is a binomial over the restarts: P[tokens stay alpha at every
+    says every restart; on unseen seeds a restart occasionally loses alpha (counts in the
+    calibration record), so the decision is a binomial over the restarts: P[tokens stay alpha at every
     checkpoint, D_K <= 2e-2 and D_K <= max_k D_k / 2] >= RATE = 0.8 at level ALPHA = 3e-4 (the
     claim budget's false-failure rate), the gap to "every" a finding (docs).  The theorem's
     constants (mu, R, eta small) are lost: normalized MD (the paper's experimental algorithm)
@@ -136,7 +136,7 @@ def test_cone_invariance(tc):
     checks D_0 <= mu/10), at radius c ||W_mm||_p, c = max(5, 3/delta_safe) (FLAGGED, see the module
     docstring).  Per restart, at EVERY step k <= K: D_k <= mu and the selected tokens stay
     alpha.  The lemma says every restart; on unseen seeds a restart occasionally leaves the cone
-    (3 of 10 seeds had one, max D 0.12-0.17), so the decision is a binomial over the restarts,
+    (counts in the calibration record), so the decision is a binomial over the restarts,
     P >= RATE = 0.8 at level ALPHA = 3e-4, the gap a finding (docs).  The control (hypothesis) restarts on alpha' (not locally optimal) from
     its own thinner cone: the iterates leave the cone.
     """

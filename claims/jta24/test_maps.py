@@ -13,11 +13,11 @@ from .setup import PAPER, SIZES
 
 LEVEL = 0.9
 """The decided success rate: the theorem says every restart inside the region converges, but at
-f = 1 a few restarts of 40 fail (35-40 of 40 on seeds 0-19; a finding, docs/claims/jta24.md), so
-the decision asks P >= 0.9 (binomial) and the map's transition is where the rate crosses 0.9."""
+f = 1 a few restarts of 40 fail (counts in the claim's calibration record; a finding,
+docs/claims/jta24.md), so the decision asks P >= 0.9 (binomial) and the map's transition is where the rate crosses 0.9."""
 ALPHA = 3e-4
 """Level of the inside decision: the claim budget's false-failure rate when P >= LEVEL holds
-(rejects at 27 successes of 40 or fewer; the control's restarts succeed on 0-3 of 40)."""
+(rejects at 27 successes of 40 or fewer; the control's success counts are in the calibration record)."""
 
 THRESHOLD = 2e-2
 """Per-restart conclusion: D_psi_2(W_mm/||W_mm||, W(K)/||W(K)||) <= 2e-2, i.e. correlation
@@ -113,7 +113,7 @@ def test_local_map_radius(tc):
     f >= 1 at its boundary f = 1 (the 40 restarts there; f = 2 reuses them and is not pooled): the
     exact binomial test of P >= 0.9 at level ALPHA = 3e-4, the claim budget (rejects at 27
     successes or fewer; power at 0.75 about 0.18, recorded with the decision: the level, not the
-    power, is what the suite's false-failure budget needs; the control fails at 0-3 of 40).  The
+    power, is what the suite's false-failure budget needs).  The
     theorem says every restart: P >= 0.9 is the rate the restarts meet, the gap a finding.  Control (dynamics): normalized l_1.5-MD from
     the same restarts at f = 1, 2, the reference unchanged: the iterates keep alpha but converge
     to the l_1.5-AttSVM direction, D_K to the l_2 one stays above 2e-2 and the inside decision

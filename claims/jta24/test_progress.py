@@ -28,8 +28,8 @@ SETTLED_POWER = ("the settled runs are a subset of the 96 (quick) or 60 (full) r
 GROWTH_SIZES = {"quick": dict(SIZES["quick"], instances=10, steps=2000),
                 "full": dict(SIZES["full"], steps=20000)}
 PROGRESS_SIZES = {"quick": dict(GROWTH_SIZES["quick"], instances=32), "full": GROWTH_SIZES["full"]}
-"""Lemma 27's binomial over the settled runs: 32 instances x 3 p in the quick tier (19 of 30 runs
-settled on 10 instances: power 0.33 at 0.65; about 60 settled runs give 0.8)."""
+"""Lemma 27's binomial over the settled runs: 32 instances x 3 p in the quick tier, so that about 60
+runs settle (power 0.8 at 0.65; the counts at 10 instances are in the claim's calibration record)."""
 
 
 @claim(
@@ -46,8 +46,8 @@ settled on 10 instances: power 0.33 at 0.65; about 60 settled runs give 0.8)."""
     calibration=["Lemma 21's alignment was a run-selection hypothesis (added after seed 3 of the 20-seed "
                  "sweep had one settled but misaligned run violating (25)); replaced by the binomial over "
                  "all settled runs after the review: no threshold moved.",
-                 "instances 10 -> 32 in the quick tier after the second review (19 settled runs gave "
-                 "power 0.33 at 0.65)."],
+                 "instances 10 -> 32 in the quick tier after the second review (19 of 30 runs settled "
+                 "on 10 instances: power 0.33 at 0.65)."],
     sizes=PROGRESS_SIZES,
 )
 def test_dual_progress(tc):

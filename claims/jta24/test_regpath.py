@@ -34,11 +34,12 @@ PATH_SIZES = {"quick": dict(SIZES["quick"], p=(2.0,)), "full": dict(SIZES["full"
         "reference", breaks=["Dir(16 M) <= 0.02, every path"],
         description="the l_q-AttSVM of opt with a far q (3 for p < 3, 1.5 for p = 3) as the reference")},
     calibration=["projected-gradient precondition 1e-2, the 4-16 M window and the 8 M token radius "
-                 "were chosen after seeing data (seed 0, full tier; not held out); Dir(16 M) <= 0.02 is "
+                 "were chosen after seeing data (seed 0, full tier, where 'tokens = opt from 4 M' failed "
+                 "on instance 0; not held out); Dir(16 M) <= 0.02 is "
                  "the spec's, fixed before the data.",
                  "Gaussian continuation starts added after the review; no threshold changed.",
                  "Gaussian starts 2 -> 4 after the second review (on 2 of 5 paths the ray start alone "
-                 "decided); no threshold changed."],
+                 "decided: no Gaussian start reached the kept tokens there); no threshold changed."],
     sizes=PATH_SIZES,
 )
 def test_regpath_global(tc):
@@ -58,8 +59,7 @@ def test_regpath_global(tc):
     Dir(2 M) < Dir(4 M), both selecting non-opt tokens -- FLAGGED, the window 4-16 M was chosen
     after seeing that; the count over 2-16 M is recorded); Dir(16 M) <= 0.02 (the spec's
     threshold, fixed before the data); the selected tokens equal opt at 8 M and 16 M (the spec's
-    "from 4 M" failed on seed 0, instance 0: FLAGGED, the radius 8 M was chosen after seeing
-    that).  Only radii <= 16 M are meaningful (the gradient is ~exp(-R/M) beyond and the
+    "from 4 M": FLAGGED, the radius 8 M was chosen after seeing data, see the calibration record).  Only radii <= 16 M are meaningful (the gradient is ~exp(-R/M) beyond and the
     optimizer cannot leave its start).  The control (reference kind) measures the same path
     against the far l_q-AttSVM (it levels off near the l_q-vs-l_p SVM gap).
     """
