@@ -38,18 +38,42 @@ def tracked_distances(problem, Vs, Ks, rng):
     return np.array(distances), projection
 
 
+STEP_CEILING = 60_000
+"""The most steps of a run whose length follows its predicted rate (`rate_steps`)."""
+
+
+def start_rate(problem, V0, K0, rng, tensor):
+    """alpha_loc of the statement's objective L + R(.; Sigma)/4 at the projection of the start
+    (V0, K0) onto M (`local_constants`): the slowest normal mode of the preconditioned
+    iteration near the start, known before the run."""
+    projection = project_to_manifold(V0, K0, problem.Sigma, problem.W, rng)
+    return local_constants(regularized_model(problem, 0.25, tensor), projection.V, projection.K, problem.Sigma).alpha
+
+
+def rate_steps(alpha, eta, decades):
+    """The least t with (1 - eta alpha)^{2t} <= 10^-decades (the slowest normal mode's share of
+    dist^2 falls by 10^decades), at most `STEP_CEILING`."""
+    return int(min(np.ceil(decades * np.log(10) / (-2 * np.log1p(-eta * alpha))), STEP_CEILING))
+
+
 @shared_run(sizes={"quick": {"n": 4000, "steps": 3000, "every": 50, "dist_from": 0},
                    "full": {"n": 4000, "steps": 4000, "every": 20, "dist_from": 0}})
 def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regularizer="estimated", lam=0.25,
-                          track=True):
+                          track=True, decades=None):
     """Algorithm 1 with the population gradient oracle on the ill-conditioned instance, from the
     spectral initialization (n samples), one trial per step size in ``etas``.
     ``precondition``: "estimated" (Sigma_hat^{-1}), "true" (Sigma^{-1}) or "none";
     ``regularizer``: the covariance inside R, "estimated" (Sigma_hat) or "true" (Sigma).
+    The run lasts the tier's ``steps`` or, with ``decades``, the longer of those and
+    `rate_steps` (alpha = `start_rate` of the start, the smallest eta).
     Returns t, the excess loss L - k sigma^2 (and its log) per step and trial and (``track``) dist(theta_t, M)
     every ``every`` steps from ``dist_from`` on, with the local constants at the last projection."""
     problem = ill_conditioned(run.rng("ill_conditioned"))
     V0, K0, Sigma_hat = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init"), run.tensor)
+    alpha_start, steps = None, run.sizes["steps"]
+    if decades is not None:
+        alpha_start = start_rate(problem, V0, K0, run.rng("start_projection"), run.tensor)
+        steps = max(steps, rate_steps(alpha_start, min(etas), decades))
     trials = len(etas)
     covariances = {"estimated": Sigma_hat, "true": problem.Sigma}
     tile = lambda a: run.tensor(np.broadcast_to(a, (trials, *a.shape)).copy())
@@ -59,7 +83,6 @@ def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regular
     preconditioners = {} if precondition == "none" else \
         {"K": tile(np.linalg.inv(covariances[precondition]))}
     step = Preconditioned(model, list(etas), preconditioners)
-    steps = run.sizes["steps"]
     traj = run_trajectory(step, {"V": tile(V0), "K": tile(K0)}, steps,
                           {"log_excess": lambda it: plain.log_excess_loss(it.params),
                            "V": lambda it: it.V, "K": lambda it: it.K},
@@ -73,7 +96,7 @@ def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regular
         finals.append(local_constants(regularized_model(problem, lam, run.tensor), last.V, last.K, problem.Sigma))
     return {"t": traj.t, "excess": np.exp(traj["log_excess"]), "log_excess": traj["log_excess"], "dist_t": every,
             "dist": np.array(distances).T, "constants": finals, "etas": np.array(etas),
-            "diverged_at": traj.diverged_at, "problem": problem}
+            "diverged_at": traj.diverged_at, "problem": problem, "alpha_start": alpha_start}
 
 
 def window_log_contractions(log_values, window, log_floor):
@@ -93,17 +116,25 @@ def window_log_contractions(log_values, window, log_floor):
 @shared_run(sizes={"quick": {"ns": [250, 1000, 4000, 16000], "seeds": 2, "steps": 3000, "random_starts": 0},
                    "full": {"ns": [250, 1000, 4000, 16000, 64000], "seeds": 10, "steps": 4000,
                             "random_starts": 8}})
-def empirical_regularizer_limit(run, *, regularizers=("estimated",), lam=0.25, eta=1.0):
+def empirical_regularizer_limit(run, *, regularizers=("estimated",), lam=0.25, eta=1.0, decades=None):
     r"""Algorithm 1 with the population gradient oracle and preconditioner Sigma_hat^{-1}, from the
     spectral initialization of n samples (ill-conditioned instance), ``seeds`` training sets
     per n, each run once per regularizer lam R(.; C) in ``regularizers`` (C = Sigma_hat for
-    "estimated", Sigma for "true"), all trials side by side.  Returns, per regularizer and per
+    "estimated", Sigma for "true"), all trials side by side, for the tier's ``steps`` or, with
+    ``decades``, the longer of those and `rate_steps` of the slowest trial (`start_rate`).
+    Returns, per regularizer and per
     trial: n, ||Sigma_hat - Sigma||, the final excess loss L - k sigma^2, R(theta_T; Sigma_hat),
-    R(theta_T; Sigma) and dist(theta_T, M) (``random_starts`` Haar starts in the projection)."""
+    R(theta_T; Sigma) and dist(theta_T, M) (``random_starts`` Haar starts in the projection),
+    and the run length with the smallest alpha_loc at the starts."""
     problem = ill_conditioned(run.rng("ill_conditioned"))
     rng = run.rng("limit_set")
     ns = np.repeat(run.sizes["ns"], run.sizes["seeds"])
     inits = [spectral_initialization(problem, n, rng) for n in ns]
+    alpha_start, steps = None, run.sizes["steps"]
+    if decades is not None:
+        start_rng = run.rng("start_projection")
+        alpha_start = min(start_rate(problem, V0, K0, start_rng, run.tensor) for V0, K0, _ in inits)
+        steps = max(steps, rate_steps(alpha_start, eta, decades))
     V0, K0, Sigma_hat = (torch.as_tensor(np.array(a)) for a in zip(*inits))
     trials = len(ns)
     tile = lambda a, copies: torch.as_tensor(np.broadcast_to(a, (copies, *a.shape)).copy())
@@ -114,7 +145,7 @@ def empirical_regularizer_limit(run, *, regularizers=("estimated",), lam=0.25, e
                                           reg_Sigma=torch.cat([covariances[r] for r in regularizers]))
     step = Preconditioned(model, eta, {"K": torch.linalg.inv(Sigma_hat).repeat(settings, 1, 1)})
     traj = run_trajectory(step, {"V": V0.repeat(settings, 1, 1), "K": K0.repeat(settings, 1, 1)},
-                          run.sizes["steps"], {}, checkpoints=[run.sizes["steps"]], on_nonfinite="record")
+                          steps, {}, checkpoints=[steps], on_nonfinite="record")
     V, K = traj.params["V"], traj.params["K"]
     E = V @ Sigma @ K - W
     excess = ((E @ Sigma) * E).sum((-1, -2)).numpy()
@@ -128,7 +159,7 @@ def empirical_regularizer_limit(run, *, regularizers=("estimated",), lam=0.25, e
     part = lambda a, i: a[i * trials:(i + 1) * trials]
     return {r: {"n": ns, "deviation": deviation, "excess": part(excess, i), "R_estimated": part(R_hat, i),
                 "R_true": part(R_true, i), "dist": part(dist, i), "diverged_at": part(traj.diverged_at, i)}
-            for i, r in enumerate(regularizers)} | {"problem": problem}
+            for i, r in enumerate(regularizers)} | {"problem": problem, "steps": steps, "alpha_start": alpha_start}
 
 
 @shared_run(sizes={"quick": {"rotations": 20}, "full": {"rotations": 100}})
