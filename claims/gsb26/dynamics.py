@@ -163,14 +163,45 @@ def empirical_regularizer_limit(run, *, regularizers=("estimated",), lam=0.25, e
 
 
 @shared_run(sizes={"quick": {"rotations": 20}, "full": {"rotations": 100}})
-def uniform_constants(run, *, lam=0.25):
-    r"""(min_R alpha_loc, max_R beta_loc) of L + lam R on the ill-conditioned instance over
-    ``rotations`` Haar R (both components of O(d)): the uniform one-point constants."""
-    problem = ill_conditioned(run.rng("ill_conditioned"))
+def uniform_constants(run, *, lam=0.25, draw=0):
+    r"""(min_R alpha_loc, max_R beta_loc) of L + lam R on the ill-conditioned instance (of
+    `instance_draw` ``draw``) over ``rotations`` Haar R (both components of O(d)): the uniform
+    one-point constants."""
+    problem = ill_conditioned(run.rng("ill_conditioned", *draw_stream(draw)))
     model = regularized_model(problem, lam, run.tensor)
     constants = [local_constants(model, *manifold_point(problem.W, problem.Sigma, R), problem.Sigma)
                  for R in haar_rotations(run.rng("contraction_rotations"), problem.d, run.sizes["rotations"])]
     return min(c.alpha for c in constants), max(c.mu_max for c in constants)
+
+
+def draw_stream(draw):
+    """The extra stream key of instance draw ``draw``: none for draw 0, the run's own instance."""
+    return () if draw == 0 else (draw,)
+
+
+#: the neighbourhood of M in which the contraction is claimed, dist <= CONTRACTION_RADIUS
+#: sqrt(sigma_d(W*)) (the radius at which the one-point claims test (3)-(4))
+CONTRACTION_RADIUS = 0.8
+#: independent draws of the instance examined for a spectral start inside the neighbourhood
+NEIGHBOURHOOD_DRAWS = 8
+
+
+def neighbourhood_start(run):
+    """The first of `NEIGHBOURHOOD_DRAWS` independent draws (ill-conditioned instance and
+    spectral initialization from n samples) whose start lies in the neighbourhood dist <=
+    CONTRACTION_RADIUS sqrt(sigma_d(W*)) -- the theorem's hypothesis, checked before any step --
+    or the last draw.  Returns the draw, its instance and start, and every draw's relative
+    distance dist/sqrt(sigma_d(W*)) examined."""
+    examined = []
+    for draw in range(NEIGHBOURHOOD_DRAWS):
+        problem = ill_conditioned(run.rng("ill_conditioned", *draw_stream(draw)))
+        V0, K0, _ = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init", *draw_stream(draw)),
+                                            run.tensor)
+        projection = project_to_manifold(V0, K0, problem.Sigma, problem.W, run.rng("start_projection", draw))
+        examined.append(projection.distance / np.sqrt(problem.singular_values()[-1]))
+        if examined[-1] <= CONTRACTION_RADIUS:
+            break
+    return draw, problem, V0, K0, np.array(examined)
 
 
 @shared_run(sizes={"quick": {"n": 4000, "steps": 300}, "full": {"n": 4000, "steps": 1000}})
@@ -178,23 +209,25 @@ def contraction_run(run, *, lam=0.25, start="spectral"):
     r"""Preconditioned GD with the population oracle, the true-Sigma regularizer and
     preconditioner diag(I, Sigma^{-1}) on the ill-conditioned instance at the theorem's step
     eta = alpha/beta^2 (alpha = min_R alpha_loc, beta = max_R beta_loc of the lambda = 1/4
-    loss over Haar R), from ``start`` "spectral" (n samples) or "unbalanced" (a minimizer of
-    L off the manifold), on the objective L + ``lam`` R.  Phi_t = dist^2(theta_t, M) at every
-    step (warm-started projections)."""
-    problem = ill_conditioned(run.rng("ill_conditioned"))
-    alpha, beta = run.use(uniform_constants, lam=0.25)
-    eta = alpha / beta ** 2
+    loss over Haar R), from ``start`` "spectral" (n samples; the first draw of
+    `neighbourhood_start` whose start is in the neighbourhood) or "unbalanced" (a minimizer of
+    L off the manifold, the run's own instance), on the objective L + ``lam`` R.
+    Phi_t = dist^2(theta_t, M) at every step (warm-started projections)."""
     if start == "spectral":
-        V0, K0, _ = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init"), run.tensor)
+        draw, problem, V0, K0, examined = neighbourhood_start(run)
     else:
+        draw, problem, examined = 0, ill_conditioned(run.rng("ill_conditioned")), np.array([])
         V0, K0 = unbalanced_minimizer(problem, np.eye(problem.d), run.rng("unbalanced"), spread=0.03)
+    alpha, beta = run.use(uniform_constants, lam=0.25, draw=draw)
+    eta = alpha / beta ** 2
     model = PopulationAttentionRegression(run.tensor(problem.Sigma)[None], run.tensor(problem.W)[None],
                                           problem.noise, lam)
     step = Preconditioned(model, eta, {"K": run.tensor(np.linalg.inv(problem.Sigma))[None]})
     traj = run_trajectory(step, {"V": run.tensor(V0)[None], "K": run.tensor(K0)[None]}, run.sizes["steps"],
                           {"V": lambda it: it.V, "K": lambda it: it.K})
     distances, _ = tracked_distances(problem, traj["V"][:, 0], traj["K"][:, 0], run.rng("contraction_projections"))
-    return {"t": traj.t, "phi": distances ** 2, "alpha": alpha, "beta": beta, "eta": eta, "problem": problem}
+    return {"t": traj.t, "phi": distances ** 2, "alpha": alpha, "beta": beta, "eta": eta, "problem": problem,
+            "draw": draw, "examined": examined}
 
 
 # --- the statistical floor of Algorithm 1 (Theorem 2, statistical term)
