@@ -28,8 +28,8 @@ LARGE_STEP = 2.5
 WIDTHS = {"quick": [256, 1024, 4096], "full": [1024, 4096, 16384, 65536]}
 
 ONE_DIM_CEILING = 50_000
-"""The claim runs of Theorem 4.2 and Corollary 4.3 last the theorem's count ``log(1/epsilon) / -log(1 - 1/(2 kappa)) ~ 46 kappa``
-of their slowest trial, up to this many steps.  The run fails to reach epsilon only if a trial's
+"""The claim runs of Theorem 4.2 and Corollary 4.3 last the theorem's count ``log(1/epsilon) /
+-log(1 - 1/(2 kappa)) ~ 46 kappa`` of their slowest trial, up to this many steps.  The run fails to reach epsilon only if a trial's
 actual hitting time, about ``log(1/epsilon) / (2 / kappa) ~ 11.5 kappa`` (the linearized dynamics,
 slowest mode ``(1 - 1/kappa)^{2t}``), exceeds it: ``kappa > 4300``.  ``lambda_min(H(0))`` of a random
 PSD matrix has a density bounded near 0, so ``P(kappa > k) ~ c / k``; with the calibration block's
