@@ -25,15 +25,11 @@ SMALL_WIDTH = {"m": 4, "n": 8, "d_in": 2}
 LARGE_STEP = 2.5
 """The step factor c of the step-too-large controls: beyond the stable range c < 2."""
 
-CAP_CALIBRATION = ("the quick tier's cap of 200 steps was chosen on seeds 1 and 2 so that every trial "
-                   "reaches epsilon (not held out); the full tier's cap of 5000 steps is never reached "
-                   "there (its predicted counts are a few hundred)")
-
 WIDTHS = {"quick": [256, 1024, 4096], "full": [1024, 4096, 16384, 65536]}
 
 ONE_DIM_CEILING = 50_000
-"""Corollary 4.3's runs last the theorem's count ``log(1/epsilon) / -log(1 - 1/(2 kappa)) ~ 46 kappa``
-of their slowest trial, up to this many steps.  The run fails to reach epsilon only if a trial's
+"""The claim runs of Theorem 4.2 and Corollary 4.3 last the theorem's count ``log(1/epsilon) /
+-log(1 - 1/(2 kappa)) ~ 46 kappa`` of their slowest trial, up to this many steps.  The run fails to reach epsilon only if a trial's
 actual hitting time, about ``log(1/epsilon) / (2 / kappa) ~ 11.5 kappa`` (the linearized dynamics,
 slowest mode ``(1 - 1/kappa)^{2t}``), exceeds it: ``kappa > 4300``.  ``lambda_min(H(0))`` of a random
 PSD matrix has a density bounded near 0, so ``P(kappa > k) ~ c / k``, c fitted on the calibration
@@ -49,7 +45,18 @@ any claim run of the calibration and validation blocks (their longest: the `Cali
                  "||F(t) - Y||_F^2 by at least 1 - m eta lambda / 2 per step and reaches epsilon "
                  "within log(||Y||^2/epsilon) / (-log(1 - m eta lambda / 2)) steps.",
        provenance="derived",
-       calibration=[CAP_CALIBRATION],
+       calibration=["the quick tier's cap of 200 steps was chosen on seeds 1 and 2 so that every trial "
+                    "reaches epsilon (not held out); on seed 630279474 of the unseen sweep a trial's "
+                    "predicted count equalled the cap (201) and it ended at 2.9e-8",
+                    Calibrated(
+           decision="loss reaches epsilon within the run", threshold=CONVERGENCE_TARGET,
+           calibration_seeds="7000-7024", validation_seeds="8000-8009",
+           how="epsilon 1e-10 kept, no cap: the claim's runs last the theorem's count of their slowest "
+               "trial (factor 1), up to ONE_DIM_CEILING steps (reached only at kappa > 4300). Calibration "
+               "block (25 seeds): kappa up to 18.2, counts up to 828 steps, hitting times up to 178 (under "
+               "the old cap of 200, but the slowest trial's count exceeded it on 21 of 25 seeds); validation "
+               "block (10 seeds, cut by the session's CPU): kappa up to 10.3, counts up to 465. No claim "
+               "failure, every control failed as declared on all 35 seeds")],
        controls={
            "duplicate_inputs": Control(
                "hypothesis", breaks=["loss reaches epsilon within the run"],
@@ -77,9 +84,14 @@ def test_linear_convergence(tc):
     (``rel = ||F - Y||^2/||Y||^2``; beyond it round-off of ``m <a, S>`` dominates); (ii) steps to
     epsilon <= the predicted count (censored at the run length, the number censored is recorded);
     (iii) the fitted slope of log rel over the last three quarters of that window <= log(1 - m eta
-    lambda / 2); (iv) rel <= epsilon at the end of the run.  The run lasts the predicted count of its
-    slowest trial (by construction, `softmax_gd`), capped at the tier's ``max_steps`` (see the
-    calibration record).  Margins 1e-9 in log are round-off.
+    lambda / 2); (iv) rel <= epsilon at the end of the run.  The claim's run lasts the predicted
+    count of its slowest trial (by construction, `softmax_gd`), up to `ONE_DIM_CEILING` steps
+    instead of the tier's cap: (i) holding, the loss is then below epsilon at the end by the
+    theorem's own count, and the actual hitting time, about a quarter of the count, exceeds the
+    ceiling only at kappa > 4300 (the derivation of `ONE_DIM_CEILING`, which holds for d = 2 as
+    well: the count is ``2 kappa log(rel(0)/epsilon)`` at c = 1).  The controls keep the tier's
+    cap (lambda = 0 or divergence: their count is infinite or irrelevant).  Margins 1e-9 in log
+    are round-off.
     Preconditions: lambda > 0, the symmetric pairing, and the width's rank condition ``d_in m / 2
     >= n d`` (necessary for lambda > 0; the theorem's width ``Omega(lambda^-2 n^2 d^2 e^{18B} ...)``
     has an unspecified constant).  Control ``width_too_small`` violates it (m = 4, d_in = 2, n = 8,
@@ -89,7 +101,8 @@ def test_linear_convergence(tc):
     else:
         c = LARGE_STEP if tc.control == "step_too_large" else 1.0
         dup = tc.control == "duplicate_inputs"
-        runs = [tc.use(softmax_gd, m=m, c=c, duplicate=dup) for m in control_widths(tc)]
+        cap = {"max_steps": ONE_DIM_CEILING} if tc.control is None else {}
+        runs = [tc.use(softmax_gd, m=m, c=c, duplicate=dup, **cap) for m in control_widths(tc)]
     decide_linear_convergence(tc, runs)
 
 

@@ -38,18 +38,42 @@ def tracked_distances(problem, Vs, Ks, rng):
     return np.array(distances), projection
 
 
+STEP_CEILING = 60_000
+"""The most steps of a run whose length follows its predicted rate (`rate_steps`)."""
+
+
+def start_rate(problem, V0, K0, rng, tensor):
+    """alpha_loc of the statement's objective L + R(.; Sigma)/4 at the projection of the start
+    (V0, K0) onto M (`local_constants`): the slowest normal mode of the preconditioned
+    iteration near the start, known before the run."""
+    projection = project_to_manifold(V0, K0, problem.Sigma, problem.W, rng)
+    return local_constants(regularized_model(problem, 0.25, tensor), projection.V, projection.K, problem.Sigma).alpha
+
+
+def rate_steps(alpha, eta, decades):
+    """The least t with (1 - eta alpha)^{2t} <= 10^-decades (the slowest normal mode's share of
+    dist^2 falls by 10^decades), at most `STEP_CEILING`."""
+    return int(min(np.ceil(decades * np.log(10) / (-2 * np.log1p(-eta * alpha))), STEP_CEILING))
+
+
 @shared_run(sizes={"quick": {"n": 4000, "steps": 3000, "every": 50, "dist_from": 0},
                    "full": {"n": 4000, "steps": 4000, "every": 20, "dist_from": 0}})
 def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regularizer="estimated", lam=0.25,
-                          track=True):
+                          track=True, decades=None):
     """Algorithm 1 with the population gradient oracle on the ill-conditioned instance, from the
     spectral initialization (n samples), one trial per step size in ``etas``.
     ``precondition``: "estimated" (Sigma_hat^{-1}), "true" (Sigma^{-1}) or "none";
     ``regularizer``: the covariance inside R, "estimated" (Sigma_hat) or "true" (Sigma).
+    The run lasts the tier's ``steps`` or, with ``decades``, the longer of those and
+    `rate_steps` (alpha = `start_rate` of the start, the smallest eta).
     Returns t, the excess loss L - k sigma^2 (and its log) per step and trial and (``track``) dist(theta_t, M)
     every ``every`` steps from ``dist_from`` on, with the local constants at the last projection."""
     problem = ill_conditioned(run.rng("ill_conditioned"))
     V0, K0, Sigma_hat = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init"), run.tensor)
+    alpha_start, steps = None, run.sizes["steps"]
+    if decades is not None:
+        alpha_start = start_rate(problem, V0, K0, run.rng("start_projection"), run.tensor)
+        steps = max(steps, rate_steps(alpha_start, min(etas), decades))
     trials = len(etas)
     covariances = {"estimated": Sigma_hat, "true": problem.Sigma}
     tile = lambda a: run.tensor(np.broadcast_to(a, (trials, *a.shape)).copy())
@@ -59,7 +83,6 @@ def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regular
     preconditioners = {} if precondition == "none" else \
         {"K": tile(np.linalg.inv(covariances[precondition]))}
     step = Preconditioned(model, list(etas), preconditioners)
-    steps = run.sizes["steps"]
     traj = run_trajectory(step, {"V": tile(V0), "K": tile(K0)}, steps,
                           {"log_excess": lambda it: plain.log_excess_loss(it.params),
                            "V": lambda it: it.V, "K": lambda it: it.K},
@@ -73,7 +96,7 @@ def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regular
         finals.append(local_constants(regularized_model(problem, lam, run.tensor), last.V, last.K, problem.Sigma))
     return {"t": traj.t, "excess": np.exp(traj["log_excess"]), "log_excess": traj["log_excess"], "dist_t": every,
             "dist": np.array(distances).T, "constants": finals, "etas": np.array(etas),
-            "diverged_at": traj.diverged_at, "problem": problem}
+            "diverged_at": traj.diverged_at, "problem": problem, "alpha_start": alpha_start}
 
 
 def window_log_contractions(log_values, window, log_floor):
@@ -93,17 +116,25 @@ def window_log_contractions(log_values, window, log_floor):
 @shared_run(sizes={"quick": {"ns": [250, 1000, 4000, 16000], "instances": 2, "steps": 3000, "random_starts": 0},
                    "full": {"ns": [250, 1000, 4000, 16000, 64000], "instances": 10, "steps": 4000,
                             "random_starts": 8}})
-def empirical_regularizer_limit(run, *, regularizers=("estimated",), lam=0.25, eta=1.0):
+def empirical_regularizer_limit(run, *, regularizers=("estimated",), lam=0.25, eta=1.0, decades=None):
     r"""Algorithm 1 with the population gradient oracle and preconditioner Sigma_hat^{-1}, from the
     spectral initialization of n samples (ill-conditioned instance), ``instances`` training sets
     per n, each run once per regularizer lam R(.; C) in ``regularizers`` (C = Sigma_hat for
-    "estimated", Sigma for "true"), all trials side by side.  Returns, per regularizer and per
+    "estimated", Sigma for "true"), all trials side by side, for the tier's ``steps`` or, with
+    ``decades``, the longer of those and `rate_steps` of the slowest trial (`start_rate`).
+    Returns, per regularizer and per
     trial: n, ||Sigma_hat - Sigma||, the final excess loss L - k sigma^2, R(theta_T; Sigma_hat),
-    R(theta_T; Sigma) and dist(theta_T, M) (``random_starts`` Haar starts in the projection)."""
+    R(theta_T; Sigma) and dist(theta_T, M) (``random_starts`` Haar starts in the projection),
+    and the run length with the smallest alpha_loc at the starts."""
     problem = ill_conditioned(run.rng("ill_conditioned"))
     rng = run.rng("limit_set")
     ns = np.repeat(run.sizes["ns"], run.sizes["instances"])
     inits = [spectral_initialization(problem, n, rng) for n in ns]
+    alpha_start, steps = None, run.sizes["steps"]
+    if decades is not None:
+        start_rng = run.rng("start_projection")
+        alpha_start = min(start_rate(problem, V0, K0, start_rng, run.tensor) for V0, K0, _ in inits)
+        steps = max(steps, rate_steps(alpha_start, eta, decades))
     V0, K0, Sigma_hat = (torch.as_tensor(np.array(a)) for a in zip(*inits))
     trials = len(ns)
     tile = lambda a, copies: torch.as_tensor(np.broadcast_to(a, (copies, *a.shape)).copy())
@@ -114,7 +145,7 @@ def empirical_regularizer_limit(run, *, regularizers=("estimated",), lam=0.25, e
                                           reg_Sigma=torch.cat([covariances[r] for r in regularizers]))
     step = Preconditioned(model, eta, {"K": torch.linalg.inv(Sigma_hat).repeat(settings, 1, 1)})
     traj = run_trajectory(step, {"V": V0.repeat(settings, 1, 1), "K": K0.repeat(settings, 1, 1)},
-                          run.sizes["steps"], {}, checkpoints=[run.sizes["steps"]], on_nonfinite="record")
+                          steps, {}, checkpoints=[steps], on_nonfinite="record")
     V, K = traj.params["V"], traj.params["K"]
     E = V @ Sigma @ K - W
     excess = ((E @ Sigma) * E).sum((-1, -2)).numpy()
@@ -128,18 +159,49 @@ def empirical_regularizer_limit(run, *, regularizers=("estimated",), lam=0.25, e
     part = lambda a, i: a[i * trials:(i + 1) * trials]
     return {r: {"n": ns, "deviation": deviation, "excess": part(excess, i), "R_estimated": part(R_hat, i),
                 "R_true": part(R_true, i), "dist": part(dist, i), "diverged_at": part(traj.diverged_at, i)}
-            for i, r in enumerate(regularizers)} | {"problem": problem}
+            for i, r in enumerate(regularizers)} | {"problem": problem, "steps": steps, "alpha_start": alpha_start}
 
 
 @shared_run(sizes={"quick": {"rotations": 20}, "full": {"rotations": 100}})
-def uniform_constants(run, *, lam=0.25):
-    r"""(min_R alpha_loc, max_R beta_loc) of L + lam R on the ill-conditioned instance over
-    ``rotations`` Haar R (both components of O(d)): the uniform one-point constants."""
-    problem = ill_conditioned(run.rng("ill_conditioned"))
+def uniform_constants(run, *, lam=0.25, draw=0):
+    r"""(min_R alpha_loc, max_R beta_loc) of L + lam R on the ill-conditioned instance (of
+    `instance_draw` ``draw``) over ``rotations`` Haar R (both components of O(d)): the uniform
+    one-point constants."""
+    problem = ill_conditioned(run.rng("ill_conditioned", *draw_stream(draw)))
     model = regularized_model(problem, lam, run.tensor)
     constants = [local_constants(model, *manifold_point(problem.W, problem.Sigma, R), problem.Sigma)
                  for R in haar_rotations(run.rng("contraction_rotations"), problem.d, run.sizes["rotations"])]
     return min(c.alpha for c in constants), max(c.mu_max for c in constants)
+
+
+def draw_stream(draw):
+    """The extra stream key of instance draw ``draw``: none for draw 0, the run's own instance."""
+    return () if draw == 0 else (draw,)
+
+
+#: the neighbourhood of M in which the contraction is claimed, dist <= CONTRACTION_RADIUS
+#: sqrt(sigma_d(W*)) (the radius at which the one-point claims test (3)-(4))
+CONTRACTION_RADIUS = 0.8
+#: independent draws of the instance examined for a spectral start inside the neighbourhood
+NEIGHBOURHOOD_DRAWS = 8
+
+
+def neighbourhood_start(run):
+    """The first of `NEIGHBOURHOOD_DRAWS` independent draws (ill-conditioned instance and
+    spectral initialization from n samples) whose start lies in the neighbourhood dist <=
+    CONTRACTION_RADIUS sqrt(sigma_d(W*)) -- the theorem's hypothesis, checked before any step --
+    or the last draw.  Returns the draw, its instance and start, and every draw's relative
+    distance dist/sqrt(sigma_d(W*)) examined."""
+    examined = []
+    for draw in range(NEIGHBOURHOOD_DRAWS):
+        problem = ill_conditioned(run.rng("ill_conditioned", *draw_stream(draw)))
+        V0, K0, _ = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init", *draw_stream(draw)),
+                                            run.tensor)
+        projection = project_to_manifold(V0, K0, problem.Sigma, problem.W, run.rng("start_projection", draw))
+        examined.append(projection.distance / np.sqrt(problem.singular_values()[-1]))
+        if examined[-1] <= CONTRACTION_RADIUS:
+            break
+    return draw, problem, V0, K0, np.array(examined)
 
 
 @shared_run(sizes={"quick": {"n": 4000, "steps": 300}, "full": {"n": 4000, "steps": 1000}})
@@ -147,23 +209,25 @@ def contraction_run(run, *, lam=0.25, start="spectral"):
     r"""Preconditioned GD with the population oracle, the true-Sigma regularizer and
     preconditioner diag(I, Sigma^{-1}) on the ill-conditioned instance at the theorem's step
     eta = alpha/beta^2 (alpha = min_R alpha_loc, beta = max_R beta_loc of the lambda = 1/4
-    loss over Haar R), from ``start`` "spectral" (n samples) or "unbalanced" (a minimizer of
-    L off the manifold), on the objective L + ``lam`` R.  Phi_t = dist^2(theta_t, M) at every
-    step (warm-started projections)."""
-    problem = ill_conditioned(run.rng("ill_conditioned"))
-    alpha, beta = run.use(uniform_constants, lam=0.25)
-    eta = alpha / beta ** 2
+    loss over Haar R), from ``start`` "spectral" (n samples; the first draw of
+    `neighbourhood_start` whose start is in the neighbourhood) or "unbalanced" (a minimizer of
+    L off the manifold, the run's own instance), on the objective L + ``lam`` R.
+    Phi_t = dist^2(theta_t, M) at every step (warm-started projections)."""
     if start == "spectral":
-        V0, K0, _ = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init"), run.tensor)
+        draw, problem, V0, K0, examined = neighbourhood_start(run)
     else:
+        draw, problem, examined = 0, ill_conditioned(run.rng("ill_conditioned")), np.array([])
         V0, K0 = unbalanced_minimizer(problem, np.eye(problem.d), run.rng("unbalanced"), spread=0.03)
+    alpha, beta = run.use(uniform_constants, lam=0.25, draw=draw)
+    eta = alpha / beta ** 2
     model = PopulationAttentionRegression(run.tensor(problem.Sigma)[None], run.tensor(problem.W)[None],
                                           problem.noise, lam)
     step = Preconditioned(model, eta, {"K": run.tensor(np.linalg.inv(problem.Sigma))[None]})
     traj = run_trajectory(step, {"V": run.tensor(V0)[None], "K": run.tensor(K0)[None]}, run.sizes["steps"],
                           {"V": lambda it: it.V, "K": lambda it: it.K})
     distances, _ = tracked_distances(problem, traj["V"][:, 0], traj["K"][:, 0], run.rng("contraction_projections"))
-    return {"t": traj.t, "phi": distances ** 2, "alpha": alpha, "beta": beta, "eta": eta, "problem": problem}
+    return {"t": traj.t, "phi": distances ** 2, "alpha": alpha, "beta": beta, "eta": eta, "problem": problem,
+            "draw": draw, "examined": examined}
 
 
 # --- the statistical floor of Algorithm 1 (Theorem 2, statistical term)

@@ -169,18 +169,19 @@ MANIFOLD_GAP_SIZES = {"quick": {"ns": [16, 32, 64], "rows": 50000, "groups": 10}
 
 
 @shared_run(sizes=MANIFOLD_GAP_SIZES)
-def manifold_gap(run, *, tail):
+def manifold_gap(run, *, tail, rows=None, groups=None):
     r"""E Lhat_n - k sigma^2 by Monte Carlo at the manifold point theta_R0 (R0 the Haar rotation of
     `softmax_row_moments`) of the well-conditioned instance with W* rescaled so that mu(K) =
     ``tail`` (`manifold_point_with_tail`): per n of ``ns``, ``groups`` independent group means
     of the noise-free in-sample loss (`noise_free_loss_groups`, rows/(n groups) training sets
-    each).  Returns n, the group means "losses" (len(ns), groups), the instance, V, K, mu."""
+    each).  Returns n, the group means "losses" (len(ns), groups), the instance, V, K, mu.
+    ``rows`` and ``groups`` override the tier's sizes."""
     base = well_conditioned(run.rng("well_conditioned"))
     R0 = haar_rotations(run.rng("softmax_point"), base.d, 1)[0]
     problem, V, K = manifold_point_with_tail(base, R0, tail)
     rng = run.rng("manifold_gap", tail)
-    s = run.sizes
-    losses = np.array([noise_free_loss_groups(problem, V, K, n, s["groups"], max(s["rows"] // (n * s["groups"]), 2),
-                                              rng, run.tensor) for n in s["ns"]])
-    return {"n": np.array(s["ns"]), "losses": losses, "problem": problem, "V": V, "K": K,
+    rows, groups = rows or run.sizes["rows"], groups or run.sizes["groups"]
+    losses = np.array([noise_free_loss_groups(problem, V, K, n, groups, max(rows // (n * groups), 2), rng, run.tensor)
+                       for n in run.sizes["ns"]])
+    return {"n": np.array(run.sizes["ns"]), "losses": losses, "problem": problem, "V": V, "K": K,
             "mu": score_tail(K, problem.Sigma)}

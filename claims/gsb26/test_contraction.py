@@ -6,9 +6,9 @@ alpha + eta^2 beta^2) Phi_t, which at eta = alpha/beta^2 is (1 - alpha^2/beta^2)
 """
 import numpy as np
 
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 
-from .dynamics import contraction_run
+from .dynamics import CONTRACTION_RADIUS, contraction_run
 from .setup import record_assumptions
 
 
@@ -31,7 +31,18 @@ from .setup import record_assumptions
     calibration=["The spec observed max Phi_{t+1}/Phi_t = 0.99943 against rho = 0.999968.",
                  "delta was first 0.5; the spectral initialization from n = 4000 samples was at 0.62 on "
                  "seed 2, so delta was aligned with the one-point claims' radius 0.8 after seeing it "
-                 "(not held out; the conclusion held there as well)."],
+                 "(not held out; the conclusion held there as well).",
+                 "One instance a seed until the unseen sweep: on seed 630279474 the spectral start lay at "
+                 "0.826 > 0.8 (hypotheses not met).  Now the first of NEIGHBOURHOOD_DRAWS = 8 independent "
+                 "draws whose start is in the neighbourhood (the hypothesis, checked before any step), "
+                 "radius 0.8 unchanged.",
+                 Calibrated(decision="iterates delta-close: dist <= 0.8 sqrt(sigma_d(W*))", threshold=0.8,
+                            calibration_seeds="7000-7011", validation_seeds="8000-8009",
+                            how="radius unchanged; 8 draws. Calibration block (12 seeds, cut by the "
+                                "session's CPU): the first draw qualified on every seed (start 0.15 .. "
+                                "0.78); validation block (10 seeds): 0.11 .. 0.50. No claim failure, the "
+                                "control failed as declared on all 22. P(no draw qualifies) = p^8 for a "
+                                "per-draw miss rate p (1 of 10 unseen seeds before: p^8 ~ 1e-8)")],
     sizes={"quick": {}, "full": {}},
 )
 def test_per_step_contraction(tc):
@@ -44,6 +55,10 @@ def test_per_step_contraction(tc):
     step (no tolerance: the projections are accurate to their first-order tolerance, far
     below 1 - rho of Phi).  Preconditions: A1, A2, the iterates stay delta-close (dist <= 0.8
     sqrt(sigma_d(W*)), the neighbourhood in which the one-point claims test (3)-(4)).  The
+    instance is the first of `NEIGHBOURHOOD_DRAWS` independent draws (instance and spectral
+    start) whose start lies in the neighbourhood: the theorem speaks only of such starts, and
+    the draw is chosen by its hypothesis before any step, never by the outcome (the draws
+    examined and their start distances are recorded).  The
     constants are sampled on R, so min/max over a finite sample is an estimate of the uniform
     constants (the spec's recipe; the full tier uses 100 R).
     """
@@ -51,9 +66,11 @@ def test_per_step_contraction(tc):
     run = tc.use(contraction_run, lam=lam, start=start)
     problem = run["problem"]
     record_assumptions(tc, problem, a3=False)
+    tc.record("instance draw (first with its start in the neighbourhood)", run["draw"])
+    tc.record("start dist / sqrt(sigma_d(W*)) of the draws examined", run["examined"])
     phi = run["phi"]
     tc.precondition.at_most("iterates delta-close: dist <= 0.8 sqrt(sigma_d(W*))",
-                            np.sqrt(phi) / np.sqrt(problem.singular_values()[-1]), 0.8)
+                            np.sqrt(phi) / np.sqrt(problem.singular_values()[-1]), CONTRACTION_RADIUS)
     rho = 1 - 2 * run["eta"] * run["alpha"] + run["eta"] ** 2 * run["beta"] ** 2
     ratios = phi[1:] / phi[:-1]
     tc.conclusion.at_most("Phi_{t+1} <= (1 - 2 eta alpha + eta^2 beta^2) Phi_t at every step", ratios, rho)
