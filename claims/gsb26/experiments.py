@@ -20,7 +20,7 @@ from theorycheck.models.attention_regression import (
 )
 from theorycheck.optim import Preconditioned, run_trajectory
 
-from .setup import gaussian_rows, settled_values, well_conditioned
+from .setup import settled_values, training_set, well_conditioned
 
 #: Algorithm 1 and its ablations as (lambda, preconditioned): Algorithm 1 = regularizer with
 #: Sigma_hat and the Sigma_hat^{-1} preconditioner; SGD = neither (Section 1.7 of the spec)
@@ -63,8 +63,7 @@ def minibatch_run(run, *, arms, instances=1, etas=None, steps=None):
     Xs, Ys, starts, Sigma_hats = [], [], {init: [] for init in inits}, []
     for i, problem in enumerate(problems):
         rng = stream("training_set", i)
-        X = gaussian_rows(rng, problem.Sigma, (s["n"],))
-        Y = X @ problem.W.T + problem.noise * rng.standard_normal((s["n"], problem.k))
+        X, Y = training_set(problem, s["n"], rng)
         Xt, Yt = run.tensor(X), run.tensor(Y)
         Sigma_hat = sample_covariance(Xt)
         if "spectral" in inits:

@@ -92,6 +92,12 @@ def test_softmax_second_moment(tc):
     A limit is checked where the exact moments reach it, since for a large score variance q
     the approach is O(1/n) with a constant growing fast in q: Monte Carlo checks the
     quadrature where it can.
+    Controls: uniform_keys (its own Monte Carlo with non-Gaussian keys) is the recomputing
+    control, and it tests the exact-moment check only (the Gaussian Laplace transform behind
+    the exact moments); the rate, the limit and the bounds have statement or reference
+    controls that re-judge the claim's own numbers (cubic_prefactor, faster_decay:
+    discrimination) or swap the reference formula (unnormalized_limit).  No recomputing
+    control breaks the rate: it is checked on the exact moments, which hold for any query.
     Hypotheses A1-A3 and light tails mu(K) < 1/2.
     """
     run = tc.use(softmax_row_moments, keys="uniform" if tc.control == "uniform_keys" else "gaussian")
@@ -197,8 +203,12 @@ def test_attention_output_mse(tc):
     grows with q, so n = 10 is left out of the rate window.  The bound uses the finite-n
     constant C_n (`self_key_constant`: C n/(n-1) plus the self key's term through Lemma 9's
     bound on E s_ii^2, Cauchy-Schwarz on the cross term): the query's own key pulls a_i
-    towards x_i, an O(1/n^2) term the asymptotic C leaves out.  Hypotheses A1-A3 and light
-    tails mu(K) < 1/2.
+    towards x_i, an O(1/n^2) term the asymptotic C leaves out.  Controls: uniform_keys (its
+    own Monte Carlo with non-Gaussian keys) is the recomputing control and tests the
+    exact-MSE check (3) only: on the tier's n grid its bias stays below the C_n bound and its
+    slope inside the rate window, so (1) and (2) rest on unweighted_target (another target,
+    the claim's own Monte Carlo) and faster_rate (discrimination).  Hypotheses A1-A3 and
+    light tails mu(K) < 1/2.
     """
     run = tc.use(softmax_row_moments, keys="uniform" if tc.control == "uniform_keys" else "gaussian")
     row_preconditions(tc, run)
