@@ -52,14 +52,6 @@ LARGE_QUERY_SCALE = 3.0
             "reference", breaks=["n^2 E s_ij^2 tends to e^q (exact moments, n = 1e9)"],
             description="the limit E e^{2a} = e^{2q} (the softmax normalization forgotten) in "
                         "place of e^{2q}/(E e^a)^2 = e^q"),
-        "large_query": Control(
-            "reference", breaks=["E s_ij^2 decays like n^-p (exact moments, n in [1e6, 1e9])",
-                                 "n^2 E s_ij^2 tends to e^q (exact moments, n = 1e9)"],
-            description="the fixed queries scaled by 3 (its own Monte Carlo, the exact moments at "
-                        "its queries): q grows ninefold, and the n^-2 regime, where the weights' "
-                        "normalization sum_l e^{x_l^T K x_i} has concentrated (n >> e^q), is not "
-                        "reached by n = 1e9 for the largest queries",
-            constants={"query_scale": LARGE_QUERY_SCALE}),
         "uniform_keys": Control(
             "hypothesis", breaks=["Monte Carlo E s_ij^2, E s_ii^2 equal the exact finite-n moments (|z| <= 5)"],
             description="the fresh keys drawn uniform with the same covariance Sigma instead of "
@@ -75,10 +67,10 @@ LARGE_QUERY_SCALE = 3.0
         "The rate was the Monte Carlo slope over [10, 320] within 0.25 of -2; it failed on seed 19 "
         "(slope -1.65 for e^q = 3.0, reproduced by the exact moments), so the window moved to "
         "[1e6, 1e9] on the exact moments after seeing that failure: not held out.",
-        "Audit 2026-11-28: uniform_keys broke only the exact-moment check; large_query (queries x 3, "
-        "shared with lem11) added for the rate and the limit.  The scale 3 follows from q <= mu(K) "
-        "||Sigma^{-1/2} x||^2 with mu < 1/2 (typical q 0.3-1.5, so the largest of 6 queries reaches "
-        "e^{9 q} >> 1e6), checked on seed 0 only; its miss rate is measured on 5000-5024.",
+        "Audit 2026-11-28: uniform_keys breaks only the exact-moment check.  A control large_query "
+        "(queries x 3, lem11's) was tried for the rate and the limit: it broke them on seed 0 but "
+        "misfired on seed 5000 (largest e^q 116, far below the 1e6 the exact-moment window needs), so "
+        "it was not kept: the rate has discrimination controls only.",
     ],
     sizes=ROW_SIZES,
 )
@@ -106,16 +98,16 @@ def test_softmax_second_moment(tc):
     A limit is checked where the exact moments reach it, since for a large score variance q
     the approach is O(1/n) with a constant growing fast in q: Monte Carlo checks the
     quadrature where it can.
-    Controls: large_query (its own Monte Carlo and exact moments at the queries scaled by 3)
-    breaks the rate and the limit for the lemma's reason: the approach to n^-2 needs n >>
-    e^q, and e^q grows with the query; uniform_keys (its own Monte Carlo with non-Gaussian
-    keys) tests the exact-moment check only (the Gaussian Laplace transform behind the exact
-    moments); cubic_prefactor and faster_decay re-judge the claim's own numbers
-    (discrimination) and unnormalized_limit swaps the reference formula.
+    Controls: uniform_keys (its own Monte Carlo with non-Gaussian keys) is the recomputing
+    control, and it tests the exact-moment check only (the Gaussian Laplace transform behind
+    the exact moments); cubic_prefactor and faster_decay re-judge the claim's own numbers
+    (discrimination) and unnormalized_limit swaps the reference formula.  No recomputing
+    control breaks the rate: it is decided on the exact moments over n in [1e6, 1e9], where
+    a query breaks it only with e^q near 1e6 or more (the calibration record says why a
+    scaled-query control was not kept).
     Hypotheses A1-A3 and light tails mu(K) < 1/2.
     """
-    run = tc.use(softmax_row_moments, keys="uniform" if tc.control == "uniform_keys" else "gaussian",
-                 query_scale=LARGE_QUERY_SCALE if tc.control == "large_query" else 1.0)
+    run = tc.use(softmax_row_moments, keys="uniform" if tc.control == "uniform_keys" else "gaussian")
     row_preconditions(tc, run)
     u, q, tau = query_directions(run)
     n = run["n"]
