@@ -20,14 +20,13 @@ from theorycheck.optim import Preconditioned, run_trajectory
 from theorycheck.solvers import local_constants, manifold_point, project_to_manifold
 
 from .estimators import spectral_initialization
-from .manifold import unbalanced_minimizer
 from .setup import gaussian_rows, haar_rotations, ill_conditioned, regularized_model, well_conditioned
 
 
-def tracked_distances(problem, Vs, Ks, rng):
+def tracked_distances(problem, Vs, Ks, rng, stop_above=np.inf):
     """dist(theta_t, M) along a trajectory (extended-covariance projection: multi-start at the
-    first point, then warm-started from the previous projection's R alone) and the last
-    projection."""
+    first point, then warm-started from the previous projection's R alone), up to and including
+    the first distance above ``stop_above``, and the last projection."""
     distances, projection = [], None
     for V, K in zip(Vs, Ks):
         starts = () if projection is None else (projection.R,)
@@ -35,6 +34,8 @@ def tracked_distances(problem, Vs, Ks, rng):
                                          random_starts=8 if projection is None else 0, starts=starts,
                                          polar_starts=projection is None)
         distances.append(projection.distance)
+        if projection.distance > stop_above:
+            break
     return np.array(distances), projection
 
 
@@ -205,28 +206,29 @@ def neighbourhood_start(run):
 
 
 @shared_run(sizes={"quick": {"n": 4000, "steps": 300}, "full": {"n": 4000, "steps": 1000}})
-def contraction_run(run, *, lam=0.25, start="spectral"):
-    r"""Preconditioned GD with the population oracle, the true-Sigma regularizer and
-    preconditioner diag(I, Sigma^{-1}) on the ill-conditioned instance at the theorem's step
-    eta = alpha/beta^2 (alpha = min_R alpha_loc, beta = max_R beta_loc of the lambda = 1/4
-    loss over Haar R), from ``start`` "spectral" (n samples; the first draw of
-    `neighbourhood_start` whose start is in the neighbourhood) or "unbalanced" (a minimizer of
-    L off the manifold, the run's own instance), on the objective L + ``lam`` R.
-    Phi_t = dist^2(theta_t, M) at every step (warm-started projections)."""
-    if start == "spectral":
-        draw, problem, V0, K0, examined = neighbourhood_start(run)
-    else:
-        draw, problem, examined = 0, ill_conditioned(run.rng("ill_conditioned")), np.array([])
-        V0, K0 = unbalanced_minimizer(problem, np.eye(problem.d), run.rng("unbalanced"), spread=0.03)
+def contraction_run(run, *, eta_factor=None):
+    r"""Preconditioned GD with the population oracle, the true-Sigma regularizer (lambda = 1/4)
+    and preconditioner diag(I, Sigma^{-1}) on the ill-conditioned instance from the spectral
+    initialization (n samples; the first draw of `neighbourhood_start` whose start is in the
+    neighbourhood), at the theorem's step eta = alpha/beta^2 (alpha = min_R alpha_loc, beta =
+    max_R beta_loc over Haar R, `uniform_constants`) or, with ``eta_factor``, at eta =
+    eta_factor/beta.  Phi_t = dist^2(theta_t, M) at every step (warm-started projections)
+    until the first iterate outside the neighbourhood dist <= CONTRACTION_RADIUS
+    sqrt(sigma_d(W*)) (included) or the first non-finite one (excluded)."""
+    draw, problem, V0, K0, examined = neighbourhood_start(run)
     alpha, beta = run.use(uniform_constants, lam=0.25, draw=draw)
-    eta = alpha / beta ** 2
+    eta = alpha / beta ** 2 if eta_factor is None else eta_factor / beta
     model = PopulationAttentionRegression(run.tensor(problem.Sigma)[None], run.tensor(problem.W)[None],
-                                          problem.noise, lam)
+                                          problem.noise, 0.25)
     step = Preconditioned(model, eta, {"K": run.tensor(np.linalg.inv(problem.Sigma))[None]})
     traj = run_trajectory(step, {"V": run.tensor(V0)[None], "K": run.tensor(K0)[None]}, run.sizes["steps"],
-                          {"V": lambda it: it.V, "K": lambda it: it.K})
-    distances, _ = tracked_distances(problem, traj["V"][:, 0], traj["K"][:, 0], run.rng("contraction_projections"))
-    return {"t": traj.t, "phi": distances ** 2, "alpha": alpha, "beta": beta, "eta": eta, "problem": problem,
+                          {"V": lambda it: it.V, "K": lambda it: it.K}, on_nonfinite="record")
+    finite = len(traj.t) if traj.diverged_at[0] < 0 else int(traj.diverged_at[0])
+    distances, _ = tracked_distances(problem, traj["V"][:finite, 0], traj["K"][:finite, 0],
+                                     run.rng("contraction_projections"),
+                                     stop_above=CONTRACTION_RADIUS * np.sqrt(problem.singular_values()[-1]))
+    return {"t": traj.t[:len(distances)], "phi": distances ** 2, "alpha": alpha, "beta": beta, "eta": eta,
+            "problem": problem,
             "draw": draw, "examined": examined}
 
 

@@ -12,14 +12,13 @@ import torch
 from theorycheck import shared_run
 from theorycheck.models.attention_regression import balanced_point, ols_estimate, sample_covariance
 
-from .setup import gaussian_rows, well_conditioned
+from .setup import gaussian_rows, training_set, well_conditioned
 
 
 def spectral_initialization(problem, n, rng, tensor=torch.as_tensor):
     """(V0, K0, Sigma_hat) (numpy) from n samples: the balanced point of (W_hat OLS, Sigma_hat),
     computed on the tensors ``tensor`` places (a run's device)."""
-    X = gaussian_rows(rng, problem.Sigma, (n,))
-    Y = X @ problem.W.T + problem.noise * rng.standard_normal((n, problem.k))
+    X, Y = training_set(problem, n, rng)
     Sigma_hat = sample_covariance(tensor(X))
     V0, K0 = balanced_point(ols_estimate(tensor(X), tensor(Y)), Sigma_hat)
     return V0.cpu().numpy(), K0.cpu().numpy(), Sigma_hat.cpu().numpy()

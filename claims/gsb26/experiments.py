@@ -20,12 +20,19 @@ from theorycheck.models.attention_regression import (
 )
 from theorycheck.optim import Preconditioned, run_trajectory
 
-from .setup import gaussian_rows, settled_values, well_conditioned
+from .setup import settled_values, training_set, well_conditioned
 
 #: Algorithm 1 and its ablations as (lambda, preconditioned): Algorithm 1 = regularizer with
 #: Sigma_hat and the Sigma_hat^{-1} preconditioner; SGD = neither (Section 1.7 of the spec)
 MINIBATCH_METHODS = {"algorithm1": (0.25, True), "sgd": (0.0, False),
                      "preconditioned_unregularized": (0.0, True)}
+
+
+#: the initializations of `minibatch_run`
+INITIALIZATIONS = ("spectral", "spectral_few", "random")
+#: "spectral_few" estimates W* and Sigma from d + FEW_SAMPLES_OVER_D samples: OLS's expected
+#: excess sigma^2 k d/(n - d - 1) is then k d sigma^2 = d L*, far above the minibatch floor
+FEW_SAMPLES_OVER_D = 2
 
 
 def minibatch_indices(rng, n, batch, steps):
@@ -40,8 +47,9 @@ def minibatch_indices(rng, n, batch, steps):
                             "etas": [0.03, 0.1, 0.15, 0.2, 0.3]}})
 def minibatch_run(run, *, arms, instances=1, etas=None, steps=None):
     r"""The experiments of Appendix A: the ``arms``, pairs (method of `MINIBATCH_METHODS`,
-    initialization "spectral" -- the balanced point of (W_hat, Sigma_hat) -- or "random" --
-    entries of V, K i.i.d. N(0, 1)), with minibatches of the n training samples on
+    initialization "spectral" -- the balanced point of (W_hat, Sigma_hat) --, "spectral_few" --
+    the same from the first d + 2 training samples alone (`FEW_SAMPLES_OVER_D`) -- or "random"
+    -- entries of V, K i.i.d. N(0, 1)), with minibatches of the n training samples on
     ``instances`` draws of the well-conditioned instance (d x d Sigma, k x d W*; instance 0 is
     the one the figures use), all in one batch: one trial per (arm, instance, step size,
     minibatch seed), each method's lambda and preconditioner (Sigma_hat^{-1}, or the identity)
@@ -56,19 +64,22 @@ def minibatch_run(run, *, arms, instances=1, etas=None, steps=None):
     if len({p.noise for p in problems}) != 1:
         raise DeclarationError("minibatch_run: the instances must share the noise level")
     unknown = [method for method, _ in arms if method not in MINIBATCH_METHODS]
-    if unknown or any(init not in ("spectral", "random") for _, init in arms):
+    if unknown or any(init not in INITIALIZATIONS for _, init in arms):
         raise DeclarationError(f"minibatch_run: arms must be (method in {sorted(MINIBATCH_METHODS)}, "
-                               f"'spectral' or 'random'), got {list(arms)}")
+                               f"initialization in {INITIALIZATIONS}), got {list(arms)}")
     inits = {init for _, init in arms}
     Xs, Ys, starts, Sigma_hats = [], [], {init: [] for init in inits}, []
     for i, problem in enumerate(problems):
         rng = stream("training_set", i)
-        X = gaussian_rows(rng, problem.Sigma, (s["n"],))
-        Y = X @ problem.W.T + problem.noise * rng.standard_normal((s["n"], problem.k))
+        X, Y = training_set(problem, s["n"], rng)
         Xt, Yt = run.tensor(X), run.tensor(Y)
         Sigma_hat = sample_covariance(Xt)
         if "spectral" in inits:
             starts["spectral"].append(balanced_point(ols_estimate(Xt, Yt), Sigma_hat))
+        if "spectral_few" in inits:
+            few = problem.d + FEW_SAMPLES_OVER_D
+            starts["spectral_few"].append(balanced_point(ols_estimate(Xt[:few], Yt[:few]),
+                                                         sample_covariance(Xt[:few])))
         if "random" in inits:
             init_rng = stream("random_init", i)
             starts["random"].append(tuple(run.tensor(init_rng.standard_normal(shape))

@@ -43,8 +43,9 @@ def one_point_landscape(run, *, lam=0.25, reference="projection", radii=None):
     theta_R for a Haar R), and per point: r, dist = ||theta - theta*||_{Sigma_bar}, <grad L_reg,
     theta - theta*>_F, the dual norms sqrt(||g_V||^2 + tr(g_K^T Sigma^{-1} g_K)) and (the wrong
     geometry) with Sigma in place of Sigma^{-1}, L_reg - k sigma^2, and alpha_loc, beta_loc
-    (= mu_max) of the lambda-regularized loss at theta*; the displacements theta - theta* and
-    the gradients themselves (pairs of (P, k, d), (P, d, d) arrays) for other geometries.  The gradient is the closed form of
+    (= mu_max) of the lambda-regularized loss at theta*; the points theta, the displacements
+    theta - theta* and the gradients themselves (pairs of (P, k, d), (P, d, d) arrays) for other
+    geometries and objectives.  The gradient is the closed form of
     L + lambda R(.; Sigma), batched over the points.  ``radii`` (in units of sqrt(sigma_d(W*)))
     defaults to the tier's."""
     s = run.sizes
@@ -77,7 +78,8 @@ def one_point_landscape(run, *, lam=0.25, reference="projection", radii=None):
             "dual_wrong": sigma_bar_norms(g["V"], g["K"], problem.Sigma),
             "excess": (model.loss(params) - problem.optimum).cpu().numpy(),
             "alpha": np.array([c.alpha for c in constants]), "beta": np.array([c.mu_max for c in constants]),
-            "displacement": (dV, dK), "gradient": (g["V"], g["K"]), "problem": problem, "lam": lam}
+            "points": (V, K), "displacement": (dV, dK), "gradient": (g["V"], g["K"]), "problem": problem,
+            "lam": lam}
 
 
 #: radii in units of sqrt(sigma_d(W*)): the local constants are sharp up to NEAR, the inequalities

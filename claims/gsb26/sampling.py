@@ -54,10 +54,11 @@ def _concatenate_queries(parts):
 
 @shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160, 320], "queries": 6, "rows": 200000},
                    "full": {"ns": [10, 20, 40, 80, 160, 320, 640, 1280], "queries": 20, "rows": 2000000}})
-def softmax_row_moments(run, *, tail=None, keys="gaussian"):
+def softmax_row_moments(run, *, tail=None, keys="gaussian", query_q=None):
     r"""`softmax_row_statistics` at the manifold point theta_R0 of the well-conditioned instance
     (``tail``: K rescaled so that mu(K) = ||Sigma^{1/2} K Sigma^{1/2}||^2 = tail) for ``queries``
-    fixed x_i ~ N(0, Sigma) and n over ``ns``, rows/n key sets per (query, n), the fresh keys
+    fixed x_i ~ N(0, Sigma) (``query_q``: each rescaled to the score variance q = x_i^T K^T
+    Sigma K x_i = query_q) and n over ``ns``, rows/n key sets per (query, n), the fresh keys
     drawn from ``keys`` (`KEY_ROWS`: "gaussian", or "uniform" with the same covariance)."""
     problem = well_conditioned(run.rng("well_conditioned"))
     R0 = haar_rotations(run.rng("softmax_point"), problem.d, 1)[0]
@@ -66,6 +67,9 @@ def softmax_row_moments(run, *, tail=None, keys="gaussian"):
     if tail is not None:
         K = K * np.sqrt(tail / score_tail(K, problem.Sigma))
     queries = gaussian_rows(run.rng("softmax_queries"), problem.Sigma, (run.sizes["queries"],))
+    if query_q is not None:
+        u = queries @ K.T
+        queries = queries * np.sqrt(query_q / np.einsum("qi,ij,qj->q", u, problem.Sigma, u))[:, None]
     rng = run.rng("softmax_rows", tail)
     chunk = max(1, ROW_MEMORY // run.sizes["rows"])      # queries per tensor: ~ROW_MEMORY rows at once
     per_n = [_concatenate_queries([softmax_row_statistics(problem, K, queries[i:i + chunk], n,

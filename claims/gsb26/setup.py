@@ -119,8 +119,8 @@ def top_eigenvalue_scaled(A, root, top):
     root sym(A) root has a positive eigenvalue, else c = top/lambda_min < 0 (A flipped to -A,
     whose top eigenvalue is then positive).  Scaling by top/lambda_max with lambda_max < 0
     would reverse the spectrum and put the top eigenvalue at top lambda_min/lambda_max > top,
-    outside the hypothesis: the cause of the hypotheses-not-met seeds 9, 18 of the 20-seed
-    sweep (a Gaussian sym(A) with no positive eigenvalue)."""
+    outside the hypothesis (a Gaussian sym(A) with no positive eigenvalue; its history: the
+    calibration record of lem7.integrability)."""
     eigenvalues = np.linalg.eigvalsh(root @ ((A + A.T) / 2) @ root)
     lead = eigenvalues[-1] if eigenvalues[-1] > 0 else eigenvalues[0]
     return A * (top / lead)
@@ -164,6 +164,12 @@ def gaussian_rows(rng, Sigma, shape):
     return rng.standard_normal((*shape, Sigma.shape[0])) @ L.T
 
 
+def training_set(problem, n, rng):
+    """(X, Y) of n samples: rows x ~ N(0, Sigma), y = W* x + eps with eps ~ N(0, sigma^2 I_k)."""
+    X = gaussian_rows(rng, problem.Sigma, (n,))
+    return X, X @ problem.W.T + problem.noise * rng.standard_normal((n, problem.k))
+
+
 def uniform_rows(rng, Sigma, shape):
     """Rows of shape (*shape, d) with mean 0 and covariance Sigma but not Gaussian: L u with
     L L^T = Sigma and u's coordinates i.i.d. uniform on [-sqrt 3, sqrt 3] (bounded, excess
@@ -201,9 +207,9 @@ TEST_POINT_TAIL = 0.35
 
 def test_point(problem, rng):
     """A fixed theta away from the manifold: V = 0.5 Z1, K = 0.3 Z2 (Z standard Gaussian), K
-    shrunk to mu(K) = `TEST_POINT_TAIL` when the draw has heavier score tails (2 of 20 seeds
-    drew mu = 0.76, 0.80 > 1/2, outside the hypothesis of the claims using this point; the
-    scale depends on Sigma and Z2 only, never on an outcome)."""
+    shrunk to mu(K) = `TEST_POINT_TAIL` when the draw has heavier score tails (mu > 1/2 is
+    outside the hypothesis of the claims using this point; how often: the calibration record
+    of thm1.closed_form; the scale depends on Sigma and Z2 only, never on an outcome)."""
     V, K = 0.5 * rng.standard_normal((problem.k, problem.d)), 0.3 * rng.standard_normal((problem.d, problem.d))
     return V, K * min(1.0, np.sqrt(TEST_POINT_TAIL / score_tail(K, problem.Sigma)))
 
