@@ -332,3 +332,21 @@ def test_a_one_point_curve_warns_and_a_control_curve_off_the_axes_is_drawn(pytes
     two = claim["plots"][[p["name"] for p in claim["plots"]].index("two")]
     assert plot_key(claim, two)["below"] == ["big"]
     assert 'data-below="big"' in (pytester.path / "out" / "report.html").read_text()
+
+
+@pytest.mark.parametrize("yscale", ["log", "linear"])
+def test_a_curve_with_infinite_or_nan_values_is_drawn_without_them(tmp_path, yscale):
+    """A diverged run's curve (inf, nan) renders: the line breaks at the points it cannot draw
+    (an infinite value used to overflow the log axis and crash the whole report)."""
+    from theorycheck.report.plots import render_plot
+
+    y = [1.0, 0.5, np.inf, np.nan, 0.1, -np.inf]
+    plot = {"name": "loss", "title": "loss", "xlabel": "t", "ylabel": "L", "xscale": "linear",
+            "yscale": yscale, "band": ["low", "high"],
+            "curves": [{"label": "run", "style": "measured", "x": [0.0, 1, 2, 3, 4, 5], "y": y},
+                       {"label": "low", "style": "bound", "x": [0.0, 1, 2, 3, 4, 5], "y": [0.5] * 5 + [np.inf]},
+                       {"label": "high", "style": "bound", "x": [0.0, 1, 2, 3, 4, 5], "y": [2.0] * 6}]}
+    path = render_plot(plot, tmp_path / "loss.png")
+    assert path.stat().st_size > 0
+    drawn = plot_figure(plot).axes[0].get_lines()[0].get_ydata()
+    assert np.isnan(drawn[[2, 3, 5]]).all() and np.array_equal(drawn[[0, 1, 4]], [1.0, 0.5, 0.1])

@@ -152,10 +152,12 @@ PLOT_NAME = re.compile(r"[A-Za-z0-9_.-]+--[A-Za-z0-9_.-]*-[0-9a-f]{12}\.png")
 
 
 def _draw_curve(ax, curve: dict, yscale: str, **style) -> None:
+    """One curve; points that cannot be drawn (non-finite x or y, y <= 0 on a log axis) break
+    the line there, as matplotlib does at NaN (an infinite value would overflow the axes)."""
     x = np.asarray(curve["x"], dtype=float)
     y = np.asarray(curve["y"], dtype=float)
-    if yscale == "log":
-        y = np.where(y > 0, y, np.nan)
+    drawable = np.isfinite(x) & np.isfinite(y) & ((y > 0) if yscale == "log" else True)
+    y = np.where(drawable, y, np.nan)
     style.setdefault("label", curve["label"])
     ax.plot(x, y, LINESTYLES.get(curve["style"], "-"), **style)
 
@@ -180,8 +182,9 @@ def _shade(ax, plot: dict) -> None:
     band = plot.get("band")
     if band and all(label in curves for label in band):
         lower, upper = (curves[label] for label in band)
-        ax.fill_between(np.asarray(lower["x"], dtype=float), np.asarray(lower["y"], dtype=float),
-                        np.asarray(upper["y"], dtype=float), alpha=0.15, lw=0)
+        x, y_low, y_high = (np.asarray(v, dtype=float) for v in (lower["x"], lower["y"], upper["y"]))
+        ax.fill_between(x, y_low, y_high, where=np.isfinite(x) & np.isfinite(y_low) & np.isfinite(y_high),
+                        alpha=0.15, lw=0)
     span = plot.get("span")
     if span:
         xs = np.concatenate([np.asarray(c["x"], dtype=float) for c in plot["curves"]])
