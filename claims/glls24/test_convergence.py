@@ -224,7 +224,19 @@ def test_induction(tc):
        statement="Under symmetric initialization the rms neuron movement scales as 1/m, the max "
                  "movement close to 1/m, and the kernel drift ||H(T) - H(0)||_F faster than m^{-1.5}.",
        provenance="derived",
-       calibration=["the windows are the spec's, checked on seeds 1, 2 and 0 (not re-chosen on seeds 1-10)"],
+       calibration=["the windows are the spec's, checked on seeds 1, 2 and 0 (not re-chosen on seeds 1-10)",
+                    Calibrated(
+                        decision="rms movement slope in [-1.15, -0.85]",
+                        threshold="control independent_init over the claim's widths (was: three doublings from the smallest)",
+                        calibration_seeds="9200-9214", validation_seeds="9300-9314",
+                        how="the control misfired on 2 of the first 6 seeds of the unseen sweep "
+                            "630279476- (slopes over 256-1024 inside the claim's windows) and on 1 of 15 "
+                            "of 9200-9214 (its break's margin 1.24 +- 0.74); over the claim's widths "
+                            "256-4096 it failed as declared on 15 of 15 of 9200-9214 (margin 1.16 +- "
+                            "0.51, least 0.56) and 15 of 15 of 9300-9314 (1.28 +- 0.53, least 0.47): "
+                            "about 2.4 sd, a normal-tail miss rate near the 1e-2 budget. The claim's own "
+                            "'max movement slope in [-1.15, -0.75]' failed on validation seed 9310 "
+                            "(open: the spec's window, not re-chosen here)")],
        controls={"independent_init": Control(
            "hypothesis", breaks=["rms movement slope in [-1.15, -0.85]", "kernel drift slope at most -1.5"],
            description="i.i.d. (unpaired) initialization: F(0) = Theta(sqrt m), movement ~ m^-1/2")},
@@ -240,8 +252,6 @@ def test_lazy_regime_scaling(tc):
     (the max over more neurons grows slowly through B_emp), of the drift <= -1.5."""
     init = "independent" if tc.control == "independent_init" else "symmetric"
     widths = tc.sizes["widths"]
-    if tc.control is not None:        # three doublings from the smallest width suffice for a slope
-        widths = [widths[0] * 2**k for k in range(3)]
     runs = [tc.use(softmax_gd, m=m, init=init) for m in widths]
 
     def geomean(values):
