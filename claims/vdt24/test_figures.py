@@ -61,6 +61,7 @@ from theorycheck.comparison import check_ahead, decades_ahead
 
 from .figures import (
     CAPS,
+    DEV_RESOLUTION,
     FASTER,
     FIXED_DECODER_ROLES,
     FROZEN_NGD,
@@ -187,7 +188,11 @@ def test_fixed_decoder_optimizer_ordering(tc):
               "early) and every method's direction converges to W_mm.",
     provenance="stated",
     controls=FIXED_DECODER_CONTROLS,
-    calibration=FIXED_DECODER_CALIBRATION,
+    calibration=[*FIXED_DECODER_CALIBRATION, Calibrated(
+        decision="every method: 1 - al(W_t, W_mm) at the end >= 2x below its value at t_early (or at "
+                 "the float64 floor)", threshold="2x (FASTER)",
+        calibration_seeds="9000-9024", validation_seeds="9100-9124",
+        how="CALIBRATION_PENDING")],
     sizes={"quick": dict(n=6, T=4, d=32, steps=1000, t_early=10),
            "full": dict(n=64, T=8, d=768, steps=20000, t_early=10)},
 )
@@ -196,16 +201,23 @@ def test_fixed_decoder_optimizer_ordering(tc):
     u = 3 e_1; quick n=6, T=4, d=32, full n=64, T=8, d=768).  The tokens are far from
     orthogonal (rho_perp recorded), so the near-orthogonality of Assumption 1 fails; the paper
     covers antipodal optimal tokens (spec 1.5).  In addition to Fig. 2's checks, "all methods
-    converge to W_mm": the alignment deficit of every method (GD, NGD, NGD-mom, both Polyaks)
-    is non-increasing over the checkpoints from t = t_early on (tolerance 0).""",
+    converge to W_mm": the alignment deficit ``1 - al(W_t, W_mm)`` of every method (GD, NGD,
+    NGD-mom, both Polyaks) and seed is at the last checkpoint at least 2x (the suite's "faster"
+    factor) below its value at t = t_early, or at the float64 floor DEV_RESOLUTION.
+    Directional convergence says the deficit tends to 0, not that it falls between every two
+    checkpoints (a step-by-step non-increase at tolerance 0 was a shape read off the figure and
+    failed by 0.002 in log on an unseen seed); the statement decided is the decrease over the
+    run's window, its threshold calibrated (record).""",
     FIXED_DECODER_DOC)
 def test_antipodal_ordering(tc):
     runs, roles = fixed_decoder_figure(tc, "antipodal", "Fig. 5 (antipodal)")
-    later = runs.t >= tc.sizes["t_early"]
-    deficits = np.concatenate([runs.series[roles[r]]["alignment deficit"][later]
+    early = int(np.flatnonzero(runs.t == tc.sizes["t_early"])[0])
+    deficits = np.concatenate([runs.series[roles[r]]["alignment deficit"]
                                for r in FIXED_DECODER_ROLES], axis=1)
-    tc.conclusion.monotone("every method: log(1 - al(W_t, W_mm)) non-increasing over checkpoints t >= "
-                           "t_early", deficits, increasing=False)
+    tc.record("every method: log(1 - al(W_t, W_mm)) at t_early and at the end", deficits[[early, -1]])
+    tc.conclusion.at_most(f"every method: 1 - al(W_t, W_mm) at the end >= {FASTER:g}x below its value at "
+                          "t_early (or at the float64 floor)", deficits[-1],
+                          np.maximum(deficits[early] - np.log(FASTER), np.log(DEV_RESOLUTION)))
 
 
 # ---------------------------------------------------------------- Fig. 3
