@@ -392,7 +392,19 @@ def test_extra_symmetries(tc):
         Calibrated(
             decision="lambda_max grows under T_{0.01,1}", threshold="1 + tol('iterative')",
             calibration_seeds="9000-9024", validation_seeds="9100-9124",
-            how="CALIBRATION_PENDING"),
+            how="derived, not fitted: the statement is that lambda_max is not invariant under a "
+                "loss-preserving reparametrisation, so 'grows' is lambda_max(H_T) / lambda_max(H) >= 1 + "
+                "tol('iterative'), growth beyond the Lanczos round-off. It replaces a 50-fold factor set "
+                "after seeing seeds 0-7, which failed at 25.55 on an unseen seed; by the Rayleigh bound "
+                "lambda_max(H_T) >= mu / alpha1^2 (decided beside it) the growth is at least "
+                "10^4 mu / lambda_max(H), which depends on the instance, so no fixed factor follows. "
+                "Calibration block 9000-9024: no failure, least growth 2.96 (the old 50 would have "
+                "failed); validation block 9100-9124: no failure, least growth 103.7. The growth is "
+                "heavy-tailed, so the normal model's 1.4-1.7 sd understates the room to a threshold of "
+                "1 + 1.2e-10. The Rayleigh bound held on every trial (least relative slack 4.7e-5, >= 0 "
+                "by the theorem up to Lanczos accuracy). The softplus control failed as declared on 50 of "
+                "50. The table row holds the validation block (25 seeds), so its Clopper-Pearson bound "
+                "(0.11) is over the budget: a count that small cannot show 3e-4"),
     ],
     sizes={"quick": {**FLAT_SIZES["quick"], "comparison_instances": 8},
            "full": {**FLAT_SIZES["full"], "comparison_instances": 12}},
@@ -411,8 +423,8 @@ def test_hessian_flatness_comparison(tc):
     the a-block ``lambda_max(H_T) >= mu / alpha1^2`` with ``mu = lambda_max(H_aa)`` (dense
     Hessian, pass: ``lambda_max(H_T) >= (1 - 1e-9) mu / alpha1^2``, the Lanczos accuracy as in
     thm4a); the growth factor is therefore at least ``10^4 mu / lambda_max(H)``, which depends
-    on the instance (``mu`` small against the coupling blocks gives a small factor, measured
-    25 on an unseen seed), so no fixed factor follows from the theorem.  The decision is the
+    on the instance (``mu`` small against the coupling blocks gives a small factor: 25.6 on
+    an unseen seed, 2.96 on the calibration block), so no fixed factor follows from the theorem.  The decision is the
     statement itself, non-invariance: ``lambda_max(H_T) / lambda_max(H) >= 1 + tol`` with tol
     the dtype's ``iterative`` round-off (1.2e-10 in float64, Lanczos at tol 1e-12); the bound
     and its ratio to ``lambda_max(H)`` are recorded.  Fig. 3's comparison is also decided as printed, at the minima L-BFGS finds
