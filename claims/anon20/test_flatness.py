@@ -5,7 +5,7 @@ import math
 import numpy as np
 import torch
 
-from theorycheck import Control, claim, discrepancy
+from theorycheck import Calibrated, Control, claim, discrepancy
 from theorycheck.models import (Activation, BaselineNet, GlobalAttentionNet, hidden_preactivations,
                                 scale_global_attention, scale_self_attention)
 from theorycheck.solvers import dense_hessian, flatten_params, top_hessian_eigenvalues, unflatten_params
@@ -389,6 +389,22 @@ def test_extra_symmetries(tc):
         "counterexample then has probability about 0.3^8 at that rate); the other decisions "
         "stay on the shared run's minima (on 8 trials the 50-fold growth missed one trial of "
         "seed 6 at 41-fold: a small a-block curvature; not adopted for them)",
+        Calibrated(
+            decision="lambda_max grows under T_{0.01,1}", threshold="1 + tol('iterative')",
+            calibration_seeds="9000-9024", validation_seeds="9100-9124",
+            how="derived, not fitted: the statement is that lambda_max is not invariant under a "
+                "loss-preserving reparametrisation, so 'grows' is lambda_max(H_T) / lambda_max(H) >= 1 + "
+                "tol('iterative'), growth beyond the Lanczos round-off. It replaces a 50-fold factor set "
+                "after seeing seeds 0-7, which failed at 25.55 on an unseen seed; by the Rayleigh bound "
+                "lambda_max(H_T) >= mu / alpha1^2 (decided beside it) the growth is at least "
+                "10^4 mu / lambda_max(H), which depends on the instance, so no fixed factor follows. "
+                "Calibration block 9000-9024: no failure, least growth 2.96 (the old 50 would have "
+                "failed); validation block 9100-9124: no failure, least growth 103.7. The growth is "
+                "heavy-tailed, so the normal model's 1.4-1.7 sd understates the room to a threshold of "
+                "1 + 1.2e-10. The Rayleigh bound held on every trial (least relative slack 4.7e-5, >= 0 "
+                "by the theorem up to Lanczos accuracy). The softplus control failed as declared on 50 of "
+                "50. The table row holds the validation block (25 seeds), so its Clopper-Pearson bound "
+                "(0.11) is over the budget: a count that small cannot show 3e-4"),
     ],
     sizes={"quick": {**FLAT_SIZES["quick"], "comparison_instances": 8},
            "full": {**FLAT_SIZES["full"], "comparison_instances": 12}},
@@ -400,10 +416,18 @@ def test_hessian_flatness_comparison(tc):
     Hessian-vector products) is measured at the attention minimum theta, at the equivalent
     minimum ``T_{0.01,1} theta`` and at the baseline minimum.  The counterexample: the test
     loss (200 fresh teacher inputs) is unchanged (relative ``1e-10``: T is exact up to
-    round-off for ReLU), lambda_max grows at least 50-fold (the ``alpha1^{-2} = 10^4`` law
-    of the corrected claim leaves a wide margin), and the reparametrised attention minimum is
-    sharper than the baseline's, reversing "attention is flatter" without changing the
-    function.  Fig. 3's comparison is also decided as printed, at the minima L-BFGS finds
+    round-off for ReLU), lambda_max is not invariant, and the reparametrised attention minimum
+    is sharper than the baseline's, reversing "attention is flatter" without changing the
+    function.  In the coordinates ``T theta`` the Hessian is ``D^{-1} H D^{-1}`` with
+    ``D = diag(alpha1 I_a, I, I / alpha1)``, so by the Rayleigh quotient on vectors supported on
+    the a-block ``lambda_max(H_T) >= mu / alpha1^2`` with ``mu = lambda_max(H_aa)`` (dense
+    Hessian, pass: ``lambda_max(H_T) >= (1 - 1e-9) mu / alpha1^2``, the Lanczos accuracy as in
+    thm4a); the growth factor is therefore at least ``10^4 mu / lambda_max(H)``, which depends
+    on the instance (``mu`` small against the coupling blocks gives a small factor: 25.6 on
+    an unseen seed, 2.96 on the calibration block), so no fixed factor follows from the theorem.  The decision is the
+    statement itself, non-invariance: ``lambda_max(H_T) / lambda_max(H) >= 1 + tol`` with tol
+    the dtype's ``iterative`` round-off (1.2e-10 in float64, Lanczos at tol 1e-12); the bound
+    and its ratio to ``lambda_max(H)`` are recorded.  Fig. 3's comparison is also decided as printed, at the minima L-BFGS finds
     without any reparametrisation, on ``comparison_instances`` minima of its own (the trials
     where both networks are at C^2 minima): the statement is universal ("baseline models exhibit
     higher top eigenvalues"), so one trial whose attention minimum has the larger
@@ -430,14 +454,22 @@ def test_hessian_flatness_comparison(tc):
         return      # hypotheses not met on any trial: reported as such, nothing to decide
     att, test_att, base = att.restrict(trials), test_att.restrict(trials), base.restrict(trials)
     theta = {b: v[trials] for b, v in run["params"].items()}
-    T = scale_global_attention(theta, 0.01, 1.0)
+    alpha1 = 0.01
+    T = scale_global_attention(theta, alpha1, 1.0)
     lam, lam_T = top_hessian_eigenvalues(att, theta)[:, 0], top_hessian_eigenvalues(att, T)[:, 0]
     lam_base = top_hessian_eigenvalues(base, {b: v[trials] for b, v in run["baseline"].items()})[:, 0]
     test, test_T = test_att.loss(theta), test_att.loss(T)
     tc.record("lambda_max attention, attention after T, baseline", [lam, lam_T, lam_base])
     tc.record("test loss before / after T", [test, test_T])
     tc.conclusion.close("test loss unchanged under T_{0.01,1}", test_T, test, rtol=tc.tol("accumulated"))
-    tc.conclusion.at_least("lambda_max grows under T_{0.01,1}", lam_T / lam, 50.0)
+    p = tc.sizes["p"]
+    mu = np.array([float(torch.linalg.eigvalsh(dense_hessian(att.restrict([k]), trial(theta, k))[:p, :p])[-1])
+                   for k in range(len(trials))])
+    bound = mu / alpha1 ** 2
+    tc.record("a-block bound mu / alpha1^2 and its ratio to lambda_max before T", [bound, bound / lam])
+    tc.conclusion.at_least("lambda_max after T_{0.01,1} at least the a-block bound mu / alpha1^2",
+                           lam_T, (1 - 1e-9) * bound)
+    tc.conclusion.at_least("lambda_max grows under T_{0.01,1}", lam_T / lam, 1 + tc.tol("iterative"))
     tc.conclusion.at_least("reparametrised attention sharper than the baseline", lam_T - lam_base, 0.0)
     if tc.control is None:      # Fig. 3 as printed, on minima of its own (ReLU only)
         fig3 = tc.use(trained_minima, activation="relu", instances=tc.sizes["comparison_instances"])

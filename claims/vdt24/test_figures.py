@@ -61,12 +61,14 @@ from theorycheck.comparison import check_ahead, decades_ahead
 
 from .figures import (
     CAPS,
+    DEV_RESOLUTION,
     FASTER,
     FIXED_DECODER_ROLES,
     FROZEN_NGD,
     JOINT_METHODS,
     MUCH_FASTER,
     PAPER_POLYAK,
+    SLIGHTLY_FASTER,
     check_everything_beats_gd,
     check_joint_polyak,
     check_ngd_against_joint_ngd,
@@ -187,7 +189,18 @@ def test_fixed_decoder_optimizer_ordering(tc):
               "early) and every method's direction converges to W_mm.",
     provenance="stated",
     controls=FIXED_DECODER_CONTROLS,
-    calibration=FIXED_DECODER_CALIBRATION,
+    calibration=[*FIXED_DECODER_CALIBRATION, Calibrated(
+        decision="every method: 1 - al(W_t, W_mm) at the end >= 1.25x below its value at t_early (or "
+                 "at the float64 floor)", threshold="1.25x (SLIGHTLY_FASTER)",
+        calibration_seeds="9000-9024", validation_seeds="9100-9124",
+        how="replaces a zero-tolerance non-increase of log(1 - al) between every two checkpoints from "
+            "t_early on (a shape read off the figure; failed by 0.002 on an unseen seed). 2x (FASTER) was "
+            "tried first on the calibration block and failed on 3 of the first 8 seeds: capped Polyak's "
+            "deficit falls only 0.60-0.79 in log over [10, 1000] (seeds 9000-9009), the other methods "
+            "1.4-10; so the suite's smallest factor, 1.25x. Calibration block 9000-9024: no failure, "
+            "least margin 0.063 (relative), 6.9 sd in the normal model (bound 1.7e-6); validation "
+            "block 9100-9124: no failure, least margin 0.050, 5.6 sd (bound 8.6e-5). The three "
+            "controls failed as declared on 50 of 50 seeds each (no misfire)")],
     sizes={"quick": dict(n=6, T=4, d=32, steps=1000, t_early=10),
            "full": dict(n=64, T=8, d=768, steps=20000, t_early=10)},
 )
@@ -196,16 +209,26 @@ def test_fixed_decoder_optimizer_ordering(tc):
     u = 3 e_1; quick n=6, T=4, d=32, full n=64, T=8, d=768).  The tokens are far from
     orthogonal (rho_perp recorded), so the near-orthogonality of Assumption 1 fails; the paper
     covers antipodal optimal tokens (spec 1.5).  In addition to Fig. 2's checks, "all methods
-    converge to W_mm": the alignment deficit of every method (GD, NGD, NGD-mom, both Polyaks)
-    is non-increasing over the checkpoints from t = t_early on (tolerance 0).""",
+    converge to W_mm": the alignment deficit ``1 - al(W_t, W_mm)`` of every method (GD, NGD,
+    NGD-mom, both Polyaks) and seed is at the last checkpoint at least 1.25x (the suite's smallest
+    factor, SLIGHTLY_FASTER) below its value at t = t_early, or at the float64 floor
+    DEV_RESOLUTION.  Capped Polyak is GD with the cap's step once the cap binds, and its
+    deficit falls slowly over the window (about 2x, 0.6-0.8 in log, on seeds 9000-9009), so
+    2x is not a bound the figure supports for it.
+    Directional convergence says the deficit tends to 0, not that it falls between every two
+    checkpoints (a step-by-step non-increase at tolerance 0 was a shape read off the figure and
+    failed by 0.002 in log on an unseen seed); the statement decided is the decrease over the
+    run's window, its threshold calibrated (record).""",
     FIXED_DECODER_DOC)
 def test_antipodal_ordering(tc):
     runs, roles = fixed_decoder_figure(tc, "antipodal", "Fig. 5 (antipodal)")
-    later = runs.t >= tc.sizes["t_early"]
-    deficits = np.concatenate([runs.series[roles[r]]["alignment deficit"][later]
+    early = int(np.flatnonzero(runs.t == tc.sizes["t_early"])[0])
+    deficits = np.concatenate([runs.series[roles[r]]["alignment deficit"]
                                for r in FIXED_DECODER_ROLES], axis=1)
-    tc.conclusion.monotone("every method: log(1 - al(W_t, W_mm)) non-increasing over checkpoints t >= "
-                           "t_early", deficits, increasing=False)
+    tc.record("every method: log(1 - al(W_t, W_mm)) at t_early and at the end", deficits[[early, -1]])
+    tc.conclusion.at_most(f"every method: 1 - al(W_t, W_mm) at the end >= {SLIGHTLY_FASTER:g}x below its "
+                          "value at t_early (or at the float64 floor)", deficits[-1],
+                          np.maximum(deficits[early] - np.log(SLIGHTLY_FASTER), np.log(DEV_RESOLUTION)))
 
 
 # ---------------------------------------------------------------- Fig. 3
