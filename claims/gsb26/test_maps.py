@@ -37,8 +37,8 @@ MAP_SIZES = {"quick": dict(MANIFOLD_GAP_SIZES["quick"], decided_rows=200_000, de
 groups in the quick tier; n = 16 .. 256, 4 10^5 rows in the full tier), the grid of mu (coarse in
 the quick tier, fine in the full tier) and the sizes of the decided values (mu < 1/2 and the
 control's): 2 10^5 rows over 40 groups in the quick tier, so that the heavy_tails control fails
-at level `END_LEVEL` (at 10 groups, t quantile 6.2, its lower bound lay only 0.01-0.10 above
--0.75 on seeds 7000-7003)."""
+at level `END_LEVEL` (10 groups leave the t quantile too wide for it: the claim's calibration
+record)."""
 
 
 def rejection_power(mean, sd, m):
@@ -150,7 +150,7 @@ def test_gap_rate_map_mu(tc):
     Student-t bound at level END_LEVEL = 7.5e-5 excludes the window (lower bound above -0.75, or
     upper bound below -1.25; two conclusions, one per end).  Four one-sided tests at 7.5e-5 make
     the false-failure rate at most the claim budget 3e-4 whenever the slope at these n lies in the
-    window (seeds 7000-7003: -0.93 .. -1.02), by construction of the t test, not by a threshold
+    window, by construction of the t test, not by a threshold
     read off seeds.  The probability that the decision fails (non-central t) is recorded per grid
     value at a true slope of -0.6 and at the measured mean, with the measured spread of the
     replicates, and the true slope at which it fails with probability 0.8. Preconditions: A1, A2 (A3's kappa(Sigma) sigma_1(W*) is recorded:

@@ -213,11 +213,11 @@ def test_fixed_decoder_optimizer_ordering(tc):
     NGD-mom, both Polyaks) and seed is at the last checkpoint at least 1.25x (the suite's smallest
     factor, SLIGHTLY_FASTER) below its value at t = t_early, or at the float64 floor
     DEV_RESOLUTION.  Capped Polyak is GD with the cap's step once the cap binds, and its
-    deficit falls slowly over the window (about 2x, 0.6-0.8 in log, on seeds 9000-9009), so
-    2x is not a bound the figure supports for it.
+    deficit falls slowly over the window (its decrease: the calibration record), so a factor
+    of 2 is not a bound the figure supports for it.
     Directional convergence says the deficit tends to 0, not that it falls between every two
     checkpoints (a step-by-step non-increase at tolerance 0 was a shape read off the figure and
-    failed by 0.002 in log on an unseen seed); the statement decided is the decrease over the
+    failed on an unseen seed); the statement decided is the decrease over the
     run's window, its threshold calibrated (record).""",
     FIXED_DECODER_DOC)
 def test_antipodal_ordering(tc):
