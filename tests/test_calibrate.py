@@ -133,6 +133,40 @@ def test_decisions_without_a_tail_model_share_one_count():
     assert 0 < modelled and row["bound"] == pytest.approx(cal.clopper_pearson_upper(0, 50))
 
 
+def _structural(name, margin, computed_before):
+    """An at_least decision recorded after ``computed_before`` computations of its case."""
+    decision = _decision(name, margin, role="precondition")
+    return dict(decision, detail={**decision["detail"], "computed_before": computed_before})
+
+
+def test_a_decision_made_before_any_computation_is_seed_independent():
+    runs = _runs(50, np.random.default_rng(10))
+    for run in runs:  # fixed by the configuration: the same margin at every seed
+        run["claims"][0]["decisions"].append(_structural("k < p", 2.0, computed_before=0))
+    row = cal.calibrate_rows(runs, list(range(1000, 1050)))["toy.thm1.x"]["claim"]
+    parts = {p["name"]: p for p in row["decisions"]}
+    assert parts["k < p"]["bound_from"] == parts["k < p"]["model"] == "seed-independent"
+    assert parts["k < p"]["bound"] == 0.0
+    # the claim's bound is its tails' union, not the count a margin without spread forces
+    assert row["bound"] == pytest.approx(parts["a"]["bound"] + parts["b"]["bound"])
+    assert row["bound"] < cal.clopper_pearson_upper(0, 50)
+
+
+@pytest.mark.parametrize("computed_before, margins, model", [
+    (0, [2.0] * 49 + [2.5], "lineage contradicted"),  # lineage says fixed, numbers differ
+    (3, [2.0] * 50, "no spread"),                      # decided after a draw: counted
+])
+def test_a_decision_after_a_computation_or_with_varying_margins_is_counted(
+        computed_before, margins, model):
+    runs = _runs(50, np.random.default_rng(11))
+    for run, margin in zip(runs, margins):
+        run["claims"][0]["decisions"].append(_structural("k < p", margin, computed_before))
+    row = cal.calibrate_rows(runs, list(range(1000, 1050)))["toy.thm1.x"]["claim"]
+    part = next(p for p in row["decisions"] if p["name"] == "k < p")
+    assert part["model"] == model and part["bound_from"] == "clopper-pearson"
+    assert row["bound"] == pytest.approx(cal.clopper_pearson_upper(0, 50))
+
+
 def test_control_misses_are_counted_with_their_bound():
     runs = _runs(50, np.random.default_rng(6))
     control = runs[3]["claims"][0]["controls"][0]

@@ -20,12 +20,21 @@ definitions are read with the current ones):
   :data:`NORMALITY_ALPHA`, and it does not apply to fewer than :data:`MIN_TAIL_SAMPLES`
   margins, to margins with no spread (a ``holds`` decision, a saturated count) or to a
   decision that failed at some seed.
-* the decision's ``bound``: the smaller of the normal-tail bound and the Clopper-Pearson bound
-  where the model applies (``bound_from: "normal tail"``), else the Clopper-Pearson bound.
+* a decision made before its case ran any seeded computation (``detail["computed_before"]``
+  is 0 at every seed: no draw, shared run, solver call or trajectory preceded it,
+  :mod:`theorycheck.lineage`) is **seed-independent**: every input it reads is fixed by the
+  claim's configuration, so its outcome is the same at every seed and a pass at every seed
+  bounds its false-failure rate by 0 (``bound_from: "seed-independent"``).  The lineage is
+  checked against the numbers: a margin that differs between seeds contradicts it, and the
+  decision is counted instead (``model: "lineage contradicted"``).  This covers structural
+  hypotheses and closed-form identities; the seed enters every other decision.
+* the decision's ``bound``: 0 for a seed-independent decision; the smaller of the normal-tail
+  bound and the Clopper-Pearson bound where the tail model applies (``bound_from: "normal
+  tail"``); else the Clopper-Pearson bound.
 
-A claim's false-failure ``bound`` is a union bound: the sum of the normal-tail bounds of its
-modelled decisions, plus -- when any decision is bounded by counting, or the claim failed at
-some seed (a failing decision or an error) -- the Clopper-Pearson bound of the claim's own
+A claim's false-failure ``bound`` is a union bound: the sum of the bounds of its modelled
+decisions (normal tail or seed-independent), plus -- when any decision is bounded by counting,
+or the claim failed at some seed (a failing decision or an error) -- the Clopper-Pearson bound of the claim's own
 failure count (one count covers every decision without a tail model); or that count's bound
 alone where it is smaller (it covers every way the claim can fail).  A control
 **misses** at a seed when it does not fail as it declares (it passes or misfires).  Its parts:
@@ -38,7 +47,7 @@ combines these parts and its miss count as a claim's does.
 Counting alone needs many seeds: 0 failures in ``n`` bound the rate by about ``3 / n`` (0.058 at
 50 seeds), so a claim reaches its budget through the tail model, i.e. through decisions with a
 margin that varies over seeds; a ``holds`` decision has none (its margin is 0 whenever it
-holds) and keeps the claim at its counted bound.
+holds) and keeps the claim at its counted bound unless it is seed-independent.
 
 Budgets (issue 31): a claim's false-failure bound at most :data:`CLAIM_BUDGET` (3e-4 each:
 about 140 claims all green on a fresh seed with probability >= 95%), a control's miss bound at
@@ -139,19 +148,41 @@ def normal_tail(margins: Sequence[float]) -> dict:
     return out
 
 
+def _same_at_every_seed(margins: Sequence[float | None]) -> bool:
+    """Whether the recorded margins are one value (``None`` included) at every seed."""
+    if any(m is None for m in margins):
+        return all(m is None for m in margins)
+    return np.ptp(np.asarray(margins, dtype=float)) <= 1e-12 * max(abs(margins[0]), 1.0)
+
+
 def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bool], *,
-                 role: str | None = None, kind: str | None = None) -> dict:
-    """One decision's row over the seeds at which it was recorded (module docstring)."""
+                 role: str | None = None, kind: str | None = None,
+                 seed_independent: bool = False) -> dict:
+    """One decision's row over the seeds at which it was recorded (module docstring);
+    ``seed_independent``: its lineage says no seeded computation preceded it at any seed."""
     runs, failures = len(passed), sum(not p for p in passed)
     counted = clopper_pearson_upper(failures, runs)
     finite = [m for m in margins if m is not None]
     tail = normal_tail(finite)
-    modelled = failures == 0 and tail["model"] == "normal" and len(finite) == runs
-    bound = min(tail["tail_upper"], counted) if modelled else counted
+    if seed_independent and runs and not _same_at_every_seed(margins):
+        tail["model"], seed_independent = "lineage contradicted", False
+    if seed_independent and runs and failures == 0:
+        tail["model"] = "seed-independent"
+        bound, source = 0.0, "seed-independent"
+    elif failures == 0 and tail["model"] == "normal" and len(finite) == runs:
+        bound, source = min(tail["tail_upper"], counted), "normal tail"
+    else:
+        bound, source = counted, "clopper-pearson"
     return {"name": name, "role": role, "kind": kind, "runs": runs, "failures": failures,
             "clopper_pearson": counted, **{f"margin_{k}": tail[k] for k in ("mean", "sd", "min")},
             **{k: tail[k] for k in ("sigmas", "tail", "tail_upper", "normality_p", "model")},
-            "bound": bound, "bound_from": "normal tail" if modelled else "clopper-pearson"}
+            "bound": bound, "bound_from": source}
+
+
+def _decided_before_any_computation(decision: dict) -> bool:
+    """Whether the case had logged no computation when ``decision`` was made (a record
+    without the count is taken as seeded)."""
+    return decision.get("detail", {}).get("computed_before") == 0
 
 
 def _decision_rows(cases: list[dict], roles: tuple[str, ...]) -> list[dict]:
@@ -162,7 +193,8 @@ def _decision_rows(cases: list[dict], roles: tuple[str, ...]) -> list[dict]:
             if d.get("role") in roles:
                 recorded.setdefault(d["name"], []).append(d)
     return [decision_row(name, [record_margin(d) for d in ds], [d["passed"] for d in ds],
-                         role=ds[0].get("role"), kind=ds[0]["kind"])
+                         role=ds[0].get("role"), kind=ds[0]["kind"],
+                         seed_independent=all(map(_decided_before_any_computation, ds)))
             for name, ds in recorded.items()]
 
 
@@ -170,7 +202,7 @@ def _combined(parts: list[dict], failures: int, runs: int) -> float:
     """The bound of a case: the union of the modelled parts' tail bounds and, when a part is
     bounded by counting or the case failed, the Clopper-Pearson bound of the case's failures;
     or that count's bound alone, if smaller."""
-    modelled = [p for p in parts if p["bound_from"] == "normal tail"]
+    modelled = [p for p in parts if p["bound_from"] != "clopper-pearson"]
     counted = clopper_pearson_upper(failures, runs)
     union = sum(p["bound"] for p in modelled) + (
         counted if failures > 0 or len(modelled) < len(parts) else 0.0)
@@ -198,14 +230,25 @@ def claim_row(cid: str, cases: list[dict], seeds: list[int]) -> dict:
                 failures, CLAIM_BUDGET)
 
 
+def _of_role(case: dict, names: Iterable[str] | None, role: str) -> list[dict]:
+    """The decisions of ``role`` recorded by ``case`` (named ``names``, or all)."""
+    return [d for d in case["decisions"] if d.get("role") == role
+            and (names is None or d["name"] in names)]
+
+
 def _negated_least(case: dict, names: Iterable[str] | None, role: str) -> float | None:
     """``-min`` of the margins of the decisions of ``role`` (named ``names``, or all)."""
-    wanted = [d for d in case["decisions"] if d.get("role") == role
-              and (names is None or d["name"] in names)]
-    margins = [record_margin(d) for d in wanted]
+    margins = [record_margin(d) for d in _of_role(case, names, role)]
     if not margins or any(m is None for m in margins):
         return None
     return -min(margins)
+
+
+def _all_seed_independent(cases: list[dict], names: Iterable[str] | None, role: str) -> bool:
+    """Whether every decision of ``role`` (named ``names``, or all) was made before any
+    computation of its case, at every seed."""
+    decided = [d for c in cases for d in _of_role(c, names, role)]
+    return bool(decided) and all(map(_decided_before_any_computation, decided))
 
 
 def control_row(cid: str, name: str, kind: str, breaks: Sequence[str], cases: list[dict],
@@ -216,12 +259,15 @@ def control_row(cid: str, name: str, kind: str, breaks: Sequence[str], cases: li
     cases, seeds = [c for _, c in ran], [s for s, _ in ran]
     declared = [c["outcome"] == "failed_as_expected" for c in cases]
     parts = [decision_row("fails as declared", [_negated_least(c, breaks, "conclusion")
-                                                for c in cases], declared, role="control")]
+                                                for c in cases], declared, role="control",
+                          seed_independent=_all_seed_independent(cases, breaks, "conclusion"))]
     if kind == "hypothesis":
         parts.append(decision_row("violates a hypothesis",
                                   [_negated_least(c, None, "precondition") for c in cases],
                                   [bool(c.get("failed_preconditions")) for c in cases],
-                                  role="control"))
+                                  role="control",
+                                  seed_independent=_all_seed_independent(cases, None,
+                                                                         "precondition")))
     else:
         parts += _decision_rows(cases, ("precondition",))
     misses = len(cases) - sum(declared)
