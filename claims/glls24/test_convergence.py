@@ -10,6 +10,7 @@ from claims.glls24.convergence import (
     finite_prefix,
     induction_base_case,
 )
+from claims.glls24.kernel import width_slope_interval
 from claims.glls24.setup import (
     CONVERGENCE_TARGET,
     contraction_factor,
@@ -220,11 +221,29 @@ def test_induction(tc):
     tc.conclusion.at_least("lambda_min(H(t)) at least lambda / 2", lams, 0.5)
 
 
+LAZY_ALPHA = 1e-4
+"""Level of the t-test of the fixed neurons' max-movement slope against Lemma 5.3's -1 (two-sided:
+1e-4 of the claim's false-failure budget of 3e-4, half on each side)."""
+
+MAX_MOVEMENT_BELOW = "fixed neurons' max movement: slope not below -1 (t-test)"
+MAX_MOVEMENT_ABOVE = "fixed neurons' max movement: slope not above -1 (t-test)"
+
+
+def fixed_neurons_max_movement(run, neurons):
+    """Per trial, ``max_{r < neurons} ||w_r(T) - w_r(0)||``: the largest movement among the first
+    ``neurons`` neurons (``neurons / 2`` symmetric pairs), whose initializations have the same
+    distribution at every width."""
+    moved = run["W_final"][..., :neurons] - run["W0"][..., :neurons]
+    return np.linalg.norm(moved, axis=1).max(axis=1)
+
+
 @claim("glls24.thm4_2.lazy_regime_scaling", source="Lemma 5.3 (D = O(1/m)); Lemma 5.1",
        statement="Under symmetric initialization the rms neuron movement scales as 1/m, the max "
-                 "movement close to 1/m, and the kernel drift ||H(T) - H(0)||_F faster than m^{-1.5}.",
+                 "movement over a fixed set of neurons as 1/m (Lemma 5.3's D at a fixed B), and the "
+                 "kernel drift ||H(T) - H(0)||_F faster than m^{-1.5}.",
        provenance="derived",
-       calibration=["the windows are the spec's, checked on seeds 1, 2 and 0 (not re-chosen on seeds 1-10)",
+       calibration=["the rms and drift windows are the spec's, checked on seeds 1, 2 and 0 (not re-chosen "
+                    "on seeds 1-10)",
                     Calibrated(
                         decision="rms movement slope in [-1.15, -0.85]",
                         threshold="control independent_init over the claim's widths (was: three doublings from the smallest)",
@@ -234,42 +253,68 @@ def test_induction(tc):
                             "of 9200-9214 (its break's margin 1.24 +- 0.74); over the claim's widths "
                             "256-4096 it failed as declared on 15 of 15 of 9200-9214 (margin 1.16 +- "
                             "0.51, least 0.56) and 15 of 15 of 9300-9314 (1.28 +- 0.53, least 0.47): "
-                            "about 2.4 sd, a normal-tail miss rate near the 1e-2 budget. The claim's own "
-                            "'max movement slope in [-1.15, -0.75]' failed on validation seed 9310 "
-                            "(open: the spec's window, not re-chosen here)")],
+                            "about 2.4 sd, a normal-tail miss rate near the 1e-2 budget (3 instances "
+                            "a width then; 16 since the max-movement redesign)"),
+                    Calibrated(
+                        decision=MAX_MOVEMENT_BELOW,
+                        threshold="-1 (Lemma 5.3), t-test at LAZY_ALPHA = 1e-4 two-sided",
+                        calibration_seeds="12000-12049", validation_seeds="12100-12149",
+                        how="PENDING")],
        controls={"independent_init": Control(
-           "hypothesis", breaks=["rms movement slope in [-1.15, -0.85]", "kernel drift slope at most -1.5"],
+           "hypothesis", breaks=["rms movement slope in [-1.15, -0.85]", MAX_MOVEMENT_BELOW, MAX_MOVEMENT_ABOVE,
+                                 "kernel drift slope at most -1.5"],
            description="i.i.d. (unpaired) initialization: F(0) = Theta(sqrt m), movement ~ m^-1/2")},
-       sizes={"quick": {"widths": WIDTHS["quick"]}, "full": {"widths": WIDTHS["full"]}})
+       sizes={"quick": {"widths": WIDTHS["quick"], "instances": 16}, "full": {"widths": WIDTHS["full"]}})
 def test_lazy_regime_scaling(tc):
     r"""Derived from Lemma 5.3 (``D = O(1/m)``): the network ``m <a, S>`` is ``sqrt m`` times the
     usual NTK scaling, so the neurons move ``O(1/m)``; with paired neurons moving in opposite
     directions the first-order kernel change cancels in each pair and ``||H(T) - H(0)||_F =
-    O(m^{-2})`` (not stated in the paper).  Measure, at the end of the GD run (``eta = 1/(m
-    lambda_max)``, rel loss < 1e-10), the geometric mean over 3 seeds of the rms and max movement
-    and of the kernel drift, at each width.  Pass (the spec's windows around the derived exponents
-    -1 and -2): log-log slope of rms movement in [-1.15, -0.85], of max movement in [-1.15, -0.75]
-    (the max over more neurons grows slowly through B_emp), of the drift <= -1.5."""
+    O(m^{-2})`` (not stated in the paper).  GD runs (``eta = 1/(m lambda_max)``, `softmax_gd`: the
+    theorem's count of the slowest trial, capped at the tier's steps) on ``instances`` trials per
+    width (quick: 16, runs of their own; full: the shared runs' trials), the data of trial k the
+    same at every width.  Pass: (i) the log-log slope of the geometric mean over the trials of the
+    rms movement in [-1.15, -0.85] and (iii) of the kernel drift <= -1.5 (the spec's windows around
+    the derived exponents -1 and -2); (ii) Lemma 5.3's bound ``D = 4 e^{3B} sqrt(nd) ||Y||_F / (m
+    lambda)`` is ``O(1/m)`` at a fixed ``B``, and to first order neuron r moves ``v(w_r(0), a_r) /
+    m`` with v independent of m, so the max movement over a fixed set of neurons -- the first
+    ``widths[0]`` of each width (`fixed_neurons_max_movement`), their initialization distributed
+    alike at every width -- has slope exactly -1 up to O(1/m): the slope of its log against log m,
+    fitted with a level per trial (`width_slope_interval`, paired), is tested against -1 by a
+    two-sided t-test at level ``LAZY_ALPHA`` (two one-sided decisions at ``LAZY_ALPHA / 2``: the
+    interval's ends on either side of -1).  The max over all m neurons (the spec's statistic) is
+    recorded with its slope: it falls more slowly, because the extreme over more neurons grows
+    with ``B_emp`` (``~ sigma sqrt(2 log(m n))``, its slope recorded too): the paper's B is
+    independent of m, a union bound over the m neurons makes it grow like ``sqrt(log m)``.  Control
+    (Def. 3.7 violated): i.i.d. initialization, ``F(0) = Theta(sqrt m)`` and the movement
+    ``Theta(m^{-1/2})``."""
     init = "independent" if tc.control == "independent_init" else "symmetric"
     widths = tc.sizes["widths"]
-    runs = [tc.use(softmax_gd, m=m, init=init) for m in widths]
+    runs = [tc.use(softmax_gd, m=m, init=init, instances=tc.sizes.get("instances")) for m in widths]
 
     def geomean(values):
         return float(np.exp(np.mean(np.log(values))))
 
     rms = [geomean(r["rms_movement"][-1]) for r in runs]
-    peak = [geomean(r["max_movement"][-1]) for r in runs]
+    peak = {m: r["max_movement"][-1] for m, r in zip(widths, runs)}
+    fixed = {m: fixed_neurons_max_movement(r, widths[0]) for m, r in zip(widths, runs)}
     drift = [geomean(r["kernel_at_end"]["kernel_drift"]) for r in runs]
     tc.precondition.holds("initialization is symmetric (Def. 3.7)", np.concatenate([r["symmetric"] for r in runs]))
     tc.precondition.at_least("lambda_min(H(0)) > 0", np.concatenate([r["lambda"] for r in runs]), 1e-8)
     tc.record("rms_movement", rms)
-    tc.record("max_movement", peak)
+    tc.record("max_movement_slope_all_neurons", width_slope_interval(peak, 1 - LAZY_ALPHA, paired=True))
+    tc.record("B_emp_slope_against_log_m", width_slope_interval(
+        {m: np.exp(r["B_emp"]) for m, r in zip(widths, runs)}, 1 - LAZY_ALPHA, paired=True))
     tc.record("kernel_drift", drift)
-    window = (widths[0], widths[-1])
-    for label, values in (("rms movement", rms), ("max movement", peak), ("kernel drift", drift)):
+    curves = {"rms movement": rms, "max movement": [geomean(v) for v in peak.values()],
+              "fixed neurons' max movement": [geomean(v) for v in fixed.values()], "kernel drift": drift}
+    for label, values in curves.items():
         tc.curve("lazy regime", label, widths, values, xscale="log", yscale="log")
+    tc.record("max_movement", curves["max movement"])
+    window = (widths[0], widths[-1])
     tc.conclusion.slope("rms movement slope in [-1.15, -0.85]", widths, rms, window=window,
                         at_least=-1.15, at_most=-0.85)
-    tc.conclusion.slope("max movement slope in [-1.15, -0.75]", widths, peak, window=window,
-                        at_least=-1.15, at_most=-0.75)
+    fit = width_slope_interval(fixed, 1 - LAZY_ALPHA, paired=True)
+    tc.record("fixed_neurons_max_movement_slope", fit)
+    tc.conclusion.at_least(MAX_MOVEMENT_BELOW, fit["upper"], -1.0)
+    tc.conclusion.at_most(MAX_MOVEMENT_ABOVE, fit["lower"], -1.0)
     tc.conclusion.slope("kernel drift slope at most -1.5", widths, drift, window=window, at_most=-1.5)
