@@ -63,7 +63,12 @@ any claim run of the calibration and validation blocks (their longest: the `Cali
                "block (25 seeds): kappa up to 18.2, counts up to 828 steps, hitting times up to 178 (under "
                "the old cap of 200, but the slowest trial's count exceeded it on 21 of 25 seeds); validation "
                "block (10 seeds, cut by the session's CPU): kappa up to 10.3, counts up to 465. No claim "
-               "failure, every control failed as declared on all 35 seeds")],
+               "failure, every control failed as declared on all 35 seeds"),
+                    "control step_too_large on 12000-12049 (50 seeds, failed as declared on all): its "
+                    "break's margin (the envelope exceeded by e^36 at least) is bounded below by log(1/epsilon) "
+                    "and right-skewed by kappa, so Shapiro-Wilk rejects the normal model (p 0.0015); its "
+                    "preconditions 'initialization is symmetric' and 'width allows lambda > 0' are "
+                    "deterministic (no spread): the row is held at the counted bound 0.058 (1e-2 needs 299 seeds)"],
        controls={
            "duplicate_inputs": Control(
                "hypothesis", breaks=["loss reaches epsilon within the run"],
@@ -128,7 +133,11 @@ def test_linear_convergence(tc):
                "the quick tier's cap of 200 steps bound in 137 of 150 runs and one trial of the 10-seed "
                "sweep ended at 1.09e-10. Measured on both blocks: kappa of H(0) of every run (as the "
                "shared run draws it); the claim and its controls run on 1000-1024 and 2000-2024 (25 + 25 "
-               "seeds, CPU): no failure, every control failed as declared")],
+               "seeds, CPU): no failure, every control failed as declared"),
+                    "control width_too_small on 12000-12049 (50 seeds): with 16 trials (was 3) its break's "
+                    "margin is 8.3 sd (3.0 sd with 3 trials on 1000-1024), normal tail 7e-11; its 'violates "
+                    "a hypothesis' part, 1 plus the round-off of lambda_min(H(0)) (~1e-16 over 1e-8 "
+                    "lambda_max), fails Shapiro-Wilk (p 0.008), so the row stays at the counted bound 0.058"],
        controls={"duplicate_inputs": Control(
            "hypothesis", breaks=["loss reaches epsilon within the run"],
            description="x_2 := x_1 with y_2 := -y_1: lambda = 0, the loss stalls (its runs last "
