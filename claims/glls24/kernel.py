@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from scipy import stats
 
 from claims.glls24.setup import SIGMA, bounded_preactivation_level, initialization, regression_instance, unit_inputs
 from theorycheck import shared_run
-from theorycheck.checks import fit_slope
+from theorycheck.errors import InvalidInputError
 from theorycheck.models import neuron_norms, ntk_gram
 from theorycheck.solvers import kernel_gd_predictions, output_kernel, softmax_limit_kernel
 
@@ -75,15 +76,33 @@ def adversarial_kernel_change(run, *, m, radius_scale=1.0, radii=tuple(PERTURBAT
             "B": bounded_preactivation_level(X, W0), "X": X, "n": s["n"], "d": s["d"]}
 
 
-def width_slope_interval(values_by_width, confidence):
-    r"""Least-squares slope of ``log y`` against ``log m`` pooled over widths and trials
-    (``values_by_width``: width -> (K,) positive values) and its two-sided ``confidence`` interval
-    (`theorycheck.checks.fit_slope`, `SlopeFit.interval`)."""
-    x = np.concatenate([np.full(len(v), float(m)) for m, v in values_by_width.items()])
-    y = np.concatenate([np.asarray(v, dtype=float) for v in values_by_width.values()])
-    fit = fit_slope(x, y, window=(x.min(), x.max()), name="width slope")
-    lower, upper = fit.interval(confidence)
-    return {"slope": fit.slope, "lower": lower, "upper": upper}
+def width_slope_interval(values_by_width, confidence, *, paired=False):
+    r"""Least-squares slope of ``log y`` against ``log m`` over widths and trials
+    (``values_by_width``: width -> (K,) positive values, K the same at every width), its standard
+    error and two-sided ``confidence`` interval (Student t).  Pooled (``paired=False``): one line
+    through all points, ``N - 2`` degrees of freedom (``scipy.stats.linregress``'s slope and
+    error).  ``paired=True``: trial k is the same instance (data) at every width, and its level is
+    removed (a fixed-effects regression: ``log y`` and ``log m`` centred per trial, ``N - K - 1``
+    degrees of freedom), so that only the scatter between widths within an instance enters."""
+    values = [np.asarray(v, dtype=float) for v in values_by_width.values()]
+    if len({v.shape for v in values}) != 1 or values[0].ndim != 1:
+        raise InvalidInputError("width_slope_interval: give the same number of trials (a 1-d array) at "
+                                f"every width, got shapes {[v.shape for v in values]}")
+    y = np.stack(values)                                                      # (J, K)
+    if not np.all(y > 0):
+        raise InvalidInputError("width_slope_interval: the values must be positive (their log is fitted)")
+    y = np.log(y)
+    x = np.broadcast_to(np.log(np.asarray(list(values_by_width), dtype=float))[:, None], y.shape)
+    centre = (lambda a: a - a.mean(0)) if paired else (lambda a: a - a.mean())
+    xc, yc = centre(x), centre(y)
+    sxx = float(np.sum(xc**2))
+    slope = float(np.sum(xc * yc)) / sxx
+    dof = y.size - (y.shape[1] if paired else 1) - 1
+    if dof < 1:
+        raise InvalidInputError(f"width_slope_interval: {y.size} points leave no degree of freedom")
+    stderr = float(np.sqrt(np.sum((yc - slope * xc) ** 2) / dof / sxx))
+    half = float(stats.t.ppf(0.5 + confidence / 2, dof)) * stderr
+    return {"slope": slope, "stderr": stderr, "dof": dof, "lower": slope - half, "upper": slope + half}
 
 
 def output_major(values):

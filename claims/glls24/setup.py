@@ -161,7 +161,7 @@ def predicted_steps(q, initial_rel, epsilon):
                    "full": {"instances": 5, "n": 32, "d_in": 64, "d": 4, "dense_steps": 200,
                             "max_steps": 5000, "n_test": 16}})
 def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in=None, d=None, a_scale=1.0,
-               max_steps=None):
+               max_steps=None, instances=None):
     r"""GD on the softmax network of width ``m`` with ``eta = c / (m lambda_max(H(0)))`` per
     trial, from the initialization ``init`` (`two_phase_gd`: loss, movement, per-neuron step and
     outputs at ``n_test`` unit test inputs at every step; kernel drift, ``lambda_min(H(t))`` and
@@ -171,12 +171,12 @@ def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in
     count, so a longer run tests nothing more (at the full sizes a few hundred steps, not 5000).
     Divergence is recorded (``diverged_at``), not raised.  ``n``, ``d_in``, ``d`` override the
     tier's sizes; ``a_scale`` multiplies the second layer (1: entries +-1 as in Def. 3.7);
-    ``max_steps`` overrides the tier's cap."""
+    ``max_steps`` overrides the tier's cap and ``instances`` the tier's number of trials."""
     from theorycheck.optim import GD
 
     s = run.sizes
     n, d_in, d = n or s["n"], d_in or s["d_in"], d or s["d"]
-    K = s["instances"]
+    K = instances or s["instances"]
     X, Y = regression_instance(run, n=n, d_in=d_in, d=d, K=K, duplicate=duplicate)
     X_test = unit_inputs(run.rng("test", n, d_in), K, s["n_test"], d_in)
     W0, A = initialization(run, d_in=d_in, d=d, m=m, K=K, init=init)
