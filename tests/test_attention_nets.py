@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from theorycheck.errors import DeclarationError, UsageError
+from theorycheck.models.base import loss_gradient
 from theorycheck.models import (RELU, Activation, BaselineNet, BiasedAttentionNet, BiasedBaselineNet,
                                 GlobalAttentionNet, SelfAttentionNet,
                                 global_attention_gradients, last_layer_certificate,
@@ -138,3 +139,30 @@ def test_parameters_reached_rejects_detached_input():
         parameters_reached(torch.ones(2, dtype=torch.float64), [W])
     with pytest.raises(UsageError, match="require grad"):
         parameters_reached(W * 2, [torch.ones(2, dtype=torch.float64)])
+
+
+def test_default_gradient_is_bitwise_torch_func_grad():
+    """`loss_gradient` (plain reverse mode, the models' default gradient) gives the bits of
+    ``torch.func.grad``; a block the loss does not read gets zeros, as torch.func.grad's."""
+    X, y, params = global_problem()
+    model = GlobalAttentionNet(X, y, RELU)
+    reference = torch.func.grad(lambda p: model.loss(p).sum())(dict(params))
+    fast = loss_gradient(model.loss, params, model.blocks)
+    assert all(torch.equal(fast[b], reference[b]) for b in model.blocks)
+    unused = loss_gradient(lambda p: model.loss(p), dict(params, c=randn(2, 3)), ("W2", "c"))
+    assert torch.equal(unused["c"], torch.zeros(2, 3, dtype=torch.float64))
+
+
+def test_default_gradient_stays_differentiable_under_torch_func():
+    """Under a torch.func transform the default gradient is torch.func.grad's, so a Hessian
+    through ``model.gradient`` equals the Hessian of the loss (a detached gradient would give 0)."""
+    X, y, params = global_problem(K=1)
+    model = GlobalAttentionNet(X, y, Activation("softplus", 3.0))
+
+    def w2_gradient(w2):
+        return model.gradient(dict(params, W2=w2))["W2"]
+
+    through_gradient = torch.func.jacrev(w2_gradient)(params["W2"])
+    direct = torch.func.hessian(lambda w2: model.loss(dict(params, W2=w2)).sum())(params["W2"])
+    assert torch.allclose(through_gradient, direct, rtol=1e-10, atol=1e-12)
+    assert through_gradient.abs().max() > 0

@@ -26,9 +26,17 @@ from .setup import PAPER
     controls={
         "dense_mask": Control(
             "statement", breaks=["attention bound below the baseline's"],
-            description="draw s0 up to p: at s0 = p attention needs more samples (extra p "
-                        "parameters)"),
+            description="draw s0 up to p, at s0 = p on a fifth of the draws: there attention "
+                        "needs more samples (extra p parameters)"),
     },
+    calibration=[
+        "dense_mask control: s0 = floor(frac p) missed on 1 of 50 seeds of 1000-1049 (no draw "
+        "close enough to p); now clamped at p on a fifth of the draws. Validation block "
+        "11100-11149 by theorycheck calibrate: the claim held on 50 of 50 (worst ordering slack "
+        "0.52 .. 0.61), the control failed as declared on 50 of 50 (worst slack -0.998 .. -0.87: "
+        "a draw at s0 = p has slack -p/(pd+d) < 0, and 150 draws miss s0 = p with probability "
+        "0.8^150, about 3e-15)",
+    ],
     sizes={"quick": {"examples": 150}, "full": {"examples": 1000}},
 )
 def test_bound_algebra(tc):
@@ -58,11 +66,14 @@ def test_bound_algebra(tc):
         return min((att - prop1) / att, (s0 / p) ** 2 * (1 + p / (p * d + d)) - att / base,
                    (att - cor1) / att) + tc.tol("accumulated")
 
-    top = 1.0 if tc.control == "dense_mask" else 0.5
+    # s0 = floor(frac top p) up to p/2; the control draws it up to p, clamped there on the
+    # fifth of the draws with frac >= 0.8 (at s0 = p the ratio is 1 + p/(pd+d) > 1: a draw at
+    # s0 = p breaks the ordering, whereas s0 just below p may not)
+    top = 1.25 if tc.control == "dense_mask" else 0.5
 
     def slack_ordering(draw):
         p, frac, d, log_ratio = draw
-        s0 = max(1, math.floor(frac * top * p))
+        s0 = min(p, max(1, math.floor(frac * top * p)))
         att, base, _, _ = bounds(p, s0, d, 10 ** log_ratio)
         return 1 - att / base + tc.tol("accumulated")
 

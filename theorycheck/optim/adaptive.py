@@ -44,16 +44,20 @@ class Adam(Step):
         b1, b2 = self.betas
         grads = self.model.gradient(params)
         self.count += 1
+        lr = self.lr * (1.0 if self.schedule is None else self.schedule(t))
+        c1, c2 = 1 - b1 ** self.count, 1 - b2 ** self.count
         out = {}
         for block in self.model.blocks:
             g = grads[block]
-            m, v = self.state.get(block, (torch.zeros_like(g), torch.zeros_like(g)))
-            m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
-            self.state[block] = (m, v)
-            m_hat = m / (1 - b1 ** self.count)
-            v_hat = v / (1 - b2 ** self.count)
-            lr = self.lr * (1.0 if self.schedule is None else self.schedule(t))
-            out[block] = params[block] - lr * m_hat / (v_hat.sqrt() + self.eps)
+            if block not in self.state:
+                self.state[block] = (torch.zeros_like(g), torch.zeros_like(g))
+            m, v = self.state[block]
+            # the moments updated in place (the state owns them), with the roundings of
+            # b1 m + (1 - b1) g and b2 v + (1 - b2) g g: the same bits, fewer temporaries
+            m.mul_(b1).add_((1 - b1) * g)
+            v.mul_(b2).add_(((1 - b2) * g).mul_(g))
+            denominator = (v / c2).sqrt_().add_(self.eps)
+            out[block] = params[block] - (m / c1).mul_(lr).div_(denominator)
         return out
 
 
