@@ -39,8 +39,9 @@ def plain_mirror_steps(run, *, etas=PLAIN_ETA, mirror_p=None):
     every instance from W(0) std 1, side by side (``mirror_p``: the steps take that mirror map in
     every arm instead, e.g. 2.0 for plain GD, while the quantities below stay those of the arm's
     p); per step k the quantities of Lemmas 4, 22, 24:
-    a = ||W_k||_p, b = ||W_{k+1}||_p, ||G||_q (G = grad L(W_k)), <-G, W_k>, psi(W_k), psi(W_{k+1}),
-    D_psi(W_k, W_{k+1}), L(W_k), L(W_{k+1}).  Trial j = ((ip * len(etas)) + ie) * K + k."""
+    a = ||W_k||_p, b = ||W_{k+1}||_p, ||G||_q (G = grad L(W_k)), <-G, W_k>, <G, W_k - W_{k+1}>,
+    psi(W_k), psi(W_{k+1}), D_psi(W_k, W_{k+1}), L(W_k), L(W_{k+1}).  Trial
+    j = ((ip * len(etas)) + ie) * K + k."""
     s = run.sizes
     data, W0 = instances(run.runtime, s)
     K, E = data.K, len(etas)
@@ -57,6 +58,7 @@ def plain_mirror_steps(run, *, etas=PLAIN_ETA, mirror_p=None):
         "a": lambda it: lp_norm(it.W, pt),
         "G_q": lambda it: lp_norm(grad(it), dual_exponent(pt)),
         "neg_G_W": lambda it: -(grad(it) * it.W).flatten(1).sum(1),
+        "G_step": lambda it: (grad(it) * (it.W - it.next["W"])).flatten(1).sum(1),
         "psi": lambda it: potential(it.W, pt),
         "D_step": lambda it: bregman(it.W, it.next["W"], pt),
         "L": lambda it: model.loss(it.params),
@@ -64,7 +66,7 @@ def plain_mirror_steps(run, *, etas=PLAIN_ETA, mirror_p=None):
     W0_t = run.tensor(np.tile(W0, (len(PLAIN_P) * E, 1, 1)))
     traj = run_trajectory(step, {"W": W0_t}, s["steps"], metrics)
     m = traj.metrics
-    per_step = {name: m[name][:-1] for name in ("a", "G_q", "neg_G_W", "psi", "D_step", "L")}
+    per_step = {name: m[name][:-1] for name in ("a", "G_q", "neg_G_W", "G_step", "psi", "D_step", "L")}
     return dict(per_step, b=m["a"][1:], psi_next=m["psi"][1:], L_next=m["L"][1:], p=np.array(p),
                 eta=np.array(eta))
 

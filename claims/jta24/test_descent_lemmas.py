@@ -8,13 +8,15 @@ The inequalities hold for every W (no cone assumption), so every step of every r
 """
 import numpy as np
 
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 
 from .plain_descent import plain_mirror_steps
 from .setup import PAPER, SIZES
 
 SMALL_ETA = 10.0
-"""Largest step size at which Lemma 24 (ii) is claimed (see test_descent: chosen after seeing data)."""
+"""Largest step size of the run's grid (0.1, 1, 10, 100) at which Lemma 24 (ii) is decided: the
+paper's unspecified eta_0, calibrated but not confirmed by its validation tail bound (FLAGGED: `test_descent`'s Calibrated record)."""
+DESCENT_II = "(ii) L(W_{k+1}) <= L(W_k) - D_psi(W_k, W_{k+1})/eta"
 PLAIN_SIZES = {"quick": dict(SIZES["quick"], steps=200), "full": dict(SIZES["full"], steps=1000)}
 REL = "conditioned"
 """Tolerance kind of the relative round-off allowance of a per-step inequality between norms
@@ -109,12 +111,26 @@ def test_norm_monotone(tc):
     statement="(i) eta <-grad L(W(k)), W(k)> = (p-1)[psi(W(k+1)) - psi(W(k))] - D_psi(W(k), W(k+1)); "
               "(ii) for small eta, L(W(k+1)) <= L(W(k)) - D_psi(W(k), W(k+1)) / eta.",
     provenance="inferred",
-    controls={"eta_1000": Control("dynamics", breaks=["(ii) L(W_{k+1}) <= L(W_k) - D_psi(W_k, W_{k+1})/eta"],
+    controls={"eta_1000": Control("dynamics", breaks=[DESCENT_II],
                                   description="step size eta = 1000, beyond the small-step condition")},
-    calibration=["eta <= 10 for (ii) chosen after seeing seeds 1, 2: eta = 100 violated (ii) on the first "
-                 "steps for p in {1.25, 1.5, 4} (not held out).",
+    calibration=["eta <= 10 for (ii) was first chosen after seeing seeds 1, 2 (eta = 100 violated (ii) on "
+                 "the first steps for p in {1.25, 1.5, 4}).",
                  "the spec (logistic loss) observed the eta = 1000 control's (ii) violated by +0.09 to "
-                 "+0.8 relative"],
+                 "+0.8 relative",
+                 "a first calibration on seeds 13000-13049 decided (ii) as its worst slack relative to "
+                 "L(W_k), rule stated before: the largest eta of the grid whose worst slack is >= 0 on "
+                 "every seed and >= 5 sd above 0 on the block's mean.  Worst slack (mean +- sd over the block): eta 0.1 6.0e-5 +- 1.6e-5, eta 1 5.7e-5 +- 1.6e-5, eta 10 2.7e-6 +- 7.4e-7 (3.5-3.7 sd); eta 100 failed on all 50.  No eta met 5 sd: the "
+                 "worst slack is a minimum over steps of a quantity that goes to 0+ as the steps "
+                 "shrink, whose spread does not measure the distance to eta_0; (ii) is now decided as "
+                 "rho (the test's docstring), recalibrated on 13200-13249 (the second-round block)",
+                 Calibrated(decision=DESCENT_II, threshold=f"eta_0 = SMALL_ETA = {SMALL_ETA:g}",
+                            calibration_seeds="13200-13249", validation_seeds="13100-13149",
+                            how="rule stated before the block ran: the largest eta of the grid whose worst "
+                                "rho is >= 0 on every calibration seed and >= 5 sd above 0 on the block's mean. "
+                                "Worst rho (mean +- sd, least): eta 0.1 0.95 +- 0.02 (0.86), eta 1 0.87 +- "
+                                "0.04 (0.74), eta 10 0.52 +- 0.10 (0.25; 5.2 sd), eta 100 -0.73 +- 0.16 "
+                                "(negative on all 50): eta_0 = 10 (the first design's value, now "
+                                "calibrated; 13100-13149 was never run on this claim).  Validation: 0 of 50 failed, but worst rho at eta 10 0.49 +- 0.13 (least 0.19) is 3.9 sd from 0: the tail bound 1.8e-3 exceeds the 3e-4 budget, so eta_0 = 10 is NOT confirmed (FLAGGED); eta 1 held 0.86 +- 0.05 (17.8 sd), the candidate for a third round on fresh blocks")],
     sizes=PLAIN_SIZES,
 )
 def test_descent(tc):
@@ -122,11 +138,18 @@ def test_descent(tc):
     <grad psi(W'), W'> = p psi(W') and <grad psi(W'), W> = p psi(W) - eta <G, W>.  Pass: residual
     <= tc.tol("iterative") relative to (p-1)(psi(W') + psi(W)) (cancellation of two potentials of size up to
     ~10^3).  (ii) is the mirror-descent descent lemma when psi - eta L is convex along the step
-    ("eta small enough", a threshold eta_0 the paper leaves unspecified); checked for
-    eta <= 10 at every step with the allowance tc.tol(REL) of L(W_k).  FLAGGED: the range eta <= 10
-    was chosen after seeing data (calibration record): with the exponential loss eta = 100
-    violates (ii) on the first steps from W(0) std 1, so eta_0 lies between 10 and 100 here; the
-    spec, with the logistic loss (smaller curvature), found (ii) to hold up to eta = 100.  The violations at eta = 100 are recorded.
+    ("eta small enough", a threshold eta_0 the paper leaves unspecified).  With the mirror step
+    grad psi(W') = grad psi(W) - eta G, L(W) - L(W') = <G, W - W'> - D_L(W', W) and
+    eta <G, W - W'> = D_psi(W, W') + D_psi(W', W), so eta [L(W) - D_psi(W, W')/eta - L(W')] =
+    D_{psi - eta L}(W', W) and (ii) holds exactly when
+    rho_k = D_{psi - eta L}(W_{k+1}, W_k) / D_psi(W_{k+1}, W_k) = 1 - eta D_L / D_psi >= 0, the
+    step's distance to its edge eta_c(k) (rho_k = 1 - eta / eta_c(k) for the smoothness of L
+    relative to psi along the step).  A bound on eta from the mathematics has no value computable
+    from the instance before the run: psi's Hessian diag((p-1)|W_ij|^(p-2)) has no positive lower
+    bound for p > 2 (entries crossing 0) and shrinks as ||W|| grows for p < 2.  So eta_0 =
+    SMALL_ETA is calibrated (the Calibrated record).  Pass: min over the steps of the runs with
+    eta <= SMALL_ETA of rho_k, its numerator given the allowance tc.tol(REL) eta L(W_k) (the
+    round-off of L), is >= 0; min rho per eta of the grid is recorded.
     The control (dynamics kind) runs eta = 1000: (ii) then fails (the spec's observation: the
     calibration record).
     """
@@ -137,7 +160,9 @@ def test_descent(tc):
     rhs = (p - 1) * (r["psi_next"] - r["psi"]) - r["D_step"]
     scale = (p - 1) * (r["psi_next"] + r["psi"])
     tc.conclusion.at_most("(i) exact identity, relative residual", (np.abs(lhs - rhs) / scale).max(), tc.tol("iterative"))
-    slack = (r["L"] - r["D_step"] / eta - r["L_next"]) / r["L"]
-    tc.record("worst (ii) slack per eta", {float(e): float(slack[:, eta == e].min()) for e in np.unique(eta)})
+    D_back = eta * r["G_step"] - r["D_step"]                          # D_psi(W_{k+1}, W_k)
+    gap = eta * (r["L"] - r["L_next"]) - r["D_step"]                  # D_{psi - eta L}(W_{k+1}, W_k)
+    rho = (gap + tc.tol(REL) * eta * r["L"]) / D_back
+    tc.record("worst rho per eta", {float(e): float(rho[:, eta == e].min()) for e in np.unique(eta)})
     small = eta <= SMALL_ETA if etas is None else np.ones_like(eta, dtype=bool)
-    tc.conclusion.at_least("(ii) L(W_{k+1}) <= L(W_k) - D_psi(W_k, W_{k+1})/eta", slack[:, small].min(), -tc.tol(REL))
+    tc.conclusion.at_least(DESCENT_II, rho[:, small].min(), 0.0)

@@ -18,6 +18,8 @@ from theorycheck.optim.directions import divergence_curves, norms_along
 
 from .direction import (
     AUTHORS_INSTANCES,
+    AUTHORS_RATIOS,
+    BREGMAN_CALIBRATION,
     DIRECTION_SIZES,
     P_VALUES,
     bregman_curve_checks,
@@ -219,14 +221,16 @@ WRONG_TOKENS = Control("reference", breaks=["q = p curve decays from K/2 to K"],
     provenance="stated",
     controls={"wrong_tokens": WRONG_TOKENS},
     sizes={"quick": SHARED_SIZES["quick"], "full": SHARED_SIZES["full"]},
+    calibration=["the thresholds were first 0.6 / 0.7, chosen on seeds 1, 2 with 5 instances (not "
+                 "held out); replaced by the calibrated DECAY_RATIO / LEVEL_RATIO", *BREGMAN_CALIBRATION],
 )
 def test_synthetic_bregman_curves(tc):
     r"""Mean over instances of D^(q)_k for every (q, p), q, p in {1.5, 1.75, 2, 3}, drawn per p
     (the paper's figure: mean over 100 data sets; here the tier's instances, scaled down).  What
-    the figure shows, checked (thresholds chosen on seeds 1, 2 with 5 instances; not held out):
+    the figure shows, checked (thresholds calibrated: `direction.BREGMAN_CALIBRATION`):
     for every p, (a) at K the q = p curve is the lowest of the four; (b) it decays: the median
-    over instances of D^(p)_K / D^(p)_{K/2} <= 0.6; (c) the far wrong q (3, or 1.5 for p = 3)
-    levels off: median of D^(q)_K / D^(q)_{K/2} >= 0.7.  The control replaces the l_p-AttSVM of
+    over instances of D^(p)_K / D^(p)_{K/2} <= DECAY_RATIO; (c) the far wrong q (3, or 1.5 for
+    p = 3) levels off: median of D^(q)_K / D^(q)_{K/2} >= LEVEL_RATIO.  The control replaces the l_p-AttSVM of
     alpha by that of a wrong token choice (alpha with one sample moved to its lowest-score token,
     not locally optimal): the iterates do not converge to it, so its divergence levels off.  The
     tokens are those of each run's own last iterate for every q (the spec's convention).
@@ -243,8 +247,8 @@ def test_synthetic_bregman_curves(tc):
     controls={"wrong_tokens": WRONG_TOKENS},
     sizes={"quick": dict(SHARED_SIZES["quick"], instances=AUTHORS_INSTANCES["quick"]),
            "full": dict(SHARED_SIZES["full"], instances=AUTHORS_INSTANCES["full"])},
-    calibration=["the thresholds of exp.synthetic_bregman_curves (0.6, 0.7), chosen there on the "
-                 "exponential self-attention runs, applied unchanged; checked here on seeds 1-10 and 0"],
+    calibration=["the thresholds AUTHORS_RATIOS (0.6, 0.7) are the first design's of "
+                 "exp.synthetic_bregman_curves, chosen there on seeds 1, 2 (FLAGGED).  On the calibration block 13000-13049 (5 instances) the claim failed on 2 of 50 seeds, both on (c) (e.g. 13036: p = 2's far q ratio 0.48; the level statistic 0.82 +- 0.08, least 0.48): over the 3e-4 budget.  Not calibrated: the medians over 5 instances are too noisy; the fix is the exp setting's 15 instances (3x its cost) and a calibration of its own"],
 )
 def test_synthetic_bregman_curves_authors_setting(tc):
     r"""The figure of `exp.synthetic_bregman_curves` in the setting of the authors' code: loss
@@ -254,8 +258,9 @@ def test_synthetic_bregman_curves_authors_setting(tc):
     claims test are stated for a general decreasing loss and query, and the exponential
     self-attention runs are the ones the spec's reproduction numbers refer to. Decided as
     there: for every p, (a) the q = p curve lowest at K, (b) the median of D^(p)_K / D^(p)_{K/2}
-    <= 0.6, (c) the far wrong q's median ratio >= 0.7. The control replaces the l_p-AttSVM of
-    alpha by that of a wrong token choice (not locally optimal): the divergence levels off.
+    <= 0.6, (c) the far wrong q's median ratio >= 0.7 (`direction.AUTHORS_RATIOS`, not
+    calibrated: the record).  The control replaces the l_p-AttSVM of alpha by that of a wrong
+    token choice (not locally optimal): the divergence levels off.
     """
     bregman_curve_checks(tc, tc.use(normalized_mirror_runs, loss="logistic", cross_attention=True,
-                                    instances=tc.sizes["instances"]))
+                                    instances=tc.sizes["instances"]), AUTHORS_RATIOS)
