@@ -16,8 +16,8 @@ from theorycheck.solvers import project_to_manifold
 
 from .estimators import ols_errors, ratios, spectral_initialization
 from .landscape import FAR, NEAR, one_point_landscape
-from .setup import (PAPER, gaussian_rows, ill_conditioned, record_assumptions, sigma_bar_norms, training_set,
-                    well_conditioned)
+from .setup import (DECISION_CONFIDENCE, PAPER, gaussian_rows, ill_conditioned, record_assumptions, sigma_bar_norms,
+                    training_set, well_conditioned)
 
 
 @claim(
@@ -231,11 +231,6 @@ def test_norm_equivalence(tc):
 
 SLOPE_WINDOW = (-0.6, -0.4)
 """The spec's window of the n^{-1/2} rate (spec slopes -0.514, -0.519)."""
-END_LEVEL = 3e-4 / 4
-"""Level of each one-sided test of `test_init_close`: the claim budget 3e-4 split over its two
-quantities and the window's two ends."""
-DECISION_CONFIDENCE = 1 - 2 * END_LEVEL
-"""The two-sided Student-t interval whose ends are the one-sided bounds at `END_LEVEL`."""
 DIST_UPPER = ("dist(theta_0, M) decays like n^{-1/2}: the slope is not above -0.4 "
               "(its lower 1 - 7.5e-5 bound <= -0.4)")
 DIST_LOWER = ("dist(theta_0, M) decays like n^{-1/2}: the slope is not below -0.6 "
