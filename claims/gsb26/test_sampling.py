@@ -202,6 +202,11 @@ def test_softmax_second_moment(tc):
         "It first scaled the queries by 3: it broke the rate on 7 of 8 seeds 5000-5007 and passed on "
         "5007 (the draw's largest q too small), so every query is now rescaled to q = 8 (e^q ten times "
         "the largest n, from the lemma's constant, not from data); checked on seeds 0 and 5007 only.",
+        "Calibration block 10000-10049 (measured, nothing changed; no validation block yet): every control "
+        "failed as declared on 50/50 (large_query least margin 0.66). The claim FAILED on seed 10012: the "
+        "rate's slope -0.687 > -0.75 for a query with C = 31.9 (n E||a_i - m||^2 / C = 0.28 at n = 10, the "
+        "exact MSE agreeing with the Monte Carlo): a real pre-asymptotic deficit of a large-q query (n >> e^q "
+        "not met on [40, 320]), not noise; the rate decision needs a per-query hypothesis or a design.",
     ],
     sizes=ROW_SIZES,
 )
