@@ -129,6 +129,17 @@ def arm_runs(tc, arms, **config):
     return [tc.use(minibatch_run, arms=(arm,), **config) for arm in arms]
 
 
+def first_instances(run, count):
+    """`minibatch_run` ``run`` restricted to its first ``count`` draws of the recipe: a run on
+    more draws holds the trials of a run on fewer (a draw's instance, training set, random
+    point and minibatches depend on its index alone), so a claim can read a larger shared run
+    instead of recomputing its own."""
+    keep = run["instance"] < count
+    return dict(run, ratio=run["ratio"][:, keep], diverged_at=run["diverged_at"][keep], arm=run["arm"][keep],
+                eta=run["eta"][keep], seed=run["seed"][keep], instance=run["instance"][keep],
+                problems=run["problems"][:count])
+
+
 def medians_per_instance(run, values, eta):
     """Median over the minibatch seeds of ``values`` (..., trials) at ``eta``, per instance
     (instances, ...)."""

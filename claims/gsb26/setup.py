@@ -37,6 +37,11 @@ PAPER = "gsb26"
 NOISE = 0.1
 #: the light-tail threshold of A3 in its Lemma-7 form: mu = ||Sigma^{1/2} K Sigma^{1/2}||^2 < 1/2
 LIGHT_TAIL = 0.5
+END_LEVEL = 3e-4 / 4
+"""Level of each one-sided test of a slope window decided at both ends for two quantities (or
+grid values): the claim budget 3e-4 split over the four tests (`test_maps`, `test_estimators`)."""
+DECISION_CONFIDENCE = 1 - 2 * END_LEVEL
+"""The two-sided Student-t interval whose ends are the one-sided bounds at `END_LEVEL`."""
 
 
 @dataclass(frozen=True)

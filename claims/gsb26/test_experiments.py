@@ -14,7 +14,7 @@ import numpy as np
 from theorycheck import Control, claim
 from theorycheck.checks import binomial_power, binomial_power_point
 
-from .experiments import arm_runs, medians_per_instance, minibatch_run, settled_ratio
+from .experiments import arm_runs, first_instances, medians_per_instance, minibatch_run, settled_ratio
 from .setup import PAPER, record_assumptions
 
 #: thresholds on L/L* and the step sizes (their history is in each claim's calibration)
@@ -149,8 +149,9 @@ def test_fig1_spectral_init(tc):
     instances = tc.sizes["fig1_instances"]
     alg = tc.use(minibatch_run, arms=(FIG1_ARMS[3 if tc.control == "few_samples" else 0],), instances=instances,
                  etas=(alg_eta,))
-    sgd = tc.use(minibatch_run, arms=(FIG1_ARMS[2 if tc.control == "sgd_spectral_init" else 1],),
-                 instances=instances, etas=(eta,))
+    # SGD shares fig2_random_init's run where the keys agree (quick tier), read on the first `instances` draws
+    sgd = first_instances(tc.use(minibatch_run, arms=(FIG1_ARMS[2 if tc.control == "sgd_spectral_init" else 1],),
+                                 instances=max(instances, tc.sizes["fig2_instances"]), etas=(eta,)), instances)
     record_assumptions(tc, alg["problems"])
     # a diverged trial is not near L*: its non-finite values count as infinite
     alg_ratio = medians_per_instance(alg, np.where(np.isfinite(alg["ratio"]), alg["ratio"], np.inf), alg_eta)

@@ -9,7 +9,7 @@ from theorycheck.maps import estimate_map, interval_power, mean_interval, record
 from theorycheck.models.attention_regression import population_loss
 
 from .population import MANIFOLD_GAP_SIZES, manifold_gap
-from .setup import LIGHT_TAIL, PAPER, record_assumptions
+from .setup import DECISION_CONFIDENCE, END_LEVEL, LIGHT_TAIL, PAPER, record_assumptions
 
 SLOPE_WINDOW = (-1.25, -0.75)
 """The window of `gsb26.thm1.closed_form` ("gap E Lhat_n - L decays like 1/n": log-log slope over
@@ -18,11 +18,6 @@ the n grid in [-1.25, -0.75], the spec's window); its upper end is the map's sta
 #: the heavy_tails control's mu: off the quick and the full grids, between their points 1 and 2
 HEAVY_TAIL = 1.75
 
-END_LEVEL = 3e-4 / 4
-"""Level of each one-sided test of the inside decision: the claim budget 3e-4 split over its two
-decided grid values and the window's two ends."""
-DECISION_CONFIDENCE = 1 - 2 * END_LEVEL
-"""The two-sided Student-t interval whose ends are the one-sided bounds at `END_LEVEL`."""
 
 INSIDE_UPPER = ("gap decays like 1/n inside mu < 1/2: the slope is not above -0.75 "
                 "(its lower 1 - 7.5e-5 bound <= -0.75)")

@@ -95,17 +95,22 @@ def in_sample_gradient(X, Y, V, K):
     r"""(grad_V Lhat_n, grad_K Lhat_n) in closed form, with r_i = y_i - V a_i, c_i = V^T r_i:
 
         grad_V = -(2/n) sum_i r_i a_i^T,
-        grad_K = -(2/n) sum_ij G_ij x_j x_i^T = -(2/n) X^T G^T X,   G_ij = s_ij c_i^T (x_j - a_i)
+        grad_K = -(2/n) sum_ij G_ij x_j x_i^T,   G_ij = s_ij c_i^T (x_j - a_i)
 
     (dLhat/ds-scores through a_i = sum_j s_ij x_j; the score x_j^T K x_i has dK = x_j x_i^T).
-    Shapes as `in_sample_loss`: (..., k, d) and (..., d, d)."""
+    Summed over j first, grad_K = -(2/n) sum_i u_i x_i^T with u_i = M_i c_i - (c_i^T a_i) a_i
+    and M_i = sum_j s_ij x_j x_j^T (one product of S with the n outer products x_j x_j^T, in
+    place of three passes over an n x n matrix G).  Shapes as `in_sample_loss`: (..., k, d)
+    and (..., d, d)."""
     S = attention_weights(X, K)
     a = S @ X
     r = Y - a @ _t(V)
     c = r @ V                                                        # (..., n, d): c_i = V^T r_i
-    G = S * (c @ _t(X) - (c * a).sum(-1, keepdim=True))
-    n = X.shape[-2]
-    return -2 / n * _t(r) @ a, -2 / n * _t(X) @ _t(G) @ X
+    n, d = X.shape[-2:]
+    outer = (X[..., :, None] * X[..., None, :]).reshape(*X.shape[:-1], d * d)
+    M = (S @ outer).reshape(*X.shape[:-1], d, d)                     # M_i = sum_j s_ij x_j x_j^T
+    u = (M @ c[..., None])[..., 0] - (c * a).sum(-1, keepdim=True) * a
+    return -2 / n * _t(r) @ a, -2 / n * _t(u) @ X
 
 
 # ---------------------------------------------------------------- population closed forms
