@@ -180,7 +180,7 @@ def test_softmax_second_moment(tc):
         "large_query": Control(
             "reference", breaks=["E||a_i - Sigma K x_i||^2 decays like 1/n"],
             description="every fixed query rescaled to q = 8 (its own Monte Carlo, same keys) and "
-                        "the rate decided without the regime hypothesis n >= 4 C(x_i, K): the "
+                        "the rate decided without the 1/n-regime hypothesis on C(x_i, K): the "
                         "lemma's constant C(x_i, K) ~ e^q (tr Sigma + ||Sigma K x_i||^2) is then ten "
                         "times the grid's largest n, and the 1/n regime is not reached on the rate "
                         "window",
