@@ -76,6 +76,18 @@ def test_decision_row_uses_the_tail_without_failures_and_counts_them_otherwise()
     assert failed["bound"] == pytest.approx(cal.clopper_pearson_upper(1, 50))
 
 
+def test_margins_far_from_one_or_not_finite_give_a_finite_row():
+    margins = np.random.default_rng(12).normal(6.0, 1.0, 30)
+    small = cal.decision_row("d", list(margins), [True] * 30)
+    huge = cal.decision_row("d", list(margins * 1e200), [True] * 30)  # x^2 overflows float64
+    assert huge["sigmas"] == pytest.approx(small["sigmas"])
+    assert huge["bound"] == pytest.approx(small["bound"]) and huge["bound_from"] == "normal tail"
+    assert huge["margin_sd"] == pytest.approx(1e200 * small["margin_sd"])
+    with_inf = cal.decision_row("d", list(margins[:-1]) + [float("inf")], [True] * 30)
+    assert with_inf["bound_from"] == "clopper-pearson" and np.isfinite(with_inf["margin_mean"])
+    json.dumps(with_inf, allow_nan=False)
+
+
 # -- rows from runs --------------------------------------------------------------------------
 def _decision(name, margin, role="conclusion"):
     """A recorded decision with this margin: at_least(margin, 0), whose margin is the slack."""

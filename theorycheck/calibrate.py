@@ -132,7 +132,9 @@ def normal_tail(margins: Sequence[float]) -> dict:
            "tail_upper": None, "normality_p": None, "model": "too few"}
     if n == 0:
         return out
-    mean, sd = float(x.mean()), float(x.std(ddof=1)) if n > 1 else 0.0
+    scale = float(np.abs(x).max()) or 1.0  # margins far from 1 (e.g. 1e200) without overflow
+    y = x / scale
+    mean, sd = scale * float(y.mean()), scale * float(y.std(ddof=1)) if n > 1 else 0.0
     out.update(mean=mean, sd=sd, min=float(x.min()))
     if n < MIN_TAIL_SAMPLES:
         return out
@@ -143,7 +145,7 @@ def normal_tail(margins: Sequence[float]) -> dict:
     sd_high = sd * math.sqrt((n - 1) / float(stats.chi2.ppf(0.025, n - 1)))
     out.update(sigmas=mean / sd, tail=float(stats.norm.sf(mean / sd)),
                tail_upper=float(stats.norm.sf(mean_low / sd_high)),
-               normality_p=float(stats.shapiro(x).pvalue))
+               normality_p=float(stats.shapiro(y).pvalue))
     out["model"] = "normal" if out["normality_p"] >= NORMALITY_ALPHA else "rejected"
     return out
 
@@ -162,7 +164,7 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
     ``seed_independent``: its lineage says no seeded computation preceded it at any seed."""
     runs, failures = len(passed), sum(not p for p in passed)
     counted = clopper_pearson_upper(failures, runs)
-    finite = [m for m in margins if m is not None]
+    finite = [m for m in margins if m is not None and math.isfinite(m)]
     tail = normal_tail(finite)
     if seed_independent and runs and not _same_at_every_seed(margins):
         tail["model"], seed_independent = "lineage contradicted", False

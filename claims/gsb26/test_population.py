@@ -31,10 +31,6 @@ GAP_SIZES = {"quick": {"ns": [16, 32, 64], "rows": 200000},
             "reference", breaks=["out-of-sample predictor error decays with N"],
             description="the closed form of the other orientation, V Sigma K^T x, for a "
                         "non-symmetric K: the attention predictor does not approach it"),
-        "unweighted_closed_form": Control(
-            "reference", breaks=["gap E Lhat_n - L decays like 1/n"],
-            description="the wrong closed form ||V Sigma K - W*||_F^2 + k sigma^2 (missing the "
-                        "Sigma weight): the Monte Carlo gap to it does not vanish"),
         "missing_sigma_sympy": Control(
             "reference", breaks=["sympy d=k=1: ratio-of-integrals loss minus closed form is 0"],
             description="the closed form with predictor V K x (missing Sigma): sympy leaves a "
@@ -53,6 +49,13 @@ GAP_SIZES = {"quick": {"ns": [16, 32, 64], "rows": 200000},
         "The generic test point (setup.test_point): on seeds 0-19, 2 of 20 draws had mu(K) = 0.76, 0.80 "
         "> 1/2, outside the hypothesis; K is now shrunk to mu = 0.35 on such draws (a rule on Sigma and "
         "the draw, not on an outcome).",
+        "The control unweighted_closed_form (the claim's Monte Carlo judged against the wrong closed "
+        "form ||V Sigma K - W*||_F^2 + k sigma^2) was removed after the unseen sweep 955297912-955297931 "
+        "at ccc3f9a: it passed on 2 of the first 16 seeds (955297913, 955297925; slope -0.89 inside the "
+        "window) because |E Lhat_n - L_wrong| = |gap + (L - L_wrong)| decays like the gap whenever the "
+        "two terms nearly cancel over the n window (its slope ranged -3.2 to +1.9): a miss rate near "
+        "0.1, far over the 1e-2 budget, and a re-judging of the claim's own numbers. The 1/n law of "
+        "the gap keeps heavy_tails (its own Monte Carlo) and the closed form missing_sigma_sympy.",
     ],
     sizes=GAP_SIZES,
 )
@@ -91,8 +94,6 @@ def test_closed_form(tc):
 
     E = V @ problem.Sigma @ K - problem.W
     L = gap["L"]
-    if tc.control == "unweighted_closed_form":
-        L = float(np.sum(E * E)) + problem.optimum
     tc.conclusion.close("torch closed form equals tr(E Sigma E^T) + k sigma^2", gap["L"],
                         float(np.trace(E @ problem.Sigma @ E.T)) + problem.optimum, rtol=tc.roundoff(100))
     residual = np.abs(gap["mean"] - L)
