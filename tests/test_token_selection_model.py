@@ -108,12 +108,18 @@ def test_definitions_match_einsum():
     w_scale=st.sampled_from([0.0, 0.1, 1.0, 3.0]),
     u_scale=st.sampled_from([0.1, 1.0, 3.0]),
 )
+@example(seed=2123, n=4, T=2, d=3, w_scale=1.0, u_scale=3.0)
 def test_scaled_gradients_match_autograd(seed, n, T, d, w_scale, u_scale):
+    """Agreement to 1e-10, or to ten times the round-off of the reference itself where the
+    gradient cancels (a small sum of larger terms): the spread between autograd of the loss and
+    of exp(log loss), two float64 evaluations of one quantity (hypothesis found seed 2123,
+    n = 4, T = 2, d = 3: a trial's W-gradient 0.038 with both references 2e-10 apart)."""
     X, y, u, W = random_problem(seed, n=n, T=T, d=d, w_scale=w_scale, u_scale=u_scale)
     ref_u, ref_W = autograd_gradients(X, y, u, W)
+    alt_u, alt_W = torch.func.grad(lambda u, W: log_loss(X, y, u, W).exp().sum(), argnums=(0, 1))(u, W)
     (M_u, G_u), (M_W, G_W) = scaled_gradients(X, y, u, W)
-    assert rel_err(unscale(M_u, G_u), ref_u) < 1e-10
-    assert rel_err(unscale(M_W, G_W), ref_W) < 1e-10
+    assert rel_err(unscale(M_u, G_u), ref_u) < max(1e-10, 10 * rel_err(alt_u, ref_u))
+    assert rel_err(unscale(M_W, G_W), ref_W) < max(1e-10, 10 * rel_err(alt_W, ref_W))
     torch.testing.assert_close(scaled_grad_u(X, y, u, W), (M_u, G_u), rtol=0, atol=0)
     torch.testing.assert_close(scaled_grad_W(X, y, u, W), (M_W, G_W), rtol=0, atol=0)
 
