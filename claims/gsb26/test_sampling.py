@@ -37,7 +37,9 @@ LARGE_QUERY_Q = 8.0
 #: before the Monte Carlo); the MSE falls short of C/n by a pre-asymptotic deficit that grows
 #: with C/n (rule of the calibration block; its record)
 REGIME_FACTOR = 4.0
+#: where Lemma 11's rate window starts (n_min); it ends at the grid's largest n
 RATE_WINDOW = 40
+REGIME_DECISION = f"a query in the 1/n regime (C(x_i, K) <= n_min / {REGIME_FACTOR:g})"
 
 
 @claim(
@@ -214,7 +216,7 @@ def test_softmax_second_moment(tc):
         "rate's slope -0.687 > -0.75 for a query with C = 31.9 (n E||a_i - m||^2 / C = 0.28 at n = 10, the "
         "exact MSE agreeing with the Monte Carlo): a real pre-asymptotic deficit of a large-q query (n >> e^q "
         "not met on [40, 320]), not noise; the rate decision needs a per-query hypothesis or a design.",
-        Calibrated(decision="a query in the 1/n regime (C(x_i, K) <= n_min / 4)", threshold=4.0,
+        Calibrated(decision=REGIME_DECISION, threshold=REGIME_FACTOR,
                    calibration_seeds="10000-10049", validation_seeds="10100-10149",
                    how="the rate decided only on queries with n_min = 40 >= 4 C(x_i, K) (C from the "
                        "query and K, before the Monte Carlo). Rule from the calibration block's 300 "
@@ -275,9 +277,8 @@ def test_attention_output_mse(tc):
     in_regime = limit <= RATE_WINDOW / REGIME_FACTOR
     if tc.control == "large_query":  # the statement without its regime hypothesis
         in_regime = np.ones_like(in_regime)
-    tc.record("queries in the 1/n regime n >= 4 C(x_i, K) on the rate window", in_regime)
-    tc.precondition.at_least("a query in the 1/n regime (C(x_i, K) <= n_min / 4)",
-                             int(in_regime.sum()), 1)
+    tc.record("queries in the 1/n regime on the rate window", in_regime)
+    tc.precondition.at_least(REGIME_DECISION, int(in_regime.sum()), 1)
     for j in np.flatnonzero(in_regime):
         tc.conclusion.slope("E||a_i - Sigma K x_i||^2 decays like 1/n", n, run["mse"][0][:, j],
                             window=(RATE_WINDOW, n[-1]), at_least=-1.25, at_most=-0.75)
