@@ -191,6 +191,18 @@ def test_control_misses_are_counted_with_their_bound():
 
 
 # -- the table -------------------------------------------------------------------------------
+def test_a_row_whose_decisions_changed_since_calibration_is_marked_stale():
+    rows = cal.calibrate_rows(_runs(20, np.random.default_rng(6)), list(range(1000, 1020)))
+    table = {"tier": "quick", "claims": rows}
+    (run,) = _runs(1, np.random.default_rng(7))
+    claim_case = run["claims"][0]
+    claim_case["decisions"][1] = _decision("b, renamed", 1.0)
+    cal.attach_bounds(dict(run, tier="quick"), table)
+    assert claim_case["calibrated"]["changed_decisions"] == ["b", "b, renamed"]
+    assert "STALE, decisions changed since: b, b, renamed" in claim_case["calibrated"]["text"]
+    assert "STALE" not in claim_case["controls"][0]["calibrated"]["text"]
+
+
 def test_table_merges_by_claim_id_and_is_written_atomically(tmp_path):
     rows = cal.calibrate_rows(_runs(50, np.random.default_rng(8)), list(range(1000, 1050)))
     other = {"toy.thm2.y": dict(rows["toy.thm1.x"])}

@@ -403,20 +403,32 @@ def bound_text(row: dict | None) -> str:
 def attach_bounds(results: dict, table: dict) -> None:
     """Copy the table's rows of the run's claims into its results: ``calibrated`` (the claim's
     row without its per-decision parts) on each claim and each control, when the table is of
-    the run's tier and has the row."""
+    the run's tier and has the row.  A claim row whose decisions are not the run's (a decision
+    added, renamed or removed since the calibration run) is marked stale: its
+    ``changed_decisions`` name them and its text says so, since its bound no longer describes
+    the code.  (A control row holds one summary decision, "fails as declared", so only claim
+    rows are compared.)"""
     if table.get("tier") != results.get("tier"):
         return
     for claim in results["claims"]:
         entry = table["claims"].get(claim["id"])
         if entry is None:
             continue
-        claim["calibrated"] = _brief(entry["claim"])
+        claim["calibrated"] = _brief(entry["claim"], claim["decisions"])
         for control in claim["controls"]:
             row = entry["controls"].get(control["name"])
             if row is not None:
                 control["calibrated"] = _brief(row)
 
 
-def _brief(row: dict) -> dict:
+def changed_decisions(row: dict, decisions: list[dict]) -> list[str]:
+    """The decision names in the run but not in the row, or in the row but not in the run."""
+    return sorted({d["name"] for d in decisions} ^ {p["name"] for p in row["decisions"]})
+
+
+def _brief(row: dict, decisions: list[dict] | None = None) -> dict:
+    changed = changed_decisions(row, decisions) if decisions is not None else []
+    stale = f"; STALE, decisions changed since: {', '.join(changed)}" if changed else ""
     return {k: row[k] for k in ("seeds", "runs", "failures", "bound", "budget", "within_budget",
-                                "weakest")} | {"text": bound_text(row)}
+                                "weakest")} | {"changed_decisions": changed,
+                                               "text": bound_text(row) + stale}
