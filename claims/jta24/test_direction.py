@@ -35,6 +35,8 @@ from .plain_descent import rate_profile
 from .setup import PAPER
 
 SHARED_SIZES = DIRECTION_SIZES
+#: The rate claimed for "||W(K)||_p >= 1.2 ||W(K/2)||_p" over the runs meeting the hypotheses.
+GROWTH_P0 = 0.9
 SUBSET_POWER = ("quick tier: the runs meeting the hypotheses are a subset of the 60 (power 0.8 needs "
                 "about 60); the full tier's 80 runs reach power 0.88 or more")
 
@@ -60,7 +62,7 @@ def _settled(runs):
                                 description="the l_p-AttSVM of alpha with one sample moved to "
                                             "its lowest-score token"),
     },
-    constants={"growth_ratio": 1.2, "p0": 0.8},
+    constants={"growth_ratio": 1.2, "p0": 0.8, "growth_p0": GROWTH_P0},
     calibration=[
         "D thresholds (median D <= 1e-2, nearest-wrong/correct >= 2, per-run D <= 2e-2) chosen on "
         "seeds 1, 2 and checked on seed 0 with 5 instances (before the instances were raised to 15).",
@@ -70,6 +72,13 @@ def _settled(runs):
         "the runs meeting the hypotheses (in the cone the dual norm grows at about eta per step); "
         "checked with 15 instances on seeds 0-19.",
         "instances 5 -> 15 in the quick tier (60 runs) for binomial power >= 0.8 at p = 0.8.",
+        "growth ratio 1.2 'every run meeting the hypotheses' -> a binomial at GROWTH_P0 = 0.9 "
+        "(2026-11-28 d): over the unseen block 955297912-955297931 (1200 runs, all of them) the "
+        "ratio's lower tail is not normal: at p = 3 mean 1.421, sd 0.04 (the asymptotic "
+        "2^(1/2) = 1.414), yet 3 runs at 1.212-1.218 (about 5 sd below), so a run below 1.2 has a "
+        "rate near 1e-3 and 'every one of about 58 runs' fails a seed at a rate of a few 1e-2.  "
+        "1.2 is this claim's derivation, not the paper's statement, so the decision is the rate: at "
+        "a per-run rate of 0.997 the binomial at 0.9 fails with probability far below 1e-10.",
     ],
     sizes={"quick": SHARED_SIZES["quick"], "full": SHARED_SIZES["full"]},
 )
@@ -86,7 +95,9 @@ def test_lp_direction(tc):
     * ||W||_p grows: ||W(K)||_p > ||W(K/2)||_p in every run (the statement: the norm diverges);
     * in the cone it grows at the rate of the step: on the runs meeting the hypotheses (alpha
       locally optimal and stable over the last 30% of steps; their number is a precondition,
-      >= half of the runs) ||W(K)||_p >= 1.2 ||W(K/2)||_p.  Normalized MD moves the dual iterate
+      >= half of the runs) ||W(K)||_p >= 1.2 ||W(K/2)||_p, binomial at GROWTH_P0 = 0.9 (a run
+      whose iterate leaves the cone between K/2 and K grows less, at a rate near 1e-3 per
+      run: the calibration record).  Normalized MD moves the dual iterate
       by eta G/||G||_q per step; once the gradient is aligned with grad psi(W) (inside the cone)
       ||W||_p^(p-1) grows by about eta per step, so the ratio tends to 2^(1/(p-1)) >= 1.41 for
       p <= 3; 1.2 leaves room for the offset ||W(0)||_p.  Outside the cone (tokens still
@@ -123,8 +134,8 @@ def test_lp_direction(tc):
     tc.conclusion.at_least("median nearest-wrong / correct ratio, per p", per_p(ratio, p), 2.0)
     tc.conclusion.binomial("D decreases from K/2 to K", own[:, -1] < own[:, 0], p=0.8)
     tc.conclusion.at_least("||W||_p grows: ||W(K)||_p - ||W(K/2)||_p > 0, every run", r[1] - r[0], 0.0)
-    tc.conclusion.at_least("in the cone: ||W(K)||_p / ||W(K/2)||_p >= 1.2, every run meeting the hypotheses",
-                           (r[1] / r[0])[hypotheses], 1.2)
+    tc.conclusion.binomial("in the cone: ||W(K)||_p / ||W(K/2)||_p >= 1.2 on the runs meeting the hypotheses",
+                           (r[1] / r[0])[hypotheses] >= 1.2, p=GROWTH_P0, low_power=SUBSET_POWER)
     dual_rate = (r[1] ** (p - 1) - r[0] ** (p - 1)) / (steps(p) * (t[-1] - t[half]))
     tc.record("dual-norm growth per step / eta, K/2 to K, per run", dual_rate)
     tc.conclusion.at_most("dual-norm growth per step <= eta (triangle inequality), every run", dual_rate.max(), 1.0,
