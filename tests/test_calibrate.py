@@ -220,6 +220,28 @@ def test_table_merges_by_claim_id_and_is_written_atomically(tmp_path):
     assert "## quick tier" in page and "`toy.thm1.x`" in page and "control `wrong`" in page
 
 
+def test_calibrate_keeps_rows_another_calibrate_wrote_while_its_seeds_ran(tmp_path, monkeypatch):
+    """The table is read again after the seeds ran: a second ``theorycheck calibrate`` that
+    finished meanwhile keeps its rows (a lost update before)."""
+    from theorycheck import cli as cli_module
+
+    out = tmp_path / "calibration-quick.json"
+    other = cal.calibrate_rows(_runs(20, np.random.default_rng(11)), list(range(3000, 3020)))
+
+    def runs_while_another_writes(seeds, args, work, jobs, progress):
+        cal.write_table(out, cal.merge_table(cal.load_table(out), {"toy.thm2.y": other["toy.thm1.x"]},
+                                             "quick"))
+        return {s: work / f"seed{s}" / "results.json" for s in seeds}
+
+    monkeypatch.setattr(sweep, "run_seeds", runs_while_another_writes)
+    monkeypatch.setattr(sweep, "load_runs", lambda found: [
+        dict(r, tier="quick", commit="abc") for r in _runs(len(found), np.random.default_rng(12))])
+    monkeypatch.setattr(cli_module, "_calibration_targets", lambda names, claims_dir: ([{"id": "toy.thm1.x"}], []))
+    main(["calibrate", "toy.thm1.x", "--seeds", "1000-1019", "--out", str(out),
+          "--markdown", str(tmp_path / "calibration.md"), "--runs", str(tmp_path / "runs")])
+    assert list(cal.load_table(out)["claims"]) == ["toy.thm1.x", "toy.thm2.y"]
+
+
 @pytest.mark.parametrize("content", ["{oops", '{"version": 99, "claims": {}}', "[]"])
 def test_a_file_that_is_no_table_is_a_usage_error(tmp_path, content):
     path = tmp_path / "t.json"

@@ -309,7 +309,7 @@ def cmd_calibrate(args) -> int:
     calibrate.check_unspent(seeds, "--seeds")
     specs, nodes = _calibration_targets(args.claims, args.claims_dir)
     out = Path(args.out or f"reports/calibration-{args.tier}.json")
-    table = calibrate.load_table(out)
+    calibrate.load_table(out)  # a file that is no table is refused before any seed runs
     if args.from_runs:
         work = Path(args.from_runs)
         found = {s: work / f"seed{s}" / RESULTS_FILE for s in seeds
@@ -332,7 +332,8 @@ def cmd_calibrate(args) -> int:
     if not args.runs and not args.from_runs and len(found) == len(seeds):
         shutil.rmtree(work)
     commits = sorted({str(r.get("commit"))[:10] for r in runs})
-    table = calibrate.merge_table(table, rows, args.tier, commit=",".join(commits))
+    # read again: another calibrate may have written the table while the seeds ran
+    table = calibrate.merge_table(calibrate.load_table(out), rows, args.tier, commit=",".join(commits))
     calibrate.write_table(out, table)
     pages = [calibrate.load_table(p) for p in sorted(out.parent.glob("calibration-*.json"))]
     calibrate.write_page(args.markdown, pages)
