@@ -293,6 +293,8 @@ def test_example1_assumptions(tc):
     """
     sizes, n, T, K = tc.sizes, tc.sizes["n"], tc.sizes["T"], tc.sizes["instances"]
     dims = sizes["dims"]
+    tc.precondition.holds("every d of the grid is >= nT (the generator's hypothesis)",
+                          [d >= n * T for d in dims], detail={"nT": n * T, "dims": dims})
     rho_mean, centring, nonopt_max, opt_err, met = [], [], [], [], 0
     for d in dims:
         if tc.control == "common_component":  # its own draw, every token shifted by e_1
@@ -307,8 +309,6 @@ def test_example1_assumptions(tc):
         nonopt_max.append(np.abs(scores[~is_opt]).max())
         opt_err.append(np.abs(scores[is_opt] - 3.0).max())
         met += data.assumptions.count("assumption2")
-    tc.precondition.holds("every d of the grid is >= nT (the generator's hypothesis)",
-                          [d >= n * T for d in dims], detail={"nT": n * T, "dims": dims})
     tc.precondition.at_most("tokens centred: max nT ||mean x||^2 / mean ||x||^2", max(centring), 3.0)
     tc.record("dimensions", dims)
     tc.record("mean rho_perp per d", rho_mean)
