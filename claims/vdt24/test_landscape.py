@@ -261,7 +261,10 @@ def test_small_init_near_uniform(tc):
             "(tail bound 0.035) and the slope 5.4 sd. Chosen on the calibration block (a script over the "
             "generator, 5/20/40/80 instances): 40 puts the monotone margin at 9.0 sd and the slope's "
             "(<= -1/2) at 11.8 sd, normal model kept (Shapiro p 0.91, 0.71); the full tier, more "
-            "concentrated at d >= 768, takes 10 (memory), not calibrated here")],
+            "concentrated at d >= 768, takes 10 (memory), not calibrated here. Validation block "
+            "(theorycheck calibrate, with the grid's precondition decided before the draws): no "
+            "failure, monotone least margin 0.147 at 8.4 sd, slope 11.8 sd, claim bound 4.3e-11; "
+            "the controls failed as declared on all 50 seeds (miss bounds 7e-18, 2e-219)")],
     sizes={"quick": dict(n=6, T=4, dims=[32, 64, 128, 256, 512], rho_max=0.25, instances=40),
            "full": dict(n=64, T=8, dims=[768, 1536, 3072], rho_max=0.25, instances=10)},
 )
