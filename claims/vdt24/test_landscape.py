@@ -28,7 +28,7 @@ import math
 import numpy as np
 import torch
 
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 from theorycheck import data as datasets
 from theorycheck.models import autograd_grad_W, closed_form_negative_grad_W, log_attention, logits, scaled_grad_W
 from theorycheck.models.gradient_bounds import gradient_bounds
@@ -253,8 +253,20 @@ def test_small_init_near_uniform(tc):
                         "centred (the centring precondition fails) and rho_perp tends to about "
                         "1/2 instead of 0"),
     },
-    sizes={"quick": dict(n=6, T=4, dims=[32, 64, 128, 256, 512], rho_max=0.25),
-           "full": dict(n=64, T=8, dims=[768, 1536, 3072], rho_max=0.25)},
+    calibration=[Calibrated(
+        decision="mean rho_perp decreases in d", threshold="non-increasing (tolerance 0); mean over 40 instances",
+        calibration_seeds="16000-16049", validation_seeds="16100-16149",
+        how="the thresholds are the rate's and the spec's; the instance count per d was 5 (the paper-wide "
+            "TRIALS), whose mean left the monotone decision 3.1 sd from failing on the unseen sweep "
+            "(tail bound 0.035) and the slope 5.4 sd. Chosen on the calibration block (a script over the "
+            "generator, 5/20/40/80 instances): 40 puts the monotone margin at 9.0 sd and the slope's "
+            "(<= -1/2) at 11.8 sd, normal model kept (Shapiro p 0.91, 0.71); the full tier, more "
+            "concentrated at d >= 768, takes 10 (memory), not calibrated here. Validation block "
+            "(theorycheck calibrate, with the grid's precondition decided before the draws): no "
+            "failure, monotone least margin 0.147 at 8.4 sd, slope 11.8 sd, claim bound 4.3e-11; "
+            "the controls failed as declared on all 50 seeds (miss bounds 7e-18, 2e-219)")],
+    sizes={"quick": dict(n=6, T=4, dims=[32, 64, 128, 256, 512], rho_max=0.25, instances=40),
+           "full": dict(n=64, T=8, dims=[768, 1536, 3072], rho_max=0.25, instances=10)},
 )
 def test_example1_assumptions(tc):
     r"""E1 (``claims.vdt24.setup.example1``; the paper's generator is not fully specified):
@@ -270,7 +282,8 @@ def test_example1_assumptions(tc):
     are centred, nT ||mean token||^2 / mean ||x||^2 <= 3 in every trial (the statistic is
     chi^2_d / d under the hypothesis, whose 0.9999 quantile is below 3 for d >= 32).
 
-    Conclusions, for the grid of d (5 trials each):
+    Conclusions, for the grid of d (``instances`` data sets each, more than the paper-wide K = 5:
+    a mean over 5 left the ordering of neighbouring d to chance on about one seed in 30):
     (b) the mean over trials of rho_perp = max |<x, x'>| / min ||x||^2 decreases in d
         and is <= 0.25 at the largest d (the spec's threshold);
     (c) the O(sqrt(log(nT)/d)) shape: the least-squares slope of log mean rho_perp against
@@ -281,15 +294,17 @@ def test_example1_assumptions(tc):
         (-1/2, -1); the centring bound 3 is the chi^2 quantile above; all were checked on base
         seeds 1-9 besides the default 0.
     """
-    sizes, n, T = tc.sizes, tc.sizes["n"], tc.sizes["T"]
+    sizes, n, T, K = tc.sizes, tc.sizes["n"], tc.sizes["T"], tc.sizes["instances"]
     dims = sizes["dims"]
+    tc.precondition.holds("every d of the grid is >= nT (the generator's hypothesis)",
+                          [d >= n * T for d in dims], detail={"nT": n * T, "dims": dims})
     rho_mean, centring, nonopt_max, opt_err, met = [], [], [], [], 0
     for d in dims:
         if tc.control == "common_component":  # its own draw, every token shifted by e_1
-            data = example1(tc.rng("data", d, "common_component"), TRIALS, n=n, T=T, d=d, zeta=3.0)
+            data = example1(tc.rng("data", d, "common_component"), K, n=n, T=T, d=d, zeta=3.0)
             X = data.X + np.eye(d)[0]
         else:
-            data = example1(tc.rng("data", d), TRIALS, n=n, T=T, d=d, zeta=3.0)
+            data = example1(tc.rng("data", d), K, n=n, T=T, d=d, zeta=3.0)
             X = data.X
         rho_mean.append(datasets.orthogonality_ratio(X).mean())
         centring.append(centring_statistic(X).max())
@@ -297,14 +312,12 @@ def test_example1_assumptions(tc):
         nonopt_max.append(np.abs(scores[~is_opt]).max())
         opt_err.append(np.abs(scores[is_opt] - 3.0).max())
         met += data.assumptions.count("assumption2")
-    tc.precondition.holds("every d of the grid is >= nT (the generator's hypothesis)",
-                          [d >= n * T for d in dims], detail={"nT": n * T, "dims": dims})
     tc.precondition.at_most("tokens centred: max nT ||mean x||^2 / mean ||x||^2", max(centring), 3.0)
     tc.record("dimensions", dims)
     tc.record("mean rho_perp per d", rho_mean)
     tc.record("identity of lstsq (d >= nT): max |gamma_non-opt| per d", nonopt_max)
     tc.record("identity of lstsq (d >= nT): max |gamma_opt - zeta| per d", opt_err)
-    tc.record("identity of lstsq (d >= nT): instances meeting Assumption 2", f"{met}/{TRIALS * len(dims)}")
+    tc.record("identity of lstsq (d >= nT): instances meeting Assumption 2", f"{met}/{K * len(dims)}")
     tc.conclusion.monotone("mean rho_perp decreases in d", rho_mean, increasing=False)
     tc.conclusion.at_most("mean rho_perp at the largest d", rho_mean[-1], sizes["rho_max"])
     tc.conclusion.slope("slope of log mean rho_perp vs log d", dims, rho_mean, window=(dims[0], dims[-1]),
@@ -312,7 +325,7 @@ def test_example1_assumptions(tc):
     pairs = n * T * (n * T - 1) / 2
     plot = dict(xscale="log", yscale="log", xlabel="d", ylabel="rho_perp",
                 title="Example 1: near-orthogonality improves with d")
-    tc.curve("rho", "mean rho_perp (5 trials)", dims, rho_mean, **plot)
+    tc.curve("rho", f"mean rho_perp ({K} instances)", dims, rho_mean, **plot)
     tc.curve("rho", "sqrt(2 log(#pairs)/d) (leading order)", dims,
              np.sqrt(2 * np.log(pairs) / np.asarray(dims, dtype=float)), style="theory", xscale="log", yscale="log")
 

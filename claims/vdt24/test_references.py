@@ -3,14 +3,25 @@ r"""vdt24: the SVM references every theorem of the paper is about.
 Vasudeva, Deora, Thrampoulidis, "Implicit Bias and Fast Convergence Rates for
 Self-attention", arXiv 2402.05738, Section 2 (the W-SVM of Tarzanagh et al.).
 """
+import math
+
 import numpy as np
 
-from theorycheck import Control, claim
-from theorycheck.solvers import (certify, constraint_values, solve_wsvm, stationarity_multipliers,
-                                 wsvm_constraint_factors, wsvm_orthonormal_closed_form)
+from theorycheck import Calibrated, Control, claim
+from theorycheck.solvers import (CERTIFICATE_TOL, certify, constraint_values, solve_wsvm,
+                                 stationarity_multipliers, wsvm_constraint_factors,
+                                 wsvm_orthonormal_closed_form)
+from theorycheck.solvers.margin import SOLVER_OPTIONS
 
 from .problems import E1_SIZES, PAPER, TRIALS, candidate, kkt_residual, paper_rng, problem
 from .setup import orthonormal
+
+SOLVER_AGREEMENT = 2 * math.sqrt(SOLVER_OPTIONS["tol_gap_rel"])
+"""The most two certified solves of one W-SVM may differ by, relative to ||W_mm||_F: each stops
+at a relative duality gap <= tol_gap_rel, and each is within sqrt(tol_gap_rel) of W_mm (see
+`test_wsvm_reference`)."""
+PRIMAL_KKT = "worst KKT residual with the primal solve's multipliers"
+PRIMAL_DUAL = "relative Frobenius difference primal vs dual"
 
 
 @claim(
@@ -37,6 +48,25 @@ from .setup import orthonormal
             description="the W-SVM solved for the wrong optimal set opt+1 mod T (another "
                         "program's solution, pointing away from the truth) must be rejected"),
     },
+    calibration=[Calibrated(
+        decision=PRIMAL_KKT, threshold=SOLVER_AGREEMENT + CERTIFICATE_TOL,
+        calibration_seeds="16000-16049", validation_seeds="16100-16149",
+        how="derived from the solver's stopping rule (docstring), replacing the library's certificate "
+            "tolerance 1e-6, which a solver accuracy never controlled: failed by 13% on 1 of 20 "
+            "unseen seeds (1.13e-6). Calibration block: heavy right tail (normal model rejected), "
+            "median 2.0e-9, worst 6.2e-7 at seed 16028, where a support constraint has multiplier "
+            "9e-6 ||W||^2 (near-degenerate): the primal and the dual W are 1.2e-7 and 7.3e-7 from "
+            "the exact active-set solution; so 2 sqrt(tol_gap_rel) + 1e-6, not a quantile. Calibration "
+            "block (theorycheck calibrate): no failure, least margin 0.971; validation block: no "
+            "failure, least margin 0.997 (residual 7e-8); the margins' heavy tail rejects the normal "
+            "model, so the table's bound is the count's (0.058; 0.03 over both blocks); the "
+            "controls failed as declared on all 100 seeds"),
+        Calibrated(
+        decision=PRIMAL_DUAL, threshold=SOLVER_AGREEMENT,
+        calibration_seeds="16000-16049", validation_seeds="16100-16149",
+        how="the same derivation (the two solves' distance is what the residual above measures); "
+            "it was sqrt(tol_gap_rel), one solve's accuracy, and the difference of two is bounded by twice it. "
+            "Least margin 0.969 (calibration block), 0.997 (validation block), no failure")],
     sizes={"quick": dict(E1_SIZES["quick"]), "full": dict(E1_SIZES["full"])},
 )
 def test_wsvm_reference(tc):
@@ -51,12 +81,22 @@ def test_wsvm_reference(tc):
       argmin_{lambda >= 0} ||W - sum_k lambda_k F_k|| (`stationarity_multipliers`);
     * at d <= 64 also the multipliers of the primal solve (cvxpy over the d^2 entries of W:
       the constraint duals), and the relative Frobenius difference of the primal W and the
-      candidate, <= 1e-5 (the solvers' tolerances are 1e-10; the difference is their
-      accuracy, not a modelling margin).
+      candidate.
 
-    A certificate holds when min constraint >= 1 - 1e-6, multipliers >= 0, and complementary
-    slackness, stationarity W = sum lambda_k F_k and the duality gap (relative to ||W||^2)
-    are <= 1e-6, the library's certificate tolerance.  On orthonormal tokens (ORTHO; n = 6,
+    The NNLS certificate holds when min constraint >= 1 - 1e-6, multipliers >= 0, and
+    complementary slackness, stationarity W = sum lambda_k F_k and the duality gap (relative to
+    ||W||^2) are <= 1e-6, the library's certificate tolerance.  The primal solve's multipliers
+    certify the candidate only up to the distance between the two solutions, which is the
+    solvers' accuracy, bounded from CLARABEL's stopping rule (relative duality gap <= tol_gap_rel
+    = 1e-10): at a feasible W, f(W) - f(W_mm) = <W_mm, W - W_mm> + 1/2 ||W - W_mm||^2 with
+    <W_mm, W - W_mm> = sum_k lambda*_k (<F_k, W> - 1) >= 0, so 1/2 ||W - W_mm||^2 <= gap
+    <= tol_gap_rel ||W_mm||^2 / 2; the dual objective g(lambda) = 1^T lambda - 1/2 ||W(lambda)||^2
+    obeys g(lambda*) - g(lambda) >= 1/2 ||W(lambda) - W_mm||^2 for lambda >= 0 in the same way.
+    Each solve is within sqrt(tol_gap_rel) ||W_mm|| of W_mm, the two differ by at most
+    SOLVER_AGREEMENT = 2 sqrt(tol_gap_rel) = 2e-5 relative (the bound on the Frobenius
+    difference), and the stationarity entry of the mixed certificate, the one that distance
+    enters, by at most SOLVER_AGREEMENT plus the primal's own certified stationarity (the
+    bound on its worst KKT residual).  On orthonormal tokens (ORTHO; n = 6,
     T = 4) the closed form W_mm = sum_i (x_{i,o} - (1/T) sum_t x_{i,t}) x_{i,1}^T,
     ||W_mm||_F^2 = n(T-1)/T, holds to 1e-6.  The primal has d^2 variables, so in the full tier
     (d = 768) only the NNLS certificate runs.
@@ -83,8 +123,8 @@ def test_wsvm_reference(tc):
                            1.0, margin=1e-6)
     tc.conclusion.at_most("worst KKT residual with the multipliers recovered from W (NNLS)", worst["nnls"], 1e-6)
     if with_primal:
-        tc.conclusion.at_most("worst KKT residual with the primal solve's multipliers", worst["primal"], 1e-6)
-        tc.conclusion.at_most("relative Frobenius difference primal vs dual", worst["primal_dual"], 1e-5)
+        tc.conclusion.at_most(PRIMAL_KKT, worst["primal"], SOLVER_AGREEMENT + CERTIFICATE_TOL)
+        tc.conclusion.at_most(PRIMAL_DUAL, worst["primal_dual"], SOLVER_AGREEMENT)
 
     ortho = orthonormal(paper_rng(tc.runtime, "orthonormal"), TRIALS, n=6, T=4, d=32)
     n, T = ortho.n, ortho.T
