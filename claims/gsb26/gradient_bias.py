@@ -197,29 +197,52 @@ def regularizer_gradient_samples(problem, V, K, n, draws, rng, *, centered=False
     return torch.cat(gVs).numpy(), torch.cat(gKs).numpy(), torch.cat(deviations).numpy()
 
 
-@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160], "draws": 40000, "groups": 10},
-                   "full": {"ns": [10, 20, 40, 80, 160, 320], "draws": 200000, "groups": 40}})
+#: the noise precondition of `thm5.regularizer_gradient_bias`: the debiased K-block estimate's
+#: noise (the variance of its group mean) at most this fraction of its squared bias
+K_NOISE_FRACTION = 0.1
+
+
+def regularizer_bias_at(problem, V, K, n, sizes, rng, centered):
+    """`regularizer_gradient_samples` at one n: ``draws`` samples, doubled (at most ``doublings``
+    times, all samples pooled) while the K block's debiased squared norm over ``groups`` groups
+    has noise above `K_NOISE_FRACTION` of it.  The noise is a known function of the draws
+    (1/draws), the squared bias a property of the instance that can be small: doubling where it
+    is small sizes the Monte Carlo to the instance instead of failing the precondition (the
+    stopping rule reads only the K block's noise ratio).  Returns the samples and the K-block
+    estimate."""
+    parts = [regularizer_gradient_samples(problem, V, K, n, sizes["draws"], rng, centered=centered)]
+    for doubling in range(sizes["doublings"] + 1):
+        gV, gK, deviation = (np.concatenate(block) for block in zip(*parts))
+        bias = debiased_squared_norm(gK.reshape(sizes["groups"], -1, gK.shape[1]).mean(1))
+        if bias.noise <= K_NOISE_FRACTION * abs(bias.estimate) or doubling == sizes["doublings"]:
+            return gV, gK, deviation, bias
+        parts.append(regularizer_gradient_samples(problem, V, K, n, len(gV), rng, centered=centered))
+
+
+@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160], "draws": 40000, "groups": 10, "doublings": 4},
+                   "full": {"ns": [10, 20, 40, 80, 160, 320], "draws": 200000, "groups": 40, "doublings": 4}})
 def regularizer_gradient_bias(run, *, centered=False):
     r"""The bias of grad R(.; Sigma_hat) at the fixed point of `in_sample_gap` (V = 0.5 Z1,
     K = 0.3 Z2, away from the manifold, where grad R is of order one) of the well-conditioned
     instance, n over ``ns``: the V block's Monte Carlo mean
     and standard error next to its exact value 4 V (Sigma K K^T Sigma - E[Sigma_hat K K^T
     Sigma_hat]) (`sample_covariance_quadratic_mean`), and the K block's debiased squared norm
-    over ``groups`` groups; ``covariance_z``: the z-scores of the mean of Sigma_hat - Sigma."""
+    over ``groups`` groups, from ``draws`` draws per n doubled where its noise is above
+    `K_NOISE_FRACTION` of it (`regularizer_bias_at`; the draws used per n returned);
+    ``covariance_z``: the z-scores of the mean of Sigma_hat - Sigma."""
     problem = well_conditioned(run.rng("well_conditioned"))
     V, K = test_point(problem, run.rng("test_point"))
     rng = run.rng("regularizer_bias", centered)
     out = {"n": np.array(run.sizes["ns"]), "V_mean": [], "V_se": [], "V_exact": [], "K_squared": [],
-           "K_noise": [], "covariance_z": []}
+           "K_noise": [], "covariance_z": [], "draws": []}
     S, A = problem.Sigma, K @ K.T
     for n in run.sizes["ns"]:
-        gV, gK, deviation = regularizer_gradient_samples(problem, V, K, n, run.sizes["draws"], rng,
-                                                         centered=centered)
+        gV, gK, deviation, bias = regularizer_bias_at(problem, V, K, n, run.sizes, rng, centered)
         out["covariance_z"].append(deviation.mean(0) / (deviation.std(0, ddof=1) / np.sqrt(len(deviation))))
         out["V_mean"].append(gV.mean(0))
         out["V_se"].append(gV.std(0, ddof=1) / np.sqrt(len(gV)))
         out["V_exact"].append((4 * V @ (S @ A @ S - sample_covariance_quadratic_mean(S, A, n))).ravel())
-        bias = debiased_squared_norm(gK.reshape(run.sizes["groups"], -1, gK.shape[1]).mean(1))
         out["K_squared"].append(bias.estimate)
         out["K_noise"].append(bias.noise)
+        out["draws"].append(len(gV))
     return {**{key: np.array(v) for key, v in out.items()}, "problem": problem, "V": V, "K": K}

@@ -5,11 +5,13 @@ Goel, Soltanolkotabi, Bartlett, arXiv 2603.01514, Theorem 4 (the in-sample loss)
 near the manifold).  Monte Carlo over fresh batches, batched along leading dimensions.
 """
 import numpy as np
+import scipy.stats
 
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 
 from .gradient_bias import (
     A3_VIOLATION_SIGMA_1,
+    K_NOISE_FRACTION,
     bias_preconditions,
     loss_gradient_bias,
     rate_conclusions,
@@ -143,6 +145,12 @@ def test_uniform_gradient_approx(tc):
     tc.curve("worst bias", "n max_theta ||b_n(theta)||", n, n * worst[:, 0], xscale="log", xlabel="n")
 
 
+#: the level of the V-block decision of `thm5.regularizer_gradient_bias` (two-sided, Bonferroni
+#: over its coordinates): a third of the claim budget 3e-4
+V_BLOCK_LEVEL = 1e-4
+V_BLOCK = "V block of the bias equals the Wishart formula (every |z| below the level-1e-4 Bonferroni bound)"
+
+
 @claim(
     f"{PAPER}.thm5.regularizer_gradient_bias",
     source="Theorem 5",
@@ -151,7 +159,7 @@ def test_uniform_gradient_approx(tc):
     provenance="derived",
     controls={
         "centered_covariance": Control(
-            "hypothesis", breaks=["V block of the bias equals the Wishart formula (|z| <= 4)"],
+            "hypothesis", breaks=[V_BLOCK],
             description="Sigma_hat centred at the sample mean, so E Sigma_hat = (n-1)/n Sigma (the "
                         "proof's E Gamma = 0 fails): the V-block bias moves away from the formula"),
         "faster_rate": Control(
@@ -167,8 +175,31 @@ def test_uniform_gradient_approx(tc):
         "V block: max |z| about 2.5-3.2 on seeds 0-2; the centred control gives |z| = 12-32.",
         "Draws doubled (2 10^4 -> 4 10^4) after the 20-seed sweep: the noise precondition failed on "
         "seed 17 (0.151 at n = 160) and was 0.094 on seed 2 (the largest of seeds 1-10).",
+        "Unseen sweep 955297912-955297931: the noise precondition failed on one seed (0.24), so did the "
+        "faster_rate control (a misfire: the same precondition).  Calibration block 15000-15015 "
+        "(scratch, fixed 4 10^4 draws): the noise fraction at n = 160 ranged 0.000-0.162, above 0.1 on "
+        "2 of 16 seeds: it is noise/||b||^2 with noise ~ n/draws and ||b|| an instance property that "
+        "can be small (n ||K-block bias|| 0.74-14 at n = 160), so no fixed draw count meets the "
+        "precondition at the budget.  Redesign: the draws double at an n (at most 4 times) while the "
+        "fraction is above 0.1 (the precondition's own threshold, not re-chosen); on 15002 the worst "
+        "fraction fell from 0.135 to 0.078 at one doubling.  The V-block threshold z <= 4 (60 "
+        "coordinates, a false-alarm rate 3.8e-3) became the Bonferroni bound at level 1e-4.",
+        Calibrated(decision="Monte Carlo noise below 0.1 of the squared K-block bias", threshold=K_NOISE_FRACTION,
+                   calibration_seeds="15000-15015", validation_seeds="15100-15149",
+                   how="threshold the precondition's own (0.1, not re-chosen); the draws double where "
+                       "it is exceeded, sized on the calibration block (scratch: 2 of 16 seeds over 0.1 at "
+                       "the fixed draws, 0.162 the largest: one doubling halves it, four leave room for "
+                       "a fraction of 1.6 at the base draws); the rule fixed before validation: 0 "
+                       "precondition failures in 50 and both controls failing as declared on every seed. "
+                       "Validation 15100-15149 (the table's rows): 50/50 passed; the noise fraction at most "
+                       "0.059 (relative margin 0.41, mean 0.87); V block least margin 0.33 (5.3 sd, normal "
+                       "tail 2.8e-5); factor-2 least margin 0.23, slope 0.75 (skewed: normality rejected, "
+                       "the bound is by counting, 0.058 at 50 seeds); the Sigma_hat precondition's normal "
+                       "tail 4e-4 (its 4.5 over 45 entries is itself about the budget: a finding). "
+                       "centered_covariance and faster_rate failed as declared on 50/50 (least margins "
+                       "5.7 and 0.30; faster_rate 3.0 sd, skewed)."),
     ],
-    sizes={"quick": {"z_max": 4.0}, "full": {"z_max": 4.5}},
+    sizes={"quick": {}, "full": {}},
 )
 def test_regularizer_gradient_bias(tc):
     r"""R(V, K; S) = ||V^T V - S K K^T S||_F^2, grad_V R = 4 V N, grad_K R = -4 S N S K.  With
@@ -177,13 +208,16 @@ def test_regularizer_gradient_bias(tc):
     bias is exactly 4 V (Sigma A Sigma - E[Sigma_hat A Sigma_hat]) = -(4/n) V (Sigma K K^T Sigma +
     tr(K^T Sigma K) Sigma), A = K K^T.  The K block involves fourth moments and is measured.
     Monte Carlo: 4 10^4 draws of Sigma_hat (quick; from n Gaussian rows) per n in {10, 20, 40,
-    80, 160} at the fixed generic point V = 0.5 Z1, K = 0.3 Z2 of `thm1.closed_form` (Theorem 5
+    80, 160}, doubled (at most 4 times, `regularizer_bias_at`) where the K block's noise is above
+    0.1 of its squared bias, at the fixed generic point V = 0.5 Z1, K = 0.3 Z2 of `thm1.closed_form` (Theorem 5
     needs no closeness to M; near M grad R is so small that a wrong reference for it would go
     unnoticed), well-conditioned instance.  The
     proof's hypothesis E Sigma_hat = Sigma (E Gamma = 0) is a precondition: every entry of the
     Monte Carlo mean of Sigma_hat - Sigma within 4.5 standard errors (36 entries).
-    Pass: every V-block coordinate within z_max = 4 Monte Carlo standard errors of the exact
-    formula (12 coordinates x 5 n: a false alarm has probability < 4e-3), the V-block bias
+    Pass: every V-block coordinate within z_max Monte Carlo standard errors of the exact
+    formula, z_max the two-sided Bonferroni bound at level V_BLOCK_LEVEL = 1e-4 over the
+    coordinates (12 x 5 n on the quick tier: z_max = 4.79; it was 4, a false alarm rate of
+    3.8e-3 over the budget), the V-block bias
     falls like 1/n (exact), and, on the K block (debiased over 10 groups): n ||K-block bias||
     varies by less than a factor 2 over n >= 40 (the spec's criterion, there over n >= 20) and
     the paper's ||bias||^2 = O(1/n) as a shape, log-log slope of ||K-block bias||^2 over n in
@@ -201,9 +235,10 @@ def test_regularizer_gradient_bias(tc):
     n = run["n"]
     z = np.abs(run["V_mean"] - run["V_exact"]) / run["V_se"]
     tc.record("max |z| per n (V block)", z.max(1))
-    tc.conclusion.at_most("V block of the bias equals the Wishart formula (|z| <= 4)", z, tc.sizes["z_max"])
+    tc.conclusion.at_most(V_BLOCK, z, float(scipy.stats.norm.isf(V_BLOCK_LEVEL / (2 * z.size))))
+    tc.record("draws per n (doubled where the K-block noise was above 0.1 of its squared bias)", run["draws"])
     tc.precondition.at_most("Monte Carlo noise below 0.1 of the squared K-block bias",
-                            run["K_noise"] / np.abs(run["K_squared"]), 0.1)
+                            run["K_noise"] / np.abs(run["K_squared"]), K_NOISE_FRACTION)
     k_bias = np.sqrt(np.maximum(run["K_squared"], 0.0))
     tc.record("n ||K-block bias||", n * k_bias)
     scaled = (n ** rate * k_bias)[n >= 40]

@@ -5,18 +5,35 @@ Goel, Soltanolkotabi, Bartlett, arXiv 2603.01514, Theorem 1 (part 1) and Section
 import numpy as np
 import scipy.stats
 
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 
 from .population import in_sample_gap, manifold_gap, out_of_sample, symbolic_closed_form
-from .setup import LIGHT_TAIL, PAPER, record_assumptions
+from .setup import END_LEVEL, LIGHT_TAIL, PAPER, record_assumptions
 
 #: mu(K) of the heavy_tails control (re-sized after the 20-seed sweep: see `test_closed_form`)
 HEAVY_TAIL_MU = 3.0
 #: mu(K) of `sec3.finite_n_gap` (a grid value of the quick map: shared) and of its control, and
 #: the level of its one-sided t test (the claim's false-failure budget)
 SEC3_TAIL, SEC3_HEAVY_TAIL, GAP_ALPHA = 0.25, 2.0, 1e-4
+GAP_NOT_ABOVE = ("gap E Lhat_n - L decays like 1/n: the slope is not above -0.75 "
+                 "(its lower 1 - 7.5e-5 bound <= -0.75)")
+GAP_NOT_BELOW = ("gap E Lhat_n - L decays like 1/n: the slope is not below -1.25 "
+                 "(its upper 1 - 7.5e-5 bound >= -1.25)")
 GAP_SIZES = {"quick": {"ns": [16, 32, 64], "rows": 200000},
              "full": {"ns": [16, 32, 64, 128, 256, 512], "rows": 1000000}}
+
+
+def log_slope_bounds(n, values, se, level):
+    r"""Least-squares slope b of log |values| on log n and its one-sided ``level`` bounds
+    b -+ z_{1 - level} s_b, s_b^2 = sum_i w_i^2 (se_i / |values_i|)^2 (delta method: the points are
+    independent Monte Carlo means with standard errors ``se``, w the least-squares weights).
+    Returns (slope, lower, upper, s_b)."""
+    x = np.log(np.asarray(n, dtype=float))
+    weights = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
+    slope = float(weights @ np.log(np.abs(values)))
+    sd = float(np.sqrt((weights ** 2 * (np.asarray(se) / np.abs(values)) ** 2).sum()))
+    half = float(scipy.stats.norm.ppf(1 - level)) * sd
+    return slope, slope - half, slope + half, sd
 
 
 @claim(
@@ -36,7 +53,7 @@ GAP_SIZES = {"quick": {"ns": [16, 32, 64], "rows": 200000},
             description="the closed form with predictor V K x (missing Sigma): sympy leaves a "
                         "non-zero difference"),
         "heavy_tails": Control(
-            "hypothesis", breaks=["gap E Lhat_n - L decays like 1/n"],
+            "hypothesis", breaks=[GAP_NOT_ABOVE],
             description="K rescaled so that mu = ||Sigma^{1/2} K Sigma^{1/2}||^2 = HEAVY_TAIL_MU = 3 > 1/2: "
                         "the softmax weights are heavy-tailed and the gap decays more slowly",
             constants={"mu": HEAVY_TAIL_MU}),
@@ -56,6 +73,26 @@ GAP_SIZES = {"quick": {"ns": [16, 32, 64], "rows": 200000},
         "two terms nearly cancel over the n window (its slope ranged -3.2 to +1.9): a miss rate near "
         "0.1, far over the 1e-2 budget, and a re-judging of the claim's own numbers. The 1/n law of "
         "the gap keeps heavy_tails (its own Monte Carlo) and the closed form missing_sigma_sympy.",
+        "Until the unseen sweep 955297912-955297931 the gap's point slope was decided against the window "
+        "[-1.25, -0.75] (no designed rate): it failed on one seed by 0.006.  On the calibration block "
+        "(scratch, 15000-15009) the slope's sd from the Monte Carlo standard errors was 0.02-0.22 (a "
+        "gap of 1.7 10^-2 at n = 64 with relative standard error 0.29 on 15008): the noise alone moves "
+        "the point slope across the window's end at a rate far over the budget.",
+        Calibrated(decision=GAP_NOT_ABOVE, threshold="lower one-sided 1 - 7.5e-5 bound <= -0.75 "
+                                                      "(and the upper >= -1.25)",
+                   calibration_seeds="15000-15009", validation_seeds="15100-15149",
+                   how="level from the claim budget (3e-4: 7.5e-5 for each end of the gap's slope, the "
+                       "rest left to the out-of-sample slope), the window the spec's: nothing chosen on "
+                       "seeds; the rule fixed before validation: 0 failures in 50 and both controls failing "
+                       "as declared on every seed. Calibration block cut to 10 seeds by the session's CPU "
+                       "(10/10 passed, least relative margins 0.36 and 0.23). Validation 15100-15149 (the "
+                       "table's rows): the claim passed 50/50 (least margins 0.25 and 0.24; skewed, the bound "
+                       "by counting); missing_sigma_sympy and transposed_predictor failed as declared 50/50; "
+                       "heavy_tails MISSED on 15138 (misfire: only the light-tail precondition failed): at mu "
+                       "= 3 that instance's gap is positive and decays with slope -0.81 (sd 0.065), inside "
+                       "the window, which the old point-slope decision would have passed as well. The control "
+                       "at the generic test point is not at the 1e-2 budget (1 of 50); the likely fix is the "
+                       "manifold point of thm1.gap_rate_map_mu, where the gap keeps its sign (open)."),
     ],
     sizes=GAP_SIZES,
 )
@@ -73,7 +110,12 @@ def test_closed_form(tc):
     a Monte Carlo average of N terms, error ~ N^{-1/2}; pass: log-log slope in [-0.7, -0.3].
     (b2) E Lhat_n by Monte Carlo (2 10^5 query rows per n on the quick tier, n = 16, 32, 64) at a
     fixed theta (V = 0.5 Z1, K = 0.3 Z2) of the well-conditioned instance: the gap
-    |E Lhat_n - L| must decay like 1/n, slope in [-1.25, -0.75] (the spec's window).
+    |E Lhat_n - L| must decay like 1/n, log-log slope consistent with the spec's window
+    [-1.25, -0.75]: its lower one-sided bound at level END_LEVEL = 7.5e-5 is <= -0.75 and its
+    upper one >= -1.25 (`log_slope_bounds`: the slope's sd from the Monte Carlo standard errors;
+    the two ends spend 1.5e-4 of the claim budget 3e-4, the rest is left to the out-of-sample
+    slope).  The window is the spec's; the interval makes the Monte Carlo noise's false-failure
+    rate designed (a gap of few standard errors at n = 64 leaves the slope uncertain by 0.2).
     Hypothesis: the scores have light tails, mu(K) = ||Sigma^{1/2} K Sigma^{1/2}||^2 < 1/2 (the
     Lemma-7 form of A3; with mu > 1/2 the gap decays more slowly, the heavy_tails control at
     mu = `HEAVY_TAIL_MU`).
@@ -99,8 +141,11 @@ def test_closed_form(tc):
     residual = np.abs(gap["mean"] - L)
     tc.record("E Lhat_n - L", gap["mean"] - L)
     tc.record("standard errors", gap["se"])
-    tc.conclusion.slope("gap E Lhat_n - L decays like 1/n", gap["n"], residual,
-                        window=(gap["n"][0], gap["n"][-1]), at_least=-1.25, at_most=-0.75)
+    slope, lower, upper, sd = log_slope_bounds(gap["n"], residual, gap["se"], END_LEVEL)
+    tc.record("slope of log |gap| on log n [lower, upper one-sided 1 - 7.5e-5 bounds], its sd",
+              [slope, lower, upper, sd])
+    tc.conclusion.at_most(GAP_NOT_ABOVE, lower, -0.75)
+    tc.conclusion.at_least(GAP_NOT_BELOW, upper, -1.25)
     tc.curve("gap", "|E Lhat_n - L|", gap["n"], residual, xscale="log", yscale="log")
     tc.curve("gap", "1/n (shape)", gap["n"], residual[0] * gap["n"][0] / gap["n"], style="theory",
              xscale="log", yscale="log")

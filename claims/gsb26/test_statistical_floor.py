@@ -57,6 +57,17 @@ CONSTANT_ORACLE_N = 20
         "training set.  The constant_bias_oracle control's exponent was -0.15 to +0.37 on seeds 0-19.",
         "The spec's criterion e_T <= 0.3 e_0 tests the start, not the floor (the spectral start is "
         "itself only O(1/n) above it: 0.50 e_0 on seed 1 at n = 32) and is not used.",
+        "OPEN (no designed rate yet): the unseen sweep 955297912-955297931 measured an exponent -0.479 on "
+        "one seed.  Calibration block 15000-15015 (scratch): the spread is the instance's, not the "
+        "training sets' or the oracle's: with 12 training sets per n the exponents on 15000-15002 were "
+        "-1.78, -1.84, -0.96 (per-n sd of log e(n) over the sets 0.1-0.4), and 64 instead of 16 oracle "
+        "batches left 15002's exponent at -0.91 (-0.95). On the grid n = 64, 128, 256 (2 sets, 8 "
+        "batches, about 1.3 times the cost) the exponents over 16 seeds were -1.07 .. -2.31 (mean -1.74, "
+        "sd 0.30: -0.8 is 3.1 sd away, a normal tail near 1e-3, still over the budget; the p = 3 control "
+        "3.5 sd), and at n = 256 8 batches leave an oracle-noise share of about 15% of the floor (15014: "
+        "mean log e -10.11 against -10.26 at 32 batches).  A local exponent over a finite window is not "
+        "implied by the theorem's O~(1/n) on every instance: the decision needs a larger-n regime or a "
+        "statement over instances (a rate), not a window chosen by eye.",
     ],
     sizes={"quick": {}, "full": {}},
 )
