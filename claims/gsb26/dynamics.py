@@ -252,7 +252,7 @@ def fresh_batch_schedule(problem, rng, Sigma_hat, n, batches, lam, tensor):
     return schedule
 
 
-@shared_run(sizes={"quick": {"ns": [32, 64, 128], "batches": 16, "steps": 400, "instances": 3},
+@shared_run(sizes={"quick": {"ns": [64, 128, 256], "batches": 8, "steps": 400, "instances": 2},
                    "full": {"ns": [32, 64, 128, 256], "batches": 64, "steps": 800, "instances": 5}})
 def statistical_floor_run(run, *, lam=0.25, oracle_n=None):
     r"""Algorithm 1 with the expected-gradient oracle on the well-conditioned instance, for
