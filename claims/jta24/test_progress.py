@@ -67,7 +67,7 @@ def test_dual_progress(tc):
     The control (reference kind) puts the direction of the l_p-AttSVM of alpha_bad in place of
     bar W_mm: its left side is negative on every run.
     """
-    late = late_run(tc, tc.control == "lowest_tokens", aligned_only=False)
+    late = late_run(tc, tc.control == "lowest_tokens")
     if late is None:
         return
     W, r, p, eta = late["W"], late["r"], late["p"], late["eta"]
@@ -105,7 +105,13 @@ def test_dual_progress(tc):
                  "6, 8, 15, 16); MIN_RUNS = 5 kept from before.",
                  "rate_in_steps control: its floor pi/(1+pi) was dropped after it passed on seed 8 (every "
                  "qualifying run had D_K below the floor); removed after the review (a statement typed "
-                 "into the claim, re-judging its own divergences)."],
+                 "into the claim, re-judging its own divergences).",
+                 "unseen sweep seed 955297915: (27) violated by 7e-3 (bound - D = -0.007 at a late k) on the "
+                 "run p = 3, instance 1, which met the hypotheses over the late 200 steps only: replayed "
+                 "with every iterate kept, it was outside Lemma 21's alignment on 1517 of the steps 200-2000 "
+                 "(last at 1729), so not in the cone over the summed span; every run meeting them over the "
+                 "whole span held the bound (least bound - D 0.039).  Not a counterexample: the hypothesis "
+                 "check now covers the span (K/200-th steps from K/10, then every late step)."],
     sizes=GROWTH_SIZES,
 )
 def test_rate_in_norm(tc):
@@ -115,12 +121,13 @@ def test_rate_in_norm(tc):
     rate over a long span, k0 = K/10 = 200 to every k of the last 200 steps (K = 2000, plain MD,
     eta = 10, pi = 0.1), D_k = D_psi_p(bar W_mm, bar W(k)).  Pass: D_k <= bound(k) with absolute
     allowance 1e-9 (D is a difference of O(1) terms, P5) at every late k of every run meeting the
-    hypotheses (alpha locally optimal and stable, and Lemma 21's alignment at every late step:
-    the lemma sums Lemma 27, which needs the iterates in the cone).  The bound is loose (D_K and
-    the bound are recorded).  Control: reference (the SVM of alpha_bad, solved in the
+    hypotheses over the whole summation span (alpha locally optimal, and alpha selected and
+    Lemma 21's alignment at every kept iterate from k0 = K/10 on: every K/200-th step, then every
+    late step; the lemma sums Lemma 27, which needs every iterate of the span in the cone).  The
+    bound is loose (D_K, the bound and the least bound - D per run are recorded).  Control: reference (the SVM of alpha_bad, solved in the
     control's case: its D stays near D_k0 while the bound shrinks with the norm ratio).
     """
-    late = late_run(tc, tc.control == "lowest_tokens")
+    late = late_run(tc, tc.control == "lowest_tokens", summed=True)
     if late is None:
         return
     W, r, p, eta = late["W"], late["r"], late["p"], late["eta"]
@@ -135,6 +142,7 @@ def test_rate_in_norm(tc):
     bound = floor + (r0 / r) ** (p - 1) * (D0 - floor) + eta * (loss0 - loss) / ((1 + PI) * r0 * r ** (p - 1))
     tc.record("D at k0 = K/10 and at K per run", np.stack([D0, D[-1]]))
     tc.record("bound at K per run", bound[-1])
+    tc.record("least bound - D over the late steps per run", (bound - D).min(0))
     # the identity the derivation writes: <grad psi(W(k)), bar W_mm> = ||W(k)||_p^(p-1) (1 - D_k),
     # with D_k = D_psi_p(bar W_mm, bar W(k)) (the divergence's argument order matters)
     unit_refs = refs / lp_norm(refs, pt)[:, None, None]
