@@ -14,7 +14,7 @@ have not reached a cone), so the runs meeting the hypotheses are counted and the
 import numpy as np
 import torch
 
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 from theorycheck.optim import directional_bregman, lp_norm, mirror_map
 
 from theorycheck.patterns import per_instance
@@ -90,6 +90,9 @@ def test_dual_progress(tc):
                  low_power=SETTLED_POWER)
 
 
+SUMMED_BOUND = "summed bound (27) from k0 = K/10, every late k and run"
+
+
 @claim(
     f"{PAPER}.lem29.rate_in_norm",
     source="Lemma 29 (Appendix A.5), eqs. (27)-(29)",
@@ -98,7 +101,7 @@ def test_dual_progress(tc):
               "so D_k <= pi/(1+pi) + O(||W(k)||_p^(1-p)).",
     provenance="inferred",
     controls={
-        "lowest_tokens": Control("reference", breaks=["summed bound (27) from k0 = K/10, every late k and run"],
+        "lowest_tokens": Control("reference", breaks=[SUMMED_BOUND],
                                  description="the divergence from the l_p-AttSVM of alpha_bad = argmin_t gamma"),
     },
     calibration=["instances 3 -> 10 after the 20-seed sweep (0 to 4 of 9 runs met the hypotheses on seeds 5, "
@@ -114,7 +117,15 @@ def test_dual_progress(tc):
                  "check now covers the span (K/200-th steps from K/10, then every late step).",
                  "instances 10 -> 32 (the run Lemma 27 already computes) with the span check: on 10 instances "
                  "as few as 5 of 30 runs met the hypotheses over the span (calibration seeds 14000-14008), "
-                 "at the precondition's MIN_RUNS."],
+                 "at the precondition's MIN_RUNS.",
+                 Calibrated(decision=SUMMED_BOUND, threshold=-1e-9, calibration_seeds="14000-14013",
+                            validation_seeds="14100-14149",
+                            how="the allowance is round-off (fixed before the data); the fix is the hypothesis "
+                                "check over the span (and 32 instances), no threshold moved.  Rule fixed before "
+                                "validation: 0 failures, the precondition met on every seed, lowest_tokens "
+                                "failing on every seed.  Calibration at 32 instances (8 seeds: 14000-14003, "
+                                "14010-14013): 0 failures, 26-47 of the 96 runs met the hypotheses, least "
+                                "bound - D 0.023-0.050; lowest_tokens failed on 8/8")],
     sizes=PROGRESS_SIZES,
 )
 def test_rate_in_norm(tc):
@@ -152,4 +163,4 @@ def test_rate_in_norm(tc):
     pairing = np.stack([(mirror_map(torch.as_tensor(Wc), pt) * unit_refs).sum((-1, -2)).numpy() for Wc in W])
     tc.conclusion.at_most("identity <grad psi(W(k)), bar W_mm> = ||W(k)||_p^(p-1) (1 - D_k), every late k",
                           np.abs(pairing - r ** (p - 1) * (1 - D)) / r ** (p - 1), tc.tol("accumulated"))
-    tc.conclusion.at_least("summed bound (27) from k0 = K/10, every late k and run", float((bound - D).min()), -1e-9)
+    tc.conclusion.at_least(SUMMED_BOUND, float((bound - D).min()), -1e-9)
