@@ -125,7 +125,9 @@ SUMMED_BOUND = "summed bound (27) from k0 = K/10, every late k and run"
                                 "validation: 0 failures, the precondition met on every seed, lowest_tokens "
                                 "failing on every seed.  Calibration at 32 instances (8 seeds: 14000-14003, "
                                 "14010-14013): 0 failures, 26-47 of the 96 runs met the hypotheses, least "
-                                "bound - D 0.023-0.050; lowest_tokens failed on 8/8")],
+                                "bound - D 0.023-0.050; lowest_tokens failed on 8/8.  Validation: 50/50 passed "
+                                "(the bound's margins 8.0 sd from failing), 16-51 of the 96 runs met the hypotheses (the "
+                                "precondition 4.4 sd from failing); lowest_tokens failed on 50/50")],
     sizes=PROGRESS_SIZES,
 )
 def test_rate_in_norm(tc):
