@@ -82,12 +82,18 @@ GROWTH_ETA = 10.0
 """The step size of plain (and normalized) l_p-AttGD in `norm_growth_runs`, both tiers."""
 
 
+SPAN_CHECKS = 200
+"""Between K/10 and the late window `norm_growth_runs` keeps every (K/SPAN_CHECKS)-th iterate: where
+Lemma 29's hypotheses are checked over its summation span (Lemma 27 from k0 = K/10 on)."""
+
+
 @shared_run(sizes={"quick": dict(SIZES["quick"], instances=3, steps=2000),
                    "full": dict(SIZES["full"], steps=20000)})
 def norm_growth_runs(run, *, n_instances=None, normalized=False):
     r"""Plain (or ``normalized``) l_p-AttGD with eta for p in GROWTH_P on the first ``n_instances``
     instances (None: the tier's) from W(0) std 1, side by side (trial j = ip * K + k).  Keeps W(k) at k = K/10 and at every step of
-    the last LATE_WINDOW (``t``: those steps; ``r``: ||W(k)||_p there), the selected tokens alpha
+    the last LATE_WINDOW (``t``: those steps; ``r``: ||W(k)||_p there), every (K/SPAN_CHECKS)-th
+    iterate strictly between them (``span_W``), the selected tokens alpha
     at K, the certified l_p-AttSVM W_mm_alpha and ||W_mm_alpha||_p, and whether alpha is locally
     optimal."""
     s = dict(run.sizes, instances=n_instances or run.sizes["instances"])
@@ -98,9 +104,12 @@ def norm_growth_runs(run, *, n_instances=None, normalized=False):
     p = [pv for pv in GROWTH_P for _ in range(K)]
     step = MirrorDescent(model, p, GROWTH_ETA, normalized=normalized)
     pt = run.tensor(p)
-    marks = [s["steps"] // 10] + list(range(s["steps"] - LATE_WINDOW, s["steps"] + 1))
+    tenth, late = s["steps"] // 10, s["steps"] - LATE_WINDOW
+    span = list(range(tenth, late, s["steps"] // SPAN_CHECKS))
+    marks = span + list(range(late, s["steps"] + 1))
     traj = run_trajectory(step, {"W": run.tensor(np.tile(W0, (P, 1, 1)))}, s["steps"],
                           {"r": lambda it: lp_norm(it.W, pt), "W": lambda it: it.W}, checkpoints=marks)
+    kept = [0] + list(range(len(span), len(marks)))                 # K/10, then the late window
     X = np.tile(data.X, (P, 1, 1, 1))
     alpha = selected_tokens(X, traj.W.cpu().numpy())
     scores = token_scores(data.X, data.y, data.u)
@@ -108,7 +117,8 @@ def norm_growth_runs(run, *, n_instances=None, normalized=False):
                      for j in range(P * K)])
     local = np.array([locally_optimal(data.X[j % K], scores[j % K], alpha[j], W_mm[j]) for j in range(P * K)])
     distinct = np.ptp(scores, axis=-1).min(-1) > 0
-    return dict(t=traj.t, r=traj["r"], W=traj["W"], p=np.array(p), eta=GROWTH_ETA, alpha=alpha, W_mm=W_mm,
+    return dict(t=traj.t[kept], r=traj["r"][kept], W=traj["W"][kept], span_W=traj["W"][1:len(span)], p=np.array(p),
+                eta=GROWTH_ETA, alpha=alpha, W_mm=W_mm,
                 svm_norm=norms_along(W_mm[None], np.array(p))[0], locally_optimal=local,
                 instance=np.arange(P * K) % K, distinct_scores=np.tile(distinct, P))
 
@@ -119,12 +129,11 @@ PI = 0.1
 """The pi of Lemmas 21, 27 (the spec's test value, fixed before the data)."""
 
 
-def plain_settled(runs, data) -> np.ndarray:
+def plain_settled(runs, data, iterates) -> np.ndarray:
     """(J,) bool per run of `norm_growth_runs`: alpha (the last iterate's tokens) locally optimal
-    and selected at every kept late iterate (the runs of ``data``'s instances)."""
+    and selected at every one of ``iterates`` (C, J, d, d) (the runs of ``data``'s instances)."""
     inst = runs["instance"]
-    stable = np.all([np.all(selected_tokens(data.X[inst], Wc) == runs["alpha"], axis=-1) for Wc in runs["W"][1:]],
-                    axis=0)
+    stable = np.all([np.all(selected_tokens(data.X[inst], Wc) == runs["alpha"], axis=-1) for Wc in iterates], axis=0)
     return runs["locally_optimal"] & stable
 
 
@@ -134,25 +143,29 @@ def rate_profile(p, r):
     return np.where(p < 2, r ** (1 - p), np.where(p == 2, np.log(r) ** 2 / r, np.log(r) / r))
 
 
-def late_run(tc, bad_reference: bool, aligned_only: bool = True):
+def late_run(tc, bad_reference: bool, summed: bool = False):
     r"""The runs of `norm_growth_runs` that meet the lemmas' measurable hypotheses, the others
-    counted: alpha locally optimal and selected at every late iterate (`plain_settled`), and, with
-    ``aligned_only``, Lemma 21's alignment at every late iterate (`_aligned`, the proof's step in
-    W(k) in C_{p,mu,R_pi}); at least MIN_RUNS such runs is a precondition.  Returns late iterates
-    W (C, J, d, d) at steps t (C,), norms r, p, eta, W(K/10), and the reference of every run: its
-    own W_mm_alpha, or with ``bad_reference`` the l_p-AttSVM of alpha_bad = argmin_t gamma_{i,t}
-    (the hypotheses are those of the run, always measured against its own W_mm_alpha).  None when
-    no run meets them."""
+    counted.  Lemma 27 (per late step): alpha locally optimal and selected at every late iterate
+    (`plain_settled`); Lemma 21's alignment (`_aligned`, the proof's step in W(k) in
+    C_{p,mu,R_pi}) recorded per run.  With ``summed`` (Lemma 29, which sums Lemma 27 from
+    k0 = K/10): alpha selected and Lemma 21's alignment at every kept iterate from K/10 on (every
+    (K/SPAN_CHECKS)-th step, then every late step), the sum's whole span.  At least MIN_RUNS such
+    runs is a precondition.  Returns late iterates W (C, J, d, d) at steps t (C,), norms r, p,
+    eta, alpha, W(K/10), and the reference of every run: its own W_mm_alpha, or with
+    ``bad_reference`` the l_p-AttSVM of alpha_bad = argmin_t gamma_{i,t} (the hypotheses are those
+    of the run, always measured against its own W_mm_alpha).  None when no run meets them."""
     runs = tc.use(norm_growth_runs, n_instances=tc.sizes["instances"])
     data, _ = instances(tc.runtime, tc.sizes)
     inst = runs["instance"]
-    local = np.flatnonzero(plain_settled(runs, data))
-    aligned = (_aligned(instances_model(data, inst[local]), runs["W"][1:, local], runs["W_mm"][local], runs["p"][local])
+    checked = np.concatenate([runs["W"][:1], runs["span_W"], runs["W"][1:]]) if summed else runs["W"][1:]
+    span = "from k0 = K/10" if summed else "over the late steps"
+    local = np.flatnonzero(plain_settled(runs, data, checked))
+    aligned = (_aligned(instances_model(data, inst[local]), checked[:, local], runs["W_mm"][local], runs["p"][local])
                if len(local) else np.zeros(0, dtype=bool))
-    use = local[aligned] if aligned_only else local
-    tc.record("runs with alpha not locally optimal or not stable", len(inst) - len(local))
-    tc.record("runs with alpha locally optimal and stable but not aligned (Lemma 21)", int((~aligned).sum()))
-    tc.precondition.at_least("runs meeting the hypotheses over the late steps", len(use), MIN_RUNS)
+    use = local[aligned] if summed else local
+    tc.record(f"runs with alpha not locally optimal or not selected {span}", len(inst) - len(local))
+    tc.record(f"runs with alpha locally optimal and selected but not aligned (Lemma 21) {span}", int((~aligned).sum()))
+    tc.precondition.at_least(f"runs meeting the hypotheses {span}", len(use), MIN_RUNS)
     if not len(use):
         return None
     p, inst = runs["p"][use], inst[use]
@@ -160,8 +173,8 @@ def late_run(tc, bad_reference: bool, aligned_only: bool = True):
     if bad_reference:
         refs = np.stack([lowest_token_svm(data, k, pv)[1] for k, pv in zip(inst, p)])
     return dict(t=runs["t"][1:], W=runs["W"][1:, use], r=runs["r"][1:, use], p=p, eta=float(runs["eta"]),
-                refs=refs, inst=inst, data=data, W_tenth=runs["W"][0, use], r_tenth=runs["r"][0, use],
-                aligned=aligned if not aligned_only else np.ones(len(use), bool))
+                alpha=runs["alpha"][use], refs=refs, inst=inst, data=data, W_tenth=runs["W"][0, use],
+                r_tenth=runs["r"][0, use], aligned=aligned[aligned] if summed else aligned)
 
 
 def _aligned(model, W, W_mm, p) -> np.ndarray:

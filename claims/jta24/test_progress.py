@@ -2,8 +2,8 @@ r"""jta24: the dual progress of plain l_p-AttGD towards the l_p-AttSVM direction
 Appendix A.4) and the rate it gives in the norm (Lemma 29, Appendix A.5).
 
 Julistiono, Tarzanagh, Azizan, arXiv 2410.14581.  Shared run `norm_growth_runs` (the one of
-Lemma 30, on more instances): plain l_p-AttGD, eta = 10, p in {1.75, 2, 3} on 10 instances from
-W(0) std 1 (Lemma 27: 32 instances), 2000 steps (quick; the full tier's 20 instances, 20000
+Lemma 30): plain l_p-AttGD, eta = 10, p in {1.75, 2, 3} on 32 instances from
+W(0) std 1, 2000 steps (quick; the full tier's 20 instances, 20000
 steps); every iterate of the
 last 200 steps and W(K/10) are kept.  alpha = the tokens of the last iterate, W_mm = its certified
 l_p-AttSVM, bar W = W/||W||_p.  The lemmas hold for iterates in the cone of a locally optimal
@@ -14,7 +14,7 @@ have not reached a cone), so the runs meeting the hypotheses are counted and the
 import numpy as np
 import torch
 
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 from theorycheck.optim import directional_bregman, lp_norm, mirror_map
 
 from theorycheck.patterns import per_instance
@@ -25,11 +25,11 @@ from .setup import PAPER, SIZES
 SETTLED_POWER = ("the settled runs are a subset of the 96 (quick) or 60 (full) runs, about two thirds "
                  "of them settle at K = 2000: power 0.8 at p = 0.8 needs about 60")
 
-GROWTH_SIZES = {"quick": dict(SIZES["quick"], instances=10, steps=2000),
-                "full": dict(SIZES["full"], steps=20000)}
-PROGRESS_SIZES = {"quick": dict(GROWTH_SIZES["quick"], instances=32), "full": GROWTH_SIZES["full"]}
-"""Lemma 27's binomial over the settled runs: 32 instances x 3 p in the quick tier, so that about 60
-runs settle (power 0.8 at 0.65; the counts at 10 instances are in the claim's calibration record)."""
+PROGRESS_SIZES = {"quick": dict(SIZES["quick"], instances=32, steps=2000),
+                  "full": dict(SIZES["full"], steps=20000)}
+"""Both lemmas' runs: 32 instances x 3 p in the quick tier.  Lemma 27's binomial over the settled
+runs: about 60 settle (power 0.8 at 0.65; the counts at 10 instances are in the claim's calibration
+record); Lemma 29: about a third of the runs meet its hypotheses over the whole span from K/10."""
 
 
 @claim(
@@ -67,7 +67,7 @@ def test_dual_progress(tc):
     The control (reference kind) puts the direction of the l_p-AttSVM of alpha_bad in place of
     bar W_mm: its left side is negative on every run.
     """
-    late = late_run(tc, tc.control == "lowest_tokens", aligned_only=False)
+    late = late_run(tc, tc.control == "lowest_tokens")
     if late is None:
         return
     W, r, p, eta = late["W"], late["r"], late["p"], late["eta"]
@@ -90,6 +90,9 @@ def test_dual_progress(tc):
                  low_power=SETTLED_POWER)
 
 
+SUMMED_BOUND = "summed bound (27) from k0 = K/10, every late k and run"
+
+
 @claim(
     f"{PAPER}.lem29.rate_in_norm",
     source="Lemma 29 (Appendix A.5), eqs. (27)-(29)",
@@ -98,15 +101,34 @@ def test_dual_progress(tc):
               "so D_k <= pi/(1+pi) + O(||W(k)||_p^(1-p)).",
     provenance="inferred",
     controls={
-        "lowest_tokens": Control("reference", breaks=["summed bound (27) from k0 = K/10, every late k and run"],
+        "lowest_tokens": Control("reference", breaks=[SUMMED_BOUND],
                                  description="the divergence from the l_p-AttSVM of alpha_bad = argmin_t gamma"),
     },
     calibration=["instances 3 -> 10 after the 20-seed sweep (0 to 4 of 9 runs met the hypotheses on seeds 5, "
                  "6, 8, 15, 16); MIN_RUNS = 5 kept from before.",
                  "rate_in_steps control: its floor pi/(1+pi) was dropped after it passed on seed 8 (every "
                  "qualifying run had D_K below the floor); removed after the review (a statement typed "
-                 "into the claim, re-judging its own divergences)."],
-    sizes=GROWTH_SIZES,
+                 "into the claim, re-judging its own divergences).",
+                 "unseen sweep seed 955297915: (27) violated by 7e-3 (bound - D = -0.007 at a late k) on the "
+                 "run p = 3, instance 1, which met the hypotheses over the late 200 steps only: replayed "
+                 "with every iterate kept, it was outside Lemma 21's alignment on 1517 of the steps 200-2000 "
+                 "(last at 1729), so not in the cone over the summed span; every run meeting them over the "
+                 "whole span held the bound (least bound - D 0.039).  Not a counterexample: the hypothesis "
+                 "check now covers the span (K/200-th steps from K/10, then every late step).",
+                 "instances 10 -> 32 (the run Lemma 27 already computes) with the span check: on 10 instances "
+                 "as few as 5 of 30 runs met the hypotheses over the span (calibration seeds 14000-14008), "
+                 "at the precondition's MIN_RUNS.",
+                 Calibrated(decision=SUMMED_BOUND, threshold=-1e-9, calibration_seeds="14000-14013",
+                            validation_seeds="14100-14149",
+                            how="the allowance is round-off (fixed before the data); the fix is the hypothesis "
+                                "check over the span (and 32 instances), no threshold moved.  Rule fixed before "
+                                "validation: 0 failures, the precondition met on every seed, lowest_tokens "
+                                "failing on every seed.  Calibration at 32 instances (8 seeds: 14000-14003, "
+                                "14010-14013): 0 failures, 26-47 of the 96 runs met the hypotheses, least "
+                                "bound - D 0.023-0.050; lowest_tokens failed on 8/8.  Validation: 50/50 passed "
+                                "(the bound's margins 8.0 sd from failing), 16-51 of the 96 runs met the hypotheses (the "
+                                "precondition 4.4 sd from failing); lowest_tokens failed on 50/50")],
+    sizes=PROGRESS_SIZES,
 )
 def test_rate_in_norm(tc):
     r"""Derivation (spec, consequence (27)): sum (25) over k0 <= j < k, use a_j >= ||W(k0)||_p
@@ -115,12 +137,13 @@ def test_rate_in_norm(tc):
     rate over a long span, k0 = K/10 = 200 to every k of the last 200 steps (K = 2000, plain MD,
     eta = 10, pi = 0.1), D_k = D_psi_p(bar W_mm, bar W(k)).  Pass: D_k <= bound(k) with absolute
     allowance 1e-9 (D is a difference of O(1) terms, P5) at every late k of every run meeting the
-    hypotheses (alpha locally optimal and stable, and Lemma 21's alignment at every late step:
-    the lemma sums Lemma 27, which needs the iterates in the cone).  The bound is loose (D_K and
-    the bound are recorded).  Control: reference (the SVM of alpha_bad, solved in the
+    hypotheses over the whole summation span (alpha locally optimal, and alpha selected and
+    Lemma 21's alignment at every kept iterate from k0 = K/10 on: every K/200-th step, then every
+    late step; the lemma sums Lemma 27, which needs every iterate of the span in the cone).  The
+    bound is loose (D_K, the bound and the least bound - D per run are recorded).  Control: reference (the SVM of alpha_bad, solved in the
     control's case: its D stays near D_k0 while the bound shrinks with the norm ratio).
     """
-    late = late_run(tc, tc.control == "lowest_tokens")
+    late = late_run(tc, tc.control == "lowest_tokens", summed=True)
     if late is None:
         return
     W, r, p, eta = late["W"], late["r"], late["p"], late["eta"]
@@ -135,10 +158,11 @@ def test_rate_in_norm(tc):
     bound = floor + (r0 / r) ** (p - 1) * (D0 - floor) + eta * (loss0 - loss) / ((1 + PI) * r0 * r ** (p - 1))
     tc.record("D at k0 = K/10 and at K per run", np.stack([D0, D[-1]]))
     tc.record("bound at K per run", bound[-1])
+    tc.record("least bound - D over the late steps per run", (bound - D).min(0))
     # the identity the derivation writes: <grad psi(W(k)), bar W_mm> = ||W(k)||_p^(p-1) (1 - D_k),
     # with D_k = D_psi_p(bar W_mm, bar W(k)) (the divergence's argument order matters)
     unit_refs = refs / lp_norm(refs, pt)[:, None, None]
     pairing = np.stack([(mirror_map(torch.as_tensor(Wc), pt) * unit_refs).sum((-1, -2)).numpy() for Wc in W])
     tc.conclusion.at_most("identity <grad psi(W(k)), bar W_mm> = ||W(k)||_p^(p-1) (1 - D_k), every late k",
                           np.abs(pairing - r ** (p - 1) * (1 - D)) / r ** (p - 1), tc.tol("accumulated"))
-    tc.conclusion.at_least("summed bound (27) from k0 = K/10, every late k and run", float((bound - D).min()), -1e-9)
+    tc.conclusion.at_least(SUMMED_BOUND, float((bound - D).min()), -1e-9)

@@ -7,7 +7,7 @@ from the authors' code) and the l_p-AttSVM
 import numpy as np
 import torch
 
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 from theorycheck.models import TokenSelection
 from theorycheck.optim import GD, MirrorDescent, inverse_mirror_map, mirror_map, relative_error, run_trajectory
 from theorycheck.solvers import solve_lp_wsvm, solve_wsvm
@@ -79,7 +79,8 @@ def kkt_residuals(X, alpha, p, W, lam):
     stationarity (p >= 2: ||sign(U)|U|^(p-1) - S/||S||_q||_q, U = W/||W||_p; p < 2: the dual form
     ||U - sign(V)|V|^(q-1)||_p, V = S/||S||_q), the duality gap (||W||_p - sum lambda/||S||_q)/||W||_p
     (lambda/||S||_q is feasible for the dual max sum mu s.t. mu >= 0, ||sum mu_k a_k z_k^T||_q <= 1,
-    so the gap bounds W's suboptimality) and |sum lambda - ||W||_p|/||W||_p (norm form)."""
+    so the gap bounds W's suboptimality), |sum lambda - ||W||_p|/||W||_p (norm form) and the margins'
+    round-off floor (`margin_roundoff`)."""
     q = p / (p - 1)
     a, z = [], []
     for i in range(X.shape[0]):
@@ -99,7 +100,37 @@ def kkt_residuals(X, alpha, p, W, lam):
         stationarity = norm(U - np.sign(V) * np.abs(V) ** (q - 1), p)
     return dict(margin=float(m.min()), multiplier=float(lam.min()) / Wn,
                 slackness=float(np.max(np.abs(lam * (m - 1)))) / Wn, stationarity=stationarity,
-                gap=(Wn - float(lam.sum()) / Sn) / Wn, norm_form=abs(float(lam.sum()) - Wn) / Wn)
+                gap=(Wn - float(lam.sum()) / Sn) / Wn, norm_form=abs(float(lam.sum()) - Wn) / Wn,
+                roundoff=margin_roundoff(a, z, lam, S / Sn, Sn, Wn, p))
+
+
+def margin_roundoff(a, z, lam, V, Sn, Wn, p):
+    r"""Largest error of the margins m_k = <F_k, W> (F_k = a_k z_k^T) that the rounding of the
+    multiplier combination alone causes when W is computed from it, W = ||W||_p (grad psi)^-1(V),
+    V = S/||S||_q (the polish computes W this way): the sum S_e = sum_k lambda_k F_{k,e} of m terms
+    is off by at most gamma_m T_e, gamma_m = m u/(1 - m u), T_e = sum_k |lambda_k F_{k,e}| (the
+    forward error of a sum, Higham 2002, section 4.2); (grad psi)^-1 = sign |.|^(1/(p-1)) moves an
+    entry by at most min(|V_e|^((2-p)/(p-1)) dV_e/(p-1), dV_e^(1/(p-1))) (first order, and its
+    Hoelder bound where V_e is within dV_e of 0, which for p > 2 is far larger than round-off);
+    summed with |F_{k,e}|.  Near-zero entries of V make this large for p > 2; for p <= 2 it is
+    below round-off."""
+    u = np.finfo(float).eps / 2
+    gamma = len(lam) * u / (1 - len(lam) * u)
+    F = np.abs(np.einsum("kr,kc->krc", a, z))
+    dV = gamma * np.einsum("k,krc->rc", np.abs(lam), F) / Sn
+    with np.errstate(divide="ignore", invalid="ignore"):
+        first_order = np.abs(V) ** ((2 - p) / (p - 1)) * dV / (p - 1)
+    dW = Wn * np.fmin(first_order, dV ** (1 / (p - 1)))
+    return float(np.einsum("krc,rc->k", F, dW).max())
+
+
+POLISHED = "polished: largest certificate residual <= tc.tol('iterative') + the margins' round-off floor"
+POLISHED_HOW = ("from the mathematics (the forward error of the multiplier sum, Higham 2002, through "
+                "(grad psi)^-1), not from the data; the rule fixed before validation was 0 failures, the "
+                "controls failing on every seed.  Calibration: the largest residual over 1750 certificates "
+                "2.1e-10 against its allowance 1.7e-8; the decision's least margin 0.99 (14 seeds in the "
+                "table's run).  Validation: 50/50 passed, least margin 0.99 (461 sd); perturbed and wrong_p "
+                "failed on 50/50")
 
 
 @claim(
@@ -120,7 +151,14 @@ def kkt_residuals(X, alpha, p, W, lam):
                            constants={"p_switch": 3.0}),
     },
     calibration=["1e-6: the W-SVM's certificate tolerance, fixed before the data; the polish's "
-                 "tc.tol('iterative') replaces the literal 1e-10 (the end of an iterative solve)."],
+                 "tc.tol('iterative') replaces the literal 1e-10 (the end of an iterative solve).",
+                 "unseen sweep 955297912-955297931: the polished decision against tc.tol('iterative') alone "
+                 "failed on one seed (1.30e-10); over calibration seeds 14000-14049 (1750 certificates) the "
+                 "largest residual was 1 - min margin at p = 4, 2.1e-10, every residual above 1e-12 at p = 4 "
+                 "(for p <= 2 all below 1e-14): the round-off of the multiplier sum amplified by "
+                 "(grad psi)^-1 near 0, which the floor bounds (1.7e-8 there).",
+                 Calibrated(decision=POLISHED, threshold="tc.tol('iterative') + the margins' round-off floor",
+                            calibration_seeds="14000-14049", validation_seeds="14100-14149", how=POLISHED_HOW)],
     sizes={"quick": dict(SIZES["quick"]), "full": dict(SIZES["full"])},
 )
 def test_certificate(tc):
@@ -135,9 +173,12 @@ def test_certificate(tc):
     alpha = opt: min margin >= 1 - 1e-6; min lambda/||W||_p >= -1e-6; slackness <= 1e-6;
     stationarity (primal form for p >= 2, dual form for p < 2, each well conditioned on its side)
     <= 1e-6; |duality gap| <= 1e-6 (1e-6 is the W-SVM's certificate tolerance); and the polish's
-    accuracy, the largest of these residuals <= tc.tol("iterative") (the divergence claims compare
-    directions at D ~ 1e-5 to 1e-8; CLARABEL alone stops 1e-10 to 1e-6 away, so this catches a
-    polish that fails silently).  The certificate is invariant to a rescaling of lambda, so the
+    accuracy, per certificate the largest of these residuals <= tc.tol("iterative") plus the
+    margins' round-off floor (`margin_roundoff`: the polish computes W from the multiplier
+    combination, whose rounding (grad psi)^-1 amplifies at entries near 0 when p > 2, so no
+    solver resolves the margins below it; for p <= 2 it is below round-off).  The divergence
+    claims compare directions at D ~ 1e-5 to 1e-8; CLARABEL alone stops 1e-10 to 1e-6 away, so
+    this catches a polish that fails silently.  The certificate is invariant to a rescaling of lambda, so the
     solver's normalization is checked on its own: in the norm form the multipliers sum to
     ||W_mm||_p (strong duality with ||S||_q = 1), relative tc.tol("iterative").  Precondition:
     d^2 >= n(T-1) (generic feasibility).  Controls: a feasible non-optimal W (gap and stationarity
@@ -153,9 +194,10 @@ def test_certificate(tc):
     tc.conclusion.at_most("complementary slackness", get("slackness").max(), 1e-6)
     tc.conclusion.at_most("stationarity", get("stationarity").max(), 1e-6)
     tc.conclusion.at_most("duality gap", np.abs(get("gap")).max(), 1e-6)
-    worst = max(np.abs(1 - get("margin")).max(), np.maximum(-get("multiplier"), 0).max(), get("slackness").max(),
-                get("stationarity").max(), np.abs(get("gap")).max())
-    tc.conclusion.at_most("polished: largest certificate residual <= tc.tol('iterative')", worst, tc.tol("iterative"))
+    worst = np.max([np.abs(1 - get("margin")), np.maximum(-get("multiplier"), 0), get("slackness"),
+                    get("stationarity"), np.abs(get("gap"))], axis=0)
+    tc.record("largest residual and the margins' round-off floor per certificate", np.stack([worst, get("roundoff")]))
+    tc.conclusion.at_most(POLISHED, worst, tc.tol("iterative") + get("roundoff"))
     tc.conclusion.at_most("norm-form multipliers: |sum(lambda) - ||W||_p| / ||W||_p", get("norm_form").max(),
                           tc.tol("iterative"))
 
