@@ -10,6 +10,7 @@ from scipy import stats
 from claims.glls24.setup import SIGMA, bounded_preactivation_level, initialization, regression_instance, unit_inputs
 from theorycheck import shared_run
 from theorycheck.errors import InvalidInputError
+from theorycheck.maps import mean_interval
 from theorycheck.models import neuron_norms, ntk_gram
 from theorycheck.solvers import kernel_gd_predictions, output_kernel, softmax_limit_kernel
 
@@ -76,6 +77,20 @@ def adversarial_kernel_change(run, *, m, radius_scale=1.0, radii=tuple(PERTURBAT
             "B": bounded_preactivation_level(X, W0), "X": X, "n": s["n"], "d": s["d"]}
 
 
+def _log_values_by_width(name, values_by_width):
+    """``(log m, log y)`` of ``values_by_width`` (width -> (K,) positive values, K the same at
+    every width), both (J, K) for J widths; a clear error for ragged or non-positive values."""
+    values = [np.asarray(v, dtype=float) for v in values_by_width.values()]
+    if len({v.shape for v in values}) != 1 or values[0].ndim != 1:
+        raise InvalidInputError(f"{name}: give the same number of trials (a 1-d array) at "
+                                f"every width, got shapes {[v.shape for v in values]}")
+    y = np.stack(values)                                                      # (J, K)
+    if not np.all(y > 0):
+        raise InvalidInputError(f"{name}: the values must be positive (their log is fitted)")
+    x = np.broadcast_to(np.log(np.asarray(list(values_by_width), dtype=float))[:, None], y.shape)
+    return x, np.log(y)
+
+
 def width_slope_interval(values_by_width, confidence, *, paired=False):
     r"""Least-squares slope of ``log y`` against ``log m`` over widths and trials
     (``values_by_width``: width -> (K,) positive values, K the same at every width), its standard
@@ -83,16 +98,10 @@ def width_slope_interval(values_by_width, confidence, *, paired=False):
     through all points, ``N - 2`` degrees of freedom (``scipy.stats.linregress``'s slope and
     error).  ``paired=True``: trial k is the same instance (data) at every width, and its level is
     removed (a fixed-effects regression: ``log y`` and ``log m`` centred per trial, ``N - K - 1``
-    degrees of freedom), so that only the scatter between widths within an instance enters."""
-    values = [np.asarray(v, dtype=float) for v in values_by_width.values()]
-    if len({v.shape for v in values}) != 1 or values[0].ndim != 1:
-        raise InvalidInputError("width_slope_interval: give the same number of trials (a 1-d array) at "
-                                f"every width, got shapes {[v.shape for v in values]}")
-    y = np.stack(values)                                                      # (J, K)
-    if not np.all(y > 0):
-        raise InvalidInputError("width_slope_interval: the values must be positive (their log is fitted)")
-    y = np.log(y)
-    x = np.broadcast_to(np.log(np.asarray(list(values_by_width), dtype=float))[:, None], y.shape)
+    degrees of freedom), so that only the scatter between widths within an instance enters; both
+    take that scatter as i.i.d. across widths and trials (`per_trial_width_slope_interval` does
+    not)."""
+    x, y = _log_values_by_width("width_slope_interval", values_by_width)
     centre = (lambda a: a - a.mean(0)) if paired else (lambda a: a - a.mean())
     xc, yc = centre(x), centre(y)
     sxx = float(np.sum(xc**2))
@@ -103,6 +112,26 @@ def width_slope_interval(values_by_width, confidence, *, paired=False):
     stderr = float(np.sqrt(np.sum((yc - slope * xc) ** 2) / dof / sxx))
     half = float(stats.t.ppf(0.5 + confidence / 2, dof)) * stderr
     return {"slope": slope, "stderr": stderr, "dof": dof, "lower": slope - half, "upper": slope + half}
+
+
+def per_trial_width_slope_interval(values_by_width, confidence):
+    r"""The mean over trials of each trial's own least-squares slope ``b_k`` of ``log y_k`` against
+    ``log m`` (``values_by_width``: width -> (K,) positive values, trial k the same instance at
+    every width), with the two-sided ``confidence`` Student-t interval of that mean (``K - 1``
+    degrees of freedom, `theorycheck.maps.mean_interval`): the trials are independent, so the
+    ``b_k`` are i.i.d. whatever the error structure within a trial (skewed, correlated across
+    widths), and only their number enters.  Returns the ``slopes`` ``b_k``, their ``slope`` (mean),
+    ``stderr``, ``dof``, ``lower`` and ``upper`` (a one-sample t-test of a value ``b0`` at level
+    ``1 - confidence`` rejects when ``b0`` is outside ``[lower, upper]``)."""
+    x, y = _log_values_by_width("per_trial_width_slope_interval", values_by_width)
+    if x.shape[0] < 2 or x.shape[1] < 2:
+        raise InvalidInputError("per_trial_width_slope_interval: need at least 2 widths and 2 trials, "
+                                f"got {x.shape[0]} and {x.shape[1]}")
+    xc, yc = x - x.mean(0), y - y.mean(0)
+    slopes = np.sum(xc * yc, axis=0) / np.sum(xc**2, axis=0)
+    slope, lower, upper = mean_interval(slopes, confidence)
+    return {"slopes": slopes.tolist(), "slope": slope, "stderr": float(stats.sem(slopes)),
+            "dof": slopes.size - 1, "lower": lower, "upper": upper}
 
 
 def output_major(values):

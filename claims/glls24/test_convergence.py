@@ -10,7 +10,7 @@ from claims.glls24.convergence import (
     finite_prefix,
     induction_base_case,
 )
-from claims.glls24.kernel import width_slope_interval
+from claims.glls24.kernel import per_trial_width_slope_interval, width_slope_interval
 from claims.glls24.setup import (
     CONVERGENCE_TARGET,
     contraction_factor,
@@ -137,7 +137,14 @@ def test_linear_convergence(tc):
                     "control width_too_small on 12000-12049 (50 seeds): with 16 trials (was 3) its break's "
                     "margin is 8.3 sd (3.0 sd with 3 trials on 1000-1024), normal tail 7e-11; its 'violates "
                     "a hypothesis' part, 1 plus the round-off of lambda_min(H(0)) (~1e-16 over 1e-8 "
-                    "lambda_max), fails Shapiro-Wilk (p 0.008), so the row stays at the counted bound 0.058"],
+                    "lambda_max), fails Shapiro-Wilk (p 0.008), so the row stays at the counted bound 0.058; "
+                    "validated on 17000-17049 (50 seeds, the 16 trials fixed before): failed as declared on "
+                    "50 of 50, its break's margin 8.0 sd (Shapiro-Wilk p 0.58, normal tail 7e-16); the "
+                    "'violates a hypothesis' part again 1 plus round-off (deterministic: d_in m / 2 = 4 < n "
+                    "= 8 forces lambda = 0, so it cannot miss), normal model rejected (p 0.002): counted "
+                    "bound 0.058 per block, 0.030 over the 100 seeds of both blocks (1e-2 needs 299); the "
+                    "claim itself passed on all 50 (steps-to-count margin least 0.037, the lambda > 0 "
+                    "precondition 4.5 sd)"],
        controls={"duplicate_inputs": Control(
            "hypothesis", breaks=["loss reaches epsilon within the run"],
            description="x_2 := x_1 with y_2 := -y_1: lambda = 0, the loss stalls (its runs last "
@@ -238,8 +245,8 @@ def test_induction(tc):
 
 
 LAZY_ALPHA = 1e-4
-"""Level of the t-test of the fixed neurons' max-movement slope against Lemma 5.3's -1 (two-sided:
-1e-4 of the claim's false-failure budget of 3e-4, half on each side)."""
+"""Level of the one-sample t-test of the trials' fixed-neuron max-movement slopes against Lemma 5.3's
+-1 (two-sided: 1e-4 of the claim's false-failure budget of 3e-4, half on each side)."""
 
 MAX_MOVEMENT_BELOW = "fixed neurons' max movement: slope not below -1 (t-test)"
 MAX_MOVEMENT_ABOVE = "fixed neurons' max movement: slope not above -1 (t-test)"
@@ -259,7 +266,9 @@ def fixed_neurons_max_movement(run, neurons):
                  "kernel drift ||H(T) - H(0)||_F faster than m^{-1.5}.",
        provenance="derived",
        calibration=["the rms and drift windows are the spec's, checked on seeds 1, 2 and 0 (not re-chosen "
-                    "on seeds 1-10)",
+                    "on seeds 1-10); on 17000-17049 / 17100-17129 (16 trials a width) the rms slope's "
+                    "margin is 44.8 / 40.9 sd and the drift's 13.4 / 12.8 sd (normal tails below 1e-20): "
+                    "within the budget as they stand",
                     Calibrated(
                         decision="rms movement slope in [-1.15, -0.85]",
                         threshold="control independent_init over the claim's widths (was: three doublings from the smallest)",
@@ -273,26 +282,27 @@ def fixed_neurons_max_movement(run, neurons):
                             "a width then; 16 since the max-movement redesign)"),
                     Calibrated(
                         decision=MAX_MOVEMENT_BELOW,
-                        threshold="-1 (Lemma 5.3), t-test at LAZY_ALPHA = 1e-4 two-sided",
-                        calibration_seeds="12000-12049", validation_seeds="12100-12149",
-                        how="the spec's window [-1.15, -0.75] on the max over all m neurons failed on seed 9310 "
-                            "of 9300-9314: that max falls more slowly than 1/m (its extreme grows with "
-                            "B_emp), so the decision moved to the max over the first widths[0] neurons, "
-                            "whose slope is -1 by Lemma 5.3 (no threshold chosen from data: -1 and the "
-                            "level are the design). Calibration block (50 seeds, 16 instances a width): "
-                            "slope -0.997 +- 0.025 (se 0.024 per seed), t statistic mean 0.11, sd 1.05, "
-                            "largest |t| 2.46 (critical 4.45), Kolmogorov-Smirnov against t(31) p = 0.87; "
-                            "the two decisions' margins 0.110 +- 0.032 and 0.104 +- 0.028 (3.5 and 3.7 "
-                            "sd: the normal model of the margins puts 2e-4 and 1e-4 on them, more than "
-                            "the t-test's 5e-5 a side, since h se is itself random); the max over all "
-                            "neurons -0.843 (recorded). Control independent_init: fixed-neuron t "
-                            "statistic 8.3 +- 1.6, its breaks' margin 1.19 +- 0.18 (6.6 sd), failed as "
-                            "declared on 50 of 50. Validation (31 of the 50 seeds, 12100-12119 and 12130-12140, cut "
-                            "by the session's CPU): no failure, slope -1.007 +- 0.028, t mean -0.34, sd "
-                            "1.25, largest |t| 2.23 (KS against t(31) p = 0.02: the fit's error is about "
-                            "10-25% too small, the max of 256 movements being skewed; at t sd 1.25 the "
-                            "rate is about 1e-3, not 1e-4: open); control failed as declared on 31 of 31 "
-                            "(fixed-neuron t 8.1 +- 1.1)")],
+                        threshold="-1 (Lemma 5.3), one-sample t-test of the 16 trials' slopes at LAZY_ALPHA = 1e-4 "
+                                  "two-sided",
+                        calibration_seeds="17000-17049", validation_seeds="17100-17129",
+                        how="no threshold chosen from data (-1 and the level are the design). History: the "
+                            "spec's window [-1.15, -0.75] on the max over all m neurons failed on seed 9310 (its "
+                            "extreme grows with B_emp), so the decision moved to the first widths[0] neurons; "
+                            "first tested by a pooled paired regression, whose t statistic had sd 1.05 on "
+                            "12000-12049 but 1.25 on 12100-12140 (KS against t(31) p = 0.02: it took the "
+                            "skewed max's errors as i.i.d. across widths, a rate near 1e-3), now by the "
+                            "trials' own slopes (independent trials: exact t(15) whatever the errors within "
+                            "a trial). Calibration block (50 seeds): slope -1.001 +- 0.023, t statistic mean "
+                            "-0.10, sd 1.09 (t(15): 1.07), largest |t| 2.97 (critical 5.24), KS against t(15) "
+                            "p = 0.54, so the rate is LAZY_ALPHA; the two decisions' margins 3.1 and 3.9 sd "
+                            "(their normal model overstates the rate: the interval's width is itself random). "
+                            "Validation (30 seeds, cut by the session's CPU): no failure, slope -1.007 +- "
+                            "0.020, t mean -0.33, sd 0.88, largest |t| 1.74, KS p = 0.12. Control "
+                            "independent_init: failed as declared on 50 of 50 and 30 of 30 (margin 6.8 and 5.6 "
+                            "sd, normal tails 8e-8 and 5e-5 upper), carried by the rms window (control slopes "
+                            "-0.40 to -0.64); its fixed-neuron t statistic 9.1 +- 2.3 passed the t-test on 1 "
+                            "of the 80 seeds (t 4.67), the per-trial slopes of i.i.d. initializations being "
+                            "widely spread")],
        controls={"independent_init": Control(
            "hypothesis", breaks=["rms movement slope in [-1.15, -0.85]", MAX_MOVEMENT_BELOW, MAX_MOVEMENT_ABOVE,
                                  "kernel drift slope at most -1.5"],
@@ -312,9 +322,12 @@ def test_lazy_regime_scaling(tc):
     m`` with v independent of m, so the max movement over a fixed set of neurons -- the first
     ``widths[0]`` of each width (`fixed_neurons_max_movement`), their initialization distributed
     alike at every width -- has slope exactly -1 up to O(1/m): the slope of its log against log m,
-    fitted with a level per trial (`width_slope_interval`, paired), is tested against -1 by a
-    two-sided t-test at level ``LAZY_ALPHA`` (two one-sided decisions at ``LAZY_ALPHA / 2``: the
-    interval's ends on either side of -1).  The max over all m neurons (the spec's statistic) is
+    fitted per trial (each trial its own slope over the widths), and the mean of the trials'
+    slopes is tested against -1 by a two-sided one-sample t-test (``instances - 1`` degrees of
+    freedom, `per_trial_width_slope_interval`) at level ``LAZY_ALPHA`` (two one-sided decisions at
+    ``LAZY_ALPHA / 2``: the interval's ends on either side of -1); the trials are independent, so
+    the test assumes nothing about the errors within a trial (the max of many movements is skewed
+    and its errors are correlated across widths).  The max over all m neurons (the spec's statistic) is
     recorded with its slope: it falls more slowly, because the extreme over more neurons grows
     with ``B_emp`` (``~ sigma sqrt(2 log(m n))``, its slope recorded too): the paper's B is
     independent of m, a union bound over the m neurons makes it grow like ``sqrt(log m)``.  Control
@@ -346,8 +359,9 @@ def test_lazy_regime_scaling(tc):
     window = (widths[0], widths[-1])
     tc.conclusion.slope("rms movement slope in [-1.15, -0.85]", widths, rms, window=window,
                         at_least=-1.15, at_most=-0.85)
-    fit = width_slope_interval(fixed, 1 - LAZY_ALPHA, paired=True)
+    fit = per_trial_width_slope_interval(fixed, 1 - LAZY_ALPHA)
     tc.record("fixed_neurons_max_movement_slope", fit)
+    tc.record("fixed_neurons_max_movement_t_statistic", (fit["slope"] + 1.0) / fit["stderr"])
     tc.conclusion.at_least(MAX_MOVEMENT_BELOW, fit["upper"], -1.0)
     tc.conclusion.at_most(MAX_MOVEMENT_ABOVE, fit["lower"], -1.0)
     tc.conclusion.slope("kernel drift slope at most -1.5", widths, drift, window=window, at_most=-1.5)
