@@ -26,7 +26,10 @@ by 10^8: a second mode with rate alpha_2 > alpha and initial weight w_0 relative
 biases the fitted slope by the relative amount (alpha_2/alpha - 1) w_0 e^{-2 eta (alpha_2 - alpha) t},
 at most w_0 / (e D ln 10) = 2% of w_0 after D = 8 decades of the slowest mode (the maximum over
 alpha_2), against the 5% tolerance."""
-EVERY_WINDOW = "every 100-step window contracts the excess loss by 0.9 (log10 factor <= log10 0.9)"
+#: a window's log-contraction must reach this fraction of the rate the start predicts
+RATE_FRACTION = 0.5
+EVERY_WINDOW = ("every 100-step window contracts the excess loss at half the predicted rate "
+                "(log10 factor <= 100 log10(1 - eta alpha_loc))")
 RUN_DECREASE = "excess loss falls by 10^6 over the run (log10 decrease <= -6)"
 
 
@@ -46,7 +49,7 @@ RUN_DECREASE = "excess loss falls by 10^6 over the run (log10 decrease <= -6)"
                         "of the iteration",
             constants={"eta_factor": 4.0}),
     },
-    constants={"contraction": 0.9, "window": 100, "decrease": 1e-6},
+    constants={"rate_fraction": RATE_FRACTION, "window": 100, "decrease": 1e-6},
     calibration=[
         "The spec's criterion (a single log-linear fit over 600 steps, slope < -0.005, R^2 > 0.99, "
         "excess < 1e-12 by T = 1000) held on the default seed but failed on seeds 1, 2, 3 (R^2 = 0.96 "
@@ -58,6 +61,13 @@ RUN_DECREASE = "excess loss falls by 10^6 over the run (log10 decrease <= -6)"
         "steps).  Replaced by eta = 4/beta: min_R mu_max over 200 Haar R was 0.52-0.77 and beta "
         "0.75-0.80 on seeds 0-19, so 2/eta = 0.37-0.40; at eta = 2.5/beta seeds 0, 7 still converged.",
         "T = 3000 fell only 10^4.83 on unseen seed 630279474 (a slow instance); T now follows the rate.",
+        "The window contraction 0.9 per 100 steps failed on the unseen seed 168935953 (sweep of "
+        "2026-11-28 d): alpha_loc at the start 1.3e-4, a slow instance whose worst window contracted "
+        "by 10^-0.0110, the predicted 2 x 100 log10(1 - alpha_loc) = -0.0113; a fixed factor is no "
+        "consequence of the theorem (its rate is the instance's).  The window bound now follows the "
+        "start's predicted rate, RATE_FRACTION = 1/2 of it (a slack for alpha_loc along the path, "
+        "not fitted): over the 29 seeds of 955297912-955297931, 168935948-168935955 and 19000 the "
+        "worst window reached 0.97-1.52 of the predicted rate.",
         Calibrated(decision=RUN_DECREASE, threshold=-6.0, calibration_seeds="7000-7009",
                    validation_seeds="8000-8008",
                    how="threshold unchanged; T = max(3000, steps for the start's (1 - eta alpha_loc)^{2t} to "
@@ -78,9 +88,12 @@ def test_geometric_rate(tc):
     T is too short for the slow instances of the family: the calibration record).  The
     population oracle isolates the optimization term of Theorem 2 (its statistical term is
     the floor of `thm2.statistical_floor`).  Geometric decrease e_t <= C rho^t e_0 is tested
-    as a uniform contraction: every window of 100 steps (while the excess is above the
-    round-off floor EXCESS_FLOOR) multiplies L - k sigma^2 by at most 0.9, and the excess
-    falls by at least 10^6 over the run.  Several normal modes decay at different rates, so a
+    as a uniform contraction at the start's predicted rate: every window of 100 steps (while
+    the excess is above the round-off floor EXCESS_FLOOR) multiplies L - k sigma^2 by at most
+    (1 - eta alpha_loc)^{100}, half the log-rate (1 - eta alpha_loc)^{200} of the slowest
+    normal mode at eta = 1 (RATE_FRACTION: the slack for alpha_loc moving along the path; the
+    control is judged against the claim's prediction), and the excess falls by at least 10^6
+    over the run.  Several normal modes decay at different rates, so a
     single log-linear fit is not a shape this instance family fixes; the window contraction
     is.  A3 is not needed with the population oracle (it governs the finite-n gradient
     approximation only): A1, A2 recorded.  Divergence is recorded, not raised: the excess at T
@@ -90,11 +103,12 @@ def test_geometric_rate(tc):
     every sampled point of M: the preconditioned step is stable at theta_R only if
     eta < 2/mu_max(R), and eta = 4/beta gives 2/eta = beta/2, below min_R mu_max.
     """
+    claim_run = tc.use(population_oracle_run, etas=(1.0,), track=False, decades=DECREASE_DECADES)
     if tc.control == "unstable_step":
         _, beta = tc.use(uniform_constants, lam=0.25)
         run = tc.use(population_oracle_run, etas=(4.0 / beta,), track=False)
     else:
-        run = tc.use(population_oracle_run, etas=(1.0,), track=False, decades=DECREASE_DECADES)
+        run = claim_run
         tc.record("alpha_loc at the start", run["alpha_start"])
     record_assumptions(tc, run["problem"], a3=False)
     tc.record("run length (steps)", len(run["t"]) - 1)
@@ -102,7 +116,9 @@ def test_geometric_rate(tc):
     tc.record("diverged at step", int(run["diverged_at"][0]))
     factors = window_log_contractions(log_excess, tc.sizes["window"], np.log(EXCESS_FLOOR)) / np.log(10.0)
     tc.record("worst 100-step contraction (log10 factor)", float(factors.max()))
-    tc.conclusion.at_most(EVERY_WINDOW, factors, np.log10(0.9))
+    predicted = 2 * tc.sizes["window"] * np.log10(1.0 - claim_run["alpha_start"])    # eta = 1
+    tc.record("predicted window log10 contraction 2 window log10(1 - eta alpha_loc)", predicted)
+    tc.conclusion.at_most(EVERY_WINDOW, factors, RATE_FRACTION * predicted)
     settled = settled_values(run["log_excess"], run["diverged_at"])[0]    # finite: a diverged run's peak
     tc.conclusion.at_most(RUN_DECREASE, (settled - log_excess[0]) / np.log(10.0), -6.0)
     tc.curve("excess", "L(theta_t) - k sigma^2", t, excess, yscale="log")
