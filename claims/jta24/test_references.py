@@ -160,7 +160,13 @@ POLISHED_HOW = ("from the mathematics (the forward error of the multiplier sum, 
                  "(for p <= 2 all below 1e-14): the round-off of the multiplier sum amplified by "
                  "(grad psi)^-1 near 0, which the floor bounds (1.7e-8 there).",
                  Calibrated(decision=POLISHED, threshold="tc.tol('iterative') + the margins' round-off floor",
-                            calibration_seeds="14000-14049", validation_seeds="14100-14149", how=POLISHED_HOW)],
+                            calibration_seeds="14000-14049", validation_seeds="14100-14149", how=POLISHED_HOW),
+                 "OPEN (lead, 2026-11-28 d): on a third block, 18200-18249 (run to validate the norm-form "
+                 "decision, which passed 50 of 50, least margin 0.83), the polished decision failed on 1 of "
+                 "50: seed 18218, a p = 4 certificate with residual 2.36e-9 against its floor 1.41e-9 plus "
+                 "tc.tol('iterative'); the first-order floor is not an upper bound of the polish's error, "
+                 "and the table's row is that block's (1 failure).  The unseen sweep 168935948-168935967 "
+                 "also failed the norm-form decision on 168935957 under the old tolerance (fixed above)."],
     sizes={"quick": dict(SIZES["quick"]), "full": dict(SIZES["full"])},
 )
 def test_certificate(tc):
