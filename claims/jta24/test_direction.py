@@ -245,7 +245,14 @@ WRONG_TOKENS = Control("reference", breaks=["q = p curve decays from K/2 to K"],
     controls={"wrong_tokens": WRONG_TOKENS},
     sizes={"quick": SHARED_SIZES["quick"], "full": SHARED_SIZES["full"]},
     calibration=["the thresholds were first 0.6 / 0.7, chosen on seeds 1, 2 with 5 instances (not "
-                 "held out); replaced by the calibrated DECAY_RATIO / LEVEL_RATIO", *BREGMAN_CALIBRATION],
+                 "held out); replaced by the calibrated DECAY_RATIO / LEVEL_RATIO", *BREGMAN_CALIBRATION,
+                 "OPEN (unseen sweep 168935948-168935967, 2026-11-28 d): the level decision failed on "
+                 "168935963, far wrong q median ratio 0.673 against LEVEL_RATIO 0.71 (one p): the "
+                 "'mean - 5 sd' rule assumed a normal lower tail that the calibration block already "
+                 "contradicted (least 0.716); at the quick tier's K the far q's divergence can still "
+                 "fall by a third over the second half, so 'levels off' holds at a rate, not on every "
+                 "seed.  Needs a redesign (a rate over instances, or a threshold from the decay "
+                 "criterion) with fresh blocks."],
 )
 def test_synthetic_bregman_curves(tc):
     r"""Mean over instances of D^(q)_k for every (q, p), q, p in {1.5, 1.75, 2, 3}, drawn per p
