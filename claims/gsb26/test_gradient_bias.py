@@ -216,8 +216,7 @@ def test_regularizer_gradient_bias(tc):
     Monte Carlo mean of Sigma_hat - Sigma within 4.5 standard errors (36 entries).
     Pass: every V-block coordinate within z_max Monte Carlo standard errors of the exact
     formula, z_max the two-sided Bonferroni bound at level V_BLOCK_LEVEL = 1e-4 over the
-    coordinates (12 x 5 n on the quick tier: z_max = 4.79; it was 4, a false alarm rate of
-    3.8e-3 over the budget), the V-block bias
+    coordinates (12 x 5 n on the quick tier), the V-block bias
     falls like 1/n (exact), and, on the K block (debiased over 10 groups): n ||K-block bias||
     varies by less than a factor 2 over n >= 40 (the spec's criterion, there over n >= 20) and
     the paper's ||bias||^2 = O(1/n) as a shape, log-log slope of ||K-block bias||^2 over n in

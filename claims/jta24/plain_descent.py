@@ -174,7 +174,7 @@ def late_run(tc, bad_reference: bool, summed: bool = False):
         refs = np.stack([lowest_token_svm(data, k, pv)[1] for k, pv in zip(inst, p)])
     return dict(t=runs["t"][1:], W=runs["W"][1:, use], r=runs["r"][1:, use], p=p, eta=float(runs["eta"]),
                 alpha=runs["alpha"][use], refs=refs, inst=inst, data=data, W_tenth=runs["W"][0, use],
-                r_tenth=runs["r"][0, use], aligned=aligned[aligned] if summed else aligned)
+                r_tenth=runs["r"][0, use], aligned=aligned[np.isin(local, use)])
 
 
 def _aligned(model, W, W_mm, p) -> np.ndarray:

@@ -106,8 +106,8 @@ def test_lp_direction(tc):
     * in the cone it grows at the rate of the step: on the runs meeting the hypotheses (alpha
       locally optimal and stable over the last 30% of steps; their number is a precondition,
       >= half of the runs) ||W(K)||_p >= 1.2 ||W(K/2)||_p, binomial at GROWTH_P0 = 0.9 (a run
-      whose iterate leaves the cone between K/2 and K grows less, at a rate near 1e-3 per
-      run: the calibration record).  Normalized MD moves the dual iterate
+      whose iterate leaves the cone between K/2 and K grows less; its rate is in the
+      calibration record).  Normalized MD moves the dual iterate
       by eta G/||G||_q per step; once the gradient is aligned with grad psi(W) (inside the cone)
       ||W||_p^(p-1) grows by about eta per step, so the ratio tends to 2^(1/(p-1)) >= 1.41 for
       p <= 3; 1.2 leaves room for the offset ||W(0)||_p.  Outside the cone (tokens still

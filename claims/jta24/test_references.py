@@ -166,7 +166,8 @@ POLISHED_HOW = ("from the mathematics (the forward error of the multiplier sum, 
                  "50: seed 18218, a p = 4 certificate with residual 2.36e-9 against its floor 1.41e-9 plus "
                  "tc.tol('iterative'); the first-order floor is not an upper bound of the polish's error, "
                  "and the table's row is that block's (1 failure).  The unseen sweep 168935948-168935967 "
-                 "also failed the norm-form decision on 168935957 under the old tolerance (fixed above)."],
+                 "also failed the norm-form decision on 168935957 under the old tolerance (1.9e-10 on a p = 4 "
+                 "certificate whose round-off floor was 5.6e-10; judged per certificate since, above)."],
     sizes={"quick": dict(SIZES["quick"]), "full": dict(SIZES["full"])},
 )
 def test_certificate(tc):
@@ -190,8 +191,7 @@ def test_certificate(tc):
     solver's normalization is checked on its own: in the norm form the multipliers sum to
     ||W_mm||_p (strong duality with ||S||_q = 1), relative, per certificate within the polish's
     accuracy tc.tol("iterative") plus the same round-off floor (the sum of the multipliers is
-    the duality gap's other side, and the unseen seed 168935957 put it at 1.9e-10 on a p = 4
-    certificate whose floor was 5.6e-10).  Precondition:
+    the duality gap's other side, rounded alike).  Precondition:
     d^2 >= n(T-1) (generic feasibility).  Controls: a feasible non-optimal W (gap and stationarity
     fail) and the solution of another p (stationarity fails).
     """

@@ -282,8 +282,8 @@ def test_example1_assumptions(tc):
     are centred, nT ||mean token||^2 / mean ||x||^2 <= 3 in every trial (the statistic is
     chi^2_d / d under the hypothesis, whose 0.9999 quantile is below 3 for d >= 32).
 
-    Conclusions, for the grid of d (``instances`` data sets each, more than the paper-wide K = 5:
-    a mean over 5 left the ordering of neighbouring d to chance on about one seed in 30):
+    Conclusions, for the grid of d (``instances`` data sets each, more than the paper-wide K = 5,
+    whose mean leaves the ordering of neighbouring d to chance: the calibration record):
     (b) the mean over trials of rho_perp = max |<x, x'>| / min ||x||^2 decreases in d
         and is <= 0.25 at the largest d (the spec's threshold);
     (c) the O(sqrt(log(nT)/d)) shape: the least-squares slope of log mean rho_perp against
