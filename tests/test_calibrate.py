@@ -63,8 +63,81 @@ def test_normal_model_is_rejected_or_absent_where_it_does_not_apply():
     assert cal.normal_tail(skewed)["model"] == "rejected"
     assert cal.normal_tail(np.ones(30))["model"] == "no spread"
     assert cal.normal_tail([1.0, 2.0, 3.0])["model"] == "too few"
-    row = cal.decision_row("d", list(skewed), [True] * 200)
+    row = cal.decision_row("d", list(skewed), [True] * 200)  # no kind: no log-ratio model
     assert row["bound_from"] == "clopper-pearson" and row["bound"] == cal.clopper_pearson_upper(0, 200)
+
+
+def _log_normal_margins(rng, size, mu=-3.0, sigma=0.5):
+    """at_most margins 1 - v / t of a log-normal ratio v / t = exp(N(mu, sigma^2))."""
+    return 1.0 - np.exp(rng.normal(mu, sigma, size))
+
+
+def test_a_log_normal_ratio_is_modelled_on_its_log():
+    margins = _log_normal_margins(np.random.default_rng(21), 200)
+    assert cal.normal_tail(margins)["model"] == "rejected"
+    row = cal.decision_row("d", list(margins), [True] * 200, kind="at_most")
+    logged = cal.normal_tail(np.log(1.0 - margins) * -1.0)
+    assert row["bound_from"] == "log-normal tail" and row["model"] == "log-normal"
+    assert row["bound"] == pytest.approx(logged["tail_upper"]) and row["bound"] < 1e-4
+    # at_least: the ratio is 1 + m; skewed margins whose log is skewed too stay counted
+    gamma = 1.0 + np.random.default_rng(22).gamma(0.3, 1.0, 200)
+    assert cal.log_ratio_tail(gamma, "at_least")["model"] == "rejected"
+    assert cal.decision_row("d", list(gamma), [True] * 200, kind="at_least")["bound_from"] == \
+        "clopper-pearson"
+    assert cal.log_ratio_tail(margins, "slope") is None  # no ratio for this kind
+    assert cal.log_ratio_tail(np.append(margins, 1.0), "at_most") is None  # ratio 0
+
+
+def test_log_normal_tail_covers_the_true_rate():
+    """Over 300 samples of 30 log-normal ratios (log mean -1, sd 0.4), the 95% bound is below
+    the true rate P[ratio > 1] = Phi(-2.5) in at most about 5%."""
+    rng = np.random.default_rng(25)
+    truth = stats.norm.sf(2.5)
+    below = sum(cal.log_ratio_tail(_log_normal_margins(rng, 30, -1.0, 0.4), "at_most")["tail_upper"]
+                < truth for _ in range(300))
+    assert below <= 0.05 * 300 + 3 * np.sqrt(300 * 0.05 * 0.95)
+
+
+def _binomial_records(successes, trials, p=0.8, alpha=0.05):
+    return [dict(checks.binomial("b", np.arange(trials) < k, p=p, alpha=alpha).to_json(),
+                 role="conclusion") for k in successes]
+
+
+def test_pooled_trials_bounds_the_failure_rate_at_the_pooled_rate_lower_bound():
+    records = _binomial_records([58, 60, 59, 60] * 5, 60)
+    model = cal.pooled_trials(records)
+    low = 1 - cal.clopper_pearson_upper(3 * 5, 60 * 20)
+    c = checks._critical_count(60, 0.8, 0.05)
+    assert model["model"] == "pooled trials" and model["rate"] == pytest.approx(1 - 15 / 1200)
+    assert model["tail_upper"] == pytest.approx(stats.binom.cdf(c, 60, low))
+    passes = cal.pooled_trials(records, side="passes")  # a control that must fail the test
+    assert passes["tail_upper"] == pytest.approx(
+        stats.binom.sf(c, 60, cal.clopper_pearson_upper(1185, 1200)))
+    with pytest.raises(ValueError, match="side"):
+        cal.pooled_trials(records, side="misses")
+
+
+def test_pooled_trials_covers_the_true_failure_rate():
+    """Over 200 calibrations of 20 seeds x 20 trials at theta = 0.9 (test of P >= 0.8 at 5%),
+    the bound falls below the true failure rate in at most about 5%."""
+    rng = np.random.default_rng(23)
+    c = checks._critical_count(20, 0.8, 0.05)
+    truth = stats.binom.cdf(c, 20, 0.9)
+    below = sum(cal.pooled_trials(_binomial_records(rng.binomial(20, 0.9, 20), 20))["tail_upper"]
+                < truth for _ in range(200))
+    assert below <= 0.05 * 200 + 3 * np.sqrt(200 * 0.05 * 0.95)
+
+
+def test_over_dispersed_counts_reject_the_pooled_model_and_are_counted():
+    """Trials sharing an instance: a per-seed rate drawn from Beta(2, 0.2) (mean 0.91)."""
+    rng = np.random.default_rng(24)
+    counts = rng.binomial(40, rng.beta(2.0, 0.2, 50))
+    records = _binomial_records(counts, 40, p=0.5)
+    assert cal.pooled_trials(records)["model"] == "over-dispersed"
+    row = cal.decision_row("b", [1.0] * 50, [True] * 50, kind="binomial",
+                           pooled=cal.pooled_trials(records))
+    assert row["bound_from"] == "clopper-pearson" and row["model"] == "over-dispersed"
+    assert cal.pooled_trials(records[:5])["model"] == "too few"
 
 
 def test_decision_row_uses_the_tail_without_failures_and_counts_them_otherwise():

@@ -28,12 +28,30 @@ definitions are read with the current ones):
   checked against the numbers: a margin that differs between seeds contradicts it, and the
   decision is counted instead (``model: "lineage contradicted"``).  This covers structural
   hypotheses and closed-form identities; the seed enters every other decision.
-* the decision's ``bound``: 0 for a seed-independent decision; the smaller of the normal-tail
-  bound and the Clopper-Pearson bound where the tail model applies (``bound_from: "normal
-  tail"``); else the Clopper-Pearson bound.
+* a **binomial** decision (``checks.binomial``: ``k_i`` successes of ``n_i`` trials at seed ``i``,
+  rejected when ``k_i <= c_i``) is modelled through its trials, not its margin (the **pooled
+  trials** model, :func:`pooled_trials`): the trials of every seed are taken as one i.i.d.
+  Bernoulli(theta) sequence (each seed draws its instances alike, and the decision's own test
+  already takes a seed's trials as independent), so the pooled count bounds theta below by
+  Clopper-Pearson at :data:`CONFIDENCE` and the failure rate at a fresh seed by ``max_i
+  P[Bin(n_i, theta_low) <= c_i]``.  The model is checked by Pearson's dispersion test of the
+  per-seed counts (``chi2`` with ``m - 1`` degrees of freedom): counts more spread than a
+  binomial's (trials sharing an instance) reject it below :data:`NORMALITY_ALPHA` (``model:
+  "over-dispersed"``) and the decision is counted.
+* where the normal model is rejected (skewed margins), the **log-normal** model of the
+  compared ratio: for ``at_most`` and ``close`` the margin is ``1 - measured / threshold``, for
+  ``at_least`` ``measured / threshold - 1`` (:mod:`theorycheck.margins`), and errors, norms
+  and rates are often log-normal across seeds where they are skewed; so ``y = -log(1 - m)``
+  (``log(1 + m)`` for ``at_least``), positive exactly when the decision passes, is taken as
+  normal, with the same bound and the same Shapiro-Wilk check as the margins
+  (:func:`log_ratio_tail`).  One transform per kind, fixed in advance (no search over
+  transforms); it needs the ratio positive at every seed, and a rejected check leaves counting.
+* the decision's ``bound``: 0 for a seed-independent decision; the smaller of the model's bound
+  and the Clopper-Pearson bound where a model applies (``bound_from``: ``"pooled trials"``,
+  ``"normal tail"`` or ``"log-normal tail"``); else the Clopper-Pearson bound.
 
 A claim's false-failure ``bound`` is a union bound: the sum of the bounds of its modelled
-decisions (normal tail or seed-independent), plus -- when any decision is bounded by counting,
+decisions (seed-independent, pooled trials, normal or log-normal tail), plus -- when any decision is bounded by counting,
 or the claim failed at some seed (a failing decision or an error) -- the Clopper-Pearson bound of the claim's own
 failure count (one count covers every decision without a tail model); or that count's bound
 alone where it is smaller (it covers every way the claim can fail).  A control
@@ -77,12 +95,14 @@ from .margins import record_margin
 __all__ = ["CLAIM_BUDGET", "CONTROL_BUDGET", "CONFIDENCE", "clopper_pearson_upper",
            "normal_tail", "decision_row", "claim_row", "control_row", "calibrate_rows",
            "merge_table", "load_table", "write_table", "write_page", "table_markdown", "format_seeds",
-           "attach_bounds", "bound_text", "calibrated_seeds", "SPENT_SEEDS", "check_unspent"]
+           "attach_bounds", "bound_text", "calibrated_seeds", "SPENT_SEEDS", "check_unspent",
+           "log_ratio_tail", "pooled_trials"]
 
 CLAIM_BUDGET = 3e-4
 CONTROL_BUDGET = 1e-2
 CONFIDENCE = 0.95
-#: below this Shapiro-Wilk p-value the normal model of the margins is rejected
+#: below this p-value a tail model is rejected (Shapiro-Wilk of the margins for the normal
+#: model, Pearson's dispersion test of the counts for the pooled trials)
 NORMALITY_ALPHA = 0.01
 MIN_TAIL_SAMPLES = 10
 TABLE_VERSION = 1
@@ -150,6 +170,68 @@ def normal_tail(margins: Sequence[float]) -> dict:
     return out
 
 
+#: the sign of the log of the compared ratio ``1 + sign * margin`` (module docstring)
+_RATIO_SIGN = {"at_most": -1.0, "close": -1.0, "at_least": 1.0}
+
+
+def log_ratio_tail(margins: Sequence[float], kind: str | None) -> dict | None:
+    """:func:`normal_tail` of ``y = sign * log(1 + sign * margin)``, the log of the compared
+    ratio (``sign`` -1 for ``at_most`` and ``close``, +1 for ``at_least``): ``y >= 0`` exactly
+    when the margin is.  ``None`` for another kind or where a ratio is not positive."""
+    sign = _RATIO_SIGN.get(kind)
+    ratio = 1.0 + sign * np.asarray(margins, dtype=float) if sign is not None else None
+    if ratio is None or not np.all(ratio > 0):
+        return None
+    return normal_tail(sign * np.log(ratio))
+
+
+def _binomial_counts(records: Sequence[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per seed: the successes, the trials and the largest count the test rejects."""
+    from .checks import _critical_count
+
+    k = np.array([d["detail"]["successes"] for d in records])
+    n = np.array([d["detail"]["trials"] for d in records])
+    c = np.array([_critical_count(int(d["detail"]["trials"]), float(d["reference"]),
+                                  float(d["tolerance"]["alpha"])) for d in records])
+    return k, n, c
+
+
+def pooled_trials(records: Sequence[dict], side: str = "fails") -> dict:
+    """The pooled-trials model of a binomial decision recorded once per seed (module
+    docstring): ``{"rate": S / T, "dispersion_p", "tail_upper", "model"}``.
+
+    ``side="fails"``: ``tail_upper`` bounds the probability that the decision fails at a fresh
+    seed, ``max_i P[Bin(n_i, theta_low) <= c_i]`` with ``theta_low`` the one-sided
+    Clopper-Pearson lower bound of the pooled success rate; ``side="passes"`` (a control that
+    must fail it): ``max_i P[Bin(n_i, theta_high) > c_i]``.  ``model`` is ``"pooled trials"``,
+    or ``"over-dispersed"`` when Pearson's dispersion statistic ``sum_i (k_i - n_i theta)^2 /
+    (n_i theta (1 - theta))`` exceeds its ``chi2(m - 1)`` quantile at :data:`NORMALITY_ALPHA`
+    (then ``tail_upper`` is ``None``), or ``"too few"`` below :data:`MIN_TAIL_SAMPLES` seeds."""
+    if side not in ("fails", "passes"):
+        raise ValueError(f"side must be 'fails' or 'passes', not {side!r}")
+    k, n, c = _binomial_counts(records)
+    successes, trials = int(k.sum()), int(n.sum())
+    out = {"rate": successes / trials if trials else None, "dispersion_p": None,
+           "tail_upper": None, "model": "too few"}
+    if len(records) < MIN_TAIL_SAMPLES:
+        return out
+    theta = successes / trials
+    if 0.0 < theta < 1.0:
+        dispersion = float(np.sum((k - n * theta) ** 2 / (n * theta * (1.0 - theta))))
+        out["dispersion_p"] = float(stats.chi2.sf(dispersion, len(records) - 1))
+        if out["dispersion_p"] < NORMALITY_ALPHA:
+            out["model"] = "over-dispersed"
+            return out
+    if side == "fails":
+        low = 1.0 - clopper_pearson_upper(trials - successes, trials)
+        tail = np.where(c >= 0, stats.binom.cdf(c, n, low), 0.0)
+    else:
+        high = clopper_pearson_upper(successes, trials)
+        tail = stats.binom.sf(c, n, high)
+    out.update(tail_upper=float(tail.max()), model="pooled trials")
+    return out
+
+
 def _same_at_every_seed(margins: Sequence[float | None]) -> bool:
     """Whether the recorded margins are one value (``None`` included) at every seed."""
     if any(m is None for m in margins):
@@ -159,26 +241,46 @@ def _same_at_every_seed(margins: Sequence[float | None]) -> bool:
 
 def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bool], *,
                  role: str | None = None, kind: str | None = None,
-                 seed_independent: bool = False) -> dict:
+                 seed_independent: bool = False, pooled: dict | None = None) -> dict:
     """One decision's row over the seeds at which it was recorded (module docstring);
-    ``seed_independent``: its lineage says no seeded computation preceded it at any seed."""
+    ``seed_independent``: its lineage says no seeded computation preceded it at any seed;
+    ``pooled``: its :func:`pooled_trials` model (a binomial decision)."""
     runs, failures = len(passed), sum(not p for p in passed)
     counted = clopper_pearson_upper(failures, runs)
     finite = [m for m in margins if m is not None and math.isfinite(m)]
     tail = normal_tail(finite)
+    if pooled is not None:
+        tail["model"] = pooled["model"]
     if seed_independent and runs and not _same_at_every_seed(margins):
         tail["model"], seed_independent = "lineage contradicted", False
+    modelled = failures == 0 and len(finite) == runs
     if seed_independent and runs and failures == 0:
         tail["model"] = "seed-independent"
         bound, source = 0.0, "seed-independent"
-    elif failures == 0 and tail["model"] == "normal" and len(finite) == runs:
+    elif modelled and tail["model"] == "pooled trials":
+        tail["tail_upper"] = pooled["tail_upper"]
+        bound, source = min(pooled["tail_upper"], counted), "pooled trials"
+    elif modelled and tail["model"] == "normal":
         bound, source = min(tail["tail_upper"], counted), "normal tail"
+    elif modelled and tail["model"] == "rejected" and _log_normal(finite, kind):
+        logged = log_ratio_tail(finite, kind)
+        tail.update(model="log-normal", tail_upper=logged["tail_upper"])
+        bound, source = min(logged["tail_upper"], counted), "log-normal tail"
     else:
         bound, source = counted, "clopper-pearson"
     return {"name": name, "role": role, "kind": kind, "runs": runs, "failures": failures,
             "clopper_pearson": counted, **{f"margin_{k}": tail[k] for k in ("mean", "sd", "min")},
             **{k: tail[k] for k in ("sigmas", "tail", "tail_upper", "normality_p", "model")},
+            "pooled_rate": (pooled or {}).get("rate"),
+            "dispersion_p": (pooled or {}).get("dispersion_p"),
             "bound": bound, "bound_from": source}
+
+
+def _log_normal(margins: Sequence[float], kind: str | None) -> bool:
+    """Whether the log-ratio model of the margins (:func:`log_ratio_tail`) applies and passes
+    its normality check."""
+    logged = log_ratio_tail(margins, kind)
+    return logged is not None and logged["model"] == "normal"
 
 
 def _decided_before_any_computation(decision: dict) -> bool:
@@ -196,8 +298,15 @@ def _decision_rows(cases: list[dict], roles: tuple[str, ...]) -> list[dict]:
                 recorded.setdefault(d["name"], []).append(d)
     return [decision_row(name, [record_margin(d) for d in ds], [d["passed"] for d in ds],
                          role=ds[0].get("role"), kind=ds[0]["kind"],
-                         seed_independent=all(map(_decided_before_any_computation, ds)))
+                         seed_independent=all(map(_decided_before_any_computation, ds)),
+                         pooled=pooled_trials(ds) if _all_binomial(ds) else None)
             for name, ds in recorded.items()]
+
+
+def _all_binomial(decisions: Sequence[dict]) -> bool:
+    """Whether every recorded decision is a binomial test with its counts."""
+    return bool(decisions) and all(d["kind"] == "binomial" and "trials" in d.get("detail", {})
+                                   for d in decisions)
 
 
 def _combined(parts: list[dict], failures: int, runs: int) -> float:
@@ -253,6 +362,23 @@ def _all_seed_independent(cases: list[dict], names: Iterable[str] | None, role: 
     return bool(decided) and all(map(_decided_before_any_computation, decided))
 
 
+def _pooled_miss(cases: list[dict], breaks: Sequence[str]) -> dict | None:
+    """The pooled-trials model of a control's miss when every conclusion it breaks is a
+    binomial test recorded at every seed (else ``None``): the control misses only when all of
+    them pass, so the least of their pass bounds (``pooled_trials(side="passes")``) bounds the
+    miss; when no model is accepted, the first's (rejected) record."""
+    models = []
+    for name in breaks:
+        recorded = [d for c in cases for d in _of_role(c, [name], "conclusion")]
+        if len(recorded) != len(cases) or not _all_binomial(recorded):
+            return None
+        models.append(pooled_trials(recorded, side="passes"))
+    accepted = [m for m in models if m["model"] == "pooled trials"]
+    if accepted:
+        return min(accepted, key=lambda m: m["tail_upper"])
+    return models[0] if models else None
+
+
 def control_row(cid: str, name: str, kind: str, breaks: Sequence[str], cases: list[dict],
                 seeds: list[int]) -> dict:
     """The miss row of control ``name`` (of kind ``kind``, breaking ``breaks``) of claim ``cid``
@@ -262,7 +388,8 @@ def control_row(cid: str, name: str, kind: str, breaks: Sequence[str], cases: li
     declared = [c["outcome"] == "failed_as_expected" for c in cases]
     parts = [decision_row("fails as declared", [_negated_least(c, breaks, "conclusion")
                                                 for c in cases], declared, role="control",
-                          seed_independent=_all_seed_independent(cases, breaks, "conclusion"))]
+                          seed_independent=_all_seed_independent(cases, breaks, "conclusion"),
+                          pooled=_pooled_miss(cases, breaks))]
     if kind == "hypothesis":
         parts.append(decision_row("violates a hypothesis",
                                   [_negated_least(c, None, "precondition") for c in cases],
@@ -349,7 +476,8 @@ def _sci(value: float | None) -> str:
 def table_markdown(tables: list[dict]) -> str:
     """The generated page of the calibration tables (one section per tier): a row per claim and
     per control with its seeds, failures or misses, bound, budget, weakest part and the parts
-    whose margins failed the normality check (bounded by counting instead)."""
+    whose margins failed the normality check (the log-normal model or counting instead) or whose
+    counts failed the dispersion check (counted instead)."""
     from .report.render import _md_cell as cell
 
     lines = ["# Calibration", "",
@@ -364,14 +492,15 @@ def table_markdown(tables: list[dict]) -> str:
                   f"Budget: claim false failure <= {_sci(budget.get('claim'))}, control miss <= "
                   f"{_sci(budget.get('control'))}.", "",
                   "| claim / control | seeds | runs | failed / missed | bound | from | within budget "
-                  "| weakest part | normal model rejected for |",
+                  "| weakest part | normal or binomial model rejected for |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for cid, entry in table["claims"].items():
             for row in (entry["claim"], *entry["controls"].values()):
                 who = f"`{cid}`" if row["control"] is None else f"&nbsp;&nbsp;control `{row['control']}`"
                 weakest = next((p for p in row["decisions"] if p["name"] == row["weakest"]), None)
                 source = weakest["bound_from"] if weakest else "-"
-                rejected = [p["name"] for p in row["decisions"] if p["model"] == "rejected"]
+                rejected = [p["name"] for p in row["decisions"]
+                            if p["model"] in ("rejected", "log-normal", "over-dispersed")]
                 lines.append(f"| {who} | {row['seeds']} | {row['runs']} | {row['failures']} | "
                              f"{_sci(row['bound'])} | {source} | "
                              f"{'yes' if row['within_budget'] else '**no**'} | "
