@@ -88,6 +88,24 @@ def test_a_log_normal_ratio_is_modelled_on_its_log():
     assert cal.log_ratio_tail(np.append(margins, 1.0), "at_most") is None  # ratio 0
 
 
+def test_a_control_breaking_one_ratio_conclusion_is_modelled_on_the_ratio_it_breaks():
+    """The control's conclusion at_most(v, 1) fails with v log-normal above 1: its miss (v <= 1)
+    is modelled on log v."""
+    ratios = np.exp(np.random.default_rng(26).normal(1.5, 0.4, 200))
+    runs = []
+    for v in ratios:
+        broken = dict(checks.at_most("a", v, 1.0).to_json(), role="conclusion")
+        control = {"outcome": "failed_as_expected", "decisions": [broken],
+                   "failed_preconditions": [], "name": "wrong", "kind": "reference", "breaks": ["a"]}
+        claim_case = dict(_case("passed", {"a": 1.0}), id="toy.thm1.x", controls=[control])
+        runs.append({"claims": [claim_case]})
+    row = cal.calibrate_rows(runs, list(range(1000, 1200)))["toy.thm1.x"]["controls"]["wrong"]
+    (declared,) = row["decisions"]
+    assert cal.normal_tail([1.0 - v for v in ratios])["model"] == "rejected"
+    assert declared["bound_from"] == "log-normal tail" and declared["kind"] == "at_most"
+    assert declared["bound"] == pytest.approx(cal.normal_tail(np.log(ratios))["tail_upper"])
+
+
 def test_log_normal_tail_covers_the_true_rate():
     """Over 300 samples of 30 log-normal ratios (log mean -1, sd 0.4), the 95% bound is below
     the true rate P[ratio > 1] = Phi(-2.5) in at most about 5%."""

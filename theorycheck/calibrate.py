@@ -174,15 +174,21 @@ def normal_tail(margins: Sequence[float]) -> dict:
 _RATIO_SIGN = {"at_most": -1.0, "close": -1.0, "at_least": 1.0}
 
 
-def log_ratio_tail(margins: Sequence[float], kind: str | None) -> dict | None:
+def log_ratio_tail(margins: Sequence[float], kind: str | None, negated: bool = False) -> dict | None:
     """:func:`normal_tail` of ``y = sign * log(1 + sign * margin)``, the log of the compared
     ratio (``sign`` -1 for ``at_most`` and ``close``, +1 for ``at_least``): ``y >= 0`` exactly
-    when the margin is.  ``None`` for another kind or where a ratio is not positive."""
+    when the margin is.  ``negated``: the margins are those of a decision of ``kind`` negated
+    (a control's "fails as declared" of the one conclusion it breaks), modelled as ``-y``.
+    ``None`` for another kind or where a ratio is not positive."""
     sign = _RATIO_SIGN.get(kind)
-    ratio = 1.0 + sign * np.asarray(margins, dtype=float) if sign is not None else None
-    if ratio is None or not np.all(ratio > 0):
+    if sign is None:
         return None
-    return normal_tail(sign * np.log(ratio))
+    ratio = 1.0 - sign * np.asarray(margins, dtype=float) if negated else \
+        1.0 + sign * np.asarray(margins, dtype=float)
+    if not np.all(ratio > 0):
+        return None
+    y = sign * np.log(ratio)
+    return normal_tail(-y if negated else y)
 
 
 def _binomial_counts(records: Sequence[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -241,10 +247,12 @@ def _same_at_every_seed(margins: Sequence[float | None]) -> bool:
 
 def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bool], *,
                  role: str | None = None, kind: str | None = None,
-                 seed_independent: bool = False, pooled: dict | None = None) -> dict:
+                 seed_independent: bool = False, pooled: dict | None = None,
+                 negated: bool = False) -> dict:
     """One decision's row over the seeds at which it was recorded (module docstring);
     ``seed_independent``: its lineage says no seeded computation preceded it at any seed;
-    ``pooled``: its :func:`pooled_trials` model (a binomial decision)."""
+    ``pooled``: its :func:`pooled_trials` model (a binomial decision); ``negated``: the margins
+    are a decision of ``kind``'s negated (:func:`log_ratio_tail`)."""
     runs, failures = len(passed), sum(not p for p in passed)
     counted = clopper_pearson_upper(failures, runs)
     finite = [m for m in margins if m is not None and math.isfinite(m)]
@@ -262,8 +270,8 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
         bound, source = min(pooled["tail_upper"], counted), "pooled trials"
     elif modelled and tail["model"] == "normal":
         bound, source = min(tail["tail_upper"], counted), "normal tail"
-    elif modelled and tail["model"] == "rejected" and _log_normal(finite, kind):
-        logged = log_ratio_tail(finite, kind)
+    elif modelled and tail["model"] == "rejected" and _log_normal(finite, kind, negated):
+        logged = log_ratio_tail(finite, kind, negated)
         tail.update(model="log-normal", tail_upper=logged["tail_upper"])
         bound, source = min(logged["tail_upper"], counted), "log-normal tail"
     else:
@@ -276,10 +284,10 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
             "bound": bound, "bound_from": source}
 
 
-def _log_normal(margins: Sequence[float], kind: str | None) -> bool:
+def _log_normal(margins: Sequence[float], kind: str | None, negated: bool) -> bool:
     """Whether the log-ratio model of the margins (:func:`log_ratio_tail`) applies and passes
     its normality check."""
-    logged = log_ratio_tail(margins, kind)
+    logged = log_ratio_tail(margins, kind, negated)
     return logged is not None and logged["model"] == "normal"
 
 
@@ -362,6 +370,12 @@ def _all_seed_independent(cases: list[dict], names: Iterable[str] | None, role: 
     return bool(decided) and all(map(_decided_before_any_computation, decided))
 
 
+def _broken_kind(cases: list[dict], breaks: Sequence[str]) -> str | None:
+    """The kind of the one conclusion a control breaks, when it is one kind at every seed."""
+    kinds = {d["kind"] for c in cases for d in _of_role(c, breaks, "conclusion")}
+    return kinds.pop() if len(breaks) == 1 and len(kinds) == 1 else None
+
+
 def _pooled_miss(cases: list[dict], breaks: Sequence[str]) -> dict | None:
     """The pooled-trials model of a control's miss when every conclusion it breaks is a
     binomial test recorded at every seed (else ``None``): the control misses only when all of
@@ -389,7 +403,8 @@ def control_row(cid: str, name: str, kind: str, breaks: Sequence[str], cases: li
     parts = [decision_row("fails as declared", [_negated_least(c, breaks, "conclusion")
                                                 for c in cases], declared, role="control",
                           seed_independent=_all_seed_independent(cases, breaks, "conclusion"),
-                          pooled=_pooled_miss(cases, breaks))]
+                          pooled=_pooled_miss(cases, breaks),
+                          kind=_broken_kind(cases, breaks), negated=True)]
     if kind == "hypothesis":
         parts.append(decision_row("violates a hypothesis",
                                   [_negated_least(c, None, "precondition") for c in cases],
