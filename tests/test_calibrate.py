@@ -255,6 +255,26 @@ def test_a_decision_made_before_any_computation_is_seed_independent():
     assert row["bound"] < cal.clopper_pearson_upper(0, 50)
 
 
+@pytest.mark.parametrize("computed_before, bound_from", [(0, "seed-independent"),
+                                                         (2, "clopper-pearson")])
+def test_a_hypothesis_control_violating_a_configuration_fact_cannot_miss(computed_before, bound_from):
+    """The control's failed precondition decided before any computation at every seed: it
+    violates the hypothesis whatever the draws (another, seeded precondition varies)."""
+    rng = np.random.default_rng(13)
+    runs = []
+    for _ in range(50):
+        decisions = [_structural("n1 >= s0", -0.5, computed_before),
+                     _structural("sigma_min > 0", rng.normal(3.0, 1.0), computed_before=4)]
+        control = {"outcome": "failed_as_expected", "decisions": decisions,
+                   "failed_preconditions": ["n1 >= s0"], "name": "narrow", "kind": "hypothesis",
+                   "breaks": []}
+        runs.append({"claims": [dict(_case("passed", {"a": 1.0}), id="toy.thm1.x",
+                                     controls=[control])]})
+    row = cal.calibrate_rows(runs, list(range(1000, 1050)))["toy.thm1.x"]["controls"]["narrow"]
+    part = next(p for p in row["decisions"] if p["name"] == "violates a hypothesis")
+    assert part["bound_from"] == bound_from and part["margin_mean"] == pytest.approx(0.5)
+
+
 @pytest.mark.parametrize("computed_before, margins, model", [
     (0, [2.0] * 49 + [2.5], "lineage contradicted"),  # lineage says fixed, numbers differ
     (3, [2.0] * 50, "no spread"),                      # decided after a draw: counted

@@ -370,6 +370,19 @@ def _all_seed_independent(cases: list[dict], names: Iterable[str] | None, role: 
     return bool(decided) and all(map(_decided_before_any_computation, decided))
 
 
+def _violated_by_the_configuration(cases: list[dict]) -> list[str]:
+    """The preconditions a hypothesis control violates before any computation, at every seed:
+    decided before its case ran anything and failed at every seed (then the control violates
+    its hypothesis whatever the draws, and the part is seed-independent)."""
+    if not cases:
+        return []
+    names = [d["name"] for d in _of_role(cases[0], None, "precondition")]
+    return [name for name in names
+            if all((ds := _of_role(c, [name], "precondition"))
+                   and all(not d["passed"] and _decided_before_any_computation(d) for d in ds)
+                   for c in cases)]
+
+
 def _broken_kind(cases: list[dict], breaks: Sequence[str]) -> str | None:
     """The kind of the one conclusion a control breaks, when it is one kind at every seed."""
     kinds = {d["kind"] for c in cases for d in _of_role(c, breaks, "conclusion")}
@@ -406,12 +419,14 @@ def control_row(cid: str, name: str, kind: str, breaks: Sequence[str], cases: li
                           pooled=_pooled_miss(cases, breaks),
                           kind=_broken_kind(cases, breaks), negated=True)]
     if kind == "hypothesis":
+        structural = _violated_by_the_configuration(cases)
+        judged = structural or None
         parts.append(decision_row("violates a hypothesis",
-                                  [_negated_least(c, None, "precondition") for c in cases],
+                                  [_negated_least(c, judged, "precondition") for c in cases],
                                   [bool(c.get("failed_preconditions")) for c in cases],
                                   role="control",
-                                  seed_independent=_all_seed_independent(cases, None,
-                                                                         "precondition")))
+                                  seed_independent=bool(structural) or _all_seed_independent(
+                                      cases, None, "precondition")))
     else:
         parts += _decision_rows(cases, ("precondition",))
     misses = len(cases) - sum(declared)
