@@ -11,7 +11,9 @@ from claims.glls24.setup import (
     contraction_factor,
     first_time_below,
     predicted_steps,
+    regression_shape,
     relative_loss,
+    softmax_gd,
 )
 from theorycheck.checks import fit_slope
 
@@ -53,15 +55,27 @@ def convergence_measurements(run):
             "slope": np.array(slopes), "final": rel[-1]}
 
 
-def width_allows_positive_kernel(run):
+def width_allows_positive_kernel(m, n, d_in, d):
     r"""``d_in m / 2 >= n d``: at a symmetric initialization the paired neurons have opposite
     Jacobian columns, so ``rank H(0) <= d_in m / 2`` and a smaller width forces ``lambda = 0``."""
-    n, d_in = run["X"].shape[1:]
-    return d_in * run["m"] / 2 >= n * run["Y"].shape[2]
+    return d_in * m / 2 >= n * d
+
+
+def linear_convergence_runs(tc, configs):
+    """The `softmax_gd` runs of ``configs`` (the keyword arguments of each), after the
+    precondition "width allows lambda > 0" is decided on their configurations (the overrides,
+    else the tier's sizes of `softmax_gd`): a configuration fact, decided before any run so that
+    it is seed-independent."""
+    sizes = softmax_gd.sizes_of(tc.tier)
+    tc.precondition.holds("width allows lambda > 0 (d_in m / 2 >= n d)", [
+        width_allows_positive_kernel(c["m"], *regression_shape(sizes, n=c.get("n"), d_in=c.get("d_in"), d=c.get("d")))
+        for c in configs])
+    return [tc.use(softmax_gd, **c) for c in configs]
 
 
 def decide_linear_convergence(tc, runs):
-    """The decisions shared by Theorem 4.2 and Corollary 4.3 over a list of runs."""
+    """The decisions shared by Theorem 4.2 and Corollary 4.3 over a list of runs (after the
+    width's, `linear_convergence_runs`)."""
     ms = [convergence_measurements(r) for r in runs]
     cat = {k: np.concatenate([m[k] for m in ms]) for k in ms[0]}
     steps = len(runs[0]["t"]) - 1
@@ -75,7 +89,6 @@ def decide_linear_convergence(tc, runs):
     tc.precondition.at_least("lambda_min(H(0)) > 0", lam, 1e-8 * lam_max)
     tc.precondition.holds("initialization is symmetric (Def. 3.7)",
                           np.concatenate([r["symmetric"] for r in runs]))
-    tc.precondition.holds("width allows lambda > 0 (d_in m / 2 >= n d)", [width_allows_positive_kernel(r) for r in runs])
     tc.conclusion.at_most("loss within the contraction envelope", cat["envelope"], 0.0, margin=1e-9)
     censored_bound = np.where(cat["predicted"] <= steps, cat["predicted"], steps + 1)
     tc.record("trials_with_predicted_count_beyond_run", int(np.sum(cat["predicted"] > steps)))

@@ -76,6 +76,11 @@ def movement_bound(B, n, d, m, residual0, lam):
     return 4 * np.exp(3 * B) * np.sqrt(n * d) * residual0 / (m * lam)
 
 
+def regression_shape(sizes, *, n=None, d_in=None, d=None):
+    """``(n, d_in, d)`` of a regression run: each override where given, else the tier's size."""
+    return n or sizes["n"], d_in or sizes["d_in"], d or sizes["d"]
+
+
 def regression_instance(ctx, *, n, d_in, d, K, duplicate=False):
     """The training data of the regression claims (numpy X, Y), the same for every width:
     stream "data" of the paper scope (or of the case)."""
@@ -175,7 +180,7 @@ def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in
     from theorycheck.optim import GD
 
     s = run.sizes
-    n, d_in, d = n or s["n"], d_in or s["d_in"], d or s["d"]
+    n, d_in, d = regression_shape(s, n=n, d_in=d_in, d=d)
     K = instances or s["instances"]
     X, Y = regression_instance(run, n=n, d_in=d_in, d=d, K=K, duplicate=duplicate)
     X_test = unit_inputs(run.rng("test", n, d_in), K, s["n_test"], d_in)

@@ -9,6 +9,7 @@ from claims.glls24.convergence import (
     decide_linear_convergence,
     finite_prefix,
     induction_base_case,
+    linear_convergence_runs,
 )
 from claims.glls24.kernel import per_trial_width_slope_interval, width_slope_interval
 from claims.glls24.setup import (
@@ -109,13 +110,13 @@ def test_linear_convergence(tc):
     has an unspecified constant).  Control ``width_too_small`` violates it (m = 4, d_in = 2, n = 8,
     d = 2; spec instance)."""
     if tc.control == "width_too_small":
-        runs = [tc.use(softmax_gd, **SMALL_WIDTH, d=2)]
+        configs = [dict(SMALL_WIDTH, d=2)]
     else:
         c = LARGE_STEP if tc.control == "step_too_large" else 1.0
         dup = tc.control == "duplicate_inputs"
         cap = {"max_steps": ONE_DIM_CEILING} if tc.control is None else {}
-        runs = [tc.use(softmax_gd, m=m, c=c, duplicate=dup, **cap) for m in control_widths(tc)]
-    decide_linear_convergence(tc, runs)
+        configs = [dict(m=m, c=c, duplicate=dup, **cap) for m in control_widths(tc)]
+    decide_linear_convergence(tc, linear_convergence_runs(tc, configs))
 
 
 @claim("glls24.cor4_3.one_dim", source="Corollary 4.3",
@@ -170,14 +171,13 @@ def test_one_dim(tc):
     = 8, on `SMALL_WIDTH_TRIALS` trials); lambda = 0 makes their count infinite, so their runs last
     `ONE_DIM_CONTROL_STEPS`."""
     if tc.control == "width_too_small":
-        runs = [tc.use(softmax_gd, **SMALL_WIDTH, d=1, max_steps=ONE_DIM_CONTROL_STEPS, instances=SMALL_WIDTH_TRIALS)]
+        configs = [dict(SMALL_WIDTH, d=1, max_steps=ONE_DIM_CONTROL_STEPS, instances=SMALL_WIDTH_TRIALS)]
     else:
         dup = tc.control == "duplicate_inputs"
         ns = tc.sizes["ns"] if tc.control is None else tc.sizes["ns"][:1]
         cap = ONE_DIM_CEILING if tc.control is None else ONE_DIM_CONTROL_STEPS
-        runs = [tc.use(softmax_gd, m=tc.sizes["width"], n=n, d_in=2 * n, d=1, duplicate=dup, max_steps=cap)
-                for n in ns]
-    decide_linear_convergence(tc, runs)
+        configs = [dict(m=tc.sizes["width"], n=n, d_in=2 * n, d=1, duplicate=dup, max_steps=cap) for n in ns]
+    decide_linear_convergence(tc, linear_convergence_runs(tc, configs))
 
 
 @claim("glls24.lem5_3.induction", source="Lemma 5.3; Lemmas C.2-C.4; Definition A.2; Claim E.5",

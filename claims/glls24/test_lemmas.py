@@ -1,5 +1,6 @@
 """glls24: the elementary facts of Appendix A and the softmax perturbation bounds of Lemma B.1."""
 import numpy as np
+from scipy import stats
 
 from claims.glls24.lemmas import lemma_b1_ratios_chunked, preactivation_event, symbolic_facts
 from claims.glls24.setup import SIGMA, bounded_preactivation_level, initialization, regression_instance
@@ -151,9 +152,10 @@ def test_softmax_perturbation_bounds(tc):
     event and fail.  Parts 8, 9, 12 and 13 carry factors e^{2B} or more of slack (or sum
     cancelling terms) and keep no control of their own."""
     s = tc.sizes
+    radii = (LARGE_RADIUS,) if tc.control == "radius_exceeded" else RADII
+    tc.precondition.at_most("radius below 0.01", max(radii), 0.01)
     X, _ = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["instances"])
     Xt = tc.tensor(X)
-    radii = (LARGE_RADIUS,) if tc.control == "radius_exceeded" else RADII
     worst, displacement, event_excess = {}, 0.0, []
     for m in s["widths"]:
         if tc.control == "event_violated":   # a wider initialization of its own, B kept at sigma's B_delta
@@ -173,7 +175,6 @@ def test_softmax_perturbation_bounds(tc):
             for part, value in ratios.items():
                 worst[part] = max(worst.get(part, 0.0), float(value.max()))
     tc.record("worst_ratio_per_part", worst)
-    tc.precondition.at_most("radius below 0.01", max(radii), 0.01)
     tc.precondition.at_most("inputs in the unit ball", np.linalg.norm(X, axis=-1), 1.0, margin=tc.tol("exact"))
     tc.precondition.at_most("every neuron within R of W~ (per unit R)", displacement, 1.0, margin=tc.tol("exact"))
     tc.precondition.at_most("the event max |<w~_r, x_i>| <= B (excess over B)", event_excess, 0.0,
@@ -193,6 +194,15 @@ def part1_level(n, m):
     """Part 1's ``B_delta = sigma sqrt(2 log(2 n m / delta))`` (Gaussian tail and a union bound over
     the n m pre-activations), delta = `PART1_DELTA`."""
     return SIGMA * np.sqrt(2 * np.log(2 * n * m / PART1_DELTA))
+
+
+def width_free_level(C, n, d, delta):
+    r"""Def. 4.1's ``B = max{C sigma sqrt(log(nd/delta)), 1}`` (no m), the probability ``P_C = 2
+    Phi(-B/sigma)`` that one unit-norm pre-activation exceeds it, and the width ``m_C``: the
+    smallest power of two at which the union bound ``n m P_C`` reaches 2."""
+    B = max(C * SIGMA * np.sqrt(np.log(n * d / delta)), 1.0)
+    tail = 2 * stats.norm.sf(B / SIGMA)
+    return B, tail, int(2 ** np.ceil(np.log2(2 / (n * tail))))
 
 
 @discrepancy("glls24.def4_1.DISCREPANCY_bound_without_width", source="Definition 4.1; Lemma B.1 Part 1",
@@ -231,31 +241,26 @@ def test_bound_without_width(tc):
     delta and no counterexample exists).  Control: every C at ``m_C / 64``, where the union bound
     is below delta, on ``instances`` initializations of its own (a stream the claim does not draw):
     the precondition fails and the counterexample vanishes."""
-    from scipy import stats
-
     s = tc.sizes
     delta = 0.1
+    levels = {C: width_free_level(C, s["n"], s["d"], delta) for C in s["Cs"]}
+    tested = {C: m_C // NARROW_FACTOR if tc.control == "narrow_network" else m_C for C, (_, _, m_C) in levels.items()}
+    unions = [s["n"] * tested[C] * tail for C, (_, tail, _) in levels.items()]
+    tc.record("m_C", {str(C): m_C for C, (_, _, m_C) in levels.items()})
+    tc.record("union bound n m P(|<w, x>| > B) at the tested width", unions)
+    tc.precondition.at_least("union bound over the n m pre-activations exceeds delta", unions, delta)
     X, _ = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=1)
-    p_values, unions, frequencies, widths = [], [], {}, {}
-    for C in s["Cs"]:
-        B = max(C * SIGMA * np.sqrt(np.log(s["n"] * s["d"] / delta)), 1.0)
-        tail = 2 * stats.norm.sf(B / SIGMA)
-        m_C = int(2 ** np.ceil(np.log2(2 / (s["n"] * tail))))
-        widths[str(C)] = m_C
+    p_values, frequencies = [], {}
+    for C, (B, _, m_C) in levels.items():
         events = {m: preactivation_event(tc.rng("part 1", C, m), X[0], s["instances"], m, B)
                   for m in (m_C // NARROW_FACTOR, m_C // 8, m_C)}
         frequencies[str(C)] = {str(m): float(e.mean()) for m, e in events.items()}
-        m = m_C
-        event = events[m]
+        event = events[m_C]
         if tc.control == "narrow_network":   # fresh initializations at the narrow width
-            m = m_C // NARROW_FACTOR
-            event = preactivation_event(tc.rng("part 1", C, m, "narrow control"), X[0], s["instances"], m, B)
+            event = preactivation_event(tc.rng("part 1", C, tested[C], "narrow control"), X[0], s["instances"],
+                                        tested[C], B)
         p_values.append(stats.binomtest(int(event.sum()), s["instances"], 1 - delta, alternative="less").pvalue)
-        unions.append(s["n"] * m * tail)
-    tc.record("m_C", widths)
     tc.record("event_frequency by C and m", frequencies)
-    tc.record("union bound n m P(|<w, x>| > B) at the tested width", unions)
     tc.record("p_values", p_values)
     tc.precondition.at_most("inputs in the unit ball", np.linalg.norm(X, axis=-1), 1.0, margin=tc.tol("exact"))
-    tc.precondition.at_least("union bound over the n m pre-activations exceeds delta", unions, delta)
     tc.conclusion.at_most("the event fails more often than delta at every C", p_values, 0.05 / len(s["Cs"]))

@@ -81,6 +81,7 @@ def test_kernel_perturbation(tc):
     widths = tc.sizes["widths"]
     grow = tc.control == "radius_grows_with_width"
     radii = BEYOND_RADII if tc.control == "beyond_radius" else tuple(PERTURBATION_RADII)
+    tc.precondition.at_most("radius below 0.01", max(radii), 0.01)
     ratios, slopes, bound_ratio, random_ratio, displacement = {}, [], [], [], []
     for m in widths:
         r = tc.use(adversarial_kernel_change, m=m, radius_scale=float(np.sqrt(m / widths[0])) if grow else 1.0,
@@ -97,7 +98,6 @@ def test_kernel_perturbation(tc):
     tc.record("worst_change_per_radius", {str(m): v for m, v in ratios.items()})
     tc.record("random_direction_change_per_radius", random_ratio)
     tc.record("change_over_bound_max", float(np.max(bound_ratio)))
-    tc.precondition.at_most("radius below 0.01", max(radii), 0.01)
     tc.precondition.at_most("every neuron moves at most R (per unit R)", displacement, 1.0, margin=tc.tol("exact"))
     tc.conclusion.at_most("kernel change within R n d e^{10B}", np.ravel(bound_ratio), 1.0)
     tc.conclusion.at_least("change linear in R (slope >= 0.95)", slopes, 0.95)
