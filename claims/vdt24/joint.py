@@ -101,6 +101,10 @@ would give 0.57."""
 CONTROL_INSTANCES = 20
 """Instances of each control variant of the joint batch (rho = 0.5, no time factor, joint NGD)."""
 
+JOINT_START = 0.0
+"""The value of every coordinate of (u_0, W_0) in the joint runs: Eq. (13) and Condition 1 start
+from u_0 = 0, W_0 = 0."""
+
 
 JOINT_SIZES = {
     "quick": dict(DM_SIZES["quick"], steps=1500, checkpoints=[100, 300, 750, 1000, 1500],
@@ -255,8 +259,8 @@ def joint_runs(run, *, variant: str = EQ13.label) -> JointRun:
         "W_mm_inner": only_at(snapshots, lambda it: it.inner("W", W_mm)),
     }
     step = scheduled_step(TokenSelection(X, y), v)
-    traj = run_trajectory(step, {"u": torch.zeros_like(u_mm), "W": torch.zeros_like(W_mm)}, steps,
-                          metrics)
+    traj = run_trajectory(step, {"u": torch.full_like(u_mm, JOINT_START), "W": torch.full_like(W_mm, JOINT_START)},
+                          steps, metrics)
     return JointRun(variant=v, data=data, u_mm=u_mm.cpu().numpy(), W_mm_norm=frobenius_norm(W_mm).cpu().numpy(),
                     t=traj.t, W_final=traj.W,
                     **{name: traj[name] for name in metrics})
@@ -287,7 +291,11 @@ def only_at(steps: frozenset, metric):
 
 
 def run_of(tc, variant: Variant) -> JointRun:
-    return tc.use(joint_runs, variant=variant.label)
+    """The joint run of ``variant`` (`joint_runs`), with its instance diagnostics and its measured
+    start recorded (`record_instance_diagnostics`)."""
+    run = tc.use(joint_runs, variant=variant.label)
+    record_instance_diagnostics(tc, run)
+    return run
 
 
 def schedule(variant: Variant, steps: int) -> np.ndarray:
@@ -295,27 +303,30 @@ def schedule(variant: Variant, steps: int) -> np.ndarray:
     return variant.eta * (np.arange(steps) + 1.0) ** -variant.alpha
 
 
-def condition1(tc, run: JointRun) -> None:
-    r"""Condition 1 at the parameter level, as the paper states it (constants lost): zero
-    initialization u_0 = W_0 = 0, the optimal token has the larger norm (rho > 1), sufficient
-    overparameterization (the corrected d >= `lemma13.overparameterized_dimension` (n) where
-    the sizes meet it; at the spec's DM sizes, below it at both tiers, the reading d >=
-    `OVERPARAMETERIZATION` n, named so: `condition1_parameters`) and a small step (eta <= 1,
-    the spec's verified value), each a precondition.  Recorded beside them, never used to select:
-    how many instances have the optimal token longer in every sample and how many have every
-    score gap widened by the first u step (`first_step_score_gaps` > 0, the base case of
-    Lemma 13), which is what a failing instance usually lacks."""
-    v, n, d = run.variant, run.data.n, run.data.d
-    record_instance_diagnostics(tc, v.label, run.data)
-    condition1_parameters(tc, v.rho, v.eta, n, d,
-                          zero_start=bool(run.u_norm[0].max() == 0 and run.W_norm[0].max() == 0))
+def condition1(tc, variant: Variant) -> None:
+    r"""Condition 1 at the parameter level, as the paper states it (constants lost), decided from
+    the configuration before the joint run (so each decision is seed-independent): zero
+    initialization u_0 = W_0 = 0 (`JOINT_START`, the start of `joint_runs`), the optimal token
+    has the larger norm (``variant.rho`` > 1), sufficient overparameterization (the corrected d >=
+    `lemma13.overparameterized_dimension` (n) where the tier's sizes meet it; at the spec's DM
+    sizes, below it at both tiers, the reading d >= `OVERPARAMETERIZATION` n, named so:
+    `condition1_parameters`) and a small step (``variant.eta`` <= 1, the spec's verified value),
+    each a precondition.  What the run shows of it is recorded by `run_of`."""
+    condition1_parameters(tc, variant.rho, variant.eta, tc.sizes["n"], tc.sizes["d"],
+                          zero_start=JOINT_START == 0.0)
 
 
-def record_instance_diagnostics(tc, label, data) -> None:
-    """Counts of instances with the optimal token longer in every sample and with every first-step
-    score gap positive (diagnostics of a failing instance, not selections)."""
+def record_instance_diagnostics(tc, run: JointRun) -> None:
+    """Records, never used to select: the largest ||u_0||, ||W_0||_F over the instances (the start
+    Condition 1 asks to be 0), and how many instances have the optimal token longer in every
+    sample and how many have every score gap widened by the first u step
+    (`first_step_widens_every_gap`, the base case of Lemma 13), which is what a failing instance
+    usually lacks."""
+    label, data = run.variant.label, run.data
     longer = data.assumptions.per_trial["opt_token_longest"]
     widened = first_step_widens_every_gap(data)
+    tc.record(f"{label}: largest ||u_0||, ||W_0||_F over the instances",
+              [float(run.u_norm[0].max()), float(run.W_norm[0].max())])
     tc.record(f"{label}: instances with the optimal token longer in every sample",
               f"{int(longer.sum())}/{longer.size}")
     tc.record(f"{label}: instances whose first u step widens every score gap",

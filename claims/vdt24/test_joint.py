@@ -272,8 +272,8 @@ def test_joint_norm_growth(tc):
     Control: joint NGD moves (u, W) by eta in total, almost all of it along u, so ||W_t|| lags.
     """
     variant = JOINT_NGD if tc.control == "joint_ngd" else EQ13
+    condition1(tc, variant)
     run = run_of(tc, variant)
-    condition1(tc, run)
     steps = run.steps
     cumulative = np.concatenate([[0.0], np.cumsum(schedule(variant, steps))])  # sum_{s<t}, t = 0..steps
     u_budget = cumulative[:, None]
@@ -429,8 +429,9 @@ def test_attended_features_separable(tc):
     and, the data's part, c_data > 0.
     Control: rho = 0.5 (Condition 1 violated): attention leaves the designated token.
     """
-    run = run_of(tc, SHORT_OPTIMAL_TOKEN if tc.control else EQ13)
-    condition1(tc, run)
+    variant = SHORT_OPTIMAL_TOKEN if tc.control else EQ13
+    condition1(tc, variant)
+    run = run_of(tc, variant)
     margins = run.attended_margins(run.u_mm).min(axis=-1)  # min_i a_i(t), (steps+1, K)
     attended = margins[ATTENTION_MOVES:].min(axis=0)  # (K,)
     projections = datasets.token_scores(run.data.X, run.data.y, run.u_mm)  # (K, n, 2)

@@ -121,8 +121,9 @@ def test_loss_landscape_properties(tc):
     2 ln C L/||grad L|| (statement: the uphill points recomputed there, where the first-order
     rise of log L is ln C^2).
     """
-    run = run_of(tc, SHORT_OPTIMAL_TOKEN if tc.control == "short_optimal_token" else EQ13)
-    condition1(tc, run)
+    variant = SHORT_OPTIMAL_TOKEN if tc.control == "short_optimal_token" else EQ13
+    condition1(tc, variant)
+    run = run_of(tc, variant)
     if tc.control != "first_order_radius":
         _pl_inequality(tc, run)
     if tc.control != "short_optimal_token":
@@ -225,8 +226,9 @@ def test_joint_loss_rate(tc):
     > 0, i.e. L_t < L_0 = 1; each accepted by the binomial test at `JOINT_P` over the
     instances (Condition 1 gives the result with high probability over DM).
     """
-    run = run_of(tc, NO_TIME_FACTOR if tc.control else EQ13)
-    condition1(tc, run)
+    variant = NO_TIME_FACTOR if tc.control else EQ13
+    condition1(tc, variant)
+    run = run_of(tc, variant)
     t, steps = run.t, run.steps
     grid = t[steps // 2::max(1, steps // 30)]
     expected = -EQ13.eta / ((1 - EQ13.alpha) * run.u_mm_norm)
@@ -277,8 +279,9 @@ def test_joint_W_direction_rate(tc):
     alignment with that SVM is recorded).  (A reference control with the other token's W-SVM
     was removed: with T = 2 that SVM is exactly -W_mm, so it failed by arithmetic.)
     """
-    run = run_of(tc, SHORT_OPTIMAL_TOKEN if tc.control == "short_optimal_token" else EQ13)
-    condition1(tc, run)
+    variant = SHORT_OPTIMAL_TOKEN if tc.control == "short_optimal_token" else EQ13
+    condition1(tc, variant)
+    run = run_of(tc, variant)
     checkpoints = np.asarray(tc.sizes["checkpoints"])
     alignment = run.W_alignment()
     if tc.control == "short_optimal_token":
@@ -330,8 +333,9 @@ def test_u_margin_rate(tc):
     (b) m_t non-decreasing over the checkpoints t >= 100 (tolerance 0);
     (c) 1 - al(u_T, u_mm) <= 5e-3 (the Introduction's u_t -> u_mm); values recorded.
     """
-    run = run_of(tc, SHORT_OPTIMAL_TOKEN if tc.control else EQ13)
-    condition1(tc, run)
+    variant = SHORT_OPTIMAL_TOKEN if tc.control else EQ13
+    condition1(tc, variant)
+    run = run_of(tc, variant)
     checkpoints = np.asarray(tc.sizes["checkpoints"])
     on_opt = np.sum(run.gamma, axis=-1, where=run.is_opt)  # y_i u_t^T x_{i,opt}
     m = safe_ratio(run.u_mm_norm * on_opt.min(axis=-1), run.u_norm)
