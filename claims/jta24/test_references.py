@@ -105,34 +105,72 @@ def kkt_residuals(X, alpha, p, W, lam):
 
 
 def margin_roundoff(a, z, lam, V, Sn, Wn, p):
-    r"""Largest error of the margins m_k = <F_k, W> (F_k = a_k z_k^T) that the rounding of the
-    multiplier combination alone causes when W is computed from it, W = ||W||_p (grad psi)^-1(V),
-    V = S/||S||_q (the polish computes W this way): the sum S_e = sum_k lambda_k F_{k,e} of m terms
-    is off by at most gamma_m T_e, gamma_m = m u/(1 - m u), T_e = sum_k |lambda_k F_{k,e}| (the
-    forward error of a sum, Higham 2002, section 4.2); (grad psi)^-1 = sign |.|^(1/(p-1)) moves an
-    entry by at most min(|V_e|^((2-p)/(p-1)) dV_e/(p-1), dV_e^(1/(p-1))) (first order, and its
-    Hoelder bound where V_e is within dV_e of 0, which for p > 2 is far larger than round-off);
-    summed with |F_{k,e}|.  Near-zero entries of V make this large for p > 2; for p <= 2 it is
-    below round-off."""
+    r"""A bound on the error of the margins m_k = <F_k, W> (F_k = a_k z_k^T) that rounding alone
+    causes when W is computed from the multipliers, W = ||W||_p f(V), f = (grad psi)^-1 =
+    sign |.|^s, s = 1/(p-1), V = S/||S||_q, S = sum_k lambda_k F_k (the polish computes W this way).
+    Every step is bounded, none linearized (u the unit round-off, gamma_n = n u/(1 - n u)):
+    * the sum: each S_e is a dot product of m terms with products of two factors, so
+      |fl(S_e) - S_e| <= gamma_(m+2) T_e, T_e = sum_k |lambda_k F_{k,e}| (Higham 2002, 3.1, 4.2);
+      dV_e = gamma_(m+2) T_e / ||S||_q;
+    * f over [V_e - dV_e, V_e + dV_e]: by the mean value theorem |f(V_e + d) - f(V_e)| <= dV_e
+      sup |f'| on the interval, f'(v) = s |v|^(s-1), so for s < 1 (p > 2) the sup is at
+      |V_e| - dV_e (when the interval excludes 0) and for s >= 1 at |V_e| + dV_e; for s < 1 also,
+      at any entry, |f(x) - f(y)| <= 2^(1-s) |x - y|^s (Hoelder; the only bound when the
+      interval contains 0), and the least of the valid bounds is taken;
+    * the power and the two scalings of W: a relative error of at most 4 u per entry (the
+      power's result within one ulp, plus three roundings), at most 5 u |W_e| with the entry's
+      own deviation;
+    * the margin itself, a dot product of d^2 terms with products of three factors:
+      gamma_(d^2+3) sum_e |F_{k,e} W_e|.
+    The bound of a margin is sum_e |F_{k,e}| dW_e plus the last term; returned is its largest
+    value over k.  Near-zero entries of V make it large for p > 2 (f' unbounded at 0); for
+    p <= 2 it is a few hundred round-offs."""
     u = np.finfo(float).eps / 2
-    gamma = len(lam) * u / (1 - len(lam) * u)
+    gamma = lambda n: n * u / (1 - n * u)                       # noqa: E731
+    s = 1 / (p - 1)
     F = np.abs(np.einsum("kr,kc->krc", a, z))
-    dV = gamma * np.einsum("k,krc->rc", np.abs(lam), F) / Sn
-    with np.errstate(divide="ignore", invalid="ignore"):
-        first_order = np.abs(V) ** ((2 - p) / (p - 1)) * dV / (p - 1)
-    dW = Wn * np.fmin(first_order, dV ** (1 / (p - 1)))
-    return float(np.einsum("krc,rc->k", F, dW).max())
+    dV = gamma(len(lam) + 2) * np.einsum("k,krc->rc", np.abs(lam), F) / Sn
+    x = np.abs(V)
+    if s < 1:
+        with np.errstate(divide="ignore"):
+            mean_value = np.where(x > dV, s * dV * np.maximum(x - dV, 0.0) ** (s - 1), np.inf)
+        step = np.fmin(mean_value, 2 ** (1 - s) * dV ** s)
+    else:
+        step = s * dV * (x + dV) ** (s - 1)
+    W = Wn * x ** s
+    dW = Wn * step + 5 * u * W
+    margins = np.einsum("krc,rc->k", F, dW) + gamma(F[0].size + 3) * np.einsum("krc,rc->k", F, W)
+    return float(margins.max())
 
 
-POLISHED = "polished: largest certificate residual <= tc.tol('iterative') + the margins' round-off floor"
-NORM_FORM = ("norm-form multipliers: |sum(lambda) - ||W||_p| / ||W||_p <= tc.tol('iterative') + the "
-             "margins' round-off floor")
-POLISHED_HOW = ("from the mathematics (the forward error of the multiplier sum, Higham 2002, through "
-                "(grad psi)^-1), not from the data; the rule fixed before validation was 0 failures, the "
-                "controls failing on every seed.  Calibration: the largest residual over 1750 certificates "
-                "2.1e-10 against its allowance 1.7e-8; the decision's least margin 0.99 (14 seeds in the "
-                "table's run).  Validation: 50/50 passed, least margin 0.99 (461 sd); perturbed and wrong_p "
-                "failed on 50/50")
+EXACT_P = 3.0
+"""Up to this p the polish's accuracy is decided on every certificate; above it (p = 4 of CERT_P)
+at a rate (`POLISH_RATE`)."""
+POLISH_RATE = 0.95
+"""The rate claimed for "the polish reaches its round-off bound" on the certificates with p > EXACT_P
+(calibrated: the claim's record)."""
+POLISH_ALPHA = 1e-4
+"""Level of the exact binomial test at POLISH_RATE: its false-failure rate when the true rate is at
+least POLISH_RATE, by construction."""
+POLISHED = ("polished, p <= 3: largest certificate residual <= tc.tol('iterative') + twice the margins' "
+            "round-off bound")
+NORM_FORM = ("norm-form multipliers, p <= 3: |sum(lambda) - ||W||_p| / ||W||_p <= tc.tol('iterative') + twice "
+             "the margins' round-off bound")
+POLISHED_RATE = "polished, p = 4: both residuals within the same bound, at a rate over the instances"
+
+POLISHED_HOW = ("from the derivation (the docstring), not from the data: the rule fixed before validation was 0 "
+               "failures and the controls failing on every seed.  Calibration (1750 certificates, by the claim's "
+               "kkt_residuals on the solver's certificates): p <= 3 largest residual / bound 1e-3 (p = 3: "
+               "1.0e-13 against >= 1.2e-10); p = 4: 250 of 250 within, largest residual / bound 0.14. "
+               "Validation: 50/50 passed, p <= 3 largest residual / bound 1.3e-4; both controls failed on 50 of "
+               "50.  Spent seed 18218 (a check only): its p = 4 certificate 2.36e-9 against tol + 2 R = 3.06e-9 "
+               "(0.77 of it; against tol + R it fails)")
+POLISH_RATE_HOW = ("rule stated before validation: POLISH_RATE = the one-sided 99.9% Clopper-Pearson lower bound of "
+               "the p = 4 rate on the calibration block, rounded down to 0.05: 250 of 250 within (bound 0.973), "
+               "so 0.95; with 5 instances the test rejects at <= 1 within (size 3e-5 at 0.95; by construction <= "
+               "1e-4 when the rate holds).  Validation: 250 of 250 within (5 of 5 on every seed), largest "
+               "residual / bound 0.046.  The table's row bounds every decision by Clopper-Pearson (0.058 at 0 of "
+               "50) where the margins are not normal, this binomial included")
 
 
 @claim(
@@ -155,19 +193,26 @@ POLISHED_HOW = ("from the mathematics (the forward error of the multiplier sum, 
     calibration=["1e-6: the W-SVM's certificate tolerance, fixed before the data; the polish's "
                  "tc.tol('iterative') replaces the literal 1e-10 (the end of an iterative solve).",
                  "unseen sweep 955297912-955297931: the polished decision against tc.tol('iterative') alone "
-                 "failed on one seed (1.30e-10); over calibration seeds 14000-14049 (1750 certificates) the "
-                 "largest residual was 1 - min margin at p = 4, 2.1e-10, every residual above 1e-12 at p = 4 "
-                 "(for p <= 2 all below 1e-14): the round-off of the multiplier sum amplified by "
-                 "(grad psi)^-1 near 0, which the floor bounds (1.7e-8 there).",
-                 Calibrated(decision=POLISHED, threshold="tc.tol('iterative') + the margins' round-off floor",
-                            calibration_seeds="14000-14049", validation_seeds="14100-14149", how=POLISHED_HOW),
-                 "OPEN (lead, 2026-11-28 d): on a third block, 18200-18249 (run to validate the norm-form "
-                 "decision, which passed 50 of 50, least margin 0.83), the polished decision failed on 1 of "
-                 "50: seed 18218, a p = 4 certificate with residual 2.36e-9 against its floor 1.41e-9 plus "
-                 "tc.tol('iterative'); the first-order floor is not an upper bound of the polish's error, "
-                 "and the table's row is that block's (1 failure).  The unseen sweep 168935948-168935967 "
-                 "also failed the norm-form decision on 168935957 under the old tolerance (1.9e-10 on a p = 4 "
-                 "certificate whose round-off floor was 5.6e-10; judged per certificate since, above)."],
+                 "failed on one seed (1.30e-10); over 14000-14049 (1750 certificates) the largest residual "
+                 "was 1 - min margin at p = 4 (2.1e-10; for p <= 2 all below 1e-14): the round-off of the "
+                 "multiplier sum amplified by (grad psi)^-1 near 0.  A first-order floor of it was added "
+                 "(validated on 14100-14149, 50/50).",
+                 "the first-order floor failed on 1 of 50 seeds of 18200-18249 (seed 18218, a p = 4 "
+                 "certificate: residual 2.36e-9 against 1.41e-9 plus tc.tol('iterative')), and the unseen "
+                 "sweep 168935948-168935967 failed the norm-form decision on 168935957 under the old "
+                 "tolerance.  Redesigned (2026-11-28 e): the floor made a bound of the rounding of one "
+                 "evaluation (mean value theorem / Hoelder in place of the linearization, the power, the "
+                 "scalings and the margin's own dot product included; `margin_roundoff`), doubled for the "
+                 "two evaluations the polish's last Newton step carries (the test's docstring); decided on "
+                 "every certificate for p <= 3, and at p = 4, where the doubling rests on the last step "
+                 "being a full Newton step, as a binomial at POLISH_RATE.  Seed 18218 (spent) passes.",
+                 Calibrated(decision=POLISHED, threshold="tc.tol('iterative') + 2 x the margins' round-off bound",
+                            calibration_seeds="20000-20049", validation_seeds="20100-20149",
+                            how=POLISHED_HOW),
+                 Calibrated(decision=POLISHED_RATE,
+                            threshold=f"binomial at POLISH_RATE = {POLISH_RATE} (level {POLISH_ALPHA})",
+                            calibration_seeds="20000-20049", validation_seeds="20100-20149",
+                            how=POLISH_RATE_HOW)],
     sizes={"quick": dict(SIZES["quick"]), "full": dict(SIZES["full"])},
 )
 def test_certificate(tc):
@@ -181,24 +226,33 @@ def test_certificate(tc):
     combination).  Pass, for every instance and p in {1.1, 1.25, 1.5, 1.75, 2, 3, 4} with
     alpha = opt: min margin >= 1 - 1e-6; min lambda/||W||_p >= -1e-6; slackness <= 1e-6;
     stationarity (primal form for p >= 2, dual form for p < 2, each well conditioned on its side)
-    <= 1e-6; |duality gap| <= 1e-6 (1e-6 is the W-SVM's certificate tolerance); and the polish's
-    accuracy, per certificate the largest of these residuals <= tc.tol("iterative") plus the
-    margins' round-off floor (`margin_roundoff`: the polish computes W from the multiplier
-    combination, whose rounding (grad psi)^-1 amplifies at entries near 0 when p > 2, so no
-    solver resolves the margins below it; for p <= 2 it is below round-off).  The divergence
-    claims compare directions at D ~ 1e-5 to 1e-8; CLARABEL alone stops 1e-10 to 1e-6 away, so
-    this catches a polish that fails silently.  The certificate is invariant to a rescaling of lambda, so the
-    solver's normalization is checked on its own: in the norm form the multipliers sum to
-    ||W_mm||_p (strong duality with ||S||_q = 1), relative, per certificate within the polish's
-    accuracy tc.tol("iterative") plus the same round-off floor (the sum of the multipliers is
-    the duality gap's other side, rounded alike).  Precondition:
+    <= 1e-6; |duality gap| <= 1e-6 (1e-6 is the W-SVM's certificate tolerance).
+    The polish's accuracy: per certificate the largest of these residuals, and the norm form's
+    |sum(lambda) - ||W||_p| / ||W||_p (the certificate is invariant to a rescaling of lambda, so the
+    solver's normalization is checked on its own; the sum of the multipliers is the duality gap's
+    other side, rounded alike), <= tc.tol("iterative") + 2 R, R the bound of the rounding of one
+    evaluation of the margins from the multipliers (`margin_roundoff`: the polish computes W from
+    the multiplier combination, whose rounding (grad psi)^-1 amplifies at entries near 0 when
+    p > 2; for p <= 2 it is a few hundred round-offs).  Why twice: the polish's last Newton step s
+    solves J s = -g~(mu), g~ the computed gradient <F_k, W~(mu)> - 1 = g(mu) + e(mu) with
+    |e(mu)| <= R, so the exact residual after it is g(mu + s) = g(mu) + J s + O(|s|^2) =
+    -e(mu) + O(|s|^2), and the residual computed here adds the rounding of the final
+    evaluation: |g~(mu + s)| <= 2 R + O(|s|^2) (tc.tol("iterative") allows the second-order
+    term and the linear solve).  This needs the last step to be a full Newton step: decided on
+    every certificate for p <= 3 (EXACT_P); at p = 4, where |.|^(1/3) makes the dual function so
+    ill-conditioned near V_e = 0 that the last step may be cut, at a rate: P[both residuals
+    within the bound] >= POLISH_RATE, exact binomial over the instances at level 1e-4 (the
+    decision's false-failure rate when the rate holds).  The divergence claims compare
+    directions at D ~ 1e-5 to 1e-8; CLARABEL alone stops 1e-10 to 1e-6 away, so this catches a
+    polish that fails silently.  Precondition:
     d^2 >= n(T-1) (generic feasibility).  Controls: a feasible non-optimal W (gap and stationarity
     fail) and the solution of another p (stationarity fails).
     """
     data, _ = instances(tc.runtime, tc.sizes)
     tc.precondition.at_least("d^2 >= n(T-1) (feasible for generic data)", data.d ** 2,
                              data.n * (data.T - 1))
-    res = [kkt_residuals(*c) for c in certificates(tc, data)]
+    certs = certificates(tc, data)
+    res = [kkt_residuals(*c) for c in certs]
     get = lambda key: np.array([r[key] for r in res])                    # noqa: E731
     tc.conclusion.at_least("min margin", get("margin").min(), 1.0, margin=1e-6)
     tc.conclusion.at_least("min multiplier", get("multiplier").min(), 0.0, margin=1e-6)
@@ -207,9 +261,16 @@ def test_certificate(tc):
     tc.conclusion.at_most("duality gap", np.abs(get("gap")).max(), 1e-6)
     worst = np.max([np.abs(1 - get("margin")), np.maximum(-get("multiplier"), 0), get("slackness"),
                     get("stationarity"), np.abs(get("gap"))], axis=0)
-    tc.record("largest residual and the margins' round-off floor per certificate", np.stack([worst, get("roundoff")]))
-    tc.conclusion.at_most(POLISHED, worst, tc.tol("iterative") + get("roundoff"))
-    tc.conclusion.at_most(NORM_FORM, get("norm_form"), tc.tol("iterative") + get("roundoff"))
+    tc.record("largest residual and the margins' round-off bound per certificate", np.stack([worst, get("roundoff")]))
+    bound = tc.tol("iterative") + 2 * get("roundoff")
+    exact = np.array([c[2] for c in certs]) <= EXACT_P
+    tc.conclusion.at_most(POLISHED, worst[exact], bound[exact])
+    tc.conclusion.at_most(NORM_FORM, get("norm_form")[exact], bound[exact])
+    within = (worst <= bound) & (get("norm_form") <= bound)
+    tc.conclusion.binomial(POLISHED_RATE, within[~exact], p=POLISH_RATE, alpha=POLISH_ALPHA,
+                           low_power="the alternative is a polish that fails silently (no certificate "
+                                     "within its bound), which the test rejects; the quick tier's 5 "
+                                     "instances cannot resolve a rate 0.15 below POLISH_RATE at level 1e-4")
 
 
 @claim(
