@@ -43,16 +43,19 @@ def expected_in_sample_loss(problem, V, K, n, rows, rng, tensor, *, chunk=4000):
     return float(values.mean()), float(values.std() / np.sqrt(batches))
 
 
+def closed_form_loss(problem, V, K, tensor):
+    """L(V, K) = tr(E Sigma E^T) + k sigma^2 of ``problem`` (`population_loss`), placed by ``tensor``."""
+    return float(population_loss(*(tensor(a) for a in (V, K, problem.Sigma, problem.W)), problem.noise))
+
+
 @shared_run(sizes={"quick": {"ns": [16, 32, 64], "rows": 200000},
                    "full": {"ns": [16, 32, 64, 128, 256, 512], "rows": 1000000}})
-def in_sample_gap(run, *, tail=None):
+def in_sample_gap(run):
     """E Lhat_n - L at a fixed theta of the well-conditioned instance, n over ``ns``, by Monte
-    Carlo; ``tail``: K rescaled so that mu(K) = tail (heavier score tails)."""
+    Carlo."""
     problem = well_conditioned(run.rng("well_conditioned"))
     V, K = test_point(problem, run.rng("test_point"))
-    if tail is not None:
-        K = K * np.sqrt(tail / score_tail(K, problem.Sigma))
-    L = float(population_loss(*(run.tensor(a) for a in (V, K, problem.Sigma, problem.W)), problem.noise))
+    L = closed_form_loss(problem, V, K, run.tensor)
     rng = run.rng("in_sample_gap", "attention")
     stats = [expected_in_sample_loss(problem, V, K, n, run.sizes["rows"], rng, run.tensor)
              for n in run.sizes["ns"]]
@@ -185,3 +188,14 @@ def manifold_gap(run, *, tail, rows=None, groups=None):
                        for n in run.sizes["ns"]])
     return {"n": np.array(run.sizes["ns"]), "losses": losses, "problem": problem, "V": V, "K": K,
             "mu": score_tail(K, problem.Sigma)}
+
+
+def manifold_gap_means(manifold, tensor):
+    r"""A `manifold_gap` run in `in_sample_gap`'s form: per n, E Lhat_n = the mean of the replicate
+    group means plus k sigma^2 (the noise integrated out), its standard error over the groups, and
+    L by the closed form (k sigma^2 up to round-off at the manifold point)."""
+    losses, problem = manifold["losses"], manifold["problem"]
+    return {"n": manifold["n"], "mean": losses.mean(1) + problem.optimum,
+            "se": losses.std(1, ddof=1) / np.sqrt(losses.shape[1]),
+            "L": closed_form_loss(problem, manifold["V"], manifold["K"], tensor), "mu": manifold["mu"],
+            "problem": problem, "V": manifold["V"], "K": manifold["K"]}

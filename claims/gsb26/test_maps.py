@@ -6,9 +6,8 @@ from scipy import optimize
 from theorycheck import Calibrated, Control, claim
 from theorycheck.checks import fit_slope
 from theorycheck.maps import estimate_map, interval_power, mean_interval, record_map
-from theorycheck.models.attention_regression import population_loss
 
-from .population import MANIFOLD_GAP_SIZES, manifold_gap
+from .population import MANIFOLD_GAP_SIZES, closed_form_loss, manifold_gap
 from .setup import DECISION_CONFIDENCE, END_LEVEL, LIGHT_TAIL, PAPER, record_assumptions
 
 SLOPE_WINDOW = (-1.25, -0.75)
@@ -161,8 +160,7 @@ def test_gap_rate_map_mu(tc):
     tc.precondition.close("mu(K) at the manifold point equals the grid value", [r["mu"] for r in runs], grid,
                           rtol=tc.tol("accumulated"))
     optimum = [r["problem"].optimum for r in runs]
-    closed = [float(population_loss(*(tc.tensor(a) for a in (r["V"], r["K"], r["problem"].Sigma, r["problem"].W)),
-                                    r["problem"].noise)) for r in runs]
+    closed = [closed_form_loss(r["problem"], r["V"], r["K"], tc.tensor) for r in runs]
     tc.precondition.close("a minimizer: L = k sigma^2 (closed form)", closed, optimum, rtol=tc.roundoff(1e3))
     gaps = [r["losses"] + o - c for r, o, c in zip(runs, optimum, closed)]   # (n, groups) per mu
     tc.precondition.at_least("every replicate's gap is positive (the log-log fit is defined)",
