@@ -48,7 +48,7 @@ def table1_arm(run, *, n, arm, dense_teacher=False, instances=None):
     ``dense_teacher``: the teacher attends to all p inputs (k = p, Theorem 1's sparsity gone).
     ``instances`` overrides the tier's trial count (a run of its own: other draws)."""
     s = dict(run.sizes, **({"instances": instances} if instances is not None else {}))
-    k = s["p"] if dense_teacher else s["k"]
+    k = teacher_support(s, dense_teacher)
     X, y, mask = teacher_data(run.rng("teacher"), s["instances"], n + s["n_test"], s["p"], s0=k,
                               width=s["teacher_width"], random_support=True, outputs=s["outputs"])
     used = np.stack([np.roll(m, k) * (1 - m) for m in mask]) if arm == "known_wrong" else mask
@@ -70,8 +70,7 @@ def table1_arm(run, *, n, arm, dense_teacher=False, instances=None):
         params = step(t, params)
         if (t + 1) % s["every"] == 0:
             curve.append((2 * test.loss(params)).numpy())
-    return {"test_mse": np.stack(curve, 1), "mask_is_teachers": (used == mask).all(1),
-            "teacher_support": mask.sum(1)}
+    return {"test_mse": np.stack(curve, 1), "mask_is_teachers": (used == mask).all(1)}
 
 
 def arms(tc, *arms, **config):
@@ -92,9 +91,10 @@ def dense_teacher_config(tc) -> dict:
     return {"dense_teacher": True, "instances": tc.sizes["dense_instances"]}
 
 
-def largest_teacher_support(runs) -> int:
-    """The largest number of inputs a teacher attends to, over the arms, sizes and trials."""
-    return int(max(r["teacher_support"].max() for rs in runs.values() for r in rs))
+def teacher_support(sizes, dense_teacher: bool = False) -> int:
+    """k, the number of inputs the teacher of `table1_arm` attends to (all p for a dense
+    teacher): fixed by the configuration, so "k < p" is decided before any run."""
+    return sizes["p"] if dense_teacher else sizes["k"]
 
 
 def decided_sizes(ns) -> np.ndarray:

@@ -158,6 +158,12 @@ def restarted_minimum(model, starts, *, attempts: int) -> tuple[dict, int]:
     return point, attempt + 1
 
 
+def minimum_activation(activation: str, tau: float = 1.0) -> Activation:
+    """The activation of the shared minima called ``activation`` (softplus at ``tau``): known
+    from the configuration, so hypotheses on it are decided before the run."""
+    return RELU if activation == "relu" else Activation("softplus", tau)
+
+
 @shared_run(sizes=FLAT_SIZES)
 def trained_minima(run, *, activation="relu", tau=1.0, instances=None):
     """Interpolating minima of the global-attention network on teacher data (n < #params),
@@ -170,7 +176,7 @@ def trained_minima(run, *, activation="relu", tau=1.0, instances=None):
     s = dict(run.sizes)
     if instances is not None:
         s["instances"] = instances
-    act = RELU if activation == "relu" else Activation("softplus", tau)
+    act = minimum_activation(activation, tau)
     rng = run.rng("teacher")
     X, y, _ = teacher_data(rng, s["instances"], s["n"] + 200, s["p"], s0=s["p"] // 2)
     Xtr, ytr = torch.as_tensor(X[:, :s["n"]]), torch.as_tensor(y[:, :s["n"]])

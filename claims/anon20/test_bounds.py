@@ -59,6 +59,30 @@ def test_bound_algebra(tc):
     towards ``-1/2`` from window to window; tolerance ``tol("conditioned")`` for brentq's
     relative ``1e-15`` on gamma.  Every bound is a closed form, so any window works.
     """
+    # (v) first: closed forms of the configuration, decided before any seeded draw
+    def gamma_of(n_samples):
+        return brentq(lambda g: sample_bound(10, 10, 100 * 32 + 100 + 32, gamma=g) - n_samples,
+                      1e-30, 0.999999 * 10, xtol=1e-300, rtol=1e-15)
+
+    def local_slope(n_samples):
+        """d log gamma / d log n = -L / (2L + 1), L = log(s0 eta / gamma), at n = N_att(gamma)."""
+        log_term = math.log(10 / gamma_of(n_samples))
+        return -log_term / (2 * log_term + 1)
+
+    windows = [(1e6, 1e8), (1e8, 1e10), (1e12, 1e14), (1e20, 1e22)]
+    slopes = [(math.log(gamma_of(b)) - math.log(gamma_of(a))) / (math.log(b) - math.log(a))
+              for a, b in windows]
+    ends = np.array([[local_slope(a), local_slope(b)] for a, b in windows])
+    tc.record("secant slopes of log gamma vs log n", slopes)
+    tc.record("local slopes -L/(2L+1) at the windows' ends", ends)
+    tolerance = tc.tol("conditioned")
+    tc.conclusion.at_least("(v) slopes above -1/2", slopes, -0.5, margin=tolerance)
+    tc.conclusion.at_most("(v) secant slope at most the local slope at its window's start",
+                          slopes, ends[:, 0], margin=tolerance)
+    tc.conclusion.at_least("(v) secant slope at least the local slope at its window's end",
+                           slopes, ends[:, 1], margin=tolerance)
+    tc.conclusion.monotone("(v) slopes approach -1/2", slopes, increasing=False)
+
     def slack_i_ii_iv(draw):
         p, frac, d, log_ratio = draw
         s0 = max(1, round(frac * p))
@@ -91,29 +115,6 @@ def test_bound_algebra(tc):
         edge.append([att / base, 1 + p / (p * d + d)])
     edge = np.asarray(edge)
     tc.conclusion.close("(iii) at s0 = p the ratio is 1 + p/(pd+d)", edge[:, 0], edge[:, 1], rtol=tc.tol("accumulated"))
-
-    def gamma_of(n_samples):
-        return brentq(lambda g: sample_bound(10, 10, 100 * 32 + 100 + 32, gamma=g) - n_samples,
-                      1e-30, 0.999999 * 10, xtol=1e-300, rtol=1e-15)
-
-    def local_slope(n_samples):
-        """d log gamma / d log n = -L / (2L + 1), L = log(s0 eta / gamma), at n = N_att(gamma)."""
-        log_term = math.log(10 / gamma_of(n_samples))
-        return -log_term / (2 * log_term + 1)
-
-    windows = [(1e6, 1e8), (1e8, 1e10), (1e12, 1e14), (1e20, 1e22)]
-    slopes = [(math.log(gamma_of(b)) - math.log(gamma_of(a))) / (math.log(b) - math.log(a))
-              for a, b in windows]
-    ends = np.array([[local_slope(a), local_slope(b)] for a, b in windows])
-    tc.record("secant slopes of log gamma vs log n", slopes)
-    tc.record("local slopes -L/(2L+1) at the windows' ends", ends)
-    tolerance = tc.tol("conditioned")
-    tc.conclusion.at_least("(v) slopes above -1/2", slopes, -0.5, margin=tolerance)
-    tc.conclusion.at_most("(v) secant slope at most the local slope at its window's start",
-                          slopes, ends[:, 0], margin=tolerance)
-    tc.conclusion.at_least("(v) secant slope at least the local slope at its window's end",
-                           slopes, ends[:, 1], margin=tolerance)
-    tc.conclusion.monotone("(v) slopes approach -1/2", slopes, increasing=False)
 
 
 @claim(

@@ -40,6 +40,8 @@ def test_noisy_convergence(tc):
     """
     s = tc.sizes
     patch = s["image"] if tc.control == "template_fills_image" else 5
+    tc.precondition.at_most("an irrelevant region exists (patch smaller than the image)", patch,
+                            s["image"] - 1)
     curves = tc.use(noisy_templates, patch=patch)
     mean = {arm: c.mean(0) for arm, c in curves.items()}
     steps = s["every"] * np.arange(1, len(mean["baseline"]) + 1)
@@ -47,8 +49,6 @@ def test_noisy_convergence(tc):
         tc.curve("Fig. 2 (surrogate): test cross-entropy during SGD", arm, steps, values,
                  yscale="log", ylabel="test cross-entropy")
     tc.record("mean test cross-entropy per checkpoint", mean)
-    tc.precondition.at_most("an irrelevant region exists (patch smaller than the image)", patch,
-                            s["image"] - 1)
     tc.conclusion.at_least("attention below the baseline after the first checkpoint",
                            mean["baseline"][1:] - mean["attention"][1:], 0.0, margin=0.0)
     tc.conclusion.at_most("attention final test loss at most 0.9 of the baseline's",

@@ -11,7 +11,7 @@ from theorycheck.models import (Activation, BaselineNet, GlobalAttentionNet, hid
 from theorycheck.solvers import dense_hessian, flatten_params, top_hessian_eigenvalues, unflatten_params
 
 from .setup import (FLAT_SIZES, MINIMUM_LOSS, PAPER, SELF_SIZES, at_c2_minimum,
-                    minima_meeting_hypotheses, minimum, outputs, self_attention_instance,
+                    minima_meeting_hypotheses, minimum, minimum_activation, outputs, self_attention_instance,
                     trained_minima, trial)
 
 #: (alpha1, alpha2) of the invariance checks: powers of two are exact, the others round off
@@ -49,8 +49,11 @@ def test_relu_scale_invariance(tc):
     (1 + ||grad L(theta)||)`` per block (the gradient is a difference of such sums).
     Preconditions: ``alpha1 alpha2 > 0`` and a positively homogeneous activation.
     """
-    run = minimum(tc, "softplus" if tc.control == "softplus" else "relu")
+    activation = "softplus" if tc.control == "softplus" else "relu"
     scales = [(-0.5, 2.0)] if tc.control == "negative_product" else SCALES
+    tc.precondition.holds("alpha1 alpha2 > 0", all(a1 * a2 > 0 for a1, a2 in scales))
+    tc.precondition.holds("activation positively homogeneous", minimum_activation(activation).homogeneous)
+    run = minimum(tc, activation)
     model = GlobalAttentionNet(run["X"], run["y"], run["activation"])
     params = run["params"]
     f = outputs(run, params)
@@ -67,8 +70,6 @@ def test_relu_scale_invariance(tc):
     tc.record("scales (alpha1, alpha2)", scales)
     tc.record("relative output change", out_err)
     tc.record("relative gradient error", grad_err)
-    tc.precondition.holds("alpha1 alpha2 > 0", all(a1 * a2 > 0 for a1, a2 in scales))
-    tc.precondition.holds("activation positively homogeneous", run["activation"].homogeneous)
     tc.conclusion.at_most("output unchanged under T", out_err, tc.tol("accumulated"))
     tc.conclusion.at_most("gradient maps by D^{-1}", grad_err, tc.tol("conditioned"))
 
@@ -101,7 +102,9 @@ def test_softplus_discrepancy(tc):
     ``<= 1e-8`` fails.  Also checked: the temperature identity to 1e-12 relative, and the bound (with
     margin 1e-12).  Control: the ReLU minimum, where the gap is round-off.
     """
-    run = minimum(tc, "relu" if tc.control == "relu" else "softplus")
+    activation = "relu" if tc.control == "relu" else "softplus"
+    tc.precondition.holds("activation is softplus", activation == "softplus")
+    run = minimum(tc, activation)
     act = run["activation"]
     model = GlobalAttentionNet(run["X"], run["y"], act)
     params = run["params"]
@@ -110,7 +113,6 @@ def test_softplus_discrepancy(tc):
     tc.record("train loss at the minima", model.loss(params))
     tc.record("loss gap |L(T theta) - L(theta)|", gap)
     tc.record("||grad L(T theta)||", flatten_params(model, model.gradient(T)).norm(dim=1))
-    tc.precondition.holds("activation is softplus", act.name == "softplus")
     tc.precondition.at_most("theta is a minimum (train loss)", model.loss(params), 1e-6)
     tc.conclusion.at_least("loss gap at T_{0.5,1} above 1e-8", gap, 1e-8)
     if act.name == "softplus":
@@ -231,13 +233,14 @@ def test_hessian_congruence_and_blowup(tc):
     reached within 1% for any ``c/mu < 100``; the earlier ratio is recorded.  The blow-up
     sends ``W2 -> W2/alpha1`` outside any ball of A2.
     """
-    run = minimum(tc, "softplus" if tc.control == "softplus" else "relu")
+    activation = "softplus" if tc.control == "softplus" else "relu"
+    tc.precondition.holds("activation positively homogeneous", minimum_activation(activation).homogeneous)
+    run = minimum(tc, activation)
     model = GlobalAttentionNet(run["X"], run["y"], run["activation"])
     p, d = tc.sizes["p"], tc.sizes["d"]
     alphas = [0.5, 0.1, 0.01, 0.001]
     congruence, lam, bound = [], [], []
     trials = minima_meeting_hypotheses(tc, model, run, run["params"])
-    tc.precondition.holds("activation positively homogeneous", run["activation"].homogeneous)
     if not trials:
         return      # hypotheses not met on any trial: reported as such, nothing to decide
     for k in trials:
@@ -294,6 +297,7 @@ def test_selfattention_scale_invariance(tc):
     """
     softplus = tc.control == "softplus"
     act = Activation("softplus", 5.0) if softplus else Activation("relu")
+    tc.precondition.holds("activation positively homogeneous", act.homogeneous)
     # the softplus network is another network: its weights are a draw of their own
     model, params = self_attention_instance(tc.rng("network", "softplus") if softplus
                                             else tc.rng("network"), act)
@@ -302,7 +306,6 @@ def test_selfattention_scale_invariance(tc):
                     / (1 + f.abs().max())) for a in (0.05, 0.5, 4.0)]
     tc.record("relative output change", change)
     z = hidden_preactivations(model.inputs(params), params["W1"])
-    tc.precondition.holds("activation positively homogeneous", act.homogeneous)
     tc.precondition.at_least("pre-activations away from the kink", float(z.abs().min()), 1e-8)
     tc.conclusion.at_most("self-attention output unchanged under T_alpha", change, tc.tol("accumulated"))
     H = dense_hessian(model, params)
@@ -439,7 +442,9 @@ def test_hessian_flatness_comparison(tc):
     trained with restarts (at most 6 L-BFGS runs per trial, see the shared run); with no
     qualifying trial the claim reports hypotheses not met.
     """
-    run = minimum(tc, "softplus" if tc.control == "softplus" else "relu")
+    activation = "softplus" if tc.control == "softplus" else "relu"
+    tc.precondition.holds("activation positively homogeneous", minimum_activation(activation).homogeneous)
+    run = minimum(tc, activation)
     act = run["activation"]
     att = GlobalAttentionNet(run["X"], run["y"], act)
     test_att = GlobalAttentionNet(run["X_test"], run["y_test"], act)
@@ -449,7 +454,6 @@ def test_hessian_flatness_comparison(tc):
     tc.record("baseline train loss per trial", base_loss)
     trials = [k for k in trials if base_loss[k] <= MINIMUM_LOSS]
     tc.precondition.at_least("baseline also at a minimum on those trials", len(trials), 1)
-    tc.precondition.holds("activation positively homogeneous", act.homogeneous)
     if not trials:
         return      # hypotheses not met on any trial: reported as such, nothing to decide
     att, test_att, base = att.restrict(trials), test_att.restrict(trials), base.restrict(trials)

@@ -100,22 +100,22 @@ def test_montufar_lower_bound_with_bias(tc):
     ``floor(n1/s0)^{s0}`` (integers, no tolerance).  The bias-free control is the paper's own
     model: without biases all hyperplanes pass through 0 and the count collapses to ``2^{s0}``.
     """
-    measured, grid, bound, biased = [], [], [], []
+    constructions = []
     for s0, n1 in tc.sizes["cases"]:
         support = np.zeros(6)
         support[:s0] = 1.0
         W1, b, w2 = grid_construction(n1, support)
         if tc.control == "bias_free":
             b = np.zeros_like(b)
-        biased.append(bool(np.any(b != 0)))
-        measured.append(relu_network_regions(W1, b, w2, support))
-        grid.append((n1 // s0 + 1) ** s0)
-        bound.append(grid_lower_bound(n1, s0))
+        constructions.append((W1, b, w2, support))
+    tc.precondition.holds("hidden biases present", all(bool(np.any(b != 0)) for _, b, _, _ in constructions))
+    tc.precondition.holds("n1 >= s0", all(n1 >= s0 for s0, n1 in tc.sizes["cases"]))
+    measured = [relu_network_regions(*network) for network in constructions]
+    grid = [(n1 // s0 + 1) ** s0 for s0, n1 in tc.sizes["cases"]]
+    bound = [grid_lower_bound(n1, s0) for s0, n1 in tc.sizes["cases"]]
     tc.record("cases (s0, n1)", tc.sizes["cases"])
     tc.record("construction cells", measured)
     tc.record("floor(n1/s0)^s0", bound)
-    tc.precondition.holds("hidden biases present", all(biased))
-    tc.precondition.holds("n1 >= s0", all(n1 >= s0 for s0, n1 in tc.sizes["cases"]))
     tc.conclusion.at_least("construction cells >= floor(n1/s0)^s0", measured, bound)
     tc.conclusion.close("construction cells equal (q+1)^s0", measured, grid, atol=0.5)
 
@@ -147,11 +147,12 @@ def test_bias_free_discrepancy(tc):
     printed ``floor(n1/s0)^{s0}`` (2 < 4 at (1, 4); 20 < 25 at (2, 10)).  Integers, no
     tolerance.  With biases (the E.5 proof uses them) the same weights give 5 and 56 cells.
     """
+    biases = tc.control == "with_biases"
+    tc.precondition.holds("network is bias-free (model (1))", not biases)
     rng = tc.rng("weights")
-    measured, cover, bound, margins, bias_free = [], [], [], [], []
+    measured, cover, bound, margins = [], [], [], []
     for p, s0, n1 in tc.sizes["cases"]:
-        W1, b, w2, a = region_instance(rng, p, s0, n1, bias=tc.control == "with_biases")
-        bias_free.append(not np.any(b))
+        W1, b, w2, a = region_instance(rng, p, s0, n1, bias=biases)
         margins.append(general_position_margin(*relu_network_hyperplanes(W1, b, w2, a)))
         measured.append(relu_network_regions(W1, b, w2, a))
         cover.append(central_cells(n1, s0))
@@ -160,7 +161,6 @@ def test_bias_free_discrepancy(tc):
     tc.record("enumerated cells", measured)
     tc.record("2 sum_{j<s0} C(n1-1, j)", cover)
     tc.record("printed bound floor(n1/s0)^s0", bound)
-    tc.precondition.holds("network is bias-free (model (1))", all(bias_free))
     tc.precondition.at_least("general position (smallest |det| of subsets)", min(margins),
                              tc.roundoff(general_position_roundoffs(max(c[1] for c in tc.sizes["cases"]))))
     tc.conclusion.at_most("bias-free maximum below floor(n1/s0)^s0", measured,

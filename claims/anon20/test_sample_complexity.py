@@ -6,7 +6,7 @@ from theorycheck import Calibrated, Control, claim, discrepancy
 from theorycheck.maps import mean_interval
 
 from .sample_complexity import (SIZES, TABLE1, arms, decided_sizes, dense_teacher_config,
-                                final_mse, first_size_reaching, largest_teacher_support, log_mse_auc)
+                                final_mse, first_size_reaching, log_mse_auc, teacher_support)
 from .setup import PAPER
 
 ARMS = ("baseline", "attention", "regularised", "known")
@@ -105,7 +105,9 @@ def test_sample_complexity_ordering(tc):
     and attention at n against the baseline at 4n (discrimination).
     """
     s = tc.sizes
-    runs = arms(tc, "baseline", "attention", "regularised", **dense_teacher_config(tc))
+    config = dense_teacher_config(tc)
+    tc.precondition.at_most("teacher mask sparse (k < p)", teacher_support(s, config.get("dense_teacher", False)), s["p"] - 1)
+    runs = arms(tc, "baseline", "attention", "regularised", **config)
     mean = {arm: final_mse(r) for arm, r in runs.items()}
     for arm, values in mean.items():
         tc.curve("Table 1 (reduced): test MSE against n", arm, s["n"], values, xscale="log",
@@ -115,7 +117,6 @@ def test_sample_complexity_ordering(tc):
     tc.record("trials ordered baseline > attention > regularised, per n",
               [int(np.sum((b > a) & (a >= r))) for b, a, r in
                zip(final["baseline"], final["attention"], final["regularised"])])
-    tc.precondition.at_most("teacher mask sparse (k < p)", largest_teacher_support(runs), s["p"] - 1)
     decided = decided_sizes(s["n"])
     tc.record("n decided (the rest recorded: every arm at the optimisation floor)",
               [n for n, d in zip(s["n"], decided) if d])
@@ -257,14 +258,15 @@ def test_regression_convergence(tc):
     power; not calibrated).
     """
     s = tc.sizes
-    runs = arms(tc, *ARMS, **dense_teacher_config(tc))
+    config = dense_teacher_config(tc)
+    tc.precondition.at_most("teacher mask sparse (k < p)", teacher_support(s, config.get("dense_teacher", False)), s["p"] - 1)
+    runs = arms(tc, *ARMS, **config)
     auc = {arm: log_mse_auc(r) for arm, r in runs.items()}
     tc.record("mean over trials of the AUC (mean log test MSE) per n", {a: v.mean(1) for a, v in auc.items()})
     steps = s["every"] * np.arange(1, s["steps"] // s["every"] + 1)
     for arm, r in runs.items():
         tc.curve(f"Fig. 7 (reduced): test MSE during training, n = {s['n'][-1]}", arm, steps,
                  r[-1]["test_mse"].mean(0), yscale="log", ylabel="test MSE")
-    tc.precondition.at_most("teacher mask sparse (k < p)", largest_teacher_support(runs), s["p"] - 1)
     faster = "known" if tc.control == "regularised_as_fast_as_known" else "attention"
     orderings = {"attention converges faster than the baseline": ("baseline", "attention"),
                  "regularised converges faster than attention": (faster, "regularised"),

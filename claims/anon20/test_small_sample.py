@@ -179,6 +179,7 @@ def test_rank_at_point_discrepancy(tc):
     ``k`` set to ``+1`` (every unit alive).
     """
     s = tc.sizes
+    tc.precondition.at_least("width d >= n", s["d"], s["n"])
     rng = tc.rng("data")
     X, y = gaussian_problem(rng, 1, s["n"], s["p"])
     X[:, :, 0] = X[:, :, 0].abs() + 0.1
@@ -197,7 +198,6 @@ def test_rank_at_point_discrepancy(tc):
     tc.record("R_n and (1/2n) sum y^2", [loss, floor])
     tc.record("rank Phi", rank)
     tc.precondition.at_most("every unit strictly dead", float(z.max()), -0.1)
-    tc.precondition.at_least("width d >= n", s["d"], s["n"])
     tc.conclusion.at_most("gradient zero at the point", grad, tc.tol("exact"))
     tc.conclusion.at_least("loss at the stationary point positive", loss, 0.1 * floor)
     tc.conclusion.at_most("rank Phi below n at the point", rank, s["n"] - 1)
@@ -237,22 +237,22 @@ def test_preactivation_rank_discrepancy(tc):
     so the discrepancy is the sparsity's), and the identity activation.
     """
     s = tc.sizes
+    dense = tc.control == "dense_mask"
+    support = s["p"] if dense else s["s0"]
+    identity = tc.control == "identity_activation"
+    tc.precondition.holds("activation is non-linear", not identity)
+    tc.precondition.at_most("mask support below n (s0 < n)", support, s["n"] - 1)
     rng = tc.rng("data")
     X, _ = gaussian_problem(rng, 1, s["n"], s["p"])
     W1 = torch.as_tensor(rng.standard_normal((1, s["p"], s["d"])))
-    dense = tc.control == "dense_mask"
-    support = s["p"] if dense else s["s0"]
     a = torch.zeros(1, s["p"], dtype=torch.float64)
     a[:, :support] = torch.as_tensor(tc.rng("mask", "dense" if dense else "sparse")
                                      .uniform(0.5, 1.0, (1, support)))
     z = hidden_preactivations(X * a.unsqueeze(1), W1)[0]
-    identity = tc.control == "identity_activation"
     relu = z if identity else activate(z, RELU)
     ranks = [int(torch.linalg.matrix_rank(m)) for m in (z, relu, activate(z, SOFTPLUS))]
     tc.record("ranks: pre-activation, ReLU, softplus", ranks)
     tc.record("singular values of the ReLU features", torch.linalg.svdvals(relu))
-    tc.precondition.holds("activation is non-linear", not identity)
-    tc.precondition.at_most("mask support below n (s0 < n)", support, s["n"] - 1)
     tc.conclusion.at_most("pre-activation rank at most s0", ranks[0], support)
     tc.conclusion.at_most("pre-activation rank below n", ranks[0], s["n"] - 1)
     tc.conclusion.close("ReLU features have rank n", ranks[1], s["n"], atol=0.5)
