@@ -268,8 +268,8 @@ WRONG_TOKENS = Control("reference", breaks=["q = p curve decays from K/2 to K"],
                                  "rejects at <= 3 (size 1.2e-5 at 0.75, <= 1e-4 by construction when the rate holds); fewest "
                                  "per seed 8.  The own q in place of the far q (a decaying curve): 0 of 750 instances, so the "
                                  "decision fails there.  Validation: 0 of 50 failed, 614 of 750 (0.819), fewest per seed 8; "
-                                 "wrong_tokens failed on 50 of 50.  The table bounds the claim by Clopper-Pearson (0.058 at 0 "
-                                 "of 50): its margins are not normal"))],
+                                 "wrong_tokens failed on 50 of 50.  The calibration table bounds this decision through its "
+                                 "pooled trials (dispersion test passed)"))],
 )
 def test_synthetic_bregman_curves(tc):
     r"""Mean over instances of D^(q)_k for every (q, p), q, p in {1.5, 1.75, 2, 3}, drawn per p

@@ -169,8 +169,7 @@ POLISH_RATE_HOW = ("rule stated before validation: POLISH_RATE = the one-sided 9
                "the p = 4 rate on the calibration block, rounded down to 0.05: 250 of 250 within (bound 0.973), "
                "so 0.95; with 5 instances the test rejects at <= 1 within (size 3e-5 at 0.95; by construction <= "
                "1e-4 when the rate holds).  Validation: 250 of 250 within (5 of 5 on every seed), largest "
-               "residual / bound 0.046.  The table's row bounds every decision by Clopper-Pearson (0.058 at 0 of "
-               "50) where the margins are not normal, this binomial included")
+               "residual / bound 0.046.  The calibration table bounds this binomial through its pooled trials")
 
 
 @claim(
