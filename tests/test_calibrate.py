@@ -125,7 +125,7 @@ def test_pooled_trials_bounds_the_failure_rate_at_the_pooled_rate_lower_bound():
     records = _binomial_records([58, 60, 59, 60] * 5, 60)
     model = cal.pooled_trials(records)
     low = 1 - cal.clopper_pearson_upper(3 * 5, 60 * 20)
-    c = checks._critical_count(60, 0.8, 0.05)
+    c = checks.critical_count(60, 0.8, 0.05)
     assert model["model"] == "pooled trials" and model["rate"] == pytest.approx(1 - 15 / 1200)
     assert model["tail_upper"] == pytest.approx(stats.binom.cdf(c, 60, low))
     passes = cal.pooled_trials(records, side="passes")  # a control that must fail the test
@@ -139,7 +139,7 @@ def test_pooled_trials_covers_the_true_failure_rate():
     """Over 200 calibrations of 20 seeds x 20 trials at theta = 0.9 (test of P >= 0.8 at 5%),
     the bound falls below the true failure rate in at most about 5%."""
     rng = np.random.default_rng(23)
-    c = checks._critical_count(20, 0.8, 0.05)
+    c = checks.critical_count(20, 0.8, 0.05)
     truth = stats.binom.cdf(c, 20, 0.9)
     below = sum(cal.pooled_trials(_binomial_records(rng.binomial(20, 0.9, 20), 20))["tail_upper"]
                 < truth for _ in range(200))

@@ -193,11 +193,11 @@ def log_ratio_tail(margins: Sequence[float], kind: str | None, negated: bool = F
 
 def _binomial_counts(records: Sequence[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per seed: the successes, the trials and the largest count the test rejects."""
-    from .checks import _critical_count
+    from .checks import critical_count
 
     k = np.array([d["detail"]["successes"] for d in records])
     n = np.array([d["detail"]["trials"] for d in records])
-    c = np.array([_critical_count(int(d["detail"]["trials"]), float(d["reference"]),
+    c = np.array([critical_count(int(d["detail"]["trials"]), float(d["reference"]),
                                   float(d["tolerance"]["alpha"])) for d in records])
     return k, n, c
 
@@ -262,6 +262,8 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
     if seed_independent and runs and not _same_at_every_seed(margins):
         tail["model"], seed_independent = "lineage contradicted", False
     modelled = failures == 0 and len(finite) == runs
+    logged = (log_ratio_tail(finite, kind, negated) if modelled and tail["model"] == "rejected"
+              else None)
     if seed_independent and runs and failures == 0:
         tail["model"] = "seed-independent"
         bound, source = 0.0, "seed-independent"
@@ -270,8 +272,7 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
         bound, source = min(pooled["tail_upper"], counted), "pooled trials"
     elif modelled and tail["model"] == "normal":
         bound, source = min(tail["tail_upper"], counted), "normal tail"
-    elif modelled and tail["model"] == "rejected" and _log_normal(finite, kind, negated):
-        logged = log_ratio_tail(finite, kind, negated)
+    elif logged is not None and logged["model"] == "normal":
         tail.update(model="log-normal", tail_upper=logged["tail_upper"])
         bound, source = min(logged["tail_upper"], counted), "log-normal tail"
     else:
@@ -282,13 +283,6 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
             "pooled_rate": (pooled or {}).get("rate"),
             "dispersion_p": (pooled or {}).get("dispersion_p"),
             "bound": bound, "bound_from": source}
-
-
-def _log_normal(margins: Sequence[float], kind: str | None, negated: bool) -> bool:
-    """Whether the log-ratio model of the margins (:func:`log_ratio_tail`) applies and passes
-    its normality check."""
-    logged = log_ratio_tail(margins, kind, negated)
-    return logged is not None and logged["model"] == "normal"
 
 
 def _decided_before_any_computation(decision: dict) -> bool:

@@ -71,6 +71,7 @@ __all__ = [
     "STATISTICAL",
     "binomial_power_point",
     "binomial_size",
+    "critical_count",
     "monotone",
     "non_finite_text",
     "as_numbers",
@@ -513,7 +514,7 @@ def _power_record(power: float, low_power: str | None) -> tuple[dict, list]:
 """The power the binomial check reports: the success rate at which it rejects this often."""
 
 
-def _critical_count(n: int, p: float, alpha: float) -> int:
+def critical_count(n: int, p: float, alpha: float) -> int:
     """The largest success count the exact one-sided test of ``H0: P >= p`` rejects at level
     ``alpha`` with ``n`` trials (``c = max{k : P[Bin(n, p) <= k] < alpha}``); -1 if none."""
     k = np.arange(n + 1)
@@ -524,7 +525,7 @@ def _critical_count(n: int, p: float, alpha: float) -> int:
 def binomial_size(n: int, p: float, alpha: float) -> float:
     """The probability that the test rejects when ``P[success] = p`` exactly (its size, at
     most ``alpha``): the rate at which a true statement at the boundary fails the check."""
-    c = _critical_count(n, p, alpha)
+    c = critical_count(n, p, alpha)
     return float(stats.binom.cdf(c, n, p)) if c >= 0 else 0.0
 
 
@@ -537,7 +538,7 @@ def binomial_power_point(n: int, p: float, alpha: float, power: float = POWER) -
     ``binom.cdf(c, n, p1) = power`` (found by bisection).  ``None`` when no outcome is
     rejected (``c < 0``): then the test cannot fail at any success rate.
     """
-    c = _critical_count(n, p, alpha)
+    c = critical_count(n, p, alpha)
     if c < 0:
         return None
     return float(optimize.brentq(lambda p1: stats.binom.cdf(c, n, p1) - power, 0.0, p,
@@ -547,7 +548,7 @@ def binomial_power_point(n: int, p: float, alpha: float, power: float = POWER) -
 def binomial_power(n: int, p: float, alpha: float, gap: float = ALTERNATIVE_GAP) -> float:
     """P[the exact test of ``H0: P >= p`` with ``n`` trials rejects] when the true rate is
     ``p - gap`` (0 when it cannot reject)."""
-    c = _critical_count(n, p, alpha)
+    c = critical_count(n, p, alpha)
     return float(stats.binom.cdf(c, n, max(p - gap, 0.0))) if c >= 0 else 0.0
 
 

@@ -19,7 +19,7 @@ to estimate failure rates too small to count.  Per check kind:
   at_least, at_most - b) / (at_most - at_least)``; for a one-sided range, the distance to its
   edge over ``|edge|``; for ``min_r2``, ``(R^2 - min_r2) / (1 - min_r2)``.
 * ``binomial``: ``(k - c - 1) / sqrt(K p (1 - p))``: the success count above the largest count
-  the test rejects (``c``, :func:`theorycheck.checks._critical_count`), in binomial standard
+  the test rejects (``c``, :func:`theorycheck.checks.critical_count`), in binomial standard
   deviations at the claimed rate.
 * ``wald``: ``z - z_alpha``, the statistic's distance to the rejection quantile (in standard
   errors).
@@ -110,11 +110,11 @@ def _slope(d) -> float:
 
 
 def _binomial(d) -> float:
-    from .checks import _critical_count
+    from .checks import critical_count
 
     k, n = int(d.detail["successes"]), int(d.detail["trials"])
     p, alpha = float(d.reference), float(d.tolerance["alpha"])
-    c = _critical_count(n, p, alpha)
+    c = critical_count(n, p, alpha)
     return _ratio(k - c - 1, math.sqrt(n * p * (1.0 - p)))
 
 
