@@ -317,8 +317,10 @@ def bench_jax(device, args) -> list[dict]:
     """What a user would write instead: the canonical NGD step in plain JAX -- the loss
     L(W) = mean_i exp(-y_i u^T X_i^T softmax(X_i W x_{i,0})) written directly, its gradient by
     ``jax.grad``, the K trials by ``jax.vmap``, the step compiled by ``jax.jit`` (float64) --
-    on the same data; rows ``workload = "token_selection canonical (plain JAX)"``.  Empty when
-    jax is not installed or has no backend for ``device``."""
+    on the same data; rows ``workload = "token_selection canonical (plain JAX)"``, timed like the
+    library's rows (wall, and process CPU time: every thread of the process, XLA's included; pin
+    XLA to one thread with ``XLA_FLAGS``, see BENCHMARKS.md).  Empty when jax is not installed
+    or has no backend for ``device``."""
     try:
         import jax
         import jax.numpy as jnp
@@ -349,15 +351,17 @@ def bench_jax(device, args) -> list[dict]:
         W = step(W, X, y, u).block_until_ready()                       # compile once
         rates = []
         for _ in range(args.repeats):
-            start, count = time.perf_counter(), 0
-            while count < 2 or time.perf_counter() - start < args.min_seconds:
+            clock, count = _Clock("cpu"), 0
+            while count < 2 or time.perf_counter() - clock.wall < args.min_seconds:
                 W = step(W, X, y, u)
                 count += 1
             W.block_until_ready()
-            rates.append(count / (time.perf_counter() - start))
+            wall, cpu = clock.elapsed()
+            rates.append((count / wall, count / cpu))
+        wall, cpu = (statistics.median(r[i] for r in rates) for i in (0, 1))
         row = dict(device=device, workload="token_selection canonical (plain JAX)", sizes="n=6 T=4 d=32",
-                   K=K, form="dense", auto=False, optimizer="ngd", trial_steps_per_s=K * statistics.median(rates),
-                   cpu_trial_steps_per_s=K * statistics.median(rates), naive_trial_steps_per_s=None,
+                   K=K, form="dense", auto=False, optimizer="ngd", trial_steps_per_s=K * wall,
+                   cpu_trial_steps_per_s=K * cpu, naive_trial_steps_per_s=None,
                    cpu_naive_trial_steps_per_s=None, bound_trial_steps_per_s=None)
         print(json.dumps({k: v for k, v in row.items() if k != "sizes"}), flush=True)
         rows.append(row)
