@@ -42,11 +42,23 @@ def restart_rate_history(decision: str, how: str) -> str:
             f"<= 1 of 9), calibrated on 1000-1024, validated on 2000-2024: {how}")
 
 
+SET_HISTORY = ("every restart -> the token set as the trial (2026-11-28 f): the per-restart counts of both "
+               "local claims were over-dispersed (Pearson dispersion p 1e-4 and 3e-3 over 40 unseen seeds: "
+               "the restarts of one alpha fail together), so a token set (its restarts over p) is the trial. "
+               "Rule stated before the blocks: SET_RATE keeps the restarts' 0.8 if the one-sided 99.9% "
+               "Clopper-Pearson lower bound of the per-token-set rate on the calibration block is at least "
+               "0.8, at level SET_ALPHA = 0.01 (the least round level at which 3 token sets can reject)")
+
+
 def set_rate_record(decision: str, how: str) -> Calibrated:
     """The calibration record of a local claim's binomial over the token sets (SET_RATE at level
     SET_ALPHA)."""
     return Calibrated(decision=decision, threshold=f"P >= SET_RATE = {SET_RATE} at level {SET_ALPHA}",
-                      calibration_seeds="28000-28049", validation_seeds="28100-28149", how=how)
+                      calibration_seeds=CAL_SEEDS, validation_seeds=VAL_SEEDS, how=how)
+
+
+CAL_SEEDS = "28000-28036"
+VAL_SEEDS = "28100-28147"
 
 
 LOCAL_SIZES = {"quick": dict(SIZES["quick"], steps=1000, scale=5.0),
@@ -80,7 +92,9 @@ NOT_LOCAL = Control("hypothesis", breaks=[KEEPING],
                              "6 of 225 (validation; at most 2 in a seed: they cluster on one alpha "
                              "across p), fewest successes 8 and 7 of 9; 0.8 lies far below the "
                              "observed ~0.97 and the level is the claim budget; the control kept 0 "
-                             "successes on every seed of both blocks")],
+                             "successes on every seed of both blocks"),
+                 SET_HISTORY,
+                 set_rate_record(KEEPING, "rule before the blocks (SET_HISTORY): calibration 28000-28036 (37 seeds, a seed's 9 restarts are 3 to 5 token sets): 5 of 129 token sets failed, 99.9% lower bound 0.878 >= 0.8, so SET_RATE = 0.8; dispersion p 0.58.  Validation 28100-28147 (48 seeds): 0 seeds failed, 7 of 170 token sets failed (dispersion p 0.29), fewest 2 successes of 3; the control failed as declared on 37 + 48 of 37 + 48.  Row: both blocks pooled (the rate was not changed between them)")],
     sizes=LOCAL_SIZES,
 )
 def test_lp_direction_local(tc):
@@ -139,7 +153,9 @@ MU_THIN = 0.005
                              "(calibration), 5 of 225 (validation; 3 in one seed, on one alpha "
                              "across p), fewest successes 8 and 6 of 9; 0.8 lies below the observed "
                              "~0.97 and the level is the claim budget; the control failed as declared "
-                             "on every seed of both blocks")],
+                             "on every seed of both blocks"),
+                 SET_HISTORY,
+                 set_rate_record(STAYING, "rule before the blocks (SET_HISTORY): calibration 28000-28036 (37 seeds, 3 to 5 token sets a seed): 5 of 129 token sets left the cone, 99.9% lower bound 0.878 >= 0.8, so SET_RATE = 0.8; dispersion p 0.58.  Validation 28100-28147 (48 seeds): 0 seeds failed, 5 of 170 token sets failed (dispersion p 0.70), fewest 2 successes of 3; the control failed as declared on 37 + 48 of 37 + 48.  Row: both blocks pooled (the rate was not changed between them)")],
     sizes=LOCAL_SIZES,
 )
 def test_cone_invariance(tc):
