@@ -156,6 +156,7 @@ r"""(decay, level) thresholds of the authors'-setting figure at its 15 quick-tie
 calibrated by the rule of `DECAY_RATIO` (mean + 5 sd of the largest decay ratio over p rounded
 up) and for the level, mean - 5 sd of the smallest per-p median level ratio rounded down (the
 claim's record)."""
+LOWEST_DECISION = "q = p curve lowest at K, every p"
 DECAY_DECISION = "q = p curve decays from K/2 to K"
 LEVEL_DECISION = "far wrong q curve levels off"
 LEVEL_RATE_DECISION = "instances whose far wrong q curves level off, every p"
@@ -173,7 +174,9 @@ BREGMAN_CALIBRATION = [
 def bregman_curve_checks(tc, runs, decay_ratio):
     r"""The checks of the synthetic Bregman figure on the runs of `normalized_mirror_runs` that both
     settings share: per p, the mean over instances of D^(q)_k for every q drawn; (a) the q = p curve
-    lowest at K, (b) its median decay ratio D^(p)_K / D^(p)_{K/2} <= ``decay_ratio`` (the control
+    lowest at K: the lowest of the other q curves at K over the q = p one, >= 1 for every p (the
+    distance by which it is the lowest, the margin the calibration models), (b) its median decay
+    ratio D^(p)_K / D^(p)_{K/2} <= ``decay_ratio`` (the control
     ``wrong_tokens`` replaces the own-q references by those of a wrong token choice).  Returns the
     far wrong q's ratios D^(q)_K / D^(q)_{K/2}, shape (len(P_VALUES), instances), for the claim's
     decision that it levels off."""
@@ -188,14 +191,14 @@ def bregman_curve_checks(tc, runs, decay_ratio):
     for ip, pv in enumerate(P_VALUES):
         sel = p == pv
         mean = D[:, :, sel].mean(-1)                                   # (Q, C)
-        lowest.append(mean[:, -1].argmin() == ip)
+        lowest.append(np.delete(mean[:, -1], ip).min() / mean[ip, -1])
         decay.append(np.median(D[ip, -1, sel] / D[ip, half, sel]))
         far = P_VALUES.index(FAR_Q[pv])
         level.append(D[far, -1, sel] / D[far, half, sel])
         for iq, q in enumerate(P_VALUES):
             tc.curve(f"bregman p={pv:g}", f"q={q:g}", t[1:], mean[iq, 1:], xscale="log", yscale="log",
                      xlabel="step k", ylabel="mean D_psi_p(W_mm_q, W(k))")
-    tc.conclusion.holds("q = p curve lowest at K, every p", all(lowest), detail={"lowest": lowest})
+    tc.conclusion.at_least(LOWEST_DECISION, lowest, 1.0)
     tc.conclusion.at_most(DECAY_DECISION, decay, decay_ratio)
     tc.record("far wrong q ratio D_K / D_K/2 per (p, instance)", np.array(level))
     return np.array(level)

@@ -139,7 +139,8 @@ def local_restarts(run, *, switch_to_lowest=False, thin_cone=None):
     counts = dict(candidates=len(evaluated), constructed=constructed)
     if not trials:
         return dict(p=np.empty(0), D=np.empty((0, 0)), tokens_kept=np.empty((0, 0), bool),
-                    local=np.empty(0, bool), safe=np.empty(0), scale=np.empty(0), t=np.empty(0), **counts)
+                    local=np.empty(0, bool), safe=np.empty(0), scale=np.empty(0), t=np.empty(0),
+                    token_set=np.empty(0, int), instance=np.empty(0, int), **counts)
     idx = [tr["instance"] for tr in trials]
     t = data.to_torch(run.device, run.dtype)
     model = TokenSelection(t.X[idx], t.y[idx], t.u[idx])
@@ -164,7 +165,23 @@ def local_restarts(run, *, switch_to_lowest=False, thin_cone=None):
     X = data.X[idx]
     kept = np.stack([np.all(selected_tokens(X, Wc) == alpha, axis=-1) for Wc in W])
     return dict(p=p, t=traj.t, D=divergence_curves(W, W_mm, p), tokens_kept=kept,
-                local=np.array([tr["local"] for tr in trials]), safe=safe, scale=scale, **counts)
+                local=np.array([tr["local"] for tr in trials]), safe=safe, scale=scale,
+                token_set=token_sets(idx, alpha), instance=np.array(idx, dtype=int), **counts)
+
+
+def token_sets(instance, alpha) -> np.ndarray:
+    """The token set of every restart: the index of its (instance, alpha) among the distinct ones,
+    in order of first appearance (the restarts of one alpha at the p of LOCAL_P share it)."""
+    keys = [(int(k), tuple(a)) for k, a in zip(instance, alpha)]
+    first = {key: i for i, key in reversed(list(enumerate(keys)))}
+    order = {key: rank for rank, key in enumerate(sorted(first, key=first.get))}
+    return np.array([order[key] for key in keys], dtype=int)
+
+
+def per_token_set(token_set, success) -> np.ndarray:
+    """Per token set (`token_sets`, in order): whether every one of its restarts succeeded."""
+    success = np.asarray(success, dtype=bool)
+    return np.array([bool(success[token_set == s].all()) for s in np.unique(token_set)], dtype=bool)
 
 
 def thin_cone_widths(mu_thin: float, safe, p):
@@ -191,8 +208,14 @@ def _on_cone_boundary(W_mm, E, p: float, mu: float):
 
 
 def restarts(tc, thin_cone=None):
-    """The restart run (alpha' = lowest-score switch under the control; started on the boundary of
-    the thinner cone ``thin_cone`` when given) and its preconditions."""
+    r"""The restart run (alpha' = lowest-score switch under the control; started on the boundary of
+    the thinner cone ``thin_cone`` when given) and its preconditions.  The hypotheses are decided
+    on delta_safe alone: delta_safe >= SAFE_GAP implies that alpha is locally optimal (a support
+    token t of W_mm has margin m_t = 1 within SUPPORT_TOL < SAFE_GAP, so a token scoring at least
+    alpha_i, whose m - 1 >= delta_safe, is none), so "alpha locally optimal and delta_safe >=
+    SAFE_GAP" is delta_safe >= SAFE_GAP, every restart: its least delta_safe is the margin (the
+    claim's restarts are chosen so; under the control alpha' has a support token above it, delta_safe
+    about 0).  `locally_optimal` per restart is recorded."""
     if thin_cone is None:
         r = tc.use(local_restarts, switch_to_lowest=tc.control == "not_locally_optimal")
     else:
@@ -201,9 +224,12 @@ def restarts(tc, thin_cone=None):
     tc.record("constructed candidate alpha evaluated (second-best switches of opt)", int(r["constructed"]))
     tc.record("delta_safe per restart", r["safe"])
     tc.record("restart radius / ||W_mm||_p per restart", r["scale"])
+    tc.record("token set per restart (index of its instance and alpha)", r["token_set"])
+    tc.record("instance per restart", r["instance"])
+    tc.record("alpha locally optimal per restart", r["local"])
     tc.precondition.at_least("restarts on a locally optimal alpha", len(r["p"]), 3)
-    tc.precondition.holds("every restart: alpha locally optimal, delta_safe >= 0.05",
-                          bool(np.all(r["local"] & (r["safe"] >= SAFE_GAP))))
+    if len(r["p"]):
+        tc.precondition.at_least("every restart: alpha locally optimal, delta_safe >= 0.05", r["safe"], SAFE_GAP)
     return r if len(r["p"]) else None
 
 
