@@ -36,8 +36,10 @@ def finite_prefix(run):
 def convergence_measurements(run):
     """Per trial: contraction factor q, predicted steps to CONVERGENCE_TARGET, steps taken
     (censored at steps + 1), the end of the checked window (first hit of CONVERGENCE_TARGET or
-    divergence), the worst slack of the envelope ``log rel(t) - t log q`` on that window, and the
-    fitted slope of ``log rel(t)`` over its last three quarters."""
+    divergence), the worst slack of the envelope ``log rel(t) - t log q`` on that window from t = 1
+    on, and the fitted slope of ``log rel(t)`` over its last three quarters.  At t = 0 the envelope
+    is the identity ``rel(0) = 1 = q^0`` of the symmetric initialization (F(0) = 0): an atom at 0
+    (up to round-off) that held the worst slack at 0 on every seed and left its margin no spread."""
     rel = relative_loss(run)
     steps = len(rel) - 1
     q = contraction_factor(run)
@@ -47,7 +49,7 @@ def convergence_measurements(run):
     envelope, slopes = [], []
     t = np.arange(steps + 1)
     for k in range(rel.shape[1]):
-        window = t <= end[k]
+        window = (t >= 1) & (t <= max(end[k], 1))
         envelope.append(np.max(np.log(rel[window, k]) - t[window] * np.log(min(q[k], 1.0))))
         fit = fit_slope(t[: end[k] + 1], rel[: end[k] + 1, k], window=(end[k] / 4, end[k]),
                         x_transform="linear", y_transform="log")
