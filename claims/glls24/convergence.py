@@ -9,6 +9,7 @@ import numpy as np
 from claims.glls24.setup import (
     CONVERGENCE_TARGET,
     contraction_factor,
+    decide_pairing,
     first_time_below,
     predicted_steps,
     regression_shape,
@@ -35,8 +36,10 @@ def finite_prefix(run):
 def convergence_measurements(run):
     """Per trial: contraction factor q, predicted steps to CONVERGENCE_TARGET, steps taken
     (censored at steps + 1), the end of the checked window (first hit of CONVERGENCE_TARGET or
-    divergence), the worst slack of the envelope ``log rel(t) - t log q`` on that window, and the
-    fitted slope of ``log rel(t)`` over its last three quarters."""
+    divergence), the worst slack of the envelope ``log rel(t) - t log q`` on that window from t = 1
+    on, and the fitted slope of ``log rel(t)`` over its last three quarters.  At t = 0 the envelope
+    is the identity ``rel(0) = 1 = q^0`` of the symmetric initialization (F(0) = 0): an atom at 0
+    (up to round-off) that held the worst slack at 0 on every seed and left its margin no spread."""
     rel = relative_loss(run)
     steps = len(rel) - 1
     q = contraction_factor(run)
@@ -46,7 +49,7 @@ def convergence_measurements(run):
     envelope, slopes = [], []
     t = np.arange(steps + 1)
     for k in range(rel.shape[1]):
-        window = t <= end[k]
+        window = (t >= 1) & (t <= max(end[k], 1))
         envelope.append(np.max(np.log(rel[window, k]) - t[window] * np.log(min(q[k], 1.0))))
         fit = fit_slope(t[: end[k] + 1], rel[: end[k] + 1, k], window=(end[k] / 4, end[k]),
                         x_transform="linear", y_transform="log")
@@ -62,14 +65,16 @@ def width_allows_positive_kernel(m, n, d_in, d):
 
 
 def linear_convergence_runs(tc, configs):
-    """The `softmax_gd` runs of ``configs`` (the keyword arguments of each), after the
-    precondition "width allows lambda > 0" is decided on their configurations (the overrides,
-    else the tier's sizes of `softmax_gd`): a configuration fact, decided before any run so that
-    it is seed-independent."""
+    """The `softmax_gd` runs of ``configs`` (the keyword arguments of each, all from the symmetric
+    initialization), after the preconditions "width allows lambda > 0" and Def. 3.7's pairing are
+    decided on their configurations (the overrides, else the tier's sizes of `softmax_gd`; the
+    pairing on the constructor, `decide_pairing`): facts of the configuration and the
+    construction, decided before any run so that they are seed-independent."""
     sizes = softmax_gd.sizes_of(tc.tier)
-    tc.precondition.holds("width allows lambda > 0 (d_in m / 2 >= n d)", [
-        width_allows_positive_kernel(c["m"], *regression_shape(sizes, n=c.get("n"), d_in=c.get("d_in"), d=c.get("d")))
-        for c in configs])
+    shapes = [(c["m"], *regression_shape(sizes, n=c.get("n"), d_in=c.get("d_in"), d=c.get("d"))) for c in configs]
+    tc.precondition.holds("width allows lambda > 0 (d_in m / 2 >= n d)",
+                          [width_allows_positive_kernel(*shape) for shape in shapes])
+    decide_pairing(tc, [(d_in, d, m) for m, _, d_in, d in shapes])
     return [tc.use(softmax_gd, **c) for c in configs]
 
 
@@ -87,8 +92,6 @@ def decide_linear_convergence(tc, runs):
     tc.record("fitted_log_loss_slope", cat["slope"])
     tc.record("log_contraction_factor", np.log(cat["q"]))
     tc.precondition.at_least("lambda_min(H(0)) > 0", lam, 1e-8 * lam_max)
-    tc.precondition.holds("initialization is symmetric (Def. 3.7)",
-                          np.concatenate([r["symmetric"] for r in runs]))
     tc.conclusion.at_most("loss within the contraction envelope", cat["envelope"], 0.0, margin=1e-9)
     censored_bound = np.where(cat["predicted"] <= steps, cat["predicted"], steps + 1)
     tc.record("trials_with_predicted_count_beyond_run", int(np.sum(cat["predicted"] > steps)))

@@ -7,7 +7,15 @@ import numpy as np
 import torch
 from scipy import stats
 
-from claims.glls24.setup import SIGMA, bounded_preactivation_level, initialization, regression_instance, unit_inputs
+from claims.glls24.setup import (
+    EXACT,
+    SIGMA,
+    bounded_preactivation_level,
+    initialization,
+    regression_instance,
+    require_construction,
+    unit_inputs,
+)
 from theorycheck import shared_run
 from theorycheck.errors import InvalidInputError
 from theorycheck.maps import mean_interval
@@ -55,8 +63,9 @@ def adversarial_kernel_change(run, *, m, radius_scale=1.0, radii=tuple(PERTURBAT
     W~): per radius R of ``radii`` (default `PERTURBATION_RADII`) the worst ``||H(W~ + R p) - H(W~)||_F`` over the
     first-order adversarial directions ``p`` (`adversarial_direction`, one per test matrix of
     `probe_matrices`) scaled by ``radius_scale`` (1: every neuron moves exactly R); also the change
-    along a random direction of per-neuron norm ``R = 1e-2`` (over R), the largest per-neuron
-    displacement per unit R, ``B_emp`` and the sizes."""
+    along a random direction of per-neuron norm ``R = 1e-2`` (over R), ``B_emp`` and the sizes.  The
+    largest per-neuron displacement per unit R is checked to be ``radius_scale`` exactly (up to the
+    round-off of a normalization): a property of the construction."""
     s = run.sizes
     X, _ = regression_instance(run, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["instances"])
     W0, A = initialization(run, d_in=s["d_in"], d=s["d"], m=m, K=s["instances"])
@@ -73,7 +82,9 @@ def adversarial_kernel_change(run, *, m, radius_scale=1.0, radii=tuple(PERTURBAT
     Pr = Pr / neuron_norms(Pr)[:, None, :]
     R = PERTURBATION_RADII[-1]
     random_change = torch.linalg.matrix_norm(ntk_gram(Xt, Xt, W + R * Pr, At) - H).cpu().numpy() / R
-    return {"change": change, "random_change_per_radius": random_change, "displacement": displacement,
+    require_construction(abs(displacement - radius_scale) <= EXACT * radius_scale,
+                         "every neuron moves radius_scale per unit R")
+    return {"change": change, "random_change_per_radius": random_change,
             "B": bounded_preactivation_level(X, W0), "X": X, "n": s["n"], "d": s["d"]}
 
 

@@ -33,11 +33,15 @@ from theorycheck.models import (
 )
 from theorycheck.optim import Iterate
 from theorycheck.solvers import gaussian_mixture_score, ou_coefficients
+from theorycheck.tolerance import tolerance
 
 SIGMA = 0.5
 """Standard deviation of the first-layer initialization (spec configuration S)."""
 
 INITIALIZATIONS = {"symmetric": symmetric_initialization, "independent": independent_initialization}
+
+SYMMETRIC = "initialization is symmetric (Def. 3.7)"
+"""The name of Def. 3.7's precondition (`decide_pairing`)."""
 
 
 def unit_inputs(rng: np.random.Generator, K, n, d_in):
@@ -49,6 +53,52 @@ def unit_inputs(rng: np.random.Generator, K, n, d_in):
 def bounded_labels(rng: np.random.Generator, K, n, d):
     """``y_i = u_i g'_i / ||g'_i||``, ``u_i ~ Unif[0, 1]``: (K, n, d), ``||y_i|| <= 1``."""
     return unit_inputs(rng, K, n, d) * rng.uniform(0.0, 1.0, (K, n, 1))
+
+
+def regression_data(rng: np.random.Generator, K, n, d_in, d):
+    """The construction of the regression data: unit inputs (K, n, d_in), labels in the unit ball (K, n, d)."""
+    return unit_inputs(rng, K, n, d_in), bounded_labels(rng, K, n, d)
+
+
+def scaled_unit_inputs(rng: np.random.Generator, K, n, d_in, input_norms):
+    """Unit inputs scaled by norms drawn uniformly from ``input_norms`` (lo, hi): (K, n, d_in)."""
+    return unit_inputs(rng, K, n, d_in) * rng.uniform(*input_norms, (K, n, 1))
+
+
+PROBE_SEED = 20261128
+"""The seed of `constructor_probe`, fixed: not a stream of the run's seed."""
+
+EXACT = tolerance("float64", "exact")
+"""Round-off of a norm of a normalized float64 vector (the constructions' data are numpy float64)."""
+
+
+def constructor_probe():
+    r"""The generator of the constructor probes.  A property that a construction makes true (Def.
+    3.7's pairing, unit inputs, labels in the unit ball) is decided on the constructor's output at
+    the claim's shapes from this fixed generator, before any draw of the case, so the decision is
+    the same at every seed (seed-independent, `theorycheck.lineage`); the drawn numbers are then
+    checked against the same property exactly (`require_construction`), which only a bug in the
+    construction can break."""
+    return np.random.default_rng(PROBE_SEED)
+
+
+def require_construction(holds, what):
+    """The exact check of a property a construction makes true on the numbers it drew: a
+    RuntimeError naming ``what`` where it fails (a bug of the construction, not an outcome)."""
+    failed = np.flatnonzero(~np.asarray(holds, dtype=bool).ravel())
+    if failed.size:
+        raise RuntimeError(f"the drawn numbers break the construction's property ({what}) at "
+                           f"trials/entries {failed[:10].tolist()}: a bug in the construction")
+
+
+def unit_ball_norms(*arrays):
+    """The norms (last axis) of every array, flattened and concatenated."""
+    return np.concatenate([np.linalg.norm(a, axis=-1).ravel() for a in arrays])
+
+
+def in_unit_ball(*arrays):
+    """Per vector (last axis) of every array: ``||v|| <= 1`` up to `EXACT` (flattened, concatenated)."""
+    return unit_ball_norms(*arrays) <= 1 + EXACT
 
 
 def duplicate_first_input(X, Y):
@@ -84,15 +134,46 @@ def regression_shape(sizes, *, n=None, d_in=None, d=None):
 def regression_instance(ctx, *, n, d_in, d, K, duplicate=False):
     """The training data of the regression claims (numpy X, Y), the same for every width:
     stream "data" of the paper scope (or of the case)."""
-    rng = ctx.rng("data", n, d_in, d)
-    X, Y = unit_inputs(rng, K, n, d_in), bounded_labels(rng, K, n, d)
+    X, Y = regression_data(ctx.rng("data", n, d_in, d), K, n, d_in, d)
+    require_construction(in_unit_ball(X, Y), "inputs and labels in the unit ball")
     return duplicate_first_input(X, Y) if duplicate else (X, Y)
+
+
+def probe_regression_data(*, n, d_in, d):
+    """`regression_data` of one trial at the shape ``(n, d_in, d)`` from `constructor_probe` (no draw
+    of the case): (X, Y)."""
+    return regression_data(constructor_probe(), 1, n, d_in, d)
 
 
 def initialization(ctx, *, d_in, d, m, K, init="symmetric", sigma=SIGMA, stream=()):
     """(W0, A) numpy, stream "init" of width ``m`` and kind ``init``; ``stream`` extends the
-    stream's name (a control's initializations of its own)."""
-    return INITIALIZATIONS[init](ctx.rng("init", m, init, d_in, d, *stream), K, d_in, d, m, sigma)
+    stream's name (a control's initializations of its own).  A symmetric one is checked exactly
+    against Def. 3.7's pairing (`require_pairing`)."""
+    W, A = INITIALIZATIONS[init](ctx.rng("init", m, init, d_in, d, *stream), K, d_in, d, m, sigma)
+    if init == "symmetric":
+        require_pairing(W, A)
+    return W, A
+
+
+def require_pairing(W, A):
+    """The drawn weights of the symmetric constructor against Def. 3.7's pairing, exact equalities
+    (the constructor copies the columns and negates the signs): only a bug can break them."""
+    require_construction(is_symmetric_initialization(W, A), SYMMETRIC)
+
+
+def decide_pairing(tc, shapes, init="symmetric", name=SYMMETRIC):
+    """Precondition ``name``: Def. 3.7's pairing of the constructor ``INITIALIZATIONS[init]``, decided
+    on one trial from `constructor_probe` at every ``(d_in, d, m)`` of ``shapes`` before any draw of
+    the case (seed-independent: a property of the construction; the drawn symmetric weights are
+    checked exactly by `initialization` / `require_pairing`)."""
+    probes = [INITIALIZATIONS[init](constructor_probe(), 1, d_in, d, m, SIGMA) for d_in, d, m in shapes]
+    tc.precondition.holds(name, [bool(is_symmetric_initialization(W, A)[0]) for W, A in probes])
+
+
+def decide_unit_ball(tc, name, *arrays):
+    """Precondition ``name``: every vector of ``arrays`` (probes of the construction) in the unit ball,
+    ``||v|| <= 1`` up to ``tc.tol("exact")``."""
+    tc.precondition.at_most(name, unit_ball_norms(*arrays), 1.0, margin=tc.tol("exact"))
 
 
 def generic_point(tc, s):
@@ -186,6 +267,7 @@ def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in
     X_test = unit_inputs(run.rng("test", n, d_in), K, s["n_test"], d_in)
     W0, A = initialization(run, d_in=d_in, d=d, m=m, K=K, init=init)
     A = A * a_scale
+    require_construction(np.abs(A) == a_scale, "second-layer entries +-a_scale")
     Xt, Yt, At, W0t, Xte = (run.tensor(a) for a in (X, Y, A, W0, X_test))
     model = TwoLayerNetwork(Xt, Yt, At)
     H0 = model.gram(W0t)
@@ -200,8 +282,13 @@ def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in
     return {"t": np.arange(steps + 1), **metrics, "kernel_at_end": end, "diverged_at": diverged,
             "dense_steps": dense, "W_final": W_final.cpu().numpy(), "X": X, "Y": Y, "X_test": X_test, "W0": W0, "A": A,
             "H0": H0.cpu().numpy(), "lambda": lam, "lambda_max": lam_max, "eta": eta, "m": m,
-            "B_emp": bounded_preactivation_level(X, W0),
-            "symmetric": is_symmetric_initialization(W0, A)}
+            "B_emp": bounded_preactivation_level(X, W0)}
+
+
+def gd_dims(tc):
+    """``(d_in, d)`` of the tier's `softmax_gd` runs (the probe shapes of `decide_pairing`)."""
+    _, d_in, d = regression_shape(softmax_gd.sizes_of(tc.tier))
+    return d_in, d
 
 
 def contraction_factor(run):
@@ -286,7 +373,10 @@ def activation_gd(run, *, activation, n, m, epsilon, step_scale="matched", input
 
     K, d_in = run.sizes["instances"], 2 * n
     rng = run.rng("table1 data", n, input_norms)
-    X = unit_inputs(rng, K, n, d_in) * rng.uniform(*input_norms, (K, n, 1))
+    X = scaled_unit_inputs(rng, K, n, d_in, input_norms)
+    norms = np.linalg.norm(X, axis=-1)
+    require_construction((norms >= input_norms[0] - EXACT) & (norms <= input_norms[1] + EXACT),
+                         f"input norms in {input_norms}")
     Y = bounded_labels(rng, K, n, 1)
     W0, A = initialization(run, d_in=d_in, d=1, m=m, K=K)
     Xt, Yt, At, W0t = (run.tensor(a) for a in (X, Y, A, W0))
@@ -315,7 +405,7 @@ def kernel_drift_widths(run, *, widths, c=1.0):
     `softmax_gd`'s quick tier) and ``steps`` steps of GD on the softmax network with ``eta = c /
     (m lambda_max(H(0)))`` per instance, the kernel drift ``||H(t) - H(0)||_F`` at every step
     (`kernel_metrics`).  Returns ``{m: {"lambda", "lambda_max", "drift" (max over t <= steps),
-    "rel_loss" (after the run), "finite", "symmetric"}}``, numpy per instance."""
+    "rel_loss" (after the run), "finite"}}``, numpy per instance."""
     from theorycheck.optim import GD, run_trajectory
 
     s = run.sizes
@@ -325,6 +415,7 @@ def kernel_drift_widths(run, *, widths, c=1.0):
         rng = run.rng("width map data", m, n, d_in, d)
         X, Y = unit_inputs(rng, K, n, d_in), bounded_labels(rng, K, n, d)
         W0, A = symmetric_initialization(run.rng("width map init", m, n, d_in, d), K, d_in, d, m, SIGMA)
+        require_pairing(W0, A)
         Xt, Yt, At, W0t = (run.tensor(a) for a in (X, Y, A, W0))
         model = TwoLayerNetwork(Xt, Yt, At)
         H0 = model.gram(W0t)
@@ -335,5 +426,5 @@ def kernel_drift_widths(run, *, widths, c=1.0):
         F = outputs(Xt, traj.params["W"], At).cpu().numpy()
         out[m] = {"lambda": lam, "lambda_max": lam_max, "drift": traj["kernel_drift"].max(0),
                   "rel_loss": np.sum((F - Y) ** 2, axis=(1, 2)) / np.sum(Y**2, axis=(1, 2)),
-                  "finite": traj.diverged_at < 0, "symmetric": is_symmetric_initialization(W0, A)}
+                  "finite": traj.diverged_at < 0}
     return out

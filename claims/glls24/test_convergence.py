@@ -15,6 +15,8 @@ from claims.glls24.kernel import per_trial_width_slope_interval, width_slope_int
 from claims.glls24.setup import (
     CONVERGENCE_TARGET,
     contraction_factor,
+    decide_pairing,
+    gd_dims,
     movement_bound,
     relative_loss,
     softmax_gd,
@@ -105,7 +107,9 @@ def test_linear_convergence(tc):
     well: the count is ``2 kappa log(rel(0)/epsilon)`` at c = 1).  The controls keep the tier's
     cap (lambda = 0 or divergence: their count is infinite or irrelevant).  Margins 1e-9 in log
     are round-off.
-    Preconditions: lambda > 0, the symmetric pairing, and the width's rank condition ``d_in m / 2
+    Preconditions: lambda > 0, the symmetric pairing (a property of the constructor, decided on its
+    probe before the runs, `decide_pairing`; the drawn weights are checked exactly), and the width's
+    rank condition ``d_in m / 2
     >= n d`` (necessary for lambda > 0; the theorem's width ``Omega(lambda^-2 n^2 d^2 e^{18B} ...)``
     has an unspecified constant).  Control ``width_too_small`` violates it (m = 4, d_in = 2, n = 8,
     d = 2; spec instance)."""
@@ -206,12 +210,12 @@ def test_induction(tc):
     (`induction_base_case`), which our step ``eta = 1/(m lambda_max)`` (not the theorem's, ~1e9
     times smaller) does not guarantee at small m.  So the conclusions are decided on the instances
     that meet the base case, (3) over t >= 1, and the count per width is recorded; the claim needs
-    at least one such instance per width.  The control runs at the second
+    at least one such instance per width.  Def. 3.7's pairing is decided on the constructor's probe
+    before the runs (`decide_pairing`; the drawn weights are checked exactly).  The control runs at the second
     width, where even the 2.5 times larger first step stays below 0.01."""
-    if tc.control == "step_too_large":
-        runs = [tc.use(softmax_gd, m=tc.sizes["widths"][1], c=LARGE_STEP)]
-    else:
-        runs = [tc.use(softmax_gd, m=m) for m in tc.sizes["widths"]]
+    widths = tc.sizes["widths"][1:2] if tc.control == "step_too_large" else tc.sizes["widths"]
+    decide_pairing(tc, [(*gd_dims(tc), m) for m in widths])
+    runs = [tc.use(softmax_gd, m=m, c=LARGE_STEP if tc.control == "step_too_large" else 1.0) for m in widths]
     ratios, moves, steps, lams, qualifying = [], [], [], [], []
     for r in runs:
         rel = relative_loss(r)
@@ -231,7 +235,6 @@ def test_induction(tc):
             steps.append(np.max(r["max_step_per_neuron"][1: finite[k], k], initial=0.0))
             lams.append(np.nanmin(lam_t[:, k]) / r["lambda"][k])
     tc.precondition.at_least("lambda_min(H(0)) > 0", np.concatenate([r["lambda"] for r in runs]), 1e-8)
-    tc.precondition.holds("initialization is symmetric (Def. 3.7)", np.concatenate([r["symmetric"] for r in runs]))
     tc.record("instances_meeting_the_base_case", {str(r["m"]): [q, len(r["lambda"])] for r, q in zip(runs, qualifying)})
     tc.precondition.at_least("induction base case on at least one instance per width", qualifying, 1)
     tc.record("max_ratio_over_bound", ratios)
@@ -330,11 +333,13 @@ def test_lazy_regime_scaling(tc):
     and its errors are correlated across widths).  The max over all m neurons (the spec's statistic) is
     recorded with its slope: it falls more slowly, because the extreme over more neurons grows
     with ``B_emp`` (``~ sigma sqrt(2 log(m n))``, its slope recorded too): the paper's B is
-    independent of m, a union bound over the m neurons makes it grow like ``sqrt(log m)``.  Control
-    (Def. 3.7 violated): i.i.d. initialization, ``F(0) = Theta(sqrt m)`` and the movement
+    independent of m, a union bound over the m neurons makes it grow like ``sqrt(log m)``.  Def. 3.7's pairing is decided on
+    the constructor's probe before the runs (`decide_pairing`; the drawn weights are checked
+    exactly).  Control (Def. 3.7 violated): i.i.d. initialization, ``F(0) = Theta(sqrt m)`` and the movement
     ``Theta(m^{-1/2})``."""
     init = "independent" if tc.control == "independent_init" else "symmetric"
     widths = tc.sizes["widths"]
+    decide_pairing(tc, [(*gd_dims(tc), m) for m in widths], init)
     runs = [tc.use(softmax_gd, m=m, init=init, instances=tc.sizes.get("instances")) for m in widths]
 
     def geomean(values):
@@ -344,7 +349,6 @@ def test_lazy_regime_scaling(tc):
     peak = {m: r["max_movement"][-1] for m, r in zip(widths, runs)}
     fixed = {m: fixed_neurons_max_movement(r, widths[0]) for m, r in zip(widths, runs)}
     drift = [geomean(r["kernel_at_end"]["kernel_drift"]) for r in runs]
-    tc.precondition.holds("initialization is symmetric (Def. 3.7)", np.concatenate([r["symmetric"] for r in runs]))
     tc.precondition.at_least("lambda_min(H(0)) > 0", np.concatenate([r["lambda"] for r in runs]), 1e-8)
     tc.record("rms_movement", rms)
     tc.record("max_movement_slope_all_neurons", width_slope_interval(peak, 1 - LAZY_ALPHA, paired=True))

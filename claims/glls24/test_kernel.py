@@ -6,11 +6,13 @@ import torch
 from claims.glls24.kernel import gram_frozen_normaliser
 from claims.glls24.setup import (
     SIGMA,
+    decide_pairing,
+    decide_unit_ball,
     duplicate_first_input,
     extreme_eigenvalues,
     generic_point,
     initialization,
-    is_symmetric_initialization,
+    probe_regression_data,
     regression_instance,
     unit_inputs,
 )
@@ -47,8 +49,11 @@ def test_gradient_closed_form(tc):
     (at ``W(0)`` itself ``<a_l, S> = 0`` and the mean term is invisible).  Pass: relative
     Frobenius error <= 1e4 unit round-offs per trial, and ``||sum_r Delta w_r|| <= 1e4 u
     ||Delta W||_F`` (shift invariance of the softmax).  The tolerance is round-off of sums of
-    O(m n d) terms.  The control drops the mean term."""
+    O(m n d) terms.  The control drops the mean term.  Precondition: inputs and labels in the unit
+    ball, a property of the data's construction decided on its probe before any draw
+    (`probe_regression_data`; the drawn data are checked exactly by `regression_instance`)."""
     s = tc.sizes
+    decide_unit_ball(tc, "inputs and labels in the unit ball", *probe_regression_data(n=s["n"], d_in=s["d_in"], d=s["d"]))
     X, Y, W0, W, A = generic_point(tc, s)
     model = TwoLayerNetwork(X, Y, A)
     auto = torch.func.grad(lambda w: model.reference_loss({"W": w}).sum())(W)
@@ -57,9 +62,6 @@ def test_gradient_closed_form(tc):
         E = outputs(X, W, A) - Y
         S = torch.softmax(torch.einsum("kne,kem->knm", X, W), -1)
         closed = torch.einsum("knd,knr,kdr,kne->ker", E, s["width"] * S, A, X)
-    tc.precondition.at_most("inputs and labels in the unit ball",
-                            torch.cat([X.norm(dim=-1).flatten(), Y.norm(dim=-1).flatten()]).cpu().numpy(), 1.0,
-                            margin=tc.tol("exact"))
     err = relative_error(closed, auto).cpu().numpy()
     tc.record("relative_error", err)
     tc.conclusion.at_most("closed form equals autograd", err, tc.roundoff(1e4))
@@ -123,13 +125,15 @@ def test_symmetric_init_zero_output(tc):
     inputs.  Pass: <= ``1e3 u m`` (``m`` terms of size ``m S_r = O(1)`` summed; the cancellation is
     exact in exact arithmetic), and ``||F(0) - Y||_F <= sqrt(n)``.  The paper recalls Lemma D.3
     as ``O(sqrt(nd))``; the sharper ``sqrt(n)`` holds with ``||y_i|| <= 1``.  The control draws
-    the columns i.i.d.: the pairing precondition fails and the outputs are ``Theta(sqrt m)``."""
+    the columns i.i.d.: the pairing precondition fails and the outputs are ``Theta(sqrt m)``.  The
+    pairing is a property of the constructor, decided on its probe before the draws
+    (`decide_pairing`); the drawn symmetric weights are checked exactly (`initialization`)."""
     s = tc.sizes
     init = "independent" if tc.control == "independent_init" else "symmetric"
+    decide_pairing(tc, [(s["d_in"], s["d"], s["width"])], init)
     X, Y = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=s["instances"])
     W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=s["width"], K=s["instances"], init=init)
     X_all = np.concatenate([X, unit_inputs(tc.rng("test"), s["instances"], s["n_test"], s["d_in"])], axis=1)
-    tc.precondition.holds("initialization is symmetric (Def. 3.7)", is_symmetric_initialization(W0, A))
     F = outputs(tc.tensor(X_all), tc.tensor(W0), tc.tensor(A)).cpu().numpy()
     peak = np.abs(F).max(axis=(1, 2))
     tc.record("max_abs_output", peak)

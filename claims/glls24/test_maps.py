@@ -2,7 +2,7 @@
 (Claim E.5 in Lemma 5.3's induction, behind Theorem 4.2) starts to hold as the width m grows."""
 import numpy as np
 
-from claims.glls24.setup import kernel_drift_widths
+from claims.glls24.setup import SYMMETRIC, decide_pairing, kernel_drift_widths
 from theorycheck import Control, claim
 from theorycheck.maps import decide_inside, rate_map, record_map
 
@@ -94,15 +94,16 @@ def test_kernel_drift_map_m(tc):
     stated region m >= 64 (`REGION_WIDTH`): the instances at m = 64 and 128 pooled (80 in the quick
     tier), the exact binomial test of P[success] >= 0.9 at level 0.05 (power at a true rate of 0.75
     recorded with the decision, about 0.96).  Preconditions: the symmetric pairing on every
-    instance and lambda > 0 inside the region (Theorem 4.2's hypothesis).  Control (dynamics): the same instances at m = 64, 128
+    instance (a property of the constructor, decided on its probe before the runs, `decide_pairing`;
+    every drawn instance is checked exactly, which only a bug can break) and lambda > 0 inside the region (Theorem 4.2's hypothesis).  Control (dynamics): the same instances at m = 64, 128
     trained with c = 2.5 (`STEP_TOO_LARGE`), past the linearised stability limit c < 2: the kernel
     leaves the lazy regime and the inside decision fails.
     """
     grid = [m for m in tc.sizes["width_map"] if tc.control is None or m >= REGION_WIDTH]
     c = STEP_TOO_LARGE if tc.control == "step_too_large" else 1.0
+    s = kernel_drift_widths.sizes_of(tc.tier)
+    decide_pairing(tc, [(s["d_in"], s["d"], m) for m in grid], name=f"{SYMMETRIC} on every instance of each width")
     runs = tc.use(kernel_drift_widths, widths=grid, c=c)
-    tc.precondition.holds("initialization is symmetric (Def. 3.7) on every instance of each width",
-                          [bool(np.all(runs[m]["symmetric"])) for m in grid])
     inside = [m for m in grid if m >= REGION_WIDTH]
     tc.precondition.at_least("lambda_min(H(0)) > 0 inside m >= 64",
                              np.concatenate([runs[m]["lambda"] / runs[m]["lambda_max"] for m in inside]), 1e-8)

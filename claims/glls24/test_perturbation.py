@@ -4,7 +4,17 @@ import numpy as np
 import torch
 
 from claims.glls24.kernel import PERTURBATION_RADII, adversarial_kernel_change, width_slope_interval
-from claims.glls24.setup import initialization, regression_instance, softmax_gd
+from claims.glls24.setup import (
+    INITIALIZATIONS,
+    SIGMA,
+    constructor_probe,
+    decide_unit_ball,
+    initialization,
+    probe_regression_data,
+    regression_instance,
+    regression_shape,
+    softmax_gd,
+)
 from theorycheck import Control, claim
 from theorycheck.models import loss_gradient, neuron_norms, ntk_gram, outputs
 
@@ -69,7 +79,10 @@ def test_kernel_perturbation(tc):
     ``[-1/3, 1/3]``, i.e. at most a factor 2 per eightfold width (the spec's factor 2 from the middle
     to the largest width).  First order, ``Delta H = (1/m) sum_r d(J_r J_r^T)`` with m terms of size
     O(R) aligned by the adversarial direction, so the slope is 0.  Precondition: every neuron
-    moves at most R (the lemma's hypothesis, per neuron and independent of m).  The probe of each
+    moves at most R (the lemma's hypothesis, per neuron and independent of m): per unit R each
+    neuron moves ``radius_scale`` by construction (unit directions scaled), so it is decided on the
+    configuration before the probes (seed-independent) and the shared run checks the drawn
+    displacements against it exactly.  The probe of each
     width is the shared run `adversarial_kernel_change` (sizes n, d_in, d, seeds there).  Controls:
     the probe recomputed at ``BEYOND_RADII`` = 0.25, 0.5, 1 (runs of their own, every neuron moved
     exactly R: the hypothesis R < 0.01 fails, the exponentials leave their first-order range and
@@ -82,12 +95,14 @@ def test_kernel_perturbation(tc):
     grow = tc.control == "radius_grows_with_width"
     radii = BEYOND_RADII if tc.control == "beyond_radius" else tuple(PERTURBATION_RADII)
     tc.precondition.at_most("radius below 0.01", max(radii), 0.01)
-    ratios, slopes, bound_ratio, random_ratio, displacement = {}, [], [], [], []
+    scales = {m: float(np.sqrt(m / widths[0])) if grow else 1.0 for m in widths}
+    tc.precondition.at_most("every neuron moves at most R (per unit R)", list(scales.values()), 1.0,
+                            margin=tc.tol("exact"))
+    ratios, slopes, bound_ratio, random_ratio = {}, [], [], []
     for m in widths:
-        r = tc.use(adversarial_kernel_change, m=m, radius_scale=float(np.sqrt(m / widths[0])) if grow else 1.0,
+        r = tc.use(adversarial_kernel_change, m=m, radius_scale=scales[m],
                    **({"radii": radii} if tc.control == "beyond_radius" else {}))
         change = r["change"]
-        displacement.append(r["displacement"])
         random_ratio.append(r["random_change_per_radius"])
         bound = np.asarray(radii)[:, None] * r["n"] * r["d"] * np.exp(10 * r["B"])[None]
         if tc.control == "bound_too_strong":
@@ -98,7 +113,6 @@ def test_kernel_perturbation(tc):
     tc.record("worst_change_per_radius", {str(m): v for m, v in ratios.items()})
     tc.record("random_direction_change_per_radius", random_ratio)
     tc.record("change_over_bound_max", float(np.max(bound_ratio)))
-    tc.precondition.at_most("every neuron moves at most R (per unit R)", displacement, 1.0, margin=tc.tol("exact"))
     tc.conclusion.at_most("kernel change within R n d e^{10B}", np.ravel(bound_ratio), 1.0)
     tc.conclusion.at_least("change linear in R (slope >= 0.95)", slopes, 0.95)
     tc.conclusion.at_most("change linear in R (slope <= 1.05)", slopes, 1.05)
@@ -210,19 +224,23 @@ def test_gradient_bound(tc):
     ``|a_{l,r}| <= 1`` (the source of the factor 2).  Pass: both ratios <= 1 (proof bounds, no
     tolerance).  The control is a GD run of its own at the smallest width with the second layer
     scaled by ``A_SCALE``: the last precondition fails, and so does the sharp bound, whose factor 2
-    rested on it."""
-    if tc.control == "second_layer_scaled":
-        runs = [tc.use(softmax_gd, m=tc.sizes["widths"][0], a_scale=A_SCALE)]
-    else:
-        runs = [tc.use(softmax_gd, m=m) for m in tc.sizes["widths"]]
-    sharp, paper_form, hypothesis, step_room, a_max = [], [], [], [], []
+    rested on it.  The inputs' unit ball and ``|a_{l,r}| <= 1`` are properties of the construction
+    (unit inputs; entries +-1 times ``a_scale``), decided on probes of the constructors before the
+    runs (seed-independent); `softmax_gd` checks the drawn numbers exactly."""
+    scaled = tc.control == "second_layer_scaled"
+    widths, a_scale = (tc.sizes["widths"][:1], A_SCALE) if scaled else (tc.sizes["widths"], 1.0)
+    n, d_in, d = regression_shape(softmax_gd.sizes_of(tc.tier))
+    decide_unit_ball(tc, "inputs in the unit ball", probe_regression_data(n=n, d_in=d_in, d=d)[0])
+    probes = [INITIALIZATIONS["symmetric"](constructor_probe(), 1, d_in, d, m, SIGMA)[1] for m in widths]
+    tc.precondition.at_most("second-layer entries |a_{l,r}| <= 1", [a_scale * np.abs(A).max() for A in probes], 1.0)
+    runs = [tc.use(softmax_gd, m=m, **({"a_scale": A_SCALE} if scaled else {})) for m in widths]
+    sharp, paper_form, hypothesis, step_room = [], [], [], []
     for r in runs:
         X, Y, A = tc.tensor(r["X"]), tc.tensor(r["Y"]), tc.tensor(r["A"])
         n, d = r["Y"].shape[1:]
         B = r["B_emp"]
         R = np.linalg.norm(r["W_final"] - r["W0"], axis=1).max(axis=1)
         step_room.append(2 * np.exp(2 * R) / np.exp(B))
-        a_max.append(float(np.abs(r["A"]).max()))
         for W_np in (r["W0"], r["W_final"]):
             W = tc.tensor(W_np)
             preactivation = np.abs(np.einsum("kne,kem->knm", r["X"], W_np)).max(axis=(1, 2))
@@ -234,8 +252,6 @@ def test_gradient_bound(tc):
             sharp.append((lhs / (2 * peak * np.sqrt(n * d) * residual)).amax(1).cpu().numpy())
             paper_form.append((lhs / (tc.tensor(np.exp(3 * B))[:, None] * np.sqrt(n * d) * residual))
                               .amax(1).cpu().numpy())
-    tc.precondition.at_most("inputs in the unit ball", np.linalg.norm(r["X"], axis=-1), 1.0, margin=tc.tol("exact"))
-    tc.precondition.at_most("second-layer entries |a_{l,r}| <= 1", a_max, 1.0)
     tc.precondition.at_most("pre-activations within B + R along GD", np.ravel(hypothesis), 1.0)
     tc.precondition.at_most("2 e^{2R} <= e^B (sharp to paper form)", np.ravel(step_room), 1.0)
     tc.record("sharp_ratio", sharp)
