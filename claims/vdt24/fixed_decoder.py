@@ -320,10 +320,9 @@ def ngd_run_or_gd(tc, token_scale: float = 1.0, every: int = 1, steps: int | Non
     return (*tc.use(e1_run, rule="gd", eta=GD_ETA, token_scale=token_scale, every=every, steps=steps), GD_ETA)
 
 
-def saturation_rate(tc, label, prob, traj, eta, window, envelope_from):
+def saturation_rate(tc, label, met, prob, traj, eta, window, envelope_from):
     """Lemma 1's slope (over ``window``) and envelope (from ``envelope_from``) on one copy of
-    the data (see the claim), on its trials meeting Assumption 2 (`assumption2_trials`)."""
-    met = assumption2_trials(tc, prob.data)
+    the data (see the claim), on the trials ``met`` (those meeting Assumption 2)."""
     norm_mm, traj = prob.W_mm_norm[met], traj.restrict(met)
     t = traj.t
     ell = traj["log_one_minus_s_opt"].max(-1)                            # (C, K)
