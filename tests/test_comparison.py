@@ -38,6 +38,15 @@ def test_decades_ahead_compares_the_worst_leader_with_the_best_follower_per_tria
         decades_ahead(runs, ["fast"], ["slow"], "err", 50)
 
 
+def test_restrict_keeps_the_chosen_trials_of_every_series_and_per_trial_reference():
+    runs = MethodComparison(toy_runs().t, toy_runs().series, {"norm": np.array([1.0, 2.0]), "n": 6})
+    kept = runs.restrict(np.array([1]))
+    assert kept.series["fast"]["err"].shape == (3, 1)
+    assert decades_ahead(kept, ["fast"], ["slow"], "err", 100) == pytest.approx([4])
+    assert kept.reference == {"norm": pytest.approx([2.0]), "n": 6}
+    assert np.array_equal(kept.t, runs.t)
+
+
 def test_check_ahead_decides_per_trial_and_in_the_geometric_mean_under_role_names():
     tc = context()
     check_ahead(tc, toy_runs(), ["A"], ["B"], "err", 100, 1e4, mean_factor=1e5,

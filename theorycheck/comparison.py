@@ -50,6 +50,19 @@ class MethodComparison:
         """(C,) the mean over trials of ``name`` for method ``label``."""
         return self.series[label][name].mean(axis=1)
 
+    def restrict(self, trials) -> "MethodComparison":
+        """The runs of the trials ``trials`` (an index array or slice of the trial dimension):
+        every series, and every reference entry with one value per trial (other entries, such
+        as a problem size, are kept)."""
+        K = next(iter(next(iter(self.series.values())).values())).shape[1]
+
+        def kept(value):
+            return np.asarray(value)[trials] if np.ndim(value) >= 1 and np.shape(value)[0] == K else value
+
+        return MethodComparison(self.t, {label: {name: v[:, trials] for name, v in by_name.items()}
+                                         for label, by_name in self.series.items()},
+                                {key: kept(value) for key, value in self.reference.items()})
+
 
 def compare_methods(model, params0: Mapping, methods: Sequence, steps: int, metrics: Mapping, *,
                     checkpoints, series: Callable[[dict], dict] | None = None,

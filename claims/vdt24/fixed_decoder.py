@@ -31,7 +31,7 @@ from .problems import (
     local_direction,
     make_problem,
     problem,
-    require_assumption2,
+    assumption2_trials,
 )
 
 
@@ -139,11 +139,14 @@ def fixed_decoder_problem(run, *, families: list):
     return make_problem(run, data, init_stream="init")
 
 
-def first_trials(prob):
-    """(index, label) of the first trial of every data set concatenated in ``prob.data``."""
+def first_trials(prob, trials):
+    """(position in ``trials``, label) of the first of the kept trials ``trials`` (indices into
+    ``prob.data``) of every data set concatenated in ``prob.data``."""
     names = prob.data.name.split("+")
     for j, name in enumerate(names):
-        yield j * (prob.data.K // len(names)), f"{name.split('(')[0]}, first trial"
+        kept = np.flatnonzero(np.asarray(trials) // (prob.data.K // len(names)) == j)
+        if kept.size:
+            yield int(kept[0]), f"{name.split('(')[0]}, first trial"
 
 
 def wrong_opt_reference(prob) -> torch.Tensor:
@@ -225,14 +228,15 @@ LANDSCAPE_RUN = {"quick": dict(families=list(FIXED_DECODER_FAMILIES), steps=800)
 
 
 def landscape_run_for(tc):
-    """The shared NGD run of the claim (CE for the "counterexample" control), with its
-    instances' Assumption 2 decided as a precondition: all must meet it (the counterexample
-    control violates it, as a hypothesis control must)."""
+    """(problem, its trials meeting Assumption 2, the run of those trials): the shared NGD run
+    of the claim (CE for the "counterexample" control), with its instances' Assumption 2 decided
+    as a precondition (`assumption2_trials`; the counterexample control violates it, as a
+    hypothesis control must).  The problem keeps every trial (`restricted` keeps the chosen)."""
     case = "counterexample" if tc.control == "counterexample" else "assumptions"
     prob, run = tc.use(landscape_ngd_run, case=case, families=list(tc.sizes["families"]),
                        steps=tc.sizes["steps"])
-    require_assumption2(tc, prob.data)
-    return prob, run
+    met = assumption2_trials(tc, prob.data)
+    return prob, met, run.restrict(met)
 
 
 def centring_statistic(X: np.ndarray) -> np.ndarray:
@@ -316,15 +320,14 @@ def ngd_run_or_gd(tc, token_scale: float = 1.0, every: int = 1, steps: int | Non
     return (*tc.use(e1_run, rule="gd", eta=GD_ETA, token_scale=token_scale, every=every, steps=steps), GD_ETA)
 
 
-def saturation_rate(tc, label, prob, traj, eta, window, envelope_from):
+def saturation_rate(tc, label, met, prob, traj, eta, window, envelope_from):
     """Lemma 1's slope (over ``window``) and envelope (from ``envelope_from``) on one copy of
-    the data (see the claim)."""
-    require_assumption2(tc, prob.data)
-    norm_mm = prob.W_mm_norm
+    the data (see the claim), on the trials ``met`` (those meeting Assumption 2)."""
+    norm_mm, traj = prob.W_mm_norm[met], traj.restrict(met)
     t = traj.t
     ell = traj["log_one_minus_s_opt"].max(-1)                            # (C, K)
     fits = [fit_slope(t, ell[:, k], window=window, x_transform="linear",
-                      y_transform="linear") for k in range(prob.data.K)]
+                      y_transform="linear") for k in range(met.size)]
     slope = np.array([fit.slope for fit in fits])
     tc.conclusion.close(f"{label}: slope of max_i log(1 - s_opt) x ||W_mm|| / eta", slope * norm_mm / eta,
                         -1.0, atol=0.02)
@@ -332,7 +335,7 @@ def saturation_rate(tc, label, prob, traj, eta, window, envelope_from):
     late = t >= envelope_from
     tc.conclusion.at_most(f"{label}: max over t >= t_env of ell(t) - (log(T-1) - eta t/(2||W_mm||))",
                           (ell - envelope)[late].max(), 0.0)
-    tc.record(f"{label}: ||W_mm|| per trial", prob.W_mm_norm)
+    tc.record(f"{label}: ||W_mm|| per trial", norm_mm)
     tc.record(f"{label}: fitted slope per trial", slope)
     tc.record(f"{label}: predicted slope -eta/||W_mm|| per trial", -eta / norm_mm)
     tc.curve("saturation", f"{label}: max_i log(1 - s_opt), seed 0", t, ell[:, 0], ylabel="log(1 - s_opt)",

@@ -26,7 +26,7 @@ from .fixed_decoder import (
     repeated,
     wrong_opt_reference,
 )
-from .problems import PAPER, WITHOUT_ASSUMPTION1
+from .problems import ASSUMPTION2_CALIBRATION, PAPER, WITHOUT_ASSUMPTION1, restricted
 
 
 # ---------------------------------------------------------------- Lemmas 6 and 2: along NGD
@@ -50,6 +50,7 @@ from .problems import PAPER, WITHOUT_ASSUMPTION1
                         "its margin on the true optimal token is negative, so the correlation "
                         "bound must fail"),
     },
+    calibration=[ASSUMPTION2_CALIBRATION],
     sizes={"quick": dict(LANDSCAPE_RUN["quick"], random_per_instance=50, log10_scales=[-2, 2]),
            "full": dict(LANDSCAPE_RUN["full"], random_per_instance=10, log10_scales=[-2, 2])},
 )
@@ -70,7 +71,8 @@ def test_grad_correlates_with_wmm(tc):
     any tolerance would hide a wrong constant.
     """
     sizes = tc.sizes
-    prob, run = landscape_run_for(tc)
+    every, met, run = landscape_run_for(tc)
+    prob = restricted(every, met)
     wrong = tc.control == "wrong_opt"
     W_ref = wrong_opt_reference(prob) if wrong else prob.W_mm
 
@@ -98,7 +100,7 @@ def test_grad_correlates_with_wmm(tc):
              title="Lemma 6: distribution over random W")
     tc.curve("random", "1 (the bound)", [0.0, 1.0], [1.0, 1.0], style="bound", yscale="log")
     t = run.t
-    for k, label in first_trials(prob):
+    for k, label in first_trials(every, met):
         tc.curve("ngd", label, t[1:], cos_ngd[1:, k] / kappa_run[k], xscale="log", yscale="log",
                  ylabel="cosine(-grad L, W_mm) / kappa", title="Lemma 6 along NGD")
     tc.curve("ngd", "1 (the bound)", [1, t[-1]], [1.0, 1.0], style="bound", xscale="log", yscale="log")
@@ -120,6 +122,7 @@ def test_grad_correlates_with_wmm(tc):
             description="CE along NGD from Wbar_alpha: <-grad L, Wbar_mm> < 0 < <-grad L, "
                         "W/||W||> at every large norm"),
     },
+    calibration=[ASSUMPTION2_CALIBRATION],
     sizes={"quick": dict(LANDSCAPE_RUN["quick"], eps=0.01, radius_in_wmm_norms=10.0),
            "full": dict(LANDSCAPE_RUN["full"], eps=0.01, radius_in_wmm_norms=10.0)},
 )
@@ -142,7 +145,8 @@ def test_gradient_cone_condition(tc):
     The window must hold at least a quarter of the run, so that it is never empty.
     """
     sizes, eps = tc.sizes, tc.sizes["eps"]
-    prob, run = landscape_run_for(tc)
+    every, met, run = landscape_run_for(tc)
+    prob = restricted(every, met)
     norms, a, b = run["W_norm"], run["cosines"][:, :, 0], run["cosines"][:, :, 1]   # (steps+1, K)
     in_wmm_norms = norms / frobenius_norm(prob.W_mm).cpu().numpy()
     window = in_wmm_norms >= sizes["radius_in_wmm_norms"]
@@ -156,7 +160,7 @@ def test_gradient_cone_condition(tc):
                   np.where(ratio > 1 + level, in_wmm_norms, 0.0).max(0))
     tc.record("R_eps per trial", sizes["radius_in_wmm_norms"] * frobenius_norm(prob.W_mm))
     tc.record("a/b at the last iterate", ratio[-1])
-    for k, label in first_trials(prob):
+    for k, label in first_trials(every, met):
         tc.curve("cone", label, in_wmm_norms[1:, k], ratio[1:, k], xscale="log",
                  xlabel="||W_t|| / ||W_mm||", ylabel="<-grad L, W/||W||> / <-grad L, Wbar_mm>",
                  title="Lemma 2 along NGD")

@@ -10,7 +10,14 @@ import numpy as np
 from theorycheck import Control, claim
 from theorycheck.optim.directions import certificate_bound, unit
 
-from .problems import NGD_ETA, PAPER, WITHOUT_ASSUMPTION1, e1_or_counterexample, require_assumption2
+from .problems import (
+    ASSUMPTION2_CALIBRATION,
+    NGD_ETA,
+    PAPER,
+    WITHOUT_ASSUMPTION1,
+    assumption2_trials,
+    e1_or_counterexample,
+)
 from .fixed_decoder import thm1_reference, thm1_runs
 
 
@@ -38,7 +45,7 @@ from .fixed_decoder import thm1_reference, thm1_runs
             description="data violating Assumptions 1-2 (CE) started near the local direction "
                         "W_alpha: the run stays near W_alpha, away from W_mm"),
     },
-    calibration=[
+    calibration=[ASSUMPTION2_CALIBRATION, 
         "thresholds, checkpoints and t0 are the spec's; re-checked on base seeds 1-9 besides the "
         "default 0 (the seed sweep of the rework), not chosen on seed 0",
     ],
@@ -62,12 +69,14 @@ def test_ngd_global_direction_rate(tc):
     (d) globality: (a)-(b) again from W_0 = -0.05 Wbar_mm (the opposite direction) and from
         a large random W_0 = (3/d) G;
     (e) the fitted slope of log dev vs log t over t >= 100 is <= -1.
-    Precondition: Assumption 2 holds in every trial (the counterexample control violates it).
+    Precondition: the trials meet Assumption 2 at a rate >= ASSUMPTION2_RATE (the binomial of
+    `problems.assumption2_trials`; the counterexample control violates it on every trial), and
+    the conclusions read the trials meeting it.
     Thresholds, checkpoints and t0 are the spec's (calibration record).
     """
     sizes, eta = tc.sizes, NGD_ETA
     prob = e1_or_counterexample(tc)
-    require_assumption2(tc, prob.data)
+    met = assumption2_trials(tc, prob.data)
     W_ref = thm1_reference(tc, prob)
     d = prob.X.shape[-1]
     starts = {
@@ -80,6 +89,7 @@ def test_ngd_global_direction_rate(tc):
     checkpoints = np.asarray(sizes["checkpoints"])
     t = np.arange(sizes["steps"] + 1)
     for s, (label, run) in enumerate(thm1_runs(tc, starts, W_ref).items()):
+        run = run.restrict(met)
         dev = 1.0 - run["W_alignment"]                            # (steps+1, K)
         c = dev[checkpoints] * checkpoints[:, None] / np.log(checkpoints)[:, None]
         tc.conclusion.at_most(f"{label}: dev at the last step (all seeds)", dev[-1], sizes["dev_max"])
