@@ -13,12 +13,12 @@ from .gradient_bias import (
     A3_VIOLATION_SIGMA_1,
     K_NOISE_FRACTION,
     bias_preconditions,
-    loss_gradient_bias,
+    bias_run,
     rate_conclusions,
     reference_conclusion,
     regularizer_gradient_bias,
 )
-from .setup import PAPER, record_assumptions
+from .setup import PAPER, decide_recipe, record_assumptions, well_conditioned
 
 BIAS_SIZES = {"quick": {"noise_fraction": 0.1}, "full": {"noise_fraction": 0.1}}
 
@@ -69,7 +69,7 @@ def test_gradient_bias(tc):
     within the paper's weak O(1/n) while ||b_n|| decays only like n^-1/2.
     """
     rate = 2 if tc.control == "faster_rate" else 1
-    run = tc.use(loss_gradient_bias, a3="violated" if tc.control == "a3_violated" else "holds")
+    run = bias_run(tc, a3="violated" if tc.control == "a3_violated" else "holds")
     bias_preconditions(tc, run)
     reference_conclusion(tc, run)
     n, norms = run["n"], np.sqrt(np.maximum(run["squared"], 0.0))
@@ -125,8 +125,8 @@ def test_uniform_gradient_approx(tc):
     sigma_1(W*) = `A3_VIOLATION_SIGMA_1`).
     """
     rate = 2 if tc.control == "faster_rate" else 1
-    run = tc.use(loss_gradient_bias, a3="violated" if tc.control == "a3_violated" else "holds",
-                 radii=tc.sizes["radii"], lam=0.25)
+    run = bias_run(tc, a3="violated" if tc.control == "a3_violated" else "holds",
+                   radii=tc.sizes["radii"], lam=0.25)
     bias_preconditions(tc, run)
     reference_conclusion(tc, run)
     sigma_d = run["problem"].singular_values()[-1]
@@ -227,8 +227,9 @@ def test_regularizer_gradient_bias(tc):
     slope meaningful.
     """
     rate = 2 if tc.control == "faster_rate" else 1
+    decide_recipe(tc, well_conditioned, a3=False)
     run = tc.use(regularizer_gradient_bias, centered=tc.control == "centered_covariance")
-    record_assumptions(tc, run["problem"], a3=False)
+    record_assumptions(tc, run["problem"])
     tc.precondition.at_most("Sigma_hat unbiased: mean of Sigma_hat - Sigma within 4.5 standard errors",
                             np.abs(run["covariance_z"]), 4.5)
     n = run["n"]

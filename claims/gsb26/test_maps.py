@@ -8,7 +8,7 @@ from theorycheck.checks import fit_slope
 from theorycheck.maps import estimate_map, interval_power, mean_interval, record_map
 
 from .population import MANIFOLD_GAP_SIZES, closed_form_loss, manifold_gap
-from .setup import DECISION_CONFIDENCE, END_LEVEL, LIGHT_TAIL, PAPER, record_assumptions
+from .setup import DECISION_CONFIDENCE, END_LEVEL, LIGHT_TAIL, PAPER, decide_recipe, record_assumptions, well_conditioned
 
 SLOPE_WINDOW = (-1.25, -0.75)
 """The window of `gsb26.thm1.closed_form` ("gap E Lhat_n - L decays like 1/n": log-log slope over
@@ -155,8 +155,9 @@ def test_gap_rate_map_mu(tc):
     """
     grid = [HEAVY_TAIL] if tc.control == "heavy_tails" else tc.sizes["mu_map"]
     decided = {"rows": tc.sizes["decided_rows"], "groups": tc.sizes["decided_groups"]}
+    decide_recipe(tc, well_conditioned, a3=False)      # W* rescaled below: A1 and k >= d are the recipe's
     runs = [tc.use(manifold_gap, tail=mu, **(decided if tc.control or mu < LIGHT_TAIL else {})) for mu in grid]
-    record_assumptions(tc, [r["problem"] for r in runs], a3=False)
+    record_assumptions(tc, [r["problem"] for r in runs])
     tc.precondition.close("mu(K) at the manifold point equals the grid value", [r["mu"] for r in runs], grid,
                           rtol=tc.tol("accumulated"))
     optimum = [r["problem"].optimum for r in runs]
