@@ -111,7 +111,7 @@ def test_uniform_gradient_approx(tc):
     r"""b_n(theta) = E[grad Lhat_n(theta) + lambda grad R(theta; Sigma_hat)] - grad L_reg(theta),
     lambda = 1/4, Sigma_hat the sample covariance of the same training set, over points
     theta_R0 + r sqrt(sigma_d(W*)) u/||u|| with r in {0, 0.1, 0.2, 0.2} (quick; u
-    Gaussian, so every point is within 0.2 sqrt(sigma_d) of the manifold, recorded as a
+    Gaussian, so every point is within 0.2 sqrt(sigma_d) of the manifold, decided from the configured radii as a
     precondition), well-conditioned instance, n = 8, 16, 32; same Monte Carlo and debiased
     estimator as `thm4.gradient_bias`.  Uniformity is tested on the worst point:
     b*_n = max over points of ||b_n||.  Pass: the log-log slope of (b*_n)^2 at most -0.85 (the
@@ -125,13 +125,13 @@ def test_uniform_gradient_approx(tc):
     sigma_1(W*) = `A3_VIOLATION_SIGMA_1`).
     """
     rate = 2 if tc.control == "faster_rate" else 1
+    # the points lie r sqrt(sigma_d(W*)) from theta_R0 in M (`near_manifold_points`): dist <= that
+    # bound by construction, so r <= 0.2 of the configured radii decides the hypothesis
+    tc.precondition.at_most("points within 0.2 sqrt(sigma_d(W*)) of the manifold", tc.sizes["radii"], 0.2)
     run = bias_run(tc, a3="violated" if tc.control == "a3_violated" else "holds",
                    radii=tc.sizes["radii"], lam=0.25)
     bias_preconditions(tc, run)
     reference_conclusion(tc, run)
-    sigma_d = run["problem"].singular_values()[-1]
-    tc.precondition.at_most("points within 0.2 sqrt(sigma_d(W*)) of the manifold", run["dist_bound"],
-                            0.2 * np.sqrt(sigma_d), margin=tc.tol("accumulated"))
     n = run["n"]
     norms = np.sqrt(np.maximum(run["squared"], 0.0))
     worst = norms.max(1, keepdims=True)
