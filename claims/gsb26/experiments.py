@@ -20,7 +20,7 @@ from theorycheck.models.attention_regression import (
 )
 from theorycheck.optim import Preconditioned, run_trajectory
 
-from .setup import settled_values, training_set, well_conditioned
+from .setup import WellConditioned, decide_recipe, settled_values, training_set
 
 #: Algorithm 1 and its ablations as (lambda, preconditioned): Algorithm 1 = regularizer with
 #: Sigma_hat and the Sigma_hat^{-1} preconditioner; SGD = neither (Section 1.7 of the spec)
@@ -60,7 +60,8 @@ def minibatch_run(run, *, arms, instances=1, etas=None, steps=None):
     trial, problems (and problem = problems[0])."""
     s = dict(run.sizes, steps=run.sizes["steps"] if steps is None else steps)
     stream = lambda name, i: run.rng(name) if i == 0 else run.rng(name, i)  # noqa: E731
-    problems = [well_conditioned(stream("experiment_instance", i), d=s["d"], k=s["k"]) for i in range(instances)]
+    recipe = experiment_recipe(s)
+    problems = [recipe(stream("experiment_instance", i)) for i in range(instances)]
     if len({p.noise for p in problems}) != 1:
         raise DeclarationError("minibatch_run: the instances must share the noise level")
     unknown = [method for method, _ in arms if method not in MINIBATCH_METHODS]
@@ -119,6 +120,16 @@ def minibatch_run(run, *, arms, instances=1, etas=None, steps=None):
             "arm": arm, "eta": etas_, "seed": seeds, "instance": instance, "problems": problems,
             "problem": problems[0]}
 
+
+
+def experiment_recipe(sizes):
+    """The well-conditioned recipe at the experiments' d and k (``sizes``: `minibatch_run`'s)."""
+    return WellConditioned(d=sizes["d"], k=sizes["k"])
+
+
+def decide_experiment_recipe(tc):
+    """A1-A3 of the experiments' recipe at the tier's d and k, decided before any run."""
+    decide_recipe(tc, experiment_recipe(minibatch_run.sizes_of(tc.tier)))
 
 
 def arm_runs(tc, arms, **config):

@@ -25,6 +25,8 @@ from theorycheck.solvers.monte_carlo import debiased_squared_norm
 
 from .setup import (
     LIGHT_TAIL,
+    WellConditioned,
+    decide_recipe,
     gaussian_rows,
     haar_rotations,
     record_assumptions,
@@ -114,10 +116,10 @@ def gradient_bias_groups(problem, V, K, n, groups, batches, rng):
 A3_VIOLATION_SIGMA_1 = 4.0
 
 
-def a3_violated(problem, sigma_1=A3_VIOLATION_SIGMA_1):
-    """The instance with W* rescaled to sigma_1(W*) = ``sigma_1`` (kappa(Sigma) sigma_1(W*) ~ 8.8
-    on the well-conditioned recipe at the default; the reconstruction's I3 had sigma_1 = 2)."""
-    return problem.scaled(sigma_1 / problem.singular_values()[0])
+#: the recipes of `loss_gradient_bias` by its ``a3``: the well-conditioned instance, and the same
+#: draw with W* rescaled to sigma_1(W*) = `A3_VIOLATION_SIGMA_1` (kappa(Sigma) sigma_1(W*) ~ 8.8
+#: on the recipe; the reconstruction's I3 had sigma_1 = 2)
+BIAS_RECIPES = {"holds": well_conditioned, "violated": WellConditioned(sigma_1=A3_VIOLATION_SIGMA_1)}
 
 
 @shared_run(sizes={"quick": {"ns": [8, 16, 32], "groups": 10, "batch_rows": 50000, "radii": [0.0, 0.05]},
@@ -125,14 +127,12 @@ def a3_violated(problem, sigma_1=A3_VIOLATION_SIGMA_1):
                             "radii": [0.0, 0.05]}})
 def loss_gradient_bias(run, *, a3="holds", radii=None, lam=0.0):
     r"""The bias E[grad Lhat_n + lam grad R(.; Sigma_hat)] - grad L_reg at points near the
-    manifold of the well-conditioned instance (``a3="violated"``: `a3_violated`), for n over
+    manifold of the instance of `BIAS_RECIPES` [``a3``], for n over
     ``ns``: ``groups`` group averages of M = batch_rows/n^2 batches each (M n^2 ~ cost per
     group), debiased squared norm per point and n ("squared", "noise"; with lam > 0 also of
     the loss part alone, "loss_squared", "loss_noise").  ``radii`` (default: the tier's) sets
     the points, r sqrt(sigma_d) away from theta_R0."""
-    problem = well_conditioned(run.rng("well_conditioned"))
-    if a3 == "violated":
-        problem = a3_violated(problem)
+    problem = BIAS_RECIPES[a3](run.rng("well_conditioned"))
     radii = run.sizes["radii"] if radii is None else radii
     V, K, bounds = near_manifold_points(problem, run.rng("bias_points"), radii)
     rng = run.rng("gradient_bias", a3, lam)
@@ -149,9 +149,15 @@ def loss_gradient_bias(run, *, a3="holds", radii=None, lam=0.0):
             "reference_error": reference_gradient_error(problem, V, K)}
 
 
+def bias_run(tc, **config):
+    """`loss_gradient_bias` with ``config``, A1-A3 of its recipe decided before it runs."""
+    decide_recipe(tc, BIAS_RECIPES[config.get("a3", "holds")])
+    return tc.use(loss_gradient_bias, **config)
+
+
 def bias_preconditions(tc, run):
-    """A1-A3, light score tails at every point and Monte Carlo noise below a fraction of the
-    squared bias (the debiased estimate is then a measurement, not noise)."""
+    """A2's sigma_d(W*) > 0, light score tails at every point and Monte Carlo noise below a
+    fraction of the squared bias (the debiased estimate is then a measurement, not noise)."""
     record_assumptions(tc, run["problem"])
     tc.precondition.at_most("light score tails at the points: mu(K) < 1/2", run["mu"], LIGHT_TAIL)
     tc.precondition.at_most("Monte Carlo noise below 0.1 of the squared bias",

@@ -12,12 +12,15 @@ from theorycheck import shared_run
 from theorycheck.models.attention_regression import PopulationAttentionRegression
 from theorycheck.solvers import ManifoldProjection, local_constants, manifold_point, project_to_manifold
 
-from .setup import haar_rotations, ill_conditioned, record_assumptions, regularized_model, sigma_bar_norms
+from .setup import IllConditioned, decide_recipe, haar_rotations, record_assumptions, regularized_model, sigma_bar_norms
 
 #: the one-point inequalities are tested on the I2 recipe with eig Sigma spread over [1, 10]:
 #: Sigma != cI (no closed-form projection) and a Sigma-weighted dual norm differs from the
 #: Sigma^{-1}-weighted one by up to kappa(Sigma) = 10
 SPREAD_SPECTRUM = (1.0, 10.0)
+SPREAD_INSTANCE = IllConditioned(spectrum=SPREAD_SPECTRUM)
+#: the regularizer weight lambda of `one_point_landscape`
+LANDSCAPE_LAMBDA = 0.25
 
 
 def neighbourhood_points(problem, V0, K0, modes, radii, count, rng):
@@ -37,7 +40,7 @@ def neighbourhood_points(problem, V0, K0, modes, radii, count, rng):
 
 @shared_run(sizes={"quick": {"radii": [0.05, 0.2, 0.8], "directions": 8, "random_starts": 2},
                    "full": {"radii": [0.01, 0.05, 0.1, 0.2, 0.4, 0.8], "directions": 200, "random_starts": 8}})
-def one_point_landscape(run, *, lam=0.25, reference="projection", radii=None):
+def one_point_landscape(run, *, lam=LANDSCAPE_LAMBDA, reference="projection", radii=None):
     r"""Points near the manifold of the spread instance (`SPREAD_SPECTRUM`), their reference
     point theta* (``reference`` "projection": the Sigma_bar projection P_M(theta); "random_rotation":
     theta_R for a Haar R), and per point: r, dist = ||theta - theta*||_{Sigma_bar}, <grad L_reg,
@@ -49,7 +52,7 @@ def one_point_landscape(run, *, lam=0.25, reference="projection", radii=None):
     L + lambda R(.; Sigma), batched over the points.  ``radii`` (in units of sqrt(sigma_d(W*)))
     defaults to the tier's."""
     s = run.sizes
-    problem = ill_conditioned(run.rng("spread_instance"), spectrum=SPREAD_SPECTRUM)
+    problem = SPREAD_INSTANCE(run.rng("spread_instance"))
     R0 = haar_rotations(run.rng("landscape_R0"), problem.d, 1)[0]
     V0, K0 = manifold_point(problem.W, problem.Sigma, R0)
     one = regularized_model(problem, lam, run.tensor)
@@ -90,11 +93,22 @@ NEAR, FAR = 0.2, 0.8
 OUTSIDE_RADII = (3.0, 6.0, 12.0)
 
 
-def record_neighbourhood(tc, run):
-    """A1, A2, lambda > 0 and delta-closeness of the points (the theorem's hypotheses; A3 is not
-    used by these population statements)."""
-    problem = run["problem"]
-    record_assumptions(tc, problem, a3=False)
-    tc.precondition.holds("regularizer weight lambda > 0", run["lam"] > 0)
-    # dist(theta, M) <= ||theta - theta_{R0}||_{Sigma_bar} = r sqrt(sigma_d) by construction
-    tc.precondition.at_most("points delta-close: dist(theta, M) <= 0.8 sqrt(sigma_d(W*))", run["r"], FAR)
+def landscape_radii(tc, radii=None):
+    """The radii of the points of `one_point_landscape` (in units of sqrt(sigma_d(W*))): ``radii``,
+    or by default the tier's."""
+    return one_point_landscape.sizes_of(tc.tier)["radii"] if radii is None else radii
+
+
+def landscape_run(tc, *, lam=LANDSCAPE_LAMBDA, radii=None, **config):
+    """`one_point_landscape` with this configuration, the theorem's hypotheses decided from the
+    configuration before it runs -- A1, A2's k >= d (`SPREAD_INSTANCE`), lambda > 0 and the
+    points delta-close (dist(theta, M) <= ||theta - theta_{R0}||_{Sigma_bar} = r
+    sqrt(sigma_d(W*)) by construction, so r <= 0.8 of the configured radii suffices) -- and
+    A2's sigma_d(W*) > 0 on its instance after.  A3 is not used by these population statements."""
+    decide_recipe(tc, SPREAD_INSTANCE, a3=False)
+    tc.precondition.holds("regularizer weight lambda > 0", lam > 0)
+    tc.precondition.at_most("points delta-close: dist(theta, M) <= 0.8 sqrt(sigma_d(W*))",
+                            landscape_radii(tc, radii), FAR)
+    run = tc.use(one_point_landscape, lam=lam, radii=radii, **config)
+    record_assumptions(tc, run["problem"])
+    return run

@@ -14,7 +14,7 @@ from theorycheck import shared_run
 from theorycheck.models.attention_regression import balanced_point, cross_attention_weights
 from theorycheck.solvers.gaussian_moments import softmax_weight_second_moment_bound, softmax_weight_second_moments_exact
 
-from .setup import (KEY_ROWS, LIGHT_TAIL, gaussian_precondition, gaussian_rows, haar_rotations, kurtosis_z,
+from .setup import (KEY_ROWS, LIGHT_TAIL, decide_recipe, gaussian_precondition, gaussian_rows, haar_rotations, kurtosis_z,
                     record_assumptions, score_tail, well_conditioned)
 
 
@@ -82,12 +82,18 @@ def softmax_row_moments(run, *, tail=None, keys="gaussian", query_q=None):
             "queries": queries, "K": K, "problem": problem, "mu": score_tail(K, problem.Sigma)}
 
 
-def row_preconditions(tc, run):
+def row_run(tc, **config):
+    """`softmax_row_moments` with ``config`` and the lemmas' hypotheses: A1-A3 of the recipe and at
+    least 3 keys at every n of the tier, decided from the configuration before the run; A2's
+    sigma_d(W*) > 0, light score tails and Gaussian keys on its numbers after."""
+    decide_recipe(tc, well_conditioned)
+    tc.precondition.at_least("at least 3 keys", softmax_row_moments.sizes_of(tc.tier)["ns"], 3)
+    run = tc.use(softmax_row_moments, **config)
     record_assumptions(tc, run["problem"])
     tc.precondition.at_most("light score tails: mu(K) < 1/2", run["mu"], LIGHT_TAIL)
-    tc.precondition.at_least("at least 3 keys", run["n"], 3)
     gaussian_precondition(tc, "Gaussian keys: |excess kurtosis| <= 5 standard errors", run["key_kurtosis_z"])
     tc.record("mu(K)", run["mu"])
+    return run
 
 
 def exact_second_moments(q, tau, ns):

@@ -20,6 +20,9 @@ Assumptions: A1 Sigma > 0; A2 k >= d and sigma_d(W*) > 0; A3 (exact form lost) i
 the computable form the proofs use (Lemma 7): the softmax scores of theta near the manifold
 have light tails, mu(K) = ||Sigma^{1/2} K Sigma^{1/2}||^2 < 1/2 (so E exp(x^T K^T Sigma K x)
 is finite); on the manifold mu <= kappa(Sigma) sigma_1(W*), so kappa sigma_1 <= 0.5 suffices.
+A1, k >= d and A3 are facts of a recipe's configuration (`decide_recipe`, before any draw:
+seed-independent); sigma_d(W*) > 0 is a property of the draw, decided with its margin to the
+rank tolerance (`record_assumptions`).
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ import scipy.linalg
 import scipy.stats
 import torch
 
+from theorycheck.errors import DeclarationError, ReferenceComputationError
 from theorycheck.models.attention_regression import PopulationAttentionRegression
 
 #: the paper key, the first part of every claim id
@@ -83,26 +87,89 @@ class Problem:
 
 #: kappa(Sigma) sigma_1(W*) of the recipe's instances (A3 with room to spare)
 A3_TARGET = 0.45
+#: the ridge of the well-conditioned recipe: Sigma = (A A^T/d + RIDGE I)/lambda_max >= RIDGE I/lambda_max
+RIDGE = 1.0
 
 
-def well_conditioned(rng, d=3, k=4, scale=0.2):
-    """Sigma = (A A^T/d + I)/lambda_max, W* = c B/||B|| (A, B standard Gaussian) with
-    c = min(scale, A3_TARGET/kappa(Sigma)): the paper's instances "satisfy A1-A3", so the
-    scale is chosen from Sigma alone (never from an outcome) to keep kappa sigma_1 <= 0.45."""
-    A = rng.standard_normal((d, d))
-    Sigma = A @ A.T / d + np.eye(d)
-    ev = np.linalg.eigvalsh(Sigma)
-    B = rng.standard_normal((k, d))
-    c = min(scale, A3_TARGET * ev[0] / ev[-1])
-    return Problem(Sigma / ev[-1], c * B / np.linalg.norm(B, 2))
+def _check_drawn(recipe, problem):
+    """``problem``, drawn by ``recipe``, decides A1 and A3 as the recipe's configuration does
+    (`decide_recipe`): a disagreement is a bug of the construction, raised, never a draw's luck."""
+    agree = [(problem.covariance_eigenvalues()[0] > 0) == (recipe.a1_certificate() > 0),
+             (problem.a3_product() <= LIGHT_TAIL) == (recipe.a3_product() <= LIGHT_TAIL)]
+    if not all(agree):
+        raise ReferenceComputationError(
+            f"{recipe}: the drawn instance decides {'A1' if not agree[0] else 'A3'} otherwise than its "
+            f"configuration (lambda_min(Sigma) = {problem.covariance_eigenvalues()[0]:.3g}, "
+            f"kappa sigma_1 = {problem.a3_product():.3g}): a construction bug")
+    return problem
 
 
-def ill_conditioned(rng, d=3, k=4, scale=0.2, spectrum=(0.1, 1.0)):
-    """Sigma = Q diag(geomspace(*spectrum, d)) Q^T (Q Haar), W* = scale B/||B||."""
-    Q = scipy.stats.ortho_group.rvs(d, random_state=rng)
-    Sigma = Q @ np.diag(np.geomspace(*spectrum, d)) @ Q.T
-    B = rng.standard_normal((k, d))
-    return Problem((Sigma + Sigma.T) / 2, scale * B / np.linalg.norm(B, 2))
+@dataclass(frozen=True)
+class WellConditioned:
+    """The I1 recipe: Sigma = (A A^T/d + I)/lambda_max, W* = c B/||B|| (A, B standard Gaussian)
+    with c = min(scale, A3_TARGET/kappa(Sigma)): the paper's instances "satisfy A1-A3", so the
+    scale is chosen from Sigma alone (never from an outcome) to keep kappa sigma_1 <= 0.45.
+    ``sigma_1``: W* = sigma_1 B/||B|| instead (kappa sigma_1 >= sigma_1: the A3 violation of
+    the controls, so sigma_1 > 1/2).  Called with a Generator, it draws a `Problem`."""
+
+    d: int = 3
+    k: int = 4
+    scale: float = 0.2
+    sigma_1: float | None = None
+
+    def __post_init__(self):
+        if self.sigma_1 is not None and self.sigma_1 <= LIGHT_TAIL:
+            raise DeclarationError(f"WellConditioned: sigma_1 = {self.sigma_1} rescales W* to violate A3, "
+                                   f"so it must exceed {LIGHT_TAIL}")
+
+    def __call__(self, rng) -> Problem:
+        A = rng.standard_normal((self.d, self.d))
+        Sigma = A @ A.T / self.d + RIDGE * np.eye(self.d)
+        ev = np.linalg.eigvalsh(Sigma)
+        B = rng.standard_normal((self.k, self.d))
+        c = min(self.scale, A3_TARGET * ev[0] / ev[-1]) if self.sigma_1 is None else self.sigma_1
+        return _check_drawn(self, Problem(Sigma / ev[-1], c * B / np.linalg.norm(B, 2)))
+
+    def a1_certificate(self):
+        """The ridge: lambda_min(Sigma) >= RIDGE/lambda_max(A A^T/d + RIDGE I) > 0 at every draw."""
+        return RIDGE
+
+    def a3_product(self):
+        """kappa(Sigma) sigma_1(W*) on the side that decides A3 at every draw: its cap A3_TARGET
+        (kappa sigma_1 = min(scale kappa, A3_TARGET)), or with ``sigma_1`` its floor sigma_1
+        (kappa >= 1)."""
+        return A3_TARGET if self.sigma_1 is None else self.sigma_1
+
+
+@dataclass(frozen=True)
+class IllConditioned:
+    """The I2 recipe: Sigma = Q diag(geomspace(*spectrum, d)) Q^T (Q Haar), W* = scale B/||B||
+    (B standard Gaussian): the eigenvalues of Sigma and sigma_1(W*) are the configuration's.
+    Called with a Generator, it draws a `Problem`."""
+
+    d: int = 3
+    k: int = 4
+    scale: float = 0.2
+    spectrum: tuple = (0.1, 1.0)
+
+    def __call__(self, rng) -> Problem:
+        Q = scipy.stats.ortho_group.rvs(self.d, random_state=rng)
+        Sigma = Q @ np.diag(np.geomspace(*self.spectrum, self.d)) @ Q.T
+        B = rng.standard_normal((self.k, self.d))
+        return _check_drawn(self, Problem((Sigma + Sigma.T) / 2, self.scale * B / np.linalg.norm(B, 2)))
+
+    def a1_certificate(self):
+        """lambda_min(Sigma), the spectrum's lower end."""
+        return self.spectrum[0]
+
+    def a3_product(self):
+        """kappa(Sigma) sigma_1(W*) = (spectrum's ratio) scale exactly."""
+        return self.spectrum[1] / self.spectrum[0] * self.scale
+
+
+#: the recipes with the paper-wide defaults (d = 3, k = 4, scale 0.2)
+well_conditioned = WellConditioned()
+ill_conditioned = IllConditioned()
 
 
 def score_tail(K, Sigma):
@@ -131,18 +198,39 @@ def top_eigenvalue_scaled(A, root, top):
     return A * (top / lead)
 
 
-def record_assumptions(tc, problem, *, a3=True):
-    """A1, A2 and (``a3``) the A3 scale condition as preconditions, of one `Problem` or of every
-    problem of a sequence.  Statements about the geometry of the manifold (projection,
-    singular values) do not use A3: pass a3=False."""
+def decide_recipe(tc, recipe, *, a3=True):
+    """A1, A2's k >= d and (``a3``) A3 as ``recipe`` (`WellConditioned`, `IllConditioned`) fixes
+    them at every draw, decided from its configuration before the case draws or runs anything
+    (call it first: the decisions are then seed-independent).  The drawn numbers are held to
+    the same decisions by the recipe itself (a disagreement is raised as a construction bug).
+    Statements about the geometry of the manifold (projection, singular values) do not use
+    A3: pass a3=False."""
+    tc.precondition.at_least("A1: lambda_min(Sigma) > 0", recipe.a1_certificate(), 0.0)
+    tc.precondition.holds("A2: k >= d", recipe.k >= recipe.d)
+    if a3:
+        tc.precondition.at_most("A3: kappa(Sigma) sigma_1(W*) <= 1/2", recipe.a3_product(), LIGHT_TAIL)
+
+
+def rank_tolerance(W):
+    """The numerical rank's threshold on the singular values of W (numpy's ``matrix_rank``
+    default): sigma_1 max(k, d) eps."""
+    return np.linalg.norm(W, 2) * max(W.shape) * np.finfo(W.dtype).eps
+
+
+def record_assumptions(tc, problem, *, a3=False):
+    """A2's sigma_d(W*) > 0 -- W* of full column rank: sigma_d(W*) at least the rank tolerance
+    (`rank_tolerance`), a margin that varies with the draw -- of one `Problem` or of every
+    problem of a sequence, and lambda_min(Sigma) and the A3 product kappa(Sigma) sigma_1(W*) as
+    records (the configuration facts: `decide_recipe`).  ``a3``: A3 decided on these numbers, for a problem
+    whose W* was rescaled after its draw (its product is then no longer the recipe's)."""
     problems = [problem] if isinstance(problem, Problem) else list(problem)
     one = (lambda values: values[0]) if isinstance(problem, Problem) else np.array
-    tc.precondition.at_least("A1: lambda_min(Sigma) > 0", one([p.covariance_eigenvalues()[0] for p in problems]), 0.0)
-    tc.precondition.holds("A2: k >= d and sigma_d(W*) > 0",
-                          all(p.k >= p.d and p.singular_values()[-1] > 0 for p in problems))
+    tc.precondition.at_least("A2: sigma_d(W*) > 0", one([p.singular_values()[-1] for p in problems]),
+                             one([rank_tolerance(p.W) for p in problems]))
     products = one([p.a3_product() for p in problems])
     if a3:
         tc.precondition.at_most("A3: kappa(Sigma) sigma_1(W*) <= 1/2", products, LIGHT_TAIL)
+    tc.record("lambda_min(Sigma)", one([p.covariance_eigenvalues()[0] for p in problems]))
     tc.record("kappa(Sigma) sigma_1(W*)", products)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from theorycheck import Calibrated, Control, claim
 
 from .dynamics import population_oracle_run, uniform_constants, window_log_contractions
-from .setup import PAPER, record_assumptions, settled_values
+from .setup import PAPER, decide_recipe, ill_conditioned, record_assumptions, settled_values
 
 ALGO_SIZES = {"quick": {"window": 100, "fit": 500}, "full": {"window": 100, "fit": 500}}
 #: round-off floors: L - k sigma^2 below 1e-13 (L = 0.04 + excess in float64) and
@@ -111,6 +111,7 @@ def test_geometric_rate(tc):
     every sampled point of M: the preconditioned step is stable at theta_R only if
     eta < 2/mu_max(R), and eta = 4/beta gives 2/eta = beta/2, below min_R mu_max.
     """
+    decide_recipe(tc, ill_conditioned, a3=False)
     claim_run = tc.use(population_oracle_run, etas=(1.0,), track=False, decades=DECREASE_DECADES)
     if tc.control == "unstable_step":
         _, beta = tc.use(uniform_constants, lam=0.25)
@@ -118,7 +119,7 @@ def test_geometric_rate(tc):
     else:
         run = claim_run
         tc.record("alpha_loc at the start", run["alpha_start"])
-    record_assumptions(tc, run["problem"], a3=False)
+    record_assumptions(tc, run["problem"])
     tc.record("run length (steps)", len(run["t"]) - 1)
     t, excess, log_excess = run["t"], run["excess"][:, 0], run["log_excess"][:, 0]
     tc.record("diverged at step", int(run["diverged_at"][0]))
@@ -193,9 +194,10 @@ def test_asymptotic_rate(tc):
     """
     precondition = "none" if tc.control == "no_preconditioner" else "true"
     lam = 0.0 if tc.control == "no_regularizer" else 0.25
+    decide_recipe(tc, ill_conditioned, a3=False)
     run = tc.use(population_oracle_run, etas=(0.5, 1.0), precondition=precondition,
                  regularizer="true", lam=lam, decades=SLOW_MODE_DECADES)
-    record_assumptions(tc, run["problem"], a3=False)
+    record_assumptions(tc, run["problem"])
     tc.record("run length (steps)", len(run["t"]) - 1)
     # the rate is predicted with the lambda = 1/4 constants of the statement
     reference = run if lam > 0 else tc.use(population_oracle_run, etas=(0.5, 1.0), precondition="true",

@@ -9,7 +9,7 @@ import numpy as np
 from theorycheck import Calibrated, Control, claim
 
 from .dynamics import CONTRACTION_RADIUS, contraction_run
-from .setup import record_assumptions
+from .setup import decide_recipe, ill_conditioned, record_assumptions
 
 CONTRACTS = "Phi_{t+1} <= (1 - alpha^2/beta^2) Phi_t at every step from inside the neighbourhood"
 
@@ -74,9 +74,10 @@ def test_per_step_contraction(tc):
     uses 100 R).  Control: the step eta = 4/beta, beyond linear stability at every sampled
     point of M (eta < 2/mu_max(R) fails), judged against the theorem's rho.
     """
+    decide_recipe(tc, ill_conditioned, a3=False)
     run = tc.use(contraction_run, eta_factor=4.0 if tc.control == "unstable_step" else None)
     problem = run["problem"]
-    record_assumptions(tc, problem, a3=False)
+    record_assumptions(tc, problem)
     tc.record("instance draw (first with its start in the neighbourhood)", run["draw"])
     tc.record("start dist / sqrt(sigma_d(W*)) of the draws examined", run["examined"])
     dist = np.sqrt(run["phi"]) / np.sqrt(problem.singular_values()[-1])

@@ -15,9 +15,9 @@ from theorycheck.models.attention_regression import EmpiricalAttentionRegression
 from theorycheck.solvers import project_to_manifold
 
 from .estimators import ols_errors, ratios, spectral_initialization
-from .landscape import FAR, NEAR, one_point_landscape
-from .setup import (DECISION_CONFIDENCE, PAPER, gaussian_rows, ill_conditioned, record_assumptions, sigma_bar_norms,
-                    training_set, well_conditioned)
+from .landscape import FAR, LANDSCAPE_LAMBDA, NEAR, SPREAD_INSTANCE, landscape_radii, one_point_landscape
+from .setup import (DECISION_CONFIDENCE, PAPER, decide_recipe, gaussian_rows, ill_conditioned, record_assumptions,
+                    sigma_bar_norms, training_set, well_conditioned)
 
 
 @claim(
@@ -47,10 +47,11 @@ def test_ols_error(tc):
     probability 0.8 once the true rate falls to about 0.84).  The factor 3 is the spec's.
     Hypotheses A1, A2 (A3 plays no role for OLS).
     """
+    decide_recipe(tc, well_conditioned, a3=False)
     # the control's estimator in its own run (same training sets)
     run = tc.use(ols_errors, estimator="cross_moment" if tc.control == "no_inverse_covariance" else "ols")
     problem, ns, errors = run["problem"], run["n"], run["errors"]
-    record_assumptions(tc, problem, a3=False)
+    record_assumptions(tc, problem)
     lam_min = problem.covariance_eigenvalues()[0]
     means = errors.mean(1)
     bound = 3 * problem.noise * (np.sqrt(problem.k) + np.sqrt(problem.d)) / np.sqrt(ns * lam_min)
@@ -149,8 +150,13 @@ def test_norm_equivalence(tc):
     own reference points, recomputed) must fail; eps' replaced by the absolute deviation is a
     discrimination check of the Rayleigh bound.
     """
+    decide_recipe(tc, ill_conditioned, a3=False)
+    # the spread instance's hypotheses (for (3)-(4) below), from its configuration
+    tc.precondition.at_least("spread instance: A1 (lambda_min(Sigma) > 0)", SPREAD_INSTANCE.a1_certificate(), 0.0)
+    tc.precondition.holds("spread instance: lambda > 0 and the points delta-close (r <= 0.8)",
+                          bool(LANDSCAPE_LAMBDA > 0 and max(landscape_radii(tc)) <= FAR))
     problem = ill_conditioned(tc.rng("ill_conditioned"))
-    record_assumptions(tc, problem, a3=False)
+    record_assumptions(tc, problem)
     rng = tc.rng("norm_equivalence")
     Sigma_hat = sample_covariance(torch.as_tensor(gaussian_rows(rng, problem.Sigma, (tc.sizes["n"],)))).numpy()
     root = scipy.linalg.sqrtm(problem.Sigma).real
@@ -188,9 +194,6 @@ def test_norm_equivalence(tc):
     reference = "random_rotation" if tc.control == "random_rotation" else "projection"
     run = tc.use(one_point_landscape, reference=reference)
     spread = run["problem"]
-    tc.precondition.at_least("spread instance: A1 (lambda_min(Sigma) > 0)", spread.covariance_eigenvalues()[0], 0.0)
-    tc.precondition.holds("spread instance: lambda > 0 and the points delta-close (r <= 0.8)",
-                          bool(run["lam"] > 0 and np.all(run["r"] <= FAR)))
     X, Y = training_set(spread, tc.sizes["n"], tc.rng("spread_covariance"))
     S_hat = sample_covariance(torch.as_tensor(X)).numpy()
     s_root = scipy.linalg.sqrtm(spread.Sigma).real
@@ -313,6 +316,7 @@ def test_init_close(tc):
     instance).  Control: K_0 without Sigma_hat^{-1} tends to a point off M, so the distance
     plateaus and the slope's lower bound lies above -0.4.
     """
+    decide_recipe(tc, well_conditioned)
     problem = well_conditioned(tc.rng("well_conditioned"))
     record_assumptions(tc, problem)
     rng = tc.rng("init_close")

@@ -14,7 +14,8 @@ import numpy as np
 from theorycheck import Control, claim
 from theorycheck.checks import binomial_power, binomial_power_point
 
-from .experiments import arm_runs, first_instances, medians_per_instance, minibatch_run, settled_ratio
+from .experiments import (arm_runs, decide_experiment_recipe, first_instances, medians_per_instance, minibatch_run,
+                          settled_ratio)
 from .setup import PAPER, record_assumptions
 
 #: thresholds on L/L* and the step sizes (their history is in each claim's calibration)
@@ -147,6 +148,7 @@ def test_fig1_spectral_init(tc):
     eta = tc.sizes["window"][-1]
     alg_eta = FIG1_LARGE_STEP if tc.control == "large_step" else eta
     instances = tc.sizes["fig1_instances"]
+    decide_experiment_recipe(tc)
     alg = tc.use(minibatch_run, arms=(FIG1_ARMS[3 if tc.control == "few_samples" else 0],), instances=instances,
                  etas=(alg_eta,))
     # SGD shares fig2_random_init's run where the keys agree (quick tier), read on the first `instances` draws
@@ -243,6 +245,7 @@ def test_fig2_random_init(tc):
     """
     window = tc.sizes["window"]
     sgd_arm = ("sgd", "spectral") if tc.control == "sgd_spectral_init" else FIG2_ARMS[1]
+    decide_experiment_recipe(tc)
     alg, sgd = arm_runs(tc, (FIG2_ARMS[0], sgd_arm), instances=tc.sizes["fig2_instances"], etas=tuple(window))
     record_assumptions(tc, alg["problems"])
     converged, behind = [], []
@@ -331,6 +334,7 @@ def test_fig2_step_size_window(tc):
     smallest diverging step size of both methods is recorded.
     """
     alg_arm = FIG2_ARMS[2] if tc.control == "unregularized" else FIG2_ARMS[0]
+    decide_experiment_recipe(tc)
     alg, sgd = arm_runs(tc, (alg_arm, FIG2_ARMS[1]), instances=tc.sizes["window_instances"],
                         steps=tc.sizes["window_steps"])
     record_assumptions(tc, alg["problems"])

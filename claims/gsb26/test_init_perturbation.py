@@ -10,7 +10,7 @@ from theorycheck import Control, claim
 from theorycheck.solvers import project_to_manifold
 
 from .estimators import spectral_point, unit_operator_norm
-from .setup import record_assumptions, well_conditioned
+from .setup import decide_recipe, record_assumptions, well_conditioned
 
 EPSILONS = (1e-1, 1e-2, 1e-3, 1e-4)
 
@@ -45,8 +45,9 @@ def test_init_perturbation(tc):
     derivative at the manifold).  Recorded: the maximum ratio per eps.  Preconditions: A1, A2
     and Sigma~ > 0.  Criteria from the spec (factor 2).
     """
+    decide_recipe(tc, well_conditioned, a3=False)
     problem = well_conditioned(tc.rng("well_conditioned"))
-    record_assumptions(tc, problem, a3=False)
+    record_assumptions(tc, problem)
     rng = tc.rng("perturbations")
     eps = problem.singular_values()[-1] * np.array(EPSILONS)
     Sinv = np.linalg.inv(problem.Sigma)

@@ -10,6 +10,7 @@ from theorycheck.solvers import manifold_point
 
 from .setup import (
     PAPER,
+    decide_recipe,
     gaussian_precondition,
     gaussian_quadratic_mgf,
     gaussian_rows,
@@ -58,6 +59,7 @@ def test_integrability(tc):
     lambda_max^{1/2}); a margin of tc.tol("conditioned") for the round-off of a solve and a norm.  Under A3 (kappa sigma_1 <= 1/2,
     recorded) this gives mu = ||.||^2 <= 1/2 on the manifold.
     """
+    decide_recipe(tc, well_conditioned)
     problem = well_conditioned(tc.rng("well_conditioned"))
     record_assumptions(tc, problem)
     rng = tc.rng("integrability")

@@ -12,7 +12,7 @@ import numpy as np
 
 from theorycheck import Control, claim
 
-from .landscape import NEAR, OUTSIDE_RADII, one_point_landscape, record_neighbourhood
+from .landscape import NEAR, OUTSIDE_RADII, landscape_run
 from .setup import PAPER
 
 
@@ -67,8 +67,7 @@ def test_one_point_strong_convexity(tc):
     """
     lam = 0.0 if tc.control == "no_regularizer" else 0.25
     reference = "random_rotation" if tc.control == "random_rotation" else "projection"
-    run = tc.use(one_point_landscape, lam=lam, reference=reference)
-    record_neighbourhood(tc, run)
+    run = landscape_run(tc, lam=lam, reference=reference)
     rho = run["inner"] / run["dist"] ** 2
     near = run["r"] <= NEAR
     tc.conclusion.at_least("alpha_loc > 0 at the projections", run["alpha"] / run["beta"], 1e-6)
@@ -109,8 +108,7 @@ def test_one_point_smoothness(tc):
     Sigma in [1, 10], where the Sigma-weighted dual norm (the wrong geometry) exceeds the bound
     by a factor of up to kappa(Sigma) (the control).
     """
-    run = tc.use(one_point_landscape, **outside_radii(tc))
-    record_neighbourhood(tc, run)
+    run = landscape_run(tc, **outside_radii(tc))
     dual = run["dual_wrong"] if tc.control == "wrong_dual_norm" else run["dual"]
     ratio = dual / (run["beta"] * run["dist"])
     near = near_points(tc, run)
@@ -146,8 +144,7 @@ def test_descent(tc):
     beta must fail (locally L_reg - k sigma^2 >= (alpha_loc/2) dist^2, with equality only along the
     softest mode).
     """
-    run = tc.use(one_point_landscape, **outside_radii(tc))
-    record_neighbourhood(tc, run)
+    run = landscape_run(tc, **outside_radii(tc))
     constant = run["alpha"] if tc.control == "alpha_for_beta" else run["beta"]
     near = near_points(tc, run)
     ratio = run["excess"][near] / (constant[near] / 2 * run["dist"][near] ** 2)

@@ -8,7 +8,7 @@ import numpy as np
 from theorycheck import Calibrated, Control, claim
 
 from .dynamics import empirical_regularizer_limit
-from .setup import PAPER, record_assumptions
+from .setup import PAPER, decide_recipe, ill_conditioned, record_assumptions
 
 LIMIT_DECADES = 12
 """The run lasts until the slowest normal mode predicted at the slowest trial's start, (1 - eta
@@ -66,9 +66,10 @@ def test_limit_set_with_empirical_regularizer(tc):
     oracle); no trial may diverge (precondition on the step size).
     """
     regularizer = "true" if tc.control == "true_regularizer" else "estimated"
+    decide_recipe(tc, ill_conditioned, a3=False)
     run = tc.use(empirical_regularizer_limit, regularizers=(regularizer,),   # the control's arm: its own run
                  decades=LIMIT_DECADES)
-    record_assumptions(tc, run["problem"], a3=False)
+    record_assumptions(tc, run["problem"])
     tc.record("run length (steps)", run["steps"])
     tc.record("smallest alpha_loc at the starts", run["alpha_start"])
     part = run[regularizer]

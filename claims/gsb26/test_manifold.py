@@ -21,7 +21,8 @@ from theorycheck.solvers import (
 )
 
 from .manifold import candidate, derivative_free_projection, projection_points, regularized_minimizers
-from .setup import PAPER, haar_rotations, ill_conditioned, record_assumptions, regularized_model, well_conditioned
+from .setup import (PAPER, decide_recipe, haar_rotations, ill_conditioned, record_assumptions, regularized_model,
+                    well_conditioned)
 
 LAMBDAS = (0.0, 0.25, 1.0)
 
@@ -57,8 +58,9 @@ def test_manifold_global_min(tc):
     O(d)) and d^2 for lambda = 0 (the GL(d) orbit of minimizers of L alone).  The spectral gap
     between the kernel and the rest is recorded.  Hypotheses A1, A2 (A3 is not used).
     """
+    decide_recipe(tc, well_conditioned, a3=False)
     problem = well_conditioned(tc.rng("well_conditioned"))
-    record_assumptions(tc, problem, a3=False)
+    record_assumptions(tc, problem)
     rng = tc.rng("rotations")
     d = problem.d
     S, W = tc.tensor(problem.Sigma), tc.tensor(problem.W)
@@ -132,8 +134,9 @@ def test_symmetry(tc):
     tc.tol("iterative"), the entries of R being O(1)).
     Hypotheses A1, A2 (A3 plays no role in this geometric lemma).
     """
+    decide_recipe(tc, ill_conditioned, a3=False)
     problem = ill_conditioned(tc.rng("ill_conditioned"))
-    record_assumptions(tc, problem, a3=False)
+    record_assumptions(tc, problem)
     rng = tc.rng("projection")
     defects, beaten, solver_gap = [], [], []
     for V, K in projection_points(tc, problem, tc.sizes["points"]):
@@ -196,10 +199,11 @@ def test_singular_values(tc):
     (provenance inferred).  Hypotheses A1, A2 and lambda > 0 (the balancing that selects M).
     """
     lam = 0.0 if tc.control == "no_regularizer" else 0.25
+    decide_recipe(tc, ill_conditioned, a3=False)
+    tc.precondition.holds("regularizer weight lambda > 0", lam > 0)
     run = tc.use(regularized_minimizers, lam=lam)      # the control's lambda = 0: its own minimizations
     problem = run["problem"]
-    record_assumptions(tc, problem, a3=False)
-    tc.precondition.holds("regularizer weight lambda > 0", lam > 0)
+    record_assumptions(tc, problem)
     root = np.sqrt(problem.singular_values())
     ev = problem.covariance_eigenvalues()
     lower = root[-1] ** 2 * (1 + 1 / ev[-1])

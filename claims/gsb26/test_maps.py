@@ -8,7 +8,7 @@ from theorycheck.checks import fit_slope
 from theorycheck.maps import estimate_map, interval_power, mean_interval, record_map
 
 from .population import MANIFOLD_GAP_SIZES, closed_form_loss, manifold_gap
-from .setup import DECISION_CONFIDENCE, END_LEVEL, LIGHT_TAIL, PAPER, record_assumptions
+from .setup import DECISION_CONFIDENCE, END_LEVEL, LIGHT_TAIL, PAPER, decide_recipe, record_assumptions, well_conditioned
 
 SLOPE_WINDOW = (-1.25, -0.75)
 """The window of `gsb26.thm1.closed_form` ("gap E Lhat_n - L decays like 1/n": log-log slope over
@@ -155,8 +155,13 @@ def test_gap_rate_map_mu(tc):
     """
     grid = [HEAVY_TAIL] if tc.control == "heavy_tails" else tc.sizes["mu_map"]
     decided = {"rows": tc.sizes["decided_rows"], "groups": tc.sizes["decided_groups"]}
+    decide_recipe(tc, well_conditioned, a3=False)      # W* rescaled below: A1 and k >= d are the recipe's
+    # the decided grid values: those inside mu < 1/2 (the control: its heavy-tailed value)
+    inside = list(range(len(grid))) if tc.control == "heavy_tails" else [i for i, mu in enumerate(grid) if mu < LIGHT_TAIL]
+    tc.precondition.at_most("the decided grid values lie in the light-tail region mu <= 1/2", [grid[i] for i in inside],
+                            LIGHT_TAIL)
     runs = [tc.use(manifold_gap, tail=mu, **(decided if tc.control or mu < LIGHT_TAIL else {})) for mu in grid]
-    record_assumptions(tc, [r["problem"] for r in runs], a3=False)
+    record_assumptions(tc, [r["problem"] for r in runs])
     tc.precondition.close("mu(K) at the manifold point equals the grid value", [r["mu"] for r in runs], grid,
                           rtol=tc.tol("accumulated"))
     optimum = [r["problem"].optimum for r in runs]
@@ -185,10 +190,6 @@ def test_gap_rate_map_mu(tc):
         for mu, g in zip(grid, gaps):
             tc.curve("n gap", f"mu = {mu:g}", n, n * g.mean(1), xscale="log", yscale="log", xlabel="n",
                      ylabel="n (E Lhat_n - L)")
-    # the decided grid values: those inside mu < 1/2 (the control: its heavy-tailed value)
-    inside = list(range(len(grid))) if tc.control == "heavy_tails" else [i for i, mu in enumerate(grid) if mu < LIGHT_TAIL]
-    tc.precondition.at_most("the decided grid values lie in the light-tail region mu <= 1/2", [grid[i] for i in inside],
-                            LIGHT_TAIL)
     sd = [float(np.std(slopes[i], ddof=1)) for i in inside]
     tc.record("inside mu < 1/2: probability that the decision fails at a true slope of -0.6 (the heavy "
               "tail's); at the measured mean", [[rejection_power(-0.6, v, slopes[i].size) for v, i in zip(sd, inside)],

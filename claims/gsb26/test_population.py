@@ -8,7 +8,7 @@ import scipy.stats
 from theorycheck import Calibrated, Control, claim
 
 from .population import in_sample_gap, manifold_gap, manifold_gap_means, out_of_sample, symbolic_closed_form
-from .setup import END_LEVEL, LIGHT_TAIL, PAPER, record_assumptions
+from .setup import END_LEVEL, LIGHT_TAIL, PAPER, TEST_POINT_TAIL, decide_recipe, record_assumptions, well_conditioned
 
 #: mu(K) of the heavy_tails control and the sizes of its own Monte Carlo at the manifold point
 #: (`manifold_gap`: covariate rows per n over independent replicate groups, those of the map's
@@ -150,6 +150,12 @@ def test_closed_form(tc):
     `thm1.gap_rate_map_mu` (V Sigma K = W*, L = k sigma^2) the gap is E||W* x - V a||^2 > 0 on
     every draw, its own Monte Carlo (`manifold_gap`, W* rescaled so that mu = `HEAVY_TAIL_MU`).
     """
+    heavy = tc.control == "heavy_tails"     # W* rescaled after the draw: A3 decided on its numbers
+    decide_recipe(tc, well_conditioned, a3=not heavy)
+    # mu(K) as the construction fixes it: the test point's K is shrunk to mu <= TEST_POINT_TAIL
+    # (`test_point`), the control's W* rescaled to mu = HEAVY_TAIL_MU (`manifold_point_with_tail`)
+    tc.precondition.at_most("light score tails: mu(K) < 1/2", HEAVY_TAIL_MU if heavy else TEST_POINT_TAIL,
+                            LIGHT_TAIL)
     symbolic = tc.use(symbolic_closed_form, missing_sigma=tc.control == "missing_sigma_sympy")
     tc.conclusion.holds("sympy d=2: E exp(a^T x) identity", symbolic["mgf"] == "0",
                         detail={"difference": symbolic["mgf"]})
@@ -159,10 +165,9 @@ def test_closed_form(tc):
                         symbolic["scalar_loss"] == "0", detail={"difference": symbolic["scalar_loss"]})
 
     gap = (manifold_gap_means(tc.use(manifold_gap, tail=HEAVY_TAIL_MU, **HEAVY_TAIL_RUN), tc.tensor)
-           if tc.control == "heavy_tails" else tc.use(in_sample_gap))
+           if heavy else tc.use(in_sample_gap))
     problem, V, K = gap["problem"], gap["V"], gap["K"]
-    record_assumptions(tc, problem)
-    tc.precondition.at_most("light score tails: mu(K) < 1/2", gap["mu"], LIGHT_TAIL)
+    record_assumptions(tc, problem, a3=heavy)
     tc.record("mu(K)", gap["mu"])
 
     E = V @ problem.Sigma @ K - problem.W
@@ -236,11 +241,18 @@ def test_finite_n_gap(tc):
     positive has probability <= 1e-4 at the boundary and far less at a gap of many standard
     errors); (2) Theta(1/n): n (E Lhat_n - L) (mean over the groups) varies by less than a
     factor 1.5 across the n grid (the spec's criterion).  Hypothesis: light score tails,
-    mu(K) < 1/2 (precondition); the control moves mu(K) to SEC3_HEAVY_TAIL = 2.
+    mu(K) < 1/2 (precondition, decided on the configured tail before the run; the run's mu(K)
+    held to it); the control moves mu(K) to SEC3_HEAVY_TAIL = 2.
     """
-    gap = tc.use(manifold_gap, tail=SEC3_HEAVY_TAIL if tc.control == "heavy_tails" else SEC3_TAIL)
-    record_assumptions(tc, gap["problem"], a3=False)
-    tc.precondition.at_most("light score tails: mu(K) < 1/2", gap["mu"], LIGHT_TAIL)
+    tail = SEC3_HEAVY_TAIL if tc.control == "heavy_tails" else SEC3_TAIL
+    decide_recipe(tc, well_conditioned, a3=False)      # W* rescaled by the run: A1 and k >= d are the recipe's
+    # the run rescales W* so that mu(K) is the configured tail: decided on it before the run, and
+    # the run's mu held to it (round-off)
+    tc.precondition.at_most("light score tails: mu(K) < 1/2", tail, LIGHT_TAIL)
+    gap = tc.use(manifold_gap, tail=tail)
+    record_assumptions(tc, gap["problem"])
+    tc.precondition.close("mu(K) at the manifold point equals the configured value", gap["mu"], tail,
+                          rtol=tc.tol("accumulated"))
     groups = gap["losses"]                                      # (n, groups): E Lhat_n - L per group
     first = groups[0]
     t_stat = first.mean() / (first.std(ddof=1) / np.sqrt(first.size))

@@ -10,7 +10,7 @@ from theorycheck import Calibrated, Control, claim
 from theorycheck.checks import fit_slope
 
 from .dynamics import statistical_floor_run
-from .setup import PAPER, record_assumptions
+from .setup import PAPER, decide_recipe, record_assumptions, well_conditioned
 
 #: the fitted log-log exponent of the floor must be at most -(p - MARGIN): p = 1 for the claim
 EXPONENT_MARGIN = 0.2
@@ -109,6 +109,7 @@ def test_statistical_floor(tc):
     """
     p = 3 if tc.control == "faster_rate" else 1
     config = {"oracle_n": CONSTANT_ORACLE_N} if tc.control == "constant_bias_oracle" else {}
+    decide_recipe(tc, well_conditioned)
     run = tc.use(statistical_floor_run, **config)
     record_assumptions(tc, run["problem"])
     converged = run["diverged_at"] < 0                                    # (len(ns), trials)
