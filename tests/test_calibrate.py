@@ -380,6 +380,7 @@ GOOD = dict(decision="gap", threshold=0.05, calibration_seeds="1000-1049",
     ({"how": " "}, "how must say"),
     ({"threshold": float("nan")}, "finite number or a description"),
     ({"decision": ""}, "decision must name"),
+    ({"tier": "medium"}, "tier must be one of ['quick', 'full']"),
 ])
 def test_calibrated_record_names_what_is_wrong_at_declaration(change, fragment):
     record = Calibrated(**{**GOOD, **change})
@@ -398,7 +399,7 @@ def test_calibrated_record_is_listed_beside_plain_text():
     spec = registry.pop("toy.thm9.recorded").to_json()
     assert spec["calibration"][0] == "an older note"
     assert "calibrated on seeds 1000-1049, validated on seeds 2000-2049" in spec["calibration"][1]
-    assert spec["calibration_records"] == [GOOD]
+    assert spec["calibration_records"] == [{**GOOD, "tier": "quick"}]
     assert Calibrated(**GOOD).problems() == []
 
 
@@ -510,6 +511,41 @@ def test_stale(tc):
     run = pytester.runpytest("-p", "no:cacheprovider", "--tc-no-report", "-m", "claim")
     run.assert_outcomes(failed=1)
     run.stdout.fnmatch_lines(["*calibration records name ?'renamed'?, which the claim never recorded*"])
+
+
+def test_a_calibrated_record_speaks_for_its_tier_only(pytester, claim_file):
+    """A decision recorded only at the quick tier's sizes (e.g. a solve run at d <= 64) keeps its
+    quick-tier record; the full tier does not ask for it, the quick tier does."""
+    claim_file('''
+from theorycheck import Calibrated
+
+
+@claim("toy.thm1.tiered", source="Theorem 1", statement="3 squared is 9.", provenance="stated",
+       calibration=[Calibrated(decision="small only", threshold=1e-12, calibration_seeds="1000-1049",
+                               validation_seeds="2000-2049", how="round-off")],
+       controls={"wrong": Control("reference", breaks=["3^2"], description="against 10")})
+def test_tiered(tc):
+    tc.conclusion.close("3^2", 9.0, 10.0 if tc.control == "wrong" else 9.0, rtol=1e-12)
+    if tc.tier == "quick" and tc.control is None:
+        tc.conclusion.close("small only", 1.0, 1.0, rtol=1e-12)
+''')
+    for tier in ("quick", "full"):
+        run = pytester.runpytest("-p", "no:cacheprovider", "--tc-no-report", "-m", "claim", "--tc-tier", tier)
+        run.assert_outcomes(passed=1)
+    claim_file('''
+from theorycheck import Calibrated
+
+
+@claim("toy.thm1.untiered", source="Theorem 1", statement="3 squared is 9.", provenance="stated",
+       calibration=[Calibrated(decision="large only", threshold=1e-12, calibration_seeds="1000-1049",
+                               validation_seeds="2000-2049", how="round-off", tier="full")],
+       controls={"wrong": Control("reference", breaks=["3^2"], description="against 10")})
+def test_untiered(tc):
+    tc.conclusion.close("3^2", 9.0, 10.0 if tc.control == "wrong" else 9.0, rtol=1e-12)
+''')
+    run = pytester.runpytest("-p", "no:cacheprovider", "--tc-no-report", "-m", "claim", "--tc-tier", "full")
+    run.assert_outcomes(failed=1)
+    run.stdout.fnmatch_lines(["*calibration records name ?'large only'?, which the claim never recorded*"])
 
 
 def test_the_committed_page_is_the_committed_tables_rendered():

@@ -38,6 +38,7 @@ import pytest
 
 from .errors import DeclarationError, ClaimFailure
 from .results_layout import CLAIM_VARIANT, variant_id
+from .runtime import TIERS
 from .sizes import check_size_names
 
 __all__ = [
@@ -126,13 +127,16 @@ class Calibrated:
     claim").  ``decision`` names the decision whose threshold it is, ``threshold`` its value
     (a number, or text such as ``"slope range [-1.25, -0.75]"``), the blocks are seed ranges
     like ``"1000-1049"`` outside the spent seeds 0-19, and ``how`` says how the threshold
-    follows from the calibration block (e.g. "mean - 6 sd of the margins")."""
+    follows from the calibration block (e.g. "mean - 6 sd of the margins").  ``tier`` is the tier
+    whose sizes the blocks ran at (quick by default): the record speaks for that tier only, and a
+    claim run at that tier must record the decision it names."""
 
     decision: str
     threshold: float | str
     calibration_seeds: str
     validation_seeds: str
     how: str
+    tier: str = "quick"
 
     def problems(self) -> list[str]:
         """What is wrong with this record (empty when it is valid)."""
@@ -149,6 +153,8 @@ class Calibrated:
             found.append(f"threshold must be a finite number or a description, got {self.threshold!r}")
         if not isinstance(self.how, str) or not self.how.strip():
             found.append("how must say how the threshold follows from the calibration block")
+        if self.tier not in TIERS:
+            found.append(f"tier must be one of {list(TIERS)}, got {self.tier!r}")
         blocks = {}
         for label in ("calibration_seeds", "validation_seeds"):
             try:
@@ -170,12 +176,13 @@ class Calibrated:
     def line(self) -> str:
         """The record as the report's calibration line."""
         return (f"{self.decision}: threshold {self.threshold} calibrated on seeds "
-                f"{self.calibration_seeds}, validated on seeds {self.validation_seeds} ({self.how})")
+                f"{self.calibration_seeds}, validated on seeds {self.validation_seeds}, "
+                f"{self.tier} tier ({self.how})")
 
     def to_json(self) -> dict:
         return {"decision": self.decision, "threshold": self.threshold,
                 "calibration_seeds": self.calibration_seeds,
-                "validation_seeds": self.validation_seeds, "how": self.how}
+                "validation_seeds": self.validation_seeds, "how": self.how, "tier": self.tier}
 
 
 @dataclass(frozen=True)

@@ -376,10 +376,11 @@ class ClaimContext(OnRuntime):
             raise ClaimFailure(self._listing(f"{len(failed)} of {len(self.decisions)} checks failed"))
 
     def _check_calibration_records(self) -> None:
-        """A :class:`~theorycheck.claim.Calibrated` record must name a decision the claim records."""
+        """A :class:`~theorycheck.claim.Calibrated` record of the current tier must name a decision
+        the claim records (a record of another tier speaks for that tier's sizes only)."""
         names = {d.name for d in self.decisions}
         stale = [r.decision for r in self.spec.calibration
-                 if not isinstance(r, str) and r.decision not in names]
+                 if not isinstance(r, str) and r.tier == self.tier and r.decision not in names]
         if stale:
             raise DeclarationError(f"{self.spec.id}: calibration records name {stale}, which the "
                                    f"claim never recorded (its decisions: {sorted(names)})")

@@ -182,7 +182,7 @@ def log_mean_slope_error(dims, samples) -> float:
                  "mean slopes -0.498 (cross) and -0.503 (norms), spread 0.010 and 0.013 against "
                  "delta-method errors 0.010 and 0.013"],
     sizes={"quick": dict(n=8, d=64, dims=[64, 256, 1024], instances=100, rho=2.0, delta=0.05),
-           "full": dict(n=64, d=1024, dims=[256, 1024, 2048], instances=20, rho=2.0, delta=0.05)},
+           "full": dict(n=64, d=1024, dims=[256, 1024, 2048], instances=100, rho=2.0, delta=0.05)},
 )
 def test_dm_near_orthogonal(tc):
     r"""DM with sigma = 1/sqrt(d): E||x_opt||^2 = rho^2, E||x_other||^2 = 1.  Lemma 11: with
