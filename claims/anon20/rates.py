@@ -34,7 +34,7 @@ def near_truth_fit(run, *, arm, columns, n, p, s0, width, instances, n_test, ste
     X, y, clean, W1, W2 = map(torch.as_tensor, (X, y, clean, W1, W2))
     cols = np.arange(p)
     if arm == "attention":
-        cols = support if columns == "support" else np.arange(1, s0 + 1)
+        cols = mask_columns(columns, s0)
         inputs, cls = X[..., cols], GlobalAttentionNet
         start = {"a": torch.ones(instances, len(cols), dtype=torch.float64), "W1": W1[:, cols], "W2": W2}
     else:
@@ -46,8 +46,19 @@ def near_truth_fit(run, *, arm, columns, n, p, s0, width, instances, n_test, ste
     fit = lbfgs_minimum(model, start, iterations=steps)
     gradient = torch.stack([g.flatten(1).norm(dim=1) for g in model.gradient(fit).values()]).norm(dim=0)
     excess = 2 * cls(inputs[:, n:], clean[:, n:], RELU).loss(fit)
-    return {"excess": excess.numpy(), "gradient": gradient.numpy(),
-            "covered": float(np.isin(support, cols).mean())}
+    return {"excess": excess.numpy(), "gradient": gradient.numpy()}
+
+
+def mask_columns(columns: str, s0: int) -> np.ndarray:
+    """The inputs the attention arm of `near_truth_fit` attends to: ``"support"``, the
+    teacher's relevant inputs ``S = {0, .., s0 - 1}``; ``"shifted"``, inputs ``1..s0``."""
+    return np.arange(s0) if columns == "support" else np.arange(1, s0 + 1)
+
+
+def covered_fraction(columns: str, s0: int) -> float:
+    """The fraction of the teacher's relevant inputs ``S`` among `mask_columns`: fixed by the
+    configuration, so A3's "the mask covers S" is decided before any run."""
+    return float(np.isin(np.arange(s0), mask_columns(columns, s0)).mean())
 
 
 def near_truth_fits(tc, arm, columns, sweep, **fixed):

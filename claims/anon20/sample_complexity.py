@@ -51,7 +51,7 @@ def table1_arm(run, *, n, arm, dense_teacher=False, instances=None):
     k = teacher_support(s, dense_teacher)
     X, y, mask = teacher_data(run.rng("teacher"), s["instances"], n + s["n_test"], s["p"], s0=k,
                               width=s["teacher_width"], random_support=True, outputs=s["outputs"])
-    used = np.stack([np.roll(m, k) * (1 - m) for m in mask]) if arm == "known_wrong" else mask
+    used = frozen_mask(arm, mask, k)
     X, y = torch.as_tensor(X), torch.as_tensor(y)
     rng = run.rng("init", n)
     K, p, d, m = s["instances"], s["p"], s["d"], s["outputs"]
@@ -95,6 +95,24 @@ def teacher_support(sizes, dense_teacher: bool = False) -> int:
     """k, the number of inputs the teacher of `table1_arm` attends to (all p for a dense
     teacher): fixed by the configuration, so "k < p" is decided before any run."""
     return sizes["p"] if dense_teacher else sizes["k"]
+
+
+def frozen_mask(arm: str, mask: np.ndarray, k: int) -> np.ndarray:
+    """The mask a known-mask arm of `table1_arm` freezes, per trial (rows of ``mask``, the
+    teacher's ``k``-sparse masks): the teacher's own for ``"known"``; for ``"known_wrong"`` the
+    teacher's rolled by ``k`` with its support removed (``k`` inputs outside it when ``2k <=
+    p``)."""
+    return np.stack([np.roll(m, k) * (1 - m) for m in mask]) if arm == "known_wrong" else mask
+
+
+def frozen_mask_is_teachers(sizes, arm: str) -> bool:
+    """Whether `frozen_mask` of ``arm`` returns the teacher's mask, decided on the configuration
+    (before any run): on the mask of the first ``k`` inputs, since the rule acts alike on any
+    ``k``-sparse mask (a roll and a product)."""
+    k = teacher_support(sizes)
+    probe = np.zeros((1, sizes["p"]))
+    probe[:, :k] = 1.0
+    return bool((frozen_mask(arm, probe, k) == probe).all())
 
 
 def decided_sizes(ns) -> np.ndarray:

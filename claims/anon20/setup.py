@@ -40,6 +40,9 @@ MINIMUM_LOSS, KINK_GUARD = 1e-8, 1e-8
 RESTARTS = 6
 #: Thm 4(b) self-attention: t embedding, p words, d_q, d_v, d units, n sentences
 SELF_SIZES = {"t": 4, "p": 5, "dq": 3, "dv": 2, "d": 16, "n": 10}
+#: the generator seed of the structural probes (`self_attention_probe`): fixed, not a base seed;
+#: only shapes and linear maps are read from a probe, never its drawn values
+PROBE_SEED = 20200101
 
 
 def region_instance(rng: np.random.Generator, p: int, s0: int, n1: int, *, bias: bool):
@@ -245,6 +248,14 @@ def self_attention_instance(rng: np.random.Generator, act: Activation, K: int = 
     params = {"W1": t(K, s["p"] * s["dv"], s["d"], scale=s["p"] ** -0.5), "W2": t(K, s["d"]),
               "WQ": t(K, s["dq"], s["t"]), "WK": t(K, s["dq"], s["t"]), "WV": t(K, s["dv"], s["t"])}
     return SelfAttentionNet(X, y, act), params
+
+
+def self_attention_probe(act: Activation):
+    """`self_attention_instance` on a fixed generator, made before any seeded draw: its shapes,
+    parameter blocks and every linear map of its parameters are those of every draw (they
+    follow from SELF_SIZES, not from the drawn values), so structural decisions are made on it
+    and are seed-independent."""
+    return self_attention_instance(np.random.default_rng(PROBE_SEED), act)
 
 
 def gaussian_problem(rng, K, n, p):

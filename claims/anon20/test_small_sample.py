@@ -228,10 +228,14 @@ def test_preactivation_rank_discrepancy(tc):
     the support.  With ``n = 20, p = 30, d = 64, s0 = 5`` it has rank 5 < n, so App. C.4's
     argument (independence before the activation) is false; the full rank ``n`` of ``Phi``
     is created by the non-linearity (generic for ``d >= n`` and distinct attended inputs, not
-    positive multiples of each other for bias-free ReLU).  Measured with
-    ``torch.linalg.matrix_rank`` (default SVD tolerance; the singular values are recorded).
-    Pass: pre-activation rank ``<= s0`` and ``< n``; ReLU and softplus (tau = 5) feature
-    ranks ``= n`` (integers).  Preconditions: a non-linear activation, and a mask sparser
+    positive multiples of each other for bias-free ReLU).  Measured against
+    ``torch.linalg.matrix_rank``'s default SVD tolerance ``sigma_1 max(n, d) eps`` (the ranks
+    are recorded): rank ``<= k`` exactly when ``sigma_{k+1}`` is within the tolerance, rank
+    ``n`` (of ``n`` rows) when ``sigma_n`` is above it, so each rank decision is made on that
+    singular value against the tolerance (the same decision as on the integer rank, with a
+    continuous margin).  Pass: pre-activation ``sigma_{s0+1}`` and ``sigma_n`` within the
+    tolerance (rank ``<= s0`` and ``< n``); ReLU and softplus (tau = 5) feature ``sigma_n``
+    at least the tolerance (rank ``n``).  Preconditions: a non-linear activation, and a mask sparser
     than the sample (``s0 < n``: the counterexample's case).  Controls: a dense mask
     (``s0 = p >= n``, drawn from its own stream: the pre-activations then have rank ``n``,
     so the discrepancy is the sparsity's), and the identity activation.
@@ -250,13 +254,30 @@ def test_preactivation_rank_discrepancy(tc):
                                      .uniform(0.5, 1.0, (1, support)))
     z = hidden_preactivations(X * a.unsqueeze(1), W1)[0]
     relu = z if identity else activate(z, RELU)
-    ranks = [int(torch.linalg.matrix_rank(m)) for m in (z, relu, activate(z, SOFTPLUS))]
-    tc.record("ranks: pre-activation, ReLU, softplus", ranks)
+    softplus = activate(z, SOFTPLUS)
+    tc.record("ranks: pre-activation, ReLU, softplus",
+              [int(torch.linalg.matrix_rank(m)) for m in (z, relu, softplus)])
     tc.record("singular values of the ReLU features", torch.linalg.svdvals(relu))
-    tc.conclusion.at_most("pre-activation rank at most s0", ranks[0], support)
-    tc.conclusion.at_most("pre-activation rank below n", ranks[0], s["n"] - 1)
-    tc.conclusion.close("ReLU features have rank n", ranks[1], s["n"], atol=0.5)
-    tc.conclusion.close("softplus features have rank n", ranks[2], s["n"], atol=0.5)
+    tc.conclusion.at_most("pre-activation rank at most s0", singular_value(z, support + 1),
+                          rank_tolerance(z))
+    tc.conclusion.at_most("pre-activation rank below n", singular_value(z, s["n"]), rank_tolerance(z))
+    tc.conclusion.at_least("ReLU features have rank n", singular_value(relu, s["n"]),
+                           rank_tolerance(relu))
+    tc.conclusion.at_least("softplus features have rank n", singular_value(softplus, s["n"]),
+                           rank_tolerance(softplus))
+
+
+def singular_value(m: torch.Tensor, k: int) -> float:
+    """The ``k``-th largest singular value of ``m`` (from 1), 0 beyond ``min(m.shape)``."""
+    values = torch.linalg.svdvals(m)
+    return float(values[k - 1]) if k <= values.numel() else 0.0
+
+
+def rank_tolerance(m: torch.Tensor) -> float:
+    """``torch.linalg.matrix_rank``'s default tolerance, ``sigma_1 max(m.shape) eps``: the rank
+    is the number of singular values above it, so ``rank <= k`` exactly when ``sigma_{k+1}``
+    is at most it and ``rank >= k`` when ``sigma_k`` is above it."""
+    return singular_value(m, 1) * max(m.shape) * torch.finfo(m.dtype).eps
 
 
 @claim(

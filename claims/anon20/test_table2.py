@@ -9,7 +9,7 @@ from theorycheck import Calibrated, Control, claim
 from theorycheck.maps import estimate_map, interval_power, mean_interval, record_map
 
 from .setup import PAPER
-from .table2 import SIZES, bag_of_words
+from .table2 import SIZES, bag_of_words, labels_follow_rule
 
 
 @claim(
@@ -76,7 +76,9 @@ def test_selfattention_surrogate(tc):
     squared loss against +-1 labels (the reconstruction used BCE with biases), 150 steps of
     full-batch Adam (lr 2e-2, cosine), 8 trials batched, 2000 test sentences, at every n of
     the tier (quick 100 and 400, the reconstruction's sizes; full 100, 400, 1600).
-    Precondition: the labels are the sign of the summed linear sentiments (agreement 1).
+    Precondition: the labels are the sign of the summed linear sentiments, a property of the
+    construction decided on its configuration before any run (`table2.labels_follow_rule`;
+    the drawn labels' agreement with the rule, 1, is recorded).
     Pass: the mean accuracy of self-attention at least ``margin = 0.03`` above the
     baseline's at the smallest n (the reconstruction's margin; Table 2's smallest printed
     margin is 6.14 points), and at no n of the tier significantly below it: the one-sided
@@ -98,6 +100,8 @@ def test_selfattention_surrogate(tc):
     """
     s = tc.sizes
     labels = "independent" if tc.control == "independent_labels" else "linear"
+    tc.precondition.at_least("labels follow the summed linear word sentiments",
+                             float(labels_follow_rule(labels)), 1.0)
     sizes = s["n"][:1] if tc.control else s["n"]     # the controls break the smallest n's margin
     runs = [tc.use(bag_of_words, n=n, labels=labels) for n in sizes]
     if tc.control == "identity_attention":
@@ -113,8 +117,7 @@ def test_selfattention_surrogate(tc):
         if len(sizes) > 1:    # the controls run one n: their values are records, not curves
             tc.curve("Table 2 surrogate: test accuracy against n", arm, sizes, values,
                      xscale="log", ylabel="test accuracy")
-    tc.precondition.at_least("labels follow the summed linear word sentiments",
-                             min(r["agreement"] for r in runs), 1.0)
+    tc.record("fraction of drawn labels following the rule", min(r["agreement"] for r in runs))
     tc.conclusion.at_least("self-attention at least 0.03 above the baseline at the smallest n",
                            gap[:1], 0.03)
     if len(gap) > 1:
@@ -222,11 +225,14 @@ def test_advantage_map_n(tc):
     INSIDE_ALPHA = 1e-2`` is > 0 (a network without advantage passes with probability at most
     1e-2); its power is recorded per n at a true gap equal to the margin 0.03 and at the
     measured mean, both at the measured spread.
-    Precondition: the labels are the sign of the summed linear sentiments. Control (dynamics):
+    Precondition: the labels are the sign of the summed linear sentiments (decided on the
+    construction's configuration before any run; the drawn agreement is recorded). Control (dynamics):
     attention frozen at the identity, trained on the same data from the same start: without
     its attention the network has no advantage to show, and the lower bounds fall below 0.
     """
     s = tc.sizes
+    tc.precondition.at_least("labels follow the summed linear word sentiments",
+                             float(labels_follow_rule("linear")), 1.0)
     grid = [n for n in s["n_map"] if tc.control is None or n <= REGION_N]
     trials = [s["inside_instances"] if n <= REGION_N else None for n in grid]
     runs = [tc.use(bag_of_words, n=n, labels="linear", instances=k) for n, k in zip(grid, trials)]
@@ -234,8 +240,7 @@ def test_advantage_map_n(tc):
         frozen = [tc.use(bag_of_words, n=n, labels="linear", attention="identity", instances=k)
                   for n, k in zip(grid, trials)]
         runs = [dict(r, **{"self-attention": f["self-attention"]}) for r, f in zip(runs, frozen)]
-    tc.precondition.at_least("labels follow the summed linear word sentiments",
-                             min(r["agreement"] for r in runs), 1.0)
+    tc.record("fraction of drawn labels following the rule", min(r["agreement"] for r in runs))
     gaps = [r["self-attention"] - r["baseline"] for r in runs]
     est, lo, hi = np.array([mean_interval(g, 0.95) for g in gaps]).T
     tc.record("per-trial accuracy gap per n", gaps)
