@@ -350,3 +350,22 @@ def test_a_curve_with_infinite_or_nan_values_is_drawn_without_them(tmp_path, ysc
     assert path.stat().st_size > 0
     drawn = plot_figure(plot).axes[0].get_lines()[0].get_ydata()
     assert np.isnan(drawn[[2, 3, 5]]).all() and np.array_equal(drawn[[0, 1, 4]], [1.0, 0.5, 0.1])
+
+
+@pytest.mark.parametrize("yscale", ["log", "linear"])
+def test_a_control_curve_that_diverges_to_a_huge_finite_value_renders(tmp_path, yscale):
+    """A diverging control run (gsb26 fig1's large_step reached 2.4e262 at seed 25013) leaves the
+    claim's axes and is drawn whole below; beyond DRAWABLE_MAX its points break the line (they
+    overflowed a log axis's tick decades and crashed the whole report)."""
+    from theorycheck.report.plots import DRAWABLE_MAX, render_plot
+
+    plot = {"name": "loss", "title": "loss", "xlabel": "t", "ylabel": "L", "xscale": "linear",
+            "yscale": yscale, "curves": [{"label": "run", "style": "measured", "x": [0.0, 1, 2, 3],
+                                          "y": [1.04, 1.03, 1.02, 1.015]}]}
+    diverged = [{"control": "large_step", "label": "run", "style": "measured", "x": [0.0, 1, 2, 3],
+                 "y": [1.02, 4e86, 2.4e262, np.inf]}]
+    assert render_plot(plot, tmp_path / "loss.png", diverged).stat().st_size > 0
+    whole = plot_figure(plot, diverged).axes[1]
+    drawn = whole.get_lines()[-1].get_ydata()
+    assert np.array_equal(drawn[:2], [1.02, 4e86]) and np.isnan(drawn[2:]).all()
+    assert max(whole.get_ylim()) < DRAWABLE_MAX ** 1.1

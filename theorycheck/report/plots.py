@@ -97,14 +97,26 @@ def plot_key(claim: dict, plot: dict) -> dict:
             "left_out": [(name, why) for name, curves, why in groups if not curves]}
 
 
-def _finite_points(curve: dict, xscale: str, yscale: str) -> tuple[np.ndarray, np.ndarray]:
-    x = np.asarray(curve["x"], dtype=float)
-    y = np.asarray(curve["y"], dtype=float)
-    keep = np.isfinite(x) & np.isfinite(y)
+#: the largest magnitude drawn: beyond it (a diverging run reaches 1e262) the axes' margins and
+#: a log axis's tick decades overflow float64 in matplotlib, so such a point breaks the line as a
+#: non-finite one does
+DRAWABLE_MAX = 1e200
+
+
+def _drawable(x: np.ndarray, y: np.ndarray, xscale: str, yscale: str) -> np.ndarray:
+    """Per point: finite, of magnitude at most :data:`DRAWABLE_MAX`, positive on a log axis."""
+    keep = np.isfinite(x) & np.isfinite(y) & (np.abs(x) <= DRAWABLE_MAX) & (np.abs(y) <= DRAWABLE_MAX)
     if xscale == "log":
         keep &= x > 0
     if yscale == "log":
         keep &= y > 0
+    return keep
+
+
+def _finite_points(curve: dict, xscale: str, yscale: str) -> tuple[np.ndarray, np.ndarray]:
+    x = np.asarray(curve["x"], dtype=float)
+    y = np.asarray(curve["y"], dtype=float)
+    keep = _drawable(x, y, xscale, yscale)
     return x[keep], y[keep]
 
 
@@ -152,12 +164,12 @@ PLOT_NAME = re.compile(r"[A-Za-z0-9_.-]+--[A-Za-z0-9_.-]*-[0-9a-f]{12}\.png")
 
 
 def _draw_curve(ax, curve: dict, yscale: str, **style) -> None:
-    """One curve; points that cannot be drawn (non-finite x or y, y <= 0 on a log axis) break
-    the line there, as matplotlib does at NaN (an infinite value would overflow the axes)."""
+    """One curve; points that cannot be drawn (:func:`_drawable` on a linear x axis: non-finite
+    or beyond :data:`DRAWABLE_MAX`, y <= 0 on a log axis) break the line there, as matplotlib
+    does at NaN (such a value would overflow the axes)."""
     x = np.asarray(curve["x"], dtype=float)
     y = np.asarray(curve["y"], dtype=float)
-    drawable = np.isfinite(x) & np.isfinite(y) & ((y > 0) if yscale == "log" else True)
-    y = np.where(drawable, y, np.nan)
+    y = np.where(_drawable(x, y, "linear", yscale), y, np.nan)
     style.setdefault("label", curve["label"])
     ax.plot(x, y, LINESTYLES.get(curve["style"], "-"), **style)
 
