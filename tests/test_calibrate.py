@@ -496,54 +496,46 @@ def test_sweep_finds_its_table_by_tier_or_is_told_none(tmp_path, monkeypatch):
         _sweep_calibration("missing.json", [])
 
 
-def test_a_calibrated_record_must_name_a_recorded_decision(pytester, claim_file):
-    claim_file('''
+def _toy_claim_with_record(claim_file, decision: str, record_tier: str = "quick",
+                           quick_only: str | None = None) -> None:
+    """A toy claim whose `Calibrated` record names ``decision`` (of ``record_tier``); the claim
+    also decides ``quick_only`` when it runs at the quick tier."""
+    claim_file(f'''
 from theorycheck import Calibrated
 
 
-@claim("toy.thm1.stale", source="Theorem 1", statement="3 squared is 9.", provenance="stated",
-       calibration=[Calibrated(decision="renamed", threshold=1e-12, calibration_seeds="1000-1049",
-                               validation_seeds="2000-2049", how="round-off")],
-       controls={"wrong": Control("reference", breaks=["3^2"], description="against 10")})
-def test_stale(tc):
+@claim("toy.thm1.recorded", source="Theorem 1", statement="3 squared is 9.", provenance="stated",
+       calibration=[Calibrated(decision={decision!r}, threshold=1e-12, calibration_seeds="1000-1049",
+                               validation_seeds="2000-2049", how="round-off", tier={record_tier!r})],
+       controls={{"wrong": Control("reference", breaks=["3^2"], description="against 10")}})
+def test_recorded(tc):
     tc.conclusion.close("3^2", 9.0, 10.0 if tc.control == "wrong" else 9.0, rtol=1e-12)
+    if {quick_only!r} and tc.tier == "quick":
+        tc.conclusion.close({quick_only!r}, 1.0, 1.0, rtol=1e-12)
 ''')
-    run = pytester.runpytest("-p", "no:cacheprovider", "--tc-no-report", "-m", "claim")
+
+
+def _claim_run(pytester, tier: str = "quick"):
+    return pytester.runpytest("-p", "no:cacheprovider", "--tc-no-report", "-m", "claim", "--tc-tier", tier)
+
+
+def test_a_calibrated_record_must_name_a_recorded_decision(pytester, claim_file):
+    _toy_claim_with_record(claim_file, "renamed")
+    run = _claim_run(pytester)
     run.assert_outcomes(failed=1)
     run.stdout.fnmatch_lines(["*calibration records name ?'renamed'?, which the claim never recorded*"])
 
 
 def test_a_calibrated_record_speaks_for_its_tier_only(pytester, claim_file):
     """A decision recorded only at the quick tier's sizes (e.g. a solve run at d <= 64) keeps its
-    quick-tier record; the full tier does not ask for it, the quick tier does."""
-    claim_file('''
-from theorycheck import Calibrated
-
-
-@claim("toy.thm1.tiered", source="Theorem 1", statement="3 squared is 9.", provenance="stated",
-       calibration=[Calibrated(decision="small only", threshold=1e-12, calibration_seeds="1000-1049",
-                               validation_seeds="2000-2049", how="round-off")],
-       controls={"wrong": Control("reference", breaks=["3^2"], description="against 10")})
-def test_tiered(tc):
-    tc.conclusion.close("3^2", 9.0, 10.0 if tc.control == "wrong" else 9.0, rtol=1e-12)
-    if tc.tier == "quick" and tc.control is None:
-        tc.conclusion.close("small only", 1.0, 1.0, rtol=1e-12)
-''')
+    quick-tier record: the full tier does not ask for it, the quick tier does; a full-tier
+    record is asked for at the full tier."""
+    _toy_claim_with_record(claim_file, "small only", quick_only="small only")
     for tier in ("quick", "full"):
-        run = pytester.runpytest("-p", "no:cacheprovider", "--tc-no-report", "-m", "claim", "--tc-tier", tier)
-        run.assert_outcomes(passed=1)
-    claim_file('''
-from theorycheck import Calibrated
-
-
-@claim("toy.thm1.untiered", source="Theorem 1", statement="3 squared is 9.", provenance="stated",
-       calibration=[Calibrated(decision="large only", threshold=1e-12, calibration_seeds="1000-1049",
-                               validation_seeds="2000-2049", how="round-off", tier="full")],
-       controls={"wrong": Control("reference", breaks=["3^2"], description="against 10")})
-def test_untiered(tc):
-    tc.conclusion.close("3^2", 9.0, 10.0 if tc.control == "wrong" else 9.0, rtol=1e-12)
-''')
-    run = pytester.runpytest("-p", "no:cacheprovider", "--tc-no-report", "-m", "claim", "--tc-tier", "full")
+        _claim_run(pytester, tier).assert_outcomes(passed=1)
+    _toy_claim_with_record(claim_file, "large only", record_tier="full")
+    _claim_run(pytester, "quick").assert_outcomes(passed=1)
+    run = _claim_run(pytester, "full")
     run.assert_outcomes(failed=1)
     run.stdout.fnmatch_lines(["*calibration records name ?'large only'?, which the claim never recorded*"])
 
