@@ -726,7 +726,7 @@ class TokenSelection(Model):
         # scalar on any device, the same bits) without wrapping that number into a new tensor
         # and converting it at every gradient (about 1.5 us on the CPU); and the span
         # gradients' coefficient of B_0, the padded 0 divided by -n (-0.0), formed once
-        self._minus_n = torch.tensor(-float(X.shape[1]), dtype=X.dtype)
+        self._minus_n = torch.tensor(-float(X.shape[1]), dtype=X.dtype)  # host: a shape, once per model
         self._border = None if span is None else X.new_zeros(X.shape[0], 1) / self._minus_n
 
     def restrict(self, trials):
