@@ -35,7 +35,7 @@ def finite_prefix(run):
 
 def convergence_measurements(run):
     """Per trial: contraction factor q, predicted steps to CONVERGENCE_TARGET, steps taken
-    (censored at steps + 1), the end of the checked window (first hit of CONVERGENCE_TARGET or
+    (censored at steps + 1), the run's length ``steps``, the end of the checked window (first hit of CONVERGENCE_TARGET or
     divergence), the worst slack of the envelope ``log rel(t) - t log q`` on that window from t = 1
     on, and the fitted slope of ``log rel(t)`` over its last three quarters.  At t = 0 the envelope
     is the identity ``rel(0) = 1 = q^0`` of the symmetric initialization (F(0) = 0): an atom at 0
@@ -55,7 +55,15 @@ def convergence_measurements(run):
                         x_transform="linear", y_transform="log")
         slopes.append(fit.slope)
     return {"q": q, "predicted": predicted, "hit": hit, "end": end, "envelope": np.array(envelope),
-            "slope": np.array(slopes), "final": rel[-1]}
+            "slope": np.array(slopes), "final": rel[-1], "steps": np.full(rel.shape[1], steps)}
+
+
+def censored_count(measurements):
+    """Per trial, the predicted count censored like the steps taken: the count where it lies
+    within the trial's own run, else that run's length + 1 (a hit beyond the run is recorded as
+    ``steps + 1``, so an uncensored count there could not be compared)."""
+    steps = measurements["steps"]
+    return np.where(measurements["predicted"] <= steps, measurements["predicted"], steps + 1)
 
 
 def width_allows_positive_kernel(m, n, d_in, d):
@@ -80,10 +88,10 @@ def linear_convergence_runs(tc, configs):
 
 def decide_linear_convergence(tc, runs):
     """The decisions shared by Theorem 4.2 and Corollary 4.3 over a list of runs (after the
-    width's, `linear_convergence_runs`)."""
+    width's, `linear_convergence_runs`).  The runs may differ in length (each lasts its own
+    slowest trial's count): every trial is censored at its own run's length."""
     ms = [convergence_measurements(r) for r in runs]
     cat = {k: np.concatenate([m[k] for m in ms]) for k in ms[0]}
-    steps = len(runs[0]["t"]) - 1
     lam = np.concatenate([r["lambda"] for r in runs])
     lam_max = np.concatenate([r["lambda_max"] for r in runs])
     tc.record("lambda_over_lambda_max", lam / lam_max)
@@ -93,9 +101,8 @@ def decide_linear_convergence(tc, runs):
     tc.record("log_contraction_factor", np.log(cat["q"]))
     tc.precondition.at_least("lambda_min(H(0)) > 0", lam, 1e-8 * lam_max)
     tc.conclusion.at_most("loss within the contraction envelope", cat["envelope"], 0.0, margin=1e-9)
-    censored_bound = np.where(cat["predicted"] <= steps, cat["predicted"], steps + 1)
-    tc.record("trials_with_predicted_count_beyond_run", int(np.sum(cat["predicted"] > steps)))
-    tc.conclusion.at_most("steps to epsilon at most the predicted count", cat["hit"], censored_bound)
+    tc.record("trials_with_predicted_count_beyond_run", int(np.sum(cat["predicted"] > cat["steps"])))
+    tc.conclusion.at_most("steps to epsilon at most the predicted count", cat["hit"], censored_count(cat))
     tc.conclusion.at_most("log-loss slope at most log(1 - m eta lambda / 2)", cat["slope"],
                           np.log(np.minimum(cat["q"], 1.0)), margin=1e-9)
     tc.conclusion.at_most("loss reaches epsilon within the run", cat["final"], CONVERGENCE_TARGET)
