@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 from theorycheck.checks import fit_slope
 from theorycheck.data import constraint_radii, score_gaps
 from theorycheck.models.gradient_bounds import correlation_floor
@@ -232,6 +232,31 @@ def test_softmax_saturation_rate(tc):
 
 # ------------------------------------------------------------------ Theorem 6
 
+DEV_DECISION = "dev at the last checkpoint <= dev_max (binomial over the data sets)"
+DEV_RATE = 0.95
+"""The rate at which a data set's dev at the last checkpoint is within ``dev_max`` (Theorem 6's
+conclusion (c)): `DEV_CALIBRATION`."""
+DEV_ALPHA = 0.01
+"""The level of (c)'s binomial: with 5 data sets and `DEV_RATE` it rejects at 3 or more beyond."""
+DEV_LOW_POWER = ("5 data sets a seed (Example 1's TRIALS, shared with Lemmas 1, 5 and 7): the test "
+                 "rejects only when 3 of 5 are beyond dev_max; the counterexample control, where "
+                 "every data set stays near W_alpha, is what it must and does reject")
+DEV_CALIBRATION = Calibrated(
+    decision=f"small random: {DEV_DECISION}",
+    threshold=f"binomial at DEV_RATE = {DEV_RATE} (level {DEV_ALPHA}); dev_max 0.03 (the spec's) kept",
+    calibration_seeds="27000-27030,27100-27128", validation_seeds="30000-30049",
+    how=("replaces 'every data set within 0.03 at t = 3000', which failed on 2 of these 60 seeds (27109, "
+         "27115: one data set of 5 each, both starts; the other 298 of 300 data sets within). Rule "
+         "(that of ASSUMPTION2_RATE): the one-sided 99.9% Clopper-Pearson lower bound of the per-data-set "
+         "rate, 298 of 300: 0.963, rounded down to 0.05: 0.95; level 0.01 as jta24's SET_ALPHA. At the "
+         "calibration block's rate 1/150 a seed fails with probability 3e-6 (1.3e-4 at the 95% upper "
+         "bound 0.024 of the per-data-set failure rate). Validation block (rate and level fixed before it): 1 of 250 "
+         "data sets beyond 0.03 at t = 3000 (both starts), no seed failing; the row's pooled-trials bound "
+         "6.5e-5 per start, the claim 1.3e-4; the counterexample control failed as declared on 50 of 50 "
+         "(every data set beyond)"))
+"""The calibration record of `DEV_RATE`."""
+
+
 
 @claim(
     f"{PAPER}.thm6.gd_global_asymptotic",
@@ -242,12 +267,12 @@ def test_softmax_saturation_rate(tc):
     provenance="stated",
     controls={
         "counterexample": Control(
-            "hypothesis", breaks=["near W_alpha (CE): dev at the last checkpoint"],
+            "hypothesis", breaks=[f"near W_alpha (CE): {DEV_DECISION}"],
             description="data violating Assumptions 1-2 (CE) from Wbar_alpha + small noise: the "
                         "iterates stay near the local direction, whose alignment with W_mm is "
                         "negative"),
     },
-    calibration=[ASSUMPTION2_CALIBRATION, 
+    calibration=[ASSUMPTION2_CALIBRATION, DEV_CALIBRATION,
         "quick tier: the spec's checkpoints, rate_from = 100 and 0.03, checked on base seeds 1-9 "
         "besides the default 0",
         "full tier: rate_from = 1000 was MOVED from the spec's 100 after seeing base seed 0 of "
@@ -276,7 +301,13 @@ def test_gd_global_asymptotic(tc):
         observed decay is close to 1/log t over the window, so a decision on it sits on a knife
         edge (both forms tried failed the false-failure budget: calibration record);
     (c) dev at the last checkpoint <= 0.03 (quick, t = 3000; the spec's threshold) or
-        <= 0.01 (full, t = 3 10^4).
+        <= 0.01 (full, t = 3 10^4), on a fraction >= `DEV_RATE` of the data sets (the exact
+        one-sided binomial test at level `DEV_ALPHA`, one outcome per data set; with 5 data sets it
+        fails when 3 or more are beyond the threshold).  The theorem says every data set's limit
+        is W_mm but gives no rate, so a threshold at a finite t holds at a rate, not for every
+        data set: about 1 Example 1 data set in 150 was still beyond 0.03 at t = 3000 (both starts,
+        the same data set; `DEV_CALIBRATION`), a finding about the spec's threshold, not the
+        theorem.
 
     Windows and thresholds.  Quick tier: the spec's checkpoints, rate_from = 100 and 0.03.
     Full tier: rate_from = 1000 (on E1-L the opposite start reaches a transient plateau early,
@@ -301,7 +332,9 @@ def test_gd_global_asymptotic(tc):
         window = scaled[checkpoints >= tc.sizes["rate_from"]]
         tc.record(f"{label}: dev ln t at the last checkpoint / at t = rate_from, per seed (recorded, "
                   "not decided: the theorem gives no rate)", window[-1] / window[0])
-        tc.conclusion.at_most(f"{label}: dev at the last checkpoint", dev[-1], tc.sizes["dev_max"])
+        tc.record(f"{label}: dev at the last checkpoint per data set", dev[-1])
+        tc.conclusion.binomial(f"{label}: {DEV_DECISION}", dev[-1] <= tc.sizes["dev_max"], p=DEV_RATE,
+                               alpha=DEV_ALPHA, low_power=DEV_LOW_POWER)
         tc.record(f"{label}: dev at the checkpoints (seed 0)", dev[:, 0])
         tc.record(f"{label}: dev ln t at the checkpoints (seed 0)", scaled[:, 0])
         tc.curve("dev", f"{label}, seed 0", t[shown], series[shown, 0], xscale="log", yscale="log",
