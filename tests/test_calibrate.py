@@ -15,7 +15,7 @@ from scipy import stats
 from theorycheck import Calibrated, Control, DeclarationError, checks, claim, sweep
 from theorycheck import calibrate as cal
 from theorycheck.cli import main
-from theorycheck.errors import UsageError
+from theorycheck.errors import InvalidInputError, UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -86,6 +86,34 @@ def test_a_log_normal_ratio_is_modelled_on_its_log():
         "clopper-pearson"
     assert cal.log_ratio_tail(margins, "slope") is None  # no ratio for this kind
     assert cal.log_ratio_tail(np.append(margins, 1.0), "at_most") is None  # ratio 0
+
+
+def test_a_decision_declared_on_the_log_scale_is_modelled_on_the_log_only():
+    """A positive ratio spread over a decade, exp(N(3, 0.3^2)): its linear margins pass the
+    normality check and give a tail of a few 1e-3 that the ratio cannot reach; declared
+    ``scale="log"``, the row is the log-normal model's (the choice is the declaration, not the
+    smaller bound), and the declaration travels from the check through the run's records."""
+    rng = np.random.default_rng(31)
+    ratios = np.exp(rng.normal(3.0, 0.3, 60))
+    decisions = [dict(checks.at_least("rank", r, 1.0, scale="log").to_json(), role="precondition")
+                 for r in ratios]
+    assert all(d["detail"]["scale"] == "log" for d in decisions)
+    assert "scale" not in checks.at_least("rank", 2.0, 1.0).to_json()["detail"]
+    (declared,) = cal._decision_rows([{"decisions": [d]} for d in decisions], ("precondition",))
+    assert declared["scale"] == "log" and declared["bound_from"] == "log-normal tail"
+    assert declared["bound"] == pytest.approx(cal.normal_tail(np.log(ratios))["tail_upper"])
+    # the same margins undeclared: the linear normal model decides when it is accepted
+    undeclared = cal.decision_row("rank", list(ratios - 1.0), [True] * 60, kind="at_least")
+    assert undeclared["bound_from"] == "normal tail" and undeclared["bound"] > 1e-3 > 1e-15 > declared["bound"]
+    # declared, and the log is not normal either: counted, and the row says the declared model failed
+    skewed = np.expm1(np.random.default_rng(32).gamma(0.3, 1.0, 200))     # log ratio gamma: skewed
+    row = cal.decision_row("rank", list(skewed), [True] * 200, kind="at_least", log_scale=True)
+    assert row["model"] == "log-normal rejected" and row["bound_from"] == "clopper-pearson"
+
+
+def test_an_unknown_scale_is_a_clear_error():
+    with pytest.raises(InvalidInputError, match="scale must be one of"):
+        checks.at_most("x", 1.0, 2.0, scale="logit")
 
 
 def test_a_control_breaking_one_ratio_conclusion_is_modelled_on_the_ratio_it_breaks():

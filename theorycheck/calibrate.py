@@ -46,6 +46,11 @@ definitions are read with the current ones):
   normal, with the same bound and the same Shapiro-Wilk check as the margins
   (:func:`log_ratio_tail`).  One transform per kind, fixed in advance (no search over
   transforms); it needs the ratio positive at every seed, and a rejected check leaves counting.
+  A decision that declared ``scale="log"`` when it was written (:func:`theorycheck.checks.at_most`,
+  ``detail["scale"]``: a positive ratio spanning decades, such as a singular value against a
+  round-off tolerance) has the log-normal model as its only tail model: the normal model of its
+  margins is not tried, so the choice of scale is made before any seed and never by which model
+  gives the smaller bound (``model: "log-normal rejected"`` where the Shapiro-Wilk check fails).
 * the decision's ``bound``: 0 for a seed-independent decision; the smaller of the model's bound
   and the Clopper-Pearson bound where a model applies (``bound_from``: ``"pooled trials"``,
   ``"normal tail"`` or ``"log-normal tail"``); else the Clopper-Pearson bound.
@@ -248,11 +253,13 @@ def _same_at_every_seed(margins: Sequence[float | None]) -> bool:
 def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bool], *,
                  role: str | None = None, kind: str | None = None,
                  seed_independent: bool = False, pooled: dict | None = None,
-                 negated: bool = False) -> dict:
+                 negated: bool = False, log_scale: bool = False) -> dict:
     """One decision's row over the seeds at which it was recorded (module docstring);
     ``seed_independent``: its lineage says no seeded computation preceded it at any seed;
     ``pooled``: its :func:`pooled_trials` model (a binomial decision); ``negated``: the margins
-    are a decision of ``kind``'s negated (:func:`log_ratio_tail`)."""
+    are a decision of ``kind``'s negated (:func:`log_ratio_tail`); ``log_scale``: the decision
+    declared ``scale="log"`` (:func:`theorycheck.checks.at_most`), so the log-normal model is its
+    only tail model (the normal model of the margins is not tried)."""
     runs, failures = len(passed), sum(not p for p in passed)
     counted = clopper_pearson_upper(failures, runs)
     finite = [m for m in margins if m is not None and math.isfinite(m)]
@@ -262,7 +269,9 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
     if seed_independent and runs and not _same_at_every_seed(margins):
         tail["model"], seed_independent = "lineage contradicted", False
     modelled = failures == 0 and len(finite) == runs
-    logged = (log_ratio_tail(finite, kind, negated) if modelled and tail["model"] == "rejected"
+    linear = tail["model"] == "normal" and not log_scale
+    logged = (log_ratio_tail(finite, kind, negated)
+              if modelled and tail["model"] in (("rejected", "normal") if log_scale else ("rejected",))
               else None)
     if seed_independent and runs and failures == 0:
         tail["model"] = "seed-independent"
@@ -270,16 +279,19 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
     elif modelled and tail["model"] == "pooled trials":
         tail["tail_upper"] = pooled["tail_upper"]
         bound, source = min(pooled["tail_upper"], counted), "pooled trials"
-    elif modelled and tail["model"] == "normal":
+    elif modelled and linear:
         bound, source = min(tail["tail_upper"], counted), "normal tail"
     elif logged is not None and logged["model"] == "normal":
         tail.update(model="log-normal", tail_upper=logged["tail_upper"])
         bound, source = min(logged["tail_upper"], counted), "log-normal tail"
     else:
+        if logged is not None and log_scale:
+            tail["model"] = "log-normal rejected"
         bound, source = counted, "clopper-pearson"
     return {"name": name, "role": role, "kind": kind, "runs": runs, "failures": failures,
             "clopper_pearson": counted, **{f"margin_{k}": tail[k] for k in ("mean", "sd", "min")},
             **{k: tail[k] for k in ("sigmas", "tail", "tail_upper", "normality_p", "model")},
+            "scale": "log" if log_scale else "linear",
             "pooled_rate": (pooled or {}).get("rate"),
             "dispersion_p": (pooled or {}).get("dispersion_p"),
             "bound": bound, "bound_from": source}
@@ -301,7 +313,8 @@ def _decision_rows(cases: list[dict], roles: tuple[str, ...]) -> list[dict]:
     return [decision_row(name, [record_margin(d) for d in ds], [d["passed"] for d in ds],
                          role=ds[0].get("role"), kind=ds[0]["kind"],
                          seed_independent=all(map(_decided_before_any_computation, ds)),
-                         pooled=pooled_trials(ds) if _all_binomial(ds) else None)
+                         pooled=pooled_trials(ds) if _all_binomial(ds) else None,
+                         log_scale=all(d.get("detail", {}).get("scale") == "log" for d in ds))
             for name, ds in recorded.items()]
 
 
@@ -524,7 +537,8 @@ def table_markdown(tables: list[dict]) -> str:
                 weakest = next((p for p in row["decisions"] if p["name"] == row["weakest"]), None)
                 source = weakest["bound_from"] if weakest else "-"
                 rejected = [p["name"] for p in row["decisions"]
-                            if p["model"] in ("rejected", "log-normal", "over-dispersed")]
+                            if p["model"] in ("rejected", "over-dispersed", "log-normal rejected")
+                            or (p["model"] == "log-normal" and p.get("scale") != "log")]
                 lines.append(f"| {who} | {row['seeds']} | {row['runs']} | {row['failures']} | "
                              f"{_sci(row['bound'])} | {source} | "
                              f"{'yes' if row['within_budget'] else '**no**'} | "

@@ -308,14 +308,20 @@ def _dtype_label(dtype: Any) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+#: the scales a bound decision's margin may be modelled on by the calibration (``scale=``)
+SCALES = ("linear", "log")
+
+
 def _bound_check(kind: str, name: str, measured: Any, bound: Any, margin: float, rmargin: float,
-                 dtype: Any) -> Decision:
+                 dtype: Any, scale: str) -> Decision:
     refused = _refuse_non_finite(name, kind, dict(measured=measured, bound=bound, margin=margin,
                                                   rmargin=rmargin), "measured", "bound")
     if refused is not None:
         return refused
     if margin < 0 or rmargin < 0:
         raise InvalidInputError(f"check {name!r}: margin and rmargin must be >= 0")
+    if scale not in SCALES:
+        raise InvalidInputError(f"check {name!r}: scale must be one of {list(SCALES)}, got {scale!r}")
     m = _as_float_array(name, measured)
     b = _as_float_array(name, bound)
     raw_slack = b - m if kind == "at_most" else m - b
@@ -323,24 +329,30 @@ def _bound_check(kind: str, name: str, measured: Any, bound: Any, margin: float,
     passed = bool(np.all(slack >= 0))
     return Decision(name, kind, passed, measured=m, reference=b,
                     tolerance={"margin": margin, **({"rmargin": rmargin} if rmargin else {})},
-                    detail={"worst_slack": float(np.min(slack)), "worst_index": int(np.argmin(slack))},
+                    detail={"worst_slack": float(np.min(slack)), "worst_index": int(np.argmin(slack)),
+                            **({"scale": scale} if scale != "linear" else {})},
                     warnings=_unresolved_bound(raw_slack, slack, m, b, dtype))
 
 
 def at_most(name: str, measured: Any, bound: Any, *, margin: float = 0.0, rmargin: float = 0.0,
-            dtype: Any = "float64") -> Decision:
+            dtype: Any = "float64", scale: str = "linear") -> Decision:
     """Every element of ``measured`` is ``<= bound + margin + rmargin * |bound|`` (an absolute
     and a relative margin); records the worst slack.  ``dtype`` (the run's, passed by
     ``tc.conclusion`` / ``tc.precondition``) sets the resolution below which a bound series
-    draws a warning."""
-    return _bound_check("at_most", name, measured, bound, margin, rmargin, dtype)
+    draws a warning.  ``scale="log"`` declares, when the claim is written, that the calibration
+    models this decision's margins across seeds on the log of the compared ratio
+    ``measured / bound`` (:func:`theorycheck.calibrate.log_ratio_tail`) and not on the margin
+    itself: for a positive ratio that spans decades from seed to seed (a singular value against
+    a round-off tolerance), whose normal model on the linear scale puts mass below zero that the
+    quantity cannot reach.  It changes nothing in the verdict; it is recorded in the detail."""
+    return _bound_check("at_most", name, measured, bound, margin, rmargin, dtype, scale)
 
 
 def at_least(name: str, measured: Any, bound: Any, *, margin: float = 0.0, rmargin: float = 0.0,
-             dtype: Any = "float64") -> Decision:
+             dtype: Any = "float64", scale: str = "linear") -> Decision:
     """Every element of ``measured`` is ``>= bound - margin - rmargin * |bound|``; records the
-    worst slack and warns like :func:`at_most`."""
-    return _bound_check("at_least", name, measured, bound, margin, rmargin, dtype)
+    worst slack and warns like :func:`at_most`, whose ``scale`` it takes."""
+    return _bound_check("at_least", name, measured, bound, margin, rmargin, dtype, scale)
 
 
 def holds(name: str, condition: Any, *, detail: dict | None = None) -> Decision:

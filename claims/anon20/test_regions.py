@@ -62,7 +62,8 @@ def test_exact_max_regions(tc):
     tc.record("enumerated cells", measured)
     tc.record("sum_{j<=s0} C(n1, j)", expected)
     tc.precondition.at_least("general position (smallest |det| of subsets)", min(margins),
-                             tc.roundoff(general_position_roundoffs(max(c[1] for c in tc.sizes["cases"]))))
+                             tc.roundoff(general_position_roundoffs(max(c[1] for c in tc.sizes["cases"]))),
+                             scale="log")
     tc.conclusion.close("cell count equals sum_{j<=s0} C(n1, j)", measured, expected, atol=0.5)
     n1 = tc.sizes["baseline_n1"]
     W1, b, w2, a = region_instance(tc.rng("baseline"), 5, 2, n1, bias=True)
@@ -162,7 +163,8 @@ def test_bias_free_discrepancy(tc):
     tc.record("2 sum_{j<s0} C(n1-1, j)", cover)
     tc.record("printed bound floor(n1/s0)^s0", bound)
     tc.precondition.at_least("general position (smallest |det| of subsets)", min(margins),
-                             tc.roundoff(general_position_roundoffs(max(c[1] for c in tc.sizes["cases"]))))
+                             tc.roundoff(general_position_roundoffs(max(c[1] for c in tc.sizes["cases"]))),
+                             scale="log")
     tc.conclusion.at_most("bias-free maximum below floor(n1/s0)^s0", measured,
                           np.asarray(bound) - 1)
     if tc.control is None:

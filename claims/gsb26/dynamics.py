@@ -8,6 +8,7 @@ Goel, Soltanolkotabi, Bartlett, arXiv 2603.01514, Algorithm 1 and Theorem 2.
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 import torch
 
 from theorycheck import shared_run
@@ -43,12 +44,47 @@ STEP_CEILING = 60_000
 """The most steps of a run whose length follows its predicted rate (`rate_steps`)."""
 
 
-def start_rate(problem, V0, K0, rng, tensor):
-    """alpha_loc of the statement's objective L + R(.; Sigma)/4 at the projection of the start
-    (V0, K0) onto M (`local_constants`): the slowest normal mode of the preconditioned
-    iteration near the start, known before the run."""
+def start_modes(problem, V0, K0, rng, tensor):
+    """(projection, `local_constants`) of the statement's objective L + R(.; Sigma)/4 at the
+    projection of the start (V0, K0) onto M: the normal modes of the preconditioned iteration
+    near the start, known before the run."""
     projection = project_to_manifold(V0, K0, problem.Sigma, problem.W, rng)
-    return local_constants(regularized_model(problem, 0.25, tensor), projection.V, projection.K, problem.Sigma).alpha
+    return projection, local_constants(regularized_model(problem, 0.25, tensor), projection.V, projection.K,
+                                       problem.Sigma)
+
+
+def start_rate(problem, V0, K0, rng, tensor):
+    """alpha_loc at the projection of the start (`start_modes`): the slowest normal mode."""
+    return start_modes(problem, V0, K0, rng, tensor)[1].alpha
+
+
+def normal_coordinates(problem, V, K, projection, constants):
+    r"""The coordinates ``c = E^T G delta`` of the displacement ``delta = (V, K) - theta_R`` (row-major
+    (vec V, vec K)) in the normal modes ``E`` (``constants.modes``, G-orthonormal columns, the
+    slowest first) of the metric ``G = diag(I, Sigma (x) I)``: near M, mode j's coordinate decays
+    like ``(1 - eta alpha_j)^t`` and dist^2 is ``sum_j c_j^2``."""
+    k, d = V.shape
+    metric = scipy.linalg.block_diag(np.eye(k * d), np.kron(problem.Sigma, np.eye(d)))
+    delta = np.concatenate([(V - projection.V).ravel(), (K - projection.K).ravel()])
+    return constants.modes.T @ metric @ delta
+
+
+def slow_mode_share(coordinates):
+    """The slowest normal mode's share ``c_0^2 / sum_j c_j^2`` of dist^2."""
+    return float(coordinates[0] ** 2 / np.sum(coordinates**2))
+
+
+def excite_slow_mode(problem, V0, K0, projection, constants, share):
+    r"""The start (V0, K0) moved along the slowest normal mode ``e_0`` so that mode's share of
+    dist^2 is at least ``share``: its coordinate becomes ``sign(c_0) max(|c_0|, sqrt(share / (1 -
+    share)) ||c_{>0}||)``, the other coordinates unchanged (a start whose share is already that
+    large is returned as it is).  Returns (V, K) and the share before."""
+    c = normal_coordinates(problem, V0, K0, projection, constants)
+    before = slow_mode_share(c)
+    target = np.copysign(max(abs(c[0]), np.sqrt(share / (1 - share)) * np.linalg.norm(c[1:])), c[0] or 1.0)
+    move = (target - c[0]) * constants.modes[:, 0]
+    k, d = V0.shape
+    return V0 + move[: k * d].reshape(k, d), K0 + move[k * d:].reshape(d, d), before
 
 
 def rate_steps(alpha, eta, decades):
@@ -60,20 +96,26 @@ def rate_steps(alpha, eta, decades):
 @shared_run(sizes={"quick": {"n": 4000, "steps": 3000, "every": 50, "dist_from": 0},
                    "full": {"n": 4000, "steps": 4000, "every": 20, "dist_from": 0}})
 def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regularizer="estimated", lam=0.25,
-                          track=True, decades=None):
+                          track=True, decades=None, slow_share=None):
     """Algorithm 1 with the population gradient oracle on the ill-conditioned instance, from the
     spectral initialization (n samples), one trial per step size in ``etas``.
     ``precondition``: "estimated" (Sigma_hat^{-1}), "true" (Sigma^{-1}) or "none";
     ``regularizer``: the covariance inside R, "estimated" (Sigma_hat) or "true" (Sigma).
     The run lasts the tier's ``steps`` or, with ``decades``, the longer of those and
-    `rate_steps` (alpha = `start_rate` of the start, the smallest eta).
+    `rate_steps` (alpha = `start_rate` of the start, the smallest eta).  With ``slow_share``, the
+    start is moved along the slowest normal mode at its projection until that mode carries at least
+    that share of dist^2 (`excite_slow_mode`; the share before is returned as ``slow_share_before``).
     Returns t, the excess loss L - k sigma^2 (and its log) per step and trial and (``track``) dist(theta_t, M)
     every ``every`` steps from ``dist_from`` on, with the local constants at the last projection."""
     problem = ill_conditioned(run.rng("ill_conditioned"))
     V0, K0, Sigma_hat = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init"), run.tensor)
-    alpha_start, steps = None, run.sizes["steps"]
+    alpha_start, share_before, steps = None, None, run.sizes["steps"]
+    if decades is not None or slow_share is not None:
+        projection, start = start_modes(problem, V0, K0, run.rng("start_projection"), run.tensor)
+        alpha_start = start.alpha
+    if slow_share is not None:
+        V0, K0, share_before = excite_slow_mode(problem, V0, K0, projection, start, slow_share)
     if decades is not None:
-        alpha_start = start_rate(problem, V0, K0, run.rng("start_projection"), run.tensor)
         steps = max(steps, rate_steps(alpha_start, min(etas), decades))
     trials = len(etas)
     covariances = {"estimated": Sigma_hat, "true": problem.Sigma}
@@ -97,7 +139,8 @@ def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regular
         finals.append(local_constants(regularized_model(problem, lam, run.tensor), last.V, last.K, problem.Sigma))
     return {"t": traj.t, "excess": np.exp(traj["log_excess"]), "log_excess": traj["log_excess"], "dist_t": every,
             "dist": np.array(distances).T, "constants": finals, "etas": np.array(etas),
-            "diverged_at": traj.diverged_at, "problem": problem, "alpha_start": alpha_start}
+            "diverged_at": traj.diverged_at, "problem": problem, "alpha_start": alpha_start,
+            "slow_share_before": share_before}
 
 
 def window_log_contractions(log_values, window, log_floor):

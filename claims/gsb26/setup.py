@@ -219,14 +219,15 @@ def rank_tolerance(W):
 
 def record_assumptions(tc, problem, *, a3=False):
     """A2's sigma_d(W*) > 0 -- W* of full column rank: sigma_d(W*) at least the rank tolerance
-    (`rank_tolerance`), a margin that varies with the draw -- of one `Problem` or of every
+    (`rank_tolerance`), a margin that varies with the draw (a ratio to round-off spanning decades:
+    declared ``scale="log"`` for the calibration) -- of one `Problem` or of every
     problem of a sequence, and lambda_min(Sigma) and the A3 product kappa(Sigma) sigma_1(W*) as
     records (the configuration facts: `decide_recipe`).  ``a3``: A3 decided on these numbers, for a problem
     whose W* was rescaled after its draw (its product is then no longer the recipe's)."""
     problems = [problem] if isinstance(problem, Problem) else list(problem)
     one = (lambda values: values[0]) if isinstance(problem, Problem) else np.array
     tc.precondition.at_least("A2: sigma_d(W*) > 0", one([p.singular_values()[-1] for p in problems]),
-                             one([rank_tolerance(p.W) for p in problems]))
+                             one([rank_tolerance(p.W) for p in problems]), scale="log")
     products = one([p.a3_product() for p in problems])
     if a3:
         tc.precondition.at_most("A3: kappa(Sigma) sigma_1(W*) <= 1/2", products, LIGHT_TAIL)

@@ -26,6 +26,12 @@ by 10^8: a second mode with rate alpha_2 > alpha and initial weight w_0 relative
 biases the fitted slope by the relative amount (alpha_2/alpha - 1) w_0 e^{-2 eta (alpha_2 - alpha) t},
 at most w_0 / (e D ln 10) = 2% of w_0 after D = 8 decades of the slowest mode (the maximum over
 alpha_2), against the 5% tolerance."""
+SLOW_MODE_SHARE = 0.05
+"""The asymptotic-rate runs start with the slowest normal mode carrying at least this share of
+dist^2 (`excite_slow_mode`): the asymptotic rate is that mode's, and from a start where it carries
+2e-4 (seed 25006) or 1.4e-3 (25022) of dist^2 the faster modes take dist^2 to the round-off floor
+before it dominates (fitted slopes 21-28% steeper than its rate).  On the calibration block the
+spectral starts' share ranged from 2e-4 to 0.64 (median 0.07)."""
 #: a window's log-contraction must reach this fraction of the rate the start predicts
 RATE_FRACTION = 0.5
 EVERY_WINDOW = ("every 100-step window contracts the excess loss at half the predicted rate "
@@ -164,6 +170,14 @@ def test_geometric_rate(tc):
         "The spec's tolerance 5% (it reported -0.00867 vs -0.00850 and -0.01706 vs -0.01704).",
         "The last 500 steps of a 3000-step run were pre-asymptotic on unseen seed 630279474 (-0.001273 vs "
         "-0.00139 at eta = 1/2); the run length now follows the rate.",
+        Calibrated(decision="slope of log dist^2 matches 2 log(1 - eta alpha_loc)",
+                   threshold="rtol 0.05 (kept); SLOW_MODE_SHARE = 0.05 of the start",
+                   calibration_seeds="25000-25049", validation_seeds="42000-42049",
+                   how="the 5% kept; on 25000-25049 the claim failed on 25006 and 25022, both slopes steeper "
+                       "than the prediction (by 21-28% on 25006), whose spectral starts gave the slowest "
+                       "normal mode 2.1e-4 and 1.4e-3 of dist^2 (linearized at the start's projection; the "
+                       "seeds 25000-25005 that passed: 0.007 to 0.64). SLOW_MODE_SHARE = 0.05 set on that "
+                       "block, not fitted to a margin. VALIDATION"),
         Calibrated(decision="slope of log dist^2 matches 2 log(1 - eta alpha_loc)", threshold="rtol 0.05",
                    calibration_seeds="7000-7009", validation_seeds="8000-8008",
                    how="tolerance unchanged; T = max(3000, steps for the start's slowest mode to fall 10^8 "
@@ -181,7 +195,11 @@ def test_asymptotic_rate(tc):
     theta - eta Mbar^{-1} H (theta - theta*) in the normal space, so Phi_t ~ (1 - eta
     alpha_loc)^{2t} with alpha_loc the smallest eigenvalue of the normal-space pencil
     (N^T H N, N^T Mbar N) at the projection of the final iterate (`local_constants`), valid for
-    eta <= 2/(alpha_loc + mu_max) (a precondition).  The rate is asymptotic, so the run lasts
+    eta <= 2/(alpha_loc + mu_max) (a precondition).  The rate is the slowest normal mode's, so the
+    start is the spectral initialization moved along that mode (at the start's projection) until
+    it carries at least `SLOW_MODE_SHARE` of Phi_0 (`excite_slow_mode`; the spectral start's own
+    share is recorded): a start where it carries almost nothing reaches the round-off floor before
+    the mode dominates, and the rate is not observable in float64.  The rate is asymptotic, so the run lasts
     until the slowest mode predicted at the start has fallen by 10^8 at eta = 1/2
     (`SLOW_MODE_DECADES`; at least the tier's 3000 steps, at most `STEP_CEILING`; the controls
     run as long as the claim, their start being the same), and the fit window is, per step
@@ -196,12 +214,15 @@ def test_asymptotic_rate(tc):
     lam = 0.0 if tc.control == "no_regularizer" else 0.25
     decide_recipe(tc, ill_conditioned, a3=False)
     run = tc.use(population_oracle_run, etas=(0.5, 1.0), precondition=precondition,
-                 regularizer="true", lam=lam, decades=SLOW_MODE_DECADES)
+                 regularizer="true", lam=lam, decades=SLOW_MODE_DECADES, slow_share=SLOW_MODE_SHARE)
     record_assumptions(tc, run["problem"])
     tc.record("run length (steps)", len(run["t"]) - 1)
+    tc.record("slowest normal mode's share of dist^2 at the spectral start (before it is raised to "
+              "SLOW_MODE_SHARE)", run["slow_share_before"])
     # the rate is predicted with the lambda = 1/4 constants of the statement
     reference = run if lam > 0 else tc.use(population_oracle_run, etas=(0.5, 1.0), precondition="true",
-                                           regularizer="true", lam=0.25, decades=SLOW_MODE_DECADES)
+                                           regularizer="true", lam=0.25, decades=SLOW_MODE_DECADES,
+                                           slow_share=SLOW_MODE_SHARE)
     alphas = np.array([c.alpha for c in reference["constants"]])
     mus = np.array([c.mu_max for c in reference["constants"]])
     tc.precondition.at_most("eta <= 2/(alpha_loc + mu_max)", run["etas"], 2 / (alphas + mus))
