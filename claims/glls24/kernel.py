@@ -163,20 +163,22 @@ def ntk_regression_path(tc, run, step_factor):
 
 
 def predictor_distance_to_infinite_width(tc, shape, widths, seeds):
-    r"""``rms |f*_ntk - f^inf|`` per width over ``seeds`` fresh data sets and symmetric
-    initializations (no training: both predictors are defined at initialization), with
-    ``f*_ntk = K_0(x_te, X) H(0)^{-1} vec Y`` and ``f^inf = (I_d (x) K_sigma(x_te, X)) (I_d (x)
-    K_sigma(X, X))^{-1} vec Y`` (`softmax_limit_kernel`); ``shape = (n, d_in, d, n_test)``."""
+    r"""``rms |f*_ntk - f^inf|`` over the test points and outputs, per width and per data set:
+    width -> (seeds,), for ``seeds`` fresh data sets (data set k the same at every width) and a
+    symmetric initialization drawn per width (no training: both predictors are defined at
+    initialization), with ``f*_ntk = K_0(x_te, X) H(0)^{-1} vec Y`` and ``f^inf = (I_d (x)
+    K_sigma(x_te, X)) (I_d (x) K_sigma(X, X))^{-1} vec Y`` (`softmax_limit_kernel`); ``shape =
+    (n, d_in, d, n_test)``."""
     n, d_in, d, n_test = shape
     X, Y = regression_instance(tc, n=n, d_in=d_in, d=d, K=seeds)
     X, Y, X_test = tc.tensor(X), tc.tensor(output_major(Y)), tc.tensor(unit_inputs(tc.rng("test"), seeds, n_test, d_in))
     f_inf = torch.einsum("kij,kj->ki", output_kernel(softmax_limit_kernel(X_test, X, SIGMA), d),
                          torch.linalg.solve(output_kernel(softmax_limit_kernel(X, X, SIGMA), d), Y))
-    distances = []
+    distances = {}
     for m in widths:
         W0, A = (tc.tensor(a) for a in initialization(tc, d_in=d_in, d=d, m=m, K=seeds))
         f_ntk = torch.einsum("kij,kj->ki", ntk_gram(X_test, X, W0, A), torch.linalg.solve(ntk_gram(X, X, W0, A), Y))
-        distances.append(float((f_ntk - f_inf).pow(2).mean().sqrt()))
+        distances[m] = (f_ntk - f_inf).pow(2).mean(1).sqrt().cpu().numpy()
     return distances
 
 

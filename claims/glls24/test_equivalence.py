@@ -5,10 +5,23 @@ from claims.glls24.kernel import (
     kernel_drifts,
     ntk_regression_path,
     output_major,
+    per_trial_width_slope_interval,
     predictor_distance_to_infinite_width,
 )
 from claims.glls24.setup import decide_pairing, gd_dims, softmax_gd
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
+
+CLT_SLOPE_ABOVE = "NTK predictor approaches the infinite-width predictor like m^-1/2 (mean slope >= -0.65)"
+CLT_SLOPE_BELOW = "NTK predictor approaches the infinite-width predictor like m^-1/2 (mean slope <= -0.35)"
+LIMIT_TOLERANCE = 1e-4
+"""(iii)'s distance of the network at the end of the run to the NTK predictor."""
+NTK_CONVERGED = 1e-8
+"""(iii) reads the trials whose NTK regression (kernel GD with H(0), no network) is within this of
+its limit at the end of the run: the run has the tier's fixed length, and where the regression
+itself has not converged by then the network cannot be expected to have.  The regression is the
+theorem's (step eta m) in the time_mismatch control too, whose own path has another step."""
+PREDICTOR_SLOPE_CONFIDENCE = 0.999
+"""The confidence of the recorded t interval of (iv)'s mean per-data-set slope (recorded, not decided)."""
 
 
 @claim("glls24.thmF_2.nn_ntk_equivalence", source="Definition F.1, Theorem F.2",
@@ -19,7 +32,34 @@ from theorycheck import Control, claim
        calibration=["spec windows, checked on seeds 1, 2 and 0 (not re-chosen on seeds 1-10)",
                     "criterion (iv) uses predictor_instances fresh sets rather than the runs' 3 because with 3 "
                     "the rms was too noisy for a slope (seed 2 gave -0.37); with 20 it gave -0.48 and "
-                    "-0.47 on seeds 1 and 2"],
+                    "-0.47 on seeds 1 and 2",
+                    Calibrated(decision=CLT_SLOPE_BELOW,
+                               threshold="mean per-data-set slope in [-0.65, -0.35] (the spec's window, kept)",
+                               calibration_seeds="40000-40029", validation_seeds="41000-41049",
+                               how="the window kept; the estimator changed after the pooled slope of 20 data "
+                                   "sets left it on 26021 (-0.315; its margin rejected by both tail models over "
+                                   "26000-26049). Calibration block (a script computing (iv) alone, 30 seeds): "
+                                   "pooled slope with 20 data sets -0.498 +- 0.060 (range -0.66 to -0.39), mean "
+                                   "per-data-set slope with 20: -0.486 +- 0.032, with 80: -0.489 +- 0.024 (range "
+                                   "-0.539 to -0.444), so 80 data sets (5.8 sd from the window's nearer end). "
+                                   "First validation 41000-41049, decided as one close(mean slope, -0.5, atol "
+                                   "0.15): 0 of 50 outside, largest |mean slope + 0.5| 0.067, but the folded "
+                                   "margin failed Shapiro-Wilk on both scales (counted, 0.058), so the window is "
+                                   "now two one-sided decisions on the mean (linear in it), validated on "
+                                   "43000-43049: 0 of 50 outside, margins normal, bounds 9.5e-8 (>= -0.65) and "
+                                   "9.7e-6 (<= -0.35); the mean slope -0.486 +- 0.024 over the block (range -0.530 to -0.421)"),
+                    Calibrated(decision="network converges to the NTK predictor",
+                               threshold="LIMIT_TOLERANCE = 1e-4 on the trials with NTK_CONVERGED = 1e-8",
+                               calibration_seeds="41000-41049,43000-43049", validation_seeds="47000-47049",
+                               how="1e-4 kept; on 41049 the network ended 1.40e-4 from the NTK predictor where "
+                                   "the NTK regression itself, same H(0), same 200 steps, ended 1.37e-4 from it "
+                                   "(lambda_min(H(0)) 0.12 at that width, kappa ~ 25: neither had converged), "
+                                   "the only failure over 41000-41049 (26000-26049: none, least margin 0.76). "
+                                   "Tried on 43000-43049 with the tolerance added to the regression's own "
+                                   "distance: no failure, but a least margin of 0.043 (the network then carries "
+                                   "the regression's whole distance plus its own gap). On that block 9 of 300 "
+                                   "trials had a regression beyond 1e-8 of its limit at T (two near 1e-3), 268 "
+                                   "below 1e-12. VALIDATION47")],
        controls={
            "independent_init": Control(
                "hypothesis", breaks=["gap decays at least like 1/m"],
@@ -28,7 +68,7 @@ from theorycheck import Control, claim
                "reference", breaks=["gap within the explicit bound", "gap decays at least like 1/m"],
                description="NTK regression run with the step eta instead of eta m: the wrong time scale"),
        },
-       sizes={"quick": {"widths": [256, 1024, 4096], "predictor_instances": 20},
+       sizes={"quick": {"widths": [256, 1024, 4096], "predictor_instances": 80},
               "full": {"widths": [1024, 4096, 16384, 65536], "predictor_instances": 10}})
 def test_nn_ntk_equivalence(tc):
     r"""Def. F.1 (reconstructed): features ``Phi(x)_l = (dF_l(W(0), x)/dw_r)_r``, NTK regression by
@@ -41,12 +81,23 @@ def test_nn_ntk_equivalence(tc):
     Pass: (i) gap <= bound for every trial; (ii) the log-log slope of the geometric-mean gap vs m
     is <= -1 (Theorem F.2's O(1/m) gap; symmetric init makes the drift second order, so the
     measured slope is steeper); (iii) at widths >= 1024
-    ``|f_nn(T) - K_0 H(0)^{-1} vec Y| <= 1e-4`` (T the end of the run); (iv) the NTK predictor
+    ``|f_nn(T) - K_0 H(0)^{-1} vec Y| <= 1e-4`` (T the end of the run, `LIMIT_TOLERANCE`) on the
+    trials whose NTK regression has itself converged by T (within `NTK_CONVERGED` of its limit; a
+    property of H(0), Y and T, computed without the network, so the trials are chosen by the
+    hypothesis "the run is long enough", never by the network's distance; at least one trial
+    must qualify, a precondition): the run has the tier's fixed length, and a trial whose H(0) is
+    ill-conditioned (kappa ~ 25 at seed 41049) has not converged in 200 steps, network or kernel
+    (3% of the trials over 43000-43049); (iv) the NTK predictor
     ``f*_ntk = K_0 H(0)^{-1} vec Y`` approaches the infinite-width predictor ``f^inf = (I_d (x)
     K_sigma(x_te, X)) H_inf^{-1} vec Y`` at the CLT rate: the log-log slope of ``rms |f*_ntk -
     f^inf|`` (over ``predictor_instances`` fresh data sets and initializations, test points and
-    outputs; no training is needed) vs m lies in [-0.65, -0.35] (the CLT rate -1/2, the spec's
-    window).  Def. 3.7's pairing is decided on the constructor's probe before the runs
+    outputs) vs m is within [-0.65, -0.35] (the CLT rate -1/2 within the spec's window), slope
+    fitted per data set (data set k the same at every width, its level removed) and averaged over
+    the ``predictor_instances`` data sets (two one-sided decisions on that mean, `CLT_SLOPE_ABOVE`
+    and `CLT_SLOPE_BELOW`): no training is needed, so the data sets are cheap, and
+    the pooled rms of one fit over all of them is carried by the few data sets whose kernels are
+    ill-conditioned (a heavy tail that made its slope leave the window on 1 seed of 50; calibration
+    record).  Def. 3.7's pairing is decided on the constructor's probe before the runs
     (`decide_pairing`; the drawn weights are checked exactly)."""
     init = "independent" if tc.control == "independent_init" else "symmetric"
     widths = tc.sizes["widths"]
@@ -54,7 +105,7 @@ def test_nn_ntk_equivalence(tc):
         widths = [widths[0] * 2**k for k in range(3)]
     step_factor = (lambda m: 1.0) if tc.control == "time_mismatch" else (lambda m: m)
     decide_pairing(tc, [(*gd_dims(tc), m) for m in widths], init)
-    gaps, ratios, limits, eps_rel, lam_all = [], [], [], [], []
+    gaps, ratios, limits, unfinished, eps_rel, lam_all = [], [], [], [], [], []
     for m in widths:
         run = tc.use(softmax_gd, m=m, init=init)
         path, limit = ntk_regression_path(tc, run, step_factor(m))
@@ -70,8 +121,10 @@ def test_nn_ntk_equivalence(tc):
         lam_all.append(lam)
         if m >= 1024:
             limits.append(np.abs(f_nn[-1] - limit).max(1))
-    tc.precondition.at_least("lambda_min(H(0)) > 0", np.concatenate(lam_all), 1e-8)
-    tc.precondition.at_most("kernel drift eps_H <= lambda / 2", np.ravel(eps_rel), 0.5)
+            theorems = path if step_factor(m) == m else ntk_regression_path(tc, run, m)[0]   # step eta m
+            unfinished.append(np.abs(theorems[-1] - limit).max(1))
+    tc.precondition.at_least("lambda_min(H(0)) > 0", np.concatenate(lam_all), 1e-8, scale="log")
+    tc.precondition.at_most("kernel drift eps_H <= lambda / 2", np.ravel(eps_rel), 0.5, scale="log")
     mean_gap = [float(np.exp(np.mean(np.log(g)))) for g in gaps]
     tc.record("gap", {str(m): g for m, g in zip(widths, gaps)})
     tc.record("gap_over_bound", ratios)
@@ -81,10 +134,19 @@ def test_nn_ntk_equivalence(tc):
     tc.conclusion.at_most("gap within the explicit bound", np.ravel(ratios), 1.0)
     tc.conclusion.slope("gap decays at least like 1/m", widths, mean_gap, window=(widths[0], widths[-1]),
                         at_most=-1.0)
-    tc.conclusion.at_most("network converges to the NTK predictor", np.ravel(limits), 1e-4)
+    converged = np.ravel(unfinished) <= NTK_CONVERGED
+    tc.record("NTK regression's own distance to its limit at the end of the run", unfinished)
+    tc.record("trials whose NTK regression has converged by the end of the run", int(converged.sum()))
+    tc.precondition.at_least("the NTK regression converged by the end of the run on some trial",
+                             int(converged.sum()), 1)
+    tc.conclusion.at_most("network converges to the NTK predictor", np.ravel(limits)[converged], LIMIT_TOLERANCE,
+                          scale="log")
     shape = run["X"].shape[1:] + run["Y"].shape[2:] + run["X_test"].shape[1:2]
     to_infinite = predictor_distance_to_infinite_width(tc, shape, widths, tc.sizes["predictor_instances"])
-    tc.record("rms_ntk_predictor_minus_infinite_width", dict(zip(map(str, widths), to_infinite)))
-    tc.curve("NTK predictor vs infinite width", "rms over seeds", widths, to_infinite, xscale="log", yscale="log")
-    tc.conclusion.slope("NTK predictor approaches the infinite-width predictor like m^-1/2", widths,
-                        to_infinite, window=(widths[0], widths[-1]), at_least=-0.65, at_most=-0.35)
+    pooled = [float(np.sqrt(np.mean(v**2))) for v in to_infinite.values()]
+    tc.record("rms_ntk_predictor_minus_infinite_width", dict(zip(map(str, widths), pooled)))
+    tc.curve("NTK predictor vs infinite width", "rms over the data sets", widths, pooled, xscale="log", yscale="log")
+    fit = per_trial_width_slope_interval(to_infinite, PREDICTOR_SLOPE_CONFIDENCE)
+    tc.record("per-data-set slopes of log rms |f*_ntk - f^inf| against log m (mean, t interval)", fit)
+    tc.conclusion.at_least(CLT_SLOPE_ABOVE, fit["slope"], -0.65)
+    tc.conclusion.at_most(CLT_SLOPE_BELOW, fit["slope"], -0.35)
