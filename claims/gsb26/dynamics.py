@@ -8,7 +8,6 @@ Goel, Soltanolkotabi, Bartlett, arXiv 2603.01514, Algorithm 1 and Theorem 2.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 import torch
 
 from theorycheck import shared_run
@@ -18,7 +17,7 @@ from theorycheck.models.attention_regression import (
     balance_regularizer,
 )
 from theorycheck.optim import Preconditioned, run_trajectory
-from theorycheck.solvers import local_constants, manifold_point, project_to_manifold
+from theorycheck.solvers import extended_metric, local_constants, manifold_point, project_to_manifold
 
 from .estimators import spectral_initialization
 from .setup import gaussian_rows, haar_rotations, ill_conditioned, regularized_model, well_conditioned
@@ -61,12 +60,10 @@ def start_rate(problem, V0, K0, rng, tensor):
 def normal_coordinates(problem, V, K, projection, constants):
     r"""The coordinates ``c = E^T G delta`` of the displacement ``delta = (V, K) - theta_R`` (row-major
     (vec V, vec K)) in the normal modes ``E`` (``constants.modes``, G-orthonormal columns, the
-    slowest first) of the metric ``G = diag(I, Sigma (x) I)``: near M, mode j's coordinate decays
+    slowest first) of the metric ``G`` (`extended_metric`): near M, mode j's coordinate decays
     like ``(1 - eta alpha_j)^t`` and dist^2 is ``sum_j c_j^2``."""
-    k, d = V.shape
-    metric = scipy.linalg.block_diag(np.eye(k * d), np.kron(problem.Sigma, np.eye(d)))
     delta = np.concatenate([(V - projection.V).ravel(), (K - projection.K).ravel()])
-    return constants.modes.T @ metric @ delta
+    return constants.modes.T @ extended_metric(problem.Sigma, V.shape[0]) @ delta
 
 
 def slow_mode_share(coordinates):

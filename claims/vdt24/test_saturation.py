@@ -305,9 +305,8 @@ def test_gd_global_asymptotic(tc):
         one-sided binomial test at level `DEV_ALPHA`, one outcome per data set; with 5 data sets it
         fails when 3 or more are beyond the threshold).  The theorem says every data set's limit
         is W_mm but gives no rate, so a threshold at a finite t holds at a rate, not for every
-        data set: about 1 Example 1 data set in 150 was still beyond 0.03 at t = 3000 (both starts,
-        the same data set; `DEV_CALIBRATION`), a finding about the spec's threshold, not the
-        theorem.
+        data set (the rate measured: `DEV_CALIBRATION`), a finding about the spec's threshold, not
+        the theorem.
 
     Windows and thresholds.  Quick tier: the spec's checkpoints, rate_from = 100 and 0.03.
     Full tier: rate_from = 1000 (on E1-L the opposite start reaches a transient plateau early,

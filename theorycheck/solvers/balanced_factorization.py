@@ -192,6 +192,15 @@ class LocalConstants:
     modes: np.ndarray
 
 
+def extended_metric(Sigma, k: int):
+    r"""The extended-covariance metric ``G = diag(I_{k d}, Sigma (x) I_d)`` on the row-major
+    coordinates (vec V, vec K) of theta = (V, K), V (k, d), K (d, d): ``delta^T G delta = ||dV||^2 +
+    tr(dK^T Sigma dK)``, the norm of `project_to_manifold` and of the normal pencil of
+    `local_constants`."""
+    d = np.asarray(Sigma).shape[0]
+    return scipy.linalg.block_diag(np.eye(k * d), np.kron(Sigma, np.eye(d)))
+
+
 def local_constants(model: Model, V, K, Sigma) -> LocalConstants:
     r"""alpha_loc and mu_max at theta_R = (V, K) (numpy (k, d), (d, d)) for the objective of a
     one-trial ``model`` with blocks ("V", "K"), from its autograd Hessian (`dense_hessian`,
@@ -201,7 +210,7 @@ def local_constants(model: Model, V, K, Sigma) -> LocalConstants:
     point = {b: torch.as_tensor(a, dtype=like.dtype, device=like.device)[None]
              for b, a in (("V", V), ("K", K))}
     H = dense_hessian(model, point).cpu().numpy()
-    metric = scipy.linalg.block_diag(np.eye(k * d), np.kron(Sigma, np.eye(d)))
+    metric = extended_metric(Sigma, k)
     Sinv = np.linalg.inv(Sigma)
     tangents = []
     for a in range(d):
