@@ -67,6 +67,22 @@ def test_check_ahead_without_a_per_trial_factor_decides_the_geometric_mean_only(
     assert len(tc.decisions) == 2 and not tc.decisions[-1].passed
 
 
+def test_check_ahead_at_the_median_trial_is_not_moved_by_one_trial_that_converged_elsewhere():
+    ln10 = math.log(10)   # the leader is 3 decades ahead on four trials and 20 behind on one
+    runs = MethodComparison(np.array([0, 100]), {
+        "lead": {"err": ln10 * np.array([[0.0] * 5, [-6, -6, -6, -6, 17]])},
+        "follow": {"err": ln10 * np.array([[0.0] * 5, [-3, -3, -3, -3, -3]])}})
+    tc = context()
+    check_ahead(tc, runs, ["lead"], ["follow"], "err", 100, None, mean_factor=10)
+    check_ahead(tc, runs, ["lead"], ["follow"], "err", 100, None, mean_factor=10, typical="median")
+    mean, median = tc.decisions
+    assert not mean.passed and mean.measured == pytest.approx(-1.6)
+    assert median.passed and median.measured == pytest.approx(3)
+    assert median.name == "lead ahead of follow by >= 10x in the median over seeds: err, decades"
+    with pytest.raises(ValueError, match="typical must be one of"):
+        check_ahead(tc, runs, ["lead"], ["follow"], "err", 100, None, mean_factor=10, typical="mode")
+
+
 def test_log_checkpoints_hold_the_ends_and_the_decision_points():
     t = log_checkpoints(1000, [7, 333], count=10)
     assert t[0] == 0 and t[-1] == 1000 and {7, 333} <= set(t.tolist())

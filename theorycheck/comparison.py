@@ -6,7 +6,8 @@ them ("A converges faster than B") decided in decades of an error series.
   recorded series (checkpoints x trials).
 * :func:`decades_ahead` / :func:`check_ahead`: a group of leaders ahead of a group of followers
   in an error series kept as natural logs (so errors far below the float range still compare),
-  per trial, by a factor (and optionally by another factor in the geometric mean over trials).
+  per trial, by a factor (and optionally by another factor in the geometric mean or the median
+  over trials).
   A claim names its methods by *roles* ("Polyak", "NGD"); a control may map a role to another
   run of the batch (its own perturbed setting), which is what ``roles`` is for.
 * :func:`log_checkpoints`, and plots of the series and of theory curves anchored to them.
@@ -93,20 +94,29 @@ def decades_ahead(runs: MethodComparison, leaders: Sequence[str], followers: Seq
     return (follow - lead) / math.log(10)
 
 
+#: the statistics of a group's decades over trials that :func:`check_ahead` can decide
+TYPICAL_TRIAL = {"geometric mean": np.mean, "median": np.median}
+
+
 def check_ahead(tc, runs: MethodComparison, leaders: Sequence[str], followers: Sequence[str], name: str,
-                t, factor: float | None, mean_factor: float | None = None, roles: Mapping | None = None) -> None:
+                t, factor: float | None, mean_factor: float | None = None, roles: Mapping | None = None,
+                typical: str = "geometric mean") -> None:
     """Conclusion: ``leaders`` have a ``factor`` times smaller ``name`` than ``followers`` at t on
     every trial (``factor=None``: no per-trial decision), and, with ``mean_factor``, a
-    ``mean_factor`` times smaller one in the geometric mean over trials.  Decision names carry
-    the roles, not the runs behind them."""
+    ``mean_factor`` times smaller one in the ``typical`` trial: ``"geometric mean"`` (the mean
+    over trials of the decades ahead) or ``"median"`` (the median trial's decades, which a
+    minority of trials that converge elsewhere cannot move).  Decision names carry the roles,
+    not the runs behind them."""
+    if typical not in TYPICAL_TRIAL:
+        raise ValueError(f"typical must be one of {sorted(TYPICAL_TRIAL)}, not {typical!r}")
     gap = decades_ahead(runs, leaders, followers, name, t, roles)
     pair = f"{' & '.join(leaders)} ahead of {' & '.join(followers)}"
     if factor is not None:
         tc.conclusion.at_least(f"{pair} by >= {factor:g}x: {name}, decades per seed", gap,
                                math.log10(factor))
     if mean_factor is not None:
-        tc.conclusion.at_least(f"{pair} by >= {mean_factor:g}x in the geometric mean over seeds: {name}, "
-                               "decades", gap.mean(), math.log10(mean_factor))
+        tc.conclusion.at_least(f"{pair} by >= {mean_factor:g}x in the {typical} over seeds: {name}, "
+                               "decades", TYPICAL_TRIAL[typical](gap), math.log10(mean_factor))
 
 
 def record_rate(tc, runs: MethodComparison, label: str, name: str, x_power: float, predicted: float,

@@ -44,8 +44,8 @@ from .problems import assumption2_met, condition1_parameters, dm, problem
 
 SEEDS = 3
 JOINT_FIGURE_INSTANCES = 8
-"""Fig. 3's DM instances: its orderings are decided in the geometric mean over them (a figure
-over draws, not one draw per seed)."""
+"""Fig. 3's DM instances: its orderings are decided at the median over them (`JOINT_TYPICAL`: a
+figure over draws, not one draw per seed)."""
 MOMENTUM = 0.9
 DM_RHO = 2.0
 DEV_RESOLUTION = 1e-15
@@ -403,6 +403,15 @@ def loss_decrement(runs, label, t_from, t_to):
     return runs.at(label, "loss", t_from) - runs.at(label, "loss", t_to)
 
 
+JOINT_TYPICAL = "median"
+"""How Fig. 3's orderings read the K instances: the median instance.  On a few instances
+(per-instance rates in the claim's calibration record) NGD's per-block normalization, and more
+rarely Polyak's step, drives W to a non-optimal token selection early (margin ratio below 0,
+1 - s_opt stuck near 1/n): those runs still fit the data but never align with (u_mm, W_mm), and
+one of them among K moves a geometric mean by decades.  The figure's orderings are about the
+typical draw; the median over K = 8 changes only when 4 of the 8 converge elsewhere."""
+
+
 def joint_figure_runs(tc, control_roles):
     """The Fig. 3 batch at the tier's sizes, with the runs of ``tc.control``'s roles (its own
     arms), after Condition 1's parameter-level preconditions (zero start, rho > 1, d >= 16 n;
@@ -415,11 +424,11 @@ def joint_figure_runs(tc, control_roles):
 
 
 def check_everything_beats_gd(tc, runs, roles, t_end):
-    """NGD, joint NGD and Polyak ahead of GD; in W-alignment only NGD reliably (geometric means
-    over the instances)."""
+    """NGD, joint NGD and Polyak ahead of GD; in W-alignment only NGD reliably (medians over
+    the instances, `JOINT_TYPICAL`)."""
     for name in ("loss", "u alignment deficit", "1 - s_opt"):
-        check_ahead(tc, runs, ["NGD", "joint NGD", "Polyak"], ["GD"], name, t_end, None, FASTER, roles=roles)
-    check_ahead(tc, runs, ["NGD"], ["GD"], "W alignment deficit", t_end, None, FASTER, roles=roles)
+        check_ahead(tc, runs, ["NGD", "joint NGD", "Polyak"], ["GD"], name, t_end, None, FASTER, roles=roles, typical=JOINT_TYPICAL)
+    check_ahead(tc, runs, ["NGD"], ["GD"], "W alignment deficit", t_end, None, FASTER, roles=roles, typical=JOINT_TYPICAL)
     for method in ("joint NGD", "Polyak"):
         tc.record(f"{method} ahead of GD, W alignment deficit at t={t_end}, decades per seed",
                   decades_ahead(runs, [method], ["GD"], "W alignment deficit", t_end, roles))
@@ -427,29 +436,29 @@ def check_everything_beats_gd(tc, runs, roles, t_end):
 
 def check_ngd_against_joint_ngd(tc, runs, roles, t_end):
     """Similar loss rate; NGD ahead in the other series (far more than "slightly" in W, softmax);
-    over the instances (mean ratio, geometric means)."""
+    over the instances (medians, `JOINT_TYPICAL`)."""
     ratio = (loss_decrement(runs, roles["NGD"], t_end // 10, t_end)
              / loss_decrement(runs, roles["joint NGD"], t_end // 10, t_end))
     tc.record("loss decrement over [t_end / 10, t_end], NGD / joint NGD (per seed)", ratio)
     tc.conclusion.close("similar loss rate: decrease of log L over [t_end / 10, t_end], "
-                        "NGD / joint NGD (mean over seeds)", ratio.mean(), 1.0, atol=SIMILAR_RATE)
+                        "NGD / joint NGD (median over seeds)", np.median(ratio), 1.0, atol=SIMILAR_RATE)
     check_ahead(tc, runs, ["NGD"], ["joint NGD"], "u alignment deficit", t_end, None, SLIGHTLY_FASTER,
-                roles=roles)
-    check_ahead(tc, runs, ["NGD"], ["joint NGD"], "1 - s_opt", t_end, None, MUCH_FASTER, roles=roles)
-    check_ahead(tc, runs, ["NGD"], ["joint NGD"], "W alignment deficit", t_end, None, MUCH_FASTER, roles=roles)
+                roles=roles, typical=JOINT_TYPICAL)
+    check_ahead(tc, runs, ["NGD"], ["joint NGD"], "1 - s_opt", t_end, None, MUCH_FASTER, roles=roles, typical=JOINT_TYPICAL)
+    check_ahead(tc, runs, ["NGD"], ["joint NGD"], "W alignment deficit", t_end, None, MUCH_FASTER, roles=roles, typical=JOINT_TYPICAL)
 
 
 def check_joint_polyak(tc, runs, roles, t_early, t_end):
     """Uncapped Polyak fastest in loss and u-alignment, NGD ahead of it in softmax and W; the
-    capped Polyak ahead early, behind NGD late (geometric means over the instances)."""
+    capped Polyak ahead early, behind NGD late (medians over the instances)."""
     for name in ("loss", "u alignment deficit"):
         check_ahead(tc, runs, ["Polyak"], ["NGD", "joint NGD", "GD", "capped Polyak"], name,
-                    t_end, None, FASTER, roles=roles)
-    check_ahead(tc, runs, ["NGD"], ["Polyak"], "1 - s_opt", t_end, None, MUCH_FASTER, roles=roles)
-    check_ahead(tc, runs, ["NGD"], ["Polyak"], "W alignment deficit", t_end, None, FASTER, roles=roles)
+                    t_end, None, FASTER, roles=roles, typical=JOINT_TYPICAL)
+    check_ahead(tc, runs, ["NGD"], ["Polyak"], "1 - s_opt", t_end, None, MUCH_FASTER, roles=roles, typical=JOINT_TYPICAL)
+    check_ahead(tc, runs, ["NGD"], ["Polyak"], "W alignment deficit", t_end, None, FASTER, roles=roles, typical=JOINT_TYPICAL)
     check_ahead(tc, runs, ["capped Polyak"], ["NGD", "joint NGD", "GD"], "loss", t_early, None, FASTER,
-                roles=roles)
-    check_ahead(tc, runs, ["NGD"], ["capped Polyak"], "loss", t_end, None, FASTER, roles=roles)
+                roles=roles, typical=JOINT_TYPICAL)
+    check_ahead(tc, runs, ["NGD"], ["capped Polyak"], "loss", t_end, None, FASTER, roles=roles, typical=JOINT_TYPICAL)
 
 
 def record_joint_run(tc, runs):
