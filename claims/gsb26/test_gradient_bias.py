@@ -92,7 +92,7 @@ def test_gradient_bias(tc):
                         "bias of the loss part over the neighbourhood hardly decays",
             constants={"sigma_1": A3_VIOLATION_SIGMA_1}),
         "faster_rate": Control(
-            "statement", breaks=["n^p ||b_n|| varies by less than a factor 1.5"],
+            "statement", breaks=["n^p ||b_n|| grows by less than a factor 1.5"],
             description="the stronger statement: the worst-case bias is Theta(1/n^2)"),
     },
     calibration=[
@@ -102,6 +102,20 @@ def test_gradient_bias(tc):
         "Re-sized after the 20-seed sweep: at sigma_1(W*) = 2 the loss part still had slope -1.04 on "
         "seed 10 (the control misfired); sigma_1(W*) = 4 chosen on seeds 1-10, held out on 0 and 11-19 "
         "(largest slope over seeds 1-10 at 2 / 3 / 4: -1.04 / -0.80 / -0.63; held out: at most -0.06).",
+        Calibrated(
+            decision="n^p ||b_n|| grows by less than a factor 1.5", threshold=1.5,
+            calibration_seeds="42000-42049,168935948-168935967,630279474,630279476-630279483,"
+                              "955297912-955297931,1400593500-1400593519,1982921628-1982921647",
+            validation_seeds="51000-51049",
+            how="the spec's factor and its word, 'grows': the decision had read it two-sided "
+                "(max / min over n), which Theorem 3, an upper bound O(polylog n / n), does not "
+                "state, and failed on unseen seed 1982921639 by a faster decay (n b*_n 1.77, 1.36, "
+                "1.16 for n = 8, 16, 32: 1.531).  From the recorded n b*_n of the calibration block "
+                "(139 seeds; the threshold not re-chosen): the largest growth max_{n < n'} of the "
+                "ratio was 0.84-1.21 (the two-sided factor 1.03-1.53), its log margin normal "
+                "(Shapiro-Wilk p 0.04) at 7.0 sd; faster_rate's n^2 b*_n grows by at least "
+                "4 / 1.53 over the grid.  Validation block run afresh (rows in "
+                "reports/calibration-quick.json)"),
     ],
     sizes={"quick": {"noise_fraction": 0.1, "radii": [0.0, 0.1, 0.2, 0.2]},
            "full": {"noise_fraction": 0.1, "radii": [0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.175,
@@ -115,8 +129,9 @@ def test_uniform_gradient_approx(tc):
     precondition), well-conditioned instance, n = 8, 16, 32; same Monte Carlo and debiased
     estimator as `thm4.gradient_bias`.  Uniformity is tested on the worst point:
     b*_n = max over points of ||b_n||.  Pass: the log-log slope of (b*_n)^2 at most -0.85 (the
-    paper's O(polylog n/n)) and n b*_n varies by less than a factor 1.5 over n in [8, 32] (the
-    spec's criterion: it grows by less than 1.5).  Theorem 3 is proved as Theorem 4 plus
+    paper's O(polylog n/n)) and n b*_n grows by less than a factor 1.5 over n in [8, 32] (the
+    spec's criterion; the largest ratio of a later to an earlier value, `SPREADS`: the theorem
+    bounds the bias above, so a faster decay passes).  Theorem 3 is proved as Theorem 4 plus
     Theorem 5 uniformly, so the worst-case bias of the loss part alone (E grad Lhat_n -
     grad L) is a conclusion too (slope of its square at most -0.85).  Hypotheses as in
     Theorem 4.  With A3 violated the combined bias can still decay like 1/n for small n,
@@ -136,7 +151,7 @@ def test_uniform_gradient_approx(tc):
     norms = np.sqrt(np.maximum(run["squared"], 0.0))
     worst = norms.max(1, keepdims=True)
     tc.record("n ||b_n|| (n x point)", n[:, None] * norms)
-    rate_conclusions(tc, n, worst, rate)
+    rate_conclusions(tc, n, worst, rate, spread="grows")
     tc.precondition.at_most("Monte Carlo noise below 0.1 of the squared loss-part bias",
                             run["loss_noise"] / np.abs(run["loss_squared"]), tc.sizes["noise_fraction"])
     loss_worst = np.sqrt(np.maximum(run["loss_squared"], 0.0)).max(1, keepdims=True)
