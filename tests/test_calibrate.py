@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from theorycheck import Calibrated, Control, DeclarationError, checks, claim, sweep
+from theorycheck import Calibrated, Control, DeclarationError, TailBound, checks, claim, sweep
 from theorycheck import calibrate as cal
 from theorycheck.cli import main
 from theorycheck.errors import InvalidInputError, UsageError
@@ -109,6 +109,31 @@ def test_a_decision_declared_on_the_log_scale_is_modelled_on_the_log_only():
     skewed = np.expm1(np.random.default_rng(32).gamma(0.3, 1.0, 200))     # log ratio gamma: skewed
     row = cal.decision_row("rank", list(skewed), [True] * 200, kind="at_least", log_scale=True)
     assert row["model"] == "log-normal rejected" and row["bound_from"] == "clopper-pearson"
+
+
+def test_a_stated_tail_bound_is_the_decisions_bound_unless_a_failure_contradicts_it():
+    """A full-rank test against round-off, its margin spanning decades (log of the ratio not
+    normal): counted without the statement; with a TailBound declared at every seed the row takes
+    the stated probability, and the declaration travels from the check through the records."""
+    skewed = np.expm1(np.random.default_rng(33).gamma(0.3, 1.0, 60))
+    stated = TailBound(1e-20, "condition-number tail of a Gaussian draw")
+    decisions = [dict(checks.at_least("rank", 1.0 + r, 1.0, scale="log", tail_bound=stated).to_json(),
+                      role="precondition") for r in skewed]
+    assert decisions[0]["detail"]["tail_bound"] == {"probability": 1e-20,
+                                                    "reason": "condition-number tail of a Gaussian draw"}
+    (row,) = cal._decision_rows([{"decisions": [d]} for d in decisions], ("precondition",))
+    assert row["bound_from"] == row["model"] == "stated bound" and row["bound"] == 1e-20
+    assert row["margin_min"] == pytest.approx(skewed.min())
+    # one seed without the declaration (a run kept from before it): no stated bound
+    (mixed,) = cal._decision_rows([{"decisions": [d]} for d in decisions[:-1]]
+                                  + [{"decisions": [dict(decisions[-1], detail={})]}], ("precondition",))
+    assert mixed["bound_from"] == "clopper-pearson"
+    # a failure contradicts the statement: counted, and said
+    failed = cal.decision_row("rank", list(skewed) + [-0.5], [True] * 60 + [False], kind="at_least",
+                              stated=1e-20)
+    assert failed["model"] == "stated bound contradicted" and failed["bound_from"] == "clopper-pearson"
+    with pytest.raises(InvalidInputError, match="tail_bound must be a theorycheck.tails.TailBound"):
+        checks.at_least("rank", 2.0, 1.0, tail_bound=1e-20)
 
 
 def test_an_unknown_scale_is_a_clear_error():

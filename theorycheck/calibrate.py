@@ -51,15 +51,23 @@ definitions are read with the current ones):
   round-off tolerance) has the log-normal model as its only tail model: the normal model of its
   margins is not tried, so the choice of scale is made before any seed and never by which model
   gives the smaller bound (``model: "log-normal rejected"`` where the Shapiro-Wilk check fails).
-* the decision's ``bound``: 0 for a seed-independent decision; the smaller of the model's bound
-  and the Clopper-Pearson bound where a model applies (``bound_from``: ``"pooled trials"``,
-  ``"normal tail"`` or ``"log-normal tail"``); else the Clopper-Pearson bound.
+* a decision that declared a **stated bound** when it was written (``tail_bound=``, a
+  :class:`theorycheck.tails.TailBound`: the probability that it fails on a fresh draw, proved
+  from the mathematics of the draw, such as the tail of a Gaussian matrix's condition number
+  for a full-rank test against round-off) takes that probability as its bound wherever it never
+  failed (``bound_from: "stated bound"``); a failure contradicts it and leaves counting
+  (``model: "stated bound contradicted"``).  The margins are still summarized.
+* the decision's ``bound``: 0 for a seed-independent decision; the stated probability for a
+  stated bound; the smaller of the model's bound and the Clopper-Pearson bound where a model
+  applies (``bound_from``: ``"pooled trials"``, ``"normal tail"`` or ``"log-normal tail"``);
+  else the Clopper-Pearson bound.
 
 A claim's false-failure ``bound`` is a union bound: the sum of the bounds of its modelled
-decisions (seed-independent, pooled trials, normal or log-normal tail), plus -- when any decision is bounded by counting,
-or the claim failed at some seed (a failing decision or an error) -- the Clopper-Pearson bound of the claim's own
-failure count (one count covers every decision without a tail model); or that count's bound
-alone where it is smaller (it covers every way the claim can fail).  A control
+decisions (seed-independent, stated bound, pooled trials, normal or log-normal tail), plus --
+when any decision is bounded by counting, or the claim failed at some seed (a failing decision
+or an error) -- the Clopper-Pearson bound of the claim's own failure count (one count covers
+every decision without a tail model); or that count's bound alone where it is smaller (it
+covers every way the claim can fail).  A control
 **misses** at a seed when it does not fail as it declares (it passes or misfires).  Its parts:
 ``fails as declared``, with the margin ``-min(margins of the conclusions it breaks)``
 (positive when one fails with room; its failures are the misses); for a ``hypothesis``
@@ -253,13 +261,16 @@ def _same_at_every_seed(margins: Sequence[float | None]) -> bool:
 def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bool], *,
                  role: str | None = None, kind: str | None = None,
                  seed_independent: bool = False, pooled: dict | None = None,
-                 negated: bool = False, log_scale: bool = False) -> dict:
+                 negated: bool = False, log_scale: bool = False,
+                 stated: float | None = None) -> dict:
     """One decision's row over the seeds at which it was recorded (module docstring);
     ``seed_independent``: its lineage says no seeded computation preceded it at any seed;
     ``pooled``: its :func:`pooled_trials` model (a binomial decision); ``negated``: the margins
     are a decision of ``kind``'s negated (:func:`log_ratio_tail`); ``log_scale``: the decision
     declared ``scale="log"`` (:func:`theorycheck.checks.at_most`), so the log-normal model is its
-    only tail model (the normal model of the margins is not tried)."""
+    only tail model (the normal model of the margins is not tried); ``stated``: the largest
+    :class:`theorycheck.tails.TailBound` probability it declared (at every seed), its bound
+    where it never failed."""
     runs, failures = len(passed), sum(not p for p in passed)
     counted = clopper_pearson_upper(failures, runs)
     finite = [m for m in margins if m is not None and math.isfinite(m)]
@@ -276,6 +287,9 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
     if seed_independent and runs and failures == 0:
         tail["model"] = "seed-independent"
         bound, source = 0.0, "seed-independent"
+    elif stated is not None and runs and failures == 0:
+        tail["model"] = "stated bound"
+        bound, source = stated, "stated bound"
     elif modelled and tail["model"] == "pooled trials":
         tail["tail_upper"] = pooled["tail_upper"]
         bound, source = min(pooled["tail_upper"], counted), "pooled trials"
@@ -287,6 +301,8 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
     else:
         if logged is not None and log_scale:
             tail["model"] = "log-normal rejected"
+        if stated is not None:
+            tail["model"] = "stated bound contradicted"
         bound, source = counted, "clopper-pearson"
     return {"name": name, "role": role, "kind": kind, "runs": runs, "failures": failures,
             "clopper_pearson": counted, **{f"margin_{k}": tail[k] for k in ("mean", "sd", "min")},
@@ -314,8 +330,17 @@ def _decision_rows(cases: list[dict], roles: tuple[str, ...]) -> list[dict]:
                          role=ds[0].get("role"), kind=ds[0]["kind"],
                          seed_independent=all(map(_decided_before_any_computation, ds)),
                          pooled=pooled_trials(ds) if _all_binomial(ds) else None,
-                         log_scale=all(d.get("detail", {}).get("scale") == "log" for d in ds))
+                         log_scale=all(d.get("detail", {}).get("scale") == "log" for d in ds),
+                         stated=_stated_bound(ds))
             for name, ds in recorded.items()]
+
+
+def _stated_bound(decisions: Sequence[dict]) -> float | None:
+    """The largest tail-bound probability the recorded decisions declared, if each declared one."""
+    stated = [d.get("detail", {}).get("tail_bound") for d in decisions]
+    if not stated or any(b is None for b in stated):
+        return None
+    return max(float(b["probability"]) for b in stated)
 
 
 def _all_binomial(decisions: Sequence[dict]) -> bool:

@@ -54,6 +54,7 @@ from scipy import optimize, stats
 
 from .tolerance import unit_roundoff
 from .errors import InvalidInputError
+from .tails import TailBound
 
 __all__ = [
     "Decision",
@@ -313,7 +314,7 @@ SCALES = ("linear", "log")
 
 
 def _bound_check(kind: str, name: str, measured: Any, bound: Any, margin: float, rmargin: float,
-                 dtype: Any, scale: str) -> Decision:
+                 dtype: Any, scale: str, tail_bound: TailBound | None = None) -> Decision:
     refused = _refuse_non_finite(name, kind, dict(measured=measured, bound=bound, margin=margin,
                                                   rmargin=rmargin), "measured", "bound")
     if refused is not None:
@@ -322,6 +323,9 @@ def _bound_check(kind: str, name: str, measured: Any, bound: Any, margin: float,
         raise InvalidInputError(f"check {name!r}: margin and rmargin must be >= 0")
     if scale not in SCALES:
         raise InvalidInputError(f"check {name!r}: scale must be one of {list(SCALES)}, got {scale!r}")
+    if tail_bound is not None and not isinstance(tail_bound, TailBound):
+        raise InvalidInputError(f"check {name!r}: tail_bound must be a theorycheck.tails.TailBound, "
+                                f"got {type(tail_bound).__name__}")
     m = _as_float_array(name, measured)
     b = _as_float_array(name, bound)
     raw_slack = b - m if kind == "at_most" else m - b
@@ -330,12 +334,13 @@ def _bound_check(kind: str, name: str, measured: Any, bound: Any, margin: float,
     return Decision(name, kind, passed, measured=m, reference=b,
                     tolerance={"margin": margin, **({"rmargin": rmargin} if rmargin else {})},
                     detail={"worst_slack": float(np.min(slack)), "worst_index": int(np.argmin(slack)),
-                            **({"scale": scale} if scale != "linear" else {})},
+                            **({"scale": scale} if scale != "linear" else {}),
+                            **({"tail_bound": asdict(tail_bound)} if tail_bound is not None else {})},
                     warnings=_unresolved_bound(raw_slack, slack, m, b, dtype))
 
 
 def at_most(name: str, measured: Any, bound: Any, *, margin: float = 0.0, rmargin: float = 0.0,
-            dtype: Any = "float64", scale: str = "linear") -> Decision:
+            dtype: Any = "float64", scale: str = "linear", tail_bound: TailBound | None = None) -> Decision:
     """Every element of ``measured`` is ``<= bound + margin + rmargin * |bound|`` (an absolute
     and a relative margin); records the worst slack.  ``dtype`` (the run's, passed by
     ``tc.conclusion`` / ``tc.precondition``) sets the resolution below which a bound series
@@ -344,15 +349,19 @@ def at_most(name: str, measured: Any, bound: Any, *, margin: float = 0.0, rmargi
     ``measured / bound`` (:func:`theorycheck.calibrate.log_ratio_tail`) and not on the margin
     itself: for a positive ratio that spans decades from seed to seed (a singular value against
     a round-off tolerance), whose normal model on the linear scale puts mass below zero that the
-    quantity cannot reach.  It changes nothing in the verdict; it is recorded in the detail."""
-    return _bound_check("at_most", name, measured, bound, margin, rmargin, dtype, scale)
+    quantity cannot reach.  ``tail_bound`` (:class:`theorycheck.tails.TailBound`) states, from
+    the mathematics of the instance's draw, an upper bound on the probability that this
+    decision fails on a fresh draw when the code and the hypotheses are right; the calibration
+    takes it as the decision's false-failure bound.  Neither changes the verdict; both are
+    recorded in the detail."""
+    return _bound_check("at_most", name, measured, bound, margin, rmargin, dtype, scale, tail_bound)
 
 
 def at_least(name: str, measured: Any, bound: Any, *, margin: float = 0.0, rmargin: float = 0.0,
-             dtype: Any = "float64", scale: str = "linear") -> Decision:
+             dtype: Any = "float64", scale: str = "linear", tail_bound: TailBound | None = None) -> Decision:
     """Every element of ``measured`` is ``>= bound - margin - rmargin * |bound|``; records the
-    worst slack and warns like :func:`at_most`, whose ``scale`` it takes."""
-    return _bound_check("at_least", name, measured, bound, margin, rmargin, dtype, scale)
+    worst slack and warns like :func:`at_most`, whose ``scale`` and ``tail_bound`` it takes."""
+    return _bound_check("at_least", name, measured, bound, margin, rmargin, dtype, scale, tail_bound)
 
 
 def holds(name: str, condition: Any, *, detail: dict | None = None) -> Decision:

@@ -22,7 +22,7 @@ have light tails, mu(K) = ||Sigma^{1/2} K Sigma^{1/2}||^2 < 1/2 (so E exp(x^T K^
 is finite); on the manifold mu <= kappa(Sigma) sigma_1(W*), so kappa sigma_1 <= 0.5 suffices.
 A1, k >= d and A3 are facts of a recipe's configuration (`decide_recipe`, before any draw:
 seed-independent); sigma_d(W*) > 0 is a property of the draw, decided with its margin to the
-rank tolerance (`record_assumptions`).
+rank tolerance and a proven bound on its failure rate (`record_assumptions`, `a2_tail_bound`).
 """
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ import torch
 
 from theorycheck.errors import DeclarationError, ReferenceComputationError
 from theorycheck.models.attention_regression import PopulationAttentionRegression
+from theorycheck.tails import TailBound, gaussian_condition_tail
 
 #: the paper key, the first part of every claim id
 PAPER = "gsb26"
@@ -217,17 +218,35 @@ def rank_tolerance(W):
     return np.linalg.norm(W, 2) * max(W.shape) * np.finfo(W.dtype).eps
 
 
+def a2_tail_bound(W) -> TailBound:
+    r"""The probability that A2's full-rank test fails on a fresh draw of a W* shaped like ``W``.
+    Every recipe draws W* = c B / ||B|| with B (k x d) standard Gaussian (`WellConditioned`,
+    `IllConditioned`; `Problem.scaled` multiplies by a scalar), so kappa(W*) = kappa(B).  The
+    test compares the computed sigma_d with sigma_1 max(k, d) eps (`rank_tolerance`), and a
+    backward-stable SVD returns each singular value within a small multiple of eps sigma_1
+    (taken as max(k, d) eps sigma_1), so it can fail only where kappa(B) > 1 / (2 max(k, d) eps):
+    the Gaussian condition-number tail there (`gaussian_condition_tail`)."""
+    k, d = W.shape
+    x = 1.0 / (2 * max(k, d) * np.finfo(W.dtype).eps)
+    return TailBound(gaussian_condition_tail(k, d, x),
+                     f"kappa({k} x {d} Gaussian) > {x:.3g} (Chen & Dongarra 2005): A2's rank test "
+                     "fails only there")
+
+
 def record_assumptions(tc, problem, *, a3=False):
     """A2's sigma_d(W*) > 0 -- W* of full column rank: sigma_d(W*) at least the rank tolerance
     (`rank_tolerance`), a margin that varies with the draw (a ratio to round-off spanning decades:
-    declared ``scale="log"`` for the calibration) -- of one `Problem` or of every
+    declared ``scale="log"``, with its proven failure rate `a2_tail_bound` for the
+    calibration) -- of one `Problem` or of every
     problem of a sequence, and lambda_min(Sigma) and the A3 product kappa(Sigma) sigma_1(W*) as
     records (the configuration facts: `decide_recipe`).  ``a3``: A3 decided on these numbers, for a problem
     whose W* was rescaled after its draw (its product is then no longer the recipe's)."""
     problems = [problem] if isinstance(problem, Problem) else list(problem)
     one = (lambda values: values[0]) if isinstance(problem, Problem) else np.array
     tc.precondition.at_least("A2: sigma_d(W*) > 0", one([p.singular_values()[-1] for p in problems]),
-                             one([rank_tolerance(p.W) for p in problems]), scale="log")
+                             one([rank_tolerance(p.W) for p in problems]), scale="log",
+                             tail_bound=max((a2_tail_bound(p.W) for p in problems),
+                                            key=lambda b: b.probability).times(len(problems)))
     products = one([p.a3_product() for p in problems])
     if a3:
         tc.precondition.at_most("A3: kappa(Sigma) sigma_1(W*) <= 1/2", products, LIGHT_TAIL)

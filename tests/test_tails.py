@@ -1,0 +1,53 @@
+"""theorycheck.tails: stated tail bounds, and the Gaussian condition-number tail against Monte Carlo."""
+import math
+
+import numpy as np
+import pytest
+
+from theorycheck.errors import InvalidInputError
+from theorycheck.tails import CHEN_DONGARRA_C, TailBound, gaussian_condition_tail
+
+
+@pytest.mark.parametrize("shape, x", [((4, 3), 20.0), ((4, 3), 60.0), ((5, 5), 200.0), ((3, 6), 30.0)])
+def test_gaussian_condition_tail_covers_the_monte_carlo_rate_and_decays_at_its_power(shape, x):
+    """P[kappa_2(G) > x] from 2e5 Gaussian draws (the point estimate plus 4 binomial standard
+    errors) lies below the bound; the bound falls like x^-(|m - n| + 1)."""
+    rng = np.random.default_rng(7)
+    s = np.linalg.svd(rng.standard_normal((200_000, *shape)), compute_uv=False)
+    rate = float(np.mean(s[:, 0] / s[:, -1] > x))
+    m, n = shape
+    bound = gaussian_condition_tail(m, n, x)
+    assert rate + 4 * math.sqrt(max(rate, 1e-6) / s.shape[0]) < bound < 1
+    power = abs(m - n) + 1
+    assert gaussian_condition_tail(m, n, 10 * x) == pytest.approx(bound / 10 ** power)
+
+
+def test_gaussian_condition_tail_is_the_theorems_formula_and_one_below_its_range():
+    # 4 x 3: power 2, normalization max(m, n) / 2 = 2
+    assert gaussian_condition_tail(4, 3, 1e15) == pytest.approx(
+        (CHEN_DONGARRA_C * 2 / 1e15) ** 2 / math.sqrt(2 * math.pi))
+    assert gaussian_condition_tail(4, 3, 3.0) == 1.0       # y = 1.5 < |m - n| + 1 = 2
+    assert gaussian_condition_tail(3, 4, 1e15) == gaussian_condition_tail(4, 3, 1e15)
+
+
+@pytest.mark.parametrize("args, fragment", [((1, 3, 10.0), "integers >= 2"), ((4, 3.0, 10.0), "integers >= 2"),
+                                            ((4, 3, 0.0), "positive finite"), ((4, 3, math.nan), "positive finite")])
+def test_gaussian_condition_tail_refuses_bad_input(args, fragment):
+    with pytest.raises(InvalidInputError, match=fragment):
+        gaussian_condition_tail(*args)
+
+
+def test_tail_bound_validates_and_unions_over_draws():
+    bound = TailBound(1e-20, "condition-number tail")
+    three = bound.times(3)
+    assert three.probability == pytest.approx(3e-20)
+    assert three.reason == "3 draws, union bound: condition-number tail"
+    assert bound.times(1) == bound
+    assert TailBound(0.6, "r").times(2).probability == 1.0
+    for probability in (-0.1, 1.5, math.nan, True, "1e-3"):
+        with pytest.raises(InvalidInputError, match="probability must be a number in"):
+            TailBound(probability, "r")
+    with pytest.raises(InvalidInputError, match="reason must say"):
+        TailBound(1e-3, " ")
+    with pytest.raises(InvalidInputError, match="count must be a positive integer"):
+        bound.times(0)

@@ -1,0 +1,68 @@
+r"""Proven tail bounds for decisions on random instances: a :class:`TailBound` states, when a
+claim is written, the probability that one of its decisions fails on a fresh draw of its instance
+when the code and the theorem's hypotheses are right, from the mathematics of the draw (not from
+seeds).  The calibration then takes that probability as the decision's false-failure bound
+(:func:`theorycheck.calibrate.decision_row`, ``bound_from: "stated bound"``), where a model of
+its margins over a few dozen seeds could not reach the budget: a margin to a round-off
+tolerance spans decades and is neither normal nor log-normal in the tail that matters.
+
+* :func:`gaussian_condition_tail`: ``P[kappa_2(G) > x]`` for an ``m x n`` matrix of i.i.d.
+  standard normal entries (Chen & Dongarra, "Condition numbers of Gaussian random matrices",
+  SIAM J. Matrix Anal. Appl. 27(3), 2005; arXiv:0810.0800, its abstract states it): for
+  ``m, n >= 2`` and ``y >= |n - m| + 1``,
+  ``P[kappa_2(G) / (n / (|n - m| + 1)) > y] < (C / y)^(|n - m| + 1) / sqrt(2 pi)`` with a
+  universal ``C <= 6.414``.  The normalization is taken with ``max(m, n)`` (the larger one is
+  the weaker statement, so the bound holds whichever of ``m, n`` the theorem's ``n`` is), and
+  a full-column-rank test against ``sigma_1 * tol`` fails only when ``kappa_2 > 1 / tol``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .errors import InvalidInputError
+
+__all__ = ["TailBound", "gaussian_condition_tail", "CHEN_DONGARRA_C"]
+
+#: the universal constant of Chen & Dongarra's upper tail bound for real Gaussian matrices
+CHEN_DONGARRA_C = 6.414
+
+
+@dataclass(frozen=True)
+class TailBound:
+    """``probability``: an upper bound on the probability that the decision it is attached to
+    fails on a fresh draw of the instance (code and hypotheses right); ``reason``: the
+    mathematics it rests on (a theorem and how the decision reduces to it), for the reader of
+    the record."""
+
+    probability: float
+    reason: str
+
+    def __post_init__(self):
+        p = self.probability
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise InvalidInputError(f"TailBound: probability must be a number in [0, 1], got {p!r}")
+        if not isinstance(self.reason, str) or not self.reason.strip():
+            raise InvalidInputError("TailBound: reason must say what the bound rests on")
+
+    def times(self, count: int) -> "TailBound":
+        """The bound of ``count`` such draws failing at least once (the union bound)."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise InvalidInputError(f"TailBound.times: count must be a positive integer, got {count!r}")
+        return TailBound(min(1.0, count * self.probability),
+                         self.reason if count == 1 else f"{count} draws, union bound: {self.reason}")
+
+
+def gaussian_condition_tail(m: int, n: int, x: float) -> float:
+    """An upper bound on ``P[kappa_2(G) > x]``, ``G`` an ``m x n`` matrix of i.i.d. standard
+    normal entries (Chen & Dongarra 2005, module docstring), for ``m, n >= 2``; 1 where ``x`` is
+    below the theorem's range."""
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 2 for v in (m, n)):
+        raise InvalidInputError(f"gaussian_condition_tail: m and n must be integers >= 2, got {m!r}, {n!r}")
+    if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
+        raise InvalidInputError(f"gaussian_condition_tail: x must be a positive finite number, got {x!r}")
+    power = abs(n - m) + 1
+    y = x * power / max(m, n)
+    if y < power:
+        return 1.0
+    return float(min(1.0, (CHEN_DONGARRA_C / y) ** power / math.sqrt(2.0 * math.pi)))
