@@ -105,10 +105,46 @@ def test_a_decision_declared_on_the_log_scale_is_modelled_on_the_log_only():
     # the same margins undeclared: the linear normal model decides when it is accepted
     undeclared = cal.decision_row("rank", list(ratios - 1.0), [True] * 60, kind="at_least")
     assert undeclared["bound_from"] == "normal tail" and undeclared["bound"] > 1e-3 > 1e-15 > declared["bound"]
-    # declared, and the log is not normal either: counted, and the row says the declared model failed
+    # declared, and the log is not normal either, at half a standard deviation from 0 (Cantelli no
+    # better than the count): counted, and the row says the declared model failed
     skewed = np.expm1(np.random.default_rng(32).gamma(0.3, 1.0, 200))     # log ratio gamma: skewed
     row = cal.decision_row("rank", list(skewed), [True] * 200, kind="at_least", log_scale=True)
     assert row["model"] == "log-normal rejected" and row["bound_from"] == "clopper-pearson"
+
+
+@pytest.mark.parametrize("draw, true_rate", [
+    (lambda rng, n: 20.0 - (rng.pareto(2.2, n) + 1.0), 20.0 ** -2.2),        # no fourth moment
+    (lambda rng, n: 50.0 - np.exp(1.5 * rng.standard_normal(n)), stats.norm.sf(np.log(50.0) / 1.5)),
+])
+def test_cantelli_bound_covers_the_true_rate_of_heavy_left_tails(draw, true_rate):
+    """Over 1000 samples of 50 margins whose left tail is heavy, the bound falls below the true
+    P[X < 0] at most at its nominal 5% (plus 3 binomial standard errors)."""
+    rng = np.random.default_rng(34)
+    below = [cal.cantelli_tail(draw(rng, 50)) < true_rate for _ in range(1000)]
+    assert np.mean(below) <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 1000)
+
+
+def test_cantelli_is_the_bound_after_the_shape_models_are_rejected():
+    """Round-off errors against a tolerance 1e4 above them: margins 1 - err/tol, skewed on both
+    scales; 50 of them at thousands of standard deviations are bounded by Cantelli's inequality
+    (at the limits, with the kurtosis's degrees of freedom) and not by the count."""
+    rng = np.random.default_rng(35)
+    errors = 1e-16 * rng.choice([0.0, 1.0, 2.0, 4.0], size=50, p=[0.55, 0.3, 0.1, 0.05])
+    margins = list(1.0 - (errors + 1e-17) / 1e-12)
+    row = cal.decision_row("closed form equals autograd", margins, [True] * 50, kind="at_most")
+    assert row["normality_p"] < cal.NORMALITY_ALPHA and row["model"] == row["bound_from"] == "Cantelli"
+    assert row["bound"] == cal.cantelli_tail(margins) < 1e-6 < cal.clopper_pearson_upper(0, 50)
+    m = np.array(margins)
+    n, mean, sd = 50, m.mean(), m.std(ddof=1)
+    dof = 2 / (2 / 49 + max(stats.kurtosis(m, bias=False), 0) / 50)
+    low, high = mean - stats.t.ppf(0.975, 49) * sd / np.sqrt(n), sd * np.sqrt(dof / stats.chi2.ppf(0.025, dof))
+    assert row["bound"] == pytest.approx(high ** 2 / (high ** 2 + low ** 2), rel=1e-9)
+    # an accepted model is never replaced, and no spread or a failure leaves counting
+    normal = cal.decision_row("x", list(rng.normal(5.0, 1.0, 50)), [True] * 50, kind="at_least")
+    assert normal["bound_from"] == "normal tail"
+    assert cal.cantelli_tail([1.0] * 50) is None and cal.cantelli_tail([1.0, 2.0]) is None
+    failed = cal.decision_row("x", margins[:-1] + [-0.1], [True] * 49 + [False], kind="at_most")
+    assert failed["bound_from"] == "clopper-pearson"
 
 
 def test_a_stated_tail_bound_is_the_decisions_bound_unless_a_failure_contradicts_it():

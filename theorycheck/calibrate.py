@@ -45,12 +45,23 @@ definitions are read with the current ones):
   (``log(1 + m)`` for ``at_least``), positive exactly when the decision passes, is taken as
   normal, with the same bound and the same Shapiro-Wilk check as the margins
   (:func:`log_ratio_tail`).  One transform per kind, fixed in advance (no search over
-  transforms); it needs the ratio positive at every seed, and a rejected check leaves counting.
+  transforms); it needs the ratio positive at every seed, and a rejected check leaves the
+  Cantelli bound (below) or counting.
   A decision that declared ``scale="log"`` when it was written (:func:`theorycheck.checks.at_most`,
   ``detail["scale"]``: a positive ratio spanning decades, such as a singular value against a
   round-off tolerance) has the log-normal model as its only tail model: the normal model of its
   margins is not tried, so the choice of scale is made before any seed and never by which model
   gives the smaller bound (``model: "log-normal rejected"`` where the Shapiro-Wilk check fails).
+* where those models are rejected (or do not apply: an over-dispersed binomial, a ratio not
+  positive), the **Cantelli** bound, which assumes no shape: for any distribution with mean
+  ``mu > 0`` and standard deviation ``sigma``, ``P[X <= 0] <= sigma^2 / (sigma^2 + mu^2)``
+  (Cantelli's one-sided Chebyshev inequality), evaluated at the mean's lower 97.5% Student-t
+  limit and the standard deviation's upper 97.5% chi-square limit with degrees of freedom
+  reduced for the sample's excess kurtosis (:func:`cantelli_tail`), on the margins, or on the log
+  ratios of a decision declared ``scale="log"``, where it is below the count's bound.  It
+  reaches a claim's budget only for margins some 60 standard deviations from failure (a
+  round-off comparison against a tolerance far above it, a control failing by a wide and steady
+  margin) and never replaces an accepted model.
 * a decision that declared a **stated bound** when it was written (``tail_bound=``, a
   :class:`theorycheck.tails.TailBound`: the probability that it fails on a fresh draw, proved
   from the mathematics of the draw, such as the tail of a Gaussian matrix's condition number
@@ -59,11 +70,11 @@ definitions are read with the current ones):
   (``model: "stated bound contradicted"``).  The margins are still summarized.
 * the decision's ``bound``: 0 for a seed-independent decision; the stated probability for a
   stated bound; the smaller of the model's bound and the Clopper-Pearson bound where a model
-  applies (``bound_from``: ``"pooled trials"``, ``"normal tail"`` or ``"log-normal tail"``);
-  else the Clopper-Pearson bound.
+  applies (``bound_from``: ``"pooled trials"``, ``"normal tail"``, ``"log-normal tail"`` or
+  ``"Cantelli"``); else the Clopper-Pearson bound.
 
 A claim's false-failure ``bound`` is a union bound: the sum of the bounds of its modelled
-decisions (seed-independent, stated bound, pooled trials, normal or log-normal tail), plus --
+decisions (seed-independent, stated bound, pooled trials, normal, log-normal or Cantelli tail), plus --
 when any decision is bounded by counting, or the claim failed at some seed (a failing decision
 or an error) -- the Clopper-Pearson bound of the claim's own failure count (one count covers
 every decision without a tail model); or that count's bound alone where it is smaller (it
@@ -109,7 +120,7 @@ __all__ = ["CLAIM_BUDGET", "CONTROL_BUDGET", "CONFIDENCE", "clopper_pearson_uppe
            "normal_tail", "decision_row", "claim_row", "control_row", "calibrate_rows",
            "merge_table", "load_table", "write_table", "write_page", "table_markdown", "format_seeds",
            "attach_bounds", "bound_text", "calibrated_seeds", "SPENT_SEEDS", "check_unspent",
-           "log_ratio_tail", "pooled_trials"]
+           "log_ratio_tail", "pooled_trials", "cantelli_tail"]
 
 CLAIM_BUDGET = 3e-4
 CONTROL_BUDGET = 1e-2
@@ -187,12 +198,8 @@ def normal_tail(margins: Sequence[float]) -> dict:
 _RATIO_SIGN = {"at_most": -1.0, "close": -1.0, "at_least": 1.0}
 
 
-def log_ratio_tail(margins: Sequence[float], kind: str | None, negated: bool = False) -> dict | None:
-    """:func:`normal_tail` of ``y = sign * log(1 + sign * margin)``, the log of the compared
-    ratio (``sign`` -1 for ``at_most`` and ``close``, +1 for ``at_least``): ``y >= 0`` exactly
-    when the margin is.  ``negated``: the margins are those of a decision of ``kind`` negated
-    (a control's "fails as declared" of the one conclusion it breaks), modelled as ``-y``.
-    ``None`` for another kind or where a ratio is not positive."""
+def _log_ratios(margins: Sequence[float], kind: str | None, negated: bool = False) -> np.ndarray | None:
+    """``y`` of :func:`log_ratio_tail` (``-y`` when ``negated``), or ``None``."""
     sign = _RATIO_SIGN.get(kind)
     if sign is None:
         return None
@@ -201,7 +208,42 @@ def log_ratio_tail(margins: Sequence[float], kind: str | None, negated: bool = F
     if not np.all(ratio > 0):
         return None
     y = sign * np.log(ratio)
-    return normal_tail(-y if negated else y)
+    return -y if negated else y
+
+
+def log_ratio_tail(margins: Sequence[float], kind: str | None, negated: bool = False) -> dict | None:
+    """:func:`normal_tail` of ``y = sign * log(1 + sign * margin)``, the log of the compared
+    ratio (``sign`` -1 for ``at_most`` and ``close``, +1 for ``at_least``): ``y >= 0`` exactly
+    when the margin is.  ``negated``: the margins are those of a decision of ``kind`` negated
+    (a control's "fails as declared" of the one conclusion it breaks), modelled as ``-y``.
+    ``None`` for another kind or where a ratio is not positive."""
+    y = _log_ratios(margins, kind, negated)
+    return None if y is None else normal_tail(y)
+
+
+def cantelli_tail(values: Sequence[float]) -> float | None:
+    """The distribution-free tail bound of ``P[X < 0]`` (module docstring): Cantelli's
+    inequality ``sd^2 / (sd^2 + mean^2)`` at the mean's lower and the standard deviation's upper
+    97.5% limits; the latter the chi-square limit on ``r = 2 / (2 / (n - 1) + max(g2, 0) / n)``
+    degrees of freedom, ``g2`` the sample excess kurtosis (``Var s^2 = sigma^4 (2 / (n - 1) +
+    gamma_2 / n)`` for any distribution with a finite fourth moment, so heavy tails widen the
+    limit).  1 where the mean's limit is not positive; ``None`` below :data:`MIN_TAIL_SAMPLES`
+    values or without spread."""
+    x = np.asarray(values, dtype=float)
+    n = x.size
+    if n < MIN_TAIL_SAMPLES:
+        return None
+    y = x / (float(np.abs(x).max()) or 1.0)
+    mean, sd = float(y.mean()), float(y.std(ddof=1))
+    if not sd > 0 or np.ptp(y) <= 1e-12 * abs(mean):
+        return None
+    excess = max(float(stats.kurtosis(y, fisher=True, bias=False)), 0.0)
+    dof = 2.0 / (2.0 / (n - 1) + excess / n)
+    mean_low = mean - float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    sd_high = sd * math.sqrt(dof / float(stats.chi2.ppf(0.025, dof)))
+    if mean_low <= 0:
+        return 1.0
+    return float(sd_high ** 2 / (sd_high ** 2 + mean_low ** 2))
 
 
 def _binomial_counts(records: Sequence[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -298,6 +340,10 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
     elif logged is not None and logged["model"] == "normal":
         tail.update(model="log-normal", tail_upper=logged["tail_upper"])
         bound, source = min(logged["tail_upper"], counted), "log-normal tail"
+    elif (cantelli := _cantelli_of(finite, kind, negated, log_scale)
+          if modelled and tail["model"] in _CANTELLI_AFTER else None) is not None and cantelli < counted:
+        tail.update(model="Cantelli", tail_upper=cantelli)
+        bound, source = cantelli, "Cantelli"
     else:
         if logged is not None and log_scale:
             tail["model"] = "log-normal rejected"
@@ -311,6 +357,18 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
             "pooled_rate": (pooled or {}).get("rate"),
             "dispersion_p": (pooled or {}).get("dispersion_p"),
             "bound": bound, "bound_from": source}
+
+
+#: the rejected models after which a decision's bound may be Cantelli's (a declared log scale's
+#: linear model is "normal" or "rejected"; "lineage contradicted" is left to counting, to be seen)
+_CANTELLI_AFTER = ("rejected", "normal", "over-dispersed")
+
+
+def _cantelli_of(margins: list[float], kind: str | None, negated: bool, log_scale: bool) -> float | None:
+    """:func:`cantelli_tail` of the margins, or of the log ratios for a decision declared on the
+    log scale (``None`` where they cannot be formed)."""
+    values = _log_ratios(margins, kind, negated) if log_scale else margins
+    return None if values is None else cantelli_tail(values)
 
 
 def _decided_before_any_computation(decision: dict) -> bool:
@@ -562,7 +620,7 @@ def table_markdown(tables: list[dict]) -> str:
                 weakest = next((p for p in row["decisions"] if p["name"] == row["weakest"]), None)
                 source = weakest["bound_from"] if weakest else "-"
                 rejected = [p["name"] for p in row["decisions"]
-                            if p["model"] in ("rejected", "over-dispersed", "log-normal rejected")
+                            if p["model"] in ("rejected", "over-dispersed", "log-normal rejected", "Cantelli")
                             or (p["model"] == "log-normal" and p.get("scale") != "log")]
                 lines.append(f"| {who} | {row['seeds']} | {row['runs']} | {row['failures']} | "
                              f"{_sci(row['bound'])} | {source} | "
