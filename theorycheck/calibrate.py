@@ -165,6 +165,14 @@ def clopper_pearson_upper(failures: int, runs: int, confidence: float = CONFIDEN
     return float(stats.beta.ppf(confidence, failures + 1, runs - failures))
 
 
+def _confidence_limits(mean: float, sd: float, n: int, dof: float) -> tuple[float, float]:
+    """The mean's lower 97.5% Student-t limit and the standard deviation's upper 97.5%
+    chi-square limit on ``dof`` degrees of freedom (``n - 1`` for normal samples), from ``n``
+    values (each holds with probability 97.5%, both with >= 95%)."""
+    return (mean - float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n),
+            sd * math.sqrt(dof / float(stats.chi2.ppf(0.025, dof))))
+
+
 def normal_tail(margins: Sequence[float]) -> dict:
     """The margins' summary and the normal tail model of ``P[margin < 0]`` (module docstring):
     ``mean``, ``sd``, ``min``, ``sigmas``, ``tail`` (the point estimate), ``tail_upper`` (95%),
@@ -185,8 +193,7 @@ def normal_tail(margins: Sequence[float]) -> dict:
     if not sd > 0 or np.ptp(x) <= 1e-12 * max(abs(mean), 1e-300):
         out["model"] = "no spread"
         return out
-    mean_low = mean - float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
-    sd_high = sd * math.sqrt((n - 1) / float(stats.chi2.ppf(0.025, n - 1)))
+    mean_low, sd_high = _confidence_limits(mean, sd, n, n - 1)
     out.update(sigmas=mean / sd, tail=float(stats.norm.sf(mean / sd)),
                tail_upper=float(stats.norm.sf(mean_low / sd_high)),
                normality_p=float(stats.shapiro(y).pvalue))
@@ -238,9 +245,7 @@ def cantelli_tail(values: Sequence[float]) -> float | None:
     if not sd > 0 or np.ptp(y) <= 1e-12 * abs(mean):
         return None
     excess = max(float(stats.kurtosis(y, fisher=True, bias=False)), 0.0)
-    dof = 2.0 / (2.0 / (n - 1) + excess / n)
-    mean_low = mean - float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
-    sd_high = sd * math.sqrt(dof / float(stats.chi2.ppf(0.025, dof)))
+    mean_low, sd_high = _confidence_limits(mean, sd, n, 2.0 / (2.0 / (n - 1) + excess / n))
     if mean_low <= 0:
         return 1.0
     return float(sd_high ** 2 / (sd_high ** 2 + mean_low ** 2))
