@@ -331,6 +331,8 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
     logged = (log_ratio_tail(finite, kind, negated)
               if modelled and tail["model"] in (("rejected", "normal") if log_scale else ("rejected",))
               else None)
+    cantelli = (_cantelli_of(finite, kind, negated, log_scale)
+                if modelled and tail["model"] in _CANTELLI_AFTER else None)
     if seed_independent and runs and failures == 0:
         tail["model"] = "seed-independent"
         bound, source = 0.0, "seed-independent"
@@ -345,8 +347,7 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
     elif logged is not None and logged["model"] == "normal":
         tail.update(model="log-normal", tail_upper=logged["tail_upper"])
         bound, source = min(logged["tail_upper"], counted), "log-normal tail"
-    elif (cantelli := _cantelli_of(finite, kind, negated, log_scale)
-          if modelled and tail["model"] in _CANTELLI_AFTER else None) is not None and cantelli < counted:
+    elif cantelli is not None and cantelli < counted:
         tail.update(model="Cantelli", tail_upper=cantelli)
         bound, source = cantelli, "Cantelli"
     else:

@@ -101,8 +101,9 @@ def test_nn_ntk_equivalence(tc):
     the ``predictor_instances`` data sets (two one-sided decisions on that mean, `CLT_SLOPE_ABOVE`
     and `CLT_SLOPE_BELOW`): no training is needed, so the data sets are cheap, and
     the pooled rms of one fit over all of them is carried by the few data sets whose kernels are
-    ill-conditioned (a heavy tail; calibration record).  Def. 3.7's pairing is decided on the constructor's probe before the runs
-    (`decide_pairing`; the drawn weights are checked exactly)."""
+    ill-conditioned (a heavy tail; calibration record).  Def. 3.7's pairing is decided on the
+    constructor's probe before the runs (`decide_pairing`; the drawn weights are checked
+    exactly)."""
     init = "independent" if tc.control == "independent_init" else "symmetric"
     widths = tc.sizes["widths"]
     if init == "independent":            # the lazy-regime control's runs: three doublings

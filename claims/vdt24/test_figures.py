@@ -57,7 +57,7 @@ from __future__ import annotations
 import numpy as np
 
 from theorycheck import Calibrated, Control, claim, discrepancy
-from theorycheck.comparison import check_ahead, decades_ahead
+from theorycheck.comparison import decades_ahead
 
 from .figures import (
     CAPS,
@@ -66,11 +66,11 @@ from .figures import (
     FIXED_DECODER_ROLES,
     FROZEN_NGD,
     JOINT_METHODS,
-    JOINT_TYPICAL,
     MUCH_FASTER,
     PAPER_POLYAK,
     SLIGHTLY_FASTER,
     check_everything_beats_gd,
+    check_joint_ahead,
     check_joint_polyak,
     check_ngd_against_joint_ngd,
     documented,
@@ -344,11 +344,12 @@ def test_joint_optimizer_ordering(tc):
     K instances (`JOINT_TYPICAL`; per-instance decades recorded): a statement about the typical
     draw -- decided one by one, an instance reversed an ordering on 2 of 10 unseen seeds, and a
     geometric mean is moved by decades by one instance whose W reached a non-optimal token
-    selection.  The
-    similar-rate check compares the median over the instances of the per-instance ratio:
+    selection.  The similar-rate check compares the median over the instances of the
+    per-instance ratio:
       * everything beats GD: NGD, joint NGD and uncapped Polyak >= 2x ahead of GD in loss,
-        u-alignment and softmax; in W-alignment NGD >= 2x.  Joint NGD and Polyak in W-alignment against GD are recorded, not
-        checked (their joint step is dominated by grad_u, so W moves slowly);
+        u-alignment and softmax; in W-alignment NGD >= 2x.  Joint NGD and Polyak in
+        W-alignment against GD are recorded, not checked (their joint step is dominated by
+        grad_u, so W moves slowly);
       * similar loss rate: over [t_end/10, t_end] the decreases of log L of NGD and of joint
         NGD agree to 10%.  Both decrease log L by about eta t/||u_mm|| (the alpha = 0 case of
         Theorem 2's asymptotics); their curves are offset by a constant, so the decrement, not
@@ -422,8 +423,8 @@ def test_polyak_fastest_as_written(tc):
     the cap: at the last checkpoint NGD (Eq. (13) without the time factor, eta = 0.1) is
     >= 10x ahead of every Polyak run of the batch -- uncapped, cap 100 (the spec's) and cap
     10 -- in 1 - mean_i s_opt, and >= 2x ahead of each in the W-alignment deficit, in the
-    median of the K = 8 instances of the figure claim
-    (`check_ahead`, `JOINT_TYPICAL`).  Why a cap cannot rescue Polyak: a cap only shortens Polyak's steps, and
+    median of the K = 8 instances of the figure claim (`check_joint_ahead`).  Why a cap cannot
+    rescue Polyak: a cap only shortens Polyak's steps, and
     even the uncapped step, which makes Polyak fastest in loss and u-alignment, leaves the
     softmax and W behind: Polyak's step is set by the loss, which the u block drives down,
     while NGD normalizes the W block on its own.  The counterexample under the spec's cap 100
@@ -437,10 +438,8 @@ def test_polyak_fastest_as_written(tc):
     t_end = tc.sizes["steps"]
     runs = joint_figure_runs(tc, DISCREPANCY_CONTROL_ROLES)
     roles = roles_for(tc, {"NGD": "NGD", **{label: label for label in POLYAK_RUNS}}, DISCREPANCY_CONTROL_ROLES)
-    check_ahead(tc, runs, ["NGD"], list(POLYAK_RUNS), "1 - s_opt", t_end, None, MUCH_FASTER, roles=roles,
-                typical=JOINT_TYPICAL)
-    check_ahead(tc, runs, ["NGD"], list(POLYAK_RUNS), "W alignment deficit", t_end, None, FASTER, roles=roles,
-                typical=JOINT_TYPICAL)
+    check_joint_ahead(tc, runs, roles, ["NGD"], list(POLYAK_RUNS), "1 - s_opt", t_end, MUCH_FASTER)
+    check_joint_ahead(tc, runs, roles, ["NGD"], list(POLYAK_RUNS), "W alignment deficit", t_end, FASTER)
     tc.record(f"NGD ahead of {PAPER_POLYAK} in the loss at t={t_end}, decades per seed (the spec's cap)",
               decades_ahead(runs, ["NGD"], [PAPER_POLYAK], "loss", t_end, roles))
     plot_cap_dependence(tc, runs)
