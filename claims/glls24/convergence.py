@@ -10,6 +10,7 @@ from claims.glls24.setup import (
     CONVERGENCE_TARGET,
     contraction_factor,
     decide_pairing,
+    decide_positive_kernel,
     first_time_below,
     predicted_steps,
     regression_shape,
@@ -99,7 +100,7 @@ def decide_linear_convergence(tc, runs):
     tc.record("predicted_steps", cat["predicted"])
     tc.record("fitted_log_loss_slope", cat["slope"])
     tc.record("log_contraction_factor", np.log(cat["q"]))
-    tc.precondition.at_least("lambda_min(H(0)) > 0", lam, 1e-8 * lam_max, scale="log")
+    decide_positive_kernel(tc, runs)
     tc.conclusion.at_most("loss within the contraction envelope", cat["envelope"], 0.0, margin=1e-9)
     tc.record("trials_with_predicted_count_beyond_run", int(np.sum(cat["predicted"] > cat["steps"])))
     tc.conclusion.at_most("steps to epsilon at most the predicted count", cat["hit"], censored_count(cat))

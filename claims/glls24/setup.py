@@ -170,6 +170,22 @@ def decide_pairing(tc, shapes, init="symmetric", name=SYMMETRIC):
     tc.precondition.holds(name, [bool(is_symmetric_initialization(W, A)[0]) for W, A in probes])
 
 
+#: ``lambda_min(H(0))`` counts as zero below this fraction of ``lambda_max(H(0))``: a floor far
+#: above the eigensolver's round-off (about ``n u lambda_max``), relative so it does not depend on
+#: the kernel's scale
+ZERO_EIGENVALUE = 1e-8
+POSITIVE_KERNEL = "lambda_min(H(0)) > 0"
+
+
+def decide_positive_kernel(tc, runs, name=POSITIVE_KERNEL):
+    """Precondition ``name`` (Theorem 4.2's ``lambda = lambda_min(H(0)) > 0``) on every trial of
+    ``runs`` (each with per-trial ``"lambda"`` and ``"lambda_max"``): ``lambda >= ZERO_EIGENVALUE
+    lambda_max``, declared on the log scale (the ratio spans decades across draws)."""
+    lam = np.concatenate([r["lambda"] for r in runs])
+    lam_max = np.concatenate([r["lambda_max"] for r in runs])
+    tc.precondition.at_least(name, lam, ZERO_EIGENVALUE * lam_max, scale="log")
+
+
 def decide_unit_ball(tc, name, *arrays):
     """Precondition ``name``: every vector of ``arrays`` (probes of the construction) in the unit ball,
     ``||v|| <= 1`` up to ``tc.tol("exact")``."""

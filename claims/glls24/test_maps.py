@@ -2,7 +2,14 @@
 (Claim E.5 in Lemma 5.3's induction, behind Theorem 4.2) starts to hold as the width m grows."""
 import numpy as np
 
-from claims.glls24.setup import SYMMETRIC, decide_pairing, kernel_drift_widths
+from claims.glls24.setup import (
+    POSITIVE_KERNEL,
+    SYMMETRIC,
+    ZERO_EIGENVALUE,
+    decide_pairing,
+    decide_positive_kernel,
+    kernel_drift_widths,
+)
 from theorycheck import Control, claim
 from theorycheck.maps import decide_inside, rate_map, record_map
 
@@ -105,13 +112,12 @@ def test_kernel_drift_map_m(tc):
     decide_pairing(tc, [(s["d_in"], s["d"], m) for m in grid], name=f"{SYMMETRIC} on every instance of each width")
     runs = tc.use(kernel_drift_widths, widths=grid, c=c)
     inside = [m for m in grid if m >= REGION_WIDTH]
-    tc.precondition.at_least("lambda_min(H(0)) > 0 inside m >= 64",
-                             np.concatenate([runs[m]["lambda"] / runs[m]["lambda_max"] for m in inside]), 1e-8)
+    decide_positive_kernel(tc, [runs[m] for m in inside], name=f"{POSITIVE_KERNEL} inside m >= 64")
     outcomes = [drift_within_half_lambda(runs[m]) for m in grid]
     tc.record("per width: median drift / (lambda / 2)",
               {str(m): float(np.median(runs[m]["drift"] / (runs[m]["lambda"] / 2))) for m in grid})
-    tc.record("per width: fraction with lambda_min(H(0)) <= 1e-8 lambda_max",
-              {str(m): float(np.mean(runs[m]["lambda"] <= 1e-8 * runs[m]["lambda_max"])) for m in grid})
+    tc.record("per width: fraction with lambda_min(H(0)) <= ZERO_EIGENVALUE lambda_max",
+              {str(m): float(np.mean(runs[m]["lambda"] <= ZERO_EIGENVALUE * runs[m]["lambda_max"])) for m in grid})
     tc.record("per width: fraction with relative loss <= 1e-10 after the run",
               {str(m): float(np.mean(runs[m]["rel_loss"] <= 1e-10)) for m in grid})
     tc.record("per width: fraction of non-finite runs", {str(m): float(np.mean(~runs[m]["finite"])) for m in grid})
