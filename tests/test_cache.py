@@ -59,6 +59,22 @@ def nested_run(run):
     return run.use(numpy_run, eta=2.0)["x"].sum()
 
 
+@shared_run(scope="test", seeded=False)
+def fixed_run(run, *, steps=3):
+    CALLS.append(("fixed_run", steps, run.runtime.seed))
+    return np.cumsum(np.ones(steps))
+
+
+@shared_run(scope="test", seeded=False)
+def seedless_drawing_run(run):
+    return run.rng("data").standard_normal(3)
+
+
+@shared_run(scope="test", seeded=False)
+def seedless_using_seeded_run(run):
+    return run.use(numpy_run)
+
+
 @shared_run(scope="test")
 def unpicklable_run(run):
     return {"f": lambda: 0}
@@ -144,6 +160,31 @@ def test_a_run_can_use_another_run_through_the_same_cache(tmp_path):
     total, _ = cache.use(nested_run, RT, {})
     inner, record = cache.use(numpy_run, RT, {"eta": 2.0})
     assert record["source"] == "memo" and total == inner["x"].sum()
+
+
+def test_a_seedless_run_has_one_value_and_one_key_for_every_seed(tmp_path):
+    """seeded=False: computed once at base seed 0, whatever the caller's seed, and found again
+    under another seed (its key leaves the seed out)."""
+    cache = disk_cache(tmp_path)
+    first, record = cache.use(fixed_run, Runtime(seed=7), {})
+    again, other = cache.use(fixed_run, Runtime(seed=8), {})
+    assert CALLS == [("fixed_run", 3, 0)] and other["source"] == "memo" and again is first
+    assert record["seed"] is None and record["key"] == other["key"] == key(fixed_run)
+    assert key(numpy_run) != key(numpy_run, runtime=Runtime(seed=1))
+
+
+@pytest.mark.parametrize("run, message", [
+    (seedless_drawing_run, r"seedless_drawing_run is declared seeded=False, so it cannot draw the stream \('data',\)"),
+    (seedless_using_seeded_run, r"seedless_using_seeded_run is declared seeded=False but uses the seeded run .*numpy_run"),
+])
+def test_a_seedless_run_that_draws_or_uses_a_seeded_run_is_a_usage_error(run, message):
+    with pytest.raises(UsageError, match=message):
+        SharedRunCache(None).use(run, RT, {})
+
+
+def test_seeded_must_be_a_boolean():
+    with pytest.raises(DeclarationError, match="seeded must be True or False, got 'no'"):
+        shared_run(scope="test", seeded="no")(lambda run: 0)
 
 
 def test_a_value_that_cannot_be_pickled_is_a_usage_error(tmp_path):
@@ -336,6 +377,22 @@ def test_the_context_records_each_use_and_its_keys():
     assert [r["source"] for r in tc.shared_runs] == ["computed", "memo", "computed"]
     assert tc.shared_keys == {key(), key(torch_run)}
     assert tc.to_json()["shared_runs"] == tc.shared_runs
+
+
+def test_the_context_logs_whether_a_run_carries_the_seed_and_draws_paper_streams():
+    """A seedless run's use is logged as not carrying the seed; ``tc.paper_rng`` draws the
+    paper-wide stream a shared run of the paper's scope draws, logged as a draw."""
+    spec = ClaimSpec(id="test.a.b", paper="test", source="s", statement="s",
+                     controls={"c": Control("statement", breaks=["b"])}, provenance="derived")
+    tc = ClaimContext(spec, None, RT)
+    tc.use(fixed_run)
+    assert tc.computations.seeded_count() == 0
+    drawn = tc.paper_rng("data").standard_normal(5)
+    value, _ = SharedRunCache(None).use(numpy_run, RT, {"eta": 1.0})
+    assert np.array_equal(drawn, value["x"]) and tc.seeds["paper/data"] == tc.paper_seed("data")
+    tc.use(numpy_run)
+    assert [e["kind"] for e in tc.computations.events] == ["shared_run", "draw", "shared_run"]
+    assert tc.computations.seeded_count() == 2
 
 
 def test_an_infinite_setting_is_recorded_as_strict_json():

@@ -364,6 +364,20 @@ def test_a_hypothesis_control_violating_a_configuration_fact_cannot_miss(compute
     assert part["bound_from"] == bound_from and part["margin_mean"] == pytest.approx(0.5)
 
 
+@pytest.mark.parametrize("seeded_before, bound_from", [(0, "seed-independent"), (1, "clopper-pearson")])
+def test_only_computations_that_carry_the_seed_make_a_decision_seeded(seeded_before, bound_from):
+    """Decided after solver calls or a seedless run (``computed_before`` 3) but no draw:
+    seed-independent; after a draw as well: counted."""
+    runs = _runs(50, np.random.default_rng(12))
+    for run in runs:
+        decision = _structural("k < p", 2.0, computed_before=3)
+        decision["detail"]["seeded_before"] = seeded_before
+        run["claims"][0]["decisions"].append(decision)
+    row = cal.calibrate_rows(runs, list(range(1000, 1050)))["toy.thm1.x"]["claim"]
+    part = next(p for p in row["decisions"] if p["name"] == "k < p")
+    assert part["bound_from"] == bound_from
+
+
 @pytest.mark.parametrize("computed_before, margins, model", [
     (0, [2.0] * 49 + [2.5], "lineage contradicted"),  # lineage says fixed, numbers differ
     (3, [2.0] * 50, "no spread"),                      # decided after a draw: counted

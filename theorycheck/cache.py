@@ -18,7 +18,8 @@ this process returned), by the disk cache, or by computing the run and storing i
 
 **The key** of a use is the sha256 of a canonical encoding of: the run's name
 (``module.qualname``) and scope, its configuration (keyword arguments with their defaults
-applied), the tier and its sizes, the base seed, dtype, device and thread count, the
+applied), the tier and its sizes, the base seed (none for a run declared ``seeded=False``),
+dtype, device and thread count, the
 versions of torch, numpy, scipy, cvxpy, clarabel and sympy, and a **code fingerprint**: the
 sha256 of every ``.py`` file of the installed ``theorycheck`` package and of the paper package holding
 the module that defines the run (``claims/vdt24/``, recursively; for a run outside
@@ -51,6 +52,7 @@ import sys
 import time
 import warnings
 from collections import OrderedDict
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -60,7 +62,7 @@ import numpy as np
 from .errors import DeclarationError, UsageError
 from .files import (TEMP_SUFFIX, BadFileError, WriteError, atomic_write, foreign_entry, make_folder,
                     own_folder, read_json, write_json)
-from .runtime import OnRuntime, Runtime, derive_seed, generator, release_freed_memory
+from .runtime import OnRuntime, Runtime, derive_seed, release_freed_memory
 from .sizes import check_size_names
 
 __all__ = ["shared_run", "SharedRun", "RunContext", "SharedRunCache", "DiskCache", "CacheInfo",
@@ -165,7 +167,7 @@ def cache_key(run: "SharedRun", runtime: Runtime, config: Mapping[str, Any]) -> 
     document = {
         "format": FORMAT_VERSION, "run": run.name, "scope": run.scope, "config": config,
         "tier": runtime.tier, "sizes": canonical(run.sizes_of(runtime.tier), "sizes"),
-        "seed": runtime.seed, "dtype": runtime.dtype, "device": runtime.device,
+        "seed": runtime.seed if run.seeded else None, "dtype": runtime.dtype, "device": runtime.device,
         "threads": runtime.threads, "versions": library_versions(), "code": run.code_fingerprint(),
     }
     text = json.dumps(document, sort_keys=True, separators=(",", ":"), allow_nan=True)
@@ -199,9 +201,12 @@ class SharedRun:
     sizes: Mapping[str, Mapping[str, Any]]
     source_dir: Path
     signature: inspect.Signature = field(repr=False)
+    #: False: the run draws nothing from the base seed (:func:`shared_run`'s ``seeded``)
+    seeded: bool = True
 
     @classmethod
-    def declare(cls, fn: Callable, sizes: Mapping | None, scope: str | None) -> "SharedRun":
+    def declare(cls, fn: Callable, sizes: Mapping | None, scope: str | None,
+                seeded: bool = True) -> "SharedRun":
         name = f"{fn.__module__}.{fn.__qualname__}"
         signature = inspect.signature(fn)
         params = list(signature.parameters.values())
@@ -228,8 +233,11 @@ class SharedRun:
         if module_file is None:
             raise DeclarationError(f"shared run {name}: its module has no source file, so its "
                                    "code cannot be fingerprinted; define it in a .py file")
+        if not isinstance(seeded, bool):
+            raise DeclarationError(f"shared run {name}: seeded must be True or False, got {seeded!r}")
         return cls(fn=fn, name=name, scope=scope, sizes=sizes,
-                   source_dir=_source_dir(fn.__module__, module_file), signature=signature)
+                   source_dir=_source_dir(fn.__module__, module_file), signature=signature,
+                   seeded=seeded)
 
     def __call__(self, *args, **kwargs):
         raise UsageError(f"shared run {self.name} is not called directly; use "
@@ -255,7 +263,8 @@ class SharedRun:
         return hashlib.sha256(text.encode()).hexdigest()
 
 
-def shared_run(fn: Callable | None = None, *, sizes: Mapping | None = None, scope: str | None = None):
+def shared_run(fn: Callable | None = None, *, sizes: Mapping | None = None, scope: str | None = None,
+               seeded: bool = True):
     """Declare a paper-level run that claims share through ``tc.use(run, **config)``.
 
     ``sizes``: ``{"quick": {...}, "full": {...}}``, the run's sizes per tier (``run.sizes``), named
@@ -264,9 +273,14 @@ def shared_run(fn: Callable | None = None, *, sizes: Mapping | None = None, scop
     by ``(base seed, scope, *stream)``); defaults to the paper key, the package right under
     ``claims`` (``claims/vdt24/_common.py`` -> ``"vdt24"``), so the runs of one paper can
     draw the same data.  The function takes a :class:`RunContext` and keyword-only config.
+    ``seeded=False`` declares a run that draws nothing (fixed data, a fixed start, a symbolic
+    derivation): it runs with base seed 0 whatever the run's seed, its ``rng`` and ``seed`` and
+    the use of a seeded run from it are errors, its cache key leaves the seed out (one value for
+    every seed), and the decisions its value alone decides are seed-independent
+    (:mod:`theorycheck.calibrate`).
     """
     def decorate(f: Callable) -> SharedRun:
-        return SharedRun.declare(f, sizes, scope)
+        return SharedRun.declare(f, sizes, scope, seeded)
 
     return decorate if fn is None else decorate(fn)
 
@@ -279,19 +293,35 @@ class RunContext(OnRuntime):
     sizes: dict
     scope: str
     cache: "SharedRunCache" = field(repr=False)
+    #: the name of the run served, when it is declared ``seeded=False`` (None: a seeded run)
+    seedless: str | None = None
 
     def seed(self, *stream: object) -> int:
         """The seed of a named stream: a hash of (base seed, scope, ``*stream``)."""
+        if self.seedless is not None:
+            raise UsageError(f"shared run {self.seedless} is declared seeded=False, so it cannot "
+                             f"draw the stream {stream!r}: declare it seeded to draw")
         return derive_seed(self.runtime.seed, self.scope, *stream)
 
     def rng(self, *stream: object) -> np.random.Generator:
         """A numpy Generator seeded by (base seed, scope, ``*stream``)."""
-        return generator(self.runtime.seed, self.scope, *stream)
-
+        return np.random.default_rng(self.seed(*stream))
 
     def use(self, run: SharedRun, **config) -> Any:
         """The value of another shared run, through the same memo and disk cache."""
+        if self.seedless is not None and isinstance(run, SharedRun) and run.seeded:
+            raise UsageError(f"shared run {self.seedless} is declared seeded=False but uses the "
+                             f"seeded run {run.name}: declare both seeded, or both seedless")
         return self.cache.use(run, self.runtime, config)[0]
+
+
+def _run_context(run: SharedRun, runtime: Runtime, cache: "SharedRunCache") -> RunContext:
+    """The context ``run`` computes in: a seedless run's runs at base seed 0, whatever the
+    caller's, so that its value cannot depend on the seed even through ``runtime``."""
+    if run.seeded:
+        return RunContext(runtime, run.sizes_of(runtime.tier), run.scope, cache)
+    return RunContext(dataclasses.replace(runtime, seed=0), run.sizes_of(runtime.tier), run.scope,
+                      cache, seedless=run.name)
 
 
 # -- storage -----------------------------------------------------------------------------------
@@ -511,7 +541,7 @@ class SharedRunCache:
         canonical_config = run.bind(config)
         key = cache_key(run, runtime, canonical_config)
         record = {"name": run.name, "key": key, "config": canonical_config,
-                  "sizes": run.sizes_of(runtime.tier), "seed": runtime.seed}
+                  "sizes": run.sizes_of(runtime.tier), "seed": runtime.seed if run.seeded else None}
         if key in self._memo:
             self._memo.move_to_end(key)
             return self._memo[key], dict(record, source="memo")
@@ -523,7 +553,7 @@ class SharedRunCache:
                 record["cpu_s"] = cost
         else:
             start = time.process_time()
-            value = run.fn(RunContext(runtime, run.sizes_of(runtime.tier), run.scope, self), **config)
+            value = run.fn(_run_context(run, runtime, self), **config)
             record.update(source="computed", cpu_s=round(time.process_time() - start, 4))
             if self.disk is not None:
                 self.disk.store(key, value, label=f"shared run {run.name}", cpu_s=record["cpu_s"])

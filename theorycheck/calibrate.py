@@ -20,9 +20,11 @@ definitions are read with the current ones):
   :data:`NORMALITY_ALPHA`, and it does not apply to fewer than :data:`MIN_TAIL_SAMPLES`
   margins, to margins with no spread (a ``holds`` decision, a saturated count) or to a
   decision that failed at some seed.
-* a decision made before its case ran any seeded computation (``detail["computed_before"]``
-  is 0 at every seed: no draw, shared run, solver call or trajectory preceded it,
-  :mod:`theorycheck.lineage`) is **seed-independent**: every input it reads is fixed by the
+* a decision made before its case ran any seeded computation (``detail["seeded_before"]`` is 0
+  at every seed: no draw and no shared run but a seedless one preceded it; solver calls and
+  trajectories are functions of such inputs, :func:`theorycheck.lineage.carries_seed`; records
+  without that count fall back on ``detail["computed_before"]``, no computation at all) is
+  **seed-independent**: every input it reads is fixed by the
   claim's configuration, so its outcome is the same at every seed and a pass at every seed
   bounds its false-failure rate by 0 (``bound_from: "seed-independent"``).  The lineage is
   checked against the numbers: a margin that differs between seeds contradicts it, and the
@@ -377,10 +379,12 @@ def _cantelli_of(margins: list[float], kind: str | None, negated: bool, log_scal
     return None if values is None else cantelli_tail(values)
 
 
-def _decided_before_any_computation(decision: dict) -> bool:
-    """Whether the case had logged no computation when ``decision`` was made (a record
-    without the count is taken as seeded)."""
-    return decision.get("detail", {}).get("computed_before") == 0
+def _decided_before_the_seed(decision: dict) -> bool:
+    """Whether the case had logged no computation that carries the seed when ``decision`` was
+    made (``seeded_before``; a record without it: no computation at all, ``computed_before``;
+    a record without either is taken as seeded)."""
+    detail = decision.get("detail", {})
+    return detail.get("seeded_before", detail.get("computed_before")) == 0
 
 
 def _decision_rows(cases: list[dict], roles: tuple[str, ...]) -> list[dict]:
@@ -392,7 +396,7 @@ def _decision_rows(cases: list[dict], roles: tuple[str, ...]) -> list[dict]:
                 recorded.setdefault(d["name"], []).append(d)
     return [decision_row(name, [record_margin(d) for d in ds], [d["passed"] for d in ds],
                          role=ds[0].get("role"), kind=ds[0]["kind"],
-                         seed_independent=all(map(_decided_before_any_computation, ds)),
+                         seed_independent=all(map(_decided_before_the_seed, ds)),
                          pooled=pooled_trials(ds) if _all_binomial(ds) else None,
                          log_scale=all(d.get("detail", {}).get("scale") == "log" for d in ds),
                          stated=_stated_bound(ds))
@@ -461,21 +465,21 @@ def _negated_least(case: dict, names: Iterable[str] | None, role: str) -> float 
 
 def _all_seed_independent(cases: list[dict], names: Iterable[str] | None, role: str) -> bool:
     """Whether every decision of ``role`` (named ``names``, or all) was made before any
-    computation of its case, at every seed."""
+    computation of its case that carries the seed, at every seed."""
     decided = [d for c in cases for d in _of_role(c, names, role)]
-    return bool(decided) and all(map(_decided_before_any_computation, decided))
+    return bool(decided) and all(map(_decided_before_the_seed, decided))
 
 
 def _violated_by_the_configuration(cases: list[dict]) -> list[str]:
     """The preconditions a hypothesis control violates before any computation, at every seed:
-    decided before its case ran anything and failed at every seed (then the control violates
+    decided before its case ran anything that carries the seed and failed at every seed (then the control violates
     its hypothesis whatever the draws, and the part is seed-independent)."""
     if not cases:
         return []
     names = [d["name"] for d in _of_role(cases[0], None, "precondition")]
     return [name for name in names
             if all((ds := _of_role(c, [name], "precondition"))
-                   and all(not d["passed"] and _decided_before_any_computation(d) for d in ds)
+                   and all(not d["passed"] and _decided_before_the_seed(d) for d in ds)
                    for c in cases)]
 
 

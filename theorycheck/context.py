@@ -53,7 +53,9 @@ class _CheckRecorder:
     held.  The decision also records how many computation events the case had logged when
     it was made (``detail["computed_before"]``, :mod:`theorycheck.lineage`), from which the
     report tells a control whose broken conclusion came after a computation of its own from
-    one that re-judged its claim's numbers (:mod:`theorycheck.evidence`)."""
+    one that re-judged its claim's numbers (:mod:`theorycheck.evidence`), and how many of them
+    brought the base seed in (``detail["seeded_before"]``, :func:`theorycheck.lineage.carries_seed`),
+    from which the calibration tells a seed-independent decision (:mod:`theorycheck.calibrate`)."""
 
     def __init__(self, sink: list[Decision], role: str, computations: ComputationLog,
                  dtype: str = "float64"):
@@ -67,7 +69,8 @@ class _CheckRecorder:
             kwargs.setdefault("dtype", self._dtype)
         decision = fn(*args, **kwargs)
         decision = dataclasses.replace(decision, role=self._role, detail={
-            **decision.detail, "computed_before": len(self._computations)})
+            **decision.detail, "computed_before": len(self._computations),
+            "seeded_before": self._computations.seeded_count()})
         self._sink.append(decision)
         return decision.passed
 
@@ -220,8 +223,23 @@ class ClaimContext(OnRuntime):
         asked for is listed in results.json (``seeds``) so that the case can be rerun, and
         logged as a ``draw`` computation (:mod:`theorycheck.lineage`) whose identity is the seed:
         the claim and its controls asking for one stream get one draw."""
-        value = derive_seed(self.runtime.seed, self.spec.id, *stream)
-        name = "/".join(map(str, stream))
+        return self._drawn("/".join(map(str, stream)), derive_seed(self.runtime.seed, self.spec.id, *stream))
+
+    def paper_seed(self, *stream: object) -> int:
+        """The seed of a paper-wide stream: a hash of (base seed, paper, ``*stream``), the stream
+        that a shared run of the paper's default scope gets from ``run.rng(*stream)``, so that a
+        claim draws the same instances as its paper's shared runs.  Listed in ``seeds`` as
+        ``paper/<stream>`` and logged as a ``draw`` like :meth:`seed`: the seed reaches a case
+        only through these logged streams and the shared runs it uses."""
+        return self._drawn("/".join(["paper", *map(str, stream)]),
+                           derive_seed(self.runtime.seed, self.spec.paper, *stream))
+
+    def paper_rng(self, *stream: object) -> np.random.Generator:
+        """A numpy Generator for the paper-wide stream ``stream`` (:meth:`paper_seed`)."""
+        return np.random.default_rng(self.paper_seed(*stream))
+
+    def _drawn(self, name: str, value: int) -> int:
+        """``value``, the seed of the stream ``name``, listed in ``seeds`` and logged as a draw."""
         self.seeds[name] = value
         self.computations.log("draw", name, {"seed": str(value)})
         return value
@@ -247,7 +265,7 @@ class ClaimContext(OnRuntime):
         record = jsonable(record)  # strict JSON: an infinite setting -> "inf"
         self.shared_runs.append(record)
         self.computations.log("shared_run", run.name, {"key": record["key"]},
-                              detail={"config": record["config"]})
+                              detail={"config": record["config"], "seeded": run.seeded})
         return value
 
     def recording(self):

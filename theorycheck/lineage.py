@@ -8,7 +8,8 @@ each logged where it is made, with the identity of its inputs:
     seed, code; see :mod:`theorycheck.cache`).
 ``draw``
     ``tc.rng(*stream)`` or ``tc.seed(*stream)``: the stream's seed, a hash of (base seed,
-    claim id, stream name).  A control that asks for the claim's stream gets the claim's
+    claim id, stream name); ``tc.paper_rng(*stream)``: of (base seed, paper, stream name), the
+    paper-wide stream its shared runs draw.  A control that asks for the claim's stream gets the claim's
     draw, so it logs the claim's event: a new draw needs a new stream name.
 ``solver``, ``trajectory``
     a call of a library function declared with :func:`computation` (the solvers of
@@ -42,7 +43,7 @@ import numpy as np
 
 from .errors import DeclarationError
 
-__all__ = ["ComputationLog", "computation", "fingerprint", "recording", "unrecorded", "KINDS"]
+__all__ = ["ComputationLog", "carries_seed", "computation", "fingerprint", "recording", "unrecorded", "KINDS"]
 
 #: the kinds of computation event (see the module docstring)
 KINDS = ("shared_run", "draw", "solver", "trajectory")
@@ -62,6 +63,10 @@ class ComputationLog:
     def __len__(self) -> int:
         return len(self.events)
 
+    def seeded_count(self) -> int:
+        """How many of the events brought the base seed into the case (:func:`carries_seed`)."""
+        return sum(map(carries_seed, self.events))
+
     def log(self, kind: str, name: str, inputs: dict[str, str], detail: dict | None = None) -> None:
         """Log one event: ``inputs`` maps each defining input to its fingerprint; ``detail``
         (shown in the report, not part of the identity) e.g. a shared run's configuration."""
@@ -75,6 +80,17 @@ class ComputationLog:
         if detail:
             event["detail"] = detail
         self.events.append(event)
+
+
+def carries_seed(event: dict) -> bool:
+    """Whether a logged event brings the base seed into its case: a ``draw``, or a
+    ``shared_run`` not declared ``seeded=False``.  A ``solver`` or ``trajectory`` call is a
+    function of its inputs, which are constants or the values of events logged before it; the
+    seed reaches a case through nothing else (a claim draws through ``tc.rng`` /
+    ``tc.paper_rng``, never from ``tc.runtime.seed``)."""
+    if event["kind"] == "draw":
+        return True
+    return event["kind"] == "shared_run" and event.get("detail", {}).get("seeded", True)
 
 
 _ACTIVE: contextvars.ContextVar[ComputationLog | None] = contextvars.ContextVar(

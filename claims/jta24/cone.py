@@ -16,7 +16,7 @@ from theorycheck.solvers.support import SUPPORT_TOL, locally_optimal
 from theorycheck.solvers.svm import wsvm_constraint_factors
 
 from .direction import normalized_mirror_runs, own_index
-from .setup import instances, lowest_token_svm
+from .setup import INSTANCES, instances, lowest_token_svm
 
 NOISE = (1e-3, 1e-2)
 
@@ -47,7 +47,7 @@ def references(tc, bad_tokens: bool):
     quarter of them, the binomial of `QUARTER`; returns (refs (J,d,d), p (J,), instance (J,),
     data, alpha (J,n)) of the runs used."""
     runs = tc.use(normalized_mirror_runs)
-    data, _ = instances(tc.runtime, tc.sizes)
+    data, _ = instances(tc.paper_rng(INSTANCES), tc.sizes)
     p_all = runs["p"]
     considered = np.flatnonzero(runs["instance"] < data.K)
     scores = data.scores()

@@ -18,7 +18,7 @@ from theorycheck.optim.directions import divergence_curves
 from theorycheck.solvers import solve_lp_wsvm
 from theorycheck.solvers.support import locally_optimal
 
-from .setup import SIZES, instances, synthetic
+from .setup import INSTANCES, SIZES, instances, synthetic
 
 P_VALUES = (1.5, 1.75, 2.0, 3.0)
 """The exponents of the directional-convergence runs (the paper's 1.75, 2, 3, and 1.5)."""
@@ -119,7 +119,7 @@ def reference_index(p, control):
 def wrong_token_references(tc, runs):
     r"""l_p-AttSVM of alpha' = alpha with one sample moved to its lowest-score token (the first
     sample whose alpha_i is not already the lowest): not locally optimal."""
-    data, _ = instances(tc.runtime, tc.sizes)
+    data, _ = instances(tc.paper_rng(INSTANCES), tc.sizes)
     scores = data.scores()
     refs = np.empty_like(runs["W_mm"][0])
     for j, (k, alpha, p) in enumerate(zip(runs["instance"], runs["alpha"], runs["p"])):

@@ -26,7 +26,7 @@ JOINT_P = (1.75, 2.0, 3.0)
 
 
 @shared_run(sizes={"quick": dict(steps=2000, eta=(0.1, 0.1, 1.0)),
-                   "full": dict(steps=20000, eta=(0.1, 0.1, 0.1))})
+                   "full": dict(steps=20000, eta=(0.1, 0.1, 0.1))}, seeded=False)
 def joint_runs(run, *, loss: str = "exponential", mirror_p=None):
     r"""Normalized l_p-JointGD (each block normalized by its own dual norm) on the paper's joint
     example from (W, v) = 0, p in JOINT_P side by side (trial j = p index); exponential loss, or

@@ -22,7 +22,7 @@ from theorycheck.solvers import solve_lp_wsvm, solve_wsvm
 from theorycheck.solvers.support import locally_optimal, safe_gap
 
 from .direction import NORMALIZED_MD_ETA, normalized_mirror_runs
-from .setup import SIZES, instances, synthetic
+from .setup import INSTANCES, SIZES, instances, synthetic
 
 LOCAL_P = (1.75, 2.0, 3.0)
 SAFE_GAP = 0.05
@@ -113,7 +113,7 @@ def local_restarts(run, *, switch_to_lowest=False, thin_cone=None):
     from the stream "thin cone", s by bisection, the same radius), and every step is a checkpoint."""
     s = run.sizes
     runs = run.use(normalized_mirror_runs)
-    data, _ = instances(run.runtime, s)
+    data, _ = instances(run.rng(INSTANCES), s)
     scores = data.scores()
     pairs = sorted({(int(k), tuple(a)) for k, a, g in zip(runs["instance"], runs["alpha"],
                                                            runs["globally_optimal"])

@@ -27,7 +27,7 @@ from theorycheck.optim.directions import norms_along
 from theorycheck.solvers import solve_lp_wsvm
 from theorycheck.solvers.support import locally_optimal
 
-from .setup import SIZES, instances, lowest_token_svm
+from .setup import INSTANCES, SIZES, instances, lowest_token_svm
 
 PLAIN_P = (1.25, 1.5, 1.75, 2.0, 3.0, 4.0)
 PLAIN_ETA = (0.1, 1.0, 10.0, 100.0)
@@ -43,7 +43,7 @@ def plain_mirror_steps(run, *, etas=PLAIN_ETA, mirror_p=None):
     psi(W_k), psi(W_{k+1}), D_psi(W_k, W_{k+1}), L(W_k), L(W_{k+1}).  Trial
     j = ((ip * len(etas)) + ie) * K + k."""
     s = run.sizes
-    data, W0 = instances(run.runtime, s)
+    data, W0 = instances(run.rng(INSTANCES), s)
     K, E = data.K, len(etas)
     t = data.to_torch(run.device, run.dtype)
     model = TokenSelection(t.X, t.y, t.u).tiled(len(PLAIN_P) * E)
@@ -97,7 +97,7 @@ def norm_growth_runs(run, *, n_instances=None, normalized=False):
     at K, the certified l_p-AttSVM W_mm_alpha and ||W_mm_alpha||_p, and whether alpha is locally
     optimal."""
     s = dict(run.sizes, instances=n_instances or run.sizes["instances"])
-    data, W0 = instances(run.runtime, s)
+    data, W0 = instances(run.rng(INSTANCES), s)
     K, P = data.K, len(GROWTH_P)
     t = data.to_torch(run.device, run.dtype)
     model = TokenSelection(t.X, t.y, t.u).tiled(P)
@@ -155,7 +155,7 @@ def late_run(tc, bad_reference: bool, summed: bool = False):
     ``bad_reference`` the l_p-AttSVM of alpha_bad = argmin_t gamma_{i,t} (the hypotheses are those
     of the run, always measured against its own W_mm_alpha).  None when no run meets them."""
     runs = tc.use(norm_growth_runs, n_instances=tc.sizes["instances"])
-    data, _ = instances(tc.runtime, tc.sizes)
+    data, _ = instances(tc.paper_rng(INSTANCES), tc.sizes)
     inst = runs["instance"]
     checked = np.concatenate([runs["W"][:1], runs["span_W"], runs["W"][1:]]) if summed else runs["W"][1:]
     span = "from k0 = K/10" if summed else "over the late steps"

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from theorycheck.models import TokenSelection, log_attention, token_scores
 from theorycheck.optim import lp_norm
 
-from .setup import instances
+from .setup import INSTANCES, instances
 
 # ---------------------------------------------------------------- norm and Bregman inequalities
 
@@ -56,7 +56,7 @@ def power_ratio_terms(x, p):
 
 def instance_models(tc):
     """One fixed-decoder model per instance, and the tensors (X, y, v)."""
-    data, _ = instances(tc.runtime, tc.sizes)
+    data, _ = instances(tc.paper_rng(INSTANCES), tc.sizes)
     t = data.to_torch(tc.device, tc.dtype)
     return [TokenSelection(t.X[k:k + 1], t.y[k:k + 1], t.u[k:k + 1]) for k in range(data.K)], t
 

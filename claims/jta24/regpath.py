@@ -14,7 +14,7 @@ from theorycheck.optim.directions import norms_along
 from theorycheck.solvers import solve_lp_wsvm
 from theorycheck.solvers.regularization_path import lp_regularization_path
 
-from .setup import SIZES, instances
+from .setup import INSTANCES, SIZES, instances
 
 PATH_RADII = (2.0, 4.0, 8.0, 16.0)
 """Radii of the regularization path, in units of ||W_mm_opt||_p (the spec's; beyond 16 the
@@ -48,7 +48,7 @@ def regularization_path(run):
     relative projected gradient, every start's W (S, I, C, d, d), loss and projected gradient,
     the certified W_mm_opt (I, d, d), p (I,), instance (I,), and which start won."""
     s = run.sizes
-    data, _ = instances(run.runtime, s)
+    data, _ = instances(run.rng(INSTANCES), s)
     K, C = data.K, len(PATH_RADII)
     pairs = [(pv, k) for pv in s["p"] for k in range(K)]
     W_mm = np.stack([solve_lp_wsvm(data.X[k], data.opt[k], pv, name="synthetic", trial=k).W for pv, k in pairs])

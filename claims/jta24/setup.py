@@ -32,7 +32,6 @@ from __future__ import annotations
 import numpy as np
 
 from theorycheck.data import AssumptionReport, TokenSelectionData, opt_is_argmax, token_scores, trial_generators
-from theorycheck.runtime import generator
 from theorycheck.solvers import solve_lp_wsvm
 from theorycheck.solvers.svm import wsvm_constraint_factors
 
@@ -61,11 +60,15 @@ def synthetic(rng, K: int, n: int, T: int, d: int, name: str = "synthetic"):
     return data, W0
 
 
-def instances(runtime, sizes):
-    """The paper-wide synthetic instances of a tier, the same as those of
-    `normalized_mirror_runs` (stream (base seed, "jta24", "synthetic")): ``(data, W0)``."""
-    return synthetic(generator(runtime.seed, PAPER, "synthetic"), sizes["instances"], sizes["n"],
-                     sizes["T"], sizes["d"])
+#: the paper-wide stream of the synthetic instances: ``run.rng(INSTANCES)`` in a shared run,
+#: ``tc.paper_rng(INSTANCES)`` in a claim (the same numbers)
+INSTANCES = "synthetic"
+
+
+def instances(rng, sizes):
+    """The paper-wide synthetic instances of a tier drawn from ``rng``, the generator of the
+    stream `INSTANCES` (so every claim and shared run sees the same instances): ``(data, W0)``."""
+    return synthetic(rng, sizes["instances"], sizes["n"], sizes["T"], sizes["d"])
 
 
 def lowest_token_svm(data, k: int, p: float):

@@ -13,7 +13,7 @@ from theorycheck.data import TokenSelectionData
 from theorycheck.models import TokenSelection
 from theorycheck.optim import MirrorDescent, run_trajectory
 
-from .setup import SIZES, instances
+from .setup import INSTANCES, SIZES, instances
 
 SPARSITY_Q = (1.1, 1.5, 2.0, 3.0)
 
@@ -27,7 +27,7 @@ def sparsity_runs(run, *, q_values=SPARSITY_Q, rotation=None, loss: str = "expon
     entries of W' = Q^T W Q; the returned iterates are mapped back, W = Q W' Q^T.  ``loss``:
     exponential or the authors' logistic."""
     s = run.sizes
-    data, W0 = instances(run.runtime, s)
+    data, W0 = instances(run.rng(INSTANCES), s)
     K = data.K
     X, u = data.X, data.u
     if rotation is not None:

@@ -12,7 +12,7 @@ from theorycheck.models import TokenSelection
 from theorycheck.optim import GD, MirrorDescent, inverse_mirror_map, mirror_map, relative_error, run_trajectory
 from theorycheck.solvers import solve_lp_wsvm, solve_wsvm
 
-from .setup import CERT_P, PAPER, SIZES, certificates, instances
+from .setup import CERT_P, INSTANCES, PAPER, SIZES, certificates, instances
 
 
 @claim(
@@ -46,7 +46,7 @@ def test_p2_is_gd(tc):
     algorithm (nature "identity"): the control runs MD with p = 3 in place of p = 2 (a run of its
     own: the dynamics whose mirror map is not the identity) and its iterates leave GD's.
     """
-    data, W0 = instances(tc.runtime, tc.sizes)
+    data, W0 = instances(tc.paper_rng(INSTANCES), tc.sizes)
     t = data.to_torch(tc.device, tc.dtype)
     model = TokenSelection(t.X, t.y, t.u)
     p = 3.0 if tc.control == "p3_vs_gd" else 2.0
@@ -247,9 +247,9 @@ def test_certificate(tc):
     d^2 >= n(T-1) (generic feasibility).  Controls: a feasible non-optimal W (gap and stationarity
     fail) and the solution of another p (stationarity fails).
     """
-    data, _ = instances(tc.runtime, tc.sizes)
-    tc.precondition.at_least("d^2 >= n(T-1) (feasible for generic data)", data.d ** 2,
-                             data.n * (data.T - 1))
+    s = tc.sizes
+    tc.precondition.at_least("d^2 >= n(T-1) (feasible for generic data)", s["d"] ** 2, s["n"] * (s["T"] - 1))
+    data, _ = instances(tc.paper_rng(INSTANCES), s)
     certs = certificates(tc, data)
     res = [kkt_residuals(*c) for c in certs]
     get = lambda key: np.array([r[key] for r in res])                    # noqa: E731
@@ -295,7 +295,7 @@ def test_p2_is_frobenius(tc):
     identity of the programs (nature "identity"): the control swaps in the l_3 solution and only
     shows that the comparison resolves a change of the norm.
     """
-    data, _ = instances(tc.runtime, tc.sizes)
+    data, _ = instances(tc.paper_rng(INSTANCES), tc.sizes)
     diffs = []
     for k in range(data.K):
         X, opt = data.X[k], data.opt[k]

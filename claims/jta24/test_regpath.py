@@ -18,7 +18,7 @@ from theorycheck.solvers import solve_lp_wsvm
 
 from .direction import FAR_Q
 from .regpath import regularization_path
-from .setup import PAPER, SIZES, instances
+from .setup import INSTANCES, PAPER, SIZES, instances
 
 PATH_SIZES = {"quick": dict(SIZES["quick"], p=(2.0,)), "full": dict(SIZES["full"], p=(1.5, 1.75, 2.0, 3.0))}
 DECREASING = "Dir strictly decreasing over R = 4, 8, 16 M (binomial over the paths)"
@@ -90,7 +90,7 @@ def test_regpath_global(tc):
     against the far l_q-AttSVM (it levels off near the l_q-vs-l_p SVM gap).
     """
     path = tc.use(regularization_path)
-    data, _ = instances(tc.runtime, tc.sizes)
+    data, _ = instances(tc.paper_rng(INSTANCES), tc.sizes)
     p, inst = path["p"], path["instance"]
     tc.precondition.holds("opt unique on every instance", bool(np.all(data.assumptions.per_trial["opt_unique_argmax"])))
     tc.precondition.at_most("relative projected gradient of every path point", float(path["projected"].max()), 1e-2)

@@ -10,7 +10,7 @@ import numpy as np
 from theorycheck import Control, claim
 from theorycheck.solvers import solve_lp_wsvm
 
-from .setup import PAPER, SIZES, instances
+from .setup import INSTANCES, PAPER, SIZES, instances
 from .sparsity import SPARSITY_Q, small_entry_fraction, sparsity_index, sparsity_runs
 
 STRICT = 1e-6
@@ -53,7 +53,7 @@ def test_sparsity_vs_p(tc):
     is the same, the others are sparse only in the rotated basis, and the ordering in q of the
     original entries' index breaks.
     """
-    data, _ = instances(tc.runtime, tc.sizes)
+    data, _ = instances(tc.paper_rng(INSTANCES), tc.sizes)
     Q = np.eye(data.d)
     if tc.control == "rotated_basis":
         Q = np.linalg.qr(tc.rng("rotation").standard_normal((data.d, data.d)))[0]

@@ -37,7 +37,7 @@ from theorycheck import data as datasets
 from theorycheck import Calibrated, shared_run
 from theorycheck.models import TokenSelection
 from theorycheck.optim import FirstOrder, frobenius_norm, run_trajectory, standard_metrics
-from theorycheck.runtime import Runtime, generator
+from theorycheck.runtime import Runtime
 from theorycheck.solvers import solve_usvm_batch, solve_wsvm, solve_wsvm_batch
 
 from .setup import (
@@ -63,11 +63,6 @@ GENERATORS = {
     "orthonormal": orthonormal,
     "gaussian_dm": gaussian_dm,
 }
-
-
-def paper_rng(runtime: Runtime, *stream: object) -> np.random.Generator:
-    """A random stream shared by all vdt24 claims (so that they can share cached runs)."""
-    return generator(runtime.seed, PAPER, *stream)
 
 
 @dataclass(frozen=True, eq=False)

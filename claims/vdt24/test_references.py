@@ -13,7 +13,7 @@ from theorycheck.solvers import (CERTIFICATE_TOL, certify, constraint_values, so
                                  wsvm_orthonormal_closed_form)
 from theorycheck.solvers.margin import SOLVER_OPTIONS
 
-from .problems import E1_SIZES, PAPER, TRIALS, candidate, kkt_residual, paper_rng, problem
+from .problems import E1_SIZES, PAPER, TRIALS, candidate, kkt_residual, problem
 from .setup import orthonormal
 
 SOLVER_AGREEMENT = 2 * math.sqrt(SOLVER_OPTIONS["tol_gap_rel"])
@@ -126,7 +126,7 @@ def test_wsvm_reference(tc):
         tc.conclusion.at_most(PRIMAL_KKT, worst["primal"], SOLVER_AGREEMENT + CERTIFICATE_TOL)
         tc.conclusion.at_most(PRIMAL_DUAL, worst["primal_dual"], SOLVER_AGREEMENT)
 
-    ortho = orthonormal(paper_rng(tc.runtime, "orthonormal"), TRIALS, n=6, T=4, d=32)
+    ortho = orthonormal(tc.paper_rng("orthonormal"), TRIALS, n=6, T=4, d=32)
     n, T = ortho.n, ortho.T
     errors, norms2 = [], []
     for k in range(TRIALS):
