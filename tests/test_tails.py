@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 
+from theorycheck import checks
 from theorycheck.errors import InvalidInputError
 from theorycheck.tails import CHEN_DONGARRA_C, TailBound, gaussian_condition_tail
 
@@ -51,3 +52,16 @@ def test_tail_bound_validates_and_unions_over_draws():
         TailBound(1e-3, " ")
     with pytest.raises(InvalidInputError, match="count must be a positive integer"):
         bound.times(0)
+
+
+@pytest.mark.parametrize("check", [
+    lambda bound: checks.close("identity", 1.0, 1.0, rtol=1e-12, tail_bound=bound),
+    lambda bound: checks.close("identity", np.eye(2), np.eye(2), rtol=1e-12, norm="fro", tail_bound=bound),
+    lambda bound: checks.at_most("error", 0.5, 1.0, tail_bound=bound),
+])
+def test_a_stated_bound_travels_in_the_decision_detail_and_must_be_a_tail_bound(check):
+    bound = TailBound(0.0, "exact in binary floating point: both sides are the same operations")
+    assert check(bound).detail["tail_bound"] == {"probability": 0.0, "reason": bound.reason}
+    assert "tail_bound" not in check(None).detail
+    with pytest.raises(InvalidInputError, match="tail_bound must be a theorycheck.tails.TailBound, got float"):
+        check(0.0)

@@ -246,12 +246,14 @@ def close(
     rtol: float = 0.0,
     atol: float = 0.0,
     norm: str | None = None,
+    tail_bound: TailBound | None = None,
 ) -> Decision:
     """``measured`` agrees with ``expected`` within ``atol + rtol * |expected|``.
 
     With ``norm="fro"`` the comparison is the relative Frobenius error
     ``||measured - expected||_F / ||expected||_F <= rtol`` (plus ``atol`` absolute),
-    which is how matrices (e.g. two SVM solutions) are compared.
+    which is how matrices (e.g. two SVM solutions) are compared.  ``tail_bound`` states the
+    probability that it fails on a fresh draw, as for :func:`at_most`.
     """
     refused = _refuse_non_finite(name, "close", dict(measured=measured, expected=expected,
                                                      rtol=rtol, atol=atol), "measured", "expected")
@@ -259,6 +261,7 @@ def close(
         return refused
     if rtol < 0 or atol < 0 or (rtol == 0 and atol == 0):
         raise InvalidInputError(f"check {name!r}: need rtol >= 0, atol >= 0 and at least one > 0")
+    stated = _stated_tail(name, tail_bound)
     m = _as_float_array(name, measured)
     e = _as_float_array(name, expected)
     if norm == "fro":
@@ -268,14 +271,14 @@ def close(
         passed = bool(np.isfinite(diff) and diff <= atol + rtol * scale)  # overflow fails
         return Decision(name, "close", passed, measured=rel if scale > 0 else diff,
                         reference=0.0, tolerance={"rtol": rtol, "atol": atol, "norm": "fro"},
-                        detail={"abs_error": diff, "reference_norm": scale})
+                        detail={"abs_error": diff, "reference_norm": scale, **stated})
     if norm is not None:
         raise InvalidInputError(f"check {name!r}: unknown norm {norm!r} (use None or 'fro')")
     err = np.abs(m - e)
     passed = bool(np.all(np.isfinite(err)) and np.all(err <= atol + rtol * np.abs(e)))
     return Decision(name, "close", passed, measured=m, reference=e,
                     tolerance={"rtol": rtol, "atol": atol},
-                    detail={"max_abs_error": float(np.max(err))})
+                    detail={"max_abs_error": float(np.max(err)), **stated})
 
 
 def _eps(dtype: Any) -> float:
@@ -313,6 +316,17 @@ def _dtype_label(dtype: Any) -> str:
 SCALES = ("linear", "log")
 
 
+def _stated_tail(name: str, tail_bound: TailBound | None) -> dict:
+    """The decision detail of a stated tail bound (:class:`theorycheck.tails.TailBound`): empty
+    without one, an error for anything else."""
+    if tail_bound is None:
+        return {}
+    if not isinstance(tail_bound, TailBound):
+        raise InvalidInputError(f"check {name!r}: tail_bound must be a theorycheck.tails.TailBound, "
+                                f"got {type(tail_bound).__name__}")
+    return {"tail_bound": asdict(tail_bound)}
+
+
 def _bound_check(kind: str, name: str, measured: Any, bound: Any, margin: float, rmargin: float,
                  dtype: Any, scale: str, tail_bound: TailBound | None = None) -> Decision:
     refused = _refuse_non_finite(name, kind, dict(measured=measured, bound=bound, margin=margin,
@@ -323,9 +337,7 @@ def _bound_check(kind: str, name: str, measured: Any, bound: Any, margin: float,
         raise InvalidInputError(f"check {name!r}: margin and rmargin must be >= 0")
     if scale not in SCALES:
         raise InvalidInputError(f"check {name!r}: scale must be one of {list(SCALES)}, got {scale!r}")
-    if tail_bound is not None and not isinstance(tail_bound, TailBound):
-        raise InvalidInputError(f"check {name!r}: tail_bound must be a theorycheck.tails.TailBound, "
-                                f"got {type(tail_bound).__name__}")
+    stated = _stated_tail(name, tail_bound)
     m = _as_float_array(name, measured)
     b = _as_float_array(name, bound)
     raw_slack = b - m if kind == "at_most" else m - b
@@ -334,8 +346,7 @@ def _bound_check(kind: str, name: str, measured: Any, bound: Any, margin: float,
     return Decision(name, kind, passed, measured=m, reference=b,
                     tolerance={"margin": margin, **({"rmargin": rmargin} if rmargin else {})},
                     detail={"worst_slack": float(np.min(slack)), "worst_index": int(np.argmin(slack)),
-                            **({"scale": scale} if scale != "linear" else {}),
-                            **({"tail_bound": asdict(tail_bound)} if tail_bound is not None else {})},
+                            **({"scale": scale} if scale != "linear" else {}), **stated},
                     warnings=_unresolved_bound(raw_slack, slack, m, b, dtype))
 
 
