@@ -72,6 +72,16 @@ def test_property_search_that_holds_passes_and_is_reproducible_from_the_claim_se
     assert runs[0] == runs[1] and "square" in runs[0][1]
 
 
+def test_property_search_passes_a_stated_tail_bound_to_its_decision():
+    from theorycheck.tails import TailBound
+
+    tc = context()
+    bound = TailBound(0.0, "x * x >= 0 is exact in floating point")
+    assert property_search(tc, "square", st.floats(-10, 10), lambda x: x * x, max_examples=20,
+                           tail_bound=bound)
+    assert tc.decisions[0].detail["tail_bound"] == {"probability": 0.0, "reason": bound.reason}
+
+
 def test_property_search_examples_do_not_depend_on_the_modules_imported(tmp_path, monkeypatch):
     """hypothesis draws from the literals of imported non-test modules; a search must not."""
     def examples():

@@ -34,7 +34,7 @@ def _recorder(tc, role: str):
 
 
 def property_search(tc, name: str, strategy, margin: Callable[[Any], float], *,
-                    max_examples: int, role: str = "conclusion") -> bool:
+                    max_examples: int, role: str = "conclusion", tail_bound=None) -> bool:
     """Search for an instance with ``margin(instance) < 0``; decide ``margin >= 0`` on the worst.
 
     hypothesis draws up to ``max_examples`` instances from ``strategy`` and is steered
@@ -42,7 +42,10 @@ def property_search(tc, name: str, strategy, margin: Callable[[Any], float], *,
     seeded by ``tc.seed(name)`` (so by the run's base seed and the claim id), derandomized,
     without example database or deadline.  The worst instance and its margin are recorded
     as measurements ``"<name>: worst instance"`` / ``"<name>: worst margin"``; a NaN margin
-    counts as the worst (and fails the decision through a non-finite value).
+    counts as the worst (and fails the decision through a non-finite value).  ``tail_bound``
+    (:class:`theorycheck.tails.TailBound`) states the decision's failure probability, as for
+    :func:`theorycheck.checks.at_least` (e.g. 0 where a forward-error bound of the margin's
+    evaluation lies below its tolerance).
     """
     from hypothesis import HealthCheck, Phase, given, seed, settings, target
 
@@ -67,7 +70,7 @@ def property_search(tc, name: str, strategy, margin: Callable[[Any], float], *,
     tc.record(f"{name}: worst instance", worst["instance"])
     tc.record(f"{name}: worst margin", worst["margin"])
     tc.record(f"{name}: examples", worst["examples"])
-    return _recorder(tc, role).at_least(name, worst["margin"], 0.0)
+    return _recorder(tc, role).at_least(name, worst["margin"], 0.0, tail_bound=tail_bound)
 
 
 @contextlib.contextmanager
