@@ -6,7 +6,7 @@ import pytest
 
 from theorycheck import checks
 from theorycheck.errors import InvalidInputError
-from theorycheck.tails import CHEN_DONGARRA_C, TailBound, gaussian_condition_tail
+from theorycheck.tails import CHEN_DONGARRA_C, TailBound, gaussian_condition_tail, sphere_gap_tail
 
 
 @pytest.mark.parametrize("shape, x", [((4, 3), 20.0), ((4, 3), 60.0), ((5, 5), 200.0), ((3, 6), 30.0)])
@@ -65,3 +65,26 @@ def test_a_stated_bound_travels_in_the_decision_detail_and_must_be_a_tail_bound(
     assert "tail_bound" not in check(None).detail
     with pytest.raises(InvalidInputError, match="tail_bound must be a theorycheck.tails.TailBound, got float"):
         check(0.0)
+
+
+@pytest.mark.parametrize("d, eps", [(3, 0.01), (10, 0.01), (10, 0.002), (32, 0.005)])
+def test_sphere_gap_tail_covers_the_monte_carlo_rate_of_near_ties(d, eps):
+    """P[|x_a^T v - x_b^T v| <= eps] from 4e5 pairs of uniform unit vectors: the bound for one
+    pair is not below it (the point estimate less 4 binomial standard errors; at d = 3 the bound
+    is exact to first order in eps) and within a factor 3 of it."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 400_000, d))
+    x /= np.linalg.norm(x, axis=-1, keepdims=True)
+    rate = float(np.mean(np.abs(x[0, :, 0] - x[1, :, 0]) <= eps))       # v = e_1
+    bound = sphere_gap_tail(d, 1, eps)
+    assert rate - 4 * math.sqrt(rate / x.shape[1]) <= bound < 3 * rate
+    assert sphere_gap_tail(d, 5, eps) == pytest.approx(5 * bound)
+
+
+def test_sphere_gap_tail_is_the_uniform_density_at_d_3_and_refuses_bad_input():
+    assert sphere_gap_tail(3, 1, 0.01) == pytest.approx(2 * 0.01 * 0.5)   # x^T v uniform on [-1, 1]
+    assert sphere_gap_tail(3, 10**6, 0.1) == 1.0
+    for args, fragment in [((2, 1, 0.1), "d must be an integer >= 3"), ((3, 0, 0.1), "pairs must be"),
+                           ((3, 1, -1.0), "eps must be"), ((3, 1, math.inf), "eps must be")]:
+        with pytest.raises(InvalidInputError, match=fragment):
+            sphere_gap_tail(*args)

@@ -14,6 +14,13 @@ tolerance spans decades and is neither normal nor log-normal in the tail that ma
   universal ``C <= 6.414``.  The normalization is taken with ``max(m, n)`` (the larger one is
   the weaker statement, so the bound holds whichever of ``m, n`` the theorem's ``n`` is), and
   a full-column-rank test against ``sigma_1 * tol`` fails only when ``kappa_2 > 1 / tol``.
+* :func:`sphere_gap_tail`: ``P[|x_a^T v - x_b^T v| <= eps]`` for some of ``pairs`` pairs of
+  independent uniform unit vectors ``x_a, x_b`` of ``R^d`` (``d >= 3``) and a unit vector ``v``
+  (a tie between two token scores, against round-off): ``x^T v`` has the density
+  ``c_d (1 - t^2)^((d-3)/2)``, ``c_d = Gamma(d/2) / (sqrt(pi) Gamma((d-1)/2))``, the difference
+  of two independent such variables a density at most ``c_d`` (a convolution is bounded by
+  the supremum of either factor), so each pair is within ``eps`` with probability at most
+  ``2 eps c_d``; the union bound over the pairs.
 """
 from __future__ import annotations
 
@@ -22,7 +29,7 @@ from dataclasses import dataclass
 
 from .errors import InvalidInputError
 
-__all__ = ["TailBound", "gaussian_condition_tail", "CHEN_DONGARRA_C"]
+__all__ = ["TailBound", "gaussian_condition_tail", "sphere_gap_tail", "CHEN_DONGARRA_C"]
 
 #: the universal constant of Chen & Dongarra's upper tail bound for real Gaussian matrices
 CHEN_DONGARRA_C = 6.414
@@ -66,3 +73,18 @@ def gaussian_condition_tail(m: int, n: int, x: float) -> float:
     if y < power:
         return 1.0
     return float(min(1.0, (CHEN_DONGARRA_C / y) ** power / math.sqrt(2.0 * math.pi)))
+
+
+def sphere_gap_tail(d: int, pairs: int, eps: float) -> float:
+    """An upper bound on the probability that some of ``pairs`` pairs of inner products
+    ``x_a^T v, x_b^T v`` (``x_a, x_b`` independent uniform unit vectors of ``R^d``, ``v`` a unit
+    vector) lie within ``eps`` of each other: ``pairs * 2 eps c_d`` (module docstring), at most 1."""
+    if not (isinstance(d, int) and not isinstance(d, bool) and d >= 3):
+        raise InvalidInputError(f"sphere_gap_tail: d must be an integer >= 3 (the density of x^T v is "
+                                f"unbounded for d = 2), got {d!r}")
+    if not (isinstance(pairs, int) and not isinstance(pairs, bool) and pairs >= 1):
+        raise InvalidInputError(f"sphere_gap_tail: pairs must be a positive integer, got {pairs!r}")
+    if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps >= 0):
+        raise InvalidInputError(f"sphere_gap_tail: eps must be a finite number >= 0, got {eps!r}")
+    density = math.exp(math.lgamma(d / 2) - math.lgamma((d - 1) / 2)) / math.sqrt(math.pi)
+    return float(min(1.0, pairs * 2.0 * eps * density))

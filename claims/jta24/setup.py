@@ -34,6 +34,7 @@ import numpy as np
 from theorycheck.data import AssumptionReport, TokenSelectionData, opt_is_argmax, token_scores, trial_generators
 from theorycheck.solvers import solve_lp_wsvm
 from theorycheck.solvers.svm import wsvm_constraint_factors
+from theorycheck.tails import TailBound, sphere_gap_tail
 
 PAPER = "jta24"
 SIZES = {"quick": dict(n=6, T=8, d=10, instances=5), "full": dict(n=6, T=8, d=10, instances=20)}
@@ -58,6 +59,24 @@ def synthetic(rng, K: int, n: int, T: int, d: int, name: str = "synthetic"):
     data = TokenSelectionData(name=name, X=X, y=y, u=v, opt=opt, designated_opt=opt.copy(),
                               params=dict(n=n, T=T, d=d), assumptions=report)
     return data, W0
+
+
+def score_tie_resolution(d: int) -> float:
+    """The round-off of a token score ``y x^T v`` of two unit vectors of ``R^d`` computed in float64
+    (the dot product's ``d u`` and the normalizations'), doubled for a difference of two scores:
+    a top-two gap above it is resolved, so the designated token is the unique argmax."""
+    return 4 * (d + 2) * float(np.finfo(np.float64).eps / 2)
+
+
+def score_tie_tail(sizes) -> TailBound:
+    """The probability that some sample's two token scores lie within `score_tie_resolution` of each
+    other on a draw of the tier's instances (`theorycheck.tails.sphere_gap_tail`: tokens and head
+    are uniform unit vectors, the label a common sign; every pair of a sample's T tokens)."""
+    d, pairs = sizes["d"], sizes["instances"] * sizes["n"] * sizes["T"] * (sizes["T"] - 1) // 2
+    eps = score_tie_resolution(d)
+    return TailBound(sphere_gap_tail(d, pairs, eps), (
+        f"{pairs} pairs of token scores y x^T v of uniform unit vectors in R^{d}: each difference has a "
+        f"density at most c_d, so it lies within {eps:.1e} with probability at most 2 eps c_d (union bound)"))
 
 
 #: the paper-wide stream of the synthetic instances: ``run.rng(INSTANCES)`` in a shared run,
