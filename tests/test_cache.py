@@ -174,8 +174,10 @@ def test_a_seedless_run_has_one_value_and_one_key_for_every_seed(tmp_path):
 
 
 @pytest.mark.parametrize("run, message", [
-    (seedless_drawing_run, r"seedless_drawing_run is declared seeded=False, so it cannot draw the stream \('data',\)"),
-    (seedless_using_seeded_run, r"seedless_using_seeded_run is declared seeded=False but uses the seeded run .*numpy_run"),
+    (seedless_drawing_run, r"seedless_drawing_run is declared seeded=False, so it cannot draw "
+                           r"the stream \('data',\)"),
+    (seedless_using_seeded_run, r"seedless_using_seeded_run is declared seeded=False but uses "
+                                r"the seeded run .*numpy_run"),
 ])
 def test_a_seedless_run_that_draws_or_uses_a_seeded_run_is_a_usage_error(run, message):
     with pytest.raises(UsageError, match=message):

@@ -472,8 +472,8 @@ def _all_seed_independent(cases: list[dict], names: Iterable[str] | None, role: 
 
 def _violated_by_the_configuration(cases: list[dict]) -> list[str]:
     """The preconditions a hypothesis control violates before any computation, at every seed:
-    decided before its case ran anything that carries the seed and failed at every seed (then the control violates
-    its hypothesis whatever the draws, and the part is seed-independent)."""
+    decided before its case ran anything that carries the seed and failed at every seed (then
+    the control violates its hypothesis whatever the draws, and the part is seed-independent)."""
     if not cases:
         return []
     names = [d["name"] for d in _of_role(cases[0], None, "precondition")]

@@ -121,7 +121,8 @@ def test_softplus_discrepancy(tc):
         f, fT = outputs(run, params), outputs(run, T)
         hotter = GlobalAttentionNet(run["X_test"], run["y_test"], Activation("softplus", c * act.tau))
         tc.conclusion.close("f_tau(T theta) = f_{c tau}(theta)", fT, hotter.output(params),
-                            rtol=tc.tol("accumulated"), atol=tc.tol("accumulated"), tail_bound=POWER_OF_TWO_EXACT)
+                            rtol=tc.tol("accumulated"), atol=tc.tol("accumulated"),
+                            tail_bound=POWER_OF_TWO_EXACT)
         bound = params["W2"].abs().sum(-1) * max(1.0, 1 / c) * math.log(2) / act.tau
         tc.conclusion.at_most("sup |f(T theta) - f(theta)| within ||W2||_1 max(1, 1/c) log 2/tau",
                               (fT - f).abs().amax(-1), bound, margin=tc.tol("accumulated"))

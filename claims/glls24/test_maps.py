@@ -117,7 +117,8 @@ def test_kernel_drift_map_m(tc):
     tc.record("per width: median drift / (lambda / 2)",
               {str(m): float(np.median(runs[m]["drift"] / (runs[m]["lambda"] / 2))) for m in grid})
     tc.record("per width: fraction with lambda_min(H(0)) <= ZERO_EIGENVALUE lambda_max",
-              {str(m): float(np.mean(runs[m]["lambda"] <= ZERO_EIGENVALUE * runs[m]["lambda_max"])) for m in grid})
+              {str(m): float(np.mean(runs[m]["lambda"] <= ZERO_EIGENVALUE * runs[m]["lambda_max"]))
+               for m in grid})
     tc.record("per width: fraction with relative loss <= 1e-10 after the run",
               {str(m): float(np.mean(runs[m]["rel_loss"] <= 1e-10)) for m in grid})
     tc.record("per width: fraction of non-finite runs", {str(m): float(np.mean(~runs[m]["finite"])) for m in grid})

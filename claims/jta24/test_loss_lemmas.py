@@ -56,7 +56,8 @@ def test_loss_bounds(tc):
     """
     sign = 1 if tc.control == "increasing_loss" else -1          # l(u) = exp(sign u)
     u = sp.Symbol("u", real=True)
-    tc.precondition.holds("l strictly decreasing on R (l' < 0, sympy)", sp.diff(sp.exp(sign * u), u).is_negative is True)
+    tc.precondition.holds("l strictly decreasing on R (l' < 0, sympy)",
+                          sp.diff(sp.exp(sign * u), u).is_negative is True)
     problems, t = instance_models(tc)
 
     def loss(values):
@@ -73,7 +74,8 @@ def test_loss_bounds(tc):
         return min(L - lo, hi - L) / L + tc.tol("conditioned")
 
     property_search(tc, "L_min <= L(W) <= L_max", cases(len(problems)), margin,
-                    max_examples=tc.sizes["examples"], tail_bound=None if tc.control else LOSS_BOUNDS_ROUNDOFF)
+                    max_examples=tc.sizes["examples"],
+                    tail_bound=None if tc.control else LOSS_BOUNDS_ROUNDOFF)
 
 
 @claim(
