@@ -75,10 +75,10 @@ def test_certificate_judges_the_rescaled_dual_point():
 def test_full_tier_instance_that_clarabel_fails_at_tight_tolerances():
     """An instance (the full tier's trial 11 of seed 0, p = 1.1) on which CLARABEL at 1e-10
     raised a solver error: the retry at default tolerances plus the polish certifies it."""
-    from claims.jta24.setup import SIZES, instances
-    from theorycheck.runtime import Runtime
+    from claims.jta24.setup import INSTANCES, PAPER, SIZES, instances
+    from theorycheck.runtime import generator
 
-    data, _ = instances(Runtime(tier="full"), SIZES["full"])
+    data, _ = instances(generator(0, PAPER, INSTANCES), SIZES["full"])     # the paper stream at seed 0
     sol = solve_lp_wsvm(data.X[11], data.opt[11], 1.1)
     assert sol.certificate.ok
 
