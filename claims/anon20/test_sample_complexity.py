@@ -266,8 +266,8 @@ def test_regression_convergence(tc):
     plotted.  Controls: every arm rerun on a dense teacher (``k = p``, with the tier's
     ``dense_instances`` trials: the l1 term has nothing to prune, and the known mask, all ones, is
     the baseline), and the regularised arm asked to be as fast as the known mask
-    (discrimination).  The full tier's 3 trials give the t-bound 2 degrees of freedom (weak
-    power; not calibrated).
+    (discrimination).  The full tier's 6 trials give the t-bound 5 degrees of freedom (not
+    calibrated: a full-tier seed costs hours).
     """
     s = tc.sizes
     config = dense_teacher_config(tc)
