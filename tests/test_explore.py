@@ -19,6 +19,12 @@ def draws(run, *, scale=1.0):
             "trials": [torch.arange(2.0), np.ones((2, 2))]}
 
 
+@shared_run(scope="toy", seeded=False)
+def fixed(run):
+    """A run that draws nothing."""
+    return {"y": np.arange(3.0)}
+
+
 NOT_A_RUN = 3
 '''
 
@@ -47,9 +53,14 @@ def test_run_prints_a_summary_saves_the_arrays_and_uses_the_run_settings(toy_mod
     np.testing.assert_array_equal(np.load(out)["x"], saved["x"])
 
 
+def test_run_says_a_seedless_run_has_one_value_for_every_seed(toy_module, capsys):
+    assert main(["run", "tc_toy_runs:fixed", "--seed", "4", "--no-cache"]) == 0
+    assert "tc_toy_runs.fixed (quick tier, seedless: one value for every seed" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("target, fragment", [
     ("tc_toy_runs", "expected MODULE:FUNCTION"),
-    ("tc_toy_runs:missing", "no 'missing'; its shared runs: ['draws']"),
+    ("tc_toy_runs:missing", "no 'missing'; its shared runs: ['draws', 'fixed']"),
     ("tc_toy_runs:NOT_A_RUN", "is a int, not a function declared with @theorycheck.shared_run"),
     ("no_such_module_xyz:run", "cannot import 'no_such_module_xyz'"),
 ])

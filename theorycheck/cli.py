@@ -388,7 +388,8 @@ def cmd_run(args) -> int:
     value, record = run_shared(args.target, tier=args.tier, seed=args.seed, device=args.device,
                                dtype=args.dtype, threads=args.threads, config=parse_config(args.set),
                                cache_dir=args.cache_dir, use_cache=not args.no_cache)
-    print(f"theorycheck run: {record['name']} ({args.tier} tier, seed {args.seed}, "
+    seed = f"seed {args.seed}" if record["seed"] is not None else "seedless: one value for every seed"
+    print(f"theorycheck run: {record['name']} ({args.tier} tier, {seed}, "
           f"{args.device} device; {record['source']}; sizes {record['sizes']}; "
           f"config {record['config']})")
     for line in summarize(value):
