@@ -60,11 +60,16 @@ class TailBound:
                          self.reason if count == 1 else f"{count} draws, union bound: {self.reason}")
 
 
+def _is_count(value: object, least: int) -> bool:
+    """Whether ``value`` is an integer (not a bool) of at least ``least``."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
 def gaussian_condition_tail(m: int, n: int, x: float) -> float:
     """An upper bound on ``P[kappa_2(G) > x]``, ``G`` an ``m x n`` matrix of i.i.d. standard
     normal entries (Chen & Dongarra 2005, module docstring), for ``m, n >= 2``; 1 where ``x`` is
     below the theorem's range."""
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 2 for v in (m, n)):
+    if not (_is_count(m, 2) and _is_count(n, 2)):
         raise InvalidInputError(f"gaussian_condition_tail: m and n must be integers >= 2, got {m!r}, {n!r}")
     if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
         raise InvalidInputError(f"gaussian_condition_tail: x must be a positive finite number, got {x!r}")
@@ -79,10 +84,10 @@ def sphere_gap_tail(d: int, pairs: int, eps: float) -> float:
     """An upper bound on the probability that some of ``pairs`` pairs of inner products
     ``x_a^T v, x_b^T v`` (``x_a, x_b`` independent uniform unit vectors of ``R^d``, ``v`` a unit
     vector) lie within ``eps`` of each other: ``pairs * 2 eps c_d`` (module docstring), at most 1."""
-    if not (isinstance(d, int) and not isinstance(d, bool) and d >= 3):
+    if not _is_count(d, 3):
         raise InvalidInputError(f"sphere_gap_tail: d must be an integer >= 3 (the density of x^T v is "
                                 f"unbounded for d = 2), got {d!r}")
-    if not (isinstance(pairs, int) and not isinstance(pairs, bool) and pairs >= 1):
+    if not _is_count(pairs, 1):
         raise InvalidInputError(f"sphere_gap_tail: pairs must be a positive integer, got {pairs!r}")
     if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps >= 0):
         raise InvalidInputError(f"sphere_gap_tail: eps must be a finite number >= 0, got {eps!r}")

@@ -35,6 +35,7 @@ from theorycheck.data import AssumptionReport, TokenSelectionData, opt_is_argmax
 from theorycheck.solvers import solve_lp_wsvm
 from theorycheck.solvers.svm import wsvm_constraint_factors
 from theorycheck.tails import TailBound, sphere_gap_tail
+from theorycheck.tolerance import unit_roundoff
 
 PAPER = "jta24"
 SIZES = {"quick": dict(n=6, T=8, d=10, instances=5), "full": dict(n=6, T=8, d=10, instances=20)}
@@ -65,7 +66,7 @@ def score_tie_resolution(d: int) -> float:
     """The round-off of a token score ``y x^T v`` of two unit vectors of ``R^d`` computed in float64
     (the dot product's ``d u`` and the normalizations'), doubled for a difference of two scores:
     a top-two gap above it is resolved, so the designated token is the unique argmax."""
-    return 4 * (d + 2) * float(np.finfo(np.float64).eps / 2)
+    return 4 * (d + 2) * unit_roundoff("float64")
 
 
 def score_tie_tail(sizes) -> TailBound:

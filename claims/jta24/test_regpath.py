@@ -68,7 +68,9 @@ PATH_CALIBRATION = Calibrated(
 )
 def test_regpath_global(tc):
     r"""Dir(R) = D_psi_p(W_mm_opt/||W_mm_opt||_p, W_R/||W_R||_p), M = ||W_mm_opt||_p.  Preconditions:
-    every opt_i a unique argmax of the scores, l_p-AttSVM(opt) certified feasible (solved), and the
+    every opt_i a unique argmax of the scores, resolved: the top-two score gap above the scores'
+    round-off (`setup.score_tie_resolution`, with the near-tie bound `setup.score_tie_tail` as its
+    stated false-failure rate), l_p-AttSVM(opt) certified feasible (solved), and the
     kept path points near-stationary on the sphere: relative projected gradient <= 1e-2 (FLAGGED:
     chosen after seeing data).  The minimizer: L-BFGS on the sphere (`regpath.regularization_path`)
     from the ray point and from PATH_STARTS = 4 Gaussian directions per path, each Gaussian start followed along
