@@ -20,12 +20,44 @@ from theorycheck import Control, claim
 from theorycheck.models import TwoLayerNetwork, loss_gradient, ntk_gram, ntk_gram_autograd, outputs
 from theorycheck.optim import relative_error
 from theorycheck.solvers import exp_limit_kernel, output_kernel, softmax_limit_kernel
+from theorycheck.tails import TailBound
+from theorycheck.tolerance import unit_roundoff
 
 SMALL = {"n": 4, "d_in": 8, "d": 2, "width": 64, "instances": 3}
 LARGE = {"n": 32, "d_in": 64, "d": 4, "width": 4096, "instances": 2}
 
 INIT_SCALE = 2.0
 """The infinite-width limit's control draws W(0) with this multiple of sigma."""
+ZERO_OUTPUT = 1e3
+"""Def. 3.7's outputs count as zero up to ``ZERO_OUTPUT u m``."""
+
+
+def paired_outputs_roundoff(width) -> TailBound | None:
+    r"""The stated bound of "outputs vanish": ``F_l = m sum_r S_r a_{l,r}`` with the pairs' softmax
+    weights bitwise equal and their signs exactly opposite, so the exact sum is 0 and the computed
+    one is at most ``gamma_m sum_r S_r |a_{l,r}| <= m u (1 + m u)`` in any summation order (signs
+    of modulus 1, weights summing to 1 up to ``m u``): ``|F| <= 1.01 m^2 u``, within the allowance
+    ``ZERO_OUTPUT u m`` on every draw wherever ``1.01 m <= ZERO_OUTPUT`` (bound 0). ``None`` at
+    wider networks, where the worst case exceeds the allowance and the margin is measured."""
+    if 1.01 * width > ZERO_OUTPUT:
+        return None
+    return TailBound(0.0, f"F's paired terms cancel exactly; its computed value is at most 1.01 m^2 u "
+                          f"(any summation order), below {ZERO_OUTPUT:g} u m at m = {width}")
+
+
+def label_ball_tail(n, d, width, instances) -> TailBound:
+    r"""The stated bound of "initial residual at most sqrt(n)": ``||F(0) - Y||_F <= ||Y||_F +
+    ||F(0)||_F`` with ``||F(0)||_F <= sqrt(n d) 1.01 m^2 u`` (`paired_outputs_roundoff`'s sum,
+    at every width) and ``y_i = u_i g_i/||g_i||``, ``u_i ~ Unif[0, 1]`` (`bounded_labels`), so
+    the computed residual exceeds sqrt(n) only if ``sum_i u_i^2 >= n (1 - 2 delta)`` with
+    ``delta = (sqrt(d) 1.01 m^2 + n d + 4) u`` (the outputs, the labels' normalization and the
+    norm's own round-off), which needs every ``u_i >= 1 - 2 n delta``: probability
+    ``(2 n delta)^n`` a trial, union over the trials."""
+    delta = (np.sqrt(d) * 1.01 * width**2 + n * d + 4) * unit_roundoff("float64")
+    per_trial = min(1.0, 2 * n * delta) ** n
+    return TailBound(min(1.0, instances * per_trial),
+                     f"||Y||_F within {2 * delta:.2g} of sqrt(n) needs all {n} label radii u_i ~ Unif[0, 1] "
+                     f"within 2 n delta of 1: (2 n delta)^n per trial, {instances} trials")
 
 
 @claim("glls24.eq2.gradient_closed_form", source="Eq. (2), Definition 3.3, Claim 3.4",
@@ -89,7 +121,8 @@ def test_kernel_is_scaled_jacobian_gram(tc):
     <v_{l2,r}, S_j>)`` (`ntk_gram`, closed form) against ``(1/m) J J^T`` with ``J`` from
     ``torch.func.jacrev`` (`ntk_gram_autograd`), at ``W(0)`` and at a generic point.  Pass:
     relative Frobenius error <= 1e4 unit round-offs; ``lambda_min(H) >= -1e4 u ||H||`` (PSD up
-    to round-off of the eigen-solver).  An identity of the network's derivative (nature "identity"):
+    to round-off of the eigen-solver; a ratio to a round-off floor spanning decades across draws:
+    ``scale="log"``).  An identity of the network's derivative (nature "identity"):
     it holds for every W, X, A, so no perturbation of data or dynamics can break it; the control
     recomputes the reference Jacobian by autograd on the network with the softmax normaliser held
     fixed (`gram_frozen_normaliser`), which differs from the true Jacobian by the normaliser's
@@ -107,7 +140,7 @@ def test_kernel_is_scaled_jacobian_gram(tc):
         lowest.append(lam_min / lam_max)
     tc.record("relative_error_init_generic", errors)
     tc.conclusion.at_most("closed form equals J J^T / m", np.array(errors), tc.roundoff(1e4))
-    tc.conclusion.at_least("H is positive semi-definite", np.array(lowest), -tc.roundoff(1e4))
+    tc.conclusion.at_least("H is positive semi-definite", np.array(lowest), -tc.roundoff(1e4), scale="log")
 
 
 @claim("glls24.def3_7.symmetric_init_zero_output", source="Definition 3.7; Lemma D.3",
@@ -122,9 +155,11 @@ def test_symmetric_init_zero_output(tc):
     r"""Def. 3.7 pairs the neurons, ``w_{2r} = w_{2r+1}``, ``a_{l,2r} = -a_{l,2r+1}``, so the
     softmax weights of each pair are equal and ``m <a_l, S> = 0`` exactly up to round-off.
     Measure ``max_{l,x} |F(W(0), x)_l|`` over the training inputs and ``n_test`` fresh unit
-    inputs.  Pass: <= ``1e3 u m`` (``m`` terms of size ``m S_r = O(1)`` summed; the cancellation is
-    exact in exact arithmetic), and ``||F(0) - Y||_F <= sqrt(n)``.  The paper recalls Lemma D.3
-    as ``O(sqrt(nd))``; the sharper ``sqrt(n)`` holds with ``||y_i|| <= 1``.  The control draws
+    inputs.  Pass: <= ``ZERO_OUTPUT u m`` (``m`` terms of size ``m S_r = O(1)`` summed; the
+    cancellation is exact in exact arithmetic), and ``||F(0) - Y||_F <= sqrt(n)``.  The paper
+    recalls Lemma D.3 as ``O(sqrt(nd))``; the sharper ``sqrt(n)`` holds with ``||y_i|| <= 1``.
+    Both are facts of every draw up to proven round-off, so both state their bounds
+    (`paired_outputs_roundoff`, `label_ball_tail`).  The control draws
     the columns i.i.d.: the pairing precondition fails and the outputs are ``Theta(sqrt m)``.  The
     pairing is a property of the constructor, decided on its probe before the draws
     (`decide_pairing`); the drawn symmetric weights are checked exactly (`initialization`)."""
@@ -137,9 +172,13 @@ def test_symmetric_init_zero_output(tc):
     F = outputs(tc.tensor(X_all), tc.tensor(W0), tc.tensor(A)).cpu().numpy()
     peak = np.abs(F).max(axis=(1, 2))
     tc.record("max_abs_output", peak)
-    tc.conclusion.at_most("outputs vanish at initialization", peak, tc.roundoff(1e3 * s["width"]))
+    claim_case = tc.control is None
+    tc.conclusion.at_most("outputs vanish at initialization", peak, tc.roundoff(ZERO_OUTPUT * s["width"]),
+                          tail_bound=paired_outputs_roundoff(s["width"]) if claim_case else None)
     residual0 = np.linalg.norm((F[:, : s["n"]] - Y).reshape(s["instances"], -1), axis=1)
-    tc.conclusion.at_most("initial residual at most sqrt(n)", residual0, np.sqrt(s["n"]))
+    tc.conclusion.at_most("initial residual at most sqrt(n)", residual0, np.sqrt(s["n"]),
+                          tail_bound=label_ball_tail(s["n"], s["d"], s["width"], s["instances"])
+                          if claim_case else None)
 
 
 @claim("glls24.def3_6.infinite_width_limit", source="Definition 3.6 (limit derived, not in the paper)",
