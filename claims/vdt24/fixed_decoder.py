@@ -31,7 +31,7 @@ from .problems import (
     local_direction,
     make_problem,
     problem,
-    assumption2_trials,
+    assumption2_then,
 )
 
 
@@ -233,9 +233,10 @@ def landscape_run_for(tc):
     as a precondition (`assumption2_trials`; the counterexample control violates it, as a
     hypothesis control must).  The problem keeps every trial (`restricted` keeps the chosen)."""
     case = "counterexample" if tc.control == "counterexample" else "assumptions"
-    prob, run = tc.use(landscape_ngd_run, case=case, families=list(tc.sizes["families"]),
-                       steps=tc.sizes["steps"])
-    met = assumption2_trials(tc, prob.data)
+    (prob, run), met = assumption2_then(
+        tc, lambda: tc.use(landscape_ngd_run, case=case, families=list(tc.sizes["families"]),
+                           steps=tc.sizes["steps"]),
+        lambda returned: returned[0].data)
     return prob, met, run.restrict(met)
 
 

@@ -231,6 +231,19 @@ def assumption2_trials(tc, data) -> np.ndarray:
     return assumption2_met(tc, data.assumptions.per_trial["assumption2"])
 
 
+def assumption2_then(tc, use, data_of=lambda returned: returned.data):
+    """(``use()``, the indices of the trials meeting Assumption 2): `assumption2_trials` on
+    ``data_of(use())``, but for the counterexample control on CE's fixed construction
+    (`counterexample`, no draw) *before* ``use()`` runs its seeded problem: the violation it
+    declares is then decided before any seeded event (seed-independent in the calibration).
+    The data are the same: CE's problems are built on ``counterexample(TRIALS)``."""
+    if tc.control == "counterexample":
+        met = assumption2_trials(tc, counterexample(TRIALS))
+        return use(), met
+    returned = use()
+    return returned, assumption2_trials(tc, data_of(returned))
+
+
 def restricted(prob: Problem, trials: np.ndarray) -> Problem:
     """``prob`` with the trials ``trials`` only (data, tensors, references and W_0 alike)."""
     data = prob.data

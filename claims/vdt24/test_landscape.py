@@ -43,7 +43,7 @@ from .problems import (
     TRIALS,
     count_assumption2,
     e1,
-    assumption2_trials,
+    assumption2_then,
     e1_or_counterexample,
     restricted,
 )
@@ -104,8 +104,8 @@ def test_grad_identity_and_stationarity(tc):
     perturbations of Assumption 2; at s_o -> 1 it is (checked along the rays up to rho = 400).
     """
     sizes = tc.sizes
-    prob = e1_or_counterexample(tc)
-    prob = restricted(prob, assumption2_trials(tc, prob.data))
+    prob, met = assumption2_then(tc, lambda: e1_or_counterexample(tc))
+    prob = restricted(prob, met)
     P, rhos = sizes["random_per_instance"], sizes["saturation_multiples"]
     scales = np.resize(np.repeat(sizes["random_scales"], P // len(sizes["random_scales"])), P)
     W = identity_test_points(tc.rng("points"), prob, scales, rhos)

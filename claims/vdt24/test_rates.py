@@ -15,7 +15,7 @@ from .problems import (
     NGD_ETA,
     PAPER,
     WITHOUT_ASSUMPTION1,
-    assumption2_trials,
+    assumption2_then,
     e1_or_counterexample,
 )
 from .fixed_decoder import thm1_reference, thm1_runs
@@ -75,8 +75,7 @@ def test_ngd_global_direction_rate(tc):
     Thresholds, checkpoints and t0 are the spec's (calibration record).
     """
     sizes, eta = tc.sizes, NGD_ETA
-    prob = e1_or_counterexample(tc)
-    met = assumption2_trials(tc, prob.data)
+    prob, met = assumption2_then(tc, lambda: e1_or_counterexample(tc))
     W_ref = thm1_reference(tc, prob)
     d = prob.X.shape[-1]
     starts = {

@@ -30,6 +30,7 @@ from .problems import (
     PAPER,
     TOKEN_SCALE,
     WITHOUT_ASSUMPTION1,
+    assumption2_then,
     assumption2_trials,
     restricted,
 )
@@ -88,8 +89,7 @@ def test_opt_softmax_nondecreasing(tc):
     can drop at samples already deep inside the feasible region (spec P12), so "never
     decreases" is not tested.
     """
-    runs, data = lem5_runs(tc)
-    met = assumption2_trials(tc, data)
+    (runs, data), met = assumption2_then(tc, lambda: lem5_runs(tc), lambda returned: returned[1])
     for method, traj in runs.items():
         traj = traj.restrict(met)
         s, gap = traj["s_opt"], traj["min_gap"]                   # (steps+1, K, n)
@@ -315,8 +315,7 @@ def test_gd_global_asymptotic(tc):
 
     Not tested: a large random init is outside the theorem's small-init hypothesis.
     """
-    runs, data = thm6_runs(tc)
-    met = assumption2_trials(tc, data)
+    (runs, data), met = assumption2_then(tc, lambda: thm6_runs(tc), lambda returned: returned[1])
     checkpoints = np.asarray(tc.sizes["checkpoints"])
     tc.record("rate window start rate_from (full tier: moved to 1000 after seeing seed 0, not "
               "re-chosen on other seeds)", tc.sizes["rate_from"])
