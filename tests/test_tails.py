@@ -6,7 +6,7 @@ import pytest
 
 from theorycheck import checks
 from theorycheck.errors import InvalidInputError
-from theorycheck.tails import CHEN_DONGARRA_C, TailBound, gaussian_condition_tail, sphere_gap_tail
+from theorycheck.tails import CHEN_DONGARRA_C, TailBound, gaussian_condition_tail, sphere_cap_tail, sphere_gap_tail
 
 
 @pytest.mark.parametrize("shape, x", [((4, 3), 20.0), ((4, 3), 60.0), ((5, 5), 200.0), ((3, 6), 30.0)])
@@ -88,3 +88,25 @@ def test_sphere_gap_tail_is_the_uniform_density_at_d_3_and_refuses_bad_input():
                            ((3, 1, -1.0), "eps must be"), ((3, 1, math.inf), "eps must be")]:
         with pytest.raises(InvalidInputError, match=fragment):
             sphere_gap_tail(*args)
+
+
+@pytest.mark.parametrize("d, r", [(3, 0.2), (5, 0.5), (10, 0.9)])
+def test_sphere_cap_tail_is_the_monte_carlo_rate_of_near_coincident_pairs(d, r):
+    """P[||x_a - x_b|| <= r] from 4e5 pairs of uniform unit vectors: the cap probability is exact,
+    so the bound for one pair lies within 4 binomial standard errors of the rate."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 400_000, d))
+    x /= np.linalg.norm(x, axis=-1, keepdims=True)
+    rate = float(np.mean(np.linalg.norm(x[0] - x[1], axis=-1) <= r))
+    bound = sphere_cap_tail(d, 1, r)
+    assert abs(bound - rate) <= 4 * math.sqrt(bound * (1 - bound) / x.shape[1])
+    assert sphere_cap_tail(d, 3, r) == pytest.approx(3 * bound)
+
+
+def test_sphere_cap_tail_is_half_the_cap_height_at_d_3_and_refuses_bad_input():
+    assert sphere_cap_tail(3, 1, 0.2) == pytest.approx(0.2**2 / 4)     # x^T y uniform on [-1, 1]
+    assert sphere_cap_tail(2, 10**9, 1.0) == 1.0
+    for args, fragment in [((1, 1, 0.1), "d must be an integer >= 2"), ((3, 0, 0.1), "pairs must be"),
+                           ((3, 1, -0.1), "r must be"), ((3, 1, 2.0), "r must be")]:
+        with pytest.raises(InvalidInputError, match=fragment):
+            sphere_cap_tail(*args)

@@ -21,15 +21,22 @@ tolerance spans decades and is neither normal nor log-normal in the tail that ma
   of two independent such variables a density at most ``c_d`` (a convolution is bounded by
   the supremum of either factor), so each pair is within ``eps`` with probability at most
   ``2 eps c_d``; the union bound over the pairs.
+* :func:`sphere_cap_tail`: ``P[||x_a - x_b|| <= r]`` for some of ``pairs`` pairs of independent
+  uniform unit vectors of ``R^d`` (two inputs that nearly coincide, against a distinctness
+  floor): ``||x_a - x_b|| <= r`` is ``x_a^T x_b >= cos(theta)`` with ``cos(theta) = 1 - r^2/2``,
+  a spherical cap of probability ``I_{sin^2 theta}((d - 1)/2, 1/2) / 2`` (the regularized
+  incomplete beta function; exact for ``theta <= pi/2``); the union bound over the pairs.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
+from scipy import special
+
 from .errors import InvalidInputError
 
-__all__ = ["TailBound", "gaussian_condition_tail", "sphere_gap_tail", "CHEN_DONGARRA_C"]
+__all__ = ["TailBound", "gaussian_condition_tail", "sphere_gap_tail", "sphere_cap_tail", "CHEN_DONGARRA_C"]
 
 #: the universal constant of Chen & Dongarra's upper tail bound for real Gaussian matrices
 CHEN_DONGARRA_C = 6.414
@@ -93,3 +100,18 @@ def sphere_gap_tail(d: int, pairs: int, eps: float) -> float:
         raise InvalidInputError(f"sphere_gap_tail: eps must be a finite number >= 0, got {eps!r}")
     density = math.exp(math.lgamma(d / 2) - math.lgamma((d - 1) / 2)) / math.sqrt(math.pi)
     return float(min(1.0, pairs * 2.0 * eps * density))
+
+
+def sphere_cap_tail(d: int, pairs: int, r: float) -> float:
+    """An upper bound on the probability that some of ``pairs`` pairs of independent uniform unit
+    vectors of ``R^d`` lie within distance ``r <= sqrt(2)`` of each other: ``pairs`` times the
+    cap probability ``I_{1 - (1 - r^2/2)^2}((d - 1)/2, 1/2) / 2`` (module docstring), at most 1."""
+    if not _is_count(d, 2):
+        raise InvalidInputError(f"sphere_cap_tail: d must be an integer >= 2, got {d!r}")
+    if not _is_count(pairs, 1):
+        raise InvalidInputError(f"sphere_cap_tail: pairs must be a positive integer, got {pairs!r}")
+    if not (isinstance(r, (int, float)) and 0 <= r <= math.sqrt(2)):
+        raise InvalidInputError(f"sphere_cap_tail: r must be a number in [0, sqrt(2)], got {r!r}")
+    cosine = 1.0 - r * r / 2.0
+    cap = 0.5 * float(special.betainc((d - 1) / 2.0, 0.5, 1.0 - cosine * cosine))
+    return float(min(1.0, pairs * cap))

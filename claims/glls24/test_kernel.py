@@ -20,7 +20,7 @@ from theorycheck import Control, claim
 from theorycheck.models import TwoLayerNetwork, loss_gradient, ntk_gram, ntk_gram_autograd, outputs
 from theorycheck.optim import relative_error
 from theorycheck.solvers import exp_limit_kernel, output_kernel, softmax_limit_kernel
-from theorycheck.tails import TailBound
+from theorycheck.tails import TailBound, sphere_cap_tail
 from theorycheck.tolerance import unit_roundoff
 
 SMALL = {"n": 4, "d_in": 8, "d": 2, "width": 64, "instances": 3}
@@ -30,6 +30,27 @@ INIT_SCALE = 2.0
 """The infinite-width limit's control draws W(0) with this multiple of sigma."""
 ZERO_OUTPUT = 1e3
 """Def. 3.7's outputs count as zero up to ``ZERO_OUTPUT u m``."""
+
+
+DISTINCT = 1e-6
+"""Inputs count as distinct (and non-zero) at distances (and norms) of at least ``DISTINCT``."""
+
+
+def input_separation(X) -> np.ndarray:
+    """The pairwise distances of the inputs ``X`` (n, d_in) and their norms, one array (the
+    diagonal's zero distances replaced by 1): "pairwise distinct and non-zero" is its minimum."""
+    gaps = np.linalg.norm(X[:, None] - X[None], axis=-1) + np.eye(len(X))
+    return np.concatenate([gaps.ravel(), np.linalg.norm(X, axis=-1)])
+
+
+def distinct_inputs_tail(n, d_in) -> TailBound:
+    """The stated bound of "inputs pairwise distinct and non-zero" on `unit_inputs` (uniform unit
+    vectors: norms 1 up to round-off): two of the n inputs within ``DISTINCT`` (plus the
+    distance's round-off) of each other, the spherical cap's probability over the pairs."""
+    pairs = n * (n - 1) // 2
+    return TailBound(sphere_cap_tail(d_in, pairs, DISTINCT * (1 + 1e-6)),
+                     f"two of {n} uniform unit vectors of R^{d_in} within {DISTINCT:g}: the spherical "
+                     f"cap over {pairs} pairs (tails.sphere_cap_tail)")
 
 
 def paired_outputs_roundoff(width) -> TailBound | None:
@@ -209,24 +230,30 @@ def test_infinite_width_limit(tc):
     ||H(0) - H_inf||_F`` against m lies in [-0.65, -0.35] (CLT rate -1/2; the spec's window); (ii) at the largest width every seed's
     ``lambda_min(H(0))`` lies within 20% of ``lambda_min(H_inf)``; (iii) ``lambda_min(H_inf) >=
     1e-8 ||H_inf||`` (positive: K_sigma is a power series in <x, x'> with positive coefficients
-    and no constant term).  Preconditions: inputs pairwise distinct and non-zero; the entries of
+    and no constant term).  Preconditions: inputs pairwise distinct and non-zero (a property of
+    the construction, decided first on its probe; on the drawn inputs with its stated bound
+    `distinct_inputs_tail`, wherever the inputs are the construction's); the entries of
     W(0) of standard deviation sigma to 10% (at least 2^13 draws each: about 20 standard
     errors).  Controls: the
     initialization drawn with ``INIT_SCALE`` sigma (its own draws; the limit's hypothesis on the
     initialization fails, the error stops decaying at the distance between the two limits);
     duplicated inputs; the exp network's limit as reference (a discrimination check)."""
     s = tc.sizes
+    duplicated = tc.control == "duplicate_input"
+    probe = probe_regression_data(n=s["n"], d_in=s["d_in"], d=s["d"])
+    tc.precondition.at_least("the construction's inputs pairwise distinct and non-zero (probe)",
+                             input_separation((duplicate_first_input(*probe) if duplicated else probe)[0][0]),
+                             DISTINCT)
     X, Y = regression_instance(tc, n=s["n"], d_in=s["d_in"], d=s["d"], K=1)
-    if tc.control == "duplicate_input":
+    if duplicated:
         X, Y = duplicate_first_input(X, Y)
     Xt = tc.tensor(np.repeat(X, s["instances"], axis=0))
     limit = softmax_limit_kernel(Xt, Xt, SIGMA)
     if tc.control == "exp_network_limit":
         limit = exp_limit_kernel(Xt, Xt, SIGMA)
     H_inf = output_kernel(limit, s["d"])
-    gaps = np.linalg.norm(X[0][:, None] - X[0][None], axis=-1) + np.eye(s["n"])
-    tc.precondition.at_least("inputs pairwise distinct and non-zero",
-                             np.concatenate([gaps.ravel(), np.linalg.norm(X[0], axis=-1)]), 1e-6)
+    tc.precondition.at_least("inputs pairwise distinct and non-zero", input_separation(X[0]), DISTINCT,
+                             tail_bound=None if duplicated else distinct_inputs_tail(s["n"], s["d_in"]))
     scaled = tc.control == "init_scale_doubled"
     init_sigma, init_stream = (INIT_SCALE * SIGMA, ("scale", INIT_SCALE)) if scaled else (SIGMA, ())
     rms, lam0, scale_error = [], None, []
