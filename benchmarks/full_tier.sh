@@ -4,7 +4,8 @@
 #   benchmarks/full_tier.sh --dir /work/fulltier                 # start, or resume, at HEAD
 #   benchmarks/full_tier.sh --dir DIR --commit REV --shards 12   # a given commit
 #   options: --tier full|quick (full), --seed S (0), --claims PATH (claims), --nice N (0),
-#            --shards N (12), --python PY (the python running this checkout's pytest)
+#            --shards N (12), --python PY (the python running this checkout's pytest),
+#            --keep FOLDER (finished shards kept there, and restored from there: see below)
 #
 # DIR gets a git worktree of the commit (DIR/tree; the commit and settings in DIR/COMMIT: a
 # later call with another commit or other settings is refused, so no run mixes code), one cache of shared runs (DIR/cache) and a
@@ -19,8 +20,13 @@
 # shards remain (an interruption, or shards another instance still runs), 2 on bad arguments.
 # A shard whose process is killed (SIGKILL, rc 137: most often the out-of-memory killer when two
 # instances' largest claims meet) is retried after the other shards, at most 3 tries a call.
-# The whole script is two functions (main, take), read before it runs, so editing the checkout while a run
-# goes on cannot change the running instances.
+# --keep FOLDER carries a run across machines or sessions whose DIR is lost: each finished shard's
+# results.json is copied there gzipped (FOLDER/shard-I-of-N.json.gz, e.g. a folder of the
+# repository, to commit), and a call restores the kept shards of its commit, tier, seed and shard
+# count into DIR as finished (a kept shard of other settings is refused, exit 2); only the shards
+# not kept run. Shared runs are recomputed where a restored shard's cache is gone.
+# The whole script is three functions (main, take, kept_settings), read before it runs, so editing the
+# checkout while a run goes on cannot change the running instances.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
@@ -45,9 +51,16 @@ take() {
   return $taken
 }
 
+# kept_settings(FILE): "commit tier seed shard" of a kept shard's gzipped results.json.
+kept_settings() {
+  "$PY" -c 'import gzip, json, sys
+r = json.load(gzip.open(sys.argv[1], "rt"))
+print(r.get("commit"), r.get("tier"), r.get("seed"), r.get("shard"))' "$1"
+}
+
 main() {
 
-DIR="" COMMIT="" SHARDS=12 TIER=full SEED=0 CLAIMS=claims NICE=0
+DIR="" COMMIT="" SHARDS=12 TIER=full SEED=0 CLAIMS=claims NICE=0 KEEP=""
 PY=${PYTHON:-$(command -v python3)}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -59,7 +72,8 @@ while [ $# -gt 0 ]; do
     --claims) CLAIMS="$2"; shift ;;
     --nice) NICE="$2"; shift ;;
     --python) PY="$2"; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    --keep) KEEP="$2"; shift ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "full_tier.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -87,6 +101,18 @@ fi
 flock -u 9
 
 log() { echo "$(date -u +%FT%TZ) $*" >> "$DIR/runs/log.txt"; }
+if [ -n "$KEEP" ]; then
+  mkdir -p "$KEEP" && KEEP=$(cd "$KEEP" && pwd) || { echo "full_tier.sh: cannot make --keep '$KEEP'" >&2; exit 2; }
+  for I in $(seq 1 "$SHARDS"); do
+    KEPT="$KEEP/shard-$I-of-$SHARDS.json.gz"
+    [ -f "$KEPT" ] && [ ! -f "$DIR/runs/shard-$I/DONE" ] || continue
+    GOT=$(kept_settings "$KEPT") || { echo "full_tier.sh: cannot read the kept shard $KEPT" >&2; exit 2; }
+    [ "$GOT" = "$REV $TIER $SEED $I/$SHARDS" ] || {
+      echo "full_tier.sh: $KEPT is a shard of '$GOT', not '$REV $TIER $SEED $I/$SHARDS': keep each run's shards in a folder of its own" >&2; exit 2; }
+    mkdir -p "$DIR/runs/shard-$I" && gzip -dc "$KEPT" > "$DIR/runs/shard-$I/results.json" \
+      && touch "$DIR/runs/shard-$I/DONE" && log "shard $I/$SHARDS restored from $KEPT"
+  done
+fi
 cd "$DIR/tree"
 export PYTHONPATH="$DIR/tree${PYTHONPATH:+:$PYTHONPATH}"
 KILLED=""                                  # shards whose process was killed (SIGKILL) in this call
@@ -105,6 +131,8 @@ for PASS in 1 2 3; do                      # a killed shard waits for a later pa
     rm -rf "$OUTDIR.lock"
     if [ "$rc" -le 1 ] && [ -f "$OUTDIR/results.json" ]; then
       touch "$OUTDIR/DONE"
+      [ -z "$KEEP" ] || { gzip -c "$OUTDIR/results.json" > "$KEEP/.shard-$I.tmp" \
+                          && mv "$KEEP/.shard-$I.tmp" "$KEEP/shard-$I-of-$SHARDS.json.gz"; }
     elif [ "$rc" -eq 137 ]; then           # SIGKILL, most often the out-of-memory killer: the
       KILLED="$KILLED $I"                  # shared runs it finished are cached; retry it later
       log "shard $I/$SHARDS killed (out of memory?); retried after the other shards"

@@ -62,6 +62,30 @@ def test_two_instances_share_the_shards_and_one_merges(folder):
     assert not list((folder / "runs").glob("*.lock"))
 
 
+def test_kept_shards_carry_a_run_to_a_new_folder(folder, tmp_path):
+    """--keep: every finished shard is kept gzipped; a call on a new folder (its DIR lost)
+    restores them as finished and runs nothing but the merge; a kept shard of other settings is
+    refused."""
+    keep = tmp_path / "kept"
+    first = call("--dir", str(folder), "--tier", "quick", "--claims", CLAIMS, "--shards", "2", "--keep", str(keep))
+    assert first.returncode == 0, first.stderr + first.stdout
+    assert sorted(p.name for p in keep.iterdir()) == ["shard-1-of-2.json.gz", "shard-2-of-2.json.gz"]
+    other = tmp_path / "elsewhere"
+    try:
+        second = call("--dir", str(other), "--tier", "quick", "--claims", CLAIMS, "--shards", "2", "--keep", str(keep))
+        log = (other / "runs" / "log.txt").read_text()
+        assert second.returncode == 0, second.stderr + second.stdout
+        assert log.count(" restored from ") == 2 and " start" not in log and log.count("complete") == 1
+        merged = json.loads((other / "runs" / "full" / "results.json").read_text())
+        assert merged["partial"] is False and len(merged["claims"]) == 5
+        refused = call("--dir", str(tmp_path / "third"), "--tier", "quick", "--claims", CLAIMS, "--shards", "2",
+                       "--seed", "7", "--keep", str(keep))
+        assert refused.returncode == 2 and "keep each run's shards in a folder of its own" in refused.stderr
+    finally:
+        for tree in (other / "tree", tmp_path / "third" / "tree"):
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
+
+
 @pytest.mark.parametrize("args, message", [
     ((), "--dir DIR is required"),
     (("--dir", "x", "--shards", "0"), "--shards must be a positive integer"),
