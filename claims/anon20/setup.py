@@ -264,6 +264,25 @@ def gaussian_problem(rng, K, n, p):
     return torch.as_tensor(rng.standard_normal((K, n, p))), torch.as_tensor(rng.standard_normal((K, n)))
 
 
+def duplicate_first_sample(X, y):
+    """Copies of ``X (K, n, ...)`` and ``y (K, n)`` whose sample 1 repeats sample 0's input with
+    target ``y_0 + 1``: no network interpolates them (``R_n >= 1/(4n)``), and every feature matrix
+    has two equal rows (Theorem 5's controls)."""
+    X, y = X.clone(), y.clone()
+    X[:, 1], y[:, 1] = X[:, 0], y[:, 0] + 1.0
+    return X, y
+
+
+def decide_distinct_samples(tc, X):
+    """Precondition of Theorem 5 (a necessary condition of its rank hypothesis: two equal inputs
+    give two equal feature rows): the samples of a construction's probe ``X (1, n, ...)``
+    pairwise distinct.  A property of the construction (a copied sample, or none), decided on a
+    probe drawn from `PROBE_SEED` before any seeded draw: seed-independent."""
+    flat = X[0].reshape(X.shape[1], -1)
+    gaps = torch.cdist(flat, flat) + torch.eye(len(flat), dtype=flat.dtype)
+    tc.precondition.at_least("samples pairwise distinct (construction probe)", float(gaps.min()), tc.tol("exact"))
+
+
 @shared_run
 def trained_self_attention(run, *, duplicate: bool, steps: int, instances: int):
     """The ReLU self-attention network of Theorem 5(b) on random sentences (sentence 1 a copy of
@@ -272,9 +291,7 @@ def trained_self_attention(run, *, duplicate: bool, steps: int, instances: int):
     trained parameters)."""
     model, params = self_attention_instance(run.rng("thm5b network"), RELU, instances)
     if duplicate:
-        X, y = model.X.clone(), model.y.clone()
-        X[:, 1], y[:, 1] = X[:, 0], y[:, 0] + 1.0
-        model = type(model)(X, y, RELU)
+        model = type(model)(*duplicate_first_sample(model.X, model.y), RELU)
     return model, adam_steps(model, params, steps, 1e-2, schedule=cosine_schedule(steps))
 
 

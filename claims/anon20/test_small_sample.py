@@ -11,7 +11,8 @@ from theorycheck.optim import adam_steps, cosine_schedule
 from theorycheck.patterns import property_search
 from theorycheck.solvers import flatten_params
 
-from .setup import (PAPER, SOFTPLUS, decide_trained_interpolation, gaussian_problem, init_global,
+from .setup import (PAPER, PROBE_SEED, SOFTPLUS, decide_distinct_samples, decide_trained_interpolation,
+                    duplicate_first_sample, gaussian_problem, init_global, self_attention_probe,
                     trained_self_attention)
 
 #: App. C.4 / Thm 5 small-sample regime: n samples < p inputs, width d >= n, mask sparsity s0
@@ -128,16 +129,20 @@ def test_wide_training_interpolates(tc):
     framework's alternative 0.65 is above 0.8, recorded), and the certificate at least
     ``R_n`` on every trial (an upper bound: margin ``1e-30`` absolute for round-off at zero
     loss).  The cosine-decayed step avoids the late spikes of constant-step Adam near zero
-    loss.  Control: duplicated attended input with a different target, where no network
-    interpolates (``R_n >= 1/(4n)``) and ``Phi`` loses rank.
+    loss.  The samples are pairwise distinct (decided on the construction's probe first,
+    `setup.decide_distinct_samples`).  Control: duplicated attended input with a different
+    target, where no network interpolates (``R_n >= 1/(4n)``) and ``Phi`` loses rank.
     """
     s = tc.sizes
+    duplicated = tc.control == "duplicate_inputs"
+    construction = lambda X, y: duplicate_first_sample(X, y) if duplicated else (X, y)  # noqa: E731
+    decide_distinct_samples(tc, construction(*gaussian_problem(np.random.default_rng(PROBE_SEED), 1,
+                                                                s["n"], s["p"]))[0])
     rng = tc.rng("data")
     K = 2 * s["instances"]
     X, y = gaussian_problem(rng, K, s["n"], s["p"])
     X[1::2, :, s["s0"]:] = 0.0                     # the sparse arm: support = first s0 inputs
-    if tc.control == "duplicate_inputs":
-        X[:, 1], y[:, 1] = X[:, 0], y[:, 0] + 1.0
+    X, y = construction(X, y)
     model = GlobalAttentionNet(X, y, RELU)
     params = adam_steps(model, init_global(tc.rng("init"), K, s["p"], s["d"]), s["steps"], 1e-2,
                         schedule=cosine_schedule(s["steps"]))
@@ -316,10 +321,14 @@ def test_selfattention_interpolation(tc):
     (`setup.decide_trained_interpolation`): ``R_n <= 1e-12`` and the certificate ``<= 1e-2``
     each on a fraction consistent with at least 0.8 (exact one-sided binomial, level 0.05,
     60 trials: power above 0.8 at the framework's alternative 0.65, recorded), and the
-    certificate at least ``R_n`` on every trial (margin ``1e-30``).  Control: a duplicated
-    sentence with another target (``R_n >= 1/(4n)``, rank lost on every trial).
+    certificate at least ``R_n`` on every trial (margin ``1e-30``); the sentences pairwise
+    distinct (the construction's probe, `setup.decide_distinct_samples`).  Control: a
+    duplicated sentence with another target (``R_n >= 1/(4n)``, rank lost on every trial).
     """
-    model, params = tc.use(trained_self_attention, duplicate=tc.control == "duplicate_sentence",
+    duplicated = tc.control == "duplicate_sentence"
+    probe, _ = self_attention_probe(RELU)
+    decide_distinct_samples(tc, duplicate_first_sample(probe.X, probe.y)[0] if duplicated else probe.X)
+    model, params = tc.use(trained_self_attention, duplicate=duplicated,
                            steps=tc.sizes["steps"], instances=tc.sizes["instances"])
     decide_trained_interpolation(tc, model, params, features="Phi_sa",
                                  loss="trained self-attention loss")
