@@ -180,7 +180,8 @@ def test_symmetric_init_zero_output(tc):
     cancellation is exact in exact arithmetic), and ``||F(0) - Y||_F <= sqrt(n)``.  The paper
     recalls Lemma D.3 as ``O(sqrt(nd))``; the sharper ``sqrt(n)`` holds with ``||y_i|| <= 1``.
     Both are facts of every draw up to proven round-off, so both state their bounds
-    (`paired_outputs_roundoff`, `label_ball_tail`).  The control draws
+    (`paired_outputs_roundoff`, `label_ball_tail`); the outputs' scale is the log (0 or round-off
+    here, ``Theta(sqrt m)`` under the control, against a tolerance of ``1e-11``).  The control draws
     the columns i.i.d.: the pairing precondition fails and the outputs are ``Theta(sqrt m)``.  The
     pairing is a property of the constructor, decided on its probe before the draws
     (`decide_pairing`); the drawn symmetric weights are checked exactly (`initialization`)."""
@@ -195,7 +196,7 @@ def test_symmetric_init_zero_output(tc):
     tc.record("max_abs_output", peak)
     claim_case = tc.control is None
     tc.conclusion.at_most("outputs vanish at initialization", peak, tc.roundoff(ZERO_OUTPUT * s["width"]),
-                          tail_bound=paired_outputs_roundoff(s["width"]) if claim_case else None)
+                          scale="log", tail_bound=paired_outputs_roundoff(s["width"]) if claim_case else None)
     residual0 = np.linalg.norm((F[:, : s["n"]] - Y).reshape(s["instances"], -1), axis=1)
     tc.conclusion.at_most("initial residual at most sqrt(n)", residual0, np.sqrt(s["n"]),
                           tail_bound=label_ball_tail(s["n"], s["d"], s["width"], s["instances"])
