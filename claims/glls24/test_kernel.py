@@ -1,6 +1,7 @@
 """glls24: the network's gradient, its NTK Gram matrix, the symmetric initialization and the
 infinite-width limit of the kernel (Eq. (2), Defs. 3.3, 3.6, 3.7)."""
 import numpy as np
+import scipy.stats
 import torch
 
 from claims.glls24.kernel import gram_frozen_normaliser
@@ -53,32 +54,57 @@ def distinct_inputs_tail(n, d_in) -> TailBound:
                      f"cap over {pairs} pairs (tails.sphere_cap_tail)")
 
 
-def paired_outputs_roundoff(width) -> TailBound | None:
-    r"""The stated bound of "outputs vanish": ``F_l = m sum_r S_r a_{l,r}`` with the pairs' softmax
-    weights bitwise equal and their signs exactly opposite, so the exact sum is 0 and the computed
-    one is at most ``gamma_m sum_r S_r |a_{l,r}| <= m u (1 + m u)`` in any summation order (signs
-    of modulus 1, weights summing to 1 up to ``m u``): ``|F| <= 1.01 m^2 u``, within the allowance
-    ``ZERO_OUTPUT u m`` on every draw wherever ``1.01 m <= ZERO_OUTPUT`` (bound 0). ``None`` at
-    wider networks, where the worst case exceeds the allowance and the margin is measured."""
-    if 1.01 * width > ZERO_OUTPUT:
+PREACTIVATION_CAP = 100.0
+"""The bound on ``|w_r^T x|`` (unit inputs) that the round-off bounds of Def. 3.7's outputs use:
+exceeded only where ``||w_r|| > PREACTIVATION_CAP``, a chi-square tail (`preactivation_tail`)."""
+
+
+def preactivation_tail(d_in, units, cap) -> float:
+    """P[some of ``units`` columns w_r ~ N(0, SIGMA^2 I_{d_in}) has ||w_r|| > ``cap``] (union bound):
+    ``|w_r^T x| <= ||w_r||`` for unit inputs."""
+    return min(1.0, units * float(scipy.stats.chi2.sf((cap / SIGMA) ** 2, d_in)))
+
+
+def paired_output_error(width, cap) -> float:
+    r"""A bound on ``|F(W(0), x)_l| / u`` for unit ``x`` at Def. 3.7's pairing when every
+    ``|w_r^T x| <= cap``: ``F_l = m sum_r S_r a_{l,r}`` cancels exactly in exact arithmetic (the
+    pairs' weights equal, their signs opposite); the computed softmax weights carry relative errors
+    of at most ``(2 cap + 4) u`` (the exponent's argument up to ``2 cap``) and the sum of ``m``
+    terms ``gamma_m sum_r S_r |a_{l,r}| <= 1.01 m u`` (signs of modulus 1, weights summing to 1),
+    in any summation order: ``|F| <= m u (1.01 m + 2 cap + 4)``."""
+    return width * (1.01 * width + 2 * cap + 4)
+
+
+def paired_outputs_roundoff(d_in, width, instances) -> TailBound | None:
+    """The stated bound of "outputs vanish" (allowance ``ZERO_OUTPUT u m``): `paired_output_error`
+    is within it wherever every ``|w_r^T x| <= (ZERO_OUTPUT - 1.01 m - 4) / 2``, which fails with
+    the probability `preactivation_tail`; ``None`` where no such cap exists (wide networks: the
+    worst case exceeds the allowance, and the margin is measured)."""
+    cap = (ZERO_OUTPUT - 1.01 * width - 4) / 2
+    if cap <= 0:
         return None
-    return TailBound(0.0, f"F's paired terms cancel exactly; its computed value is at most 1.01 m^2 u "
-                          f"(any summation order), below {ZERO_OUTPUT:g} u m at m = {width}")
+    return TailBound(preactivation_tail(d_in, width * instances, cap),
+                     f"F's paired terms cancel exactly; computed, |F| <= m u (1.01 m + 2 c + 4) <= "
+                     f"{ZERO_OUTPUT:g} u m while every |w_r^T x| <= c = {cap:.3g} (m = {width}), which fails "
+                     f"only where some ||w_r|| > c (chi-square tail)")
 
 
-def label_ball_tail(n, d, width, instances) -> TailBound:
+def label_ball_tail(n, d_in, d, width, instances) -> TailBound:
     r"""The stated bound of "initial residual at most sqrt(n)": ``||F(0) - Y||_F <= ||Y||_F +
-    ||F(0)||_F`` with ``||F(0)||_F <= sqrt(n d) 1.01 m^2 u`` (`paired_outputs_roundoff`'s sum,
-    at every width) and ``y_i = u_i g_i/||g_i||``, ``u_i ~ Unif[0, 1]`` (`bounded_labels`), so
-    the computed residual exceeds sqrt(n) only if ``sum_i u_i^2 >= n (1 - 2 delta)`` with
-    ``delta = (sqrt(d) 1.01 m^2 + n d + 4) u`` (the outputs, the labels' normalization and the
-    norm's own round-off), which needs every ``u_i >= 1 - 2 n delta``: probability
-    ``(2 n delta)^n`` a trial, union over the trials."""
-    delta = (np.sqrt(d) * 1.01 * width**2 + n * d + 4) * unit_roundoff("float64")
-    per_trial = min(1.0, 2 * n * delta) ** n
-    return TailBound(min(1.0, instances * per_trial),
+    ||F(0)||_F`` with ``||F(0)||_F <= sqrt(n d) u paired_output_error(m, PREACTIVATION_CAP)``
+    (unless some ``||w_r|| > PREACTIVATION_CAP``, `preactivation_tail`), and ``y_i = u_i
+    g_i/||g_i||``, ``u_i ~ Unif[0, 1]`` (`bounded_labels`), so the computed residual exceeds
+    sqrt(n) only if ``sum_i u_i^2 >= n (1 - 2 delta)`` with ``delta`` that output bound over
+    sqrt(n) plus ``(n d + 4) u`` (the labels' normalization and the norm's own round-off), which
+    needs every ``u_i >= 1 - 2 n delta``: probability ``(2 n delta)^n`` a trial, union over the
+    trials."""
+    u = unit_roundoff("float64")
+    delta = (np.sqrt(d) * paired_output_error(width, PREACTIVATION_CAP) + n * d + 4) * u
+    labels = instances * min(1.0, 2 * n * delta) ** n
+    return TailBound(float(min(1.0, labels + preactivation_tail(d_in, width * instances, PREACTIVATION_CAP))),
                      f"||Y||_F within {2 * delta:.2g} of sqrt(n) needs all {n} label radii u_i ~ Unif[0, 1] "
-                     f"within 2 n delta of 1: (2 n delta)^n per trial, {instances} trials")
+                     f"within 2 n delta of 1, (2 n delta)^n per trial over {instances} trials, or a "
+                     f"pre-activation beyond {PREACTIVATION_CAP:g}")
 
 
 @claim("glls24.eq2.gradient_closed_form", source="Eq. (2), Definition 3.3, Claim 3.4",
@@ -196,10 +222,12 @@ def test_symmetric_init_zero_output(tc):
     tc.record("max_abs_output", peak)
     claim_case = tc.control is None
     tc.conclusion.at_most("outputs vanish at initialization", peak, tc.roundoff(ZERO_OUTPUT * s["width"]),
-                          scale="log", tail_bound=paired_outputs_roundoff(s["width"]) if claim_case else None)
+                          scale="log",
+                          tail_bound=paired_outputs_roundoff(s["d_in"], s["width"], s["instances"])
+                          if claim_case else None)
     residual0 = np.linalg.norm((F[:, : s["n"]] - Y).reshape(s["instances"], -1), axis=1)
     tc.conclusion.at_most("initial residual at most sqrt(n)", residual0, np.sqrt(s["n"]),
-                          tail_bound=label_ball_tail(s["n"], s["d"], s["width"], s["instances"])
+                          tail_bound=label_ball_tail(s["n"], s["d_in"], s["d"], s["width"], s["instances"])
                           if claim_case else None)
 
 
