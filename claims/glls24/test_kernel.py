@@ -21,7 +21,7 @@ from theorycheck import Control, claim
 from theorycheck.models import TwoLayerNetwork, loss_gradient, ntk_gram, ntk_gram_autograd, outputs
 from theorycheck.optim import relative_error
 from theorycheck.solvers import exp_limit_kernel, output_kernel, softmax_limit_kernel
-from theorycheck.tails import TailBound, sphere_cap_tail
+from theorycheck.tails import TailBound, gaussian_condition_tail, sphere_cap_tail
 from theorycheck.tolerance import unit_roundoff
 
 SMALL = {"n": 4, "d_in": 8, "d": 2, "width": 64, "instances": 3}
@@ -52,6 +52,25 @@ def distinct_inputs_tail(n, d_in) -> TailBound:
     return TailBound(sphere_cap_tail(d_in, pairs, DISTINCT * (1 + 1e-6)),
                      f"two of {n} uniform unit vectors of R^{d_in} within {DISTINCT:g}: the spherical "
                      f"cap over {pairs} pairs (tails.sphere_cap_tail)")
+
+
+LIMIT_KERNEL_FLOOR = 1e-8
+"""lambda_min of the limit kernel counts as positive from ``LIMIT_KERNEL_FLOOR lambda_max`` on."""
+
+
+def limit_kernel_positive_tail(n, d_in) -> TailBound:
+    r"""The stated bound of "lambda_min of the limit kernel positive" on `unit_inputs` ``X = D^{-1}
+    G`` (``G`` an n x d_in Gaussian matrix, n <= d_in, ``D`` its row norms): ``K_sigma = sum_k
+    sigma^{2k}/k! (X X^T)^{o(k+1)}`` with every Hadamard power PSD (Schur), so ``lambda_min(K_sigma)
+    >= sigma_min(X)^2``; ``lambda_max(K_sigma) <= tr K_sigma = n e^{sigma^2}``; and ``sigma_min(X)
+    >= sigma_min(G) / max_i ||g_i|| >= 1 / kappa(G)`` (``sigma_max(G) >= max_i ||g_i||``).  The
+    ratio is below twice the floor (the eigensolver's round-off, about ``n u``, is far below it)
+    only where ``kappa(G) > (2 LIMIT_KERNEL_FLOOR n e^{sigma^2})^{-1/2}``: Chen & Dongarra's tail."""
+    x = (2 * LIMIT_KERNEL_FLOOR * n * np.exp(SIGMA**2)) ** -0.5
+    return TailBound(gaussian_condition_tail(n, d_in, float(x)),
+                     f"lambda_min/lambda_max of K_sigma >= 1/(kappa(G)^2 n e^(sigma^2)) for unit inputs "
+                     f"x_i = g_i/||g_i||: below 2 x {LIMIT_KERNEL_FLOOR:g} only where kappa({n} x {d_in} "
+                     f"Gaussian) > {x:.3g} (Chen & Dongarra 2005)")
 
 
 PREACTIVATION_CAP = 100.0
@@ -259,7 +278,8 @@ def test_infinite_width_limit(tc):
     ||H(0) - H_inf||_F`` against m lies in [-0.65, -0.35] (CLT rate -1/2; the spec's window); (ii) at the largest width every seed's
     ``lambda_min(H(0))`` lies within 20% of ``lambda_min(H_inf)``; (iii) ``lambda_min(H_inf) >=
     1e-8 ||H_inf||`` (positive: K_sigma is a power series in <x, x'> with positive coefficients
-    and no constant term).  Preconditions: inputs pairwise distinct and non-zero (a property of
+    and no constant term; its stated bound, `limit_kernel_positive_tail`, from the Gaussian
+    condition number of the inputs).  Preconditions: inputs pairwise distinct and non-zero (a property of
     the construction, decided first on its probe; on the drawn inputs with its stated bound
     `distinct_inputs_tail`, wherever the inputs are the construction's); the entries of
     W(0) of standard deviation sigma to 10% (at least 2^13 draws each: about 20 standard
@@ -303,6 +323,7 @@ def test_infinite_width_limit(tc):
              rms[0] * np.sqrt(s["widths"][0] / np.asarray(s["widths"], float)), style="theory")
     tc.conclusion.slope("rms error decays like m^-1/2", s["widths"], rms,
                         window=(s["widths"][0], s["widths"][-1]), at_least=-0.65, at_most=-0.35)
-    tc.conclusion.at_least("lambda_min of the limit kernel positive", lam_inf, 1e-8 * lam_inf_max)
+    tc.conclusion.at_least("lambda_min of the limit kernel positive", lam_inf, LIMIT_KERNEL_FLOOR * lam_inf_max,
+                           tail_bound=None if tc.control else limit_kernel_positive_tail(s["n"], s["d_in"]))
     tc.conclusion.at_most("lambda_min(H(0)) within 20% of the limit at the largest width",
                           np.abs(lam0 - lam_inf[0]), 0.2 * abs(lam_inf[0]))
