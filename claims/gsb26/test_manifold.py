@@ -69,10 +69,11 @@ def test_manifold_global_min(tc):
     of eigenvalues with |.| < `KERNEL_FLOOR` lambda_max equals N = d(d-1)/2 for lambda > 0 (the
     dimension of O(d)) and d^2 for lambda = 0 (the GL(d) orbit of minimizers of L alone), decided
     as its two halves, each with a margin: the N-th smallest |eigenvalue| / lambda_max at most the
-    floor (the kernel has at least N dimensions) and the (N+1)-th at least the floor (at most N);
-    both are ratios to a round-off-level floor spanning decades (``scale="log"``; the vanishing
-    regularizer, gradient and fit are errors far below their tolerances, margins near 1 with a
-    small spread: the linear scale).  |L - k sigma^2| is exact on every draw of the
+    floor (the kernel has at least N dimensions) and the (N+1)-th at least the floor (at most N).
+    The (N+1)-th is a spectral gap far above the floor, a ratio spanning decades (``scale="log"``);
+    the N-th, like the vanishing regularizer, gradient and fit, is round-off far below its
+    tolerance (a margin near 1 with a small spread: the linear scale; the log of round-off is
+    not normal, and failed Shapiro-Wilk on 59000-59049).  |L - k sigma^2| is exact on every draw of the
     recipe (`OPTIMUM_ROUNDOFF`, its stated bound).  Hypotheses A1, A2 (A3 is not used).
     """
     decide_recipe(tc, well_conditioned, a3=False)
@@ -106,7 +107,7 @@ def test_manifold_global_min(tc):
     tc.conclusion.at_most("gradient of L_reg vanishes", grads, tc.tol("accumulated"))
     tc.conclusion.at_least("Hessian PSD (lambda_min / lambda_max)", lowest, -tc.tol("conditioned"))
     tc.conclusion.at_most("Hessian kernel of at least the tangent dimension (N-th smallest |eigenvalue|)",
-                          kernel_tops, KERNEL_FLOOR, scale="log")
+                          kernel_tops, KERNEL_FLOOR)
     tc.conclusion.at_least("Hessian kernel of at most the tangent dimension ((N+1)-th smallest |eigenvalue|)",
                            rest_bottoms, KERNEL_FLOOR, scale="log")
 
