@@ -6,7 +6,6 @@ import numpy as np
 import torch
 
 from theorycheck import Control, claim
-from theorycheck.tails import TailBound
 from theorycheck.models.attention_regression import (
     balance_regularizer,
     balance_regularizer_gradient,
@@ -20,6 +19,7 @@ from theorycheck.solvers import (
     project_to_manifold,
     sigma_bar_distance,
 )
+from theorycheck.tails import TailBound
 
 from .manifold import candidate, derivative_free_projection, projection_points, regularized_minimizers
 from .setup import (PAPER, decide_recipe, haar_rotations, ill_conditioned, record_assumptions, regularized_model,

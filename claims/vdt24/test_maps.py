@@ -2,7 +2,6 @@
 overparameterization d/n is relaxed, and how the base case of its induction scales with n."""
 from __future__ import annotations
 
-
 import numpy as np
 from scipy import stats
 
