@@ -132,12 +132,16 @@ def test_unit_scaled_gradient_keeps_the_tensor_and_marks_zero_trials():
 
 
 @pytest.mark.parametrize("activation", ACTIVATIONS)
-def test_kernel_formed_over_slices_of_samples_equals_one_batch_bitwise(activation, monkeypatch):
+def test_kernel_formed_over_slices_of_samples_equals_one_batch(activation, monkeypatch):
     X, _, W, A = problem(activation, K=2, n=70, d=2, m=64, seed=4)
     X2 = X[:, :37]
     whole = ntk_gram(X, X2, W, A, activation)
     monkeypatch.setattr(two_layer, "COEFFICIENT_SLICE_BYTES", 1)   # slices of 8 to 16 samples
-    assert torch.equal(ntk_gram(X, X2, W, A, activation), whole)
+    # the same values up to the batched products' rounding: bitwise where the BLAS kernels of a
+    # slice and of the whole batch agree (an Intel VM), within an ulp or two of the largest entry
+    # where they do not (an AMD EPYC VM: 2.4e-16 relative)
+    torch.testing.assert_close(ntk_gram(X, X2, W, A, activation), whole, rtol=0,
+                               atol=16 * torch.finfo(whole.dtype).eps * float(whole.abs().max()))
     W_grad = W.clone().requires_grad_()    # with gradients flowing: one batch, the graph intact
     kernel = ntk_gram(X, X2, W_grad, A, activation)
     assert torch.equal(kernel.detach(), whole)

@@ -142,7 +142,9 @@ def ntk_gram(X1, X2, W, A, activation="softmax"):
 
 #: bytes of temporaries per slice of samples when `ntk_gram` forms the coefficients slice by
 #: slice, and the fewest samples a full slice holds (balanced slices hold at least half of it:
-#: the batched products round differently on one or two rows, measured bitwise from three on)
+#: the batched products round differently on one or two rows; from three on they agreed bitwise
+#: on an Intel VM and within an ulp or two on an AMD EPYC one, whose BLAS kernels depend on the
+#: number of rows)
 COEFFICIENT_SLICE_BYTES, COEFFICIENT_SLICE_ROWS = 256 * 2**20, 16
 
 
@@ -151,8 +153,10 @@ def _output_major_coefficients(X, W, A, activation):
     `COEFFICIENT_SLICE_BYTES` of temporaries (the preactivations, the softmax and the (K, n, d, m)
     products: 3 + 2d arrays of the slice's size) and written into one tensor.  A sample's
     coefficients depend on that sample only and each operation is row by row, so the slices give
-    the values of all samples at once exactly (balanced slices of at least 8 samples; checked
-    bitwise in tests/test_two_layer_model.py); only the result is as large as all samples (Claim
+    the values of all samples at once up to the batched products' rounding (balanced slices of at
+    least 8 samples; bitwise where the BLAS kernels do not depend on the number of rows, within
+    an ulp or two of the largest entry where they do: tests/test_two_layer_model.py); only the
+    result is as large as all samples (Claim
     G.1 of glls24 at the full tier, 7048 samples, m = 16384, three trials: 2.8 GB, against five
     times that at once).  Where gradients flow through the inputs, all samples at once (an
     in-place write would cut the graph)."""
