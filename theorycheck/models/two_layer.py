@@ -143,8 +143,8 @@ def ntk_gram(X1, X2, W, A, activation="softmax"):
 #: bytes of temporaries per slice of samples when `ntk_gram` forms the coefficients slice by
 #: slice, and the fewest samples a full slice holds (balanced slices hold at least half of it:
 #: the batched products round differently on one or two rows; from three on they agreed bitwise
-#: on an Intel VM and within an ulp or two on an AMD EPYC one, whose BLAS kernels depend on the
-#: number of rows)
+#: on the VM of earlier sessions and within an ulp or two on an AMD EPYC one, whose BLAS kernels
+#: depend on the number of rows)
 COEFFICIENT_SLICE_BYTES, COEFFICIENT_SLICE_ROWS = 256 * 2**20, 16
 
 
