@@ -139,7 +139,7 @@ def test_kernel_formed_over_slices_of_samples_equals_one_batch(activation, monke
     monkeypatch.setattr(two_layer, "COEFFICIENT_SLICE_BYTES", 1)   # slices of 8 to 16 samples
     # the same values up to the batched products' rounding: bitwise where the BLAS kernels of a
     # slice and of the whole batch agree (the VM of earlier sessions), within an ulp or two of the largest entry
-    # where they do not (an AMD EPYC VM: 2.4e-16 relative)
+    # where they do not (an AMD EPYC VM; the measured gap is in BENCHMARKS.md)
     torch.testing.assert_close(ntk_gram(X, X2, W, A, activation), whole, rtol=0,
                                atol=16 * torch.finfo(whole.dtype).eps * float(whole.abs().max()))
     W_grad = W.clone().requires_grad_()    # with gradients flowing: one batch, the graph intact
