@@ -21,9 +21,11 @@ from claims.glls24.diffusion import (
 FORWARD_RATE = 2.0
 """The DSM control draws its samples from the forward process with this rate g (the reference: g = 1)."""
 
-OVERFIT_FACTOR = 1.55
-"""(i): the risk at the last time is at least this factor above the best risk over T (calibrated:
-the claim's `Calibrated` record)."""
+OVERFIT_FACTOR = {"quick": 1.55, "full": 1.1}
+"""(i), per tier: the risk at the last time is at least this factor above the best risk over T
+(calibrated at each tier's sizes: the claim's `Calibrated` records).  The factor depends on the
+tier's n: the early-stopping time grows with n while the last time stays at 1e12, the float64
+horizon of the largest n (below), so less noise is fitted between them at a larger n."""
 
 RISK_FRACTION = 0.1
 """(iii): the best risk at the largest n is at most this fraction of E f*^2 (the risk of f = 0)."""
@@ -104,11 +106,12 @@ def test_dsm_identity(tc):
                  "risk is bounded by coupling + label mismatch + an early-stopping term that "
                  "vanishes as n grows + approximation; without early stopping noisy labels are fitted.",
        provenance="inferred",
-       constants={"overfit_factor": OVERFIT_FACTOR, "risk_fraction": RISK_FRACTION,
+       constants={"overfit_factor_quick": OVERFIT_FACTOR["quick"], "overfit_factor_full": OVERFIT_FACTOR["full"],
+                  "risk_fraction": RISK_FRACTION,
                   "network_tolerance": NETWORK_TOLERANCE, "rate": 0.9, "family_level": 0.05},
        calibration=[
            Calibrated(
-               decision="early stopping beats training to the end", threshold=OVERFIT_FACTOR,
+               decision="early stopping beats training to the end", threshold=OVERFIT_FACTOR["quick"],
                calibration_seeds="5000-5009", validation_seeds="6000-6009",
                how="the largest factor F on the 0.05 grid at which the 95% Clopper-Pearson lower bound of "
                    "P[final risk >= F x best risk] over the calibration block's pooled sets (10 seeds x 80 "
@@ -119,6 +122,17 @@ def test_dsm_identity(tc):
                    "exactly 1 (the minimum at the last time), so the control is untouched. Validation block: "
                    "every claim run passed (77-80 of 80 sets at 1.55 per seed) and both controls failed "
                    "as declared on every seed"),
+           Calibrated(
+               decision="early stopping beats training to the end", threshold=OVERFIT_FACTOR["full"],
+               calibration_seeds="63000-63009", validation_seeds="64000-64009", tier="full",
+               how="the quick tier's rule at the full tier's sizes (n = 512, 2048; 40 sets each): the largest "
+                   "factor F on the 0.05 grid at which the 95% Clopper-Pearson lower bound of P[final risk >= "
+                   "F x best risk] over the calibration block's pooled sets (10 seeds x 80) reaches q* = "
+                   "0.9456; the risks from the claim's own functions (score_training_sets, "
+                   "kernel_score_risks) at full sizes, the network part (iv) not run. 777 of the 800 pooled sets reached 1.1 (lower bound 0.960; 1.15: 756, 0.930); per seed the least ratio at n = 2048 was 1.00-1.15. It replaces "
+                   "the quick tier's 1.55, which the full tier failed at 9295b86 (a factor calibrated at n = "
+                   "128, 256 carried to n = 2048). Validation block: every seed passed, 75-80 of 80 sets at 1.1 (the test rejects at 66 or fewer). Clean labels give exactly 1 "
+                   "at the full tier too (seed 0, 9295b86), below any F > 1"),
            "the last time 1e12 replaced 1e8 after the full tier's n = 2048 still had its best risk at "
            "1e8: chosen on full-tier runs (not held out)",
            "the decrease test (ii) compared one training set per n until the 20-seed sweep (failed on "
@@ -156,8 +170,12 @@ def test_score_estimation(tc):
     guarantee rests on early stopping (Assumption 6.5).  The theorem holds with probability >= 1 -
     delta, delta < 0.1, over the training data, so the per-set statements are binomial with null
     rate 0.9 (exact test at level 0.05, power recorded).  Pass: (i) with noisy labels, at every n
-    but the smallest, the risk at T = 1e12 is >= `OVERFIT_FACTOR` x the best risk over T (an
-    interior minimum: early stopping matters) on a fraction >= 0.9 of the sets; (ii) the best risk decreases with n:
+    but the smallest, the risk at T = 1e12 is >= `OVERFIT_FACTOR` (of the tier) x the best risk
+    over T (an interior minimum: early stopping matters) on a fraction >= 0.9 of the sets.  T =
+    1e12 is the float64 horizon at the full tier's largest n: kernel GD with function step ``1 /
+    lambda_max`` has fitted the eigendirections with ``mu / lambda_max >= 1/T``, and eigenvalues
+    below about ``n u lambda_max`` (2.3e-13 at n = 2048) are round-off, so a later time would fit
+    round-off, not noise; (ii) the best risk decreases with n:
     for each adjacent pair of n, a one-sided Welch t-test of ``log best risk`` (smaller at the
     larger n) has p-value <= 0.025 (Bonferroni over the two pairs at family level 0.05); (iii) at
     the largest n the best risk is <= 0.1 E f*^2 on a fraction >= 0.9 of the sets; (iv) the trained
@@ -206,7 +224,7 @@ def test_score_estimation(tc):
     tc.precondition.at_least("training labels are denoising labels (noise E(y - f*)^2 > 0)",
                              np.ravel(noise) / energy, 1e-3)
     tc.conclusion.binomial("early stopping beats training to the end",
-                           np.ravel(overfit[1:]) >= OVERFIT_FACTOR, p=0.9)
+                           np.ravel(overfit[1:]) >= OVERFIT_FACTOR[tc.tier], p=0.9)
     tc.conclusion.at_most("best risk decreases with n", decrease, 0.05 / len(decrease))
     tc.conclusion.binomial("best risk at the largest n below 0.1 E f*^2", best[-1] <= RISK_FRACTION * energy,
                            p=0.9)

@@ -2,6 +2,7 @@
 infinite-width limit of the kernel (Eq. (2), Defs. 3.3, 3.6, 3.7)."""
 import numpy as np
 import scipy.stats
+from scipy.spatial.distance import pdist
 import torch
 
 from claims.glls24.kernel import gram_frozen_normaliser
@@ -38,10 +39,9 @@ DISTINCT = 1e-6
 
 
 def input_separation(X) -> np.ndarray:
-    """The pairwise distances of the inputs ``X`` (n, d_in) and their norms, one array (the
-    diagonal's zero distances replaced by 1): "pairwise distinct and non-zero" is its minimum."""
-    gaps = np.linalg.norm(X[:, None] - X[None], axis=-1) + np.eye(len(X))
-    return np.concatenate([gaps.ravel(), np.linalg.norm(X, axis=-1)])
+    """The pairwise distances of the inputs ``X`` (n, d_in) (`scipy.spatial.distance.pdist`) and
+    their norms, one array: "pairwise distinct and non-zero" is its minimum."""
+    return np.concatenate([pdist(X), np.linalg.norm(X, axis=-1)])
 
 
 def distinct_inputs_tail(n, d_in) -> TailBound:

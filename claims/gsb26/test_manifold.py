@@ -58,6 +58,11 @@ OPTIMUM_ROUNDOFF = TailBound(0.0, (
             description="the wrong manifold K_R = R^T D^{1/2} V_W^T (Sigma^{-1} missing)"),
     },
     sizes={"quick": {"rotations": 3}, "full": {"rotations": 20}},
+    calibration=["no threshold is fitted (round-off tolerances, KERNEL_FLOOR, OPTIMUM_ROUNDOFF); the scales "
+                 "were: the N-th smallest |eigenvalue|, the regularizer, the gradient and the fit were first "
+                 "declared on the log scale, whose margins failed Shapiro-Wilk on 59000-59049 (the log of "
+                 "round-off is not normal); they are on the linear scale, the (N+1)-th eigenvalue (a gap "
+                 "spanning decades) on the log scale"],
 )
 def test_manifold_global_min(tc):
     r"""At theta_R (R Haar, the first with det +1, the second with det -1) for lambda in
@@ -73,7 +78,7 @@ def test_manifold_global_min(tc):
     The (N+1)-th is a spectral gap far above the floor, a ratio spanning decades (``scale="log"``);
     the N-th, like the vanishing regularizer, gradient and fit, is round-off far below its
     tolerance (a margin near 1 with a small spread: the linear scale; the log of round-off is
-    not normal, and failed Shapiro-Wilk on 59000-59049).  |L - k sigma^2| is exact on every draw of the
+    not normal).  |L - k sigma^2| is exact on every draw of the
     recipe (`OPTIMUM_ROUNDOFF`, its stated bound).  Hypotheses A1, A2 (A3 is not used).
     """
     decide_recipe(tc, well_conditioned, a3=False)
