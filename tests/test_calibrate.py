@@ -235,16 +235,58 @@ def test_pooled_trials_covers_the_true_failure_rate():
     assert below <= 0.05 * 200 + 3 * np.sqrt(200 * 0.05 * 0.95)
 
 
-def test_over_dispersed_counts_reject_the_pooled_model_and_are_counted():
-    """Trials sharing an instance: a per-seed rate drawn from Beta(2, 0.2) (mean 0.91)."""
+def test_over_dispersed_counts_get_the_beta_binomial_model():
+    """Trials sharing an instance: a per-seed rate drawn from Beta(2, 0.2) (mean 0.91).  The
+    pooled model is rejected, the beta-binomial model accepted, and its bound is at least the
+    true failure rate of the test of P >= 0.5 over 40 trials."""
     rng = np.random.default_rng(24)
     counts = rng.binomial(40, rng.beta(2.0, 0.2, 50))
     records = _binomial_records(counts, 40, p=0.5)
-    assert cal.pooled_trials(records)["model"] == "over-dispersed"
-    row = cal.decision_row("b", [1.0] * 50, [True] * 50, kind="binomial",
-                           pooled=cal.pooled_trials(records))
-    assert row["bound_from"] == "clopper-pearson" and row["model"] == "over-dispersed"
+    model = cal.pooled_trials(records)
+    truth = stats.betabinom.cdf(checks.critical_count(40, 0.5, 0.05), 40, 2.0, 0.2)
+    assert model["model"] == "beta-binomial" and model["dispersion_p"] < cal.NORMALITY_ALPHA
+    assert truth <= model["tail_upper"] < 1
+    row = cal.decision_row("b", [1.0] * 50, [True] * 50, kind="binomial", pooled=model)
+    assert row["bound_from"] == "beta-binomial"
+    assert row["bound"] == pytest.approx(min(model["tail_upper"], cal.clopper_pearson_upper(0, 50)))
     assert cal.pooled_trials(records[:5])["model"] == "too few"
+
+
+def test_beta_binomial_bound_covers_the_true_failure_rate():
+    """Over 100 calibrations of 50 seeds x 20 trials with Beta(8, 0.6) rates (test of P >= 0.6
+    at 5%, true failure rate 7.9e-4), the bound falls below the truth in at most about 5%."""
+    rng = np.random.default_rng(27)
+    n, c = np.full(50, 20), np.full(50, checks.critical_count(20, 0.6, 0.05))
+    truth = stats.betabinom.cdf(c[0], 20, 8.0, 0.6)
+    models = [cal.beta_binomial_trials(rng.binomial(n, rng.beta(8.0, 0.6, 50)), n, c) for _ in range(100)]
+    assert sum(m["model"] == "beta-binomial" for m in models) >= 95
+    below = sum(m["tail_upper"] < truth for m in models if m["model"] == "beta-binomial")
+    assert below <= 0.05 * 100 + 3 * np.sqrt(100 * 0.05 * 0.95)
+
+
+def test_counts_no_beta_binomial_fits_are_counted():
+    """Half the seeds at every trial, half near a rate of 0.5 over 200 trials: no Beta law of the
+    rates gives those counts (the normal scores of their probability-integral transforms fail
+    Shapiro-Wilk), so the decision is counted."""
+    rng = np.random.default_rng(5)
+    counts = np.where(np.arange(30) % 2 == 0, 200, rng.binomial(200, 0.5, 30))
+    records = _binomial_records(counts, 200, p=0.3)
+    model = cal.pooled_trials(records)
+    assert model["model"] == "over-dispersed" and model["tail_upper"] is None
+    row = cal.decision_row("b", [1.0] * 30, [True] * 30, kind="binomial", pooled=model)
+    assert row["bound_from"] == "clopper-pearson" and row["model"] == "over-dispersed"
+
+
+def test_beta_binomial_bound_of_a_control_that_must_fail_the_test():
+    """side="passes": the bound on passing the test (a control's miss) from over-dispersed
+    counts far below the test's rate is small and at least the fitted model's own pass rate."""
+    rng = np.random.default_rng(26)
+    k = rng.binomial(40, rng.beta(0.5, 4.0, 40))
+    n, c = np.full(40, 40), np.full(40, checks.critical_count(40, 0.9, 0.05))
+    model = cal.beta_binomial_trials(k, n, c, side="passes")
+    a, b = model["a"], model["b"]
+    assert model["model"] == "beta-binomial"
+    assert stats.betabinom.sf(c[0], 40, a, b) <= model["tail_upper"] < 1e-2
 
 
 def test_decision_row_uses_the_tail_without_failures_and_counts_them_otherwise():
