@@ -4,7 +4,9 @@ Profiles: ``ci`` (derandomized, no deadline; selected when the environment sets 
 ``dev`` (no deadline).  They belong to this test suite: theorycheck's plugin leaves the
 hypothesis settings of the projects that install it alone.
 """
+import importlib.util
 import os
+from pathlib import Path
 
 import matplotlib
 import matplotlib.figure  # noqa: F401
@@ -36,3 +38,18 @@ def claim_file(pytester):
         pytester.makepyfile(**{name: "from theorycheck import Control, claim, discrepancy\n" + body})
 
     return write
+
+
+@pytest.fixture(scope="session")
+def benchmark_script():
+    """A loader of a script of ``benchmarks/`` as a module: ``benchmark_script("bench")`` (the
+    scripts' bookkeeping is tested, never their timings)."""
+
+    def load(name: str):
+        path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load

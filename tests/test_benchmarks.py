@@ -1,19 +1,13 @@
 """The benchmark script's bookkeeping (never its timings): a partial run (``--only``) keeps the
 other workloads' rows of the machine's results file."""
 import importlib.util
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench.py"
-
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(benchmark_script):
+    return benchmark_script("bench")
 
 
 def test_partial_run_keeps_the_other_workloads_rows_in_workload_order(bench):
@@ -48,13 +42,11 @@ def test_the_plain_jax_row_runs_the_same_step_when_jax_is_installed(bench):
     assert table.splitlines()[-1].endswith("|  |  |  |")   # no naive loop, no bound: empty cells
 
 
-def test_profile_step_splits_the_step_and_counts_its_traffic(tmp_path):
+def test_profile_step_splits_the_step_and_counts_its_traffic(benchmark_script, tmp_path):
     """benchmarks/profile_step.py on a small K: the shares of the step are fractions, the
     operator table lists the batched matrix product, and the traffic outside the matrix products
     is at least the step's minimal bytes (every argument and result counted once a kernel)."""
-    spec = importlib.util.spec_from_file_location("profile_step", BENCH.with_name("profile_step.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = benchmark_script("profile_step")
     rate, bound, ops, cpu, peaks, flops, nbytes, traffic = module.profile_step(
         "token_selection canonical", "ngd", "span", 16, 3)
     assert rate > 0 and bound > 0 and cpu > 0 and flops > 0 and nbytes > 0

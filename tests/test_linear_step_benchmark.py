@@ -1,23 +1,16 @@
 """benchmarks/linear_step.py's bookkeeping (never its timings): one row per loss, optimizer and size
 with the library's and the plain loop's step times, and the `scaled` table; the plain loops are
 the same updates as the library's GD and NGD steps away from saturation."""
-import importlib.util
-from pathlib import Path
-
+import pytest
 import torch
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "linear_step.py"
+
+@pytest.fixture(scope="module")
+def bench(benchmark_script):
+    return benchmark_script("linear_step")
 
 
-def load():
-    spec = importlib.util.spec_from_file_location("linear_step", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_plain_loops_are_the_librarys_steps():
-    bench = load()
+def test_plain_loops_are_the_librarys_steps(bench):
     from theorycheck.models import LinearClassifier, separable_data
 
     X, y = separable_data(2, 10, 3, generator=torch.Generator().manual_seed(1000))
@@ -29,8 +22,7 @@ def test_plain_loops_are_the_librarys_steps():
             torch.testing.assert_close(library, plain, rtol=1e-13, atol=1e-15)
 
 
-def test_a_small_run_writes_both_tables(tmp_path):
-    bench = load()
+def test_a_small_run_writes_both_tables(bench, tmp_path):
     out = tmp_path / "linear.md"
     assert bench.main(["--sizes", "1,8,2;3,8,2", "--repeats", "1", "--min-seconds", "0", "--out", str(out)]) == 0
     text = out.read_text()

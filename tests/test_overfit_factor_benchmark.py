@@ -1,25 +1,19 @@
 """benchmarks/overfit_factor_full.py's rule (never its full-size runs): the exact test's rejection
 count, the factor chosen from pooled ratios, and the validation verdict per seed."""
 import gzip
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
+import pytest
 from scipy import stats
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "overfit_factor_full.py"
+
+@pytest.fixture(scope="module")
+def script(benchmark_script):
+    return benchmark_script("overfit_factor_full")
 
 
-def load():
-    spec = importlib.util.spec_from_file_location("overfit_factor_full", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_test_of_rate_0_9_over_80_sets_rejects_at_66():
-    script = load()
+def test_the_test_of_rate_0_9_over_80_sets_rejects_at_66(script):
     c = script.reject_count(80)
     assert stats.binom.cdf(c, 80, 0.9) <= 0.05 < stats.binom.cdf(c + 1, 80, 0.9)
     assert c == 66
@@ -36,14 +30,12 @@ def write_risks(path, ratios_by_seed):
         json.dump(risks, f)
 
 
-def test_the_factor_is_the_largest_grid_value_every_pooled_set_reaches(tmp_path):
-    script = load()
+def test_the_factor_is_the_largest_grid_value_every_pooled_set_reaches(script, tmp_path):
     write_risks(tmp_path / "cal.json.gz", {s: 1.23 for s in range(1000, 1010)})
     F, c, q = script.factor(script.ratios(tmp_path / "cal.json.gz"))
     assert F == 1.2 and c == 66 and 0.9 < q < 1
 
 
-def test_validation_fails_a_seed_whose_sets_stay_below_the_factor(tmp_path):
-    script = load()
+def test_validation_fails_a_seed_whose_sets_stay_below_the_factor(script, tmp_path):
     write_risks(tmp_path / "val.json.gz", {2000: 1.3, 2001: 1.05})
     assert script.validate(script.ratios(tmp_path / "val.json.gz"), 1.1, 66) == {2000: True, 2001: False}
