@@ -43,8 +43,8 @@ definitions are read with the current ones):
   drawn from a Beta distribution (the instance), its trials are binomial given it; fitted by
   maximum likelihood, checked by Shapiro-Wilk on the normal scores of the counts' randomized
   probability-integral transforms, bounded by the profile-likelihood upper 95% limit of the
-  test's rejection probability.  Where that check rejects too (``model: "over-dispersed"``) the decision
-  is left to Cantelli or counting.
+  test's rejection probability.  Where that check rejects too (``model: "over-dispersed"``)
+  the decision is left to Cantelli or counting.
 * where the normal model is rejected (skewed margins), the **log-normal** model of the
   compared ratio: for ``at_most`` and ``close`` the margin is ``1 - measured / threshold``, for
   ``at_least`` ``measured / threshold - 1`` (:mod:`theorycheck.margins`), and errors, norms
@@ -77,11 +77,12 @@ definitions are read with the current ones):
   (``model: "stated bound contradicted"``).  The margins are still summarized.
 * the decision's ``bound``: 0 for a seed-independent decision; the stated probability for a
   stated bound; the smaller of the model's bound and the Clopper-Pearson bound where a model
-  applies (``bound_from``: ``"pooled trials"``, ``"beta-binomial"``, ``"normal tail"``, ``"log-normal tail"`` or
-  ``"Cantelli"``); else the Clopper-Pearson bound.
+  applies (``bound_from``: ``"pooled trials"``, ``"beta-binomial"``, ``"normal tail"``,
+  ``"log-normal tail"`` or ``"Cantelli"``); else the Clopper-Pearson bound.
 
 A claim's false-failure ``bound`` is a union bound: the sum of the bounds of its modelled
-decisions (seed-independent, stated bound, pooled trials, beta-binomial, normal, log-normal or Cantelli tail), plus --
+decisions (seed-independent, stated bound, pooled trials, beta-binomial, normal, log-normal or
+Cantelli tail), plus --
 when any decision is bounded by counting, or the claim failed at some seed (a failing decision
 or an error) -- the Clopper-Pearson bound of the claim's own failure count (one count covers
 every decision without a tail model); or that count's bound alone where it is smaller (it
@@ -312,7 +313,8 @@ def beta_binomial_trials(k: np.ndarray, n: np.ndarray, c: np.ndarray, side: str 
     the shape, not only the spread: the randomized probability-integral transforms ``u_i =
     F(k_i - 1) + V_i P(k_i)`` of the counts under the fit (``V_i`` uniform, a fixed stream) are
     uniform under the model, so ``Phi^{-1}(u_i)`` must pass Shapiro-Wilk at
-    :data:`NORMALITY_ALPHA` (else ``model: "over-dispersed"``, no tail).  ``tail_upper``: the
+    :data:`NORMALITY_ALPHA` (else ``model: "over-dispersed"``, no tail; also where the search
+    below ends outside its region).  ``tail_upper``: the
     profile-likelihood upper :data:`CONFIDENCE` bound of the test's outcome probability
     ``max_i P[BB(n_i) <= c_i]`` (``side="fails"``; ``"passes"``: ``max_i P[BB(n_i) > c_i]``),
     i.e. its largest value over the ``(a, b)`` whose log-likelihood is within
@@ -338,8 +340,9 @@ def beta_binomial_trials(k: np.ndarray, n: np.ndarray, c: np.ndarray, side: str 
 
     found = optimize.minimize(neg_log_tail, z, method="SLSQP", bounds=_LOG_PARAMETER_BOUNDS,
                               constraints=[{"type": "ineq", "fun": lambda w: limit - nll(w)}])
-    inside = found.x if nll(found.x) <= limit + 1e-6 else z
-    out.update(model="beta-binomial", tail_upper=math.exp(-neg_log_tail(inside)))
+    if nll(found.x) > limit + 1e-6:   # no bound found inside the region: none is claimed
+        return out
+    out.update(model="beta-binomial", tail_upper=math.exp(-neg_log_tail(found.x)))
     return out
 
 
