@@ -69,16 +69,13 @@ def ratios(path):
     return out
 
 
-def reject_count(sets, rate=0.9, level=0.05):
-    """The largest count at which the exact test of P >= rate over ``sets`` rejects."""
-    return int(max(k for k in range(sets + 1) if stats.binom.cdf(k, sets, rate) <= level))
-
-
 def factor(per_seed):
     """(F, c, q*): the chosen factor over the calibration block's sets ``per_seed`` (seed ->
     ratios), the test's rejection count and q* (module docstring); the grid is printed."""
+    from theorycheck.checks import critical_count
+
     sets = len(next(iter(per_seed.values())))
-    c = reject_count(sets)
+    c = critical_count(sets, 0.9, 0.05)
     q = optimize.brentq(lambda p: stats.binom.cdf(c, sets, p) - FALSE_FAILURE, 0.9, 1 - 1e-12)
     pooled = np.concatenate(list(per_seed.values()))
     chosen = None

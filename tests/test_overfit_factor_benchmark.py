@@ -1,22 +1,16 @@
-"""benchmarks/overfit_factor_full.py's rule (never its full-size runs): the exact test's rejection
-count, the factor chosen from pooled ratios, and the validation verdict per seed."""
+"""benchmarks/overfit_factor_full.py's rule (never its full-size runs): the factor chosen from
+pooled ratios (the claim's test of rate 0.9 over 80 sets rejects at 66 or fewer) and the
+validation verdict per seed."""
 import gzip
 import json
 
 import numpy as np
 import pytest
-from scipy import stats
 
 
 @pytest.fixture(scope="module")
 def script(benchmark_script):
     return benchmark_script("overfit_factor_full")
-
-
-def test_the_test_of_rate_0_9_over_80_sets_rejects_at_66(script):
-    c = script.reject_count(80)
-    assert stats.binom.cdf(c, 80, 0.9) <= 0.05 < stats.binom.cdf(c + 1, 80, 0.9)
-    assert c == 66
 
 
 def write_risks(path, ratios_by_seed):

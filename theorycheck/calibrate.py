@@ -118,7 +118,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 from .errors import UsageError
 from .files import BadFileError, atomic_write, read_json
@@ -288,8 +288,6 @@ _LOG_PARAMETER_BOUNDS = [(-12.0, 12.0)] * 2
 def _beta_binomial_fit(k: np.ndarray, n: np.ndarray) -> np.ndarray:
     """The maximum-likelihood ``(log a, log b)`` of the beta-binomial counts ``k`` of ``n``
     trials, from the moments' estimate."""
-    from scipy import optimize
-
     theta = k.sum() / n.sum()
     base = theta * (1 - theta)
     spread = float(np.var(k / n, ddof=1))
@@ -322,8 +320,6 @@ def beta_binomial_trials(k: np.ndarray, n: np.ndarray, c: np.ndarray, side: str 
     rates (30-50 seeds of 10-40 trials, true rates 3.5e-4 to 2e-2) it fell below the true rate
     in 3-7% of 200 calibrations each (tests/test_calibrate.py checks one setting).  Returns
     ``{"model", "tail_upper", "a", "b", "fit_p"}``."""
-    from scipy import optimize
-
     rng = np.random.default_rng(_PIT_SEED)
     z = _beta_binomial_fit(k, n)
     a, b = math.exp(z[0]), math.exp(z[1])
