@@ -138,7 +138,16 @@ def test_elementary_inequalities(tc):
                     "(B + R), cos between the random direction and x_i in d_in = 8, so it reaches round-off "
                     "(1e-15) only if 1 - cos < 3e-12, probability about (6e-12)^3.5 < 1e-39 a pair; no threshold "
                     "changed. Controls: "
-                    "every one failed as declared on all 100 seeds"],
+                    "every one failed as declared on all 100 seeds",
+                    "that argument is now the stated bound of Parts 2, 3, 5 and 7 (`lemma_b1_roundoff_tail`, "
+                    "1.4e-29 at the quick tier), and the two constructed preconditions state 0 (forward error: "
+                    "`DISPLACEMENT_ROUNDOFF`, whose allowance max(tol('exact'), (2 d_in + 8)u) equals tol('exact') "
+                    "at the quick tier, and `EVENT_BY_CONSTRUCTION`); no check, threshold or control changed. "
+                    "Block 69000-69049 (50 seeds, quick): no failure, the claim's bound 0.058 -> 1.5e-4, now "
+                    "carried by Part 8 (Cantelli at 116 sd: its normal model rejected on this block, 0 on "
+                    "26000-26049). B_without_width and event_violated stay counted at 0.058 (the former's two "
+                    "preconditions are the claim's, but a control states no bound; the latter's break margin "
+                    "is rejected by both shapes): each needs about 300 seeds of counting"],
        controls={"B_without_width": Control(
            "statement", breaks=["Part 1: the event holds with probability >= 1 - delta"],
            description="B = sigma sqrt(log(nd/delta)) (C = 1, no m in the union bound): at the largest "

@@ -221,7 +221,13 @@ PREACTIVATION_ROUNDOFF = TailBound(0.0, (
        constants={"a_scale": A_SCALE},
        calibration=["a_scale of the second-layer control raised from 10 to 100 after the full tier at "
                     "a310eb8 found the control (then a rescaling of the same points) misfiring at width "
-                    "1024: chosen after seeing data; the control is now a GD run of its own"],
+                    "1024: chosen after seeing data; the control is now a GD run of its own",
+                    "'pre-activations within B + R along GD' (true on every run by the triangle inequality; its "
+                    "margin, R (1 - cos) / (B + R) at the binding pair, about 1e-4, was rejected by both shapes "
+                    "and counted) is now checked against 1 plus its derived round-off allowance, 4 (d_in + 6) u "
+                    "(1 + W*) (about 2e-14 at the quick tier), with the stated bound 0 (`PREACTIVATION_ROUNDOFF`). "
+                    "Block 69000-69049 (50 seeds, quick): no failure, the claim's bound 0.058 -> 1.5e-17 "
+                    "('2 e^{2R} <= e^B' normal at 10.8 sd); second_layer_scaled 1.7e-11"],
        controls={"second_layer_scaled": Control(
            "hypothesis", breaks=["sharp gradient bound"],
            description=f"GD run of its own (smallest width) with the second layer scaled, |a_{{l,r}}| = "
