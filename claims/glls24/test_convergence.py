@@ -151,7 +151,13 @@ def test_linear_convergence(tc):
                     "= 8 forces lambda = 0, so it cannot miss), normal model rejected (p 0.002): counted "
                     "bound 0.058 per block, 0.030 over the 100 seeds of both blocks (1e-2 needs 299); the "
                     "claim itself passed on all 50 (steps-to-count margin least 0.037, the lambda > 0 "
-                    "precondition 4.5 sd)"],
+                    "precondition 4.5 sd)",
+                    "'lambda_min(H(0)) > 0' states its bound on the claim's runs (`scalar_output_kernel_tail`, "
+                    "4.5e-6 at the quick tier; was Cantelli 2.5e-4 on 52000-52049); no check changed. Block "
+                    "69000-69029 (30 seeds, quick, cut by the session's time): no failure; the row stays counted "
+                    "(0.095 at 30 seeds) through 'loss reaches epsilon within the run' (final loss at the "
+                    "round-off floor: no spread), and the envelope is normal at 4.5 sd (9.9e-4); controls "
+                    "duplicate_inputs 5.8e-3, width_too_small 8.4e-7"],
        controls={"duplicate_inputs": Control(
            "hypothesis", breaks=["loss reaches epsilon within the run"],
            description="x_2 := x_1 with y_2 := -y_1: lambda = 0, the loss stalls (its runs last "
