@@ -87,10 +87,11 @@ def linear_convergence_runs(tc, configs):
     return [tc.use(softmax_gd, **c) for c in configs]
 
 
-def decide_linear_convergence(tc, runs):
+def decide_linear_convergence(tc, runs, kernel_tail=None):
     """The decisions shared by Theorem 4.2 and Corollary 4.3 over a list of runs (after the
     width's, `linear_convergence_runs`).  The runs may differ in length (each lasts its own
-    slowest trial's count): every trial is censored at its own run's length."""
+    slowest trial's count): every trial is censored at its own run's length.  ``kernel_tail``: the
+    stated bound of "lambda_min(H(0)) > 0" where one is proved (d = 1, `scalar_output_kernel_tail`)."""
     ms = [convergence_measurements(r) for r in runs]
     cat = {k: np.concatenate([m[k] for m in ms]) for k in ms[0]}
     lam = np.concatenate([r["lambda"] for r in runs])
@@ -100,7 +101,7 @@ def decide_linear_convergence(tc, runs):
     tc.record("predicted_steps", cat["predicted"])
     tc.record("fitted_log_loss_slope", cat["slope"])
     tc.record("log_contraction_factor", np.log(cat["q"]))
-    decide_positive_kernel(tc, runs)
+    decide_positive_kernel(tc, runs, tail_bound=kernel_tail)
     tc.conclusion.at_most("loss within the contraction envelope", cat["envelope"], 0.0, margin=1e-9)
     tc.record("trials_with_predicted_count_beyond_run", int(np.sum(cat["predicted"] > cat["steps"])))
     tc.conclusion.at_most("steps to epsilon at most the predicted count", cat["hit"], censored_count(cat))

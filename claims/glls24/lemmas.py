@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import functools
 
+import math
+
 import numpy as np
 import sympy as sp
 import torch
+from scipy import stats
 
 from claims.glls24.setup import SIGMA
+from theorycheck import TailBound
 from theorycheck.batching import chunk_slices, map_chunks
+from theorycheck.tails import sphere_cap_tail
+
+UNIT_ROUNDOFF = 2.0**-53
+"""float64's unit round-off u (the claims' arrays are float64, numpy and torch alike)."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -55,6 +63,40 @@ def lemma_b1_ratios(X, W_tilde, W, A, B, R):
         "Part 13": torch.einsum("kdm,knm->knd", A, dS).abs() / (4 * R * torch.exp(4 * Bk + 2 * R)),
     }
     return {k: v.flatten(1).amax(1).cpu().numpy() for k, v in ratios.items()}
+
+
+def lemma_b1_roundoff_tail(n, d_in, instances, widths, radii):
+    r"""The stated bound of Lemma B.1's Parts 2, 3, 5 and 7 on the claim's draw (`lemma_b1_ratios` at
+    ``B = B_emp``): each holds for every instance of its hypotheses (``||x_i|| <= 1``, ``||w_r - w~_r||
+    <= R``, the event ``|<w~_r, x_i>| <= B``), with an exact slack of at least ``1 - |cos|`` in the
+    ratio, ``cos`` between the direction ``p_r / R`` of neuron r and a unit vector ``v`` of the data
+    (``x_i`` for Parts 2, 5, 7; ``(x_i + x_j) / ||x_i + x_j||`` for Part 3).  The computed ratio
+    exceeds 1 only where that slack is below its round-off, which a forward error analysis puts
+    below ``kappa = 8 (d_in + 4) u (t + 1) / R_min`` while every ``||w~_r|| <= t``: so the parts fail
+    only if some ``||w~_r|| > t`` (a chi-square tail) or some uniform direction ``p_r / ||p_r||``
+    (a normalized Gaussian column, independent of the data) lies within the cap ``||p - v|| <=
+    sqrt(2 kappa)`` of ``v`` or ``-v`` (`sphere_cap_tail`).  ``t = sigma (sqrt(d_in) + 14)``."""
+    t = SIGMA * (math.sqrt(d_in) + 14)
+    neurons = instances * sum(widths)
+    norm_tail = neurons * float(stats.chi2.sf((t / SIGMA) ** 2, d_in))
+    kappa = 8 * (d_in + 4) * UNIT_ROUNDOFF * (t + 1) / min(radii)
+    vectors = n + n * (n - 1) // 2
+    pairs = neurons * len(radii) * vectors * 2
+    probability = min(1.0, norm_tail + sphere_cap_tail(d_in, pairs, math.sqrt(2 * kappa)))
+    return TailBound(probability, (
+        "Parts 2, 3, 5, 7 hold for every instance (Cauchy-Schwarz, ||x_i|| <= 1, B = B_emp bounds "
+        "|<w~_r, x_i>|; Part 7 by the mean value theorem, e^xi <= e^{B+R}); the exact ratio is at most "
+        "|cos(p_r, v)| (Parts 3, 7) or 1 - R (1 - |cos|) / (B + R) (Parts 2, 5; B >= 1), v = x_i or "
+        "(x_i + x_j)/||x_i + x_j||.  Forward error, the float arrays taken as exact: the dot products "
+        "of length d_in (numpy's B, torch's Z, Zt, pair) err by at most d_in u ||w|| each, W = fl(W~ + P) "
+        "moves p_r by u ||w_r||, ||x_i|| <= 1 + d_in u, ||p_r|| <= R (1 + (d_in + 4) u), exp and the "
+        "divisions a few u; with ||w_r|| <= t + R and B <= max(1, t) the computed ratio exceeds 1 only "
+        "if 1 - |cos| < (4 d_in + 16) u (t + 1) / R, the division by R coming from Part 7's "
+        "difference e^Z - e^Zt (its terms err by u e^{B+R} (1 + d_in ||w||)).  kappa doubles that.  "
+        f"Probability: {neurons} columns w~_r with ||w~_r|| > t = sigma (sqrt(d_in) + 14) (chi-square "
+        f"tail {norm_tail:.1e}) or some of {pairs} (direction, +-v) pairs within distance sqrt(2 kappa) "
+        "(the spherical cap of a uniform direction of R^d_in, independent of the data's stream; union "
+        "bound)"))
 
 
 def lemma_b1_ratios_chunked(X, W_tilde, W, A, B, R):

@@ -177,13 +177,61 @@ ZERO_EIGENVALUE = 1e-8
 POSITIVE_KERNEL = "lambda_min(H(0)) > 0"
 
 
-def decide_positive_kernel(tc, runs, name=POSITIVE_KERNEL):
+def decide_positive_kernel(tc, runs, name=POSITIVE_KERNEL, tail_bound=None):
     """Precondition ``name`` (Theorem 4.2's ``lambda = lambda_min(H(0)) > 0``) on every trial of
     ``runs`` (each with per-trial ``"lambda"`` and ``"lambda_max"``): ``lambda >= ZERO_EIGENVALUE
-    lambda_max``, declared on the log scale (the ratio spans decades across draws)."""
+    lambda_max``, declared on the log scale (the ratio spans decades across draws); ``tail_bound``
+    its stated bound where one is proved (`scalar_output_kernel_tail`, d = 1)."""
     lam = np.concatenate([r["lambda"] for r in runs])
     lam_max = np.concatenate([r["lambda_max"] for r in runs])
-    tc.precondition.at_least(name, lam, ZERO_EIGENVALUE * lam_max, scale="log")
+    tc.precondition.at_least(name, lam, ZERO_EIGENVALUE * lam_max, scale="log", tail_bound=tail_bound)
+
+
+INFORMATIVE_TAIL = 1e-3
+"""`scalar_output_kernel_tail` states no bound above this probability (the decision then keeps its
+model of the margins): a bound decided on the shapes, never on the margins."""
+
+
+def scalar_output_kernel_tail(shapes, instances):
+    r"""The stated bound of `decide_positive_kernel` on `softmax_gd` runs with scalar outputs (d = 1),
+    the symmetric initialization and `unit_inputs`; ``shapes`` the runs' ``(n, d_in, m)`` (n <= d_in),
+    ``instances`` trials each.  At Def. 3.7's pairing ``<a, S_i> = 0`` exactly, so ``H(0) = c (G o
+    M)`` with ``G = X X^T`` and ``M = m^2 sum_r a_r^2 s_r s_r^T`` (``s_r = (S_{i,r})_i``, `ntk_gram`'s
+    coefficients ``m S_{i,r} (a_r - <a, S_i>)``): both PSD, so Schur's bound ``lambda_min(G o M) >=
+    lambda_min(G) min_i M_ii`` and ``M_ii = m^2 sum_r S_{i,r}^2 >= m`` (Cauchy-Schwarz, ``sum_r S_{i,r}
+    = 1``) give ``lambda_min(H) >= c m sigma_min(X)^2``; ``lambda_max(H) <= tr H = c sum_i M_ii <= c n m
+    e^{2B}`` (``S_{i,r} <= e^{2B}/m``, ``B = max |<w_r, x_i>|``, ``||x_i|| = 1``).  With ``sigma_min(X)
+    >= 1/kappa(G_raw)`` (`limit_kernel_positive_tail`'s argument for ``x_i = g_i/||g_i||``), the ratio
+    is below twice `ZERO_EIGENVALUE` (the computed ratio's round-off, about ``n (m + 10) u``, is far
+    below the floor) only where ``B > b`` -- each of the ``n m / 2`` distinct pre-activations of a
+    trial is exactly ``N(0, SIGMA^2)`` (w_r independent of the unit x_i) -- or ``kappa(G_raw) > (2
+    ZERO_EIGENVALUE n e^{2b})^{-1/2}`` (Chen & Dongarra); b is the value on a grid of [2, 6] that
+    minimizes the sum (a choice made on the formula, not on data).  Returns a `TailBound`, or None
+    where the proof bounds nothing useful (above `INFORMATIVE_TAIL`: at the full tier's n = 64 the
+    condition number's threshold falls below the range of Chen & Dongarra's bound), decided on the
+    shapes alone."""
+    from scipy import stats
+
+    from theorycheck import TailBound
+    from theorycheck.tails import gaussian_condition_tail
+
+    def total(b):
+        pre = sum(instances * n * (m // 2) * 2 * stats.norm.sf(b / SIGMA) for n, _, m in shapes)
+        cond = sum(instances * gaussian_condition_tail(n, d_in, float((2 * ZERO_EIGENVALUE * n * np.exp(2 * b)) ** -0.5))
+                   for n, d_in, _ in shapes)
+        return min(1.0, float(pre + cond))
+
+    grid = np.arange(2.0, 6.0, 0.05)
+    b = float(grid[np.argmin([total(b) for b in grid])])
+    if total(b) > INFORMATIVE_TAIL:
+        return None
+    return TailBound(total(b), (
+        "d = 1 at Def. 3.7's pairing: H(0) = c (X X^T) o (m^2 sum_r s_r s_r^T), Schur's bound and M_ii >= m "
+        "give lambda_min >= c m sigma_min(X)^2, the trace lambda_max <= c n m e^{2B}; sigma_min(X) >= "
+        "1/kappa(G_raw) for unit inputs. Below 2 x the floor only where some pre-activation exceeds "
+        f"b = {b:.2f} (Gaussian tail, union over the trials' n m / 2 distinct pairs) or kappa of an n x d_in "
+        f"Gaussian matrix exceeds (2e-8 n e^(2b))^(-1/2) (Chen & Dongarra 2005); runs (n, d_in, m) {list(shapes)}, "
+        f"{instances} trials each"))
 
 
 def decide_unit_ball(tc, name, *arrays):
