@@ -142,6 +142,13 @@ class WellConditioned:
         return A3_TARGET if self.sigma_1 is None else self.sigma_1
 
 
+def well_conditioned_kappa_tail(cap: float, d: int = 3) -> float:
+    """P[kappa(Sigma) > ``cap``] for `WellConditioned`'s Sigma (A d x d standard Gaussian):
+    kappa(A A^T/d + I) <= 1 + ||A||_2^2/d <= 1 + ||A||_F^2/d, and ||A||_F^2 is chi-square with
+    d^2 degrees of freedom, so the probability is at most its tail at d (cap - 1)."""
+    return float(scipy.stats.chi2.sf(d * (cap - 1), d * d))
+
+
 @dataclass(frozen=True)
 class IllConditioned:
     """The I2 recipe: Sigma = Q diag(geomspace(*spectrum, d)) Q^T (Q Haar), W* = scale B/||B||
