@@ -244,17 +244,21 @@ MAP_THEOREM_SCALE = 5.0
 """The encoded local theorem's smallest radius / ||W_mm||_p (`LOCAL_SIZES`' scale, `local_restarts`)."""
 
 
+MAP_POOL = 3
+"""`radius_map_alphas` scans a pool of MAP_POOL times the restarts it needs (instances in order)."""
+
+
 @shared_run(sizes={"quick": dict(SIZES["quick"], instances=40), "full": dict(SIZES["full"], instances=100)})
 def radius_map_alphas(run, *, instances: int):
     r"""``instances`` restarts of the local theorem, one per fresh synthetic instance (the authors'
-    generator, stream "radius map", a pool of 3 ``instances`` draws scanned in order): for each
+    generator, stream "radius map", a pool of MAP_POOL ``instances`` draws scanned in order): for each
     instance the first `second_best_switches` alpha (opt with one sample moved to its
     second-highest-score token, samples in order) whose W-SVM W_mm_alpha (p = MAP_P) makes alpha
     locally optimal with delta_safe >= SAFE_GAP; instances without one are skipped.  Returns the
     instances' X, y, v, opt, alpha, W_mm, delta_safe, local (per restart) and the counts scanned
     (instances, W-SVM solves)."""
     s = run.sizes
-    data, _ = synthetic(run.rng("radius map"), 3 * instances, s["n"], s["T"], s["d"], name="radius map")
+    data, _ = synthetic(run.rng("radius map"), MAP_POOL * instances, s["n"], s["T"], s["d"], name="radius map")
     scores = data.scores()
     trials, scanned, solves = [], 0, 0
     for k in range(data.K):

@@ -94,8 +94,9 @@ def norm_growth_runs(run, *, n_instances=None, normalized=False):
     instances (None: the tier's) from W(0) std 1, side by side (trial j = ip * K + k).  Keeps W(k) at k = K/10 and at every step of
     the last LATE_WINDOW (``t``: those steps; ``r``: ||W(k)||_p there), every (K/SPAN_CHECKS)-th
     iterate strictly between them (``span_W``), the selected tokens alpha
-    at K, the certified l_p-AttSVM W_mm_alpha and ||W_mm_alpha||_p, and whether alpha is locally
-    optimal."""
+    at K, the certified l_p-AttSVM W_mm_alpha and ||W_mm_alpha||_p, whether alpha is locally
+    optimal, and per run its instance's least score range max_t gamma_{i,t} - min_t gamma_{i,t}
+    over the samples (``score_spread``; ``distinct_scores``: it is > 0)."""
     s = dict(run.sizes, instances=n_instances or run.sizes["instances"])
     data, W0 = instances(run.rng(INSTANCES), s)
     K, P = data.K, len(GROWTH_P)
@@ -116,11 +117,13 @@ def norm_growth_runs(run, *, n_instances=None, normalized=False):
     W_mm = np.stack([solve_lp_wsvm(data.X[j % K], alpha[j], p[j], name="synthetic", trial=j % K).W
                      for j in range(P * K)])
     local = np.array([locally_optimal(data.X[j % K], scores[j % K], alpha[j], W_mm[j]) for j in range(P * K)])
-    distinct = np.ptp(scores, axis=-1).min(-1) > 0
+    spread = np.ptp(scores, axis=-1).min(-1)                          # least score range per instance
+    distinct = spread > 0
     return dict(t=traj.t[kept], r=traj["r"][kept], W=traj["W"][kept], span_W=traj["W"][1:len(span)], p=np.array(p),
                 eta=GROWTH_ETA, alpha=alpha, W_mm=W_mm,
                 svm_norm=norms_along(W_mm[None], np.array(p))[0], locally_optimal=local,
-                instance=np.arange(P * K) % K, distinct_scores=np.tile(distinct, P))
+                instance=np.arange(P * K) % K, distinct_scores=np.tile(distinct, P),
+                score_spread=np.tile(spread, P))
 
 
 MIN_RUNS = 5
