@@ -34,12 +34,11 @@ from .fixed_decoder import thm1_reference, thm1_runs
             description="the W-SVM solved for the wrong optimal set opt+1 mod T as the reference: "
                         "the run converges to W_mm, not to it"),
         "gd": Control(
-            "dynamics", breaks=[
-                "small random: dev at the last step (all seeds)",
-                "slope of log dev vs log t over t >= 100 (seed 0)",
-            ],
+            "dynamics", breaks=["small random: dev at the last step (all seeds)"],
             description="constant-step GD (eta = 1) instead of NGD: its direction converges only "
-                        "logarithmically, so dev stays above dev_max and its slope above -1"),
+                        "logarithmically, so dev stays above dev_max at every seed (its slope "
+                        "stays above -1 too; that decision is seed 0's trial alone, so it is not "
+                        "declared: the control must fail the decision made on every trial)"),
         "counterexample": Control(
             "hypothesis", breaks=["near W_alpha: dev at the last step (all seeds)"],
             description="data violating Assumptions 1-2 (CE) started near the local direction "
