@@ -52,7 +52,7 @@ counterexample control breaks, by its construction)."""
         "counterexample": Control(
             "hypothesis", breaks=[FIXED_POINTS_COSINE],
             description="CE (Assumption 2 violated): at W = -Wbar_mm the attention sits on tokens "
-                        "0 and 1 and the cosine with W_mm is negative (-0.95); decided on CE's "
+                        "0 and 1 and the cosine with W_mm is negative; decided on CE's "
                         "fixed construction before any draw (along NGD from Wbar_alpha and at the "
                         "random W it fails too, recorded)"),
         "wrong_opt": Control(
@@ -61,7 +61,13 @@ counterexample control breaks, by its construction)."""
                         "its margin on the true optimal token is negative, so the correlation "
                         "bound must fail"),
     },
-    calibration=[ASSUMPTION2_CALIBRATION],
+    calibration=[ASSUMPTION2_CALIBRATION,
+                 "2026-11-29 (issue 31): the fixed points W = c Wbar_mm, c in {0, -1, -3}, added and "
+                 "decided first (no threshold chosen: Lemma 6's bound with the same 1e-9 round-off "
+                 "allowance); the counterexample control breaks them, on CE's fixed construction "
+                 "before any draw. Block 72000-72049 (quick): the counterexample control's miss bound "
+                 "0 (seed-independent; was 0.058, counted), wrong_opt 0.002; the claim stays out "
+                 "(0.058: 'random W: cosine/kappa', normal and log-normal rejected, counted)"],
     sizes={"quick": dict(LANDSCAPE_RUN["quick"], random_per_instance=50, log10_scales=[-2, 2]),
            "full": dict(LANDSCAPE_RUN["full"], random_per_instance=10, log10_scales=[-2, 2])},
 )

@@ -79,11 +79,16 @@ counterexample control breaks, by its construction)."""
         "counterexample": Control(
             "hypothesis", breaks=[FIXED_POINTS_IDENTITY],
             description="CE violates Assumption 2: (G) with Delta = gamma_o - max_{t!=o} gamma_t "
-                        "must disagree with autograd (a relative error of order one; 0.47 at "
+                        "must disagree with autograd (a relative error of order one, already at "
                         "W = 0), decided on CE's fixed construction before any draw (at the "
                         "random W it disagrees too, recorded)"),
     },
-    calibration=[ASSUMPTION2_CALIBRATION],
+    calibration=[ASSUMPTION2_CALIBRATION,
+                 "2026-11-29 (issue 31): (G) vs autograd at the fixed points W = c Wbar_mm, c in "
+                 "{0, -1, -3}, added and decided first (the same tolerance); the counterexample "
+                 "control breaks it, on CE's fixed construction before any draw. Block 72000-72049 "
+                 "(quick): the control's miss bound 0 (seed-independent; was 0.053, Cantelli); the "
+                 "claim stays out (0.017: the sandwich's left side, normal at 3.0 sd)"],
     sizes={"quick": dict(random_per_instance=12, random_scales=[0.1, 1.0, 5.0],
                          saturation_multiples=[-12, -4, -1, 1, 4, 12, 40, 120, 400]),
            "full": dict(random_per_instance=2, random_scales=[0.1, 5.0],
@@ -400,6 +405,12 @@ defines Assumption 2 (`setup.ASSUMPTION2_TOL`), not on the count of trials meeti
     },
     calibration=[
         "the spec's thresholds, checked on base seeds 1-9 besides the default 0",
+        "2026-11-29 (issue 31): the hypothesis decided on the score spread against ASSUMPTION2_TOL "
+        "(the same event as 'no trial meets Assumption 2', with a margin). Block 72000-72049 "
+        "(quick): the assumptions_hold control's miss bound 0 (normal tail; was 0.049, a count "
+        "without spread); the claim's row 4.7e-4 (Cantelli on the trap starts' alignments, whose "
+        "margins were normal on 27000-27030,27100-27128 and are not on this block: one seed "
+        "6.5 sd low)",
     ],
     sizes={"quick": dict(steps=1000, trap_scales=[0.5, 1.0, 3.0]),
            "full": dict(steps=10000, trap_scales=[0.5, 1.0, 3.0])},
