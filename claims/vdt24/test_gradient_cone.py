@@ -83,8 +83,9 @@ def test_grad_correlates_with_wmm(tc):
     full) from the small initialization, where the step itself is the normalized negative
     gradient; (iii) the fixed points W = c Wbar_mm, c in {0, -1, -3} (uniform attention, and
     attention pushed off the optimal token), decided first: on the counterexample control's CE
-    they are computed from its fixed construction before any draw, so its failure there (the
-    cosine at c = -1 is -0.95 < 0) is seed-independent.  Pass: cosine >= kappa (1 - 1e-9) and
+    they are computed from its fixed construction before any draw, so its failure there is
+    seed-independent (at c < 0 CE's attention moves to tokens 0 and 1, whose difference has
+    cosine -3/sqrt(10) with W_mm, so the cosine turns negative).  Pass: cosine >= kappa (1 - 1e-9) and
     <-grad L, W_mm>/((1/n) sum c_i) >= 1 - 1e-9 everywhere; 1e-9 only absorbs round-off (the NGD direction is read off W_{t+1} - W_t,
     whose relative rounding is ~1e-12 at ||W|| ~ 200).  The bound can be nearly tight (at
     strongly saturated W one sample dominates; the minimum of cosine/kappa is recorded), so
