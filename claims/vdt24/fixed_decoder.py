@@ -19,6 +19,7 @@ from theorycheck.optim import GD, NGD, FirstOrder, Polyak, displacement, frobeni
 from theorycheck.optim.directions import direction_metrics, unit
 from theorycheck.solvers import solve_wsvm_batch
 
+from .setup import counterexample
 from .problems import (
     E1_SIZES,
     NGD_ETA,
@@ -178,6 +179,32 @@ def identity_test_points(rng, prob, scales, rhos) -> torch.Tensor:
     rho = prob.W_mm.new_tensor(rhos)[None, :, None, None]
     noise = gaussian_points(rng, np.ones(K * len(rhos)), prob.W_mm).reshape(K, len(rhos), d, d)
     return torch.cat([random, rho * prob.W_mm[:, None] + noise], dim=1).flatten(0, 1)
+
+
+FIXED_POINT_SCALES = (0.0, -1.0, -3.0)
+"""The fixed test points W = c Wbar_mm of the identities that hold for every W (Lemma 6, (G)):
+c = 0 (uniform attention) and two points opposite W_mm, where the attention leaves the optimal
+token (on CE it then sits on tokens 0 and 1, whose difference has cosine -3/sqrt(10) with W_mm)."""
+
+
+def counterexample_tensors(tc):
+    r"""(X, y, u, opt, W_mm) of CE (``counterexample(TRIALS)``) on the run's device: the fixed
+    construction and its W-SVM (a solve on fixed inputs), no draw and no shared run, so the
+    decisions a counterexample control makes on them precede every seeded event of its case
+    (seed-independent in the calibration)."""
+    data = counterexample(TRIALS)
+    t = data.to_torch(tc.runtime.device, tc.runtime.torch_dtype)
+    W_mm = torch.as_tensor(solve_wsvm_batch(data.X, data.opt, name=data.name), dtype=t.X.dtype,
+                           device=t.X.device)
+    return t.X, t.y, t.u, t.opt, W_mm
+
+
+def fixed_points(W_mm, scales=FIXED_POINT_SCALES) -> torch.Tensor:
+    r"""W = c W_mm/||W_mm||_F for each c in ``scales``, per trial: shape (K * len(scales), d, d),
+    the points of trial k in a row (as `repeated` orders them); no draw."""
+    unit_mm = W_mm / frobenius_norm(W_mm)[:, None, None]
+    c = W_mm.new_tensor(scales)[None, :, None, None]
+    return (c * unit_mm[:, None]).flatten(0, 1)
 
 
 def initial_logit_radius(X, sigma0, delta):

@@ -34,12 +34,11 @@ from .fixed_decoder import thm1_reference, thm1_runs
             description="the W-SVM solved for the wrong optimal set opt+1 mod T as the reference: "
                         "the run converges to W_mm, not to it"),
         "gd": Control(
-            "dynamics", breaks=[
-                "small random: dev at the last step (all seeds)",
-                "slope of log dev vs log t over t >= 100 (seed 0)",
-            ],
+            "dynamics", breaks=["small random: dev at the last step (all seeds)"],
             description="constant-step GD (eta = 1) instead of NGD: its direction converges only "
-                        "logarithmically, so dev stays above dev_max and its slope above -1"),
+                        "logarithmically, so dev stays above dev_max at every seed (its slope "
+                        "stays above -1 too; that decision is seed 0's trial alone, so it is not "
+                        "declared: the control must fail the decision made on every trial)"),
         "counterexample": Control(
             "hypothesis", breaks=["near W_alpha: dev at the last step (all seeds)"],
             description="data violating Assumptions 1-2 (CE) started near the local direction "
@@ -48,6 +47,11 @@ from .fixed_decoder import thm1_reference, thm1_runs
     calibration=[ASSUMPTION2_CALIBRATION, 
         "thresholds, checkpoints and t0 are the spec's; re-checked on base seeds 1-9 besides the "
         "default 0 (the seed sweep of the rework), not chosen on seed 0",
+        "2026-11-29 (issue 31): the gd control declares only 'small random: dev at the last step' "
+        "(the decision on every trial; seed 0's slope no longer declared). Block 72000-72049 "
+        "(quick): gd's miss bound 3.9e-5 (normal tail, 5.2 sd; was 0.058, counted); the claim's "
+        "row 4.3e-4 on this block (its three 'dev at the last step' decisions, log-normal at "
+        "7.8-9.2 sd; unchanged decisions, 1.1e-4 on 56000-56049)",
     ],
     sizes={"quick": dict(steps=2000, checkpoints=[100, 200, 500, 1000, 2000], t0=300, dev_max=1e-3),
            "full": dict(steps=20000, checkpoints=[1000, 3000, 10000, 20000], t0=3000, dev_max=1e-4)},
