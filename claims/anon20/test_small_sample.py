@@ -1,7 +1,5 @@
 r"""Theorem 5 (small samples), App. E.7 and App. C.4: the last-layer certificate, wide networks
 trained to zero loss, and the rank condition the paper states without saying where."""
-import math
-
 import numpy as np
 import torch
 from hypothesis import strategies as st
@@ -14,7 +12,8 @@ from theorycheck.patterns import property_search
 from theorycheck.solvers import flatten_params
 from theorycheck.tails import TailBound
 
-from .setup import (PAPER, PROBE_SEED, SOFTPLUS, decide_distinct_samples, decide_trained_interpolation,
+from .setup import (CERTIFICATE_ROUNDOFF, PAPER, PROBE_SEED, SOFTPLUS, certificate_roundoff,
+                    decide_distinct_samples, decide_trained_interpolation,
                     duplicate_first_sample, gaussian_problem, init_global, self_attention_probe,
                     trained_self_attention)
 
@@ -78,7 +77,7 @@ def test_gradient_certificate(tc):
         else:
             bound = last_layer_certificate(features, grad)
         return (float(bound / model.loss(params)) - 1
-                + max(tc.tol("conditioned"), certificate_roundoff(features, grad)))
+                + max(tc.tol("conditioned"), float(certificate_roundoff(features, grad)[0])))
 
     strategy = st.tuples(st.integers(0, 2**32 - 1), st.sampled_from(["relu", "softplus"]),
                          st.floats(0.1, 10.0))
@@ -93,44 +92,6 @@ def test_gradient_certificate(tc):
     params["W2"] = torch.linalg.lstsq(model.features(params), y.unsqueeze(-1)).solution[..., 0]
     tc.record("random-features least-squares loss", model.loss(params))
     tc.conclusion.at_most("random-features least squares interpolates", model.loss(params), 1e-20)
-
-
-def certificate_roundoff(features: torch.Tensor, grad: torch.Tensor) -> float:
-    r"""A bound on the relative round-off of the computed ratio ``certificate / R_n`` (one trial,
-    ``features`` ``Phi^T`` (1, n, d), ``grad`` its ``grad_W2`` (1, d)), from the forward-error
-    analysis of `CERTIFICATE_ROUNDOFF`: ``2 (2 rho_g + 2 rho_s + rho_L)`` with ``rho_g = (n + 1) u
-    ||Phi||_F / sigma_n + (|log max|grad|| + 5) u`` (the gradient), ``rho_s = n d u sigma_1 /
-    sigma_n`` (the SVD's sigma_n) and ``rho_L = (n + d + 10) u`` (the loss's mean, the squared
-    norm of the gradient and the last products and quotient); ``inf`` where the
-    computed ``sigma_n`` is 0 (no certificate)."""
-    u = torch.finfo(features.dtype).eps / 2
-    n, d = features.shape[-2:]
-    values = torch.linalg.svdvals(features[0])
-    sigma_n, sigma_1 = float(values[n - 1]), float(values[0])
-    if not sigma_n > 0:
-        return math.inf
-    peak = float(grad.abs().max())
-    rho_g = (n + 1) * u * float(features.norm()) / sigma_n + (abs(math.log(peak)) + 5) * u if peak > 0 else 0.0
-    rho_s = n * d * u * sigma_1 / sigma_n
-    return 2 * (2 * rho_g + 2 * rho_s + (n + d + 10) * u)
-
-
-#: why "certificate bounds the loss" cannot fail on any draw: its allowance covers the margin's round-off
-CERTIFICATE_ROUNDOFF = TailBound(0.0, (
-    "||Phi u|| >= sigma_n(Phi) ||u|| holds for every Phi (d x n, d >= n) and u, in particular for the "
-    "computed features Phi_c and residuals u_c of the forward pass (features() and the loss's forward "
-    "evaluate the same function on the same inputs, bitwise), so certificate / R_n - 1 >= 0 exactly "
-    "for (Phi_c, u_c) and the computed margin is negative only through round-off of three quantities: "
-    "grad_W2 (autograd of the mean square: u_c / n, one rounding, then Phi_c^T (u_c / n), n-term "
-    "sums within (n + 1)u |Phi_c||u_c| componentwise, i.e. (n + 1)u ||Phi_c||_F ||u_c|| / n against "
-    "||Phi_c u_c|| / n >= sigma_n ||u_c|| / n, and the Scaled round trip exp(log peak) within "
-    "(|log peak| + 5)u), sigma_n (a backward-stable SVD: |sigma_n,c - sigma_n| <= p(n, d) u sigma_1, "
-    "p(n, d) taken as n d = 1280, above LAPACK's modestly growing p), R_n ((n + 2)u) and the "
-    "squared norm of grad and the last products ((d + 8)u); the ratio "
-    "moves by at most 2 rho_g + 2 rho_s + rho_L to first order, doubled for the higher orders "
-    "(certificate_roundoff, computed per instance from the conditioning of Phi_c), and the allowance "
-    "is the larger of that and tol('conditioned') = 2^14 u: the margin can be negative only if the "
-    "forward-error bound is wrong"))
 
 
 @claim(
