@@ -185,6 +185,42 @@ def test_sweep_runs_each_seed_and_writes_the_aggregate(pytester):
     assert (claim["runs"], claim["passes"], control["failure_rate"]) == (2, 2, 1.0)
 
 
+PROCESS_PROBE = '''
+import os
+
+from theorycheck import Control, claim
+
+IMPORTS = globals().setdefault("IMPORTS", [])
+IMPORTS.append(os.getpid())
+
+
+@claim("toy.thm1.fresh", source="Theorem 1", statement="Each seed imports the claims afresh.",
+       provenance="stated",
+       controls={{"wrong": Control("reference", breaks=["one import"], description="against two")}})
+def test_fresh(tc):
+    with open("pids.txt", "a") as out:
+        out.write(f"{{os.getpid()}} {{len(IMPORTS)}}\\n")
+    if tc.runtime.seed == 2:
+        os._exit(3)
+    tc.conclusion.close("one import", float(len(IMPORTS)), 2.0 if tc.control else 1.0, rtol=1e-12)
+'''
+
+
+def test_sweep_runs_every_seed_in_a_fresh_process_and_survives_one_that_dies(pytester):
+    """The seeds' processes come from a server that imported the heavy libraries once: each
+    seed still gets a process of its own (a new pid, the claims imported once in it), and a
+    seed whose process dies leaves the others' results and a line with its exit status."""
+    pytester.makepyfile(test_probe=PROCESS_PROBE.format())
+    run = cli("sweep", "--seeds", "1-3", "--out", "sw", "test_probe.py", cwd=pytester.path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = (pytester.path / "pids.txt").read_text().split()
+    pids, imports = lines[0::2], lines[1::2]
+    assert len(set(pids)) == 3 and set(imports) == {"1"}
+    assert "seed 2: pytest exit status 3" in run.stdout and "no results from seeds [2]" in run.stdout
+    results = json.loads((pytester.path / "sw/results.json").read_text())
+    assert results["seed_sweep"][0]["runs"] == 2 and results["seed_sweep"][0]["passes"] == 2
+
+
 def test_sweep_counts_a_failed_deterministic_check_as_flaky_beside_a_binomial_one():
     """The review's seed-9 case: a claim with a binomial decision failed a deterministic
     every-run check; its binomial rate does not explain that failure."""

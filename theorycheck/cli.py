@@ -13,7 +13,7 @@
 * ``theorycheck baseline [RESULTS] [--out FILE]``: write the digest of a run (default: the
   latest complete run into ``reports/baseline-<tier>.json``), the file a run compares with.
 * ``theorycheck sweep [--seeds 0-19] [--out DIR] [--calibration FILE] [PYTEST ARGS]``: run
-  pytest once per base seed (in subprocesses) and aggregate each claim's pass rate beside the
+  pytest once per base seed (each in a fresh process) and aggregate each claim's pass rate beside the
   rate its calibration row (else its binomial tests) predicts, each control's failure rate,
   and per decision its worst margin over the seeds (:mod:`theorycheck.sweep`).
 * ``theorycheck calibrate [CLAIM-or-PAPER ...] --seeds A-B [-n N] [--tier T] [--out FILE]``:

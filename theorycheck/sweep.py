@@ -43,8 +43,9 @@ anything else even once (passed, misfired, errored).
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
-import subprocess
 import sys
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -65,6 +66,10 @@ FLAKY_ALPHA = 0.05
 #: the most seeds one sweep runs
 MAX_SWEEP_SEEDS = 1000
 _RAN = ("not_run", "skipped")
+#: what the seeds' process server imports once: every seed's pytest is a fresh process forked from
+#: it, so the seeds share these imports' start-up (about half of a cheap seed's CPU time,
+#: benchmarks/README.md) and nothing else
+PRELOADED = ("numpy", "scipy.linalg", "scipy.optimize", "scipy.stats", "torch", "sympy", "cvxpy", "pytest")
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -200,23 +205,49 @@ def aggregate(runs: list[dict], table: dict | None = None) -> list[dict]:
     return entries
 
 
+def _pytest_to_log(args: list[str], log_path: str) -> None:
+    """In a seed's process: pytest ``args`` with stdout and stderr on ``log_path``; the process
+    exits with pytest's status."""
+    import pytest
+
+    with open(log_path, "w") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        code = int(pytest.main(args))
+        sys.stdout.flush()
+        sys.stderr.flush()
+    sys.exit(code)
+
+
+def _seed_processes() -> multiprocessing.context.BaseContext:
+    """Where the seeds' processes come from: forked from a server process that imported
+    :data:`PRELOADED` (multiprocessing's "forkserver"); a new process each, as a subprocess
+    would be, so no state passes between seeds."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(PRELOADED))
+    return context
+
+
 def run_seeds(seeds: list[int], pytest_args: list[str], out: Path, jobs: int = 1,
               progress=print) -> dict[int, Path]:
-    """Run ``pytest pytest_args --tc-seed s`` for every seed in its own subprocess (``jobs``
-    at a time), each writing its report into ``out/seed<s>`` and its output into
-    ``out/seed<s>.log``.  Returns the results.json path of every seed that wrote one."""
+    """Run ``pytest pytest_args --tc-seed s`` for every seed in its own process (``jobs`` at a
+    time; :func:`_seed_processes`), each writing its report into ``out/seed<s>`` and its output
+    into ``out/seed<s>.log``.  Returns the results.json path of every seed that wrote one."""
     if jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {jobs}")
     out.mkdir(parents=True, exist_ok=True)
+    context = _seed_processes()
 
     def one(seed: int) -> tuple[int, int]:
-        command = [sys.executable, "-m", "pytest", *pytest_args, "--tc-seed", str(seed),
-                   "--tc-report-dir", str(out / f"seed{seed}"), "--tc-baseline", "none",
-                   "-p", "no:cacheprovider", "-q"]
-        with open(out / f"seed{seed}.log", "w") as log:
-            code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT).returncode
-        progress(f"seed {seed}: pytest exit status {code}")
-        return seed, code
+        args = [*pytest_args, "--tc-seed", str(seed), "--tc-report-dir", str(out / f"seed{seed}"),
+                "--tc-baseline", "none", "-p", "no:cacheprovider", "-q",
+                # the package is imported before pytest starts, as its plugin: nothing to rewrite
+                "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+        process = context.Process(target=_pytest_to_log, args=(args, str(out / f"seed{seed}.log")))
+        process.start()
+        process.join()
+        progress(f"seed {seed}: pytest exit status {process.exitcode}")
+        return seed, process.exitcode
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         codes = dict(pool.map(one, seeds))
