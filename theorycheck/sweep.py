@@ -67,8 +67,8 @@ FLAKY_ALPHA = 0.05
 MAX_SWEEP_SEEDS = 1000
 _RAN = ("not_run", "skipped")
 #: what the seeds' process server imports once: every seed's pytest is a fresh process forked from
-#: it, so the seeds share these imports' start-up (about half of a cheap seed's CPU time,
-#: benchmarks/README.md) and nothing else
+#: it, so the seeds share these imports' start-up (two thirds of a cheap claim's seed:
+#: benchmarks/seed_runner.py) and nothing else
 PRELOADED = ("numpy", "scipy.linalg", "scipy.optimize", "scipy.stats", "torch", "sympy", "cvxpy", "pytest")
 
 
