@@ -16,8 +16,9 @@ from claims.glls24.setup import SIGMA
 from theorycheck import TailBound
 from theorycheck.batching import chunk_slices, map_chunks
 from theorycheck.tails import sphere_cap_tail
+from theorycheck.tolerance import unit_roundoff
 
-UNIT_ROUNDOFF = 2.0**-53
+UNIT_ROUNDOFF = unit_roundoff("float64")
 """float64's unit round-off u (the claims' arrays are float64, numpy and torch alike)."""
 
 

@@ -42,7 +42,7 @@ NARROW_FACTOR = 64
 """The control of the width counterexample shrinks each width m_C by this factor."""
 
 def displacement_allowance_units(d_in):
-    """The round-off of the construction ``p_r = g_r R / ||g_r||`` measured per unit R, in units of u:
+    """The round-off of the construction ``p_r = g_r R / ||g_r||`` per unit R, in units of u:
     two norms of d_in entries (d_in + 2 each), the quotient, the products and the division by R (one
     each), rounded up: ``2 d_in + 8`` (`DISPLACEMENT_ROUNDOFF`)."""
     return 2 * d_in + 8

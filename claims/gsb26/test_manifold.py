@@ -38,9 +38,9 @@ OPTIMUM_ROUNDOFF = TailBound(0.0, (
     "compute k sigma^2 by the same two IEEE operations: |L - k sigma^2| is 0 on every draw, against "
     "tc.tol('exact') = 1.4e-14"))
 
-#: the Gram bounds' allowance beyond 2 tc.tol("iterative") (relative, float64): it covers the
-#: round-off of forming and diagonalizing the Gram matrix, at most about 1000 u kappa(W*) of the
-#: lower bound (`GRAM_ROUNDOFF`), for kappa(W*) <= GRAM_KAPPA
+#: the Gram bounds' allowance beyond 2 tc.tol("iterative") (relative, float64; eps = 2u): it covers
+#: the round-off of forming and diagonalizing the Gram matrix, at most about 1000 u kappa(W*) <=
+#: 1000 eps kappa(W*) of the lower bound (`GRAM_ROUNDOFF`), for kappa(W*) <= GRAM_KAPPA
 GRAM_EXTRA = 2.0 ** 27 * np.finfo(float).eps
 GRAM_KAPPA = GRAM_EXTRA / (1000 * np.finfo(float).eps)
 GRAM_ROUNDOFF = TailBound(gaussian_condition_tail(4, 3, GRAM_KAPPA), (
@@ -52,7 +52,7 @@ GRAM_ROUNDOFF = TailBound(gaussian_condition_tail(4, 3, GRAM_KAPPA), (
     "ratios are >= (1 - e)^2 >= 1 - 2 tau and <= (1 + e)^2 <= 1 + 2 tau + tau^2.  The computed ratio adds the "
     "round-off of K^T Sigma K (||K|| <= 10 sigma_1^{1/2} on the ill-conditioned recipe, eig Sigma in [0.1, 1]: "
     "about 2 d u 100 sigma_1), of V^T V and of eigvalsh (d u ||G||, ||G|| <= 11 sigma_1) against the lower "
-    "end 2 sigma_d: at most about 1000 u kappa(W*) relative, inside the extra allowance 2^27 u unless "
+    "end 2 sigma_d: at most about 1000 u kappa(W*) relative, below 1000 eps kappa(W*) (eps = 2u) and so inside the extra allowance 2^27 eps unless "
     "kappa(W*) > 1.3e5; W* = c B/||B||, B 4 x 3 Gaussian, so that has probability at most the Chen-Dongarra "
     "tail (gaussian_condition_tail(4, 3, 1.3e5))"))
 
@@ -252,7 +252,7 @@ def test_symmetry(tc):
         "not tuned; run on seeds 1-10 and 0: final gradient norms about 2e-14, passed; the "
         "no_regularizer control failed as declared.",
         "Gram bounds (issue 31, 2026-11-29): they were decided without an allowance on the BFGS points, which "
-        "lie off M by up to tc.tol('iterative'); the allowance 2 tc.tol('iterative') + 2^27 u is derived (Weyl "
+        "lie off M by up to tc.tol('iterative'); the allowance 2 tc.tol('iterative') + 2^27 eps (eps = 2u) is derived (Weyl "
         "and the singular-value decisions' tolerance, plus the Gram matrix's round-off), never read off seeds, "
         "and both carry the stated bound GRAM_ROUNDOFF (3.6e-9).  Calibrated on 70000-70049: claim 7.3e-9 (the "
         "singular-value decisions on their log-normal tails; on 51000-51049 sigma_i(V*) had fallen to "
