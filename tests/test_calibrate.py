@@ -216,6 +216,12 @@ def test_a_null_tests_level_covers_a_correlated_family_and_its_fit_is_checked():
         wrong = np.clip(wrong, -strict.critical, strict.critical)  # every seed passes: only the fit decides
         row = _null_rows(wrong, strict)
         assert row["null_p"] < cal.NORMALITY_ALPHA and row["bound_from"] != "stated bound", row
+    # a tail too heavy for the level but too thin a part of the law for KS: 3% of the statistics
+    # at 3.5 (the null puts 1% beyond 2.58)
+    body = np.abs(rng.standard_normal(1200))
+    body[:36] = 3.5
+    assert stats.kstest(body, lambda x: 2 * stats.norm.cdf(x) - 1).pvalue >= cal.NORMALITY_ALPHA
+    assert _null_rows(body.reshape(60, 20), strict)["null_p"] < cal.NORMALITY_ALPHA
     few = _null_rows(rng.standard_normal((3, 2)), strict)
     assert few["model"] == "null unchecked" and few["bound_from"] == "clopper-pearson" and few["null_p"] is None
 
