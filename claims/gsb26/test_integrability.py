@@ -9,6 +9,7 @@ import scipy.stats
 from theorycheck import Control, claim
 from theorycheck.solvers import manifold_point
 from theorycheck.tails import TailBound
+from theorycheck.tolerance import unit_roundoff
 
 from .setup import (
     PAPER,
@@ -25,7 +26,14 @@ from .setup import (
     well_conditioned_kappa_tail,
 )
 
-U = np.finfo(float).eps
+#: the unit round-off u of float64 (1.1e-16) and eps = 2 u, numpy's machine epsilon
+U = unit_roundoff("float64")
+EPS = 2 * U
+#: the top eigenvalue lambda_max(Sigma^{1/2} sym(A) Sigma^{1/2}) the Gaussian A are scaled to: below
+#: 1/4, so exp(x^T A x) has a finite variance, and below 1/8, so it has finite moments of every order
+#: below 1/(2 TOP) = 5 (a finite third and fourth moment: the Monte Carlo z-scores are close to
+#: N(0, 1) in their tails, the null of the family test; at 0.2 the third moment is infinite)
+TOP = 0.1
 #: the well-conditioned recipe's kappa(Sigma) is at most KAPPA_CAP unless ||A||_F^2 > 3 (KAPPA_CAP - 1)
 #: (`well_conditioned_kappa_tail`)
 KAPPA_CAP = 25.0
@@ -33,28 +41,42 @@ KAPPA_TAIL = well_conditioned_kappa_tail(KAPPA_CAP)
 #: ||A||_F of each scaled Gaussian A is at most FROBENIUS_CAP unless chi-square(9) > FROBENIUS_CAP^2
 FROBENIUS_CAP = 30.0
 FROBENIUS_TAIL = float(scipy.stats.chi2.sf(FROBENIUS_CAP ** 2, 9))
+#: the relative round-off of the computed norm and bound of decision (b), in units of u, as a function
+#: of kappa(Sigma) (the reason of `MANIFOLD_NORM_ROUNDOFF`)
+NORM_ROUNDOFF = lambda kappa: 50 * kappa + 18 * np.sqrt(kappa) + 50
 #: why ||Sigma^{1/2} K_R Sigma^{1/2}|| <= sqrt(kappa sigma_1) fails on no draw but a vanishingly rare one
 MANIFOLD_NORM_ROUNDOFF = TailBound(KAPPA_TAIL, (
-    "||Sigma^{1/2} Sigma^{-1} R^T D^{1/2} V_W^T Sigma^{1/2}|| <= lambda_min^{-1/2} sigma_1^{1/2} lambda_max^{1/2} "
-    "for every orthogonal R (submultiplicativity), so only round-off can break the decision.  Sigma is scaled to "
-    "lambda_max = 1, ||K_R|| <= kappa sigma_1^{1/2}; the solve (kappa d u relative), sqrtm (Schur, SPD: a few "
-    "d u), two products, the SVD norm and the bound's eigvalsh (d u kappa relative) move the two sides by "
-    "at most about 100 u kappa^{3/2} (kappa sigma_1 <= 0.45), below the allowance tc.tol('conditioned') = "
-    "2^14 u (u = 2.2e-16 here) while kappa <= KAPPA_CAP = 25 (100 u 125 < 2^14 u); kappa <= 1 + ||A||_F^2/3, so kappa > 25 needs chi-square(9) > 72"))
+    "||Sigma^{1/2} Sigma^{-1} B Sigma^{1/2}|| <= lambda_min^{-1/2} ||B|| lambda_max^{1/2} = sqrt(kappa sigma_1) with "
+    "B = R^T D^{1/2} V_W^T, ||B|| = sqrt(sigma_1), for every orthogonal R (submultiplicativity), so only round-off "
+    "can break the decision.  Relative errors, u = 1.1e-16 the unit round-off, Sigma scaled to lambda_max = 1: "
+    "B (SVD of W*, the orthogonal R, the scaling) <= 30 u; the solve, backward stable, (Sigma + E) K = B with "
+    "||E|| <= 30 u ||Sigma|| (d = 3, partial pivoting), enters as (I + Sigma^{-1/2} E Sigma^{-1/2})^{-1}, "
+    "<= 30 kappa u; sqrtm (Schur, SPD: ||root^2 - Sigma|| <= 10 u, so ||root error|| <= 5 u sqrt(kappa) through "
+    "the Sylvester operator) moves the norm by <= 10 kappa u through its two factors; the two products <= "
+    "2 d^2 u sqrt(kappa) = 18 sqrt(kappa) u; the SVD norm <= 10 u; the bound's eigvalsh (lambda_min to 10 u "
+    "absolute) and SVD <= 10 kappa u + 10 u.  In all (50 kappa + 18 sqrt(kappa) + 50) u relative "
+    f"(`NORM_ROUNDOFF`), {NORM_ROUNDOFF(KAPPA_CAP):.0f} u at kappa = KAPPA_CAP = {KAPPA_CAP:g}, times sqrt(kappa sigma_1) "
+    f"<= sqrt(0.45) = 0.67: at most {NORM_ROUNDOFF(KAPPA_CAP) * np.sqrt(0.45):.0f} u absolute, "
+    f"{2 ** 14 / (NORM_ROUNDOFF(KAPPA_CAP) * np.sqrt(0.45)):.0f} times below the allowance tc.tol('conditioned') = "
+    "2^14 u = 1.8e-12; kappa <= 1 + "
+    "||A||_F^2/3, so kappa > 25 needs chi-square(9) > 72"))
 
 
 def top_eigenvalue_tail(matrices):
     """The stated bound of the precondition lambda_max(Sigma^{1/2} sym(A) Sigma^{1/2}) < 1/4 over
-    ``matrices`` scaled Gaussian A (`top_eigenvalue_scaled` puts it at 0.2)."""
-    eta = 450 * U * KAPPA_CAP * FROBENIUS_CAP
+    ``matrices`` scaled Gaussian A (`top_eigenvalue_scaled` puts it at `TOP`).  The error analysis
+    counts in eps = 2 u (numpy's machine epsilon), a unit twice the unit round-off u: its bound is
+    conservative by that factor."""
+    eta = 450 * EPS * KAPPA_CAP * FROBENIUS_CAP
     per_matrix = 3 * 2 * eta / np.sqrt(2 * np.pi / 3)
     return TailBound(min(1.0, matrices * (per_matrix + FROBENIUS_TAIL) + KAPPA_TAIL), (
         f"{matrices} Gaussian A, union bound.  top_eigenvalue_scaled sets the top eigenvalue of M = "
-        "Sigma^{1/2} sym(cA) Sigma^{1/2} to 0.2 with c = 0.2/lead (lead the computed top, or bottom, "
-        "eigenvalue of M at c = 1, with the same computed root); the rescaled matrix and both eigvalsh "
-        "calls carry an absolute error eps <= 10 d u ||root||_F^2 ||A||_F <= 90 u ||A||_F (tr Sigma <= 3), so "
-        "the computed top is 0.2 (1 + O(eps/|lead|)) and exceeds 1/4 only if |lead| < 5 eps, which needs "
-        "sigma_min(sym A) < 5 eps kappa(Sigma) <= eta = 450 u KAPPA_CAP FROBENIUS_CAP = 7.5e-11 (u = 2.2e-16, kappa <= 25 "
+        f"Sigma^{{1/2}} sym(cA) Sigma^{{1/2}} to {TOP:g} with c = {TOP:g}/lead (lead the computed top, or bottom, "
+        f"eigenvalue of M at c = 1, with the same computed root); the rescaled matrix and both eigvalsh "
+        "calls carry an absolute error delta <= 10 d eps ||root||_F^2 ||A||_F <= 90 eps ||A||_F (tr Sigma <= 3; eps = "
+        f"2 u = 2.2e-16, u the unit round-off), so the computed top is {TOP:g} (1 + O(delta/|lead|)) and exceeds 1/4 "
+        "only if |lead| < 5 delta, which needs "
+        "sigma_min(sym A) < 5 delta kappa(Sigma) <= eta = 450 eps KAPPA_CAP FROBENIUS_CAP = 7.5e-11 (kappa <= 25 "
         "and ||A||_F <= 30 outside chi-square(9) tails of 3e-12 and 6e-188).  The diagonal of sym A is "
         "i.i.d. N(0, 1), independent of its off-diagonal: sym A = B + g I with g ~ N(0, 1/3) (the diagonal's "
         "mean) independent of B, so the eigenvalues are mu_i(B) + g and P[some |mu_i + g| < eta] <= 3 * 2 "
@@ -93,7 +115,7 @@ def top_eigenvalue_tail(matrices):
 )
 def test_integrability(tc):
     r"""(a) For 3 non-symmetric Gaussian A scaled (`top_eigenvalue_scaled`) so that lambda_max(Sigma^{1/2} sym(A)
-    Sigma^{1/2}) = 0.2 (< 1/4, so exp(x^T A x) has finite variance and the Monte Carlo standard
+    Sigma^{1/2}) = TOP = 0.1 (< 1/8, so exp(x^T A x) has finite moments up to order 5 and the Monte Carlo standard
     error is meaningful), the mean of exp(x^T A x) over 2 10^6 draws is within 4 standard
     errors of the closed form (4 s.e.: false alarm < 2e-4 over the 3 matrices; the closed form
     integrates the Gaussian density against exp(x^T sym(A) x), x^T A x = x^T sym(A) x).
@@ -101,7 +123,7 @@ def test_integrability(tc):
     K_R = Sigma^{-1} R^T D^{1/2} V_W^T the bound is lambda_min^{-1/2} sigma_1^{1/2}
     lambda_max^{1/2}); a margin of tc.tol("conditioned") for the round-off of a solve and a norm.  Under A3 (kappa sigma_1 <= 1/2,
     recorded) this gives mu = ||.||^2 <= 1/2 on the manifold.
-    Both (b) and the scaling's lambda_max = 0.2 < 1/4 hold at every draw up to round-off: their
+    Both (b) and the scaling's lambda_max = TOP < 1/4 hold at every draw up to round-off: their
     stated bounds (`MANIFOLD_NORM_ROUNDOFF`, `top_eigenvalue_tail`) bound the draws where round-off
     could reach the allowance.
     """
@@ -117,7 +139,7 @@ def test_integrability(tc):
     gaussian_precondition(tc, "Gaussian inputs: |excess kurtosis| <= 5 standard errors", kurtosis_z(x, problem.Sigma))   # the closed form's hypothesis
     z_scores, tops = [], []
     for _ in range(tc.sizes["matrices"]):
-        A = top_eigenvalue_scaled(rng.standard_normal((problem.d, problem.d)), root, 0.2)
+        A = top_eigenvalue_scaled(rng.standard_normal((problem.d, problem.d)), root, TOP)
         tops.append(np.linalg.eigvalsh(root @ ((A + A.T) / 2) @ root)[-1])
         values = np.exp(np.einsum("ni,ij,nj->n", x, A, x))
         closed = gaussian_quadratic_mgf(A, problem.Sigma, tc.control != "without_symmetrization")

@@ -89,9 +89,8 @@ def test_softmax_second_moment(tc):
     fixed queries x_i ~ N(0, Sigma), n in {10, 20, ..., 320}, 2 10^5/n key sets per (query,
     n) (quick).  Reference 1, the AM-GM bound (`softmax_weight_second_moment_bound`; our
     derivation gives the exponent 2q(1 + (n-2)/(n-1)^2), slightly tighter than the spec's
-    (2 + 2/(n-1)) q, both valid): pass when the Monte Carlo mean minus 3 standard errors is
-    below it for every query and n (j != i averaged over the n - 1 exchangeable keys, and
-    j = i).  Reference 2, the exact finite-n moments
+    (2 + 2/(n-1)) q, both valid): pass when the exact finite-n moment (reference 2, which the
+    Monte Carlo is held to) is below it for every query and n (j != i, and j = i).  Reference 2, the exact finite-n moments
     (`softmax_weight_second_moments_exact`: with 1/S^2 = int t e^{-tS} dt and the tilt e^{2a},
     one-dimensional integrals of the lognormal Laplace transform, by quadrature): the Monte
     Carlo means equal them within MC_Z = 5 standard errors at every n and query.  Reference 3,
@@ -126,9 +125,11 @@ def test_softmax_second_moment(tc):
     own, own_se = run["self"]
     tc.record("E s_ij^2 / bound (n x query)", other / other_bound)
     tc.record("E s_ii^2 / bound (n x query)", own / self_bound)
-    tc.conclusion.at_most("E s_ij^2 (j != i) below the AM-GM bound", other - 3 * other_se, other_bound)
-    tc.conclusion.at_most("E s_ii^2 below the AM-GM bound", own - 3 * own_se, self_bound)
+    # the bounds are on the expectations: decided on their exact finite-n values, which the Monte
+    # Carlo is held to below
     exact_other, exact_own = exact_second_moments(q, tau, n)
+    tc.conclusion.at_most("E s_ij^2 (j != i) below the AM-GM bound", exact_other, other_bound)
+    tc.conclusion.at_most("E s_ii^2 below the AM-GM bound", exact_own, self_bound)
     tc.record("(E s_ij^2 Monte Carlo - exact) / standard error (n x query)", (other - exact_other) / other_se)
     tc.conclusion.at_most("Monte Carlo E s_ij^2, E s_ii^2 equal the exact finite-n moments (|z| <= 5)",
                           np.abs(np.concatenate([(other - exact_other) / other_se, (own - exact_own) / own_se])),
@@ -235,9 +236,14 @@ def test_attention_output_mse(tc):
     + ||m - c||^2, m = Sigma K x_i).  The paper's constant C(x_i, K) is lost; we use the derived
     delta-method limit C = e^q (tr Sigma + ||Sigma K x_i||^2), q = x_i^T K^T Sigma K x_i
     (`softmax_average_mse_limit`; the self key and the ratio's bias add O(1/n^2) to the MSE).
+    (1) and (2) are statements about the expectation E||a_i - Sigma K x_i||^2 and are decided on its
+    exact finite-n value (`softmax_average_mse_exact`, below), which (3) holds to the Monte Carlo:
+    the Monte Carlo's noise (its relative standard error grows like sqrt(n) at the largest n)
+    then enters through (3) only.
     Pass, per query: (1) the lemma as an upper bound, n E||a_i - c||^2 <= 1.15 C_n at every n
-    with C_n -> C the finite-n constant below;
-    (2) the rate, log-log slope of the MSE over n in [40, 320] in [-1.25, -0.75], for each
+    with C_n -> C the finite-n constant below (for another target c, E a_i from the Monte Carlo
+    in the cross term);
+    (2) the rate, log-log slope of the exact MSE over n in [40, 320] in [-1.25, -0.75], for each
     query in the lemma's 1/n regime on that window, n >= 4 C(x_i, K) (C from the query and K,
     before the Monte Carlo; at least one query must be in it); (3) the exact finite-n MSE (`softmax_average_mse_exact`: x_j conditioned
     on its score, then Laplace-transform quadrature as in Lemma 9) equals the Monte Carlo MSE
@@ -262,8 +268,11 @@ def test_attention_output_mse(tc):
     n = run["n"]
     m = u @ Sigma.T
     target = run["queries"] @ run["K"].T if tc.control == "unweighted_target" else m
-    mse = run["mse"][0] + 2 * np.einsum("nqd,qd->nq", run["output_mean"] - m, m - target) \
-        + ((m - target) ** 2).sum(-1)
+    queries, K = run["queries"], run["K"]
+    # E||a_i - m||^2 exactly (quadrature, held to the Monte Carlo by (3) below): (1) and (2) are
+    # statements about this expectation, decided without the Monte Carlo's noise
+    exact = np.array([[softmax_average_mse_exact(x, K @ x, Sigma, int(k)) for x in queries] for k in n])
+    mse = exact + 2 * np.einsum("nqd,qd->nq", run["output_mean"] - m, m - target) + ((m - target) ** 2).sum(-1)
     rate = 2 if tc.control == "faster_rate" else 1
     limit = softmax_average_mse_limit(u, Sigma)
     tc.record("delta-method constant C per query", limit)
@@ -279,10 +288,11 @@ def test_attention_output_mse(tc):
         tc.precondition.at_most(REGIME_DECISION, limit.min(), RATE_WINDOW / REGIME_FACTOR)
     tc.record("queries in the 1/n regime on the rate window", in_regime)
     for j in np.flatnonzero(in_regime):
-        tc.conclusion.slope("E||a_i - Sigma K x_i||^2 decays like 1/n", n, run["mse"][0][:, j],
+        tc.conclusion.slope("E||a_i - Sigma K x_i||^2 decays like 1/n", n, exact[:, j],
                             window=(RATE_WINDOW, n[-1]), at_least=-1.25, at_most=-0.75)
-    queries, K = run["queries"], run["K"]
-    exact = np.array([[softmax_average_mse_exact(x, K @ x, Sigma, int(k)) for x in queries] for k in n])
+    tc.record("log-log slope of the Monte Carlo MSE over the rate window (query)",
+              [np.polyfit(np.log(n[n >= RATE_WINDOW]), np.log(run["mse"][0][n >= RATE_WINDOW, j]), 1)[0]
+               for j in range(len(q))])
     tc.record("(MSE Monte Carlo - exact) / standard error (n x query)", (run["mse"][0] - exact) / run["mse"][1])
     tc.conclusion.at_most("Monte Carlo MSE equals the exact finite-n MSE (|z| <= 5)",
                           np.abs(run["mse"][0] - exact) / run["mse"][1], MC_Z)
