@@ -82,6 +82,10 @@ def softmax_row_moments(run, *, tail=None, keys="gaussian", query_q=None):
             "queries": queries, "K": K, "problem": problem, "mu": score_tail(K, problem.Sigma)}
 
 
+#: the Gaussian-keys hypothesis (`gaussian_precondition`: the keys' kurtosis z-scores, one per n)
+GAUSSIAN_KEYS = "Gaussian keys: |excess kurtosis z| within the level-1e-5 critical value"
+
+
 def row_run(tc, **config):
     """`softmax_row_moments` with ``config`` and the lemmas' hypotheses: A1-A3 of the recipe and at
     least 3 keys at every n of the tier, decided from the configuration before the run; A2's
@@ -95,7 +99,7 @@ def row_run(tc, **config):
     # a configured tail is the configuration's
     stated = None if tc.control or config.get("tail") is not None else light_tail_bound(well_conditioned)
     tc.precondition.at_most("light score tails: mu(K) < 1/2", run["mu"], LIGHT_TAIL, tail_bound=stated)
-    gaussian_precondition(tc, "Gaussian keys: |excess kurtosis| <= 5 standard errors", run["key_kurtosis_z"])
+    gaussian_precondition(tc, GAUSSIAN_KEYS, run["key_kurtosis_z"])
     tc.record("mu(K)", run["mu"])
     return run
 
