@@ -35,7 +35,8 @@ import torch
 
 from theorycheck.errors import DeclarationError, ReferenceComputationError
 from theorycheck.models.attention_regression import PopulationAttentionRegression
-from theorycheck.tails import TailBound, gaussian_condition_tail
+from theorycheck.tails import NullTest, TailBound, gaussian_condition_tail
+from theorycheck.tolerance import unit_roundoff
 
 #: the paper key, the first part of every claim id
 PAPER = "gsb26"
@@ -186,6 +187,40 @@ def score_tail(K, Sigma):
     return float(np.linalg.norm(root @ K @ root, 2) ** 2)
 
 
+#: the round-off of a computed mu(K) = ||Sigma^{1/2} K Sigma^{1/2}||^2 at a manifold point, relative,
+#: in units of kappa(Sigma) u (u the unit round-off): twice the norm's (50 kappa + 18 sqrt(kappa) +
+#: 50) u <= 118 kappa u of lem7's forward-error analysis (`test_integrability.MANIFOLD_NORM_ROUNDOFF`),
+#: rounded up
+MU_ROUNDOFF_KAPPA = 240.0
+
+
+def light_tail_bound(recipe, radius: float = 0.0) -> TailBound | None:
+    r"""The stated bound of "light score tails: mu(K) < 1/2" at points within ``radius``
+    sqrt(sigma_d(W*)) (Sigma_bar norm) of a manifold point theta_R of a `WellConditioned` draw
+    (``None`` where the argument below does not reach 1/2, or for another recipe).  On the
+    manifold K_R = Sigma^{-1} R^T D^{1/2} V_W^T, so ||Sigma^{1/2} K_R Sigma^{1/2}|| <=
+    lambda_min^{-1/2} sigma_1^{1/2} lambda_max^{1/2} = sqrt(kappa sigma_1) <= sqrt(A3_TARGET) (the
+    recipe caps kappa sigma_1); a step dK with tr(dK^T Sigma dK) <= radius^2 sigma_d adds at most
+    ||Sigma^{1/2}|| ||Sigma^{1/2} dK||_F <= radius sqrt(sigma_1) <= radius sqrt(scale)
+    (lambda_max(Sigma) = 1, sigma_1(W*) <= scale).  So mu <= (sqrt(A3_TARGET) + radius
+    sqrt(scale))^2 at every draw, and only round-off (`MU_ROUNDOFF_KAPPA` kappa u relative) can
+    carry the computed mu over 1/2: where kappa exceeds the slack over it, whose probability
+    `well_conditioned_kappa_tail` bounds."""
+    if not isinstance(recipe, WellConditioned) or recipe.sigma_1 is not None:
+        return None
+    top = (np.sqrt(A3_TARGET) + radius * np.sqrt(recipe.scale)) ** 2
+    slack = LIGHT_TAIL / top - 1.0
+    if slack <= 0:
+        return None
+    cap = slack / (MU_ROUNDOFF_KAPPA * unit_roundoff("float64"))
+    return TailBound(well_conditioned_kappa_tail(cap, recipe.d), (
+        f"mu(K) <= (sqrt(kappa sigma_1) + r sqrt(sigma_1))^2 <= (sqrt({A3_TARGET:g}) + {radius:g} sqrt({recipe.scale:g}))^2 "
+        f"= {top:.4f} at every draw (submultiplicativity at theta_R, the Sigma_bar step r sqrt(sigma_d), "
+        f"lambda_max(Sigma) = 1; setup.light_tail_bound); the computed mu exceeds 1/2 only if its relative "
+        f"round-off {MU_ROUNDOFF_KAPPA:g} kappa u exceeds {slack:.3g}, i.e. kappa(Sigma) > {cap:.3g}, which needs "
+        f"chi-square({recipe.d ** 2}) > {recipe.d:d} ({cap:.3g} - 1)"))
+
+
 def gaussian_quadratic_mgf(A, Sigma, symmetrize=True):
     r"""E exp(x^T A x) = det(I - 2 Sigma^{1/2} sym(A) Sigma^{1/2})^{-1/2}, x ~ N(0, Sigma)
     (``symmetrize=False``: the formula with A in place of sym(A), wrong for non-symmetric A)."""
@@ -222,7 +257,7 @@ def decide_recipe(tc, recipe, *, a3=True):
 def rank_tolerance(W):
     """The numerical rank's threshold on the singular values of W (numpy's ``matrix_rank``
     default): sigma_1 max(k, d) eps."""
-    return np.linalg.norm(W, 2) * max(W.shape) * np.finfo(W.dtype).eps
+    return np.linalg.norm(W, 2) * max(W.shape) * 2 * unit_roundoff(W.dtype)
 
 
 def a2_tail_bound(W) -> TailBound:
@@ -234,7 +269,7 @@ def a2_tail_bound(W) -> TailBound:
     (taken as max(k, d) eps sigma_1), so it can fail only where kappa(B) > 1 / (2 max(k, d) eps):
     the Gaussian condition-number tail there (`gaussian_condition_tail`)."""
     k, d = W.shape
-    x = 1.0 / (2 * max(k, d) * np.finfo(W.dtype).eps)
+    x = 1.0 / (2 * max(k, d) * 2 * unit_roundoff(W.dtype))
     return TailBound(gaussian_condition_tail(k, d, x),
                      f"kappa({k} x {d} Gaussian) > {x:.3g} (Chen & Dongarra 2005): A2's rank test "
                      "fails only there")
@@ -298,9 +333,10 @@ def uniform_rows(rng, Sigma, shape):
     return rng.uniform(-np.sqrt(3.0), np.sqrt(3.0), (*shape, Sigma.shape[0])) @ L.T
 
 
-#: standard errors of the excess kurtosis within which a Gaussian sample stays (two-sided normal
-#: tail 6e-7 a test; uniform coordinates, excess kurtosis -6/5, sit hundreds of them away)
-MC_KURTOSIS_Z = 5.0
+#: the level of the Gaussian-rows test (`gaussian_precondition`): a family of kurtosis z-scores, each
+#: about N(0, 1) for Gaussian rows (uniform coordinates, excess kurtosis -6/5, sit hundreds of
+#: standard errors away), rejected two-sided at this level over the family (Bonferroni)
+KURTOSIS_LEVEL = 1e-5
 
 
 def kurtosis_z(x, Sigma):
@@ -311,8 +347,13 @@ def kurtosis_z(x, Sigma):
 
 
 def gaussian_precondition(tc, name, z):
-    """The hypothesis that rows are Gaussian, decided as |kurtosis_z| <= MC_KURTOSIS_Z under ``name``."""
-    tc.precondition.at_most(name, np.abs(z), MC_KURTOSIS_Z)
+    """The hypothesis that rows are Gaussian, decided under ``name`` on the kurtosis z-scores ``z``
+    (`kurtosis_z`, one per independent sample) as a test of their N(0, 1) null at level
+    `KURTOSIS_LEVEL` (`theorycheck.tails.NullTest`: |z| at most its critical value; the level is
+    the stated bound on the claim's case)."""
+    z = np.atleast_1d(np.asarray(z, dtype=float))
+    test = NullTest(level=KURTOSIS_LEVEL, count=z.size)
+    tc.precondition.at_most(name, np.abs(z), test.critical, tail_bound=None if tc.control else test.tail_bound)
 
 
 #: the key distributions of the Monte Carlo runs: the Gaussian keys of the lemmas, and a

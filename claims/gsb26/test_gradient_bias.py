@@ -5,9 +5,9 @@ Goel, Soltanolkotabi, Bartlett, arXiv 2603.01514, Theorem 4 (the in-sample loss)
 near the manifold).  Monte Carlo over fresh batches, batched along leading dimensions.
 """
 import numpy as np
-import scipy.stats
 
 from theorycheck import Calibrated, Control, claim
+from theorycheck.tails import NullTest
 
 from .gradient_bias import (
     A3_VIOLATION_SIGMA_1,
@@ -47,6 +47,14 @@ BIAS_SIZES = {"quick": {"noise_fraction": 0.1}, "full": {"noise_fraction": 0.1}}
         "The a3_violated control had sigma_1(W*) = 2 (slopes -0.07 to -0.34 on seeds 1, 2); after the "
         "20-seed sweep it names both conclusions (seed 10: slope -0.93/-1.04 while n ||b_n|| grew by "
         "2.10 and 1.94) and uses sigma_1(W*) = 4 (chosen on seeds 1-10 with thm3, held out on 0 and 11-19).",
+        "Issue 31, 2026-11-29 (helper gsb26b): light score tails at the points state their bound "
+        "(setup.light_tail_bound: mu <= (sqrt(0.45) + 0.05 sqrt(0.2))^2 = 0.48 within 0.05 sqrt(sigma_d) of "
+        "the manifold).  Calibration block 79000-79049 (runs /work/calib/h5-gsb26b-79000): FINDING, the "
+        "factor-1.5 decision failed on seed 79024 (n ||b_n|| = 1.86, 2.31, 2.94 at n = 8, 16, 32 on theta_R0, "
+        "factor 1.58; noise fraction <= 0.002, so not Monte Carlo noise; the squared bias's slope -1.34 "
+        "passes the paper's bound): on that instance the bias is not yet Theta(1/n) over [8, 32], and a "
+        "reading as 'grows' (thm3's) would fail it too; left as is (the claim's inferred Theta(1/n) at the "
+        "tier's n is refuted there, not the theorem).  Claim 0.058 -> 0.091 (1 failure in 50).",
     ],
     sizes=BIAS_SIZES,
 )
@@ -164,6 +172,10 @@ def test_uniform_gradient_approx(tc):
 #: over its coordinates): a third of the claim budget 3e-4
 V_BLOCK_LEVEL = 1e-4
 V_BLOCK = "V block of the bias equals the Wishart formula (every |z| below the level-1e-4 Bonferroni bound)"
+#: the level of the precondition E Sigma_hat = Sigma (two-sided, Bonferroni over the distinct entries
+#: of the mean of Sigma_hat - Sigma at every n, `NullTest`)
+COVARIANCE_LEVEL = 5e-5
+UNBIASED = "Sigma_hat unbiased: every |z| of the mean of Sigma_hat - Sigma below the level-5e-5 Bonferroni bound"
 
 
 @claim(
@@ -213,6 +225,15 @@ V_BLOCK = "V block of the bias equals the Wishart formula (every |z| below the l
                        "tail 4e-4 (its 4.5 over 45 entries is itself about the budget: a finding). "
                        "centered_covariance and faster_rate failed as declared on 50/50 (least margins "
                        "5.7 and 0.30; faster_rate 3.0 sd, skewed)."),
+        "Issue 31, 2026-11-29 (helper gsb26b; no threshold chosen on data): unseen seed 720498446 failed the V "
+        "block (max |z| 4.97 at n = 10, every V coordinate at 2.1-5.0 there, with the mean of Sigma_hat - Sigma "
+        "4.2 s.e. off in one entry at the same n: one Monte Carlo fluctuation).  The V block and E Sigma_hat = "
+        "Sigma are NullTest families (levels 1e-4 over 60 z, critical 4.79 as before; 5e-5 over the 30 distinct "
+        "entries, 4.79, was 4.5 over 45 with duplicates), the level their stated bound.  Calibration block "
+        "79000-79049 (runs /work/calib/h5-gsb26b-79000): both levels taken (KS null_p 0.36, 0.27; |z| > 3 in 11 "
+        "of 3000 V-block and 6 of 1500 covariance statistics, 8.1 and 4.0 expected under the null); the claim "
+        "stays at 0.058 through the noise precondition (log-normal, 0.058) and the K-block factor (Cantelli, "
+        "0.028), unchanged.",
     ],
     sizes={"quick": {}, "full": {}},
 )
@@ -227,11 +248,13 @@ def test_regularizer_gradient_bias(tc):
     0.1 of its squared bias, at the fixed generic point V = 0.5 Z1, K = 0.3 Z2 of `thm1.closed_form` (Theorem 5
     needs no closeness to M; near M grad R is so small that a wrong reference for it would go
     unnoticed), well-conditioned instance.  The
-    proof's hypothesis E Sigma_hat = Sigma (E Gamma = 0) is a precondition: every entry of the
-    Monte Carlo mean of Sigma_hat - Sigma within 4.5 standard errors (36 entries).
+    proof's hypothesis E Sigma_hat = Sigma (E Gamma = 0) is a precondition: the z-scores of the
+    Monte Carlo mean of Sigma_hat - Sigma (its 6 distinct entries at every n), each about N(0, 1),
+    against that null at level COVARIANCE_LEVEL = 5e-5 (`NullTest`, two-sided, Bonferroni).
     Pass: every V-block coordinate within z_max Monte Carlo standard errors of the exact
     formula, z_max the two-sided Bonferroni bound at level V_BLOCK_LEVEL = 1e-4 over the
-    coordinates (12 x 5 n on the quick tier), the V-block bias
+    coordinates (12 x 5 n on the quick tier; `NullTest`: the z-scores, each about N(0, 1) as a mean
+    of at least 4 10^4 independent draws, against that null), the V-block bias
     falls like 1/n (exact), and, on the K block (debiased over 10 groups): n ||K-block bias||
     varies by less than a factor 2 over n >= 40 (the spec's criterion, there over n >= 20) and
     the paper's ||bias||^2 = O(1/n) as a shape, log-log slope of ||K-block bias||^2 over n in
@@ -245,12 +268,16 @@ def test_regularizer_gradient_bias(tc):
     decide_recipe(tc, well_conditioned, a3=False)
     run = tc.use(regularizer_gradient_bias, centered=tc.control == "centered_covariance")
     record_assumptions(tc, run["problem"])
-    tc.precondition.at_most("Sigma_hat unbiased: mean of Sigma_hat - Sigma within 4.5 standard errors",
-                            np.abs(run["covariance_z"]), 4.5)
+    upper = np.triu_indices(run["problem"].d)          # the distinct entries of the symmetric Sigma_hat
+    covariance_z = run["covariance_z"].reshape(len(run["n"]), run["problem"].d, -1)[:, upper[0], upper[1]]
+    covariance_test = NullTest(level=COVARIANCE_LEVEL, count=covariance_z.size)
+    tc.precondition.at_most(UNBIASED, np.abs(covariance_z), covariance_test.critical,
+                            tail_bound=None if tc.control else covariance_test.tail_bound)
     n = run["n"]
-    z = np.abs(run["V_mean"] - run["V_exact"]) / run["V_se"]
-    tc.record("max |z| per n (V block)", z.max(1))
-    tc.conclusion.at_most(V_BLOCK, z, float(scipy.stats.norm.isf(V_BLOCK_LEVEL / (2 * z.size))))
+    z = (run["V_mean"] - run["V_exact"]) / run["V_se"]
+    tc.record("max |z| per n (V block)", np.abs(z).max(1))
+    test = NullTest(level=V_BLOCK_LEVEL, count=z.size)
+    tc.conclusion.at_most(V_BLOCK, np.abs(z), test.critical, tail_bound=None if tc.control else test.tail_bound)
     tc.record("draws per n (doubled where the K-block noise was above 0.1 of its squared bias)", run["draws"])
     tc.precondition.at_most("Monte Carlo noise below 0.1 of the squared K-block bias",
                             run["K_noise"] / np.abs(run["K_squared"]), K_NOISE_FRACTION)

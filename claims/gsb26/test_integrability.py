@@ -8,7 +8,8 @@ import scipy.stats
 
 from theorycheck import Control, claim
 from theorycheck.solvers import manifold_point
-from theorycheck.tails import TailBound
+from theorycheck.tails import NullTest, TailBound
+from theorycheck.tolerance import unit_roundoff
 
 from .setup import (
     PAPER,
@@ -25,7 +26,18 @@ from .setup import (
     well_conditioned_kappa_tail,
 )
 
-U = np.finfo(float).eps
+#: the unit round-off u of float64 (1.1e-16) and eps = 2 u, numpy's machine epsilon
+U = unit_roundoff("float64")
+EPS = 2 * U
+#: the top eigenvalue lambda_max(Sigma^{1/2} sym(A) Sigma^{1/2}) the Gaussian A are scaled to: below
+#: 1/4, so exp(x^T A x) has a finite variance, and below 1/8, so it has finite moments of every order
+#: below 1/(2 TOP) = 5 (a finite third and fourth moment: the Monte Carlo z-scores are close to
+#: N(0, 1) in their tails, the null of the family test; at 0.2 the third moment is infinite)
+TOP = 0.1
+#: the level of the Monte Carlo test: the z-scores (mean - closed form)/standard error of the
+#: matrices, each about N(0, 1), rejected two-sided at this level over the family (`NullTest`)
+MC_LEVEL = 1e-4
+MC_DECISION = "Monte Carlo within the level-1e-4 critical value of the closed form (|z| per matrix)"
 #: the well-conditioned recipe's kappa(Sigma) is at most KAPPA_CAP unless ||A||_F^2 > 3 (KAPPA_CAP - 1)
 #: (`well_conditioned_kappa_tail`)
 KAPPA_CAP = 25.0
@@ -33,28 +45,42 @@ KAPPA_TAIL = well_conditioned_kappa_tail(KAPPA_CAP)
 #: ||A||_F of each scaled Gaussian A is at most FROBENIUS_CAP unless chi-square(9) > FROBENIUS_CAP^2
 FROBENIUS_CAP = 30.0
 FROBENIUS_TAIL = float(scipy.stats.chi2.sf(FROBENIUS_CAP ** 2, 9))
+#: the relative round-off of the computed norm and bound of decision (b), in units of u, as a function
+#: of kappa(Sigma) (the reason of `MANIFOLD_NORM_ROUNDOFF`)
+NORM_ROUNDOFF = lambda kappa: 50 * kappa + 18 * np.sqrt(kappa) + 50
 #: why ||Sigma^{1/2} K_R Sigma^{1/2}|| <= sqrt(kappa sigma_1) fails on no draw but a vanishingly rare one
 MANIFOLD_NORM_ROUNDOFF = TailBound(KAPPA_TAIL, (
-    "||Sigma^{1/2} Sigma^{-1} R^T D^{1/2} V_W^T Sigma^{1/2}|| <= lambda_min^{-1/2} sigma_1^{1/2} lambda_max^{1/2} "
-    "for every orthogonal R (submultiplicativity), so only round-off can break the decision.  Sigma is scaled to "
-    "lambda_max = 1, ||K_R|| <= kappa sigma_1^{1/2}; the solve (kappa d u relative), sqrtm (Schur, SPD: a few "
-    "d u), two products, the SVD norm and the bound's eigvalsh (d u kappa relative) move the two sides by "
-    "at most about 100 u kappa^{3/2} (kappa sigma_1 <= 0.45), below the allowance tc.tol('conditioned') = "
-    "2^14 u (u = 2.2e-16 here) while kappa <= KAPPA_CAP = 25 (100 u 125 < 2^14 u); kappa <= 1 + ||A||_F^2/3, so kappa > 25 needs chi-square(9) > 72"))
+    "||Sigma^{1/2} Sigma^{-1} B Sigma^{1/2}|| <= lambda_min^{-1/2} ||B|| lambda_max^{1/2} = sqrt(kappa sigma_1) with "
+    "B = R^T D^{1/2} V_W^T, ||B|| = sqrt(sigma_1), for every orthogonal R (submultiplicativity), so only round-off "
+    "can break the decision.  Relative errors, u = 1.1e-16 the unit round-off, Sigma scaled to lambda_max = 1: "
+    "B (SVD of W*, the orthogonal R, the scaling) <= 30 u; the solve, backward stable, (Sigma + E) K = B with "
+    "||E|| <= 30 u ||Sigma|| (d = 3, partial pivoting), enters as (I + Sigma^{-1/2} E Sigma^{-1/2})^{-1}, "
+    "<= 30 kappa u; sqrtm (Schur, SPD: ||root^2 - Sigma|| <= 10 u, so ||root error|| <= 5 u sqrt(kappa) through "
+    "the Sylvester operator) moves the norm by <= 10 kappa u through its two factors; the two products <= "
+    "2 d^2 u sqrt(kappa) = 18 sqrt(kappa) u; the SVD norm <= 10 u; the bound's eigvalsh (lambda_min to 10 u "
+    "absolute) and SVD <= 10 kappa u + 10 u.  In all (50 kappa + 18 sqrt(kappa) + 50) u relative "
+    f"(`NORM_ROUNDOFF`), {NORM_ROUNDOFF(KAPPA_CAP):.0f} u at kappa = KAPPA_CAP = {KAPPA_CAP:g}, times sqrt(kappa sigma_1) "
+    f"<= sqrt(0.45) = 0.67: at most {NORM_ROUNDOFF(KAPPA_CAP) * np.sqrt(0.45):.0f} u absolute, "
+    f"{2 ** 14 / (NORM_ROUNDOFF(KAPPA_CAP) * np.sqrt(0.45)):.0f} times below the allowance tc.tol('conditioned') = "
+    "2^14 u = 1.8e-12; kappa <= 1 + "
+    "||A||_F^2/3, so kappa > 25 needs chi-square(9) > 72"))
 
 
 def top_eigenvalue_tail(matrices):
     """The stated bound of the precondition lambda_max(Sigma^{1/2} sym(A) Sigma^{1/2}) < 1/4 over
-    ``matrices`` scaled Gaussian A (`top_eigenvalue_scaled` puts it at 0.2)."""
-    eta = 450 * U * KAPPA_CAP * FROBENIUS_CAP
+    ``matrices`` scaled Gaussian A (`top_eigenvalue_scaled` puts it at `TOP`).  The error analysis
+    counts in eps = 2 u (numpy's machine epsilon), a unit twice the unit round-off u: its bound is
+    conservative by that factor."""
+    eta = 450 * EPS * KAPPA_CAP * FROBENIUS_CAP
     per_matrix = 3 * 2 * eta / np.sqrt(2 * np.pi / 3)
     return TailBound(min(1.0, matrices * (per_matrix + FROBENIUS_TAIL) + KAPPA_TAIL), (
         f"{matrices} Gaussian A, union bound.  top_eigenvalue_scaled sets the top eigenvalue of M = "
-        "Sigma^{1/2} sym(cA) Sigma^{1/2} to 0.2 with c = 0.2/lead (lead the computed top, or bottom, "
-        "eigenvalue of M at c = 1, with the same computed root); the rescaled matrix and both eigvalsh "
-        "calls carry an absolute error eps <= 10 d u ||root||_F^2 ||A||_F <= 90 u ||A||_F (tr Sigma <= 3), so "
-        "the computed top is 0.2 (1 + O(eps/|lead|)) and exceeds 1/4 only if |lead| < 5 eps, which needs "
-        "sigma_min(sym A) < 5 eps kappa(Sigma) <= eta = 450 u KAPPA_CAP FROBENIUS_CAP = 7.5e-11 (u = 2.2e-16, kappa <= 25 "
+        f"Sigma^{{1/2}} sym(cA) Sigma^{{1/2}} to {TOP:g} with c = {TOP:g}/lead (lead the computed top, or bottom, "
+        f"eigenvalue of M at c = 1, with the same computed root); the rescaled matrix and both eigvalsh "
+        "calls carry an absolute error delta <= 10 d eps ||root||_F^2 ||A||_F <= 90 eps ||A||_F (tr Sigma <= 3; eps = "
+        f"2 u = 2.2e-16, u the unit round-off), so the computed top is {TOP:g} (1 + O(delta/|lead|)) and exceeds 1/4 "
+        "only if |lead| < 5 delta, which needs "
+        "sigma_min(sym A) < 5 delta kappa(Sigma) <= eta = 450 eps KAPPA_CAP FROBENIUS_CAP = 7.5e-11 (kappa <= 25 "
         "and ||A||_F <= 30 outside chi-square(9) tails of 3e-12 and 6e-188).  The diagonal of sym A is "
         "i.i.d. N(0, 1), independent of its off-diagonal: sym A = B + g I with g ~ N(0, 1/3) (the diagonal's "
         "mean) independent of B, so the eigenvalues are mu_i(B) + g and P[some |mu_i + g| < eta] <= 3 * 2 "
@@ -71,10 +97,10 @@ def top_eigenvalue_tail(matrices):
     provenance="derived",
     controls={
         "without_symmetrization": Control(
-            "reference", breaks=["Monte Carlo within 4 standard errors of the closed form"],
+            "reference", breaks=[MC_DECISION],
             description="the determinant formula with A in place of sym(A) for a non-symmetric A"),
         "uniform_inputs": Control(
-            "hypothesis", breaks=["Monte Carlo within 4 standard errors of the closed form"],
+            "hypothesis", breaks=[MC_DECISION],
             description="x drawn with the same covariance but uniform coordinates (a new draw: "
                         "L u, u_i uniform on [-sqrt 3, sqrt 3]): the determinant formula is the "
                         "Gaussian moment generating function of x^T A x, and the Monte Carlo mean "
@@ -87,21 +113,35 @@ def top_eigenvalue_tail(matrices):
                  "precondition (top_eigenvalue_tail, 9e-10) and the manifold norm bound (MANIFOLD_NORM_ROUNDOFF, "
                  "6e-12), both forward-error analyses of inequalities that hold at every draw.  Calibrated on "
                  "70000-70049: both at their stated bounds; the claim stays at 0.058 through the kurtosis "
-                 "precondition (a Monte Carlo statistic: counted) and 3e-4 through the 4 s.e. test."],
+                 "precondition (a Monte Carlo statistic: counted) and 3e-4 through the 4 s.e. test.",
+                 "Issue 31, 2026-11-29 (helper gsb26b; no threshold chosen on data): MANIFOLD_NORM_ROUNDOFF "
+                 "re-derived in the unit round-off u (its reason had called eps = 2.2e-16 u; counted in eps its "
+                 "'100 u kappa^{3/2}' exceeded the allowance 2^14 u): (50 kappa + 18 sqrt(kappa) + 50) u relative, "
+                 "932 u absolute at kappa = 25, 18 times below 2^14 u (probability unchanged, 6e-12); "
+                 "top_eigenvalue_tail's analysis is in eps = 2u (conservative by 2).  The A are scaled to "
+                 "lambda_max = 0.1 (was 0.2, where exp(x^T A x) has no third moment): the z-scores' N(0, 1) null "
+                 "then holds in the tails.  The Monte Carlo test and the kurtosis precondition are NullTest "
+                 "families at levels 1e-4 (critical 4.15 over 3 matrices, was 4.0) and 1e-5 (4.42, was 5).  "
+                 "Calibration block 79000-79049 (runs /work/calib/h5-gsb26b-79000): claim 0.058 -> 1.1e-4 "
+                 "(both levels taken: KS null_p 0.23 and 0.79); uniform_inputs 2.1e-6 (least margin 5.9), "
+                 "without_symmetrization 0.058 (its kurtosis precondition, no stated bound on a control: counted)."],
     sizes={"quick": {"draws": 2000000, "matrices": 3, "rotations": 200},
            "full": {"draws": 40000000, "matrices": 10, "rotations": 5000}},
 )
 def test_integrability(tc):
     r"""(a) For 3 non-symmetric Gaussian A scaled (`top_eigenvalue_scaled`) so that lambda_max(Sigma^{1/2} sym(A)
-    Sigma^{1/2}) = 0.2 (< 1/4, so exp(x^T A x) has finite variance and the Monte Carlo standard
-    error is meaningful), the mean of exp(x^T A x) over 2 10^6 draws is within 4 standard
-    errors of the closed form (4 s.e.: false alarm < 2e-4 over the 3 matrices; the closed form
-    integrates the Gaussian density against exp(x^T sym(A) x), x^T A x = x^T sym(A) x).
+    Sigma^{1/2}) = TOP = 0.1 (< 1/8, so exp(x^T A x) has finite moments up to order 5 and the Monte Carlo standard
+    error is meaningful), the mean of exp(x^T A x) over 2 10^6 draws equals the closed form:
+    the z-scores (mean - closed form)/standard error, each about N(0, 1), as a family against
+    that null at level MC_LEVEL = 1e-4 (`NullTest`, two-sided, Bonferroni over the matrices; the
+    closed form integrates the Gaussian density against exp(x^T sym(A) x), x^T A x = x^T sym(A) x).
+    The inputs' Gaussianity (the closed form's hypothesis) is decided on their kurtosis z-score
+    (`gaussian_precondition`, level 1e-5).
     (b) For 200 Haar R, ||Sigma^{1/2} K_R Sigma^{1/2}|| <= sqrt(kappa(Sigma) sigma_1(W*)) (with
     K_R = Sigma^{-1} R^T D^{1/2} V_W^T the bound is lambda_min^{-1/2} sigma_1^{1/2}
     lambda_max^{1/2}); a margin of tc.tol("conditioned") for the round-off of a solve and a norm.  Under A3 (kappa sigma_1 <= 1/2,
     recorded) this gives mu = ||.||^2 <= 1/2 on the manifold.
-    Both (b) and the scaling's lambda_max = 0.2 < 1/4 hold at every draw up to round-off: their
+    Both (b) and the scaling's lambda_max = TOP < 1/4 hold at every draw up to round-off: their
     stated bounds (`MANIFOLD_NORM_ROUNDOFF`, `top_eigenvalue_tail`) bound the draws where round-off
     could reach the allowance.
     """
@@ -114,17 +154,21 @@ def test_integrability(tc):
         x = uniform_rows(tc.rng("integrability", "uniform_inputs"), problem.Sigma, (tc.sizes["draws"],))
     else:
         x = gaussian_rows(rng, problem.Sigma, (tc.sizes["draws"],))
-    gaussian_precondition(tc, "Gaussian inputs: |excess kurtosis| <= 5 standard errors", kurtosis_z(x, problem.Sigma))   # the closed form's hypothesis
+    gaussian_precondition(tc, "Gaussian inputs: |excess kurtosis z| within the level-1e-5 critical value",
+                          kurtosis_z(x, problem.Sigma))   # the closed form's hypothesis
     z_scores, tops = [], []
     for _ in range(tc.sizes["matrices"]):
-        A = top_eigenvalue_scaled(rng.standard_normal((problem.d, problem.d)), root, 0.2)
+        A = top_eigenvalue_scaled(rng.standard_normal((problem.d, problem.d)), root, TOP)
         tops.append(np.linalg.eigvalsh(root @ ((A + A.T) / 2) @ root)[-1])
         values = np.exp(np.einsum("ni,ij,nj->n", x, A, x))
         closed = gaussian_quadratic_mgf(A, problem.Sigma, tc.control != "without_symmetrization")
-        z_scores.append(abs(values.mean() - closed) / (values.std() / np.sqrt(len(values))))
+        z_scores.append((values.mean() - closed) / (values.std() / np.sqrt(len(values))))
     tc.precondition.at_most("lambda_max(Sigma^{1/2} sym(A) Sigma^{1/2}) < 1/4", tops, 0.25,
                             tail_bound=None if tc.control else top_eigenvalue_tail(len(tops)))
-    tc.conclusion.at_most("Monte Carlo within 4 standard errors of the closed form", z_scores, 4.0)
+    test = NullTest(level=MC_LEVEL, count=len(z_scores))
+    tc.record("(Monte Carlo mean - closed form) / standard error (matrix)", z_scores)
+    tc.conclusion.at_most(MC_DECISION, np.abs(z_scores), test.critical,
+                          tail_bound=None if tc.control else test.tail_bound)
     bound = np.sqrt(problem.a3_product())
     norms = [np.linalg.norm(root @ manifold_point(problem.W, problem.Sigma, R)[1] @ root, 2)
              for R in haar_rotations(tc.rng("rotations"), problem.d, tc.sizes["rotations"])]

@@ -7,6 +7,7 @@ Monte Carlo over fresh key sets for fixed queries, batched along leading dimensi
 import numpy as np
 
 from theorycheck import Calibrated, Control, claim
+from theorycheck.tails import NullTest
 from theorycheck.solvers.gaussian_moments import (
     softmax_average_mse_exact,
     softmax_average_mse_limit,
@@ -26,9 +27,12 @@ LIMIT_RTOL = 1e-3
 #: where the rate n^-2 is checked on the exact moments (local slope within 1e-3 of -2 there),
 #: ending at LIMIT_KEYS
 RATE_KEYS = [10**6, 10**7, 10**8, LIMIT_KEYS]
-#: Monte Carlo against the exact finite-n value: |mean - exact| <= MC_Z standard errors (a false
-#: alarm has probability ~6e-7 per comparison under a normal approximation)
-MC_Z = 5.0
+#: Monte Carlo against the exact finite-n value: the z-scores (mean - exact)/standard error, each
+#: about N(0, 1) (a mean over 625 to 2 10^4 independent key sets), tested as a family at this level
+#: (`NullTest`, two-sided, Bonferroni over the family): a third of the claim budget
+MC_LEVEL = 1e-4
+LEM9_MC = "Monte Carlo E s_ij^2, E s_ii^2 equal the exact finite-n moments (|z| within the level-1e-4 critical value)"
+LEM11_MC = "Monte Carlo MSE equals the exact finite-n MSE (|z| within the level-1e-4 critical value)"
 #: the score variance q of every query in Lemma 11's large_query control: e^8 ~ 3000 is ten
 #: times the grid's largest n, so the 1/n regime (n >> e^q) is not reached on the rate window
 LARGE_QUERY_Q = 8.0
@@ -62,7 +66,7 @@ REGIME_DECISION = f"a query in the 1/n regime (C(x_i, K) <= n_min / {REGIME_FACT
             description="the limit E e^{2a} = e^{2q} (the softmax normalization forgotten) in "
                         "place of e^{2q}/(E e^a)^2 = e^q"),
         "uniform_keys": Control(
-            "hypothesis", breaks=["Monte Carlo E s_ij^2, E s_ii^2 equal the exact finite-n moments (|z| <= 5)"],
+            "hypothesis", breaks=[LEM9_MC],
             description="the fresh keys drawn uniform with the same covariance Sigma instead of "
                         "Gaussian (its own Monte Carlo): the moments are those of the lognormal "
                         "Laplace transform only for Gaussian keys, and the Monte Carlo moves off them"),
@@ -80,6 +84,15 @@ REGIME_DECISION = f"a query in the 1/n regime (C(x_i, K) <= n_min / {REGIME_FACT
         "(queries x 3, lem11's) was tried for the rate and the limit: it broke them on seed 0 but "
         "misfired on seed 5000 (largest e^q 116, far below the 1e6 the exact-moment window needs), so "
         "it was not kept: the rate has discrimination controls only.",
+        "Issue 31, 2026-11-29 (helper gsb26b; no threshold chosen on data): the AM-GM decisions read the "
+        "exact finite-n moments (the Monte Carlo is held to them) instead of the Monte Carlo mean minus 3 "
+        "s.e.; the Monte Carlo check and the Gaussian-keys kurtosis are NullTest families (levels 1e-4 over "
+        "72 z, critical 4.83, was 5; 1e-5 over 6, 4.79, was 5); light score tails state their bound "
+        "(setup.light_tail_bound: mu <= kappa sigma_1 <= 0.45 at the manifold point).  Calibration block "
+        "79000-79049 (runs /work/calib/h5-gsb26b-79000): the levels taken (null_p 0.78, 0.21); the claim "
+        "stays at 0.058 through the AM-GM decisions: on the exact moments their margins are 0.062 +- 0.041, "
+        "least 0.0098, not normal (Shapiro-Wilk p 2e-5): the bound is nearly tight for some queries, and "
+        "only a proven accuracy of the quadrature against that slack would bound them.",
     ],
     sizes=ROW_SIZES,
 )
@@ -89,12 +102,12 @@ def test_softmax_second_moment(tc):
     fixed queries x_i ~ N(0, Sigma), n in {10, 20, ..., 320}, 2 10^5/n key sets per (query,
     n) (quick).  Reference 1, the AM-GM bound (`softmax_weight_second_moment_bound`; our
     derivation gives the exponent 2q(1 + (n-2)/(n-1)^2), slightly tighter than the spec's
-    (2 + 2/(n-1)) q, both valid): pass when the Monte Carlo mean minus 3 standard errors is
-    below it for every query and n (j != i averaged over the n - 1 exchangeable keys, and
-    j = i).  Reference 2, the exact finite-n moments
+    (2 + 2/(n-1)) q, both valid): pass when the exact finite-n moment (reference 2, which the
+    Monte Carlo is held to) is below it for every query and n (j != i, and j = i).  Reference 2, the exact finite-n moments
     (`softmax_weight_second_moments_exact`: with 1/S^2 = int t e^{-tS} dt and the tilt e^{2a},
     one-dimensional integrals of the lognormal Laplace transform, by quadrature): the Monte
-    Carlo means equal them within MC_Z = 5 standard errors at every n and query.  Reference 3,
+    Carlo means equal them at every n and query: the z-scores (mean - exact)/standard error
+    as a family against their N(0, 1) null at level MC_LEVEL = 1e-4 (`NullTest`).  Reference 3,
     the derived limit n^2 E s_ij^2 -> E e^{2a}/(E e^a)^2 = e^q
     (`softmax_weight_second_moment_limit`), checked on the exact moments at n = LIMIT_KEYS =
     1e9 (relative deviation <= LIMIT_RTOL = 1e-3).  Rate: the log-log slope of the exact
@@ -126,13 +139,15 @@ def test_softmax_second_moment(tc):
     own, own_se = run["self"]
     tc.record("E s_ij^2 / bound (n x query)", other / other_bound)
     tc.record("E s_ii^2 / bound (n x query)", own / self_bound)
-    tc.conclusion.at_most("E s_ij^2 (j != i) below the AM-GM bound", other - 3 * other_se, other_bound)
-    tc.conclusion.at_most("E s_ii^2 below the AM-GM bound", own - 3 * own_se, self_bound)
+    # the bounds are on the expectations: decided on their exact finite-n values, which the Monte
+    # Carlo is held to below
     exact_other, exact_own = exact_second_moments(q, tau, n)
+    tc.conclusion.at_most("E s_ij^2 (j != i) below the AM-GM bound", exact_other, other_bound)
+    tc.conclusion.at_most("E s_ii^2 below the AM-GM bound", exact_own, self_bound)
     tc.record("(E s_ij^2 Monte Carlo - exact) / standard error (n x query)", (other - exact_other) / other_se)
-    tc.conclusion.at_most("Monte Carlo E s_ij^2, E s_ii^2 equal the exact finite-n moments (|z| <= 5)",
-                          np.abs(np.concatenate([(other - exact_other) / other_se, (own - exact_own) / own_se])),
-                          MC_Z)
+    z = np.concatenate([(other - exact_other) / other_se, (own - exact_own) / own_se])
+    test = NullTest(level=MC_LEVEL, count=z.size)
+    tc.conclusion.at_most(LEM9_MC, np.abs(z), test.critical, tail_bound=None if tc.control else test.tail_bound)
     # both bounds tend to e^{2q}/(n-1)^2 and e^{2 tau}/(n-1)^2, the truths to e^q/n^2 and
     # e^{2 tau - q}/n^2: at large n the ratio is e^{-q} (n-1)^2/n^2 up to O(1/n)
     N = LIMIT_KEYS
@@ -187,7 +202,7 @@ def test_softmax_second_moment(tc):
                         "window",
             constants={"q": LARGE_QUERY_Q}),
         "uniform_keys": Control(
-            "hypothesis", breaks=["Monte Carlo MSE equals the exact finite-n MSE (|z| <= 5)"],
+            "hypothesis", breaks=[LEM11_MC],
             description="the fresh keys drawn uniform with the same covariance Sigma instead of "
                         "Gaussian (its own Monte Carlo): the tilted mean E[x e^{x^T u}]/E[e^{x^T u}] "
                         "is Sigma u only for Gaussian keys, so the MSE moves off the exact Gaussian-key "
@@ -224,6 +239,16 @@ def test_softmax_second_moment(tc):
                        "Validation (the rule fixed): 50/50 passed, 5-6 of 6 queries in the regime a "
                        "seed, slopes -1.122 to -0.841 (mean -0.982, sd 0.033; worst 2.8 sd from -0.75, "
                        "mean 7.0 sd); every control failed as declared on 50/50."),
+        "Issue 31, 2026-11-29 (helper gsb26b; no threshold chosen on data): unseen seed 720498439 failed (1) "
+        "by Monte Carlo noise (n MSE/C_n 1.21 at n = 320 for a query whose Monte Carlo MSE stood 1.10 s.e. above "
+        "the exact, relative s.e. about 20% at 625 key sets); (1) and (2) now read the exact finite-n MSE "
+        "(the expectation the lemma is about; (3) holds the Monte Carlo to it), (3) and the Gaussian-keys "
+        "kurtosis are NullTest families (levels 1e-4 over 36 z, critical 4.69, was 5; 1e-5 over 6), light "
+        "score tails state their bound (setup.light_tail_bound).  Calibration block 79000-79049 (runs "
+        "/work/calib/h5-gsb26b-79000): (1)'s margins 0.171 +- 0.009, least 0.146 (were 0.152 +- 0.024); "
+        "the levels taken (null_p 0.11, 0.21); the claim stays at 0.058 through the rate: 293 per-query "
+        "slopes on the exact MSE, margins 0.464 +- 0.044, least 0.27, not normal (the pre-asymptotic "
+        "deficit grows with C), counted per decision (0.010) and about six of them a seed.",
     ],
     sizes=ROW_SIZES,
 )
@@ -235,13 +260,19 @@ def test_attention_output_mse(tc):
     + ||m - c||^2, m = Sigma K x_i).  The paper's constant C(x_i, K) is lost; we use the derived
     delta-method limit C = e^q (tr Sigma + ||Sigma K x_i||^2), q = x_i^T K^T Sigma K x_i
     (`softmax_average_mse_limit`; the self key and the ratio's bias add O(1/n^2) to the MSE).
+    (1) and (2) are statements about the expectation E||a_i - Sigma K x_i||^2 and are decided on its
+    exact finite-n value (`softmax_average_mse_exact`, below), which (3) holds to the Monte Carlo:
+    the Monte Carlo's noise (its relative standard error grows like sqrt(n) at the largest n)
+    then enters through (3) only.
     Pass, per query: (1) the lemma as an upper bound, n E||a_i - c||^2 <= 1.15 C_n at every n
-    with C_n -> C the finite-n constant below;
-    (2) the rate, log-log slope of the MSE over n in [40, 320] in [-1.25, -0.75], for each
+    with C_n -> C the finite-n constant below (for another target c, E a_i from the Monte Carlo
+    in the cross term);
+    (2) the rate, log-log slope of the exact MSE over n in [40, 320] in [-1.25, -0.75], for each
     query in the lemma's 1/n regime on that window, n >= 4 C(x_i, K) (C from the query and K,
     before the Monte Carlo; at least one query must be in it); (3) the exact finite-n MSE (`softmax_average_mse_exact`: x_j conditioned
     on its score, then Laplace-transform quadrature as in Lemma 9) equals the Monte Carlo MSE
-    within MC_Z = 5 standard errors at every n; (4) the limit, n E||a_i - Sigma K x_i||^2 / C
+    at every n (z-scores against their N(0, 1) null, level MC_LEVEL = 1e-4 over the family,
+    `NullTest`); (4) the limit, n E||a_i - Sigma K x_i||^2 / C
     within LIMIT_RTOL = 1e-3 of 1 on the exact MSE at n = 1e9.  The pre-asymptotic deficit
     grows with q, so n = 10 is left out of the rate window.  The bound uses the finite-n
     constant C_n (`self_key_constant`: C n/(n-1) plus the self key's term through Lemma 9's
@@ -262,8 +293,11 @@ def test_attention_output_mse(tc):
     n = run["n"]
     m = u @ Sigma.T
     target = run["queries"] @ run["K"].T if tc.control == "unweighted_target" else m
-    mse = run["mse"][0] + 2 * np.einsum("nqd,qd->nq", run["output_mean"] - m, m - target) \
-        + ((m - target) ** 2).sum(-1)
+    queries, K = run["queries"], run["K"]
+    # E||a_i - m||^2 exactly (quadrature, held to the Monte Carlo by (3) below): (1) and (2) are
+    # statements about this expectation, decided without the Monte Carlo's noise
+    exact = np.array([[softmax_average_mse_exact(x, K @ x, Sigma, int(k)) for x in queries] for k in n])
+    mse = exact + 2 * np.einsum("nqd,qd->nq", run["output_mean"] - m, m - target) + ((m - target) ** 2).sum(-1)
     rate = 2 if tc.control == "faster_rate" else 1
     limit = softmax_average_mse_limit(u, Sigma)
     tc.record("delta-method constant C per query", limit)
@@ -279,13 +313,15 @@ def test_attention_output_mse(tc):
         tc.precondition.at_most(REGIME_DECISION, limit.min(), RATE_WINDOW / REGIME_FACTOR)
     tc.record("queries in the 1/n regime on the rate window", in_regime)
     for j in np.flatnonzero(in_regime):
-        tc.conclusion.slope("E||a_i - Sigma K x_i||^2 decays like 1/n", n, run["mse"][0][:, j],
+        tc.conclusion.slope("E||a_i - Sigma K x_i||^2 decays like 1/n", n, exact[:, j],
                             window=(RATE_WINDOW, n[-1]), at_least=-1.25, at_most=-0.75)
-    queries, K = run["queries"], run["K"]
-    exact = np.array([[softmax_average_mse_exact(x, K @ x, Sigma, int(k)) for x in queries] for k in n])
-    tc.record("(MSE Monte Carlo - exact) / standard error (n x query)", (run["mse"][0] - exact) / run["mse"][1])
-    tc.conclusion.at_most("Monte Carlo MSE equals the exact finite-n MSE (|z| <= 5)",
-                          np.abs(run["mse"][0] - exact) / run["mse"][1], MC_Z)
+    tc.record("log-log slope of the Monte Carlo MSE over the rate window (query)",
+              [np.polyfit(np.log(n[n >= RATE_WINDOW]), np.log(run["mse"][0][n >= RATE_WINDOW, j]), 1)[0]
+               for j in range(len(q))])
+    z = (run["mse"][0] - exact) / run["mse"][1]
+    tc.record("(MSE Monte Carlo - exact) / standard error (n x query)", z)
+    test = NullTest(level=MC_LEVEL, count=z.size)
+    tc.conclusion.at_most(LEM11_MC, np.abs(z), test.critical, tail_bound=None if tc.control else test.tail_bound)
     far = np.array([softmax_average_mse_exact(x, K @ x, Sigma, LIMIT_KEYS) for x in queries])
     tc.record("n E||a_i - Sigma K x_i||^2 / C, exact, at n = 1e9 (query)", LIMIT_KEYS * far / limit)
     tc.conclusion.close("n E||a_i - Sigma K x_i||^2 tends to e^q (tr Sigma + ||Sigma K x_i||^2) (exact, n = 1e9)",
