@@ -40,7 +40,7 @@ def neighbourhood_points(problem, V0, K0, modes, radii, count, rng):
 
 @shared_run(sizes={"quick": {"radii": [0.05, 0.2, 0.8], "directions": 8, "random_starts": 2},
                    "full": {"radii": [0.01, 0.05, 0.1, 0.2, 0.4, 0.8], "directions": 200, "random_starts": 8}})
-def one_point_landscape(run, *, lam=LANDSCAPE_LAMBDA, reference="projection", radii=None):
+def one_point_landscape(run, *, lam=LANDSCAPE_LAMBDA, reference="projection", radii=None, instance=None):
     r"""Points near the manifold of the spread instance (`SPREAD_SPECTRUM`), their reference
     point theta* (``reference`` "projection": the Sigma_bar projection P_M(theta); "random_rotation":
     theta_R for a Haar R), and per point: r, dist = ||theta - theta*||_{Sigma_bar}, <grad L_reg,
@@ -50,16 +50,19 @@ def one_point_landscape(run, *, lam=LANDSCAPE_LAMBDA, reference="projection", ra
     theta - theta* and the gradients themselves (pairs of (P, k, d), (P, d, d) arrays) for other
     geometries and objectives.  The gradient is the closed form of
     L + lambda R(.; Sigma), batched over the points.  ``radii`` (in units of sqrt(sigma_d(W*)))
-    defaults to the tier's."""
+    defaults to the tier's.  ``instance``: an independent draw of everything (instance, R0,
+    directions, projection starts), its streams keyed by the number; None is the first draw
+    (the streams without a key)."""
     s = run.sizes
-    problem = SPREAD_INSTANCE(run.rng("spread_instance"))
-    R0 = haar_rotations(run.rng("landscape_R0"), problem.d, 1)[0]
+    key = () if instance is None else (instance,)
+    problem = SPREAD_INSTANCE(run.rng("spread_instance", *key))
+    R0 = haar_rotations(run.rng("landscape_R0", *key), problem.d, 1)[0]
     V0, K0 = manifold_point(problem.W, problem.Sigma, R0)
     one = regularized_model(problem, lam, run.tensor)
     r, V, K = neighbourhood_points(problem, V0, K0, local_constants(one, V0, K0, problem.Sigma).modes,
                                    s["radii"] if radii is None else radii, s["directions"],
-                                   run.rng("landscape_directions"))
-    rng = run.rng("landscape_projections")
+                                   run.rng("landscape_directions", *key))
+    rng = run.rng("landscape_projections", *key)
     if reference == "projection":
         stars = [project_to_manifold(v, k, problem.Sigma, problem.W, rng, random_starts=s["random_starts"])
                  for v, k in zip(V, K)]
@@ -99,16 +102,42 @@ def landscape_radii(tc, radii=None):
     return one_point_landscape.sizes_of(tc.tier)["radii"] if radii is None else radii
 
 
+#: the sizes of the claims that decide the radius statements of the one-point inequalities and
+#: Lemma 2 as rates over ``instances`` independent draws of `one_point_landscape` (binomial tests)
+LANDSCAPE_SIZES = {"quick": {"instances": 5}, "full": {"instances": 5}}
+#: the level of those binomial tests (of the claim budget 3e-4)
+INSTANCE_ALPHA = 1e-4
+
+
+def instance_runs(tc, *, lam=LANDSCAPE_LAMBDA, radii=None, **config):
+    """``tc.sizes["instances"]`` independent draws of `one_point_landscape` with this
+    configuration (the first is the draw without a stream key), the hypotheses decided as
+    `landscape_run` does, A2's sigma_d(W*) > 0 decided on every instance."""
+    decide_hypotheses(tc, lam, radii)
+    runs = [tc.use(one_point_landscape, lam=lam, radii=radii, instance=j or None, **config)
+            for j in range(tc.sizes["instances"])]
+    record_assumptions(tc, [run["problem"] for run in runs])
+    return runs
+
+
+def decide_hypotheses(tc, lam, radii):
+    """A1, A2's k >= d (`SPREAD_INSTANCE`), lambda > 0 and the points delta-close (dist(theta, M)
+    <= ||theta - theta_{R0}||_{Sigma_bar} = r sqrt(sigma_d(W*)) by construction, so r <= 0.8 of
+    the configured radii suffices), from the configuration before anything runs.  A3 is not
+    used by these population statements."""
+    decide_recipe(tc, SPREAD_INSTANCE, a3=False)
+    tc.precondition.holds("regularizer weight lambda > 0", lam > 0)
+    tc.precondition.at_most("points delta-close: dist(theta, M) <= 0.8 sqrt(sigma_d(W*))",
+                            landscape_radii(tc, radii), FAR)
+
+
 def landscape_run(tc, *, lam=LANDSCAPE_LAMBDA, radii=None, **config):
     """`one_point_landscape` with this configuration, the theorem's hypotheses decided from the
     configuration before it runs -- A1, A2's k >= d (`SPREAD_INSTANCE`), lambda > 0 and the
     points delta-close (dist(theta, M) <= ||theta - theta_{R0}||_{Sigma_bar} = r
     sqrt(sigma_d(W*)) by construction, so r <= 0.8 of the configured radii suffices) -- and
-    A2's sigma_d(W*) > 0 on its instance after.  A3 is not used by these population statements."""
-    decide_recipe(tc, SPREAD_INSTANCE, a3=False)
-    tc.precondition.holds("regularizer weight lambda > 0", lam > 0)
-    tc.precondition.at_most("points delta-close: dist(theta, M) <= 0.8 sqrt(sigma_d(W*))",
-                            landscape_radii(tc, radii), FAR)
+    A2's sigma_d(W*) > 0 on its instance after (`decide_hypotheses`)."""
+    decide_hypotheses(tc, lam, radii)
     run = tc.use(one_point_landscape, lam=lam, radii=radii, **config)
     record_assumptions(tc, run["problem"])
     return run
