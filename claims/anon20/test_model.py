@@ -232,6 +232,11 @@ def softmax_underflow_tail(sizes: dict) -> TailBound:
     single_evidence="identities of the construction (simplex columns, shapes, a parameter "
                     "count, eq. (2) against the library's implementation): no data or dynamics "
                     "whose change could break them for the theorem's reason",
+    calibration=["issue 31: 'softmax entries positive' was bounded by Cantelli (5.5e-4 on "
+                 "73000-73299, over the claim budget 3e-4); it now states its bound from the draw "
+                 "(softmax_underflow_tail, 5.8e-5; no threshold changed). Block 74000-74299 (300 "
+                 "seeds, quick tier): held on 300 of 300, claim bound 5.9e-5; proof_count missed "
+                 "0 (bound 0), query_axis_softmax 0 of 300 (0.0099)"],
     controls={
         "proof_count": Control(
             "statement", breaks=["parameter count equals p d_v d + d + 2 d_q t + d_v t"],
