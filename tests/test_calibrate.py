@@ -199,8 +199,8 @@ def test_a_null_tests_level_covers_a_correlated_family_and_its_fit_is_checked():
     """Coverage, by simulation: families of 20 equicorrelated N(0, 1) statistics (rho 0.5, as
     the entries of one estimated matrix) are falsely rejected at most at the level (Bonferroni
     needs only the marginals); the calibration takes the level where the pooled statistics fit
-    the null, and counts the decision where they do not (a standard error underestimated by a
-    third, heavy tails: its margins are then modelled as any decision's) or are too few to
+    the null or lie inside it (a conservative test), and not where they lie outside it (a
+    standard error underestimated by a third, heavy tails: its margins are then modelled as any decision's) or are too few to
     check (counted)."""
     rng = np.random.default_rng(2026)
     test = NullTest(0.05, 20)
@@ -222,6 +222,9 @@ def test_a_null_tests_level_covers_a_correlated_family_and_its_fit_is_checked():
     body[:36] = 3.5
     assert stats.kstest(body, lambda x: 2 * stats.norm.cdf(x) - 1).pvalue >= cal.NORMALITY_ALPHA
     assert _null_rows(body.reshape(60, 20), strict)["null_p"] < cal.NORMALITY_ALPHA
+    # a conservative test (statistics stochastically inside the null's: an overestimated standard
+    # error) keeps its level
+    assert _null_rows(0.7 * rng.standard_normal((60, 20)), strict)["bound_from"] == "stated bound"
     few = _null_rows(rng.standard_normal((3, 2)), strict)
     assert few["model"] == "null unchecked" and few["bound_from"] == "clopper-pearson" and few["null_p"] is None
 

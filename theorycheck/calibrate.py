@@ -77,7 +77,7 @@ definitions are read with the current ones):
   (``model: "stated bound contradicted"``).  The margins are still summarized.  A **test's
   level** (:class:`theorycheck.tails.NullTest`: z or t statistics with a known null) is stated
   the same way and checked: the statistics the decision recorded at every seed, pooled, are
-  tested against the null by Kolmogorov-Smirnov and by their count in the null's 1% tail
+  tested against the null by a one-sided Kolmogorov-Smirnov test (towards rejection) and by their count in the null's 1% tail
   (``null_p``, :func:`theorycheck.tails.null_fit_p`);
   below :data:`NORMALITY_ALPHA`, or with fewer than :data:`MIN_TAIL_SAMPLES` statistics, the
   level is not taken: the decision's margins are modelled as any other decision's, or it is

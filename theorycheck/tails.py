@@ -36,7 +36,7 @@ dependence between the statistics), falsely rejects with probability at most ``l
 rests on the statistics following the null, which is an asymptotic statement (the central
 limit theorem, an estimated standard error), not a theorem about the draw; so the declaration
 carries its null (``TailBound.null``) and the calibration checks it: it pools the recorded
-statistics of every seed and tests them against the null by Kolmogorov-Smirnov and by the
+statistics of every seed and tests them against the null by a one-sided Kolmogorov-Smirnov test and by the
 count in the null's 1% tail (:func:`null_fit_p`); a rejected fit leaves the decision to counting
 (:func:`theorycheck.calibrate.decision_row`, ``model: "null contradicted"``).  Statistics of one
 seed may be correlated (entries of one estimated matrix): the KS test then checks their
@@ -159,18 +159,22 @@ TAIL_COUNT_RATE = 0.01
 
 def null_fit_p(statistics, spec: dict) -> float:
     """How well ``statistics`` (pooled over seeds) fit the null of ``spec`` (:attr:`NullTest.spec`):
-    two checks, Bonferroni-combined (twice the smaller p-value, at most 1): the Kolmogorov-Smirnov
-    test of the whole law (a two-sided test's recorded ``|T|`` against the folded law ``2 F(x) -
-    1``, a one-sided test's ``T`` against ``F``), and, since KS hardly sees the tail the level
-    lives in, the binomial test of the count beyond the null's upper :data:`TAIL_COUNT_RATE`
-    quantile on the rejecting side (too many there: a heavier tail than the null's)."""
+    two checks, Bonferroni-combined (twice the smaller p-value, at most 1): the one-sided
+    Kolmogorov-Smirnov test of the whole law (a two-sided test's recorded ``|T|`` against the
+    folded law ``2 F(x) - 1``, a one-sided test's ``T`` against ``F``) against the alternative
+    that the statistics lie further towards the rejecting side than the null (a conservative
+    test, its statistics stochastically inside the null's, keeps its level and is not refuted),
+    and, since KS hardly sees the tail the level lives in, the binomial test of the count beyond
+    the null's :data:`TAIL_COUNT_RATE` quantile on the rejecting side (too many there: a heavier
+    tail than the null's)."""
     values = np.asarray(statistics, dtype=float).ravel()
     law = _null_distribution(spec["dist"], spec.get("df"))
     two = spec["sided"] == "two"
     cdf = (lambda x: 2.0 * law.cdf(x) - 1.0) if two else law.cdf
-    whole = float(stats.kstest(values, cdf).pvalue)
+    lower = spec["sided"] == "lower"
+    whole = float(stats.kstest(values, cdf, alternative="greater" if lower else "less").pvalue)
     cut = law.isf(TAIL_COUNT_RATE / 2 if two else TAIL_COUNT_RATE)
-    beyond = int(np.sum(values < -cut)) if spec["sided"] == "lower" else int(np.sum(values > cut))
+    beyond = int(np.sum(values < -cut)) if lower else int(np.sum(values > cut))
     tail = float(stats.binom.sf(beyond - 1, values.size, TAIL_COUNT_RATE))
     return min(1.0, 2.0 * min(whole, tail))
 
