@@ -47,7 +47,7 @@ discrepancy reads it), so the control `polyak_cap_10` re-reads a run the claim's
 discrimination, beside the independent ones.  The runs and methods are the paper's
 set-up, in `figures`.
 
-Seeds: the first SEEDS = 3 of the 5 trials of the shared vdt24 data sets (`problems`), with
+Seeds: the SEEDS = 5 trials of the shared vdt24 data sets (`problems`), with
 their small initialization W_0 (fixed decoder); for Fig. 3 the first 8 DM instances of the joint
 claims (orderings decided at the median over them), from
 u_0 = 0, W_0 = 0 (none selected by its outcome).
@@ -67,6 +67,8 @@ from .figures import (
     FROZEN_NGD,
     JOINT_METHODS,
     MUCH_FASTER,
+    ORDER_ALPHA,
+    ORDER_RATE,
     PAPER_POLYAK,
     SLIGHTLY_FASTER,
     check_everything_beats_gd,
@@ -76,6 +78,7 @@ from .figures import (
     documented,
     fixed_decoder_figure,
     joint_figure_runs,
+    ordering_name,
     plot_cap_dependence,
     plot_joint,
     record_joint_run,
@@ -91,22 +94,22 @@ from .problems import ASSUMPTION2_CALIBRATION, DM_SIZES, E1_SIZES, PAPER
 FIXED_DECODER_CONTROLS = {
     "frozen_ngd_step": Control(
         "dynamics", breaks=[
-            "NGD ahead of GD by >= 2x: alignment deficit, decades per seed",
-            "NGD ahead of capped Polyak by >= 2x: alignment deficit, decades per seed",
+            ordering_name(["NGD"], ["GD"], "alignment deficit", FASTER),
+            ordering_name(["NGD"], ["capped Polyak"], "alignment deficit", FASTER),
         ],
         description="GD with its step frozen at eta/||grad L(W_0)|| (NGD's first step, then no "
                     "normalization; its own run) as 'NGD': 'NGD >> GD' and 'capped Polyak loses "
                     "to NGD late' must fail -- the lead is the normalization's"),
     "momentum_same_effective_step": Control(
-        "dynamics", breaks=["NGD-mom ahead of NGD by >= 2x: alignment deficit, decades per seed"],
+        "dynamics", breaks=[ordering_name(["NGD-mom"], ["NGD"], "alignment deficit", FASTER)],
         constants={"eta": 0.01, "mu": 0.9, "effective_step": 0.1},
         description="heavy ball with eta = 0.01, mu = 0.9 (its own run): the effective step "
                     "eta/(1 - mu) = 0.1 is NGD's, so 'momentum helps' must fail -- the boost is "
                     "the larger effective step"),
     "frozen_polyak_step": Control(
         "dynamics", breaks=[
-            "Polyak ahead of NGD by >= 2x: alignment deficit, decades per seed",
-            "Polyak ahead of NGD by >= 2x: excess loss, decades per seed",
+            ordering_name(["Polyak"], ["NGD"], "alignment deficit", FASTER),
+            ordering_name(["Polyak"], ["NGD"], "excess loss", FASTER),
         ],
         description="GD with its step frozen at uncapped Polyak's first, (L(W_0) - L_*)/||grad "
                     "L(W_0)||^2 (its own run), as 'Polyak': without the adaptive step that grows "
@@ -114,8 +117,30 @@ FIXED_DECODER_CONTROLS = {
 }
 
 
+ORDER_CALIBRATION = Calibrated(
+    decision=ordering_name(["Polyak"], ["NGD"], "alignment deficit", FASTER),
+    threshold=f"every ordering of Figs. 2 and 5: binomial at ORDER_RATE = {ORDER_RATE} (level {ORDER_ALPHA}) "
+              "over the 5 instances; factors unchanged",
+    calibration_seeds="78000-78049", validation_seeds="78500-78549",
+    how="replaces 'every instance' (a per-seed least margin over 3 instances; on 27000-27030,27100-27128 "
+        "Cantelli 1e-3 to 2e-2 on Fig. 5, where the ANT instances spread the margins) and, in excess loss "
+        "and 1 - s_opt, NGD >> GD's geometric mean (Cantelli 3e-2) by a decade per instance (its lead there "
+        "is 10-20 decades; in alignment, about 1.5, the geometric mean stays). The instances went from the "
+        "first 3 of the data sets' trials to all 5, so that the binomial can reject at its level (at <= 1 of "
+        "5) and a control failing on every instance is bounded through its pooled instances. Rule stated "
+        "before the block (that of ASSUMPTION2_RATE): ORDER_RATE = the one-sided 99.9% Clopper-Pearson "
+        "lower bound of the per-instance rate on the calibration block, rounded down to 0.05. Calibration "
+        "block 78000-78049: every ordering of both figures held on 250 of 250 instances (bound 0.973), so "
+        "0.95; claims 1.3e-6 (Fig. 2) and 1.8e-6 (Fig. 5); each control's broken orderings held on 0 of 250 "
+        "instances, miss bounds 0.0014. Validation block 78500-78549: 250 of 250 on every ordering, claims "
+        "1.3e-6 and 2.2e-6, every control 0 of 250 on its broken orderings (0.0014; they were 4.5e-6 to "
+        "3.4e-5 in the normal tail and 0.049 counted for Fig. 5's frozen_polyak_step)")
+"""The calibration record of `figures.ORDER_RATE` (every ordering of Figs. 2 and 5 uses it)."""
+
+
 FIXED_DECODER_CALIBRATION = [
     ASSUMPTION2_CALIBRATION,
+    ORDER_CALIBRATION,
     "the factors 2x, 10x were set on the quick tier over --tc-seed 0-19 (recorded values in the "
     "report)",
     "NGD >> GD: a per-seed decade failed on one ANT instance in 60 (||W_mm|| < 1), hence the "
@@ -129,20 +154,24 @@ FIXED_DECODER_DOC = r"""
 
     Methods (spec section 3; the step sizes are the reconstruction's): GD eta = 1; NGD
     eta = 0.1; NGD-mom eta = 0.1, mu = 0.9 (heavy ball on the normalized step); Polyak
-    uncapped (the theory's, Theorem 7) and with eta_max = 1e3 (the spec's cap).  K = 3 seeds,
-    the small init W_0 = (0.01/sqrt d) G, 1000 (quick) or 20000 (full) iterations, read at
+    uncapped (the theory's, Theorem 7) and with eta_max = 1e3 (the spec's cap).  K = 5 instances
+    (the data sets' trials, each with its own small init W_0 = (0.01/sqrt d) G), 1000 (quick) or 20000 (full) iterations, read at
     log-spaced checkpoints.  Error series, each as a natural log: alignment deficit
     1 - al(W_t, W_mm), excess loss L - L_* (exact, log space) and 1 - mean_i s_{i,opt}.
     Assumption 1 (nearly orthogonal tokens) is not met by these data (the orthogonality ratio
     is recorded): the verdict tests the statement without it.  How the factors were set: the
     calibration record.
 
-    Pass, at the last checkpoint, in each of the three error series:
+    Pass, at the last checkpoint, in each of the three error series, each ordering on a
+    fraction >= ORDER_RATE of the instances (`figures.check_ahead_rate`: the exact binomial test
+    of P[an instance shows it] >= ORDER_RATE at level ORDER_ALPHA, one outcome per instance; a
+    figure over draws states its orderings as rates over them; the rate: calibration record):
       * Polyak faster than NGD ("Polyak step-size leads to even faster convergence than NGD
-        across all metrics, including the train loss"): >= 2x every seed;
-      * momentum helps ("a performance boost"): NGD-mom >= 2x ahead of NGD every seed;
-      * NGD >> GD ("significantly faster"): NGD >= 2x ahead every seed and >= 10x (a decade)
-        in the geometric mean over the seeds.
+        across all metrics, including the train loss"): >= 2x;
+      * momentum helps ("a performance boost"): NGD-mom >= 2x ahead of NGD;
+      * NGD >> GD ("significantly faster"): in excess loss and 1 - s_opt NGD >= 10x (a decade)
+        ahead; in alignment, whose lead is about 1.5 decades, >= 2x ahead and >= 10x in the
+        geometric mean over the instances.
       2x is the separation asked of a plain "faster": a visible gap on the log-scale plots.
       ||W_t|| is recorded and plotted but not ordered: its growth is set by the step sizes
       (eta t, eta t/(1 - mu), about ||W_mm|| t).
@@ -152,7 +181,7 @@ FIXED_DECODER_DOC = r"""
     NGD-mom iff ||W_mm|| > eta/(1 - mu) = 1, which holds on E1 and not on every ANT instance.
     The cap finding (spec P5, and the paper's own remark in Section 3.2): the capped Polyak
     is >= 2x ahead of NGD in excess loss at t = t_early and >= 2x behind it at the last
-    checkpoint in alignment and loss; where it falls behind NGD in alignment is recorded.  So
+    checkpoint in alignment and loss (each at the rate ORDER_RATE over the instances); where it falls behind NGD in alignment is recorded.  So
     with a finite cap "Polyak faster" holds only for a horizon the cap allows (the figures'
     wording is about Polyak against NGD, which the uncapped run checks).
     Precondition: the instances meet Assumption 2 at a rate >= ASSUMPTION2_RATE (the binomial of

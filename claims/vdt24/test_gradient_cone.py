@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 from theorycheck.models.gradient_bounds import correlation_floor, gradient_bounds
 from theorycheck.optim import frobenius_norm
 
@@ -29,7 +29,7 @@ from .fixed_decoder import (
     repeated,
     wrong_opt_reference,
 )
-from .problems import ASSUMPTION2_CALIBRATION, PAPER, WITHOUT_ASSUMPTION1, restricted
+from .problems import ASSUMPTION2_ALPHA, ASSUMPTION2_CALIBRATION, PAPER, WITHOUT_ASSUMPTION1, restricted
 
 
 # ---------------------------------------------------------------- Lemmas 6 and 2: along NGD
@@ -141,6 +141,33 @@ def test_grad_correlates_with_wmm(tc):
     tc.curve("ngd", "1 (the bound)", [1, t[-1]], [1.0, 1.0], style="bound", xscale="log", yscale="log")
 
 
+CONE_DECISION = ("trials with <-grad L, W/||W||> <= (1+eps) <-grad L, Wbar_mm> at every iterate with "
+                 "||W|| >= R_eps (binomial)")
+"""Lemma 2's conclusion, one outcome per trial (the one the counterexample control breaks)."""
+WINDOW_DECISION = "trials with a quarter of the run at ||W|| >= R_eps (binomial)"
+CONE_RATE = 0.95
+"""The rate of trials that Lemma 2's binomials accept (calibrated: `CONE_CALIBRATION`)."""
+CONE_ALPHA = ASSUMPTION2_ALPHA
+"""Level of the exact binomial tests at `CONE_RATE`: their false-failure rate when the trials' true
+rate is at least CONE_RATE, by construction; chosen (not on data) as `ASSUMPTION2_ALPHA`.  With the
+quick tier's 15 trials they reject at <= 9 of 15 (size 5.3e-5; power 0.8 at a rate of 0.52)."""
+CONE_LOW_POWER = ("the alternative is a radius that fails on most trials (CE: on every trial), which "
+                  "the test rejects; 15 trials cannot resolve a rate 0.15 below CONE_RATE at this level")
+CONE_CALIBRATION = Calibrated(
+    decision=CONE_DECISION,
+    threshold=f"binomial at CONE_RATE = {CONE_RATE} (level {CONE_ALPHA}), for the window precondition too; "
+              "eps = 0.01 and R_eps = 10 ||W_mm|| (the spec's) unchanged",
+    calibration_seeds="78000-78049", validation_seeds="78500-78549",
+    how="replaces 'every trial' (the largest excess a - (1+eps) b over the window, Cantelli 5.4e-3 at "
+        "30.8 sd on 56000-56049, and the least window, Cantelli 1.1e-2). Rule stated before the block "
+        "(that of ASSUMPTION2_RATE): CONE_RATE = the one-sided 99.9% Clopper-Pearson lower bound of the "
+        "per-trial rate on the calibration block, rounded down to 0.05. Calibration block 78000-78049: "
+        "750 of 750 trials met the condition and had the window (bound 0.991), so 0.95; claim 5.8e-11 "
+        "(pooled trials), the counterexample control 0.0014 (0 of 250 CE trials met the condition). "
+        "Validation block 78500-78549: 750 of 750, claim 5.8e-11, control 0.0014 (0 of 250; it was 0, "
+        "bounded by the normal tail of the old margin)")
+
+
 @claim(
     f"{PAPER}.lem2.gradient_cone_condition",
     source="Lemma 2 / Lemma 9 (Eq. (6)); Lemma 10 of Tarzanagh et al. for general n",
@@ -150,14 +177,11 @@ def test_grad_correlates_with_wmm(tc):
     provenance="inferred",
     controls={
         "counterexample": Control(
-            "hypothesis", breaks=[
-                "max over ||W|| >= R_eps of <-grad L, W/||W||> - (1+eps) <-grad L, Wbar_mm> "
-                "(per trial; -inf: empty window, fails)",
-            ],
+            "hypothesis", breaks=[CONE_DECISION],
             description="CE along NGD from Wbar_alpha: <-grad L, Wbar_mm> < 0 < <-grad L, "
                         "W/||W||> at every large norm"),
     },
-    calibration=[ASSUMPTION2_CALIBRATION],
+    calibration=[ASSUMPTION2_CALIBRATION, CONE_CALIBRATION],
     sizes={"quick": dict(LANDSCAPE_RUN["quick"], eps=0.01, radius_in_wmm_norms=10.0),
            "full": dict(LANDSCAPE_RUN["full"], eps=0.01, radius_in_wmm_norms=10.0)},
 )
@@ -167,9 +191,14 @@ def test_gradient_cone_condition(tc):
 
     Measured along NGD (eta = 0.1, from the small initialization; the "region kept by Lemma 5")
     on E1, E1s and ANT (quick; E1-L in the full tier): a_t = <Dhat_t, W_t/||W_t||> and
-    b_t = <Dhat_t, Wbar_mm> with Dhat_t = -grad L/||grad L|| the NGD step direction.  Pass:
-    a_t <= (1 + eps) b_t (tolerance 1e-12, round-off) for every iterate with
-    ||W_t|| >= R_eps, eps = 0.01, R_eps = 10 ||W_mm||_F.  The spec's absolute R = 25 on E1-S is restated in
+    b_t = <Dhat_t, Wbar_mm> with Dhat_t = -grad L/||grad L|| the NGD step direction.  A trial
+    passes when a_t <= (1 + eps) b_t (tolerance tol('accumulated'), round-off) at every iterate
+    with ||W_t|| >= R_eps, eps = 0.01, R_eps = 10 ||W_mm||_F (and that window is not empty).
+    The lemma gives some R_eps per instance; R_eps = 10 ||W_mm|| is the spec's choice, so whether
+    it suffices is a rate over the instances: pass when the trials pass at a rate >= CONE_RATE
+    (the exact binomial test at level CONE_ALPHA, one outcome per trial; the rate: calibration
+    record), and the window holds at least a quarter of the run on trials at that rate too (a
+    precondition: otherwise the condition would be checked on almost nothing).  The spec's absolute R = 25 on E1-S is restated in
     units of ||W_mm|| so that it carries over to E1-L, whose ||W_mm|| is larger and whose
     logit gaps at a given norm are that much smaller.  The last norm (in
     units of ||W_mm||) at which a/b exceeds 1, 1 + eps and 1.1 is recorded per trial: the
@@ -177,7 +206,6 @@ def test_gradient_cone_condition(tc):
     queries are all optimal), which the lemma allows (it claims eps > 0), but a certificate
     that assumes eps = 0 from a fixed t0 (Theorem 1's) is not safe beyond E1.  The check is written as
     a - (1 + eps) b <= 0 rather than as the ratio a/b, which flips when b < 0 (the CE control).
-    The window must hold at least a quarter of the run, so that it is never empty.
     """
     sizes, eps = tc.sizes, tc.sizes["eps"]
     every, met, run = landscape_run_for(tc)
@@ -185,10 +213,14 @@ def test_gradient_cone_condition(tc):
     norms, a, b = run["W_norm"], run["cosines"][:, :, 0], run["cosines"][:, :, 1]   # (steps+1, K)
     in_wmm_norms = norms / frobenius_norm(prob.W_mm).cpu().numpy()
     window = in_wmm_norms >= sizes["radius_in_wmm_norms"]
-    tc.precondition.at_least("iterates per trial with ||W|| >= R_eps", window.sum(0), sizes["steps"] / 4)
-    tc.conclusion.at_most("max over ||W|| >= R_eps of <-grad L, W/||W||> - (1+eps) <-grad L, Wbar_mm> "
-                          "(per trial; -inf: empty window, fails)",
-                          np.where(window, a - (1 + eps) * b, -np.inf).max(0), 0.0, margin=tc.tol("accumulated"))
+    tc.record("iterates per trial with ||W|| >= R_eps", window.sum(0))
+    tc.precondition.binomial(WINDOW_DECISION, window.sum(0) >= sizes["steps"] / 4, p=CONE_RATE,
+                             alpha=CONE_ALPHA, low_power=CONE_LOW_POWER)
+    excess = np.where(window, a - (1 + eps) * b, -np.inf).max(0)
+    tc.record("max over ||W|| >= R_eps of <-grad L, W/||W||> - (1+eps) <-grad L, Wbar_mm> (per trial; "
+              "-inf: empty window)", excess)
+    tc.conclusion.binomial(CONE_DECISION, window.any(0) & (excess <= tc.tol("accumulated")), p=CONE_RATE,
+                           alpha=CONE_ALPHA, low_power=CONE_LOW_POWER)
     ratio = a / b
     for level in (0.0, eps, 0.1):
         tc.record(f"last ||W||/||W_mm|| with a/b > 1 + {level:g} (per trial)",
