@@ -10,12 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from theorycheck import Calibrated, Control, DeclarationError, TailBound, checks, claim, sweep
 from theorycheck import calibrate as cal
 from theorycheck.cli import main
 from theorycheck.errors import InvalidInputError, UsageError
+from theorycheck.tails import SIDES, NullTest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -170,6 +173,68 @@ def test_a_stated_tail_bound_is_the_decisions_bound_unless_a_failure_contradicts
     assert failed["model"] == "stated bound contradicted" and failed["bound_from"] == "clopper-pearson"
     with pytest.raises(InvalidInputError, match="tail_bound must be a theorycheck.tails.TailBound"):
         checks.at_least("rank", 2.0, 1.0, tail_bound=1e-20)
+
+
+def _null_rows(statistics_per_seed, test):
+    """The row of a two-sided NullTest decision recorded once per seed on these statistics."""
+    decisions = [dict(checks.at_most("z family", np.abs(z), test.critical, tail_bound=test.tail_bound).to_json(),
+                      role="conclusion") for z in statistics_per_seed]
+    (row,) = cal._decision_rows([{"decisions": [d]} for d in decisions], ("conclusion",))
+    return row
+
+
+@settings(max_examples=50, deadline=None)
+@given(level=st.floats(1e-8, 0.5), count=st.integers(1, 10_000),
+       law=st.sampled_from([("normal", None), ("t", 3.0), ("t", 40.0)]), sided=st.sampled_from(SIDES))
+def test_a_null_tests_critical_value_spends_its_level_evenly_over_the_family(level, count, law, sided):
+    """Bonferroni: each statistic's rejection probability under the null is level / count."""
+    test = NullTest(level, count, null=law[0], df=law[1], sided=sided)
+    dist = stats.norm() if law[0] == "normal" else stats.t(law[1])
+    each = (2 if sided == "two" else 1) * dist.sf(test.critical)
+    assert each * count == pytest.approx(level, rel=1e-6)
+    assert test.tail_bound.probability == level and test.tail_bound.null == test.spec
+
+
+def test_a_null_tests_level_covers_a_correlated_family_and_its_fit_is_checked():
+    """Coverage, by simulation: families of 20 equicorrelated N(0, 1) statistics (rho 0.5, as
+    the entries of one estimated matrix) are falsely rejected at most at the level (Bonferroni
+    needs only the marginals); the calibration takes the level where the pooled statistics fit
+    the null, and counts the decision where they do not (a standard error underestimated by a
+    third, heavy tails: its margins are then modelled as any decision's) or are too few to
+    check (counted)."""
+    rng = np.random.default_rng(2026)
+    test = NullTest(0.05, 20)
+    shared = rng.standard_normal((40_000, 1))
+    families = np.sqrt(0.5) * shared + np.sqrt(0.5) * rng.standard_normal((40_000, 20))
+    rejected = np.mean(np.abs(families).max(axis=1) > test.critical)
+    assert rejected <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 40_000)
+    strict = NullTest(1e-4, 20)
+    fits = _null_rows(rng.standard_normal((60, 20)), strict)
+    assert fits["model"] == fits["bound_from"] == "stated bound" and fits["bound"] == 1e-4
+    assert fits["null_p"] >= cal.NORMALITY_ALPHA
+    for wrong in (1.5 * rng.standard_normal((60, 20)), rng.standard_t(3, (60, 20))):
+        wrong = np.clip(wrong, -strict.critical, strict.critical)  # every seed passes: only the fit decides
+        row = _null_rows(wrong, strict)
+        assert row["null_p"] < cal.NORMALITY_ALPHA and row["bound_from"] != "stated bound", row
+    few = _null_rows(rng.standard_normal((3, 2)), strict)
+    assert few["model"] == "null unchecked" and few["bound_from"] == "clopper-pearson" and few["null_p"] is None
+
+
+def test_a_null_test_outside_its_rejection_region_or_malformed_is_a_clear_error():
+    test = NullTest(1e-4, 5, null="t", df=15, sided="lower")
+    checks.at_least("t family", [0.3, -1.0], -test.critical, tail_bound=test.tail_bound)
+    for bad in (lambda: checks.at_most("t family", [0.3], test.critical, tail_bound=test.tail_bound),
+                lambda: checks.at_least("t family", [0.3], -test.critical, margin=0.1, tail_bound=test.tail_bound),
+                lambda: checks.at_least("t family", [0.3], -3.0, tail_bound=test.tail_bound)):
+        with pytest.raises(InvalidInputError, match="NullTest is decided by at_least"):
+            bad()
+    for kwargs, what in ((dict(level=0.0, count=3), "level"), (dict(level=0.1, count=0), "count"),
+                         (dict(level=0.1, count=3, null="t"), "df is required"),
+                         (dict(level=0.1, count=3, df=4), "df is required"),
+                         (dict(level=0.1, count=3, null="cauchy"), "null must be"),
+                         (dict(level=0.1, count=3, sided="left"), "sided must be")):
+        with pytest.raises(InvalidInputError, match=what):
+            NullTest(**kwargs)
 
 
 def test_an_unknown_scale_is_a_clear_error():

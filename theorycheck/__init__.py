@@ -25,11 +25,11 @@ from .errors import (
     error_kind,
 )
 from .papers import Paper, paper
-from .tails import TailBound
+from .tails import NullTest, TailBound
 from .tolerance import roundoff
 
 __all__ = ["__version__", "claim", "discrepancy", "Control", "Calibrated", "ClaimSpec", "CONTROL_KINDS",
-           "PROVENANCE", "paper", "shared_run", "Paper", "roundoff", "TailBound", "TheoryCheckError", "ClaimFailure",
+           "PROVENANCE", "paper", "shared_run", "Paper", "roundoff", "TailBound", "NullTest", "TheoryCheckError", "ClaimFailure",
            "HypothesesNotMet", "NoDecisionError", "DeclarationError", "ClaimDeclarationError",
            "UsageError", "ReferenceComputationError", "InfeasibleProgramError",
            "SolverAccuracyError", "NonFiniteIterateError", "ControlMisfire", "error_kind"]

@@ -74,7 +74,13 @@ definitions are read with the current ones):
   from the mathematics of the draw, such as the tail of a Gaussian matrix's condition number
   for a full-rank test against round-off) takes that probability as its bound wherever it never
   failed (``bound_from: "stated bound"``); a failure contradicts it and leaves counting
-  (``model: "stated bound contradicted"``).  The margins are still summarized.
+  (``model: "stated bound contradicted"``).  The margins are still summarized.  A **test's
+  level** (:class:`theorycheck.tails.NullTest`: z or t statistics with a known null) is stated
+  the same way and checked: the statistics the decision recorded at every seed, pooled, are
+  tested against the null by Kolmogorov-Smirnov (``null_p``, :func:`theorycheck.tails.null_fit_p`);
+  below :data:`NORMALITY_ALPHA`, or with fewer than :data:`MIN_TAIL_SAMPLES` statistics, the
+  level is not taken: the decision's margins are modelled as any other decision's, or it is
+  counted (``model: "null contradicted"`` / ``"null unchecked"`` where no model applies).
 * the decision's ``bound``: 0 for a seed-independent decision; the stated probability for a
   stated bound; the smaller of the model's bound and the Clopper-Pearson bound where a model
   applies (``bound_from``: ``"pooled trials"``, ``"beta-binomial"``, ``"normal tail"``,
@@ -123,6 +129,7 @@ from scipy import optimize, stats
 from .errors import UsageError
 from .files import BadFileError, atomic_write, read_json
 from .margins import record_margin
+from .tails import null_fit_p
 
 __all__ = ["CLAIM_BUDGET", "CONTROL_BUDGET", "CONFIDENCE", "clopper_pearson_upper",
            "normal_tail", "decision_row", "claim_row", "control_row", "calibrate_rows",
@@ -392,7 +399,7 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
                  role: str | None = None, kind: str | None = None,
                  seed_independent: bool = False, pooled: dict | None = None,
                  negated: bool = False, log_scale: bool = False,
-                 stated: float | None = None) -> dict:
+                 stated: float | None = None, null_p: float | None = None) -> dict:
     """One decision's row over the seeds at which it was recorded (module docstring);
     ``seed_independent``: its lineage says no seeded computation preceded it at any seed;
     ``pooled``: its :func:`pooled_trials` model (a binomial decision); ``negated``: the margins
@@ -400,7 +407,8 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
     declared ``scale="log"`` (:func:`theorycheck.checks.at_most`), so the log-normal model is its
     only tail model (the normal model of the margins is not tried); ``stated``: the largest
     :class:`theorycheck.tails.TailBound` probability it declared (at every seed), its bound
-    where it never failed."""
+    where it never failed; ``null_p``: where that probability is a test's level, the fit of its
+    statistics to their null (:func:`_null_fit`), which must hold for the level to be taken."""
     runs, failures = len(passed), sum(not p for p in passed)
     counted = clopper_pearson_upper(failures, runs)
     finite = [m for m in margins if m is not None and math.isfinite(m)]
@@ -419,7 +427,7 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
     if seed_independent and runs and failures == 0:
         tail["model"] = "seed-independent"
         bound, source = 0.0, "seed-independent"
-    elif stated is not None and runs and failures == 0:
+    elif stated is not None and runs and failures == 0 and not _null_refuted(null_p):
         tail["model"] = "stated bound"
         bound, source = stated, "stated bound"
     elif modelled and tail["model"] in _TRIAL_MODELS:
@@ -437,7 +445,8 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
         if logged is not None and log_scale:
             tail["model"] = "log-normal rejected"
         if stated is not None:
-            tail["model"] = "stated bound contradicted"
+            tail["model"] = ("stated bound contradicted" if not _null_refuted(null_p) or failures else
+                             "null unchecked" if math.isnan(null_p) else "null contradicted")
         bound, source = counted, "clopper-pearson"
     return {"name": name, "role": role, "kind": kind, "runs": runs, "failures": failures,
             "clopper_pearson": counted, **{f"margin_{k}": tail[k] for k in ("mean", "sd", "min")},
@@ -445,7 +454,13 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
             "scale": "log" if log_scale else "linear",
             "pooled_rate": (pooled or {}).get("rate"),
             "dispersion_p": (pooled or {}).get("dispersion_p"),
+            "null_p": None if null_p is None or math.isnan(null_p) else null_p,
             "bound": bound, "bound_from": source}
+
+
+def _null_refuted(null_p: float | None) -> bool:
+    """Whether a test-level decision's statistics failed their null's check (or were too few)."""
+    return null_p is not None and not null_p >= NORMALITY_ALPHA
 
 
 #: the accepted models of a binomial decision's counts (:func:`pooled_trials`)
@@ -483,8 +498,19 @@ def _decision_rows(cases: list[dict], roles: tuple[str, ...]) -> list[dict]:
                          seed_independent=all(map(_decided_before_the_seed, ds)),
                          pooled=pooled_trials(ds) if _all_binomial(ds) else None,
                          log_scale=all(d.get("detail", {}).get("scale") == "log" for d in ds),
-                         stated=_stated_bound(ds))
+                         stated=_stated_bound(ds), null_p=_null_fit(ds))
             for name, ds in recorded.items()]
+
+
+def _null_fit(decisions: Sequence[dict]) -> float | None:
+    """The KS p-value of the statistics a test-level decision recorded at every seed against its
+    declared null (NaN with fewer than :data:`MIN_TAIL_SAMPLES` of them); ``None`` unless every
+    seed declared the same null."""
+    nulls = [d.get("detail", {}).get("tail_bound", {}).get("null") for d in decisions]
+    if not nulls or nulls[0] is None or any(n != nulls[0] for n in nulls):
+        return None
+    values = np.concatenate([np.ravel(np.asarray(d["measured"], dtype=float)) for d in decisions])
+    return null_fit_p(values, nulls[0]) if values.size >= MIN_TAIL_SAMPLES else math.nan
 
 
 def _stated_bound(decisions: Sequence[dict]) -> float | None:
@@ -706,7 +732,7 @@ def table_markdown(tables: list[dict]) -> str:
                   f"Budget: claim false failure <= {_sci(budget.get('claim'))}, control miss <= "
                   f"{_sci(budget.get('control'))}.", "",
                   "| claim / control | seeds | runs | failed / missed | bound | from | within budget "
-                  "| weakest part | normal or binomial model rejected for |",
+                  "| weakest part | normal, binomial or null model rejected for |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for cid, entry in table["claims"].items():
             for row in (entry["claim"], *entry["controls"].values()):
@@ -714,7 +740,8 @@ def table_markdown(tables: list[dict]) -> str:
                 weakest = next((p for p in row["decisions"] if p["name"] == row["weakest"]), None)
                 source = weakest["bound_from"] if weakest else "-"
                 rejected = [p["name"] for p in row["decisions"]
-                            if p["model"] in ("rejected", "over-dispersed", "log-normal rejected", "Cantelli")
+                            if p["model"] in ("rejected", "over-dispersed", "log-normal rejected", "Cantelli",
+                                              "null contradicted", "null unchecked")
                             or (p["model"] == "log-normal" and p.get("scale") != "log")]
                 lines.append(f"| {who} | {row['seeds']} | {row['runs']} | {row['failures']} | "
                              f"{_sci(row['bound'])} | {source} | "

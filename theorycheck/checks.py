@@ -262,6 +262,7 @@ def close(
     if rtol < 0 or atol < 0 or (rtol == 0 and atol == 0):
         raise InvalidInputError(f"check {name!r}: need rtol >= 0, atol >= 0 and at least one > 0")
     stated = _stated_tail(name, tail_bound)
+    _check_null_test(name, "close", expected, atol, rtol, tail_bound)
     m = _as_float_array(name, measured)
     e = _as_float_array(name, expected)
     if norm == "fro":
@@ -324,7 +325,24 @@ def _stated_tail(name: str, tail_bound: TailBound | None) -> dict:
     if not isinstance(tail_bound, TailBound):
         raise InvalidInputError(f"check {name!r}: tail_bound must be a theorycheck.tails.TailBound, "
                                 f"got {type(tail_bound).__name__}")
-    return {"tail_bound": asdict(tail_bound)}
+    return {"tail_bound": {k: v for k, v in asdict(tail_bound).items() if v is not None}}
+
+
+def _check_null_test(name: str, kind: str, bound: Any, margin: float, rmargin: float,
+                     tail_bound: TailBound | None) -> None:
+    """A test's level (:class:`theorycheck.tails.NullTest`) holds only for the decision it was
+    computed for: ``at_most`` against the critical value (two-sided on ``|T|``, or upper), or
+    ``at_least`` against its negative (lower), with no margin; anything else is an error."""
+    null = tail_bound.null if tail_bound is not None else None
+    if null is None:
+        return
+    expected = ("at_least", -null["critical"]) if null["sided"] == "lower" else ("at_most", null["critical"])
+    b = np.asarray(bound, dtype=float)
+    if kind != expected[0] or b.ndim or not math.isclose(float(b), expected[1], rel_tol=1e-12) or margin or rmargin:
+        raise InvalidInputError(
+            f"check {name!r}: a {null['sided']}-sided NullTest is decided by {expected[0]}(statistics, "
+            f"{expected[1]:.6g}) with no margin (its level holds for that rejection region only), got "
+            f"{kind}(..., {bound!r}, margin={margin!r}, rmargin={rmargin!r})")
 
 
 def _bound_check(kind: str, name: str, measured: Any, bound: Any, margin: float, rmargin: float,
@@ -338,6 +356,7 @@ def _bound_check(kind: str, name: str, measured: Any, bound: Any, margin: float,
     if scale not in SCALES:
         raise InvalidInputError(f"check {name!r}: scale must be one of {list(SCALES)}, got {scale!r}")
     stated = _stated_tail(name, tail_bound)
+    _check_null_test(name, kind, bound, margin, rmargin, tail_bound)
     m = _as_float_array(name, measured)
     b = _as_float_array(name, bound)
     raw_slack = b - m if kind == "at_most" else m - b

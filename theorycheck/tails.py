@@ -26,17 +26,35 @@ tolerance spans decades and is neither normal nor log-normal in the tail that ma
   floor): ``||x_a - x_b|| <= r`` is ``x_a^T x_b >= cos(theta)`` with ``cos(theta) = 1 - r^2/2``,
   a spherical cap of probability ``I_{sin^2 theta}((d - 1)/2, 1/2) / 2`` (the regularized
   incomplete beta function; exact for ``theta <= pi/2``); the union bound over the pairs.
+
+A **test's level** is the other kind of stated bound (:class:`NullTest`): a family of ``count``
+z or t statistics, each distributed as a known null (standard normal, Student t(df)) when the
+code and the theorem are right -- a Monte Carlo mean minus its closed form over the mean's
+standard error, a fitted slope minus the theorem's over its standard error -- rejected beyond a
+critical value set from the level (Bonferroni: ``level / count`` on each, which holds under any
+dependence between the statistics), falsely rejects with probability at most ``level``.  That
+rests on the statistics following the null, which is an asymptotic statement (the central
+limit theorem, an estimated standard error), not a theorem about the draw; so the declaration
+carries its null (``TailBound.null``) and the calibration checks it: it pools the recorded
+statistics of every seed and tests them against the null by Kolmogorov-Smirnov
+(:func:`null_fit_p`); a rejected fit leaves the decision to counting
+(:func:`theorycheck.calibrate.decision_row`, ``model: "null contradicted"``).  Statistics of one
+seed may be correlated (entries of one estimated matrix): the KS test then checks their
+marginal law only approximately, and the Bonferroni level needs nothing more than the marginals.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from scipy import special
+import numpy as np
+
+from scipy import special, stats
 
 from .errors import InvalidInputError
 
-__all__ = ["TailBound", "gaussian_condition_tail", "sphere_gap_tail", "sphere_cap_tail", "CHEN_DONGARRA_C"]
+__all__ = ["TailBound", "NullTest", "null_fit_p", "gaussian_condition_tail", "sphere_gap_tail",
+           "sphere_cap_tail", "CHEN_DONGARRA_C", "NULLS", "SIDES"]
 
 #: the universal constant of Chen & Dongarra's upper tail bound for real Gaussian matrices
 CHEN_DONGARRA_C = 6.414
@@ -47,10 +65,13 @@ class TailBound:
     """``probability``: an upper bound on the probability that the decision it is attached to
     fails on a fresh draw of the instance (code and hypotheses right); ``reason``: the
     mathematics it rests on (a theorem and how the decision reduces to it), for the reader of
-    the record."""
+    the record; ``null``: where the probability is a test's level, the null distribution of the
+    statistics the decision compares (:attr:`NullTest.spec`), which the calibration checks
+    against the recorded statistics."""
 
     probability: float
     reason: str
+    null: dict | None = None
 
     def __post_init__(self):
         p = self.probability
@@ -64,7 +85,82 @@ class TailBound:
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise InvalidInputError(f"TailBound.times: count must be a positive integer, got {count!r}")
         return TailBound(min(1.0, count * self.probability),
-                         self.reason if count == 1 else f"{count} draws, union bound: {self.reason}")
+                         self.reason if count == 1 else f"{count} draws, union bound: {self.reason}",
+                         self.null)
+
+
+#: the null distributions of a :class:`NullTest`'s statistics
+NULLS = ("normal", "t")
+#: where a :class:`NullTest` rejects: both tails of the statistic, or its upper or lower tail
+SIDES = ("two", "upper", "lower")
+
+
+@dataclass(frozen=True)
+class NullTest:
+    """A family of ``count`` test statistics, each distributed as ``null`` (``"normal"``: N(0, 1);
+    ``"t"``: Student t with ``df`` degrees of freedom) when the code and the theorem are right,
+    rejected beyond :attr:`critical` on ``sided`` (``"two"``: ``|T| > c``; ``"upper"``: ``T > c``;
+    ``"lower"``: ``T < -c``); ``c`` puts ``level / count`` on each statistic (Bonferroni), so the
+    family falsely rejects with probability at most ``level``.  Decide it as
+    ``at_most(name, |T|, test.critical)`` (two-sided), ``at_most(name, T, test.critical)``
+    (upper) or ``at_least(name, T, -test.critical)`` (lower), with
+    ``tail_bound=test.tail_bound`` on the claim's case (module docstring)."""
+
+    level: float
+    count: int
+    null: str = "normal"
+    df: float | None = None
+    sided: str = "two"
+
+    def __post_init__(self):
+        if isinstance(self.level, bool) or not isinstance(self.level, (int, float)) or not 0.0 < self.level < 1.0:
+            raise InvalidInputError(f"NullTest: level must be a number in (0, 1), got {self.level!r}")
+        if not _is_count(self.count, 1):
+            raise InvalidInputError(f"NullTest: count must be a positive integer, got {self.count!r}")
+        if self.null not in NULLS:
+            raise InvalidInputError(f"NullTest: null must be one of {list(NULLS)}, got {self.null!r}")
+        if self.sided not in SIDES:
+            raise InvalidInputError(f"NullTest: sided must be one of {list(SIDES)}, got {self.sided!r}")
+        if (self.null == "t") != (self.df is not None):
+            raise InvalidInputError(f"NullTest: df is required with null='t' and only with it, got "
+                                    f"null={self.null!r}, df={self.df!r}")
+        if self.df is not None and not (isinstance(self.df, (int, float)) and not isinstance(self.df, bool)
+                                        and math.isfinite(self.df) and self.df > 0):
+            raise InvalidInputError(f"NullTest: df must be a positive finite number, got {self.df!r}")
+
+    @property
+    def critical(self) -> float:
+        """The critical value ``c``: the null's upper ``level / count`` quantile (``level / (2
+        count)`` for a two-sided test)."""
+        each = self.level / self.count
+        return float(_null_distribution(self.null, self.df).isf(each / 2 if self.sided == "two" else each))
+
+    @property
+    def spec(self) -> dict:
+        """The null as the decision records it: distribution, degrees of freedom, side, critical value."""
+        return {"dist": self.null, "df": self.df, "sided": self.sided, "critical": self.critical}
+
+    @property
+    def tail_bound(self) -> TailBound:
+        """The stated bound: the family's level, with its null for the calibration's check."""
+        law = "N(0, 1)" if self.null == "normal" else f"Student t({self.df:g})"
+        return TailBound(self.level, f"{self.count} statistics, each {law} under the theorem, rejected "
+                                     f"{self.sided}-sided beyond {self.critical:.4g} (level {self.level:g} / "
+                                     f"{self.count} each, Bonferroni)", self.spec)
+
+
+def _null_distribution(null: str, df: float | None):
+    return stats.norm() if null == "normal" else stats.t(df)
+
+
+def null_fit_p(statistics, spec: dict) -> float:
+    """The Kolmogorov-Smirnov p-value of ``statistics`` (pooled over seeds) against the null of
+    ``spec`` (:attr:`NullTest.spec`): a two-sided test's recorded ``|T|`` against the folded law
+    ``2 F(x) - 1``, a one-sided test's ``T`` against ``F``."""
+    values = np.asarray(statistics, dtype=float).ravel()
+    law = _null_distribution(spec["dist"], spec.get("df"))
+    cdf = (lambda x: 2.0 * law.cdf(x) - 1.0) if spec["sided"] == "two" else law.cdf
+    return float(stats.kstest(values, cdf).pvalue)
 
 
 def _is_count(value: object, least: int) -> bool:
