@@ -18,6 +18,10 @@ from claims.glls24.diffusion import (
     unbiased_label_z,
 )
 
+DSM_LEVEL = 1e-4
+"""The level of each of the DSM identity's two z-tests against N(0, 1) (their union within the
+claim's 3e-4 budget): a false alarm on a fresh seed has probability at most this per decision."""
+
 FORWARD_RATE = 2.0
 """The DSM control draws its samples from the forward process with this rate g (the reference: g = 1)."""
 
@@ -39,6 +43,7 @@ from claims.glls24.setup import decide_pairing, denoising_samples
 from theorycheck import Calibrated, Control, claim
 from theorycheck.models import ntk_gram
 from theorycheck.solvers import kernel_gd_predictions
+from theorycheck.tails import NullTest
 
 
 @claim("glls24.sec6.dsm_identity", source="Sec. 6.1, Eqs. (3)-(6)",
@@ -46,6 +51,12 @@ from theorycheck.solvers import kernel_gd_predictions
                  "p_t(x(t)), so the denoising loss (6) equals the score-matching loss (5) plus a "
                  "constant independent of the estimator.",
        provenance="derived",
+       calibration=["the two z families are NullTests against N(0, 1) at level DSM_LEVEL = 1e-4 each (critical "
+                    "values from the level, none from seeds; was 5 standard errors, modelled: log-normal 1.2e-2 and "
+                    "Cantelli 4.4e-2); the three estimators' z-scores now on disjoint thirds of the sample (they "
+                    "shared it, and s_hat = 0 and f*/2 gave the same z). Block 75000-75049 (50 seeds, quick): no "
+                    "failure, Kolmogorov-Smirnov of the pooled |z| against the folded normal p 0.59 (150) and 0.35 "
+                    "(50), largest |z| 2.5; claim bound 2.0e-4, the three controls 0"],
        controls={
            "wrong_sign_label": Control(
                "reference", breaks=["denoising minus score-matching loss independent of the estimator"],
@@ -66,9 +77,13 @@ def test_dsm_identity(tc):
     e^{-2t}``; p_0 the two-component mixture of the spec (``mu = +-0.5``, std 0.15); reference:
     the mixture score in closed form (`gaussian_mixture_score`).  For estimators ``s_hat`` in {0,
     f*/2, -x} (and f* itself), ``D(s_hat) = E(s_hat - y)^2 - E(s_hat - f*)^2`` must not depend on
-    s_hat: ``D(s_hat) - D(f*) = 2 E[(f* - s_hat)(y - f*)]``.  Pass: each such difference within 5
-    Monte-Carlo standard errors of 0 (``t ~ Unif[0.2, 1]``, 2e5 samples; 5 SE: a false alarm
-    has probability ~6e-7 per comparison), and ``E[(y - f*) f*]`` within 5 SE of 0.  The closed-form
+    s_hat: ``D(s_hat) - D(f*) = 2 E[(f* - s_hat)(y - f*)]``.  Its z-score (the Monte Carlo mean of
+    ``(y - f*)(f* - s_hat)`` over its standard error, `unbiased_label_z`) is N(0, 1) up to the CLT
+    when the label's conditional mean is the score (``t ~ Unif[0.2, 1]``, 2e5 samples split into
+    one disjoint third per estimator, so the three z-scores are independent).  Pass: the three
+    |z| within the two-sided critical value of N(0, 1) at family level `DSM_LEVEL` (Bonferroni,
+    `theorycheck.tails.NullTest`: about 4.15), and the z-score of ``E[(y - f*) f*]`` on the whole
+    sample within the two-sided critical value at level `DSM_LEVEL` (about 3.89).  The closed-form
     marginal itself is checked against an Euler-Maruyama simulation of the SDE (moments at t = 1
     within 5 SE plus the O(dt) bias).  The controls use a label with the wrong conditional mean:
     samples drawn from the forward process with ``g = FORWARD_RATE`` against the score of ``g = 1``
@@ -87,15 +102,21 @@ def test_dsm_identity(tc):
     tc.precondition.at_most("data in the unit ball up to a 1e-2 tail (Assumption 6.1)",
                             float(np.mean(np.abs(x0) > 1)), 1e-2)
     estimators = {"zero": np.zeros_like(score), "half_score": score / 2, "minus_x": -x}
-    z = {name: unbiased_label_z(label, score, score - est) for name, est in estimators.items()}
+    parts = np.array_split(np.arange(len(label)), len(estimators))   # one disjoint sample per estimator
+    z = {name: unbiased_label_z(label[part], score[part], score[part] - est[part])
+         for part, (name, est) in zip(parts, estimators.items())}
     differences = {name: float(np.mean((est - label) ** 2 - (est - score) ** 2) - np.mean((score - label) ** 2))
                    for name, est in estimators.items()}
     tc.record("D(s_hat) - D(f*)", differences)
     tc.record("z_scores", z)
     tc.record("D(f*) (the constant)", float(np.mean((score - label) ** 2)))
+    family = NullTest(level=DSM_LEVEL, count=len(z))
     tc.conclusion.at_most("denoising minus score-matching loss independent of the estimator",
-                          np.abs(list(z.values())), 5.0)
-    tc.conclusion.at_most("label noise uncorrelated with the score", abs(unbiased_label_z(label, score, score)), 5.0)
+                          np.abs(list(z.values())), family.critical,
+                          tail_bound=None if tc.control else family.tail_bound)
+    single = NullTest(level=DSM_LEVEL, count=1)
+    tc.conclusion.at_most("label noise uncorrelated with the score", abs(unbiased_label_z(label, score, score)),
+                          single.critical, tail_bound=None if tc.control else single.tail_bound)
     simulated, predicted, tolerance = forward_process_moments(tc.rng("sde"), tc.sizes["path_draws"])
     tc.record("E[x(1) x(0)], E[x(1)^2]: Euler-Maruyama vs closed form", [simulated, predicted])
     tc.conclusion.at_most("closed-form marginal matches the forward SDE", np.abs(simulated - predicted), tolerance)
@@ -137,6 +158,11 @@ def test_dsm_identity(tc):
            "1e8: chosen on full-tier runs (not held out)",
            "the decrease test (ii) compared one training set per n until the 20-seed sweep (failed on "
            "seeds 5, 10, 16: single sets spread by a factor 4); re-cast on many sets",
+           "'training labels unbiased for the score' is a NullTest against N(0, 1) at level DSM_LEVEL = 1e-4 over "
+           "the three n (critical 4.15 from the level; was 5, log-normal 9.4e-3 on 67000-67049). Block "
+           "75000-75049 (50 seeds, quick): no failure, Kolmogorov-Smirnov of the 150 pooled |z| against the "
+           "folded normal p 0.74; the claim stays out of budget (0.055) through 'best risk decreases with n' "
+           "(log-normal 5.5e-2), its controls counted (0.058)",
            "the quick tier moved to ns = 32, 128, 256 with 40 sets per n and 1000 test points so that "
            "the binomials (i) and (iii) reach power 0.8 within the paper's time budget; the thresholds "
            "were kept and checked on seeds 1-10, then seed 0 (network tolerance: the review's 1e-3, "
@@ -188,8 +214,9 @@ def test_score_estimation(tc):
     tier's budget, so the network is not checked at each set's early-stopping time (a gap, said
     here).  Preconditions: the
     training labels are unbiased for the score (per n, the z-score of E[(y - f*) f*] pooled over
-    the ``training_sets`` x n samples within 5: normal by the central limit theorem, so a false failure has
-    probability about 3 x 6e-7; per set, over n samples, the heavy-tailed product made the z far
+    the ``training_sets`` x n samples, N(0, 1) by the central limit theorem and independent across
+    n, within the two-sided critical value of N(0, 1) at family level `DSM_LEVEL` over the three n,
+    `theorycheck.tails.NullTest`; per set, over n samples, the heavy-tailed product made the z far
     from normal) and, per set, are the denoising labels of Eq. (6), which carry noise (``E(y -
     f*)^2 >= 1e-3 E f*^2``; clean labels have 0): Theorem 6.6 is about the objective (6), and its
     early-stopping term, which (i) tests, comes from that noise."""
@@ -220,7 +247,9 @@ def test_score_estimation(tc):
     tc.record("decrease_p_values", decrease)
     tc.record("E f*^2", energy)
     tc.record("max label noise E(y - f*)^2 / E f*^2", float(np.max(noise) / energy))
-    tc.precondition.at_most("training labels unbiased for the score", np.abs(np.ravel(z)), 5.0)
+    unbiased = NullTest(level=DSM_LEVEL, count=len(z))
+    tc.precondition.at_most("training labels unbiased for the score", np.abs(np.ravel(z)), unbiased.critical,
+                            tail_bound=None if tc.control else unbiased.tail_bound)
     tc.precondition.at_least("training labels are denoising labels (noise E(y - f*)^2 > 0)",
                              np.ravel(noise) / energy, 1e-3)
     tc.conclusion.binomial("early stopping beats training to the end",

@@ -18,7 +18,7 @@ from claims.glls24.setup import (
     regression_instance,
     unit_inputs,
 )
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 from theorycheck.models import TwoLayerNetwork, loss_gradient, ntk_gram, ntk_gram_autograd, outputs
 from theorycheck.optim import relative_error
 from theorycheck.solvers import exp_limit_kernel, output_kernel, softmax_limit_kernel
@@ -71,6 +71,26 @@ def limit_kernel_positive_tail(n, d_in) -> TailBound:
                      f"lambda_min/lambda_max of K_sigma >= 1/(kappa(G)^2 n e^(sigma^2)) for unit inputs "
                      f"x_i = g_i/||g_i||: below 2 x {LIMIT_KERNEL_FLOOR:g} only where kappa({n} x {d_in} "
                      f"Gaussian) > {x:.3g} (Chen & Dongarra 2005)")
+
+
+WIDTH_DECAY = "each instance's error decays like m^-1/2 (binomial)"
+WIDTH_SLOPE_WINDOW = (-0.65, -0.35)
+"""The spec's window around the CLT exponent -1/2 of ``||H(0) - H_inf||_F`` against m."""
+WIDTH_DECAY_RATE = 0.7
+"""Null rate of `WIDTH_DECAY`: each instance's own slope lies in `WIDTH_SLOPE_WINDOW` with
+probability at least this (its `Calibrated` record)."""
+WIDTH_DECAY_ALPHA = 1e-4
+"""Level of `WIDTH_DECAY`'s exact binomial test (from the claim's 3e-4 budget)."""
+
+
+def instance_width_slopes(widths, errors):
+    r"""Per instance k the least-squares slope of ``log errors[j][k]`` against ``log widths[j]``
+    (``errors``: one (K,) array per width; instance k at width j an independent draw, so the K
+    slopes are i.i.d. given the data)."""
+    x = np.log(np.asarray(widths, float))[:, None]
+    y = np.log(np.stack([np.asarray(e, float) for e in errors]))
+    xc = x - x.mean()
+    return np.sum(xc * (y - y.mean(0)), axis=0) / np.sum(xc**2)
 
 
 PREACTIVATION_CAP = 100.0
@@ -254,13 +274,26 @@ def test_symmetric_init_zero_output(tc):
        statement="H(0) -> I_d (x) K_sigma, K_sigma(x, x') = <x, x'> exp(sigma^2 <x, x'>), with rms "
                  "fluctuation Theta(m^{-1/2}); lambda_min(I_d (x) K_sigma) > 0 for distinct non-zero inputs.",
        provenance="derived",
-       calibration=["the slope window is the spec's, checked on seeds 1, 2 and 0 (not re-chosen on seeds 1-10)"],
+       calibration=["the slope window is the spec's, checked on seeds 1, 2 and 0 (not re-chosen on seeds 1-10)",
+                    Calibrated(
+           decision=WIDTH_DECAY, threshold=WIDTH_DECAY_RATE,
+           calibration_seeds="75000-75049", validation_seeds="75500-75549",
+           how="the rate: the one-sided 99.9% Clopper-Pearson lower bound of the per-instance rate of a slope "
+               "in [-0.65, -0.35] over the calibration block's 1000 instances (759 in the window, lower "
+               "bound 0.715; instance slopes -0.495 +- 0.128), rounded down to 0.05; level 1e-4 from the "
+               "claim's budget (the test rejects at 5 or fewer of 20). Replaces one slope of the rms over "
+               "the instances, Cantelli-bounded at 3.4e-2 on 61000-61049 (its margins not normal). "
+               "The window is the spec's, unchanged. Controls on the calibration block: per-instance rates "
+               "0 (exp_network_limit) and 0.002 (init_scale_doubled). Validation block: 745 of 1000 instances "
+               "in the window (99.9% lower bound 0.700), least count per seed 10 of 20, no claim failure; "
+               "pooled trials (dispersion p 0.017) bound the decision at 1.6e-5, the claim at 2.8e-5; "
+               "controls' misses 1.1e-5 and 1.2e-4")],
        controls={"exp_network_limit": Control(
-           "reference", breaks=["rms error decays like m^-1/2"],
+           "reference", breaks=[WIDTH_DECAY],
            description="the exp network's limit <x,x'> exp(sigma^2 |x + x'|^2 / 2) as reference: off "
                        "by the factor e^{sigma^2} for unit inputs, an error that does not decay"),
                  "init_scale_doubled": Control(
-           "hypothesis", breaks=["rms error decays like m^-1/2"],
+           "hypothesis", breaks=[WIDTH_DECAY],
            description="W(0) drawn with standard deviation 2 sigma (initializations of its own) while the "
                        "limit keeps sigma: H(0) converges to I_d (x) K_{2 sigma}, so the error to "
                        "I_d (x) K_sigma stops decaying", constants={"init_scale": INIT_SCALE}),
@@ -274,8 +307,11 @@ def test_infinite_width_limit(tc):
     ``m S_r(x) -> exp(w_r^T x - sigma^2|x|^2/2)``, ``E exp(w^T (x + x')) = exp(sigma^2 |x+x'|^2/2)``,
     ``<a_l, S> = 0`` at ``W(0)`` and off-diagonal output blocks average to 0: ``H(0) -> H_inf =
     I_d (x) K_sigma`` (`softmax_limit_kernel`).  One data set, ``instances`` independent symmetric
-    initializations per width, sigma = 0.5.  Pass: (i) the log-log slope of ``rms_seeds
-    ||H(0) - H_inf||_F`` against m lies in [-0.65, -0.35] (CLT rate -1/2; the spec's window); (ii) at the largest width every seed's
+    initializations per width, sigma = 0.5.  Pass: (i) each instance's own log-log slope of
+    ``||H(0) - H_inf||_F`` against m (instance k at every width: independent draws, so the slopes
+    are i.i.d.) lies in the spec's window [-0.65, -0.35] around the CLT rate -1/2 with probability
+    at least `WIDTH_DECAY_RATE`: an exact binomial test over the instances at level
+    `WIDTH_DECAY_ALPHA` (the slope of the rms over instances is recorded); (ii) at the largest width every seed's
     ``lambda_min(H(0))`` lies within 20% of ``lambda_min(H_inf)``; (iii) ``lambda_min(H_inf) >=
     1e-8 ||H_inf||`` (positive: K_sigma is a power series in <x, x'> with positive coefficients
     and no constant term; its stated bound, `limit_kernel_positive_tail`, from the Gaussian
@@ -305,13 +341,15 @@ def test_infinite_width_limit(tc):
                              tail_bound=None if duplicated else distinct_inputs_tail(s["n"], s["d_in"]))
     scaled = tc.control == "init_scale_doubled"
     init_sigma, init_stream = (INIT_SCALE * SIGMA, ("scale", INIT_SCALE)) if scaled else (SIGMA, ())
-    rms, lam0, scale_error = [], None, []
+    rms, errors, lam0, scale_error = [], [], None, []
     for m in s["widths"]:
         W0, A = initialization(tc, d_in=s["d_in"], d=s["d"], m=m, K=s["instances"], sigma=init_sigma,
                                stream=init_stream)
         H0 = ntk_gram(Xt, Xt, tc.tensor(W0), tc.tensor(A))
         scale_error.append(abs(float(np.std(W0)) / SIGMA - 1))
-        rms.append(float(torch.linalg.matrix_norm(H0 - H_inf).pow(2).mean().sqrt()))
+        error = torch.linalg.matrix_norm(H0 - H_inf)
+        errors.append(error.cpu().numpy())
+        rms.append(float(error.pow(2).mean().sqrt()))
         lam0 = extreme_eigenvalues(H0)[0]
     tc.precondition.at_most("W(0) entries of standard deviation sigma (within 10%)", scale_error, 0.1)
     lam_inf, lam_inf_max = extreme_eigenvalues(H_inf[:1])
@@ -321,8 +359,14 @@ def test_infinite_width_limit(tc):
     tc.curve("rms ||H(0) - H_inf||_F", "measured", s["widths"], rms, xscale="log", yscale="log")
     tc.curve("rms ||H(0) - H_inf||_F", "m^-1/2", s["widths"],
              rms[0] * np.sqrt(s["widths"][0] / np.asarray(s["widths"], float)), style="theory")
-    tc.conclusion.slope("rms error decays like m^-1/2", s["widths"], rms,
-                        window=(s["widths"][0], s["widths"][-1]), at_least=-0.65, at_most=-0.35)
+    slopes = instance_width_slopes(s["widths"], errors)
+    tc.record("rms_error_slope", float(np.polyfit(np.log(s["widths"]), np.log(rms), 1)[0]))
+    tc.record("instance_error_slopes", slopes)
+    tc.conclusion.binomial(WIDTH_DECAY, (slopes >= WIDTH_SLOPE_WINDOW[0]) & (slopes <= WIDTH_SLOPE_WINDOW[1]),
+                           p=WIDTH_DECAY_RATE, alpha=WIDTH_DECAY_ALPHA,
+                           low_power="the level 1e-4 comes from the claim's budget; the controls that break it "
+                                     "put the slopes near 0, a per-instance rate near 0, where the test rejects "
+                                     "with probability 1")
     tc.conclusion.at_least("lambda_min of the limit kernel positive", lam_inf, LIMIT_KERNEL_FLOOR * lam_inf_max,
                            tail_bound=None if tc.control else limit_kernel_positive_tail(s["n"], s["d_in"]))
     tc.conclusion.at_most("lambda_min(H(0)) within 20% of the limit at the largest width",
