@@ -33,6 +33,16 @@ LOW_POWER = ("5 instances of the landscape a case (its cost: 36 projections and 
              "statement on every instance")
 
 
+def instance_rate_record(name):
+    """The calibration record of a radius statement claimed at the rate 0.95 over instances."""
+    return Calibrated(decision=name, threshold=INSTANCE_RATE[name], calibration_seeds="76000-76049",
+                      validation_seeds="76500-76549",
+                      how="rate fixed at 0.95 before the block ran, confirmed by the rule: on the calibration block "
+                          "250 of 250 instances held (5 a seed; 99.9% Clopper-Pearson lower bound 0.973 -> 0.95); "
+                          "validation: 250 of 250 instances held (5 a seed on 76500-76549, drawn by a scratch script "
+                          "with streams (seed, instance))")
+
+
 def decide_instances(tc, name, values, holds):
     """The radius statement ``name`` decided per instance (``holds``, ``values`` recorded) and
     accepted by the binomial test of P[holds] >= INSTANCE_RATE[name] at level INSTANCE_ALPHA."""
@@ -81,18 +91,8 @@ def near_points(tc, run):
                  "(51000-51049: alpha_loc/mu_max's left tail heavier than a log-normal's, the r = 0.8 sign "
                  "at 2.2 sd); now as rates over independent instances (random_rotation also declares the "
                  "r <= 0.2 bound, which it breaks too).",
-        Calibrated(decision=ALPHA_POSITIVE, threshold=0.95, calibration_seeds="76000-76049",
-                   validation_seeds="76500-76549",
-                   how="rate fixed at 0.95 before the block ran, confirmed by the rule: on the calibration block 250 of "
-                       "250 instances held (5 a seed; 99.9% Clopper-Pearson lower bound 0.973 -> 0.95); validation: 250 "
-                       "of 250 instances held (5 a seed on 76500-76549, drawn by a scratch script with streams (seed, "
-                       "instance))"),
-        Calibrated(decision=ALPHA_NEAR, threshold=0.95, calibration_seeds="76000-76049",
-                   validation_seeds="76500-76549",
-                   how="rate fixed at 0.95 before the block ran, confirmed by the rule: on the calibration block 250 of "
-                       "250 instances held (5 a seed; 99.9% Clopper-Pearson lower bound 0.973 -> 0.95); validation: 250 "
-                       "of 250 instances held (5 a seed on 76500-76549, drawn by a scratch script with streams (seed, "
-                       "instance))"),
+        instance_rate_record(ALPHA_POSITIVE),
+        instance_rate_record(ALPHA_NEAR),
         Calibrated(decision=ALPHA_FAR, threshold=0.9, calibration_seeds="51000-51049,76000-76049",
                    validation_seeds="76500-76549",
                    how="rate fixed before the blocks ran: the row 51000-51049 (one instance a seed) put this statement's"
@@ -152,18 +152,8 @@ def test_one_point_strong_convexity(tc):
                  "dual norm 8.2 beta_loc at r = 0.1), checked on seeds 1, 2 and 0.",
                  "Until 2026-11-29 decided on every point of one instance a case; now as rates over "
                  "independent instances.",
-        Calibrated(decision=BETA_NEAR, threshold=0.95, calibration_seeds="76000-76049",
-                   validation_seeds="76500-76549",
-                   how="rate fixed at 0.95 before the block ran, confirmed by the rule: on the calibration block 250 of "
-                       "250 instances held (5 a seed; 99.9% Clopper-Pearson lower bound 0.973 -> 0.95); validation: 250 "
-                       "of 250 instances held (5 a seed on 76500-76549, drawn by a scratch script with streams (seed, "
-                       "instance))"),
-        Calibrated(decision=BETA_FAR, threshold=0.95, calibration_seeds="76000-76049",
-                   validation_seeds="76500-76549",
-                   how="rate fixed at 0.95 before the block ran, confirmed by the rule: on the calibration block 250 of "
-                       "250 instances held (5 a seed; 99.9% Clopper-Pearson lower bound 0.973 -> 0.95); validation: 250 "
-                       "of 250 instances held (5 a seed on 76500-76549, drawn by a scratch script with streams (seed, "
-                       "instance))")],
+        instance_rate_record(BETA_NEAR),
+        instance_rate_record(BETA_FAR)],
     sizes=LANDSCAPE_SIZES,
 )
 def test_one_point_smoothness(tc):
@@ -205,12 +195,7 @@ def test_one_point_smoothness(tc):
     calibration=["Window r <= 0.2 from the spec (spec I2 max ratio 0.594), checked on seeds 1, 2 and 0.",
                  "Until 2026-11-29 decided on every point of one instance a case (51000-51049: 4.0 sd); now "
                  "as a rate over independent instances.",
-        Calibrated(decision=DESCENT, threshold=0.95, calibration_seeds="76000-76049",
-                   validation_seeds="76500-76549",
-                   how="rate fixed at 0.95 before the block ran, confirmed by the rule: on the calibration block 250 of "
-                       "250 instances held (5 a seed; 99.9% Clopper-Pearson lower bound 0.973 -> 0.95); validation: 250 "
-                       "of 250 instances held (5 a seed on 76500-76549, drawn by a scratch script with streams (seed, "
-                       "instance))")],
+        instance_rate_record(DESCENT)],
     sizes=LANDSCAPE_SIZES,
 )
 def test_descent(tc):
