@@ -162,7 +162,7 @@ AUTHORS_RATIOS = (0.56, 0.77)
 r"""(decay, level) thresholds of the authors'-setting figure at its 15 quick-tier instances:
 calibrated by the rule of `DECAY_RATIO` (mean + 5 sd of the largest decay ratio over p rounded
 up) and for the level, mean - 5 sd of the smallest per-p median level ratio rounded down (the
-claim's record)."""
+claim's record); the level threshold is history since the level became a binomial at `AUTHORS_LEVEL_RATE`."""
 LOWEST_DECISION = "q = p curve lowest at K, every p"
 LOWEST_RATE_DECISION = "instances whose q = p curve is lowest at K, every p"
 LOWEST_ALPHA = 1e-4
