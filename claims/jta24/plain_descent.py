@@ -34,15 +34,15 @@ PLAIN_ETA = (0.1, 1.0, 10.0, 100.0)
 
 
 @shared_run(sizes={"quick": dict(SIZES["quick"], steps=200), "full": dict(SIZES["full"], steps=1000)})
-def plain_mirror_steps(run, *, etas=PLAIN_ETA, mirror_p=None):
+def plain_mirror_steps(run, *, etas=PLAIN_ETA, mirror_p=None, n_instances=None):
     r"""Plain l_p-AttGD (the theorems' algorithm) for every p of PLAIN_P and eta of ``etas`` on
     every instance from W(0) std 1, side by side (``mirror_p``: the steps take that mirror map in
     every arm instead, e.g. 2.0 for plain GD, while the quantities below stay those of the arm's
     p); per step k the quantities of Lemmas 4, 22, 24:
     a = ||W_k||_p, b = ||W_{k+1}||_p, ||G||_q (G = grad L(W_k)), <-G, W_k>, <G, W_k - W_{k+1}>,
     psi(W_k), psi(W_{k+1}), D_psi(W_k, W_{k+1}), L(W_k), L(W_{k+1}).  Trial
-    j = ((ip * len(etas)) + ie) * K + k."""
-    s = run.sizes
+    j = ((ip * len(etas)) + ie) * K + k; ``n_instances`` (None: the tier's) the number of instances."""
+    s = dict(run.sizes, instances=n_instances or run.sizes["instances"])
     data, W0 = instances(run.rng(INSTANCES), s)
     K, E = data.K, len(etas)
     t = data.to_torch(run.device, run.dtype)
@@ -68,7 +68,7 @@ def plain_mirror_steps(run, *, etas=PLAIN_ETA, mirror_p=None):
     m = traj.metrics
     per_step = {name: m[name][:-1] for name in ("a", "G_q", "neg_G_W", "G_step", "psi", "D_step", "L")}
     return dict(per_step, b=m["a"][1:], psi_next=m["psi"][1:], L_next=m["L"][1:], p=np.array(p),
-                eta=np.array(eta))
+                eta=np.array(eta), instance=np.arange(len(p)) % K)
 
 
 GROWTH_P = (1.75, 2.0, 3.0)

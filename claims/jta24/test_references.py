@@ -12,6 +12,7 @@ from theorycheck.models import TokenSelection
 from theorycheck.optim import GD, MirrorDescent, inverse_mirror_map, mirror_map, relative_error, run_trajectory
 from theorycheck.solvers import solve_lp_wsvm, solve_wsvm
 from theorycheck.tails import TailBound
+from theorycheck.tolerance import unit_roundoff
 
 from .setup import CERT_P, INSTANCES, PAPER, SIZES, certificates, instances
 
@@ -134,7 +135,7 @@ def margin_roundoff(a, z, lam, V, Sn, Wn, p):
     The bound of a margin is sum_e |F_{k,e}| dW_e plus the last term; returned is its largest
     value over k.  Near-zero entries of V make it large for p > 2 (f' unbounded at 0); for
     p <= 2 it is a few hundred round-offs."""
-    u = np.finfo(float).eps / 2
+    u = unit_roundoff("float64")
     gamma = lambda n: n * u / (1 - n * u)                       # noqa: E731
     s = 1 / (p - 1)
     F = np.abs(np.einsum("kr,kc->krc", a, z))
