@@ -10,6 +10,16 @@ from theorycheck import Calibrated, Control, claim
 from .dynamics import empirical_regularizer_limit
 from .setup import PAPER, decide_recipe, ill_conditioned, record_assumptions
 
+NO_DIVERGENCE = "trials converge at eta = 1: rate over the trials"
+OFF_MANIFOLD = "dist(theta_T, M) at least 0.1 ||Sigma_hat - Sigma||"
+#: the rate at which a trial (a training set's spectral start and Sigma_hat) does not diverge and
+#: the rate at which its limit is off M by at least 0.1 ||Sigma_hat - Sigma||, each tested over the
+#: trials of a case by the exact binomial test at level TRIAL_ALPHA: the one-sided 99.9%
+#: Clopper-Pearson lower bound of the rate on the calibration block, rounded down to 0.05 (the
+#: records)
+TRIAL_RATE, TRIAL_ALPHA = 0.95, 1e-4
+TRIAL_LOW_POWER = "the 8 trials of one case (4 n x 2 training sets on the quick tier): their cost"
+
 LIMIT_DECADES = 12
 """The run lasts until the slowest normal mode predicted at the slowest trial's start, (1 - eta
 alpha_loc)^{2t}, has fallen by 10^12 (`rate_steps`): twice the decades the decisions need (the
@@ -28,7 +38,7 @@ alpha_loc by the estimation error) and the drift of R_t."""
     provenance="derived",
     controls={
         "true_regularizer": Control(
-            "dynamics", breaks=["dist(theta_T, M) at least 0.1 ||Sigma_hat - Sigma||"],
+            "dynamics", breaks=[OFF_MANIFOLD],
             description="the same iteration with the true-Sigma regularizer R(.; Sigma): the "
                         "iterates converge to M itself"),
     },
@@ -44,7 +54,18 @@ alpha_loc by the estimation error) and the drift of R_t."""
                                 "the session's CPU): smallest alpha_loc 0.0015, runs up to 8,982 steps; "
                                 "validation block (9 seeds): 0.0034, up to 4,116. No claim failure (both "
                                 "1e-8 decisions at margin 1: values far below), the control failed as "
-                                "declared on all 19")],
+                                "declared on all 19"),
+                 Calibrated(decision=NO_DIVERGENCE, threshold="TRIAL_RATE = 0.95 at level 1e-4",
+                            calibration_seeds="51000-51049", validation_seeds="76000-76049",
+                            how="was 'no trial diverged at eta = 1' (a holds, bounded by counting alone); "
+                                "the rule (99.9% Clopper-Pearson lower bound of the per-trial rate, rounded "
+                                "down to 0.05) on the 400 trials of the table's row 51000-51049, none "
+                                "diverged: 0.983 -> 0.95; validated on the new row's block"),
+                 Calibrated(decision=OFF_MANIFOLD, threshold="TRIAL_RATE = 0.95 at level 1e-4",
+                            calibration_seeds="51000-51049", validation_seeds="76000-76049",
+                            how="was the least ratio of the case's 8 trials (a normal tail at 3.0 sd); "
+                                "the rule on the 400 trials of 51000-51049, every ratio at least 0.1 (the least "
+                                "0.22): 0.983 -> 0.95; validated on the new row's block")],
     sizes={"quick": {}, "full": {}},
 )
 def test_limit_set_with_empirical_regularizer(tc):
@@ -58,12 +79,16 @@ def test_limit_set_with_empirical_regularizer(tc):
     is on M only if Sigma_hat K K^T Sigma_hat = Sigma K K^T Sigma, so the limit sits off M by an
     amount proportional to Sigma_hat - Sigma.  Pass, for every trial: L(theta_T) - k sigma^2
     <= 1e-8 and R(theta_T; Sigma_hat) <= 1e-8 (converged into the zero set of both terms), and
-    0.1 <= dist(theta_T, M)/||Sigma_hat - Sigma|| <= 10 (Theta of the deviation over a 64-fold
-    range of n; with the true-Sigma regularizer, the control, the limit is on M).  dist by the
+    dist(theta_T, M)/||Sigma_hat - Sigma|| <= 10, and dist(theta_T, M)/||Sigma_hat - Sigma|| >= 0.1
+    at the rate `TRIAL_RATE` over the trials (Theta of the deviation over a 64-fold range of n; the
+    exact binomial test at level 1e-4: the trials are independent training sets of one instance,
+    and the lower constant is the instance's; with the true-Sigma regularizer, the control, the
+    limit is on M and every trial fails).  dist by the
     extended-covariance projection (started in both components of O(d); 8 more Haar starts on
     the full tier).  The spec's fixed band 0.005 <= dist <= 0.1 at n = 4000 is replaced by the
     ratio, which covers every n.  A1, A2 recorded (A3 plays no role with the population
-    oracle); no trial may diverge (precondition on the step size).
+    oracle); the trials must converge at the rate `TRIAL_RATE` (precondition on the step size,
+    the binomial test over the trials at level 1e-4).
     """
     regularizer = "true" if tc.control == "true_regularizer" else "estimated"
     decide_recipe(tc, ill_conditioned, a3=False)
@@ -73,13 +98,14 @@ def test_limit_set_with_empirical_regularizer(tc):
     tc.record("run length (steps)", run["steps"])
     tc.record("smallest alpha_loc at the starts", run["alpha_start"])
     part = run[regularizer]
-    tc.precondition.holds("no trial diverged at eta = 1", bool(np.all(part["diverged_at"] < 0)))
+    tc.precondition.binomial(NO_DIVERGENCE, part["diverged_at"] < 0, p=TRIAL_RATE, alpha=TRIAL_ALPHA,
+                             low_power=TRIAL_LOW_POWER)
     ratio = part["dist"] / part["deviation"]
     tc.record("dist(theta_T, M)", part["dist"])
     tc.record("dist / ||Sigma_hat - Sigma||", ratio)
     tc.conclusion.at_most("L(theta_T) - k sigma^2 at most 1e-8", part["excess"], 1e-8)
     tc.conclusion.at_most("R(theta_T; Sigma_hat) at most 1e-8", part["R_estimated"], 1e-8)
-    tc.conclusion.at_least("dist(theta_T, M) at least 0.1 ||Sigma_hat - Sigma||", ratio, 0.1)
+    tc.conclusion.binomial(OFF_MANIFOLD, ratio >= 0.1, p=TRIAL_RATE, alpha=TRIAL_ALPHA, low_power=TRIAL_LOW_POWER)
     tc.conclusion.at_most("dist(theta_T, M) at most 10 ||Sigma_hat - Sigma||", ratio, 10.0)
     tc.curve("limit", "dist(theta_T, M)", part["deviation"], part["dist"], xlabel="||Sigma_hat - Sigma||",
              xscale="log", yscale="log", sort_x=True)
