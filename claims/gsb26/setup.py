@@ -346,14 +346,28 @@ def kurtosis_z(x, Sigma):
     return scipy.stats.kurtosis(whitened, axis=None) / np.sqrt(24.0 / whitened.size)
 
 
+# Skewed means: why gsb26's z families (Monte Carlo means against closed forms, sample kurtosis) take their
+# critical values from a level (`theorycheck.tails.NullTest`) but do not state that level as
+# their false-failure bound: each z is a studentized mean of skewed samples (squared norms,
+# softmax weights squared, exponentials of quadratic forms, products and fourth powers of
+# Gaussians) over hundreds to a few thousand draws, where the Edgeworth term of the mean's tail,
+# gamma x (x^2 - 1) phi(x) / (6 sqrt(n)) at the critical value x ~ 4.7, is of the order of the
+# normal tail phi(x)/x itself for a sample skewness gamma of a few; the central limit theorem
+# does not reach the 1e-5 quantile.  Found by the unseen sweep of 2026-11-29 (Lemma 11's family:
+# |z| = 4.91 above its critical 4.69 at level 1e-4 on seed 1365682045, in the first ten seeds),
+# which the pooled fit (one-sided KS, the count beyond the 1% quantile) had accepted on
+# 79000-79049: it cannot see the 1e-5 tail.  Their rates are the calibration's models of the
+# margins, as for any statistic.
+
+
 def gaussian_precondition(tc, name, z):
     """The hypothesis that rows are Gaussian, decided under ``name`` on the kurtosis z-scores ``z``
     (`kurtosis_z`, one per independent sample) as a test of their N(0, 1) null at level
     `KURTOSIS_LEVEL` (`theorycheck.tails.NullTest`: |z| at most its critical value; the level is
-    the stated bound on the claim's case)."""
+    not stated as the decision's bound, the note 'Skewed means' above)."""
     z = np.atleast_1d(np.asarray(z, dtype=float))
     test = NullTest(level=KURTOSIS_LEVEL, count=z.size)
-    tc.precondition.at_most(name, np.abs(z), test.critical, tail_bound=None if tc.control else test.tail_bound)
+    tc.precondition.at_most(name, np.abs(z), test.critical)
 
 
 #: the key distributions of the Monte Carlo runs: the Gaussian keys of the lemmas, and a

@@ -233,7 +233,9 @@ UNBIASED = "Sigma_hat unbiased: every |z| of the mean of Sigma_hat - Sigma below
         "79000-79049 (runs /work/calib/h5-gsb26b-79000): both levels taken (KS null_p 0.36, 0.27; |z| > 3 in 11 "
         "of 3000 V-block and 6 of 1500 covariance statistics, 8.1 and 4.0 expected under the null); the claim "
         "stays at 0.058 through the noise precondition (log-normal, 0.058) and the K-block factor (Cantelli, "
-        "0.028), unchanged.",
+        "0.028), unchanged.  The same day the unseen sweep refuted the normal null at the level's quantile "
+        "for gsb26's z families (the note 'Skewed means' in setup.py): the levels set the critical values but are no longer "
+        "stated as bounds.",
     ],
     sizes={"quick": {}, "full": {}},
 )
@@ -271,13 +273,12 @@ def test_regularizer_gradient_bias(tc):
     upper = np.triu_indices(run["problem"].d)          # the distinct entries of the symmetric Sigma_hat
     covariance_z = run["covariance_z"].reshape(len(run["n"]), run["problem"].d, -1)[:, upper[0], upper[1]]
     covariance_test = NullTest(level=COVARIANCE_LEVEL, count=covariance_z.size)
-    tc.precondition.at_most(UNBIASED, np.abs(covariance_z), covariance_test.critical,
-                            tail_bound=None if tc.control else covariance_test.tail_bound)
+    tc.precondition.at_most(UNBIASED, np.abs(covariance_z), covariance_test.critical)
     n = run["n"]
     z = (run["V_mean"] - run["V_exact"]) / run["V_se"]
     tc.record("max |z| per n (V block)", np.abs(z).max(1))
     test = NullTest(level=V_BLOCK_LEVEL, count=z.size)
-    tc.conclusion.at_most(V_BLOCK, np.abs(z), test.critical, tail_bound=None if tc.control else test.tail_bound)
+    tc.conclusion.at_most(V_BLOCK, np.abs(z), test.critical)
     tc.record("draws per n (doubled where the K-block noise was above 0.1 of its squared bias)", run["draws"])
     tc.precondition.at_most("Monte Carlo noise below 0.1 of the squared K-block bias",
                             run["K_noise"] / np.abs(run["K_squared"]), K_NOISE_FRACTION)

@@ -120,7 +120,8 @@ def top_eigenvalue_tail(matrices):
                  "932 u absolute at kappa = 25, 18 times below 2^14 u (probability unchanged, 6e-12); "
                  "top_eigenvalue_tail's analysis is in eps = 2u (conservative by 2).  The A are scaled to "
                  "lambda_max = 0.1 (was 0.2, where exp(x^T A x) has no third moment): the z-scores' N(0, 1) null "
-                 "then holds in the tails.  The Monte Carlo test and the kurtosis precondition are NullTest "
+                 "then holds in the tails (not at the 1e-5 quantile: the note 'Skewed means' in setup.py, found the same day by the "
+                 "unseen sweep; the levels set the critical values, no longer the stated bounds).  The Monte Carlo test and the kurtosis precondition are NullTest "
                  "families at levels 1e-4 (critical 4.15 over 3 matrices, was 4.0) and 1e-5 (4.42, was 5).  "
                  "Calibration block 79000-79049 (runs /work/calib/h5-gsb26b-79000): claim 0.058 -> 1.1e-4 "
                  "(both levels taken: KS null_p 0.23 and 0.79); uniform_inputs 2.1e-6 (least margin 5.9), "
@@ -167,8 +168,7 @@ def test_integrability(tc):
                             tail_bound=None if tc.control else top_eigenvalue_tail(len(tops)))
     test = NullTest(level=MC_LEVEL, count=len(z_scores))
     tc.record("(Monte Carlo mean - closed form) / standard error (matrix)", z_scores)
-    tc.conclusion.at_most(MC_DECISION, np.abs(z_scores), test.critical,
-                          tail_bound=None if tc.control else test.tail_bound)
+    tc.conclusion.at_most(MC_DECISION, np.abs(z_scores), test.critical)
     bound = np.sqrt(problem.a3_product())
     norms = [np.linalg.norm(root @ manifold_point(problem.W, problem.Sigma, R)[1] @ root, 2)
              for R in haar_rotations(tc.rng("rotations"), problem.d, tc.sizes["rotations"])]

@@ -86,7 +86,8 @@ REGIME_DECISION = f"a query in the 1/n regime (C(x_i, K) <= n_min / {REGIME_FACT
         "it was not kept: the rate has discrimination controls only.",
         "Issue 31, 2026-11-29 (helper gsb26b; no threshold chosen on data): the AM-GM decisions read the "
         "exact finite-n moments (the Monte Carlo is held to them) instead of the Monte Carlo mean minus 3 "
-        "s.e.; the Monte Carlo check and the Gaussian-keys kurtosis are NullTest families (levels 1e-4 over "
+        "s.e.; the Monte Carlo check and the Gaussian-keys kurtosis are NullTest families (their levels no "
+        "longer stated as bounds: the note 'Skewed means' in setup.py, the unseen sweep the same day) (levels 1e-4 over "
         "72 z, critical 4.83, was 5; 1e-5 over 6, 4.79, was 5); light score tails state their bound "
         "(setup.light_tail_bound: mu <= kappa sigma_1 <= 0.45 at the manifold point).  Calibration block "
         "79000-79049 (runs /work/calib/h5-gsb26b-79000): the levels taken (null_p 0.78, 0.21); the claim "
@@ -147,7 +148,7 @@ def test_softmax_second_moment(tc):
     tc.record("(E s_ij^2 Monte Carlo - exact) / standard error (n x query)", (other - exact_other) / other_se)
     z = np.concatenate([(other - exact_other) / other_se, (own - exact_own) / own_se])
     test = NullTest(level=MC_LEVEL, count=z.size)
-    tc.conclusion.at_most(LEM9_MC, np.abs(z), test.critical, tail_bound=None if tc.control else test.tail_bound)
+    tc.conclusion.at_most(LEM9_MC, np.abs(z), test.critical)
     # both bounds tend to e^{2q}/(n-1)^2 and e^{2 tau}/(n-1)^2, the truths to e^q/n^2 and
     # e^{2 tau - q}/n^2: at large n the ratio is e^{-q} (n-1)^2/n^2 up to O(1/n)
     N = LIMIT_KEYS
@@ -243,7 +244,8 @@ def test_softmax_second_moment(tc):
         "by Monte Carlo noise (n MSE/C_n 1.21 at n = 320 for a query whose Monte Carlo MSE stood 1.10 s.e. above "
         "the exact, relative s.e. about 20% at 625 key sets); (1) and (2) now read the exact finite-n MSE "
         "(the expectation the lemma is about; (3) holds the Monte Carlo to it), (3) and the Gaussian-keys "
-        "kurtosis are NullTest families (levels 1e-4 over 36 z, critical 4.69, was 5; 1e-5 over 6), light "
+        "kurtosis are NullTest families (their levels no longer stated as bounds: the note 'Skewed means' in setup.py, the "
+        "unseen sweep the same day failed (3) at |z| = 4.91) (levels 1e-4 over 36 z, critical 4.69, was 5; 1e-5 over 6), light "
         "score tails state their bound (setup.light_tail_bound).  Calibration block 79000-79049 (runs "
         "/work/calib/h5-gsb26b-79000): (1)'s margins 0.171 +- 0.009, least 0.146 (were 0.152 +- 0.024); "
         "the levels taken (null_p 0.11, 0.21); the claim stays at 0.058 through the rate: 293 per-query "
@@ -321,7 +323,7 @@ def test_attention_output_mse(tc):
     z = (run["mse"][0] - exact) / run["mse"][1]
     tc.record("(MSE Monte Carlo - exact) / standard error (n x query)", z)
     test = NullTest(level=MC_LEVEL, count=z.size)
-    tc.conclusion.at_most(LEM11_MC, np.abs(z), test.critical, tail_bound=None if tc.control else test.tail_bound)
+    tc.conclusion.at_most(LEM11_MC, np.abs(z), test.critical)
     far = np.array([softmax_average_mse_exact(x, K @ x, Sigma, LIMIT_KEYS) for x in queries])
     tc.record("n E||a_i - Sigma K x_i||^2 / C, exact, at n = 1e9 (query)", LIMIT_KEYS * far / limit)
     tc.conclusion.close("n E||a_i - Sigma K x_i||^2 tends to e^q (tr Sigma + ||Sigma K x_i||^2) (exact, n = 1e9)",
