@@ -3,6 +3,7 @@ formulas of App. E.1 / E.7, the softmax matrix and the parameter counts of Thm 2
 import numpy as np
 import torch
 from hypothesis import strategies as st
+from scipy import integrate, stats
 
 from theorycheck import Control, claim
 from theorycheck.models import (RELU, BaselineNet, GlobalAttentionNet, activation_derivative,
@@ -205,8 +206,6 @@ def softmax_underflow_tail(sizes: dict) -> TailBound:
     != z`` and ``chi2(2 d_q t) + 2 chi2(t)`` for ``j = z`` (its tail by numerical
     convolution); the union over the ``n`` sentences' ``p`` diagonal and ``p (p - 1) / 2``
     unordered pairs bounds the failure probability."""
-    from scipy import integrate, stats
-
     t, p, dq, n = sizes["t"], sizes["p"], sizes["dq"], sizes["n"]
     level = 4.0 * np.sqrt(350.0 * np.sqrt(dq))
     off = float(stats.chi2.sf(level, 2 * dq * t + 2 * t))

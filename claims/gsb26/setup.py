@@ -353,11 +353,10 @@ def kurtosis_z(x, Sigma):
 # Gaussians) over hundreds to a few thousand draws, where the Edgeworth term of the mean's tail,
 # gamma x (x^2 - 1) phi(x) / (6 sqrt(n)) at the critical value x ~ 4.7, is of the order of the
 # normal tail phi(x)/x itself for a sample skewness gamma of a few; the central limit theorem
-# does not reach the 1e-5 quantile.  Found by the unseen sweep of 2026-11-29 (Lemma 11's family:
-# |z| = 4.91 above its critical 4.69 at level 1e-4 on seed 1365682045, in the first ten seeds),
-# which the pooled fit (one-sided KS, the count beyond the 1% quantile) had accepted on
-# 79000-79049: it cannot see the 1e-5 tail.  Their rates are the calibration's models of the
-# margins, as for any statistic.
+# does not reach the 1e-5 quantile.  Found by the unseen sweep of 2026-11-29 (Lemma 11's
+# calibration record has the seed and the statistic), which the pooled fit (one-sided KS, the
+# count beyond the 1% quantile) cannot see: it does not reach the 1e-5 tail.  Their rates are the
+# calibration's models of the margins, as for any statistic.
 
 
 def gaussian_precondition(tc, name, z):

@@ -245,7 +245,7 @@ def test_softmax_second_moment(tc):
         "the exact, relative s.e. about 20% at 625 key sets); (1) and (2) now read the exact finite-n MSE "
         "(the expectation the lemma is about; (3) holds the Monte Carlo to it), (3) and the Gaussian-keys "
         "kurtosis are NullTest families (their levels no longer stated as bounds: the note 'Skewed means' in setup.py, the "
-        "unseen sweep the same day failed (3) at |z| = 4.91) (levels 1e-4 over 36 z, critical 4.69, was 5; 1e-5 over 6), light "
+        "unseen sweep the same day failed (3) at |z| = 4.91 on seed 1365682045, above its critical 4.69) (levels 1e-4 over 36 z, critical 4.69, was 5; 1e-5 over 6), light "
         "score tails state their bound (setup.light_tail_bound).  Calibration block 79000-79049 (runs "
         "/work/calib/h5-gsb26b-79000): (1)'s margins 0.171 +- 0.009, least 0.146 (were 0.152 +- 0.024); "
         "the levels taken (null_p 0.11, 0.21); the claim stays at 0.058 through the rate: 293 per-query "
