@@ -176,23 +176,23 @@ def reference_conclusion(tc, run):
                           run["reference_error"], tc.roundoff(1000))
 
 
-#: how `rate_conclusions` reads n^p ||b_n|| over the n grid: the factor between its largest and
-#: smallest value (a two-sided Theta(n^-p)), or its largest growth max_{n < n'} of the ratio of the
-#: later to the earlier value (an upper bound O(polylog n / n^p) only: a faster decay passes)
-SPREADS = {"varies": lambda s: s.max() / s.min(),
-           "grows": lambda s: np.max(s[1:] / np.minimum.accumulate(s[:-1]))}
+def largest_growth(s):
+    """max_{n < n'} s(n') / s(n) over a series in n: how much an upper bound O(polylog n / n^p)
+    read on n^p ||b_n|| lets it grow (a faster decay passes)."""
+    return np.max(s[1:] / np.minimum.accumulate(s[:-1]))
 
 
-def rate_conclusions(tc, n, norms, rate, part="", spread="varies"):
+def rate_conclusions(tc, n, norms, rate, part=""):
     """The paper's bound (squared bias O(polylog n / n): log-log slope <= -0.85) and the
-    measured rate, per column: n^rate ||b_n|| ``spread`` (`SPREADS`) by less than a factor 1.5."""
+    measured rate, per column: n^rate ||b_n|| grows by less than a factor 1.5
+    (`largest_growth`)."""
     for j in range(norms.shape[1]):
         tc.conclusion.slope(f"squared {part}bias decays at least like 1/n (slope <= -0.85)", n,
                             norms[:, j] ** 2, window=(n[0], n[-1]), at_most=-0.85)
         if part:
             continue
-        tc.conclusion.at_most(f"n^p ||b_n|| {spread} by less than a factor 1.5",
-                              SPREADS[spread](n ** rate * norms[:, j]), 1.5)
+        tc.conclusion.at_most("n^p ||b_n|| grows by less than a factor 1.5",
+                              largest_growth(n ** rate * norms[:, j]), 1.5)
 
 
 def regularizer_gradient_samples(problem, V, K, n, draws, rng, *, centered=False, chunk=20000):

@@ -21,25 +21,27 @@ from .gradient_bias import (
 from .setup import PAPER, decide_recipe, record_assumptions, well_conditioned
 
 BIAS_SIZES = {"quick": {"noise_fraction": 0.1}, "full": {"noise_fraction": 0.1}}
+#: Theorem 4's conclusion as a shape, for the statement's exponent q of ||b_n||^2 = O(polylog n / n^q)
+STATED_SLOPE = "squared bias decays at least like n^-q, q the statement's (slope <= -0.85 q)"
 
 
 @claim(
     f"{PAPER}.thm4.gradient_bias",
     source="Theorem 4",
     statement="Near the manifold of minima, ||E grad Lhat_n(theta) - grad L(theta)||_F^2 <= C polylog(n)/n "
-              "(under A1-A3); numerically the bias itself is Theta(1/n).",
+              "(under A1-A3).",
     provenance="inferred",
     controls={
         "a3_violated": Control(
-            "hypothesis", breaks=["squared bias decays at least like 1/n (slope <= -0.85)",
-                                  "n^p ||b_n|| varies by less than a factor 1.5"],
+            "hypothesis", breaks=[STATED_SLOPE],
             description="sigma_1(W*) = 4 (kappa(Sigma) sigma_1(W*) far above 1/2, heavy score tails "
                         "at the manifold, mu > 1/2: the 1/n expansion of the softmax ratio fails): "
-                        "the bias decays more slowly than 1/n over the n grid",
+                        "the squared bias decays more slowly than 1/n over the n grid",
             constants={"sigma_1": A3_VIOLATION_SIGMA_1}),
         "faster_rate": Control(
-            "statement", breaks=["n^p ||b_n|| varies by less than a factor 1.5"],
-            description="the stronger statement ||b_n|| = Theta(1/n^2) (p = 2)"),
+            "statement", breaks=[STATED_SLOPE],
+            description="the stronger statement ||b_n||^2 = O(polylog n / n^4), a bias O(1/n^2) "
+                        "(q = 4: slope <= -3.4)"),
     },
     calibration=[
         "Seeds 1, 2: n ||b_n|| varied by factors 1.16 and 1.27 (1.07 -> 1.24, 0.86 -> 1.11), like the "
@@ -55,6 +57,14 @@ BIAS_SIZES = {"quick": {"noise_fraction": 0.1}, "full": {"noise_fraction": 0.1}}
         "passes the paper's bound): on that instance the bias is not yet Theta(1/n) over [8, 32], and a "
         "reading as 'grows' (thm3's) would fail it too; left as is (the claim's inferred Theta(1/n) at the "
         "tier's n is refuted there, not the theorem).  Claim 0.058 -> 0.091 (1 failure in 50).",
+        "2026-11-29 (issue 31): the spec's 'numerically the bias itself is Theta(1/n)' (its regression "
+        "target: n ||b_n|| within a factor 1.5 over the n grid) is not Theorem 4 and is refuted on seed "
+        "79024 (above), so it is no longer decided: the claim decides the theorem's bound alone.  The "
+        "faster_rate control, which broke only that factor, now states ||b_n||^2 = O(polylog n / n^4) "
+        "(the exponent of the statement, not chosen on seeds).  From the kept runs of 79000-79049: "
+        "claim slopes -2.05 .. -1.34 (mean -1.84, sd 0.13), so the stronger statement's -3.4 is "
+        "missed by 1.35 at least; a3_violated's largest slope per seed -0.45 .. 0.46 (it breaks the "
+        "slope alone on all 50, so it no longer names the factor).  Rows from block 82000-82049, run afresh.",
     ],
     sizes=BIAS_SIZES,
 )
@@ -67,22 +77,24 @@ def test_gradient_bias(tc):
     variance), at theta_R0 in M and at a point 0.05 sqrt(sigma_d(W*)) from it (well-conditioned
     instance).  ||b_n||^2 by the debiased estimator (`debiased_squared_norm`); its noise term
     must stay below 0.1 ||b_n||^2 (a precondition on the measurement).
-    Pass: per point, the paper's bound as a shape, the log-log slope of ||b_n||^2 over n in
-    [8, 32] at most -0.85 (the spec's criterion; polylog(n)/n has slope about -1 + 1/log n),
-    and the measured Theta(1/n): n ||b_n|| varies by less than a factor 1.5 (a slow growth is
-    compatible with the paper's polylog factor).  Hypotheses: A1-A3 (kappa(Sigma) sigma_1(W*)
-    <= 1/2) and light score tails mu(K) < 1/2 at the points.  The a3_violated control
-    (sigma_1(W*) = `A3_VIOLATION_SIGMA_1`, heavy score tails): the heavy tails break the 1/n
-    expansion; it names both conclusions, since on some instances the squared bias stays
-    within the paper's weak O(1/n) while ||b_n|| decays only like n^-1/2.
+    Pass: per point, the paper's bound ||b_n||^2 = O(polylog(n) / n^q), q = 1, as a shape: the
+    log-log slope of ||b_n||^2 over n in [8, 32] at most -0.85 q (the spec's criterion;
+    polylog(n)/n has slope about -1 + 1/log n).  The spec's further reading, that the bias itself
+    is Theta(1/n) (n ||b_n|| nearly constant), is recorded, not decided: it is not the theorem,
+    and it fails on some instances at these n (calibration record).  Hypotheses: A1-A3
+    (kappa(Sigma) sigma_1(W*) <= 1/2) and light score tails mu(K) < 1/2 at the points.  The
+    a3_violated control (sigma_1(W*) = `A3_VIOLATION_SIGMA_1`, heavy score tails): the heavy
+    tails break the 1/n expansion, and the squared bias decays more slowly than the bound;
+    faster_rate states q = 4 (a bias O(1/n^2)).
     """
-    rate = 2 if tc.control == "faster_rate" else 1
+    exponent = 4 if tc.control == "faster_rate" else 1
     run = bias_run(tc, a3="violated" if tc.control == "a3_violated" else "holds")
     bias_preconditions(tc, run)
     reference_conclusion(tc, run)
     n, norms = run["n"], np.sqrt(np.maximum(run["squared"], 0.0))
     tc.record("n ||b_n|| (n x point)", n[:, None] * norms)
-    rate_conclusions(tc, n, norms, rate)
+    for j in range(norms.shape[1]):
+        tc.conclusion.slope(STATED_SLOPE, n, norms[:, j] ** 2, window=(n[0], n[-1]), at_most=-0.85 * exponent)
     for j, r in enumerate(run["dist_bound"]):
         tc.curve("bias", f"n ||b_n||, dist <= {r:.3g}", n, n * norms[:, j], xscale="log", xlabel="n")
 
@@ -138,7 +150,7 @@ def test_uniform_gradient_approx(tc):
     estimator as `thm4.gradient_bias`.  Uniformity is tested on the worst point:
     b*_n = max over points of ||b_n||.  Pass: the log-log slope of (b*_n)^2 at most -0.85 (the
     paper's O(polylog n/n)) and n b*_n grows by less than a factor 1.5 over n in [8, 32] (the
-    spec's criterion; the largest ratio of a later to an earlier value, `SPREADS`: the theorem
+    spec's criterion; the largest ratio of a later to an earlier value, `largest_growth`: the theorem
     bounds the bias above, so a faster decay passes).  Theorem 3 is proved as Theorem 4 plus
     Theorem 5 uniformly, so the worst-case bias of the loss part alone (E grad Lhat_n -
     grad L) is a conclusion too (slope of its square at most -0.85).  Hypotheses as in
@@ -159,7 +171,7 @@ def test_uniform_gradient_approx(tc):
     norms = np.sqrt(np.maximum(run["squared"], 0.0))
     worst = norms.max(1, keepdims=True)
     tc.record("n ||b_n|| (n x point)", n[:, None] * norms)
-    rate_conclusions(tc, n, worst, rate, spread="grows")
+    rate_conclusions(tc, n, worst, rate)
     tc.precondition.at_most("Monte Carlo noise below 0.1 of the squared loss-part bias",
                             run["loss_noise"] / np.abs(run["loss_squared"]), tc.sizes["noise_fraction"])
     loss_worst = np.sqrt(np.maximum(run["loss_squared"], 0.0)).max(1, keepdims=True)
