@@ -15,7 +15,7 @@ from theorycheck.solvers.gaussian_moments import (
     softmax_weight_second_moment_limit,
 )
 
-from .sampling import exact_second_moments, query_directions, row_run, self_key_constant
+from .sampling import exact_second_moments, query_directions, row_run, self_key_constant, softmax_row_moments
 from .setup import PAPER
 
 ROW_SIZES = {"quick": {}, "full": {}}
@@ -33,6 +33,13 @@ RATE_KEYS = [10**6, 10**7, 10**8, LIMIT_KEYS]
 MC_LEVEL = 1e-4
 LEM9_MC = "Monte Carlo E s_ij^2, E s_ii^2 equal the exact finite-n moments (|z| within the level-1e-4 critical value)"
 LEM11_MC = "Monte Carlo MSE equals the exact finite-n MSE (|z| within the level-1e-4 critical value)"
+#: the fewest key sets a Monte Carlo MSE must average for its z to enter Lemma 11's family: the
+#: samples ||a_i - Sigma K x_i||^2 are exponentials of Gaussian quadratics, heavily skewed (their
+#: measured skewness is in the claim's calibration record), and the one-term Edgeworth error of a
+#: studentized mean's tail at x, about gamma (2 x^2 + 1) / (6 sqrt(N)) relative, is below 0.3 at
+#: the critical x ~ 4.5 only for N >= (45 gamma / 1.8)^2 ~ 10^4 at gamma = 4 (the rows of the quick
+#: tier put n <= 20 there, of the full tier n <= 200); the other means are recorded, not tested
+MIN_MC_DRAWS = 10**4
 #: the score variance q of every query in Lemma 11's large_query control: e^8 ~ 3000 is ten
 #: times the grid's largest n, so the 1/n regime (n >> e^q) is not reached on the rate window
 LARGE_QUERY_Q = 8.0
@@ -251,6 +258,14 @@ def test_softmax_second_moment(tc):
         "the levels taken (null_p 0.11, 0.21); the claim stays at 0.058 through the rate: 293 per-query "
         "slopes on the exact MSE, margins 0.464 +- 0.044, least 0.27, not normal (the pre-asymptotic "
         "deficit grows with C), counted per decision (0.010) and about six of them a seed.",
+        "2026-11-29 (issue 31): (3) failed again, on seed 82128 (|z| = 5.27 at n = 320, 625 key sets; the "
+        "Monte Carlo above the exact): with 1365682045, two failures in about 130 seeds, all at n = 320.  The "
+        "MSE samples are heavy-tailed (sample skewness 2-8 at n <= 40, up to 20 and excess kurtosis 470 at "
+        "n = 320, seeds 5-6 scratch), so the studentized mean is not normal at the family's 1e-6 quantile "
+        "unless it averages many key sets: (3) now tests the n with at least MIN_MC_DRAWS = 10^4 key sets "
+        "(the Edgeworth rule in its comment, from the skewness, not from the z of any seed); the others are "
+        "recorded.  Seen before the rule, on the 96 seeds then run of blocks 79000-79049, 82100-82149 and 83000-83299: the claim's "
+        "largest |z| at n <= 20 was 3.1, uniform_keys' smallest largest |z| there 14.1.  Rows: block 83300-83599.",
     ],
     sizes=ROW_SIZES,
 )
@@ -273,8 +288,10 @@ def test_attention_output_mse(tc):
     query in the lemma's 1/n regime on that window, n >= 4 C(x_i, K) (C from the query and K,
     before the Monte Carlo; at least one query must be in it); (3) the exact finite-n MSE (`softmax_average_mse_exact`: x_j conditioned
     on its score, then Laplace-transform quadrature as in Lemma 9) equals the Monte Carlo MSE
-    at every n (z-scores against their N(0, 1) null, level MC_LEVEL = 1e-4 over the family,
-    `NullTest`); (4) the limit, n E||a_i - Sigma K x_i||^2 / C
+    at every n whose Monte Carlo averages at least MIN_MC_DRAWS = 10^4 key sets (z-scores against
+    their N(0, 1) null, level MC_LEVEL = 1e-4 over the family, `NullTest`; with fewer the
+    skewed samples put the studentized mean's tail far from the normal's, `MIN_MC_DRAWS`);
+    (4) the limit, n E||a_i - Sigma K x_i||^2 / C
     within LIMIT_RTOL = 1e-3 of 1 on the exact MSE at n = 1e9.  The pre-asymptotic deficit
     grows with q, so n = 10 is left out of the rate window.  The bound uses the finite-n
     constant C_n (`self_key_constant`: C n/(n-1) plus the self key's term through Lemma 9's
@@ -322,8 +339,10 @@ def test_attention_output_mse(tc):
                for j in range(len(q))])
     z = (run["mse"][0] - exact) / run["mse"][1]
     tc.record("(MSE Monte Carlo - exact) / standard error (n x query)", z)
-    test = NullTest(level=MC_LEVEL, count=z.size)
-    tc.conclusion.at_most(LEM11_MC, np.abs(z), test.critical)
+    tested = softmax_row_moments.sizes_of(tc.tier)["rows"] // n >= MIN_MC_DRAWS
+    tc.record("n whose Monte Carlo MSE enters the z family (>= MIN_MC_DRAWS key sets)", n[tested])
+    test = NullTest(level=MC_LEVEL, count=z[tested].size)
+    tc.conclusion.at_most(LEM11_MC, np.abs(z[tested]), test.critical)
     far = np.array([softmax_average_mse_exact(x, K @ x, Sigma, LIMIT_KEYS) for x in queries])
     tc.record("n E||a_i - Sigma K x_i||^2 / C, exact, at n = 1e9 (query)", LIMIT_KEYS * far / limit)
     tc.conclusion.close("n E||a_i - Sigma K x_i||^2 tends to e^q (tr Sigma + ||Sigma K x_i||^2) (exact, n = 1e9)",
