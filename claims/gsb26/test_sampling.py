@@ -33,13 +33,25 @@ RATE_KEYS = [10**6, 10**7, 10**8, LIMIT_KEYS]
 MC_LEVEL = 1e-4
 LEM9_MC = "Monte Carlo E s_ij^2, E s_ii^2 equal the exact finite-n moments (|z| within the level-1e-4 critical value)"
 LEM11_MC = "Monte Carlo MSE equals the exact finite-n MSE (|z| within the level-1e-4 critical value)"
-#: the fewest key sets a Monte Carlo MSE must average for its z to enter Lemma 11's family: the
-#: samples ||a_i - Sigma K x_i||^2 are exponentials of Gaussian quadratics, heavily skewed (their
-#: measured skewness is in the claim's calibration record), and the one-term Edgeworth error of a
-#: studentized mean's tail at x, about gamma (2 x^2 + 1) / (6 sqrt(N)) relative, is below 0.3 at
-#: the critical x ~ 4.5 only for N >= (45 gamma / 1.8)^2 ~ 10^4 at gamma = 4 (the rows of the quick
-#: tier put n <= 20 there, of the full tier n <= 200); the other means are recorded, not tested
+#: the fewest key sets a Monte Carlo mean must average for its z to enter a family of
+#: `monte_carlo_family`: the samples (squared softmax weights, ||a_i - Sigma K x_i||^2) are
+#: exponentials of Gaussian quadratics, heavily skewed (Lemma 11's calibration record has their
+#: measured skewness), and the one-term Edgeworth error of a studentized mean's tail at x, about
+#: gamma (2 x^2 + 1) / (6 sqrt(N)) relative, is below 0.3 at the critical x ~ 4.5 only for
+#: N >= (45 gamma / 1.8)^2 ~ 10^4 at gamma = 4 (the rows of the quick tier put n <= 20 there, of
+#: the full tier n <= 200); the other means are recorded, not tested
 MIN_MC_DRAWS = 10**4
+
+
+def monte_carlo_family(tc, name, n, z_blocks):
+    """Decide ``name``: the z-scores (n x query arrays in ``z_blocks``) of the Monte Carlo means
+    over at least MIN_MC_DRAWS key sets, as one family against their N(0, 1) null at level
+    MC_LEVEL (`NullTest`, two-sided, Bonferroni)."""
+    tested = softmax_row_moments.sizes_of(tc.tier)["rows"] // n >= MIN_MC_DRAWS
+    tc.record("n whose Monte Carlo means enter the z family (>= MIN_MC_DRAWS key sets)", n[tested])
+    z = np.concatenate([block[tested] for block in z_blocks])
+    test = NullTest(level=MC_LEVEL, count=z.size)
+    tc.conclusion.at_most(name, np.abs(z), test.critical)
 #: the score variance q of every query in Lemma 11's large_query control: e^8 ~ 3000 is ten
 #: times the grid's largest n, so the 1/n regime (n >> e^q) is not reached on the rate window
 LARGE_QUERY_Q = 8.0
@@ -101,6 +113,11 @@ REGIME_DECISION = f"a query in the 1/n regime (C(x_i, K) <= n_min / {REGIME_FACT
         "stays at 0.058 through the AM-GM decisions: on the exact moments their margins are 0.062 +- 0.041, "
         "least 0.0098, not normal (Shapiro-Wilk p 2e-5): the bound is nearly tight for some queries, and "
         "only a proven accuracy of the quadrature against that slack would bound them.",
+        "2026-11-29 (issue 31): the Monte Carlo family tests the n with at least MIN_MC_DRAWS = 10^4 key "
+        "sets only, as Lemma 11's (same samples' skewness, same Edgeworth rule; its record has the "
+        "failures behind it).  Seen before the rule, on the 87 seeds then run of 79000-79049 and "
+        "82100-82149: the claim's largest |z| grew with n to 4.37 at n = 320 (critical 4.83); "
+        "uniform_keys' smallest largest |z| at n <= 20 was 22.1.  Rows: block 83300-83599.",
     ],
     sizes=ROW_SIZES,
 )
@@ -114,8 +131,9 @@ def test_softmax_second_moment(tc):
     Monte Carlo is held to) is below it for every query and n (j != i, and j = i).  Reference 2, the exact finite-n moments
     (`softmax_weight_second_moments_exact`: with 1/S^2 = int t e^{-tS} dt and the tilt e^{2a},
     one-dimensional integrals of the lognormal Laplace transform, by quadrature): the Monte
-    Carlo means equal them at every n and query: the z-scores (mean - exact)/standard error
-    as a family against their N(0, 1) null at level MC_LEVEL = 1e-4 (`NullTest`).  Reference 3,
+    Carlo means equal them at every query and every n with at least MIN_MC_DRAWS = 10^4 key
+    sets: the z-scores (mean - exact)/standard error as a family against their N(0, 1) null at
+    level MC_LEVEL = 1e-4 (`monte_carlo_family`).  Reference 3,
     the derived limit n^2 E s_ij^2 -> E e^{2a}/(E e^a)^2 = e^q
     (`softmax_weight_second_moment_limit`), checked on the exact moments at n = LIMIT_KEYS =
     1e9 (relative deviation <= LIMIT_RTOL = 1e-3).  Rate: the log-log slope of the exact
@@ -153,9 +171,7 @@ def test_softmax_second_moment(tc):
     tc.conclusion.at_most("E s_ij^2 (j != i) below the AM-GM bound", exact_other, other_bound)
     tc.conclusion.at_most("E s_ii^2 below the AM-GM bound", exact_own, self_bound)
     tc.record("(E s_ij^2 Monte Carlo - exact) / standard error (n x query)", (other - exact_other) / other_se)
-    z = np.concatenate([(other - exact_other) / other_se, (own - exact_own) / own_se])
-    test = NullTest(level=MC_LEVEL, count=z.size)
-    tc.conclusion.at_most(LEM9_MC, np.abs(z), test.critical)
+    monte_carlo_family(tc, LEM9_MC, n, [(other - exact_other) / other_se, (own - exact_own) / own_se])
     # both bounds tend to e^{2q}/(n-1)^2 and e^{2 tau}/(n-1)^2, the truths to e^q/n^2 and
     # e^{2 tau - q}/n^2: at large n the ratio is e^{-q} (n-1)^2/n^2 up to O(1/n)
     N = LIMIT_KEYS
@@ -339,10 +355,7 @@ def test_attention_output_mse(tc):
                for j in range(len(q))])
     z = (run["mse"][0] - exact) / run["mse"][1]
     tc.record("(MSE Monte Carlo - exact) / standard error (n x query)", z)
-    tested = softmax_row_moments.sizes_of(tc.tier)["rows"] // n >= MIN_MC_DRAWS
-    tc.record("n whose Monte Carlo MSE enters the z family (>= MIN_MC_DRAWS key sets)", n[tested])
-    test = NullTest(level=MC_LEVEL, count=z[tested].size)
-    tc.conclusion.at_most(LEM11_MC, np.abs(z[tested]), test.critical)
+    monte_carlo_family(tc, LEM11_MC, n, [z])
     far = np.array([softmax_average_mse_exact(x, K @ x, Sigma, LIMIT_KEYS) for x in queries])
     tc.record("n E||a_i - Sigma K x_i||^2 / C, exact, at n = 1e9 (query)", LIMIT_KEYS * far / limit)
     tc.conclusion.close("n E||a_i - Sigma K x_i||^2 tends to e^q (tr Sigma + ||Sigma K x_i||^2) (exact, n = 1e9)",
