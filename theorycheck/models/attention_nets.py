@@ -224,7 +224,8 @@ def self_attention_matrix(X: torch.Tensor, WQ: torch.Tensor, WK: torch.Tensor) -
 
     X (K, n, t, p), WQ and WK (K, d_q, t).  The logit of key j and query z, (W_K x^j)^T (W_Q x^z),
     is formed as x^j^T (W_K^T W_Q) x^z: one t x t product per trial, then two products with the
-    words (t <= 2 d_q: fewer operations than projecting queries and keys separately).
+    words (t (t + p) multiplications a sample against d_q (2 t + p) for projecting queries and
+    keys separately: fewer whenever t <= d_q, as in the papers' nets).
     """
     bilinear = WK.transpose(-1, -2) @ WQ                                         # (K, t, t)
     mapped = torch.einsum("kst,kntp->knsp", bilinear, X)                       # one bmm over the words
