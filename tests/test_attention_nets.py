@@ -149,6 +149,8 @@ def test_default_gradient_is_bitwise_torch_func_grad():
     reference = torch.func.grad(lambda p: model.loss(p).sum())(dict(params))
     fast = loss_gradient(model.loss, params, model.blocks)
     assert all(torch.equal(fast[b], reference[b]) for b in model.blocks)
+    # a model without an exact scaled form of its own: gradient() is that reverse-mode gradient
+    assert all(torch.equal(g, reference[b]) for b, g in model.gradient(params).items())
     unused = loss_gradient(lambda p: model.loss(p), dict(params, c=randn(2, 3)), ("W2", "c"))
     assert torch.equal(unused["c"], torch.zeros(2, 3, dtype=torch.float64))
 

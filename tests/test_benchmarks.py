@@ -57,3 +57,16 @@ def test_profile_step_splits_the_step_and_counts_its_traffic(benchmark_script, t
     assert "| `aten::bmm` |" in out.read_text()
     with pytest.raises(SystemExit, match="unknown workload"):
         module.main(["--workload", "nope"])
+
+
+def test_quick_tier_script_lists_the_papers_flags_the_budget_and_refuses_unknown_ones(benchmark_script):
+    """benchmarks/quick_tier.py's bookkeeping: the papers are the claim packages, the table marks
+    a paper over 60 s, and an unknown paper is named before anything runs."""
+    module = benchmark_script("quick_tier")
+    assert {"anon20", "gsb26", "jta24"} <= set(module.papers(module.ROOT / "claims"))
+    rows = [{"paper": "a", "wall_s": 59.0, "cpu_s": 58.0, "exit_status": 0, "pytest": "1 passed"},
+            {"paper": "b", "wall_s": 61.0, "cpu_s": 60.5, "exit_status": 0, "pytest": "1 passed"}]
+    lines = module.table(rows).splitlines()
+    assert lines[2].split("|")[4].strip() == "yes" and lines[3].split("|")[4].strip() == "**no**"
+    with pytest.raises(SystemExit, match="unknown paper"):
+        module.main(["--papers", "nope"])

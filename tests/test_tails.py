@@ -6,7 +6,7 @@ import pytest
 
 from theorycheck import checks
 from theorycheck.errors import InvalidInputError
-from theorycheck.tails import CHEN_DONGARRA_C, TailBound, gaussian_condition_tail, sphere_cap_tail, sphere_gap_tail
+from theorycheck.tails import CHEN_DONGARRA_C, NullTest, TailBound, gaussian_condition_tail, sphere_cap_tail, sphere_gap_tail
 
 
 @pytest.mark.parametrize("shape, x", [((4, 3), 20.0), ((4, 3), 60.0), ((5, 5), 200.0), ((3, 6), 30.0)])
@@ -58,6 +58,7 @@ def test_tail_bound_validates_and_unions_over_draws():
     lambda bound: checks.close("identity", 1.0, 1.0, rtol=1e-12, tail_bound=bound),
     lambda bound: checks.close("identity", np.eye(2), np.eye(2), rtol=1e-12, norm="fro", tail_bound=bound),
     lambda bound: checks.at_most("error", 0.5, 1.0, tail_bound=bound),
+    lambda bound: checks.holds("kept by construction", [True, True], tail_bound=bound),
 ])
 def test_a_stated_bound_travels_in_the_decision_detail_and_must_be_a_tail_bound(check):
     bound = TailBound(0.0, "exact in binary floating point: both sides are the same operations")
@@ -65,6 +66,12 @@ def test_a_stated_bound_travels_in_the_decision_detail_and_must_be_a_tail_bound(
     assert "tail_bound" not in check(None).detail
     with pytest.raises(InvalidInputError, match="tail_bound must be a theorycheck.tails.TailBound, got float"):
         check(0.0)
+
+
+def test_holds_refuses_a_tests_level():
+    level = NullTest(1e-4, 3)
+    with pytest.raises(InvalidInputError, match="not by holds"):
+        checks.holds("z below", [True], tail_bound=level.tail_bound)
 
 
 @pytest.mark.parametrize("d, eps", [(3, 0.01), (10, 0.01), (10, 0.002), (32, 0.005)])

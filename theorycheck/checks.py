@@ -394,16 +394,24 @@ def at_least(name: str, measured: Any, bound: Any, *, margin: float = 0.0, rmarg
     return _bound_check("at_least", name, measured, bound, margin, rmargin, dtype, scale, tail_bound)
 
 
-def holds(name: str, condition: Any, *, detail: dict | None = None) -> Decision:
+def holds(name: str, condition: Any, *, detail: dict | None = None,
+          tail_bound: TailBound | None = None) -> Decision:
     """A boolean (or all of a boolean array) is true; for statements that are not numeric
     comparisons (e.g. "the designated optimal token is the argmax").  Put the numbers
-    behind the condition into ``detail``.  A NaN or an infinity is no truth value: it fails."""
+    behind the condition into ``detail``.  A NaN or an infinity is no truth value: it fails.
+    ``tail_bound`` states, from the mathematics, how often the condition can be false on a
+    fresh draw (e.g. 0 where it holds by construction); a test's level (a ``NullTest``) is
+    refused, since no statistic is compared."""
     refused = _refuse_non_finite(name, "holds", dict(condition=condition), "condition")
     if refused is not None:
         return refused
+    stated = _stated_tail(name, tail_bound)
+    if tail_bound is not None and tail_bound.null is not None:
+        raise InvalidInputError(f"check {name!r}: a NullTest's level is decided by at_most/at_least on "
+                                "its statistics, not by holds")
     arr = np.asarray(jsonable(condition), dtype=bool)
     return Decision(name, "holds", bool(np.all(arr)), measured=arr,
-                    detail=dict(detail or {}, n_true=int(arr.sum()), n=int(arr.size)))
+                    detail=dict(detail or {}, n_true=int(arr.sum()), n=int(arr.size), **stated))
 
 
 _TRANSFORMS = ("linear", "log")

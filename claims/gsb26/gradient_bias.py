@@ -146,7 +146,7 @@ def loss_gradient_bias(run, *, a3="holds", radii=None, lam=0.0):
             out[prefix + "squared"].append([e.estimate for e in estimates])
             out[prefix + "noise"].append([e.noise for e in estimates])
     return {**{key: np.array(v) for key, v in out.items()}, "n": np.array(run.sizes["ns"]),
-            "problem": problem, "dist_bound": bounds, "radii": np.asarray(radii, dtype=float), "mu": np.array([score_tail(k_, problem.Sigma) for k_ in K]),
+            "problem": problem, "a3": a3, "dist_bound": bounds, "radii": np.asarray(radii, dtype=float), "mu": np.array([score_tail(k_, problem.Sigma) for k_ in K]),
             "reference_error": reference_gradient_error(problem, V, K)}
 
 
@@ -158,11 +158,11 @@ def bias_run(tc, **config):
 
 def bias_preconditions(tc, run):
     """A2's sigma_d(W*) > 0, light score tails at every point (the points within the run's largest radius
-    r sqrt(sigma_d(W*)) of the manifold: its stated bound `light_tail_bound` on the claim's case, where
+    r sqrt(sigma_d(W*)) of the manifold: its stated bound `light_tail_bound` on the run's recipe, where
     the argument reaches 1/2) and Monte Carlo noise below a fraction of the squared bias (the
     debiased estimate is then a measurement, not noise)."""
     record_assumptions(tc, run["problem"])
-    stated = None if tc.control else light_tail_bound(BIAS_RECIPES["holds"], float(np.max(run["radii"])))
+    stated = light_tail_bound(BIAS_RECIPES[run["a3"]], float(np.max(run["radii"])))
     tc.precondition.at_most("light score tails at the points: mu(K) < 1/2", run["mu"], LIGHT_TAIL, tail_bound=stated)
     tc.precondition.at_most("Monte Carlo noise below 0.1 of the squared bias",
                             run["noise"] / np.abs(run["squared"]), tc.sizes["noise_fraction"])

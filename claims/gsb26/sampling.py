@@ -89,7 +89,8 @@ GAUSSIAN_KEYS = "Gaussian keys: |excess kurtosis z| within the level-1e-5 critic
 def row_run(tc, **config):
     """`softmax_row_moments` with ``config`` and the lemmas' hypotheses: A1-A3 of the recipe and at
     least 3 keys at every n of the tier, decided from the configuration before the run; A2's
-    sigma_d(W*) > 0, light score tails (with its stated bound `light_tail_bound` on the claim's case)
+    sigma_d(W*) > 0, light score tails (with its stated bound `light_tail_bound`, which holds for
+    every case that keeps the recipe's K: mu depends on K and Sigma alone, not on the keys drawn)
     and Gaussian keys on its numbers after."""
     decide_recipe(tc, well_conditioned)
     tc.precondition.at_least("at least 3 keys", softmax_row_moments.sizes_of(tc.tier)["ns"], 3)
@@ -97,7 +98,7 @@ def row_run(tc, **config):
     record_assumptions(tc, run["problem"])
     # mu(K) <= kappa sigma_1 <= A3_TARGET at the manifold point (`light_tail_bound`); a K rescaled to
     # a configured tail is the configuration's
-    stated = None if tc.control or config.get("tail") is not None else light_tail_bound(well_conditioned)
+    stated = None if config.get("tail") is not None else light_tail_bound(well_conditioned)
     tc.precondition.at_most("light score tails: mu(K) < 1/2", run["mu"], LIGHT_TAIL, tail_bound=stated)
     gaussian_precondition(tc, GAUSSIAN_KEYS, run["key_kurtosis_z"])
     tc.record("mu(K)", run["mu"])

@@ -15,7 +15,7 @@ from theorycheck.solvers.gaussian_moments import (
     softmax_weight_second_moment_limit,
 )
 
-from .sampling import exact_second_moments, query_directions, row_run, self_key_constant
+from .sampling import exact_second_moments, query_directions, row_run, self_key_constant, softmax_row_moments
 from .setup import PAPER
 
 ROW_SIZES = {"quick": {}, "full": {}}
@@ -33,6 +33,25 @@ RATE_KEYS = [10**6, 10**7, 10**8, LIMIT_KEYS]
 MC_LEVEL = 1e-4
 LEM9_MC = "Monte Carlo E s_ij^2, E s_ii^2 equal the exact finite-n moments (|z| within the level-1e-4 critical value)"
 LEM11_MC = "Monte Carlo MSE equals the exact finite-n MSE (|z| within the level-1e-4 critical value)"
+#: the fewest key sets a Monte Carlo mean must average for its z to enter a family of
+#: `monte_carlo_family`: the samples (squared softmax weights, ||a_i - Sigma K x_i||^2) are
+#: exponentials of Gaussian quadratics, heavily skewed (Lemma 11's calibration record has their
+#: measured skewness), and the one-term Edgeworth error of a studentized mean's tail at x, about
+#: gamma (2 x^2 + 1) / (6 sqrt(N)) relative, is below 0.3 at the critical x ~ 4.5 only for
+#: N >= (45 gamma / 1.8)^2 ~ 10^4 at gamma = 4 (the rows of the quick tier put n <= 20 there, of
+#: the full tier n <= 200); the other means are recorded, not tested
+MIN_MC_DRAWS = 10**4
+
+
+def monte_carlo_family(tc, name, n, z_blocks):
+    """Decide ``name``: the z-scores (n x query arrays in ``z_blocks``) of the Monte Carlo means
+    over at least MIN_MC_DRAWS key sets, as one family against their N(0, 1) null at level
+    MC_LEVEL (`NullTest`, two-sided, Bonferroni)."""
+    tested = softmax_row_moments.sizes_of(tc.tier)["rows"] // n >= MIN_MC_DRAWS
+    tc.record("n whose Monte Carlo means enter the z family (>= MIN_MC_DRAWS key sets)", n[tested])
+    z = np.concatenate([block[tested] for block in z_blocks])
+    test = NullTest(level=MC_LEVEL, count=z.size)
+    tc.conclusion.at_most(name, np.abs(z), test.critical)
 #: the score variance q of every query in Lemma 11's large_query control: e^8 ~ 3000 is ten
 #: times the grid's largest n, so the 1/n regime (n >> e^q) is not reached on the rate window
 LARGE_QUERY_Q = 8.0
@@ -94,6 +113,11 @@ REGIME_DECISION = f"a query in the 1/n regime (C(x_i, K) <= n_min / {REGIME_FACT
         "stays at 0.058 through the AM-GM decisions: on the exact moments their margins are 0.062 +- 0.041, "
         "least 0.0098, not normal (Shapiro-Wilk p 2e-5): the bound is nearly tight for some queries, and "
         "only a proven accuracy of the quadrature against that slack would bound them.",
+        "2026-11-29 (issue 31): the Monte Carlo family tests the n with at least MIN_MC_DRAWS = 10^4 key "
+        "sets only, as Lemma 11's (same samples' skewness, same Edgeworth rule; its record has the "
+        "failures behind it).  Seen before the rule, on the 87 seeds then run of 79000-79049 and "
+        "82100-82149: the claim's largest |z| grew with n to 4.37 at n = 320 (critical 4.83); "
+        "uniform_keys' smallest largest |z| at n <= 20 was 22.1.  Rows: block 83300-83599.",
     ],
     sizes=ROW_SIZES,
 )
@@ -107,8 +131,9 @@ def test_softmax_second_moment(tc):
     Monte Carlo is held to) is below it for every query and n (j != i, and j = i).  Reference 2, the exact finite-n moments
     (`softmax_weight_second_moments_exact`: with 1/S^2 = int t e^{-tS} dt and the tilt e^{2a},
     one-dimensional integrals of the lognormal Laplace transform, by quadrature): the Monte
-    Carlo means equal them at every n and query: the z-scores (mean - exact)/standard error
-    as a family against their N(0, 1) null at level MC_LEVEL = 1e-4 (`NullTest`).  Reference 3,
+    Carlo means equal them at every query and every n with at least MIN_MC_DRAWS = 10^4 key
+    sets: the z-scores (mean - exact)/standard error as a family against their N(0, 1) null at
+    level MC_LEVEL = 1e-4 (`monte_carlo_family`).  Reference 3,
     the derived limit n^2 E s_ij^2 -> E e^{2a}/(E e^a)^2 = e^q
     (`softmax_weight_second_moment_limit`), checked on the exact moments at n = LIMIT_KEYS =
     1e9 (relative deviation <= LIMIT_RTOL = 1e-3).  Rate: the log-log slope of the exact
@@ -146,9 +171,7 @@ def test_softmax_second_moment(tc):
     tc.conclusion.at_most("E s_ij^2 (j != i) below the AM-GM bound", exact_other, other_bound)
     tc.conclusion.at_most("E s_ii^2 below the AM-GM bound", exact_own, self_bound)
     tc.record("(E s_ij^2 Monte Carlo - exact) / standard error (n x query)", (other - exact_other) / other_se)
-    z = np.concatenate([(other - exact_other) / other_se, (own - exact_own) / own_se])
-    test = NullTest(level=MC_LEVEL, count=z.size)
-    tc.conclusion.at_most(LEM9_MC, np.abs(z), test.critical)
+    monte_carlo_family(tc, LEM9_MC, n, [(other - exact_other) / other_se, (own - exact_own) / own_se])
     # both bounds tend to e^{2q}/(n-1)^2 and e^{2 tau}/(n-1)^2, the truths to e^q/n^2 and
     # e^{2 tau - q}/n^2: at large n the ratio is e^{-q} (n-1)^2/n^2 up to O(1/n)
     N = LIMIT_KEYS
@@ -251,6 +274,14 @@ def test_softmax_second_moment(tc):
         "the levels taken (null_p 0.11, 0.21); the claim stays at 0.058 through the rate: 293 per-query "
         "slopes on the exact MSE, margins 0.464 +- 0.044, least 0.27, not normal (the pre-asymptotic "
         "deficit grows with C), counted per decision (0.010) and about six of them a seed.",
+        "2026-11-29 (issue 31): (3) failed again, on seed 82128 (|z| = 5.27 at n = 320, 625 key sets; the "
+        "Monte Carlo above the exact): with 1365682045, two failures in about 130 seeds, all at n = 320.  The "
+        "MSE samples are heavy-tailed (sample skewness 2-8 at n <= 40, up to 20 and excess kurtosis 470 at "
+        "n = 320, seeds 5-6 scratch), so the studentized mean is not normal at the family's 1e-6 quantile "
+        "unless it averages many key sets: (3) now tests the n with at least MIN_MC_DRAWS = 10^4 key sets "
+        "(the Edgeworth rule in its comment, from the skewness, not from the z of any seed); the others are "
+        "recorded.  Seen before the rule, on the 96 seeds then run of blocks 79000-79049, 82100-82149 and 83000-83299: the claim's "
+        "largest |z| at n <= 20 was 3.1, uniform_keys' smallest largest |z| there 14.1.  Rows: block 83300-83599.",
     ],
     sizes=ROW_SIZES,
 )
@@ -273,8 +304,10 @@ def test_attention_output_mse(tc):
     query in the lemma's 1/n regime on that window, n >= 4 C(x_i, K) (C from the query and K,
     before the Monte Carlo; at least one query must be in it); (3) the exact finite-n MSE (`softmax_average_mse_exact`: x_j conditioned
     on its score, then Laplace-transform quadrature as in Lemma 9) equals the Monte Carlo MSE
-    at every n (z-scores against their N(0, 1) null, level MC_LEVEL = 1e-4 over the family,
-    `NullTest`); (4) the limit, n E||a_i - Sigma K x_i||^2 / C
+    at every n whose Monte Carlo averages at least MIN_MC_DRAWS = 10^4 key sets (z-scores against
+    their N(0, 1) null, level MC_LEVEL = 1e-4 over the family, `NullTest`; with fewer the
+    skewed samples put the studentized mean's tail far from the normal's, `MIN_MC_DRAWS`);
+    (4) the limit, n E||a_i - Sigma K x_i||^2 / C
     within LIMIT_RTOL = 1e-3 of 1 on the exact MSE at n = 1e9.  The pre-asymptotic deficit
     grows with q, so n = 10 is left out of the rate window.  The bound uses the finite-n
     constant C_n (`self_key_constant`: C n/(n-1) plus the self key's term through Lemma 9's
@@ -322,8 +355,7 @@ def test_attention_output_mse(tc):
                for j in range(len(q))])
     z = (run["mse"][0] - exact) / run["mse"][1]
     tc.record("(MSE Monte Carlo - exact) / standard error (n x query)", z)
-    test = NullTest(level=MC_LEVEL, count=z.size)
-    tc.conclusion.at_most(LEM11_MC, np.abs(z), test.critical)
+    monte_carlo_family(tc, LEM11_MC, n, [z])
     far = np.array([softmax_average_mse_exact(x, K @ x, Sigma, LIMIT_KEYS) for x in queries])
     tc.record("n E||a_i - Sigma K x_i||^2 / C, exact, at n = 1e9 (query)", LIMIT_KEYS * far / limit)
     tc.conclusion.close("n E||a_i - Sigma K x_i||^2 tends to e^q (tr Sigma + ||Sigma K x_i||^2) (exact, n = 1e9)",

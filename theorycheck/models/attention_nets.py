@@ -222,11 +222,14 @@ def scale_global_attention(params, alpha1: float, alpha2: float) -> dict[str, to
 def self_attention_matrix(X: torch.Tensor, WQ: torch.Tensor, WK: torch.Tensor) -> torch.Tensor:
     r"""``A(X)`` (K, n, p, p): column z is ``softmax_j((W_Q x^z)^T (W_K x^j) / sqrt(d_q))``.
 
-    X (K, n, t, p), WQ and WK (K, d_q, t).
+    X (K, n, t, p), WQ and WK (K, d_q, t).  The logit of key j and query z, (W_K x^j)^T (W_Q x^z),
+    is formed as x^j^T (W_K^T W_Q) x^z: one t x t product per trial, then two products with the
+    words (t (t + p) multiplications a sample against d_q (2 t + p) for projecting queries and
+    keys separately: fewer whenever t <= d_q, as in the papers' nets).
     """
-    Q = torch.einsum("kqt,kntp->knqp", WQ, X)
-    Kx = torch.einsum("kqt,kntp->knqp", WK, X)
-    logits = torch.einsum("knqj,knqz->knjz", Kx, Q) / math.sqrt(WQ.shape[1])   # [key j, query z]
+    bilinear = WK.transpose(-1, -2) @ WQ                                         # (K, t, t)
+    mapped = torch.einsum("kst,kntp->knsp", bilinear, X)                       # one bmm over the words
+    logits = X.transpose(-1, -2) @ mapped / math.sqrt(WQ.shape[1])              # [key j, query z]
     return torch.softmax(logits, dim=-2)
 
 

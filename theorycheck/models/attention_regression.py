@@ -99,16 +99,16 @@ def in_sample_gradient(X, Y, V, K):
 
     (dLhat/ds-scores through a_i = sum_j s_ij x_j; the score x_j^T K x_i has dK = x_j x_i^T).
     Summed over j first, grad_K = -(2/n) sum_i u_i x_i^T with u_i = M_i c_i - (c_i^T a_i) a_i
-    and M_i = sum_j s_ij x_j x_j^T (one product of S with the n outer products x_j x_j^T, in
-    place of three passes over an n x n matrix G).  Shapes as `in_sample_loss`: (..., k, d)
-    and (..., d, d)."""
-    S = attention_weights(X, K)
-    a = S @ X
-    r = Y - a @ _t(V)
-    c = r @ V                                                        # (..., n, d): c_i = V^T r_i
+    and M_i = sum_j s_ij x_j x_j^T (one product of S with the n covariates and their outer
+    products x_j x_j^T side by side, in place of three passes over an n x n matrix G).  Shapes
+    as `in_sample_loss`: (..., k, d) and (..., d, d)."""
     n, d = X.shape[-2:]
     outer = (X[..., :, None] * X[..., None, :]).reshape(*X.shape[:-1], d * d)
-    M = (S @ outer).reshape(*X.shape[:-1], d, d)                     # M_i = sum_j s_ij x_j x_j^T
+    mixed = attention_weights(X, K) @ torch.cat([X, outer], -1)      # one pass over S for a and M
+    a = mixed[..., :d]
+    M = mixed[..., d:].reshape(*X.shape[:-1], d, d)                  # M_i = sum_j s_ij x_j x_j^T
+    r = Y - a @ _t(V)
+    c = r @ V                                                        # (..., n, d): c_i = V^T r_i
     u = (M @ c[..., None])[..., 0] - (c * a).sum(-1, keepdim=True) * a
     return -2 / n * _t(r) @ a, -2 / n * _t(u) @ X
 

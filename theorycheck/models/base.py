@@ -342,7 +342,12 @@ class Model:
         return {b: scaled(grads[b]) for b in self.blocks}
 
     def gradient(self, params: Params) -> dict[str, torch.Tensor]:
-        """The gradient in plain floating point (underflows once ``L`` saturates)."""
+        """The gradient in plain floating point (underflows once ``L`` saturates): the value of
+        the model's `scaled_gradient`, or, where the model has no exact form of its own, the
+        reverse-mode gradient itself (`loss_gradient`, without the scaling's passes and
+        roundings)."""
+        if type(self).scaled_gradient is Model.scaled_gradient:
+            return loss_gradient(self.loss, params, self.blocks)
         return {b: g.value() for b, g in self.scaled_gradient(params).items()}
 
     def hessian_vector_product(self, params: Params, vector: Params) -> dict[str, torch.Tensor]:

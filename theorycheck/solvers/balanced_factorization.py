@@ -43,9 +43,9 @@ __all__ = ["polar_factor", "procrustes_objective", "weighted_procrustes", "manif
 
 
 def polar_factor(M):
-    r"""The orthogonal polar factor U_M V_M^T of a square matrix (the U of `scipy.linalg.polar`,
-    computed from one LAPACK SVD without scipy's wrapper overhead: the majorize-minimize loop
-    calls it ~10^3 times per projection)."""
+    r"""The orthogonal polar factor U_M V_M^T of a square matrix, or of each of a stack (the U
+    of `scipy.linalg.polar`, computed from one LAPACK SVD without scipy's wrapper overhead: the
+    majorize-minimize loop calls it ~10^3 times per projection)."""
     U, _, Vh = np.linalg.svd(M)
     return U @ Vh
 
@@ -55,34 +55,43 @@ def procrustes_objective(R, D, A, G):
     return float(np.trace((D[:, None] * R) @ A @ R.T) - 2 * np.sum(G * R))
 
 
-def _riemannian_asymmetry(R, D, A, G):
-    grad = 2 * (D[:, None] * R) @ A - 2 * G
-    S = R.T @ grad
-    return float(np.max(np.abs(S - S.T)))
+def _procrustes_gradient(R, D, A, G):
+    r"""grad f(R) = 2 D R A - 2 G, for one R or a stack (..., d, d)."""
+    return 2 * (D[:, None] * R) @ A - 2 * G
+
+
+def _riemannian_asymmetry(R, grad):
+    r"""max |R^T grad - (R^T grad)^T| per R of a stack (..., d, d): zero at a critical point of f
+    on O(d)."""
+    S = np.swapaxes(R, -1, -2) @ grad
+    return np.max(np.abs(S - np.swapaxes(S, -1, -2)), axis=(-2, -1))
 
 
 @computation('solver', inputs=('D', 'A', 'G', 'starts'))
 def weighted_procrustes(D, A, G, starts, *, tol=1e-11, max_iter=20000):
-    r"""argmin over R in O(d) of `procrustes_objective` by majorize-minimize from every start;
-    returns (R, f(R)) of the best.  ReferenceComputationError if no start reaches the
-    first-order condition max|R^T grad f - (.)^T| <= tol max(1, max|G|)."""
+    r"""argmin over R in O(d) of `procrustes_objective` by majorize-minimize from every start
+    (all starts iterated together, each until its own first-order condition
+    max|R^T grad f - (.)^T| <= tol max(1, max|G|)); returns (R, f(R)) of the best start that met
+    it.  ReferenceComputationError if none did within ``max_iter`` iterations."""
     c = 2 * float(np.max(D)) * float(np.linalg.eigvalsh(A)[-1])
     scale = tol * max(1.0, float(np.max(np.abs(G))))
-    best = None
-    for R in starts:
-        for _ in range(max_iter):
-            if _riemannian_asymmetry(R, D, A, G) <= scale:
-                break
-            R = polar_factor(c * R - (2 * (D[:, None] * R) @ A - 2 * G))
-        else:
-            continue
-        value = procrustes_objective(R, D, A, G)
-        if best is None or value < best[1]:
-            best = (R, value)
-    if best is None:
+    R = np.array([np.asarray(start, dtype=float) for start in starts])
+    active = np.arange(len(R))
+    converged = np.zeros(len(R), dtype=bool)
+    for _ in range(max_iter):
+        grad = _procrustes_gradient(R[active], D, A, G)
+        done = _riemannian_asymmetry(R[active], grad) <= scale
+        converged[active[done]] = True
+        active = active[~done]
+        if not active.size:
+            break
+        R[active] = polar_factor(c * R[active] - grad[~done])
+    values = [(procrustes_objective(R[i], D, A, G), i) for i in np.flatnonzero(converged)]
+    if not values:
         raise ReferenceComputationError(f"weighted Procrustes: no start converged in {max_iter} "
                                         "majorize-minimize iterations")
-    return best
+    value, best = min(values)
+    return R[best], value
 
 
 def _svd_factors(W):
