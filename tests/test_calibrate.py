@@ -442,7 +442,7 @@ def test_a_control_is_bounded_through_its_steadiest_element_with_bonferroni():
     runs = _two_element_control_runs(rng, 80)
     row = cal.calibrate_rows(runs, list(range(1000, 1080)))["toy.thm1.x"]["controls"]["wrong"]
     (declared,) = row["decisions"]
-    assert declared["bound_from"].startswith("least element: ")
+    assert declared["bound_from"].startswith("least element (gap [1]): ")
     element = declared["element"]
     assert element["name"] == "gap [1]"
     steady = [float(r["claims"][0]["controls"][0]["decisions"][0]["measured"][1]) for r in runs]

@@ -102,7 +102,8 @@ conclusion it breaks holds, so ``P[miss] <= P[element j holds]`` for each elemen
 conclusion recorded once a seed with the same element count at every seed, e.g. one gap per
 sample size); each element's negated margin is modelled over the seeds as a decision of its own,
 at confidence ``1 - 0.05 / J`` over the ``J`` elements (Bonferroni), and the least bound is
-taken (``bound_from: "least element: ..."``, the element's row under ``element``).  The least
+taken (``bound_from: "least element (<conclusion> [j]): <model>"``, the element's row under
+``element``).  The least
 of several elements is sharper than the model of their maximum, whose tail is not normal even
 where each element's is; for a ``hypothesis``
 control ``violates a hypothesis``, the margin ``-min(precondition margins)``; for every other
@@ -673,8 +674,8 @@ def _least_miss(part: dict, element: dict | None) -> dict:
     ``element``)."""
     if element is None or element["bound"] >= part["bound"]:
         return part
-    return dict(part, bound=element["bound"], bound_from=f"least element: {element['bound_from']}",
-                element=element)
+    return dict(part, bound=element["bound"],
+                bound_from=f"least element ({element['name']}): {element['bound_from']}", element=element)
 
 
 def control_row(cid: str, name: str, kind: str, breaks: Sequence[str], cases: list[dict],
