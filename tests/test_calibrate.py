@@ -422,6 +422,69 @@ def test_claim_bound_is_the_union_of_its_decisions_and_a_control_row_its_miss_bo
     assert control["budget"] == cal.CONTROL_BUDGET
 
 
+def _two_element_control_runs(rng, seeds, steady_mean=0.010, steady_sd=0.0025, noisy_sd=0.03):
+    """A control breaking at_most(gaps, 0) over two elements: one gap steadily above 0, one
+    noisy around 0 -- the control misses only when both are <= 0."""
+    runs = []
+    for _ in range(seeds):
+        gaps = [rng.normal(0.0, noisy_sd), rng.normal(steady_mean, steady_sd)]
+        broken = dict(checks.at_most("gap", gaps, 0.0).to_json(), role="conclusion")
+        control = {"outcome": "failed_as_expected" if max(gaps) > 0 else "passed", "decisions": [broken],
+                   "failed_preconditions": [], "name": "wrong", "kind": "reference", "breaks": ["gap"]}
+        runs.append({"claims": [dict(_case("passed", {"a": 1.0}), id="toy.thm1.x", controls=[control])]})
+    return runs
+
+
+def test_a_control_is_bounded_through_its_steadiest_element_with_bonferroni():
+    """The miss needs every element to hold, so the steady element bounds it; its bound is the
+    element's own model at confidence 1 - 0.05/2, and sharper than the model of the maximum."""
+    rng = np.random.default_rng(31)
+    runs = _two_element_control_runs(rng, 80)
+    row = cal.calibrate_rows(runs, list(range(1000, 1080)))["toy.thm1.x"]["controls"]["wrong"]
+    (declared,) = row["decisions"]
+    assert declared["bound_from"].startswith("least element (gap [1]): ")
+    element = declared["element"]
+    assert element["name"] == "gap [1]"
+    steady = [float(r["claims"][0]["controls"][0]["decisions"][0]["measured"][1]) for r in runs]
+    expected = cal.normal_tail(steady, confidence=1 - 0.05 / 2)["tail_upper"]
+    assert element["bound"] == pytest.approx(min(expected, cal.clopper_pearson_upper(0, 80, 1 - 0.05 / 2)))
+    assert declared["bound"] == element["bound"] < cal.normal_tail(
+        [max(r["claims"][0]["controls"][0]["decisions"][0]["measured"]) for r in runs])["tail_upper"]
+    assert row["bound"] == declared["bound"] <= cal.CONTROL_BUDGET
+
+
+def test_the_least_element_bound_covers_the_true_miss_rate():
+    """Over repeated blocks, the least-element bound is below the true miss rate (about
+    P[N(0.01, 0.005) <= 0] / 2) in at most about 5% of them."""
+    true_miss = stats.norm.cdf(0, 0.01, 0.005) * 0.5
+    low = 0
+    for block in range(60):
+        rng = np.random.default_rng(5000 + block)
+        runs = _two_element_control_runs(rng, 50, steady_sd=0.005)
+        row = cal.calibrate_rows(runs, list(range(1000, 1050)))["toy.thm1.x"]["controls"]["wrong"]
+        low += row["bound"] < true_miss
+    assert low <= 8
+
+
+def test_a_conclusion_whose_element_count_varies_is_not_split():
+    rng = np.random.default_rng(2)
+    runs = _two_element_control_runs(rng, 30)
+    extra = dict(checks.at_most("gap", [0.5, 0.5, 0.5], 0.0).to_json(), role="conclusion")
+    runs[0]["claims"][0]["controls"][0]["decisions"] = [extra]
+    assert cal._element_columns([r["claims"][0]["controls"][0] for r in runs], ["gap"]) == []
+
+
+def test_element_margins_are_the_per_element_rooms_whose_least_is_the_margin():
+    from theorycheck.margins import element_margins, record_margin
+    record = checks.at_most("gap", [0.2, -0.1, 0.05], 0.0).to_json()
+    assert element_margins(record).tolist() == pytest.approx([-0.2, 0.1, -0.05])
+    assert element_margins(record).min() == record_margin(record)
+    close = checks.close("c", [1.0, 2.0], [1.0, 2.1], rtol=0.1).to_json()
+    assert element_margins(close).min() == pytest.approx(record_margin(close))
+    slope = checks.slope("s", [1, 2, 4, 8], [1, 0.5, 0.25, 0.125], window=(1, 8), at_most=-0.5).to_json()
+    assert element_margins(slope).tolist() == [record_margin(slope)]
+
+
 def test_a_failure_without_a_failing_decision_is_bounded_by_counting():
     runs = _runs(50, np.random.default_rng(5))
     runs[0]["claims"][0]["outcome"] = "error"

@@ -98,3 +98,23 @@ def test_polish_corrects_a_wrong_active_set(p):
     W, polished = _polish(A, B, sol.W, lam, p)
     assert lp_certify(A, B, W, polished, p).worst() <= 1e-11
     assert polished[inactive] == 0.0 and polished[active] > 0
+
+
+@pytest.mark.parametrize("p", [1.25, 1.75, 3.0, 4.0])
+def test_polish_stops_at_round_off_on_the_fixed_point(p, monkeypatch):
+    """Newton converges in a few steps; the polish stops there (`POLISH_ROUNDOFF`) instead of running
+    its 60 iterations of round-off moves, and lands where the 60 iterations do, to round-off."""
+    from theorycheck.solvers import lp_margin
+    X, opt = _instance(seed=5)
+    A, B, _ = wsvm_constraint_factors(X, opt)
+    W0, lam0, _ = lp_margin._solve_conic(A, B, p)
+    steps = []
+    newton = lp_margin._newton_step
+    monkeypatch.setattr(lp_margin, "_newton_step", lambda *a: steps.append(1) or newton(*a))
+    W, lam = lp_margin._polish(A, B, W0, lam0, p)
+    early = len(steps)
+    monkeypatch.setattr(lp_margin, "POLISH_ROUNDOFF", 0.0)            # the iteration without the rule
+    W60, lam60 = lp_margin._polish(A, B, W0, lam0, p)
+    assert early <= 8 < len(steps) - early
+    assert np.abs(W - W60).max() <= 1e-13 * np.abs(W60).max()
+    assert lp_certify(A, B, W, lam, p).worst() <= 1e-11

@@ -96,7 +96,16 @@ every decision without a tail model); or that count's bound alone where it is sm
 covers every way the claim can fail).  A control
 **misses** at a seed when it does not fail as it declares (it passes or misfires).  Its parts:
 ``fails as declared``, with the margin ``-min(margins of the conclusions it breaks)``
-(positive when one fails with room; its failures are the misses); for a ``hypothesis``
+(positive when one fails with room; its failures are the misses), or, where smaller, the
+**least element** bound: the control misses only when every compared element of every
+conclusion it breaks holds, so ``P[miss] <= P[element j holds]`` for each element j (a
+conclusion recorded once a seed with the same element count at every seed, e.g. one gap per
+sample size); each element's negated margin is modelled over the seeds as a decision of its own,
+at confidence ``1 - 0.05 / J`` over the ``J`` elements (Bonferroni), and the least bound is
+taken (``bound_from: "least element (<conclusion> [j]): <model>"``, the element's row under
+``element``).  The least
+of several elements is sharper than the model of their maximum, whose tail is not normal even
+where each element's is; for a ``hypothesis``
 control ``violates a hypothesis``, the margin ``-min(precondition margins)``; for every other
 kind, each precondition as for a claim (a failing one is a misfire).  Its miss ``bound``
 combines these parts and its miss count as a claim's does.
@@ -129,7 +138,7 @@ from scipy import optimize, stats
 
 from .errors import UsageError
 from .files import BadFileError, atomic_write, read_json
-from .margins import record_margin
+from .margins import element_margins, record_margin
 from .tails import null_fit_p
 
 __all__ = ["CLAIM_BUDGET", "CONTROL_BUDGET", "CONFIDENCE", "clopper_pearson_upper",
@@ -181,17 +190,20 @@ def clopper_pearson_upper(failures: int, runs: int, confidence: float = CONFIDEN
     return float(stats.beta.ppf(confidence, failures + 1, runs - failures))
 
 
-def _confidence_limits(mean: float, sd: float, n: int, dof: float) -> tuple[float, float]:
-    """The mean's lower 97.5% Student-t limit and the standard deviation's upper 97.5%
-    chi-square limit on ``dof`` degrees of freedom (``n - 1`` for normal samples), from ``n``
-    values (each holds with probability 97.5%, both with >= 95%)."""
-    return (mean - float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n),
-            sd * math.sqrt(dof / float(stats.chi2.ppf(0.025, dof))))
+def _confidence_limits(mean: float, sd: float, n: int, dof: float,
+                       confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The mean's lower Student-t limit and the standard deviation's upper chi-square limit on
+    ``dof`` degrees of freedom (``n - 1`` for normal samples), from ``n`` values, each at
+    ``(1 + confidence) / 2`` (97.5% at the default 95%), so that both hold with >= ``confidence``."""
+    half = (1.0 - confidence) / 2.0
+    return (mean - float(stats.t.ppf(1.0 - half, n - 1)) * sd / math.sqrt(n),
+            sd * math.sqrt(dof / float(stats.chi2.ppf(half, dof))))
 
 
-def normal_tail(margins: Sequence[float]) -> dict:
+def normal_tail(margins: Sequence[float], confidence: float = CONFIDENCE) -> dict:
     """The margins' summary and the normal tail model of ``P[margin < 0]`` (module docstring):
-    ``mean``, ``sd``, ``min``, ``sigmas``, ``tail`` (the point estimate), ``tail_upper`` (95%),
+    ``mean``, ``sd``, ``min``, ``sigmas``, ``tail`` (the point estimate), ``tail_upper`` (at
+    ``confidence``),
     ``normality_p`` and ``model``: ``"normal"``, ``"rejected"``, ``"no spread"`` or
     ``"too few"``."""
     x = np.asarray(margins, dtype=float)
@@ -209,7 +221,7 @@ def normal_tail(margins: Sequence[float]) -> dict:
     if not sd > 0 or np.ptp(x) <= 1e-12 * max(abs(mean), 1e-300):
         out["model"] = "no spread"
         return out
-    mean_low, sd_high = _confidence_limits(mean, sd, n, n - 1)
+    mean_low, sd_high = _confidence_limits(mean, sd, n, n - 1, confidence)
     out.update(sigmas=mean / sd, tail=float(stats.norm.sf(mean / sd)),
                tail_upper=float(stats.norm.sf(mean_low / sd_high)),
                normality_p=float(stats.shapiro(y).pvalue))
@@ -234,17 +246,18 @@ def _log_ratios(margins: Sequence[float], kind: str | None, negated: bool = Fals
     return -y if negated else y
 
 
-def log_ratio_tail(margins: Sequence[float], kind: str | None, negated: bool = False) -> dict | None:
+def log_ratio_tail(margins: Sequence[float], kind: str | None, negated: bool = False,
+                   confidence: float = CONFIDENCE) -> dict | None:
     """:func:`normal_tail` of ``y = sign * log(1 + sign * margin)``, the log of the compared
     ratio (``sign`` -1 for ``at_most`` and ``close``, +1 for ``at_least``): ``y >= 0`` exactly
     when the margin is.  ``negated``: the margins are those of a decision of ``kind`` negated
     (a control's "fails as declared" of the one conclusion it breaks), modelled as ``-y``.
     ``None`` for another kind or where a ratio is not positive."""
     y = _log_ratios(margins, kind, negated)
-    return None if y is None else normal_tail(y)
+    return None if y is None else normal_tail(y, confidence)
 
 
-def cantelli_tail(values: Sequence[float]) -> float | None:
+def cantelli_tail(values: Sequence[float], confidence: float = CONFIDENCE) -> float | None:
     """The distribution-free tail bound of ``P[X < 0]`` (module docstring): Cantelli's
     inequality ``sd^2 / (sd^2 + mean^2)`` at the mean's lower and the standard deviation's upper
     97.5% limits; the latter the chi-square limit on ``r = 2 / (2 / (n - 1) + max(g2, 0) / n)``
@@ -261,7 +274,7 @@ def cantelli_tail(values: Sequence[float]) -> float | None:
     if not sd > 0 or np.ptp(y) <= 1e-12 * abs(mean):
         return None
     excess = max(float(stats.kurtosis(y, fisher=True, bias=False)), 0.0)
-    mean_low, sd_high = _confidence_limits(mean, sd, n, 2.0 / (2.0 / (n - 1) + excess / n))
+    mean_low, sd_high = _confidence_limits(mean, sd, n, 2.0 / (2.0 / (n - 1) + excess / n), confidence)
     if mean_low <= 0:
         return 1.0
     return float(sd_high ** 2 / (sd_high ** 2 + mean_low ** 2))
@@ -400,7 +413,8 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
                  role: str | None = None, kind: str | None = None,
                  seed_independent: bool = False, pooled: dict | None = None,
                  negated: bool = False, log_scale: bool = False,
-                 stated: float | None = None, null_p: float | None = None) -> dict:
+                 stated: float | None = None, null_p: float | None = None,
+                 confidence: float = CONFIDENCE) -> dict:
     """One decision's row over the seeds at which it was recorded (module docstring);
     ``seed_independent``: its lineage says no seeded computation preceded it at any seed;
     ``pooled``: its :func:`pooled_trials` model (a binomial decision); ``negated``: the margins
@@ -409,21 +423,22 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
     only tail model (the normal model of the margins is not tried); ``stated``: the largest
     :class:`theorycheck.tails.TailBound` probability it declared (at every seed), its bound
     where it never failed; ``null_p``: where that probability is a test's level, the fit of its
-    statistics to their null (:func:`_null_fit`), which must hold for the level to be taken."""
+    statistics to their null (:func:`_null_fit`), which must hold for the level to be taken;
+    ``confidence``: the level of its bounds (default :data:`CONFIDENCE`)."""
     runs, failures = len(passed), sum(not p for p in passed)
-    counted = clopper_pearson_upper(failures, runs)
+    counted = clopper_pearson_upper(failures, runs, confidence)
     finite = [m for m in margins if m is not None and math.isfinite(m)]
-    tail = normal_tail(finite)
+    tail = normal_tail(finite, confidence)
     if pooled is not None:
         tail["model"] = pooled["model"]
     if seed_independent and runs and not _same_at_every_seed(margins):
         tail["model"], seed_independent = "lineage contradicted", False
     modelled = failures == 0 and len(finite) == runs
     linear = tail["model"] == "normal" and not log_scale
-    logged = (log_ratio_tail(finite, kind, negated)
+    logged = (log_ratio_tail(finite, kind, negated, confidence)
               if modelled and tail["model"] in (("rejected", "normal") if log_scale else ("rejected",))
               else None)
-    cantelli = (_cantelli_of(finite, kind, negated, log_scale)
+    cantelli = (_cantelli_of(finite, kind, negated, log_scale, confidence)
                 if modelled and tail["model"] in _CANTELLI_AFTER else None)
     if seed_independent and runs and failures == 0:
         tail["model"] = "seed-independent"
@@ -472,11 +487,12 @@ _TRIAL_MODELS = ("pooled trials", "beta-binomial")
 _CANTELLI_AFTER = ("rejected", "normal", "over-dispersed")
 
 
-def _cantelli_of(margins: list[float], kind: str | None, negated: bool, log_scale: bool) -> float | None:
+def _cantelli_of(margins: list[float], kind: str | None, negated: bool, log_scale: bool,
+                 confidence: float = CONFIDENCE) -> float | None:
     """:func:`cantelli_tail` of the margins, or of the log ratios for a decision declared on the
     log scale (``None`` where they cannot be formed)."""
     values = _log_ratios(margins, kind, negated) if log_scale else margins
-    return None if values is None else cantelli_tail(values)
+    return None if values is None else cantelli_tail(values, confidence)
 
 
 def _decided_before_the_seed(decision: dict) -> bool:
@@ -617,6 +633,51 @@ def _pooled_miss(cases: list[dict], breaks: Sequence[str]) -> dict | None:
     return models[0] if models else None
 
 
+def _element_columns(cases: list[dict], breaks: Sequence[str]) -> list[tuple[str, str, list[float]]]:
+    """``(label, kind, values)`` per element of the conclusions a control breaks: ``values`` the
+    element's negated margin at every seed (:func:`theorycheck.margins.element_margins`), for
+    each conclusion recorded once per seed with the same number of elements at every seed (the
+    element count fixed by the configuration; others are left out)."""
+    columns = []
+    for name in breaks:
+        records = [_of_role(c, [name], "conclusion") for c in cases]
+        if not records or any(len(r) != 1 for r in records):
+            continue
+        elements = [element_margins(r[0]) for r in records]
+        if any(e is None for e in elements) or len({e.size for e in elements}) != 1:
+            continue
+        columns += [(f"{name} [{j}]", records[0][0]["kind"], [-float(e[j]) for e in elements])
+                    for j in range(elements[0].size)]
+    return columns
+
+
+def _element_miss(cases: list[dict], breaks: Sequence[str]) -> dict | None:
+    """The miss bound through one element of the conclusions a control breaks (module
+    docstring): the control misses only when every element of every one holds, so ``P[miss] <=
+    P[element j holds]`` for each j; each element is modelled over the seeds as a negated
+    decision of its own, its bound at confidence ``1 - (1 - CONFIDENCE) / J`` over the ``J``
+    elements (Bonferroni: the least of the J bounds then holds with >= CONFIDENCE).  The row of
+    the element with the least bound; ``None`` with fewer than two elements (one element is the
+    "fails as declared" margin itself)."""
+    columns = _element_columns(cases, breaks)
+    if len(columns) < 2:
+        return None
+    level = 1.0 - (1.0 - CONFIDENCE) / len(columns)
+    rows = [decision_row(label, values, [v > 0 for v in values], role="control", kind=kind,
+                         negated=True, confidence=level) for label, kind, values in columns]
+    return min(rows, key=lambda r: r["bound"])
+
+
+def _least_miss(part: dict, element: dict | None) -> dict:
+    """The "fails as declared" ``part`` with the element model's bound where it is the smaller
+    (``bound_from`` names the element and its model; the element's row is kept under
+    ``element``)."""
+    if element is None or element["bound"] >= part["bound"]:
+        return part
+    return dict(part, bound=element["bound"],
+                bound_from=f"least element ({element['name']}): {element['bound_from']}", element=element)
+
+
 def control_row(cid: str, name: str, kind: str, breaks: Sequence[str], cases: list[dict],
                 seeds: list[int]) -> dict:
     """The miss row of control ``name`` (of kind ``kind``, breaking ``breaks``) of claim ``cid``
@@ -624,11 +685,12 @@ def control_row(cid: str, name: str, kind: str, breaks: Sequence[str], cases: li
     ran = [(s, c) for s, c in zip(seeds, cases) if c["outcome"] not in _RAN]
     cases, seeds = [c for _, c in ran], [s for s, _ in ran]
     declared = [c["outcome"] == "failed_as_expected" for c in cases]
-    parts = [decision_row("fails as declared", [_negated_least(c, breaks, "conclusion")
-                                                for c in cases], declared, role="control",
-                          seed_independent=_all_seed_independent(cases, breaks, "conclusion"),
-                          pooled=_pooled_miss(cases, breaks),
-                          kind=_broken_kind(cases, breaks), negated=True)]
+    parts = [_least_miss(decision_row("fails as declared", [_negated_least(c, breaks, "conclusion")
+                                                            for c in cases], declared, role="control",
+                                      seed_independent=_all_seed_independent(cases, breaks, "conclusion"),
+                                      pooled=_pooled_miss(cases, breaks),
+                                      kind=_broken_kind(cases, breaks), negated=True),
+                         _element_miss(cases, breaks))]
     if kind == "hypothesis":
         structural = _violated_by_the_configuration(cases)
         judged = structural or None

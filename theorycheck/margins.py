@@ -44,45 +44,58 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["margin", "record_margin"]
+__all__ = ["element_margins", "margin", "record_margin"]
 
 
 def _array(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=float)
 
 
-def _ratio(room: Any, scale: Any) -> float:
-    """The least ``room / scale`` over elements, an element with scale 0 counting its room (a
-    ratio beyond the float range is held at its end: a subnormal tolerance stays finite)."""
+def _ratios(room: Any, scale: Any) -> np.ndarray:
+    """``room / scale`` per element, an element with scale 0 counting its room (a ratio beyond
+    the float range is held at its end: a subnormal tolerance stays finite)."""
     scale = _array(scale)
     with np.errstate(over="ignore"):
         ratio = _array(room) / np.where(scale > 0, scale, 1.0)
     top = np.finfo(float).max
-    return float(np.min(np.clip(ratio, -top, top)))
+    return np.clip(ratio, -top, top)
+
+
+def _ratio(room: Any, scale: Any) -> float:
+    """The least of `_ratios` over the elements."""
+    return float(np.min(_ratios(room, scale)))
 
 
 
 
-def _close(d) -> float:
+def _close_elements(d) -> np.ndarray:
     tol = d.tolerance
     rtol, atol = float(tol.get("rtol", 0.0)), float(tol.get("atol", 0.0))
     if tol.get("norm") == "fro":
         err = float(d.detail["abs_error"])
         allowed = atol + rtol * float(d.detail["reference_norm"])
-        return _ratio(allowed - err, allowed)
+        return _ratios(allowed - err, allowed).ravel()
     m, e = _array(d.measured), _array(d.reference)
     err = np.abs(m - e)
     allowed = atol + rtol * np.abs(e)
-    return _ratio(allowed - err, allowed)
+    return _ratios(allowed - err, allowed).ravel()
 
 
-def _bound(d) -> float:
+def _bound_elements(d) -> np.ndarray:
     m, b = np.broadcast_arrays(_array(d.measured), _array(d.reference))
     absolute = float(d.tolerance.get("margin", 0.0))
     relative = float(d.tolerance.get("rmargin", 0.0))
     raw = b - m if d.kind == "at_most" else m - b
     slack = raw + absolute + relative * np.abs(b)
-    return _ratio(slack, np.abs(b) * (1.0 + relative) + absolute)
+    return _ratios(slack, np.abs(b) * (1.0 + relative) + absolute).ravel()
+
+
+def _close(d) -> float:
+    return float(np.min(_close_elements(d)))
+
+
+def _bound(d) -> float:
+    return float(np.min(_bound_elements(d)))
 
 
 def _monotone(d) -> float:
@@ -151,13 +164,35 @@ def margin(decision) -> float | None:
     return value if math.isfinite(value) else None
 
 
+#: the kinds whose margin is the least of per-element margins (`element_margins`)
+ELEMENTWISE = {"close": _close_elements, "at_most": _bound_elements, "at_least": _bound_elements}
+
+
+def element_margins(record: dict) -> np.ndarray | None:
+    """The margin of every compared element of a decision recorded in a results.json: for the
+    elementwise kinds (``close``, ``at_most``, ``at_least``) the per-element ``room / scale``
+    whose least is :func:`record_margin` (one element for a Frobenius ``close``); for every other
+    kind the one margin; ``None`` where :func:`record_margin` has none."""
+    whole = record_margin(record)
+    if whole is None:
+        return None
+    elements = ELEMENTWISE.get(record.get("kind"))
+    if elements is None:
+        return np.array([whole])
+    return elements(_decision(record))
+
+
+def _decision(record: dict):
+    from .checks import Decision
+
+    return Decision(record.get("name", ""), record.get("kind", ""), bool(record.get("passed")),
+                    record["measured"], record.get("reference"), record.get("tolerance") or {},
+                    record.get("detail") or {})
+
+
 def record_margin(record: dict) -> float | None:
     """:func:`margin` of a decision as results.json records it (``Decision.to_json``); None for
     a record without its numbers."""
-    from .checks import Decision
-
     if "measured" not in record:
         return None
-    return Decision(record.get("name", ""), record.get("kind", ""), bool(record.get("passed")),
-                    record["measured"], record.get("reference"), record.get("tolerance") or {},
-                    record.get("detail") or {}).margin
+    return _decision(record).margin

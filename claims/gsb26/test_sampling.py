@@ -32,6 +32,7 @@ RATE_KEYS = [10**6, 10**7, 10**8, LIMIT_KEYS]
 #: (`NullTest`, two-sided, Bonferroni over the family): a third of the claim budget
 MC_LEVEL = 1e-4
 LEM9_MC = "Monte Carlo E s_ij^2, E s_ii^2 equal the exact finite-n moments (|z| within the level-1e-4 critical value)"
+LEM11_RATE = "E||a_i - Sigma K x_i||^2 decays at least like 1/n (log-log slope at most -0.75)"
 LEM11_MC = "Monte Carlo MSE equals the exact finite-n MSE (|z| within the level-1e-4 critical value)"
 #: the fewest key sets a Monte Carlo mean must average for its z to enter a family of
 #: `monte_carlo_family`: the samples (squared softmax weights, ||a_i - Sigma K x_i||^2) are
@@ -219,7 +220,7 @@ def test_softmax_second_moment(tc):
             "statement", breaks=["n E||a_i - c||^2 at most 1.15 C_n(x_i, K) at every n"],
             description="the stronger statement E||a_i - Sigma K x_i||^2 <= C(x_i, K)/n^2"),
         "large_query": Control(
-            "reference", breaks=["E||a_i - Sigma K x_i||^2 decays like 1/n"],
+            "reference", breaks=[LEM11_RATE],
             description="every fixed query rescaled to q = 8 (its own Monte Carlo, same keys) and "
                         "the rate decided without the 1/n-regime hypothesis on C(x_i, K): the "
                         "lemma's constant C(x_i, K) ~ e^q (tr Sigma + ||Sigma K x_i||^2) is then ten "
@@ -286,6 +287,10 @@ def test_softmax_second_moment(tc):
         "it is the Edgeworth rule at gamma = 4 (the skewness looked at on spent seeds 5-6, scratch only); "
         "confirmation block 83300-83599 (disjoint from every block above): the family failed on none of 300 "
         "seeds; its false-failure rate is the row's (reports/calibration-quick.json).",
+        "2026-11-29 (issue 31): the rate (2) was two-sided, slope in [-1.25, -0.75] (the spec's 'decays like "
+        "1/n'); seed 83461 failed its lower side (slope -1.294: a pre-asymptotic excess that decays faster "
+        "than 1/n).  Lemma 11 is an upper bound (C/n), so (2) now decides the upper side alone, a statement "
+        "change, not a threshold moved (-0.75 unchanged); large_query breaks that side.  Rows from a fresh block.",
     ],
     sizes=ROW_SIZES,
 )
@@ -304,7 +309,8 @@ def test_attention_output_mse(tc):
     Pass, per query: (1) the lemma as an upper bound, n E||a_i - c||^2 <= 1.15 C_n at every n
     with C_n -> C the finite-n constant below (for another target c, E a_i from the Monte Carlo
     in the cross term);
-    (2) the rate, log-log slope of the exact MSE over n in [40, 320] in [-1.25, -0.75], for each
+    (2) the rate, log-log slope of the exact MSE over n in [40, 320] at most -0.75 (the lemma is an
+    upper bound, C/n: it decays at least like 1/n; a faster pre-asymptotic decay is not excluded), for each
     query in the lemma's 1/n regime on that window, n >= 4 C(x_i, K) (C from the query and K,
     before the Monte Carlo; at least one query must be in it); (3) the exact finite-n MSE (`softmax_average_mse_exact`: x_j conditioned
     on its score, then Laplace-transform quadrature as in Lemma 9) equals the Monte Carlo MSE
@@ -352,8 +358,7 @@ def test_attention_output_mse(tc):
         tc.precondition.at_most(REGIME_DECISION, limit.min(), RATE_WINDOW / REGIME_FACTOR)
     tc.record("queries in the 1/n regime on the rate window", in_regime)
     for j in np.flatnonzero(in_regime):
-        tc.conclusion.slope("E||a_i - Sigma K x_i||^2 decays like 1/n", n, exact[:, j],
-                            window=(RATE_WINDOW, n[-1]), at_least=-1.25, at_most=-0.75)
+        tc.conclusion.slope(LEM11_RATE, n, exact[:, j], window=(RATE_WINDOW, n[-1]), at_most=-0.75)
     tc.record("log-log slope of the Monte Carlo MSE over the rate window (query)",
               [np.polyfit(np.log(n[n >= RATE_WINDOW]), np.log(run["mse"][0][n >= RATE_WINDOW, j]), 1)[0]
                for j in range(len(q))])

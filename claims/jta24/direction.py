@@ -116,17 +116,27 @@ def reference_index(p, control):
     return own_index(p)
 
 
+def lowest_score_switch(scores, alpha, taken=frozenset()) -> np.ndarray:
+    r"""alpha' = alpha with one sample moved to its lowest-score token, at the first sample whose
+    alpha_i is not already its lowest and whose alpha' is not in ``taken`` (tuples).  alpha' is not
+    locally optimal: every other token of that sample scores higher than alpha'_i, and a support
+    token of W_mm_alpha' is among them."""
+    worst = scores.argmin(-1)
+    for i in np.flatnonzero(alpha != worst):
+        bad = alpha.copy()
+        bad[i] = worst[i]
+        if tuple(bad) not in taken:
+            return bad
+    raise ValueError(f"every lowest-score switch of the token set {alpha.tolist()} is taken")
+
+
 def wrong_token_references(tc, runs):
-    r"""l_p-AttSVM of alpha' = alpha with one sample moved to its lowest-score token (the first
-    sample whose alpha_i is not already the lowest): not locally optimal."""
+    r"""l_p-AttSVM of alpha' = `lowest_score_switch` of every run's alpha: not locally optimal."""
     data, _ = instances(tc.paper_rng(INSTANCES), tc.sizes)
     scores = data.scores()
     refs = np.empty_like(runs["W_mm"][0])
     for j, (k, alpha, p) in enumerate(zip(runs["instance"], runs["alpha"], runs["p"])):
-        worst = scores[k].argmin(-1)
-        i = int(np.flatnonzero(alpha != worst)[0])
-        bad = alpha.copy()
-        bad[i] = worst[i]
+        bad = lowest_score_switch(scores[k], alpha)
         queries = None if runs.get("queries") is None else runs["queries"][k]
         refs[j] = solve_lp_wsvm(data.X[k], bad, float(p), queries=queries, name="synthetic", trial=int(k)).W
     return refs

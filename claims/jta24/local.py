@@ -21,7 +21,7 @@ from theorycheck.optim.directions import divergence_curves, lp_unit, norms_along
 from theorycheck.solvers import solve_lp_wsvm, solve_wsvm
 from theorycheck.solvers.support import locally_optimal, safe_gap
 
-from .direction import NORMALIZED_MD_ETA, normalized_mirror_runs
+from .direction import NORMALIZED_MD_ETA, lowest_score_switch, normalized_mirror_runs
 from .setup import INSTANCES, SIZES, instances, synthetic
 
 LOCAL_P = (1.75, 2.0, 3.0)
@@ -30,13 +30,18 @@ r"""delta_safe >= SAFE_GAP filters well-posed locally optimal alpha (spec: a hig
 that is almost a support token makes the basin tiny)."""
 
 
-def lowest_score_switch(scores, alpha, opt):
-    """alpha with its first non-global sample moved to its lowest-score token (not locally
-    optimal: that token has a lower score than every other)."""
-    bad = alpha.copy()
-    i = int(np.flatnonzero(alpha != opt)[0])
-    bad[i] = scores[i].argmin()
-    return bad
+def distinct_switches(scores, instance, alpha) -> list:
+    """alpha' = `lowest_score_switch` of every restart's alpha, the token sets kept apart: the
+    restarts of one (instance, alpha) share their alpha', and no two token sets of one instance get
+    the same alpha' (each is a trial of the control's binomial; the first non-global sample's switch
+    had mapped token sets that differ only there onto one alpha')."""
+    made = {}
+    for k, a in zip(instance, alpha):
+        key = (int(k), tuple(a))
+        if key not in made:
+            taken = {tuple(b) for (other, _), b in made.items() if other == key[0]}
+            made[key] = lowest_score_switch(scores[key[0]], np.asarray(a), taken)
+    return [made[(int(k), tuple(a))] for k, a in zip(instance, alpha)]
 
 
 COMPETITOR_GAP = 3.0
@@ -105,7 +110,7 @@ def local_restarts(run, *, switch_to_lowest=False, thin_cone=None):
     delta_safe <= 0), with the
     step eta = NORMALIZED_MD_ETA[p] (c/scale)^(p-1), so that the dual iterate moves by the same fraction of its
     norm ||grad psi(W(0))||_q = (c ||W_mm||_p)^(p-1) per step as at the radius ``scale``.
-    With ``switch_to_lowest`` the same restarts run on alpha' = `lowest_score_switch` of their
+    With ``switch_to_lowest`` the same restarts run on alpha' = `distinct_switches` of their
     alpha instead (its own W_mm and hypotheses).  Records the directional divergence to W_mm of
     the restart's own alpha and the selected tokens at 31 checkpoints, and the hypotheses.
     With ``thin_cone`` = mu' the start is moved off the ray onto the boundary of the thinner cone
@@ -132,10 +137,9 @@ def local_restarts(run, *, switch_to_lowest=False, thin_cone=None):
                        if meets_restart_hypotheses(tr)]
     trials = trials[:MAX_RESTARTS]
     if switch_to_lowest:
-        trials = [restart_hypotheses(data, scores, tr["instance"],
-                                     lowest_score_switch(scores[tr["instance"]], tr["alpha"],
-                                                         data.opt[tr["instance"]]), tr["p"])
-                  for tr in trials]
+        switched = distinct_switches(scores, [tr["instance"] for tr in trials], [tr["alpha"] for tr in trials])
+        trials = [restart_hypotheses(data, scores, tr["instance"], bad, tr["p"])
+                  for tr, bad in zip(trials, switched)]
     counts = dict(candidates=len(evaluated), constructed=constructed)
     if not trials:
         return dict(p=np.empty(0), D=np.empty((0, 0)), tokens_kept=np.empty((0, 0), bool),

@@ -68,8 +68,8 @@ LOCAL_SIZES = {"quick": dict(SIZES["quick"], steps=1000, scale=5.0),
 KEEPING = "token sets whose restarts keep alpha with D_K <= 2e-2 and D_K <= max_k D_k / 2"
 STAYING = "token sets whose restarts stay in the cone D_k <= mu with constant tokens, every step"
 NOT_LOCAL = Control("hypothesis", breaks=[KEEPING],
-                    description="alpha' = alpha with one non-global sample moved to its lowest-score "
-                                "token (not locally optimal), restarted on the ray of W_mm_alpha' "
+                    description="alpha' = alpha with one sample moved to its lowest-score token, "
+                                "distinct per token set (not locally optimal), restarted on the ray of W_mm_alpha' "
                                 "(the claim's restarts, with alpha' for alpha)")
 
 
@@ -138,7 +138,7 @@ MU_THIN = 0.005
     provenance="stated",
     controls={"not_locally_optimal": Control(
         "hypothesis", breaks=[STAYING],
-        description="alpha' = alpha with one non-global sample moved to its lowest-score token, "
+        description="alpha' = alpha with one sample moved to its lowest-score token (distinct per token set), "
                     "started on the thinner cone of its own l_p-AttSVM")},
     constants={"mu": MU, "mu_thin": MU_THIN},
     calibration=["mu = 0.05 is the spec's choice (fixed before the data).  The thinner cone was first "

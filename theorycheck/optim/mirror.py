@@ -59,11 +59,11 @@ def dual_exponent(p):
 def lp_norm(A: torch.Tensor, p) -> torch.Tensor:
     r"""Entrywise ||A_k||_p of every trial, shape (K,), computed as m ||A/m||_p with m = max|A|
     (no underflow or overflow of |A|^p); 0 for a zero block."""
-    flat = A.flatten(1)
-    peak = flat.abs().amax(1)
+    size = A.flatten(1).abs()
+    peak = size.amax(1)
     safe = torch.where(peak > 0, peak, 1.0)
-    e = _exponent(p, flat)
-    return peak * ((flat.abs() / safe[:, None]) ** e).sum(1) ** (1.0 / _exponent(p, peak))
+    e = _exponent(p, size)
+    return peak * ((size / safe[:, None]) ** e).sum(1) ** (1.0 / _exponent(p, peak))
 
 
 def potential(W: torch.Tensor, p) -> torch.Tensor:
