@@ -93,11 +93,11 @@ def minibatch_run(run, *, arms, instances=1, etas=None, steps=None):
     batches = np.stack([minibatch_indices(run.rng("minibatches", seed), s["n"], s["batch"], s["steps"] + 1)
                         for seed in range(s["batch_orders"])], axis=1)[:, seeds]       # (steps + 1, trials, b)
     which = torch.as_tensor(instance, device=Xs[0].device)
-    X_all, Y_all = torch.stack(Xs)[which], torch.stack(Ys)[which]               # (trials, n, .)
-    rows = torch.arange(trials, device=X_all.device)[:, None]
-    batches = torch.as_tensor(batches, device=X_all.device)
+    X_rows, Y_rows = torch.cat(Xs), torch.cat(Ys)                             # (instances n, .)
+    # the rows of every trial's minibatch in X_rows, Y_rows: (steps + 1, trials, b)
+    batches = torch.as_tensor(batches, device=X_rows.device) + which[:, None] * s["n"]
     lam = run.tensor(np.array([MINIBATCH_METHODS[arms[a][0]][0] for a in arm]))
-    preconditioned = torch.as_tensor([MINIBATCH_METHODS[arms[a][0]][1] for a in arm], device=X_all.device)
+    preconditioned = torch.as_tensor([MINIBATCH_METHODS[arms[a][0]][1] for a in arm], device=X_rows.device)
     Sigma_hat = torch.stack(Sigma_hats)[which]
     identity = torch.eye(Sigma_hat.shape[-1], dtype=Sigma_hat.dtype, device=Sigma_hat.device).expand_as(Sigma_hat)
     population = PopulationAttentionRegression(run.tensor(np.stack([p.Sigma for p in problems]))[which],
@@ -105,8 +105,9 @@ def minibatch_run(run, *, arms, instances=1, etas=None, steps=None):
                                                problems[0].noise, 0.0)
 
     def minibatch(t):
-        return EmpiricalAttentionRegression(X_all[rows, batches[t]][:, None], Y_all[rows, batches[t]][:, None],
-                                            lam, Sigma_hat)
+        rows = batches[t].reshape(-1)
+        return EmpiricalAttentionRegression(X_rows[rows].reshape(trials, 1, s["batch"], -1),
+                                            Y_rows[rows].reshape(trials, 1, s["batch"], -1), lam, Sigma_hat)
 
     preconditioner = torch.where(preconditioned[:, None, None], torch.linalg.inv(Sigma_hat), identity)
     step = Preconditioned(population, run.tensor(etas_), {"K": preconditioner}, schedule=minibatch)
