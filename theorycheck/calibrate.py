@@ -103,9 +103,8 @@ conclusion recorded once a seed with the same element count at every seed, e.g. 
 sample size); each element's negated margin is modelled over the seeds as a decision of its own,
 at confidence ``1 - 0.05 / J`` over the ``J`` elements (Bonferroni), and the least bound is
 taken (``bound_from: "least element (<conclusion> [j]): <model>"``, the element's row under
-``element``).  The least
-of several elements is sharper than the model of their maximum, whose tail is not normal even
-where each element's is; for a ``hypothesis``
+``element``).  The least of several elements is sharper than the model of their maximum, whose
+tail is not normal even where each element's is; for a ``hypothesis``
 control ``violates a hypothesis``, the margin ``-min(precondition margins)``; for every other
 kind, each precondition as for a claim (a failing one is a misfire).  Its miss ``bound``
 combines these parts and its miss count as a claim's does.
