@@ -66,8 +66,6 @@ def _ratio(room: Any, scale: Any) -> float:
     return float(np.min(_ratios(room, scale)))
 
 
-
-
 def _close_elements(d) -> np.ndarray:
     tol = d.tolerance
     rtol, atol = float(tol.get("rtol", 0.0)), float(tol.get("atol", 0.0))

@@ -118,9 +118,10 @@ def reference_index(p, control):
 
 def lowest_score_switch(scores, alpha, taken=frozenset()) -> np.ndarray:
     r"""alpha' = alpha with one sample moved to its lowest-score token, at the first sample whose
-    alpha_i is not already its lowest and whose alpha' is not in ``taken`` (tuples).  alpha' is not
-    locally optimal: every other token of that sample scores higher than alpha'_i, and a support
-    token of W_mm_alpha' is among them."""
+    alpha_i is not already its lowest and whose alpha' is not in ``taken`` (tuples).  Every other
+    token of that sample scores higher than alpha'_i, so alpha' is not locally optimal as soon as
+    one of them is a support token of W_mm_alpha' (the local claims' controls decide it per restart:
+    their hypothesis precondition, delta_safe >= local.SAFE_GAP, must fail)."""
     worst = scores.argmin(-1)
     for i in np.flatnonzero(alpha != worst):
         bad = alpha.copy()

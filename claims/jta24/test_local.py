@@ -69,8 +69,8 @@ KEEPING = "token sets whose restarts keep alpha with D_K <= 2e-2 and D_K <= max_
 STAYING = "token sets whose restarts stay in the cone D_k <= mu with constant tokens, every step"
 NOT_LOCAL = Control("hypothesis", breaks=[KEEPING],
                     description="alpha' = alpha with one sample moved to its lowest-score token, "
-                                "distinct per token set (not locally optimal), restarted on the ray of W_mm_alpha' "
-                                "(the claim's restarts, with alpha' for alpha)")
+                                "distinct per token set (not locally optimal), restarted on the ray "
+                                "of W_mm_alpha' (the claim's restarts, with alpha' for alpha)")
 
 
 @claim(
@@ -138,8 +138,8 @@ MU_THIN = 0.005
     provenance="stated",
     controls={"not_locally_optimal": Control(
         "hypothesis", breaks=[STAYING],
-        description="alpha' = alpha with one sample moved to its lowest-score token (distinct per token set), "
-                    "started on the thinner cone of its own l_p-AttSVM")},
+        description="alpha' = alpha with one sample moved to its lowest-score token (distinct per "
+                    "token set), started on the thinner cone of its own l_p-AttSVM")},
     constants={"mu": MU, "mu_thin": MU_THIN},
     calibration=["mu = 0.05 is the spec's choice (fixed before the data).  The thinner cone was first "
                  "mu' = mu/10 for every restart; on seed 7 a restart with delta_safe 0.076 (p = 1.75) left "

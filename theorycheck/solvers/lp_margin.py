@@ -174,11 +174,11 @@ def _newton_step(A, B, mu, active, p):
 
 
 POLISH_ROUNDOFF = 16 * np.finfo(float).eps
-"""The polish stops at a Newton step below POLISH_ROUNDOFF max|mu| with no constraint outside the free
-set violated by more than POLISH_ROUNDOFF (<F_k, W(mu)> >= 1 - POLISH_ROUNDOFF): Newton converges quadratically
-(relative steps 1e-7, 1e-11, 1e-16 on the l_p W-SVMs of jta24's instances) and then moves mu by
-round-off only (steps of 1e-16 to 1e-15 relative); a polish whose steps never fall below it runs
-its ``iterations``."""
+"""The polish stops at a Newton step below POLISH_ROUNDOFF max|mu| with no constraint outside the
+free set violated by more than POLISH_ROUNDOFF (<F_k, W(mu)> >= 1 - POLISH_ROUNDOFF): once Newton
+has converged (quadratically, from the solver's multipliers) its further steps move mu by
+round-off only, so more iterations change nothing but the last bits; a polish whose steps never
+fall below it runs its ``iterations``."""
 
 
 def _polish(A, B, W, lam, p, iterations=60):
