@@ -5,7 +5,8 @@
 #   benchmarks/device_check.sh                  # on the GPU host, .whl carried (see below)
 #   benchmarks/device_check.sh --dry-run        # the same steps on the CPU, one paper, quick
 #   options: --budget SECONDS (300), --papers "jta24 vdt24" (quick step), --steps install,quick,
-#   bench,full (which steps), --bench-only REGEX (bench.py --only: the workloads to measure)
+#   bench,full (which steps), --bench-only REGEX (bench.py --only: the workloads to measure),
+#   --workers N (xdist workers of the quick and full steps; 8 on the device, 0 in a dry run)
 #
 # Steps (each appends to $OUT/device_check.log and records "<step> <status> <seconds>" in
 # $OUT/summary.txt the moment it ends, so a run cut short still returns what it finished):
@@ -52,8 +53,9 @@ while [ $# -gt 0 ]; do
     --budget) BUDGET="$2"; shift ;;
     --bench-only) BENCH_ONLY="$2"; shift ;;
     --papers) PAPERS="$2"; shift ;;
+    --workers) WORKERS_ASKED="$2"; shift ;;
     --steps) STEPS="$2"; shift ;;
-    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "device_check.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -87,6 +89,8 @@ else
   BENCH_ARGS=(--devices cuda --repeats 2 --min-seconds 0.1)
   : "${OUT:?OUT must name the folder for the results (the device tool sets it)}"
 fi
+WORKERS=${WORKERS_ASKED:-$WORKERS}
+case "$WORKERS" in ''|*[!0-9]*) echo "device_check.sh: --workers takes a count, got '$WORKERS'" >&2; exit 2 ;; esac
 mkdir -p "$OUT"
 WORK=$(mktemp -d)
 LOG="$OUT/device_check.log"

@@ -36,6 +36,9 @@ def test_dry_run_runs_every_step_and_writes_its_files(tmp_path):
 def test_unknown_arguments_and_a_missing_out_are_refused(tmp_path):
     bad = subprocess.run(["bash", str(SCRIPT), "--frobnicate"], cwd=ROOT, capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown argument '--frobnicate'" in bad.stderr
+    workers = subprocess.run(["bash", str(SCRIPT), "--dry-run", "--workers", "many"], cwd=ROOT,
+                             capture_output=True, text=True)
+    assert workers.returncode == 2 and "--workers takes a count, got 'many'" in workers.stderr
     env = {k: v for k, v in os.environ.items() if k != "OUT"}
     no_out = subprocess.run(["bash", str(SCRIPT), "--steps", "install"], cwd=ROOT, env=env,
                             capture_output=True, text=True)
