@@ -58,7 +58,7 @@ def test_p2_is_gd(tc):
     gd = run_trajectory(GD(model, 1.0), start, steps, iterates, representation="given")
     a, b = torch.as_tensor(md["W"]), torch.as_tensor(gd["W"])                  # (steps + 1, K, d, d)
     worst = float(relative_error(a.flatten(0, 1), b.flatten(0, 1)).max())
-    moved = relative_error(b[-1], tc.tensor(W0)).min()
+    moved = relative_error(b[-1], torch.as_tensor(W0)).min()                 # on the host, as b
     tc.precondition.at_least("GD moves away from W(0)", float(moved), 1e-3)
     tc.record("largest relative difference MD vs GD", worst)
     tc.conclusion.at_most("MD(p) iterates equal GD iterates", worst, tc.tol("conditioned"))
