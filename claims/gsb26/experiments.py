@@ -41,7 +41,7 @@ def minibatch_indices(rng, n, batch, steps):
     return np.stack([rng.permutation(n)[:batch] for _ in range(steps)])
 
 
-@shared_run(sizes={"quick": {"d": 3, "k": 4, "n": 1000, "batch": 100, "steps": 400, "batch_orders": 3,
+@shared_run(sizes={"quick": {"d": 3, "k": 4, "n": 1000, "batch": 100, "steps": 400, "batch_orders": 2,
                              "etas": [0.1, 0.2, 0.3, 0.4, 0.5, 0.7]},
                    "full": {"d": 5, "k": 8, "n": 5000, "batch": 500, "steps": 2000, "batch_orders": 3,
                             "etas": [0.03, 0.1, 0.15, 0.2, 0.3]}})
