@@ -42,9 +42,10 @@ def bag_of_words(run, *, n, labels, attention="softmax", instances=None):
     on ``n_test`` fresh sentences.  Also the fraction of labels (train and test) equal to the
     sign of the summed linear sentiments (1 when the labels follow them).  ``attention =
     "identity"``: the self-attention arm is `IdentityAttentionNet` (``A = I``, the same data and
-    the same initial ``W1, W2, W_V``) and the baseline is not trained (its accuracies are the
-    softmax run's: same stream, same data).  ``instances`` overrides the tier's trial count (a run
-    of its own: other draws)."""
+    the same initial ``W1, W2, W_V``); the baseline is trained as in the softmax run (same
+    stream, same data and initial weights: the same accuracies), so the identity run alone
+    compares the two.  ``instances`` overrides the tier's trial count (a run of its own: other
+    draws)."""
     s = dict(run.sizes, **({"instances": instances} if instances is not None else {}))
     rng = run.rng("sentences", n, labels)
     K, V, t, p = s["instances"], s["vocabulary"], s["t"], s["p"]
@@ -63,16 +64,13 @@ def bag_of_words(run, *, n, labels, attention="softmax", instances=None):
     train, test = slice(0, n), slice(n, None)
     options = {"schedule": cosine_schedule(s["steps"])}
     accuracy = lambda f: (torch.sign(f) == y[:, test]).double().mean(1).numpy()  # noqa: E731
+    net = IdentityAttentionNet if attention == "identity" else SelfAttentionNet
     if attention == "identity":
         del sa_start["WQ"], sa_start["WK"]
-        net = IdentityAttentionNet
-        trained = adam_steps(net(X[:, train], y[:, train], RELU), sa_start, s["steps"], 2e-2, **options)
-        return {"self-attention": accuracy(net(X[:, test], y[:, test], RELU).output(trained)),
-                "agreement": float((y.numpy() == rule).mean())}
-    sa = adam_steps(SelfAttentionNet(X[:, train], y[:, train], RELU), sa_start, s["steps"], 2e-2, **options)
+    sa = adam_steps(net(X[:, train], y[:, train], RELU), sa_start, s["steps"], 2e-2, **options)
     flat = flatten(X)
     base = adam_steps(BaselineNet(flat[:, train], y[:, train], RELU), base_start, s["steps"], 2e-2,
                       **options)
-    return {"self-attention": accuracy(SelfAttentionNet(X[:, test], y[:, test], RELU).output(sa)),
+    return {"self-attention": accuracy(net(X[:, test], y[:, test], RELU).output(sa)),
             "baseline": accuracy(BaselineNet(flat[:, test], y[:, test], RELU).output(base)),
             "agreement": float((y.numpy() == rule).mean())}

@@ -11,6 +11,14 @@ from theorycheck.maps import estimate_map, interval_power, mean_interval, record
 from .setup import PAPER
 from .table2 import SIZES, bag_of_words, labels_follow_rule
 
+SURROGATE_SIZES = {"quick": dict(SIZES["quick"], identity_instances=24),
+                   "full": dict(SIZES["full"], identity_instances=16)}
+"""Table 2's surrogate sizes and the trial count of the identity_attention control, a run of
+its own at the smallest n: its mean gap is about 0 with a spread over seeds of 0.016 at 8
+trials, so 8 trials leave the margin 0.03 about 2 standard deviations away (a miss rate of a few
+percent); 24 put it about 3.3 away (the full tier's 16 is the map's inside count, not
+calibrated)."""
+
 
 @claim(
     f"{PAPER}.table2.selfattention_surrogate",
@@ -62,10 +70,11 @@ from .table2 import SIZES, bag_of_words, labels_follow_rule
         "identity_attention": Control(
             "dynamics", breaks=["self-attention at least 0.03 above the baseline at the smallest n"],
             description="the attention matrix frozen at the identity (A = I: the value map W_V "
-                        "shared across words, no mixing across words), trained on the same "
-                        "sentences from the same initial W1, W2, W_V"),
+                        "shared across words, no mixing across words), trained with the MLP on "
+                        "identity_instances draws of their own (24 in the quick tier), both arms "
+                        "on the same sentences, the network from the same initial W1, W2, W_V"),
     },
-    sizes=SIZES,
+    sizes=SURROGATE_SIZES,
 )
 def test_selfattention_surrogate(tc):
     r"""The reconstruction's surrogate of Table 2 (IMDB and GloVe-100 are not available
@@ -95,7 +104,9 @@ def test_selfattention_surrogate(tc):
     labels independent of the sentences (no advantage can be learnt), and attention frozen at
     the identity (the reconstruction's control: part of the gain is the value map shared
     across words, the rest is the softmax mixing, which averages the words' embeddings);
-    both run at the smallest n only, where the margin they break is decided.  Table 2's
+    both run at the smallest n only, where the margin they break is decided, the second on
+    ``identity_instances`` draws of its own (its mean gap is about 0: 8 trials would leave
+    the margin about two of its standard deviations away).  Table 2's
     printed accuracies are cited in ``docs/claims/anon20.md`` (not measurable here).
     """
     s = tc.sizes
@@ -103,10 +114,11 @@ def test_selfattention_surrogate(tc):
     tc.precondition.at_least("labels follow the summed linear word sentiments",
                              float(labels_follow_rule(labels)), 1.0)
     sizes = s["n"][:1] if tc.control else s["n"]     # the controls break the smallest n's margin
-    runs = [tc.use(bag_of_words, n=n, labels=labels) for n in sizes]
     if tc.control == "identity_attention":
-        frozen = [tc.use(bag_of_words, n=n, labels=labels, attention="identity") for n in sizes]
-        runs = [dict(r, **{"self-attention": f["self-attention"]}) for r, f in zip(runs, frozen)]
+        runs = [tc.use(bag_of_words, n=n, labels=labels, attention="identity", instances=s["identity_instances"])
+                for n in sizes]
+    else:
+        runs = [tc.use(bag_of_words, n=n, labels=labels) for n in sizes]
     mean = {arm: np.array([r[arm].mean() for r in runs]) for arm in ("self-attention", "baseline")}
     gap = mean["self-attention"] - mean["baseline"]
     tc.record("mean test accuracy per n", mean)
@@ -236,11 +248,9 @@ def test_advantage_map_n(tc):
                              float(labels_follow_rule("linear")), 1.0)
     grid = [n for n in s["n_map"] if tc.control is None or n <= REGION_N]
     trials = [s["inside_instances"] if n <= REGION_N else None for n in grid]
-    runs = [tc.use(bag_of_words, n=n, labels="linear", instances=k) for n, k in zip(grid, trials)]
-    if tc.control == "identity_attention":
-        frozen = [tc.use(bag_of_words, n=n, labels="linear", attention="identity", instances=k)
-                  for n, k in zip(grid, trials)]
-        runs = [dict(r, **{"self-attention": f["self-attention"]}) for r, f in zip(runs, frozen)]
+    attention = "identity" if tc.control == "identity_attention" else "softmax"
+    runs = [tc.use(bag_of_words, n=n, labels="linear", attention=attention, instances=k)
+            for n, k in zip(grid, trials)]
     tc.record("fraction of drawn labels following the rule", min(r["agreement"] for r in runs))
     gaps = [r["self-attention"] - r["baseline"] for r in runs]
     est, lo, hi = np.array([mean_interval(g, 0.95) for g in gaps]).T
