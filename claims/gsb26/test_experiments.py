@@ -7,7 +7,7 @@ without replacement survive); the instance is the paper's recipe (Sigma, W* from
 A1-A3 holding), sized d = 3, k = 4, n = 1000, b = 100, T = 400 on the quick tier and d = 5,
 k = 8, n = 5000, b = 500, T = 2000 (the spec's GPU setting) on the full tier.  Everything is
 read from `minibatch_run` (same training set, random point and minibatch sequence for every
-method with the same seed), medians over 3 minibatch seeds.
+method with the same seed), medians over the minibatch seeds (`batch_orders`: 2 quick, 3 full).
 """
 import numpy as np
 
@@ -317,9 +317,9 @@ def test_fig2_random_init(tc):
 )
 def test_fig2_step_size_window(tc):
     r"""Algorithm 1 and SGD from the same random point over the tier's step-size grid, on
-    ``window_instances`` independent draws of the recipe (3 minibatch seeds each), for
-    ``window_steps`` steps (quick: 100, where a divergence has happened and SGD has descended
-    far below its start; full: T).  Divergence
+    ``window_instances`` independent draws of the recipe (`batch_orders` minibatch seeds each:
+    2 quick, 3 full), for ``window_steps`` steps (quick: 100, where a divergence has happened
+    and SGD has descended far below its start; full: T).  Divergence
     is a measurement (`run_trajectory(on_nonfinite="record")`), a diverged run counting with its
     largest finite L/L*.  Per draw the edge holds when some grid step size makes every
     minibatch seed of Algorithm 1 diverge and, at the smallest such eta, every seed of SGD

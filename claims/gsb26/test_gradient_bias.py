@@ -51,7 +51,7 @@ STATED_SLOPE = "squared bias decays at least like n^-q, q the statement's (slope
         "2.10 and 1.94) and uses sigma_1(W*) = 4 (chosen on seeds 1-10 with thm3, held out on 0 and 11-19).",
         "Issue 31, 2026-11-29 (helper gsb26b): light score tails at the points state their bound "
         "(setup.light_tail_bound: mu <= (sqrt(0.45) + 0.05 sqrt(0.2))^2 = 0.48 within 0.05 sqrt(sigma_d) of "
-        "the manifold).  Calibration block 79000-79049 (runs /work/calib/h5-gsb26b-79000): FINDING, the "
+        "the manifold).  Calibration block 79000-79049: FINDING, the "
         "factor-1.5 decision failed on seed 79024 (n ||b_n|| = 1.86, 2.31, 2.94 at n = 8, 16, 32 on theta_R0, "
         "factor 1.58; noise fraction <= 0.002, so not Monte Carlo noise; the squared bias's slope -1.34 "
         "passes the paper's bound): on that instance the bias is not yet Theta(1/n) over [8, 32], and a "
@@ -242,7 +242,7 @@ UNBIASED = "Sigma_hat unbiased: every |z| of the mean of Sigma_hat - Sigma below
         "4.2 s.e. off in one entry at the same n: one Monte Carlo fluctuation).  The V block and E Sigma_hat = "
         "Sigma are NullTest families (levels 1e-4 over 60 z, critical 4.79 as before; 5e-5 over the 30 distinct "
         "entries, 4.79, was 4.5 over 45 with duplicates), the level their stated bound.  Calibration block "
-        "79000-79049 (runs /work/calib/h5-gsb26b-79000): both levels taken (KS null_p 0.36, 0.27; |z| > 3 in 11 "
+        "79000-79049: both levels taken (KS null_p 0.36, 0.27; |z| > 3 in 11 "
         "of 3000 V-block and 6 of 1500 covariance statistics, 8.1 and 4.0 expected under the null); the claim "
         "stays at 0.058 through the noise precondition (log-normal, 0.058) and the K-block factor (Cantelli, "
         "0.028), unchanged.  The same day the unseen sweep refuted the normal null at the level's quantile "

@@ -123,7 +123,7 @@ def top_eigenvalue_tail(matrices):
                  "then holds in the tails (not at the 1e-5 quantile: the note 'Skewed means' in setup.py, found the same day by the "
                  "unseen sweep; the levels set the critical values, no longer the stated bounds).  The Monte Carlo test and the kurtosis precondition are NullTest "
                  "families at levels 1e-4 (critical 4.15 over 3 matrices, was 4.0) and 1e-5 (4.42, was 5).  "
-                 "Calibration block 79000-79049 (runs /work/calib/h5-gsb26b-79000): claim 0.058 -> 1.1e-4 "
+                 "Calibration block 79000-79049: claim 0.058 -> 1.1e-4 "
                  "(both levels taken: KS null_p 0.23 and 0.79); uniform_inputs 2.1e-6 (least margin 5.9), "
                  "without_symmetrization 0.058 (its kurtosis precondition, no stated bound on a control: counted)."],
     sizes={"quick": {"draws": 2000000, "matrices": 3, "rotations": 200},

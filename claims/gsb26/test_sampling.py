@@ -111,7 +111,7 @@ REGIME_DECISION = f"a query in the 1/n regime (C(x_i, K) <= n_min / {REGIME_FACT
         "longer stated as bounds: the note 'Skewed means' in setup.py, the unseen sweep the same day) (levels 1e-4 over "
         "72 z, critical 4.83, was 5; 1e-5 over 6, 4.79, was 5); light score tails state their bound "
         "(setup.light_tail_bound: mu <= kappa sigma_1 <= 0.45 at the manifold point).  Calibration block "
-        "79000-79049 (runs /work/calib/h5-gsb26b-79000): the levels taken (null_p 0.78, 0.21); the claim "
+        "79000-79049: the levels taken (null_p 0.78, 0.21); the claim "
         "stays at 0.058 through the AM-GM decisions: on the exact moments their margins are 0.062 +- 0.041, "
         "least 0.0098, not normal (Shapiro-Wilk p 2e-5): the bound is nearly tight for some queries, and "
         "only a proven accuracy of the quadrature against that slack would bound them.",
@@ -272,8 +272,8 @@ def test_softmax_second_moment(tc):
         "(the expectation the lemma is about; (3) holds the Monte Carlo to it), (3) and the Gaussian-keys "
         "kurtosis are NullTest families (their levels no longer stated as bounds: the note 'Skewed means' in setup.py, the "
         "unseen sweep the same day failed (3) at |z| = 4.91 on seed 1365682045, above its critical 4.69) (levels 1e-4 over 36 z, critical 4.69, was 5; 1e-5 over 6), light "
-        "score tails state their bound (setup.light_tail_bound).  Calibration block 79000-79049 (runs "
-        "/work/calib/h5-gsb26b-79000): (1)'s margins 0.171 +- 0.009, least 0.146 (were 0.152 +- 0.024); "
+        "score tails state their bound (setup.light_tail_bound).  Calibration block 79000-79049: "
+        "(1)'s margins 0.171 +- 0.009, least 0.146 (were 0.152 +- 0.024); "
         "the levels taken (null_p 0.11, 0.21); the claim stays at 0.058 through the rate: 293 per-query "
         "slopes on the exact MSE, margins 0.464 +- 0.044, least 0.27, not normal (the pre-asymptotic "
         "deficit grows with C), counted per decision (0.010) and about six of them a seed.",
