@@ -60,6 +60,12 @@ calibrated)."""
         "3e-4, open (more trials); independent_labels failed as declared on 50 of 50 (miss bound "
         "5e-7), identity_attention on 50 of 50 (gap at n = 100 at most +0.019, 2.9 sd below "
         "0.03: miss bound 0.018, OVER the control budget 1e-2)",
+        "identity_attention on 24 draws of its own (2026-11-29; identity_instances, the count chosen "
+        "on block 29000-29049, where the 8-trial gap at n = 100 was about 0 with sd 0.016 over seeds: "
+        "miss bound 0.053): validation block 87200-87259 (60 seeds, the claim's thresholds and runs "
+        "unchanged), failed as declared on 60 of 60, its normal-tail miss bound 3.3e-4; the claim "
+        "passed on 60 of 60 (bound 4.6e-3, the n = 400 'not below' decision, whose true gap is about "
+        "0: still OVER the claim budget); independent_labels 1.8e-6",
     ],
     controls={
         "independent_labels": Control(
