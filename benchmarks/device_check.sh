@@ -37,8 +37,8 @@ cd "$(dirname "$0")/.."
 
 PAPERS="jta24 vdt24 gsb26 glls24 anon20"
 DRY_PAPER="jta24"
-# dense algebra first (glls24's kernels at n = 2048): anon20's small networks gain nothing on a
-# GPU (Table 1's ordering had not finished a test in 275 s there on 2026-11-29)
+# dense algebra first (glls24's kernels at n = 2048): anon20's small networks gain little on a
+# GPU (BENCHMARKS.md, the device check of 2026-11-29)
 FULL_CLAIMS=("glls24 and score_estimation" "glls24 and linear_convergence"
              "anon20 and known_mask" "anon20 and sample_complexity_ordering")
 DEVICE_RTOL=1e-6
