@@ -6,7 +6,8 @@ import pytest
 
 from theorycheck import checks
 from theorycheck.errors import InvalidInputError
-from theorycheck.tails import CHEN_DONGARRA_C, NullTest, TailBound, gaussian_condition_tail, sphere_cap_tail, sphere_gap_tail
+from theorycheck.tails import (CHEN_DONGARRA_C, NullTest, TailBound, gaussian_condition_tail, hadamard_ratio_tail,
+                               sphere_cap_tail, sphere_gap_tail)
 
 
 @pytest.mark.parametrize("shape, x", [((4, 3), 20.0), ((4, 3), 60.0), ((5, 5), 200.0), ((3, 6), 30.0)])
@@ -117,3 +118,24 @@ def test_sphere_cap_tail_is_half_the_cap_height_at_d_3_and_refuses_bad_input():
                            ((3, 1, -0.1), "r must be"), ((3, 1, 2.0), "r must be")]:
         with pytest.raises(InvalidInputError, match=fragment):
             sphere_cap_tail(*args)
+
+
+@pytest.mark.parametrize("k, x", [(2, 1e-2), (3, 1e-2), (4, 3e-3), (6, 1e-3)])
+def test_hadamard_ratio_tail_covers_the_monte_carlo_rate_of_near_dependent_rows(k, x):
+    """P[|det G| / prod ||g_i|| <= x] from 2e5 Gaussian k x k draws (point estimate plus 4
+    binomial standard errors) lies below the bound, which is linear in x."""
+    G = np.random.default_rng(11).standard_normal((200_000, k, k))
+    ratio = np.abs(np.linalg.det(G)) / np.prod(np.linalg.norm(G, axis=2), axis=1)
+    rate = float(np.mean(ratio <= x))
+    bound = hadamard_ratio_tail(k, x)
+    assert rate - 4 * math.sqrt(max(rate, 1e-6) / ratio.size) < bound < 1
+    assert hadamard_ratio_tail(k, x / 10) == pytest.approx(bound / 10)
+
+
+def test_hadamard_ratio_tail_closed_forms_and_bad_input():
+    assert hadamard_ratio_tail(1, 0.5) == 0.0 and hadamard_ratio_tail(2, 1e-3) == 1e-3
+    # k = 3: 2 c_3 E[1/F_2] = 1 * B(1/2, 1/2) / B(1, 1/2) = pi / 2
+    assert hadamard_ratio_tail(3, 1e-3) == pytest.approx(math.pi / 2 * 1e-3)
+    for args in [(0, 0.1), (2, -1.0), (2, math.nan)]:
+        with pytest.raises(InvalidInputError):
+            hadamard_ratio_tail(*args)

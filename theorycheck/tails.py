@@ -26,6 +26,18 @@ tolerance spans decades and is neither normal nor log-normal in the tail that ma
   floor): ``||x_a - x_b|| <= r`` is ``x_a^T x_b >= cos(theta)`` with ``cos(theta) = 1 - r^2/2``,
   a spherical cap of probability ``I_{sin^2 theta}((d - 1)/2, 1/2) / 2`` (the regularized
   incomplete beta function; exact for ``theta <= pi/2``); the union bound over the pairs.
+* :func:`hadamard_ratio_tail`: ``P[|det G| / prod_i ||g_i|| <= x]`` for a ``k x k`` matrix ``G``
+  of i.i.d. standard normal entries (rows ``g_i``; Hadamard's ratio, in ``[0, 1]``, zero exactly
+  when the rows are dependent: a general-position test against round-off): the ratio is
+  ``prod_{i=2..k} F_i`` with ``F_i`` the distance of ``g_i / ||g_i||`` to the span of the earlier
+  rows, and ``F_i^2 ~ Beta((k-i+1)/2, (i-1)/2)``, independent (``g_i``'s direction is uniform and
+  independent of that span, so ``F_i``'s law does not depend on it).  ``F_k`` is ``|u_1|`` for
+  ``u`` uniform on the sphere of ``R^k``, whose density is at most ``2 c_k`` (``k >= 3``; as
+  above), so conditioning on the other factors ``P[ratio <= x] <= 2 c_k x E[prod_{i<k} 1/F_i]``
+  with ``E[1/F_i] = B(a_i - 1/2, b_i) / B(a_i, b_i)`` (``a_i, b_i`` the Beta parameters); for
+  ``k = 2``, ``P[|sin theta| <= x] = (2/pi) arcsin x <= x``.  Rows ``D g_i`` (``G``'s columns
+  scaled by a diagonal ``D`` with entries in ``(0, 1]``) have a ratio at least ``det D`` times
+  ``G``'s (the norms shrink, the determinant scales by ``det D``): ``x / det D`` in place of ``x``.
 
 A **test's level** is the other kind of stated bound (:class:`NullTest`): a family of ``count``
 z or t statistics, each distributed as a known null (standard normal, Student t(df)) when the
@@ -54,7 +66,7 @@ from scipy import special, stats
 from .errors import InvalidInputError
 
 __all__ = ["TailBound", "NullTest", "null_fit_p", "gaussian_condition_tail", "sphere_gap_tail",
-           "sphere_cap_tail", "CHEN_DONGARRA_C", "NULLS", "SIDES"]
+           "sphere_cap_tail", "hadamard_ratio_tail", "CHEN_DONGARRA_C", "NULLS", "SIDES"]
 
 #: the universal constant of Chen & Dongarra's upper tail bound for real Gaussian matrices
 CHEN_DONGARRA_C = 6.414
@@ -227,3 +239,22 @@ def sphere_cap_tail(d: int, pairs: int, r: float) -> float:
     cosine = 1.0 - r * r / 2.0
     cap = 0.5 * float(special.betainc((d - 1) / 2.0, 0.5, 1.0 - cosine * cosine))
     return float(min(1.0, pairs * cap))
+
+
+def hadamard_ratio_tail(k: int, x: float) -> float:
+    """An upper bound on ``P[|det G| / prod_i ||g_i|| <= x]``, ``G`` a ``k x k`` matrix of i.i.d.
+    standard normal entries: ``K_k x`` (module docstring), at most 1; 0 for ``k = 1`` and
+    ``x < 1`` (one row: the ratio is 1)."""
+    if not _is_count(k, 1):
+        raise InvalidInputError(f"hadamard_ratio_tail: k must be a positive integer, got {k!r}")
+    if not (isinstance(x, (int, float)) and math.isfinite(x) and x >= 0):
+        raise InvalidInputError(f"hadamard_ratio_tail: x must be a finite number >= 0, got {x!r}")
+    if k == 1:
+        return 0.0 if x < 1 else 1.0
+    if k == 2:
+        return float(min(1.0, x))
+    constant = 2.0 * math.exp(math.lgamma(k / 2) - math.lgamma((k - 1) / 2)) / math.sqrt(math.pi)
+    for i in range(2, k):
+        a, b = (k - i + 1) / 2.0, (i - 1) / 2.0
+        constant *= math.exp(special.betaln(a - 0.5, b) - special.betaln(a, b))
+    return float(min(1.0, constant * x))

@@ -22,7 +22,8 @@ from theorycheck.models import (RELU, Activation, BaselineNet, GlobalAttentionNe
                                 hidden_preactivations, last_layer_certificate)
 from theorycheck.optim import adam_steps, cosine_schedule
 from theorycheck.solvers import general_position_cells
-from theorycheck.tails import TailBound
+from theorycheck.solvers.regions import CELL_TOL, COINCIDE_DECIMALS, JUMP_RTOL
+from theorycheck.tails import TailBound, hadamard_ratio_tail, sphere_gap_tail
 
 PAPER = "anon20"
 torch.set_num_threads(1)
@@ -85,6 +86,72 @@ def general_position_roundoffs(dims: int) -> float:
     smallest Hadamard ratio to this bound spans decades from seed to seed)."""
     k = dims + 1
     return k * 2.0 ** (k - 1)
+
+
+#: the LP depth ``|tau|`` from which the cell enumeration decides a sign vector whatever
+#: HiGHS's feasibility tolerances (1e-7) and ``CELL_TOL`` (1e-9) do: ten times their sum
+CELL_DEPTH = 10 * (1e-7 + CELL_TOL)
+#: E[1 / a] for a mask entry a ~ U[0.5, 1] (`region_instance`): E[1 / det D] = this ** s
+MASK_INVERSE_MEAN = 2 * math.log(2)
+
+
+def general_position_tail(cases, x: float, *, bias: bool) -> float:
+    """An upper bound on ``P[general_position_margin < x]`` over `region_instance` draws of
+    ``cases`` ``(s, m)`` (``m`` hyperplanes in ``R^s``): each ``s``-subset of normals and (with
+    biases) ``(s+1)``-subset of ``[normal | offset]`` rows is a Gaussian square matrix with
+    columns scaled by the mask, whose Hadamard ratio is at least ``det D`` times the Gaussian
+    one (`theorycheck.tails.hadamard_ratio_tail`), ``E[1 / det D] = MASK_INVERSE_MEAN^s``
+    (``det D = 1`` for the dense mask ``a = 1``, below it); the union bound over subsets and cases."""
+    total = 0.0
+    for s, m in cases:
+        subsets = math.comb(m, s) * hadamard_ratio_tail(s, x)
+        if bias:
+            subsets += math.comb(m, s + 1) * hadamard_ratio_tail(s + 1, x)
+        total += subsets * MASK_INVERSE_MEAN ** s
+    return total
+
+
+#: why the general-position preconditions hold on all but a stated fraction of draws
+GENERAL_POSITION_REASON = (
+    "every s-subset of normals and (with biases) (s+1)-subset of [normal | offset] rows is a Gaussian "
+    "square matrix with its columns scaled by the mask a ~ U[0.5, 1]: Hadamard ratio at least det D times "
+    "the Gaussian one, whose small-ball probability is at most K_k x (hadamard_ratio_tail: the ratio is a "
+    "product of independent Beta roots); E[1/det D] = (2 ln 2)^s; union bound over subsets and cases "
+    "(general_position_tail)")
+
+
+def region_count_tail(cases, *, bias: bool) -> TailBound:
+    """How often the enumerated cells of `region_instance` draws of ``cases`` ``(s, m)`` can
+    differ from the closed form (Zaslavsky's, Cover's without biases) when the code is right:
+    the reason states the reduction; the number is the sum of its three events' bounds."""
+    depth = merged = 0.0
+    for s, m in cases:
+        if bias:
+            depth += math.comb(m, s + 1) * math.sqrt(2 * (s + 1) / math.pi) * CELL_DEPTH
+        if s >= 2:
+            merged += general_position_tail([(s, m)], math.sqrt(s) * 10.0 ** -COINCIDE_DECIMALS,
+                                            bias=False)
+        elif bias:
+            merged += general_position_tail([(s, m)], 10.0 ** -COINCIDE_DECIMALS, bias=True)
+        else:
+            merged += sphere_gap_tail(m, 1, JUMP_RTOL) if m >= 3 else JUMP_RTOL
+    return TailBound(depth + merged, (
+        f"cases (s, m) {list(map(tuple, cases))}, {'affine' if bias else 'central'}: the count is the "
+        "arrangement's cell count (Zaslavsky's / Cover's closed form in general position, which fails "
+        "with probability 0) unless (1) an LP of count_cells (max tau s.t. sigma_j (n_j^T x + b_j) >= "
+        f"tau, tau <= 1) has |tau*| <= CELL_DEPTH = {CELL_DEPTH:.3g} with tau* < 1: its optimum is then "
+        "a vertex with s+1 active rows J, where Cramer's rule gives |tau*| = |det[n_J | b_J]| / "
+        "|det[sigma_J n_J | -1]| >= |sum_k +-b_k M_k| / sum_k |M_k| (M_k the normals' minors without "
+        "row k, independent of the Gaussian offsets b), i.e. |N(0, 1)| sqrt(sum M_k^2) / sum |M_k| >= "
+        "|N(0, 1)| / sqrt(s+1): at most C(m, s+1) sqrt(2 (s+1) / pi) CELL_DEPTH per case; without "
+        "biases tau* is exactly 0 (empty cone) or 1, whatever the draw; beyond CELL_DEPTH, HiGHS "
+        "(feasibility tolerances 1e-7) and CELL_TOL = 1e-9 decide every sign vector and every "
+        "interior-point side test right; (2) two units merged as one hyperplane (canonical forms "
+        "equal to 12 decimals): then an s-subset of normals (s >= 2) or an affine pair (s = 1) has "
+        "Hadamard ratio below sqrt(s) 1e-12 (hadamard_ratio_tail with the mask's E[1/det D] = "
+        "(2 ln 2)^s); (3) without biases at s = 1, where all units merge at 0 as meant, their jumps "
+        "cancel: |w2^T c| <= 1e-12 ||w2|| ||c|| for w2's uniform direction, probability at most "
+        "2 c_m 1e-12 (sphere_gap_tail's density bound; (2/pi) arcsin 1e-12 <= 1e-12 at m = 2)"))
 
 
 def log_bound_gap(n1, s0, p):

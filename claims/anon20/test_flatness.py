@@ -88,7 +88,11 @@ def test_relu_scale_invariance(tc):
             description="the ReLU minimum: positively homogeneous, the loss gap is round-off"),
     },
     calibration=["softplus L-BFGS stopped between 1e-28 and 2e-7 on seeds 0-2 (minimum "
-                 "threshold 1e-6); the spec saw a loss gap 3.5e-2"],
+                 "threshold 1e-6); the spec saw a loss gap 3.5e-2",
+                 "issue 31 (2026-11-30): the loss gap declared scale='log' (a gap against a "
+                 "round-off-sized tolerance); blocks 88000-88049 and 88050-88099: 50 of 50 passed "
+                 "on each, gap at least 2.2e4 times 1e-8, its log-normal model accepted (1.4e-18, "
+                 "1.5e-21), claim bound 1.1e-4 and 1.2e-5 (9.9e-3 counted on 81000-81299 before)"],
     sizes={tier: dict(FLAT_SIZES[tier]) for tier in ("quick", "full")},
 )
 def test_softplus_discrepancy(tc):
@@ -100,8 +104,10 @@ def test_softplus_discrepancy(tc):
     At softplus (``tau = 1``) interpolating minima (L-BFGS, shared run; precondition: train
     loss ``<= 1e-6``, above where softplus L-BFGS stops) the counterexample is the loss gap
     ``|L(T theta) - L(theta)|`` at ``(alpha1, alpha2) = (0.5, 1)``: the literal invariance
-    ``<= 1e-8`` fails.  Also checked: the temperature identity to 1e-12 relative, and the bound (with
-    margin 1e-12).  Control: the ReLU minimum, where the gap is round-off.
+    ``<= 1e-8`` fails (a loss gap against a round-off-sized tolerance, which spans decades over
+    draws: the decision declares ``scale="log"``).  Also checked: the temperature identity to
+    1e-12 relative, and the bound (with margin 1e-12).  Control: the ReLU minimum, where the gap
+    is round-off.
     """
     activation = "relu" if tc.control == "relu" else "softplus"
     tc.precondition.holds("activation is softplus", activation == "softplus")
@@ -115,7 +121,7 @@ def test_softplus_discrepancy(tc):
     tc.record("loss gap |L(T theta) - L(theta)|", gap)
     tc.record("||grad L(T theta)||", flatten_params(model, model.gradient(T)).norm(dim=1))
     tc.precondition.at_most("theta is a minimum (train loss)", model.loss(params), 1e-6)
-    tc.conclusion.at_least("loss gap at T_{0.5,1} above 1e-8", gap, 1e-8)
+    tc.conclusion.at_least("loss gap at T_{0.5,1} above 1e-8", gap, 1e-8, scale="log")
     if act.name == "softplus":
         c = 0.5
         f, fT = outputs(run, params), outputs(run, T)

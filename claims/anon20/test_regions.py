@@ -6,9 +6,11 @@ from scipy.optimize import brentq
 from theorycheck import Control, claim, discrepancy
 from theorycheck.solvers import (central_cells, general_position_cells, grid_construction,
                                  grid_lower_bound, relu_network_hyperplanes, relu_network_regions)
+from theorycheck.tails import TailBound
 
-from .setup import (PAPER, general_position_margin, general_position_roundoffs, log10_floor_bound,
-                    log10_max_cells, log_bound_gap, region_instance)
+from .setup import (GENERAL_POSITION_REASON, PAPER, general_position_margin, general_position_roundoffs,
+                    general_position_tail, log10_floor_bound, log10_max_cells, log_bound_gap,
+                    region_count_tail, region_instance)
 
 #: (p, s0, n1) of the generic-arrangement checks; LP splitting grows with the cell count
 GENERIC_CASES = {"quick": {"cases": [[5, 1, 4], [5, 2, 6], [5, 3, 6], [5, 2, 8]], "baseline_n1": 6},
@@ -23,6 +25,13 @@ GENERIC_CASES = {"quick": {"cases": [[5, 1, 4], [5, 2, 6], [5, 3, 6], [5, 2, 8]]
               "n1 units has exactly sum_{j<=s0} C(n1, j) linear regions, the maximum over all "
               "weights; a sparser mask therefore caps the count below the dense baseline's.",
     provenance="derived",
+    calibration=[
+        "issue 31 (2026-11-30): the count decisions state setup.region_count_tail (1.4e-4 for the "
+        "cases, 3.0e-5 for attention below the baseline) and the precondition "
+        "setup.general_position_tail (1.9e-12); no threshold set from seeds; blocks 88000-88049 "
+        "and 88050-88099: 50 of 50 passed on each, claim bound 1.7e-4 on both (9.9e-3 counted "
+        "on 81000-81299 before)",
+    ],
     controls={
         "parallel_units": Control(
             "hypothesis", breaks=["cell count equals sum_{j<=s0} C(n1, j)"],
@@ -47,6 +56,10 @@ def test_exact_max_regions(tc):
     ``a = 1`` (the baseline, ``p = 5`` inputs), whose count is ``2^{n1}`` for ``n1 <= p``.
     The paper's Thm 3 gives only a lower bound on the maximum, which cannot show a reduction;
     this exact maximum is the statement behind "attention reduces the linear regions".
+    The counts follow from general position exactly, so their decisions state the probability of
+    a near-degenerate draw (an LP depth below `setup.CELL_DEPTH`, or merged hyperplanes:
+    `setup.region_count_tail`), and the precondition its small-ball probability
+    (`setup.general_position_tail`).
     """
     rng = tc.rng("weights")
     measured, expected, margins = [], [], []
@@ -61,17 +74,21 @@ def test_exact_max_regions(tc):
     tc.record("cases (p, s0, n1)", tc.sizes["cases"])
     tc.record("enumerated cells", measured)
     tc.record("sum_{j<=s0} C(n1, j)", expected)
-    tc.precondition.at_least("general position (smallest |det| of subsets)", min(margins),
-                             tc.roundoff(general_position_roundoffs(max(c[1] for c in tc.sizes["cases"]))),
-                             scale="log")
-    tc.conclusion.close("cell count equals sum_{j<=s0} C(n1, j)", measured, expected, atol=0.5)
+    cases = [(s0, n1) for _, s0, n1 in tc.sizes["cases"]]
+    floor = tc.roundoff(general_position_roundoffs(max(s0 for s0, _ in cases)))
+    tc.precondition.at_least("general position (smallest |det| of subsets)", min(margins), floor,
+                             scale="log", tail_bound=None if tc.control else TailBound(
+                                 general_position_tail(cases, floor, bias=True), GENERAL_POSITION_REASON))
+    tc.conclusion.close("cell count equals sum_{j<=s0} C(n1, j)", measured, expected, atol=0.5,
+                        tail_bound=None if tc.control else region_count_tail(cases, bias=True))
     n1 = tc.sizes["baseline_n1"]
     W1, b, w2, a = region_instance(tc.rng("baseline"), 5, 2, n1, bias=True)
     attention, baseline = (relu_network_regions(W1, b, w2, a),
                            relu_network_regions(W1, b, w2, np.ones(5)))
     tc.record("attention (s0 = 2) vs baseline (p = 5) cells", [attention, baseline])
     tc.conclusion.at_most("attention cells below the baseline's (same weights)", attention,
-                          baseline - 1)
+                          baseline - 1,
+                          tail_bound=None if tc.control else region_count_tail([(2, n1), (5, n1)], bias=True))
 
 
 @claim(
@@ -128,6 +145,13 @@ def test_montufar_lower_bound_with_bias(tc):
               "n1 > s0 units is at least floor(n1/s0)^s0.",
     corrected_by=f"{PAPER}.thm3.montufar_lower_bound_with_bias",
     provenance="derived",
+    calibration=[
+        "issue 31 (2026-11-30): the count decisions state setup.region_count_tail (1.2e-10: "
+        "merged hyperplanes only, every cone LP is 0 or 1) and the precondition "
+        "setup.general_position_tail (1.2e-13); no threshold set from seeds; blocks 88000-88049 "
+        "and 88050-88099: 50 of 50 passed on each, claim bound 2.5e-10 on both (9.9e-3 counted "
+        "on 81000-81299 before)",
+    ],
     controls={
         "with_biases": Control(
             "hypothesis", breaks=["bias-free maximum below floor(n1/s0)^s0"],
@@ -147,6 +171,9 @@ def test_bias_free_discrepancy(tc):
     count, which is the maximum.  The counterexample: that maximum is strictly below the
     printed ``floor(n1/s0)^{s0}`` (2 < 4 at (1, 4); 20 < 25 at (2, 10)).  Integers, no
     tolerance.  With biases (the E.5 proof uses them) the same weights give 5 and 56 cells.
+    Without biases every cell LP has depth 0 (an empty cone) or 1, so the counts fail only where
+    hyperplanes merge: their decisions state that probability (`setup.region_count_tail`), the
+    precondition its small-ball probability (`setup.general_position_tail`).
     """
     biases = tc.control == "with_biases"
     tc.precondition.holds("network is bias-free (model (1))", not biases)
@@ -162,14 +189,17 @@ def test_bias_free_discrepancy(tc):
     tc.record("enumerated cells", measured)
     tc.record("2 sum_{j<s0} C(n1-1, j)", cover)
     tc.record("printed bound floor(n1/s0)^s0", bound)
-    tc.precondition.at_least("general position (smallest |det| of subsets)", min(margins),
-                             tc.roundoff(general_position_roundoffs(max(c[1] for c in tc.sizes["cases"]))),
-                             scale="log")
+    cases = [(s0, n1) for _, s0, n1 in tc.sizes["cases"]]
+    floor = tc.roundoff(general_position_roundoffs(max(s0 for s0, _ in cases)))
+    tc.precondition.at_least("general position (smallest |det| of subsets)", min(margins), floor,
+                             scale="log", tail_bound=None if tc.control else TailBound(
+                                 general_position_tail(cases, floor, bias=False), GENERAL_POSITION_REASON))
+    counted = None if tc.control else region_count_tail(cases, bias=False)
     tc.conclusion.at_most("bias-free maximum below floor(n1/s0)^s0", measured,
-                          np.asarray(bound) - 1)
+                          np.asarray(bound) - 1, tail_bound=counted)
     if tc.control is None:
         tc.conclusion.close("bias-free cells equal 2 sum_{j<s0} C(n1-1, j)", measured, cover,
-                            atol=0.5)
+                            atol=0.5, tail_bound=counted)
 
 
 @discrepancy(
