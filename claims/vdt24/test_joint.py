@@ -33,12 +33,12 @@ and gives the derived d in its detail (`problems.condition1_parameters`).
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats as scipy_stats
 
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 from theorycheck import data as datasets
 from theorycheck.checks import fit_slope
 from theorycheck.solvers import certify, solve_usvm
+from theorycheck.tails import NullTest
 
 from .joint import (
     CONTROL_INSTANCES,
@@ -139,9 +139,35 @@ def test_usvm_reference(tc):
 
 # ============================================================== Lemma 11
 
-RATE_Z = float(scipy_stats.norm.ppf(1 - 1.5e-4))
-"""Lemma 11 (b)'s tolerance in standard errors of the slope: one-sided level 1.5e-4 for each of
-its two slopes (3e-4 together; z = 3.62)."""
+RATE_TEST = NullTest(level=1e-4, count=1, sided="upper")
+"""Lemma 11 (b)'s test of each of its two slopes: z = (slope + 1/2)/se, N(0, 1) at the rate's
+edge (slope -1/2) by the delta method and stochastically below it inside (a steeper slope), rejected
+beyond the upper 1e-4 quantile (z = 3.72); the two slopes' levels, 2e-4 together, are the claim's
+share of its budget (`RATE_CALIBRATION`)."""
+RATE_STATISTICS = ("max |cross|/rho^2", "max norm deviation")
+"""Lemma 11's two statistics whose rate in d is tested (b)."""
+
+
+def rate_decision(label: str) -> str:
+    """The name of (b)'s decision on the rate of the statistic ``label``."""
+    return f"rate in d of mean {label}: z of the log-log slope against -1/2"
+
+
+RATE_CALIBRATION = [Calibrated(
+    decision=rate_decision(label), threshold=f"z <= {RATE_TEST.critical:.4g} (RATE_TEST: level 1e-4, upper)",
+    calibration_seeds="92000-92049", validation_seeds="92100-92149",
+    how="the level (1e-4 per slope) is the claim's share of its budget, set before any seed; the blocks "
+        "check the null, not a threshold. Calibration block (main at 7abc554: z from the recorded slope "
+        "and standard error): z mean -0.08 (cross) and -0.13 (norms), sd 1.01 and 0.88, largest 2.34 "
+        "and 1.60 of 50, fit to N(0, 1) (null_fit_p) 0.79 and 1; the replaced decisions (slope <= -1/2 "
+        "+ 3.62 se, margins' normal model) gave 2.5e-3 + 1.6e-3 there (3.8 and 4.0 sd; the claim "
+        "4.1e-3). A Monte Carlo outside the suite's seeds (generator seeds [92999, r, d], r < 1000, "
+        "the quick sizes): z mean -0.23 and -0.18, sd 0.99 and 1.00, 3 and 4 of 1000 beyond the 1% "
+        "quantile, 1 and 1 beyond the 0.1% quantile, largest 3.14 and 3.65. Validation block: z mean -0.09 "
+        "and -0.15, sd 1.04 and 0.87, largest 1.83 and 2.39, null_fit_p 0.76 and 0.79; each decision "
+        "1e-4 (stated bound), the claim 2.0e-4; both controls failed as declared on 50 of 50 "
+        "(tiny_dimension 5e-199, common_direction 1.7e-12)") for label in RATE_STATISTICS]
+"""How `RATE_TEST` was checked: the level is the budget's share, set before any seed."""
 
 
 def log_mean_slope_error(dims, samples) -> float:
@@ -170,25 +196,24 @@ def log_mean_slope_error(dims, samples) -> float:
             description="d = 4 (grid 4, 16, 64): max |cross|/rho^2 far above 0.5, not nearly "
                         "orthogonal"),
         "common_direction": Control(
-            "reference", breaks=["rate in d of mean max |cross|/rho^2 (log-log slope)"],
+            "reference", breaks=[rate_decision("max |cross|/rho^2")],
             constants={"shared_component_norm": 0.5},
             description="every token gets a shared component of norm 0.5: the inner products no "
                         "longer vanish like d^(-1/2)"),
     },
-    calibration=["the rate's tolerance is the slope's sampling error (RATE_Z standard errors, "
-                 "delta method over the instances); it replaced a slack 0.05 (bound -0.45) set "
-                 "after seeing the measured slopes",
+    calibration=[*RATE_CALIBRATION,
+                 "the rate's tolerance is the slope's sampling error (delta method over the "
+                 "instances); it replaced a slack 0.05 (bound -0.45) set after seeing the measured slopes",
                  "checked by a Monte Carlo on generator seeds 1000-1039 (not the suite's seeds): "
                  "mean slopes -0.498 (cross) and -0.503 (norms), spread 0.010 and 0.013 against "
                  "delta-method errors 0.010 and 0.013",
-                 "2026-11-29 (issue 31, third session): not a NullTest candidate. A Monte Carlo of "
-                 "z = (slope + 1/2)/se outside the suite's seeds (numpy generator seeds [7311, r], r < 300, "
-                 "the quick sizes) gave mean -0.23 (cross) and -0.15 (norms), sd 0.99, Kolmogorov-Smirnov "
-                 "against N(0, 1) p = 0.001 and 0.03: at d = 64-1024 the slopes are steeper than -1/2, the "
-                 "null is one-sided and composite and the statistic stochastically below N(0, 1), which a "
-                 "pooled KS check contradicts. A smaller level (1e-6 each, z = 4.75) was tried on "
-                 "78500-78549: the margins' normal model gave 1.9e-4 + 2.9e-4 (4.7 and 4.6 sd), still "
-                 "over the budget at 50 seeds, so RATE_Z was left at 1.5e-4 each"],
+                 "2026-11-29 (issue 31, third session): a Monte Carlo of z = (slope + 1/2)/se outside "
+                 "the suite's seeds (numpy generator seeds [7311, r], r < 300, the quick sizes) gave mean "
+                 "-0.23 (cross) and -0.15 (norms), sd 0.99: stochastically below N(0, 1) at d = 64-1024 "
+                 "(the slopes are a little steeper than -1/2), which the two-sided fit of that day "
+                 "refuted; the fit is one-sided since (a conservative test keeps its level), so the "
+                 "slopes are decided as a NullTest (RATE_CALIBRATION), where the margins' normal model "
+                 "left 1.9e-4 + 2.9e-4 at 50 seeds"],
     sizes={"quick": dict(n=8, d=64, dims=[64, 256, 1024], instances=100, rho=2.0, delta=0.05),
            "full": dict(n=64, d=1024, dims=[256, 1024, 2048], instances=100, rho=2.0, delta=0.05)},
 )
@@ -206,12 +231,14 @@ def test_dm_near_orthogonal(tc):
         max |cross|/rho^2 <= 0.5 ("nearly orthogonal", what the proofs use).
         `tc.conclusion.binomial` rejects P[success] >= 1 - delta at level 0.05 (its power is
         recorded).
-    (b) The rate: over d in `dims` (x4 steps), the fitted slope of log(mean max |cross|/rho^2)
+    (b) The rate: over d in `dims` (x4 steps), the fitted slope b of log(mean max |cross|/rho^2)
         and of log(mean max norm deviation) against log d is <= -1/2 (the bound's d^(-1/2))
-        within its sampling error: slope <= -1/2 + z se, z = `RATE_Z` (one-sided 1.5e-4 each),
-        se = sqrt(sum_d w_d^2 (s_d / (sqrt(K) m_d))^2) by the delta method (w_d the least-squares
+        within its sampling error, as a one-sided test (`RATE_TEST`): z = (b + 1/2)/se, se =
+        sqrt(sum_d w_d^2 (s_d / (sqrt(K) m_d))^2) by the delta method (w_d the least-squares
         weights of log d, m_d and s_d the mean and standard deviation of the statistic over the
-        K instances at d).
+        K instances at d), is N(0, 1) at the edge b = -1/2 and stochastically below it for a
+        steeper rate, rejected at z > 3.72 (level 1e-4 for each slope; the calibration checks the
+        recorded z against N(0, 1)).
     The sqrt bounds alone are too loose (c = 4) to fail at tiny d, hence the 0.5 requirement,
     which d = 4 breaks (control).  A shared component of norm 0.5 in every token breaks the
     rate (control).  The base d = 8n is this claim's own size (Lemma 11 is about the data
@@ -231,13 +258,13 @@ def test_dm_near_orthogonal(tc):
     tc.conclusion.binomial("P[bounds hold and |cross|/rho^2 <= 0.5] >= 1 - delta (at the tier's d)",
                            success, p=1 - delta, alpha=0.05)
     dims = np.asarray(sizes["dims"], dtype=float)
-    for label, column in (("max |cross|/rho^2", 1), ("max norm deviation", 0)):
+    for label, column in zip(RATE_STATISTICS, (1, 0)):
         samples = [stats[d][column] for d in sizes["dims"]]
         means = np.array([sample.mean() for sample in samples])
         rate = fit_slope(dims, means, window=(dims[0], dims[-1])).slope
         se = log_mean_slope_error(dims, samples)
         tc.record(f"mean {label} over d={sizes['dims']}; slope; its standard error", [means, rate, se])
-        tc.conclusion.at_most(f"rate in d of mean {label} (log-log slope)", rate, -0.5, margin=RATE_Z * se)
+        tc.conclusion.at_most(rate_decision(label), (rate + 0.5) / se, RATE_TEST.critical, tail_bound=RATE_TEST.tail_bound)
         tc.curve("orthogonality", f"mean {label}", dims, means, xscale="log", yscale="log",
                  xlabel="d", title="Lemma 11: DM tokens nearly orthogonal")
     tc.curve("orthogonality", "cross bound 4 sqrt(log(4n^2/delta)/d)", dims,
