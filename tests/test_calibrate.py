@@ -115,6 +115,28 @@ def test_a_decision_declared_on_the_log_scale_is_modelled_on_the_log_only():
     assert row["model"] == "log-normal rejected" and row["bound_from"] == "clopper-pearson"
 
 
+def test_a_declared_log_scale_keeps_ratios_below_the_float_resolution():
+    """A final loss of 1e-28 +- a decade against a target of 1e-10, declared ``scale="log"``: its
+    margin ``1 - measured / target`` is exactly 1 at every seed (no spread), but the log ratios
+    formed from the records (`record_log_ratio`: ``log(target / max measured)``) are the model's."""
+    from theorycheck.margins import record_log_ratio
+
+    rng = np.random.default_rng(35)
+    losses = [10.0 ** rng.normal(-28.0, 0.4, 3) for _ in range(60)]
+    decisions = [dict(checks.at_most("loss reaches epsilon", x, 1e-10, scale="log").to_json(),
+                      role="conclusion") for x in losses]
+    assert {d["margin"] for d in decisions} == {1.0}
+    logs = [np.log(1e-10 / x.max()) for x in losses]
+    assert [record_log_ratio(d) for d in decisions] == pytest.approx(logs, rel=1e-12)
+    (row,) = cal._decision_rows([{"decisions": [d]} for d in decisions], ("conclusion",))
+    assert row["bound_from"] == "log-normal tail"
+    assert row["bound"] == pytest.approx(cal.normal_tail(logs)["tail_upper"]) and row["bound"] < 1e-12
+    # at_least with a margin: the ratio (measured + 2 margin) / (bound + margin), as from the margin
+    record = checks.at_least("rank", [3.0, 5.0], 2.0, margin=0.5).to_json()
+    assert record_log_ratio(record) == pytest.approx(np.log(1.0 + record["margin"]))
+    assert record_log_ratio(checks.slope("s", [1, 2, 4], [1, 2, 4], window=(1, 4), at_least=0.5).to_json()) is None
+
+
 @pytest.mark.parametrize("draw, true_rate", [
     (lambda rng, n: 20.0 - (rng.pareto(2.2, n) + 1.0), 20.0 ** -2.2),        # no fourth moment
     (lambda rng, n: 50.0 - np.exp(1.5 * rng.standard_normal(n)), stats.norm.sf(np.log(50.0) / 1.5)),

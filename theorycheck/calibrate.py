@@ -59,6 +59,9 @@ definitions are read with the current ones):
   round-off tolerance) has the log-normal model as its only tail model: the normal model of its
   margins is not tried, so the choice of scale is made before any seed and never by which model
   gives the smaller bound (``model: "log-normal rejected"`` where the Shapiro-Wilk check fails).
+  Its log ratios are formed from the recorded numbers (:func:`theorycheck.margins.record_log_ratio`),
+  not from the margins: a ratio below the float's resolution (a final loss of 1e-28 against a
+  target of 1e-10) rounds the margin to exactly 1 at every seed, with no spread left in it.
 * where those models are rejected (or do not apply: an over-dispersed binomial, a ratio not
   positive), the **Cantelli** bound, which assumes no shape: for any distribution with mean
   ``mu > 0`` and standard deviation ``sigma``, ``P[X <= 0] <= sigma^2 / (sigma^2 + mu^2)``
@@ -137,7 +140,7 @@ from scipy import optimize, stats
 
 from .errors import UsageError
 from .files import BadFileError, atomic_write, read_json
-from .margins import element_margins, record_margin
+from .margins import element_margins, record_log_ratio, record_margin
 from .tails import null_fit_p
 
 __all__ = ["CLAIM_BUDGET", "CONTROL_BUDGET", "CONFIDENCE", "clopper_pearson_upper",
@@ -232,8 +235,13 @@ def normal_tail(margins: Sequence[float], confidence: float = CONFIDENCE) -> dic
 _RATIO_SIGN = {"at_most": -1.0, "close": -1.0, "at_least": 1.0}
 
 
-def _log_ratios(margins: Sequence[float], kind: str | None, negated: bool = False) -> np.ndarray | None:
-    """``y`` of :func:`log_ratio_tail` (``-y`` when ``negated``), or ``None``."""
+def _log_ratios(margins: Sequence[float], kind: str | None, negated: bool = False,
+                exact: Sequence[float | None] | None = None) -> np.ndarray | None:
+    """``y`` of :func:`log_ratio_tail` (``-y`` when ``negated``), or ``None``; ``exact``: the same
+    values formed from the records (:func:`theorycheck.margins.record_log_ratio`), taken where
+    every one was formed (a margin of exactly 1 has lost a ratio below the float's resolution)."""
+    if exact is not None and not negated and all(v is not None and math.isfinite(v) for v in exact):
+        return np.asarray(exact, dtype=float)
     sign = _RATIO_SIGN.get(kind)
     if sign is None:
         return None
@@ -246,13 +254,14 @@ def _log_ratios(margins: Sequence[float], kind: str | None, negated: bool = Fals
 
 
 def log_ratio_tail(margins: Sequence[float], kind: str | None, negated: bool = False,
-                   confidence: float = CONFIDENCE) -> dict | None:
+                   confidence: float = CONFIDENCE, exact: Sequence[float | None] | None = None) -> dict | None:
     """:func:`normal_tail` of ``y = sign * log(1 + sign * margin)``, the log of the compared
     ratio (``sign`` -1 for ``at_most`` and ``close``, +1 for ``at_least``): ``y >= 0`` exactly
     when the margin is.  ``negated``: the margins are those of a decision of ``kind`` negated
     (a control's "fails as declared" of the one conclusion it breaks), modelled as ``-y``.
-    ``None`` for another kind or where a ratio is not positive."""
-    y = _log_ratios(margins, kind, negated)
+    ``None`` for another kind or where a ratio is not positive; ``exact``: as for
+    :func:`_log_ratios`."""
+    y = _log_ratios(margins, kind, negated, exact)
     return None if y is None else normal_tail(y, confidence)
 
 
@@ -413,6 +422,7 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
                  seed_independent: bool = False, pooled: dict | None = None,
                  negated: bool = False, log_scale: bool = False,
                  stated: float | None = None, null_p: float | None = None,
+                 log_ratios: Sequence[float | None] | None = None,
                  confidence: float = CONFIDENCE) -> dict:
     """One decision's row over the seeds at which it was recorded (module docstring);
     ``seed_independent``: its lineage says no seeded computation preceded it at any seed;
@@ -423,6 +433,8 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
     :class:`theorycheck.tails.TailBound` probability it declared (at every seed), its bound
     where it never failed; ``null_p``: where that probability is a test's level, the fit of its
     statistics to their null (:func:`_null_fit`), which must hold for the level to be taken;
+    ``log_ratios``: the log ratios formed from the records (:func:`_log_ratios`' ``exact``; a
+    declared log scale is modelled on them whatever the linear margins' spread);
     ``confidence``: the level of its bounds (default :data:`CONFIDENCE`)."""
     runs, failures = len(passed), sum(not p for p in passed)
     counted = clopper_pearson_upper(failures, runs, confidence)
@@ -434,11 +446,12 @@ def decision_row(name: str, margins: Sequence[float | None], passed: Sequence[bo
         tail["model"], seed_independent = "lineage contradicted", False
     modelled = failures == 0 and len(finite) == runs
     linear = tail["model"] == "normal" and not log_scale
-    logged = (log_ratio_tail(finite, kind, negated, confidence)
-              if modelled and tail["model"] in (("rejected", "normal") if log_scale else ("rejected",))
+    logged = (log_ratio_tail(finite, kind, negated, confidence, log_ratios)
+              if modelled and tail["model"] in (_LOG_SCALE_AFTER if log_scale else ("rejected",))
               else None)
-    cantelli = (_cantelli_of(finite, kind, negated, log_scale, confidence)
-                if modelled and tail["model"] in _CANTELLI_AFTER else None)
+    cantelli = (_cantelli_of(finite, kind, negated, log_scale, confidence, log_ratios)
+                if modelled and tail["model"] in (_CANTELLI_AFTER + _LOG_SCALE_AFTER if log_scale
+                                                  else _CANTELLI_AFTER) else None)
     if seed_independent and runs and failures == 0:
         tail["model"] = "seed-independent"
         bound, source = 0.0, "seed-independent"
@@ -485,12 +498,17 @@ _TRIAL_MODELS = ("pooled trials", "beta-binomial")
 #: linear model is "normal" or "rejected"; "lineage contradicted" is left to counting, to be seen)
 _CANTELLI_AFTER = ("rejected", "normal", "over-dispersed")
 
+#: the linear margins' models after which a declared log scale is modelled on its log ratios:
+#: any but "lineage contradicted" and "too few" ("no spread": a ratio below the float's
+#: resolution leaves the margin at exactly 1 at every seed, its log ratio still spread)
+_LOG_SCALE_AFTER = ("normal", "rejected", "no spread")
+
 
 def _cantelli_of(margins: list[float], kind: str | None, negated: bool, log_scale: bool,
-                 confidence: float = CONFIDENCE) -> float | None:
+                 confidence: float = CONFIDENCE, exact: Sequence[float | None] | None = None) -> float | None:
     """:func:`cantelli_tail` of the margins, or of the log ratios for a decision declared on the
-    log scale (``None`` where they cannot be formed)."""
-    values = _log_ratios(margins, kind, negated) if log_scale else margins
+    log scale (``None`` where they cannot be formed; ``exact`` as for :func:`_log_ratios`)."""
+    values = _log_ratios(margins, kind, negated, exact) if log_scale else margins
     return None if values is None else cantelli_tail(values, confidence)
 
 
@@ -514,7 +532,8 @@ def _decision_rows(cases: list[dict], roles: tuple[str, ...]) -> list[dict]:
                          seed_independent=all(map(_decided_before_the_seed, ds)),
                          pooled=pooled_trials(ds) if _all_binomial(ds) else None,
                          log_scale=all(d.get("detail", {}).get("scale") == "log" for d in ds),
-                         stated=_stated_bound(ds), null_p=_null_fit(ds))
+                         stated=_stated_bound(ds), null_p=_null_fit(ds),
+                         log_ratios=[record_log_ratio(d) for d in ds])
             for name, ds in recorded.items()]
 
 

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["element_margins", "margin", "record_margin"]
+__all__ = ["element_margins", "margin", "record_log_ratio", "record_margin"]
 
 
 def _array(value: Any) -> np.ndarray:
@@ -86,6 +86,26 @@ def _bound_elements(d) -> np.ndarray:
     raw = b - m if d.kind == "at_most" else m - b
     slack = raw + absolute + relative * np.abs(b)
     return _ratios(slack, np.abs(b) * (1.0 + relative) + absolute).ravel()
+
+
+def _bound_log_ratios(d) -> np.ndarray:
+    """Per element of a bound decision, the log of its compared ratio ``sign * log(1 + sign *
+    margin_i)`` (``sign`` -1 for ``at_most``, +1 for ``at_least``) formed from the numbers, not
+    from the margin: ``1 - margin_i = (T_i - slack_i) / T_i = (|b_i| - b_i + measured_i) / T_i``
+    (at_most), ``1 + margin_i = (measured_i + |b_i| - b_i + 2 (margin + rmargin |b_i|)) / T_i``
+    (at_least), ``T_i`` the threshold's magnitude; NaN where the ratio is not positive."""
+    m, b = np.broadcast_arrays(_array(d.measured), _array(d.reference))
+    absolute = float(d.tolerance.get("margin", 0.0))
+    relative = float(d.tolerance.get("rmargin", 0.0))
+    magnitude = np.abs(b) * (1.0 + relative) + absolute
+    if d.kind == "at_most":
+        compared = np.abs(b) - b + m
+    else:
+        compared = m + np.abs(b) - b + 2.0 * (absolute + relative * np.abs(b))
+    formed = (compared > 0) & (magnitude > 0)
+    y = np.full(compared.shape, np.nan)
+    y[formed] = np.log(compared[formed] / magnitude[formed])
+    return (-y if d.kind == "at_most" else y).ravel()
 
 
 def _close(d) -> float:
@@ -186,6 +206,19 @@ def _decision(record: dict):
     return Decision(record.get("name", ""), record.get("kind", ""), bool(record.get("passed")),
                     record["measured"], record.get("reference"), record.get("tolerance") or {},
                     record.get("detail") or {})
+
+
+def record_log_ratio(record: dict) -> float | None:
+    """The log of the compared ratio of a bound decision (``at_most``, ``at_least``) recorded in a
+    results.json, least over its elements: ``-log(measured / threshold)`` for ``at_most``,
+    ``log(measured / threshold)`` for ``at_least`` (with its margins), >= 0 exactly when it passed.
+    It is ``sign * log(1 + sign * margin)`` computed from the numbers: a ratio below the float's
+    resolution (a loss of 1e-28 against 1e-10) leaves a margin of exactly 1, whose log ratio is
+    lost.  ``None`` for another kind, non-finite numbers or a ratio that is not positive."""
+    if record.get("kind") not in ("at_most", "at_least") or record_margin(record) is None:
+        return None
+    y = _bound_log_ratios(_decision(record))
+    return None if y.size == 0 or not np.all(np.isfinite(y)) else float(np.min(y))
 
 
 def record_margin(record: dict) -> float | None:

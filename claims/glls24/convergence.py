@@ -90,7 +90,9 @@ def linear_convergence_runs(tc, configs):
 def decide_linear_convergence(tc, runs, kernel_tail=None):
     """The decisions shared by Theorem 4.2 and Corollary 4.3 over a list of runs (after the
     width's, `linear_convergence_runs`).  The runs may differ in length (each lasts its own
-    slowest trial's count): every trial is censored at its own run's length.  ``kernel_tail``: the
+    slowest trial's count): every trial is censored at its own run's length.  The final relative
+    loss is compared with epsilon on the log scale (``scale="log"``): a loss ratio, which GD drives
+    down by decades past epsilon towards the round-off floor of ``rel``.  ``kernel_tail``: the
     stated bound of "lambda_min(H(0)) > 0" where one is proved (d = 1, `scalar_output_kernel_tail`)."""
     ms = [convergence_measurements(r) for r in runs]
     cat = {k: np.concatenate([m[k] for m in ms]) for k in ms[0]}
@@ -107,7 +109,7 @@ def decide_linear_convergence(tc, runs, kernel_tail=None):
     tc.conclusion.at_most("steps to epsilon at most the predicted count", cat["hit"], censored_count(cat))
     tc.conclusion.at_most("log-loss slope at most log(1 - m eta lambda / 2)", cat["slope"],
                           np.log(np.minimum(cat["q"], 1.0)), margin=1e-9)
-    tc.conclusion.at_most("loss reaches epsilon within the run", cat["final"], CONVERGENCE_TARGET)
+    tc.conclusion.at_most("loss reaches epsilon within the run", cat["final"], CONVERGENCE_TARGET, scale="log")
     for r in runs:
         tc.curve("relative loss", f"m={r['m']}", r["t"], relative_loss(r)[:, 0], yscale="log")
     return cat
