@@ -269,13 +269,17 @@ def mean_deviation_bound(central_moments, n: int, level: float) -> float:
     return float(math.exp(min(logs)))
 
 
-def bennett_tail(n: int, variance: float, bound: float, deviation: float) -> float:
+def bennett_tail(n: int, variance: float, bound, deviation: float):
     """``P[(X_1 + ... + X_n)/n - E X >= deviation]`` for i.i.d. ``X`` with ``X - E X <= bound`` and
-    variance at most ``variance``: Bennett's inequality (module docstring), at most 1."""
+    variance at most ``variance``: Bennett's inequality (module docstring), at most 1; elementwise
+    over an array of ``bound``."""
     if not _is_count(n, 1):
         raise InvalidInputError(f"bennett_tail: n must be a positive integer, got {n!r}")
-    if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in (variance, bound, deviation)):
+    b = np.asarray(bound, dtype=float)
+    if not (all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in (variance, deviation))
+            and np.all(np.isfinite(b)) and np.all(b > 0)):
         raise InvalidInputError(f"bennett_tail: variance, bound and deviation must be positive finite numbers, "
                                 f"got {variance!r}, {bound!r}, {deviation!r}")
-    u = bound * deviation / variance
-    return float(min(1.0, math.exp(-(n * variance / bound ** 2) * ((1.0 + u) * math.log1p(u) - u))))
+    u = b * deviation / variance
+    tail = np.minimum(1.0, np.exp(-(n * variance / b ** 2) * ((1.0 + u) * np.log1p(u) - u)))
+    return float(tail) if tail.ndim == 0 else tail

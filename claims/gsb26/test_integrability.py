@@ -91,13 +91,14 @@ def top_eigenvalue_tail(matrices):
 
 
 def exp_quadratic_exceedance(eigenvalues, y):
-    """An upper bound on P[exp(x^T A x) > y], x ~ N(0, Sigma), from the eigenvalues lambda_i of
-    Sigma^{1/2} sym(A) Sigma^{1/2} (x^T A x = sum_i lambda_i g_i^2, g standard normal): Chernoff's,
-    min over s in (0, 1/(2 lambda_max)) of E exp(s x^T A x) y^(-s) = prod_i (1 - 2 s lambda_i)^(-1/2)
-    y^(-s), on a grid of s (every s gives a bound)."""
+    """Upper bounds on P[exp(x^T A x) > y], x ~ N(0, Sigma), for an array of ``y``, from the
+    eigenvalues lambda_i of Sigma^{1/2} sym(A) Sigma^{1/2} (x^T A x = sum_i lambda_i g_i^2, g standard
+    normal): Chernoff's, min over s in (0, 1/(2 lambda_max)) of E exp(s x^T A x) y^(-s) = prod_i
+    (1 - 2 s lambda_i)^(-1/2) y^(-s), on a grid of s (every s gives a bound)."""
     eigenvalues = np.asarray(eigenvalues, dtype=float)
-    s = np.linspace(0.0, 0.99 / (2 * eigenvalues.max()), CHERNOFF_GRID)[1:, None]
-    return float(np.exp(np.min(-0.5 * np.log1p(-2 * s * eigenvalues).sum(1) - s[:, 0] * np.log(y))))
+    s = np.linspace(0.0, 0.99 / (2 * eigenvalues.max()), CHERNOFF_GRID)[1:]
+    log_mgf = -0.5 * np.log1p(-2 * s[:, None] * eigenvalues).sum(1)
+    return np.exp(np.min(log_mgf[None, :] - s[None, :] * np.log(np.asarray(y, dtype=float))[:, None], axis=1))
 
 
 def exp_quadratic_critical(eigenvalues, mean, variance, draws, level):
@@ -108,13 +109,13 @@ def exp_quadratic_critical(eigenvalues, mean, variance, draws, level):
     plus ``draws`` P[Y > y] (`exp_quadratic_exceedance`), the least over a grid of y."""
     se = np.sqrt(variance / draws)
     truncations = np.exp(np.linspace(0.0, 12.0, 241))
-    exceed = draws * np.array([exp_quadratic_exceedance(eigenvalues, y) for y in truncations])
+    exceed = draws * exp_quadratic_exceedance(eigenvalues, truncations)
 
     def lower(k):
         return bennett_tail(draws, variance, mean, k * se) - level / 2
 
     def upper(k):
-        return min(e + bennett_tail(draws, variance, y, k * se) for e, y in zip(exceed, truncations)) - level / 2
+        return np.min(exceed + bennett_tail(draws, variance, truncations, k * se)) - level / 2
 
     return max(scipy.optimize.brentq(side, 0.5, 100.0) for side in (lower, upper))
 
