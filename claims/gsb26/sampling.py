@@ -103,7 +103,8 @@ def row_run(tc, **config):
     # a configured tail is the configuration's
     stated = None if config.get("tail") is not None else light_tail_bound(well_conditioned)
     tc.precondition.at_most("light score tails: mu(K) < 1/2", run["mu"], LIGHT_TAIL, tail_bound=stated)
-    gaussian_precondition(tc, GAUSSIAN_KEYS, run["key_kurtosis_z"], run["key_coordinates"])
+    gaussian_precondition(tc, GAUSSIAN_KEYS, run["key_kurtosis_z"], run["key_coordinates"],
+                          drawn_gaussian=config.get("keys", "gaussian") == "gaussian")
     tc.record("mu(K)", run["mu"])
     return run
 

@@ -348,8 +348,10 @@ def kurtosis_z(x, Sigma):
     """The excess fourth moment mean(z^4) - 3 of the whitened coordinates z = L^{-1} x of rows x
     (..., d) (L L^T = Sigma), mean 0 and covariance Sigma known, in standard errors sqrt(96/N)
     (N coordinates; Var z^4 = 105 - 9 = 96), and N.  For Gaussian rows the z are i.i.d. N(0, 1)."""
-    whitened = np.linalg.solve(np.linalg.cholesky(Sigma), np.reshape(x, (-1, Sigma.shape[0])).T)
-    return float(np.mean(whitened ** 4) - 3.0) / np.sqrt(96.0 / whitened.size), whitened.size
+    whitened = scipy.linalg.solve_triangular(np.linalg.cholesky(Sigma), np.reshape(x, (-1, Sigma.shape[0])).T,
+                                             lower=True)
+    squares = whitened * whitened
+    return float(np.vdot(squares, squares) / whitened.size - 3.0) / np.sqrt(96.0 / whitened.size), whitened.size
 
 
 def _double_factorial(k: int) -> int:
@@ -383,17 +385,18 @@ def fourth_moment_deviation(coordinates: int, level: float) -> float:
 # theorem, and its level is stated.
 
 
-def gaussian_precondition(tc, name, z, coordinates):
+def gaussian_precondition(tc, name, z, coordinates, *, drawn_gaussian):
     """The hypothesis that rows are Gaussian, decided under ``name`` on the fourth-moment z-scores
     ``z`` of independent samples of ``coordinates`` whitened coordinates each (`kurtosis_z`): every
     |z| at most `fourth_moment_deviation` at level `KURTOSIS_LEVEL` / (number of samples), a bound
     proven from the exact moments of z^4 for Gaussian rows (no central limit theorem: the note
-    'Skewed means' above), stated as the decision's bound (`gaussian_rows_bound`) outside the controls."""
+    'Skewed means' above), stated as the decision's bound (`gaussian_rows_bound`) where the case
+    draws its rows Gaussian (``drawn_gaussian``; a control that draws other rows states nothing)."""
     z = np.atleast_1d(np.asarray(z, dtype=float))
     coordinates = np.broadcast_to(np.asarray(coordinates), z.shape)
     critical = [fourth_moment_deviation(int(c), KURTOSIS_LEVEL / z.size) for c in coordinates]
     tc.precondition.at_most(name, np.abs(z), critical,
-                            tail_bound=None if tc.control else gaussian_rows_bound(z.size))
+                            tail_bound=gaussian_rows_bound(z.size) if drawn_gaussian else None)
 
 
 def gaussian_rows_bound(samples: int) -> TailBound:
