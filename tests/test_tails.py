@@ -6,8 +6,8 @@ import pytest
 
 from theorycheck import checks
 from theorycheck.errors import InvalidInputError
-from theorycheck.tails import (CHEN_DONGARRA_C, NullTest, TailBound, gaussian_condition_tail, hadamard_ratio_tail,
-                               sphere_cap_tail, sphere_gap_tail)
+from theorycheck.tails import (CHEN_DONGARRA_C, NullTest, TailBound, bennett_tail, gaussian_condition_tail,
+                               hadamard_ratio_tail, mean_deviation_bound, sphere_cap_tail, sphere_gap_tail)
 
 
 @pytest.mark.parametrize("shape, x", [((4, 3), 20.0), ((4, 3), 60.0), ((5, 5), 200.0), ((3, 6), 30.0)])
@@ -139,3 +139,42 @@ def test_hadamard_ratio_tail_closed_forms_and_bad_input():
     for args in [(0, 0.1), (2, -1.0), (2, math.nan)]:
         with pytest.raises(InvalidInputError):
             hadamard_ratio_tail(*args)
+def test_mean_deviation_bound_is_markov_and_chebyshev_at_low_orders_and_tightens_with_the_order():
+    # variance only: Chebyshev, t = sqrt(var / (n level))
+    assert mean_deviation_bound([4.0], 100, 1e-2) == pytest.approx(math.sqrt(4.0 / (100 * 1e-2)))
+    # N(0, 1): the sum of n is N(0, n), E S^4 = 3 n^2, so t = (3 / level)^(1/4) / sqrt(n) at order 4
+    assert mean_deviation_bound([1, 0, 3], 25, 1e-4) == pytest.approx((3 / 1e-4) ** 0.25 / 5)
+    # Rademacher X (mu_4 = 1): E S^4 = n + 3 n (n - 1), exactly
+    assert mean_deviation_bound([1, 0, 1], 10, 1e-3) == pytest.approx((280 / 1e-3) ** 0.25 / 10)
+    # z^4 - 3 of a standard normal: the higher orders approach the normal quantile (4.9 at 1e-6 two-sided)
+    central = [96, 9504, 1907712]
+    assert mean_deviation_bound(central, 10**6, 1e-6) < mean_deviation_bound(central[:1], 10**6, 1e-6)
+    for args, fragment in [(([1.0], 0, 0.1), "n must be"), (([1.0], 5, 1.5), "level must be"),
+                           (([0.0], 5, 0.1), "positive variance")]:
+        with pytest.raises(InvalidInputError, match=fragment):
+            mean_deviation_bound(*args)
+
+
+def test_mean_deviation_bound_covers_the_monte_carlo_rate_of_fourth_powers():
+    """|mean(z^4) - 3| over 200 standard normals beyond the order-8 bound at level 0.05: the rate
+    over 2e4 repetitions stays below the level."""
+    rng = np.random.default_rng(3)
+    central = [sum(math.comb(r, j) * math.prod(range(4 * j - 1, 0, -2)) * (-3) ** (r - j) for j in range(r + 1))
+               for r in range(2, 9)]
+    t = mean_deviation_bound(central, 200, 0.05)
+    rate = float(np.mean(np.abs((rng.standard_normal((20_000, 200)) ** 4).mean(1) - 3) >= t))
+    assert rate < 0.05
+
+
+def test_bennett_tail_is_the_formula_covers_a_bounded_mean_and_refuses_bad_input():
+    u = 2.0 * 0.1 / 0.5
+    assert bennett_tail(50, 0.5, 2.0, 0.1) == pytest.approx(math.exp(-(50 * 0.5 / 4.0) * ((1 + u) * math.log1p(u) - u)))
+    # Bernoulli(0.1) means of 400: X - E X <= 0.9, variance 0.09; the rate of exceeding 0.05 is below the bound
+    rng = np.random.default_rng(4)
+    rate = float(np.mean((rng.random((20_000, 400)) < 0.1).mean(1) - 0.1 >= 0.05))
+    assert rate <= bennett_tail(400, 0.09, 0.9, 0.05) < 0.05
+    assert bennett_tail(1, 1.0, 1.0, 1e-9) == pytest.approx(1.0)
+    for args, fragment in [((0, 1.0, 1.0, 1.0), "n must be"), ((5, -1.0, 1.0, 1.0), "positive finite"),
+                           ((5, 1.0, math.inf, 1.0), "positive finite")]:
+        with pytest.raises(InvalidInputError, match=fragment):
+            bennett_tail(*args)

@@ -38,6 +38,22 @@ tolerance spans decades and is neither normal nor log-normal in the tail that ma
   ``k = 2``, ``P[|sin theta| <= x] = (2/pi) arcsin x <= x``.  Rows ``D g_i`` (``G``'s columns
   scaled by a diagonal ``D`` with entries in ``(0, 1]``) have a ratio at least ``det D`` times
   ``G``'s (the norms shrink, the determinant scales by ``det D``): ``x / det D`` in place of ``x``.
+* :func:`mean_deviation_bound`: a ``t`` with ``P[|mean of n i.i.d. X - E X| >= t] <= level``
+  from the exact central moments of ``X`` up to an even order (a Monte Carlo mean of a quantity
+  whose moments are known in closed form under the theorem, such as ``z^4`` of a standard normal
+  or ``exp(x^T A x)`` of a Gaussian ``x``): the sum's cumulants are ``n`` times ``X``'s, its
+  moments follow from them exactly (rational arithmetic), and Markov's inequality on each even
+  moment, ``P[|S - n E X| >= n t] <= E (S - n E X)^(2j) / (n t)^(2j)``, gives a ``t``; the
+  least over the orders is taken.  Unlike a z statistic's normal null it needs no central limit
+  theorem, so it holds in the far tail (the note 'Skewed means' of a claim that needs it).
+* :func:`bennett_tail`: ``P[mean of n i.i.d. X - E X >= t]`` for ``X <= E X + b`` (bounded above
+  only) of variance at most ``v``: ``exp(-(n v / b^2) h(b t / v))``, ``h(u) = (1 + u) log(1 + u) -
+  u`` (Bennett's inequality, G. Bennett, "Probability inequalities for the sum of independent
+  random variables", JASA 57, 1962; its proof bounds ``E exp(s X)`` through ``(e^w - 1 - w) / w^2``
+  increasing in ``w``, which needs the upper bound alone).  The bound increases with ``v`` and
+  ``b``, so upper estimates of both may be used.  With a truncation ``min(X, y)`` (variance at
+  most ``X``'s, mean at most ``E X``) it bounds the upper tail of a positive heavy-tailed mean
+  together with ``n P[X > y]``.
 
 A **test's level** is the other kind of stated bound (:class:`NullTest`): a family of ``count``
 z or t statistics, each distributed as a known null (standard normal, Student t(df)) when the
@@ -58,6 +74,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -66,7 +83,8 @@ from scipy import special, stats
 from .errors import InvalidInputError
 
 __all__ = ["TailBound", "NullTest", "null_fit_p", "gaussian_condition_tail", "sphere_gap_tail",
-           "sphere_cap_tail", "hadamard_ratio_tail", "CHEN_DONGARRA_C", "NULLS", "SIDES"]
+           "sphere_cap_tail", "hadamard_ratio_tail", "mean_deviation_bound", "bennett_tail", "CHEN_DONGARRA_C",
+           "NULLS", "SIDES"]
 
 #: the universal constant of Chen & Dongarra's upper tail bound for real Gaussian matrices
 CHEN_DONGARRA_C = 6.414
@@ -258,3 +276,40 @@ def hadamard_ratio_tail(k: int, x: float) -> float:
         a, b = (k - i + 1) / 2.0, (i - 1) / 2.0
         constant *= math.exp(special.betaln(a - 0.5, b) - special.betaln(a, b))
     return float(min(1.0, constant * x))
+def mean_deviation_bound(central_moments, n: int, level: float) -> float:
+    """A ``t`` with ``P[|(X_1 + ... + X_n)/n - E X| >= t] <= level`` for i.i.d. ``X_i`` whose central
+    moments of orders 2, 3, ..., 2m are ``central_moments`` (exact numbers: ints, Fractions or
+    floats, read exactly): the least over the even orders ``r <= 2m`` of ``(E S_r / level)^(1/r)
+    / n``, ``E S_r`` the sum's exact ``r``-th central moment (module docstring)."""
+    if not _is_count(n, 1):
+        raise InvalidInputError(f"mean_deviation_bound: n must be a positive integer, got {n!r}")
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < level < 1.0:
+        raise InvalidInputError(f"mean_deviation_bound: level must be a number in (0, 1), got {level!r}")
+    mu = [Fraction(1), Fraction(0)] + [Fraction(m) for m in central_moments]
+    if len(mu) < 3 or mu[2] <= 0:
+        raise InvalidInputError("mean_deviation_bound: central_moments must start with a positive variance")
+    kappa = [Fraction(0)] * len(mu)
+    for r in range(2, len(mu)):
+        kappa[r] = mu[r] - sum(math.comb(r - 1, k - 1) * kappa[k] * mu[r - k] for k in range(1, r))
+    moments = [Fraction(1)] + [Fraction(0)] * (len(mu) - 1)
+    for r in range(1, len(mu)):
+        moments[r] = sum(math.comb(r - 1, k - 1) * n * kappa[k] * moments[r - k] for k in range(1, r + 1))
+    logs = [(math.log(m.numerator) - math.log(m.denominator) - math.log(level)) / r - math.log(n)
+            for r, m in enumerate(moments) if r >= 2 and r % 2 == 0]
+    return float(math.exp(min(logs)))
+
+
+def bennett_tail(n: int, variance: float, bound, deviation: float):
+    """``P[(X_1 + ... + X_n)/n - E X >= deviation]`` for i.i.d. ``X`` with ``X - E X <= bound`` and
+    variance at most ``variance``: Bennett's inequality (module docstring), at most 1; elementwise
+    over an array of ``bound``."""
+    if not _is_count(n, 1):
+        raise InvalidInputError(f"bennett_tail: n must be a positive integer, got {n!r}")
+    b = np.asarray(bound, dtype=float)
+    if not (all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in (variance, deviation))
+            and np.all(np.isfinite(b)) and np.all(b > 0)):
+        raise InvalidInputError(f"bennett_tail: variance, bound and deviation must be positive finite numbers, "
+                                f"got {variance!r}, {bound!r}, {deviation!r}")
+    u = b * deviation / variance
+    tail = np.minimum(1.0, np.exp(-(n * variance / b ** 2) * ((1.0 + u) * np.log1p(u) - u)))
+    return float(tail) if tail.ndim == 0 else tail

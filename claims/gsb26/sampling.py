@@ -23,10 +23,11 @@ def softmax_row_statistics(problem, K, queries, n, batches, rng, rows=gaussian_r
     the keys are x_i itself and n - 1 fresh rows drawn by ``rows`` (default N(0, Sigma)), weights s_ij = softmax_j(x_j^T K x_i).
     Returns per query the means and standard errors of s_ii^2, of the average over j != i of
     s_ij^2 (the same expectation for every j != i by exchangeability) and of
-    ||a_i - Sigma K x_i||^2, the mean of a_i (Q, d), and the fresh keys' `kurtosis_z`."""
+    ||a_i - Sigma K x_i||^2, the mean of a_i (Q, d), and the fresh keys' `kurtosis_z` and its
+    number of coordinates."""
     Q = len(queries)
     fresh = rows(rng, problem.Sigma, (Q, batches, n - 1))
-    key_kurtosis_z = kurtosis_z(fresh, problem.Sigma)
+    key_kurtosis_z, key_coordinates = kurtosis_z(fresh, problem.Sigma)
     fresh = torch.as_tensor(fresh)
     x = torch.as_tensor(queries)
     keys = torch.cat([x[:, None, None, :].expand(Q, batches, 1, problem.d), fresh], 2)
@@ -38,6 +39,7 @@ def softmax_row_statistics(problem, K, queries, n, batches, rng, rows=gaussian_r
     stats = {name: (v.mean(1).numpy(), (v.std(1) / np.sqrt(batches)).numpy()) for name, v in samples.items()}
     stats["output_mean"] = outputs.mean(1).numpy()
     stats["key_kurtosis_z"] = np.array([key_kurtosis_z])
+    stats["key_coordinates"] = np.array([key_coordinates])
     return stats
 
 
@@ -49,7 +51,7 @@ def _concatenate_queries(parts):
     """Join `softmax_row_statistics` results of consecutive query blocks."""
     joined = {name: tuple(np.concatenate([p[name][i] for p in parts]) for i in range(2))
               for name in ("self", "other", "mse")}
-    return joined | {name: np.concatenate([p[name] for p in parts]) for name in ("output_mean", "key_kurtosis_z")}
+    return joined | {name: np.concatenate([p[name] for p in parts]) for name in ("output_mean", "key_kurtosis_z", "key_coordinates")}
 
 
 @shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160, 320], "queries": 6, "rows": 200000},
@@ -78,11 +80,12 @@ def softmax_row_moments(run, *, tail=None, keys="gaussian", query_q=None):
     stack = {name: tuple(np.array([s[name][i] for s in per_n]) for i in range(2))
              for name in ("self", "other", "mse")}
     return {"n": np.array(run.sizes["ns"]), **stack, "output_mean": np.array([s["output_mean"] for s in per_n]),
-            "key_kurtosis_z": np.concatenate([s["key_kurtosis_z"] for s in per_n]),
+            **{name: np.concatenate([s[name] for s in per_n]) for name in ("key_kurtosis_z", "key_coordinates")},
             "queries": queries, "K": K, "problem": problem, "mu": score_tail(K, problem.Sigma)}
 
 
-#: the Gaussian-keys hypothesis (`gaussian_precondition`: the keys' kurtosis z-scores, one per n)
+#: the Gaussian-keys hypothesis (`gaussian_precondition`: the keys' fourth-moment z-scores, one per n
+#: and query block)
 GAUSSIAN_KEYS = "Gaussian keys: |excess kurtosis z| within the level-1e-5 critical value"
 
 
@@ -100,7 +103,8 @@ def row_run(tc, **config):
     # a configured tail is the configuration's
     stated = None if config.get("tail") is not None else light_tail_bound(well_conditioned)
     tc.precondition.at_most("light score tails: mu(K) < 1/2", run["mu"], LIGHT_TAIL, tail_bound=stated)
-    gaussian_precondition(tc, GAUSSIAN_KEYS, run["key_kurtosis_z"])
+    gaussian_precondition(tc, GAUSSIAN_KEYS, run["key_kurtosis_z"], run["key_coordinates"],
+                          drawn_gaussian=config.get("keys", "gaussian") == "gaussian")
     tc.record("mu(K)", run["mu"])
     return run
 

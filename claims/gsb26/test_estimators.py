@@ -20,6 +20,11 @@ from .setup import (DECISION_CONFIDENCE, PAPER, decide_recipe, gaussian_rows, il
                     sigma_bar_norms, training_set, well_conditioned)
 
 
+#: the two one-sided halves of the spec's window `SLOPE_WINDOW` for the OLS error's log-log slope
+OLS_NOT_ABOVE = "mean OLS error decays like n^{-1/2}: the slope is at most -0.4"
+OLS_NOT_BELOW = "mean OLS error decays like n^{-1/2}: the slope is at least -0.6"
+
+
 @claim(
     f"{PAPER}.lem6.ols_error",
     source="Lemma 6",
@@ -28,20 +33,35 @@ from .setup import (DECISION_CONFIDENCE, PAPER, decide_recipe, gaussian_rows, il
     provenance="inferred",
     controls={
         "no_inverse_covariance": Control(
-            "reference", breaks=["mean OLS error decays like n^{-1/2}",
-                                 "instances within 3 sigma (sqrt k + sqrt d)/sqrt(n lambda_min)"],
+            "reference", breaks=[OLS_NOT_ABOVE, "instances within 3 sigma (sqrt k + sqrt d)/sqrt(n lambda_min)"],
             description="W_hat = (1/n) sum y_i x_i^T without Sigma_hat^{-1}: it tends to "
                         "W* Sigma != W*, so the error plateaus"),
     },
     calibration=["Window [-0.6, -0.4] and factor 3 are the spec's (spec slope -0.511); the mean error "
-                 "was about a third of the bound on seeds 1, 2."],
+                 "was about a third of the bound on seeds 1, 2.",
+                 Calibrated(decision=OLS_NOT_ABOVE, threshold="slope window [-0.6, -0.4] (the spec's, unchanged)",
+                            calibration_seeds="90050-90099", validation_seeds="90100-90149",
+                            how="issue 31, 2026-11-30 (helper h10): no threshold moved; the window, decided as one "
+                                "decision, had the margin min(b + 0.6, -0.4 - b) / 0.2, a folded statistic (the "
+                                "slope's spread folded at the window's middle), whose margins failed Shapiro-Wilk "
+                                "(0.0099 counted on 73000-73299).  Its two halves decide the same verdict with a "
+                                "margin each.  Calibration block: both halves normal (Shapiro-Wilk p 0.50), "
+                                "6.5 and 6.0 sd, claim 2.6e-6; validation block: p 0.36, 5.5 and 5.1 sd, claim "
+                                "6.8e-5; no_inverse_covariance failed as declared on 50 of 50 in each (miss "
+                                "bounds 0.014 and 0.0083: Cantelli on its slope, about 0.96 +- 0.05 above -0.4)"),
+                 Calibrated(decision=OLS_NOT_BELOW, threshold="slope window [-0.6, -0.4] (the spec's, unchanged)",
+                            calibration_seeds="90050-90099", validation_seeds="90100-90149",
+                            how="the lower half of the same window (the record of the upper half)")],
     sizes={"quick": {}, "full": {}},
 )
 def test_ols_error(tc):
     r"""W_hat = (sum y_i x_i^T)(sum x_i x_i^T)^{-1} on ``instances`` independent training sets per n
     (batched), well-conditioned instance.  The constants of Lemma 6 were lost, so the claim
     is tested as a shape plus a stated explicit bound: (1) the log-log slope of the mean of
-    ||W_hat - W*|| (operator norm) over n is in [-0.6, -0.4] (rate n^{-1/2}, the spec's window); (2) the fraction of (seed, n) instances with ||W_hat - W*|| <= 3 sigma (sqrt k +
+    ||W_hat - W*|| (operator norm) over n is in [-0.6, -0.4] (rate n^{-1/2}, the spec's window),
+    decided as its two one-sided halves (`OLS_NOT_ABOVE`, `OLS_NOT_BELOW`: each margin is the
+    distance of the slope to its own edge, where the window's two-sided margin, the distance to the
+    nearer edge, folds the slope's spread and is not normal); (2) the fraction of (seed, n) instances with ||W_hat - W*|| <= 3 sigma (sqrt k +
     sqrt d)/sqrt(n lambda_min(Sigma)) is accepted by an exact one-sided binomial test at
     p = 0.95 (alpha = 0.05; its power is recorded: with 80 trials it rejects with
     probability 0.8 once the true rate falls to about 0.84).  The factor 3 is the spec's.
@@ -57,8 +77,8 @@ def test_ols_error(tc):
     bound = 3 * problem.noise * (np.sqrt(problem.k) + np.sqrt(problem.d)) / np.sqrt(ns * lam_min)
     within = (errors <= bound[:, None]).ravel()
     tc.record("sqrt(n) mean error", np.sqrt(ns) * means)
-    tc.conclusion.slope("mean OLS error decays like n^{-1/2}", ns, means, window=(ns[0], ns[-1]),
-                        at_least=-0.6, at_most=-0.4)
+    tc.conclusion.slope(OLS_NOT_ABOVE, ns, means, window=(ns[0], ns[-1]), at_most=SLOPE_WINDOW[1])
+    tc.conclusion.slope(OLS_NOT_BELOW, ns, means, window=(ns[0], ns[-1]), at_least=SLOPE_WINDOW[0])
     tc.conclusion.binomial("instances within 3 sigma (sqrt k + sqrt d)/sqrt(n lambda_min)",
                            within, p=0.95)
     tc.curve("ols", "mean ||W_hat - W*||", ns, means, xscale="log", yscale="log")
