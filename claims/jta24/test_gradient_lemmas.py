@@ -67,9 +67,9 @@ def test_gradient_correlation(tc):
     a binomial over the runs at level 0.01.  The limit is asymptotic: at c = R/||W_mm||_p a
     non-support token of margin 1 + delta adds a share ~exp(-delta c) of slope -(1 + delta), so the
     slope at finite c is off by up to about max_delta delta exp(-delta c) = 1/(e c) (0.018 at
-    c = 20) times that token's weight: a run with delta near 1/c can leave the window, at a rate set
-    by the draw of the margins, which the lemma does not exclude.  A non-finite slope counts as
-    outside.  The log
+    c = 20) times that token's weight relative to the support tokens': a run with delta near 1/c
+    can leave the window, at a rate set by the draw of the margins, which the lemma does not
+    exclude.  A non-finite slope counts as outside.  The log
     correlation comes from the log-domain gradient (exact at gaps ~160).  The control
     (hypothesis kind) uses alpha_bad = argmin_t gamma_{i,t}: the precondition (alpha locally
     optimal) fails and the correlation turns negative.

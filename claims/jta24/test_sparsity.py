@@ -58,12 +58,19 @@ FRACTION_VAL = "91050-91099"
                             threshold=f"P >= {FRACTION_RATE} at level {FRACTION_ALPHA}",
                             calibration_seeds=FRACTION_CAL, validation_seeds=FRACTION_VAL,
                             how="rate and level stated before the blocks; kept if the 95% Clopper-Pearson "
-                                "lower bound of the per-instance rate on the calibration block is >= 0.9"),
+                                "lower bound of the per-instance rate on the calibration block is >= 0.9: "
+                                "250 of 250 instances (fraction 0.693 +- 0.053, least 0.54), bound 0.988.  "
+                                "Validation: 0 of 50 seeds failed, 250 of 250 (0.689 +- 0.053, least 0.53); "
+                                "rows 3.3e-5 on each block "
+                                "(pooled trials; rotated_basis failed on 100 of 100, miss bound 0.011 and "
+                                "0.016 per block, 0.0071 over both)"),
                  Calibrated(decision="instances with small-entry fraction <= 0.1 at q = 2",
                             threshold=f"P >= {FRACTION_RATE} at level {FRACTION_ALPHA}",
                             calibration_seeds=FRACTION_CAL, validation_seeds=FRACTION_VAL,
                             how="rate and level stated before the blocks; kept if the 95% Clopper-Pearson "
-                                "lower bound of the per-instance rate on the calibration block is >= 0.9")],
+                                "lower bound of the per-instance rate on the calibration block is >= 0.9: "
+                                "250 of 250 instances (fraction 0.025 +- 0.017, largest 0.08), bound 0.988.  "
+                                "Validation: 0 of 50 seeds failed, 250 of 250 (0.024 +- 0.015, largest 0.07)")],
     sizes=SPARSITY_SIZES,
 )
 def test_sparsity_vs_p(tc):
