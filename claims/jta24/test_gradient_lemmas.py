@@ -52,7 +52,10 @@ SLOPE_VAL = "91100-91149"
                             threshold=f"P >= {SLOPE_RATE} at level {SLOPE_ALPHA}",
                             calibration_seeds=SLOPE_CAL, validation_seeds=SLOPE_VAL,
                             how="rate and level stated before the blocks; kept if the 95% Clopper-Pearson "
-                                "lower bound of the per-run rate on the calibration block is >= 0.99")],
+                                "lower bound of the per-run rate on the calibration block is >= 0.99: 985 of "
+                                "985 runs in the window (17-20 a seed; slopes -1.0005 +- 0.0003, from -1.0022 "
+                                "to -1.0000), bound 0.997.  Validation: 0 of 50 seeds failed, 980 of 980 runs "
+                                "(from -1.0022 to -1.0000); rows 3.1e-5 on each block (pooled trials)")],
     sizes={tier: dict(SIZES[tier], steps=DIRECTION_STEPS[tier]) for tier in SIZES},
 )
 def test_gradient_correlation(tc):
