@@ -9,7 +9,7 @@ own p), on the runs where alpha is locally optimal (the lemma's hypothesis).
 import numpy as np
 import torch
 
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 from theorycheck.tails import TailBound
 from theorycheck.models import TokenSelection
 from theorycheck.optim import directional_bregman, lp_norm
@@ -21,6 +21,16 @@ from .setup import PAPER, SIZES
 
 RADII = (2.0, 5.0, 10.0, 20.0, 50.0)
 RAY = (20.0, 40.0, 80.0, 160.0)
+SLOPE_WINDOW = (-1.02, -0.98)
+"""The spec's window for the ray slope x ||W_mm||_p (fixed before the data)."""
+SLOPE_RATE = 0.99
+SLOPE_ALPHA = 0.01
+"""The slope window is a binomial over the runs: P[a run's slope in SLOPE_WINDOW] >= SLOPE_RATE,
+rejected at level SLOPE_ALPHA (with 16-20 runs: when 3 or more runs leave the window)."""
+SLOPE_LOW_POWER = ("the runs are the locally optimal ones of the tier's 5 instances (16 to 20 a seed); the "
+                   "alternative, a slope that is not -1, fails every run")
+SLOPE_CAL = "91050-91099"
+SLOPE_VAL = "91100-91149"
 
 
 @claim(
@@ -34,7 +44,18 @@ RAY = (20.0, 40.0, 80.0, 160.0)
         description="alpha_bad = the lowest-score token of every sample (not locally optimal) "
                     "and its l_p-AttSVM")},
     calibration=["slope window [-1.02, -0.98] the spec's, fixed before the data; the spec observed "
-                 "slopes -1.0003 to -1.0009 with the logistic loss"],
+                 "slopes -1.0003 to -1.0009 with the logistic loss",
+                 "every run -> binomial over the runs (2026-11-30): over seeds 81000-81299 (5884 runs) the "
+                 "slopes were -1.0005 +- 0.0003, from -1.0027 to -0.9993, none outside the window; the least "
+                 "slope of a seed is skewed (Shapiro-Wilk p 6e-10), so only Cantelli bounded it (3.4e-4)",
+                 Calibrated(decision="runs with ray slope x ||W_mm||_p in [-1.02, -0.98]",
+                            threshold=f"P >= {SLOPE_RATE} at level {SLOPE_ALPHA}",
+                            calibration_seeds=SLOPE_CAL, validation_seeds=SLOPE_VAL,
+                            how="rate and level stated before the blocks; kept if the 95% Clopper-Pearson "
+                                "lower bound of the per-run rate on the calibration block is >= 0.99: 985 of "
+                                "985 runs in the window (17-20 a seed; slopes -1.0005 +- 0.0003, from -1.0022 "
+                                "to -1.0000), bound 0.997.  Validation: 0 of 50 seeds failed, 980 of 980 runs "
+                                "(from -1.0022 to -1.0000); rows 3.1e-5 on each block (pooled trials)")],
     sizes={tier: dict(SIZES[tier], steps=DIRECTION_STEPS[tier]) for tier in SIZES},
 )
 def test_gradient_correlation(tc):
@@ -44,8 +65,14 @@ def test_gradient_correlation(tc):
     every sample (the spec: 100% for mu <= 0.1).  (b) Scale (derived): along the ray
     W = R W_mm/||W_mm||_p the support tokens' logit gaps are R/||W_mm||_p, so
     d/dR log <-grad L, W_mm> -> -1/||W_mm||_p; the least-squares slope on R in {20, 40, 80, 160}
-    ||W_mm||_p times ||W_mm||_p must lie in [-1.02, -0.98] on every run (the spec's window,
-    fixed before the data; the spec's observation is in the calibration record).  The log
+    ||W_mm||_p times ||W_mm||_p must lie in [-1.02, -0.98] (the spec's window, fixed before the
+    data; the spec's observation is in the calibration record) on a run with probability >= 0.99,
+    a binomial over the runs at level 0.01.  The limit is asymptotic: at c = R/||W_mm||_p a
+    non-support token of margin 1 + delta adds a share ~exp(-delta c) of slope -(1 + delta), so the
+    slope at finite c is off by up to about max_delta delta exp(-delta c) = 1/(e c) (0.018 at
+    c = 20) times that token's weight relative to the support tokens': a run with delta near 1/c
+    can leave the window, at a rate set by the draw of the margins, which the lemma does not
+    exclude.  A non-finite slope counts as outside.  The log
     correlation comes from the log-domain gradient (exact at gaps ~160).  The control
     (hypothesis kind) uses alpha_bad = argmin_t gamma_{i,t}: the precondition (alpha locally
     optimal) fails and the correlation turns negative.
@@ -73,8 +100,9 @@ def test_gradient_correlation(tc):
     slopes = np.array([np.polyfit(np.array(RAY) * scale[i], logc[i], 1)[0] * scale[i]
                        if np.all(np.isfinite(logc[i])) else np.nan for i in range(len(refs))])
     tc.record("slope x ||W_mm||_p per run", slopes)
-    tc.conclusion.at_least("ray: slope x ||W_mm||_p >= -1.02", np.nanmin(slopes) if np.isfinite(slopes).any() else np.nan, -1.02)
-    tc.conclusion.at_most("ray: slope x ||W_mm||_p <= -0.98", np.nanmax(slopes) if np.isfinite(slopes).any() else np.nan, -0.98)
+    in_window = (slopes >= SLOPE_WINDOW[0]) & (slopes <= SLOPE_WINDOW[1])
+    tc.conclusion.binomial("runs with ray slope x ||W_mm||_p in [-1.02, -0.98]", in_window, p=SLOPE_RATE,
+                           alpha=SLOPE_ALPHA, low_power=SLOPE_LOW_POWER)
 
 
 ALIGN_RADII = (5.0, 10.0, 20.0, 50.0)

@@ -7,7 +7,7 @@ data in docs/claims/jta24.md.  This claim checks the mechanism on the synthetic 
 """
 import numpy as np
 
-from theorycheck import Control, claim
+from theorycheck import Calibrated, Control, claim
 from theorycheck.solvers import solve_lp_wsvm
 
 from .setup import INSTANCES, PAPER, SIZES, instances
@@ -16,6 +16,20 @@ from .sparsity import SPARSITY_Q, small_entry_fraction, sparsity_index, sparsity
 STRICT = 1e-6
 """A step of the index counts as an increase when it exceeds this (indices are O(1)-O(10))."""
 SPARSITY_SIZES = {tier: dict(SIZES[tier], steps=1500) for tier in SIZES}
+SPARSE_FRACTION = 0.5
+"""Least small-entry fraction of the MD iterate at q = 1.1 on an instance (chosen on seeds 1, 2)."""
+DENSE_FRACTION = 0.1
+"""Largest small-entry fraction of the MD iterate at q = 2 on an instance (chosen on seeds 1, 2)."""
+FRACTION_RATE = 0.9
+FRACTION_ALPHA = 0.01
+"""The fraction conclusions are binomials over the instances: P[an instance meets its fraction] >=
+FRACTION_RATE, rejected at level FRACTION_ALPHA (the least round level at which 5 instances can reject:
+at <= 2 of 5; 20 instances: at <= 13)."""
+FRACTION_LOW_POWER = ("the tier's instances are the paper-wide synthetic ones (5 quick, 20 full); the test "
+                      "rejects only when most instances miss their fraction; the ordering in q on every "
+                      "instance is decided by the sparsity index, and its control breaks it")
+FRACTION_CAL = "91000-91049"
+FRACTION_VAL = "91050-91099"
 
 
 @claim(
@@ -34,7 +48,29 @@ SPARSITY_SIZES = {tier: dict(SIZES[tier], steps=1500) for tier in SIZES}
     },
     calibration=["small-entry fractions 0.5 (q = 1.1) and 0.1 (q = 2) chosen on seeds 1, 2 (not held out).",
                  "switched to the authors' logistic loss (issue 22 item 5); the thresholds unchanged, "
-                 "passing on seeds 0-10"],
+                 "passing on seeds 0-10",
+                 "every instance -> binomial over the instances (2026-11-30): over seeds 81000-81299 (1500 "
+                 "instances) the per-instance fraction at q = 2 had mean 0.026, sd 0.016, and exceeded 0.1 "
+                 "once (0.11, seed 81246, instance 3: a dense rank-6 iterate, no row or column of small "
+                 "entries, 0.65 at q = 1.1 on the same instance); at q = 1.1 mean 0.69, least 0.52.  A "
+                 "false failure of an every-instance threshold on a count of 100 entries, not of the claim",
+                 Calibrated(decision="instances with small-entry fraction >= 0.5 at q = 1.1",
+                            threshold=f"P >= {FRACTION_RATE} at level {FRACTION_ALPHA}",
+                            calibration_seeds=FRACTION_CAL, validation_seeds=FRACTION_VAL,
+                            how="rate and level stated before the blocks; kept if the 95% Clopper-Pearson "
+                                "lower bound of the per-instance rate on the calibration block is >= 0.9: "
+                                "250 of 250 instances (fraction 0.693 +- 0.053, least 0.54), bound 0.988.  "
+                                "Validation: 0 of 50 seeds failed, 250 of 250 (0.689 +- 0.053, least 0.53); "
+                                "rows 3.3e-5 on each block "
+                                "(pooled trials; rotated_basis failed on 100 of 100, miss bound 0.011 and "
+                                "0.016 per block, 0.0071 over both)"),
+                 Calibrated(decision="instances with small-entry fraction <= 0.1 at q = 2",
+                            threshold=f"P >= {FRACTION_RATE} at level {FRACTION_ALPHA}",
+                            calibration_seeds=FRACTION_CAL, validation_seeds=FRACTION_VAL,
+                            how="rate and level stated before the blocks; kept if the 95% Clopper-Pearson "
+                                "lower bound of the per-instance rate on the calibration block is >= 0.9: "
+                                "250 of 250 instances (fraction 0.025 +- 0.017, largest 0.08), bound 0.988.  "
+                                "Validation: 0 of 50 seeds failed, 250 of 250 (0.024 +- 0.015, largest 0.07)")],
     sizes=SPARSITY_SIZES,
 )
 def test_sparsity_vs_p(tc):
@@ -44,8 +80,10 @@ def test_sparsity_vs_p(tc):
     steps (the paper's protocol, spec `jta24.exp.sparsity_vs_p`; the runs use the logistic loss of
     the authors' instance S -- the SVM does not depend on the loss).  Pass: s strictly increasing in
     q for (a) and (b) on every instance; the fraction of entries below 1% of max|W| of the MD
-    iterate is >= 0.5 at q = 1.1 and <= 0.1 at q = 2 (chosen on seeds 1,
-    2; not held out).  The MD iterate need not be near the SVM solution for q = 1.1 after 1500
+    iterate is >= 0.5 at q = 1.1 and <= 0.1 at q = 2 (chosen on seeds 1, 2) on an instance with
+    probability >= 0.9: a binomial over the instances at level 0.01 (a count of 100 entries of a
+    dense iterate has a tail beyond any fixed threshold, so "every instance" is decided by the index
+    alone).  The MD iterate need not be near the SVM solution for q = 1.1 after 1500
     steps (its tokens can differ), so (a) and (b) are separate conclusions.  The reason of the
     claim is that the l_q geometry acts entrywise in the basis in which sparsity is measured; the
     control (dynamics) keeps the model and the data but lets the l_q geometry act in a random
@@ -71,8 +109,12 @@ def test_sparsity_vs_p(tc):
     tc.conclusion.at_least("SVM: index strictly increasing in q, every instance", np.diff(svm, axis=0).min(), STRICT)
     tc.conclusion.at_least("MD iterate: index strictly increasing in q, every instance", np.diff(md, axis=0).min(),
                            STRICT)
-    tc.conclusion.at_least("small-entry fraction at q = 1.1", small[SPARSITY_Q.index(1.1)], 0.5)
-    tc.conclusion.at_most("small-entry fraction at q = 2", small[SPARSITY_Q.index(2.0)], 0.1)
+    tc.conclusion.binomial("instances with small-entry fraction >= 0.5 at q = 1.1",
+                           small[SPARSITY_Q.index(1.1)] >= SPARSE_FRACTION, p=FRACTION_RATE, alpha=FRACTION_ALPHA,
+                           low_power=FRACTION_LOW_POWER)
+    tc.conclusion.binomial("instances with small-entry fraction <= 0.1 at q = 2",
+                           small[SPARSITY_Q.index(2.0)] <= DENSE_FRACTION, p=FRACTION_RATE, alpha=FRACTION_ALPHA,
+                           low_power=FRACTION_LOW_POWER)
     tc.curve("sparsity index vs q", "l_q-AttSVM (median)", SPARSITY_Q, np.median(svm, 1), xlabel="q",
              ylabel="||W||_1 / ||W||_2")
     tc.curve("sparsity index vs q", "normalized l_q-MD (median)", SPARSITY_Q, np.median(md, 1))
