@@ -25,6 +25,7 @@ from theorycheck.models.gradient_bounds import correlation_floor
 from theorycheck.optim.directions import certificate_bound
 
 from .problems import (
+    ASSUMPTION2_ALPHA,
     ASSUMPTION2_CALIBRATION,
     NGD_STEPS,
     PAPER,
@@ -48,6 +49,30 @@ from .fixed_decoder import (
 # ------------------------------------------------------------------ Lemma 5
 
 
+def lem5_change_decision(method: str) -> str:
+    """Lemma 5 (a) on one run, one outcome per data set."""
+    return f"{method}: (a) data sets with s(t+1) >= s(t) at every violating (t, i) (binomial)"
+
+
+def lem5_floor_decision(method: str) -> str:
+    """Lemma 5 (b) on one run, one outcome per data set."""
+    return f"{method}: (b) data sets with min_t s(t) >= min(s(0), 1/T) (binomial)"
+
+
+LEM5_RATE = 0.95
+"""The rate of data sets on which Lemma 5's binomials accept (a) and (b) (`LEM5_CALIBRATION`)."""
+LEM5_LOW_POWER = ("5 data sets a seed (Example 1's TRIALS, shared with Lemmas 1, 7 and Theorems 6, 7): the "
+                  "test rejects at <= 1 of 5 (level ASSUMPTION2_ALPHA); the counterexample control, where "
+                  "every data set's s_opt falls while it violates, is what it must and does reject")
+LEM5_CALIBRATION = Calibrated(
+    decision=lem5_change_decision("GD eta=1.0"),
+    threshold=f"binomial at LEM5_RATE = {LEM5_RATE} (level {ASSUMPTION2_ALPHA}), for (a) and (b) of every "
+              "method; the round-off allowance tol('accumulated') unchanged",
+    calibration_seeds="97000-97049", validation_seeds="97100-97149",
+    how="PENDING")
+"""The calibration record of `LEM5_RATE`."""
+
+
 @claim(
     f"{PAPER}.lem5.opt_softmax_nondecreasing",
     source="Lemma 5 (Eq. (18), Scenarios 1 and 2); Theorems 6, 7",
@@ -58,14 +83,12 @@ from .fixed_decoder import (
     provenance="inferred",
     controls={
         "counterexample": Control(
-            "hypothesis", breaks=[
-                "NGD eta=0.1 on CE: (a) min of s(t+1) - s(t) over violating (t, i)",
-            ],
+            "hypothesis", breaks=[lem5_change_decision("NGD eta=0.1 on CE")],
             description="data violating Assumptions 1-2 (CE) started at Wbar_alpha + small noise,"
                         " NGD eta = 0.1: s_opt of a violating sample falls by hundreds of orders "
-                        "of magnitude while the sample violates"),
+                        "of magnitude while the sample violates, on every data set"),
     },
-    calibration=[ASSUMPTION2_CALIBRATION],
+    calibration=[ASSUMPTION2_CALIBRATION, LEM5_CALIBRATION],
     sizes={"quick": dict(steps=GD_RUN["quick"]["dense"]), "full": dict(steps=GD_RUN["full"]["dense"])},
 )
 def test_opt_softmax_nondecreasing(tc):
@@ -75,32 +98,42 @@ def test_opt_softmax_nondecreasing(tc):
     (b) s_{i,o}(W_t) >= min{s_{i,o}(W_0), 1/T} for every t (the inferred form of Eq. (18)).
 
     The threshold "1" of the violation and the form of (b) were stripped from the copy; both
-    are the spec's reading.  Runs, every step, on Example 1 (K = 5 seeds): NGD with
+    are the spec's reading.  Runs, every step, on Example 1 (K = 5 data sets): NGD with
     eta in {0.1, 1} (batched as 2K trials with per-trial step sizes), GD eta = 1 and uncapped
     Polyak (the shared runs), 300 steps (quick) / 2000 (full).
 
-    Pass: (a) the worst change s(t+1) - s(t) over all violating (t, i) is >= -1e-12, and
-    there is at least one violating (t, i) (a precondition: otherwise (a) would be vacuous;
-    the counts are recorded); (b) min_t s(t)/min{s(0), 1/T} >= 1 - 1e-12.  1e-12 is round-off
-    of s = exp(log-softmax) (relative 1e-16, s <= 1), nothing more; the worst changes are
-    recorded.  (b) is read over t >= 1: at t = 0 it holds by definition (s(0) >= min{s(0), 1/T}),
-    and that term would pin the ratio at exactly 1 whenever s(0) <= 1/T, leaving the decision
-    no margin.  Only (a) is conditioned on violation: with very large steps (eta = 10) s_opt
-    can drop at samples already deep inside the feasible region (spec P12), so "never
-    decreases" is not tested.
+    Per data set and run: (a) holds when the worst change s(t+1) - s(t) over its violating
+    (t, i) is >= -1e-12; (b) when min_t s(t)/min{s(0), 1/T} >= 1 - 1e-12 (over t >= 1: at t = 0
+    it holds by definition, and that term would pin the ratio at exactly 1 whenever
+    s(0) <= 1/T).  1e-12 is round-off of s = exp(log-softmax) (relative 1e-16, s <= 1), nothing
+    more; the worst change and ratio of every data set are recorded.  The data violate
+    Assumption 1 (the statement's note), so the lemma is tested outside its hypotheses and
+    what a pass supports is a rate over data sets: pass when (a), and (b), hold on a fraction
+    >= `LEM5_RATE` of the data sets (the exact one-sided binomial test at level
+    `ASSUMPTION2_ALPHA`, one outcome per data set; with 5 it rejects at <= 1 of 5; the rate:
+    `LEM5_CALIBRATION`).  A precondition asks for at least one violating (t, i) in the run
+    (otherwise (a) would be vacuous; the counts are recorded).  Only (a) is conditioned on
+    violation: with very large steps (eta = 10) s_opt can drop at samples already deep inside
+    the feasible region (spec P12), so "never decreases" is not tested.
     """
     (runs, data), met = assumption2_then(tc, lambda: lem5_runs(tc), lambda returned: returned[1])
+    allowance = tc.tol("accumulated")
     for method, traj in runs.items():
         traj = traj.restrict(met)
         s, gap = traj["s_opt"], traj["min_gap"]                   # (steps+1, K, n)
         violating = gap[:-1] < 1.0
         change = s[1:] - s[:-1]
         floor = np.minimum(s[0], 1.0 / data.T)                   # (K, n)
+        worst_change = np.where(violating, change, np.inf).min(axis=(0, 2))   # per data set
+        worst_ratio = (s[1:].min(0) / floor).min(-1)                          # per data set
         tc.precondition.at_least(f"{method}: number of violating (t, i)", int(violating.sum()), 1)
-        tc.conclusion.at_least(f"{method}: (a) min of s(t+1) - s(t) over violating (t, i)",
-                               change[violating].min() if violating.any() else 0.0, 0.0, margin=tc.tol("accumulated"))
-        tc.conclusion.at_least(f"{method}: (b) min_t s(t) / min(s(0), 1/T)", (s[1:].min(0) / floor).min(),
-                               1.0, margin=tc.tol("accumulated"))
+        tc.conclusion.binomial(lem5_change_decision(method), worst_change >= -allowance, p=LEM5_RATE,
+                               alpha=ASSUMPTION2_ALPHA, low_power=LEM5_LOW_POWER)
+        tc.conclusion.binomial(lem5_floor_decision(method), worst_ratio >= 1.0 - allowance, p=LEM5_RATE,
+                               alpha=ASSUMPTION2_ALPHA, low_power=LEM5_LOW_POWER)
+        tc.record(f"{method}: (a) min of s(t+1) - s(t) over violating (t, i), per data set (inf: none)",
+                  worst_change)
+        tc.record(f"{method}: (b) min_t s(t) / min(s(0), 1/T), per data set", worst_ratio)
         tc.record(f"{method}: steps with a violating sample", int(violating.any(-1).sum()))
         tc.record(f"{method}: min s(t+1) - s(t) over all (t, i)", change.min())
         tc.curve("s_opt", f"{method}, seed 0, worst sample", traj.t[1:], s[1:, 0].min(-1), xscale="log",
