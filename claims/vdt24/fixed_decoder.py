@@ -15,6 +15,7 @@ import torch
 from theorycheck import data as datasets
 from theorycheck import shared_run
 from theorycheck.checks import fit_slope
+from theorycheck.data import score_gaps
 from theorycheck.optim import GD, NGD, FirstOrder, Polyak, displacement, frobenius_norm, run_trajectory
 from theorycheck.optim.directions import direction_metrics, unit
 from theorycheck.solvers import solve_wsvm_batch
@@ -179,6 +180,48 @@ def identity_test_points(rng, prob, scales, rhos) -> torch.Tensor:
     rho = prob.W_mm.new_tensor(rhos)[None, :, None, None]
     noise = gaussian_points(rng, np.ones(K * len(rhos)), prob.W_mm).reshape(K, len(rhos), d, d)
     return torch.cat([random, rho * prob.W_mm[:, None] + noise], dim=1).flatten(0, 1)
+
+
+WSVM_MARGIN_SLACK = 1e-10
+"""How far below 1 the computed W_mm's least W-SVM margin may lie in `derivation_hypotheses` (the
+solver's feasibility is a few 1e-12)."""
+WMM_NORM_CAP = 25.0
+TOKEN_PRODUCT_CAP = 4.0
+"""Caps on ||W_mm|| and on max_{i,t} ||x_{i,t}|| ||x_{i,1}|| in `derivation_hypotheses` (Example 1: about
+3 and 1.5 in the quick tier, 7.5 and 1.2 in the full tier): they bound the logits along the run and
+how far the gradient's token terms can cancel, which a forward error analysis needs."""
+
+
+def nonnegative_coefficients(s_opt: np.ndarray, scores: np.ndarray, opt: np.ndarray) -> np.ndarray:
+    r"""Per sample, whether every coefficient w_{i,t} = s_{i,t} (gbar_i - gamma_{i,t}) (t != o) of
+    -grad L = (1/n) sum_i e^{-gbar_i} sum_{t != o} w_{i,t} (x_{i,o} - x_{i,t}) x_{i,1}^T is >= 0 for
+    any scores: gbar_i - gamma_{i,t} >= s_{i,o} Delta_i - (1 - s_{i,o}) eps_i (Delta_i the score gap,
+    eps_i the spread of the non-optimal scores), so s_{i,o} >= eps_i / (Delta_i + eps_i) suffices
+    (Assumption 2 exact: eps_i = 0, always).  ``s_opt`` (..., n) at points of the trials whose
+    ``scores`` (..., n, T) and ``opt`` (..., n) broadcast against it."""
+    gap = score_gaps(scores, opt)
+    spread = -(score_gaps(-scores, opt) + gap)                  # max - min of the non-optimal scores
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return s_opt >= spread / (gap + spread)
+
+
+def reference_hypotheses(X: np.ndarray, opt: np.ndarray, W_mm: np.ndarray) -> np.ndarray:
+    """Per trial: W_mm's least W-SVM margin >= 1 - `WSVM_MARGIN_SLACK`, ||W_mm|| <= `WMM_NORM_CAP` and
+    max ||x_{i,t}|| ||x_{i,1}|| <= `TOKEN_PRODUCT_CAP` (`derivation_hypotheses`)."""
+    margins = score_gaps(np.einsum("knte,kef,knf->knt", X, W_mm, X[:, :, 0]), opt).min(-1)
+    norms = np.linalg.norm(X, axis=-1)
+    products = (norms * norms[:, :, :1]).max(axis=(1, 2))
+    return ((margins >= 1.0 - WSVM_MARGIN_SLACK) & (np.linalg.norm(W_mm, axis=(1, 2)) <= WMM_NORM_CAP)
+            & (products <= TOKEN_PRODUCT_CAP))
+
+
+def derivation_hypotheses(prob, s_opt: np.ndarray) -> np.ndarray:
+    """Per trial of ``prob``: whether the derivation of Lemmas 6 and 7 for any scores applies at
+    every point whose optimal-token attention is ``s_opt`` (points, K, n): `nonnegative_coefficients`
+    at every point and `reference_hypotheses`."""
+    data = prob.data
+    signs = nonnegative_coefficients(s_opt, data.scores(), data.opt).all(axis=(0, 2))
+    return signs & reference_hypotheses(data.X, data.opt, prob.W_mm.cpu().numpy())
 
 
 FIXED_POINT_SCALES = (0.0, -1.0, -3.0)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from theorycheck import Calibrated, Control, claim
+from theorycheck import Calibrated, Control, TailBound, claim
 from theorycheck.checks import fit_slope
 from theorycheck.data import constraint_radii, score_gaps
 from theorycheck.models.gradient_bounds import correlation_floor
@@ -36,6 +36,7 @@ from .problems import (
     restricted,
 )
 from .fixed_decoder import (
+    derivation_hypotheses,
     GD_RUN,
     POLYAK_RUN,
     lem5_runs,
@@ -144,6 +145,42 @@ def test_opt_softmax_nondecreasing(tc):
 
 # ------------------------------------------------------------------ Lemma 7
 
+LEM7_DECISION = "(<W_t, Wbar_mm> - (kappa eta t - ||W_0||)) / (||W_0|| + eta t)"
+LEM7_ALLOWANCE = 1e-9
+"""The relative round-off allowance of Lemma 7's lower bound (`LEM7_ROUNDOFF`)."""
+LEM7_HYPOTHESES = ("data sets meeting the derivation's hypotheses along the run (fixed_decoder."
+                   "derivation_hypotheses; binomial; the conclusion reads those data sets)")
+LEM7_RATE = 0.95
+"""The rate of data sets that `LEM7_HYPOTHESES`' binomial accepts (`LEM7_CALIBRATION`)."""
+LEM7_LOW_POWER = ("5 data sets a seed (Example 1's TRIALS, shared with Lemmas 1, 5 and Theorems 1, 6, 7): the "
+                  "test rejects at <= 1 of 5 (level ASSUMPTION2_ALPHA)")
+LEM7_ROUNDOFF = TailBound(0.0, (
+    "Quick tier (nT = 24, d = 32, t <= 2000, eta = 0.1). On a data set meeting fixed_decoder."
+    "derivation_hypotheses every coefficient w_{i,t} = s_{i,t} (gbar_i - gamma_{i,t}) of -grad L = (1/n) "
+    "sum_i e^{-gbar_i} sum_{t != o} w_{i,t} (x_{i,o} - x_{i,t}) x_{i,1}^T (exact for any scores) is >= 0 at "
+    "every iterate, so <-grad L, W_mm> >= m_min S and ||grad L|| <= max_i R_i S (S = (1/n) sum_i S_i, "
+    "S_i = e^{-gbar_i} sum_t w_{i,t}; m_min >= 1 - 1e-10 W_mm's least margin): each NGD step, of length "
+    "eta along -grad L/||grad L||, has <W_{t+1} - W_t, Wbar_mm> >= m_min kappa eta, and telescoping from "
+    "<W_0, Wbar_mm> >= -||W_0|| the exact ratio is >= -(1 - m_min) kappa >= -1.1e-10 (kappa <= 1/m_min). "
+    "Forward error (u = 2^-53): a logit error is the exact gradient at other logits, which keeps the "
+    "form above; |z| <= 4 ||W_t|| <= 810, so the log-attentions and log-deviations of scaled_grad_W err "
+    "by <= 4e3 u and each coefficient by <= 1e4 u relative; that breaks a sample's balance c_o = "
+    "sum_t c_t by <= 2e4 u S_i, adding <= 2e4 u sum_i S_i ||x_o|| ||x_1|| <= 8e4 u S to G against "
+    "||G|| >= m_min S / ||W_mm|| >= S / 25: 2e6 u relative; summing the nT token terms (absolute sum "
+    "<= 8 S) adds <= 24 x 8 x 25 u = 5e3 u. So each step's correlation is lowered by <= 2 x 2.1e6 u "
+    "eta = 4.7e-10 eta; the update W_t + eta D adds u ||W_{t+1}||, <= 2000 u (||W_0|| + eta t) in all "
+    "(2.2e-13 relative); the recorded norm x alignment and kappa err by O(d^2) u (1e-13). The total, "
+    "< 6e-10, stays below the allowance 1e-9 on every draw: the decision fails only if the theorem or "
+    "the code is wrong. (The full tier's sizes, t <= 20000 and nT = 512, give a crude bound above the "
+    "allowance: no stated bound there.)"))
+LEM7_CALIBRATION = Calibrated(
+    decision=LEM7_HYPOTHESES,
+    threshold=f"binomial at LEM7_RATE = {LEM7_RATE} (level {ASSUMPTION2_ALPHA}); the conclusion's allowance "
+              f"{LEM7_ALLOWANCE:g} unchanged, stated bound 0 (LEM7_ROUNDOFF)",
+    calibration_seeds="97100-97149", validation_seeds="97200-97249",
+    how="PENDING")
+"""The calibration record of `LEM7_RATE`."""
+
 
 @claim(
     f"{PAPER}.lem7.ngd_norm_growth",
@@ -153,11 +190,11 @@ def test_opt_softmax_nondecreasing(tc):
     provenance="derived",
     controls={
         "gd": Control(
-            "dynamics", breaks=["(<W_t, Wbar_mm> - (kappa eta t - ||W_0||)) / (||W_0|| + eta t)"],
+            "dynamics", breaks=[LEM7_DECISION],
             description="constant-step GD (eta = 1, the shared GD run) in place of NGD: ||W_t|| "
                         "grows like log t, far below the linear kappa eta t"),
     },
-    calibration=[ASSUMPTION2_CALIBRATION],
+    calibration=[ASSUMPTION2_CALIBRATION, LEM7_CALIBRATION],
     sizes={"quick": dict(steps=NGD_STEPS["quick"]), "full": dict(steps=NGD_STEPS["full"])},
 )
 def test_ngd_norm_growth(tc):
@@ -171,9 +208,19 @@ def test_ngd_norm_growth(tc):
     eta with <step, Wbar_mm> >= kappa eta, so the lower bound telescopes from
     <W_0, Wbar_mm> >= -||W_0||; the upper bound is the triangle inequality.
 
+    Assumption 2 holds in E1 to round-off only (a spread eps_i of the non-optimal scores), so
+    the derivation is made for any scores (`LEM7_ROUNDOFF`): it needs every coefficient
+    s_{i,t}(gbar_i - gamma_{i,t}) >= 0, which holds wherever s_{i,o} >= eps_i/(Delta_i + eps_i),
+    and W_mm's constraints met (its computed margins >= 1 - 1e-10); the forward error analysis
+    also caps ||W_mm|| (25) and max ||x_{i,t}|| ||x_{i,1}|| (4).  Those are checked per data set
+    along the run (a precondition: the data sets meeting them at a rate >= `LEM7_RATE`, the
+    exact binomial test at level `ASSUMPTION2_ALPHA`), and the conclusion reads the data sets
+    meeting them (selected by the hypotheses, never by the outcome).
+
     Pass: the lower bound at every step t <= 2000 (quick) / 20000 (full), checked after
-    dividing by ||W_0|| + eta t with margin 1e-9 -- it is exact, and the iterate's round-off
-    is ~1e-16 relative.  It is the part that depends on the run: every step must keep its
+    dividing by ||W_0|| + eta t with allowance 1e-9 -- it is exact on those data sets, and the
+    round-off of the run is below 6e-10 relative in the quick tier, so there the decision
+    carries the stated bound 0 (`LEM7_ROUNDOFF`).  It is the part that depends on the run: every step must keep its
     correlation with W_mm.  The middle inequality (Cauchy-Schwarz) and the upper one (the
     triangle inequality for steps of length exactly eta) hold for any sequence of unit steps,
     so they are recorded, not decided.  The lower bound has room but is linear in t, which
@@ -181,15 +228,20 @@ def test_ngd_norm_growth(tc):
     """
     prob, traj, eta = ngd_run_or_gd(tc)
     met = assumption2_trials(tc, prob.data)
-    traj = traj.restrict(met)
-    kappa = correlation_floor(prob.X, prob.opt, prob.W_mm).cpu().numpy()[met]
+    prob, traj = restricted(prob, met), traj.restrict(met)
+    hypotheses = derivation_hypotheses(prob, traj["s_opt"])
+    tc.precondition.binomial(LEM7_HYPOTHESES, hypotheses, p=LEM7_RATE, alpha=ASSUMPTION2_ALPHA,
+                             low_power=LEM7_LOW_POWER)
+    kept = np.flatnonzero(hypotheses) if hypotheses.any() else np.arange(hypotheses.size)
+    prob, traj = restricted(prob, kept), traj.restrict(kept)
+    kappa = correlation_floor(prob.X, prob.opt, prob.W_mm).cpu().numpy()
     t = traj.t[:, None]
     norm = traj["W_norm"]
     along = norm * traj["W_alignment"]                                 # <W_t, Wbar_mm>
     scale = norm[0] + eta * t                                          # the upper bound
     lower = kappa * eta * t - norm[0]
-    tc.conclusion.at_least("(<W_t, Wbar_mm> - (kappa eta t - ||W_0||)) / (||W_0|| + eta t)",
-                           ((along - lower) / scale).min(), 0.0, margin=1e-9)
+    tc.conclusion.at_least(LEM7_DECISION, ((along - lower) / scale).min(), 0.0, margin=LEM7_ALLOWANCE,
+                           tail_bound=LEM7_ROUNDOFF if tc.control is None and tc.tier == "quick" else None)
     tc.record("middle (Cauchy-Schwarz, cannot fail): min_t (||W_t|| - <W_t, Wbar_mm>) / (||W_0|| + eta t)",
               ((norm - along) / scale).min())
     tc.record("upper (triangle inequality for steps of length eta, cannot fail): max_t ||W_t|| / "
