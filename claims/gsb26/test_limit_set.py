@@ -12,8 +12,10 @@ from .setup import PAPER, decide_recipe, ill_conditioned, record_assumptions
 
 NO_DIVERGENCE = "trials converge at eta = 1: rate over the trials"
 OFF_MANIFOLD = "dist(theta_T, M) at least 0.1 ||Sigma_hat - Sigma||"
+NEAR_MANIFOLD = "dist(theta_T, M) at most 10 ||Sigma_hat - Sigma||: rate over the trials"
 #: the rate at which a trial (a training set's spectral start and Sigma_hat) does not diverge and
-#: the rate at which its limit is off M by at least 0.1 ||Sigma_hat - Sigma||, each tested over the
+#: the rates at which its limit is off M by at least 0.1 ||Sigma_hat - Sigma|| and within
+#: 10 ||Sigma_hat - Sigma|| of it, each tested over the
 #: trials of a case by the exact binomial test at level TRIAL_ALPHA: the one-sided 99.9%
 #: Clopper-Pearson lower bound of the rate on the calibration block, rounded down to 0.05 (the
 #: records)
@@ -65,7 +67,18 @@ alpha_loc by the estimation error) and the drift of R_t."""
                             calibration_seeds="51000-51049", validation_seeds="76000-76049",
                             how="was the least ratio of the case's 8 trials (a normal tail at 3.0 sd); "
                                 "the rule on the 400 trials of 51000-51049, every ratio at least 0.1 (the least "
-                                "0.22): 0.983 -> 0.95; validated on the new row's block")],
+                                "0.22): 0.983 -> 0.95; validated on the new row's block"),
+                 Calibrated(decision=NEAR_MANIFOLD, threshold="TRIAL_RATE = 0.95 at level 1e-4 (ratio 10 unchanged)",
+                            calibration_seeds="95000-95049", validation_seeds="95050-95099",
+                            how="was 'dist at most 10 ||Sigma_hat - Sigma||' on every trial (an at_most over the "
+                                "8 trials, its bound 2.4e-3 from a log-normal tail on 76000-76049, over the budget); "
+                                "now the upper side of Theta as its lower side: the rate over the trials, the "
+                                "constant being the instance's.  The rule (99.9% Clopper-Pearson lower bound of the "
+                                "per-trial rate, rounded down to 0.05) on the 400 trials of the calibration block, "
+                                "ratios 0.24-4.88, none above 10: 0.983 -> 0.95, the existing TRIAL_RATE; "
+                                "validation block (the rule fixed): 400 trials, ratios 0.22-4.44, none above 10; claim "
+                                "3.8e-9 on each block (pooled trials), true_regularizer failed as declared on 50 of "
+                                "50 on each (miss 2.1e-7)")],
     sizes={"quick": {}, "full": {}},
 )
 def test_limit_set_with_empirical_regularizer(tc):
@@ -79,11 +92,11 @@ def test_limit_set_with_empirical_regularizer(tc):
     is on M only if Sigma_hat K K^T Sigma_hat = Sigma K K^T Sigma, so the limit sits off M by an
     amount proportional to Sigma_hat - Sigma.  Pass, for every trial: L(theta_T) - k sigma^2
     <= 1e-8 and R(theta_T; Sigma_hat) <= 1e-8 (converged into the zero set of both terms), and
-    dist(theta_T, M)/||Sigma_hat - Sigma|| <= 10, and dist(theta_T, M)/||Sigma_hat - Sigma|| >= 0.1
-    at the rate `TRIAL_RATE` over the trials (Theta of the deviation over a 64-fold range of n; the
-    exact binomial test at level 1e-4: the trials are independent training sets of one instance,
-    and the lower constant is the instance's; with the true-Sigma regularizer, the control, the
-    limit is on M and every trial fails).  dist by the
+    0.1 <= dist(theta_T, M)/||Sigma_hat - Sigma|| <= 10, each side at the rate `TRIAL_RATE` over the
+    trials (Theta of the deviation over a 64-fold range of n; the exact binomial test at level
+    1e-4: the trials are independent training sets of one instance, and the constants of Theta
+    are the instance's, so a statement about every trial is not the derived claim's; with the
+    true-Sigma regularizer, the control, the limit is on M and every trial fails the lower side).  dist by the
     extended-covariance projection (started in both components of O(d); 8 more Haar starts on
     the full tier).  The spec's fixed band 0.005 <= dist <= 0.1 at n = 4000 is replaced by the
     ratio, which covers every n.  A1, A2 recorded (A3 plays no role with the population
@@ -106,6 +119,6 @@ def test_limit_set_with_empirical_regularizer(tc):
     tc.conclusion.at_most("L(theta_T) - k sigma^2 at most 1e-8", part["excess"], 1e-8)
     tc.conclusion.at_most("R(theta_T; Sigma_hat) at most 1e-8", part["R_estimated"], 1e-8)
     tc.conclusion.binomial(OFF_MANIFOLD, ratio >= 0.1, p=TRIAL_RATE, alpha=TRIAL_ALPHA, low_power=TRIAL_LOW_POWER)
-    tc.conclusion.at_most("dist(theta_T, M) at most 10 ||Sigma_hat - Sigma||", ratio, 10.0)
+    tc.conclusion.binomial(NEAR_MANIFOLD, ratio <= 10.0, p=TRIAL_RATE, alpha=TRIAL_ALPHA, low_power=TRIAL_LOW_POWER)
     tc.curve("limit", "dist(theta_T, M)", part["deviation"], part["dist"], xlabel="||Sigma_hat - Sigma||",
              xscale="log", yscale="log", sort_x=True)
