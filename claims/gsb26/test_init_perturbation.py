@@ -35,7 +35,11 @@ COMMON_DIRECTIONS_RECORD = (
     "normal): claim 3.3e-4, OVER the budget by the ratio alone; square_root_free failed as declared on 50 "
     "of 50 (miss 1.4e-7).  The ratio's computation is the same in all three blocks: over the 150 seeds "
     "95100-95249 its Cantelli bound is 1.45e-4, the claim's union then about 1.5e-4 (not yet a row: the "
-    "first 100 seeds recorded the window as one decision)")
+    "first 100 seeds recorded the window as one decision).  A second validation block of the same code, "
+    "95250-95299 (run by the lead), reads 0.040 (Cantelli: one seed's ratio margin 0.41, slope margins 0.07 "
+    "and 0.11, far below the rest, normality rejected at p < 1e-10), and the row over 95200-95299 reads "
+    "0.012: the common directions' max/min ratio has a heavier tail than the first blocks showed, so the "
+    "claim stays over the budget")
 
 
 def perturbation_directions(rng, problem, count):
@@ -64,7 +68,7 @@ def perturbation_directions(rng, problem, count):
     },
     calibration=["Criteria from the spec (factor 2), checked on seeds 1, 2 and 0.",
                  *(Calibrated(decision=decision, threshold="the spec's, unchanged", calibration_seeds="95100-95199",
-                              validation_seeds="95200-95249", how=COMMON_DIRECTIONS_RECORD)
+                              validation_seeds="95200-95299", how=COMMON_DIRECTIONS_RECORD)
                    for decision in (RATIO_BOUNDED, SLOPE_AT_LEAST, SLOPE_AT_MOST))],
     sizes={"quick": {"instances": 10}, "full": {"instances": 50}},
 )
