@@ -165,4 +165,4 @@ def test_rate_in_norm(tc):
     pairing = np.stack([(mirror_map(torch.as_tensor(Wc), pt) * unit_refs).sum((-1, -2)).numpy() for Wc in W])
     tc.conclusion.at_most("identity <grad psi(W(k)), bar W_mm> = ||W(k)||_p^(p-1) (1 - D_k), every late k",
                           np.abs(pairing - r ** (p - 1) * (1 - D)) / r ** (p - 1), tc.tol("accumulated"))
-    tc.conclusion.at_least(SUMMED_BOUND, float((bound - D).min()), -1e-9)
+    tc.conclusion.at_least(SUMMED_BOUND, float((bound - D).min()), -1e-9, scale="log")
