@@ -376,6 +376,18 @@ AUTHORS_VALIDATION = ('Validation on 77500-77549: 0 of 50 seeds failed; 749 of 7
                         "Clopper-Pearson lower bound of the per-instance rate on the calibration block, rounded "
                         "down to 0.05: 750 of 750 instances had the q = p curve lowest at K for every p, bound "
                         "0.9908, so 0.95 (the test rejects at <= 9 of 15).  " + AUTHORS_VALIDATION)),
+        Calibrated(decision=AUTHORS_DECAY_DECISION,
+                   threshold=f"binomial at AUTHORS_DECAY_RATE = {AUTHORS_DECAY_RATE} (level {LOWEST_ALPHA}), per-run "
+                             "ratio < LEVEL_RATIO = 2^(-1/2) (from the mathematics, not calibrated)",
+                   calibration_seeds="96000-96049", validation_seeds="96100-96149",
+                   how=("rule stated before the blocks (that of LEVEL_RATE): the rate = the one-sided 99.9% "
+                        "Clopper-Pearson lower bound of the per-instance rate on the calibration block (run at a "
+                        "provisional 0.75), rounded down to 0.05: 744 of 750 instances decayed for every p, bound "
+                        "0.976, so 0.95 (the test rejects at <= 9 of 15).  Validation on 96100-96149: 0 of 50 seeds "
+                        "failed, 741 of 750 instances decayed (fewest per seed 13; dispersion p 0.33); lowest 748 and "
+                        "level 625 of 750; wrong_tokens failed on 50 of 50 (decayed on 0 of 750 instances).  Row on "
+                        "96100-96149: 9.4e-7 (decay 3.5e-7, level 5.9e-7, lowest 1.6e-9: pooled trials); "
+                        "wrong_tokens 3e-21")),
         Calibrated(decision=LEVEL_RATE_DECISION,
                    threshold=f"binomial at AUTHORS_LEVEL_RATE = {AUTHORS_LEVEL_RATE} (level {LEVEL_ALPHA}), per-run "
                              "ratio >= LEVEL_RATIO = 2^(-1/2)",
