@@ -90,7 +90,9 @@ def test_dual_progress(tc):
                  low_power=SETTLED_POWER)
 
 
-SUMMED_BOUND = "summed bound (27) from k0 = K/10, every late k and run"
+SUMMED_BOUND = "summed bound (27) from k0 = K/10 at every late k, per run meeting the hypotheses"
+SUMMED_POWER = ("the runs meeting the hypotheses over the whole span are a subset of the 96 (quick) or 60 "
+                "(full) runs, about 40% of them at K = 2000: power 0.8 at p = 0.8 needs about 60")
 
 
 @claim(
@@ -118,16 +120,32 @@ SUMMED_BOUND = "summed bound (27) from k0 = K/10, every late k and run"
                  "instances 10 -> 32 (the run Lemma 27 already computes) with the span check: on 10 instances "
                  "as few as 5 of 30 runs met the hypotheses over the span (calibration seeds 14000-14008), "
                  "at the precondition's MIN_RUNS.",
-                 Calibrated(decision=SUMMED_BOUND, threshold=-1e-9, calibration_seeds="14000-14013",
-                            validation_seeds="14100-14149",
-                            how="the allowance is round-off (fixed before the data); the fix is the hypothesis "
-                                "check over the span (and 32 instances), no threshold moved.  Rule fixed before "
-                                "validation: 0 failures, the precondition met on every seed, lowest_tokens "
-                                "failing on every seed.  Calibration at 32 instances (8 seeds: 14000-14003, "
-                                "14010-14013): 0 failures, 26-47 of the 96 runs met the hypotheses, least "
-                                "bound - D 0.023-0.050; lowest_tokens failed on 8/8.  Validation: 50/50 passed "
-                                "(the bound's margins 8.0 sd from failing), 16-51 of the 96 runs met the hypotheses (the "
-                                "precondition 4.4 sd from failing); lowest_tokens failed on 50/50")],
+                 "until 2026-11-30 the decision was 'summed bound (27) from k0 = K/10, every late k and run' "
+                 "(the least slack over every late k and run >= -1e-9, the allowance round-off, fixed before the "
+                 "data), calibrated on 14000-14003, 14010-14013 (0 failures, 26-47 of the 96 runs met the "
+                 "hypotheses, least bound - D 0.023-0.050; lowest_tokens failed on 8/8) and validated on "
+                 "14100-14149 (50/50 passed, lowest_tokens failed on 50/50); its row there: Cantelli 3.6e-2 (the "
+                 "least slack 8.0 sd from failing, Shapiro-Wilk p 2e-5: a heavy lower tail, no tail model), the "
+                 "precondition (at least 5 runs meeting the hypotheses) 4.4e-4 (normal tail, 4.4 sd).  Both "
+                 "replaced (2026-11-30) by binomials over the runs: the bound per run meeting the hypotheses at "
+                 "p = 0.8 (Lemma 27's decision on its settled runs, the same rate, nothing chosen on data) and "
+                 "the precondition at MIN_RATE (plain_descent.py: the former count in the quick tier).  A log "
+                 "scale for the least slack against the round-off allowance was tried on 96000-96049 and "
+                 "dropped: the slack can cross 0 (it did on a run outside the cone, above), so a log-normal "
+                 "model of it has no reason, and its lowest_tokens control, whose ratio is negative, was left "
+                 "to Cantelli (1.4e-2, over its budget)",
+                 Calibrated(decision=SUMMED_BOUND, threshold="binomial at p = 0.8 (level 0.05) over the runs "
+                                                             "meeting the hypotheses, per run slack >= -1e-9",
+                            calibration_seeds="96000-96049",
+                            validation_seeds="96100-96149",
+                            how="nothing chosen on data (Lemma 27's rate, the round-off allowance fixed before "
+                                "the data); the calibration block is the one the log-scale variant ran on, where "
+                                "1818 of 4800 runs met the hypotheses and every one held the bound (least slack "
+                                "0.024).  Validation: 0 of 50 seeds failed; 1781 of 4800 runs met the hypotheses (23 to 55 a seed; the "
+                                "precondition's beta-binomial, dispersion p 1e-8), every one of them held (27) at "
+                                "every late k; lowest_tokens failed on 50 of 50 (held on 0 runs).  Row: 2.8e-6 (the "
+                                "precondition, beta-binomial; the bound's binomial 2.1e-19, pooled trials); "
+                                "lowest_tokens 2.8e-6")],
     sizes=PROGRESS_SIZES,
 )
 def test_rate_in_norm(tc):
@@ -139,9 +157,15 @@ def test_rate_in_norm(tc):
     allowance 1e-9 (D is a difference of O(1) terms, P5) at every late k of every run meeting the
     hypotheses over the whole summation span (alpha locally optimal, and alpha selected and
     Lemma 21's alignment at every kept iterate from k0 = K/10 on: every K/200-th step, then every
-    late step; the lemma sums Lemma 27, which needs every iterate of the span in the cone).  The
-    bound is loose (D_K, the bound and the least bound - D per run are recorded).  Control: reference (the SVM of alpha_bad, solved in the
-    control's case: its D stays near D_k0 while the bound shrinks with the norm ratio).
+    late step; the lemma sums Lemma 27, which needs every iterate of the span in the cone).  As
+    Lemma 27's per-step inequality on its settled runs, the lemma's "every run in the cone" is
+    decided per run at a rate: a run meeting the hypotheses succeeds when D_k <= bound(k) at every
+    late k, accepted by the exact binomial test of P >= 0.8 at level 0.05 over those runs (the
+    hypotheses are measured, not known: a run outside the cone for part of the span can violate
+    the bound, see the calibration record).  The bound is loose (D_K, the bound and the least
+    bound - D per run are recorded).  Control: reference (the SVM of alpha_bad, solved in the
+    control's case: its D stays near D_k0 while the bound shrinks with the norm ratio, on every
+    run).
     """
     late = late_run(tc, tc.control == "lowest_tokens", summed=True)
     if late is None:
@@ -158,11 +182,11 @@ def test_rate_in_norm(tc):
     bound = floor + (r0 / r) ** (p - 1) * (D0 - floor) + eta * (loss0 - loss) / ((1 + PI) * r0 * r ** (p - 1))
     tc.record("D at k0 = K/10 and at K per run", np.stack([D0, D[-1]]))
     tc.record("bound at K per run", bound[-1])
-    tc.record("least bound - D over the late steps per run", (bound - D).min(0))
     # the identity the derivation writes: <grad psi(W(k)), bar W_mm> = ||W(k)||_p^(p-1) (1 - D_k),
     # with D_k = D_psi_p(bar W_mm, bar W(k)) (the divergence's argument order matters)
     unit_refs = refs / lp_norm(refs, pt)[:, None, None]
     pairing = np.stack([(mirror_map(torch.as_tensor(Wc), pt) * unit_refs).sum((-1, -2)).numpy() for Wc in W])
     tc.conclusion.at_most("identity <grad psi(W(k)), bar W_mm> = ||W(k)||_p^(p-1) (1 - D_k), every late k",
                           np.abs(pairing - r ** (p - 1) * (1 - D)) / r ** (p - 1), tc.tol("accumulated"))
-    tc.conclusion.at_least(SUMMED_BOUND, float((bound - D).min()), -1e-9)
+    slack = (bound - D).min(0)                                      # least bound - D over the late steps
+    per_instance(tc, SUMMED_BOUND, slack, slack >= -1e-9, p=0.8, low_power=SUMMED_POWER)
