@@ -181,7 +181,7 @@ def decide_positive_kernel(tc, runs, name=POSITIVE_KERNEL, tail_bound=None):
     """Precondition ``name`` (Theorem 4.2's ``lambda = lambda_min(H(0)) > 0``) on every trial of
     ``runs`` (each with per-trial ``"lambda"`` and ``"lambda_max"``): ``lambda >= ZERO_EIGENVALUE
     lambda_max``, declared on the log scale (the ratio spans decades across draws); ``tail_bound``
-    its stated bound where one is proved (`scalar_output_kernel_tail`, d = 1)."""
+    its stated bound where one is proved (`scalar_output_kernel_tail`, d = 1; `two_output_kernel_tail`, d = 2)."""
     lam = np.concatenate([r["lambda"] for r in runs])
     lam_max = np.concatenate([r["lambda_max"] for r in runs])
     tc.precondition.at_least(name, lam, ZERO_EIGENVALUE * lam_max, scale="log", tail_bound=tail_bound)
@@ -232,6 +232,85 @@ def scalar_output_kernel_tail(shapes, instances):
         f"b = {b:.2f} (Gaussian tail, union over the trials' n m / 2 distinct pairs) or kappa of an n x d_in "
         f"Gaussian matrix exceeds (2e-8 n e^(2b))^(-1/2) (Chen & Dongarra 2005); runs (n, d_in, m) {list(shapes)}, "
         f"{instances} trials each"))
+
+
+def two_output_kernel_tail(shapes, instances, d):
+    r"""The stated bound of `decide_positive_kernel` on `softmax_gd` runs with two outputs (d = 2), the
+    symmetric initialization, second-layer entries +-1 and `unit_inputs`; ``shapes`` the runs' ``(n,
+    d_in, m)`` (n <= d_in), ``instances`` trials each; None for ``d != 2`` or where the proof bounds
+    nothing useful (above `INFORMATIVE_TAIL`).  At Def. 3.7's pairing ``<a_l, S_i> = 0``, so ``H(0) =
+    c sum_r (a_r a_r^T) (x) (D_r G D_r)`` (output index first, ``G = X X^T``, ``D_r = diag(S_{., r})``),
+    and ``a_r a_r^T`` is ``2 P_+`` or ``2 P_-`` (``a_{1r} = +-a_{2r}``), complementary orthogonal
+    projections: the spectrum of ``H(0)`` is ``2c`` times the union of those of ``H_+- = G o M_+-``,
+    ``M_+- = sum_{r in T_+-} s_r s_r^T`` over the columns of each sign type.  Schur's bounds
+    ``lambda_min(G o M) >= lambda_min(G) min_i M_ii`` and ``lambda_max(G o M) <= lambda_max(G) max_i
+    M_ii`` give ``lambda_min / lambda_max >= kappa(G)^{-1} min_{i,+-} N_{i+-} Z_i^{-2} / max_{i,+-} N_{i+-}
+    Z_i^{-2}`` with ``N_{i+-} = sum_{T_+-} e^{2 z_{ir}}``, ``Z_i = sum_r e^{z_{ir}}`` (the softmax's
+    normalizer); per pair of columns (`_paired_sums_tail`), ``z_{ir} ~ N(0, SIGMA^2)`` independent over
+    the ``m / 2`` pairs and the sign types fair coins independent of them; ``kappa(G) <= n
+    kappa(G_raw)^2`` (`scalar_output_kernel_tail`).  The ratio is below twice `ZERO_EIGENVALUE` (the
+    computed ratio's round-off is far below the floor) only where a sum leaves its interval or
+    ``kappa(G_raw)`` exceeds ``(2 ZERO_EIGENVALUE n / R)^{-1/2}`` (Chen & Dongarra), ``R`` the sums'
+    ratio; the intervals minimize the bound per shape over a grid (a choice made on the formula, not
+    on data).  Union over the shapes' trials."""
+    from theorycheck import TailBound
+
+    if d != 2:
+        return None
+    parts = [_paired_sums_tail(n, d_in, m) for n, d_in, m in shapes]
+    total = min(1.0, instances * sum(p for p, _ in parts))
+    if total > INFORMATIVE_TAIL:
+        return None
+    return TailBound(total, (
+        "d = 2 at Def. 3.7's pairing with +-1 signs: H(0)'s spectrum is the union of those of X X^T o M_+ and "
+        "X X^T o M_- (the two sign types of a_r, complementary projections), Schur's bounds give lambda_min / "
+        "lambda_max >= kappa(X X^T)^{-1} min N_i / Z_i^2 / max N_i / Z_i^2 (N_i: sum of e^{2<w_r, x_i>} over a "
+        "sign type, Z_i the softmax normalizer); below 2 x the floor only where a pre-activation exceeds b, a "
+        "sum of the m/2 independent pairs leaves its interval (Bennett's inequality; a binomial count of "
+        "terms e^{2z} >= e^{2c} in each type) or kappa of an n x d_in Gaussian matrix exceeds (2e-8 n / R)^(-1/2) "
+        f"(Chen & Dongarra 2005); per shape (n, d_in, m): (b, c, intervals) {[p for _, p in parts]}, "
+        f"{instances} trials each"))
+
+
+def _paired_sums_tail(n, d_in, m):
+    r"""The least over a grid of `two_output_kernel_tail`'s per-trial failure probability at one
+    shape, and its parameters: ``b`` (every pre-activation ``z <= b``: ``n m/2 Phi(-b/SIGMA)``),
+    ``Z_i / (m/2) in [f mu_1, u_1 mu_1]`` (``mu_1 = E e^z``; the lower end by Bennett's inequality on
+    ``-e^z <= 0``, the upper on ``min(e^z, e^b)``), ``N_{i+-} <= (m/2) u_2 mu_2`` (``mu_2 = E e^{2z}``,
+    Bennett on ``min(e^{2z}, e^{2b})``), ``N_{i+-} >= e^{2c} k`` where at least ``k`` pairs of the type
+    have ``z >= c`` (a binomial count over the pairs, rate ``Phi(-c / SIGMA) / 2``: ``z >= c`` and the type), and
+    ``kappa(G_raw) <= (R / (2 ZERO_EIGENVALUE n))^{1/2}``, ``R = e^{2c} k f^2 / ((m/2) u_2 mu_2 u_1^2)``
+    (Chen & Dongarra).  Bennett's bound needs a variance bound only (a truncation's variance is at most
+    the variable's: it is 1-Lipschitz) and the deviation's upper bound."""
+    from scipy import stats
+
+    from theorycheck.tails import bennett_tail, gaussian_condition_tail
+
+    pairs, s2 = m // 2, SIGMA ** 2
+    mu1, var1 = np.exp(s2 / 2), np.exp(2 * s2) - np.exp(s2)
+    mu2, var2 = np.exp(2 * s2), np.exp(8 * s2) - np.exp(4 * s2)
+    b = np.arange(2.5, 4.5, 0.05)
+    lows, ups1, ups2, cs, shares = (0.5, 0.7), (1.5, 2.0, 3.0), (3.0, 5.0, 10.0), (-0.5, -0.25, 0.0), (0.35, 0.5)
+    truncated = n * pairs * stats.norm.sf(b / SIGMA)
+    z_low = {f: n * bennett_tail(pairs, var1, mu1, mu1 * (1 - f)) for f in lows}
+    z_up = {u: n * bennett_tail(pairs, var1, np.exp(b), mu1 * (u - 1)) for u in ups1}
+    n_up = {u: n * bennett_tail(pairs, var2, np.exp(2 * b), mu2 * (u - 1)) for u in ups2}
+    best = (np.inf, None)
+    for c in cs:
+        rate = stats.norm.sf(c / SIGMA) / 2
+        for share in shares:
+            k = max(1, int(share * pairs * rate))
+            counted = 2 * n * stats.binom.cdf(k - 1, pairs, rate)
+            for f in lows:
+                for u1 in ups1:
+                    for u2 in ups2:
+                        ratio = np.exp(2 * c) * k * f ** 2 / (pairs * u2 * mu2 * u1 ** 2)
+                        conditioned = gaussian_condition_tail(n, d_in, float(np.sqrt(ratio / (2 * ZERO_EIGENVALUE * n))))
+                        total = truncated + z_low[f] + z_up[u1] + n_up[u2] + counted + conditioned
+                        i = int(np.argmin(total))
+                        if total[i] < best[0]:
+                            best = (float(total[i]), (n, d_in, m, round(float(b[i]), 2), c, k, f, u1, u2))
+    return best
 
 
 def decide_unit_ball(tc, name, *arrays):
