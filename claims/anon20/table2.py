@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from scipy import stats
 
 from theorycheck import shared_run
 from theorycheck.models import RELU, BaselineNet, SelfAttentionNet
@@ -74,3 +75,17 @@ def bag_of_words(run, *, n, labels, attention="softmax", instances=None):
     return {"self-attention": accuracy(net(X[:, test], y[:, test], RELU).output(sa)),
             "baseline": accuracy(BaselineNet(flat[:, test], y[:, test], RELU).output(base)),
             "agreement": float((y.numpy() == rule).mean())}
+
+
+def gap_z_statistics(gaps) -> np.ndarray:
+    r"""Per sample size, the paired Student t statistic ``T = mean / (sd / sqrt(m))`` of ``m``
+    per-trial gaps, as its standard-normal quantile ``z = Phi^{-1}(F_{t, m-1}(T))``: exactly
+    N(0, 1) when the gaps are i.i.d. normal with mean 0, so sizes with different trial counts
+    share one null, and ``z < -Phi^{-1}(1 - alpha)`` exactly when the one-sided upper
+    Student-t bound of the mean at level ``alpha`` is below 0."""
+    out = []
+    for g in gaps:
+        g = np.asarray(g, dtype=float)
+        t = g.mean() / (g.std(ddof=1) / np.sqrt(g.size))
+        out.append(stats.norm.isf(stats.t.sf(t, g.size - 1)))
+    return np.array(out)
