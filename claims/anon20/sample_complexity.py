@@ -76,9 +76,18 @@ def table1_arm(run, *, n, arm, dense_teacher=False, instances=None):
 
 
 def arms(tc, *arms, **config):
-    """``{arm: [run at each n]}`` of the shared Table 1 runs (``config``: `table1_arm`'s)."""
-    return {arm: [tc.use(table1_arm, n=n, arm=arm, **config) for n in tc.sizes["n"]]
+    """``{arm: [run at each n]}`` of the shared Table 1 runs (``config``: `table1_arm`'s), each
+    arm's from the run that computes it (`computing_arm`)."""
+    return {arm: [tc.use(table1_arm, n=n, arm=computing_arm(arm, config), **config) for n in tc.sizes["n"]]
             for arm in arms}
+
+
+def computing_arm(arm: str, config: dict) -> str:
+    """The `table1_arm` run that computes ``arm`` under ``config``: under a dense teacher the
+    known mask is all ones, so the known arm's input ``x * a*`` is ``x`` and its network the
+    baseline's, from the same data and start: the baseline's run, the same numbers, trained
+    once.  Otherwise the arm's own run."""
+    return "baseline" if arm == "known" and config.get("dense_teacher", False) else arm
 
 
 def dense_teacher_config(tc) -> dict:

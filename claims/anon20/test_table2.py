@@ -7,13 +7,21 @@ import numpy as np
 
 from theorycheck import Calibrated, Control, claim
 from theorycheck.maps import estimate_map, interval_power, mean_interval, record_map
+from theorycheck.tails import NullTest
 
 from .setup import PAPER
-from .table2 import SIZES, bag_of_words, labels_follow_rule
+from .table2 import SIZES, bag_of_words, gap_z_statistics, labels_follow_rule
 
-SURROGATE_SIZES = {"quick": dict(SIZES["quick"], identity_instances=24),
-                   "full": dict(SIZES["full"], identity_instances=16)}
-"""Table 2's surrogate sizes and the trial count of the identity_attention control, a run of
+INSIDE_INSTANCES = 16
+"""Trials at the small n (50 and 100, inside the region n <= 100) in both tiers: the map's
+inside decision (`test_advantage_map_n`'s calibration record chose the count) and the
+surrogate claim's margin at its smallest n, n = 100, whose run is the map's (one run, trained
+once when both claims run in one process)."""
+
+SURROGATE_SIZES = {"quick": dict(SIZES["quick"], identity_instances=24, smallest_instances=INSIDE_INSTANCES),
+                   "full": dict(SIZES["full"], identity_instances=16, smallest_instances=INSIDE_INSTANCES)}
+"""Table 2's surrogate sizes, the claim's trial count at the smallest n (the map's inside
+count: the same run), and the trial count of the identity_attention control, a run of
 its own at the smallest n.  The identity network has no advantage to show, so the control's
 mean gap is centred near 0 and its miss rate is the chance that a mean of this many paired
 trials reaches the margin: the count is set by the spread of that mean (the calibration
@@ -67,6 +75,30 @@ map's inside count, not calibrated)."""
         "unchanged), failed as declared on 60 of 60, its normal-tail miss bound 3.3e-4; the claim "
         "passed on 60 of 60 (bound 4.6e-3, the n = 400 'not below' decision, whose true gap is about "
         "0: still OVER the claim budget); independent_labels 1.8e-6",
+        "helper h11 (2026-11-30): 'not below the baseline at any n' keeps its test (level alpha = 1e-4 "
+        "per n, unchanged) and states the test's level as its bound (NullTest on the paired t "
+        "statistics as normal quantiles, table2.gap_z_statistics; the same rejection region; 2e-4 "
+        "in the quick tier, 3e-4 in the full tier's three n): the statement is the composite null "
+        "'true gap >= 0', whose rejection probability is largest at the boundary 0, so the level "
+        "bounds the false-failure rate wherever the statement holds; nothing chosen on seeds",
+        Calibrated(
+            decision="self-attention at least 0.03 above the baseline at the smallest n",
+            threshold="margin 0.03 (unchanged) on the mean of 16 trials at n = 100 (smallest_instances)",
+            calibration_seeds="93000-93040", validation_seeds="93100-93149",
+            how="the count 16 is the map's inside_instances (advantage_map_n's calibration record), "
+                "taken so that the claim's smallest n is the map's run, not chosen on these blocks; "
+                "the 8-trial mean had been 4.3 sd from the margin (87200-87259, normal tail 4.1e-4). "
+                "Calibration block 93000-93040 (41 seeds of a 50-seed block, stopped for the "
+                "validation block's time; runs /work/calib11/anon20-93000) by theorycheck calibrate: "
+                "the claim held on 41 of 41, the margin's relative slack mean 1.67 sd 0.29 over seeds, "
+                "smallest 1.25 (5.8 sd; normal tail accepted, Shapiro-Wilk p 0.07: 8.1e-6), the "
+                "NullTest's statistics fit the null (null_p 1.0): claim bound 2.1e-4, within the "
+                "budget 3e-4; identity_attention failed as declared on 41 of 41 (miss bound 1.2e-3), "
+                "independent_labels on 41 of 41 (1.4e-5). Validation block 93100-93149 (50 seeds, nothing changed; runs "
+                "/work/calib11/anon20-93100): held on 50 of 50, slack mean 1.67 sd 0.26, smallest "
+                "1.13 (6.4 sd; normal tail, Shapiro-Wilk p 0.88: 4.5e-7), null_p 1.0: claim bound "
+                "2.0e-4 (the stated level), within the budget; identity_attention failed as declared "
+                "on 50 of 50 (1.3e-4), independent_labels on 50 of 50 (1.8e-7)"),
     ],
     controls={
         "independent_labels": Control(
@@ -90,18 +122,23 @@ def test_selfattention_surrogate(tc):
     Sec. 2 (``d_q = d_v = 8``, MLP ``128 -> 32 -> 1``, 4128 weights) against the MLP on
     ``vec(X)`` (``128 -> 32 -> 1``, 4128 weights), both without biases and trained on the
     squared loss against +-1 labels (the reconstruction used BCE with biases), 150 steps of
-    full-batch Adam (lr 2e-2, cosine), 8 trials batched, 2000 test sentences, at every n of
-    the tier (quick 100 and 400, the reconstruction's sizes; full 100, 400, 1600).
+    full-batch Adam (lr 2e-2, cosine), 8 trials batched (``smallest_instances`` = 16 at the
+    smallest n: the run of `test_advantage_map_n` at n = 100), 2000 test sentences, at every n
+    of the tier (quick 100 and 400, the reconstruction's sizes; full 100, 400, 1600).
     Precondition: the labels are the sign of the summed linear sentiments, a property of the
     construction decided on its configuration before any run (`table2.labels_follow_rule`;
     the drawn labels' agreement with the rule, 1, is recorded).
     Pass: the mean accuracy of self-attention at least ``margin = 0.03`` above the
     baseline's at the smallest n (the reconstruction's margin; Table 2's smallest printed
     margin is 6.14 points), and at no n of the tier significantly below it: the one-sided
-    Student-t upper bound of the paired mean gap (8 trials) at level ``alpha = 1e-4`` per n
-    is at least 0.  If self-attention is at least as good at an n, this fails with
-    probability at most alpha there (normal per-trial gaps), so the claim's false-failure
-    rate from it is at most ``1e-4`` times the number of n; its power against a deficit of
+    Student-t upper bound of the paired mean gap at level ``alpha = 1e-4`` per n is at least
+    0, decided on the paired t statistic as its standard-normal quantile ``z``
+    (`table2.gap_z_statistics`: exactly N(0, 1) at a true gap of 0 for normal per-trial gaps)
+    against ``-Phi^{-1}(1 - alpha)``, the same region.  If self-attention is at least as good
+    at an n, this fails with probability at most alpha there, so the claim's false-failure
+    rate from it is at most ``1e-4`` times the number of n, a test's level stated as the
+    decision's bound (``NullTest``, its null checked by the calibration on the recorded
+    ``z``); its power against a deficit of
     the margin, at the measured spread, is recorded: with 8 trials it is small (a finding:
     the quick tier can show an advantage at the smallest n, but "never lower" only up to the
     width of the interval, recorded as the upper bound).  At the larger n the surrogate's accuracies saturate and
@@ -113,7 +150,8 @@ def test_selfattention_surrogate(tc):
     across words, the rest is the softmax mixing, which averages the words' embeddings);
     both run at the smallest n only, where the margin they break is decided, the second on
     ``identity_instances`` draws of its own (its mean gap is centred near 0, so its miss rate
-    is set by the spread of that mean, hence a count of its own).  Table 2's
+    is set by the spread of that mean, hence a count of its own); the
+    independent_labels control keeps the tier's 8 trials.  Table 2's
     printed accuracies are cited in ``docs/claims/anon20.md`` (not measurable here).
     """
     s = tc.sizes
@@ -125,7 +163,9 @@ def test_selfattention_surrogate(tc):
         runs = [tc.use(bag_of_words, n=n, labels=labels, attention="identity", instances=s["identity_instances"])
                 for n in sizes]
     else:
-        runs = [tc.use(bag_of_words, n=n, labels=labels) for n in sizes]
+        runs = [tc.use(bag_of_words, n=n, labels=labels, attention="softmax",
+                       instances=s["smallest_instances"] if i == 0 and tc.control is None else None)
+                for i, n in enumerate(sizes)]
     mean = {arm: np.array([r[arm].mean() for r in runs]) for arm in ("self-attention", "baseline")}
     gap = mean["self-attention"] - mean["baseline"]
     tc.record("mean test accuracy per n", mean)
@@ -147,7 +187,11 @@ def test_selfattention_surrogate(tc):
     tc.record("power against a true gap of -margin at the measured spread, per n",
               [interval_power(-tc.constants["margin"], float(np.std(g, ddof=1)), g.size, upper=0.0,
                               confidence=1 - 2 * alpha) for g in per_trial])
-    tc.conclusion.at_least("self-attention not below the baseline at any n", upper, 0.0)
+    z = gap_z_statistics(per_trial)
+    tc.record("paired t statistic of the mean gap as a standard-normal quantile, per n", z)
+    test = NullTest(level=alpha * len(z), count=len(z), sided="lower")
+    tc.conclusion.at_least("self-attention not below the baseline at any n", z, -test.critical,
+                           tail_bound=test.tail_bound)
 
 
 MARGIN = 0.03
@@ -167,8 +211,8 @@ bound's power deficit at the true gap, set by the inside trial count (calibratio
 
 INSIDE = "self-attention ahead inside n <= 100: lower one-sided t-bound of the mean gap > 0"
 
-MAP_SIZES = {"quick": dict(SIZES["quick"], n_map=[50, 100, 400], inside_instances=16),
-             "full": dict(SIZES["full"], n_map=[50, 100, 200, 400, 800, 1600], inside_instances=16)}
+MAP_SIZES = {"quick": dict(SIZES["quick"], n_map=[50, 100, 400], inside_instances=INSIDE_INSTANCES),
+             "full": dict(SIZES["full"], n_map=[50, 100, 200, 400, 800, 1600], inside_instances=INSIDE_INSTANCES)}
 """Table 2's surrogate sizes (8 trials, 150 Adam steps, 2000 test sentences in the quick tier)
 and the grid of n: coarse in the quick tier (the decided n <= 100 and the n = 400 run of
 `anon20.table2.selfattention_surrogate`, which bracket the crossing; n = 200, a point of the
