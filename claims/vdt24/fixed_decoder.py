@@ -187,9 +187,9 @@ WSVM_MARGIN_SLACK = 1e-10
 solver's feasibility is a few 1e-12)."""
 WMM_NORM_CAP = 25.0
 TOKEN_PRODUCT_CAP = 4.0
-"""Caps on ||W_mm|| and on max_{i,t} ||x_{i,t}|| ||x_{i,1}|| in `derivation_hypotheses` (Example 1: about
-3 and 1.5 in the quick tier, 7.5 and 1.2 in the full tier): they bound the logits along the run and
-how far the gradient's token terms can cancel, which a forward error analysis needs."""
+"""Caps on ||W_mm|| and on max_{i,t} ||x_{i,t}|| ||x_{i,1}|| in `derivation_hypotheses`: they bound the
+logits along the run and how far the gradient's token terms can cancel, which a forward error
+analysis needs (Example 1's values under them: Lemma 7's calibration record)."""
 
 
 def nonnegative_coefficients(s_opt: np.ndarray, scores: np.ndarray, opt: np.ndarray) -> np.ndarray:

@@ -192,7 +192,7 @@ LEM7_CALIBRATION = Calibrated(
          "LEM7_RATE = the one-sided 99.9% Clopper-Pearson lower bound of the per-data-set rate on the "
          "calibration block, rounded down to 0.05. Calibration block 97100-97149 (at b980ce1): 250 of 250 "
          "data sets met the hypotheses (bound 0.973), so 0.95; the conclusion held on every seed (least "
-         "ratio 0.62, against the allowance -1e-9), claim 2.0e-7 (the two binomials through their pooled "
+         "ratio 0.62, against the allowance -1e-9; Example 1's ||W_mm|| about 3 and max ||x_{i,t}|| ||x_{i,1}|| about 1.5 in the quick tier, 7.5 and 1.2 in the full tier, under the caps 25 and 4), claim 2.0e-7 (the two binomials through their pooled "
          "trials, the conclusion 0 by LEM7_ROUNDOFF), the gd control 2.0e-7 (normal at 18 sd). Validation "
          "block 97200-97249: 250 of 250, least ratio 0.60, claim 2.0e-7, gd control 2.0e-7 (normal at "
          "17 sd)"))
