@@ -746,6 +746,7 @@ from theorycheck import Control, claim
 
 @claim("toy.thm1.noisy_mean", source="Theorem 1", statement="The mean of 400 normals is near 0.",
        provenance="stated", constants={"bound": 0.5},
+       over_budget="a handful of seeds bounds the rate by counting alone",
        controls={"shifted": Control("reference", breaks=["|mean| <= bound"],
                                     description="the draws shifted by 1")})
 def test_noisy_mean(tc):
@@ -774,6 +775,7 @@ def test_calibrate_end_to_end_then_list_and_report_show_the_bounds(pytester, mon
     assert main(["list", "-v"]) == 0
     listed = capsys.readouterr().out
     assert "quick tier: false-failure bound 0.45 (5 seeds 1000-1004; OVER budget 3e-04)" in listed
+    assert "over budget by design: a handful of seeds bounds the rate by counting alone" in listed
     assert "miss bound 0.45" in listed
     for args, error in ((["--seeds", "5-30"], "seeds 5-19 are spent"),
                         (["nope", "--seeds", "30"], "no claim or paper named 'nope'")):
@@ -783,6 +785,7 @@ def test_calibrate_end_to_end_then_list_and_report_show_the_bounds(pytester, mon
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "claims")
     md = (pytester.path / "reports/latest/report.md").read_text()
     assert "Calibrated: false-failure bound 0.45 (5 seeds 1000-1004" in md
+    assert "over budget by design: a handful of seeds bounds the rate by counting alone" in md
     assert "calibrated: miss bound 0.45" in md
 
 

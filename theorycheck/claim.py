@@ -205,6 +205,7 @@ class ClaimSpec:
     constants: Mapping[str, float] = field(default_factory=dict)
     calibration: tuple[str | Calibrated, ...] = ()
     single_evidence: str | None = None
+    over_budget: str | None = None
     dtypes: tuple[str, ...] = ("float64",)
 
     def to_json(self) -> dict:
@@ -219,6 +220,7 @@ class ClaimSpec:
             "calibration_records": [c.to_json() for c in self.calibration
                                     if isinstance(c, Calibrated)],
             "single_evidence": self.single_evidence,
+            "over_budget": self.over_budget,
             "dtypes": list(self.dtypes),
         }
 
@@ -250,6 +252,11 @@ def _validate(spec: ClaimSpec) -> None:
         problems = control.problems()
         if problems:
             raise DeclarationError(f"{where}: control {name!r}: " + "; ".join(problems))
+    if spec.over_budget is not None and (not isinstance(spec.over_budget, str)
+                                         or not spec.over_budget.strip()):
+        raise DeclarationError(f"{where}: over_budget must say in words why the claim's "
+                               f"false-failure rate cannot be brought within the budget, not "
+                               f"{spec.over_budget!r}")
     if spec.nature not in NATURES:
         raise DeclarationError(f"{where}: nature {spec.nature!r} is not one of {sorted(NATURES)}")
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spec.constants.values()):
@@ -297,6 +304,7 @@ def claim(
     constants: Mapping[str, float] | None = None,
     calibration: str | Calibrated | Sequence[str | Calibrated] = (),
     single_evidence: str | None = None,
+    over_budget: str | None = None,
     dtypes: Sequence[str] = ("float64",),
 ) -> Callable:
     """Declare a pytest function as an executable claim.
@@ -334,6 +342,14 @@ def claim(
     single_evidence:
         Why the claim has no *independent* control (one whose runs or arrays differ from the
         claim's), when it has none; the report prints it beside the verdict.
+    over_budget:
+        Why the claim's false-failure bound at the quick tier
+        (``reports/calibration-quick.json``) cannot be brought within the claim budget
+        (:data:`theorycheck.calibrate.CLAIM_BUDGET`): which decision keeps it over, why no
+        design within the tier's cost reaches the budget, and what the verdict reports
+        instead.  Declared exactly on the claims whose committed row is over budget (the
+        conformance tests hold both directions); the report and ``theorycheck list -v`` print
+        it beside the bound.
     dtypes:
         The ``--tc-dtype`` values the claim's tolerances and numerics are written for (default
         float64 only); under another dtype the claim and its controls skip, saying so.
@@ -348,7 +364,9 @@ def claim(
             nature=nature, constants=dict(constants or {}),
             calibration=(calibration,) if isinstance(calibration, (str, Calibrated))
             else tuple(calibration),
-            single_evidence=single_evidence, dtypes=tuple(dtypes),
+            single_evidence=single_evidence,
+            over_budget=" ".join(over_budget.split()) if isinstance(over_budget, str) else over_budget,
+            dtypes=tuple(dtypes),
         )
         _validate(spec)
         registry[spec.id] = spec
@@ -389,6 +407,7 @@ def discrepancy(
     constants: Mapping[str, float] | None = None,
     calibration: str | Calibrated | Sequence[str | Calibrated] = (),
     single_evidence: str | None = None,
+    over_budget: str | None = None,
     nature: str = "theorem",
 ) -> Callable:
     """Declare a claim that exhibits a counterexample to a paper's statement *as written*.
@@ -400,4 +419,5 @@ def discrepancy(
     return claim(id, source=source, statement=statement, controls=controls, sizes=sizes,
                  provenance=provenance, kind="discrepancy", corrected_by=corrected_by,
                  constants=constants, calibration=calibration, single_evidence=single_evidence,
+                 over_budget=over_budget,
                  nature=nature)

@@ -142,6 +142,8 @@ def cmd_list(args) -> int:
                 entry = calibrated.get(s["id"]) or {"claim": None, "controls": {}}
                 print(f"      {s['statement']}\n      provenance: {s['provenance']}\n"
                       f"      {args.tier} tier: {bound_text(entry['claim'])}")
+                if s.get("over_budget") and args.tier == "quick":
+                    print(f"      over budget by design: {s['over_budget']}")
                 for name, c in s["controls"].items():
                     print(f"      control {name} [{c['kind']}, breaks {list(c['breaks'])}]: "
                           f"{c['description']}\n        {bound_text(entry['controls'].get(name))}")

@@ -86,7 +86,8 @@ def _claim_entry(spec: dict, cases: dict[str, dict]) -> dict:
     entry = {key: spec.get(key) for key in ("id", "paper", "source", "kind", "statement",
                                             "corrected_by", "provenance", "doc", "module",
                                             "function", "nature", "constants", "calibration",
-                                            "calibration_records", "single_evidence")}
+                                            "calibration_records", "single_evidence",
+                                            "over_budget")}
     entry.update(_case_fields(own), plots=own["plots"] if own else [],
                  controls=[_control_entry(name, control, cases.get(variant_id(name)))
                            for name, control in spec["controls"].items()])

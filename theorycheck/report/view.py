@@ -261,12 +261,15 @@ def decision_view(d: dict) -> dict:
 # -- controls and claims ---------------------------------------------------------------------
 def _calibrated_text(case: dict) -> str:
     """The calibration table's bound of a claim (false failure) or control (miss), when the run
-    has its row (`theorycheck.calibrate.attach_bounds`)."""
+    has its row (`theorycheck.calibrate.attach_bounds`), with the claim's declared reason where
+    its bound is over the budget (``@claim(over_budget=...)``)."""
     row = case.get("calibrated")
     if not row:
         return ""
     weakest = f"; weakest part: {row['weakest']}" if row.get("weakest") else ""
-    return row["text"] + weakest
+    declared = (f"; over budget by design: {case['over_budget']}"
+                if case.get("over_budget") and not row["within_budget"] else "")
+    return row["text"] + weakest + declared
 
 
 def control_view(k: dict) -> dict:
