@@ -299,6 +299,15 @@ def test_hessian_congruence_and_blowup(tc):
             "hypothesis", breaks=["self-attention output unchanged under T_alpha"],
             description="softplus (tau = 5) in place of ReLU"),
     },
+    calibration=[
+        "helper h12 (2026-11-30): 'lambda_max(0.01) / lambda_max(0.1) at least 50' never failed but "
+        "kept the row over the budget (Cantelli at 37 sd on 22000-22049,1400593500-1400593519: its "
+        "margins left-skewed by instances whose coupling c/mu still shows at alpha = 0.1); decided "
+        "one decade deeper, lambda_max(0.001) / lambda_max(0.01) within 10% of 100, the law and "
+        "tolerance of thm4a's ratio, by the perturbation argument of the docstring (a deeper window "
+        "shrinks the ratio's departure from 100 a hundredfold); chosen knowing that row, not on "
+        "seeds of the calibration block; the ratio at (0.1, 0.01) stays recorded",
+    ],
     sizes={"quick": dict(SELF_SIZES), "full": dict(SELF_SIZES)},
 )
 def test_selfattention_scale_invariance(tc):
@@ -308,9 +317,16 @@ def test_selfattention_scale_invariance(tc):
     relative output change for alpha in {0.05, 0.5, 4} (pass ``<= 1e-12``, as for the global
     map); the dense Hessian (208 parameters) at theta and at ``T_{0.1}`` theta, congruent by
     ``D = diag(alpha I_{W1}, I_{W2}/alpha, I)`` (pass: relative Frobenius error ``<= 1e-10``);
-    and the Lanczos lambda_max at alpha = 0.1 and 0.01, whose ratio must be at least 50
-    (the W1 block, PSD for ReLU because f is linear in W1 on a fixed activation pattern,
-    scales by alpha^{-2}: ratio -> 100).  Preconditions: ReLU, pre-activations ``|z| >= 1e-8``.
+    and the Lanczos lambda_max at alpha = 0.1, 0.01 and 0.001.  The W1 block, PSD for ReLU
+    because f is linear in W1 on a fixed activation pattern, scales by alpha^{-2}; by
+    perturbation, as in thm4a, ``lambda_max(alpha) = mu/alpha^2 + c + O(alpha)`` with ``mu``
+    the top eigenvalue of the W1 block and ``c`` from the coupling blocks, so the ratio of two
+    values a decade apart is ``100 (1 + c alpha_1^2/mu) / (1 + c alpha_2^2/mu) + ...``: its
+    departure from 100 shrinks by 100 with every decade towards the limit alpha -> 0 the
+    statement is about.  Decided on the deepest decade, ``lambda_max(0.001) / lambda_max(0.01)``
+    within 10% of 100 (the alpha^{-2} law; reached for any ``|c|/mu`` below about 1e3), as
+    thm4a's ratio; the ratio at (0.1, 0.01), where an instance's ``c/mu`` still shows, is
+    recorded.  Preconditions: ReLU, pre-activations ``|z| >= 1e-8``.
     Control: a softplus network (tau = 5, its own draw of weights), not positively
     homogeneous: its output moves under ``T_alpha``.
     """
@@ -336,10 +352,11 @@ def test_selfattention_scale_invariance(tc):
                        / expected.norm())
     tc.record("Hessian congruence error", congruence)
     lam = [float(top_hessian_eigenvalues(model, scale_self_attention(params, a))[0, 0])
-           for a in (0.1, 0.01)]
-    tc.record("lambda_max at alpha = 0.1, 0.01", lam)
+           for a in (0.1, 0.01, 0.001)]
+    tc.record("lambda_max at alpha = 0.1, 0.01, 0.001", lam)
+    tc.record("lambda_max(0.01) / lambda_max(0.1) (not decided)", lam[1] / lam[0])
     tc.conclusion.at_most("self-attention Hessian congruence", congruence, tc.tol("conditioned"))
-    tc.conclusion.at_least("lambda_max(0.01) / lambda_max(0.1)", lam[1] / lam[0], 50.0)
+    tc.conclusion.close("lambda_max(0.001) / lambda_max(0.01) near 100", lam[2] / lam[1], 100.0, rtol=0.1)
 
 
 @claim(

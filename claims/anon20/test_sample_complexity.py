@@ -4,11 +4,13 @@ import numpy as np
 
 from theorycheck import Calibrated, Control, claim, discrepancy
 from theorycheck.maps import mean_interval
+from theorycheck.tails import NullTest
 
 from .sample_complexity import (SIZES, TABLE1, arms, decided_sizes, dense_teacher_config,
                                 final_mse, first_size_reaching, frozen_mask_is_teachers,
                                 log_mse_auc, teacher_support)
 from .setup import PAPER
+from .table2 import gap_z_statistics
 
 ARMS = ("baseline", "attention", "regularised", "known")
 
@@ -153,12 +155,18 @@ def successive_ratios(values: np.ndarray) -> np.ndarray:
     return values[1:] / values[:-1]
 
 
+KNOWN_MASK_ALPHA = 1e-4
+"""Level of Prop. 1's test over the decided n together (Bonferroni): a third of the claim budget
+3e-4, fixed from the budget before any seed; the stated false-failure bound of the claim."""
+
+
 @claim(
     f"{PAPER}.prop1.known_mask",
     source="Proposition 1 (known attention, objective (5)), Sec. 5.1.1",
     statement="Given the true mask a* (only W1, W2 trained), the test MSE is at most that of "
               "learned attention at equal n: no covering of a is needed.",
     provenance="inferred",
+    constants={"alpha": KNOWN_MASK_ALPHA},
     controls={
         "wrong_mask": Control(
             "hypothesis", breaks=["known mask at most learned attention"],
@@ -170,7 +178,13 @@ def successive_ratios(values: np.ndarray) -> np.ndarray:
                  "trials 3 -> 24 (the runs of table1.sample_complexity_ordering, redesigned there); "
                  "validation block 6000-6024 by theorycheck calibrate: held on 25 of 25, known minus "
                  "attention at n = 400 mean -0.022, sd 0.0043 over seeds (5.2 sd from 0); wrong_mask "
-                 "failed as declared on 25 of 25"],
+                 "failed as declared on 25 of 25",
+                 "helper h12 (2026-11-30): the plain ordering of the means (counted, 0.058 on "
+                 "29000-29049: margins 4.7 sd from 0, not normal) replaced by a one-sided paired t test "
+                 "of the statement as one about expectations, its level alpha = 1e-4 (from the budget, "
+                 "not from seeds) stated as the bound (NullTest on the paired t statistics as normal "
+                 "quantiles, table2.gap_z_statistics, as table2.selfattention_surrogate); nothing chosen "
+                 "on seeds"],
     sizes=SIZES,
 )
 def test_known_mask(tc):
@@ -181,11 +195,20 @@ def test_known_mask(tc):
     ordering`` (same data and initialisation; the known arm is the baseline network on
     ``x * a*``).  Precondition: the frozen mask is the teacher's in every trial, a property of
     the arm's rule (`sample_complexity.frozen_mask`) decided on the configuration before any
-    run (seed-independent); the fraction over the drawn masks is recorded.  Pass: mean
-    test MSE known ``<=`` attention at every n up to ORDERING_UP_TO = 10000 (plain ordering,
-    as the reconstruction; in the full tier n = 20000 is recorded, not decided: every arm at
-    the optimisation floor there in the reconstruction's run).  The control freezes a wrong
-    mask.
+    run (seed-independent); the fraction over the drawn masks is recorded.  The statement is
+    one about expected test MSE, ``E[known - attention] <= 0`` at every n up to ORDERING_UP_TO
+    = 10000 (in the full tier n = 20000 is recorded, not decided: every arm at the
+    optimisation floor there in the reconstruction's run), decided on the paired per-trial
+    gaps (known - attention, final test MSE; the arms share data and start) by a one-sided
+    Student t test per decided n: the paired t statistic as its standard-normal quantile
+    ``z`` (`table2.gap_z_statistics`, exactly N(0, 1) at a true gap of 0 for normal gaps) must
+    stay at most ``Phi^{-1}(1 - KNOWN_MASK_ALPHA / count)`` (Bonferroni over the decided n).
+    The null "gap <= 0" is composite and the rejection probability is largest at its boundary
+    0, so wherever the statement holds the claim fails with probability at most
+    ``KNOWN_MASK_ALPHA``, the decision's stated bound (``NullTest``, its null checked by the
+    calibration on the recorded ``z``).  The mean ordering (known ``<=`` attention) is
+    recorded.  The control freezes a wrong mask, which raises the known arm's test MSE far
+    above attention's.
     """
     arm = "known_wrong" if tc.control == "wrong_mask" else "known"
     tc.precondition.at_least("frozen mask is the teacher's in every trial",
@@ -196,7 +219,13 @@ def test_known_mask(tc):
     tc.record("mean test MSE per n: known mask, attention", {"known": known, "attention": attention})
     tc.record("fraction of trials whose frozen mask is the teacher's (drawn masks)",
               float(np.mean([r["mask_is_teachers"].mean() for r in runs[arm]])))
-    tc.conclusion.at_most("known mask at most learned attention", known - attention, 0.0)
+    tc.record("mean ordering known - attention per decided n (not decided)", known - attention)
+    z = gap_z_statistics([k["test_mse"][:, -1] - a["test_mse"][:, -1]
+                          for k, a, kept in zip(runs[arm], runs["attention"], decided) if kept])
+    tc.record("paired t statistic of known - attention as a standard-normal quantile, per n", z)
+    test = NullTest(level=tc.constants["alpha"], count=len(z), sided="upper")
+    tc.conclusion.at_most("known mask at most learned attention", z, test.critical,
+                          tail_bound=test.tail_bound)
 
 
 FIG7_ALPHA = 1e-2
