@@ -212,6 +212,14 @@ def test_jacobian_determinant(tc):
               "T_{alpha1,1} theta is at least delta/alpha1^2 (delta the largest diagonal entry of "
               "the a-block) and grows without bound as alpha1 -> 0, at minima equivalent to theta.",
     provenance="stated",
+    over_budget=(
+        "'trials at a C^2 minimum' (one of the shared run's two trials reaches an interpolating "
+        "C^2 minimum after its L-BFGS restarts) fails when both stop at a spurious minimum or a "
+        "kink, at a per-seed rate of order 1e-3, and the Rayleigh bound by Lanczos from a fixed start "
+        "has a per-instance slack with a tail to 0 and no proved accuracy, so both are counted "
+        "(order 1e-2); more trials or restarts multiply the shared minima of every Thm 4 claim "
+        "beyond the quick tier's 60 s. The verdict reports the trials meeting the hypotheses and "
+        "decides the identities on each of them."),
     controls={
         "softplus": Control(
             "hypothesis", breaks=["Hessian congruence"],
@@ -411,6 +419,14 @@ def test_extra_symmetries(tc):
               "minima found, so the loss landscape of attention models is flatter.",
     corrected_by=f"{PAPER}.thm4a.hessian_congruence_and_blowup",
     provenance="derived",
+    over_budget=(
+        "the hypotheses 'trials at a C^2 minimum' and 'baseline also at a minimum' on the shared "
+        "run's two trials fail when L-BFGS stops short on both, at a per-seed rate of order 1e-3, "
+        "and the Rayleigh bound, the growth under T and Fig. 3's comparison are per-instance "
+        "curvature ratios with heavy tails towards their thresholds, counted or log-normal at "
+        "order 1e-2; more trials multiply the shared minima beyond the quick tier's 60 s. The "
+        "verdict reports the trials meeting the hypotheses and the counterexample on each of "
+        "them."),
     controls={
         "softplus": Control(
             "hypothesis", breaks=["test loss unchanged under T_{0.01,1}"],

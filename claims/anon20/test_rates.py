@@ -27,6 +27,12 @@ STATIONARY_TOL = 0.05
               "network with an s0-sparse (correct-support) mask decays like 1/n, as does the "
               "dense baseline's, and at equal n the baseline's excess is larger.",
     provenance="derived",
+    over_budget=(
+        "'returned points stationary' (the largest gradient norm of the L-BFGS fits against the "
+        "convergence guard) and the 1/n slopes of three-trial mean excess risks are statistics of "
+        "the fits a few standard deviations from their thresholds (order 1e-2); the trials or "
+        "steps that would narrow them multiply the near-truth fits beyond the quick tier's 60 s. "
+        "The verdict reports the slopes, the ratio of the arms and the largest gradient norm."),
     controls={
         "misspecified_mask": Control(
             "hypothesis", breaks=["attention excess within 4x sigma^2 (s0 + 1) h / n"],
@@ -97,6 +103,13 @@ def test_rate_stationary_near_truth(tc):
               "linearly in s0, not quadratically: the bound's s0^2 is not tight (an upper bound, "
               "so no contradiction).",
     provenance="derived",
+    over_budget=(
+        "'excess grows linearly in s0' is the slope of five-trial mean excess risks over three "
+        "s0, a few standard deviations inside the band [0.5, 1.5] with a skewed law (counted, "
+        "order 1e-2); the band is the midpoint between the two exponents the statement decides "
+        "between and cannot widen, and the trials that would narrow the slope to the budget "
+        "multiply the near-truth fits beyond the quick tier's 60 s. The verdict reports the "
+        "fitted slope against the band."),
     constants={"linear": 1, "quadratic": 2, "band_low": 0.5, "band_high": 1.5,
                "quadratic_high": 2.5},
     controls={
