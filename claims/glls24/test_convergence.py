@@ -19,10 +19,9 @@ from claims.glls24.setup import (
     decide_positive_kernel,
     gd_dims,
     movement_bound,
+    paired_kernel_tail,
     relative_loss,
-    scalar_output_kernel_tail,
     softmax_gd,
-    two_output_kernel_tail,
 )
 from theorycheck import Calibrated, Control, claim
 from theorycheck.tails import NullTest
@@ -128,7 +127,9 @@ def test_linear_convergence(tc):
         dup = tc.control == "duplicate_inputs"
         cap = {"max_steps": ONE_DIM_CEILING} if tc.control is None else {}
         configs = [dict(m=m, c=c, duplicate=dup, **cap) for m in control_widths(tc)]
-    decide_linear_convergence(tc, linear_convergence_runs(tc, configs))
+    runs = linear_convergence_runs(tc, configs)
+    # d = 2, +-1 signs, unit inputs, Def. 3.7's pairing: two Schur products (the controls' runs are not all so)
+    decide_linear_convergence(tc, runs, kernel_tail=paired_kernel_tail(runs) if tc.control is None else None)
 
 
 @claim("glls24.cor4_3.one_dim", source="Corollary 4.3",
@@ -210,11 +211,9 @@ def test_one_dim(tc):
         ns = tc.sizes["ns"] if tc.control is None else tc.sizes["ns"][:1]
         cap = ONE_DIM_CEILING if tc.control is None else ONE_DIM_CONTROL_STEPS
         configs = [dict(m=tc.sizes["width"], n=n, d_in=2 * n, d=1, duplicate=dup, max_steps=cap) for n in ns]
-    kernel_tail = None
-    if tc.control is None:   # d = 1, unit inputs, Def. 3.7's pairing: lambda_min(H(0)) >= c m sigma_min(X)^2
-        kernel_tail = scalar_output_kernel_tail([(c["n"], c["d_in"], c["m"]) for c in configs],
-                                                softmax_gd.sizes_of(tc.tier)["instances"])
-    decide_linear_convergence(tc, linear_convergence_runs(tc, configs), kernel_tail=kernel_tail)
+    runs = linear_convergence_runs(tc, configs)
+    # d = 1, unit inputs, Def. 3.7's pairing: lambda_min(H(0)) >= c m sigma_min(X)^2 (the controls break it)
+    decide_linear_convergence(tc, runs, kernel_tail=paired_kernel_tail(runs) if tc.control is None else None)
 
 
 @claim("glls24.lem5_3.induction", source="Lemma 5.3; Lemmas C.2-C.4; Definition A.2; Claim E.5",
@@ -267,7 +266,7 @@ def test_induction(tc):
             moves.append(np.max(r["max_movement"][: finite[k] + 1, k]) / D[k])
             steps.append(np.max(r["max_step_per_neuron"][1: finite[k], k], initial=0.0))
             lams.append(np.nanmin(lam_t[:, k]) / r["lambda"][k])
-    decide_positive_kernel(tc, runs)
+    decide_positive_kernel(tc, runs, tail_bound=paired_kernel_tail(runs))   # symmetric, +-1 signs, unit inputs
     tc.record("instances_meeting_the_base_case", {str(r["m"]): [q, len(r["lambda"])] for r, q in zip(runs, qualifying)})
     tc.precondition.at_least("induction base case on at least one instance per width", qualifying, 1)
     tc.record("max_ratio_over_bound", ratios)
@@ -425,11 +424,8 @@ def test_lazy_regime_scaling(tc):
     peak = {m: r["max_movement"][-1] for m, r in zip(widths, runs)}
     fixed = {m: fixed_neurons_max_movement(r, widths[0]) for m, r in zip(widths, runs)}
     drift = [geomean(r["kernel_at_end"]["kernel_drift"]) for r in runs]
-    kernel_tail = None
-    if tc.control is None:   # d = 2, +-1 signs, unit inputs, Def. 3.7's pairing: two Schur products
-        kernel_tail = two_output_kernel_tail([(r["X"].shape[1], r["X"].shape[2], m) for m, r in zip(widths, runs)],
-                                             len(runs[0]["lambda"]), runs[0]["Y"].shape[2])
-    decide_positive_kernel(tc, runs, tail_bound=kernel_tail)
+    # d = 2, +-1 signs, unit inputs, Def. 3.7's pairing: two Schur products (none for the i.i.d. control)
+    decide_positive_kernel(tc, runs, tail_bound=paired_kernel_tail(runs) if tc.control is None else None)
     tc.record("rms_movement", rms)
     tc.record("max_movement_slope_all_neurons", width_slope_interval(peak, 1 - LAZY_ALPHA, paired=True))
     tc.record("B_emp_slope_against_log_m", width_slope_interval(

@@ -8,7 +8,7 @@ from claims.glls24.kernel import (
     per_trial_width_slope_interval,
     predictor_distance_to_infinite_width,
 )
-from claims.glls24.setup import decide_pairing, decide_positive_kernel, gd_dims, softmax_gd
+from claims.glls24.setup import decide_pairing, decide_positive_kernel, gd_dims, paired_kernel_tail, softmax_gd
 from theorycheck import Calibrated, Control, claim
 
 CLT_SLOPE_ABOVE = "NTK predictor approaches the infinite-width predictor like m^-1/2 (mean slope >= -0.65)"
@@ -128,7 +128,8 @@ def test_nn_ntk_equivalence(tc):
             limits.append(np.abs(f_nn[-1] - limit).max(1))
             theorems = path if step_factor(m) == m else ntk_regression_path(tc, run, m)[0]   # step eta m
             unfinished.append(np.abs(theorems[-1] - limit).max(1))
-    decide_positive_kernel(tc, kernels)
+    # Def. 3.7's pairing, +-1 signs, unit inputs: the proved bound (none for the i.i.d. control)
+    decide_positive_kernel(tc, kernels, tail_bound=paired_kernel_tail(kernels) if init == "symmetric" else None)
     tc.precondition.at_most("kernel drift eps_H <= lambda / 2", np.ravel(eps_rel), 0.5, scale="log")
     mean_gap = [float(np.exp(np.mean(np.log(g)))) for g in gaps]
     tc.record("gap", {str(m): g for m, g in zip(widths, gaps)})
