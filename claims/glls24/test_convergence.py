@@ -119,7 +119,8 @@ def test_linear_convergence(tc):
     rank condition ``d_in m / 2
     >= n d`` (necessary for lambda > 0; the theorem's width ``Omega(lambda^-2 n^2 d^2 e^{18B} ...)``
     has an unspecified constant).  Control ``width_too_small`` violates it (m = 4, d_in = 2, n = 8,
-    d = 2; spec instance)."""
+    d = 2; spec instance).  Precondition lambda > 0 states its bound on the claim's runs
+    (`paired_kernel_tail`, i.e. `two_output_kernel_tail` at d = 2)."""
     if tc.control == "width_too_small":
         configs = [dict(SMALL_WIDTH, d=2)]
     else:
@@ -243,7 +244,9 @@ def test_induction(tc):
     times smaller) does not guarantee at small m.  So the conclusions are decided on the instances
     that meet the base case, (3) over t >= 1, and the count per width is recorded; the claim needs
     at least one such instance per width.  Def. 3.7's pairing is decided on the constructor's probe
-    before the runs (`decide_pairing`; the drawn weights are checked exactly).  The control runs at the second
+    before the runs (`decide_pairing`; the drawn weights are checked exactly).  Precondition lambda > 0
+    states its bound (`paired_kernel_tail`: d = 2, +-1 signs, unit inputs; H(0) does not depend on the
+    step, so the control's runs meet its hypotheses too).  The control runs at the second
     width, where even the 2.5 times larger first step stays below 0.01."""
     widths = tc.sizes["widths"][1:2] if tc.control == "step_too_large" else tc.sizes["widths"]
     decide_pairing(tc, [(*gd_dims(tc), m) for m in widths])

@@ -103,7 +103,8 @@ def test_nn_ntk_equivalence(tc):
     the pooled rms of one fit over all of them is carried by the few data sets whose kernels are
     ill-conditioned (a heavy tail; calibration record).  Def. 3.7's pairing is decided on the
     constructor's probe before the runs (`decide_pairing`; the drawn weights are checked
-    exactly)."""
+    exactly).  Precondition lambda > 0 states its bound on the symmetric runs (`paired_kernel_tail`,
+    i.e. `two_output_kernel_tail` at d = 2)."""
     init = "independent" if tc.control == "independent_init" else "symmetric"
     widths = tc.sizes["widths"]
     if init == "independent":            # the lazy-regime control's runs: three doublings
