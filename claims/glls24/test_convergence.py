@@ -78,7 +78,13 @@ any claim run of the calibration and validation blocks (their longest: the `Cali
                     "'loss reaches epsilon within the run' is declared scale='log' (shared with "
                     "glls24.cor4_3.one_dim, whose record has the block); not recalibrated: the row of "
                     "84000-84299 stays over the budget through the envelope (3.2 sd, 2.3e-3), lambda_min(H(0)) "
-                    "> 0 (d = 2: no stated bound, Cantelli 9e-4) and the log-loss slope (Cantelli 8.1e-4)"],
+                    "> 0 (d = 2: no stated bound, Cantelli 9e-4) and the log-loss slope (Cantelli 8.1e-4)",
+                    "'lambda_min(H(0)) > 0' states its proved bound (paired_kernel_tail: "
+                    "two_output_kernel_tail at d = 2, 2.6e-5 for the 3 trials x 3 widths; was "
+                    "Cantelli 1.1e-3 on 94301-94600); no check changed (every decision identical at "
+                    "seed 111998 but the stated bound). The row (94301-94600) was not recalibrated: "
+                    "its counted controls need 300 seeds to stay within 1e-2, beyond the session's "
+                    "CPU"],
        controls={
            "duplicate_inputs": Control(
                "hypothesis", breaks=["loss reaches epsilon within the run"],
@@ -224,7 +230,13 @@ def test_one_dim(tc):
        provenance="derived",
        calibration=["until the 20-seed sweep every instance was used; on seed 16 one instance at the "
                     "smallest width took a first step above 0.01, so the conclusions were restricted to "
-                    "the instances meeting the base case (a hypothesis of the induction, not the outcome)"],
+                    "the instances meeting the base case (a hypothesis of the induction, not the outcome)",
+                    "'lambda_min(H(0)) > 0' states its proved bound (paired_kernel_tail: "
+                    "two_output_kernel_tail at d = 2, 2.6e-5 for the 3 trials x 3 widths; was "
+                    "Cantelli 9e-4 on 84000-84299); no check changed (every decision identical at "
+                    "seed 111998 but the stated bound). The row (84000-84299) was not recalibrated: "
+                    "its counted controls need 300 seeds to stay within 1e-2, beyond the session's "
+                    "CPU"],
        controls={"step_too_large": Control(
            "dynamics", breaks=["per-step loss ratio at most 1 - m eta lambda / 2"],
            description="eta = c / (m lambda_max(H(0))) with c = 2.5: ratios above 1, then divergence "

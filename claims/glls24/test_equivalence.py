@@ -64,7 +64,13 @@ PREDICTOR_SLOPE_CONFIDENCE = 0.999
                                    "6e-7, least margin 0.95; (iv) on the same block: mean slope -0.488 +- 0.019, "
                                    "bounds 8.6e-12 and 6.1e-9. The claim's row stays counted through its "
                                    "preconditions lambda_min(H(0)) > 0 and the kernel drift, declared scale=log "
-                                   "before this block and rejected by Shapiro-Wilk on it")],
+                                   "before this block and rejected by Shapiro-Wilk on it"),
+                    "'lambda_min(H(0)) > 0' states its proved bound (paired_kernel_tail: "
+                    "two_output_kernel_tail at d = 2, 2.6e-5 for the 3 trials x 3 widths; was "
+                    "Cantelli 9e-4 on 84000-84299); no check changed (every decision identical at "
+                    "seed 111998 but the stated bound). The row (84000-84299) was not recalibrated: "
+                    "its counted controls need 300 seeds to stay within 1e-2, beyond the session's "
+                    "CPU"],
        controls={
            "independent_init": Control(
                "hypothesis", breaks=["gap decays at least like 1/m"],
