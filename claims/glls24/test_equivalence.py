@@ -20,8 +20,30 @@ NTK_CONVERGED = 1e-8
 its limit at the end of the run: the run has the tier's fixed length, and where the regression
 itself has not converged by then the network cannot be expected to have.  The regression is the
 theorem's (step eta m) in the time_mismatch control too, whose own path has another step."""
+DRIFT_HYPOTHESIS = "kernel drift eps_H <= lambda / 2 (binomial over the trials; (i) and (iii) read those trials)"
+DRIFT_RATE = 0.95
+"""The rate P[a trial's kernel drift eps_H <= lambda / 2] that `DRIFT_HYPOTHESIS` accepts (calibrated: the
+claim's `Calibrated` record)."""
+CONVERGED_HYPOTHESIS = "NTK regression converged by the end of the run (binomial over the trials at m >= 1024)"
+CONVERGED_RATE = 0.9
+"""The rate P[a trial's NTK regression is within `NTK_CONVERGED` of its limit at the end of the run] that
+`CONVERGED_HYPOTHESIS` accepts (calibrated: the claim's `Calibrated` record)."""
+HYPOTHESIS_LEVEL = 1e-4
+"""Level of the two exact binomial tests over the trials (`DRIFT_HYPOTHESIS`, `CONVERGED_HYPOTHESIS`): each
+test's false-failure rate where the trials' rate is at least the one it accepts (1e-4 each of the claim's
+budget of 3e-4; chosen before any data)."""
+HYPOTHESIS_POWER = ("the alternative is a run whose hypothesis fails on most trials, which the test rejects; "
+                    "a quick tier's 6-9 trials cannot resolve a rate 0.15 below the accepted one at this level")
 PREDICTOR_SLOPE_CONFIDENCE = 0.999
 """The confidence of the recorded t interval of (iv)'s mean per-data-set slope (recorded, not decided)."""
+
+
+def hypothesis_trials(met):
+    """The trials the conclusions read: those meeting the hypotheses (selected by the hypotheses, never
+    by the outcome tested), or every trial where none does (then the binomial preconditions fail, and
+    the conclusions show what the violation does)."""
+    met = np.asarray(met, dtype=bool)
+    return met if met.any() else np.ones_like(met)
 
 
 @claim("glls24.thmF_2.nn_ntk_equivalence", source="Definition F.1, Theorem F.2",
@@ -117,7 +139,7 @@ def test_nn_ntk_equivalence(tc):
         widths = [widths[0] * 2**k for k in range(3)]
     step_factor = (lambda m: 1.0) if tc.control == "time_mismatch" else (lambda m: m)
     decide_pairing(tc, [(*gd_dims(tc), m) for m in widths], init)
-    gaps, ratios, limits, unfinished, eps_rel, kernels = [], [], [], [], [], []
+    gaps, ratios, limits, unfinished, eps_rel, kernels, wide = [], [], [], [], [], [], []
     for m in widths:
         run = tc.use(softmax_gd, m=m, init=init)
         path, limit = ntk_regression_path(tc, run, step_factor(m))
@@ -131,28 +153,32 @@ def test_nn_ntk_equivalence(tc):
         ratios.append(gap / bound)
         eps_rel.append(eps_H / lam)
         kernels.append(run)
+        wide.append(np.full(len(lam), m >= 1024))
         if m >= 1024:
             limits.append(np.abs(f_nn[-1] - limit).max(1))
             theorems = path if step_factor(m) == m else ntk_regression_path(tc, run, m)[0]   # step eta m
             unfinished.append(np.abs(theorems[-1] - limit).max(1))
     # Def. 3.7's pairing, +-1 signs, unit inputs: the proved bound (none for the i.i.d. control)
     decide_positive_kernel(tc, kernels, tail_bound=paired_kernel_tail(kernels) if init == "symmetric" else None)
-    tc.precondition.at_most("kernel drift eps_H <= lambda / 2", np.ravel(eps_rel), 0.5, scale="log")
+    drift_met = np.ravel(eps_rel) <= 0.5
+    tc.record("kernel drift over lambda per trial", eps_rel)
+    tc.precondition.binomial(DRIFT_HYPOTHESIS, drift_met, p=DRIFT_RATE, alpha=HYPOTHESIS_LEVEL,
+                             low_power=HYPOTHESIS_POWER)
     mean_gap = [float(np.exp(np.mean(np.log(g)))) for g in gaps]
     tc.record("gap", {str(m): g for m, g in zip(widths, gaps)})
     tc.record("gap_over_bound", ratios)
     tc.record("distance_to_ntk_limit", limits)
     tc.curve("network vs NTK regression", "max gap (geometric mean over seeds)", widths, mean_gap,
              xscale="log", yscale="log")
-    tc.conclusion.at_most("gap within the explicit bound", np.ravel(ratios), 1.0)
+    tc.conclusion.at_most("gap within the explicit bound", np.ravel(ratios)[hypothesis_trials(drift_met)], 1.0)
     tc.conclusion.slope("gap decays at least like 1/m", widths, mean_gap, window=(widths[0], widths[-1]),
                         at_most=-1.0)
     converged = np.ravel(unfinished) <= NTK_CONVERGED
     tc.record("NTK regression's own distance to its limit at the end of the run", unfinished)
-    tc.record("trials whose NTK regression has converged by the end of the run", int(converged.sum()))
-    tc.precondition.at_least("the NTK regression converged by the end of the run on some trial",
-                             int(converged.sum()), 1)
-    tc.conclusion.at_most("network converges to the NTK predictor", np.ravel(limits)[converged], LIMIT_TOLERANCE,
+    tc.precondition.binomial(CONVERGED_HYPOTHESIS, converged, p=CONVERGED_RATE, alpha=HYPOTHESIS_LEVEL,
+                             low_power=HYPOTHESIS_POWER)
+    read = hypothesis_trials(converged & drift_met[np.concatenate(wide)])
+    tc.conclusion.at_most("network converges to the NTK predictor", np.ravel(limits)[read], LIMIT_TOLERANCE,
                           scale="log")
     shape = run["X"].shape[1:] + run["Y"].shape[2:] + run["X_test"].shape[1:2]
     to_infinite = predictor_distance_to_infinite_width(tc, shape, widths, tc.sizes["predictor_instances"])
