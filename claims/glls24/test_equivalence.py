@@ -25,7 +25,7 @@ DRIFT_RATE = 0.95
 """The rate P[a trial's kernel drift eps_H <= lambda / 2] that `DRIFT_HYPOTHESIS` accepts (calibrated: the
 claim's `Calibrated` record)."""
 CONVERGED_HYPOTHESIS = "NTK regression converged by the end of the run (binomial over the trials at m >= 1024)"
-CONVERGED_RATE = 0.9
+CONVERGED_RATE = 0.8
 """The rate P[a trial's NTK regression is within `NTK_CONVERGED` of its limit at the end of the run] that
 `CONVERGED_HYPOTHESIS` accepts (calibrated: the claim's `Calibrated` record)."""
 HYPOTHESIS_LEVEL = 1e-4
@@ -87,6 +87,22 @@ def hypothesis_trials(met):
                                    "bounds 8.6e-12 and 6.1e-9. The claim's row stays counted through its "
                                    "preconditions lambda_min(H(0)) > 0 and the kernel drift, declared scale=log "
                                    "before this block and rejected by Shapiro-Wilk on it"),
+                    Calibrated(decision=DRIFT_HYPOTHESIS,
+                               threshold=f"binomial at DRIFT_RATE = {DRIFT_RATE}, CONVERGED_RATE = {CONVERGED_RATE} "
+                                         f"(level {HYPOTHESIS_LEVEL} each)",
+                               calibration_seeds="111000-111019", validation_seeds="111500-111549",
+                               how="replace the preconditions 'kernel drift eps_H <= lambda / 2' on every trial "
+                                   "(declared scale='log', its log-normal model rejected: counted) and 'the NTK "
+                                   "regression converged by the end of the run on some trial' (a count: counted). "
+                                   "Rule stated before the calibration block (that of vdt24's ASSUMPTION2_RATE): "
+                                   "each rate = the one-sided 99.9% Clopper-Pearson lower bound of the per-trial "
+                                   "rate on the calibration block, rounded down to 0.05. Calibration block (20 "
+                                   "seeds): the drift hypothesis on 180 of 180 trials (bound 0.962, so 0.95), the "
+                                   "NTK regression converged on 113 of 120 trials at m >= 1024 (bound 0.845, so "
+                                   "0.8; per seed at least 4 of 6). At 0.8 the test rejects at 0 of 6 converged, "
+                                   "the old precondition's verdict. The trials share their data across the widths "
+                                   "(one data set per trial); the pooled-trials model's dispersion test checks the "
+                                   "counts for it"),
                     "'lambda_min(H(0)) > 0' states its proved bound (paired_kernel_tail: "
                     "two_output_kernel_tail at d = 2, 2.6e-5 for the 3 trials x 3 widths; was "
                     "Cantelli 9e-4 on 84000-84299); no check changed (every decision identical at "
@@ -111,14 +127,18 @@ def test_nn_ntk_equivalence(tc):
     eps_H ||Y||_F (1 + log(lambda/eps_H)) / lambda^2`` at every T, with eps_H the Frobenius drift (>=
     the operator norm, so the bound is conservative) tracked over the dense steps and at the end.
     Measure on 5 unit test points, 3 seeds, every width, the gap ``max_{t, l, x_te} |f_nn - f_ntk|``.
-    Pass: (i) gap <= bound for every trial; (ii) the log-log slope of the geometric-mean gap vs m
+    Theorem F.2's hypothesis ``eps_H <= lambda / 2`` is a property of each trial's run: the trials meet
+    it at a rate (`DRIFT_HYPOTHESIS`, an exact binomial at `DRIFT_RATE` and level `HYPOTHESIS_LEVEL`),
+    and (i) and (iii) read the trials that meet it (`hypothesis_trials`: selected by the hypothesis,
+    never by the outcome).  Pass: (i) gap <= bound for every such trial; (ii) the log-log slope of the geometric-mean gap vs m
     is <= -1 (Theorem F.2's O(1/m) gap; symmetric init makes the drift second order, so the
     measured slope is steeper); (iii) at widths >= 1024
     ``|f_nn(T) - K_0 H(0)^{-1} vec Y| <= 1e-4`` (T the end of the run, `LIMIT_TOLERANCE`) on the
     trials whose NTK regression has itself converged by T (within `NTK_CONVERGED` of its limit; a
     property of H(0), Y and T, computed without the network, so the trials are chosen by the
-    hypothesis "the run is long enough", never by the network's distance; at least one trial
-    must qualify, a precondition): the run has the tier's fixed length, and on a trial whose H(0)
+    hypothesis "the run is long enough", never by the network's distance; the trials at m >= 1024
+    qualify at a rate, `CONVERGED_HYPOTHESIS`, an exact binomial at `CONVERGED_RATE` and level
+    `HYPOTHESIS_LEVEL`): the run has the tier's fixed length, and on a trial whose H(0)
     is ill-conditioned neither the network nor the kernel regression has converged by then
     (calibration record); (iv) the NTK predictor
     ``f*_ntk = K_0 H(0)^{-1} vec Y`` approaches the infinite-width predictor ``f^inf = (I_d (x)
