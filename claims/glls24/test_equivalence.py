@@ -94,7 +94,7 @@ def hypothesis_trials(met):
                                how="replace the preconditions 'kernel drift eps_H <= lambda / 2' on every trial "
                                    "(declared scale='log', its log-normal model rejected: counted) and 'the NTK "
                                    "regression converged by the end of the run on some trial' (a count: counted). "
-                                   "Rule stated before the calibration block (that of vdt24's ASSUMPTION2_RATE): "
+                                   "Rule fixed before the calibration block's counts were read (vdt24's ASSUMPTION2_RATE's): "
                                    "each rate = the one-sided 99.9% Clopper-Pearson lower bound of the per-trial "
                                    "rate on the calibration block, rounded down to 0.05. Calibration block (20 "
                                    "seeds): the drift hypothesis on 180 of 180 trials (bound 0.962, so 0.95), the "
@@ -103,12 +103,9 @@ def hypothesis_trials(met):
                                    "the old precondition's verdict. The trials share their data across the widths "
                                    "(one data set per trial); the pooled-trials model's dispersion test checks the "
                                    "counts for it"),
-                    "'lambda_min(H(0)) > 0' states its proved bound (paired_kernel_tail: "
-                    "two_output_kernel_tail at d = 2, 2.6e-5 for the 3 trials x 3 widths; was "
-                    "Cantelli 9e-4 on 84000-84299); no check changed (every decision identical at "
-                    "seed 111998 but the stated bound). The row (84000-84299) was not recalibrated: "
-                    "its counted controls need 300 seeds to stay within 1e-2, beyond the session's "
-                    "CPU"],
+                    "'lambda_min(H(0)) > 0' states two_output_kernel_tail's proved bound (2.6e-5 for the 3 "
+                    "trials x 3 widths; was Cantelli 9e-4 on 84000-84299), the same at the blocks of the "
+                    "record above"],
        controls={
            "independent_init": Control(
                "hypothesis", breaks=["gap decays at least like 1/m"],
