@@ -20,30 +20,8 @@ NTK_CONVERGED = 1e-8
 its limit at the end of the run: the run has the tier's fixed length, and where the regression
 itself has not converged by then the network cannot be expected to have.  The regression is the
 theorem's (step eta m) in the time_mismatch control too, whose own path has another step."""
-DRIFT_HYPOTHESIS = "kernel drift eps_H <= lambda / 2 (binomial over the trials; (i) and (iii) read those trials)"
-DRIFT_RATE = 0.95
-"""The rate P[a trial's kernel drift eps_H <= lambda / 2] that `DRIFT_HYPOTHESIS` accepts (calibrated: the
-claim's `Calibrated` record)."""
-CONVERGED_HYPOTHESIS = "NTK regression converged by the end of the run (binomial over the trials at m >= 1024)"
-CONVERGED_RATE = 0.8
-"""The rate P[a trial's NTK regression is within `NTK_CONVERGED` of its limit at the end of the run] that
-`CONVERGED_HYPOTHESIS` accepts (calibrated: the claim's `Calibrated` record)."""
-HYPOTHESIS_LEVEL = 1e-4
-"""Level of the two exact binomial tests over the trials (`DRIFT_HYPOTHESIS`, `CONVERGED_HYPOTHESIS`): each
-test's false-failure rate where the trials' rate is at least the one it accepts (1e-4 each of the claim's
-budget of 3e-4; chosen before any data)."""
-HYPOTHESIS_POWER = ("the alternative is a run whose hypothesis fails on most trials, which the test rejects; "
-                    "a quick tier's 6-9 trials cannot resolve a rate 0.15 below the accepted one at this level")
 PREDICTOR_SLOPE_CONFIDENCE = 0.999
 """The confidence of the recorded t interval of (iv)'s mean per-data-set slope (recorded, not decided)."""
-
-
-def hypothesis_trials(met):
-    """The trials the conclusions read: those meeting the hypotheses (selected by the hypotheses, never
-    by the outcome tested), or every trial where none does (then the binomial preconditions fail, and
-    the conclusions show what the violation does)."""
-    met = np.asarray(met, dtype=bool)
-    return met if met.any() else np.ones_like(met)
 
 
 @claim("glls24.thmF_2.nn_ntk_equivalence", source="Definition F.1, Theorem F.2",
@@ -51,6 +29,14 @@ def hypothesis_trials(met):
                  "network and the time-matched NTK regression differ at every time T by "
                  "O(eps_K ||Y|| / lambda + k_0 eps_H ||Y|| log(lambda/eps_H) / lambda^2).",
        provenance="derived",
+       over_budget=("'kernel drift eps_H <= lambda / 2' and 'the NTK regression converged by the end of the run on "
+                    "some trial' keep the bound over (order 1e-2, bounded by counting only): the drift ratio's left "
+                    "tail (from lambda_min(H(0)) near 0) is heavier than any checked model's, and convergence is a "
+                    "property of the 3 data sets, each shared by the widths, so its count over the trials is over-"
+                    "dispersed as a binomial; a binomial over the independent data sets cannot reject at a level "
+                    "within the budget with 3 of them, and more data sets would multiply the claim's GD runs (the "
+                    "paper's quick tier is at its 60 s). The verdict reports the drift on every trial and the count "
+                    "of converged trials, the row's bound beside them."),
        calibration=["spec windows, checked on seeds 1, 2 and 0 (not re-chosen on seeds 1-10)",
                     "criterion (iv) uses predictor_instances fresh sets rather than the runs' 3 because with 3 "
                     "the rms was too noisy for a slope (seed 2 gave -0.37); with 20 it gave -0.48 and "
@@ -87,25 +73,18 @@ def hypothesis_trials(met):
                                    "bounds 8.6e-12 and 6.1e-9. The claim's row stays counted through its "
                                    "preconditions lambda_min(H(0)) > 0 and the kernel drift, declared scale=log "
                                    "before this block and rejected by Shapiro-Wilk on it"),
-                    Calibrated(decision=DRIFT_HYPOTHESIS,
-                               threshold=f"binomial at DRIFT_RATE = {DRIFT_RATE}, CONVERGED_RATE = {CONVERGED_RATE} "
-                                         f"(level {HYPOTHESIS_LEVEL} each)",
-                               calibration_seeds="111000-111019", validation_seeds="111500-111549",
-                               how="replace the preconditions 'kernel drift eps_H <= lambda / 2' on every trial "
-                                   "(declared scale='log', its log-normal model rejected: counted) and 'the NTK "
-                                   "regression converged by the end of the run on some trial' (a count: counted). "
-                                   "Rule fixed before the calibration block's counts were read (vdt24's ASSUMPTION2_RATE's): "
-                                   "each rate = the one-sided 99.9% Clopper-Pearson lower bound of the per-trial "
-                                   "rate on the calibration block, rounded down to 0.05. Calibration block (20 "
-                                   "seeds): the drift hypothesis on 180 of 180 trials (bound 0.962, so 0.95), the "
-                                   "NTK regression converged on 113 of 120 trials at m >= 1024 (bound 0.845, so "
-                                   "0.8; per seed at least 4 of 6). At 0.8 the test rejects at 0 of 6 converged, "
-                                   "the old precondition's verdict. The trials share their data across the widths "
-                                   "(one data set per trial); the pooled-trials model's dispersion test checks the "
-                                   "counts for it"),
-                    "'lambda_min(H(0)) > 0' states two_output_kernel_tail's proved bound (2.6e-5 for the 3 "
-                    "trials x 3 widths; was Cantelli 9e-4 on 84000-84299), the same at the blocks of the "
-                    "record above"],
+                    "'lambda_min(H(0)) > 0' states two_output_kernel_tail's proved bound (2.6e-5 for the 3 trials"
+                    " x 3 widths; was Cantelli 9e-4 on 84000-84299), every other decision identical at seed "
+                    "111998; the row of 84000-84299 is kept (control time_mismatch is counted there: 300 seeds a "
+                    "row). Tried and withdrawn (2026-11-30, twelfth session): the two counted preconditions as "
+                    "exact binomials over the trials at level 1e-4 each, rates by vdt24's rule (99.9% Clopper-"
+                    "Pearson lower bound, rounded down to 0.05) on 111000-111019: drift 180 of 180 trials (0.95),"
+                    " NTK regression converged 113 of 120 (0.8). Validation 111500-111549 (50 seeds, no failure):"
+                    " the drift held on 450 of 450 trials (pooled trials 1.6e-9), but the converged counts were "
+                    "over-dispersed (dispersion p 5e-4: a trial's data set is shared by the widths), beta-"
+                    "binomial 0.013, which also put time_mismatch's miss bound at 0.013, over 1e-2; and 'gap "
+                    "decays at least like 1/m' left its normal model there (Shapiro-Wilk p 0.003, Cantelli 0.027;"
+                    " normal on 84000-84299 and 111000-111019)"],
        controls={
            "independent_init": Control(
                "hypothesis", breaks=["gap decays at least like 1/m"],
@@ -124,18 +103,14 @@ def test_nn_ntk_equivalence(tc):
     eps_H ||Y||_F (1 + log(lambda/eps_H)) / lambda^2`` at every T, with eps_H the Frobenius drift (>=
     the operator norm, so the bound is conservative) tracked over the dense steps and at the end.
     Measure on 5 unit test points, 3 seeds, every width, the gap ``max_{t, l, x_te} |f_nn - f_ntk|``.
-    Theorem F.2's hypothesis ``eps_H <= lambda / 2`` is a property of each trial's run: the trials meet
-    it at a rate (`DRIFT_HYPOTHESIS`, an exact binomial at `DRIFT_RATE` and level `HYPOTHESIS_LEVEL`),
-    and (i) and (iii) read the trials that meet it (`hypothesis_trials`: selected by the hypothesis,
-    never by the outcome).  Pass: (i) gap <= bound for every such trial; (ii) the log-log slope of the geometric-mean gap vs m
+    Pass: (i) gap <= bound for every trial; (ii) the log-log slope of the geometric-mean gap vs m
     is <= -1 (Theorem F.2's O(1/m) gap; symmetric init makes the drift second order, so the
     measured slope is steeper); (iii) at widths >= 1024
     ``|f_nn(T) - K_0 H(0)^{-1} vec Y| <= 1e-4`` (T the end of the run, `LIMIT_TOLERANCE`) on the
     trials whose NTK regression has itself converged by T (within `NTK_CONVERGED` of its limit; a
     property of H(0), Y and T, computed without the network, so the trials are chosen by the
-    hypothesis "the run is long enough", never by the network's distance; the trials at m >= 1024
-    qualify at a rate, `CONVERGED_HYPOTHESIS`, an exact binomial at `CONVERGED_RATE` and level
-    `HYPOTHESIS_LEVEL`): the run has the tier's fixed length, and on a trial whose H(0)
+    hypothesis "the run is long enough", never by the network's distance; at least one trial
+    must qualify, a precondition): the run has the tier's fixed length, and on a trial whose H(0)
     is ill-conditioned neither the network nor the kernel regression has converged by then
     (calibration record); (iv) the NTK predictor
     ``f*_ntk = K_0 H(0)^{-1} vec Y`` approaches the infinite-width predictor ``f^inf = (I_d (x)
@@ -156,7 +131,7 @@ def test_nn_ntk_equivalence(tc):
         widths = [widths[0] * 2**k for k in range(3)]
     step_factor = (lambda m: 1.0) if tc.control == "time_mismatch" else (lambda m: m)
     decide_pairing(tc, [(*gd_dims(tc), m) for m in widths], init)
-    gaps, ratios, limits, unfinished, eps_rel, kernels, wide = [], [], [], [], [], [], []
+    gaps, ratios, limits, unfinished, eps_rel, kernels = [], [], [], [], [], []
     for m in widths:
         run = tc.use(softmax_gd, m=m, init=init)
         path, limit = ntk_regression_path(tc, run, step_factor(m))
@@ -170,32 +145,28 @@ def test_nn_ntk_equivalence(tc):
         ratios.append(gap / bound)
         eps_rel.append(eps_H / lam)
         kernels.append(run)
-        wide.append(np.full(len(lam), m >= 1024))
         if m >= 1024:
             limits.append(np.abs(f_nn[-1] - limit).max(1))
             theorems = path if step_factor(m) == m else ntk_regression_path(tc, run, m)[0]   # step eta m
             unfinished.append(np.abs(theorems[-1] - limit).max(1))
     # Def. 3.7's pairing, +-1 signs, unit inputs: the proved bound (none for the i.i.d. control)
     decide_positive_kernel(tc, kernels, tail_bound=paired_kernel_tail(kernels) if init == "symmetric" else None)
-    drift_met = np.ravel(eps_rel) <= 0.5
-    tc.record("kernel drift over lambda per trial", eps_rel)
-    tc.precondition.binomial(DRIFT_HYPOTHESIS, drift_met, p=DRIFT_RATE, alpha=HYPOTHESIS_LEVEL,
-                             low_power=HYPOTHESIS_POWER)
+    tc.precondition.at_most("kernel drift eps_H <= lambda / 2", np.ravel(eps_rel), 0.5, scale="log")
     mean_gap = [float(np.exp(np.mean(np.log(g)))) for g in gaps]
     tc.record("gap", {str(m): g for m, g in zip(widths, gaps)})
     tc.record("gap_over_bound", ratios)
     tc.record("distance_to_ntk_limit", limits)
     tc.curve("network vs NTK regression", "max gap (geometric mean over seeds)", widths, mean_gap,
              xscale="log", yscale="log")
-    tc.conclusion.at_most("gap within the explicit bound", np.ravel(ratios)[hypothesis_trials(drift_met)], 1.0)
+    tc.conclusion.at_most("gap within the explicit bound", np.ravel(ratios), 1.0)
     tc.conclusion.slope("gap decays at least like 1/m", widths, mean_gap, window=(widths[0], widths[-1]),
                         at_most=-1.0)
     converged = np.ravel(unfinished) <= NTK_CONVERGED
     tc.record("NTK regression's own distance to its limit at the end of the run", unfinished)
-    tc.precondition.binomial(CONVERGED_HYPOTHESIS, converged, p=CONVERGED_RATE, alpha=HYPOTHESIS_LEVEL,
-                             low_power=HYPOTHESIS_POWER)
-    read = hypothesis_trials(converged & drift_met[np.concatenate(wide)])
-    tc.conclusion.at_most("network converges to the NTK predictor", np.ravel(limits)[read], LIMIT_TOLERANCE,
+    tc.record("trials whose NTK regression has converged by the end of the run", int(converged.sum()))
+    tc.precondition.at_least("the NTK regression converged by the end of the run on some trial",
+                             int(converged.sum()), 1)
+    tc.conclusion.at_most("network converges to the NTK predictor", np.ravel(limits)[converged], LIMIT_TOLERANCE,
                           scale="log")
     shape = run["X"].shape[1:] + run["Y"].shape[2:] + run["X_test"].shape[1:2]
     to_infinite = predictor_distance_to_infinite_width(tc, shape, widths, tc.sizes["predictor_instances"])
