@@ -76,3 +76,16 @@ def test_two_output_kernel_tail_states_a_bound_at_d_2_only():
     assert many.probability == pytest.approx(16 * one.probability)
     assert two_output_kernel_tail(shapes, 1, 1) is None and two_output_kernel_tail(shapes, 1, 3) is None
     assert two_output_kernel_tail([(4, 8, 16)], 16, 2) is None      # too narrow: nothing useful proved
+
+
+def test_paired_kernel_tail_takes_the_runs_shapes_and_trials():
+    from claims.glls24.setup import paired_kernel_tail, scalar_output_kernel_tail, two_output_kernel_tail
+
+    def run(n, d_in, d, m, trials):
+        return {"X": np.zeros((trials, n, d_in)), "Y": np.zeros((trials, n, d)), "m": m, "lambda": np.ones(trials)}
+
+    two = [run(4, 8, 2, m, 3) for m in (256, 1024, 4096)]
+    assert paired_kernel_tail(two) == two_output_kernel_tail([(4, 8, m) for m in (256, 1024, 4096)], 3, 2)
+    one = [run(n, 2 * n, 1, 512, 3) for n in (4, 8, 16)]
+    assert paired_kernel_tail(one) == scalar_output_kernel_tail([(n, 2 * n, 512) for n in (4, 8, 16)], 3)
+    assert paired_kernel_tail([run(4, 8, 3, 256, 3)]) is None

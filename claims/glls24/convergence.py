@@ -93,7 +93,7 @@ def decide_linear_convergence(tc, runs, kernel_tail=None):
     slowest trial's count): every trial is censored at its own run's length.  The final relative
     loss is compared with epsilon on the log scale (``scale="log"``): a loss ratio, which GD drives
     down by decades past epsilon towards the round-off floor of ``rel``.  ``kernel_tail``: the
-    stated bound of "lambda_min(H(0)) > 0" where one is proved (d = 1, `scalar_output_kernel_tail`)."""
+    stated bound of "lambda_min(H(0)) > 0" where one is proved (`paired_kernel_tail`: d = 1 or 2)."""
     ms = [convergence_measurements(r) for r in runs]
     cat = {k: np.concatenate([m[k] for m in ms]) for k in ms[0]}
     lam = np.concatenate([r["lambda"] for r in runs])

@@ -19,6 +19,8 @@ would need ~1e12 steps at these sizes (the function-space step is ``eta m H``).
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 
@@ -272,6 +274,20 @@ def two_output_kernel_tail(shapes, instances, d):
         f"{instances} trials each"))
 
 
+def paired_kernel_tail(runs):
+    """The stated bound of `decide_positive_kernel` on `softmax_gd` runs from Def. 3.7's symmetric
+    initialization with +-1 second-layer entries and unit inputs, none duplicated (the hypotheses of
+    both proofs; the caller's configuration must meet them): `scalar_output_kernel_tail` at d = 1,
+    `two_output_kernel_tail` at d = 2 (None at other d), from the runs' shapes ``(n, d_in, m)`` and
+    their number of trials."""
+    shapes = [(r["X"].shape[1], r["X"].shape[2], r["m"]) for r in runs]
+    instances, d = len(runs[0]["lambda"]), runs[0]["Y"].shape[2]
+    if d == 1:
+        return scalar_output_kernel_tail(shapes, instances)
+    return two_output_kernel_tail(shapes, instances, d)
+
+
+@functools.lru_cache(maxsize=None)
 def _paired_sums_tail(n, d_in, m):
     r"""The least over a grid of `two_output_kernel_tail`'s per-trial failure probability at one
     shape, and its parameters: ``b`` (every pre-activation ``z <= b``: ``n m/2 Phi(-b/SIGMA)``),

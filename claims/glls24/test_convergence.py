@@ -19,10 +19,9 @@ from claims.glls24.setup import (
     decide_positive_kernel,
     gd_dims,
     movement_bound,
+    paired_kernel_tail,
     relative_loss,
-    scalar_output_kernel_tail,
     softmax_gd,
-    two_output_kernel_tail,
 )
 from theorycheck import Calibrated, Control, claim
 from theorycheck.tails import NullTest
@@ -59,6 +58,13 @@ any claim run of the calibration and validation blocks (their longest: the `Cali
                  "||F(t) - Y||_F^2 by at least 1 - m eta lambda / 2 per step and reaches epsilon "
                  "within log(||Y||^2/epsilon) / (-log(1 - m eta lambda / 2)) steps.",
        provenance="derived",
+       over_budget=("'loss within the contraction envelope' and 'log-loss slope at most log(1 - m eta lambda / 2)' "
+                    "keep the bound over (order 1e-3 each): the theorem proves both on every trial at its own step, "
+                    "about 1e9 times smaller than the runs' (1e12 steps here), so at these runs they are statistics "
+                    "of the draw that no proof bounds, whose worst trial lies a few standard deviations from "
+                    "failure; counting their failures would need thousands of seeds, and a rate over the trials a "
+                    "calibration block of its own beside the 300 seeds a row of its counted controls needs. The "
+                    "verdict reports each trial's envelope and slope, the row's bound beside them."),
        calibration=["the quick tier's cap of 200 steps was chosen on seeds 1 and 2 so that every trial "
                     "reaches epsilon (not held out); on seed 630279474 of the unseen sweep a trial's "
                     "predicted count equalled the cap (201) and it ended at 2.9e-8",
@@ -79,7 +85,13 @@ any claim run of the calibration and validation blocks (their longest: the `Cali
                     "'loss reaches epsilon within the run' is declared scale='log' (shared with "
                     "glls24.cor4_3.one_dim, whose record has the block); not recalibrated: the row of "
                     "84000-84299 stays over the budget through the envelope (3.2 sd, 2.3e-3), lambda_min(H(0)) "
-                    "> 0 (d = 2: no stated bound, Cantelli 9e-4) and the log-loss slope (Cantelli 8.1e-4)"],
+                    "> 0 (d = 2: no stated bound, Cantelli 9e-4) and the log-loss slope (Cantelli 8.1e-4)",
+                    "'lambda_min(H(0)) > 0' states its proved bound (paired_kernel_tail: "
+                    "two_output_kernel_tail at d = 2, 2.6e-5 for the 3 trials x 3 widths; was "
+                    "Cantelli 1.1e-3 on 94301-94600); no check changed (every decision identical at "
+                    "seed 111998 but the stated bound). The row (94301-94600) was not recalibrated: "
+                    "its counted controls need 300 seeds to stay within 1e-2, beyond the session's "
+                    "CPU"],
        controls={
            "duplicate_inputs": Control(
                "hypothesis", breaks=["loss reaches epsilon within the run"],
@@ -120,7 +132,8 @@ def test_linear_convergence(tc):
     rank condition ``d_in m / 2
     >= n d`` (necessary for lambda > 0; the theorem's width ``Omega(lambda^-2 n^2 d^2 e^{18B} ...)``
     has an unspecified constant).  Control ``width_too_small`` violates it (m = 4, d_in = 2, n = 8,
-    d = 2; spec instance)."""
+    d = 2; spec instance).  Precondition lambda > 0 states its bound on the claim's runs
+    (`paired_kernel_tail`, i.e. `two_output_kernel_tail` at d = 2)."""
     if tc.control == "width_too_small":
         configs = [dict(SMALL_WIDTH, d=2)]
     else:
@@ -128,13 +141,22 @@ def test_linear_convergence(tc):
         dup = tc.control == "duplicate_inputs"
         cap = {"max_steps": ONE_DIM_CEILING} if tc.control is None else {}
         configs = [dict(m=m, c=c, duplicate=dup, **cap) for m in control_widths(tc)]
-    decide_linear_convergence(tc, linear_convergence_runs(tc, configs))
+    runs = linear_convergence_runs(tc, configs)
+    # d = 2, +-1 signs, unit inputs, Def. 3.7's pairing: two Schur products (the controls' runs are not all so)
+    decide_linear_convergence(tc, runs, kernel_tail=paired_kernel_tail(runs) if tc.control is None else None)
 
 
 @claim("glls24.cor4_3.one_dim", source="Corollary 4.3",
        statement="For scalar outputs (d = 1) GD contracts the loss at 1 - m eta lambda / 2 per step "
                  "and reaches epsilon within the predicted number of steps.",
        provenance="derived",
+       over_budget=("'loss within the contraction envelope' keeps the bound over (order 1e-3), with 'loss reaches "
+                    "epsilon within the run' (order 1e-4): the corollary's contraction at a step about 1e9 times the"
+                    " theorem's is a statistic of the draw that no proof bounds (its worst trial a few standard "
+                    "deviations from failure), and the final loss fails only through the run's ceiling, a 1/kappa "
+                    "tail no theorem here bounds (Schur's bound on lambda_min is too loose by n e^{2B}); counting "
+                    "either would need thousands of seeds. The verdict reports each trial's envelope and final loss,"
+                    " the row's bound beside them."),
        calibration=[Calibrated(
            decision="loss reaches epsilon within the run", threshold=CONVERGENCE_TARGET,
            calibration_seeds="1000-1049", validation_seeds="2000-2049",
@@ -210,11 +232,9 @@ def test_one_dim(tc):
         ns = tc.sizes["ns"] if tc.control is None else tc.sizes["ns"][:1]
         cap = ONE_DIM_CEILING if tc.control is None else ONE_DIM_CONTROL_STEPS
         configs = [dict(m=tc.sizes["width"], n=n, d_in=2 * n, d=1, duplicate=dup, max_steps=cap) for n in ns]
-    kernel_tail = None
-    if tc.control is None:   # d = 1, unit inputs, Def. 3.7's pairing: lambda_min(H(0)) >= c m sigma_min(X)^2
-        kernel_tail = scalar_output_kernel_tail([(c["n"], c["d_in"], c["m"]) for c in configs],
-                                                softmax_gd.sizes_of(tc.tier)["instances"])
-    decide_linear_convergence(tc, linear_convergence_runs(tc, configs), kernel_tail=kernel_tail)
+    runs = linear_convergence_runs(tc, configs)
+    # d = 1, unit inputs, Def. 3.7's pairing: lambda_min(H(0)) >= c m sigma_min(X)^2 (the controls break it)
+    decide_linear_convergence(tc, runs, kernel_tail=paired_kernel_tail(runs) if tc.control is None else None)
 
 
 @claim("glls24.lem5_3.induction", source="Lemma 5.3; Lemmas C.2-C.4; Definition A.2; Claim E.5",
@@ -222,9 +242,24 @@ def test_one_dim(tc):
                  "within D = 4 e^{3B} sqrt(nd) ||F(0) - Y||_F / (m lambda) of its initialization, "
                  "eta ||Delta w_r|| <= 0.01, and lambda_min(H(t)) >= lambda / 2.",
        provenance="derived",
+       over_budget=("'per-step loss ratio at most 1 - m eta lambda / 2' (every qualifying instance, order 1e-2) and "
+                    "'induction base case on at least one instance per width' (a count, bounded by counting only, "
+                    "order 1e-2 at 300 seeds) keep the bound over: the lemma's induction holds at its step, about "
+                    "1e9 times smaller than the runs', so at these runs the ratio is a statistic whose worst "
+                    "instance lies a few standard deviations from failure, and the base case (the first step below "
+                    "0.01) fails on some draws at the smallest width; a rate over the instances would need a "
+                    "calibration block of its own and its counted control 300 seeds a row. The verdict reports the "
+                    "ratio on every instance meeting the base case and the count per width, the row's bound beside "
+                    "them."),
        calibration=["until the 20-seed sweep every instance was used; on seed 16 one instance at the "
                     "smallest width took a first step above 0.01, so the conclusions were restricted to "
-                    "the instances meeting the base case (a hypothesis of the induction, not the outcome)"],
+                    "the instances meeting the base case (a hypothesis of the induction, not the outcome)",
+                    "'lambda_min(H(0)) > 0' states its proved bound (paired_kernel_tail: "
+                    "two_output_kernel_tail at d = 2, 2.6e-5 for the 3 trials x 3 widths; was "
+                    "Cantelli 9e-4 on 84000-84299); no check changed (every decision identical at "
+                    "seed 111998 but the stated bound). The row (84000-84299) was not recalibrated: "
+                    "its counted controls need 300 seeds to stay within 1e-2, beyond the session's "
+                    "CPU"],
        controls={"step_too_large": Control(
            "dynamics", breaks=["per-step loss ratio at most 1 - m eta lambda / 2"],
            description="eta = c / (m lambda_max(H(0))) with c = 2.5: ratios above 1, then divergence "
@@ -244,7 +279,9 @@ def test_induction(tc):
     times smaller) does not guarantee at small m.  So the conclusions are decided on the instances
     that meet the base case, (3) over t >= 1, and the count per width is recorded; the claim needs
     at least one such instance per width.  Def. 3.7's pairing is decided on the constructor's probe
-    before the runs (`decide_pairing`; the drawn weights are checked exactly).  The control runs at the second
+    before the runs (`decide_pairing`; the drawn weights are checked exactly).  Precondition lambda > 0
+    states its bound (`paired_kernel_tail`: d = 2, +-1 signs, unit inputs; H(0) does not depend on the
+    step, so the control's runs meet its hypotheses too).  The control runs at the second
     width, where even the 2.5 times larger first step stays below 0.01."""
     widths = tc.sizes["widths"][1:2] if tc.control == "step_too_large" else tc.sizes["widths"]
     decide_pairing(tc, [(*gd_dims(tc), m) for m in widths])
@@ -267,7 +304,7 @@ def test_induction(tc):
             moves.append(np.max(r["max_movement"][: finite[k] + 1, k]) / D[k])
             steps.append(np.max(r["max_step_per_neuron"][1: finite[k], k], initial=0.0))
             lams.append(np.nanmin(lam_t[:, k]) / r["lambda"][k])
-    decide_positive_kernel(tc, runs)
+    decide_positive_kernel(tc, runs, tail_bound=paired_kernel_tail(runs))   # symmetric, +-1 signs, unit inputs
     tc.record("instances_meeting_the_base_case", {str(r["m"]): [q, len(r["lambda"])] for r, q in zip(runs, qualifying)})
     tc.precondition.at_least("induction base case on at least one instance per width", qualifying, 1)
     tc.record("max_ratio_over_bound", ratios)
@@ -425,11 +462,8 @@ def test_lazy_regime_scaling(tc):
     peak = {m: r["max_movement"][-1] for m, r in zip(widths, runs)}
     fixed = {m: fixed_neurons_max_movement(r, widths[0]) for m, r in zip(widths, runs)}
     drift = [geomean(r["kernel_at_end"]["kernel_drift"]) for r in runs]
-    kernel_tail = None
-    if tc.control is None:   # d = 2, +-1 signs, unit inputs, Def. 3.7's pairing: two Schur products
-        kernel_tail = two_output_kernel_tail([(r["X"].shape[1], r["X"].shape[2], m) for m, r in zip(widths, runs)],
-                                             len(runs[0]["lambda"]), runs[0]["Y"].shape[2])
-    decide_positive_kernel(tc, runs, tail_bound=kernel_tail)
+    # d = 2, +-1 signs, unit inputs, Def. 3.7's pairing: two Schur products (none for the i.i.d. control)
+    decide_positive_kernel(tc, runs, tail_bound=paired_kernel_tail(runs) if tc.control is None else None)
     tc.record("rms_movement", rms)
     tc.record("max_movement_slope_all_neurons", width_slope_interval(peak, 1 - LAZY_ALPHA, paired=True))
     tc.record("B_emp_slope_against_log_m", width_slope_interval(

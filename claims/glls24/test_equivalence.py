@@ -8,7 +8,7 @@ from claims.glls24.kernel import (
     per_trial_width_slope_interval,
     predictor_distance_to_infinite_width,
 )
-from claims.glls24.setup import decide_pairing, decide_positive_kernel, gd_dims, softmax_gd
+from claims.glls24.setup import decide_pairing, decide_positive_kernel, gd_dims, paired_kernel_tail, softmax_gd
 from theorycheck import Calibrated, Control, claim
 
 CLT_SLOPE_ABOVE = "NTK predictor approaches the infinite-width predictor like m^-1/2 (mean slope >= -0.65)"
@@ -29,6 +29,14 @@ PREDICTOR_SLOPE_CONFIDENCE = 0.999
                  "network and the time-matched NTK regression differ at every time T by "
                  "O(eps_K ||Y|| / lambda + k_0 eps_H ||Y|| log(lambda/eps_H) / lambda^2).",
        provenance="derived",
+       over_budget=("'kernel drift eps_H <= lambda / 2' and 'the NTK regression converged by the end of the run on "
+                    "some trial' keep the bound over (order 1e-2, bounded by counting only): the drift ratio's left "
+                    "tail (from lambda_min(H(0)) near 0) is heavier than any checked model's, and convergence is a "
+                    "property of the 3 data sets, each shared by the widths, so its count over the trials is over-"
+                    "dispersed as a binomial; a binomial over the independent data sets cannot reject at a level "
+                    "within the budget with 3 of them, and more data sets would multiply the claim's GD runs (the "
+                    "paper's quick tier is at its 60 s). The verdict reports the drift on every trial and the count "
+                    "of converged trials, the row's bound beside them."),
        calibration=["spec windows, checked on seeds 1, 2 and 0 (not re-chosen on seeds 1-10)",
                     "criterion (iv) uses predictor_instances fresh sets rather than the runs' 3 because with 3 "
                     "the rms was too noisy for a slope (seed 2 gave -0.37); with 20 it gave -0.48 and "
@@ -64,7 +72,19 @@ PREDICTOR_SLOPE_CONFIDENCE = 0.999
                                    "6e-7, least margin 0.95; (iv) on the same block: mean slope -0.488 +- 0.019, "
                                    "bounds 8.6e-12 and 6.1e-9. The claim's row stays counted through its "
                                    "preconditions lambda_min(H(0)) > 0 and the kernel drift, declared scale=log "
-                                   "before this block and rejected by Shapiro-Wilk on it")],
+                                   "before this block and rejected by Shapiro-Wilk on it"),
+                    "'lambda_min(H(0)) > 0' states two_output_kernel_tail's proved bound (2.6e-5 for the 3 trials"
+                    " x 3 widths; was Cantelli 9e-4 on 84000-84299), every other decision identical at seed "
+                    "111998; the row of 84000-84299 is kept (control time_mismatch is counted there: 300 seeds a "
+                    "row). Tried and withdrawn (2026-11-30, twelfth session): the two counted preconditions as "
+                    "exact binomials over the trials at level 1e-4 each, rates by vdt24's rule (99.9% Clopper-"
+                    "Pearson lower bound, rounded down to 0.05) on 111000-111019: drift 180 of 180 trials (0.95),"
+                    " NTK regression converged 113 of 120 (0.8). Validation 111500-111549 (50 seeds, no failure):"
+                    " the drift held on 450 of 450 trials (pooled trials 1.6e-9), but the converged counts were "
+                    "over-dispersed (dispersion p 5e-4: a trial's data set is shared by the widths), beta-"
+                    "binomial 0.013, which also put time_mismatch's miss bound at 0.013, over 1e-2; and 'gap "
+                    "decays at least like 1/m' left its normal model there (Shapiro-Wilk p 0.003, Cantelli 0.027;"
+                    " normal on 84000-84299 and 111000-111019)"],
        controls={
            "independent_init": Control(
                "hypothesis", breaks=["gap decays at least like 1/m"],
@@ -103,7 +123,8 @@ def test_nn_ntk_equivalence(tc):
     the pooled rms of one fit over all of them is carried by the few data sets whose kernels are
     ill-conditioned (a heavy tail; calibration record).  Def. 3.7's pairing is decided on the
     constructor's probe before the runs (`decide_pairing`; the drawn weights are checked
-    exactly)."""
+    exactly).  Precondition lambda > 0 states its bound on the symmetric runs (`paired_kernel_tail`,
+    i.e. `two_output_kernel_tail` at d = 2)."""
     init = "independent" if tc.control == "independent_init" else "symmetric"
     widths = tc.sizes["widths"]
     if init == "independent":            # the lazy-regime control's runs: three doublings
@@ -128,7 +149,8 @@ def test_nn_ntk_equivalence(tc):
             limits.append(np.abs(f_nn[-1] - limit).max(1))
             theorems = path if step_factor(m) == m else ntk_regression_path(tc, run, m)[0]   # step eta m
             unfinished.append(np.abs(theorems[-1] - limit).max(1))
-    decide_positive_kernel(tc, kernels)
+    # Def. 3.7's pairing, +-1 signs, unit inputs: the proved bound (none for the i.i.d. control)
+    decide_positive_kernel(tc, kernels, tail_bound=paired_kernel_tail(kernels) if init == "symmetric" else None)
     tc.precondition.at_most("kernel drift eps_H <= lambda / 2", np.ravel(eps_rel), 0.5, scale="log")
     mean_gap = [float(np.exp(np.mean(np.log(g)))) for g in gaps]
     tc.record("gap", {str(m): g for m, g in zip(widths, gaps)})
