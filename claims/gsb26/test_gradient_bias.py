@@ -146,7 +146,8 @@ def test_uniform_gradient_approx(tc):
     lambda = 1/4, Sigma_hat the sample covariance of the same training set, over points
     theta_R0 + r sqrt(sigma_d(W*)) u/||u|| with r in {0, 0.1, 0.2, 0.2} (quick; u
     Gaussian, so every point is within 0.2 sqrt(sigma_d) of the manifold, decided from the configured radii as a
-    precondition), well-conditioned instance, n = 8, 16, 32; same Monte Carlo and debiased
+    precondition; a direction that carries mu(K) to 1/2 or beyond is drawn again, so the points lie in
+    A3's light-tail region, where the theorem is stated: `near_manifold_points`), well-conditioned instance, n = 8, 16, 32; same Monte Carlo and debiased
     estimator as `thm4.gradient_bias`.  Uniformity is tested on the worst point:
     b*_n = max over points of ||b_n||.  Pass: the log-log slope of (b*_n)^2 at most -0.85 (the
     paper's O(polylog n/n)) and n b*_n grows by less than a factor 1.5 over n in [8, 32] (the
