@@ -136,6 +136,13 @@ def test_gradient_bias(tc):
                 "(Shapiro-Wilk p 0.04) at 7.0 sd; faster_rate's n^2 b*_n grows by at least "
                 "4 / 1.53 over the grid.  Validation block run afresh (rows in "
                 "reports/calibration-quick.json)"),
+        "Issue 31, 2026-11-30 (helper gsb26A; nothing chosen on data): the light-tail precondition was a normal "
+        "tail of a bounded margin (2.6e-3 over 82100-82149) that no deterministic argument reaches at radius "
+        "0.2; in scratch draws no point of 4000 at radius 0.2 crossed 1/2.  The points are now drawn in the "
+        "light-tail region (light_tail_redraw_bound, 7e-24).  Row 112100-112149: claim 4.0e-6 (the loss-part "
+        "noise precondition's log-normal tail); faster_rate 5.8e-6; a3_violated (code unchanged) 0.056: its "
+        "'fails as declared' margins (5.9 sd, as on 82100-82149) failed Shapiro-Wilk on this block (p 0.003; "
+        "0.34 there), leaving Cantelli.",
     ],
     sizes={"quick": {"noise_fraction": 0.1, "radii": [0.0, 0.1, 0.2, 0.2]},
            "full": {"noise_fraction": 0.1, "radii": [0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.175,
