@@ -23,7 +23,7 @@ from theorycheck.tails import TailBound, gaussian_condition_tail
 
 from .manifold import candidate, derivative_free_projection, projection_points, regularized_minimizers
 from .setup import (PAPER, decide_recipe, haar_rotations, ill_conditioned, record_assumptions, regularized_model,
-                    well_conditioned)
+                    well_conditioned, well_conditioned_kappa_tail)
 
 LAMBDAS = (0.0, 0.25, 1.0)
 KERNEL_FLOOR = 1e-9
@@ -37,6 +37,32 @@ OPTIMUM_ROUNDOFF = TailBound(0.0, (
     "below half an ulp of k sigma^2 = 0.04 (3.5e-18), so the sum rounds to k sigma^2 and both sides "
     "compute k sigma^2 by the same two IEEE operations: |L - k sigma^2| is 0 on every draw, against "
     "tc.tol('exact') = 1.4e-14"))
+
+#: kappa(Sigma) and kappa(W*) below which `KERNEL_GAP`'s lower bound on the Hessian's spectral gap,
+#: 1 / (10 kappa(Sigma)^3 kappa(W*)), is at least twice KERNEL_FLOOR
+GAP_KAPPA_SIGMA = 20.0
+GAP_KAPPA_W = 1.0 / (2 * KERNEL_FLOOR * 10 * GAP_KAPPA_SIGMA ** 3)
+KERNEL_GAP = TailBound(well_conditioned_kappa_tail(GAP_KAPPA_SIGMA) + gaussian_condition_tail(4, 3, GAP_KAPPA_W), (
+    "At theta_R (V Sigma K = W*, V^T V = P P^T with P = Sigma K) the Hessian of L_reg = L + lam R is "
+    "2 (A^T A + lam B^T B), A(Y, Q) = (Y P + V Sigma Q) Sigma^{1/2}, B(Y, Q) = sym2(Y^T V) - sym2(Sigma Q P^T) "
+    "(sym2(M) = M + M^T).  lambda_max(Sigma) = 1, lambda_min = 1/kappa (kappa = kappa(Sigma)), "
+    "sigma_i(V)^2 = sigma_i(P)^2 = s_i = sigma_i(W*).  Largest eigenvalue: ||A||^2 <= ||M -> M Sigma^{1/2} P^T P "
+    "Sigma^{1/2} + V Sigma^2 V^T M Sigma|| <= 2 s_1 and ||B||^2 <= 8 s_1, so lambda_max <= 2 (2 + 8 lam) s_1.  "
+    "lam = 0: A A^T is that Sylvester operator, >= sigma_d(P Sigma^{1/2})^2 >= s_d / kappa, so the least nonzero "
+    "eigenvalue is >= 2 s_d / kappa and the ratio >= 1 / (2 kappa kappa(W*)).  lam > 0: in G = Sigma Q "
+    "(z = (Y, G), ||x|| = ||(Y, Q)|| <= kappa ||z|| since ||Q|| <= kappa ||G||) with N = [V; P^T], dN = [Y; G^T], Delta = dN N^T + N dN^T and M1 = V^T Y - P G^T, "
+    "the balance N~^T N = V^T V - P P^T = 0 (N~ = [V; -P^T]) gives the identity 4 ||Y P + V G||^2 + "
+    "||B||^2 = ||Delta||^2 + 2 ||M1||^2; writing dN = N X + N_perp E, ||Delta||^2 >= 4 sigma_d(N)^2 ||N sym(X)||^2 + "
+    "2 sigma_d(N)^2 ||E||^2 >= 2 sigma_d(N)^2 dist(dN, {N Omega})^2 = 4 s_d dist^2, the kernel being {N Omega, "
+    "Omega skew} (dimension d(d-1)/2).  So x^T H x / 2 >= ||Y P + V G||^2 / kappa + lam ||B||^2 >= min(1/kappa, 4 lam) s_d dist_z^2, which "
+    "is >= min(1/kappa, 4 lam) s_d ||x||^2 / kappa^2 on the z-orthogonal complement of the kernel (codimension "
+    "d(d-1)/2), and Courant-Fischer gives "
+    "lambda_{N+1}(H) >= 2 min(1/kappa, 4 lam) s_d / kappa^2: the ratio is >= min(1/kappa, 4 lam) / ((2 + 8 lam) "
+    "kappa^2 kappa(W*)) >= 1 / (10 kappa^3 kappa(W*)) for lam in {1/4, 1} (and for lam = 0).  That is >= 2 "
+    "KERNEL_FLOOR unless kappa > GAP_KAPPA_SIGMA = 20 or kappa(W*) > GAP_KAPPA_W = 6250; the computed Hessian and "
+    "eigvalsh err by a few hundred u lambda_max (Weyl), far below KERNEL_FLOOR lambda_max.  kappa(W*) = kappa(B), "
+    "B 4 x 3 Gaussian (Chen-Dongarra tail), and kappa(Sigma) <= 1 + ||A||_F^2 / d (chi-square tail, "
+    "well_conditioned_kappa_tail): their sum bounds the probability"))
 
 #: the Gram bounds' allowance beyond 2 tc.tol("iterative") (relative, float64; eps = 2u): it covers
 #: the round-off of forming and diagonalizing the Gram matrix, at most about 1000 u kappa(W*) <=
@@ -92,11 +118,16 @@ BRUTE_FORCE_ROUNDOFF = TailBound(1e-40, (
             description="the wrong manifold K_R = R^T D^{1/2} V_W^T (Sigma^{-1} missing)"),
     },
     sizes={"quick": {"rotations": 3}, "full": {"rotations": 20}},
-    calibration=["no threshold is fitted (round-off tolerances, KERNEL_FLOOR, OPTIMUM_ROUNDOFF); the scales "
+    calibration=["no threshold is fitted (round-off tolerances, KERNEL_FLOOR, OPTIMUM_ROUNDOFF, KERNEL_GAP); the scales "
                  "were: the N-th smallest |eigenvalue|, the regularizer, the gradient and the fit were first "
                  "declared on the log scale, whose margins failed Shapiro-Wilk on 59000-59049 (the log of "
                  "round-off is not normal); they are on the linear scale, the (N+1)-th eigenvalue (a gap "
-                 "spanning decades) on the log scale"],
+                 "spanning decades) on the log scale",
+                 "Issue 31, 2026-11-30 (helper gsb26A; no threshold chosen): the (N+1)-th eigenvalue, counted "
+                 "before (Cantelli 0.0044 over 73000-73299: its log skewed, the small-ball tail of kappa(W*)), "
+                 "states KERNEL_GAP, derived by hand and checked on 60 instances with kappa(Sigma) up to 300 and "
+                 "kappa(W*) up to 1000 (least measured ratio over the bound 1.01 at lambda = 0, 2.1 at 1/4, 1.3 "
+                 "at 1).  Rows over 112000-112099 (the claim's bound is then its other decisions')."],
 )
 def test_manifold_global_min(tc):
     r"""At theta_R (R Haar, the first with det +1, the second with det -1) for lambda in
@@ -109,7 +140,9 @@ def test_manifold_global_min(tc):
     dimension of O(d)) and d^2 for lambda = 0 (the GL(d) orbit of minimizers of L alone), decided
     as its two halves, each with a margin: the N-th smallest |eigenvalue| / lambda_max at most the
     floor (the kernel has at least N dimensions) and the (N+1)-th at least the floor (at most N).
-    The (N+1)-th is a spectral gap far above the floor, a ratio spanning decades (``scale="log"``);
+    The (N+1)-th is a spectral gap far above the floor, a ratio spanning decades (``scale="log"``),
+    at least 1 / (10 kappa(Sigma)^3 kappa(W*)) at every lambda here (`KERNEL_GAP`, its stated
+    bound: the tails of the two condition numbers);
     the N-th, like the vanishing regularizer, gradient and fit, is round-off far below its
     tolerance (a margin near 1 with a small spread: the linear scale; the log of round-off is
     not normal).  |L - k sigma^2| is exact on every draw of the
@@ -148,7 +181,7 @@ def test_manifold_global_min(tc):
     tc.conclusion.at_most("Hessian kernel of at least the tangent dimension (N-th smallest |eigenvalue|)",
                           kernel_tops, KERNEL_FLOOR)
     tc.conclusion.at_least("Hessian kernel of at most the tangent dimension ((N+1)-th smallest |eigenvalue|)",
-                           rest_bottoms, KERNEL_FLOOR, scale="log")
+                           rest_bottoms, KERNEL_FLOOR, scale="log", tail_bound=None if tc.control else KERNEL_GAP)
 
 
 @claim(

@@ -1,0 +1,52 @@
+"""gsb26's stated bounds of this session: the Hessian's spectral gap at the manifold
+(`test_manifold.KERNEL_GAP`: ratio >= 1 / (10 kappa(Sigma)^3 kappa(W*))) holds on instances far
+outside the recipe's range, and `near_manifold_points` keeps its points in the light-tail region
+by redrawing only the directions that leave it."""
+import numpy as np
+import pytest
+import torch
+
+from claims.gsb26.gradient_bias import light_tail_redraw_bound, near_manifold_points
+from claims.gsb26.setup import Problem, haar_rotations, regularized_model, score_tail, well_conditioned
+from claims.gsb26.test_manifold import KERNEL_GAP
+from theorycheck.solvers import dense_hessian, manifold_point
+
+
+def _gap_ratio(problem, R, lam):
+    V, K = manifold_point(problem.W, problem.Sigma, R)
+    t = lambda a: torch.as_tensor(a, dtype=torch.float64)   # noqa: E731
+    ev = np.linalg.eigvalsh(dense_hessian(regularized_model(problem, lam, t),
+                                          {"V": t(V)[None], "K": t(K)[None]}).numpy())
+    kernel = 3 if lam > 0 else 9
+    return np.sort(np.abs(ev))[kernel] / ev[-1]
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.25, 1.0])
+def test_kernel_gap_lower_bound_holds_on_ill_conditioned_instances(lam):
+    rng = np.random.default_rng(112900)
+    for _ in range(6):
+        Q = np.linalg.qr(rng.standard_normal((3, 3)))[0]
+        kappa, kappa_w = 10 ** rng.uniform(0, 2), 10 ** rng.uniform(0, 3)
+        Sigma = Q @ np.diag(np.geomspace(1 / kappa, 1, 3)) @ Q.T
+        U, Vw = np.linalg.qr(rng.standard_normal((4, 3)))[0], np.linalg.qr(rng.standard_normal((3, 3)))[0]
+        W = 0.3 * U @ np.diag(np.geomspace(1, 1 / kappa_w, 3)) @ Vw.T
+        ratio = _gap_ratio(Problem((Sigma + Sigma.T) / 2, W), haar_rotations(rng, 3, 1)[0], lam)
+        assert ratio >= 1 / (10 * kappa ** 3 * kappa_w)
+    assert KERNEL_GAP.probability < 1e-5
+
+
+def test_light_tail_points_redraw_only_the_directions_that_leave_the_region():
+    rng = np.random.default_rng(112901)
+    problem, seed = well_conditioned(rng), 112902
+    radii = [0.0] + [3.0] * 20                      # far enough out that some directions cross 1/2
+    V, K, bounds = near_manifold_points(problem, np.random.default_rng(seed), radii)
+    V1, K1, bounds1 = near_manifold_points(problem, np.random.default_rng(seed), radii, light_tail=True)
+    before = np.array([score_tail(k, problem.Sigma) for k in K])
+    after = np.array([score_tail(k, problem.Sigma) for k in K1])
+    assert (before >= 0.5).any() and (after < 0.5).all()
+    kept = before < 0.5
+    assert np.array_equal(K[kept], K1[kept]) and np.array_equal(V[kept], V1[kept])
+    np.testing.assert_allclose(np.sqrt(((V1 - V1[0]) ** 2).sum((1, 2))
+                                       + np.einsum("pji,jl,pli->p", K1 - K1[0], problem.Sigma, K1 - K1[0])),
+                               bounds1, rtol=1e-12, atol=1e-15)
+    assert light_tail_redraw_bound(well_conditioned, 0.2).probability < 1e-20
