@@ -66,7 +66,7 @@ def aligned_signs(V, K, tilde_inv, U_star):
     sign choice can flip between two eps of one direction; aligned with W*'s pairs the point is
     the continuous branch of the map (W~, Sigma~) -> theta_0 through theta_I at eps = 0, whose
     linearization Lemma 5 bounds.  V's columns are u~_i times positive numbers."""
-    F = np.sign(np.diag(V.T @ U_star))
+    F = np.where(np.diag(V.T @ U_star) >= 0, 1.0, -1.0)
     return V * F, tilde_inv @ (F[:, None] * np.linalg.solve(tilde_inv, K))
 
 
