@@ -40,6 +40,34 @@ COMMON_DIRECTIONS_RECORD = (
     "and 0.11, far below the rest, normality rejected at p < 1e-10), and the row over 95200-95299 reads "
     "0.012: the common directions' max/min ratio has a heavier tail than the first blocks showed, so the "
     "claim stays over the budget")
+ALIGNED_SIGNS_RECORD = (
+    "Issue 31, 2026-11-30 (twelfth session, helper gsb26B): the heavy tail was the SVD's sign choice, not "
+    "the second-order term; thresholds unchanged.  Calibration block 113000-113049 ran the grid a decade "
+    "lower, (1e-2 .. 1e-5) sigma_d(W*), on the premise that the outliers were second order: seed 113025 "
+    "read a max/min ratio 1.108 (margin 0.446 against 0.498 +- 0.008; slope 1.015), normality rejected "
+    "(p 5e-15), claim 0.037 by Cantelli; square_root_free failed as declared on 50 of 50.  On that seed "
+    "the ratio of one direction jumped between neighbouring eps (2.80 up to eps = 1.0e-5, 3.10 from "
+    "2.2e-5, flat on either side; 50 projection starts agree, the optimal rotation changes component of "
+    "O(3)): torch's SVD flips a singular pair's sign between two eps, and a flipped pair is another "
+    "first-order branch (`aligned_signs`).  Redesigned: each pair of W~ signed as W*'s, the grid back at "
+    "the spec's decades.  Validation 113100-113149 (fresh, the rule fixed before it: no failure, the "
+    "control failing as declared on every seed): no failure; max/min ratio 1.0001-1.021 (margin "
+    "0.4957 +- 0.0028, least 0.4895, normal, Shapiro-Wilk p 0.075), slope 0.997-1.003 (both ends normal, "
+    "p 0.21, 74 sd); claim 5.9e-6 (the Sigma~ > 0 precondition's Cantelli bound), square_root_free failed "
+    "as declared on 50 of 50 (miss 5.9e-6).  The table's row is the validation block.")
+
+
+def aligned_signs(V, K, tilde_inv, U_star):
+    r"""The spectral point (V, K) = (U~ D~^{1/2}, Sigma~^{-1} D~^{1/2} V~^T) (or the square-root-free
+    one) with each singular pair (u~_i, v~_i) of W~ signed so that u~_i^T u_i > 0 (u_i of W*,
+    ``U_star``).  The SVD fixes a pair only up to its sign, and flipping it moves the point by
+    O(eps), not along M: (V F, Sigma~^{-1} F Sigma~ K) for F = diag(+-1) is theta_F-close, but
+    Sigma~ != Sigma, so its distance to M has another first-order coefficient.  The library's
+    sign choice can flip between two eps of one direction; aligned with W*'s pairs the point is
+    the continuous branch of the map (W~, Sigma~) -> theta_0 through theta_I at eps = 0, whose
+    linearization Lemma 5 bounds.  V's columns are u~_i times positive numbers."""
+    F = np.where(np.diag(V.T @ U_star) >= 0, 1.0, -1.0)
+    return V * F, tilde_inv @ (F[:, None] * np.linalg.solve(tilde_inv, K))
 
 
 def perturbation_directions(rng, problem, count):
@@ -69,6 +97,9 @@ def perturbation_directions(rng, problem, count):
     calibration=["Criteria from the spec (factor 2), checked on seeds 1, 2 and 0.",
                  *(Calibrated(decision=decision, threshold="the spec's, unchanged", calibration_seeds="95100-95199",
                               validation_seeds="95200-95299", how=COMMON_DIRECTIONS_RECORD)
+                   for decision in (RATIO_BOUNDED, SLOPE_AT_LEAST, SLOPE_AT_MOST)),
+                 *(Calibrated(decision=decision, threshold="the spec's, unchanged", calibration_seeds="113000-113049",
+                              validation_seeds="113100-113149", how=ALIGNED_SIGNS_RECORD)
                    for decision in (RATIO_BOUNDED, SLOPE_AT_LEAST, SLOPE_AT_MOST))],
     sizes={"quick": {"instances": 10}, "full": {"instances": 50}},
 )
@@ -78,14 +109,16 @@ def test_init_perturbation(tc):
     smallest singular value, the lemma's regime), 10 directions (E, S) (50 full) on the
     well-conditioned instance, the same directions at every eps (common random numbers: the
     comparison across eps then sees the eps-dependence of the distance, not a fresh draw's
-    spread of directions).  dist = dist_{Sigma_bar}(theta_0(W~, Sigma~), M) by the
-    multi-start weighted Procrustes projection; ratio = dist / (||W~ - W*|| + ||Sigma~^{-1} -
-    Sigma^{-1}||).  C_5 is not recoverable, so the lemma is tested as its shape: the maximum
-    ratio over draws is bounded uniformly in eps (varies by less than a factor 2 across the
-    four decades: a first-order bound has a constant limit as eps -> 0) and the maximum
-    distance falls linearly in eps (log-log slope in [0.9, 1.1], decided at each end; a map with
-    a bounded derivative at the manifold).  Recorded: the maximum ratio per eps.  Preconditions: A1, A2
-    and Sigma~ > 0.  Criteria from the spec (factor 2).
+    spread of directions), each singular pair of W~ signed as W*'s (`aligned_signs`: the
+    continuous branch of the spectral map, which the SVD's sign convention alone does not
+    give).  dist = dist_{Sigma_bar}(theta_0(W~, Sigma~), M) by the multi-start weighted
+    Procrustes projection; ratio = dist / (||W~ - W*|| + ||Sigma~^{-1} - Sigma^{-1}||).  C_5 is
+    not recoverable, so the lemma is tested as its shape: the maximum ratio over draws is
+    bounded uniformly in eps (varies by less than a factor 2 across the four decades: a
+    first-order bound has a constant limit as eps -> 0) and the maximum distance falls linearly
+    in eps (log-log slope in [0.9, 1.1], decided at each end; a map with a bounded derivative at
+    the manifold).  Recorded: the maximum ratio per eps.  Preconditions: A1, A2 and Sigma~ > 0.
+    Criteria from the spec (factor 2).
     """
     decide_recipe(tc, well_conditioned, a3=False)
     problem = well_conditioned(tc.rng("well_conditioned"))
@@ -93,6 +126,7 @@ def test_init_perturbation(tc):
     rng = tc.rng("perturbations")
     eps = problem.singular_values()[-1] * np.array(EPSILONS)
     Sinv = np.linalg.inv(problem.Sigma)
+    U_star = np.linalg.svd(problem.W, full_matrices=False)[0]
     directions = perturbation_directions(rng, problem, tc.sizes["instances"])
     worst_ratio, worst_dist, lowest = [], [], []
     for e in eps:
@@ -100,7 +134,8 @@ def test_init_perturbation(tc):
         for E, S in directions:
             tilde_inv = Sinv + e * S
             lowest.append(np.linalg.eigvalsh(tilde_inv)[0])
-            V, K = spectral_point(tc, problem.W + e * E, np.linalg.inv(tilde_inv))
+            point = spectral_point(tc, problem.W + e * E, np.linalg.inv(tilde_inv))
+            V, K = aligned_signs(*point, tilde_inv, U_star)
             dist = project_to_manifold(V, K, problem.Sigma, problem.W, rng, random_starts=2).distance
             dists.append(dist)
             ratios.append(dist / (2 * e))
