@@ -131,6 +131,19 @@ def _settled(tc, runs):
                 "2 below 1.2 (1.078, 1.152), neither meeting the hypotheses; p = 3 ratios mean "
                 "1.428, sd 0.038 (the asymptotic 2^(1/2)); both controls failed as declared on 50 "
                 "of 50"),
+        "2026-11-30 h12 (issue 31): 'every run grows' (the least ||W(K)||_p - ||W(K/2)||_p over the runs, "
+        "counted at 0.058 on 66000-66049, Shapiro-Wilk p 3e-7) -> GROWS, a binomial over all runs at "
+        "GROWTH_P0 (level 0.05), for Lemma 22's reason (its docstring); nothing chosen on data.  Block "
+        "114000-114049 (that change alone): 0 of 50 failed, 3000 of 3000 runs grew (pooled trials 3.2e-22); "
+        "the row was 6.2e-4 through 'per run (hypotheses met): D small and below every wrong q', whose "
+        "per-run counts were over-dispersed (Pearson p 5e-6: 9 failing runs of 2912, three of them one "
+        "instance of seed 114019 at different p; beta-binomial), so the instance became its trial "
+        "(PER_INSTANCE; p = 0.8 unchanged).",
+        "2026-11-30 h12: validation block 114100-114149 at both changes (nothing chosen on data): 0 of 50 "
+        "failed; 3000 of 3000 runs grew (fewest 60 of 60 a seed), 740 of 750 instances met PER_INSTANCE "
+        "(fewest 13 of 15, dispersion p 0.41); claim row 5.0e-5 (the dual-norm growth 2.7e-5 and the "
+        "nearest-wrong ratio 2.3e-5, normal tails; GROWS 3.2e-22, PER_INSTANCE 1.6e-8, pooled trials), "
+        "wrong_p 3.3e-33, wrong_tokens 3.4e-13.",
     ],
     sizes={"quick": SHARED_SIZES["quick"], "full": SHARED_SIZES["full"]},
 )
