@@ -43,15 +43,34 @@ from .direction import (
     steps,
     wrong_token_references,
 )
+from .local import per_token_set
 from .plain_descent import rate_profile
 from .setup import PAPER
 
 SHARED_SIZES = DIRECTION_SIZES
-#: The rate claimed for "||W(K)||_p >= 1.2 ||W(K/2)||_p" over the runs meeting the hypotheses.
+#: The rate claimed for "||W(K)||_p >= 1.2 ||W(K/2)||_p" over the runs meeting the hypotheses, and
+#: for "||W(K)||_p > ||W(K/2)||_p" over all runs (`GROWS`).
 GROWTH_P0 = 0.9
+GROWS = "||W||_p grows: ||W(K)||_p > ||W(K/2)||_p, runs"
+"""The theorem's "||W(k)||_p grows" at the finite K, a binomial over all runs at GROWTH_P0 (level 0.05).
+The statement is asymptotic (the norm diverges); the growth over one window [K/2, K] follows from
+Lemma 22 (||W(k+1)||_p^(p-1) >= ||W(k)||_p^(p-1) + eta <-G, W(k)> / (||W(k)||_p ||G||_q) for the
+normalized step) only while <-grad L(W(k)), W(k)> >= 0, which holds in the cone but not along a run
+whose tokens still switch after K/2 (a generic start; the hypotheses are measured, not assumed, on
+all runs).  So "every run at K" claims more than the theorem, and the window's growth is a rate over
+the runs: GROWTH_P0, the rate of its stronger in-cone form (ratio >= 1.2), chosen before any seed."""
 SUBSET_POWER = ("quick tier: the runs meeting the hypotheses are a subset of the 60 (power 0.8 needs "
                 "about 60); the full tier's 80 runs reach power 0.88 or more")
 
+PER_INSTANCE = "per instance (its runs meeting the hypotheses): D small and below every wrong q"
+"""The per-run decision "D^(p)_K <= 2e-2 and below every wrong q" read per instance: an instance
+succeeds when each of its runs meeting the hypotheses does (instances with none are no trial).  The
+runs of one instance (its 4 values of p) share its data and fail together (the per-run counts were
+over-dispersed: calibration record), so they are not the binomial's independent trials; the instances
+are."""
+INSTANCE_POWER = ("the trials are the instances with a run meeting the hypotheses (at most 15 quick, 20 "
+                  "full), not their runs, which fail together; the controls break the median decisions, "
+                  "on every instance")
 
 SETTLED = "runs with stable, locally optimal tokens"
 HALF = 0.5
@@ -112,6 +131,19 @@ def _settled(tc, runs):
                 "2 below 1.2 (1.078, 1.152), neither meeting the hypotheses; p = 3 ratios mean "
                 "1.428, sd 0.038 (the asymptotic 2^(1/2)); both controls failed as declared on 50 "
                 "of 50"),
+        "2026-11-30 h12 (issue 31): 'every run grows' (the least ||W(K)||_p - ||W(K/2)||_p over the runs, "
+        "counted at 0.058 on 66000-66049, Shapiro-Wilk p 3e-7) -> GROWS, a binomial over all runs at "
+        "GROWTH_P0 (level 0.05), for Lemma 22's reason (its docstring); nothing chosen on data.  Block "
+        "114000-114049 (that change alone): 0 of 50 failed, 3000 of 3000 runs grew (pooled trials 3.2e-22); "
+        "the row was 6.2e-4 through 'per run (hypotheses met): D small and below every wrong q', whose "
+        "per-run counts were over-dispersed (Pearson p 5e-6: 9 failing runs of 2912, three of them one "
+        "instance of seed 114019 at different p; beta-binomial), so the instance became its trial "
+        "(PER_INSTANCE; p = 0.8 unchanged).",
+        "2026-11-30 h12: validation block 114100-114149 at both changes (nothing chosen on data): 0 of 50 "
+        "failed; 3000 of 3000 runs grew (fewest 60 of 60 a seed), 740 of 750 instances met PER_INSTANCE "
+        "(fewest 13 of 15, dispersion p 0.41); claim row 5.0e-5 (the dual-norm growth 2.7e-5 and the "
+        "nearest-wrong ratio 2.3e-5, normal tails; GROWS 3.2e-22, PER_INSTANCE 1.6e-8, pooled trials), "
+        "wrong_p 3.3e-33, wrong_tokens 3.4e-13.",
     ],
     sizes={"quick": SHARED_SIZES["quick"], "full": SHARED_SIZES["full"]},
 )
@@ -125,7 +157,9 @@ def test_lp_direction(tc):
     * median of min_{q != p} D^(q)_K / D^(p)_K >= 2 for every p (the l_p SVM is the nearest by a
       factor, not by round-off);
     * D^(p)_K < D^(p)_{K/2}: binomial at p = 0.8 over all runs;
-    * ||W||_p grows: ||W(K)||_p > ||W(K/2)||_p in every run (the statement: the norm diverges);
+    * ||W||_p grows: ||W(K)||_p > ||W(K/2)||_p, binomial at GROWTH_P0 over all runs (the statement:
+      the norm diverges; over the finite window [K/2, K] Lemma 22 gives growth only while
+      <-G, W> >= 0, so outside the cone it holds at a rate: `GROWS`);
     * in the cone it grows at the rate of the step: on the runs meeting the hypotheses (alpha
       locally optimal and stable over the last 30% of steps; a precondition: at least half
       of the runs meet them, the binomial at p = 1/2, level 1/2 of `HALF`) ||W(K)||_p >= 1.2 ||W(K/2)||_p, binomial at GROWTH_P0 = 0.9 (a run
@@ -138,8 +172,9 @@ def test_lp_direction(tc):
     * the dual norm ||grad psi(W)||_q = ||W||_p^(p-1) grows by at most eta per step between K/2
       and K, every run (exact: the normalized step moves the dual iterate by eta G/||G||_q, of
       q-norm eta; allowance tc.tol("iterative") relative to 1);
-    * per run, on the runs meeting the hypotheses: D^(p)_K <= 2e-2 and D^(p)_K < min_{q != p}
-      D^(q)_K, binomial at p = 0.8.
+    * per instance, on the runs meeting the hypotheses: D^(p)_K <= 2e-2 and D^(p)_K < min_{q != p}
+      D^(q)_K at each of its runs that meet them, binomial at p = 0.8 over the instances with such a
+      run (`PER_INSTANCE`: the runs of one instance share its data and fail together).
     Binomials over all runs have power >= 0.8 at p = 0.65 (60 runs quick, 80 full); the subset
     binomial states its power.
     """
@@ -165,7 +200,7 @@ def test_lp_direction(tc):
     tc.conclusion.at_most("median D to the l_p-AttSVM at K, per p", per_p(own[:, -1], p), 1e-2)
     tc.conclusion.at_least("median nearest-wrong / correct ratio, per p", per_p(ratio, p), 2.0)
     tc.conclusion.binomial("D decreases from K/2 to K", own[:, -1] < own[:, 0], p=0.8)
-    tc.conclusion.at_least("||W||_p grows: ||W(K)||_p - ||W(K/2)||_p > 0, every run", r[1] - r[0], 0.0)
+    tc.conclusion.binomial(GROWS, r[1] > r[0], p=GROWTH_P0)
     tc.conclusion.binomial("in the cone: ||W(K)||_p / ||W(K/2)||_p >= 1.2 on the runs meeting the hypotheses",
                            (r[1] / r[0])[hypotheses] >= 1.2, p=GROWTH_P0, low_power=SUBSET_POWER)
     dual_rate = (r[1] ** (p - 1) - r[0] ** (p - 1)) / (steps(p) * (t[-1] - t[half]))
@@ -173,8 +208,8 @@ def test_lp_direction(tc):
     tc.conclusion.at_most("dual-norm growth per step <= eta (triangle inequality), every run", dual_rate.max(), 1.0,
                           margin=tc.tol("iterative"))
     strict = (own[:, -1] <= 2e-2) & (own[:, -1] < others)
-    tc.conclusion.binomial("per run (hypotheses met): D small and below every wrong q",
-                           strict[hypotheses], p=0.8, low_power=SUBSET_POWER)
+    tc.conclusion.binomial(PER_INSTANCE, per_token_set(runs["instance"][hypotheses], strict[hypotheses]),
+                           p=0.8, low_power=INSTANCE_POWER)
 
 
 @claim(
