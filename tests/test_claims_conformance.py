@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from theorycheck.calibrate import CLAIM_BUDGET, load_table
 from theorycheck.claim import registry
 from theorycheck.conformance import claim_problems, paper_problems
 from theorycheck.papers import papers
@@ -75,3 +76,23 @@ def test_a_paper_is_cited_by_arxiv_id_or_venue():
         paper("toynone", authors="A", title="T", expected_ids=["a.b"])
     with pytest.raises(DeclarationError, match="is not an arXiv id"):
         paper("toybad", authors="A", title="T", arxiv="0000", expected_ids=["a.b"])
+
+
+QUICK_ROWS = load_table(ROOT / "reports" / "calibration-quick.json")["claims"]
+
+
+@pytest.mark.parametrize("claim_id", sorted(CLAIMS))
+def test_a_claim_over_its_budget_says_why(claim_id):
+    """Issue 31: every claim has a committed quick-tier row; one whose false-failure bound is
+    over the claim budget declares why (``@claim(over_budget=...)``), and one within it declares
+    nothing (a declaration left from before a recalibration is stale)."""
+    entry = QUICK_ROWS.get(claim_id)
+    assert entry is not None, (f"{claim_id} has no row in reports/calibration-quick.json: "
+                               f"`theorycheck calibrate {claim_id} --seeds A-B` (50 seeds or more)")
+    within, declared = entry["claim"]["within_budget"], CLAIMS[claim_id].over_budget
+    assert within or declared, (
+        f"{claim_id}: false-failure bound {entry['claim']['bound']:.2g} over the budget "
+        f"{CLAIM_BUDGET:g} without @claim(over_budget=...) saying why")
+    assert not (within and declared), (
+        f"{claim_id} is within the budget ({entry['claim']['bound']:.2g}) but declares "
+        f"over_budget: remove the stale declaration")
