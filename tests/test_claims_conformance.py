@@ -79,13 +79,19 @@ def test_a_paper_is_cited_by_arxiv_id_or_venue():
 
 
 QUICK_ROWS = load_table(ROOT / "reports" / "calibration-quick.json")["claims"]
+CALIBRATED_PAPERS = {cid.split(".")[0] for cid in QUICK_ROWS}
 
 
 @pytest.mark.parametrize("claim_id", sorted(CLAIMS))
 def test_a_claim_over_its_budget_says_why(claim_id):
-    """Issue 31: every claim has a committed quick-tier row; one whose false-failure bound is
-    over the claim budget declares why (``@claim(over_budget=...)``), and one within it declares
-    nothing (a declaration left from before a recalibration is stale)."""
+    """Issue 31: every claim of a calibrated paper has a committed quick-tier row; one whose
+    false-failure bound is over the claim budget declares why (``@claim(over_budget=...)``), and
+    one within it declares nothing (a declaration left from before a recalibration is stale).  A
+    paper with no row yet (one just added) is skipped, saying so."""
+    paper = CLAIMS[claim_id].paper
+    if paper not in CALIBRATED_PAPERS:
+        pytest.skip(f"paper {paper} has no rows in reports/calibration-quick.json yet: "
+                    f"`theorycheck calibrate {paper} --seeds A-B` (50 seeds or more)")
     entry = QUICK_ROWS.get(claim_id)
     assert entry is not None, (f"{claim_id} has no row in reports/calibration-quick.json: "
                                f"`theorycheck calibrate {claim_id} --seeds A-B` (50 seeds or more)")
