@@ -44,3 +44,44 @@ def test_correlation_can_be_negative_without_equal_scores():
     X, y, u, opt, W_mm = _tensors(data)
     W_alpha = torch.as_tensor(solve_wsvm_batch(data.X, counterexample_local_opt()[None]))
     assert gradient_bounds(X, y, u, 3 * W_alpha / W_alpha.norm(), opt, W_mm).cosine.item() < 0
+
+
+def _within_allowances(b, kappa):
+    return bool(torch.all(b.lower >= 1 - b.lower_allowance) and torch.all(b.correlation >= 1 - b.lower_allowance)
+                and torch.all(b.upper <= 1 + b.upper_allowance)
+                and torch.all(b.cosine / kappa >= 1 - b.cosine_allowance))
+
+
+@pytest.mark.parametrize("spread", [0.0, 1e-6, 1e-3])
+def test_bounds_hold_within_their_allowances_for_unequal_scores(spread):
+    """The derivation for any scores: a decoder perturbed off equal non-optimal scores keeps every
+    ratio within its allowance, from attention far off the optimal token (rho = -40, where the
+    plain bounds fail) to saturation (rho = 400)."""
+    X, y, u, opt, W_mm = _tensors(example1([0, 1, 2]))
+    u = u + spread * torch.as_tensor(np.random.default_rng(3).standard_normal(u.shape))
+    kappa = correlation_floor(X, opt, W_mm)
+    outside = False
+    for i, rho in enumerate((-40.0, -12.0, -1.0, 0.0, 5.0, 40.0, 400.0)):
+        b = gradient_bounds(X, y, u, rho * W_mm + _points(X.shape[0], X.shape[-1], i, 1.0), opt, W_mm)
+        assert _within_allowances(b, kappa)
+        outside |= bool(torch.any(b.upper > 1) or torch.any(b.correlation < 1 - 1e-6))
+    assert outside          # the plain bounds fail somewhere (at rho = -40 even at E1's round-off spread)
+
+
+def test_allowances_are_round_off_sized_under_equal_scores():
+    X, y, u, opt, W_mm = _tensors(example1([0, 1, 2]))
+    b = gradient_bounds(X, y, u, _points(X.shape[0], X.shape[-1], 11, 5.0), opt, W_mm)
+    for allowance in (b.lower_allowance, b.upper_allowance, b.cosine_allowance):
+        assert torch.all(allowance > 0) and torch.all(allowance < 1e-8)
+
+
+def test_a_wrong_reference_fails_beyond_its_allowance():
+    """The reference for opt+1 mod T meets its own program (deficit on ref_opt ~ 0), so its
+    allowance stays small while its correlation with the gradient turns negative."""
+    data = example1([0, 1, 2])
+    X, y, u, opt, _ = _tensors(data)
+    wrong = (opt + 1) % X.shape[2]
+    W_ref = torch.as_tensor(solve_wsvm_batch(data.X, (data.opt + 1) % data.T))
+    b = gradient_bounds(X, y, u, _points(X.shape[0], X.shape[-1], 13, 1.0), opt, W_ref, ref_opt=wrong)
+    assert torch.all(b.lower_allowance < 1e-6)
+    assert torch.all(b.correlation < 1 - b.lower_allowance)

@@ -19,6 +19,7 @@ from theorycheck.data import score_gaps
 from theorycheck.optim import GD, NGD, FirstOrder, Polyak, displacement, frobenius_norm, run_trajectory
 from theorycheck.optim.directions import direction_metrics, unit
 from theorycheck.solvers import solve_wsvm_batch
+from theorycheck.tails import TailBound
 
 from .setup import counterexample
 from .problems import (
@@ -157,6 +158,22 @@ def wrong_opt_reference(prob) -> torch.Tensor:
     opt = (prob.data.opt + 1) % prob.data.T
     W = solve_wsvm_batch(prob.data.X, opt, name=f"{prob.data.name}, opt+1 mod T")
     return torch.as_tensor(W, dtype=prob.W_mm.dtype, device=prob.W_mm.device)
+
+
+GRADIENT_BOUNDS_EXACT = TailBound(0.0, (
+    "the bounds of (G) (sandwich, correlation, cosine/kappa) are decided against the allowances of "
+    "theorycheck.models.gradient_bounds, derived for any scores: -grad L = (G) + E exactly, with ||E|| "
+    "<= (1/n) sum_i e^{-gbar_i} (1 - s_{i,o}) eps_i R_i (eps_i the computed spread of the non-optimal "
+    "scores plus their round-off), and W_ref's constraint values >= 1 - D (D its computed deficit on the "
+    "program it solves), so the exact ratios lie within D + eta_L ||W_ref||, eta_R and 1 - (1 - D - "
+    "eta_L ||W_ref||)/(1 + eta_R) of 1 at every point; their relative forward error (log-space "
+    "coefficients erring by O(u Z) relative at logits and scores up to Z, the gradient's balance and "
+    "its nT-term sums, the d^2-term inner products, against ||grad L|| >= m sum c_i/(n ||W_ref||)) is a "
+    "few times u (nT + d^2)(1 + Z)(1 + P ||W_ref|| max R_i), below the allowance's rho = 2^6 times that "
+    "(Lemma 7's analysis, 2e6 u at Z = 810, is within it 400-fold).  So a decision fails only if the "
+    "algebra or the code is wrong, on every draw"))
+"""Why the decisions of (G)'s bounds at drawn points cannot fail but through a wrong derivation or
+code (`vdt24.prop.grad_identity_and_stationarity`, `vdt24.lem6.grad_correlates_with_wmm`)."""
 
 
 def repeated(P: int, *tensors):

@@ -18,6 +18,37 @@ solution W_mm, say -- and R_i = ||x_{i,1}|| max_{t != o} ||x_{i,o} - x_{i,t}||
 
 The ratios below are >= 1 (or <= 1) exactly when these hold; they are formed from the
 scaled gradient exp(M) G in log space, so they stay exact where the gradient underflows.
+
+**Allowances.**  Computed data meet equal non-optimal scores only to a spread eps_i (the largest
+minus the least non-optimal score), the computed W_ref meets its constraints only to its solver's
+accuracy, and the ratios carry round-off; `gradient_bounds` returns, per trial, how far each ratio
+can lie on the wrong side of 1 for those reasons alone.  For any scores (Delta_i = gamma_{i,o} -
+max_{t != o} gamma_{i,t}, so gamma_{i,t} = gamma_{i,o} - Delta_i - e_{i,t} with 0 <= e_{i,t} <= eps_i),
+exactly (exponential loss, sum_t s_t (gamma_t - gbar) = 0)
+
+    -grad L = (1/n) sum_i e^{-gbar_i} sum_{t != o} s_{i,t} (gbar_i - gamma_{i,t}) (x_{i,o} - x_{i,t}) x_{i,1}^T,
+    gbar_i - gamma_{i,t} = s_{i,o} Delta_i + r_{i,t},   r_{i,t} = e_{i,t} - sum_{tau != o} s_{i,tau} e_{i,tau},
+
+so -grad L = (G) + E with |r_{i,t}| <= eps_i and ||E|| <= (1/n) sum_i e^{-gbar_i} (1 - s_{i,o}) eps_i R_i =: e.
+With m = the least constraint value (x_{i,o} - x_{i,t})^T W_ref x_{i,1} over the trial (>= 1 - D, D the
+reference's deficit on the program it solves), eta_L = e / ((1/n) sum c_i) and
+eta_R = e / ((1/n) sum c_i R_i):
+
+    <-grad L, W_ref> / ((1/n) sum c_i) >= m - eta_L ||W_ref||        (correlation and lower),
+    ||grad L|| / ((1/n) sum c_i R_i) <= 1 + eta_R                       (upper),
+    cosine / kappa >= (m - eta_L ||W_ref||) / (1 + eta_R)              (cosine).
+
+eps_i adds to the computed spread the scores' round-off, 2 d u ||u|| max_t ||x_{i,t}||.  The ratios'
+relative round-off is bounded by rho = 2^6 u (nT + d^2) (1 + Z)(1 + P ||W_ref|| max_i R_i), Z = the
+largest |logit| + |score| of the trial (log-attentions, log-deviations and gbar err by O(u Z) absolute, so
+every coefficient by O(u Z) relative), P = max ||x_{i,t}|| ||x_{i,1}||: a coefficient error breaks a
+sample's balance sum_t s_t (gamma_t - gbar) = 0 and adds to the gradient up to its relative error times
+sum_{i,t} |c_{i,t}| ||x_t|| ||x_1|| <= 2 (1 + eta) P sum_i c_i, against ||grad L|| >= m sum_i c_i / (n ||W_ref||)
+(nT-term sums and d^2-term inner products add (nT + d^2) u relative of the same scale).  The allowances
+(``*_allowance``): ``lower`` (for ``lower`` and ``correlation``): D + eta_L ||W_ref|| + rho; ``upper``:
+eta_R + rho (1 + eta_R); ``cosine``: 1 - (1 - D - eta_L ||W_ref||) / (1 + eta_R) + rho.  A ratio beyond
+its allowance means that the algebra or the code is wrong; under exact equal scores and an exact
+W_ref they are round-off sized.
 """
 from __future__ import annotations
 
@@ -26,8 +57,10 @@ from dataclasses import dataclass
 
 import torch
 
+from ..tolerance import unit_roundoff
 from .base import FROBENIUS
-from .token_selection import constraint_radii, log_gradient_weights, scaled_grad_W
+from .token_selection import (constraint_radii, forward, log_gradient_weights, log_one_minus_s_opt, logit_gap,
+                              logits, optimal_token_mask, scaled_grad_W)
 
 __all__ = ["GradientBounds", "correlation_floor", "gradient_bounds"]
 
@@ -46,6 +79,9 @@ class GradientBounds:
     ``correlation`` <-grad L, W_ref> / ((1/n) sum c_i)            >= 1
     ``cosine``  <-grad L, W_ref> / (||grad L|| ||W_ref||)          >= kappa
     ``log10_mean_c`` log10((1/n) sum_i c_i), how far from stationary the point is.
+    ``lower_allowance``, ``upper_allowance``, ``cosine_allowance``: per trial, how far below 1
+    (``lower``, ``correlation``; ``cosine`` / kappa) or above 1 (``upper``) the ratio can lie by the
+    data's spread of non-optimal scores, W_ref's deficit and round-off (module docstring).
     """
 
     lower: torch.Tensor
@@ -53,18 +89,41 @@ class GradientBounds:
     correlation: torch.Tensor
     cosine: torch.Tensor
     log10_mean_c: torch.Tensor
+    lower_allowance: torch.Tensor
+    upper_allowance: torch.Tensor
+    cosine_allowance: torch.Tensor
 
 
-def gradient_bounds(X, y, u, W, opt, W_ref) -> GradientBounds:
-    """The ratios of `GradientBounds` at ``W`` (K,d,d) for designated tokens ``opt`` (K,n)."""
+def gradient_bounds(X, y, u, W, opt, W_ref, ref_opt=None) -> GradientBounds:
+    """The ratios of `GradientBounds` at ``W`` (K,d,d) for designated tokens ``opt`` (K,n), with their
+    allowances; ``ref_opt``: the tokens whose W-SVM ``W_ref`` solves (default ``opt``), on whose
+    constraints its deficit is measured."""
     M, G = scaled_grad_W(X, y, u, W)
     log_c = log_gradient_weights(X, y, u, W, opt)
+    R = constraint_radii(X, opt)
     log_n = math.log(X.shape[1])
     log_mean_c = log_c.logsumexp(-1) - log_n
-    log_mean_cR = (log_c + constraint_radii(X, opt).log()).logsumexp(-1) - log_n
+    log_mean_cR = (log_c + R.log()).logsumexp(-1) - log_n
     norm_G, ref_norm, corr_G = FROBENIUS.norm(G), FROBENIUS.norm(W_ref), FROBENIUS.inner(-G, W_ref)
+
+    unit = unit_roundoff(X.dtype)
+    fw = forward(X, y, u, W)
+    mask = optimal_token_mask(opt, X.shape[2])
+    spread = (fw.gamma.masked_fill(mask, -math.inf).amax(-1) - fw.gamma.masked_fill(mask, math.inf).amin(-1))
+    token_norms = X.norm(dim=-1)
+    eps = spread + 2 * X.shape[-1] * unit * u.norm(dim=-1)[:, None] * token_norms.amax(-1)
+    log_e = (fw.log_slopes() + log_one_minus_s_opt(X, W, opt) + eps.log() + R.log()).logsumexp(-1) - log_n
+    eta_L, eta_R = torch.exp(log_e - log_mean_c), torch.exp(log_e - log_mean_cR)
+    deficit = (1 - logit_gap(X, W_ref, opt if ref_opt is None else ref_opt).amin(-1)).clamp_min(0)
+    Z = (logits(X, W).abs() + fw.gamma.abs()).flatten(1).amax(-1)
+    P = (token_norms * token_norms[..., :1]).flatten(1).amax(-1)
+    rho = 2**6 * unit * (X.shape[1] * X.shape[2] + X.shape[-1] ** 2) * (1 + Z) * (1 + P * ref_norm * R.amax(-1))
+    shift = deficit + eta_L * ref_norm
     return GradientBounds(lower=norm_G * torch.exp(M - log_mean_c) * ref_norm,
                           upper=norm_G * torch.exp(M - log_mean_cR),
                           correlation=corr_G * torch.exp(M - log_mean_c),
                           cosine=corr_G / (norm_G * ref_norm),
-                          log10_mean_c=log_mean_c / math.log(10.0))
+                          log10_mean_c=log_mean_c / math.log(10.0),
+                          lower_allowance=shift + rho,
+                          upper_allowance=eta_R + rho * (1 + eta_R),
+                          cosine_allowance=1 - (1 - shift) / (1 + eta_R) + rho)
