@@ -168,8 +168,8 @@ GRADIENT_BOUNDS_EXACT = TailBound(0.0, (
     "program it solves), so the exact ratios lie within D + eta_L ||W_ref||, eta_R and 1 - (1 - D - "
     "eta_L ||W_ref||)/(1 + eta_R) of 1 at every point; their relative forward error (log-space "
     "coefficients erring by O(u Z) relative at logits and scores up to Z, the gradient's balance and "
-    "its nT-term sums, the d^2-term inner products, against ||grad L|| >= m sum c_i/(n ||W_ref||)) is a "
-    "few times u (nT + d^2)(1 + Z)(1 + P ||W_ref|| max R_i), below the allowance's rho = 2^6 times that "
+    "its nT-term sums, the d^2-term inner products, against ||grad L|| >= m sum c_i/(n ||W_ref||) and sum c_i R_i >= min R_i sum c_i) is a "
+    "few times u (nT + d^2)(1 + Z)(1 + P (||W_ref|| + 1/min R_i)), below the allowance's rho = 2^6 times that "
     "(Lemma 7's analysis, 2e6 u at Z = 810, is within it 400-fold).  So a decision fails only if the "
     "algebra or the code is wrong, on every draw"))
 """Why the decisions of (G)'s bounds at drawn points cannot fail but through a wrong derivation or

@@ -39,12 +39,13 @@ eta_R = e / ((1/n) sum c_i R_i):
     cosine / kappa >= (m - eta_L ||W_ref||) / (1 + eta_R)              (cosine).
 
 eps_i adds to the computed spread the scores' round-off, 2 d u ||u|| max_t ||x_{i,t}||.  The ratios'
-relative round-off is bounded by rho = 2^6 u (nT + d^2) (1 + Z)(1 + P ||W_ref|| max_i R_i), Z = the
+relative round-off is bounded by rho = 2^6 u (nT + d^2) (1 + Z)(1 + P (||W_ref|| + 1/min_i R_i)), Z = the
 largest |logit| + |score| of the trial (log-attentions, log-deviations and gbar err by O(u Z) absolute, so
 every coefficient by O(u Z) relative), P = max ||x_{i,t}|| ||x_{i,1}||: a coefficient error breaks a
 sample's balance sum_t s_t (gamma_t - gbar) = 0 and adds to the gradient up to its relative error times
 sum_{i,t} |c_{i,t}| ||x_t|| ||x_1|| <= 2 (1 + eta) P sum_i c_i, against ||grad L|| >= m sum_i c_i / (n ||W_ref||)
-(nT-term sums and d^2-term inner products add (nT + d^2) u relative of the same scale).  The allowances
+(the lower ratios, the correlation and the cosine) and against (1/n) sum_i c_i R_i >= min_i R_i (1/n) sum_i c_i
+(the upper ratio); nT-term sums and d^2-term inner products add (nT + d^2) u relative of the same scale.  The allowances
 (``*_allowance``): ``lower`` (for ``lower`` and ``correlation``): D + eta_L ||W_ref|| + rho; ``upper``:
 eta_R + rho (1 + eta_R); ``cosine``: 1 - (1 - D - eta_L ||W_ref||) / (1 + eta_R) + rho.  A ratio beyond
 its allowance means that the algebra or the code is wrong; under exact equal scores and an exact
@@ -117,7 +118,8 @@ def gradient_bounds(X, y, u, W, opt, W_ref, ref_opt=None) -> GradientBounds:
     deficit = (1 - logit_gap(X, W_ref, opt if ref_opt is None else ref_opt).amin(-1)).clamp_min(0)
     Z = (logits(X, W).abs() + fw.gamma.abs()).flatten(1).amax(-1)
     P = (token_norms * token_norms[..., :1]).flatten(1).amax(-1)
-    rho = 2**6 * unit * (X.shape[1] * X.shape[2] + X.shape[-1] ** 2) * (1 + Z) * (1 + P * ref_norm * R.amax(-1))
+    rho = (2**6 * unit * (X.shape[1] * X.shape[2] + X.shape[-1] ** 2) * (1 + Z)
+           * (1 + P * (ref_norm + 1 / R.amin(-1))))
     shift = deficit + eta_L * ref_norm
     return GradientBounds(lower=norm_G * torch.exp(M - log_mean_c) * ref_norm,
                           upper=norm_G * torch.exp(M - log_mean_cR),
