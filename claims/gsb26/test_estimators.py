@@ -135,6 +135,33 @@ LEMMA4_IMPLIED = TailBound(0.0, (
     "whose failures are their own bounds in the claim's union"))
 
 
+def norm_ratios(problem, Sigma_hat, thetas):
+    """Lemma 4's Rayleigh bounds on one Sigma_hat: eps' = ||Sigma^{-1/2} Sigma_hat Sigma^{-1/2} - I||
+    and eps'_dual = ||Sigma^{1/2} Sigma_hat^{-1} Sigma^{1/2} - I|| (operator norms), the primal and
+    dual `ratios` of the points ``thetas`` with the extremal point last (V = 0, K = w v 1^T, v the
+    extremal eigenvector of the deviation, w = Sigma^{-1/2} primal, Sigma^{1/2} dual), and the
+    forward-error allowance `ratio_roundoff` of comparing them."""
+    root = scipy.linalg.sqrtm(problem.Sigma).real
+    inv_root = np.linalg.inv(root)
+    relative = inv_root @ Sigma_hat @ inv_root - np.eye(problem.d)
+    relative_dual = root @ np.linalg.inv(Sigma_hat) @ root - np.eye(problem.d)
+    eps, eps_dual = np.linalg.norm(relative, 2), np.linalg.norm(relative_dual, 2)
+    primal, dual = ratios(problem, Sigma_hat, thetas)
+
+    def extremal(deviation, weight):
+        values, vectors = np.linalg.eigh(deviation)
+        v = vectors[:, np.argmax(np.abs(values))]
+        K = (weight @ v)[:, None] * np.ones((1, problem.d))
+        return np.zeros((1, problem.k, problem.d)), K[None]
+
+    edge_primal = ratios(problem, Sigma_hat, extremal(relative, inv_root))[0]
+    edge_dual = ratios(problem, Sigma_hat, extremal(relative_dual, root))[1]
+    allowance = ratio_roundoff(problem.d, np.linalg.cond(problem.Sigma), 2 * np.linalg.cond(Sigma_hat),
+                               max(eps, eps_dual))
+    return {"eps": eps, "eps_dual": eps_dual, "primal": np.concatenate([primal, edge_primal]),
+            "dual": np.concatenate([dual, edge_dual]), "allowance": allowance}
+
+
 def empirical_gradient(tc, run, X, Y, Sigma_hat):
     """grad (Lhat_n + lambda R(.; Sigma_hat)) of the one training set (X, Y) at the points of the
     `one_point_landscape` ``run`` (its lambda): (V-part, K-part) numpy arrays."""
@@ -155,18 +182,17 @@ def empirical_gradient(tc, run, X, Y, Sigma_hat):
               "by 1 -/+ eps'.",
     provenance="inferred",
     over_budget=(
-        "Over through 'ratios within 1 -/+ eps' (random and extremal points)' and its dual, and "
-        "'rho_alpha in the Sigma_hat geometry positive up to r = 0.8', all counted (order 1e-2).  "
-        "At the extremal points the ratio equals 1 + eps' in exact arithmetic, so the ratio "
-        "decisions compare round-off (a matrix square root, an inverse and quadratic forms at "
-        "kappa(Sigma) = 10) with tc.tol('accumulated'); their margins scale like 1/eps' and fit no "
-        "tail model, and a stated bound needs a forward-error analysis of those steps (an a "
-        "posteriori allowance from ||Sigma^{-1/2} Sigma Sigma^{-1/2} - I||) that is not written.  "
-        "The sign of rho_alpha at r = 0.8 lies beyond Lemma 4's local regime and holds at a rate "
-        "over points and instances; a rate over independent instances costs one landscape run "
-        "(projections and local constants) each, several times the quick tier's share.  Lemma 4 "
-        "(ii) and eps'_dual < 1 have tails at the budget's order.  The verdict decides every point "
-        "as the lemma states; the table reports the counted bound."),
+        "Over through its committed row, which counted the ratio decisions and rho_alpha's sign at r = 0.8 "
+        "(order 1e-2).  Every decision now has a stated bound or a tail model: the ratios are held to a proven "
+        "forward-error allowance (NORM_RATIO_ROUNDOFF), Lemma 4 (ii) follows from the rho_beta decision and the "
+        "triangle inequality (LEMMA4_IMPLIED), and the sign at r = 0.8 is recorded (it is "
+        "thm1.one_point_strong_convexity's statement on the same run, decided there as a rate).  On 50 seeds the "
+        "union is at the budget's order, set by the normal tails of the r <= 0.2 decisions, which 300 seeds put a "
+        "decade lower; but the discrimination control absolute_deviation fails by 1 - ||Sigma_hat - Sigma|| / "
+        "eps', which is near 0 where the deviation lies along Sigma's top eigenvector (there the absolute bound "
+        "is nearly right), so its miss row has no tail model and is counted, and a row within both budgets needs "
+        "some 300 seeds of the claim with its controls, beyond the calibration time this change had.  The "
+        "verdict decides every point as the lemma states; the table reports the counted bound."),
     controls={
         "wrong_dual_geometry": Control(
             "reference", breaks=[LEMMA4_RHO_BETA, LEMMA4_BETA],
@@ -193,6 +219,21 @@ def empirical_gradient(tc, run, X, Y, Sigma_hat):
         "no threshold was chosen on data.  Seed 0: ||e||_* / (alpha' ||Delta||) had medians 110, 27, 10 "
         "at r = 0.05, 0.2, 0.8, so (i)'s lower bound was negative everywhere (vacuous); max of (ii)'s "
         "ratio 0.48, 3.6 under wrong_dual_geometry; random_rotation left (ii) at 0.02.",
+        "Issue 31, 2026-11-30 (thirteenth session, helper h13-gsb26A; no threshold chosen on data): the ratio "
+        "decisions compared round-off at the extremal points with tc.tol('accumulated') (margins of order 1e-13, "
+        "counted): now held to the forward-error allowance ratio_roundoff (about 4e-11 here, 2^7 u d (kappa(Sigma) + "
+        "kappa(Sigma_hat))^2 (1 + eps'); NORM_RATIO_ROUNDOFF), larger than the old tolerance on every draw, so "
+        "they fail only where the old ones did; tests/test_gsb26_stated_bounds.py checks it on draws with "
+        "kappa(Sigma) up to 1e3 and n = 10 (round-off at most 1e-2 of it).  Lemma 4 (ii) is implied by the "
+        "rho_beta decision and the triangle inequality whatever ghat is (relative margin tc.tol('conditioned') for "
+        "the norms' round-off; LEMMA4_IMPLIED); its normal tail (3.4e-4 over 83300-83599) counted that decision's "
+        "event a second time.  rho_alpha_hat > 0 up to r = 0.8 is recorded, not decided: its sign is <g, Delta>'s, "
+        "thm1.one_point_strong_convexity's statement (c) on its first instance, which that claim decides as a rate "
+        "over instances; random_rotation keeps the r <= 0.2 decision.  Block 119000-119049 "
+        "(/work/runs/h13-gsb26A/lem4-119000, not merged): no failure; claim 3.7e-4 (extremal attains 3.8e-5 and "
+        "3.6e-5 Cantelli, rho_alpha r <= 0.2 2.2e-4 and rho_beta 6.9e-5 normal, 4.7 and 5.0 sd; the ratios, (ii) "
+        "and A2 stated); random_rotation 7.7e-15, wrong_dual_geometry 2.2e-3, absolute_deviation 0.058 (log-normal "
+        "of a miss margin 1.12 +- 0.82, least 0.0105).",
     ],
     sizes={"quick": {"n": 200, "points": 1000}, "full": {"n": 200, "points": 100000}},
 )
@@ -247,40 +288,22 @@ def test_norm_equivalence(tc):
     record_assumptions(tc, problem)
     rng = tc.rng("norm_equivalence")
     Sigma_hat = sample_covariance(torch.as_tensor(gaussian_rows(rng, problem.Sigma, (tc.sizes["n"],)))).numpy()
-    root = scipy.linalg.sqrtm(problem.Sigma).real
-    inv_root = np.linalg.inv(root)
-    relative = inv_root @ Sigma_hat @ inv_root - np.eye(problem.d)
-    relative_dual = root @ np.linalg.inv(Sigma_hat) @ root - np.eye(problem.d)
-    eps = np.linalg.norm(relative, 2)
-    eps_dual = np.linalg.norm(relative_dual, 2)
-    # the forward-error allowance of the ratios and of eps' (NORM_RATIO_ROUNDOFF), from the true deviations
-    allowance = ratio_roundoff(problem.d, np.linalg.cond(problem.Sigma), 2 * np.linalg.cond(Sigma_hat),
-                               max(eps, eps_dual))
+    count = tc.sizes["points"]
+    thetas = (rng.standard_normal((count, problem.k, problem.d)), rng.standard_normal((count, problem.d, problem.d)))
+    found = norm_ratios(problem, Sigma_hat, thetas)
+    eps, eps_dual = found["eps"], found["eps_dual"]
     stated = None if tc.control else NORM_RATIO_ROUNDOFF
     if tc.control == "absolute_deviation":
         eps = np.linalg.norm(Sigma_hat - problem.Sigma, 2)
     tc.record("eps' (primal, dual)", [eps, eps_dual])
-    tc.record("forward-error allowance of the ratios (ratio_roundoff)", allowance)
-    count = tc.sizes["points"]
-    thetas = (rng.standard_normal((count, problem.k, problem.d)), rng.standard_normal((count, problem.d, problem.d)))
-    primal, dual = ratios(problem, Sigma_hat, thetas)
-
-    def extremal(deviation, weight):
-        values, vectors = np.linalg.eigh(deviation)
-        v = vectors[:, np.argmax(np.abs(values))]
-        K = (weight @ v)[:, None] * np.ones((1, problem.d))
-        return np.zeros((1, problem.k, problem.d)), K[None]
-
-    edge_primal = ratios(problem, Sigma_hat, extremal(relative, inv_root))[0]
-    edge_dual = ratios(problem, Sigma_hat, extremal(relative_dual, root))[1]
-    all_primal = np.concatenate([primal, edge_primal])
-    tc.conclusion.at_most("ratios within 1 -/+ eps' (random and extremal points)",
-                          np.abs(all_primal - 1), eps, margin=allowance, tail_bound=stated)
-    tc.conclusion.at_most("dual ratios within 1 -/+ eps'_dual", np.abs(np.concatenate([dual, edge_dual]) - 1),
-                          eps_dual, margin=allowance, tail_bound=stated)
-    tc.conclusion.close("extremal point attains the bound (primal)", np.abs(edge_primal - 1),
-                        np.linalg.norm(relative, 2), rtol=tc.tol("conditioned"))
-    tc.conclusion.close("extremal point attains the bound (dual)", np.abs(edge_dual - 1), eps_dual,
+    tc.record("forward-error allowance of the ratios (ratio_roundoff)", found["allowance"])
+    tc.conclusion.at_most("ratios within 1 -/+ eps' (random and extremal points)", np.abs(found["primal"] - 1), eps,
+                          margin=found["allowance"], tail_bound=stated)
+    tc.conclusion.at_most("dual ratios within 1 -/+ eps'_dual", np.abs(found["dual"] - 1), eps_dual,
+                          margin=found["allowance"], tail_bound=stated)
+    tc.conclusion.close("extremal point attains the bound (primal)", np.abs(found["primal"][-1:] - 1), found["eps"],
+                        rtol=tc.tol("conditioned"))
+    tc.conclusion.close("extremal point attains the bound (dual)", np.abs(found["dual"][-1:] - 1), eps_dual,
                         rtol=tc.tol("conditioned"))
 
     # (3)-(4) in the Sigma_hat geometry, against the constants worsened by eps'
