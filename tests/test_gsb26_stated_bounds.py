@@ -1,13 +1,16 @@
-"""gsb26's stated bounds of this session: the Hessian's spectral gap at the manifold
+"""gsb26's stated bounds: the Hessian's spectral gap at the manifold
 (`test_manifold.KERNEL_GAP`: ratio >= 1 / (10 kappa(Sigma)^3 kappa(W*))) holds on instances far
-outside the recipe's range, and `near_manifold_points` keeps its points in the light-tail region
-by redrawing only the directions that leave it."""
+outside the recipe's range, `near_manifold_points` keeps its points in the light-tail region
+by redrawing only the directions that leave it, and Lemma 4's forward-error allowance
+(`test_estimators.ratio_roundoff`) covers the round-off of its ratios and eps' far outside the
+recipe's conditioning."""
 import numpy as np
 import pytest
 import torch
 
 from claims.gsb26.gradient_bias import light_tail_redraw_bound, near_manifold_points
 from claims.gsb26.setup import Problem, haar_rotations, regularized_model, score_tail, well_conditioned
+from claims.gsb26.test_estimators import NORM_RATIO_ROUNDOFF, norm_ratios
 from claims.gsb26.test_manifold import KERNEL_GAP
 from theorycheck.solvers import dense_hessian, manifold_point
 
@@ -50,3 +53,23 @@ def test_light_tail_points_redraw_only_the_directions_that_leave_the_region():
                                        + np.einsum("pji,jl,pli->p", K1 - K1[0], problem.Sigma, K1 - K1[0])),
                                bounds1, rtol=1e-12, atol=1e-15)
     assert light_tail_redraw_bound(well_conditioned, 0.2).probability < 1e-20
+
+
+@pytest.mark.parametrize("kappa", [10.0, 1e3])
+def test_norm_ratio_allowance_covers_the_round_off(kappa):
+    rng = np.random.default_rng(119900)
+    for n in (10, 200):
+        for _ in range(100):
+            Q = np.linalg.qr(rng.standard_normal((3, 3)))[0]
+            Sigma = Q @ np.diag(np.geomspace(1 / kappa, 1, 3)) @ Q.T
+            problem = Problem((Sigma + Sigma.T) / 2, np.zeros((4, 3)))
+            X = rng.standard_normal((n, 3)) @ np.linalg.cholesky(problem.Sigma).T
+            thetas = (rng.standard_normal((20, 4, 3)), rng.standard_normal((20, 3, 3)))
+            found = norm_ratios(problem, X.T @ X / n, thetas)
+            # the exact ratios lie within 1 -/+ eps'; the computed ones exceed it by round-off only,
+            # which stays far inside the allowance (and above the old tc.tol('accumulated'))
+            excess = max(np.max(np.abs(found["primal"] - 1)) - found["eps"],
+                         np.max(np.abs(found["dual"] - 1)) - found["eps_dual"])
+            assert excess <= 1e-2 * found["allowance"]
+            assert found["allowance"] >= 2.0**10 * 2.0**-53
+    assert NORM_RATIO_ROUNDOFF.probability == 0.0

@@ -11,6 +11,8 @@ import torch
 
 from theorycheck import Calibrated, Control, claim
 from theorycheck.checks import fit_slope
+from theorycheck.tails import TailBound
+from theorycheck.tolerance import unit_roundoff
 from theorycheck.models.attention_regression import EmpiricalAttentionRegression, ols_estimate, sample_covariance
 from theorycheck.solvers import project_to_manifold
 
@@ -85,6 +87,79 @@ def test_ols_error(tc):
 
 
 LEMMA4_BETA = "Lemma 4 (ii): ||grad Lhat_reg||_hat,* <= beta' ||Delta||_hat + error term (r <= 0.2)"
+LEMMA4_RHO_BETA = "rho_beta in the Sigma_hat geometry within the worsened beta (r <= 0.2)"
+#: the constant of `ratio_roundoff` (in units of u): twice the sum of the analysis' terms, each
+#: bounded by a multiple of d (kappa(Sigma) + kappa(Sigma_hat))^2 (`NORM_RATIO_ROUNDOFF`)
+RATIO_ROUNDOFF_CONSTANT = 2.0**7
+
+
+def ratio_roundoff(d, kappa_sigma, kappa_hat, eps):
+    """The forward-error allowance of Lemma 4's ratio decisions: 2^7 u d (kappa(Sigma) +
+    kappa(Sigma_hat))^2 (1 + eps), u the float64 unit round-off (`NORM_RATIO_ROUNDOFF`)."""
+    return RATIO_ROUNDOFF_CONSTANT * unit_roundoff("float64") * d * (kappa_sigma + kappa_hat) ** 2 * (1.0 + eps)
+
+
+NORM_RATIO_ROUNDOFF = TailBound(0.0, (
+    "Exact arithmetic: for any theta the ratio (||V||^2 + tr K^T S_hat K) / (||V||^2 + tr K^T Sigma K) is a "
+    "Rayleigh quotient of the pencil (Sigma_hat, Sigma) (V terms equal), so |ratio - 1| <= eps' exactly (the dual "
+    "likewise with Sigma_hat^{-1}, Sigma^{-1}).  Computed (u = 2^-53; gamma_m <= 50 u for the sums of at most "
+    "k d + d^3 = 39 terms; 10 d u for the backward errors of LAPACK's 3 x 3 sqrtm (Schur), inv (LU) and the SVD "
+    "of norm(., 2)): (a) each quadratic form x^T S x has absolute error <= gamma_m sum |x_i| |S_ij| |x_j| <= "
+    "gamma_m ||x||^2 tr S (|S_ij| <= sqrt(S_ii S_jj), S positive definite) against x^T S x >= lambda_min(S) ||x||^2: "
+    "relative <= 50 u d kappa(S); the inverse's forward error (10 d u kappa(S) ||S^{-1}||) adds 10 d u kappa(S)^2 "
+    "to a dual form; so the computed ratio errs by <= (1 + eps') u [50 d (kappa(Sigma) + kappa(Sigma_hat)) + "
+    "10 d (kappa(Sigma)^2 + kappa(Sigma_hat)^2) + 2].  (b) The threshold: the computed R ~ Sigma^{-1/2} (or "
+    "Sigma^{1/2}) is any nonsingular matrix, and by Ostrowski's theorem the eigenvalues of R S R^T are those of "
+    "the pencil times factors in [1 - eta, 1 + eta], eta = ||R Sigma R^T - I|| <= 2 kappa(Sigma) (10 + 10 d) u "
+    "(the root's and the inverse's relative errors, about 10 d u sqrt(kappa) each, enter through sqrt(kappa) ||.||); "
+    "R's asymmetry, the two products (gamma_2d d^{3/2} ||R||^2 ||S||) and the dual's inverse add (1 + eps') "
+    "(6 d^{3/2} + 10 d) kappa(Sigma_hat) u, the SVD 10 eps' u.  Each term is at most a multiple of d (kappa(Sigma) "
+    "+ kappa(Sigma_hat))^2 (1 + eps') u (both kappas >= 1), the multiples summing to below 61; twice that sum is "
+    "the allowance 2^7 u d (kappa(Sigma) + kappa(Sigma_hat))^2 (1 + eps') (`ratio_roundoff`, with eps' the larger "
+    "of the primal and dual deviations and kappa(Sigma_hat) twice its computed value, which errs by about "
+    "kappa u).  The allowance is computed from the draw's own Sigma_hat (no cap, no tail): the decisions fail "
+    "only if the lemma or the code is wrong.  About 4e-11 on the ill-conditioned recipe (kappa(Sigma) = 10, "
+    "kappa(Sigma_hat) about 20 at n = 200), against the Rayleigh bound's tc.tol('accumulated') before (1.1e-13, "
+    "which the new allowance exceeds on every draw: the decisions fail only where the old ones failed)"))
+LEMMA4_IMPLIED = TailBound(0.0, (
+    "(ii) follows from the decision 'rho_beta in the Sigma_hat geometry within the worsened beta (r <= 0.2)' "
+    "and the triangle inequality, whatever the empirical gradient: ||ghat||_* <= ||g||_* + ||ghat - g||_* = "
+    "rho_beta ||Delta||_hat + ||e||_* <= beta' ||Delta||_hat + sqrt((1 + eps'_dual)/(1 - eps'_dual)) ||e||_* "
+    "wherever rho_beta <= beta' (the factor >= 1), all three dual norms with the one computed Sigma_hat^{-1} (a "
+    "norm: its symmetric part is positive definite, so its own error does not enter).  "
+    "Round-off: each norm sqrt(x^T W x) errs by <= (50 u d kappa(Sigma_hat) + 2 u) / 2 relative (as in "
+    "NORM_RATIO_ROUNDOFF), kappa(Sigma_hat) < 4 kappa(Sigma) = 40 where the preconditions eps' < 1 and eps'_dual "
+    "< 1 hold (the eigenvalues of Sigma^{-1/2} Sigma_hat Sigma^{-1/2} in (1/2, 2)), so the computed ratio "
+    "exceeds 1 by at most about 1e4 u = 1.1e-12 where rho_beta's decision passes, inside the relative margin "
+    "tc.tol('conditioned') = 1.8e-12.  So (ii) fails only where rho_beta's decision or a precondition fails, "
+    "whose failures are their own bounds in the claim's union"))
+
+
+def norm_ratios(problem, Sigma_hat, thetas):
+    """Lemma 4's Rayleigh bounds on one Sigma_hat: eps' = ||Sigma^{-1/2} Sigma_hat Sigma^{-1/2} - I||
+    and eps'_dual = ||Sigma^{1/2} Sigma_hat^{-1} Sigma^{1/2} - I|| (operator norms), the primal and
+    dual `ratios` of the points ``thetas`` with the extremal point last (V = 0, K = w v 1^T, v the
+    extremal eigenvector of the deviation, w = Sigma^{-1/2} primal, Sigma^{1/2} dual), and the
+    forward-error allowance `ratio_roundoff` of comparing them."""
+    root = scipy.linalg.sqrtm(problem.Sigma).real
+    inv_root = np.linalg.inv(root)
+    relative = inv_root @ Sigma_hat @ inv_root - np.eye(problem.d)
+    relative_dual = root @ np.linalg.inv(Sigma_hat) @ root - np.eye(problem.d)
+    eps, eps_dual = np.linalg.norm(relative, 2), np.linalg.norm(relative_dual, 2)
+    primal, dual = ratios(problem, Sigma_hat, thetas)
+
+    def extremal(deviation, weight):
+        values, vectors = np.linalg.eigh(deviation)
+        v = vectors[:, np.argmax(np.abs(values))]
+        K = (weight @ v)[:, None] * np.ones((1, problem.d))
+        return np.zeros((1, problem.k, problem.d)), K[None]
+
+    edge_primal = ratios(problem, Sigma_hat, extremal(relative, inv_root))[0]
+    edge_dual = ratios(problem, Sigma_hat, extremal(relative_dual, root))[1]
+    allowance = ratio_roundoff(problem.d, np.linalg.cond(problem.Sigma), 2 * np.linalg.cond(Sigma_hat),
+                               max(eps, eps_dual))
+    return {"eps": eps, "eps_dual": eps_dual, "primal": np.concatenate([primal, edge_primal]),
+            "dual": np.concatenate([dual, edge_dual]), "allowance": allowance}
 
 
 def empirical_gradient(tc, run, X, Y, Sigma_hat):
@@ -107,27 +182,25 @@ def empirical_gradient(tc, run, X, Y, Sigma_hat):
               "by 1 -/+ eps'.",
     provenance="inferred",
     over_budget=(
-        "Over through 'ratios within 1 -/+ eps' (random and extremal points)' and its dual, and "
-        "'rho_alpha in the Sigma_hat geometry positive up to r = 0.8', all counted (order 1e-2).  "
-        "At the extremal points the ratio equals 1 + eps' in exact arithmetic, so the ratio "
-        "decisions compare round-off (a matrix square root, an inverse and quadratic forms at "
-        "kappa(Sigma) = 10) with tc.tol('accumulated'); their margins scale like 1/eps' and fit no "
-        "tail model, and a stated bound needs a forward-error analysis of those steps (an a "
-        "posteriori allowance from ||Sigma^{-1/2} Sigma Sigma^{-1/2} - I||) that is not written.  "
-        "The sign of rho_alpha at r = 0.8 lies beyond Lemma 4's local regime and holds at a rate "
-        "over points and instances; a rate over independent instances costs one landscape run "
-        "(projections and local constants) each, several times the quick tier's share.  Lemma 4 "
-        "(ii) and eps'_dual < 1 have tails at the budget's order.  The verdict decides every point "
-        "as the lemma states; the table reports the counted bound."),
+        "Over through its committed row, which counted the ratio decisions and rho_alpha's sign at r = 0.8 "
+        "(order 1e-2).  Every decision now has a stated bound or a tail model: the ratios are held to a proven "
+        "forward-error allowance (NORM_RATIO_ROUNDOFF), Lemma 4 (ii) follows from the rho_beta decision and the "
+        "triangle inequality (LEMMA4_IMPLIED), and the sign at r = 0.8 is recorded (it is "
+        "thm1.one_point_strong_convexity's statement on the same run, decided there as a rate).  On 100 seeds the "
+        "union is at the budget's order, set by the tail of the precondition eps'_dual < 1 (a Wishart's least "
+        "eigenvalue above 1/2, whose tail a proven bound could state but no bound written here reaches) and of "
+        "the r <= 0.2 decisions; and the discrimination control absolute_deviation fails by 1 - ||Sigma_hat - Sigma|| / "
+        "eps', which is near 0 where the deviation lies along Sigma's top eigenvector (there the absolute bound "
+        "is nearly right), so its miss row has no tail model and is counted, and a row within both budgets needs "
+        "some 300 seeds of the claim with its controls, beyond the calibration time this change had.  The "
+        "verdict decides every point as the lemma states; the table reports the counted bound."),
     controls={
         "wrong_dual_geometry": Control(
-            "reference", breaks=["rho_beta in the Sigma_hat geometry within the worsened beta (r <= 0.2)",
-                                 LEMMA4_BETA],
+            "reference", breaks=[LEMMA4_RHO_BETA, LEMMA4_BETA],
             description="the dual norm of the gradient taken with Sigma_hat in place of Sigma_hat^{-1} "
                         "(the geometry without the inverse covariance) on the spread instance"),
         "random_rotation": Control(
-            "reference", breaks=["rho_alpha in the Sigma_hat geometry within the worsened alpha (r <= 0.2)",
-                                 "rho_alpha in the Sigma_hat geometry positive up to r = 0.8"],
+            "reference", breaks=["rho_alpha in the Sigma_hat geometry within the worsened alpha (r <= 0.2)"],
             description="theta_R for a Haar-random R in place of the projection P_M(theta)"),
         "absolute_deviation": Control(
             "statement", breaks=["ratios within 1 -/+ eps' (random and extremal points)"],
@@ -147,6 +220,26 @@ def empirical_gradient(tc, run, X, Y, Sigma_hat):
         "no threshold was chosen on data.  Seed 0: ||e||_* / (alpha' ||Delta||) had medians 110, 27, 10 "
         "at r = 0.05, 0.2, 0.8, so (i)'s lower bound was negative everywhere (vacuous); max of (ii)'s "
         "ratio 0.48, 3.6 under wrong_dual_geometry; random_rotation left (ii) at 0.02.",
+        "Issue 31, 2026-11-30 (thirteenth session, helper h13-gsb26A; no threshold chosen on data): the ratio "
+        "decisions compared round-off at the extremal points with tc.tol('accumulated') (margins of order 1e-13, "
+        "counted): now held to the forward-error allowance ratio_roundoff (about 4e-11 here, 2^7 u d (kappa(Sigma) + "
+        "kappa(Sigma_hat))^2 (1 + eps'); NORM_RATIO_ROUNDOFF), larger than the old tolerance on every draw, so "
+        "they fail only where the old ones did; tests/test_gsb26_stated_bounds.py checks it on draws with "
+        "kappa(Sigma) up to 1e3 and n = 10 (round-off at most 1e-2 of it).  Lemma 4 (ii) is implied by the "
+        "rho_beta decision and the triangle inequality whatever ghat is (relative margin tc.tol('conditioned') for "
+        "the norms' round-off; LEMMA4_IMPLIED); its normal tail (3.4e-4 over 83300-83599) counted that decision's "
+        "event a second time.  rho_alpha_hat > 0 up to r = 0.8 is recorded, not decided: its sign is <g, Delta>'s, "
+        "thm1.one_point_strong_convexity's statement (c) on its first instance, which that claim decides as a rate "
+        "over instances; random_rotation keeps the r <= 0.2 decision.  Block 119000-119049 "
+        "(/work/runs/h13-gsb26A/lem4-119000, not merged): no failure; claim 3.7e-4 (extremal attains 3.8e-5 and "
+        "3.6e-5 Cantelli, rho_alpha r <= 0.2 2.2e-4 and rho_beta 6.9e-5 normal, 4.7 and 5.0 sd; the ratios, (ii) "
+        "and A2 stated); random_rotation 7.7e-15, wrong_dual_geometry 2.2e-3, absolute_deviation 0.058 (log-normal "
+        "of a miss margin 1.12 +- 0.82, least 0.0105).  Block 119050-119099 (lem4-119050, the code of 6fefcc2, the "
+        "same decisions): no failure; claim 3.5e-3, its largest part the precondition eps'_dual < 1 (log-normal "
+        "2.1e-3, least margin 0.497).  Pooled 119000-119099 (--from-runs of a folder of links, "
+        "lem4-119000-119099, not merged): claim 6.0e-4 (eps'_dual < 1 4.9e-4, rho_beta 4.7e-5, the extremal "
+        "attainments 2.8e-5 and 2.3e-5, rho_alpha 1.2e-5); random_rotation 4.9e-4, wrong_dual_geometry 1.8e-3, "
+        "absolute_deviation 0.030 (log-normal, miss margin 1.29 +- 1.01, least 0.0105).",
     ],
     sizes={"quick": {"n": 200, "points": 1000}, "full": {"n": 200, "points": 100000}},
 )
@@ -157,9 +250,11 @@ def test_norm_equivalence(tc):
     Sigma^{-1/2} Sigma_hat Sigma^{-1/2} - I (random points alone have no power against a wrong
     constant); the dual norms likewise with eps'_dual = ||Sigma^{1/2} Sigma_hat^{-1} Sigma^{1/2} - I||.
     Sigma_hat from n samples on the ill-conditioned instance; Gaussian points plus the extremal
-    points.  Pass: every ratio within [1 - eps', 1 + eps'] up to the round-off of the quadratic
-    forms (tc.tol("accumulated")), and the extremal point attains the bound (tc.tol("conditioned"):
-    an eigenvector and a matrix square root).
+    points.  Pass: every ratio within [1 - eps', 1 + eps'] up to the proven forward error of the
+    computed ratios and eps' (`ratio_roundoff`: 2^7 u d (kappa(Sigma) + kappa(Sigma_hat))^2
+    (1 + eps'), `NORM_RATIO_ROUNDOFF` its derivation: the extremal points attain the bound in
+    exact arithmetic, so the comparison is one of round-off there), and the extremal point attains
+    the bound (tc.tol("conditioned"): an eigenvector and a matrix square root).
     What Lemma 4 uses the equivalence for: (3) and (4) in the Sigma_hat geometry.  On the points
     of `one_point_landscape` (spread instance, eig Sigma in [1, 10]; projections P_M(theta),
     population gradient g of L_reg) and a training set (X, Y) of n samples of that instance with
@@ -167,12 +262,19 @@ def test_norm_equivalence(tc):
       rho_alpha_hat = <g, Delta>_F / ||Delta||^2_{Sigma_hat_bar} >= alpha' = 0.9 alpha_loc / (1 + eps'),
       rho_beta_hat = ||Sigma_hat_bar^{-1} g||_{Sigma_hat_bar} / ||Delta||_{Sigma_hat_bar}
                    <= beta' = 1.1 beta_loc sqrt((1 + eps'_dual) / (1 - eps'))
-    for r <= 0.2 (0.9 and 1.1: the population claims' slack on the second-order expansion), and
-    rho_alpha_hat > 0 up to r = 0.8.  Lemma 4's own object is the empirical gradient
+    for r <= 0.2 (0.9 and 1.1: the population claims' slack on the second-order expansion).
+    rho_alpha_hat > 0 up to r = 0.8 is recorded, not decided: ||Delta||_hat > 0, so its sign is
+    that of <g, Delta>, the population statement (c) of `thm1.one_point_strong_convexity` on the
+    same run (that claim's first instance), which holds at a rate over instances (the paper's
+    neighbourhood is lost; r = 0.8 is the spec's window) and is decided there as that rate; the
+    Sigma_hat geometry adds nothing to it.  Lemma 4's own object is the empirical gradient
     ghat = grad (Lhat_n + lambda R(.; Sigma_hat)) of that training set, with the error term
     e = ghat - g (dual norm ||e||_* in Sigma_hat_bar).  From (4), the triangle inequality and
     (15): (ii) ||ghat||_* <= beta' ||Delta|| + sqrt((1 + eps'_dual)/(1 - eps'_dual)) ||e||_*
-    for r <= 0.2 (a conclusion); from (3), Cauchy-Schwarz and (15): (i) <ghat, Delta> >=
+    for r <= 0.2 (a conclusion; it follows from the rho_beta decision and the triangle inequality
+    whatever ghat is, so it fails only where that decision fails: `LEMMA4_IMPLIED`, with the
+    relative margin tc.tol("conditioned") for the round-off of the three norms); from (3),
+    Cauchy-Schwarz and (15): (i) <ghat, Delta> >=
     alpha' ||Delta||^2 - ||e||_* ||Delta|| / sqrt((1 - eps'_dual)(1 - eps')), recorded, not
     decided: on this instance (A3 fails: kappa(Sigma) sigma_1(W*) = 2 by construction) the
     n = 200 error term exceeds alpha' ||Delta|| at every radius (recorded per radius), so (i)
@@ -192,35 +294,22 @@ def test_norm_equivalence(tc):
     record_assumptions(tc, problem)
     rng = tc.rng("norm_equivalence")
     Sigma_hat = sample_covariance(torch.as_tensor(gaussian_rows(rng, problem.Sigma, (tc.sizes["n"],)))).numpy()
-    root = scipy.linalg.sqrtm(problem.Sigma).real
-    inv_root = np.linalg.inv(root)
-    relative = inv_root @ Sigma_hat @ inv_root - np.eye(problem.d)
-    relative_dual = root @ np.linalg.inv(Sigma_hat) @ root - np.eye(problem.d)
-    eps = np.linalg.norm(relative, 2)
-    eps_dual = np.linalg.norm(relative_dual, 2)
+    count = tc.sizes["points"]
+    thetas = (rng.standard_normal((count, problem.k, problem.d)), rng.standard_normal((count, problem.d, problem.d)))
+    found = norm_ratios(problem, Sigma_hat, thetas)
+    eps, eps_dual = found["eps"], found["eps_dual"]
+    stated = None if tc.control else NORM_RATIO_ROUNDOFF
     if tc.control == "absolute_deviation":
         eps = np.linalg.norm(Sigma_hat - problem.Sigma, 2)
     tc.record("eps' (primal, dual)", [eps, eps_dual])
-    count = tc.sizes["points"]
-    thetas = (rng.standard_normal((count, problem.k, problem.d)), rng.standard_normal((count, problem.d, problem.d)))
-    primal, dual = ratios(problem, Sigma_hat, thetas)
-
-    def extremal(deviation, weight):
-        values, vectors = np.linalg.eigh(deviation)
-        v = vectors[:, np.argmax(np.abs(values))]
-        K = (weight @ v)[:, None] * np.ones((1, problem.d))
-        return np.zeros((1, problem.k, problem.d)), K[None]
-
-    edge_primal = ratios(problem, Sigma_hat, extremal(relative, inv_root))[0]
-    edge_dual = ratios(problem, Sigma_hat, extremal(relative_dual, root))[1]
-    all_primal = np.concatenate([primal, edge_primal])
-    tc.conclusion.at_most("ratios within 1 -/+ eps' (random and extremal points)",
-                          np.abs(all_primal - 1), eps, margin=tc.tol("accumulated"))
-    tc.conclusion.at_most("dual ratios within 1 -/+ eps'_dual", np.abs(np.concatenate([dual, edge_dual]) - 1),
-                          eps_dual, margin=tc.tol("accumulated"))
-    tc.conclusion.close("extremal point attains the bound (primal)", np.abs(edge_primal - 1),
-                        np.linalg.norm(relative, 2), rtol=tc.tol("conditioned"))
-    tc.conclusion.close("extremal point attains the bound (dual)", np.abs(edge_dual - 1), eps_dual,
+    tc.record("forward-error allowance of the ratios (ratio_roundoff)", found["allowance"])
+    tc.conclusion.at_most("ratios within 1 -/+ eps' (random and extremal points)", np.abs(found["primal"] - 1), eps,
+                          margin=found["allowance"], tail_bound=stated)
+    tc.conclusion.at_most("dual ratios within 1 -/+ eps'_dual", np.abs(found["dual"] - 1), eps_dual,
+                          margin=found["allowance"], tail_bound=stated)
+    tc.conclusion.close("extremal point attains the bound (primal)", np.abs(found["primal"][-1:] - 1), found["eps"],
+                        rtol=tc.tol("conditioned"))
+    tc.conclusion.close("extremal point attains the bound (dual)", np.abs(found["dual"][-1:] - 1), eps_dual,
                         rtol=tc.tol("conditioned"))
 
     # (3)-(4) in the Sigma_hat geometry, against the constants worsened by eps'
@@ -246,9 +335,11 @@ def test_norm_equivalence(tc):
     beta_hat = 1.1 * run["beta"] * np.sqrt((1 + eps_s_dual) / (1 - eps_s))
     tc.conclusion.at_least("rho_alpha in the Sigma_hat geometry within the worsened alpha (r <= 0.2)",
                            rho_alpha[near] / alpha_hat[near], 1.0)
-    tc.conclusion.at_least("rho_alpha in the Sigma_hat geometry positive up to r = 0.8", rho_alpha, 0.0)
-    tc.conclusion.at_most("rho_beta in the Sigma_hat geometry within the worsened beta (r <= 0.2)",
-                          rho_beta[near] / beta_hat[near], 1.0)
+    # its sign is the population inner product's (||Delta||_hat > 0): thm1.one_point_strong_convexity's
+    # statement at r <= 0.8 on this same run (its first instance), which that claim decides as a rate
+    tc.record("min rho_alpha_hat up to r = 0.8 (the sign of <g, Delta>: thm1.one_point_strong_convexity's rate)",
+              float(np.min(rho_alpha)))
+    tc.conclusion.at_most(LEMMA4_RHO_BETA, rho_beta[near] / beta_hat[near], 1.0)
     tc.record("min rho_alpha_hat / (0.9 alpha_loc/(1 + eps')) for r <= 0.2", float(np.min(rho_alpha[near] / alpha_hat[near])))
     tc.record("max rho_beta_hat / (1.1 beta_loc sqrt((1 + eps'_dual)/(1 - eps'))) for r <= 0.2",
               float(np.max(rho_beta[near] / beta_hat[near])))
@@ -256,7 +347,8 @@ def test_norm_equivalence(tc):
     hat_V, hat_K = empirical_gradient(tc, run, X, Y, S_hat)
     error = sigma_bar_norms(hat_V - gV, hat_K - gK, np.linalg.inv(S_hat))      # ||e||_{Sigma_hat_bar, *}
     upper = beta_hat * dist_hat + np.sqrt((1 + eps_s_dual) / (1 - eps_s_dual)) * error
-    tc.conclusion.at_most(LEMMA4_BETA, (sigma_bar_norms(hat_V, hat_K, dual_weight) / upper)[near], 1.0)
+    tc.conclusion.at_most(LEMMA4_BETA, (sigma_bar_norms(hat_V, hat_K, dual_weight) / upper)[near], 1.0,
+                          rmargin=tc.tol("conditioned"), tail_bound=None if tc.control else LEMMA4_IMPLIED)
     lower = alpha_hat * dist_hat ** 2 - error * dist_hat / np.sqrt((1 - eps_s_dual) * (1 - eps_s))
     inner_hat = (hat_V * dV).sum((1, 2)) + (hat_K * dK).sum((1, 2))
     tc.record("Lemma 4 (i): min (<ghat, Delta> - lower bound) / (alpha' ||Delta||^2_hat) for r <= 0.2",
