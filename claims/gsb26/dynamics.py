@@ -227,26 +227,25 @@ CONTRACTION_RADIUS = 0.8
 NEIGHBOURHOOD_DRAWS = 8
 
 
-@shared_run(sizes={"quick": {"n": 4000}, "full": {"n": 4000}})
 def neighbourhood_start(run):
-    """`NEIGHBOURHOOD_DRAWS` independent draws (ill-conditioned instance and spectral
-    initialization from n samples), every one examined (once for the claim and its control),
-    and the first whose start lies in the neighbourhood dist <= CONTRACTION_RADIUS
-    sqrt(sigma_d(W*)) -- the theorem's hypothesis, checked before any step -- or the last draw.  Returns the draw, its instance and start, and
-    every draw's relative distance dist/sqrt(sigma_d(W*))."""
-    examined, chosen = [], None
+    """The first of `NEIGHBOURHOOD_DRAWS` independent draws (ill-conditioned instance and
+    spectral initialization from n samples) whose start lies in the neighbourhood dist <=
+    CONTRACTION_RADIUS sqrt(sigma_d(W*)) -- the theorem's hypothesis, checked before any step --
+    or the last draw.  Returns the draw, its instance and start, and every draw's relative
+    distance dist/sqrt(sigma_d(W*)) examined."""
+    examined = []
     for draw in range(NEIGHBOURHOOD_DRAWS):
         problem = ill_conditioned(run.rng("ill_conditioned", *draw_stream(draw)))
         V0, K0, _ = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init", *draw_stream(draw)),
                                             run.tensor)
         projection = project_to_manifold(V0, K0, problem.Sigma, problem.W, run.rng("start_projection", draw))
         examined.append(projection.distance / np.sqrt(problem.singular_values()[-1]))
-        if chosen is None and (examined[-1] <= CONTRACTION_RADIUS or draw == NEIGHBOURHOOD_DRAWS - 1):
-            chosen = draw, problem, V0, K0
-    return (*chosen, np.array(examined))
+        if examined[-1] <= CONTRACTION_RADIUS:
+            break
+    return draw, problem, V0, K0, np.array(examined)
 
 
-@shared_run(sizes={"quick": {"steps": 300}, "full": {"steps": 1000}})
+@shared_run(sizes={"quick": {"n": 4000, "steps": 300}, "full": {"n": 4000, "steps": 1000}})
 def contraction_run(run, *, eta_factor=None):
     r"""Preconditioned GD with the population oracle, the true-Sigma regularizer (lambda = 1/4)
     and preconditioner diag(I, Sigma^{-1}) on the ill-conditioned instance from the spectral
@@ -256,7 +255,7 @@ def contraction_run(run, *, eta_factor=None):
     eta_factor/beta.  Phi_t = dist^2(theta_t, M) at every step (warm-started projections)
     until the first iterate outside the neighbourhood dist <= CONTRACTION_RADIUS
     sqrt(sigma_d(W*)) (included) or the first non-finite one (excluded)."""
-    draw, problem, V0, K0, examined = run.use(neighbourhood_start)
+    draw, problem, V0, K0, examined = neighbourhood_start(run)
     alpha, beta = run.use(uniform_constants, lam=0.25, draw=draw)
     eta = alpha / beta ** 2 if eta_factor is None else eta_factor / beta
     model = PopulationAttentionRegression(run.tensor(problem.Sigma)[None], run.tensor(problem.W)[None],
