@@ -47,7 +47,9 @@ RUN_DECREASE = "excess loss falls by 10^6 over the run (log10 decrease <= -6)"
     provenance="inferred",
     over_budget=("Every 100-step window contracting at half the start's predicted rate, and the run's 10^6 decrease, "
                  "keep it over: the worst window's rate is the slowest normal mode's along the path, whose ratio to "
-                 "the start's alpha_loc is skewed over instances with no tail model, so counting bounds them near "
+                 "the start's alpha_loc is skewed over instances, and the run's decrease is bimodal (runs of the "
+                 "tier's minimum length against runs whose length follows the predicted rate); neither has a tail "
+                 "model on the linear or the log scale (rates against rates, tried), so counting bounds them near "
                  "1e-2 at 300 seeds, and a rate over several Algorithm-1 runs a seed (thousands of steps each) is "
                  "beyond the quick tier's cost. The verdict reports the worst window against the prediction and the "
                  "run's decrease on the seed's instance."),
