@@ -25,7 +25,7 @@ CONTRACTS = "Phi_{t+1} <= (1 - alpha^2/beta^2) Phi_t at every step from inside t
                  "precondition: the slowest step contracts by about 1 - 2 eta alpha_loc(R_t), so the margin 1 - ratio/rho "
                  "scales with the instance's alpha^2/beta^2, which spans decades (no tail model; counting bounds it near "
                  "1e-2), and the chosen draw's start distance is truncated by the choice. Decided as the fraction of "
-                 "Phi removed per step over alpha^2/beta^2 on the log scale (tried, not kept) the claim's tail is "
+                 "Phi removed per step over alpha^2/beta^2 on the log scale (tried, not kept), the claim's tail is "
                  "log-normal but of order 1e-3 at 50 seeds, and the unstable control's margins then span decades too "
                  "(counted), so that design needs rows of several hundred seeds, each a projected run; the steps of "
                  "one trajectory are no independent instances for a rate. The verdict reports the largest "
