@@ -36,14 +36,20 @@ def unit_operator_norm(A):
     return A / np.linalg.norm(A, 2)
 
 
-def spectral_point(tc, W, Sigma):
-    """The spectral point (U D^{1/2}, Sigma^{-1} D^{1/2} V^T) of (W, Sigma), or (control) the
-    square-root-free point (U D, Sigma^{-1} V^T), which also has V Sigma K = W but is unbalanced."""
-    if tc.control == "square_root_free":
-        U, D, Vh = np.linalg.svd(W, full_matrices=False)
-        return U * D, np.linalg.solve(Sigma, Vh)
-    V, K = balanced_point(tc.tensor(W), tc.tensor(Sigma))
-    return V.cpu().numpy(), K.cpu().numpy()
+def spectral_point(tc, W, Sigma_inv, reference):
+    r"""The spectral point (U D^{1/2}, Sigma^{-1} D^{1/2} V^T) of (W, Sigma), or (control) the
+    square-root-free point (U D, Sigma^{-1} V^T), which also has V Sigma K = W but is unbalanced,
+    from the compact SVD W = U D V^T with each singular pair (u_i, v_i) signed so that
+    u_i^T r_i >= 0 (r_i the columns of ``reference``: W*'s left singular vectors).  The SVD fixes
+    a pair only up to its sign, and flipping it moves the point by O(||W - W*||), not along M:
+    (V F, Sigma^{-1} F Sigma K) for F = diag(+-1) is close to theta_F, but at Sigma != Sigma* its
+    distance to M has another first-order coefficient, and the library's sign choice can flip
+    between two nearby W.  Signed as W*'s pairs, the point is the continuous branch of the map
+    (W, Sigma) -> theta_0 through theta_I at (W*, Sigma*), whose linearization Lemma 5 bounds."""
+    U, D, Vh = np.linalg.svd(W, full_matrices=False)
+    signs = np.where(np.einsum("ij,ij->j", U, reference) >= 0, 1.0, -1.0)
+    power = 1.0 if tc.control == "square_root_free" else 0.5
+    return U * (signs * D ** power), Sigma_inv @ ((signs * D ** (1 - power))[:, None] * Vh)
 
 
 #: the estimators of W* compared by `ols_errors`: OLS (Lemma 6), and the cross moment

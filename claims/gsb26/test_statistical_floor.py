@@ -32,8 +32,9 @@ CONVERGE_RATE, CONVERGE_ALPHA = 0.95, 1e-4
     provenance="inferred",
     over_budget=("The floor's fitted exponent (at most -0.8) keeps it over: the exponent of a median over two "
                  "training sets per n varies between instances, a normal tail of order 1e-3 at the 50 seeds a row "
-                 "affords; 3e-4 needs several times the seeds or the training sets, each an Algorithm-1 run, beyond "
-                 "the quick tier's cost. The verdict reports the fitted exponent and the floor per n on the seed's "
+                 "affords; 3e-4 needs several times the seeds or the instances per seed (the spread is the "
+                 "instance's, so more training sets of one instance do not narrow it), each instance Algorithm-1 runs "
+                 "at every n, beyond the quick tier's cost. The verdict reports the fitted exponent and the floor per n on the seed's "
                  "instance."),
     controls={
         "constant_bias_oracle": Control(
