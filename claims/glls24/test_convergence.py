@@ -317,9 +317,8 @@ def test_induction(tc):
 
 
 LAZY_ALPHA = 1e-4
-"""Level of the two-sided sign test of the trials' fixed-neuron max-movement slopes against -1
-(1e-4 of the claim's false-failure budget of 3e-4, half on each side; `MAX_MOVEMENT_BELOW`), and
-one minus the confidence of the recorded t interval of their mean."""
+"""One minus the confidence of the recorded t interval of the mean of the trials' fixed-neuron
+max-movement slopes (and of the recorded all-neuron and B_emp slopes' intervals)."""
 
 RMS_AT_LEAST = "rms movement slope at least -1.15"
 RMS_AT_MOST = "rms movement slope at most -0.85"
@@ -327,19 +326,12 @@ RMS_AT_MOST = "rms movement slope at most -0.85"
 margin is linear in the slope, where the window's margin (the distance to the nearer edge) folds it
 at the window's centre, near which the slope lies (-1), and is not normal."""
 
-MAX_MOVEMENT_BELOW = "fixed neurons' max movement: median slope not below -1 (sign test)"
-MAX_MOVEMENT_ABOVE = "fixed neurons' max movement: median slope not above -1 (sign test)"
-"""The sign test of the trials' fixed-neuron slopes against -1, one side each: a trial's slope is
-``-1 + (log X_last - log X_first) / log(m_last / m_first)`` (least squares over widths equally
-spaced in log m weighs the middle width 0), ``X_m = m max_{r < widths[0]} ||w_r(T) - w_r(0)||``; to
-first order in 1/m the law of ``X_m`` given the trial's data is the same at every width, so the
-difference is symmetric and each side of -1 has probability 1/2, whatever the skew of a maximum.
-Rejected at ``LAZY_ALPHA / 2`` a side: with 16 trials, when all lie on one side (``2^-16``)."""
-
-SIGN_TEST_POWER = ("the sign test's level holds for skewed slopes (a t-test's did not: its stated level failed "
-                   "on an unseen seed), and at level LAZY_ALPHA / 2 it rejects only when every trial lies on one "
-                   "side of -1; more trials multiply the three widths' GD runs beyond glls24's quick-tier headroom. "
-                   "The trials' slopes, their mean and its t interval are recorded")
+MAX_MOVEMENT_AT_LEAST = "fixed neurons' max movement slope at least -1.15"
+MAX_MOVEMENT_AT_MOST = "fixed neurons' max movement slope at most -0.75"
+"""The spec's window [-1.15, -0.75] on the max movement's slope, on the first ``widths[0]`` neurons
+(`fixed_neurons_max_movement`), as two one-sided decisions (as `RMS_AT_LEAST`): the least-squares
+slope of the log of the trials' geometric mean, i.e. the mean of the trials' own slopes, whose
+margins are linear in a mean of independent trials."""
 
 
 def fixed_neurons_max_movement(run, neurons):
@@ -440,7 +432,7 @@ def fixed_neurons_max_movement(run, neurons):
                     "three widths' GD runs beyond glls24's quick-tier headroom. The verdict reports the "
                     "per-trial slopes, their mean and T, the row's bound beside them."),
        controls={"independent_init": Control(
-           "hypothesis", breaks=[RMS_AT_MOST, MAX_MOVEMENT_BELOW, MAX_MOVEMENT_ABOVE,
+           "hypothesis", breaks=[RMS_AT_MOST, MAX_MOVEMENT_AT_MOST,
                                  "kernel drift slope at most -1.5"],
            description="i.i.d. (unpaired) initialization: F(0) = Theta(sqrt m), movement ~ m^-1/2")},
        sizes={"quick": {"widths": WIDTHS["quick"], "instances": 16}, "full": {"widths": WIDTHS["full"]}})
@@ -457,15 +449,16 @@ def test_lazy_regime_scaling(tc):
     lambda)`` is ``O(1/m)`` at a fixed ``B``, and to first order neuron r moves ``v(w_r(0), a_r) /
     m`` with v independent of m, so the max movement over a fixed set of neurons -- the first
     ``widths[0]`` of each width (`fixed_neurons_max_movement`), their initialization distributed
-    alike at every width -- has slope exactly -1 up to O(1/m): the slope of its log against log m,
-    fitted per trial (each trial its own slope over the widths, `per_trial_width_slope_interval`,
-    which records their mean and its t interval).  To first order the trial's slope is -1 plus a
-    difference of two identically distributed terms (the widths are equally spaced in log m, so the
-    least-squares slope reads the first and last width only), so it lies on either side of -1 with
-    probability 1/2: a two-sided sign test over the independent trials at level ``LAZY_ALPHA``
-    (two one-sided `checks.binomial` decisions at ``LAZY_ALPHA / 2``, `MAX_MOVEMENT_BELOW`), whose
-    level needs no law of the slopes (a t-test's does: the slopes of a maximum over neurons are
-    skewed, and the t statistic's far tail was heavier than t(15)'s).  The max over all m neurons (the spec's statistic) is
+    alike at every width -- has slope -1 up to O(1/m): the slope of the log of its geometric mean over
+    the trials against log m in the spec's window [-1.15, -0.75] for the max movement
+    (`MAX_MOVEMENT_AT_LEAST`, `MAX_MOVEMENT_AT_MOST`), i.e. the mean of the trials' own slopes
+    (`per_trial_width_slope_interval` records them, their mean and its t interval at ``1 -
+    LAZY_ALPHA``).  Not a test of -1 itself: the widths being equally spaced in log m, a trial's
+    slope is -1 plus a difference of the first and last width's ``log (m max movement)``, symmetric
+    about 0 only in the limit; at these widths the slopes are right-skewed (a finite-width effect), so a
+    t-test of their mean has a heavier far tail than Student's (its stated level failed on an unseen
+    seed) and a sign test's rate is not 1/2 (more than half of the slopes lie below -1 while their
+    mean is -1); the measured numbers: the claim's calibration record.  The max over all m neurons (the spec's statistic) is
     recorded with its slope: it falls more slowly, because the extreme over more neurons grows
     with ``B_emp`` (``~ sigma sqrt(2 log(m n))``, its slope recorded too): the paper's B is
     independent of m, a union bound over the m neurons makes it grow like ``sqrt(log m)``.  Precondition
@@ -504,8 +497,8 @@ def test_lazy_regime_scaling(tc):
     tc.conclusion.slope(RMS_AT_LEAST, widths, rms, window=window, at_least=-1.15)
     tc.conclusion.slope(RMS_AT_MOST, widths, rms, window=window, at_most=-0.85)
     fit = per_trial_width_slope_interval(fixed, 1 - LAZY_ALPHA)
-    tc.record("fixed_neurons_max_movement_slope", fit)
-    slopes = np.asarray(fit["slopes"])
-    for name, trials_on_side in ((MAX_MOVEMENT_BELOW, slopes >= -1.0), (MAX_MOVEMENT_ABOVE, slopes <= -1.0)):
-        tc.conclusion.binomial(name, trials_on_side, p=0.5, alpha=LAZY_ALPHA / 2, low_power=SIGN_TEST_POWER)
+    tc.record("fixed_neurons_max_movement_slope", {**fit, "trials_below_-1": int(np.sum(np.asarray(fit["slopes"]) < -1))})
+    fixed_curve = curves["fixed neurons' max movement"]
+    tc.conclusion.slope(MAX_MOVEMENT_AT_LEAST, widths, fixed_curve, window=window, at_least=-1.15)
+    tc.conclusion.slope(MAX_MOVEMENT_AT_MOST, widths, fixed_curve, window=window, at_most=-0.75)
     tc.conclusion.slope("kernel drift slope at most -1.5", widths, drift, window=window, at_most=-1.5)
