@@ -422,15 +422,23 @@ def fixed_neurons_max_movement(run, neurons):
                     "heavier than t(15)'s: the KS fit of the null (p 0.80 over the row below) sees the "
                     "bulk, not the far tail the level 5e-5 a side lives in, so the stated level did not "
                     "hold. Row: 116000-116030 with the sweep's 20 seeds (51 seeds, one failure, nothing "
-                    "chosen): the decision is counted, the claim over the budget (over_budget)"],
-       over_budget=("'fixed neurons' max movement: slope not below -1 (t-test)' keeps the bound over "
-                    "(counted, order 1e-1 after a failure): the t-test's level assumes normal per-trial "
-                    "slopes, but each slope is that of a maximum over neurons, skewed, so the t "
-                    "statistic's far tail is heavier than t(15)'s and its stated level failed on an "
-                    "unseen seed; a test whose level holds for skewed slopes (a sign test) rejects at "
-                    "this level only when all 16 trials lie on one side, and more trials multiply the "
-                    "three widths' GD runs beyond glls24's quick-tier headroom. The verdict reports the "
-                    "per-trial slopes, their mean and T, the row's bound beside them."),
+                    "chosen): the decision is counted, the claim over the budget (over_budget)",
+                    "2026-11-30, thirteenth session: the fixed neurons' max movement is decided by the spec's "
+                    "window [-1.15, -0.75] for the max movement's slope (MAX_MOVEMENT_AT_LEAST / _AT_MOST, on "
+                    "the mean of the 16 trials' slopes; no threshold chosen from data). The trials' slopes "
+                    "(lead's row, 816 trials): mean -1.0014 (standard error 0.0033), sd 0.094, skew 0.28, 51.6% "
+                    "below -1; the seed means' sd 0.0244 is the trials' / 4 (0.0236): independent trials, no "
+                    "bias at 0.003, and the failing seed (mean -1.075, sd 0.055, 14 of 16 below -1, not 13) a "
+                    "3 sd seed mean with a small sd, the heavy left tail of t for right-skewed values. A sign "
+                    "test (p = 1/2, level 5e-5 a side) ran on 118000-118013 (14 seeds, no failure, 54% of 224 "
+                    "slopes below -1, skew 0.31): its pooled-trials bound on the 'not below' side 2.6e-4, with "
+                    "lambda's stated 1.4e-4 over the budget there, and its level rests on a median of exactly "
+                    "-1, so it was set aside for the window (a design choice on that sub-block). Row "
+                    "118100-118149 (50 seeds, disjoint): no failure, the claim 1.4e-4 (lambda_min(H(0)) > 0's "
+                    "stated bound; the window's lower edge 7.1 sd, normal, Shapiro-Wilk p 0.34, 2.2e-8; upper "
+                    "12.0 sd; rms 28.8 / 30.9 sd; drift 15.3 sd), slopes mean -1.0016, skew 0.07, 51.8% of 800 "
+                    "below -1; control independent_init 3.1e-8 (50 of 50, its fixed-neuron slope -0.50 +- 0.06 "
+                    "against -0.75)"],
        controls={"independent_init": Control(
            "hypothesis", breaks=[RMS_AT_MOST, MAX_MOVEMENT_AT_MOST,
                                  "kernel drift slope at most -1.5"],
@@ -455,10 +463,11 @@ def test_lazy_regime_scaling(tc):
     (`per_trial_width_slope_interval` records them, their mean and its t interval at ``1 -
     LAZY_ALPHA``).  Not a test of -1 itself: the widths being equally spaced in log m, a trial's
     slope is -1 plus a difference of the first and last width's ``log (m max movement)``, symmetric
-    about 0 only in the limit; at these widths the slopes are right-skewed (a finite-width effect), so a
-    t-test of their mean has a heavier far tail than Student's (its stated level failed on an unseen
-    seed) and a sign test's rate is not 1/2 (more than half of the slopes lie below -1 while their
-    mean is -1); the measured numbers: the claim's calibration record.  The max over all m neurons (the spec's statistic) is
+    about 0 only in the limit; at finite width their law is skewed, so a t-test of their mean has a
+    heavier far tail than Student's (its stated level failed on an unseen seed), and a sign test's
+    level rests on a median of exactly -1, which also holds only in the limit (the measured numbers:
+    the claim's calibration record).  The window's margins are linear in a mean of 16 independent
+    trials.  The max over all m neurons (the spec's statistic) is
     recorded with its slope: it falls more slowly, because the extreme over more neurons grows
     with ``B_emp`` (``~ sigma sqrt(2 log(m n))``, its slope recorded too): the paper's B is
     independent of m, a union bound over the m neurons makes it grow like ``sqrt(log m)``.  Precondition
