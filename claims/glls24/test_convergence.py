@@ -24,7 +24,6 @@ from claims.glls24.setup import (
     softmax_gd,
 )
 from theorycheck import Calibrated, Control, claim
-from theorycheck.tails import NullTest
 
 SMALL_WIDTH = {"m": 4, "n": 8, "d_in": 2}
 """The width-too-small instance of the spec: ``d_in m / 2 = 4 < n d`` for d = 2 (and d = 1)."""
@@ -318,8 +317,8 @@ def test_induction(tc):
 
 
 LAZY_ALPHA = 1e-4
-"""Level of the one-sample t-test of the trials' fixed-neuron max-movement slopes against Lemma 5.3's
--1 (two-sided: 1e-4 of the claim's false-failure budget of 3e-4, half on each side)."""
+"""One minus the confidence of the recorded t interval of the mean of the trials' fixed-neuron
+max-movement slopes (and of the recorded all-neuron and B_emp slopes' intervals)."""
 
 RMS_AT_LEAST = "rms movement slope at least -1.15"
 RMS_AT_MOST = "rms movement slope at most -0.85"
@@ -327,8 +326,12 @@ RMS_AT_MOST = "rms movement slope at most -0.85"
 margin is linear in the slope, where the window's margin (the distance to the nearer edge) folds it
 at the window's centre, near which the slope lies (-1), and is not normal."""
 
-MAX_MOVEMENT_BELOW = "fixed neurons' max movement: slope not below -1 (t-test)"
-MAX_MOVEMENT_ABOVE = "fixed neurons' max movement: slope not above -1 (t-test)"
+MAX_MOVEMENT_AT_LEAST = "fixed neurons' max movement slope at least -1.15"
+MAX_MOVEMENT_AT_MOST = "fixed neurons' max movement slope at most -0.75"
+"""The spec's window [-1.15, -0.75] on the max movement's slope, on the first ``widths[0]`` neurons
+(`fixed_neurons_max_movement`), as two one-sided decisions (as `RMS_AT_LEAST`): the least-squares
+slope of the log of the trials' geometric mean, i.e. the mean of the trials' own slopes, whose
+margins are linear in a mean of independent trials."""
 
 
 def fixed_neurons_max_movement(run, neurons):
@@ -359,29 +362,27 @@ def fixed_neurons_max_movement(run, neurons):
                             "0.51, least 0.56) and 15 of 15 of 9300-9314 (1.28 +- 0.53, least 0.47): "
                             "about 2.4 sd, a normal-tail miss rate near the 1e-2 budget (3 instances "
                             "a width then; 16 since the max-movement redesign)"),
-                    Calibrated(
-                        decision=MAX_MOVEMENT_BELOW,
-                        threshold="-1 (Lemma 5.3), one-sample t-test of the 16 trials' slopes at LAZY_ALPHA = 1e-4 "
-                                  "two-sided",
-                        calibration_seeds="17000-17049", validation_seeds="17100-17129",
-                        how="no threshold chosen from data (-1 and the level are the design). History: the "
-                            "spec's window [-1.15, -0.75] on the max over all m neurons failed on seed 9310 (its "
-                            "extreme grows with B_emp), so the decision moved to the first widths[0] neurons; "
-                            "first tested by a pooled paired regression, whose t statistic had sd 1.05 on "
-                            "12000-12049 but 1.25 on 12100-12140 (KS against t(31) p = 0.02: it took the "
-                            "skewed max's errors as i.i.d. across widths, a rate near 1e-3), now by the "
-                            "trials' own slopes (independent trials: exact t(15) whatever the errors within "
-                            "a trial). Calibration block (50 seeds): slope -1.001 +- 0.023, t statistic mean "
-                            "-0.10, sd 1.09 (t(15): 1.07), largest |t| 2.97 (critical 5.24), KS against t(15) "
-                            "p = 0.54, so the rate is LAZY_ALPHA; the two decisions' margins 3.1 and 3.9 sd "
-                            "(their normal model overstates the rate: the interval's width is itself random). "
-                            "Validation (30 seeds, cut by the session's CPU): no failure, slope -1.007 +- "
-                            "0.020, t mean -0.33, sd 0.88, largest |t| 1.74, KS p = 0.12. Control "
-                            "independent_init: failed as declared on 50 of 50 and 30 of 30 (margin 6.8 and 5.6 "
-                            "sd, normal tails 8e-8 and 5e-5 upper), carried by the rms window (control slopes "
-                            "-0.40 to -0.64); its fixed-neuron t statistic 9.1 +- 2.3 passed the t-test on 1 "
-                            "of the 80 seeds (t 4.67), the per-trial slopes of i.i.d. initializations being "
-                            "widely spread"),
+                    "until 2026-11-30 (thirteenth session) the fixed-neuron decisions were a one-sample t-test "
+                    "of the 16 trials' slopes against -1 (Lemma 5.3) at LAZY_ALPHA = 1e-4 two-sided, calibrated "
+                    "on 17000-17049 and validated on 17100-17129: no threshold chosen from data (-1 and the "
+                    "level are the design). History: the "
+                    "spec's window [-1.15, -0.75] on the max over all m neurons failed on seed 9310 (its "
+                    "extreme grows with B_emp), so the decision moved to the first widths[0] neurons; "
+                    "first tested by a pooled paired regression, whose t statistic had sd 1.05 on "
+                    "12000-12049 but 1.25 on 12100-12140 (KS against t(31) p = 0.02: it took the "
+                    "skewed max's errors as i.i.d. across widths, a rate near 1e-3), now by the "
+                    "trials' own slopes (independent trials: exact t(15) whatever the errors within "
+                    "a trial). Calibration block (50 seeds): slope -1.001 +- 0.023, t statistic mean "
+                    "-0.10, sd 1.09 (t(15): 1.07), largest |t| 2.97 (critical 5.24), KS against t(15) "
+                    "p = 0.54, so the rate is LAZY_ALPHA; the two decisions' margins 3.1 and 3.9 sd "
+                    "(their normal model overstates the rate: the interval's width is itself random). "
+                    "Validation (30 seeds, cut by the session's CPU): no failure, slope -1.007 +- "
+                    "0.020, t mean -0.33, sd 0.88, largest |t| 1.74, KS p = 0.12. Control "
+                    "independent_init: failed as declared on 50 of 50 and 30 of 30 (margin 6.8 and 5.6 "
+                    "sd, normal tails 8e-8 and 5e-5 upper), carried by the rms window (control slopes "
+                    "-0.40 to -0.64); its fixed-neuron t statistic 9.1 +- 2.3 passed the t-test on 1 "
+                    "of the 80 seeds (t 4.67), the per-trial slopes of i.i.d. initializations being "
+                    "widely spread",
                     "the two t-test decisions are NullTests on T = (slope + 1) / stderr against t(15) at "
                     "LAZY_ALPHA / 2 each (the same critical value 5.24 and verdict as the interval; their level "
                     "is their stated bound, checked by the calibration against the recorded T). Blocks "
@@ -421,17 +422,25 @@ def fixed_neurons_max_movement(run, neurons):
                     "heavier than t(15)'s: the KS fit of the null (p 0.80 over the row below) sees the "
                     "bulk, not the far tail the level 5e-5 a side lives in, so the stated level did not "
                     "hold. Row: 116000-116030 with the sweep's 20 seeds (51 seeds, one failure, nothing "
-                    "chosen): the decision is counted, the claim over the budget (over_budget)"],
-       over_budget=("'fixed neurons' max movement: slope not below -1 (t-test)' keeps the bound over "
-                    "(counted, order 1e-1 after a failure): the t-test's level assumes normal per-trial "
-                    "slopes, but each slope is that of a maximum over neurons, skewed, so the t "
-                    "statistic's far tail is heavier than t(15)'s and its stated level failed on an "
-                    "unseen seed; a test whose level holds for skewed slopes (a sign test) rejects at "
-                    "this level only when all 16 trials lie on one side, and more trials multiply the "
-                    "three widths' GD runs beyond glls24's quick-tier headroom. The verdict reports the "
-                    "per-trial slopes, their mean and T, the row's bound beside them."),
+                    "chosen): the decision is counted, the claim over the budget (over_budget)",
+                    "2026-11-30, thirteenth session: the fixed neurons' max movement is decided by the spec's "
+                    "window [-1.15, -0.75] for the max movement's slope (MAX_MOVEMENT_AT_LEAST / _AT_MOST, on "
+                    "the mean of the 16 trials' slopes; no threshold chosen from data). The trials' slopes "
+                    "(lead's row, 816 trials): mean -1.0014 (standard error 0.0033), sd 0.094, skew 0.28, 51.6% "
+                    "below -1; the seed means' sd 0.0244 is the trials' / 4 (0.0236): independent trials, no "
+                    "bias at 0.003, and the failing seed (mean -1.075, sd 0.055, 14 of 16 below -1, not 13) a "
+                    "3 sd seed mean with a small sd, the heavy left tail of t for right-skewed values. A sign "
+                    "test (p = 1/2, level 5e-5 a side) ran on 118000-118013 (14 seeds, no failure, 54% of 224 "
+                    "slopes below -1, skew 0.31): its pooled-trials bound on the 'not below' side 2.6e-4, with "
+                    "lambda's stated 1.4e-4 over the budget there, and its level rests on a median of exactly "
+                    "-1, so it was set aside for the window (a design choice on that sub-block). Row "
+                    "118100-118149 (50 seeds, disjoint): no failure, the claim 1.4e-4 (lambda_min(H(0)) > 0's "
+                    "stated bound; the window's lower edge 7.1 sd, normal, Shapiro-Wilk p 0.34, 2.2e-8; upper "
+                    "12.0 sd; rms 28.8 / 30.9 sd; drift 15.3 sd), slopes mean -1.0016, skew 0.07, 51.8% of 800 "
+                    "below -1; control independent_init 3.1e-8 (50 of 50, its fixed-neuron slope -0.50 +- 0.06 "
+                    "against -0.75)"],
        controls={"independent_init": Control(
-           "hypothesis", breaks=[RMS_AT_MOST, MAX_MOVEMENT_BELOW, MAX_MOVEMENT_ABOVE,
+           "hypothesis", breaks=[RMS_AT_MOST, MAX_MOVEMENT_AT_MOST,
                                  "kernel drift slope at most -1.5"],
            description="i.i.d. (unpaired) initialization: F(0) = Theta(sqrt m), movement ~ m^-1/2")},
        sizes={"quick": {"widths": WIDTHS["quick"], "instances": 16}, "full": {"widths": WIDTHS["full"]}})
@@ -448,15 +457,17 @@ def test_lazy_regime_scaling(tc):
     lambda)`` is ``O(1/m)`` at a fixed ``B``, and to first order neuron r moves ``v(w_r(0), a_r) /
     m`` with v independent of m, so the max movement over a fixed set of neurons -- the first
     ``widths[0]`` of each width (`fixed_neurons_max_movement`), their initialization distributed
-    alike at every width -- has slope exactly -1 up to O(1/m): the slope of its log against log m,
-    fitted per trial (each trial its own slope over the widths), and the mean of the trials'
-    slopes is tested against -1 by a two-sided one-sample t-test (``instances - 1`` degrees of
-    freedom, `per_trial_width_slope_interval`) at level ``LAZY_ALPHA`` (two one-sided decisions at
-    ``LAZY_ALPHA / 2`` on ``T = (slope + 1) / stderr``, each a `NullTest` against Student t(instances
-    - 1) whose level is its stated bound: the same verdict as -1 inside the mean's two-sided
-    interval at 1 - LAZY_ALPHA); the trials are independent, so
-    the test assumes nothing about the errors within a trial (the max of many movements is skewed
-    and its errors are correlated across widths).  The max over all m neurons (the spec's statistic) is
+    alike at every width -- has slope -1 up to O(1/m): the slope of the log of its geometric mean over
+    the trials against log m in the spec's window [-1.15, -0.75] for the max movement
+    (`MAX_MOVEMENT_AT_LEAST`, `MAX_MOVEMENT_AT_MOST`), i.e. the mean of the trials' own slopes
+    (`per_trial_width_slope_interval` records them, their mean and its t interval at ``1 -
+    LAZY_ALPHA``).  Not a test of -1 itself: the widths being equally spaced in log m, a trial's
+    slope is -1 plus a difference of the first and last width's ``log (m max movement)``, symmetric
+    about 0 only in the limit; at finite width their law is skewed, so a t-test of their mean has a
+    heavier far tail than Student's (its stated level failed on an unseen seed), and a sign test's
+    level rests on a median of exactly -1, which also holds only in the limit (the measured numbers:
+    the claim's calibration record).  The window's margins are linear in a mean of 16 independent
+    trials.  The max over all m neurons (the spec's statistic) is
     recorded with its slope: it falls more slowly, because the extreme over more neurons grows
     with ``B_emp`` (``~ sigma sqrt(2 log(m n))``, its slope recorded too): the paper's B is
     independent of m, a union bound over the m neurons makes it grow like ``sqrt(log m)``.  Precondition
@@ -495,10 +506,8 @@ def test_lazy_regime_scaling(tc):
     tc.conclusion.slope(RMS_AT_LEAST, widths, rms, window=window, at_least=-1.15)
     tc.conclusion.slope(RMS_AT_MOST, widths, rms, window=window, at_most=-0.85)
     fit = per_trial_width_slope_interval(fixed, 1 - LAZY_ALPHA)
-    tc.record("fixed_neurons_max_movement_slope", fit)
-    t_statistic = (fit["slope"] + 1.0) / fit["stderr"]
-    below, above = (NullTest(level=LAZY_ALPHA / 2, count=1, null="t", df=fit["dof"], sided=side)
-                    for side in ("lower", "upper"))
-    tc.conclusion.at_least(MAX_MOVEMENT_BELOW, t_statistic, -below.critical, tail_bound=below.tail_bound)
-    tc.conclusion.at_most(MAX_MOVEMENT_ABOVE, t_statistic, above.critical, tail_bound=above.tail_bound)
+    tc.record("fixed_neurons_max_movement_slope", {**fit, "trials_below_-1": int(np.sum(np.asarray(fit["slopes"]) < -1))})
+    fixed_curve = curves["fixed neurons' max movement"]
+    tc.conclusion.slope(MAX_MOVEMENT_AT_LEAST, widths, fixed_curve, window=window, at_least=-1.15)
+    tc.conclusion.slope(MAX_MOVEMENT_AT_MOST, widths, fixed_curve, window=window, at_most=-0.75)
     tc.conclusion.slope("kernel drift slope at most -1.5", widths, drift, window=window, at_most=-1.5)
