@@ -1,12 +1,14 @@
 """theorycheck.models.gradient_bounds: the bounds hold under equal non-optimal scores and the
-ratios match their definitions computed directly from the gradient."""
+ratios match their definitions computed directly from the gradient; the closed form (G) agrees with
+autograd within its forward-error allowance."""
 import numpy as np
 import pytest
 import torch
 
 from claims.vdt24.setup import counterexample, counterexample_local_opt, example1
-from theorycheck.models.gradient_bounds import correlation_floor, gradient_bounds
-from theorycheck.models.token_selection import autograd_grad_W, constraint_radii
+from theorycheck.models.gradient_bounds import closed_form_allowance, correlation_floor, gradient_bounds
+from theorycheck.models.token_selection import autograd_grad_W, closed_form_negative_grad_W, constraint_radii
+from theorycheck.optim import relative_error
 from theorycheck.solvers import solve_wsvm_batch
 
 
@@ -85,3 +87,47 @@ def test_a_wrong_reference_fails_beyond_its_allowance():
     b = gradient_bounds(X, y, u, _points(X.shape[0], X.shape[-1], 13, 1.0), opt, W_ref, ref_opt=wrong)
     assert torch.all(b.lower_allowance < 1e-6)
     assert torch.all(b.correlation < 1 - b.lower_allowance)
+
+
+def _identity_error_and_allowance(X, y, u, W, opt, spread_cap=float("inf")):
+    reference = autograd_grad_W(X, y, u, W)
+    err = relative_error(-closed_form_negative_grad_W(X, y, u, W, opt), reference)
+    return err, closed_form_allowance(X, y, u, W, opt, reference, spread_cap=spread_cap)
+
+
+@pytest.mark.parametrize("spread", [0.0, 1e-10, 1e-6, 1e-3])
+def test_closed_form_allowance_covers_perturbed_inputs(spread):
+    """The allowance is derived for any scores and tokens: perturbed decoders (off equal non-optimal
+    scores) and perturbed tokens keep (G) vs autograd within it at unsaturated points, and without a
+    spread it is round-off sized."""
+    X, y, u, opt, W_mm = _tensors(example1([0, 1, 2]))
+    rng = np.random.default_rng(5)
+    u = u + spread * torch.as_tensor(rng.standard_normal(u.shape))
+    X = X * (1 + spread * torch.as_tensor(rng.standard_normal(X.shape)))
+    unit_mm = W_mm / W_mm.flatten(1).norm(dim=1)[:, None, None]
+    points = [c * unit_mm for c in (0.0, -1.0, -3.0)] + [_points(X.shape[0], X.shape[-1], 17 + i, s)
+                                                        for i, s in enumerate((0.1, 1.0, 5.0))]
+    for W in points:
+        err, allowance = _identity_error_and_allowance(X, y, u, W, opt)
+        assert torch.all(err <= allowance)
+        if spread == 0.0:
+            assert torch.all(allowance < 1e-6)
+        if spread >= 1e-6:
+            assert torch.all(err > 1e-12)          # the perturbation shows: (G) is no longer the gradient
+
+
+def test_closed_form_allowance_with_a_capped_spread_refuses_unequal_scores():
+    """Capped at a tolerance on the spread, the allowance is what data meeting equal scores to that
+    tolerance can give: CE (and E1 with a decoder perturbed beyond the cap) fall outside it, while
+    E1's round-off spread lies below the cap, which then changes nothing."""
+    X, y, u, opt, W_mm = _tensors(counterexample(1))
+    for c in (0.0, -1.0, -3.0):
+        err, allowance = _identity_error_and_allowance(X, y, u, c * W_mm / W_mm.norm(), opt, spread_cap=1e-8)
+        assert torch.all(err > 1e3 * allowance)
+    X, y, u, opt, W_mm = _tensors(example1([0, 1, 2]))
+    W = -W_mm / W_mm.flatten(1).norm(dim=1)[:, None, None]
+    err, capped = _identity_error_and_allowance(X, y, u, W, opt, spread_cap=1e-8)
+    torch.testing.assert_close(capped, _identity_error_and_allowance(X, y, u, W, opt)[1], rtol=0, atol=0)
+    u = u + 1e-3 * torch.as_tensor(np.random.default_rng(9).standard_normal(u.shape))
+    err, allowance = _identity_error_and_allowance(X, y, u, W, opt, spread_cap=1e-8)
+    assert torch.all(err > allowance)

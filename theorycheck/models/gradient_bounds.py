@@ -63,7 +63,7 @@ from .base import FROBENIUS
 from .token_selection import (constraint_radii, forward, log_gradient_weights, log_one_minus_s_opt, logit_gap,
                               logits, optimal_token_mask, scaled_grad_W)
 
-__all__ = ["GradientBounds", "correlation_floor", "gradient_bounds"]
+__all__ = ["GradientBounds", "closed_form_allowance", "correlation_floor", "gradient_bounds"]
 
 
 def correlation_floor(X, opt, W_ref):
@@ -109,11 +109,8 @@ def gradient_bounds(X, y, u, W, opt, W_ref, ref_opt=None) -> GradientBounds:
 
     unit = unit_roundoff(X.dtype)
     fw = forward(X, y, u, W)
-    mask = optimal_token_mask(opt, X.shape[2])
-    spread = (fw.gamma.masked_fill(mask, -math.inf).amax(-1) - fw.gamma.masked_fill(mask, math.inf).amin(-1))
     token_norms = X.norm(dim=-1)
-    eps = spread + 2 * X.shape[-1] * unit * u.norm(dim=-1)[:, None] * token_norms.amax(-1)
-    log_e = (fw.log_slopes() + log_one_minus_s_opt(X, W, opt) + eps.log() + R.log()).logsumexp(-1) - log_n
+    log_e = _log_spread_error(X, u, W, opt, fw, R)
     eta_L, eta_R = torch.exp(log_e - log_mean_c), torch.exp(log_e - log_mean_cR)
     deficit = (1 - logit_gap(X, W_ref, opt if ref_opt is None else ref_opt).amin(-1)).clamp_min(0)
     Z = (logits(X, W).abs() + fw.gamma.abs()).flatten(1).amax(-1)
@@ -129,3 +126,53 @@ def gradient_bounds(X, y, u, W, opt, W_ref, ref_opt=None) -> GradientBounds:
                           lower_allowance=shift + rho,
                           upper_allowance=eta_R + rho * (1 + eta_R),
                           cosine_allowance=1 - (1 - shift) / (1 + eta_R) + rho)
+
+
+def _log_spread_error(X, u, W, opt, fw, R, spread_cap=math.inf):
+    r"""log e per trial, e = (1/n) sum_i e^{-gbar_i} (1 - s_{i,o}) eps_i R_i (module docstring):
+    ||-grad L - (G)|| <= e, with eps_i = min(the computed spread of the non-optimal scores,
+    ``spread_cap``) + their round-off 2 d u ||u|| max_t ||x_{i,t}||."""
+    mask = optimal_token_mask(opt, X.shape[2])
+    spread = (fw.gamma.masked_fill(mask, -math.inf).amax(-1) - fw.gamma.masked_fill(mask, math.inf).amin(-1))
+    eps = (spread.clamp_max(spread_cap)
+           + 2 * X.shape[-1] * unit_roundoff(X.dtype) * u.norm(dim=-1)[:, None] * X.norm(dim=-1).amax(-1))
+    return (fw.log_slopes() + log_one_minus_s_opt(X, W, opt) + eps.log() + R.log()).logsumexp(-1) - math.log(X.shape[1])
+
+
+def closed_form_allowance(X, y, u, W, opt, reference, spread_cap=math.inf):
+    r"""Per trial, a proven bound on ||(G) + reference|| / ||reference||, (G) =
+    `closed_form_negative_grad_W` and ``reference`` = `autograd_grad_W` (both at ``W``), shape (K,).
+
+    ``||(G)^ - g^|| <= ||(G)^ - (G)|| + ||(G) - g|| + ||g - g^||`` (hats: computed; g = -grad L
+    exactly at the stored inputs).  The middle term is the spread term e of the module docstring
+    (exactly, for any scores), with eps_i capped at ``spread_cap``: where every computed spread is
+    below the cap (data meeting equal non-optimal scores to that tolerance) the cap changes nothing
+    and the bound is proven; where a spread exceeds it, the allowance is what data meeting the
+    hypothesis could give, and (G) is expected to differ by more.
+
+    The outer terms are forward errors.  With mu_i = max_t ||x_{i,t}||, every term of either
+    evaluation is bounded by sample i's scale |l'(gbar_i)| ||u|| mu_i^2 ||x_{i,1}||: autograd's
+    coefficients |l'| s_t (gamma_t - gbar) x_t x_1^T (the softmax backward s_t (g_t - sum s g)) by
+    |l'| s_t 2 mu ||u|| mu ||x_1||, summing to twice the scale over t; (G)'s c_i ||x_o - xtilde|| ||x_1||
+    with c_i <= |l'| s_o (1 - s_o) 2 mu ||u||, by the scale.  Let S = (1/n) sum_i of the scales (the
+    gradient's cancellation scale: S / ||g|| is its condition number) and Z = max_{i,t} ||x_{i,t}||
+    (||W|| ||x_{i,1}|| + ||u||), which bounds the absolute terms of every logit and score.  Logits and
+    scores err by <= 2 d u Z absolute, so every attention, loss slope l' and coefficient by
+    O((d + T) u (1 + Z)) relative (the score gap Delta_i of (G) by 2 d u mu_i ||u|| absolute, i.e. c_i by
+    that times |l'| s_o (1 - s_o), within the scale), and the nT-term sum of rank-one terms adds nT u
+    of the summed absolute terms; each evaluation's error is at most a few times
+    u (nT + d)(1 + Z) S < rho S, rho = 2^6 u (nT + d^2)(1 + Z) (the factor of `gradient_bounds`).
+    The allowance ``(2 rho S + (1 + rho) e) / ||reference||`` covers, besides, its own round-off (relative
+    O(rho / 2^6)).  Only the naive evaluation needs attention away from saturation (its exp must not
+    underflow against its sums); the allowance is formed in log space like the bounds.
+    """
+    fw = forward(X, y, u, W)
+    log_e = _log_spread_error(X, u, W, opt, fw, constraint_radii(X, opt), spread_cap)
+    token_norms = X.norm(dim=-1)
+    u_norm = u.norm(dim=-1)
+    Z = (token_norms * (FROBENIUS.norm(W)[:, None, None] * token_norms[..., :1] + u_norm[:, None, None])).flatten(1).amax(-1)
+    log_S = ((fw.log_slopes() + 2 * token_norms.amax(-1).log() + token_norms[..., 0].log()).logsumexp(-1)
+             - math.log(X.shape[1]) + u_norm.log())
+    rho = 2**6 * unit_roundoff(X.dtype) * (X.shape[1] * X.shape[2] + X.shape[-1] ** 2) * (1 + Z)
+    log_ref = FROBENIUS.norm(reference).log()
+    return 2 * rho * torch.exp(log_S - log_ref) + (1 + rho) * torch.exp(log_e - log_ref)
