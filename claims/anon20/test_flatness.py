@@ -11,9 +11,11 @@ from theorycheck.models import (Activation, BaselineNet, GlobalAttentionNet, hid
 from theorycheck.solvers import dense_hessian, flatten_params, top_hessian_eigenvalues, unflatten_params
 from theorycheck.tails import TailBound
 
-from .setup import (FLAT_SIZES, MINIMUM_LOSS, PAPER, PROBE_SEED, SELF_SIZES, at_c2_minimum,
-                    minima_meeting_hypotheses, minimum, minimum_activation, outputs, self_attention_instance,
-                    self_attention_probe, trained_minima, trial)
+from .setup import (FLAT_SIZES, HESSIAN_INSTANCES, HYPOTHESIS_ALPHA, HYPOTHESIS_POWER, HYPOTHESIS_RATE,
+                    MINIMUM_LOSS, PAPER, PROBE_SEED, SELF_SIZES,
+                    SPECTRAL_ROUNDOFF, at_c2_minimum, hessian_minima, minima_meeting_hypotheses, minimum,
+                    minimum_activation, outputs, self_attention_instance, self_attention_probe,
+                    spectral_allowance, top_eigenvalue, trained_minima, trial)
 
 #: (alpha1, alpha2) of the invariance checks: powers of two are exact, the others round off
 SCALES = [(0.5, 1.0), (0.1, 1.0), (0.01, 1.0), (1.0, 0.1), (3.0, 7.0)]
@@ -212,14 +214,6 @@ def test_jacobian_determinant(tc):
               "T_{alpha1,1} theta is at least delta/alpha1^2 (delta the largest diagonal entry of "
               "the a-block) and grows without bound as alpha1 -> 0, at minima equivalent to theta.",
     provenance="stated",
-    over_budget=(
-        "'trials at a C^2 minimum' (one of the shared run's two trials reaches an interpolating "
-        "C^2 minimum after its L-BFGS restarts) fails when both stop at a spurious minimum or a "
-        "kink, at a per-seed rate of order 1e-3, and the Rayleigh bound by Lanczos from a fixed start "
-        "has a per-instance slack with a tail to 0 and no proved accuracy, so both are counted "
-        "(order 1e-2); more trials or restarts multiply the shared minima of every Thm 4 claim "
-        "beyond the quick tier's 60 s. The verdict reports the trials meeting the hypotheses and "
-        "decides the identities on each of them."),
     controls={
         "softplus": Control(
             "hypothesis", breaks=["Hessian congruence"],
@@ -234,39 +228,66 @@ def test_jacobian_determinant(tc):
         "or at a kink, and seeds 6 and 15 had no qualifying trial of two (an error on empty "
         "arrays); restarts added (setup.RESTARTS = 6; seeds 1-10: 45% of starts stopped at a "
         "spurious minimum, so a trial misses after 6 runs with probability about 0.45^6 < 1%)",
+        "helper h13 (2026-11-30, issue 31): the row was over the budget (0.042, counted) on "
+        "'trials at a C^2 minimum' (at least one of the shared run's two trials; pooled over the "
+        "row's 140 trials one missed, so both miss at a rate of order 1e-4 .. 1e-3, and two trials "
+        "cannot bound it below the budget) and on the Rayleigh bound by Lanczos (a slack with a "
+        "tail to 0 against a factor 1 - 1e-9 with no proved accuracy). Now: the trials are the "
+        "12 minima of sec53's Fig. 3 comparison (one run shared by both claims), the hypotheses "
+        "a rate at least 0.5 (exact binomial test at level 0.01); lambda_max is the dense "
+        "Hessian's (41 parameters; cheaper than Lanczos), the Rayleigh bound compared with a "
+        "proved round-off allowance (stated bound 0); the window [90, 110] of the ratio (moved "
+        "after seeing seed 0) is replaced by the window Weyl's inequality proves (stated bound "
+        "0), since a trial whose a-block curvature mu is small against ||H|| (seen in sec53: "
+        "growth 2.96 at alpha1 = 0.01) leaves the ratio outside any fixed window while the "
+        "theorem holds; decided one decade deeper, lambda_max(1e-4) / lambda_max(0.001) in 100 mu "
+        "/ (mu + e(0.001)) .. 100 (mu + e(1e-4)) / mu, where the window is within [94, 101] on "
+        "the 40 trials of the sweep 1430086168-1430086187 (mu / ||H|| >= 0.0165; at (0.01, "
+        "0.001) its lower end would be 62 .. 98); chosen knowing those trials' mu / ||H||, no "
+        "threshold fitted",
     ],
-    sizes={tier: dict(FLAT_SIZES[tier]) for tier in ("quick", "full")},
+    sizes={tier: {**FLAT_SIZES[tier], "minima_instances": HESSIAN_INSTANCES[tier]}
+           for tier in ("quick", "full")},
 )
 def test_hessian_congruence_and_blowup(tc):
     r"""Differentiating :math:`L(T\theta) = L(\theta)` twice (T linear, diagonal D):
     :math:`\nabla^2 L(T\theta) = D^{-1}\nabla^2 L(\theta) D^{-1}`.  With
     :math:`\alpha_2 = 1` the a-block scales by :math:`\alpha_1^{-2}`, so
     :math:`\lambda_{\max}(T\theta) \ge e_k^\top D^{-1} H D^{-1} e_k = H_{kk}/\alpha_1^2` for the
-    a-coordinate ``k`` with the largest diagonal ``delta``.  Measured at the shared ReLU minima
-    (float64): the dense Hessian (``torch.func.hessian``, 41 parameters) at theta and at
-    ``T_{alpha1,1} theta`` for alpha1 in {0.5, 0.1, 0.01, 0.001}; lambda_max by Lanczos on
-    Hessian-vector products (`theorycheck.solvers.top_hessian_eigenvalues`).  Hypotheses,
-    per trial: every pre-activation ``|z| >= 1e-8`` (L is C^2 there; the spec's guard) and
-    train loss ``<= 1e-8`` (a minimum); the checks run on the trials that meet them (an
-    identity must hold on each), the others are counted and reported.  The shared run
-    restarts L-BFGS from fresh starts (at most 6 runs) while a trial misses them; with no
-    qualifying trial the claim reports hypotheses not met.  Precondition: at least one such
-    trial, and a homogeneous activation.  Pass: congruence relative Frobenius error ``<=
-    1e-10``; ``lambda_max >= (1 - 1e-9) delta / alpha1^2``; and ``lambda_max(0.001) /
-    lambda_max(0.01)`` in ``[90, 110]`` (the ``alpha1^{-2}`` law, i.e. 100).  By
-    perturbation, ``lambda_max(alpha1) = mu/alpha1^2 + c + O(alpha1^2)`` with ``mu`` the top
-    eigenvalue of the a-block and ``c`` from the coupling blocks, so a ratio one decade
-    earlier, at (0.1, 0.01), depends on the instance's ``c/mu``; at (0.01, 0.001) the law is
-    reached within 1% for any ``c/mu < 100``; the earlier ratio is recorded.  The blow-up
-    sends ``W2 -> W2/alpha1`` outside any ball of A2.
+    a-coordinate ``k`` with the largest diagonal ``delta``.  Measured at the ReLU minima
+    shared with sec53's comparison (`setup.hessian_minima`, 12 trials; float64): the dense
+    Hessian (``torch.func.hessian``, 41 parameters) at theta and at ``T_{alpha1,1} theta``
+    for alpha1 in {0.5, 0.1, 0.01, 0.001, 1e-4}, lambda_max its top eigenvalue (LAPACK,
+    backward stable).  Hypotheses, per trial: every pre-activation ``|z| >= 1e-8`` (L is
+    C^2 there; the spec's guard) and train loss ``<= 1e-8`` (a minimum); the checks run on
+    the trials that meet them (an identity must hold on each), the others are counted and
+    reported.  The shared run restarts L-BFGS from fresh starts (at most 6 runs) while a
+    trial misses them.  Preconditions: a homogeneous activation, and the hypotheses met on
+    a rate of trials at least 0.5 (exact one-sided binomial test at level 0.01: it rejects
+    where at most one of 12 trials meets them).  Pass: congruence relative Frobenius error
+    ``<= tol('conditioned')``; ``lambda_max >= delta / alpha1^2`` less the round-off
+    allowance of `setup.spectral_allowance` (Weyl's inequality for ``H_T`` against
+    ``D^{-1} H D^{-1}`` plus the eigensolver's backward error; `setup.SPECTRAL_ROUNDOFF`,
+    stated bound 0); and the ``alpha1^{-2}`` law, ``lambda_max(1e-4) / lambda_max(0.001)``
+    near 100, within the window Weyl's inequality proves: with ``S = diag(I_a, alpha1 I,
+    alpha1^2 I)``, ``alpha1^2 lambda_max(T theta) = lambda_max(S H S)``, which is at least
+    ``mu`` (Rayleigh on the a-block, ``mu = lambda_max(H_aa)``) and at most ``mu +
+    e(alpha1)``, ``e(alpha1) = (alpha1 + alpha1^2) ||H||_2`` (``S H S - diag(H_aa, 0)`` has
+    off-diagonal blocks of norm ``<= alpha1 ||H||`` and a lower-right block of norm ``<=
+    alpha1^2 ||H||``), so the ratio lies in ``[100 mu / (mu + e(0.001)), 100 (mu + e(1e-4))
+    / mu]``, widened by the same round-off allowances (stated bound 0).  The window is
+    within 10% of 100 where ``mu / ||H|| >= 0.01`` and widens as ``mu / ||H||`` falls (mu is
+    at most ``||H||``): the law is a limit, reached at a given alpha1 only where ``alpha1
+    ||H|| << mu``; the ratios at (0.1, 0.01) and (0.01, 0.001) and both ends of the window
+    are recorded.  The blow-up sends ``W2 -> W2/alpha1`` outside any ball of A2.
     """
     activation = "softplus" if tc.control == "softplus" else "relu"
     tc.precondition.holds("activation positively homogeneous", minimum_activation(activation).homogeneous)
-    run = minimum(tc, activation)
+    run = hessian_minima(tc, activation)
     model = GlobalAttentionNet(run["X"], run["y"], run["activation"])
     p, d = tc.sizes["p"], tc.sizes["d"]
-    alphas = [0.5, 0.1, 0.01, 0.001]
-    congruence, lam, bound = [], [], []
+    alphas = [0.5, 0.1, 0.01, 0.001, 1e-4]
+    congruence, lam, bound, slack, low, high = [], [], [], [], [], []
     trials = minima_meeting_hypotheses(tc, model, run, run["params"])
     if not trials:
         return      # hypotheses not met on any trial: reported as such, nothing to decide
@@ -274,25 +295,45 @@ def test_hessian_congruence_and_blowup(tc):
         sub, theta = model.restrict([k]), trial(run["params"], k)
         H = dense_hessian(sub, theta)
         delta = float(H.diagonal()[:p].max())
+        spectrum = torch.linalg.eigvalsh(H)
+        mu = top_eigenvalue(H[:p, :p])
+        # |computed - true| of mu and ||H||_2 (the a-block's and H's own eigensolver error)
+        mu_err = 2 * p ** 2 * torch.finfo(H.dtype).eps * float(H[:p, :p].norm())
+        norm = float(spectrum.abs().max()) + 2 * H.shape[0] ** 2 * torch.finfo(H.dtype).eps * float(H.norm())
+        top, allow = {}, {}
         for a1 in alphas:
             T = scale_global_attention(theta, a1, 1.0)
             Dinv = torch.cat([torch.full((p,), 1 / a1, dtype=torch.float64),
                               torch.ones(p * d, dtype=torch.float64),
                               torch.full((d,), a1, dtype=torch.float64)])
             expected = Dinv[:, None] * H * Dinv[None, :]
-            congruence.append(float((dense_hessian(sub, T) - expected).norm() / expected.norm()))
-            lam.append(float(top_hessian_eigenvalues(sub, T)[0, 0]))
+            H_T = dense_hessian(sub, T)
+            congruence.append(float((H_T - expected).norm() / expected.norm()))
+            top[a1], allow[a1] = top_eigenvalue(H_T), spectral_allowance(H_T, expected)
+            lam.append(top[a1])
             bound.append(delta / a1 ** 2)
+            slack.append(allow[a1])
+        # Weyl's window of the ratio lambda_max(1e-4) / lambda_max(0.001), round-off included
+        upper = {a1: (mu + mu_err + (a1 + a1 ** 2) * norm) / a1 ** 2 + allow[a1] for a1 in (1e-3, 1e-4)}
+        lower = {a1: (mu - mu_err) / a1 ** 2 - allow[a1] for a1 in (1e-3, 1e-4)}
+        low.append(lower[1e-4] / upper[1e-3])
+        high.append(upper[1e-4] / lower[1e-3])
     lam = np.reshape(lam, (-1, len(alphas)))
     tc.record("alpha1", alphas)
     tc.record("lambda_max per trial", lam)
     tc.record("delta / alpha1^2 per trial", np.reshape(bound, lam.shape))
     tc.conclusion.at_most("Hessian congruence", congruence, tc.tol("conditioned"))
+    stated = None if tc.control else SPECTRAL_ROUNDOFF
     tc.conclusion.at_least("lambda_max >= delta / alpha1^2", lam.ravel(),
-                           (1 - 1e-9) * np.asarray(bound))
-    ratio = lam[:, 3] / lam[:, 2]
-    tc.record("lambda_max(0.01) / lambda_max(0.1) (not decided)", lam[:, 2] / lam[:, 1])
-    tc.conclusion.close("lambda_max(0.001) / lambda_max(0.01) near 100", ratio, 100.0, rtol=0.1)
+                           np.asarray(bound) - np.asarray(slack), tail_bound=stated)
+    ratio = lam[:, 4] / lam[:, 3]
+    tc.record("lambda_max(0.01) / lambda_max(0.1), lambda_max(0.001) / lambda_max(0.01) (not decided)",
+              [lam[:, 2] / lam[:, 1], lam[:, 3] / lam[:, 2]])
+    tc.record("Weyl window of lambda_max(1e-4) / lambda_max(0.001), per trial", [low, high])
+    tc.conclusion.at_least("lambda_max(1e-4) / lambda_max(0.001) at least 100 mu / (mu + e(0.001))",
+                           ratio, low, tail_bound=stated)
+    tc.conclusion.at_most("lambda_max(1e-4) / lambda_max(0.001) at most 100 (mu + e(1e-4)) / mu",
+                          ratio, high, tail_bound=stated)
 
 
 @claim(
@@ -461,8 +502,8 @@ def test_extra_symmetries(tc):
                 "50. The table row holds the validation block (25 seeds), so its Clopper-Pearson bound "
                 "(0.11) is over the budget: a count that small cannot show 3e-4"),
     ],
-    sizes={"quick": {**FLAT_SIZES["quick"], "comparison_instances": 8},
-           "full": {**FLAT_SIZES["full"], "comparison_instances": 12}},
+    sizes={tier: {**FLAT_SIZES[tier], "minima_instances": HESSIAN_INSTANCES[tier]}
+           for tier in ("quick", "full")},
 )
 def test_hessian_flatness_comparison(tc):
     r"""Top Hessian eigenvalues are not invariant under the symmetry T, so they cannot rank
@@ -496,51 +537,51 @@ def test_hessian_flatness_comparison(tc):
     """
     activation = "softplus" if tc.control == "softplus" else "relu"
     tc.precondition.holds("activation positively homogeneous", minimum_activation(activation).homogeneous)
-    run = minimum(tc, activation)
+    run = hessian_minima(tc, activation)
     act = run["activation"]
     att = GlobalAttentionNet(run["X"], run["y"], act)
     test_att = GlobalAttentionNet(run["X_test"], run["y_test"], act)
     base = BaselineNet(run["X"], run["y"], act)
-    trials = minima_meeting_hypotheses(tc, att, run, run["params"])
+    minima_meeting_hypotheses(tc, att, run, run["params"])
     base_loss = base.loss(run["baseline"])
     tc.record("baseline train loss per trial", base_loss)
-    trials = [k for k in trials if base_loss[k] <= MINIMUM_LOSS]
-    tc.precondition.at_least("baseline also at a minimum on those trials", len(trials), 1)
+    both = at_c2_minimum(att, run["params"]) & (base_loss <= MINIMUM_LOSS)
+    tc.precondition.binomial(f"trials with both networks at a minimum on a rate at least "
+                             f"{HYPOTHESIS_RATE}", both, p=HYPOTHESIS_RATE, alpha=HYPOTHESIS_ALPHA,
+                             low_power=HYPOTHESIS_POWER)
+    trials = [k for k in range(len(both)) if both[k]]
     if not trials:
         return      # hypotheses not met on any trial: reported as such, nothing to decide
-    att, test_att, base = att.restrict(trials), test_att.restrict(trials), base.restrict(trials)
+    test_att = test_att.restrict(trials)
     theta = {b: v[trials] for b, v in run["params"].items()}
-    alpha1 = 0.01
+    alpha1, p = 0.01, tc.sizes["p"]
     T = scale_global_attention(theta, alpha1, 1.0)
-    lam, lam_T = top_hessian_eigenvalues(att, theta)[:, 0], top_hessian_eigenvalues(att, T)[:, 0]
-    lam_base = top_hessian_eigenvalues(base, {b: v[trials] for b, v in run["baseline"].items()})[:, 0]
+    Dinv = torch.cat([torch.full((p,), 1 / alpha1, dtype=torch.float64),
+                      torch.ones(p * tc.sizes["d"], dtype=torch.float64),
+                      torch.full((tc.sizes["d"],), alpha1, dtype=torch.float64)])
+    lam, lam_T, lam_base, mu, slack = [], [], [], [], []
+    for i, k in enumerate(trials):
+        sub = att.restrict([k])
+        H, H_T = dense_hessian(sub, trial(theta, i)), dense_hessian(sub, trial(T, i))
+        lam.append(top_eigenvalue(H))
+        lam_T.append(top_eigenvalue(H_T))
+        lam_base.append(top_eigenvalue(dense_hessian(base.restrict([k]), trial(run["baseline"], k))))
+        mu.append(top_eigenvalue(H[:p, :p]))
+        slack.append(spectral_allowance(H_T, Dinv[:, None] * H * Dinv[None, :]))
+    lam, lam_T, lam_base, mu = map(np.asarray, (lam, lam_T, lam_base, mu))
     test, test_T = test_att.loss(theta), test_att.loss(T)
     tc.record("lambda_max attention, attention after T, baseline", [lam, lam_T, lam_base])
     tc.record("test loss before / after T", [test, test_T])
     tc.conclusion.close("test loss unchanged under T_{0.01,1}", test_T, test, rtol=tc.tol("accumulated"))
-    p = tc.sizes["p"]
-    mu = np.array([float(torch.linalg.eigvalsh(dense_hessian(att.restrict([k]), trial(theta, k))[:p, :p])[-1])
-                   for k in range(len(trials))])
     bound = mu / alpha1 ** 2
     tc.record("a-block bound mu / alpha1^2 and its ratio to lambda_max before T", [bound, bound / lam])
     tc.conclusion.at_least("lambda_max after T_{0.01,1} at least the a-block bound mu / alpha1^2",
-                           lam_T, (1 - 1e-9) * bound)
+                           lam_T, bound - np.asarray(slack),
+                           tail_bound=None if tc.control else SPECTRAL_ROUNDOFF)
     tc.conclusion.at_least("lambda_max grows under T_{0.01,1}", lam_T / lam, 1 + tc.tol("iterative"))
     tc.conclusion.at_least("reparametrised attention sharper than the baseline", lam_T - lam_base, 0.0)
-    if tc.control is None:      # Fig. 3 as printed, on minima of its own (ReLU only)
-        fig3 = tc.use(trained_minima, activation="relu", instances=tc.sizes["comparison_instances"])
-        att3, base3 = (net(fig3["X"], fig3["y"], act) for net in (GlobalAttentionNet, BaselineNet))
-        kept = [k for k in range(tc.sizes["comparison_instances"])
-                if bool(at_c2_minimum(att3, fig3["params"])[k])
-                and float(base3.loss(fig3["baseline"])[k]) <= MINIMUM_LOSS]
-        tc.record("Fig. 3 comparison: trials with both networks at a C^2 minimum", len(kept))
-        tc.precondition.at_least("Fig. 3 comparison: a trial with both networks at a minimum",
-                                 len(kept), 1)
-        if kept:
-            sharper = (top_hessian_eigenvalues(att3.restrict(kept), {b: v[kept] for b, v in
-                                                                      fig3["params"].items()})[:, 0]
-                       - top_hessian_eigenvalues(base3.restrict(kept), {b: v[kept] for b, v in
-                                                                        fig3["baseline"].items()})[:, 0])
-            tc.record("lambda_max attention - baseline at the minima found, per trial", sharper)
-            tc.conclusion.at_least("an attention minimum found is sharper than its baseline's "
-                                   "(Fig. 3 reversed)", float(sharper.max()), 0.0)
+    if tc.control is None:      # Fig. 3 as printed, at the minima found (ReLU only)
+        sharper = lam - lam_base
+        tc.record("lambda_max attention - baseline at the minima found, per trial", sharper)
+        tc.conclusion.at_least("an attention minimum found is sharper than its baseline's "
+                               "(Fig. 3 reversed)", float(sharper.max()), 0.0)
