@@ -17,6 +17,20 @@ from .setup import (FLAT_SIZES, HESSIAN_INSTANCES, HYPOTHESIS_ALPHA, HYPOTHESIS_
                     minimum_activation, outputs, self_attention_instance, self_attention_probe,
                     spectral_allowance, top_eigenvalue, trained_minima, trial)
 
+#: sec53: at the fixed alpha1 = 0.01 the growth of lambda_max and the reparametrised minimum's lead
+#: over the baseline follow from the Rayleigh bound only where mu / lambda_max(H) (mu / lambda_base)
+#: exceeds about alpha1^2, so they are asked of a rate of trials (exact binomial test, level
+#: HYPOTHESIS_ALPHA; with 12 trials it rejects where at most one trial shows them)
+GROWTH_RATE = 0.5
+GROWTH_POWER = ("the statement is non-invariance, which one trial shows; the test rejects only where "
+                "nearly every trial fails to show it")
+#: sec53, Fig. 3 reversed: an attention minimum found sharper than its baseline's on a rate of trials
+#: at least REVERSAL_RATE at level REVERSAL_ALPHA; with 9 to 12 qualifying trials the test rejects
+#: exactly where no trial reverses Fig. 3 (the universal statement is refuted by one trial)
+REVERSAL_RATE, REVERSAL_ALPHA = 0.3, 0.05
+REVERSAL_POWER = ("one reversed trial refutes the printed statement; the rate only sizes the trials "
+                  "so that a run with none is rare")
+
 #: (alpha1, alpha2) of the invariance checks: powers of two are exact, the others round off
 SCALES = [(0.5, 1.0), (0.1, 1.0), (0.01, 1.0), (1.0, 0.1), (3.0, 7.0)]
 
@@ -486,7 +500,8 @@ def test_extra_symmetries(tc):
         "stay on the shared run's minima (on 8 trials the 50-fold growth missed one trial of "
         "seed 6 at 41-fold: a small a-block curvature; not adopted for them)",
         Calibrated(
-            decision="lambda_max grows under T_{0.01,1}", threshold="1 + tol('iterative')",
+            decision="lambda_max grows under T_{0.01,1} on a rate of trials at least 0.5",
+            threshold="1 + tol('iterative') per trial",
             calibration_seeds="9000-9024", validation_seeds="9100-9124",
             how="derived, not fitted: the statement is that lambda_max is not invariant under a "
                 "loss-preserving reparametrisation, so 'grows' is lambda_max(H_T) / lambda_max(H) >= 1 + "
@@ -500,40 +515,50 @@ def test_extra_symmetries(tc):
                 "1 + 1.2e-10. The Rayleigh bound held on every trial (least relative slack 4.7e-5, >= 0 "
                 "by the theorem up to Lanczos accuracy). The softplus control failed as declared on 50 of "
                 "50. The table row holds the validation block (25 seeds), so its Clopper-Pearson bound "
-                "(0.11) is over the budget: a count that small cannot show 3e-4"),
+                "(0.11) is over the budget: a count that small cannot show 3e-4. Helper h13 (2026-11-30): the "
+                "per-trial threshold is unchanged; the decision is now the rate of trials that grow "
+                "(at least 0.5, exact binomial test at level 0.01), since at a fixed alpha1 the growth "
+                "follows from the theorem only where mu / lambda_max(H) exceeds about alpha1^2"),
     ],
     sizes={tier: {**FLAT_SIZES[tier], "minima_instances": HESSIAN_INSTANCES[tier]}
            for tier in ("quick", "full")},
 )
 def test_hessian_flatness_comparison(tc):
     r"""Top Hessian eigenvalues are not invariant under the symmetry T, so they cannot rank
-    two models' flatness.  On the shared teacher data an attention network and a baseline
-    network are trained to interpolating minima (L-BFGS); lambda_max (Lanczos on
-    Hessian-vector products) is measured at the attention minimum theta, at the equivalent
-    minimum ``T_{0.01,1} theta`` and at the baseline minimum.  The counterexample: the test
-    loss (200 fresh teacher inputs) is unchanged (relative ``1e-10``: T is exact up to
-    round-off for ReLU), lambda_max is not invariant, and the reparametrised attention minimum
-    is sharper than the baseline's, reversing "attention is flatter" without changing the
-    function.  In the coordinates ``T theta`` the Hessian is ``D^{-1} H D^{-1}`` with
-    ``D = diag(alpha1 I_a, I, I / alpha1)``, so by the Rayleigh quotient on vectors supported on
-    the a-block ``lambda_max(H_T) >= mu / alpha1^2`` with ``mu = lambda_max(H_aa)`` (dense
-    Hessian, pass: ``lambda_max(H_T) >= (1 - 1e-9) mu / alpha1^2``, the Lanczos accuracy as in
-    thm4a); the growth factor is therefore at least ``10^4 mu / lambda_max(H)``, which depends
-    on the instance (``mu`` small against the coupling blocks gives a small factor: 25.6 on
-    an unseen seed, 2.96 on the calibration block), so no fixed factor follows from the theorem.  The decision is the
-    statement itself, non-invariance: ``lambda_max(H_T) / lambda_max(H) >= 1 + tol`` with tol
-    the dtype's ``iterative`` round-off (1.2e-10 in float64, Lanczos at tol 1e-12); the bound
-    and its ratio to ``lambda_max(H)`` are recorded.  Fig. 3's comparison is also decided as printed, at the minima L-BFGS finds
-    without any reparametrisation, on ``comparison_instances`` minima of its own (the trials
-    where both networks are at C^2 minima): the statement is universal ("baseline models exhibit
-    higher top eigenvalues"), so one trial whose attention minimum has the larger
-    ``lambda_max`` contradicts it directly (pass: the largest ``lambda_att - lambda_base``
-    over the qualifying trials at least 0; every difference is recorded; not under the
-    softplus control).  Hypotheses per trial: both networks at C^2 minima (train loss ``<= 1e-8``,
-    attention pre-activations ``|z| >= 1e-8``); the trials meeting them are checked, the
-    others counted and reported; precondition: at least one, and ReLU.  Both networks are
-    trained with restarts (at most 6 L-BFGS runs per trial, see the shared run); with no
-    qualifying trial the claim reports hypotheses not met.
+    two models' flatness.  On the teacher data of the Hessian claims' run (`setup.hessian_minima`,
+    12 trials, shared with thm4a) an attention network and a baseline network are trained to
+    interpolating minima (L-BFGS with restarts, at most 6 runs per trial); lambda_max, the top
+    eigenvalue of the dense Hessian (41 and 35 parameters; LAPACK, backward stable), is
+    measured at the attention minimum theta, at the equivalent minimum ``T_{0.01,1} theta``
+    and at the baseline minimum.  Hypotheses per trial: both networks at C^2 minima (train
+    loss ``<= 1e-8``, attention pre-activations ``|z| >= 1e-8``); preconditions: ReLU, and
+    the hypotheses met on a rate of trials at least 0.5 (exact one-sided binomial tests at
+    level 0.01, for the attention network and for both); the trials meeting them are
+    checked, the others counted and reported.  The counterexample: the test loss (200 fresh
+    teacher inputs) is unchanged on every trial (relative ``tol('accumulated')``: T is exact
+    up to round-off for ReLU), lambda_max is not invariant, and the reparametrised attention
+    minimum is sharper than the baseline's, reversing "attention is flatter" without
+    changing the function.  In the coordinates ``T theta`` the Hessian is ``D^{-1} H D^{-1}``
+    with ``D = diag(alpha1 I_a, I, I / alpha1)``, so by Cauchy interlacing on the a-block
+    ``lambda_max(H_T) >= mu / alpha1^2``, ``mu = lambda_max(H_aa)``: decided on every trial
+    against that bound less the round-off allowance of `setup.spectral_allowance` (Weyl's
+    inequality for the computed ``H_T`` against ``D^{-1} H D^{-1}`` plus the eigensolver's
+    backward error; stated bound 0, `setup.SPECTRAL_ROUNDOFF`).  The growth factor is
+    therefore at least ``10^4 mu / lambda_max(H)`` and the lead over the baseline at least
+    ``10^4 mu - lambda_base``, which depend on the instance (``mu`` small against the
+    coupling blocks gives a small factor: 25.6 on an unseen seed, 2.96 on a calibration
+    block): at the fixed alpha1 = 0.01 they follow from the theorem only on trials with
+    ``mu`` above about ``alpha1^2`` times ``lambda_max(H)`` (``lambda_base``), so both are
+    decided as rates: growth beyond round-off, ``lambda_max(H_T) / lambda_max(H) >= 1 +
+    tol('iterative')``, and ``lambda_max(H_T) > lambda_base``, each on a rate of trials at
+    least 0.5 (exact one-sided binomial tests at level 0.01; with 12 trials they reject
+    where at most one trial shows it).  Fig. 3's comparison is decided as printed, at the
+    minima L-BFGS finds without any reparametrisation: the statement is universal ("baseline
+    models exhibit higher top eigenvalues"), so one trial whose attention minimum has the
+    larger lambda_max contradicts it; decided as the rate of such trials at least 0.3 (exact
+    one-sided binomial test at level 0.05, which with 9 to 12 qualifying trials rejects
+    exactly where no trial reverses Fig. 3; every difference is recorded; not under the
+    softplus control).
     """
     activation = "softplus" if tc.control == "softplus" else "relu"
     tc.precondition.holds("activation positively homogeneous", minimum_activation(activation).homogeneous)
@@ -578,10 +603,16 @@ def test_hessian_flatness_comparison(tc):
     tc.conclusion.at_least("lambda_max after T_{0.01,1} at least the a-block bound mu / alpha1^2",
                            lam_T, bound - np.asarray(slack),
                            tail_bound=None if tc.control else SPECTRAL_ROUNDOFF)
-    tc.conclusion.at_least("lambda_max grows under T_{0.01,1}", lam_T / lam, 1 + tc.tol("iterative"))
-    tc.conclusion.at_least("reparametrised attention sharper than the baseline", lam_T - lam_base, 0.0)
+    tc.record("growth lambda_max(H_T) / lambda_max(H) per trial", lam_T / lam)
+    tc.conclusion.binomial(f"lambda_max grows under T_{{0.01,1}} on a rate of trials at least {GROWTH_RATE}",
+                           lam_T / lam >= 1 + tc.tol("iterative"), p=GROWTH_RATE, alpha=HYPOTHESIS_ALPHA,
+                           low_power=GROWTH_POWER)
+    tc.conclusion.binomial(f"reparametrised attention sharper than the baseline on a rate of trials at "
+                           f"least {GROWTH_RATE}", lam_T > lam_base, p=GROWTH_RATE, alpha=HYPOTHESIS_ALPHA,
+                           low_power=GROWTH_POWER)
     if tc.control is None:      # Fig. 3 as printed, at the minima found (ReLU only)
         sharper = lam - lam_base
         tc.record("lambda_max attention - baseline at the minima found, per trial", sharper)
-        tc.conclusion.at_least("an attention minimum found is sharper than its baseline's "
-                               "(Fig. 3 reversed)", float(sharper.max()), 0.0)
+        tc.conclusion.binomial(f"an attention minimum found is sharper than its baseline's (Fig. 3 "
+                               f"reversed) on a rate of trials at least {REVERSAL_RATE}", sharper > 0,
+                               p=REVERSAL_RATE, alpha=REVERSAL_ALPHA, low_power=REVERSAL_POWER)
