@@ -360,7 +360,6 @@ def minima_meeting_hypotheses(tc, model, run, params):
     return [k for k in range(len(keep)) if keep[k]]
 
 
-
 def self_attention_instance(rng: np.random.Generator, act: Activation, K: int = 1):
     """A random self-attention network (sizes SELF_SIZES) with random sentences and targets."""
     s = SELF_SIZES
