@@ -11,9 +11,25 @@ from theorycheck.models import (Activation, BaselineNet, GlobalAttentionNet, hid
 from theorycheck.solvers import dense_hessian, flatten_params, top_hessian_eigenvalues, unflatten_params
 from theorycheck.tails import TailBound
 
-from .setup import (FLAT_SIZES, MINIMUM_LOSS, PAPER, PROBE_SEED, SELF_SIZES, at_c2_minimum,
-                    minima_meeting_hypotheses, minimum, minimum_activation, outputs, self_attention_instance,
-                    self_attention_probe, trained_minima, trial)
+from .setup import (FLAT_SIZES, HESSIAN_INSTANCES, HYPOTHESIS_ALPHA, HYPOTHESIS_POWER, HYPOTHESIS_RATE,
+                    MINIMUM_LOSS, PAPER, PROBE_SEED, SELF_SIZES,
+                    SPECTRAL_ROUNDOFF, at_c2_minimum, hessian_minima, minima_meeting_hypotheses, minimum,
+                    minimum_activation, outputs, self_attention_instance, self_attention_probe,
+                    spectral_allowance, top_eigenvalue, trained_minima, trial)
+
+#: sec53: at the fixed alpha1 = 0.01 the growth of lambda_max and the reparametrised minimum's lead
+#: over the baseline follow from the Rayleigh bound only where mu / lambda_max(H) (mu / lambda_base)
+#: exceeds about alpha1^2, so they are asked of a rate of trials (exact binomial test, level
+#: HYPOTHESIS_ALPHA; with 12 trials it rejects where at most one trial shows them)
+GROWTH_RATE = 0.5
+GROWTH_POWER = ("the statement is non-invariance, which one trial shows; the test rejects only where "
+                "nearly every trial fails to show it")
+#: sec53, Fig. 3 reversed: an attention minimum found sharper than its baseline's on a rate of trials
+#: at least REVERSAL_RATE at level REVERSAL_ALPHA; with 9 to 12 qualifying trials the test rejects
+#: exactly where no trial reverses Fig. 3 (the universal statement is refuted by one trial)
+REVERSAL_RATE, REVERSAL_ALPHA = 0.3, 0.05
+REVERSAL_POWER = ("one reversed trial refutes the printed statement; the rate only sizes the trials "
+                  "so that a run with none is rare")
 
 #: (alpha1, alpha2) of the invariance checks: powers of two are exact, the others round off
 SCALES = [(0.5, 1.0), (0.1, 1.0), (0.01, 1.0), (1.0, 0.1), (3.0, 7.0)]
@@ -212,14 +228,6 @@ def test_jacobian_determinant(tc):
               "T_{alpha1,1} theta is at least delta/alpha1^2 (delta the largest diagonal entry of "
               "the a-block) and grows without bound as alpha1 -> 0, at minima equivalent to theta.",
     provenance="stated",
-    over_budget=(
-        "'trials at a C^2 minimum' (one of the shared run's two trials reaches an interpolating "
-        "C^2 minimum after its L-BFGS restarts) fails when both stop at a spurious minimum or a "
-        "kink, at a per-seed rate of order 1e-3, and the Rayleigh bound by Lanczos from a fixed start "
-        "has a per-instance slack with a tail to 0 and no proved accuracy, so both are counted "
-        "(order 1e-2); more trials or restarts multiply the shared minima of every Thm 4 claim "
-        "beyond the quick tier's 60 s. The verdict reports the trials meeting the hypotheses and "
-        "decides the identities on each of them."),
     controls={
         "softplus": Control(
             "hypothesis", breaks=["Hessian congruence"],
@@ -234,39 +242,73 @@ def test_jacobian_determinant(tc):
         "or at a kink, and seeds 6 and 15 had no qualifying trial of two (an error on empty "
         "arrays); restarts added (setup.RESTARTS = 6; seeds 1-10: 45% of starts stopped at a "
         "spurious minimum, so a trial misses after 6 runs with probability about 0.45^6 < 1%)",
+        "helper h13 (2026-11-30, issue 31): the row was over the budget (0.042, counted) on "
+        "'trials at a C^2 minimum' (at least one of the shared run's two trials; pooled over the "
+        "row's 140 trials one missed, so both miss at a rate of order 1e-4 .. 1e-3, and two trials "
+        "cannot bound it below the budget) and on the Rayleigh bound by Lanczos (a slack with a "
+        "tail to 0 against a factor 1 - 1e-9 with no proved accuracy). Now: the trials are the "
+        "12 minima of sec53's Fig. 3 comparison (one run shared by both claims), the hypotheses "
+        "a rate at least 0.5 (exact binomial test at level 0.01); lambda_max is the dense "
+        "Hessian's (41 parameters; cheaper than Lanczos), the Rayleigh bound compared with a "
+        "proved round-off allowance (stated bound 0); the window [90, 110] of the ratio (moved "
+        "after seeing seed 0) is replaced by the window Weyl's inequality proves (stated bound "
+        "0), since a trial whose a-block curvature mu is small against ||H|| (seen in sec53: "
+        "growth 2.96 at alpha1 = 0.01) leaves the ratio outside any fixed window while the "
+        "theorem holds; decided one decade deeper, lambda_max(1e-4) / lambda_max(0.001) in 100 mu "
+        "/ (mu + e(0.001)) .. 100 (mu + e(1e-4)) / mu, where the window is within [94, 101] on "
+        "the 40 trials of the sweep 1430086168-1430086187 (mu / ||H|| >= 0.0165; at (0.01, "
+        "0.001) its lower end would be 62 .. 98); chosen knowing those trials' mu / ||H||, no "
+        "threshold fitted",
+        "block 117000-117049 (quick tier, 50 seeds, commit 2835118; runs /work/runs/h13-anon20/"
+        "cal-117000): passed on all 50; 0.042 (counted) -> 8.8e-16 (the hypotheses' pooled trials: "
+        "587 of 600 qualified; the other decisions stated 0 or log-normal). Least slack of the "
+        "Rayleigh bound 1.3e-3 relative, of the ratio's window 1.6e-4; the window's lower end fell "
+        "to 24.9 on one trial (seed 117043, mu / ||H|| near 3e-4) where the ratio was 99.9999: "
+        "Weyl's first-order window is loose where mu is small (the departure is second order). "
+        "The softplus control failed as declared on 50 of 50",
     ],
-    sizes={tier: dict(FLAT_SIZES[tier]) for tier in ("quick", "full")},
+    sizes={tier: {**FLAT_SIZES[tier], "minima_instances": HESSIAN_INSTANCES[tier]}
+           for tier in ("quick", "full")},
 )
 def test_hessian_congruence_and_blowup(tc):
     r"""Differentiating :math:`L(T\theta) = L(\theta)` twice (T linear, diagonal D):
     :math:`\nabla^2 L(T\theta) = D^{-1}\nabla^2 L(\theta) D^{-1}`.  With
     :math:`\alpha_2 = 1` the a-block scales by :math:`\alpha_1^{-2}`, so
     :math:`\lambda_{\max}(T\theta) \ge e_k^\top D^{-1} H D^{-1} e_k = H_{kk}/\alpha_1^2` for the
-    a-coordinate ``k`` with the largest diagonal ``delta``.  Measured at the shared ReLU minima
-    (float64): the dense Hessian (``torch.func.hessian``, 41 parameters) at theta and at
-    ``T_{alpha1,1} theta`` for alpha1 in {0.5, 0.1, 0.01, 0.001}; lambda_max by Lanczos on
-    Hessian-vector products (`theorycheck.solvers.top_hessian_eigenvalues`).  Hypotheses,
-    per trial: every pre-activation ``|z| >= 1e-8`` (L is C^2 there; the spec's guard) and
-    train loss ``<= 1e-8`` (a minimum); the checks run on the trials that meet them (an
-    identity must hold on each), the others are counted and reported.  The shared run
-    restarts L-BFGS from fresh starts (at most 6 runs) while a trial misses them; with no
-    qualifying trial the claim reports hypotheses not met.  Precondition: at least one such
-    trial, and a homogeneous activation.  Pass: congruence relative Frobenius error ``<=
-    1e-10``; ``lambda_max >= (1 - 1e-9) delta / alpha1^2``; and ``lambda_max(0.001) /
-    lambda_max(0.01)`` in ``[90, 110]`` (the ``alpha1^{-2}`` law, i.e. 100).  By
-    perturbation, ``lambda_max(alpha1) = mu/alpha1^2 + c + O(alpha1^2)`` with ``mu`` the top
-    eigenvalue of the a-block and ``c`` from the coupling blocks, so a ratio one decade
-    earlier, at (0.1, 0.01), depends on the instance's ``c/mu``; at (0.01, 0.001) the law is
-    reached within 1% for any ``c/mu < 100``; the earlier ratio is recorded.  The blow-up
-    sends ``W2 -> W2/alpha1`` outside any ball of A2.
+    a-coordinate ``k`` with the largest diagonal ``delta``.  Measured at the ReLU minima
+    shared with sec53's comparison (`setup.hessian_minima`, 12 trials; float64): the dense
+    Hessian (``torch.func.hessian``, 41 parameters) at theta and at ``T_{alpha1,1} theta``
+    for alpha1 in {0.5, 0.1, 0.01, 0.001, 1e-4}, lambda_max its top eigenvalue (LAPACK,
+    backward stable).  Hypotheses, per trial: every pre-activation ``|z| >= 1e-8`` (L is
+    C^2 there; the spec's guard) and train loss ``<= 1e-8`` (a minimum); the checks run on
+    the trials that meet them (an identity must hold on each), the others are counted and
+    reported.  The shared run restarts L-BFGS from fresh starts (at most 6 runs) while a
+    trial misses them.  Preconditions: a homogeneous activation, and the hypotheses met on
+    a rate of trials at least 0.5 (exact one-sided binomial test at level 0.01: it rejects
+    where at most one of 12 trials meets them).  Pass: congruence relative Frobenius error
+    ``<= tol('conditioned')``; ``lambda_max >= delta / alpha1^2`` less the round-off
+    allowance of `setup.spectral_allowance` (Weyl's inequality for ``H_T`` against
+    ``D^{-1} H D^{-1}`` plus the eigensolver's backward error; `setup.SPECTRAL_ROUNDOFF`,
+    stated bound 0); and the ``alpha1^{-2}`` law, ``lambda_max(1e-4) / lambda_max(0.001)``
+    near 100, within the window Weyl's inequality proves: with ``S = diag(I_a, alpha1 I,
+    alpha1^2 I)``, ``alpha1^2 lambda_max(T theta) = lambda_max(S H S)``, which is at least
+    ``mu`` (Rayleigh on the a-block, ``mu = lambda_max(H_aa)``) and at most ``mu +
+    e(alpha1)``, ``e(alpha1) = (alpha1 + alpha1^2) ||H||_2`` (``S H S - diag(H_aa, 0)`` has
+    off-diagonal blocks of norm ``<= alpha1 ||H||`` and a lower-right block of norm ``<=
+    alpha1^2 ||H||``), so the ratio lies in ``[100 mu / (mu + e(0.001)), 100 (mu + e(1e-4))
+    / mu]``, widened by the same round-off allowances (stated bound 0).  The window is
+    within 10% of 100 where ``mu / ||H|| >= 0.01`` and widens as ``mu / ||H||`` falls (mu is
+    at most ``||H||``): the law is a limit, reached at a given alpha1 only where ``alpha1
+    ||H|| << mu``; the ratios at (0.1, 0.01) and (0.01, 0.001) and both ends of the window
+    are recorded.  The blow-up sends ``W2 -> W2/alpha1`` outside any ball of A2.
     """
     activation = "softplus" if tc.control == "softplus" else "relu"
     tc.precondition.holds("activation positively homogeneous", minimum_activation(activation).homogeneous)
-    run = minimum(tc, activation)
+    run = hessian_minima(tc, activation)
     model = GlobalAttentionNet(run["X"], run["y"], run["activation"])
     p, d = tc.sizes["p"], tc.sizes["d"]
-    alphas = [0.5, 0.1, 0.01, 0.001]
-    congruence, lam, bound = [], [], []
+    alphas = [0.5, 0.1, 0.01, 0.001, 1e-4]
+    congruence, lam, bound, slack, low, high = [], [], [], [], [], []
     trials = minima_meeting_hypotheses(tc, model, run, run["params"])
     if not trials:
         return      # hypotheses not met on any trial: reported as such, nothing to decide
@@ -274,25 +316,45 @@ def test_hessian_congruence_and_blowup(tc):
         sub, theta = model.restrict([k]), trial(run["params"], k)
         H = dense_hessian(sub, theta)
         delta = float(H.diagonal()[:p].max())
+        spectrum = torch.linalg.eigvalsh(H)
+        mu = top_eigenvalue(H[:p, :p])
+        # |computed - true| of mu and ||H||_2 (the a-block's and H's own eigensolver error)
+        mu_err = 2 * p ** 2 * torch.finfo(H.dtype).eps * float(H[:p, :p].norm())
+        norm = float(spectrum.abs().max()) + 2 * H.shape[0] ** 2 * torch.finfo(H.dtype).eps * float(H.norm())
+        top, allow = {}, {}
         for a1 in alphas:
             T = scale_global_attention(theta, a1, 1.0)
             Dinv = torch.cat([torch.full((p,), 1 / a1, dtype=torch.float64),
                               torch.ones(p * d, dtype=torch.float64),
                               torch.full((d,), a1, dtype=torch.float64)])
             expected = Dinv[:, None] * H * Dinv[None, :]
-            congruence.append(float((dense_hessian(sub, T) - expected).norm() / expected.norm()))
-            lam.append(float(top_hessian_eigenvalues(sub, T)[0, 0]))
+            H_T = dense_hessian(sub, T)
+            congruence.append(float((H_T - expected).norm() / expected.norm()))
+            top[a1], allow[a1] = top_eigenvalue(H_T), spectral_allowance(H_T, expected)
+            lam.append(top[a1])
             bound.append(delta / a1 ** 2)
+            slack.append(allow[a1])
+        # Weyl's window of the ratio lambda_max(1e-4) / lambda_max(0.001), round-off included
+        upper = {a1: (mu + mu_err + (a1 + a1 ** 2) * norm) / a1 ** 2 + allow[a1] for a1 in (1e-3, 1e-4)}
+        lower = {a1: (mu - mu_err) / a1 ** 2 - allow[a1] for a1 in (1e-3, 1e-4)}
+        low.append(lower[1e-4] / upper[1e-3])
+        high.append(upper[1e-4] / lower[1e-3])
     lam = np.reshape(lam, (-1, len(alphas)))
     tc.record("alpha1", alphas)
     tc.record("lambda_max per trial", lam)
     tc.record("delta / alpha1^2 per trial", np.reshape(bound, lam.shape))
     tc.conclusion.at_most("Hessian congruence", congruence, tc.tol("conditioned"))
+    stated = None if tc.control else SPECTRAL_ROUNDOFF
     tc.conclusion.at_least("lambda_max >= delta / alpha1^2", lam.ravel(),
-                           (1 - 1e-9) * np.asarray(bound))
-    ratio = lam[:, 3] / lam[:, 2]
-    tc.record("lambda_max(0.01) / lambda_max(0.1) (not decided)", lam[:, 2] / lam[:, 1])
-    tc.conclusion.close("lambda_max(0.001) / lambda_max(0.01) near 100", ratio, 100.0, rtol=0.1)
+                           np.asarray(bound) - np.asarray(slack), tail_bound=stated)
+    ratio = lam[:, 4] / lam[:, 3]
+    tc.record("lambda_max(0.01) / lambda_max(0.1), lambda_max(0.001) / lambda_max(0.01) (not decided)",
+              [lam[:, 2] / lam[:, 1], lam[:, 3] / lam[:, 2]])
+    tc.record("Weyl window of lambda_max(1e-4) / lambda_max(0.001), per trial", [low, high])
+    tc.conclusion.at_least("lambda_max(1e-4) / lambda_max(0.001) at least 100 mu / (mu + e(0.001))",
+                           ratio, low, tail_bound=stated)
+    tc.conclusion.at_most("lambda_max(1e-4) / lambda_max(0.001) at most 100 (mu + e(1e-4)) / mu",
+                          ratio, high, tail_bound=stated)
 
 
 @claim(
@@ -419,14 +481,6 @@ def test_extra_symmetries(tc):
               "minima found, so the loss landscape of attention models is flatter.",
     corrected_by=f"{PAPER}.thm4a.hessian_congruence_and_blowup",
     provenance="derived",
-    over_budget=(
-        "the hypotheses 'trials at a C^2 minimum' and 'baseline also at a minimum' on the shared "
-        "run's two trials fail when L-BFGS stops short on both, at a per-seed rate of order 1e-3, "
-        "and the Rayleigh bound, the growth under T and Fig. 3's comparison are per-instance "
-        "curvature ratios with heavy tails towards their thresholds, counted or log-normal at "
-        "order 1e-2; more trials multiply the shared minima beyond the quick tier's 60 s. The "
-        "verdict reports the trials meeting the hypotheses and the counterexample on each of "
-        "them."),
     controls={
         "softplus": Control(
             "hypothesis", breaks=["test loss unchanged under T_{0.01,1}"],
@@ -445,7 +499,8 @@ def test_extra_symmetries(tc):
         "stay on the shared run's minima (on 8 trials the 50-fold growth missed one trial of "
         "seed 6 at 41-fold: a small a-block curvature; not adopted for them)",
         Calibrated(
-            decision="lambda_max grows under T_{0.01,1}", threshold="1 + tol('iterative')",
+            decision="lambda_max grows under T_{0.01,1} on a rate of trials at least 0.5",
+            threshold="1 + tol('iterative') per trial",
             calibration_seeds="9000-9024", validation_seeds="9100-9124",
             how="derived, not fitted: the statement is that lambda_max is not invariant under a "
                 "loss-preserving reparametrisation, so 'grows' is lambda_max(H_T) / lambda_max(H) >= 1 + "
@@ -459,88 +514,114 @@ def test_extra_symmetries(tc):
                 "1 + 1.2e-10. The Rayleigh bound held on every trial (least relative slack 4.7e-5, >= 0 "
                 "by the theorem up to Lanczos accuracy). The softplus control failed as declared on 50 of "
                 "50. The table row holds the validation block (25 seeds), so its Clopper-Pearson bound "
-                "(0.11) is over the budget: a count that small cannot show 3e-4"),
+                "(0.11) is over the budget: a count that small cannot show 3e-4. Helper h13 "
+                "(2026-11-30): the per-trial threshold is unchanged; the decision is now the rate of trials that grow "
+                "(at least 0.5, exact binomial test at level 0.01), since at a fixed alpha1 the growth "
+                "follows from the theorem only where mu / lambda_max(H) exceeds about alpha1^2"),
+        "helper h13 (2026-11-30, issue 31): all decisions on the 12-trial run shared with thm4a "
+        "(setup.hessian_minima), the hypotheses and the curvature comparisons at alpha1 = 0.01 as "
+        "rates of trials (exact binomial tests), Fig. 3's reversal as a rate at least 0.3, "
+        "lambda_max from the dense Hessian with a proved allowance; block 117000-117049 (quick "
+        "tier, 50 seeds, commit 2835118; runs /work/runs/h13-anon20/cal-117000): passed on all "
+        "50; 0.042 (counted) -> 1.1e-4, all of it Fig. 3's reversal (pooled trials: 390 of 581 "
+        "qualifying trials had the attention minimum sharper, 0.67; a seed with 9 qualifying "
+        "trials sets the bound); the least growth under T was 3.3 (seed 117043, a trial with "
+        "mu / lambda_max(H) near 3e-4: a fixed-factor or every-trial decision has this tail). "
+        "The softplus control failed as declared on 50 of 50",
     ],
-    sizes={"quick": {**FLAT_SIZES["quick"], "comparison_instances": 8},
-           "full": {**FLAT_SIZES["full"], "comparison_instances": 12}},
+    sizes={tier: {**FLAT_SIZES[tier], "minima_instances": HESSIAN_INSTANCES[tier]}
+           for tier in ("quick", "full")},
 )
 def test_hessian_flatness_comparison(tc):
     r"""Top Hessian eigenvalues are not invariant under the symmetry T, so they cannot rank
-    two models' flatness.  On the shared teacher data an attention network and a baseline
-    network are trained to interpolating minima (L-BFGS); lambda_max (Lanczos on
-    Hessian-vector products) is measured at the attention minimum theta, at the equivalent
-    minimum ``T_{0.01,1} theta`` and at the baseline minimum.  The counterexample: the test
-    loss (200 fresh teacher inputs) is unchanged (relative ``1e-10``: T is exact up to
-    round-off for ReLU), lambda_max is not invariant, and the reparametrised attention minimum
-    is sharper than the baseline's, reversing "attention is flatter" without changing the
-    function.  In the coordinates ``T theta`` the Hessian is ``D^{-1} H D^{-1}`` with
-    ``D = diag(alpha1 I_a, I, I / alpha1)``, so by the Rayleigh quotient on vectors supported on
-    the a-block ``lambda_max(H_T) >= mu / alpha1^2`` with ``mu = lambda_max(H_aa)`` (dense
-    Hessian, pass: ``lambda_max(H_T) >= (1 - 1e-9) mu / alpha1^2``, the Lanczos accuracy as in
-    thm4a); the growth factor is therefore at least ``10^4 mu / lambda_max(H)``, which depends
-    on the instance (``mu`` small against the coupling blocks gives a small factor: 25.6 on
-    an unseen seed, 2.96 on the calibration block), so no fixed factor follows from the theorem.  The decision is the
-    statement itself, non-invariance: ``lambda_max(H_T) / lambda_max(H) >= 1 + tol`` with tol
-    the dtype's ``iterative`` round-off (1.2e-10 in float64, Lanczos at tol 1e-12); the bound
-    and its ratio to ``lambda_max(H)`` are recorded.  Fig. 3's comparison is also decided as printed, at the minima L-BFGS finds
-    without any reparametrisation, on ``comparison_instances`` minima of its own (the trials
-    where both networks are at C^2 minima): the statement is universal ("baseline models exhibit
-    higher top eigenvalues"), so one trial whose attention minimum has the larger
-    ``lambda_max`` contradicts it directly (pass: the largest ``lambda_att - lambda_base``
-    over the qualifying trials at least 0; every difference is recorded; not under the
-    softplus control).  Hypotheses per trial: both networks at C^2 minima (train loss ``<= 1e-8``,
-    attention pre-activations ``|z| >= 1e-8``); the trials meeting them are checked, the
-    others counted and reported; precondition: at least one, and ReLU.  Both networks are
-    trained with restarts (at most 6 L-BFGS runs per trial, see the shared run); with no
-    qualifying trial the claim reports hypotheses not met.
+    two models' flatness.  On the teacher data of the Hessian claims' run (`setup.hessian_minima`,
+    12 trials, shared with thm4a) an attention network and a baseline network are trained to
+    interpolating minima (L-BFGS with restarts, at most 6 runs per trial); lambda_max, the top
+    eigenvalue of the dense Hessian (41 and 35 parameters; LAPACK, backward stable), is
+    measured at the attention minimum theta, at the equivalent minimum ``T_{0.01,1} theta``
+    and at the baseline minimum.  Hypotheses per trial: both networks at C^2 minima (train
+    loss ``<= 1e-8``, attention pre-activations ``|z| >= 1e-8``); preconditions: ReLU, and
+    the hypotheses met on a rate of trials at least 0.5 (exact one-sided binomial tests at
+    level 0.01, for the attention network and for both); the trials meeting them are
+    checked, the others counted and reported.  The counterexample: the test loss (200 fresh
+    teacher inputs) is unchanged on every trial (relative ``tol('accumulated')``: T is exact
+    up to round-off for ReLU), lambda_max is not invariant, and the reparametrised attention
+    minimum is sharper than the baseline's, reversing "attention is flatter" without
+    changing the function.  In the coordinates ``T theta`` the Hessian is ``D^{-1} H D^{-1}``
+    with ``D = diag(alpha1 I_a, I, I / alpha1)``, so by Cauchy interlacing on the a-block
+    ``lambda_max(H_T) >= mu / alpha1^2``, ``mu = lambda_max(H_aa)``: decided on every trial
+    against that bound less the round-off allowance of `setup.spectral_allowance` (Weyl's
+    inequality for the computed ``H_T`` against ``D^{-1} H D^{-1}`` plus the eigensolver's
+    backward error; stated bound 0, `setup.SPECTRAL_ROUNDOFF`).  The growth factor is
+    therefore at least ``10^4 mu / lambda_max(H)`` and the lead over the baseline at least
+    ``10^4 mu - lambda_base``, which depend on the instance (``mu`` small against the
+    coupling blocks gives a small factor: 25.6 on an unseen seed, 2.96 on a calibration
+    block): at the fixed alpha1 = 0.01 they follow from the theorem only on trials with
+    ``mu`` above about ``alpha1^2`` times ``lambda_max(H)`` (``lambda_base``), so both are
+    decided as rates: growth beyond round-off, ``lambda_max(H_T) / lambda_max(H) >= 1 +
+    tol('iterative')``, and ``lambda_max(H_T) > lambda_base``, each on a rate of trials at
+    least 0.5 (exact one-sided binomial tests at level 0.01; with 12 trials they reject
+    where at most one trial shows it).  Fig. 3's comparison is decided as printed, at the
+    minima L-BFGS finds without any reparametrisation: the statement is universal ("baseline
+    models exhibit higher top eigenvalues"), so one trial whose attention minimum has the
+    larger lambda_max contradicts it; decided as the rate of such trials at least 0.3 (exact
+    one-sided binomial test at level 0.05, which with 9 to 12 qualifying trials rejects
+    exactly where no trial reverses Fig. 3; every difference is recorded; not under the
+    softplus control).
     """
     activation = "softplus" if tc.control == "softplus" else "relu"
     tc.precondition.holds("activation positively homogeneous", minimum_activation(activation).homogeneous)
-    run = minimum(tc, activation)
+    run = hessian_minima(tc, activation)
     act = run["activation"]
     att = GlobalAttentionNet(run["X"], run["y"], act)
     test_att = GlobalAttentionNet(run["X_test"], run["y_test"], act)
     base = BaselineNet(run["X"], run["y"], act)
-    trials = minima_meeting_hypotheses(tc, att, run, run["params"])
+    minima_meeting_hypotheses(tc, att, run, run["params"])
     base_loss = base.loss(run["baseline"])
     tc.record("baseline train loss per trial", base_loss)
-    trials = [k for k in trials if base_loss[k] <= MINIMUM_LOSS]
-    tc.precondition.at_least("baseline also at a minimum on those trials", len(trials), 1)
+    both = at_c2_minimum(att, run["params"]) & (base_loss <= MINIMUM_LOSS)
+    tc.precondition.binomial(f"trials with both networks at a minimum on a rate at least "
+                             f"{HYPOTHESIS_RATE}", both, p=HYPOTHESIS_RATE, alpha=HYPOTHESIS_ALPHA,
+                             low_power=HYPOTHESIS_POWER)
+    trials = [k for k in range(len(both)) if both[k]]
     if not trials:
         return      # hypotheses not met on any trial: reported as such, nothing to decide
-    att, test_att, base = att.restrict(trials), test_att.restrict(trials), base.restrict(trials)
+    test_att = test_att.restrict(trials)
     theta = {b: v[trials] for b, v in run["params"].items()}
-    alpha1 = 0.01
+    alpha1, p = 0.01, tc.sizes["p"]
     T = scale_global_attention(theta, alpha1, 1.0)
-    lam, lam_T = top_hessian_eigenvalues(att, theta)[:, 0], top_hessian_eigenvalues(att, T)[:, 0]
-    lam_base = top_hessian_eigenvalues(base, {b: v[trials] for b, v in run["baseline"].items()})[:, 0]
+    Dinv = torch.cat([torch.full((p,), 1 / alpha1, dtype=torch.float64),
+                      torch.ones(p * tc.sizes["d"], dtype=torch.float64),
+                      torch.full((tc.sizes["d"],), alpha1, dtype=torch.float64)])
+    lam, lam_T, lam_base, mu, slack = [], [], [], [], []
+    for i, k in enumerate(trials):
+        sub = att.restrict([k])
+        H, H_T = dense_hessian(sub, trial(theta, i)), dense_hessian(sub, trial(T, i))
+        lam.append(top_eigenvalue(H))
+        lam_T.append(top_eigenvalue(H_T))
+        lam_base.append(top_eigenvalue(dense_hessian(base.restrict([k]), trial(run["baseline"], k))))
+        mu.append(top_eigenvalue(H[:p, :p]))
+        slack.append(spectral_allowance(H_T, Dinv[:, None] * H * Dinv[None, :]))
+    lam, lam_T, lam_base, mu = map(np.asarray, (lam, lam_T, lam_base, mu))
     test, test_T = test_att.loss(theta), test_att.loss(T)
     tc.record("lambda_max attention, attention after T, baseline", [lam, lam_T, lam_base])
     tc.record("test loss before / after T", [test, test_T])
     tc.conclusion.close("test loss unchanged under T_{0.01,1}", test_T, test, rtol=tc.tol("accumulated"))
-    p = tc.sizes["p"]
-    mu = np.array([float(torch.linalg.eigvalsh(dense_hessian(att.restrict([k]), trial(theta, k))[:p, :p])[-1])
-                   for k in range(len(trials))])
     bound = mu / alpha1 ** 2
     tc.record("a-block bound mu / alpha1^2 and its ratio to lambda_max before T", [bound, bound / lam])
     tc.conclusion.at_least("lambda_max after T_{0.01,1} at least the a-block bound mu / alpha1^2",
-                           lam_T, (1 - 1e-9) * bound)
-    tc.conclusion.at_least("lambda_max grows under T_{0.01,1}", lam_T / lam, 1 + tc.tol("iterative"))
-    tc.conclusion.at_least("reparametrised attention sharper than the baseline", lam_T - lam_base, 0.0)
-    if tc.control is None:      # Fig. 3 as printed, on minima of its own (ReLU only)
-        fig3 = tc.use(trained_minima, activation="relu", instances=tc.sizes["comparison_instances"])
-        att3, base3 = (net(fig3["X"], fig3["y"], act) for net in (GlobalAttentionNet, BaselineNet))
-        kept = [k for k in range(tc.sizes["comparison_instances"])
-                if bool(at_c2_minimum(att3, fig3["params"])[k])
-                and float(base3.loss(fig3["baseline"])[k]) <= MINIMUM_LOSS]
-        tc.record("Fig. 3 comparison: trials with both networks at a C^2 minimum", len(kept))
-        tc.precondition.at_least("Fig. 3 comparison: a trial with both networks at a minimum",
-                                 len(kept), 1)
-        if kept:
-            sharper = (top_hessian_eigenvalues(att3.restrict(kept), {b: v[kept] for b, v in
-                                                                      fig3["params"].items()})[:, 0]
-                       - top_hessian_eigenvalues(base3.restrict(kept), {b: v[kept] for b, v in
-                                                                        fig3["baseline"].items()})[:, 0])
-            tc.record("lambda_max attention - baseline at the minima found, per trial", sharper)
-            tc.conclusion.at_least("an attention minimum found is sharper than its baseline's "
-                                   "(Fig. 3 reversed)", float(sharper.max()), 0.0)
+                           lam_T, bound - np.asarray(slack),
+                           tail_bound=None if tc.control else SPECTRAL_ROUNDOFF)
+    tc.record("growth lambda_max(H_T) / lambda_max(H) per trial", lam_T / lam)
+    tc.conclusion.binomial(f"lambda_max grows under T_{{0.01,1}} on a rate of trials at least {GROWTH_RATE}",
+                           lam_T / lam >= 1 + tc.tol("iterative"), p=GROWTH_RATE, alpha=HYPOTHESIS_ALPHA,
+                           low_power=GROWTH_POWER)
+    tc.conclusion.binomial(f"reparametrised attention sharper than the baseline on a rate of trials at "
+                           f"least {GROWTH_RATE}", lam_T > lam_base, p=GROWTH_RATE, alpha=HYPOTHESIS_ALPHA,
+                           low_power=GROWTH_POWER)
+    if tc.control is None:      # Fig. 3 as printed, at the minima found (ReLU only)
+        sharper = lam - lam_base
+        tc.record("lambda_max attention - baseline at the minima found, per trial", sharper)
+        tc.conclusion.binomial(f"an attention minimum found is sharper than its baseline's (Fig. 3 "
+                               f"reversed) on a rate of trials at least {REVERSAL_RATE}", sharper > 0,
+                               p=REVERSAL_RATE, alpha=REVERSAL_ALPHA, low_power=REVERSAL_POWER)
