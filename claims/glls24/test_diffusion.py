@@ -351,12 +351,13 @@ def test_loss_decomposition(tc):
     M = len(target)
     for fit in fits:
         K = len(fit["f_W"])
-        W0, A = tc.tensor(fit["W0"]), tc.tensor(fit["A"])
         H, eta = tc.tensor(fit["H"]), tc.tensor(fit["eta"]) * fit["m"]
-        K_all = ntk_gram(points.expand(K, -1, -1), Z.expand(K, -1, -1), W0, A)
-        if tc.control == "limit_kernel_gd":
+        if tc.control == "limit_kernel_gd":     # the network's NTK is not formed: it is not used
             H = softmax_limit_kernel(Z, Z, 1.0).expand(K, -1, -1)
             K_all = softmax_limit_kernel(points, Z, 1.0).expand(K, -1, -1)
+        else:
+            K_all = ntk_gram(points.expand(K, -1, -1), Z.expand(K, -1, -1), tc.tensor(fit["W0"]),
+                             tc.tensor(fit["A"]))
 
         def kernel_gd(labels):
             y = tc.tensor(np.broadcast_to(labels, (K, len(labels))).copy())
