@@ -44,6 +44,8 @@ RESTARTS = 6
 #: the ReLU minima of the Hessian claims (thm4a.hessian_congruence_and_blowup and
 #: sec53.DISCREPANCY_hessian_flatness_comparison, one run of their own): trials per tier
 HESSIAN_INSTANCES = {"quick": 12, "full": 16}
+#: the sizes of the Hessian claims: FLAT_SIZES with those trials
+HESSIAN_SIZES = {tier: {**FLAT_SIZES[tier], "minima_instances": HESSIAN_INSTANCES[tier]} for tier in FLAT_SIZES}
 #: Thm 4's hypotheses at those minima are asked of a rate of trials at least HYPOTHESIS_RATE by the
 #: exact one-sided binomial test at level HYPOTHESIS_ALPHA (with 12 trials it rejects where at most
 #: one trial meets them): the claims need instances, the optimiser reaches them on most trials

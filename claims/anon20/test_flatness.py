@@ -11,7 +11,7 @@ from theorycheck.models import (Activation, BaselineNet, GlobalAttentionNet, hid
 from theorycheck.solvers import dense_hessian, flatten_params, top_hessian_eigenvalues, unflatten_params
 from theorycheck.tails import TailBound
 
-from .setup import (FLAT_SIZES, HESSIAN_INSTANCES, HYPOTHESIS_ALPHA, HYPOTHESIS_POWER, HYPOTHESIS_RATE,
+from .setup import (FLAT_SIZES, HESSIAN_SIZES, HYPOTHESIS_ALPHA, HYPOTHESIS_POWER, HYPOTHESIS_RATE,
                     MINIMUM_LOSS, PAPER, PROBE_SEED, SELF_SIZES,
                     SPECTRAL_ROUNDOFF, at_c2_minimum, hessian_minima, minima_meeting_hypotheses, minimum,
                     minimum_activation, outputs, self_attention_instance, self_attention_probe,
@@ -267,8 +267,7 @@ def test_jacobian_determinant(tc):
         "Weyl's first-order window is loose where mu is small (the departure is second order). "
         "The softplus control failed as declared on 50 of 50",
     ],
-    sizes={tier: {**FLAT_SIZES[tier], "minima_instances": HESSIAN_INSTANCES[tier]}
-           for tier in ("quick", "full")},
+    sizes=HESSIAN_SIZES,
 )
 def test_hessian_congruence_and_blowup(tc):
     r"""Differentiating :math:`L(T\theta) = L(\theta)` twice (T linear, diagonal D):
@@ -529,8 +528,7 @@ def test_extra_symmetries(tc):
         "mu / lambda_max(H) near 3e-4: a fixed-factor or every-trial decision has this tail). "
         "The softplus control failed as declared on 50 of 50",
     ],
-    sizes={tier: {**FLAT_SIZES[tier], "minima_instances": HESSIAN_INSTANCES[tier]}
-           for tier in ("quick", "full")},
+    sizes=HESSIAN_SIZES,
 )
 def test_hessian_flatness_comparison(tc):
     r"""Top Hessian eigenvalues are not invariant under the symmetry T, so they cannot rank
