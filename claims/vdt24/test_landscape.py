@@ -155,7 +155,7 @@ def test_grad_identity_and_stationarity(tc):
     both ratios of `GradientBounds` on the right side of 1 within their allowances (the module
     docstring of `theorycheck.models.gradient_bounds`: the same derivation for any scores, so the
     data's spread of non-optimal scores, W_mm's deficit and the ratios' round-off enter exactly; under
-    exact equal scores they are round-off sized, 1e-10 to 1e-7 along the rays), so a failure means a wrong
+    exact equal scores they are round-off sized), so a failure means a wrong
     derivation or code on every draw: the stated bound 0 (`fixed_decoder.GRADIENT_BOUNDS_EXACT`).
 
     Numerical finding (not a failure of the claim): the rho < 0 side is kept at rho >= -12.
