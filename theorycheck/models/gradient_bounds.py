@@ -60,8 +60,8 @@ import torch
 
 from ..tolerance import unit_roundoff
 from .base import FROBENIUS
-from .token_selection import (constraint_radii, forward, log_gradient_weights, log_one_minus_s_opt, logit_gap,
-                              logits, optimal_token_mask, scaled_grad_W)
+from .token_selection import (_grad_W, _log_gradient_weights, constraint_radii, forward, logit_gap, logits,
+                              optimal_token_mask)
 
 __all__ = ["GradientBounds", "closed_form_allowance", "correlation_floor", "gradient_bounds"]
 
@@ -99,8 +99,9 @@ def gradient_bounds(X, y, u, W, opt, W_ref, ref_opt=None) -> GradientBounds:
     """The ratios of `GradientBounds` at ``W`` (K,d,d) for designated tokens ``opt`` (K,n), with their
     allowances; ``ref_opt``: the tokens whose W-SVM ``W_ref`` solves (default ``opt``), on whose
     constraints its deficit is measured."""
-    M, G = scaled_grad_W(X, y, u, W)
-    log_c = log_gradient_weights(X, y, u, W, opt)
+    fw = forward(X, y, u, W)
+    M, G = _grad_W(X, fw)
+    log_c = _log_gradient_weights(fw, opt)
     R = constraint_radii(X, opt)
     log_n = math.log(X.shape[1])
     log_mean_c = log_c.logsumexp(-1) - log_n
@@ -108,9 +109,8 @@ def gradient_bounds(X, y, u, W, opt, W_ref, ref_opt=None) -> GradientBounds:
     norm_G, ref_norm, corr_G = FROBENIUS.norm(G), FROBENIUS.norm(W_ref), FROBENIUS.inner(-G, W_ref)
 
     unit = unit_roundoff(X.dtype)
-    fw = forward(X, y, u, W)
     token_norms = X.norm(dim=-1)
-    log_e = _log_spread_error(X, u, W, opt, fw, R)
+    log_e = _log_spread_error(X, u, opt, fw, R)
     eta_L, eta_R = torch.exp(log_e - log_mean_c), torch.exp(log_e - log_mean_cR)
     deficit = (1 - logit_gap(X, W_ref, opt if ref_opt is None else ref_opt).amin(-1)).clamp_min(0)
     Z = (logits(X, W).abs() + fw.gamma.abs()).flatten(1).amax(-1)
@@ -128,7 +128,7 @@ def gradient_bounds(X, y, u, W, opt, W_ref, ref_opt=None) -> GradientBounds:
                           cosine_allowance=1 - (1 - shift) / (1 + eta_R) + rho)
 
 
-def _log_spread_error(X, u, W, opt, fw, R, spread_cap=math.inf):
+def _log_spread_error(X, u, opt, fw, R, spread_cap=math.inf):
     r"""log e per trial, e = (1/n) sum_i e^{-gbar_i} (1 - s_{i,o}) eps_i R_i (module docstring):
     ||-grad L - (G)|| <= e, with eps_i = min(the computed spread of the non-optimal scores,
     ``spread_cap``) + their round-off 2 d u ||u|| max_t ||x_{i,t}||."""
@@ -136,7 +136,7 @@ def _log_spread_error(X, u, W, opt, fw, R, spread_cap=math.inf):
     spread = (fw.gamma.masked_fill(mask, -math.inf).amax(-1) - fw.gamma.masked_fill(mask, math.inf).amin(-1))
     eps = (spread.clamp_max(spread_cap)
            + 2 * X.shape[-1] * unit_roundoff(X.dtype) * u.norm(dim=-1)[:, None] * X.norm(dim=-1).amax(-1))
-    return (fw.log_slopes() + log_one_minus_s_opt(X, W, opt) + eps.log() + R.log()).logsumexp(-1) - math.log(X.shape[1])
+    return (fw.log_slopes() + fw.log_one_minus_s_opt(opt) + eps.log() + R.log()).logsumexp(-1) - math.log(X.shape[1])
 
 
 def closed_form_allowance(X, y, u, W, opt, reference, spread_cap=math.inf):
@@ -167,7 +167,7 @@ def closed_form_allowance(X, y, u, W, opt, reference, spread_cap=math.inf):
     underflow against its sums); the allowance is formed in log space like the bounds.
     """
     fw = forward(X, y, u, W)
-    log_e = _log_spread_error(X, u, W, opt, fw, constraint_radii(X, opt), spread_cap)
+    log_e = _log_spread_error(X, u, opt, fw, constraint_radii(X, opt), spread_cap)
     token_norms = X.norm(dim=-1)
     u_norm = u.norm(dim=-1)
     Z = (token_norms * (FROBENIUS.norm(W)[:, None, None] * token_norms[..., :1] + u_norm[:, None, None])).flatten(1).amax(-1)
