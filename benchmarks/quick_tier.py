@@ -7,6 +7,11 @@ child's resource usage) and pytest's exit status.  Writes ``results/quick-tier-<
 and prints a markdown table.  Run it on an otherwise idle machine: the wall time of a shared one
 measures the other jobs too (the CPU seconds less so).
 
+A virtual machine's core is not the same speed from day to day (its host's other tenants), so
+the run also times a fixed workload before the papers and after them (`host_probe`: a pure
+Python loop, the interpreter's speed, and float64 matrix products on one thread, the kernels');
+the results record both, and two tables are comparable only where the probes are.
+
     python benchmarks/quick_tier.py --machine vm            # every paper of claims/
     python benchmarks/quick_tier.py --papers anon20 gsb26   # a subset (the others' rows kept)
 """
@@ -46,6 +51,35 @@ def time_paper(paper: str, claims_dir: Path) -> dict:
             "exit_status": done.returncode, "pytest": summary}
 
 
+#: the host probe's workload: Python loop iterations, and (size, count) of the matrix products
+PROBE_LOOP, PROBE_MATMUL = 10**7, (512, 40)
+
+
+def host_probe() -> dict:
+    """Seconds of a fixed workload in this process: ``python_s`` for `PROBE_LOOP` additions in a
+    Python loop, ``matmul_s`` for `PROBE_MATMUL` float64 products of two 512 x 512 matrices with
+    torch on one thread (the thread count restored after)."""
+    import torch
+
+    start = time.perf_counter()
+    total = 0
+    for i in range(PROBE_LOOP):
+        total += i
+    python_s = time.perf_counter() - start
+    size, count = PROBE_MATMUL
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        a = torch.ones(size, size, dtype=torch.float64) / size
+        start = time.perf_counter()
+        for _ in range(count):
+            a = a @ a
+        matmul_s = time.perf_counter() - start
+    finally:
+        torch.set_num_threads(threads)
+    return {"python_s": round(python_s, 3), "matmul_s": round(matmul_s, 3)}
+
+
 def table(rows: list[dict]) -> str:
     """The markdown table of ``rows`` against `BUDGET_S`."""
     lines = ["| paper | wall s | CPU s | within 60 s (wall) | pytest |", "|---|---|---|---|---|"]
@@ -68,13 +102,17 @@ def main(argv=None) -> int:
         raise SystemExit(f"quick_tier: unknown paper(s) {unknown}; the papers are {known}")
     out = ROOT / "benchmarks" / "results" / f"quick-tier-{args.machine}.json"
     earlier = json.loads(out.read_text())["rows"] if out.is_file() else []
+    probes = [host_probe()]
     fresh = [time_paper(paper, claims_dir) for paper in chosen]
+    probes.append(host_probe())
     rows = sorted([r for r in earlier if r["paper"] not in chosen] + fresh, key=lambda r: r["paper"])
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
     out.write_text(json.dumps({"machine": args.machine, "platform": platform.platform(), "commit": commit,
-                               "budget_s": BUDGET_S, "rows": rows}, indent=1) + "\n")
+                               "budget_s": BUDGET_S, "host_probe": {"before": probes[0], "after": probes[1]},
+                               "rows": rows}, indent=1) + "\n")
     print(table(rows))
+    print(f"host probe (before, after the papers): {probes[0]}, {probes[1]}")
     return 0
 
 

@@ -70,3 +70,16 @@ def test_quick_tier_script_lists_the_papers_flags_the_budget_and_refuses_unknown
     assert lines[2].split("|")[4].strip() == "yes" and lines[3].split("|")[4].strip() == "**no**"
     with pytest.raises(SystemExit, match="unknown paper"):
         module.main(["--papers", "nope"])
+
+
+def test_quick_tier_host_probe_times_its_fixed_workload_and_restores_the_threads(benchmark_script):
+    """The host probe returns positive seconds for both parts and leaves torch's thread count as
+    it found it (the papers' processes are separate, but the caller's is not)."""
+    import torch
+
+    module = benchmark_script("quick_tier")
+    module.PROBE_LOOP, module.PROBE_MATMUL = 1000, (8, 2)
+    threads = torch.get_num_threads()
+    probe = module.host_probe()
+    assert set(probe) == {"python_s", "matmul_s"} and all(v >= 0 for v in probe.values())
+    assert torch.get_num_threads() == threads
