@@ -73,8 +73,9 @@ def test_quick_tier_script_lists_the_papers_flags_the_budget_and_refuses_unknown
 
 
 def test_quick_tier_host_probe_times_its_fixed_workload_and_restores_the_threads(benchmark_script):
-    """The host probe returns positive seconds for both parts and leaves torch's thread count as
-    it found it (the papers' processes are separate, but the caller's is not)."""
+    """The host probe returns both parts' seconds (non-negative: a tiny workload rounds to 0.0 at
+    the recorded millisecond) and leaves torch's thread count as it found it (the papers'
+    processes are separate, but the caller's is not)."""
     import torch
 
     module = benchmark_script("quick_tier")
