@@ -58,6 +58,11 @@ MAX_RESTARTS = 9
 """At most 3 alpha x 3 p restarts (the spec's CPU configuration)."""
 
 
+LOCAL_SIZES = {"quick": dict(SIZES["quick"], steps=1000, scale=5.0),
+               "full": dict(SIZES["full"], steps=3000, scale=5.0)}
+"""The sizes of the local restarts (`local_candidates`, `local_restarts`) and of the claims that read them."""
+
+
 def second_best_switches(scores, opt):
     """Constructed candidate token sets of one instance: for every sample i, opt with sample i moved
     to its second-highest-score token, ``[(n,) int]`` in sample order.  Only opt_i scores higher than
@@ -113,9 +118,9 @@ the test is a requirement of the design, and over the 60 to about 70 candidates 
 exactly a pool in which no candidate meets them (P[Bin(60, 0.05) = 0] = 0.046 < POOL_ALPHA <
 P[Bin(70, 0.05) <= 1]), i.e. a seed with nothing to restart.  A stronger rule (at least 5 token sets,
 so that every seed's restarts binomial rejects one success) was tried on smoke seeds 123000-123004 (part
-of the calibration block) and dropped: the pool's rate varies from seed to seed with its instances (7 to
-17 of 30 to 33 candidates, 15 to 32 of 60 to 63), so fewer than 5 would occur at a rate of order 1e-3
-even over 60 candidates; the scan beyond the pool (SCAN_INSTANCES) gives almost every seed its 9
+of the calibration block) and dropped: the pool's rate varies from seed to seed with its instances, so
+fewer than 5 would occur too often even over 60 candidates (the counts: the calibration record
+`test_local.ONE_RESTART` and docs/claims/jta24.md); the scan beyond the pool (SCAN_INSTANCES) gives almost every seed its 9
 restarts instead.  The pooled (or beta-binomial) rate of the calibration rows bounds the false failures."""
 POOL_ALPHA = 0.05
 POOL_POWER = ("the pool is the generator's (60 to about 70 candidate token sets a seed); the test guards "
@@ -129,6 +134,16 @@ def pool_instances(sizes: dict) -> dict:
     return dict(sizes, instances=max(sizes["instances"], SCAN_INSTANCES))
 
 
+def unseen_switches(data, scores, ks, seen: set):
+    """The `second_best_switches` (k, alpha) of the instances ``ks``, in order, that are not in ``seen``
+    (each added to it as it is given)."""
+    for k in ks:
+        for alpha in second_best_switches(scores[k], data.opt[k]):
+            if (k, tuple(alpha)) not in seen:
+                seen.add((k, tuple(alpha)))
+                yield k, alpha
+
+
 def first_meeting(data, scores, k: int, alpha, start: int):
     r"""The hypotheses of candidate (instance k, alpha) in the rotation of LOCAL_P that starts at index
     ``start``: the `restart_hypotheses` of the first p at which alpha meets them
@@ -140,8 +155,7 @@ def first_meeting(data, scores, k: int, alpha, start: int):
     return None
 
 
-@shared_run(sizes={"quick": dict(SIZES["quick"], steps=1000, scale=5.0),
-                   "full": dict(SIZES["full"], steps=3000, scale=5.0)})
+@shared_run(sizes=LOCAL_SIZES)
 def local_candidates(run):
     r"""The fixed pool of candidate token sets of the local restarts, whether each meets the local theorem's
     hypotheses at some p of LOCAL_P, and the restarts chosen from it.
@@ -164,26 +178,20 @@ def local_candidates(run):
                                                            runs["globally_optimal"])
                     if not g and k < run.sizes["instances"]})
     from_runs, seen = len(pairs), set(pairs)
-    for k in range(min(POOL_INSTANCES, data.K)):
-        for alpha in second_best_switches(scores[k], data.opt[k]):
-            if (k, tuple(alpha)) not in seen:
-                pairs.append((k, tuple(alpha)))
-                seen.add((k, tuple(alpha)))
+    pool = range(min(POOL_INSTANCES, data.K))
+    pairs += [(k, tuple(alpha)) for k, alpha in unseen_switches(data, scores, pool, seen)]
     meets, chosen = [], []
     for k, a in pairs:
         trial = first_meeting(data, scores, k, np.array(a), len(chosen) % len(LOCAL_P))
         meets.append(trial is not None)
         if trial is not None and len(chosen) < MAX_RESTARTS:
             chosen.append(trial)
-    for k in range(POOL_INSTANCES, min(SCAN_INSTANCES, data.K)):
-        for alpha in second_best_switches(scores[k], data.opt[k]):
-            if len(chosen) >= MAX_RESTARTS:
-                break
-            if (k, tuple(alpha)) in seen:
-                continue
-            trial = first_meeting(data, scores, k, alpha, len(chosen) % len(LOCAL_P))
-            if trial is not None:
-                chosen.append(trial)
+    for k, alpha in unseen_switches(data, scores, range(POOL_INSTANCES, min(SCAN_INSTANCES, data.K)), seen):
+        if len(chosen) >= MAX_RESTARTS:
+            break
+        trial = first_meeting(data, scores, k, alpha, len(chosen) % len(LOCAL_P))
+        if trial is not None:
+            chosen.append(trial)
     n, d = data.X.shape[1], data.X.shape[-1]
     return dict(meets=np.array(meets, dtype=bool), from_runs=from_runs,
                 instance=np.array([tr["instance"] for tr in chosen], dtype=int),
@@ -194,8 +202,7 @@ def local_candidates(run):
                 safe=np.array([tr["safe"] for tr in chosen], dtype=float))
 
 
-@shared_run(sizes={"quick": dict(SIZES["quick"], steps=1000, scale=5.0),
-                   "full": dict(SIZES["full"], steps=3000, scale=5.0)})
+@shared_run(sizes=LOCAL_SIZES)
 def local_restarts(run, *, switch_to_lowest=False, thin_cone=None):
     r"""Restarts of normalized l_p-AttGD on the SVM ray of locally optimal, non-global alpha.
 

@@ -16,8 +16,8 @@ calibration records and docs/claims/jta24.md.
 """
 from theorycheck import Calibrated, Control, TailBound, claim
 
-from .local import per_token_set, restarts
-from .setup import PAPER, SIZES
+from .local import LOCAL_SIZES, per_token_set, restarts
+from .setup import PAPER
 
 SET_RATE = 0.8
 """The per-token-set success rate decided by the local claims (binomial over the token sets
@@ -73,10 +73,6 @@ def set_rate_record(decision: str, how: str, blocks: tuple[str, str]) -> Calibra
 
 #: the calibration and validation blocks of the three-restart design (until 2026-11-30)
 THREE_RESTART_BLOCKS = ("28000-28036", "28100-28147")
-
-
-LOCAL_SIZES = {"quick": dict(SIZES["quick"], steps=1000, scale=5.0),
-               "full": dict(SIZES["full"], steps=3000, scale=5.0)}
 
 
 KEEPING = "token sets whose restarts keep alpha with D_K <= 2e-2 and D_K <= max_k D_k / 2"
