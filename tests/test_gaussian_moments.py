@@ -5,6 +5,7 @@ import pytest
 
 from theorycheck.errors import DeclarationError
 from theorycheck.solvers.gaussian_moments import (
+    sample_covariance_chain_mean,
     sample_covariance_quadratic_mean,
     softmax_average_mse_exact,
     softmax_average_mse_limit,
@@ -33,6 +34,43 @@ def test_sample_covariance_quadratic_mean_against_monte_carlo():
     assert np.all(np.abs(mean - exact) <= 5 * se)
     # the 1/n term is resolved: dropping it is many standard errors off
     assert np.max(np.abs(mean - Sigma @ A @ Sigma) / se) > 20
+
+
+def test_sample_covariance_chain_mean_reduces_to_the_quadratic_mean():
+    rng = np.random.default_rng(1)
+    Sigma, A = _covariance(rng, 3), rng.standard_normal((3, 3))
+    C = sample_covariance_chain_mean(Sigma, [A])
+    assert C.shape == (2, 3, 3)
+    for n in (1, 7, 1000):
+        np.testing.assert_allclose(C[0] + C[1] / n, sample_covariance_quadratic_mean(Sigma, A, n), rtol=1e-13)
+    np.testing.assert_array_equal(sample_covariance_chain_mean(Sigma, [])[0], Sigma)
+
+
+def test_sample_covariance_chain_mean_against_monte_carlo():
+    """Chains of 3 and 4 factors (non-symmetric M's) at n = 3, 4 10^5 draws: every entry's z of the
+    Monte Carlo mean against the exact polynomial in 1/n within 5 (9 entries per chain; a normal
+    tail of 5.7e-7 each: the test's seed is fixed), and the highest coefficient resolved (dropping
+    C_{k-1}/n^{k-1} is more than 8 standard errors off)."""
+    rng = np.random.default_rng(0)
+    d, n, draws = 3, 3, 400000
+    Sigma = _covariance(rng, d)
+    mats = [rng.standard_normal((d, d)) for _ in range(3)]
+    X = rng.standard_normal((draws, n, d)) @ np.linalg.cholesky(Sigma).T
+    S = np.einsum("bni,bnj->bij", X, X) / n
+    for k in (3, 4):
+        samples = S
+        for M in mats[:k - 1]:
+            samples = samples @ M @ S
+        mean, se = samples.mean(0), samples.std(0) / np.sqrt(draws)
+        C = sample_covariance_chain_mean(Sigma, mats[:k - 1])
+        exact = sum(C[j] / n ** j for j in range(k))
+        assert np.all(np.abs(mean - exact) <= 5 * se)
+        assert np.max(np.abs(mean - exact + C[-1] / n ** (k - 1)) / se) > 8
+
+
+def test_sample_covariance_chain_mean_rejects_mismatched_shapes():
+    with pytest.raises(DeclarationError, match="square of one size"):
+        sample_covariance_chain_mean(np.eye(2), [np.eye(3)])
 
 
 def test_sample_covariance_quadratic_mean_rejects_no_samples():

@@ -6,6 +6,13 @@ tr(A Sigma) Sigma, hence (the n(n-1) cross terms give Sigma A Sigma)
 
     E[Sigma_hat A Sigma_hat] = Sigma A Sigma + (1/n) (Sigma A^T Sigma + tr(A Sigma) Sigma).
 
+Longer chains E[Sigma_hat M_1 Sigma_hat ... M_{k-1} Sigma_hat] (k factors) follow the same way
+(`sample_covariance_chain_mean`): expand each factor over the rows, sum over the set partitions
+pi of the k positions into equal row indices (n (n-1) ... (n - |pi| + 1) index tuples each) and,
+within one pattern, over Isserlis' pairings of the 2k vector slots that pair only slots of rows
+in the same block (each pair gives a Sigma); the result is a polynomial of degree k - 1 in 1/n,
+returned by its coefficients so that the bias (the terms j >= 1) has no cancellation.
+
 Softmax averages over Gaussian keys.  For a query direction u (u = K x_i for attention scores
 x_j^T K x_i) and keys x_j iid N(0, Sigma), the weights s_j = e^{u^T x_j} / sum_l e^{u^T x_l} and
 the average a = sum_j s_j x_j.  With q = u^T Sigma u, exponential tilting gives
@@ -32,7 +39,7 @@ import numpy as np
 from theorycheck.errors import DeclarationError
 from theorycheck.lineage import computation
 
-__all__ = ["sample_covariance_quadratic_mean", "softmax_weight_second_moment_limit",
+__all__ = ["sample_covariance_quadratic_mean", "sample_covariance_chain_mean", "softmax_weight_second_moment_limit",
            "softmax_average_mse_limit", "softmax_weight_second_moment_bound",
            "softmax_weight_second_moments_exact", "softmax_average_mse_exact"]
 
@@ -44,6 +51,76 @@ def sample_covariance_quadratic_mean(Sigma, A, n):
         raise DeclarationError(f"sample_covariance_quadratic_mean: n = {n} < 1 samples")
     Sigma, A = np.asarray(Sigma, dtype=float), np.asarray(A, dtype=float)
     return Sigma @ A @ Sigma + (Sigma @ A.T @ Sigma + np.trace(A @ Sigma) * Sigma) / n
+
+
+def _set_partitions(items):
+    """Every set partition of the list ``items``, as lists of blocks."""
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for partition in _set_partitions(rest):
+        yield [[first], *partition]
+        for i in range(len(partition)):
+            yield [*partition[:i], [first, *partition[i]], *partition[i + 1:]]
+
+
+def _pairings(slots):
+    """Every perfect matching of the list ``slots``, as lists of pairs."""
+    if not slots:
+        yield []
+        return
+    first = slots[0]
+    for i in range(1, len(slots)):
+        for rest in _pairings(slots[1:i] + slots[i + 1:]):
+            yield [(first, slots[i]), *rest]
+
+
+def _falling_factorial_in_inverse_n(blocks, k):
+    """Coefficients c_j (j = 0..k-1) of n (n-1) ... (n - blocks + 1) / n^k = sum_j c_j n^{-j}
+    (zero below j = k - blocks)."""
+    poly = np.array([1.0])                      # in powers of 1/n: prod_{i < blocks} (1 - i/n)
+    for i in range(blocks):
+        poly = np.convolve(poly, [1.0, -float(i)])
+    out = np.zeros(k)
+    out[k - blocks:] = poly[:blocks]
+    return out
+
+
+@computation('solver', inputs=('Sigma', 'mats'))
+def sample_covariance_chain_mean(Sigma, mats):
+    r"""Coefficients C_j (shape (k, d, d), j = 0..k-1) of
+
+        E[Sigma_hat M_1 Sigma_hat M_2 ... M_{k-1} Sigma_hat] = sum_{j=0}^{k-1} C_j n^{-j}
+
+    for Sigma_hat the zero-mean sample covariance of n rows N(0, Sigma) and ``mats`` = [M_1, ...,
+    M_{k-1}] (any square matrices).  With Sigma_hat = (1/n) sum_i x_i x_i^T the product is n^{-k}
+    sum over row indices (i_1..i_k) of x_{i_1} (x_{i_1}^T M_1 x_{i_2}) ... x_{i_k}^T, 2k vector
+    slots, slots 2m, 2m+1 of position m.  Group the index tuples by the partition pi of the
+    positions into equal indices (n (n-1) ... (n - |pi| + 1) tuples; rows of different blocks are
+    independent): by Isserlis the expectation of one tuple is the sum over pairings of the slots
+    that pair only slots of the same block, each pair (a, b) contributing Sigma between the
+    slots a and b (an einsum of the M's, the Sigmas, output indices the first and last slot).
+    C_0 = Sigma M_1 Sigma ... Sigma (the all-distinct pattern, no other reaches n^k); k = 2 gives
+    `sample_covariance_quadratic_mean`."""
+    Sigma = np.asarray(Sigma, dtype=float)
+    mats = [np.asarray(M, dtype=float) for M in mats]
+    k = len(mats) + 1
+    if any(M.shape != Sigma.shape for M in mats) or Sigma.ndim != 2 or Sigma.shape[0] != Sigma.shape[1]:
+        raise DeclarationError("sample_covariance_chain_mean: Sigma and every M must be square of one size")
+    # slot s (0..2k-1) belongs to position s // 2; the M's join slots (2m+1, 2m+2)
+    operands = [x for m, M in enumerate(mats) for x in (M, [2 * m + 1, 2 * m + 2])]
+    out = np.zeros((k,) + Sigma.shape)
+    pairings = list(_pairings(list(range(2 * k))))
+    for partition in _set_partitions(list(range(k))):
+        block = {position: b for b, members in enumerate(partition) for position in members}
+        total = np.zeros(Sigma.shape)
+        for pairing in pairings:
+            if all(block[a // 2] == block[b // 2] for a, b in pairing):
+                sigmas = [x for a, b in pairing for x in (Sigma, [a, b])]
+                total += np.einsum(*operands, *sigmas, [0, 2 * k - 1])
+        out += _falling_factorial_in_inverse_n(len(partition), k)[:, None, None] * total
+    return out
 
 
 def _score_variance(u, Sigma):
