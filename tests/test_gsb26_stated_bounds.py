@@ -1,15 +1,23 @@
 """gsb26's stated bounds: the Hessian's spectral gap at the manifold
 (`test_manifold.KERNEL_GAP`: ratio >= 1 / (10 kappa(Sigma)^3 kappa(W*))) holds on instances far
 outside the recipe's range, `near_manifold_points` keeps its points in the light-tail region
-by redrawing only the directions that leave it, and Lemma 4's forward-error allowance
+by redrawing only the directions that leave it, Lemma 4's forward-error allowance
 (`test_estimators.ratio_roundoff`) covers the round-off of its ratios and eps' far outside the
-recipe's conditioning."""
+recipe's conditioning, and Theorem 5's whitened covariance deviations stay within
+`covariance_critical` at its level."""
 import numpy as np
 import pytest
 import torch
 
-from claims.gsb26.gradient_bias import light_tail_redraw_bound, near_manifold_points
-from claims.gsb26.setup import Problem, haar_rotations, regularized_model, score_tail, well_conditioned
+import scipy.stats
+
+from claims.gsb26.gradient_bias import (
+    covariance_critical,
+    light_tail_redraw_bound,
+    near_manifold_points,
+    whitened_deviation,
+)
+from claims.gsb26.setup import Problem, gaussian_rows, haar_rotations, regularized_model, score_tail, well_conditioned
 from claims.gsb26.test_estimators import NORM_RATIO_ROUNDOFF, norm_ratios
 from claims.gsb26.test_manifold import KERNEL_GAP
 from theorycheck.solvers import dense_hessian, manifold_point
@@ -73,3 +81,22 @@ def test_norm_ratio_allowance_covers_the_round_off(kappa):
             assert excess <= 1e-2 * found["allowance"]
             assert found["allowance"] >= 2.0**10 * 2.0**-53
     assert NORM_RATIO_ROUNDOFF.probability == 0.0
+
+
+def test_covariance_critical_holds_its_level_and_is_conservative():
+    """At a loose level (0.05, where a Monte Carlo can see it) the whitened deviation of the mean of
+    Sigma_hat over 60 rows exceeds `covariance_critical` on at most 0.05 of 4000 draws per entry
+    (the binomial's 1e-6 upper quantile); at the claim's level the critical values lie beyond the
+    normal quantile (Markov on exact moments is conservative) by less than a factor 1.6."""
+    rng = np.random.default_rng(122900)
+    Sigma = well_conditioned(rng).Sigma
+    draws, rows, level = 4000, 60, 0.05
+    X = gaussian_rows(rng, Sigma, (draws, rows))
+    deviation = np.einsum("bni,bnj->bij", X, X) / rows - Sigma
+    whitened = np.array([whitened_deviation(Sigma, D) for D in deviation])
+    critical = covariance_critical(3, rows, level)
+    assert ((np.abs(whitened) > critical).mean(0) <= scipy.stats.binom.ppf(1 - 1e-6, draws, level) / draws).all()
+    many = 40000 * 10
+    tight = covariance_critical(3, many, 5e-5 / 30)
+    normal = scipy.stats.norm.isf(5e-5 / 60) * np.sqrt(np.where(np.eye(3, dtype=bool), 2.0, 1.0) / many)
+    assert (tight >= normal).all() and (tight <= 1.6 * normal).all()

@@ -8,6 +8,7 @@ batches, batched along leading dimensions.
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 import scipy.stats
 import torch
 
@@ -22,15 +23,17 @@ from theorycheck.models.attention_regression import (
     population_loss,
     sample_covariance,
 )
-from theorycheck.solvers.gaussian_moments import sample_covariance_quadratic_mean
+from theorycheck.solvers.gaussian_moments import sample_covariance_chain_mean
 from theorycheck.solvers.monte_carlo import debiased_squared_norm
-from theorycheck.tails import TailBound
+from theorycheck.tails import TailBound, mean_deviation_bound
 
 from .setup import (
     A3_TARGET,
     LIGHT_TAIL,
     WellConditioned,
     decide_recipe,
+    gaussian_moment,
+    gaussian_power_central_moments,
     gaussian_rows,
     haar_rotations,
     light_tail_bound,
@@ -260,52 +263,82 @@ def regularizer_gradient_samples(problem, V, K, n, draws, rng, *, centered=False
     return torch.cat(gVs).numpy(), torch.cat(gKs).numpy(), torch.cat(deviations).numpy()
 
 
-#: the noise precondition of `thm5.regularizer_gradient_bias`: the debiased K-block estimate's
-#: noise (the variance of its group mean) at most this fraction of its squared bias
-K_NOISE_FRACTION = 0.1
+#: the highest even moment of a whitened entry of Sigma_hat that `covariance_critical` uses
+COVARIANCE_ORDER = 20
 
 
-def regularizer_bias_at(problem, V, K, n, sizes, rng, centered):
-    """`regularizer_gradient_samples` at one n: ``draws`` samples, doubled (at most ``doublings``
-    times, all samples pooled) while the K block's debiased squared norm over ``groups`` groups
-    has noise above `K_NOISE_FRACTION` of it.  The noise is a known function of the draws
-    (1/draws), the squared bias a property of the instance that can be small: doubling where it
-    is small sizes the Monte Carlo to the instance instead of failing the precondition (the
-    stopping rule reads only the K block's noise ratio).  Returns the samples and the K-block
-    estimate."""
-    parts = [regularizer_gradient_samples(problem, V, K, n, sizes["draws"], rng, centered=centered)]
-    for doubling in range(sizes["doublings"] + 1):
-        gV, gK, deviation = (np.concatenate(block) for block in zip(*parts))
-        bias = debiased_squared_norm(gK.reshape(sizes["groups"], -1, gK.shape[1]).mean(1))
-        if bias.noise <= K_NOISE_FRACTION * abs(bias.estimate) or doubling == sizes["doublings"]:
-            return gV, gK, deviation, bias
-        parts.append(regularizer_gradient_samples(problem, V, K, n, len(gV), rng, centered=centered))
+def covariance_critical(d: int, rows: int, level: float) -> np.ndarray:
+    r"""Critical values (d, d) of |L^{-1} (mean Sigma_hat - Sigma) L^{-T}| (L L^T = Sigma,
+    Cholesky) for the mean of Sigma_hat over ``rows`` Gaussian rows in all, each exceeded with
+    probability at most ``level``.  With x = L g (`gaussian_rows`) the whitened entry (a, b) is the
+    mean over the rows of g_a g_b - delta_ab, i.i.d. with exact central moments: those of z^2 on
+    the diagonal (`gaussian_power_central_moments`), (E z^r)^2 off it (g_a, g_b independent);
+    `theorycheck.tails.mean_deviation_bound` (Markov's inequality on the mean's exact even moments
+    up to `COVARIANCE_ORDER`) needs no central limit theorem."""
+    diagonal = mean_deviation_bound(gaussian_power_central_moments(2, COVARIANCE_ORDER), rows, level)
+    product = mean_deviation_bound([gaussian_moment(r) ** 2 for r in range(2, COVARIANCE_ORDER + 1)], rows, level)
+    return np.where(np.eye(d, dtype=bool), diagonal, product)
 
 
-@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160], "draws": 40000, "groups": 10, "doublings": 4},
-                   "full": {"ns": [10, 20, 40, 80, 160, 320], "draws": 200000, "groups": 40, "doublings": 4}})
+def whitened_deviation(Sigma, mean_deviation):
+    """L^{-1} D L^{-T} for the mean deviation D of Sigma_hat from Sigma (L the Cholesky factor that
+    `gaussian_rows` colours with)."""
+    L = np.linalg.cholesky(Sigma)
+    left = scipy.linalg.solve_triangular(L, mean_deviation, lower=True)
+    return scipy.linalg.solve_triangular(L, left.T, lower=True).T
+
+
+def regularizer_bias_coefficients(Sigma, V, K):
+    r"""The exact bias of grad R(V, K; Sigma_hat) as a polynomial in 1/n: coefficients (3, k d) of
+    the V block and (3, d d) of the K block (flattened), of n^-1, n^-2, n^-3.  With N(S) = B -
+    S A S, A = K K^T, B = V^T V: grad_V R = 4 V N and grad_K R = -4 S N S K = -4 (S B S - S S A S
+    S) K are polynomials of degree 2 and 4 in S, so (`sample_covariance_chain_mean`, whose
+    n^0 coefficients are the population values and cancel exactly)
+
+        E grad_V R(Sigma_hat) - grad_V R(Sigma) = -4 V C_1[A] / n,
+        E grad_K R(Sigma_hat) - grad_K R(Sigma) = -4 sum_{j=1}^{3} (C_j[B] - C_j[I, A, I]) K n^{-j},
+
+    C[M_1, ...] the coefficients of E[Sigma_hat M_1 Sigma_hat ...] (C_j[B] = 0 for j >= 2), and
+    C_1[A] = Sigma A Sigma + tr(A Sigma) Sigma: the statement's V block."""
+    A, B, I = K @ K.T, V.T @ V, np.eye(len(Sigma))
+    quadratic_A, quadratic_B = sample_covariance_chain_mean(Sigma, [A]), sample_covariance_chain_mean(Sigma, [B])
+    quartic = sample_covariance_chain_mean(Sigma, [I, A, I])
+    v_block = np.zeros((3, V.size))
+    v_block[0] = (-4 * V @ quadratic_A[1]).ravel()
+    k_block = np.array([(-4 * ((quadratic_B[j] if j < 2 else 0.0) - quartic[j]) @ K).ravel() for j in (1, 2, 3)])
+    return v_block, k_block
+
+
+def bias_at(coefficients, n):
+    """sum_j coefficients[j] n^-(j+1) (the exact bias at each n of ``n``: shape (len(n), ...))."""
+    n = np.asarray(n, dtype=float)
+    return sum(np.multiply.outer(n ** -(j + 1.0), c) for j, c in enumerate(coefficients))
+
+
+@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160], "draws": 40000},
+                   "full": {"ns": [10, 20, 40, 80, 160, 320], "draws": 200000}})
 def regularizer_gradient_bias(run, *, centered=False):
     r"""The bias of grad R(.; Sigma_hat) at the fixed point of `in_sample_gap` (V = 0.5 Z1,
     K = 0.3 Z2, away from the manifold, where grad R is of order one) of the well-conditioned
-    instance, n over ``ns``: the V block's Monte Carlo mean
-    and standard error next to its exact value 4 V (Sigma K K^T Sigma - E[Sigma_hat K K^T
-    Sigma_hat]) (`sample_covariance_quadratic_mean`), and the K block's debiased squared norm
-    over ``groups`` groups, from ``draws`` draws per n doubled where its noise is above
-    `K_NOISE_FRACTION` of it (`regularizer_bias_at`; the draws used per n returned);
-    ``covariance_z``: the z-scores of the mean of Sigma_hat - Sigma."""
+    instance, n over ``ns``: the Monte Carlo mean and standard error of both blocks over ``draws``
+    draws of Sigma_hat next to their exact values (`regularizer_bias_coefficients`, whose
+    coefficients are returned too);
+    ``covariance_whitened``: the mean of Sigma_hat - Sigma whitened (`whitened_deviation`), and
+    ``rows``: the Gaussian rows behind each mean."""
     problem = well_conditioned(run.rng("well_conditioned"))
     V, K = test_point(problem, run.rng("test_point"))
     rng = run.rng("regularizer_bias", centered)
-    out = {"n": np.array(run.sizes["ns"]), "V_mean": [], "V_se": [], "V_exact": [], "K_squared": [],
-           "K_noise": [], "covariance_z": [], "draws": []}
-    S, A = problem.Sigma, K @ K.T
+    v_coefficients, k_coefficients = regularizer_bias_coefficients(problem.Sigma, V, K)
+    out = {"n": np.array(run.sizes["ns"]), "V_mean": [], "V_se": [], "K_mean": [], "K_se": [],
+           "covariance_whitened": [], "rows": []}
     for n in run.sizes["ns"]:
-        gV, gK, deviation, bias = regularizer_bias_at(problem, V, K, n, run.sizes, rng, centered)
-        out["covariance_z"].append(deviation.mean(0) / (deviation.std(0, ddof=1) / np.sqrt(len(deviation))))
-        out["V_mean"].append(gV.mean(0))
-        out["V_se"].append(gV.std(0, ddof=1) / np.sqrt(len(gV)))
-        out["V_exact"].append((4 * V @ (S @ A @ S - sample_covariance_quadratic_mean(S, A, n))).ravel())
-        out["K_squared"].append(bias.estimate)
-        out["K_noise"].append(bias.noise)
-        out["draws"].append(len(gV))
-    return {**{key: np.array(v) for key, v in out.items()}, "problem": problem, "V": V, "K": K}
+        gV, gK, deviation = regularizer_gradient_samples(problem, V, K, n, run.sizes["draws"], rng, centered=centered)
+        mean_deviation = deviation.mean(0).reshape(problem.Sigma.shape)
+        out["covariance_whitened"].append(whitened_deviation(problem.Sigma, mean_deviation))
+        out["rows"].append(len(deviation) * n)
+        for name, samples in (("V", gV), ("K", gK)):
+            out[name + "_mean"].append(samples.mean(0))
+            out[name + "_se"].append(samples.std(0, ddof=1) / np.sqrt(len(samples)))
+    out["V_exact"], out["K_exact"] = bias_at(v_coefficients, run.sizes["ns"]), bias_at(k_coefficients, run.sizes["ns"])
+    return {**{key: np.array(v) for key, v in out.items()}, "problem": problem, "V": V, "K": K,
+            "V_coefficients": v_coefficients, "K_coefficients": k_coefficients}

@@ -358,13 +358,25 @@ def _double_factorial(k: int) -> int:
     return math.prod(range(k, 0, -2))
 
 
+def gaussian_moment(r: int) -> int:
+    """E z^r for z ~ N(0, 1): (r - 1)!! for even r, 0 for odd r."""
+    return _double_factorial(r - 1) if r % 2 == 0 else 0
+
+
+def gaussian_power_central_moments(p: int, order: int) -> list[int]:
+    """The central moments of orders 2..``order`` of z^p, z ~ N(0, 1), exact integers:
+    E (z^p - m)^r = sum_j C(r, j) E z^(p j) (-m)^(r - j), m = E z^p."""
+    m = gaussian_moment(p)
+    return [sum(math.comb(r, j) * gaussian_moment(p * j) * (-m) ** (r - j) for j in range(r + 1))
+            for r in range(2, order + 1)]
+
+
 def fourth_moment_deviation(coordinates: int, level: float) -> float:
     """The critical value, in standard errors sqrt(96/N), of |mean(z^4) - 3| over N = ``coordinates``
     i.i.d. N(0, 1): `theorycheck.tails.mean_deviation_bound` from the exact central moments of
-    z^4 - 3 up to `KURTOSIS_ORDER` (E z^(4j) = (4j - 1)!!), so that it is exceeded with probability
-    at most ``level``."""
-    central = [sum(math.comb(r, j) * _double_factorial(4 * j - 1) * (-3) ** (r - j) for j in range(r + 1))
-               for r in range(2, KURTOSIS_ORDER + 1)]
+    z^4 - 3 up to `KURTOSIS_ORDER` (`gaussian_power_central_moments`), so that it is exceeded with
+    probability at most ``level``."""
+    central = gaussian_power_central_moments(4, KURTOSIS_ORDER)
     return mean_deviation_bound(central, coordinates, level) / math.sqrt(96.0 / coordinates)
 
 

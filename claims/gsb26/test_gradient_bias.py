@@ -7,15 +7,16 @@ near the manifold).  Monte Carlo over fresh batches, batched along leading dimen
 import numpy as np
 
 from theorycheck import Calibrated, Control, claim
-from theorycheck.tails import NullTest
+from theorycheck.tails import NullTest, TailBound
 
 from .gradient_bias import (
     A3_VIOLATION_SIGMA_1,
-    K_NOISE_FRACTION,
     bias_preconditions,
     bias_run,
     rate_conclusions,
     reference_conclusion,
+    bias_at,
+    covariance_critical,
     regularizer_gradient_bias,
 )
 from .setup import PAPER, decide_recipe, record_assumptions, well_conditioned
@@ -188,14 +189,32 @@ def test_uniform_gradient_approx(tc):
     tc.curve("worst bias", "n max_theta ||b_n(theta)||", n, n * worst[:, 0], xscale="log", xlabel="n")
 
 
-#: the level of the V-block decision of `thm5.regularizer_gradient_bias` (two-sided, Bonferroni
-#: over its coordinates): a third of the claim budget 3e-4
-V_BLOCK_LEVEL = 1e-4
-V_BLOCK = "V block of the bias equals the Wishart formula (every |z| below the level-1e-4 Bonferroni bound)"
+#: the level of the exact-bias decision of `thm5.regularizer_gradient_bias` (two-sided, Bonferroni
+#: over its coordinates, both blocks): a third of the claim budget 3e-4
+EXACT_BIAS_LEVEL = 1e-4
+EXACT_BIAS = ("V and K blocks of the bias equal the Wishart formulas (every |z| below the level-1e-4 "
+              "Bonferroni bound)")
 #: the level of the precondition E Sigma_hat = Sigma (two-sided, Bonferroni over the distinct entries
-#: of the mean of Sigma_hat - Sigma at every n, `NullTest`)
+#: of the whitened mean of Sigma_hat - Sigma at every n, `covariance_critical`; a stated bound)
 COVARIANCE_LEVEL = 5e-5
-UNBIASED = "Sigma_hat unbiased: every |z| of the mean of Sigma_hat - Sigma below the level-5e-5 Bonferroni bound"
+UNBIASED = ("Sigma_hat unbiased: every whitened entry of the mean of Sigma_hat - Sigma within its level-5e-5 "
+            "critical value (exact Gaussian moments)")
+
+
+def unbiased_bound(entries: int) -> TailBound:
+    """The stated bound of `UNBIASED` over ``entries`` distinct whitened entries."""
+    return TailBound(COVARIANCE_LEVEL, (
+        f"{entries} whitened entries, each the mean over the n x draws Gaussian rows g = L^-1 x of g_a g_b - "
+        "delta_ab, i.i.d. with exact central moments (z^2 on the diagonal, products of independent N(0, 1) "
+        "off it): Markov's inequality on the mean's exact even moments up to COVARIANCE_ORDER "
+        f"(theorycheck.tails.mean_deviation_bound) at level {COVARIANCE_LEVEL:g} / {entries} each, union bound; "
+        "the whitening's round-off (relative 1e-15) is far below the critical deviations (about 1e-2)"))
+
+
+#: the n at which Theorem 5's rate is read on the exact bias (the O(1/n) of the statement is asymptotic)
+EXACT_NS = np.array([1e6, 1e7, 1e8, 1e9])
+EXACT_FACTOR = "n^p ||bias|| varies by less than a factor 2 (exact, n in [1e6, 1e9])"
+EXACT_SLOPE = "squared bias decays at least like 1/n (exact, slope over n in [1e6, 1e9] <= -0.85)"
 
 
 @claim(
@@ -204,20 +223,20 @@ UNBIASED = "Sigma_hat unbiased: every |z| of the mean of Sigma_hat - Sigma below
     statement="The regularizer with Sigma_hat in place of Sigma has ||E grad R_hat(theta) - grad R(theta)||_F^2 "
               "= O(1/n); its V block has the exact bias -(4/n) V (Sigma K K^T Sigma + tr(K^T Sigma K) Sigma).",
     provenance="derived",
-    over_budget=("The K-block decisions (Monte Carlo noise below 0.1 of the squared bias, the factor-2 spread of n "
-                 "||bias||, the slope) keep it over: the K-block bias c1/n + c2/n^2 has terms that nearly cancel on "
-                 "some instances, so the three margins are skewed over instances with no tail model and counting "
-                 "bounds them near 1e-2 at 300 seeds; a bound needs the K block's fourth-moment expectation in "
-                 "closed form (not derived) or many more draws, beyond the quick tier's cost. The verdict reports "
-                 "the factor and the slope on the seed's instance."),
+    over_budget=("The Monte Carlo z families (the exact bias of both blocks, and the precondition E Sigma_hat = "
+                 "Sigma) keep it over: each z is a studentized mean of skewed, heavy-tailed polynomials of "
+                 "Gaussians (degree up to 8) whose moments are not in closed form, so their levels are not "
+                 "stated bounds (setup's note 'Skewed means') and the margins' models put the bound near 1e-3; "
+                 "the rate decisions read the exact bias and are far from failing. The verdict reports the "
+                 "largest |z| per n."),
     controls={
         "centered_covariance": Control(
-            "hypothesis", breaks=[V_BLOCK],
+            "hypothesis", breaks=[EXACT_BIAS],
             description="Sigma_hat centred at the sample mean, so E Sigma_hat = (n-1)/n Sigma (the "
-                        "proof's E Gamma = 0 fails): the V-block bias moves away from the formula"),
+                        "proof's E Gamma = 0 fails): the Monte Carlo bias moves away from the Wishart formulas"),
         "faster_rate": Control(
-            "statement", breaks=["n^p ||K-block bias|| varies by less than a factor 2 (n >= 40)"],
-            description="the stronger statement: the K-block bias is Theta(1/n^2)"),
+            "statement", breaks=[EXACT_FACTOR],
+            description="the stronger statement: the bias is Theta(1/n^2)"),
     },
     calibration=[
         "K-block window: it started at n = 10 (20 for the factor); the slope was -1.85, -1.65 on "
@@ -237,20 +256,12 @@ UNBIASED = "Sigma_hat unbiased: every |z| of the mean of Sigma_hat - Sigma below
         "fraction is above 0.1 (the precondition's own threshold, not re-chosen); on 15002 the worst "
         "fraction fell from 0.135 to 0.078 at one doubling.  The V-block threshold z <= 4 (60 "
         "coordinates, a false-alarm rate 3.8e-3) became the Bonferroni bound at level 1e-4.",
-        Calibrated(decision="Monte Carlo noise below 0.1 of the squared K-block bias", threshold=K_NOISE_FRACTION,
-                   calibration_seeds="15000-15015", validation_seeds="15100-15149",
-                   how="threshold the precondition's own (0.1, not re-chosen); the draws double where "
-                       "it is exceeded, sized on the calibration block (scratch: 2 of 16 seeds over 0.1 at "
-                       "the fixed draws, 0.162 the largest: one doubling halves it, four leave room for "
-                       "a fraction of 1.6 at the base draws); the rule fixed before validation: 0 "
-                       "precondition failures in 50 and both controls failing as declared on every seed. "
-                       "Validation 15100-15149 (the table's rows): 50/50 passed; the noise fraction at most "
-                       "0.059 (relative margin 0.41, mean 0.87); V block least margin 0.33 (5.3 sd, normal "
-                       "tail 2.8e-5); factor-2 least margin 0.23, slope 0.75 (skewed: normality rejected, "
-                       "the bound is by counting, 0.058 at 50 seeds); the Sigma_hat precondition's normal "
-                       "tail 4e-4 (its 4.5 over 45 entries is itself about the budget: a finding). "
-                       "centered_covariance and faster_rate failed as declared on 50/50 (least margins "
-                       "5.7 and 0.30; faster_rate 3.0 sd, skewed)."),
+        "Retired 2026-11-30 (the decision is gone, see the last entry): the noise precondition's record was "
+        "Calibrated(decision='Monte Carlo noise below 0.1 of the squared K-block bias', threshold 0.1, "
+        "calibration 15000-15015, validation 15100-15149): the draws doubled where the fraction exceeded the "
+        "precondition's own 0.1; validation 50/50 passed, the V block's least margin 0.33, factor-2 least margin "
+        "0.23, slope 0.75 (skewed, counted), the Sigma_hat precondition's normal tail 4e-4 (a finding); "
+        "centered_covariance and faster_rate failed as declared on 50/50.",
         "Issue 31, 2026-11-29 (helper gsb26b; no threshold chosen on data): unseen seed 720498446 failed the V "
         "block (max |z| 4.97 at n = 10, every V coordinate at 2.1-5.0 there, with the mean of Sigma_hat - Sigma "
         "4.2 s.e. off in one entry at the same n: one Monte Carlo fluctuation).  The V block and E Sigma_hat = "
@@ -262,61 +273,73 @@ UNBIASED = "Sigma_hat unbiased: every |z| of the mean of Sigma_hat - Sigma below
         "0.028), unchanged.  The same day the unseen sweep refuted the normal null at the level's quantile "
         "for gsb26's z families (the note 'Skewed means' in setup.py): the levels set the critical values but are no longer "
         "stated as bounds.",
+        "Issue 31, 2026-11-30 (helper h14-gsb26; no threshold chosen on data): the K block's expectation is "
+        "exact (a Wishart moment, `sample_covariance_chain_mean`), so the noise precondition, the doubling of "
+        "draws and the K-block debiased estimate are gone; the Monte Carlo of both blocks is one z family "
+        "against the exact bias (level 1e-4, as the V block's), and the rate decisions read the exact bias at "
+        "n = 1e6 .. 1e9 (the statement's O(1/n) is asymptotic; the pre-asymptotic window [40, 160] of the "
+        "entries above is recorded, no longer decided).  Smoke seeds in docs/claims/gsb26.md.",
     ],
     sizes={"quick": {}, "full": {}},
 )
 def test_regularizer_gradient_bias(tc):
-    r"""R(V, K; S) = ||V^T V - S K K^T S||_F^2, grad_V R = 4 V N, grad_K R = -4 S N S K.  With
-    Sigma_hat = (1/n) sum x_i x_i^T, E[Sigma_hat A Sigma_hat] = Sigma A Sigma + (Sigma A^T Sigma +
-    tr(A Sigma) Sigma)/n (Isserlis; `sample_covariance_quadratic_mean`), so the V block of the
-    bias is exactly 4 V (Sigma A Sigma - E[Sigma_hat A Sigma_hat]) = -(4/n) V (Sigma K K^T Sigma +
-    tr(K^T Sigma K) Sigma), A = K K^T.  The K block involves fourth moments and is measured.
+    r"""R(V, K; S) = ||V^T V - S K K^T S||_F^2, grad_V R = 4 V N, grad_K R = -4 S N S K,
+    N = V^T V - S K K^T S: polynomials of degree 2 and 4 in S.  With Sigma_hat = (1/n) sum x_i
+    x_i^T, every E[Sigma_hat M_1 Sigma_hat ... Sigma_hat] is a polynomial in 1/n by Isserlis
+    (`sample_covariance_chain_mean`), so the bias is exactly b(n) = sum_{j=1}^{3} D_j n^{-j}
+    (`regularizer_bias_coefficients`): the V block -(4/n) V (Sigma K K^T Sigma + tr(K^T Sigma K)
+    Sigma) (the statement), the K block -4 sum_j (C_j[V^T V] - C_j[I, K K^T, I]) K n^{-j}.
     Monte Carlo: 4 10^4 draws of Sigma_hat (quick; from n Gaussian rows) per n in {10, 20, 40,
-    80, 160}, doubled (at most 4 times, `regularizer_bias_at`) where the K block's noise is above
-    0.1 of its squared bias, at the fixed generic point V = 0.5 Z1, K = 0.3 Z2 of `thm1.closed_form` (Theorem 5
+    80, 160} at the fixed generic point V = 0.5 Z1, K = 0.3 Z2 of `thm1.closed_form` (Theorem 5
     needs no closeness to M; near M grad R is so small that a wrong reference for it would go
-    unnoticed), well-conditioned instance.  The
-    proof's hypothesis E Sigma_hat = Sigma (E Gamma = 0) is a precondition: the z-scores of the
-    Monte Carlo mean of Sigma_hat - Sigma (its 6 distinct entries at every n), each about N(0, 1),
-    against that null at level COVARIANCE_LEVEL = 5e-5 (`NullTest`, two-sided, Bonferroni).
-    Pass: every V-block coordinate within z_max Monte Carlo standard errors of the exact
-    formula, z_max the two-sided Bonferroni bound at level V_BLOCK_LEVEL = 1e-4 over the
-    coordinates (12 x 5 n on the quick tier; `NullTest`: the z-scores, each about N(0, 1) as a mean
-    of at least 4 10^4 independent draws, against that null), the V-block bias
-    falls like 1/n (exact), and, on the K block (debiased over 10 groups): n ||K-block bias||
-    varies by less than a factor 2 over n >= 40 (the spec's criterion, there over n >= 20) and
-    the paper's ||bias||^2 = O(1/n) as a shape, log-log slope of ||K-block bias||^2 over n in
-    [40, 160] at most -0.85 (as in Theorem 4).  The K-block bias is c_1/n + c_2/n^2 with terms
-    that can nearly cancel at the smallest n, so the 1/n regime is tested from n = 40 (the
-    window's history is in the calibration record).  The debiased estimator's noise scales as
-    1/draws; the noise precondition (noise below 0.1 of the squared K-block bias) keeps the
-    slope meaningful.
+    unnoticed), well-conditioned instance.  The proof's hypothesis E Sigma_hat = Sigma (E Gamma
+    = 0) is a precondition: the Monte Carlo mean of Sigma_hat - Sigma, whitened (its 6 distinct
+    entries at every n, each a mean of i.i.d. g_a g_b - delta_ab over the rows g = L^{-1} x), within
+    critical values from the exact Gaussian moments at level COVARIANCE_LEVEL = 5e-5 over the
+    entries (`covariance_critical`: Markov's inequality on the mean's even moments, no central
+    limit theorem; stated, `unbiased_bound`).
+    Pass: (1) every coordinate of both blocks' Monte Carlo bias within z_max standard errors of
+    the exact b(n), z_max the two-sided Bonferroni bound at level EXACT_BIAS_LEVEL = 1e-4 over
+    the coordinates (21 x 5 n on the quick tier; `NullTest`).  The code's expectation is itself a
+    polynomial of degree 3 in 1/n (grad R is a polynomial of degree 4 in the computed Sigma_hat), so
+    agreement at 5 values of n ties it to b(n) at every n.  (2) Theorem 5's ||b(n)||^2 = O(1/n),
+    read on the exact b(n) where the statement lives, as n grows: n ||b(n)|| varies by less than
+    a factor 2 over n in [1e6, 1e9] (n ||b(n)|| -> ||D_1||, the spec's criterion) and the log-log
+    slope of ||b(n)||^2 there is at most -0.85 (as in Theorem 4).  Over the Monte Carlo's n the
+    terms D_j n^{-j} can nearly cancel on some instances (the calibration record): n ||K-block
+    bias|| there is recorded, not decided, since the theorem states only the order.
     """
     rate = 2 if tc.control == "faster_rate" else 1
     decide_recipe(tc, well_conditioned, a3=False)
     run = tc.use(regularizer_gradient_bias, centered=tc.control == "centered_covariance")
     record_assumptions(tc, run["problem"])
-    upper = np.triu_indices(run["problem"].d)          # the distinct entries of the symmetric Sigma_hat
-    covariance_z = run["covariance_z"].reshape(len(run["n"]), run["problem"].d, -1)[:, upper[0], upper[1]]
-    covariance_test = NullTest(level=COVARIANCE_LEVEL, count=covariance_z.size)
-    tc.precondition.at_most(UNBIASED, np.abs(covariance_z), covariance_test.critical)
+    d = run["problem"].d
+    upper = np.triu_indices(d)                          # the distinct entries of the symmetric Sigma_hat
+    entries = len(run["n"]) * len(upper[0])
+    critical = np.array([covariance_critical(d, int(rows), COVARIANCE_LEVEL / entries)[upper]
+                         for rows in run["rows"]])
+    deviation = np.abs(run["covariance_whitened"][:, upper[0], upper[1]])
+    tc.record("largest whitened |mean Sigma_hat - Sigma| / critical per n", (deviation / critical).max(1))
+    tc.precondition.at_most(UNBIASED, deviation, critical,
+                            tail_bound=None if tc.control == "centered_covariance" else unbiased_bound(entries))
     n = run["n"]
-    z = (run["V_mean"] - run["V_exact"]) / run["V_se"]
-    tc.record("max |z| per n (V block)", np.abs(z).max(1))
-    test = NullTest(level=V_BLOCK_LEVEL, count=z.size)
-    tc.conclusion.at_most(V_BLOCK, np.abs(z), test.critical)
-    tc.record("draws per n (doubled where the K-block noise was above 0.1 of its squared bias)", run["draws"])
-    tc.precondition.at_most("Monte Carlo noise below 0.1 of the squared K-block bias",
-                            run["K_noise"] / np.abs(run["K_squared"]), K_NOISE_FRACTION)
-    k_bias = np.sqrt(np.maximum(run["K_squared"], 0.0))
-    tc.record("n ||K-block bias||", n * k_bias)
-    scaled = (n ** rate * k_bias)[n >= 40]
-    tc.conclusion.at_most("n^p ||K-block bias|| varies by less than a factor 2 (n >= 40)",
-                          scaled.max() / scaled.min(), 2.0)
-    tc.conclusion.slope("squared K-block bias decays at least like 1/n (slope <= -0.85)", n, k_bias ** 2,
-                        window=(40, n[-1]), at_most=-0.85)
+    z = np.concatenate([(run[b + "_mean"] - run[b + "_exact"]) / run[b + "_se"] for b in ("V", "K")], 1)
+    tc.record("max |z| per n (both blocks)", np.abs(z).max(1))
+    test = NullTest(level=EXACT_BIAS_LEVEL, count=z.size)
+    tc.conclusion.at_most(EXACT_BIAS, np.abs(z), test.critical)
+    v_exact, k_exact = (bias_at(run[b + "_coefficients"], EXACT_NS) for b in ("V", "K"))
+    exact = np.sqrt((v_exact ** 2).sum(1) + (k_exact ** 2).sum(1))
+    tc.record("n ||bias|| (exact, n = 1e6 .. 1e9)", EXACT_NS * exact)
+    scaled = EXACT_NS ** rate * exact
+    tc.conclusion.at_most(EXACT_FACTOR, scaled.max() / scaled.min(), 2.0)
+    tc.conclusion.slope(EXACT_SLOPE, EXACT_NS, exact ** 2, window=(EXACT_NS[0], EXACT_NS[-1]), at_most=-0.85)
+    k_norm = np.linalg.norm(run["K_exact"], axis=1)
+    tc.record("n ||K-block bias|| (exact, the Monte Carlo's n)", n * k_norm)
     tc.curve("regularizer bias", "n ||V-block bias|| (Monte Carlo)", n,
              n * np.linalg.norm(run["V_mean"], axis=1), xscale="log", xlabel="n")
     tc.curve("regularizer bias", "n ||V-block bias|| (exact)", n, n * np.linalg.norm(run["V_exact"], axis=1),
              style="theory", xscale="log", xlabel="n")
-    tc.curve("regularizer bias", "n ||K-block bias||", n, n * k_bias, xscale="log", xlabel="n")
+    tc.curve("regularizer bias", "n ||K-block bias|| (Monte Carlo)", n,
+             n * np.linalg.norm(run["K_mean"], axis=1), xscale="log", xlabel="n")
+    tc.curve("regularizer bias", "n ||K-block bias|| (exact)", n, n * k_norm, style="theory", xscale="log",
+             xlabel="n")
