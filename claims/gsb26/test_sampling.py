@@ -86,9 +86,10 @@ REGIME_DECISION = f"a query in the 1/n regime (C(x_i, K) <= n_min / {REGIME_FACT
     over_budget=(
         "Over through the AM-GM decisions (counted, order 1e-2) and the Monte Carlo family (order "
         "1e-3).  The AM-GM bounds hold at every query and n by the lemma's own inequality, so they "
-        "fail only through the quadrature of the exact moments, but their slack falls to about 2/n "
-        "at small score variance: a stated bound needs a proven error bound of the fixed-step "
-        "quadrature against that slack (not derived), and counting would need some 10^4 seeds.  The "
+        "fail only through the quadrature of the exact moments, but the queries are drawn with the "
+        "seed and their slack falls to about (2/n) min(1, e^tau) as the score variance goes to 0: a "
+        "stated bound needs a proven error bound of the fixed-step quadrature and a proven floor "
+        "of that slack (neither derived), and counting would need some 10^4 seeds.  The "
         "family's z are studentized means of skewed squared weights whose tail at the family's "
         "level no central limit theorem assures; a bound without one (Bennett's inequality) needs "
         "the exact fourth moments E s^4, which the library does not compute.  The verdict decides "
