@@ -11,6 +11,7 @@ from theorycheck.solvers.gaussian_moments import (
     softmax_average_mse_limit,
     softmax_weight_second_moment_bound,
     softmax_weight_second_moment_limit,
+    softmax_weight_second_moment_slack,
     softmax_weight_second_moments_exact,
 )
 from theorycheck.solvers.monte_carlo import debiased_squared_norm
@@ -185,3 +186,19 @@ def test_debiased_squared_norm_is_unbiased():
 def test_debiased_squared_norm_needs_two_groups():
     with pytest.raises(DeclarationError, match="at least 2"):
         debiased_squared_norm(np.ones((1, 3)))
+
+
+def test_softmax_weight_second_moment_slack_is_a_floor_of_the_exact_slack():
+    """The proven floor lies below 1 - exact / bound on a grid of score variances, scores and n
+    (the quadrature's exact moments), and it is tight within a factor 2 somewhere on both sides
+    (q -> 0 with tau = 0: the floor 1/n, the slack about 2/n)."""
+    ratios = {False: [], True: []}
+    for q in (1e-6, 1e-2, 0.5, 2.0):
+        for tau in (-6.0, -1.0, 0.0, 1.0, 6.0):
+            for n in (3, 10, 320):
+                moments = dict(zip((False, True), softmax_weight_second_moments_exact(q, tau, n)))
+                for own, exact in moments.items():
+                    slack = 1 - exact / softmax_weight_second_moment_bound(q, tau, n, self_weight=own)
+                    ratios[own].append(slack / softmax_weight_second_moment_slack(q, tau, n, self_weight=own))
+    for own in ratios:
+        assert min(ratios[own]) >= 1.0 and min(ratios[own]) < 2.0

@@ -12,6 +12,7 @@ from theorycheck.solvers.gaussian_moments import (
     softmax_average_mse_exact,
     softmax_average_mse_limit,
     softmax_weight_second_moment_bound,
+    softmax_weight_second_moment_slack,
     softmax_weight_second_moment_limit,
 )
 
@@ -86,10 +87,10 @@ REGIME_DECISION = f"a query in the 1/n regime (C(x_i, K) <= n_min / {REGIME_FACT
     over_budget=(
         "Over through the AM-GM decisions (counted, order 1e-2) and the Monte Carlo family (order "
         "1e-3).  The AM-GM bounds hold at every query and n by the lemma's own inequality, so they "
-        "fail only through the quadrature of the exact moments, but the queries are drawn with the "
-        "seed and their slack falls to about (2/n) min(1, e^tau) as the score variance goes to 0: a "
-        "stated bound needs a proven error bound of the fixed-step quadrature and a proven floor "
-        "of that slack (neither derived), and counting would need some 10^4 seeds.  The "
+        "fail only where the quadrature of the exact moments errs by more than their slack, which has a "
+        "proven floor (softmax_weight_second_moment_slack) but falls to about (2/n) min(1, e^tau) as the "
+        "seeded query's score variance goes to 0: a stated bound needs a proven error bound of the "
+        "fixed-step quadrature below that floor (not derived), and counting would need some 10^4 seeds.  The "
         "family's z are studentized means of skewed squared weights whose tail at the family's "
         "level no central limit theorem assures; a bound without one (Bennett's inequality) needs "
         "the exact fourth moments E s^4, which the library does not compute.  The verdict decides "
@@ -194,6 +195,12 @@ def test_softmax_second_moment(tc):
     exact_other, exact_own = exact_second_moments(q, tau, n)
     tc.conclusion.at_most("E s_ij^2 (j != i) below the AM-GM bound", exact_other, other_bound)
     tc.conclusion.at_most("E s_ii^2 below the AM-GM bound", exact_own, self_bound)
+    # the slack 1 - E s^2 / bound has a proven floor (`softmax_weight_second_moment_slack`): the
+    # decisions above fail only where the quadrature errs by more than it
+    for label, moment, bound, is_self in (("s_ij", exact_other, other_bound, False),
+                                          ("s_ii", exact_own, self_bound, True)):
+        floor = np.array([softmax_weight_second_moment_slack(q, tau, m, self_weight=is_self) for m in n])
+        tc.record(f"AM-GM slack of E {label}^2 over its proven floor (n x query)", (1 - moment / bound) / floor)
     tc.record("(E s_ij^2 Monte Carlo - exact) / standard error (n x query)", (other - exact_other) / other_se)
     monte_carlo_family(tc, LEM9_MC, n, [(other - exact_other) / other_se, (own - exact_own) / own_se])
     # both bounds tend to e^{2q}/(n-1)^2 and e^{2 tau}/(n-1)^2, the truths to e^q/n^2 and

@@ -40,7 +40,7 @@ from theorycheck.errors import DeclarationError
 from theorycheck.lineage import computation
 
 __all__ = ["sample_covariance_quadratic_mean", "sample_covariance_chain_mean", "softmax_weight_second_moment_limit",
-           "softmax_average_mse_limit", "softmax_weight_second_moment_bound",
+           "softmax_average_mse_limit", "softmax_weight_second_moment_bound", "softmax_weight_second_moment_slack",
            "softmax_weight_second_moments_exact", "softmax_average_mse_exact"]
 
 
@@ -158,6 +158,32 @@ def softmax_weight_second_moment_bound(q, tau, n, *, self_weight=False):
     if self_weight:
         return np.exp(2 * tau + 2 * q / m) / m ** 2
     return np.exp(2 * q * (1 + (n - 2) / m ** 2) - 2 * tau / m) / m ** 2
+
+
+def softmax_weight_second_moment_slack(q, tau, n, *, self_weight=False):
+    r"""A proven lower bound delta on the relative slack 1 - E[s^2] / bound of
+    `softmax_weight_second_moment_bound` (same arguments):
+
+    * a random key j: delta = 1 / (1 + e^{-3q/2} (e^tau + (n-2) e^{q/2 - 2q/(n-1)}));
+    * the fixed key: delta = 1 / (1 + (n-1) e^{q/2 - 2q/(n-1) - tau}).
+
+    Proof.  Let S_{-j} = S - w_j (n - 1 weights, the fixed key's among them for j != 0), G their
+    geometric mean and Y = w_j^2 / ((n-1) G)^2, so that E Y is the bound (AM-GM: S_{-j} >= (n-1) G).
+    Then s_j^2 = (w_j / S_{-j})^2 (1 - s_j)^2 <= Y (1 - s_j)^2, hence
+    E Y - E s_j^2 >= E[Y (1 - (1 - s_j)^2)] >= E[Y s_j] (s (2 - s) >= s on [0, 1]), and the slack
+    is at least E_Y[s_j], the mean under the tilt dP_Y = Y dP / E Y.  By Jensen (1/(1+x) convex),
+    E_Y[s_j] >= 1 / (1 + E_Y[S_{-j} / w_j]).  Y is a product of independent factors e^{2 a_j} and
+    e^{-2 a_l/(n-1)} (each fresh l != j), so under the tilt the scores stay independent Gaussians
+    N(2q, q) and N(-2q/(n-1), q) (the fixed score tau is constant): E_Y[1/w_j] = e^{-3q/2},
+    E_Y[w_l] = e^{q/2 - 2q/(n-1)}, which gives the first line; for the fixed key (w_0 = e^tau
+    constant, n - 1 fresh tilted weights) the second."""
+    if n < 3:
+        raise DeclarationError(f"softmax_weight_second_moment_slack: n = {n} < 3 keys")
+    q, tau = np.asarray(q, dtype=float), np.asarray(tau, dtype=float)
+    fresh = np.exp(q / 2 - 2 * q / (n - 1))
+    if self_weight:
+        return 1.0 / (1.0 + (n - 1) * fresh * np.exp(-tau))
+    return 1.0 / (1.0 + np.exp(-1.5 * q) * (np.exp(tau) + (n - 2) * fresh))
 
 
 # -- exact finite-n moments (quadrature) ----------------------------------------------------------
