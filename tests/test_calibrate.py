@@ -789,6 +789,58 @@ def test_calibrate_end_to_end_then_list_and_report_show_the_bounds(pytester, mon
     assert "calibrated: miss bound 0.45" in md
 
 
+SHARED_PAPER = '''
+from theorycheck import Control, claim, shared_run
+
+
+@shared_run(sizes={"quick": {"n": 400}, "full": {"n": 4000}})
+def draws(run):
+    return run.rng("draws").normal(0.0, 1.0, run.sizes["n"])
+
+
+CONTROLS = {"shifted": Control("reference", breaks=["|mean| <= bound"], description="shifted by 1")}
+
+
+@claim("toy.thm1.mean", source="Theorem 1", statement="The mean is near 0.", provenance="stated",
+       over_budget="a handful of seeds bounds the rate by counting alone", controls=CONTROLS)
+def test_mean(tc):
+    shift = 1.0 if tc.control == "shifted" else 0.0
+    tc.conclusion.at_most("|mean| <= bound", abs(tc.use(draws).mean() + shift), 0.5)
+
+
+@claim("toy.thm2.median", source="Theorem 2", statement="The median is near 0.", provenance="stated",
+       over_budget="a handful of seeds bounds the rate by counting alone", controls=CONTROLS)
+def test_median(tc):
+    shift = 1.0 if tc.control == "shifted" else 0.0
+    tc.conclusion.at_most("|mean| <= bound", abs(float(np.median(tc.use(draws))) + shift), 0.5)
+'''
+
+
+def _shared_sources(runs: Path, seed: int) -> set[str]:
+    results = json.loads((runs / f"seed{seed}" / "results.json").read_text())
+    return {use["source"] for c in results["claims"] for use in c["shared_runs"]}
+
+
+def test_calibrate_reuses_shared_runs_only_from_a_cache_folder_it_is_given(pytester):
+    """Without ``--cache-dir`` every seed computes its shared runs (and no cache folder is
+    made); with it, a second claim calibrated on the same seed reads the run the first stored."""
+    package = pytester.mkpydir("claims")
+    (package / "toy").mkdir()
+    (package / "toy" / "__init__.py").write_text("")
+    (package / "toy" / "test_toy.py").write_text("import numpy as np\n" + SHARED_PAPER)
+    cache = pytester.path / "calibration-cache"
+    for claim_id, cache_args, runs, source in (
+            ("toy.thm1.mean", [], "plain", {"computed"}),
+            ("toy.thm1.mean", ["--cache-dir", str(cache)], "first", {"computed"}),
+            ("toy.thm2.median", ["--cache-dir", str(cache)], "second", {"disk"})):
+        run = cli("calibrate", claim_id, "--seeds", "1000", "--runs", runs, *cache_args,
+                  cwd=pytester.path)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert _shared_sources(pytester.path / runs, 1000) == source
+        assert cache.is_dir() == bool(cache_args)
+    assert not (pytester.path / ".theorycheck-cache").exists()
+
+
 def test_sweep_finds_its_table_by_tier_or_is_told_none(tmp_path, monkeypatch):
     from theorycheck.cli import _sweep_calibration
 

@@ -16,10 +16,13 @@
   pytest once per base seed (each in a fresh process) and aggregate each claim's pass rate beside the
   rate its calibration row (else its binomial tests) predicts, each control's failure rate,
   and per decision its worst margin over the seeds (:mod:`theorycheck.sweep`).
-* ``theorycheck calibrate [CLAIM-or-PAPER ...] --seeds A-B [-n N] [--tier T] [--out FILE]``:
+* ``theorycheck calibrate [CLAIM-or-PAPER ...] --seeds A-B [-n N] [--tier T] [--out FILE]
+  [--runs DIR | --from-runs DIR] [--cache-dir DIR]``:
   run the claims and their controls once per seed and merge their false-failure and miss
   rows into the calibration table (default ``reports/calibration-<tier>.json``) and its page
-  ``docs/calibration.md`` (:mod:`theorycheck.calibrate`).
+  ``docs/calibration.md`` (:mod:`theorycheck.calibrate`).  Each seed runs without the cache of
+  shared runs unless ``--cache-dir`` names one: then claims calibrated one after another on the
+  same seeds compute the runs they share once (the cache's key holds the seed, tier and code).
 * ``theorycheck new PAPERKEY NAME [--claims-dir DIR]``: scaffold
   ``claims/<paperkey>/__init__.py`` (the paper's :func:`theorycheck.paper` declaration, with
   placeholder citation that the conformance suite refuses until it is filled in) and
@@ -322,7 +325,8 @@ def cmd_calibrate(args) -> int:
         work = Path(args.runs) if args.runs else Path(tempfile.mkdtemp(prefix="theorycheck-calibrate-"))
         print(f"theorycheck calibrate: {len(specs)} claims over {len(seeds)} seeds "
               f"({calibrate.format_seeds(seeds)}), {args.tier} tier; runs in {work}")
-        found = run_seeds(seeds, [*nodes, "--tc-tier", args.tier, "--tc-no-cache"], work,
+        cache = ["--tc-cache-dir", str(Path(args.cache_dir).resolve())] if args.cache_dir else ["--tc-no-cache"]
+        found = run_seeds(seeds, [*nodes, "--tc-tier", args.tier, *cache], work,
                           jobs=args.workers, progress=print)
     if not found:
         raise SystemExit(f"theorycheck calibrate: no seed produced results (see the logs in {work})")
@@ -540,6 +544,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--from-runs", default=None, metavar="DIR",
                    help="run nothing: read the seeds' runs kept earlier with --runs DIR (the "
                         "margins are recomputed with the current definitions)")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="keep the seeds' shared runs in this cache folder and reuse those computed "
+                        "there before (by calibrations of other claims on the same seeds, tier and "
+                        "code); default: none, every seed computes its shared runs")
     p.add_argument("--claims-dir", default="claims")
     p.set_defaults(func=cmd_calibrate)
     p = sub.add_parser("new", help="scaffold a claim file for a paper")
