@@ -14,6 +14,7 @@ from theorycheck.optim.directions import lp_unit
 from theorycheck.solvers.margin import constraint_values
 from theorycheck.solvers.support import SUPPORT_TOL, locally_optimal
 from theorycheck.solvers.svm import wsvm_constraint_factors
+from theorycheck.tolerance import unit_roundoff
 
 from .direction import normalized_mirror_runs, own_index
 from .setup import INSTANCES, instances, lowest_token_svm
@@ -97,6 +98,38 @@ def cone_constants(X, alpha, W_mm, p):
     eps = delta / (2 * A_q * float(lp_norm(torch.as_tensor(W_mm)[None], p)))
     mu = eps ** p / (p * 2 ** p) if p >= 2 else (p - 1) / 2 * eps ** 2 * W_mm.size ** (1 - 2 / p)
     return A, B, index, support, delta, A_q, mu
+
+
+def directional_roundoff(ref, W, p) -> np.ndarray:
+    r"""E_D per matrix of W (S, d, d): a bound on |computed D - D_psi(exact unit ref, exact unit W)| for the
+    computed D = 1 - <grad psi(W/||W||_p), ref/||ref||_p> (`theorycheck.optim.directional_bregman`),
+    E_D = 6 (N + 8) u S with N = d^2 and S = 1 + sum_i |grad psi(unit W)_i| |unit ref_i| (<= 2 by Hoelder):
+    the evaluation errs by at most (N + 6)u S (N products summed, as in `lem13`'s BREGMAN_LOWER_ROUNDOFF),
+    and the computed unit matrices are entrywise within (N + 8)u of the exact ones (a normalization by
+    `lp_norm`: (p + 2)u per term, (N - 1)u for the sum, its 1/p power and a division), which moves the
+    exact D by at most p (N + 8)u S; so |computed D - D| <= (p + 1)(N + 8)u S <= E_D for p <= 3 (P_VALUES)."""
+    unit_ref = lp_unit(ref, p)
+    V = W / lp_norm(torch.as_tensor(W), p).numpy()[:, None, None]
+    S = 1.0 + np.sum(np.abs(V) ** (p - 1) * np.abs(unit_ref), axis=(1, 2))
+    return 6 * (ref.size + 8) * unit_roundoff("float64") * S
+
+
+def support_deviation(A, B, support, W_mm) -> float:
+    r"""d_s = max |m_t(W_mm) - 1| over the support tokens t of the certified W_mm (0 without any): how far
+    the reference's support margins are from the exact program's 1 (the certificate, and the support
+    tolerance SUPPORT_TOL, which counts a token within it as support)."""
+    m = constraint_values(A, B, W_mm)
+    return float(np.max(np.abs(m[support] - 1))) if support.any() else 0.0
+
+
+def lemma19_allowances(A_q, W_mm, p, d_s) -> tuple[float, float]:
+    r"""The proven allowances of Lemma 19's conclusions for one reference (docs/claims/jta24.md, "Lemma 19
+    with the hypothesis admitted through E_D"): for the margins (12a)-(12c) d_s + 8 (N + 8) u kappa,
+    kappa = A_q ||W_mm||_p (the condition of a margin: |<F_k, V>| <= A_q ||V||_p by Hoelder), and for
+    the distance ||W - W_mm||_p 8 (N + 8) u ||W_mm||_p; N = d^2."""
+    norm = float(lp_norm(torch.as_tensor(W_mm)[None], p))
+    unit = 8 * (W_mm.size + 8) * unit_roundoff("float64")
+    return d_s + unit * A_q * norm, unit * norm
 
 
 def margin_slacks(A, B, index, support, delta, W):

@@ -15,7 +15,8 @@ from theorycheck.models import TokenSelection
 from theorycheck.optim import directional_bregman, lp_norm
 from theorycheck.optim.directions import lp_unit
 
-from .cone import cone_constants, cone_samples, log_correlation, margin_slacks, references
+from .cone import (cone_constants, cone_samples, directional_roundoff, lemma19_allowances, log_correlation,
+                   margin_slacks, references, support_deviation)
 from .direction import DIRECTION_STEPS
 from .setup import PAPER, SIZES
 
@@ -154,9 +155,27 @@ def test_gradient_alignment(tc):
 CONE_DRAWS = 200
 FAR_NOISE = 0.3
 #: why "every sample used lies in the cone" cannot fail on the claim's case: it keeps exactly the
-#: samples whose computed D_psi is at most mu(delta) (the far_directions control keeps them all)
+#: samples whose computed D_psi plus E_D is at most mu(delta) (the far_directions control keeps them all)
 KEPT_BY_CONSTRUCTION = TailBound(0.0, "by construction: the claim's case uses exactly the directions "
-                                      "whose computed D_psi(W_mm, W) is at most mu(delta)")
+                                      "whose computed D_psi(W_mm, W) plus its round-off bound E_D is at most "
+                                      "mu(delta)")
+#: why (12a)-(12c) and the distance bound cannot fail on the claim's case: every sample used satisfies the
+#: lemma's hypothesis exactly (E_D admission), so the exact slacks are at least -d_s (0 for (12b) and the
+#: distance), and the computed ones are within the forward error the allowances add
+LEMMA19_ROUNDOFF = TailBound(0.0, (
+    "a sample is used only when its computed D + E_D <= mu(delta), E_D bounding the computed D's error "
+    "(`cone.directional_roundoff`), so the exact directional divergence of the exact unit matrices is at most "
+    "mu(delta) (up to the formula's few u relative, absorbed below); Lemma 13 (p >= 2: ||u - v||_p^p <= "
+    "p 2^p D; p < 2: ||u - v||_2^2 <= 2D/(p - 1)) with Lemma 12 (||.||_p <= N^(1/p - 1/2) ||.||_2) gives "
+    "||u - v||_p <= eps = delta/(2 A_q ||W_mm||_p), so ||W - W_mm||_p <= delta/(2 A_q) and, by Hoelder "
+    "(|<F, V>| <= A_q ||V||_p for every margin and every difference of two margins of one sample), every "
+    "margin and every difference moves by at most delta/2: the exact slacks of (12a) and (12c) are >= -d_s "
+    "(d_s the support margins' distance to 1), of (12b) and the distance >= 0.  The computed slacks add the "
+    "margins' evaluation (N products: (N + 3)u kappa each, kappa = A_q ||W_mm||_p), delta's and the "
+    "constants' (relative few u, delta <= kappa), and the sample's norm (within 2(N + 8)u of ||W_mm||_p): "
+    "at most d_s + 7 (N + 8)u kappa for the margins and 4 (N + 8)u ||W_mm||_p for the distance, below the "
+    "allowances d_s + 8 (N + 8)u kappa and 8 (N + 8)u ||W_mm||_p (`cone.lemma19_allowances`; the "
+    "accounting in docs/claims/jta24.md)"))
 
 
 @claim(
@@ -172,15 +191,19 @@ KEPT_BY_CONSTRUCTION = TailBound(0.0, "by construction: the claim's case uses ex
         description="directions with s = 0.3 (far outside the cone D <= mu(delta)), not filtered",
         constants={"s": FAR_NOISE})},
     sizes={tier: dict(SIZES[tier], steps=DIRECTION_STEPS[tier]) for tier in SIZES},
-    over_budget="(12a)-(12c) and ||W - W_mm||_p <= delta/(2 A_q) on every kept sample keep the bound of order "
-                "1e-2 (counted over 300 seeds): their least slacks scale with delta, the least non-support "
-                "margin gap of the drawn instance, whose density at 0 gives them a heavy lower tail that neither "
-                "the normal nor the log-normal model fits, and a stated bound 0 (they follow from D <= mu(delta) "
-                "by Lemmas 12-13 and Hoelder, so only round-off breaks them) does not close, because mu(delta) "
-                "~ eps^max(2, p) can be as small as the round-off of the computed D that admits a sample.  The "
+    over_budget="The committed row (order 1e-2, counted over 300 seeds) is the earlier design's, in which (12a)-(12c) "
+                "and ||W - W_mm||_p <= delta/(2 A_q) were compared with a fixed round-off tolerance: their least "
+                "slacks scale with delta, the least non-support margin gap of the drawn instance, whose density "
+                "at 0 gives them a heavy lower tail that no model fits, and the computed D that admitted a sample "
+                "could be off by its round-off.  Samples are now admitted by D + E_D <= mu(delta), so the "
+                "hypothesis holds exactly, and the conclusions, which then follow from Lemmas 12-13 and Hoelder "
+                "up to the reference's support deviation and round-off, are compared with those proven "
+                "allowances and state bound 0 (LEMMA19_ROUNDOFF); the preconditions are modelled (pooled "
+                "trials, normal tail), so the next row is expected within budget and this declaration then "
+                "goes.  The row needs 300 seeds for the far_directions control, whose parts are counted.  The "
                 "verdict decides the lemma's inequalities on every kept sample (pointwise consequences: a rate "
                 "over samples would pass a wrong constant that fails on a few of them) and records the worst "
-                "slacks.",
+                "slacks over their allowances.",
 )
 def test_cone_margins(tc):
     r"""Constants (reconstructed, spec section 1.7): delta from the non-support margins of the
@@ -189,17 +212,21 @@ def test_cone_margins(tc):
     margin errors <= delta/2).  For every run with locally optimal alpha and a non-support token
     (runs without one have delta = inf and are counted, not used): 200 directions
     W = ||W_mm||_p U/||U||_p, U = W_mm/||W_mm||_p + s E/||E||_p, s log-uniform in [1e-7, 1e-1];
-    those with D_psi <= mu(delta) are kept (the lemma's hypothesis; >= 100 kept overall is a
-    precondition).  Pass: (12a)-(12c) on every kept sample with absolute allowance tc.tol("conditioned")
-    (margins are O(1), certified to round-off), and the mechanism ||W - W_mm||_p <= delta/(2 A_q).  The control
+    those with D_psi + E_D <= mu(delta) are kept (the lemma's hypothesis for the exact D: E_D bounds
+    the computed D's round-off, `cone.directional_roundoff`; >= 100 kept overall is a precondition).
+    Pass: (12a)-(12c) on every kept sample, and the mechanism ||W - W_mm||_p <= delta/(2 A_q), each
+    slack at least minus its proven allowance (`cone.lemma19_allowances`: the reference's support
+    deviation d_s plus 8 (N + 8) u kappa, kappa = A_q ||W_mm||_p, for the margins; 8 (N + 8) u
+    ||W_mm||_p for the distance), decided as the least slack over its allowance >= -1, with the
+    stated bound 0 of `LEMMA19_ROUNDOFF` (only a wrong lemma or code can break them).  The control
     (hypothesis kind) keeps directions with s = 0.3 unfiltered, drawn from a stream of their own:
     they leave the cone and (12c) fails.
     """
     refs, p, inst, data, alphas = references(tc, False)
     far = tc.control == "far_directions"
     rng = tc.rng("lemma 19 directions", "far") if far else tc.rng("lemma 19 directions")
-    worst = {"12a": np.inf, "12b": np.inf, "12c": np.inf}
-    kept, outside, distance_slack, unused = 0, 0, np.inf, 0
+    worst = {"12a": np.inf, "12b": np.inf, "12c": np.inf}      # least slack / allowance
+    kept, outside, distance_ratio, unused, largest_d_s = 0, 0, np.inf, 0, 0.0
     for ref, pv, k, alpha in zip(refs, p, inst, alphas):
         A, B, index, support, delta, A_q, mu = cone_constants(data.X[k], alpha, ref, pv)
         if not np.isfinite(delta):
@@ -211,21 +238,27 @@ def test_cone_margins(tc):
         U = lp_unit(ref, pv) + s[:, None, None] * E / lp_norm(torch.as_tensor(E), pv).numpy()[:, None, None]
         W = norm * U / lp_norm(torch.as_tensor(U), pv).numpy()[:, None, None]
         D = directional_bregman(torch.as_tensor(np.broadcast_to(ref, W.shape).copy()), torch.as_tensor(W), pv).numpy()
-        use = np.ones(len(W), bool) if far else D <= mu
+        inside = D + directional_roundoff(ref, W, pv) <= mu
+        use = np.ones(len(W), bool) if far else inside
         kept += int(use.sum())
-        outside += int(np.sum(D[use] > mu))
+        outside += int(np.sum(~inside[use]))
         if not use.any():
             continue
+        d_s = support_deviation(A, B, support, ref)
+        largest_d_s = max(largest_d_s, d_s)
+        margin_allowance, distance_allowance = lemma19_allowances(A_q, ref, pv, d_s)
         for name, value in margin_slacks(A, B, index, support, delta, W[use]).items():
-            worst[name] = min(worst[name], value)
+            worst[name] = min(worst[name], value / margin_allowance)
         gap = delta / (2 * A_q) - lp_norm(torch.as_tensor(W[use] - ref), pv).numpy()
-        distance_slack = min(distance_slack, float(gap.min()))
+        distance_ratio = min(distance_ratio, float(gap.min()) / distance_allowance)
     tc.record("runs without a non-support token (delta = inf, not used)", unused)
-    tc.record("worst slacks (12a), (12b), (12c)", worst)
+    tc.record("worst slacks over their allowance (12a), (12b), (12c)", worst)
+    tc.record("largest support deviation d_s", largest_d_s)
     tc.precondition.at_least("samples in the cone D <= mu(delta)", kept, 100)
     tc.precondition.holds("every sample used lies in the cone D <= mu(delta)", outside == 0,
                           detail={"outside": outside}, tail_bound=None if far else KEPT_BY_CONSTRUCTION)
-    tc.conclusion.at_least("(12a) m_tau - m_t >= 3 delta/2", worst["12a"], -tc.tol("conditioned"))
-    tc.conclusion.at_least("(12b) m_tau >= 1 + 3 delta/2", worst["12b"], -tc.tol("conditioned"))
-    tc.conclusion.at_least("(12c) |m_t - 1| <= delta/2", worst["12c"], -tc.tol("conditioned"))
-    tc.conclusion.at_least("||W - W_mm||_p <= delta / (2 A_q)", distance_slack, -tc.tol("conditioned"))
+    stated = None if far else LEMMA19_ROUNDOFF
+    tc.conclusion.at_least("(12a) m_tau - m_t >= 3 delta/2", worst["12a"], -1.0, tail_bound=stated)
+    tc.conclusion.at_least("(12b) m_tau >= 1 + 3 delta/2", worst["12b"], -1.0, tail_bound=stated)
+    tc.conclusion.at_least("(12c) |m_t - 1| <= delta/2", worst["12c"], -1.0, tail_bound=stated)
+    tc.conclusion.at_least("||W - W_mm||_p <= delta / (2 A_q)", distance_ratio, -1.0, tail_bound=stated)
