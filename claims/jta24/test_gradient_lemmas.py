@@ -154,6 +154,15 @@ def test_gradient_alignment(tc):
 
 CONE_DRAWS = 200
 FAR_NOISE = 0.3
+IN_CONE = "directions used: in the cone D + E_D <= mu(delta)"
+CONE_RATE = 0.05
+r"""At least 5% of the directions drawn for the runs used lie in the cone (are used): the exact
+one-sided binomial test of P >= CONE_RATE at level 1/2 rejects exactly the counts below the median
+of Bin(N, 0.05), N = CONE_DRAWS per run with a non-support token, 100 at N = 2000 (the decision
+`at_least(kept, 100)` was).  A normal model of the count over seeds is not assured (it mixes N and
+the instances' cones); as a binomial its calibration row is bounded through the draws (pooled
+trials, beta-binomial where they are over-dispersed).  It is a precondition of power, not a
+hypothesis of the lemma: the lemma is decided on every direction used."""
 #: why "every sample used lies in the cone" cannot fail on the claim's case: it keeps exactly the
 #: samples whose computed D_psi plus E_D is at most mu(delta) (the far_directions control keeps them all)
 KEPT_BY_CONSTRUCTION = TailBound(0.0, "by construction: the claim's case uses exactly the directions "
@@ -190,6 +199,12 @@ LEMMA19_ROUNDOFF = TailBound(0.0, (
         "hypothesis", breaks=["(12c) |m_t - 1| <= delta/2"],
         description="directions with s = 0.3 (far outside the cone D <= mu(delta)), not filtered",
         constants={"s": FAR_NOISE})},
+    calibration=["Issue 31, 2026-11-30 (sixteenth session; no threshold chosen on data): the E_D design's row on "
+                 "123600-123899 (300 seeds, all passed, the control failed as declared on all) had every "
+                 "conclusion at its stated 0 but the precondition at_least(kept, 100) at 5e-3: its counts over "
+                 "seeds failed the normality test, so the row fell back to Cantelli.  The count became the "
+                 "binomial IN_CONE (P >= 0.05 at level 1/2: 100 at 2000 draws, the old count; not chosen on "
+                 "data), calibrated afresh on 124000-124299 (figures in docs/claims/jta24.md)."],
     sizes={tier: dict(SIZES[tier], steps=DIRECTION_STEPS[tier]) for tier in SIZES},
     over_budget="The committed row (order 1e-2, counted over 300 seeds) is the earlier design's, in which (12a)-(12c) "
                 "and ||W - W_mm||_p <= delta/(2 A_q) were compared with a fixed round-off tolerance: their least "
@@ -213,7 +228,8 @@ def test_cone_margins(tc):
     (runs without one have delta = inf and are counted, not used): 200 directions
     W = ||W_mm||_p U/||U||_p, U = W_mm/||W_mm||_p + s E/||E||_p, s log-uniform in [1e-7, 1e-1];
     those with D_psi + E_D <= mu(delta) are kept (the lemma's hypothesis for the exact D: E_D bounds
-    the computed D's round-off, `cone.directional_roundoff`; >= 100 kept overall is a precondition).
+    the computed D's round-off, `cone.directional_roundoff`; at least a CONE_RATE = 0.05 share of
+    the drawn directions kept is a precondition, `IN_CONE`).
     Pass: (12a)-(12c) on every kept sample, and the mechanism ||W - W_mm||_p <= delta/(2 A_q), each
     slack at least minus its proven allowance (`cone.lemma19_allowances`: the reference's support
     deviation d_s plus 8 (N + 8) u kappa, kappa = A_q ||W_mm||_p, for the margins; 8 (N + 8) u
@@ -226,7 +242,7 @@ def test_cone_margins(tc):
     far = tc.control == "far_directions"
     rng = tc.rng("lemma 19 directions", "far") if far else tc.rng("lemma 19 directions")
     worst = {"12a": np.inf, "12b": np.inf, "12c": np.inf}      # least slack / allowance
-    kept, outside, distance_ratio, unused, largest_d_s = 0, 0, np.inf, 0, 0.0
+    used, outside, distance_ratio, unused, largest_d_s = [], 0, np.inf, 0, 0.0
     for ref, pv, k, alpha in zip(refs, p, inst, alphas):
         A, B, index, support, delta, A_q, mu = cone_constants(data.X[k], alpha, ref, pv)
         if not np.isfinite(delta):
@@ -240,7 +256,7 @@ def test_cone_margins(tc):
         D = directional_bregman(torch.as_tensor(np.broadcast_to(ref, W.shape).copy()), torch.as_tensor(W), pv).numpy()
         inside = D + directional_roundoff(ref, W, pv) <= mu
         use = np.ones(len(W), bool) if far else inside
-        kept += int(use.sum())
+        used.append(use)
         outside += int(np.sum(~inside[use]))
         if not use.any():
             continue
@@ -254,7 +270,7 @@ def test_cone_margins(tc):
     tc.record("runs without a non-support token (delta = inf, not used)", unused)
     tc.record("worst slacks over their allowance (12a), (12b), (12c)", worst)
     tc.record("largest support deviation d_s", largest_d_s)
-    tc.precondition.at_least("samples in the cone D <= mu(delta)", kept, 100)
+    tc.precondition.binomial(IN_CONE, np.concatenate(used), p=CONE_RATE, alpha=0.5)
     tc.precondition.holds("every sample used lies in the cone D <= mu(delta)", outside == 0,
                           detail={"outside": outside}, tail_bound=None if far else KEPT_BY_CONSTRUCTION)
     stated = None if far else LEMMA19_ROUNDOFF
