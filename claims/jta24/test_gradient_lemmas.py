@@ -204,21 +204,9 @@ LEMMA19_ROUNDOFF = TailBound(0.0, (
                  "conclusion at its stated 0 but the precondition at_least(kept, 100) at 5e-3: its counts over "
                  "seeds failed the normality test, so the row fell back to Cantelli.  The count became the "
                  "binomial IN_CONE (P >= 0.05 at level 1/2: 100 at 2000 draws, the old count; not chosen on "
-                 "data), calibrated afresh on 124000-124299 (figures in docs/claims/jta24.md)."],
+                 "data), calibrated afresh on 124000-124299: 300 of 300 passed, the control failed as declared on all; the claim "
+                 "within the budget, the control at its counted 0.0099 (figures in docs/claims/jta24.md)."],
     sizes={tier: dict(SIZES[tier], steps=DIRECTION_STEPS[tier]) for tier in SIZES},
-    over_budget="The committed row (order 1e-2, counted over 300 seeds) is the earlier design's, in which (12a)-(12c) "
-                "and ||W - W_mm||_p <= delta/(2 A_q) were compared with a fixed round-off tolerance: their least "
-                "slacks scale with delta, the least non-support margin gap of the drawn instance, whose density "
-                "at 0 gives them a heavy lower tail that no model fits, and the computed D that admitted a sample "
-                "could be off by its round-off.  Samples are now admitted by D + E_D <= mu(delta), so the "
-                "hypothesis holds exactly, and the conclusions, which then follow from Lemmas 12-13 and Hoelder "
-                "up to the reference's support deviation and round-off, are compared with those proven "
-                "allowances and state bound 0 (LEMMA19_ROUNDOFF); the preconditions are modelled (pooled "
-                "trials, normal tail), so the next row is expected within budget and this declaration then "
-                "goes.  The row needs 300 seeds for the far_directions control, whose parts are counted.  The "
-                "verdict decides the lemma's inequalities on every kept sample (pointwise consequences: a rate "
-                "over samples would pass a wrong constant that fails on a few of them) and records the worst "
-                "slacks over their allowances.",
 )
 def test_cone_margins(tc):
     r"""Constants (reconstructed, spec section 1.7): delta from the non-support margins of the
