@@ -7,9 +7,8 @@ recipe's conditioning, and Theorem 5's whitened covariance deviations stay withi
 `covariance_critical` at its level."""
 import numpy as np
 import pytest
-import torch
-
 import scipy.stats
+import torch
 
 from claims.gsb26.gradient_bias import (
     covariance_critical,

@@ -158,8 +158,8 @@ IN_CONE = "directions used: in the cone D + E_D <= mu(delta)"
 CONE_RATE = 0.05
 r"""At least 5% of the directions drawn for the runs used lie in the cone (are used): the exact
 one-sided binomial test of P >= CONE_RATE at level 1/2 rejects exactly the counts below the median
-of Bin(N, 0.05), N = CONE_DRAWS per run with a non-support token, 100 at N = 2000 (the decision
-`at_least(kept, 100)` was).  A normal model of the count over seeds is not assured (it mixes N and
+of Bin(N, 0.05), N = CONE_DRAWS times the runs used that have a non-support token: 100 at N = 2000
+(the decision `at_least(kept, 100)` was).  A normal model of the count over seeds is not assured (it mixes N and
 the instances' cones); as a binomial its calibration row is bounded through the draws (pooled
 trials, beta-binomial where they are over-dispersed).  It is a precondition of power, not a
 hypothesis of the lemma: the lemma is decided on every direction used."""
@@ -204,8 +204,9 @@ LEMMA19_ROUNDOFF = TailBound(0.0, (
                  "conclusion at its stated 0 but the precondition at_least(kept, 100) at 5e-3: its counts over "
                  "seeds failed the normality test, so the row fell back to Cantelli.  The count became the "
                  "binomial IN_CONE (P >= 0.05 at level 1/2: 100 at 2000 draws, the old count; not chosen on "
-                 "data), calibrated afresh on 124000-124299: 300 of 300 passed, the control failed as declared on all; the claim "
-                 "within the budget, the control at its counted 0.0099 (figures in docs/claims/jta24.md)."],
+                 "data), calibrated afresh on 124000-124299: 300 of 300 passed, the control failed as declared "
+                 "on all; the claim within the budget, the control at its counted 0.0099 (figures in "
+                 "docs/claims/jta24.md)."],
     sizes={tier: dict(SIZES[tier], steps=DIRECTION_STEPS[tier]) for tier in SIZES},
 )
 def test_cone_margins(tc):
