@@ -100,18 +100,17 @@ def cone_constants(X, alpha, W_mm, p):
     return A, B, index, support, delta, A_q, mu
 
 
-def directional_roundoff(ref, W, p) -> np.ndarray:
-    r"""E_D per matrix of W (S, d, d): a bound on |computed D - D_psi(exact unit ref, exact unit W)| for the
-    computed D = 1 - <grad psi(W/||W||_p), ref/||ref||_p> (`theorycheck.optim.directional_bregman`),
-    E_D = 6 (N + 8) u S with N = d^2 and S = 1 + sum_i |grad psi(unit W)_i| |unit ref_i| (<= 2 by Hoelder):
-    the evaluation errs by at most (N + 6)u S (N products summed, as in `lem13`'s BREGMAN_LOWER_ROUNDOFF),
-    and the computed unit matrices are entrywise within (N + 8)u of the exact ones (a normalization by
-    `lp_norm`: (p + 2)u per term, (N - 1)u for the sum, its 1/p power and a division), which moves the
-    exact D by at most p (N + 8)u S; so |computed D - D| <= (p + 1)(N + 8)u S <= E_D for p <= 3 (P_VALUES)."""
-    unit_ref = lp_unit(ref, p)
-    V = W / lp_norm(torch.as_tensor(W), p).numpy()[:, None, None]
+def directional_roundoff(unit_ref, V, p) -> np.ndarray:
+    r"""E_D per unit matrix of V (S, d, d), ``unit_ref`` = ref/||ref||_p: a bound on |computed D -
+    D_psi(exact unit ref, exact unit W)| for the computed D = 1 - <grad psi(W/||W||_p), ref/||ref||_p>
+    (`theorycheck.optim.directional_bregman`, W any positive multiple of V), E_D = 6 (N + 8) u S with
+    N = d^2 and S = 1 + sum_i |grad psi(V)_i| |unit ref_i| (<= 2 by Hoelder): the evaluation errs by at
+    most (N + 6)u S (N products summed, as in `lem13`'s BREGMAN_LOWER_ROUNDOFF), and the computed unit
+    matrices are entrywise within (N + 8)u of the exact ones (a normalization by `lp_norm`: (p + 2)u per
+    term, (N - 1)u for the sum, its 1/p power and a division), which moves the exact D by at most
+    p (N + 8)u S; so |computed D - D| <= (p + 1)(N + 8)u S <= E_D for p <= 3 (P_VALUES)."""
     S = 1.0 + np.sum(np.abs(V) ** (p - 1) * np.abs(unit_ref), axis=(1, 2))
-    return 6 * (ref.size + 8) * unit_roundoff("float64") * S
+    return 6 * (unit_ref.size + 8) * unit_roundoff("float64") * S
 
 
 def support_deviation(A, B, support, W_mm) -> float:
@@ -122,14 +121,14 @@ def support_deviation(A, B, support, W_mm) -> float:
     return float(np.max(np.abs(m[support] - 1))) if support.any() else 0.0
 
 
-def lemma19_allowances(A_q, W_mm, p, d_s) -> tuple[float, float]:
-    r"""The proven allowances of Lemma 19's conclusions for one reference (docs/claims/jta24.md, "Lemma 19
-    with the hypothesis admitted through E_D"): for the margins (12a)-(12c) d_s + 8 (N + 8) u kappa,
-    kappa = A_q ||W_mm||_p (the condition of a margin: |<F_k, V>| <= A_q ||V||_p by Hoelder), and for
-    the distance ||W - W_mm||_p 8 (N + 8) u ||W_mm||_p; N = d^2."""
-    norm = float(lp_norm(torch.as_tensor(W_mm)[None], p))
-    unit = 8 * (W_mm.size + 8) * unit_roundoff("float64")
-    return d_s + unit * A_q * norm, unit * norm
+def lemma19_allowances(A_q, ref_norm, N, d_s) -> tuple[float, float]:
+    r"""The proven allowances of Lemma 19's conclusions for one reference W_mm of ``ref_norm`` =
+    ||W_mm||_p with N = d^2 entries (docs/claims/jta24.md, "Lemma 19 with the hypothesis admitted
+    through E_D"): for the margins (12a)-(12c) d_s + 8 (N + 8) u kappa, kappa = A_q ||W_mm||_p (the
+    condition of a margin: |<F_k, V>| <= A_q ||V||_p by Hoelder), and for the distance
+    ||W - W_mm||_p 8 (N + 8) u ||W_mm||_p."""
+    unit = 8 * (N + 8) * unit_roundoff("float64")
+    return d_s + unit * A_q * ref_norm, unit * ref_norm
 
 
 def margin_slacks(A, B, index, support, delta, W):

@@ -240,10 +240,12 @@ def test_cone_margins(tc):
         norm = float(lp_norm(torch.as_tensor(ref)[None], pv))
         s = np.full(CONE_DRAWS, FAR_NOISE) if far else 10.0 ** rng.uniform(-7, -1, CONE_DRAWS)
         E = rng.standard_normal((CONE_DRAWS,) + ref.shape)
-        U = lp_unit(ref, pv) + s[:, None, None] * E / lp_norm(torch.as_tensor(E), pv).numpy()[:, None, None]
-        W = norm * U / lp_norm(torch.as_tensor(U), pv).numpy()[:, None, None]
+        unit_ref = lp_unit(ref, pv)
+        U = unit_ref + s[:, None, None] * E / lp_norm(torch.as_tensor(E), pv).numpy()[:, None, None]
+        V = U / lp_norm(torch.as_tensor(U), pv).numpy()[:, None, None]
+        W = norm * V
         D = directional_bregman(torch.as_tensor(np.broadcast_to(ref, W.shape).copy()), torch.as_tensor(W), pv).numpy()
-        inside = D + directional_roundoff(ref, W, pv) <= mu
+        inside = D + directional_roundoff(unit_ref, V, pv) <= mu
         use = np.ones(len(W), bool) if far else inside
         used.append(use)
         outside += int(np.sum(~inside[use]))
@@ -251,7 +253,7 @@ def test_cone_margins(tc):
             continue
         d_s = support_deviation(A, B, support, ref)
         largest_d_s = max(largest_d_s, d_s)
-        margin_allowance, distance_allowance = lemma19_allowances(A_q, ref, pv, d_s)
+        margin_allowance, distance_allowance = lemma19_allowances(A_q, norm, ref.size, d_s)
         for name, value in margin_slacks(A, B, index, support, delta, W[use]).items():
             worst[name] = min(worst[name], value / margin_allowance)
         gap = delta / (2 * A_q) - lp_norm(torch.as_tensor(W[use] - ref), pv).numpy()
