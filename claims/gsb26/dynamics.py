@@ -20,7 +20,7 @@ from theorycheck.optim import Preconditioned, run_trajectory
 from theorycheck.solvers import extended_metric, local_constants, manifold_point, project_to_manifold
 
 from .estimators import spectral_initialization
-from .setup import gaussian_rows, haar_rotations, ill_conditioned, regularized_model, well_conditioned
+from .setup import NOISE, gaussian_rows, haar_rotations, ill_conditioned, regularized_model, well_conditioned
 
 
 def tracked_distances(problem, Vs, Ks, rng, stop_above=np.inf):
@@ -278,57 +278,67 @@ def contraction_run(run, *, eta_factor=None):
 FLOOR_ETA = 0.2
 
 
-def fresh_batch_schedule(problem, rng, Sigma_hat, n, batches, lam, tensor):
+def fresh_batch_schedule(problems, rngs, Sigma_hat, n, batches, lam, tensor):
     """``schedule(t)`` for `Preconditioned`: at every step a fresh draw of ``batches`` training
-    sets of n rows N(0, Sigma) per trial (Sigma_hat (trials, d, d)), responses y = W* x (the
-    noise enters grad Lhat_n linearly with conditional mean 0: same expected gradient), as an
-    `EmpiricalAttentionRegression` with the regularizer lam R(.; Sigma_hat)."""
-    W = tensor(problem.W)
+    sets of n rows N(0, Sigma) per trial, the trials in blocks of equal size, one block per
+    problem of ``problems`` drawn from its generator of ``rngs`` (Sigma_hat (trials, d, d)),
+    responses y = W* x (the noise enters grad Lhat_n linearly with conditional mean 0: same
+    expected gradient), as an `EmpiricalAttentionRegression` with the regularizer
+    lam R(.; Sigma_hat)."""
+    per_problem = len(Sigma_hat) // len(problems)
+    W = tensor(np.repeat(np.stack([problem.W for problem in problems]), per_problem, axis=0))
 
     def schedule(t):
-        X = tensor(gaussian_rows(rng, problem.Sigma, (len(Sigma_hat), batches, n)))
-        return EmpiricalAttentionRegression(X, X @ W.T, lam, Sigma_hat)
+        X = tensor(np.concatenate([gaussian_rows(rng, problem.Sigma, (per_problem, batches, n))
+                                   for problem, rng in zip(problems, rngs)]))
+        return EmpiricalAttentionRegression(X, X @ W[:, None].transpose(-1, -2), lam, Sigma_hat)
 
     return schedule
 
 
-@shared_run(sizes={"quick": {"ns": [64, 128, 256], "batches": 8, "steps": 400, "instances": 2},
-                   "full": {"ns": [32, 64, 128, 256], "batches": 64, "steps": 800, "instances": 5}})
+@shared_run(sizes={"quick": {"ns": [64, 128, 256], "batches": 4, "steps": 400, "instances": 8, "training_sets": 1},
+                   "full": {"ns": [32, 64, 128, 256], "batches": 64, "steps": 800, "instances": 8,
+                            "training_sets": 1}})
 def statistical_floor_run(run, *, lam=0.25, oracle_n=None):
-    r"""Algorithm 1 with the expected-gradient oracle on the well-conditioned instance, for
-    every n of ``ns`` and ``instances`` training sets side by side: spectral initialization,
-    regularizer lam R(.; Sigma_hat) and preconditioner Sigma_hat^{-1} from the n training
-    samples, eta = FLOOR_ETA/sigma_1(W*).  The oracle E grad Lhat_n is estimated at every step
-    by ``batches`` fresh training sets of size n (`fresh_batch_schedule`), and the floor is the
-    excess population loss L - k sigma^2 at the average of the iterates over the second half of
-    the run (Polyak-Ruppert: for the same compute, fresh batches with averaging are sqrt(T/2)
-    times more accurate than one pool of batches reused at every step, whose noise enters the
-    floor at O(1/(M n)) against a bias term O(1/n^2)).  ``oracle_n`` (a control): the oracle's
-    fresh training sets have this fixed size at every n instead of n, so its bias no longer
-    shrinks with n (the regularizer, preconditioner and start still use the n samples).
-    Returns n, e_0 and the floor, each (len(ns), trials), diverged_at per n, eta and the
-    problem."""
+    r"""Algorithm 1 with the expected-gradient oracle on ``instances`` independent draws of the
+    well-conditioned recipe (the first the draw without a stream key, the others' streams --
+    problem, training sets, the oracle's batches -- keyed by their number), for every n of
+    ``ns`` and ``training_sets`` training sets an instance, all side by side: spectral
+    initialization, regularizer lam R(.; Sigma_hat) and preconditioner Sigma_hat^{-1} from the n
+    training samples, eta = FLOOR_ETA/sigma_1(W*).  The oracle E grad Lhat_n is estimated at
+    every step by ``batches`` fresh training sets of size n (`fresh_batch_schedule`), and the
+    floor is the excess population loss L - k sigma^2 at the average of the iterates over the
+    second half of the run (Polyak-Ruppert: for the same compute, fresh batches with averaging
+    are sqrt(T/2) times more accurate than one pool of batches reused at every step, whose noise
+    enters the floor at O(1/(M n)) against a bias term O(1/n^2)).  ``oracle_n`` (a control): the
+    oracle's fresh training sets have this fixed size at every n instead of n, so its bias no
+    longer shrinks with n (the regularizer, preconditioner and start still use the n samples).
+    Returns n, e_0 and the floor, each (len(ns), instances, training_sets), diverged_at of the
+    same shape, eta per instance and the problems."""
     s = run.sizes
-    problem = well_conditioned(run.rng("well_conditioned"))
-    eta = FLOOR_ETA / problem.singular_values()[0]
-    trials = s["instances"]
-    tile = lambda a: run.tensor(a).expand(trials, *np.shape(a)).contiguous()
-    Sigma, W = tile(problem.Sigma), tile(problem.W)
-    population = PopulationAttentionRegression(Sigma, W, problem.noise, 0.0)
+    keys = [()] + [(i,) for i in range(1, s["instances"])]
+    problems = [well_conditioned(run.rng("well_conditioned", *key)) for key in keys]
+    sets = s["training_sets"]
+    per_trial = lambda values: run.tensor(np.repeat(np.stack(values), sets, axis=0))
+    eta = np.array([FLOOR_ETA / problem.singular_values()[0] for problem in problems])
+    population = PopulationAttentionRegression(per_trial([problem.Sigma for problem in problems]),
+                                               per_trial([problem.W for problem in problems]), NOISE, 0.0)
+    optimum = per_trial([problem.optimum for problem in problems])
     averaged = list(range(s["steps"] // 2, s["steps"] + 1))
     e0, floors, diverged = [], [], []
     for n in s["ns"]:
-        inits = [spectral_initialization(problem, n, run.rng("floor_training", n, j), run.tensor)
-                 for j in range(trials)]
+        inits = [spectral_initialization(problem, n, run.rng("floor_training", *key, n, j), run.tensor)
+                 for key, problem in zip(keys, problems) for j in range(sets)]
         V0, K0, Sigma_hat = (run.tensor(np.stack(parts)) for parts in zip(*inits))
-        schedule = fresh_batch_schedule(problem, run.rng("floor_batches", n), Sigma_hat, oracle_n or n,
-                                        s["batches"], lam, run.tensor)
-        step = Preconditioned(population, eta, {"K": torch.linalg.inv(Sigma_hat)}, schedule=schedule)
+        schedule = fresh_batch_schedule(problems, [run.rng("floor_batches", *key, n) for key in keys], Sigma_hat,
+                                        oracle_n or n, s["batches"], lam, run.tensor)
+        step = Preconditioned(population, per_trial(eta), {"K": torch.linalg.inv(Sigma_hat)}, schedule=schedule)
         traj = run_trajectory(step, {"V": V0, "K": K0}, s["steps"], {"V": lambda it: it.V, "K": lambda it: it.K},
                               checkpoints=[0] + averaged, on_nonfinite="record")
         V, K = (run.tensor(traj[b][1:].mean(0)) for b in ("V", "K"))
-        e0.append((population.loss({"V": V0, "K": K0}) - problem.optimum).cpu().numpy())
-        floors.append((population.loss({"V": V, "K": K}) - problem.optimum).cpu().numpy())
+        e0.append((population.loss({"V": V0, "K": K0}) - optimum).cpu().numpy())
+        floors.append((population.loss({"V": V, "K": K}) - optimum).cpu().numpy())
         diverged.append(traj.diverged_at)
-    return {"n": np.array(s["ns"]), "e0": np.array(e0), "floor": np.array(floors),
-            "diverged_at": np.array(diverged), "eta": eta, "problem": problem}
+    shape = (len(s["ns"]), len(problems), sets)
+    return {"n": np.array(s["ns"]), "e0": np.reshape(e0, shape), "floor": np.reshape(floors, shape),
+            "diverged_at": np.reshape(diverged, shape), "eta": eta, "problems": problems}
