@@ -82,9 +82,9 @@ def cone_samples(rng, refs, p, inst, radii, noise=NOISE):
     return np.stack(rows), np.array(ps), np.array(insts), np.stack(cone_refs)
 
 
-def cone_constants(X, alpha, W_mm, p):
-    r"""The constants of Lemma 19 for one instance: margins m_k(W_mm) with the constraint
-    factors, support mask, delta = (1/2) min over non-support tokens of (m - 1), A_q =
+def cone_constants(X, alpha, W_mm, ref_norm, p):
+    r"""The constants of Lemma 19 for one instance, ``ref_norm`` = ||W_mm||_p: margins m_k(W_mm) with
+    the constraint factors, support mask, delta = (1/2) min over non-support tokens of (m - 1), A_q =
     max_{i,t,tau} ||x_{i,t} - x_{i,tau}||_q ||z_i||_q and mu(delta) (spec section 1.7:
     eps = delta / (2 A_q ||W_mm||_p); mu = eps^p / (p 2^p) for p >= 2, (p-1)/2 eps^2 N^(1-2/p) for
     p < 2, N = d^2)."""
@@ -95,7 +95,7 @@ def cone_constants(X, alpha, W_mm, p):
     q = p / (p - 1)
     diffs = X[:, :, None, :] - X[:, None, :, :]
     A_q = float(np.max(np.linalg.norm(diffs, ord=q, axis=-1).max((1, 2)) * np.linalg.norm(X[:, 0], ord=q, axis=-1)))
-    eps = delta / (2 * A_q * float(lp_norm(torch.as_tensor(W_mm)[None], p)))
+    eps = delta / (2 * A_q * ref_norm)
     mu = eps ** p / (p * 2 ** p) if p >= 2 else (p - 1) / 2 * eps ** 2 * W_mm.size ** (1 - 2 / p)
     return A, B, index, support, delta, A_q, mu
 

@@ -233,18 +233,18 @@ def test_cone_margins(tc):
     worst = {"12a": np.inf, "12b": np.inf, "12c": np.inf}      # least slack / allowance
     used, outside, distance_ratio, unused, largest_d_s = [], 0, np.inf, 0, 0.0
     for ref, pv, k, alpha in zip(refs, p, inst, alphas):
-        A, B, index, support, delta, A_q, mu = cone_constants(data.X[k], alpha, ref, pv)
+        norm = float(lp_norm(torch.as_tensor(ref)[None], pv))
+        A, B, index, support, delta, A_q, mu = cone_constants(data.X[k], alpha, ref, norm, pv)
         if not np.isfinite(delta):
             unused += 1
             continue
-        norm = float(lp_norm(torch.as_tensor(ref)[None], pv))
         s = np.full(CONE_DRAWS, FAR_NOISE) if far else 10.0 ** rng.uniform(-7, -1, CONE_DRAWS)
         E = rng.standard_normal((CONE_DRAWS,) + ref.shape)
         unit_ref = lp_unit(ref, pv)
         U = unit_ref + s[:, None, None] * E / lp_norm(torch.as_tensor(E), pv).numpy()[:, None, None]
         V = U / lp_norm(torch.as_tensor(U), pv).numpy()[:, None, None]
         W = norm * V
-        D = directional_bregman(torch.as_tensor(np.broadcast_to(ref, W.shape).copy()), torch.as_tensor(W), pv).numpy()
+        D = directional_bregman(torch.as_tensor(ref)[None], torch.as_tensor(W), pv).numpy()
         inside = D + directional_roundoff(unit_ref, V, pv) <= mu
         use = np.ones(len(W), bool) if far else inside
         used.append(use)
