@@ -23,8 +23,7 @@ DECAYS = "floor decays like n^-p on an instance: fitted exponent at most -(p - 0
 INSTANCE_RATE, INSTANCE_ALPHA = 0.95, 1e-4
 LOW_POWER = ("8 instances a case on the quick tier (each runs Algorithm 1 at every n; their cost): at level 1e-4 "
              "the test rejects when at most 3 of 8 instances decay (power 0.8 at a rate near 0.3), not at a rate "
-             "a little below 0.95; the controls break the exponent on almost every instance (399 of 400 on each "
-             "calibration block)")
+             "a little below 0.95; the controls break the exponent on almost every instance")
 #: the constant-bias control's oracle: fresh training sets of this size at every n
 CONSTANT_ORACLE_N = 20
 CONVERGE = "training sets converge (n in the theorem's regime): rate over the training sets"
