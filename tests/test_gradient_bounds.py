@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from claims.vdt24.setup import counterexample, counterexample_local_opt, example1
-from theorycheck.models.gradient_bounds import closed_form_allowance, correlation_floor, gradient_bounds
-from theorycheck.models.token_selection import autograd_grad_W, closed_form_negative_grad_W, constraint_radii
+from theorycheck.models.gradient_bounds import (closed_form_allowance, correlation_floor, gradient_bounds,
+                                               gradient_bounds_at_logits)
+from theorycheck.models.token_selection import autograd_grad_W, closed_form_negative_grad_W, constraint_radii, logits
 from theorycheck.optim import relative_error
 from theorycheck.solvers import solve_wsvm_batch
 
@@ -87,6 +88,33 @@ def test_a_wrong_reference_fails_beyond_its_allowance():
     b = gradient_bounds(X, y, u, _points(X.shape[0], X.shape[-1], 13, 1.0), opt, W_ref, ref_opt=wrong)
     assert torch.all(b.lower_allowance < 1e-6)
     assert torch.all(b.correlation < 1 - b.lower_allowance)
+
+
+def test_bounds_at_logits_are_those_at_the_point():
+    """The gradient depends on W only through its logits: at W's logits the ratios and allowances
+    are those at W, bit for bit."""
+    X, y, u, opt, W_mm = _tensors(example1([0, 1, 2]))
+    W = _points(X.shape[0], X.shape[-1], 17, 3.0)
+    at_W, at_z = gradient_bounds(X, y, u, W, opt, W_mm), gradient_bounds_at_logits(X, y, u, logits(X, W), opt, W_mm)
+    for name in ("lower", "upper", "correlation", "cosine", "lower_allowance", "cosine_allowance"):
+        torch.testing.assert_close(getattr(at_z, name), getattr(at_W, name), rtol=0, atol=0)
+
+
+def test_spread_cap_keeps_a_violation_from_being_absorbed():
+    """CE violates equal non-optimal scores (spread 1.5): at W = -Wbar_mm its cosine is negative, and
+    the uncapped allowance (for any scores) covers that, while the allowance capped at a hypothesis
+    tolerance (what data meeting it could give) does not; on data meeting it the cap changes nothing."""
+    X, y, u, opt, W_mm = _tensors(counterexample(1))
+    kappa = correlation_floor(X, opt, W_mm)
+    W = -W_mm / W_mm.norm()
+    free, capped = gradient_bounds(X, y, u, W, opt, W_mm), gradient_bounds(X, y, u, W, opt, W_mm, spread_cap=1e-8)
+    assert free.cosine.item() < 0
+    assert (free.cosine / kappa >= 1 - free.cosine_allowance).item()
+    assert (capped.cosine / kappa < 1 - capped.cosine_allowance).item()
+    X, y, u, opt, W_mm = _tensors(example1([0, 1, 2]))
+    W = _points(X.shape[0], X.shape[-1], 19, 2.0)
+    torch.testing.assert_close(gradient_bounds(X, y, u, W, opt, W_mm, spread_cap=1e-8).cosine_allowance,
+                               gradient_bounds(X, y, u, W, opt, W_mm).cosine_allowance, rtol=0, atol=0)
 
 
 def _identity_error_and_allowance(X, y, u, W, opt, spread_cap=float("inf")):

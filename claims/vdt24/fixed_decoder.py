@@ -16,12 +16,13 @@ from theorycheck import data as datasets
 from theorycheck import shared_run
 from theorycheck.checks import fit_slope
 from theorycheck.data import score_gaps
+from theorycheck.models.gradient_bounds import correlation_floor, gradient_bounds_at_logits
 from theorycheck.optim import GD, NGD, FirstOrder, Polyak, displacement, frobenius_norm, run_trajectory
 from theorycheck.optim.directions import direction_metrics, unit
 from theorycheck.solvers import solve_wsvm_batch
 from theorycheck.tails import TailBound
 
-from .setup import counterexample
+from .setup import ASSUMPTION2_TOL, counterexample
 from .problems import (
     E1_SIZES,
     NGD_ETA,
@@ -297,8 +298,8 @@ def landscape_ngd_run(run, *, case: str, families: list, steps: int):
     r"""NGD (eta = 0.1) from the small W_0 on the stacked families (case "assumptions") or from
     Wbar_alpha on CE (case "counterexample"), every step recorded with
     `step_direction_metrics` for the references (W_mm, `wrong_opt_reference`; W_mm twice on
-    CE, whose second reference no claim reads).  Shared by Lemmas 2 and 6.  Returns (problem,
-    trajectory)."""
+    CE, whose second reference no claim reads) and the iterates' ``logits`` (K,n,T) (in the run's
+    coordinates: cheap).  Shared by Lemmas 2 and 6.  Returns (problem, trajectory)."""
     if case == "counterexample":
         prob = run.use(counterexample_near_local_direction)
         second = prob.W_mm
@@ -306,12 +307,34 @@ def landscape_ngd_run(run, *, case: str, families: list, steps: int):
         prob = run.use(fixed_decoder_problem, families=families)
         second = wrong_opt_reference(prob)
     references = torch.stack([prob.W_mm, second], dim=1)
-    return prob, run_trajectory(NGD(prob.model, NGD_ETA), {"W": prob.W0}, steps,
-                                step_direction_metrics(references))
+    metrics = dict(step_direction_metrics(references),
+                   logits=lambda it: (it.model or prob.model).logits(it.coordinates))
+    return prob, run_trajectory(NGD(prob.model, NGD_ETA), {"W": prob.W0}, steps, metrics)
 
 
 LANDSCAPE_RUN = {"quick": dict(families=list(FIXED_DECODER_FAMILIES), steps=800),
                  "full": dict(families=["example1"], steps=2000)}
+
+
+def bounds_along_run(prob, z, W_ref, ref_opt, chunk_points: int = 2048):
+    r"""Lemma 6 at the recorded logits ``z`` (C,K,n,T) of a run on the trials of ``prob``:
+    (cosine(-grad L, W_ref)/kappa, its allowance), both (C,K) numpy arrays, from
+    `gradient_bounds_at_logits` with the non-optimal spread capped at Assumption 2's tolerance
+    (`ASSUMPTION2_TOL`: proven for data meeting it, not absorbing a violation), in chunks of about
+    ``chunk_points`` points."""
+    C, K = z.shape[:2]
+    kappa = correlation_floor(prob.X, prob.opt, W_ref)
+    ratio, allowance = np.empty((C, K)), np.empty((C, K))
+    step = max(1, chunk_points // K)
+    for start in range(0, C, step):
+        zs = torch.as_tensor(z[start:start + step], dtype=prob.X.dtype, device=prob.X.device)
+        S = zs.shape[0]
+        X, y, u, opt, ref, ref_o, kap = repeated(S, prob.X, prob.y, prob.u, prob.opt, W_ref, ref_opt, kappa)
+        b = gradient_bounds_at_logits(X, y, u, zs.transpose(0, 1).flatten(0, 1), opt, ref, ref_o,
+                                      spread_cap=ASSUMPTION2_TOL)
+        ratio[start:start + S] = (b.cosine / kap).reshape(K, S).T.cpu().numpy()
+        allowance[start:start + S] = b.cosine_allowance.reshape(K, S).T.cpu().numpy()
+    return ratio, allowance
 
 
 def landscape_run_for(tc):

@@ -60,10 +60,11 @@ import torch
 
 from ..tolerance import unit_roundoff
 from .base import FROBENIUS
-from .token_selection import (_grad_W, _log_gradient_weights, constraint_radii, forward, logit_gap, logits,
-                              optimal_token_mask)
+from .token_selection import (_attend, _grad_W, _log_gradient_weights, constraint_radii, forward, logit_gap,
+                              logits, optimal_token_mask, token_scores)
 
-__all__ = ["GradientBounds", "closed_form_allowance", "correlation_floor", "gradient_bounds"]
+__all__ = ["GradientBounds", "closed_form_allowance", "correlation_floor", "gradient_bounds",
+           "gradient_bounds_at_logits"]
 
 
 def correlation_floor(X, opt, W_ref):
@@ -95,11 +96,27 @@ class GradientBounds:
     cosine_allowance: torch.Tensor
 
 
-def gradient_bounds(X, y, u, W, opt, W_ref, ref_opt=None) -> GradientBounds:
+def gradient_bounds(X, y, u, W, opt, W_ref, ref_opt=None, *, spread_cap=math.inf) -> GradientBounds:
     """The ratios of `GradientBounds` at ``W`` (K,d,d) for designated tokens ``opt`` (K,n), with their
     allowances; ``ref_opt``: the tokens whose W-SVM ``W_ref`` solves (default ``opt``), on whose
-    constraints its deficit is measured."""
-    fw = forward(X, y, u, W)
+    constraints its deficit is measured; ``spread_cap``: see `gradient_bounds_at_logits`."""
+    return gradient_bounds_at_logits(X, y, u, logits(X, W), opt, W_ref, ref_opt, spread_cap=spread_cap)
+
+
+def gradient_bounds_at_logits(X, y, u, z, opt, W_ref, ref_opt=None, *, spread_cap=math.inf) -> GradientBounds:
+    r"""`gradient_bounds` at the logits ``z`` (K,n,T) of a point in place of the point: the gradient
+    depends on W only through its logits, and the bounds of (G) hold for any attention (any logits),
+    with the same allowances (their round-off analysis takes the logits as inputs, which only removes
+    the logits' own round-off from it).  A run that steps in coefficient space records its iterates'
+    logits cheaply (`theorycheck.models.token_selection.TokenSelection.logits`).
+
+    ``spread_cap``: eps_i of the allowances is min(the computed spread of the non-optimal scores,
+    ``spread_cap``) plus their round-off.  With the tolerance of a checked hypothesis (equal
+    non-optimal scores to ``spread_cap``) the allowances are proven for data that meet it and change
+    nothing there (their computed spreads are below the cap to round-off, which eps_i adds); on data
+    that violate it they are what data meeting it could give, so a bound broken by the violation
+    stays broken (default: no cap, the allowances for any scores)."""
+    fw = _attend(token_scores(X, y, u), z)
     M, G = _grad_W(X, fw)
     log_c = _log_gradient_weights(fw, opt)
     R = constraint_radii(X, opt)
@@ -110,10 +127,10 @@ def gradient_bounds(X, y, u, W, opt, W_ref, ref_opt=None) -> GradientBounds:
 
     unit = unit_roundoff(X.dtype)
     token_norms = X.norm(dim=-1)
-    log_e = _log_spread_error(X, u, opt, fw, R)
+    log_e = _log_spread_error(X, u, opt, fw, R, spread_cap)
     eta_L, eta_R = torch.exp(log_e - log_mean_c), torch.exp(log_e - log_mean_cR)
     deficit = (1 - logit_gap(X, W_ref, opt if ref_opt is None else ref_opt).amin(-1)).clamp_min(0)
-    Z = (logits(X, W).abs() + fw.gamma.abs()).flatten(1).amax(-1)
+    Z = (z.abs() + fw.gamma.abs()).flatten(1).amax(-1)
     P = (token_norms * token_norms[..., :1]).flatten(1).amax(-1)
     rho = (2**6 * unit * (X.shape[1] * X.shape[2] + X.shape[-1] ** 2) * (1 + Z)
            * (1 + P * (ref_norm + 1 / R.amin(-1))))
