@@ -165,7 +165,8 @@ GRADIENT_BOUNDS_EXACT = TailBound(0.0, (
     "the bounds of (G) (sandwich, correlation, cosine/kappa) are decided against the allowances of "
     "theorycheck.models.gradient_bounds, derived for any scores: -grad L = (G) + E exactly, with ||E|| "
     "<= (1/n) sum_i e^{-gbar_i} (1 - s_{i,o}) eps_i R_i (eps_i the computed spread of the non-optimal "
-    "scores plus their round-off), and W_ref's constraint values >= 1 - D (D its computed deficit on the "
+    "scores -- capped at Assumption 2's tolerance where the claim reads only trials meeting it, Lemma 6's "
+    "fixed points and NGD iterates -- plus their round-off), and W_ref's constraint values >= 1 - D (D its computed deficit on the "
     "program it solves), so the exact ratios lie within D + eta_L ||W_ref||, eta_R and 1 - (1 - D - "
     "eta_L ||W_ref||)/(1 + eta_R) of 1 at every point; their relative forward error (log-space "
     "coefficients erring by O(u Z) relative at logits and scores up to Z, the gradient's balance and "
@@ -316,16 +317,17 @@ LANDSCAPE_RUN = {"quick": dict(families=list(FIXED_DECODER_FAMILIES), steps=800)
                  "full": dict(families=["example1"], steps=2000)}
 
 
-def bounds_along_run(prob, z, W_ref, ref_opt, chunk_points: int = 2048):
+def bounds_along_run(prob, z, W_ref, ref_opt, chunk_entries: int = 2**21):
     r"""Lemma 6 at the recorded logits ``z`` (C,K,n,T) of a run on the trials of ``prob``:
     (cosine(-grad L, W_ref)/kappa, its allowance), both (C,K) numpy arrays, from
     `gradient_bounds_at_logits` with the non-optimal spread capped at Assumption 2's tolerance
-    (`ASSUMPTION2_TOL`: proven for data meeting it, not absorbing a violation), in chunks of about
-    ``chunk_points`` points."""
+    (`ASSUMPTION2_TOL`: proven for data meeting it, not absorbing a violation), in chunks of
+    iterates whose d x d gradients hold about ``chunk_entries`` entries (2048 points at d = 32,
+    one iterate at d = 768)."""
     C, K = z.shape[:2]
     kappa = correlation_floor(prob.X, prob.opt, W_ref)
     ratio, allowance = np.empty((C, K)), np.empty((C, K))
-    step = max(1, chunk_points // K)
+    step = max(1, chunk_entries // prob.X.shape[-1] ** 2 // K)
     for start in range(0, C, step):
         zs = torch.as_tensor(z[start:start + step], dtype=prob.X.dtype, device=prob.X.device)
         S = zs.shape[0]

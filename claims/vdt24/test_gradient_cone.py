@@ -101,26 +101,37 @@ def test_grad_correlates_with_wmm(tc):
 
     Points: (i) random W = (10^U/sqrt d) G with U uniform on [-2, 2] (50 per data set: from
     near-uniform attention to strongly saturated), on E1, E1s and ANT in the quick tier (E1 only
-    in the full tier); (ii) every iterate of an NGD run (eta = 0.1, 800 steps quick / 2000
-    full) from the small initialization, where the step itself is the normalized negative
-    gradient; (iii) the fixed points W = c Wbar_mm, c in {0, -1, -3} (uniform attention, and
+    in the full tier); (ii) the iterates of an NGD run (eta = 0.1, 800 steps quick / 2000
+    full) from the small initialization: every iterate in the quick tier, every 20th (t = 0
+    included) in the full tier (`ngd_every`), each at the logits the run recorded (the gradient,
+    hence Lemma 6, depends on W only through them; the run steps in coefficient space, where they
+    are cheap); (iii) the fixed points W = c Wbar_mm, c in {0, -1, -3} (uniform attention, and
     attention pushed off the optimal token), decided first: on the counterexample control's CE
     they are computed from its fixed construction before any draw, so its failure there is
     seed-independent (at c < 0 CE's attention moves to tokens 0 and 1, whose difference has
-    cosine -3/sqrt(10) with W_mm, so the cosine turns negative).  Pass: cosine >= kappa (1 - 1e-9) and
-    <-grad L, W_mm>/((1/n) sum c_i) >= 1 - 1e-9 at the fixed points and along NGD; 1e-9 only absorbs
-    round-off (the NGD direction is read off W_{t+1} - W_t, whose relative rounding is ~1e-12 at
-    ||W|| ~ 200).  At the random points both are decided against the allowances of
+    cosine -3/sqrt(10) with W_mm, so the cosine turns negative).
+
+    Pass: at every point the ratios lie within the allowances of
     `theorycheck.models.gradient_bounds` (the same derivation for any scores: the data's spread of
-    non-optimal scores, the reference's deficit on the program it solves -- opt+1 mod T for wrong_opt --
-    and the ratios' proven round-off), so they fail only through a wrong derivation or code: the
-    stated bound 0 (`fixed_decoder.GRADIENT_BOUNDS_EXACT`).  The bound can be nearly tight (at
-    strongly saturated W one sample dominates; the minimum of cosine/kappa is recorded), so
-    any tolerance beyond the proven allowances would hide a wrong constant.
+    non-optimal scores, the reference's deficit on the program it solves -- opt+1 mod T for
+    wrong_opt -- and the ratios' proven round-off): cosine/kappa >= 1 - A at the three kinds of
+    points, and <-grad L, W_mm>/((1/n) sum c_i) >= 1 - A at the random points.  So they fail only
+    through a wrong derivation or code: the stated bound 0 (`fixed_decoder.GRADIENT_BOUNDS_EXACT`).
+    At the fixed points and along NGD the spread is capped at Assumption 2's tolerance
+    (`setup.ASSUMPTION2_TOL`, 1e-8): every trial the claim reads meets it, so there the cap changes
+    nothing and the allowance is proven (1e-10 to 1e-9 on E1, E1s and ANT); on CE (spread 1.5) the
+    uncapped allowance would absorb the negative cosine (1 - A = -1.29 against -1.22 at c = -1), the
+    capped one is 0.011, so the counterexample control fails because the conclusion fails without
+    Assumption 2.  The NGD direction is no longer read off W_{t+1} - W_t (whose rounding has no
+    proven bound in the run's coefficients; its cosine/kappa is recorded).  The bound can be nearly
+    tight: at strongly saturated W one sample dominates, and on some data sets the ratio is within
+    0.07 of 1 at every W (the minimum of cosine/kappa is recorded), so any tolerance beyond the
+    proven allowances would hide a wrong constant.  On a trial whose ratio is least the ratio is
+    nearly the same at c = 0, -1, -3 and along NGD, least at NGD's start (W_0 of scale 0.01, nearly
+    the point c = 0): the old normal-tail bounds of the fixed points and of NGD modelled one event twice.
     """
     sizes = tc.sizes
     wrong = tc.control == "wrong_opt"
-
     stated = None if tc.control else GRADIENT_BOUNDS_EXACT
 
     def at_fixed_points(X, y, u, opt, W_mm, W_ref):
