@@ -94,7 +94,13 @@ RANDOM_COSINE = "random W: cosine(-grad L, W_mm) / kappa >= 1"
                  "(at 4ddf696): 50 of 50 passed, claim 1.9e-11 (the Assumption 2 binomial), counterexample 0, wrong_opt "
                  "1.7e-3 (its random-W correlation, unchanged: normality rejected, Cantelli); NGD's least ratio at t = 0 "
                  "on every seed, within 2.2e-4 of the c = 0 point's (one event, formerly counted twice); allowances "
-                 "<= 3.1e-10 (fixed points), 2.3e-9 (NGD). VALIDATION_RECORD"],
+                 "<= 3.1e-10 (fixed points), 2.3e-9 (NGD). Block 125500-125549 (same code): claim 1.9e-11, but "
+                 "wrong_opt 0.013 (least element of its lone random-W correlation, Cantelli), over the control "
+                 "budget; so wrong_opt now declares the four conclusions it breaks (a miss needs all four to hold), "
+                 "chosen on 125000-125049 (its row there 1.9e-11; the failure margin 3.5 +- 0.26, normal). "
+                 "Validation block 125100-125149 (at 9ebef0c): 50 of 50 passed, claim 1.9e-11, counterexample 0, "
+                 "wrong_opt 1.9e-11 (fails as declared 3.3e-31: least element, a fixed point, normal); least "
+                 "cosine/kappa 1.87, allowances <= 3.1e-10 and 2.1e-9, NGD least at t = 0 on every seed"],
     sizes={"quick": dict(LANDSCAPE_RUN["quick"], random_per_instance=50, log10_scales=[-2, 2], ngd_every=1),
            "full": dict(LANDSCAPE_RUN["full"], random_per_instance=10, log10_scales=[-2, 2], ngd_every=20)},
 )
