@@ -6,17 +6,30 @@ import numpy as np
 import scipy.stats
 
 from theorycheck import Calibrated, Control, claim
+from theorycheck.patterns import per_instance
 
-from .population import in_sample_gap, manifold_gap, manifold_gap_means, out_of_sample, symbolic_closed_form
+from .population import (in_sample_gap, manifold_gap, manifold_gap_instances, manifold_gap_means, out_of_sample,
+                         symbolic_closed_form)
 from .setup import END_LEVEL, LIGHT_TAIL, PAPER, TEST_POINT_TAIL, decide_recipe, record_assumptions, well_conditioned
 
 #: mu(K) of the heavy_tails control and the sizes of its own Monte Carlo at the manifold point
 #: (`manifold_gap`: covariate rows per n over independent replicate groups, those of the map's
 #: decided values)
 HEAVY_TAIL_MU, HEAVY_TAIL_RUN = 3.0, {"rows": 200_000, "groups": 40}
-#: mu(K) of `sec3.finite_n_gap` (a grid value of the quick map: shared) and of its control, and
-#: the level of its one-sided t test (the claim's false-failure budget)
+#: mu(K) of `sec3.finite_n_gap` (a grid value of the quick map) and of its control, and the level
+#: of its one-sided t test on each instance
 SEC3_TAIL, SEC3_HEAVY_TAIL, GAP_ALPHA = 0.25, 2.0, 1e-4
+#: the rates at which an instance of `sec3.finite_n_gap` meets its two statements (the t test, the
+#: factor 1.5), each tested over the case's instances by the exact binomial test at level SEC3_ALPHA:
+#: the one-sided 99.9% Clopper-Pearson lower bound of the per-instance rate on the calibration block,
+#: rounded down to 0.05 (the record)
+GAP_RATE, THETA_RATE, SEC3_ALPHA = 0.95, 0.90, 1e-4
+GAP_POSITIVE = "the gap at the smallest n is positive on an instance (one-sided t test, level 1e-4)"
+GAP_THETA = "n (E Lhat_n - L) varies by less than a factor 1.5 on an instance"
+SEC3_LOW_POWER = ("8 instances a case on the quick tier (each a Monte Carlo of the gap at every n; their cost): at "
+                  "level 1e-4 the test rejects when at most 3 of 8 instances hold (rate 0.95) or at most 2 (rate "
+                  "0.9), not at a rate a little below; a gap of 0 fails the t test on every instance, and the "
+                  "heavy_tails control the factor on almost every one")
 GAP_NOT_ABOVE = ("gap E Lhat_n - L decays like 1/n: the slope is not above -0.75 "
                  "(its lower 1 - 7.5e-5 bound <= -0.75)")
 GAP_NOT_BELOW = ("gap E Lhat_n - L decays like 1/n: the slope is not below -1.25 "
@@ -207,24 +220,15 @@ def test_closed_form(tc):
               "(an expectation of a ratio is not a ratio of expectations), by Theta(1/n) "
               "when the softmax scores have light tails.",
     provenance="stated",
-    over_budget=(
-        "Over through both conclusions, counted (order 1e-2).  (1) is the power of a one-sided t "
-        "test over 10 replicate groups at a gap many standard errors from 0: its statistic over "
-        "seeds mixes the instance's signal-to-noise ratio with a chi variable (skewed, no checked "
-        "model fits), and no inequality bounds the groups' spread without the moments of the "
-        "squared prediction errors, which have no closed form.  (2), the spec's factor 1.5 on n "
-        "times the Monte Carlo gap, mixes the instance's O(1/n^2) term with Monte Carlo noise and "
-        "is skewed over instances.  One instance per seed: a rate over instances needs one Monte "
-        "Carlo of 2 10^5 rows per n each, several times the quick tier's share.  The verdict "
-        "reports both decisions as stated; the table reports the counted bound."),
     controls={
         "heavy_tails": Control(
-            "hypothesis", breaks=["n (E Lhat_n - L) varies by less than a factor 1.5"],
-            description=f"mu(K) = {SEC3_HEAVY_TAIL} (light tails violated; its own Monte Carlo): "
-                        "E_x e^q is infinite and the gap decays only like n^{-1/(2 mu)}, so n times "
-                        "the gap grows over the n grid",
+            "hypothesis", breaks=[GAP_THETA],
+            description=f"mu(K) = {SEC3_HEAVY_TAIL} (light tails violated; its own Monte Carlo, 1000 rows per n "
+                        "on each instance): E_x e^q is infinite and the gap decays only like n^{-1/(2 mu)}, so "
+                        "n times the gap grows over the n grid on most instances",
             constants={"mu": SEC3_HEAVY_TAIL}),
     },
+    constants={"gap_rate": GAP_RATE, "theta_rate": THETA_RATE},
     calibration=[
         "Seeds 1, 2, 3: max/min of n (E Lhat_n - L) 1.02, 1.03, 1.08 (the spec's factor 1.5).",
         "Until 2026-11-28 decided at the generic test point of thm1.closed_form: there the 1/n "
@@ -237,46 +241,85 @@ def test_closed_form(tc):
         "groups at level 1e-4 (the claim's false-failure budget), no tuned count of standard errors.  "
         "Controls sample_average (degenerate at a minimizer: the population predictor's loss is 0 "
         "on every sample) and faster_rate (a re-judgment of the claim's numbers) replaced by heavy_tails.",
-        "Calibration block 1000-1049 (the redesign): 0 failures in 50; t statistic margins mean 11.9, "
-        "sd 3.1 (normal tail, 95% upper bound 2.3e-3); factor-1.5 margins mean 0.25, least 0.095; "
-        "heavy_tails failed as declared on 50 of 50.",
-        "Validation block 2000-2049 (no threshold changed): 0 failures in 50; t statistic margins "
-        "mean 12.2, sd 4.1, least 6.7; factor-1.5 margins mean 0.252, sd 0.026, least 0.209 "
-        "(normal tail 4e-14); heavy_tails failed as declared on 50 of 50 (its broken decision's "
-        "margin 0.32 +- 0.08, least 0.17).",
+        "History (one instance a seed, 5 10^4 rows per n): calibration block 1000-1049: 0 failures in 50; "
+        "t statistic margins mean 11.9, sd 3.1; factor-1.5 margins mean 0.25, least 0.095; heavy_tails "
+        "failed as declared on 50 of 50.  Validation 2000-2049: 0 failures in 50; t margins mean 12.2, "
+        "least 6.7; factor margins least 0.209.  Row 73000-73299: 0 failures of 300, but both margins' "
+        "normal models rejected (t margins 12.0 +- 3.8, least 5.8; factor margins 0.25 +- 0.038, least "
+        "0.088), so counted: 9.9e-3, over the budget.",
+        "Redesign (2026-12-01, issue 31): both statements over instances (the recipe of "
+        "thm2.statistical_floor).  Neither is an inequality on every instance with a stated tail: the "
+        "t test's false failure is its type II error at the instance's signal-to-noise ratio (its level "
+        "bounds only the other side), and the factor 1.5 is the spec's criterion on a pre-asymptotic "
+        "n grid, met by the instance's O(1/n^2) term plus Monte Carlo noise at a rate.  Each case draws "
+        "8 independent instances side by side (`manifold_gap_instances`, the first the seed's own draw), "
+        "at the cost of the one instance before (3000 rows per n each instead of 5 10^4; the control "
+        "1000), decides both statements on each and accepts each by the exact binomial test of "
+        "P[holds] >= GAP_RATE (the t test) or THETA_RATE (the factor) at level 1e-4.  The level of the "
+        "t test, the factor 1.5 and the n grid are unchanged.",
+        Calibrated(
+            decision=GAP_THETA, threshold="THETA_RATE = 0.9 at level 1e-4 over 8 instances (the spec's factor 1.5 "
+                                          "on the grid n = 16, 32, 64)",
+            calibration_seeds="127000-127049", validation_seeds="127100-127149",
+            how="the rule (99.9% Clopper-Pearson lower bound of the per-instance rate, rounded down to 0.05) fixed "
+                "before the block ran, tried at 0.95: on the calibration block 392 of 400 instances met the factor "
+                "(largest 1.633), lower bound 0.948 -> 0.9; every case passed; heavy_tails failed as declared on "
+                "50 of 50 (6 of its 400 instances below the factor, least 1.433).  Validation (the table's row): "
+                "392 of 400 (largest 1.822), every case passed, claim bound 5.7e-8 (pooled trials); heavy_tails "
+                "failed as declared on 50 of 50 (7 of 400 instances below the factor, least 1.324), miss bound "
+                "1.7e-3 (pooled trials)"),
+        Calibrated(
+            decision=GAP_POSITIVE, threshold="GAP_RATE = 0.95 at level 1e-4 over 8 instances (the t test's level "
+                                             "1e-4 on each, t_9 critical value 6.01)",
+            calibration_seeds="127000-127049", validation_seeds="127100-127149",
+            how="the same rule: 400 of 400 instances rejected gap = 0 on the calibration block (least t 8.75, 1.46 "
+                "critical values), lower bound 0.983 -> 0.95; validation 400 of 400 (least t 7.73, 1.29 critical "
+                "values), bound 1.3e-9 (pooled trials)"),
     ],
-    sizes={"quick": {}, "full": {}},
+    sizes={"quick": {"heavy_tail_rows": 1000}, "full": {"heavy_tail_rows": 12500}},
 )
 def test_finite_n_gap(tc):
     r"""E Lhat_n - L at the manifold point of `thm1.gap_rate_map_mu` with mu(K) = SEC3_TAIL =
-    1/4 (shared run `manifold_gap`: noise integrated out exactly, 10 independent replicate
-    groups per n, n = 16, 32, 64 on the quick tier).  There L = k sigma^2 and the gap is
+    1/4, on 8 independent draws of the well-conditioned recipe side by side (shared run
+    `manifold_gap_instances`: W* of each rescaled to mu(K) = 1/4, the noise integrated out
+    exactly, 10 independent replicate groups per n and instance, n = 16, 32, 64 on the quick
+    tier, 3000 covariate rows per n and instance).  There L = k sigma^2 and the gap is
     E||W* x_i - V a_i||^2 >= 0.
 
-    Pass: (1) the gap at the smallest n is not 0: the one-sided Student-t statistic of the
-    replicate group means is at least t_{groups-1}(1 - 1e-4) (a false failure when the gap is
-    positive has probability <= 1e-4 at the boundary and far less at a gap of many standard
-    errors); (2) Theta(1/n): n (E Lhat_n - L) (mean over the groups) varies by less than a
-    factor 1.5 across the n grid (the spec's criterion).  Hypothesis: light score tails,
-    mu(K) < 1/2 (precondition, decided on the configured tail before the run; the run's mu(K)
-    held to it); the control moves mu(K) to SEC3_HEAVY_TAIL = 2.
+    Per instance: (1) the gap at the smallest n is not 0: the one-sided Student-t statistic of
+    the replicate group means is at least t_{groups-1}(1 - 1e-4); (2) Theta(1/n): n (E Lhat_n -
+    L) (mean over the groups) varies by less than a factor 1.5 across the n grid (the spec's
+    criterion).  Neither holds on every instance with a stated probability: (1) fails by the t
+    test's type II error (its power at the instance's signal-to-noise ratio, not its level), (2)
+    where the instance's O(1/n^2) term and the Monte Carlo noise reach the factor 1.5 at these
+    pre-asymptotic n.  So each is a rate over instances: pass when the exact binomial test of
+    P[holds] >= p over the instances does not reject at level 1e-4, p = `GAP_RATE` = 0.95 for (1)
+    (with 8 instances: at least 4 hold) and `THETA_RATE` = 0.9 for (2) (at least 3 hold).  A
+    code error that makes the gap 0 fails (1) on every instance (the t test then holds with
+    probability 1e-4 each), a gap decaying slower than 1/n fails (2) on most.
+    Hypothesis: light score tails, mu(K) < 1/2 (precondition, decided on the configured tail
+    before the run; the run's mu(K) held to it on every instance); the control moves mu(K) to
+    SEC3_HEAVY_TAIL = 2 (its own Monte Carlo, `heavy_tail_rows` rows per n and instance).
     """
-    tail = SEC3_HEAVY_TAIL if tc.control == "heavy_tails" else SEC3_TAIL
+    heavy = tc.control == "heavy_tails"
+    tail = SEC3_HEAVY_TAIL if heavy else SEC3_TAIL
     decide_recipe(tc, well_conditioned, a3=False)      # W* rescaled by the run: A1 and k >= d are the recipe's
     # the run rescales W* so that mu(K) is the configured tail: decided on it before the run, and
     # the run's mu held to it (round-off)
     tc.precondition.at_most("light score tails: mu(K) < 1/2", tail, LIGHT_TAIL)
-    gap = tc.use(manifold_gap, tail=tail)
-    record_assumptions(tc, gap["problem"])
-    tc.precondition.close("mu(K) at the manifold point equals the configured value", gap["mu"], tail,
-                          rtol=tc.tol("accumulated"))
-    groups = gap["losses"]                                      # (n, groups): E Lhat_n - L per group
-    first = groups[0]
-    t_stat = first.mean() / (first.std(ddof=1) / np.sqrt(first.size))
-    tc.record("E Lhat_n - L (mean over groups)", groups.mean(1))
-    tc.conclusion.at_least("the gap at the smallest n is positive (one-sided t test, level 1e-4)", t_stat,
-                           float(scipy.stats.t.ppf(1 - GAP_ALPHA, first.size - 1)))
-    scaled = gap["n"] * groups.mean(1)
-    tc.record("n (E Lhat_n - L)", scaled)
-    tc.conclusion.at_most("n (E Lhat_n - L) varies by less than a factor 1.5", scaled.max() / scaled.min(), 1.5)
-    tc.curve("n gap", "n (E Lhat_n - L)", gap["n"], scaled, xscale="log")
+    gap = tc.use(manifold_gap_instances, tail=tail, **({"rows": tc.sizes["heavy_tail_rows"]} if heavy else {}))
+    record_assumptions(tc, gap["problems"])
+    tc.precondition.close("mu(K) at the manifold point equals the configured value", gap["mu"],
+                          np.full(len(gap["mu"]), tail), rtol=tc.tol("accumulated"))
+    groups = gap["losses"]                                  # (instances, n, groups): E Lhat_n - L per group
+    first = groups[:, 0]
+    t_stat = first.mean(1) / (first.std(1, ddof=1) / np.sqrt(first.shape[1]))
+    tc.record("E Lhat_n - L per instance (mean over groups)", groups.mean(2))
+    per_instance(tc, GAP_POSITIVE, t_stat, t_stat >= scipy.stats.t.ppf(1 - GAP_ALPHA, first.shape[1] - 1),
+                 p=GAP_RATE, alpha=SEC3_ALPHA, low_power=SEC3_LOW_POWER)
+    scaled = gap["n"] * groups.mean(2)
+    tc.record("n (E Lhat_n - L) per instance", scaled)
+    factor = scaled.max(1) / scaled.min(1)
+    per_instance(tc, GAP_THETA, factor, factor < 1.5, p=THETA_RATE, alpha=SEC3_ALPHA, low_power=SEC3_LOW_POWER)
+    for j, row in enumerate(scaled):
+        tc.curve("n gap", f"n (E Lhat_n - L), instance {j}", gap["n"], row, xscale="log")
