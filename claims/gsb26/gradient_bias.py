@@ -315,21 +315,24 @@ def bias_at(coefficients, n):
     return sum(np.multiply.outer(n ** -(j + 1.0), c) for j, c in enumerate(coefficients))
 
 
-@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160], "draws": 40000},
-                   "full": {"ns": [10, 20, 40, 80, 160, 320], "draws": 200000}})
+@shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160], "draws": 40000, "groups": 8},
+                   "full": {"ns": [10, 20, 40, 80, 160, 320], "draws": 200000, "groups": 8}})
 def regularizer_gradient_bias(run, *, centered=False):
     r"""The bias of grad R(.; Sigma_hat) at the fixed point of `in_sample_gap` (V = 0.5 Z1,
     K = 0.3 Z2, away from the manifold, where grad R is of order one) of the well-conditioned
     instance, n over ``ns``: the Monte Carlo mean and standard error of both blocks over ``draws``
     draws of Sigma_hat next to their exact values (`regularizer_bias_coefficients`, whose
     coefficients are returned too);
-    ``covariance_whitened``: the mean of Sigma_hat - Sigma whitened (`whitened_deviation`), and
-    ``rows``: the Gaussian rows behind each mean."""
+    ``covariance_whitened``: the mean of Sigma_hat - Sigma whitened (`whitened_deviation`),
+    ``rows``: the Gaussian rows behind each mean; per block the means and standard errors of ``groups``
+    replicate groups that split the draws ("V_group_mean", "V_group_se", ...: (len(ns), groups,
+    coordinates))."""
     problem = well_conditioned(run.rng("well_conditioned"))
     V, K = test_point(problem, run.rng("test_point"))
     rng = run.rng("regularizer_bias", centered)
     v_coefficients, k_coefficients = regularizer_bias_coefficients(problem.Sigma, V, K)
     out = {"n": np.array(run.sizes["ns"]), "V_mean": [], "V_se": [], "K_mean": [], "K_se": [],
+           "V_group_mean": [], "V_group_se": [], "K_group_mean": [], "K_group_se": [],
            "covariance_whitened": [], "rows": []}
     for n in run.sizes["ns"]:
         gV, gK, deviation = regularizer_gradient_samples(problem, V, K, n, run.sizes["draws"], rng, centered=centered)
@@ -337,8 +340,15 @@ def regularizer_gradient_bias(run, *, centered=False):
         out["covariance_whitened"].append(whitened_deviation(problem.Sigma, mean_deviation))
         out["rows"].append(len(deviation) * n)
         for name, samples in (("V", gV), ("K", gK)):
-            out[name + "_mean"].append(samples.mean(0))
-            out[name + "_se"].append(samples.std(0, ddof=1) / np.sqrt(len(samples)))
+            groups = samples.reshape(run.sizes["groups"], -1, samples.shape[1])
+            size, means = groups.shape[1], groups.mean(1)
+            squares = ((groups - means[:, None]) ** 2).sum(1)                # within each group
+            mean = means.mean(0)                                             # all draws' mean
+            total = squares.sum(0) + size * ((means - mean) ** 2).sum(0)      # all draws' sum of squares
+            out[name + "_mean"].append(mean)
+            out[name + "_se"].append(np.sqrt(total / (len(samples) - 1) / len(samples)))
+            out[name + "_group_mean"].append(means)
+            out[name + "_group_se"].append(np.sqrt(squares / (size - 1) / size))
     out["V_exact"], out["K_exact"] = bias_at(v_coefficients, run.sizes["ns"]), bias_at(k_coefficients, run.sizes["ns"])
     return {**{key: np.array(v) for key, v in out.items()}, "problem": problem, "V": V, "K": K,
-            "V_coefficients": v_coefficients, "K_coefficients": k_coefficients}
+            "V_coefficients": v_coefficients, "K_coefficients": k_coefficients, "draws": run.sizes["draws"]}

@@ -7,6 +7,7 @@ near the manifold).  Monte Carlo over fresh batches, batched along leading dimen
 import numpy as np
 
 from theorycheck import Calibrated, Control, claim
+from theorycheck.patterns import per_instance
 from theorycheck.tails import NullTest, TailBound
 
 from .gradient_bias import (
@@ -189,11 +190,19 @@ def test_uniform_gradient_approx(tc):
     tc.curve("worst bias", "n max_theta ||b_n(theta)||", n, n * worst[:, 0], xscale="log", xlabel="n")
 
 
-#: the level of the exact-bias decision of `thm5.regularizer_gradient_bias` (two-sided, Bonferroni
-#: over its coordinates, both blocks): a third of the claim budget 3e-4
+#: the level of the exact-bias family of `thm5.regularizer_gradient_bias` on each replicate group
+#: (two-sided, Bonferroni over the coordinates of both blocks at every n) and of the binomial test
+#: over the groups
 EXACT_BIAS_LEVEL = 1e-4
-EXACT_BIAS = ("V and K blocks of the bias equal the Wishart formulas (every |z| below the level-1e-4 "
-              "Bonferroni bound)")
+EXACT_BIAS = ("V and K blocks of the bias equal the Wishart formulas on a replicate group of the draws "
+              "(every |z| below the level-1e-4 Bonferroni bound)")
+#: the rate at which a replicate group's z family holds, tested over the groups by the exact binomial
+#: test at level EXACT_BIAS_LEVEL: the one-sided 99.9% Clopper-Pearson lower bound of the per-group rate
+#: on the calibration block, rounded down to 0.05 (the record)
+GROUP_RATE = 0.95
+GROUP_LOW_POWER = ("8 replicate groups (the Monte Carlo's draws split, no added cost): at level 1e-4 the test "
+                   "rejects when at most 3 of 8 groups hold; the centred covariance moves the bias at the "
+                   "smallest n by many group standard errors, so it fails every group")
 #: the level of the precondition E Sigma_hat = Sigma (two-sided, Bonferroni over the distinct entries
 #: of the whitened mean of Sigma_hat - Sigma at every n, `covariance_critical`; a stated bound)
 COVARIANCE_LEVEL = 5e-5
@@ -223,12 +232,6 @@ EXACT_SLOPE = "squared bias decays at least like 1/n (exact, slope over n in [1e
     statement="The regularizer with Sigma_hat in place of Sigma has ||E grad R_hat(theta) - grad R(theta)||_F^2 "
               "= O(1/n); its V block has the exact bias -(4/n) V (Sigma K K^T Sigma + tr(K^T Sigma K) Sigma).",
     provenance="derived",
-    over_budget=("The Monte Carlo z family of both blocks against the exact bias keeps it over: each z is a "
-                 "studentized mean of skewed, heavy-tailed polynomials of Gaussians (degree up to 8) whose "
-                 "higher moments are Wishart moments of order 8 and more, not in closed form, so its level is "
-                 "not a stated bound (setup's note 'Skewed means') and the margins' model puts the bound above "
-                 "the budget (the calibration row); the precondition E Sigma_hat = Sigma has a stated bound and the rate decisions read the "
-                 "exact bias. The verdict reports the largest |z| per n."),
     controls={
         "centered_covariance": Control(
             "hypothesis", breaks=[EXACT_BIAS],
@@ -285,6 +288,25 @@ EXACT_SLOPE = "squared bias decays at least like 1/n (exact, slope over n in [1e
         "(300 seeds, all passed, both controls failed as declared on all): the claim stays over the budget "
         "through the exact-bias z family (log-normal tail of its margins), as declared; the rate decisions and "
         "the stated covariance precondition far inside it.  Figures in docs/claims/gsb26.md.",
+        "Issue 31, 2026-12-01 (nineteenth session, helper h19-gsb): the exact-bias family's level cannot be "
+        "stated (its z are studentized means of samples with sample skewness up to 12 and kurtosis up to 476 at "
+        "n = 10, up to 4.6 at n = 80 on scratch draws 127950-127955; the Edgeworth ratio at the critical value is "
+        "of order one), so the family is decided on each of 8 replicate groups of the draws (5000 each, the "
+        "same draws: no added cost) and accepted by a binomial test over the groups; the all-draws z per n is "
+        "recorded.  Critical value, level and draws unchanged.",
+        Calibrated(
+            decision=EXACT_BIAS, threshold="GROUP_RATE = 0.95 at level 1e-4 over 8 replicate groups (each group's "
+                                           "family at the level-1e-4 Bonferroni bound, 4.72)",
+            calibration_seeds="127200-127249", validation_seeds="127300-127349",
+            how="the rule (99.9% Clopper-Pearson lower bound of the per-group rate, rounded down to 0.05) fixed "
+                "before the block ran, tried at 0.95: on the calibration block 400 of 400 groups held (largest "
+                "|z| 0.877 critical values; seed 127217 errored once, the code edited between its imports, and "
+                "was run again), lower bound 0.983 -> 0.95; centered_covariance failed every group on every seed "
+                "(least largest |z| 2.2 critical values), faster_rate failed as declared on 50 of 50.  Validation "
+                "(the table's row): every case passed, 399 of 400 groups held (one at |z| 1.018 critical values), "
+                "claim bound 5.0e-5 (the stated covariance precondition; the group test 1.3e-9, pooled trials); "
+                "centered_covariance 0 of 400 groups held, miss bound 2.1e-7; faster_rate 5.0e-5 (its stated "
+                "covariance precondition)"),
     ],
     sizes={"quick": {}, "full": {}},
 )
@@ -304,9 +326,19 @@ def test_regularizer_gradient_bias(tc):
     critical values from the exact Gaussian moments at level COVARIANCE_LEVEL = 5e-5 over the
     entries (`covariance_critical`: Markov's inequality on the mean's even moments, no central
     limit theorem; stated, `unbiased_bound`).
-    Pass: (1) every coordinate of both blocks' Monte Carlo bias within z_max standard errors of
-    the exact b(n), z_max the two-sided Bonferroni bound at level EXACT_BIAS_LEVEL = 1e-4 over
-    the coordinates (21 x 5 n on the quick tier; `NullTest`).  The code's expectation is itself a
+    Pass: (1) the draws at every n split into 8 replicate groups (5000 draws each on the quick
+    tier); on a group, every coordinate of both blocks' Monte Carlo bias lies within z_max group
+    standard errors of the exact b(n), z_max the two-sided Bonferroni bound at level
+    EXACT_BIAS_LEVEL = 1e-4 over the coordinates (21 x 5 n on the quick tier; `NullTest`); accepted
+    by the exact binomial test of P[a group's family holds] >= GROUP_RATE = 0.95 at level 1e-4 (with
+    8 groups: at least 4 hold).  The level of a z family is not a stated bound here: each z is a
+    studentized mean of polynomials of degree up to 8 in Gaussians whose sample skewness reaches
+    12 (kurtosis 476) at n = 10 and about 4.6 at n = 80 on some draws, where the Edgeworth term
+    gamma x (x^2 - 1) / (6 sqrt(N)) at the critical x ~ 4.7 is of order one (the note 'Skewed
+    means' in setup.py), and no closed form of the samples' higher moments gives a proven
+    critical value; so the family is decided on each group, a rate over groups, whose false
+    failure needs most groups to fail together (the calibration counts the groups).  The z of
+    all the draws together, per n, is recorded, not decided.  The code's expectation is itself a
     polynomial of degree 3 in 1/n (grad R is a polynomial of degree 4 in the computed Sigma_hat), so
     agreement at 5 values of n ties it to b(n) at every n.  (2) Theorem 5's ||b(n)||^2 = O(1/n),
     read on the exact b(n) where the statement lives, as n grows: n ||b(n)|| varies by less than
@@ -330,9 +362,15 @@ def test_regularizer_gradient_bias(tc):
                             tail_bound=None if tc.control == "centered_covariance" else unbiased_bound(entries))
     n = run["n"]
     z = np.concatenate([(run[b + "_mean"] - run[b + "_exact"]) / run[b + "_se"] for b in ("V", "K")], 1)
-    tc.record("max |z| per n (both blocks)", np.abs(z).max(1))
     test = NullTest(level=EXACT_BIAS_LEVEL, count=z.size)
-    tc.conclusion.at_most(EXACT_BIAS, np.abs(z), test.critical)
+    tc.record("max |z| per n over all draws (both blocks; recorded, not decided), its critical value",
+              [np.abs(z).max(1), test.critical])
+    exact = np.concatenate([run["V_exact"], run["K_exact"]], 1)[:, None]
+    z_groups = (np.concatenate([run["V_group_mean"], run["K_group_mean"]], 2) - exact) / np.concatenate(
+        [run["V_group_se"], run["K_group_se"]], 2)                          # (n, groups, coordinates)
+    largest = np.abs(z_groups).max((0, 2))
+    per_instance(tc, EXACT_BIAS, largest, largest <= test.critical, p=GROUP_RATE, alpha=EXACT_BIAS_LEVEL,
+                 low_power=GROUP_LOW_POWER)
     v_exact, k_exact = (bias_at(run[b + "_coefficients"], EXACT_NS) for b in ("V", "K"))
     exact = np.sqrt((v_exact ** 2).sum(1) + (k_exact ** 2).sum(1))
     tc.record("n ||bias|| (exact, n = 1e6 .. 1e9)", EXACT_NS * exact)
