@@ -29,3 +29,33 @@ def test_a_count_beyond_the_run_is_censored_at_the_runs_length_plus_one():
     measured = convergence_measurements(geometric_run(0.99, 100))
     assert measured["predicted"][0] > 100
     assert censored_count(measured)[0] == 101 == measured["hit"][0]
+
+
+def batch_run(rates, steps, q):
+    """A run of ``len(rates)`` trials whose relative loss is ``rates[k]^t`` for ``steps`` steps,
+    every trial with the contraction factor ``q`` (m eta lambda / 2 = 1 - q, ||Y||^2 / 2 = 1)."""
+    K = len(rates)
+    t = np.arange(steps + 1)
+    return {"t": t, "log_loss": t[:, None] * np.log(np.asarray(rates))[None], "Y": np.full((K, 1, 1), np.sqrt(2.0)),
+            "m": 1, "eta": np.ones(K), "lambda": np.full(K, 2 * (1 - q)), "lambda_max": np.ones(K),
+            "diverged_at": np.full(K, -1)}
+
+
+def test_per_instance_verdicts_count_the_trials_outside_the_envelope():
+    from claims.glls24.convergence import ENVELOPE, decide_linear_convergence
+    from theorycheck import Control
+    from theorycheck.claim import ClaimSpec
+    from theorycheck.context import ClaimContext
+    from theorycheck.runtime import Runtime
+
+    def verdicts(rates):
+        spec = ClaimSpec(id="toy.glls.case", paper="toy", source="Theorem 4.2", statement="s",
+                         controls={"c": Control("dynamics", breaks=[ENVELOPE], description="d")}, provenance="derived")
+        tc = ClaimContext(spec, None, Runtime(dtype="float64", seed=0))
+        decide_linear_convergence(tc, [batch_run(rates, 400, 0.9)], instances=(0.95, 1e-4, "a test"))
+        return {d.name: (d.passed, d.detail.get("successes")) for d in tc.decisions}
+
+    # 5 of 8 trials contract at 0.8 (inside the envelope 0.9^t), 3 at 0.95 (outside): not rejected at 0.95
+    assert verdicts([0.8] * 5 + [0.95] * 3)[ENVELOPE] == (True, 5)
+    # 3 of 8 inside: the exact binomial test of P >= 0.95 at level 1e-4 rejects
+    assert verdicts([0.8] * 3 + [0.95] * 5)[ENVELOPE] == (False, 3)

@@ -18,6 +18,7 @@ from claims.glls24.setup import (
     softmax_gd,
 )
 from theorycheck.checks import fit_slope
+from theorycheck.patterns import per_instance
 
 INDUCTION_STEP = 0.01
 """The per-neuron step bound ``eta ||Delta w_r(t)|| <= 0.01`` carried by Lemma 5.3's induction."""
@@ -87,13 +88,23 @@ def linear_convergence_runs(tc, configs):
     return [tc.use(softmax_gd, **c) for c in configs]
 
 
-def decide_linear_convergence(tc, runs, kernel_tail=None):
+ENVELOPE = "loss within the contraction envelope"
+WITHIN_COUNT = "steps to epsilon at most the predicted count"
+SLOPE = "log-loss slope at most log(1 - m eta lambda / 2)"
+REACHES = "loss reaches epsilon within the run"
+
+
+def decide_linear_convergence(tc, runs, kernel_tail=None, instances=None):
     """The decisions shared by Theorem 4.2 and Corollary 4.3 over a list of runs (after the
     width's, `linear_convergence_runs`).  The runs may differ in length (each lasts its own
     slowest trial's count): every trial is censored at its own run's length.  The final relative
     loss is compared with epsilon on the log scale (``scale="log"``): a loss ratio, which GD drives
     down by decades past epsilon towards the round-off floor of ``rel``.  ``kernel_tail``: the
-    stated bound of "lambda_min(H(0)) > 0" where one is proved (`paired_kernel_tail`: d = 1 or 2)."""
+    stated bound of "lambda_min(H(0)) > 0" where one is proved (`paired_kernel_tail`: d = 1 or 2).
+    ``instances``: None decides the four conclusions on every trial; else ``(rate, alpha,
+    low_power)``, and each conclusion is decided per trial and accepted by the exact binomial test
+    of ``P[it holds on a trial] >= rate`` at level ``alpha`` (`per_instance`: the statement "with
+    high probability over the draw", the trials independent draws)."""
     ms = [convergence_measurements(r) for r in runs]
     cat = {k: np.concatenate([m[k] for m in ms]) for k in ms[0]}
     lam = np.concatenate([r["lambda"] for r in runs])
@@ -104,12 +115,24 @@ def decide_linear_convergence(tc, runs, kernel_tail=None):
     tc.record("fitted_log_loss_slope", cat["slope"])
     tc.record("log_contraction_factor", np.log(cat["q"]))
     decide_positive_kernel(tc, runs, tail_bound=kernel_tail)
-    tc.conclusion.at_most("loss within the contraction envelope", cat["envelope"], 0.0, margin=1e-9)
+    log_q = np.log(np.minimum(cat["q"], 1.0))
     tc.record("trials_with_predicted_count_beyond_run", int(np.sum(cat["predicted"] > cat["steps"])))
-    tc.conclusion.at_most("steps to epsilon at most the predicted count", cat["hit"], censored_count(cat))
-    tc.conclusion.at_most("log-loss slope at most log(1 - m eta lambda / 2)", cat["slope"],
-                          np.log(np.minimum(cat["q"], 1.0)), margin=1e-9)
-    tc.conclusion.at_most("loss reaches epsilon within the run", cat["final"], CONVERGENCE_TARGET, scale="log")
+    count = censored_count(cat)
+    if instances is None:
+        tc.conclusion.at_most(ENVELOPE, cat["envelope"], 0.0, margin=1e-9)
+        tc.conclusion.at_most(WITHIN_COUNT, cat["hit"], count)
+        tc.conclusion.at_most(SLOPE, cat["slope"], log_q, margin=1e-9)
+        tc.conclusion.at_most(REACHES, cat["final"], CONVERGENCE_TARGET, scale="log")
+    else:
+        rate, alpha, low_power = instances
+        with np.errstate(divide="ignore"):
+            final = np.log(cat["final"] / CONVERGENCE_TARGET)
+        for name, values, holds in [
+                (ENVELOPE, cat["envelope"], cat["envelope"] <= 1e-9),
+                (WITHIN_COUNT, cat["hit"] - count, cat["hit"] <= count),
+                (SLOPE, cat["slope"] - log_q, cat["slope"] <= log_q + 1e-9),
+                (REACHES, final, cat["final"] <= CONVERGENCE_TARGET)]:
+            per_instance(tc, name, values, holds, p=rate, alpha=alpha, low_power=low_power)
     for r in runs:
         tc.curve("relative loss", f"m={r['m']}", r["t"], relative_loss(r)[:, 0], yscale="log")
     return cat

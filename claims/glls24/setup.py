@@ -133,10 +133,11 @@ def regression_shape(sizes, *, n=None, d_in=None, d=None):
     return n or sizes["n"], d_in or sizes["d_in"], d or sizes["d"]
 
 
-def regression_instance(ctx, *, n, d_in, d, K, duplicate=False):
+def regression_instance(ctx, *, n, d_in, d, K, duplicate=False, stream=()):
     """The training data of the regression claims (numpy X, Y), the same for every width:
-    stream "data" of the paper scope (or of the case)."""
-    X, Y = regression_data(ctx.rng("data", n, d_in, d), K, n, d_in, d)
+    stream "data" of the paper scope (or of the case); ``stream`` extends the stream's name (data
+    of their own, e.g. one draw per width)."""
+    X, Y = regression_data(ctx.rng("data", n, d_in, d, *stream), K, n, d_in, d)
     require_construction(in_unit_ball(X, Y), "inputs and labels in the unit ball")
     return duplicate_first_input(X, Y) if duplicate else (X, Y)
 
@@ -406,7 +407,7 @@ def predicted_steps(q, initial_rel, epsilon):
                    "full": {"instances": 5, "n": 32, "d_in": 64, "d": 4, "dense_steps": 200,
                             "max_steps": 5000, "n_test": 16}})
 def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in=None, d=None, a_scale=1.0,
-               max_steps=None, instances=None):
+               max_steps=None, instances=None, data_key=None):
     r"""GD on the softmax network of width ``m`` with ``eta = c / (m lambda_max(H(0)))`` per
     trial, from the initialization ``init`` (`two_phase_gd`: loss, movement, per-neuron step and
     outputs at ``n_test`` unit test inputs at every step; kernel drift, ``lambda_min(H(t))`` and
@@ -416,13 +417,15 @@ def softmax_gd(run, *, m, c=1.0, init="symmetric", duplicate=False, n=None, d_in
     count, so a longer run tests nothing more (at the full sizes a few hundred steps, not 5000).
     Divergence is recorded (``diverged_at``), not raised.  ``n``, ``d_in``, ``d`` override the
     tier's sizes; ``a_scale`` multiplies the second layer (1: entries +-1 as in Def. 3.7);
-    ``max_steps`` overrides the tier's cap and ``instances`` the tier's number of trials."""
+    ``max_steps`` overrides the tier's cap and ``instances`` the tier's number of trials;
+    ``data_key`` (when given) extends the name of the data's stream (`regression_instance`: data
+    of the run's own instead of the trials shared by every width)."""
     from theorycheck.optim import GD
 
     s = run.sizes
     n, d_in, d = regression_shape(s, n=n, d_in=d_in, d=d)
     K = instances or s["instances"]
-    X, Y = regression_instance(run, n=n, d_in=d_in, d=d, K=K, duplicate=duplicate)
+    X, Y = regression_instance(run, n=n, d_in=d_in, d=d, K=K, duplicate=duplicate, stream=() if data_key is None else (data_key,))
     X_test = unit_inputs(run.rng("test", n, d_in), K, s["n_test"], d_in)
     W0, A = initialization(run, d_in=d_in, d=d, m=m, K=K, init=init)
     A = A * a_scale
