@@ -3,7 +3,9 @@ Corollary 4.3, Lemma 5.3) and the lazy-regime scalings in the width."""
 import numpy as np
 
 from claims.glls24.convergence import (
+    ENVELOPE,
     INDUCTION_STEP,
+    REACHES,
     control_widths,
     convergence_measurements,
     decide_linear_convergence,
@@ -78,13 +80,6 @@ any claim run of the calibration and validation blocks (their longest: the `Cali
                  "||F(t) - Y||_F^2 by at least 1 - m eta lambda / 2 per step and reaches epsilon "
                  "within log(||Y||^2/epsilon) / (-log(1 - m eta lambda / 2)) steps.",
        provenance="derived",
-       over_budget=("'loss within the contraction envelope' and 'log-loss slope at most log(1 - m eta lambda / 2)' "
-                    "keep the bound over (order 1e-3 each): the theorem proves both on every trial at its own step, "
-                    "about 1e9 times smaller than the runs' (1e12 steps here), so at these runs they are statistics "
-                    "of the draw that no proof bounds, whose worst trial lies a few standard deviations from "
-                    "failure; counting their failures would need thousands of seeds, and a rate over the trials a "
-                    "calibration block of its own beside the 300 seeds a row of its counted controls needs. The "
-                    "verdict reports each trial's envelope and slope, the row's bound beside them."),
        calibration=["the quick tier's cap of 200 steps was chosen on seeds 1 and 2 so that every trial "
                     "reaches epsilon (not held out); on seed 630279474 of the unseen sweep a trial's "
                     "predicted count equalled the cap (201) and it ended at 2.9e-8",
@@ -111,18 +106,46 @@ any claim run of the calibration and validation blocks (their longest: the `Cali
                     "Cantelli 1.1e-3 on 94301-94600); no check changed (every decision identical at "
                     "seed 111998 but the stated bound). The row (94301-94600) was not recalibrated: "
                     "its counted controls need 300 seeds to stay within 1e-2, beyond the session's "
-                    "CPU"],
+                    "CPU",
+                    "Redesign (2026-12-01, issue 31): the statement over trials. Before, 3 trials (data sets "
+                    "shared by the widths 256, 1024, 4096) and every conclusion on every one of the 9: the row "
+                    "94301-94600 was 4.3e-3, carried by the envelope (worst of 9 at 3.2 sd, normal 2.1e-3), the "
+                    "slope (Cantelli 9.4e-4) and the steps (Cantelli 1.1e-4); its 3 controls counted (0.0099 at "
+                    "300 seeds). Now 8 independent trials at each of m = 256 and 1024 (each its own data set: "
+                    "data_key; 4096 dropped for the cost, 16 trials at about the old CPU), (i)-(iv) decided per "
+                    "trial, each accepted by the exact binomial test of P >= INSTANCE_RATE at level 1e-4; the "
+                    "controls run 8 trials each (the tests reject when at most 3 of 8 hold). No threshold "
+                    "changed: the envelope, count, slope and epsilon are the theorem's",
+                    Calibrated(
+           decision=ENVELOPE, threshold="INSTANCE_RATE = 0.95 at level 1e-4 over 16 trials (the same for the "
+                                        "count, the slope and epsilon)",
+           calibration_seeds="126000-126049", validation_seeds="126100-126199",
+           how="rate fixed at 0.95 before the block ran, confirmed by the rule (99.9% Clopper-Pearson "
+               "lower bound of the per-trial rate, rounded down to 0.05): on the calibration block each of "
+               "the four held on 800 of 800 trials (bound 0.9914 -> 0.95); the envelope's largest slack "
+               "-0.149 in log (mean -1.35), the slope's largest excess over log q -0.030, the hitting "
+               "time at least 48 steps inside the count, the final loss at least e^38 below epsilon. The "
+               "claim 7.0e-5 (lambda_min(H(0)) > 0's stated bound for 16 trials; each binomial 2.1e-11, "
+               "pooled trials); controls duplicate_inputs and width_too_small 2.1e-7 (0 of 400 trials "
+               "reached epsilon), step_too_large 1.7e-3 (its lambda_min(H(0)) > 0, Cantelli; 0 of 400 "
+               "inside the envelope). Validation (100 seeds, the same code): no failure; each of the four "
+               "held on 1,600 of 1,600 trials (envelope's largest slack -0.254, slope's largest excess "
+               "-0.054, hitting time at least 50 steps inside the count, final loss at least e^37 below "
+               "epsilon); the claim 7.0e-5 (the stated bound; each binomial 3.4e-13, pooled trials); "
+               "controls duplicate_inputs, step_too_large and width_too_small 1.3e-8 each (0 of 800 trials "
+               "reached epsilon, 0 of 800 inside the envelope, 0 of 800 reached epsilon), all failed as "
+               "declared on 100 of 100")],
        controls={
            "duplicate_inputs": Control(
-               "hypothesis", breaks=["loss reaches epsilon within the run"],
+               "hypothesis", breaks=[REACHES],
                description="x_2 := x_1 with y_2 := -y_1: lambda = 0 and the loss stalls at ||y_1||^2"),
            "step_too_large": Control(
-               "dynamics", breaks=["loss within the contraction envelope"],
+               "dynamics", breaks=[ENVELOPE],
                description="eta = c / (m lambda_max(H(0))) with c = 2.5: beyond the stable range, the "
                            "loss grows (divergence recorded as a measurement)",
                constants={"c": LARGE_STEP}),
            "width_too_small": Control(
-               "hypothesis", breaks=["loss reaches epsilon within the run"],
+               "hypothesis", breaks=[REACHES],
                description="m = 4 with d_in = 2, n = 8, d = 2: d_in m / 2 = 4 < n d = 16, so lambda = 0 "
                            "at the symmetric initialization, and d_in (m - 1) = 6 effective weights (the "
                            "softmax is shift invariant) cannot fit 16 labels",
@@ -272,15 +295,6 @@ def test_one_dim(tc):
                  "within D = 4 e^{3B} sqrt(nd) ||F(0) - Y||_F / (m lambda) of its initialization, "
                  "eta ||Delta w_r|| <= 0.01, and lambda_min(H(t)) >= lambda / 2.",
        provenance="derived",
-       over_budget=("'per-step loss ratio at most 1 - m eta lambda / 2' (every qualifying instance, order 1e-2) and "
-                    "'induction base case on at least one instance per width' (a count, bounded by counting only, "
-                    "order 1e-2 at 300 seeds) keep the bound over: the lemma's induction holds at its step, about "
-                    "1e9 times smaller than the runs', so at these runs the ratio is a statistic whose worst "
-                    "instance lies a few standard deviations from failure, and the base case (the first step below "
-                    "0.01) fails on some draws at the smallest width; a rate over the instances would need a "
-                    "calibration block of its own and its counted control 300 seeds a row. The verdict reports the "
-                    "ratio on every instance meeting the base case and the count per width, the row's bound beside "
-                    "them."),
        calibration=["until the 20-seed sweep every instance was used; on seed 16 one instance at the "
                     "smallest width took a first step above 0.01, so the conclusions were restricted to "
                     "the instances meeting the base case (a hypothesis of the induction, not the outcome)",
@@ -289,7 +303,29 @@ def test_one_dim(tc):
                     "Cantelli 9e-4 on 84000-84299); no check changed (every decision identical at "
                     "seed 111998 but the stated bound). The row (84000-84299) was not recalibrated: "
                     "its counted controls need 300 seeds to stay within 1e-2, beyond the session's "
-                    "CPU"],
+                    "CPU",
+                    "Redesign (2026-12-01, issue 31): the induction over trials. Before, 3 trials x 3 widths of the "
+                    "shared default runs (data sets shared by the widths, 200 steps), the base case a count per "
+                    "width ('at least one instance per width', counted: 9.9e-3 at 300 seeds) and the per-step "
+                    "ratio on every qualifying instance (worst at 2.7 sd, normal 9.5e-3). Now Theorem 4.2's runs "
+                    "(shared with glls24.thm4_2.linear_convergence: 8 independent trials at m = 256 and 1024, each "
+                    "its own data set, the theorem's count); the base case is not proved at our step (eta = 1/(m "
+                    "lambda_max), about 1e9 times the lemma's: the first step's size depends on B and lambda_max of "
+                    "the draw), so it and the ratio are rates over the trials, each accepted by the exact binomial "
+                    "test at level 1e-4; the control runs 8 trials. No threshold changed",
+                    Calibrated(
+           decision=BASE_CASE, threshold="BASE_CASE_RATE = RATIO_RATE = 0.95 at level 1e-4 over 16 trials",
+           calibration_seeds="126100-126149", validation_seeds="126150-126199",
+           how="rates fixed at 0.95 before the block ran, confirmed by the rule (99.9% Clopper-Pearson lower "
+               "bound of the per-trial rate, rounded down to 0.05): base case 789 of 800 trials (all 11 misses "
+               "at m = 256, 2.75% there, none at 1024; largest first step 0.0171; bound 0.968 -> 0.95), ratio "
+               "789 of 789 qualifying trials (largest ratio / bound 0.944; 0.991 -> 0.95); the claim passed on "
+               "50 of 50, control step_too_large failed as declared on 50 of 50 (0 of 398 ratios within the "
+               "bound). Validation: no failure; base case 788 of 800 (bound 1.3e-6, pooled trials), ratio 788 of "
+               "788 (largest 0.948; 2.3e-11); neurons within D, the per-neuron step and lambda_min(H(t)) as "
+               "before (normal 0 and 4.6e-17, Cantelli 1.1e-9); the claim 7.1e-5 (lambda_min(H(0)) > 0's stated "
+               "bound); control step_too_large 1.6e-5 (0 of 398 ratios within the bound; its base case 398 of "
+               "400, the 2.5 times larger first step above 0.01 on 2)")],
        controls={"step_too_large": Control(
            "dynamics", breaks=[RATIO],
            description="eta = c / (m lambda_max(H(0))) with c = 2.5: ratios above 1, then divergence "
@@ -320,7 +356,8 @@ def test_induction(tc):
     probe before the runs (`decide_pairing`; the drawn weights are checked exactly).  Precondition
     lambda > 0 states its bound (`paired_kernel_tail`: d = 2, +-1 signs, unit inputs; H(0) does not
     depend on the step, so the control's runs meet its hypotheses too).  The control runs 8 trials at
-    the second width, where even the 2.5 times larger first step stays below 0.01."""
+    the second width, where the 2.5 times larger first step stays below 0.01 on almost every trial
+    (398 of 400 on the validation block)."""
     K = tc.sizes["instances"]
     widths = tc.sizes["widths"][1:2] if tc.control == "step_too_large" else tc.sizes["widths"]
     decide_pairing(tc, [(*gd_dims(tc), m) for m in widths])
