@@ -190,26 +190,6 @@ def manifold_gap(run, *, tail, rows=None, groups=None):
             "mu": score_tail(K, problem.Sigma)}
 
 
-def score_tails(K, Sigma):
-    r"""mu(K) = ||Sigma^{1/2} K Sigma^{1/2}||^2 of a batch (tensors (..., d, d); `score_tail` one at
-    a time), Sigma^{1/2} from the eigendecomposition of Sigma."""
-    evals, Q = torch.linalg.eigh(Sigma)
-    root = (Q * evals.sqrt()[..., None, :]) @ Q.transpose(-1, -2)
-    return torch.linalg.matrix_norm(root @ K @ root, ord=2) ** 2
-
-
-def manifold_points_with_tail(problems, Rs, tail, tensor):
-    r"""`manifold_point_with_tail` of every problem of ``problems`` with its rotation of ``Rs``, the
-    points computed as one batch placed by ``tensor``: (problems', V, K, mu), V and K tensors
-    (instances, ...), mu(K) per instance as computed from the rescaled point."""
-    Sigma, R = tensor(np.stack([p.Sigma for p in problems])), tensor(np.asarray(Rs))
-    _, K = balanced_point(tensor(np.stack([p.W for p in problems])), Sigma, R)
-    scales = tail / score_tails(K, Sigma).cpu().numpy()
-    problems = [p.scaled(float(c)) for p, c in zip(problems, scales)]
-    V, K = balanced_point(tensor(np.stack([p.W for p in problems])), Sigma, R)
-    return problems, V, K, score_tails(K, Sigma).cpu().numpy()
-
-
 #: the sizes of `manifold_gap_instances`: the n grid of `manifold_gap`, independent draws of the
 #: recipe, covariate rows per n and instance (split over the groups) and replicate groups per n and
 #: instance.  The quick tier's rows: 8 instances at the cost of `manifold_gap`'s one instance of
@@ -223,7 +203,7 @@ def manifold_gap_instances(run, *, tail, rows=None):
     r"""`manifold_gap` on ``instances`` independent draws of the well-conditioned recipe side by
     side (the first the seed's own draw, that of `manifold_gap`; the others' streams -- instance,
     rotation, Monte Carlo -- keyed by their number): per instance W* rescaled so that mu(K) =
-    ``tail`` at its manifold point theta_R0 (`manifold_points_with_tail`), and per n of ``ns``
+    ``tail`` at its manifold point theta_R0 (`manifold_point_with_tail`), and per n of ``ns``
     ``groups`` group means of the noise-free in-sample loss (`noise_free_loss_groups`) over
     ``rows``/(n groups) training sets (``rows`` overrides the tier's), the instances' training
     sets drawn from their own streams and batched along a leading axis.  Returns n, "losses"
@@ -231,9 +211,11 @@ def manifold_gap_instances(run, *, tail, rows=None):
     s = run.sizes
     keys = [()] + [(i,) for i in range(1, s["instances"])]
     bases = [well_conditioned(run.rng("well_conditioned", *key)) for key in keys]
-    problems, V, K, mu = manifold_points_with_tail(
-        bases, [haar_rotations(run.rng("softmax_point", *key), base.d, 1)[0] for key, base in zip(keys, bases)],
-        tail, run.tensor)
+    points = [manifold_point_with_tail(base, haar_rotations(run.rng("softmax_point", *key), base.d, 1)[0], tail)
+              for key, base in zip(keys, bases)]
+    problems = [problem for problem, _, _ in points]
+    V, K = (run.tensor(np.stack([point[j] for point in points])) for j in (1, 2))
+    mu = np.array([score_tail(point[2], point[0].Sigma) for point in points])
     rngs = [run.rng("manifold_gap", tail, *key) for key in keys]
     W, V, K = (a[:, None, None] for a in (run.tensor(np.stack([p.W for p in problems])), V, K))
     losses = []
