@@ -136,12 +136,10 @@ def test_grad_correlates_with_wmm(tc):
     Assumption 2.  The NGD direction is no longer read off W_{t+1} - W_t (whose rounding has no
     proven bound in the run's coefficients; its cosine/kappa is recorded).  The bound can be nearly
     tight: at strongly saturated W one sample dominates, and on some data sets the least ratio over
-    the fixed points and NGD is close to 1 (1.068 on seed 125992; the minimum of cosine/kappa is
-    recorded), so any tolerance beyond the proven allowances would hide a wrong constant.  That
-    least ratio belongs to the data set more than to the point: on every seed of 125000-125049 it
-    varies by at most 0.0084 over c = 0, -1, -3, and NGD's least ratio is at its start (W_0 of scale
-    0.01, nearly the point c = 0), within 2.2e-4 of the c = 0 point's -- the old normal-tail bounds
-    of the fixed points and of NGD modelled one event twice.
+    the fixed points and NGD comes close to 1 (the minimum of cosine/kappa is recorded; the
+    calibration record has its values), so any tolerance beyond the proven allowances would hide a
+    wrong constant.  That least ratio belongs to the data set more than to the point: NGD starts at
+    W_0 of scale 0.01, nearly the point c = 0, where its least ratio lies.
     """
     sizes = tc.sizes
     wrong = tc.control == "wrong_opt"
