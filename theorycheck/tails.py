@@ -327,20 +327,15 @@ def bennett_tail(n: int, variance: float, bound, deviation: float):
     return float(tail) if tail.ndim == 0 else tail
 
 
-#: the grid of ``1 - c`` (``c`` the cosine to the extremal eigenvector) over which
-#: `wishart_eigenvalue_tail` takes its least bound
-_COSINE_GAPS = np.geomspace(1e-8, 1.0, 800)[:-1]
+#: the grid of ``1 - c`` (``c`` the cosine to the extremal eigenvector) and the number of caps ``L``
+#: on ``lambda_max`` over which `wishart_eigenvalue_tail` takes its least bound
+_COSINE_GAPS = np.geomspace(1e-8, 1.0, 400)[:-1]
+_MAX_CAPS = 100
 
 
 def _direction_probability(d: int, cosine):
     """``P[|v^T e| >= cosine]`` for ``v`` uniform on the unit sphere of ``R^d`` and a fixed unit ``e``."""
     return special.betainc((d - 1) / 2.0, 0.5, 1.0 - cosine * cosine) if d > 1 else np.ones_like(cosine)
-
-
-def _wishart_upper_tail(n: int, d: int, x: float) -> float:
-    """The ``"upper"`` bound of `wishart_eigenvalue_tail`."""
-    c = 1.0 - _COSINE_GAPS
-    return float(min(1.0, np.min(stats.chi2.sf(x * c * c, n) / _direction_probability(d, c))))
 
 
 def wishart_eigenvalue_tail(n: int, d: int, x: float, side: str = "lower") -> float:
@@ -351,13 +346,13 @@ def wishart_eigenvalue_tail(n: int, d: int, x: float, side: str = "lower") -> fl
         raise InvalidInputError(f"wishart_eigenvalue_tail: n and d must be positive integers, got {n!r}, {d!r}")
     if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
         raise InvalidInputError(f"wishart_eigenvalue_tail: x must be a positive finite number, got {x!r}")
-    if side == "upper":
-        return _wishart_upper_tail(n, d, x)
-    if side != "lower":
+    if side not in ("lower", "upper"):
         raise InvalidInputError(f"wishart_eigenvalue_tail: side must be 'lower' or 'upper', got {side!r}")
     c = 1.0 - _COSINE_GAPS
     share = _direction_probability(d, c)
-    caps = np.geomspace(max(x, n) * 1.01, 20.0 * max(x, n), 200)     # L, lambda_max's cap
-    bounds = [_wishart_upper_tail(n, d, float(top)) + np.min(stats.chi2.cdf(x * c * c + top * (1.0 - c * c), n) / share)
-              for top in caps]
-    return float(min(1.0, min(bounds)))
+    caps = np.array([x]) if side == "upper" else np.geomspace(max(x, n) * 1.01, 20.0 * max(x, n), _MAX_CAPS)
+    above = np.min(stats.chi2.sf(caps[:, None] * c * c, n) / share, axis=1)    # P[lambda_max >= L] per L
+    if side == "upper":
+        return float(min(1.0, above[0]))
+    below = np.min(stats.chi2.cdf(x * c * c + caps[:, None] * (1.0 - c * c), n) / share, axis=1)
+    return float(min(1.0, np.min(above + below)))
