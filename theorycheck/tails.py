@@ -329,8 +329,8 @@ def bennett_tail(n: int, variance: float, bound, deviation: float):
 
 #: the grid of ``1 - c`` (``c`` the cosine to the extremal eigenvector) and the number of caps ``L``
 #: on ``lambda_max`` over which `wishart_eigenvalue_tail` takes its least bound
-_COSINE_GAPS = np.geomspace(1e-8, 1.0, 400)[:-1]
-_MAX_CAPS = 100
+_COSINE_GAPS = np.geomspace(1e-8, 1.0, 200)[:-1]
+_MAX_CAPS = 40
 
 
 def _direction_probability(d: int, cosine):

@@ -275,7 +275,8 @@ def test_norm_equivalence(tc):
     Sigma^{-1/2} Sigma_hat Sigma^{-1/2} - I (random points alone have no power against a wrong
     constant); the dual norms likewise with eps'_dual = ||Sigma^{1/2} Sigma_hat^{-1} Sigma^{1/2} - I||.
     ``draws`` independent Sigma_hat of n samples each on the ill-conditioned instance, each with
-    its own eps', eps'_dual and extremal points; the same Gaussian points for every draw.  Pass:
+    its own eps', eps'_dual and extremal points, and ``points`` Gaussian points dealt out among
+    the draws.  Pass:
     every ratio within [1 - eps', 1 + eps'] up to the proven forward error of the computed ratios
     and eps' (`ratio_roundoff`: 2^7 u d (kappa(Sigma) + kappa(Sigma_hat))^2 (1 + eps'), the largest
     over the draws; `NORM_RATIO_ROUNDOFF` its derivation: the extremal points attain the bound in
@@ -329,9 +330,11 @@ def test_norm_equivalence(tc):
         gaussian_rows(rng, problem.Sigma, (tc.sizes["draws"], tc.sizes["n"])))).numpy()
     count = tc.sizes["points"]
     thetas = (rng.standard_normal((count, problem.k, problem.d)), rng.standard_normal((count, problem.d, problem.d)))
-    found = [norm_ratios(problem, Sigma_hat, thetas) for Sigma_hat in Sigma_hats]
+    draws = len(Sigma_hats)     # draw i takes every draws-th point from the i-th: one draw's cost in all
+    found = [norm_ratios(problem, Sigma_hat, tuple(a[i::draws] for a in thetas))
+             for i, Sigma_hat in enumerate(Sigma_hats)]
     eps, eps_dual = (np.array([f[key] for f in found]) for key in ("eps", "eps_dual"))
-    primal, dual = (np.stack([f[key] for f in found]) for key in ("primal", "dual"))     # (draws, points + 1)
+    primal, dual = (np.stack([f[key] for f in found]) for key in ("primal", "dual"))   # (draws, points/draws + 1)
     allowance = max(f["allowance"] for f in found)
     stated = None if tc.control else NORM_RATIO_ROUNDOFF
     bound = np.linalg.norm(Sigma_hats - problem.Sigma, 2, axis=(1, 2)) if tc.control == "absolute_deviation" else eps
