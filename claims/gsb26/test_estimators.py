@@ -254,14 +254,15 @@ def empirical_gradient(tc, run, X, Y, Sigma_hat):
                    calibration_seeds="132000-132099", validation_seeds="132100-132199",
                    how="issue 31, 2026-12-01 (twentieth session, helper h20-gsbA; nothing chosen on data: the "
                        "draw count was fixed before either block).  The preconditions eps' < 1 and eps'_dual < 1 "
-                       "state their Wishart tails (sample_covariance_bound: 1.0e-12 and 2.3e-7 at n = 200, d = 3) "
+                       "state their Wishart tails (sample_covariance_bound: 1.0e-12 and 2.4e-7 at n = 200, d = 3) "
                        "where eps'_dual < 1 had a log-normal tail (4.9e-4 over 119000-119099); the extremal "
                        "attainment is held to the ratio allowance (NORM_RATIO_ROUNDOFF (c)), stated 0, where it had "
                        "Cantelli tails; 8 independent Sigma_hat a seed, so absolute_deviation fails by the largest "
                        "of 8 gaps eps' - ||Sigma_hat - Sigma|| (was one, 0.030 over 100 seeds).  Calibration block: "
                        "100/100 passed, claim 8.7e-5 (rho_alpha 7.0e-5, rho_beta 1.7e-5, normal); absolute_deviation "
                        "3.3e-4 (log-normal, miss margin 2.99 +- 1.41, least 0.85), random_rotation 3.9e-6, "
-                       "wrong_dual_geometry 2.2e-4.  Validation block (the code of 16bad29): 100/100 passed, claim "
+                       "wrong_dual_geometry 2.2e-4.  Validation block (the code of 16bad29; b50f7c6 dealt the random points "
+                       "out among the draws, every worst slack unchanged on 132100-132104): 100/100 passed, claim "
                        "2.5e-5 (rho_alpha 2.0e-5, rho_beta 4.4e-6); absolute_deviation 1.5e-5 (2.98 +- 1.14, least "
                        "1.41), random_rotation 6.1e-6, wrong_dual_geometry 7.5e-4; runs in "
                        "/work/runs/h20-gsbA/runs-lem4-132100"),
