@@ -123,7 +123,8 @@ NORM_RATIO_ROUNDOFF = TailBound(0.0, (
     "v its computed extremal eigenvector); LAPACK's eigh returns exact eigenpairs of M + E, ||E|| <= 10 d u ||M||, "
     "so v^T M v is within 10 d u eps' (+ 2 u for v's norm) of the computed eigenvalue, itself within 10 d u eps' of "
     "the extremal one (Weyl): |v^T M v| >= eps' - (20 d eps' + 2) u, under 6 further multiples, so the attainment "
-    "compared within the same allowance keeps (a) + (b) + (c) below 67 of its 128.  The allowance is computed from the draw's own Sigma_hat (no cap, no tail): the decisions fail "
+    "compared within the same allowance keeps (a) + (b) + (c) below 67 of its 128.  The allowance is computed "
+    "from the draw's own Sigma_hat (no cap, no tail): the decisions fail "
     "only if the lemma or the code is wrong (for every one of the claim's draws of Sigma_hat, each held to the "
     "largest of their allowances).  About 4e-11 on the ill-conditioned recipe (kappa(Sigma) = 10, "
     "kappa(Sigma_hat) about 20 at n = 200), against the Rayleigh bound's tc.tol('accumulated') before (1.1e-13, "
@@ -149,9 +150,10 @@ def sample_covariance_bound(n, d, precondition):
     event, side, x = {"primal": ("lambda_max >= 2 n", "upper", 2.0 * n * (1 - 1e-9)),
                       "dual": ("lambda_min <= n/2", "lower", 0.5 * n * (1 + 1e-9))}[precondition]
     return TailBound(wishart_eigenvalue_tail(n, d, x, side), (
-        f"Sigma^{{-1/2}} Sigma_hat Sigma^{{-1/2}} = Z^T Z / n for Z the n x d matrix of the whitened rows (i.i.d. N(0, 1) "
-        f"entries: the rows are L z, L L^T = Sigma, and Sigma^{{-1/2}} L is orthogonal), so eps' = ||Z^T Z/n - I|| "
-        f"and eps'_dual = ||(Z^T Z/n)^{{-1}} - I||: eps' >= 1 iff lambda_max(Z^T Z) >= 2n, eps'_dual >= 1 iff "
+        f"Sigma^{{-1/2}} Sigma_hat Sigma^{{-1/2}} = Z^T Z / n for Z the n x d matrix of the whitened rows "
+        f"(i.i.d. N(0, 1) entries: the rows are L z, L L^T = Sigma, and Sigma^{{-1/2}} L is orthogonal), so "
+        f"eps' = ||Z^T Z/n - I|| and eps'_dual = ||(Z^T Z/n)^{{-1}} - I||: eps' >= 1 iff lambda_max(Z^T Z) >= 2n, "
+        f"eps'_dual >= 1 iff "
         f"lambda_min(Z^T Z) <= n/2.  P[{event}] by theorycheck.tails.wishart_eigenvalue_tail (a chi-square tail "
         f"over the probability of a uniform direction near the extremal eigenvector), at the threshold moved by "
         f"1e-9 relative for the round-off of the computed eps' (kappa(Sigma_hat) u, about 1e-14)"))
@@ -261,8 +263,9 @@ def empirical_gradient(tc, run, X, Y, Sigma_hat):
                        "of 8 gaps eps' - ||Sigma_hat - Sigma|| (was one, 0.030 over 100 seeds).  Calibration block: "
                        "100/100 passed, claim 8.7e-5 (rho_alpha 7.0e-5, rho_beta 1.7e-5, normal); absolute_deviation "
                        "3.3e-4 (log-normal, miss margin 2.99 +- 1.41, least 0.85), random_rotation 3.9e-6, "
-                       "wrong_dual_geometry 2.2e-4.  Validation block (the code of 16bad29; b50f7c6 dealt the random points "
-                       "out among the draws, every worst slack unchanged on 132100-132104): 100/100 passed, claim "
+                       "wrong_dual_geometry 2.2e-4.  Validation block (the code of 16bad29; b50f7c6 dealt the random "
+                       "points out among the draws, every worst slack unchanged on 132100-132104): 100/100 passed, "
+                       "claim "
                        "2.5e-5 (rho_alpha 2.0e-5, rho_beta 4.4e-6); absolute_deviation 1.5e-5 (2.98 +- 1.14, least "
                        "1.41), random_rotation 6.1e-6, wrong_dual_geometry 7.5e-4; runs in "
                        "/work/runs/h20-gsbA/runs-lem4-132100"),
