@@ -17,7 +17,7 @@ from claims.gsb26.gradient_bias import (
     whitened_deviation,
 )
 from claims.gsb26.setup import Problem, gaussian_rows, haar_rotations, regularized_model, score_tail, well_conditioned
-from claims.gsb26.test_estimators import NORM_RATIO_ROUNDOFF, norm_ratios
+from claims.gsb26.test_estimators import NORM_RATIO_ROUNDOFF, norm_ratios, sample_covariance_bound
 from claims.gsb26.test_manifold import KERNEL_GAP
 from theorycheck.solvers import dense_hessian, manifold_point
 
@@ -78,8 +78,23 @@ def test_norm_ratio_allowance_covers_the_round_off(kappa):
             excess = max(np.max(np.abs(found["primal"] - 1)) - found["eps"],
                          np.max(np.abs(found["dual"] - 1)) - found["eps_dual"])
             assert excess <= 1e-2 * found["allowance"]
+            # and the extremal points attain eps' up to round-off far inside the same allowance
+            shortfall = max(abs(abs(found["primal"][-1] - 1) - found["eps"]),
+                            abs(abs(found["dual"][-1] - 1) - found["eps_dual"]))
+            assert shortfall <= 1e-2 * found["allowance"]
             assert found["allowance"] >= 2.0**10 * 2.0**-53
     assert NORM_RATIO_ROUNDOFF.probability == 0.0
+
+
+def test_sample_covariance_preconditions_state_their_wishart_tails():
+    """Lemma 4's preconditions eps' < 1 and eps'_dual < 1 at the claim's n = 200, d = 3: stated far
+    inside the budget, and (at n = 12, where they fail often) at least the Monte Carlo rate."""
+    assert sample_covariance_bound(200, 3, "dual").probability < 1e-6
+    assert sample_covariance_bound(200, 3, "primal").probability < 1e-10
+    Z = np.random.default_rng(119901).standard_normal((20000, 12, 3))
+    eigenvalues = np.linalg.eigvalsh(np.swapaxes(Z, 1, 2) @ Z / 12)
+    assert np.mean(eigenvalues[:, 0] <= 0.5) <= sample_covariance_bound(12, 3, "dual").probability
+    assert np.mean(eigenvalues[:, -1] >= 2.0) <= sample_covariance_bound(12, 3, "primal").probability
 
 
 def test_covariance_critical_holds_its_level_and_is_conservative():

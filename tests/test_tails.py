@@ -3,11 +3,13 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from theorycheck import checks
 from theorycheck.errors import InvalidInputError
 from theorycheck.tails import (CHEN_DONGARRA_C, NullTest, TailBound, bennett_tail, gaussian_condition_tail,
-                               hadamard_ratio_tail, mean_deviation_bound, sphere_cap_tail, sphere_gap_tail)
+                               hadamard_ratio_tail, mean_deviation_bound, sphere_cap_tail, sphere_gap_tail,
+                               wishart_eigenvalue_tail)
 
 
 @pytest.mark.parametrize("shape, x", [((4, 3), 20.0), ((4, 3), 60.0), ((5, 5), 200.0), ((3, 6), 30.0)])
@@ -178,3 +180,24 @@ def test_bennett_tail_is_the_formula_covers_a_bounded_mean_and_refuses_bad_input
                            ((5, 1.0, math.inf, 1.0), "positive finite")]:
         with pytest.raises(InvalidInputError, match=fragment):
             bennett_tail(*args)
+
+
+@pytest.mark.parametrize("n, d, x, side", [(20, 3, 6.0, "lower"), (20, 3, 40.0, "upper"), (12, 2, 4.0, "lower"),
+                                           (40, 3, 14.0, "lower"), (30, 4, 6.0, "lower")])
+def test_wishart_eigenvalue_tail_covers_the_monte_carlo_rate(n, d, x, side):
+    """The bound is at least the Monte Carlo rate of the event (20,000 Wishart draws) and within a
+    factor 20 of it."""
+    Z = np.random.default_rng(7).standard_normal((20000, n, d))
+    eigenvalues = np.linalg.eigvalsh(np.swapaxes(Z, 1, 2) @ Z)
+    rate = np.mean(eigenvalues[:, 0] <= x) if side == "lower" else np.mean(eigenvalues[:, -1] >= x)
+    bound = wishart_eigenvalue_tail(n, d, x, side)
+    assert rate <= bound < 1.0
+    assert bound < 20 * rate          # within a decade or so of the truth here
+
+
+def test_wishart_eigenvalue_tail_is_the_chi_square_tail_at_d_1_and_refuses_bad_input():
+    assert wishart_eigenvalue_tail(50, 1, 60.0, "upper") == pytest.approx(stats.chi2.sf(60.0, 50), rel=1e-6)
+    assert wishart_eigenvalue_tail(200, 3, 100.0) < 1e-6     # Lemma 4's eps'_dual < 1 at n = 200
+    for args in [(0, 3, 1.0), (5, 3, -1.0), (5, 3, 1.0, "middle")]:
+        with pytest.raises(InvalidInputError):
+            wishart_eigenvalue_tail(*args)

@@ -54,6 +54,17 @@ tolerance spans decades and is neither normal nor log-normal in the tail that ma
   ``b``, so upper estimates of both may be used.  With a truncation ``min(X, y)`` (variance at
   most ``X``'s, mean at most ``E X``) it bounds the upper tail of a positive heavy-tailed mean
   together with ``n P[X > y]``.
+* :func:`wishart_eigenvalue_tail`: ``P[lambda_min(Z^T Z) <= x]`` (``side="lower"``) or
+  ``P[lambda_max(Z^T Z) >= x]`` (``"upper"``) for an ``n x d`` matrix ``Z`` of i.i.d. standard
+  normal entries (a whitened sample covariance ``Z^T Z / n`` far from ``I``), by averaging over a
+  direction instead of a net: for ``v`` uniform on the sphere of ``R^d`` and independent of ``Z``,
+  ``||Z v||^2 ~ chi^2_n`` exactly (rotation invariance), and ``|v^T e| >= c`` for a fixed unit ``e``
+  with probability ``P_d(c) = I_{1 - c^2}((d - 1)/2, 1/2)`` (``(v^T e)^2 ~ Beta(1/2, (d - 1)/2)``).
+  Upper: where ``lambda_max >= x`` with eigenvector ``e``, every ``v`` with ``|v^T e| >= c`` has
+  ``v^T Z^T Z v >= x c^2``, so ``P[chi^2_n >= x c^2] >= P[lambda_max >= x] P_d(c)``.  Lower: where
+  ``lambda_min <= x`` and ``lambda_max <= L``, such ``v`` have ``v^T Z^T Z v <= x c^2 + L (1 - c^2)``,
+  so ``P[lambda_min <= x] <= P[chi^2_n <= x c^2 + L (1 - c^2)] / P_d(c) + P[lambda_max > L]``.  Each
+  ``c`` (and ``L``) gives a bound; the least over a grid is taken.
 
 A **test's level** is the other kind of stated bound (:class:`NullTest`): a family of ``count``
 z or t statistics, each distributed as a known null (standard normal, Student t(df)) when the
@@ -83,7 +94,8 @@ from scipy import special, stats
 from .errors import InvalidInputError
 
 __all__ = ["TailBound", "NullTest", "null_fit_p", "gaussian_condition_tail", "sphere_gap_tail",
-           "sphere_cap_tail", "hadamard_ratio_tail", "mean_deviation_bound", "bennett_tail", "CHEN_DONGARRA_C",
+           "sphere_cap_tail", "hadamard_ratio_tail", "wishart_eigenvalue_tail", "mean_deviation_bound",
+           "bennett_tail", "CHEN_DONGARRA_C",
            "NULLS", "SIDES"]
 
 #: the universal constant of Chen & Dongarra's upper tail bound for real Gaussian matrices
@@ -313,3 +325,34 @@ def bennett_tail(n: int, variance: float, bound, deviation: float):
     u = b * deviation / variance
     tail = np.minimum(1.0, np.exp(-(n * variance / b ** 2) * ((1.0 + u) * np.log1p(u) - u)))
     return float(tail) if tail.ndim == 0 else tail
+
+
+#: the grid of ``1 - c`` (``c`` the cosine to the extremal eigenvector) and the number of caps ``L``
+#: on ``lambda_max`` over which `wishart_eigenvalue_tail` takes its least bound
+_COSINE_GAPS = np.geomspace(1e-8, 1.0, 200)[:-1]
+_MAX_CAPS = 40
+
+
+def _direction_probability(d: int, cosine):
+    """``P[|v^T e| >= cosine]`` for ``v`` uniform on the unit sphere of ``R^d`` and a fixed unit ``e``."""
+    return special.betainc((d - 1) / 2.0, 0.5, 1.0 - cosine * cosine) if d > 1 else np.ones_like(cosine)
+
+
+def wishart_eigenvalue_tail(n: int, d: int, x: float, side: str = "lower") -> float:
+    """An upper bound on ``P[lambda_min(Z^T Z) <= x]`` (``side="lower"``) or ``P[lambda_max(Z^T Z)
+    >= x]`` (``"upper"``), ``Z`` an ``n x d`` matrix of i.i.d. standard normal entries (module
+    docstring: a chi-square tail over the probability of a direction near the eigenvector), at most 1."""
+    if not (_is_count(n, 1) and _is_count(d, 1)):
+        raise InvalidInputError(f"wishart_eigenvalue_tail: n and d must be positive integers, got {n!r}, {d!r}")
+    if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
+        raise InvalidInputError(f"wishart_eigenvalue_tail: x must be a positive finite number, got {x!r}")
+    if side not in ("lower", "upper"):
+        raise InvalidInputError(f"wishart_eigenvalue_tail: side must be 'lower' or 'upper', got {side!r}")
+    c = 1.0 - _COSINE_GAPS
+    share = _direction_probability(d, c)
+    caps = np.array([x]) if side == "upper" else np.geomspace(max(x, n) * 1.01, 20.0 * max(x, n), _MAX_CAPS)
+    above = np.min(stats.chi2.sf(caps[:, None] * c * c, n) / share, axis=1)    # P[lambda_max >= L] per L
+    if side == "upper":
+        return float(min(1.0, above[0]))
+    below = np.min(stats.chi2.cdf(x * c * c + caps[:, None] * (1.0 - c * c), n) / share, axis=1)
+    return float(min(1.0, np.min(above + below)))

@@ -5,13 +5,15 @@ Goel, Soltanolkotabi, Bartlett, arXiv 2603.01514, Lemma 6 (OLS error), Lemma 3 (
 initialization close to the manifold) and Lemma 4 (the empirical extended-covariance norm
 against the true one).
 """
+import functools
+
 import numpy as np
 import scipy.linalg
 import torch
 
 from theorycheck import Calibrated, Control, claim
 from theorycheck.checks import fit_slope
-from theorycheck.tails import TailBound
+from theorycheck.tails import TailBound, wishart_eigenvalue_tail
 from theorycheck.tolerance import unit_roundoff
 from theorycheck.models.attention_regression import EmpiricalAttentionRegression, ols_estimate, sample_covariance
 from theorycheck.solvers import project_to_manifold
@@ -117,8 +119,14 @@ NORM_RATIO_ROUNDOFF = TailBound(0.0, (
     "+ kappa(Sigma_hat))^2 (1 + eps') u (both kappas >= 1), the multiples summing to below 61; twice that sum is "
     "the allowance 2^7 u d (kappa(Sigma) + kappa(Sigma_hat))^2 (1 + eps') (`ratio_roundoff`, with eps' the larger "
     "of the primal and dual deviations and kappa(Sigma_hat) twice its computed value, which errs by about "
-    "kappa u).  The allowance is computed from the draw's own Sigma_hat (no cap, no tail): the decisions fail "
-    "only if the lemma or the code is wrong.  About 4e-11 on the ill-conditioned recipe (kappa(Sigma) = 10, "
+    "kappa u).  (c) The extremal point attains the bound: its exact ratio is 1 + v^T M v (M the computed deviation, "
+    "v its computed extremal eigenvector); LAPACK's eigh returns exact eigenpairs of M + E, ||E|| <= 10 d u ||M||, "
+    "so v^T M v is within 10 d u eps' (+ 2 u for v's norm) of the computed eigenvalue, itself within 10 d u eps' of "
+    "the extremal one (Weyl): |v^T M v| >= eps' - (20 d eps' + 2) u, under 6 further multiples, so the attainment "
+    "compared within the same allowance keeps (a) + (b) + (c) below 67 of its 128.  The allowance is computed "
+    "from the draw's own Sigma_hat (no cap, no tail): the decisions fail "
+    "only if the lemma or the code is wrong (for every one of the claim's draws of Sigma_hat, each held to the "
+    "largest of their allowances).  About 4e-11 on the ill-conditioned recipe (kappa(Sigma) = 10, "
     "kappa(Sigma_hat) about 20 at n = 200), against the Rayleigh bound's tc.tol('accumulated') before (1.1e-13, "
     "which the new allowance exceeds on every draw: the decisions fail only where the old ones failed)"))
 LEMMA4_IMPLIED = TailBound(0.0, (
@@ -133,6 +141,22 @@ LEMMA4_IMPLIED = TailBound(0.0, (
     "exceeds 1 by at most about 1e4 u = 1.1e-12 where rho_beta's decision passes, inside the relative margin "
     "tc.tol('conditioned') = 1.8e-12.  So (ii) fails only where rho_beta's decision or a precondition fails, "
     "whose failures are their own bounds in the claim's union"))
+
+
+@functools.cache
+def sample_covariance_bound(n, d, precondition):
+    """The stated bound of Lemma 4's precondition ``"primal"`` (eps' < 1) or ``"dual"`` (eps'_dual < 1) on a
+    Sigma_hat of n rows N(0, Sigma) in R^d (`wishart_eigenvalue_tail`)."""
+    event, side, x = {"primal": ("lambda_max >= 2 n", "upper", 2.0 * n * (1 - 1e-9)),
+                      "dual": ("lambda_min <= n/2", "lower", 0.5 * n * (1 + 1e-9))}[precondition]
+    return TailBound(wishart_eigenvalue_tail(n, d, x, side), (
+        f"Sigma^{{-1/2}} Sigma_hat Sigma^{{-1/2}} = Z^T Z / n for Z the n x d matrix of the whitened rows "
+        f"(i.i.d. N(0, 1) entries: the rows are L z, L L^T = Sigma, and Sigma^{{-1/2}} L is orthogonal), so "
+        f"eps' = ||Z^T Z/n - I|| and eps'_dual = ||(Z^T Z/n)^{{-1}} - I||: eps' >= 1 iff lambda_max(Z^T Z) >= 2n, "
+        f"eps'_dual >= 1 iff "
+        f"lambda_min(Z^T Z) <= n/2.  P[{event}] by theorycheck.tails.wishart_eigenvalue_tail (a chi-square tail "
+        f"over the probability of a uniform direction near the extremal eigenvector), at the threshold moved by "
+        f"1e-9 relative for the round-off of the computed eps' (kappa(Sigma_hat) u, about 1e-14)"))
 
 
 def norm_ratios(problem, Sigma_hat, thetas):
@@ -181,19 +205,6 @@ def empirical_gradient(tc, run, X, Y, Sigma_hat):
               "one-point inequalities (3)-(4) hold in the Sigma_hat geometry with constants worsened "
               "by 1 -/+ eps'.",
     provenance="inferred",
-    over_budget=(
-        "Over through its committed row, which counted the ratio decisions and rho_alpha's sign at r = 0.8 "
-        "(order 1e-2).  Every decision now has a stated bound or a tail model: the ratios are held to a proven "
-        "forward-error allowance (NORM_RATIO_ROUNDOFF), Lemma 4 (ii) follows from the rho_beta decision and the "
-        "triangle inequality (LEMMA4_IMPLIED), and the sign at r = 0.8 is recorded (it is "
-        "thm1.one_point_strong_convexity's statement on the same run, decided there as a rate).  On 100 seeds the "
-        "union is at the budget's order, set by the tail of the precondition eps'_dual < 1 (a Wishart's least "
-        "eigenvalue above 1/2, whose tail a proven bound could state but no bound written here reaches) and of "
-        "the r <= 0.2 decisions; and the discrimination control absolute_deviation fails by 1 - ||Sigma_hat - Sigma|| / "
-        "eps', which is near 0 where the deviation lies along Sigma's top eigenvector (there the absolute bound "
-        "is nearly right), so its miss row has no tail model and is counted, and a row within both budgets needs "
-        "some 300 seeds of the claim with its controls, beyond the calibration time this change had.  The "
-        "verdict decides every point as the lemma states; the table reports the counted bound."),
     controls={
         "wrong_dual_geometry": Control(
             "reference", breaks=[LEMMA4_RHO_BETA, LEMMA4_BETA],
@@ -240,8 +251,29 @@ def empirical_gradient(tc, run, X, Y, Sigma_hat):
         "lem4-119000-119099, not merged): claim 6.0e-4 (eps'_dual < 1 4.9e-4, rho_beta 4.7e-5, the extremal "
         "attainments 2.8e-5 and 2.3e-5, rho_alpha 1.2e-5); random_rotation 4.9e-4, wrong_dual_geometry 1.8e-3, "
         "absolute_deviation 0.030 (log-normal, miss margin 1.29 +- 1.01, least 0.0105).",
+        Calibrated(decision="ratios within 1 -/+ eps' (random and extremal points)",
+                   threshold="8 Sigma_hat draws a seed; every threshold unchanged",
+                   calibration_seeds="132000-132099", validation_seeds="132100-132199",
+                   how="issue 31, 2026-12-01 (twentieth session, helper h20-gsbA; nothing chosen on data: the "
+                       "draw count was fixed before either block).  The preconditions eps' < 1 and eps'_dual < 1 "
+                       "state their Wishart tails (sample_covariance_bound: 1.0e-12 and 2.4e-7 at n = 200, d = 3) "
+                       "where eps'_dual < 1 had a log-normal tail (4.9e-4 over 119000-119099); the extremal "
+                       "attainment is held to the ratio allowance (NORM_RATIO_ROUNDOFF (c)), stated 0, where it had "
+                       "Cantelli tails; 8 independent Sigma_hat a seed, so absolute_deviation fails by the largest "
+                       "of 8 gaps eps' - ||Sigma_hat - Sigma|| (was one, 0.030 over 100 seeds).  Calibration block: "
+                       "100/100 passed, claim 8.7e-5 (rho_alpha 7.0e-5, rho_beta 1.7e-5, normal); absolute_deviation "
+                       "3.3e-4 (log-normal, miss margin 2.99 +- 1.41, least 0.85), random_rotation 3.9e-6, "
+                       "wrong_dual_geometry 2.2e-4.  Validation block (the code of 16bad29; b50f7c6 dealt the random "
+                       "points out among the draws, every worst slack unchanged on 132100-132104): 100/100 passed, "
+                       "claim "
+                       "2.5e-5 (rho_alpha 2.0e-5, rho_beta 4.4e-6); absolute_deviation 1.5e-5 (2.98 +- 1.14, least "
+                       "1.41), random_rotation 6.1e-6, wrong_dual_geometry 7.5e-4; runs in "
+                       "/work/runs/h20-gsbA/runs-lem4-132100.  A third block, 132200-132299 (b50f7c6): claim 1.5e-4, "
+                       "absolute_deviation 1.1e-5.  Pooled 132000-132299: claim 1.4e-5, absolute_deviation 0.0099 "
+                       "counted (its largest-of-8-gaps margin is not log-normal over 300 seeds: "
+                       "docs/claims/gsb26.md)"),
     ],
-    sizes={"quick": {"n": 200, "points": 1000}, "full": {"n": 200, "points": 100000}},
+    sizes={"quick": {"n": 200, "points": 1000, "draws": 8}, "full": {"n": 200, "points": 100000, "draws": 8}},
 )
 def test_norm_equivalence(tc):
     r"""||theta||^2_{Sigma_hat_bar} - ||theta||^2_{Sigma_bar} = tr(K^T (Sigma_hat - Sigma) K), so the
@@ -249,12 +281,18 @@ def test_norm_equivalence(tc):
     norm), with equality at V = 0, K = Sigma^{-1/2} v 1^T, v the extremal eigenvector of
     Sigma^{-1/2} Sigma_hat Sigma^{-1/2} - I (random points alone have no power against a wrong
     constant); the dual norms likewise with eps'_dual = ||Sigma^{1/2} Sigma_hat^{-1} Sigma^{1/2} - I||.
-    Sigma_hat from n samples on the ill-conditioned instance; Gaussian points plus the extremal
-    points.  Pass: every ratio within [1 - eps', 1 + eps'] up to the proven forward error of the
-    computed ratios and eps' (`ratio_roundoff`: 2^7 u d (kappa(Sigma) + kappa(Sigma_hat))^2
-    (1 + eps'), `NORM_RATIO_ROUNDOFF` its derivation: the extremal points attain the bound in
+    ``draws`` independent Sigma_hat of n samples each on the ill-conditioned instance, each with
+    its own eps', eps'_dual and extremal points, and ``points`` Gaussian points dealt out among
+    the draws.  Pass:
+    every ratio within [1 - eps', 1 + eps'] up to the proven forward error of the computed ratios
+    and eps' (`ratio_roundoff`: 2^7 u d (kappa(Sigma) + kappa(Sigma_hat))^2 (1 + eps'), the largest
+    over the draws; `NORM_RATIO_ROUNDOFF` its derivation: the extremal points attain the bound in
     exact arithmetic, so the comparison is one of round-off there), and the extremal point attains
-    the bound (tc.tol("conditioned"): an eigenvector and a matrix square root).
+    the bound within the same allowance (part (c) of that derivation: an eigenvector's residual).
+    The draws make the discrimination control absolute_deviation fail by the largest of its
+    draws' gaps eps' - ||Sigma_hat - Sigma||, each near 0 only where its deviation lies along
+    Sigma's top eigenvector; they cost the claim nothing (its ratio decisions have the stated
+    bound 0).
     What Lemma 4 uses the equivalence for: (3) and (4) in the Sigma_hat geometry.  On the points
     of `one_point_landscape` (spread instance, eig Sigma in [1, 10]; projections P_M(theta),
     population gradient g of L_reg) and a training set (X, Y) of n samples of that instance with
@@ -262,7 +300,9 @@ def test_norm_equivalence(tc):
       rho_alpha_hat = <g, Delta>_F / ||Delta||^2_{Sigma_hat_bar} >= alpha' = 0.9 alpha_loc / (1 + eps'),
       rho_beta_hat = ||Sigma_hat_bar^{-1} g||_{Sigma_hat_bar} / ||Delta||_{Sigma_hat_bar}
                    <= beta' = 1.1 beta_loc sqrt((1 + eps'_dual) / (1 - eps'))
-    for r <= 0.2 (0.9 and 1.1: the population claims' slack on the second-order expansion).
+    for r <= 0.2 (0.9 and 1.1: the population claims' slack on the second-order expansion), under the
+    preconditions eps' < 1 and eps'_dual < 1, events of the Wishart draw whose probabilities are stated
+    (`sample_covariance_bound`).
     rho_alpha_hat > 0 up to r = 0.8 is recorded, not decided: ||Delta||_hat > 0, so its sign is
     that of <g, Delta>, the population statement (c) of `thm1.one_point_strong_convexity` on the
     same run (that claim's first instance), which holds at a rate over instances (the paper's
@@ -293,24 +333,29 @@ def test_norm_equivalence(tc):
     problem = ill_conditioned(tc.rng("ill_conditioned"))
     record_assumptions(tc, problem)
     rng = tc.rng("norm_equivalence")
-    Sigma_hat = sample_covariance(torch.as_tensor(gaussian_rows(rng, problem.Sigma, (tc.sizes["n"],)))).numpy()
+    Sigma_hats = sample_covariance(torch.as_tensor(
+        gaussian_rows(rng, problem.Sigma, (tc.sizes["draws"], tc.sizes["n"])))).numpy()
     count = tc.sizes["points"]
     thetas = (rng.standard_normal((count, problem.k, problem.d)), rng.standard_normal((count, problem.d, problem.d)))
-    found = norm_ratios(problem, Sigma_hat, thetas)
-    eps, eps_dual = found["eps"], found["eps_dual"]
+    draws = len(Sigma_hats)     # draw i takes every draws-th point from the i-th: one draw's cost in all
+    found = [norm_ratios(problem, Sigma_hat, tuple(a[i::draws] for a in thetas))
+             for i, Sigma_hat in enumerate(Sigma_hats)]
+    eps, eps_dual = (np.array([f[key] for f in found]) for key in ("eps", "eps_dual"))
+    primal, dual = (np.stack([f[key] for f in found]) for key in ("primal", "dual"))   # (draws, points/draws + 1)
+    allowance = max(f["allowance"] for f in found)
     stated = None if tc.control else NORM_RATIO_ROUNDOFF
-    if tc.control == "absolute_deviation":
-        eps = np.linalg.norm(Sigma_hat - problem.Sigma, 2)
-    tc.record("eps' (primal, dual)", [eps, eps_dual])
-    tc.record("forward-error allowance of the ratios (ratio_roundoff)", found["allowance"])
-    tc.conclusion.at_most("ratios within 1 -/+ eps' (random and extremal points)", np.abs(found["primal"] - 1), eps,
-                          margin=found["allowance"], tail_bound=stated)
-    tc.conclusion.at_most("dual ratios within 1 -/+ eps'_dual", np.abs(found["dual"] - 1), eps_dual,
-                          margin=found["allowance"], tail_bound=stated)
-    tc.conclusion.close("extremal point attains the bound (primal)", np.abs(found["primal"][-1:] - 1), found["eps"],
-                        rtol=tc.tol("conditioned"))
-    tc.conclusion.close("extremal point attains the bound (dual)", np.abs(found["dual"][-1:] - 1), eps_dual,
-                        rtol=tc.tol("conditioned"))
+    bound = np.linalg.norm(Sigma_hats - problem.Sigma, 2, axis=(1, 2)) if tc.control == "absolute_deviation" else eps
+    tc.record("eps' per draw", eps)
+    tc.record("eps'_dual per draw", eps_dual)
+    tc.record("forward-error allowance of the ratios (ratio_roundoff, largest over the draws)", allowance)
+    tc.conclusion.at_most("ratios within 1 -/+ eps' (random and extremal points)", np.abs(primal - 1), bound[:, None],
+                          margin=allowance, tail_bound=stated)
+    tc.conclusion.at_most("dual ratios within 1 -/+ eps'_dual", np.abs(dual - 1), eps_dual[:, None],
+                          margin=allowance, tail_bound=stated)
+    tc.conclusion.close("extremal point attains the bound (primal)", np.abs(primal[:, -1] - 1), eps,
+                        atol=allowance, tail_bound=stated)
+    tc.conclusion.close("extremal point attains the bound (dual)", np.abs(dual[:, -1] - 1), eps_dual,
+                        atol=allowance, tail_bound=stated)
 
     # (3)-(4) in the Sigma_hat geometry, against the constants worsened by eps'
     reference = "random_rotation" if tc.control == "random_rotation" else "projection"
@@ -322,8 +367,10 @@ def test_norm_equivalence(tc):
     s_inv_root = np.linalg.inv(s_root)
     eps_s = np.linalg.norm(s_inv_root @ S_hat @ s_inv_root - np.eye(spread.d), 2)
     eps_s_dual = np.linalg.norm(s_root @ np.linalg.inv(S_hat) @ s_root - np.eye(spread.d), 2)
-    tc.precondition.at_most("eps' < 1 on the spread instance (Sigma_hat positive definite)", eps_s, 1.0)
-    tc.precondition.at_most("eps'_dual < 1 on the spread instance", eps_s_dual, 1.0)
+    tc.precondition.at_most("eps' < 1 on the spread instance (Sigma_hat positive definite)", eps_s, 1.0,
+                            tail_bound=sample_covariance_bound(tc.sizes["n"], spread.d, "primal"))
+    tc.precondition.at_most("eps'_dual < 1 on the spread instance", eps_s_dual, 1.0,
+                            tail_bound=sample_covariance_bound(tc.sizes["n"], spread.d, "dual"))
     tc.record("eps' on the spread instance (primal, dual)", [eps_s, eps_s_dual])
     (dV, dK), (gV, gK) = run["displacement"], run["gradient"]
     dist_hat = sigma_bar_norms(dV, dK, S_hat)
