@@ -64,7 +64,8 @@ LOW_POWER = ("4 independent instances a case, batched in one run as long as the 
                         "point of the iteration",
             constants={"eta_factor": 4.0}),
     },
-    constants={"rate_fraction": RATE_FRACTION, "window": 100, "decrease": 1e-6},
+    constants={"rate_fraction": RATE_FRACTION, "window": 100, "decrease": 1e-6, "instance_rate": INSTANCE_RATE,
+               "instance_alpha": INSTANCE_ALPHA},
     calibration=[
         "The spec's criterion (a single log-linear fit over 600 steps, slope < -0.005, R^2 > 0.99, "
         "excess < 1e-12 by T = 1000) held on the default seed but failed on seeds 1, 2, 3 (R^2 = 0.96 "
