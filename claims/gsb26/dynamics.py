@@ -92,52 +92,69 @@ def rate_steps(alpha, eta, decades):
 
 @shared_run(sizes={"quick": {"n": 4000, "steps": 3000, "every": 50, "dist_from": 0},
                    "full": {"n": 4000, "steps": 4000, "every": 20, "dist_from": 0}})
-def population_oracle_run(run, *, etas=(1.0,), precondition="estimated", regularizer="estimated", lam=0.25,
-                          track=True, decades=None, slow_share=None):
-    """Algorithm 1 with the population gradient oracle on the ill-conditioned instance, from the
-    spectral initialization (n samples), one trial per step size in ``etas``.
+def population_oracle_run(run, *, etas=(1.0,), eta_factor=None, instances=1, precondition="estimated",
+                          regularizer="estimated", lam=0.25, track=True, decades=None, slow_share=None):
+    """Algorithm 1 with the population gradient oracle on ``instances`` independent draws of the
+    ill-conditioned instance (the first the draw without a stream key, the others' streams keyed
+    by their number, `draw_stream`), each from its spectral initialization (n samples), one trial
+    per instance and step size in ``etas`` (instance-major), all side by side; with
+    ``eta_factor``, one trial per instance at eta = eta_factor/mu_max, mu_max the largest normal
+    curvature at the projection of its start (`start_modes`).
     ``precondition``: "estimated" (Sigma_hat^{-1}), "true" (Sigma^{-1}) or "none";
     ``regularizer``: the covariance inside R, "estimated" (Sigma_hat) or "true" (Sigma).
     The run lasts the tier's ``steps`` or, with ``decades``, the longer of those and
-    `rate_steps` (alpha = `start_rate` of the start, the smallest eta).  With ``slow_share``, the
+    `rate_steps` of every instance (alpha = `start_rate` of its start, the smallest eta).  With ``slow_share``, each
     start is moved along the slowest normal mode at its projection until that mode carries at least
-    that share of dist^2 (`excite_slow_mode`; the share before is returned as ``slow_share_before``).
-    Returns t, the excess loss L - k sigma^2 (and its log) per step and trial and (``track``) dist(theta_t, M)
-    every ``every`` steps from ``dist_from`` on, with the local constants at the last projection."""
-    problem = ill_conditioned(run.rng("ill_conditioned"))
-    V0, K0, Sigma_hat = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init"), run.tensor)
-    alpha_start, share_before, steps = None, None, run.sizes["steps"]
-    if decades is not None or slow_share is not None:
-        projection, start = start_modes(problem, V0, K0, run.rng("start_projection"), run.tensor)
-        alpha_start = start.alpha
-    if slow_share is not None:
-        V0, K0, share_before = excite_slow_mode(problem, V0, K0, projection, start, slow_share)
+    that share of dist^2 (`excite_slow_mode`; the shares before are returned as ``slow_share_before``).
+    Returns t, the excess loss L - k sigma^2 (and its log) per step and trial, ``alpha_start``
+    per instance and (``track``) dist(theta_t, M) every ``every`` steps from ``dist_from`` on, with
+    the local constants at the last projection."""
+    problems, starts, alpha_start, mu_start, share_before, steps = [], [], [], [], [], run.sizes["steps"]
+    for draw in range(instances):
+        key = draw_stream(draw)
+        problem = ill_conditioned(run.rng("ill_conditioned", *key))
+        V0, K0, Sigma_hat = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init", *key),
+                                                    run.tensor)
+        if decades is not None or slow_share is not None or eta_factor is not None:
+            projection, start = start_modes(problem, V0, K0, run.rng("start_projection", *key), run.tensor)
+            alpha_start.append(start.alpha)
+            mu_start.append(start.mu_max)
+        if slow_share is not None:
+            V0, K0, before = excite_slow_mode(problem, V0, K0, projection, start, slow_share)
+            share_before.append(before)
+        problems.append(problem)
+        starts.append((V0, K0, Sigma_hat))
+    if eta_factor is not None:
+        etas = tuple(eta_factor / mu for mu in mu_start)
+    per_instance = 1 if eta_factor is not None else len(etas)
     if decades is not None:
-        steps = max(steps, rate_steps(alpha_start, min(etas), decades))
-    trials = len(etas)
-    covariances = {"estimated": Sigma_hat, "true": problem.Sigma}
-    tile = lambda a: run.tensor(np.broadcast_to(a, (trials, *a.shape)).copy())
-    model = PopulationAttentionRegression(tile(problem.Sigma), tile(problem.W), problem.noise, lam,
-                                          reg_Sigma=tile(covariances[regularizer]))
-    plain = PopulationAttentionRegression(tile(problem.Sigma), tile(problem.W), problem.noise, 0.0)
+        steps = max(steps, *(rate_steps(alpha, min(etas), decades) for alpha in alpha_start))
+    trial_eta = list(etas) if eta_factor is not None else list(etas) * instances
+    covariances = {"estimated": lambda draw: starts[draw][2], "true": lambda draw: problems[draw].Sigma}
+    stack = lambda value: run.tensor(np.repeat(np.stack([value(draw) for draw in range(instances)]),
+                                               per_instance, axis=0))
+    Sigma, W = stack(lambda draw: problems[draw].Sigma), stack(lambda draw: problems[draw].W)
+    model = PopulationAttentionRegression(Sigma, W, problems[0].noise, lam, reg_Sigma=stack(covariances[regularizer]))
+    plain = PopulationAttentionRegression(Sigma, W, problems[0].noise, 0.0)
     preconditioners = {} if precondition == "none" else \
-        {"K": tile(np.linalg.inv(covariances[precondition]))}
-    step = Preconditioned(model, list(etas), preconditioners)
-    traj = run_trajectory(step, {"V": tile(V0), "K": tile(K0)}, steps,
-                          {"log_excess": lambda it: plain.log_excess_loss(it.params),
-                           "V": lambda it: it.V, "K": lambda it: it.K},
+        {"K": stack(lambda draw: np.linalg.inv(covariances[precondition](draw)))}
+    step = Preconditioned(model, trial_eta, preconditioners)
+    iterates = {"V": lambda it: it.V, "K": lambda it: it.K} if track else {}
+    traj = run_trajectory(step, {"V": stack(lambda draw: starts[draw][0]), "K": stack(lambda draw: starts[draw][1])},
+                          steps, {"log_excess": lambda it: plain.log_excess_loss(it.params), **iterates},
                           on_nonfinite="record")
     every = np.arange(run.sizes["dist_from"], steps + 1, run.sizes["every"]) if track else np.arange(0)
     rng = run.rng("projections")
     distances, finals = [], []
-    for j in range(trials if track else 0):
+    for j in range(len(trial_eta) if track else 0):
+        problem = problems[j // per_instance]
         dist, last = tracked_distances(problem, traj["V"][every, j], traj["K"][every, j], rng)
         distances.append(dist)
         finals.append(local_constants(regularized_model(problem, lam, run.tensor), last.V, last.K, problem.Sigma))
     return {"t": traj.t, "excess": np.exp(traj["log_excess"]), "log_excess": traj["log_excess"], "dist_t": every,
-            "dist": np.array(distances).T, "constants": finals, "etas": np.array(etas),
-            "diverged_at": traj.diverged_at, "problem": problem, "alpha_start": alpha_start,
-            "slow_share_before": share_before}
+            "dist": np.array(distances).T, "constants": finals, "etas": np.array(trial_eta),
+            "diverged_at": traj.diverged_at, "problems": problems, "alpha_start": np.array(alpha_start),
+            "slow_share_before": np.array(share_before)}
 
 
 def window_log_contractions(log_values, window, log_floor):

@@ -7,11 +7,13 @@ part); the asymptotic rate is derived from Theorem 1 (3)-(4).
 import numpy as np
 
 from theorycheck import Calibrated, Control, claim
+from theorycheck.patterns import per_instance
 
-from .dynamics import population_oracle_run, uniform_constants, window_log_contractions
+from .dynamics import population_oracle_run, window_log_contractions
 from .setup import PAPER, decide_recipe, ill_conditioned, record_assumptions, settled_values
 
 ALGO_SIZES = {"quick": {"window": 100, "fit": 500}, "full": {"window": 100, "fit": 500}}
+GEOMETRIC_SIZES = {tier: sizes | {"instances": 4} for tier, sizes in ALGO_SIZES.items()}
 #: round-off floors: L - k sigma^2 below 1e-13 (L = 0.04 + excess in float64) and
 #: dist^2 below 1e-20 (the projection's first-order tolerance) carry no rate information
 EXCESS_FLOOR, DIST2_FLOOR = 1e-13, 1e-20
@@ -34,8 +36,15 @@ fitted slope is the faster modes' (how the share was chosen: the claim's calibra
 #: a window's log-contraction must reach this fraction of the rate the start predicts
 RATE_FRACTION = 0.5
 EVERY_WINDOW = ("every 100-step window contracts the excess loss at half the predicted rate "
-                "(log10 factor <= 100 log10(1 - eta alpha_loc))")
-RUN_DECREASE = "excess loss falls by 10^6 over the run (log10 decrease <= -6)"
+                "(log10 factor <= 100 log10(1 - eta alpha_loc)), on an instance at P >= 0.95")
+RUN_DECREASE = "excess loss falls by 10^6 over the run (log10 decrease <= -6), on an instance at P >= 0.95"
+#: the rate at which an instance of thm2.geometric_rate meets each of its statements, and the level
+#: of the exact binomial test over the case's instances: with 4 instances it rejects when at most 1
+#: holds (P[Bin(4, 0.95) <= 1] = 4.8e-4 < 1e-3 < P[<= 2])
+INSTANCE_RATE, INSTANCE_ALPHA = 0.95, 1e-3
+LOW_POWER = ("4 independent instances a case, batched in one run as long as the slowest instance's predicted "
+             "rate needs (more instances lengthen the run: its cost); the test rejects when 3 of 4 fail, and the "
+             "unstable_step control fails both statements on every instance")
 
 
 @claim(
@@ -45,24 +54,18 @@ RUN_DECREASE = "excess loss falls by 10^6 over the run (log10 decrease <= -6)"
               "Sigma_hat-regularized loss) with the population gradient oracle decreases the "
               "excess population loss L - k sigma^2 geometrically.",
     provenance="inferred",
-    over_budget=("Every 100-step window contracting at half the start's predicted rate, and the run's 10^6 decrease, "
-                 "keep it over: the worst window's rate is the slowest normal mode's along the path, whose ratio to "
-                 "the start's alpha_loc is skewed over instances, and the run's decrease is bimodal (runs of the "
-                 "tier's minimum length against runs whose length follows the predicted rate); neither has a tail "
-                 "model on the linear or the log scale (rates against rates, tried), so counting bounds them near "
-                 "1e-2 at 300 seeds, and a rate over several Algorithm-1 runs a seed (thousands of steps each) is "
-                 "beyond the quick tier's cost. The verdict reports the worst window against the prediction and the "
-                 "run's decrease on the seed's instance."),
     controls={
         "unstable_step": Control(
             "dynamics", breaks=[RUN_DECREASE, EVERY_WINDOW],
-            description="the same run at eta = 4/beta, beta = max_R mu_max(R) over the Haar "
-                        "rotations of `uniform_constants`: 2/eta = beta/2 lies below mu_max at every "
-                        "sampled point of M, so no manifold point is a linearly stable fixed point "
-                        "of the iteration",
+            description="the same instances run at eta = 4/mu_max(R_0), mu_max(R_0) the largest normal "
+                        "curvature at the projection of each start: 2/eta = mu_max(R_0)/2 lies below "
+                        "mu_max(R) at every point of M the sweeps sampled (mu_max varies over M by less than "
+                        "a factor 2: the calibration record), so no manifold point is a linearly stable fixed "
+                        "point of the iteration",
             constants={"eta_factor": 4.0}),
     },
-    constants={"rate_fraction": RATE_FRACTION, "window": 100, "decrease": 1e-6},
+    constants={"rate_fraction": RATE_FRACTION, "window": 100, "decrease": 1e-6, "instance_rate": INSTANCE_RATE,
+               "instance_alpha": INSTANCE_ALPHA},
     calibration=[
         "The spec's criterion (a single log-linear fit over 600 steps, slope < -0.005, R^2 > 0.99, "
         "excess < 1e-12 by T = 1000) held on the default seed but failed on seeds 1, 2, 3 (R^2 = 0.96 "
@@ -81,23 +84,27 @@ RUN_DECREASE = "excess loss falls by 10^6 over the run (log10 decrease <= -6)"
         "start's predicted rate, RATE_FRACTION = 1/2 of it (a slack for alpha_loc along the path, "
         "not fitted): over the 29 seeds of 955297912-955297931, 168935948-168935955 and 19000 the "
         "worst window reached 0.97-1.52 of the predicted rate.",
-        Calibrated(decision=EVERY_WINDOW, threshold="RATE_FRACTION = 1/2 of the predicted log-rate",
-                   calibration_seeds="168935948-168935955", validation_seeds="18100-18149",
-                   how="the rule is the theorem's rate at the start with a fixed slack, written before the "
-                       "validation; calibration: the 8 seeds of the unseen block up to its failure "
-                       "(with 955297912-955297931 and 19000 as above: 0.97-1.52); validation: no "
-                       "failure in 50, the worst window at 0.88-1.92 of the predicted rate (median "
-                       "1.00; least margin 0.77, relative), runs up to 33,117 steps; unstable_step "
-                       "failed as declared on 50 of 50"),
-        Calibrated(decision=RUN_DECREASE, threshold=-6.0, calibration_seeds="7000-7009",
-                   validation_seeds="8000-8008",
-                   how="threshold unchanged; T = max(3000, steps for the start's (1 - eta alpha_loc)^{2t} to "
-                       "fall 10^12, DECREASE_DECADES). Calibration block (10 seeds, cut by the session's "
-                       "CPU): alpha_loc at the start 0.0023 .. 0.017, runs up to 6,052 steps; validation (9 "
-                       "seeds): from 0.0036, up to 3,786. No claim failure (smallest margin of the decrease "
-                       "1.18, relative), the control failed as declared on all 19"),
+        "One instance a seed until 2026-12-01: the window rule (RATE_FRACTION = 1/2 of the start's predicted "
+        "log-rate) was calibrated on 168935948-168935955 and validated on 18100-18149 (no failure in 50, worst "
+        "window at 0.88-1.92 of the predicted rate, least relative margin 0.77), the 10^6 decrease with T "
+        "following the rate (DECREASE_DECADES) on 7000-7009 / 8000-8008 (least relative margin 1.18); the "
+        "table's row at 300 seeds had neither margin modelled (skewed, bimodal), counted near 1e-2.",
+        *(Calibrated(decision=name, threshold="P[holds] >= INSTANCE_RATE = 0.95 over 4 instances, level 1e-3",
+                     calibration_seeds="133200-133249", validation_seeds="133300-133349",
+                     how="rate, level and instance count fixed before either block ran (the window rule and the "
+                         "10^6 decrease unchanged), from the cost (4 instances batched in one run keep the "
+                         "claim's CPU time at seed 0) and the control's miss (P[Bin(4, theta) > 1] small for a "
+                         "control failing every instance). Calibration: 200 of 200 instances held both "
+                         "statements (worst window 0.78-1.67 of the predicted log-rate, decrease 12.7-27.8 "
+                         "decades, runs 3000-33,193 steps, median 3302); claim 2.6e-5 (pooled trials), "
+                         "unstable_step failed every instance on every seed (miss 1.3e-3). Validation (the row): 199 of "
+                         "200 instances held the window rule (one at 0.39 of the predicted rate, seed 133304, "
+                         "its seed's test passing with 3 of 4), 200 of 200 the decrease (9.0-27.5 decades; one "
+                         "slow instance, alpha_loc 1.2e-4, ran to STEP_CEILING); claim 6.4e-5, unstable_step "
+                         "failed every instance (miss 1.3e-3)")
+          for name in (EVERY_WINDOW, RUN_DECREASE)),
     ],
-    sizes=ALGO_SIZES,
+    sizes=GEOMETRIC_SIZES,
 )
 def test_geometric_rate(tc):
     r"""Population oracle grad L + lambda grad R(.; Sigma_hat), lambda = 1/4, preconditioner
@@ -117,33 +124,48 @@ def test_geometric_rate(tc):
     over the run.  Several normal modes decay at different rates, so a
     single log-linear fit is not a shape this instance family fixes; the window contraction
     is.  A3 is not needed with the population oracle (it governs the finite-n gradient
-    approximation only): A1, A2 recorded.  Divergence is recorded, not raised: the excess at T
-    of a diverged run is its largest finite value (`settled_values`, on the log excess), so the
-    10^6 decrease fails on finite numbers, and a run that diverges before its first full
-    window is judged on its average log-rate before the divergence (`window_log_contractions`).  The dynamics control is a step size beyond linear stability at
-    every sampled point of M: the preconditioned step is stable at theta_R only if
-    eta < 2/mu_max(R), and eta = 4/beta gives 2/eta = beta/2, below min_R mu_max.
+    approximation only): A1, A2 decided on every instance.  Divergence is recorded, not raised:
+    the excess at T of a diverged run is its largest finite value (`settled_values`, on the log
+    excess), so the 10^6 decrease fails on finite numbers, and a run that diverges before its
+    first full window is judged on its average log-rate before the divergence
+    (`window_log_contractions`).
+
+    Instances: the paper states geometric convergence on every instance, but the window rule is
+    the start's predicted rate with a fixed slack and the slowest mode along the path can fall
+    below it (the worst window's ratio to the prediction is skewed over instances, the run's
+    decrease bimodal: neither has a tail model, the calibration record), so each statement is
+    claimed per instance at the rate `INSTANCE_RATE` = 0.95 over the tier's ``instances`` = 4
+    independent draws (instance, spectral start; the first the draw without a stream key), all
+    batched in one run as long as the slowest instance's prediction needs, and accepted by the
+    exact binomial test of P[holds] >= 0.95 at level 1e-3, which rejects when at most one of
+    the four holds (its power: 0.8 at a per-instance rate of 0.21; the control fails every
+    instance).  The dynamics control is a step size beyond linear stability at every sampled
+    point of M: the preconditioned step is stable at theta_R only if eta < 2/mu_max(R), and eta =
+    4/mu_max(R_0) at the start's projection gives 2/eta = mu_max(R_0)/2, below min_R mu_max
+    wherever mu_max varies over M by less than a factor 2.
     """
     decide_recipe(tc, ill_conditioned, a3=False)
-    claim_run = tc.use(population_oracle_run, etas=(1.0,), track=False, decades=DECREASE_DECADES)
-    if tc.control == "unstable_step":
-        _, beta = tc.use(uniform_constants, lam=0.25)
-        run = tc.use(population_oracle_run, etas=(4.0 / beta,), track=False)
-    else:
-        run = claim_run
-        tc.record("alpha_loc at the start", run["alpha_start"])
-    record_assumptions(tc, run["problem"])
+    instances = tc.sizes["instances"]
+    claim_run = tc.use(population_oracle_run, etas=(1.0,), instances=instances, track=False,
+                       decades=DECREASE_DECADES)
+    run = tc.use(population_oracle_run, eta_factor=4.0, instances=instances, track=False) \
+        if tc.control == "unstable_step" else claim_run
+    tc.record("alpha_loc at the start", claim_run["alpha_start"])
+    record_assumptions(tc, run["problems"])
     tc.record("run length (steps)", len(run["t"]) - 1)
-    t, excess, log_excess = run["t"], run["excess"][:, 0], run["log_excess"][:, 0]
-    tc.record("diverged at step", int(run["diverged_at"][0]))
-    factors = window_log_contractions(log_excess, tc.sizes["window"], np.log(EXCESS_FLOOR)) / np.log(10.0)
-    tc.record("worst 100-step contraction (log10 factor)", float(factors.max()))
+    tc.record("diverged at step", run["diverged_at"])
+    worst = np.array([window_log_contractions(run["log_excess"][:, i], tc.sizes["window"],
+                                              np.log(EXCESS_FLOOR)).max() for i in range(instances)]) / np.log(10.0)
     predicted = 2 * tc.sizes["window"] * np.log10(1.0 - claim_run["alpha_start"])    # eta = 1
     tc.record("predicted window log10 contraction 2 window log10(1 - eta alpha_loc)", predicted)
-    tc.conclusion.at_most(EVERY_WINDOW, factors, RATE_FRACTION * predicted)
-    settled = settled_values(run["log_excess"], run["diverged_at"])[0]    # finite: a diverged run's peak
-    tc.conclusion.at_most(RUN_DECREASE, (settled - log_excess[0]) / np.log(10.0), -6.0)
-    tc.curve("excess", "L(theta_t) - k sigma^2", t, excess, yscale="log")
+    per_instance(tc, EVERY_WINDOW, worst, worst <= RATE_FRACTION * predicted, p=INSTANCE_RATE,
+                 alpha=INSTANCE_ALPHA, low_power=LOW_POWER)
+    settled = settled_values(run["log_excess"], run["diverged_at"])    # finite: a diverged run's peak
+    decrease = (settled - run["log_excess"][0]) / np.log(10.0)
+    per_instance(tc, RUN_DECREASE, decrease, decrease <= -6.0, p=INSTANCE_RATE, alpha=INSTANCE_ALPHA,
+                 low_power=LOW_POWER)
+    for i in range(instances):
+        tc.curve("excess", f"L(theta_t) - k sigma^2, instance {i}", run["t"], run["excess"][:, i], yscale="log")
 
 
 @claim(
@@ -234,10 +256,10 @@ def test_asymptotic_rate(tc):
     decide_recipe(tc, ill_conditioned, a3=False)
     run = tc.use(population_oracle_run, etas=(0.5, 1.0), precondition=precondition,
                  regularizer="true", lam=lam, decades=SLOW_MODE_DECADES, slow_share=SLOW_MODE_SHARE)
-    record_assumptions(tc, run["problem"])
+    record_assumptions(tc, run["problems"][0])
     tc.record("run length (steps)", len(run["t"]) - 1)
     tc.record("slowest normal mode's share of dist^2 at the spectral start (before it is raised to "
-              "SLOW_MODE_SHARE)", run["slow_share_before"])
+              "SLOW_MODE_SHARE)", run["slow_share_before"][0])
     # the rate is predicted with the lambda = 1/4 constants of the statement
     reference = run if lam > 0 else tc.use(population_oracle_run, etas=(0.5, 1.0), precondition="true",
                                            regularizer="true", lam=0.25, decades=SLOW_MODE_DECADES,
