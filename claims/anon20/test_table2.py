@@ -4,8 +4,10 @@ map (`theorycheck.maps`): where the advantage stops as the sample size n grows. 
 claim first: the map's n = 400 point is the claim's run (same configuration), answered by the
 process memo when the two run in one process, so the quick tier trains it once."""
 import numpy as np
+from scipy import stats
 
 from theorycheck import Calibrated, Control, claim
+from theorycheck.checks import binomial_power
 from theorycheck.maps import estimate_map, interval_power, mean_interval, record_map
 from theorycheck.tails import NullTest
 
@@ -203,13 +205,17 @@ REGION_N = 100
 claim decides the advantage (Table 2 prints an advantage at every n; the surrogate keeps it only
 at small n)."""
 
-INSIDE_ALPHA = 1e-2
-"""One-sided level of the inside decision: the lower Student-t bound of the mean paired gap at
-this level must be > 0, so a network with no advantage (true mean gap <= 0) passes with
-probability at most INSIDE_ALPHA, the control budget.  The claim's false-failure rate is the
-bound's power deficit at the true gap, set by the inside trial count (calibration record)."""
+AHEAD_RATE = 0.8
+"""The stated rate of the inside decision: at each n <= 100 a draw (sentences, embeddings, labels'
+direction, initial weights) has self-attention ahead of the flattened MLP by at least the margin
+with probability at least AHEAD_RATE (chosen on a calibration block: calibration record)."""
 
-INSIDE = "self-attention ahead inside n <= 100: lower one-sided t-bound of the mean gap > 0"
+AHEAD_ALPHA = 1e-4
+"""Level of the inside decision's exact binomial test of ``P[ahead] >= AHEAD_RATE``: a third of the
+claim budget 3e-4, fixed from the budget before any seed (the test's false-failure rate wherever
+the stated rate holds)."""
+
+INSIDE = "self-attention ahead by at least the margin 0.03 inside n <= 100, at a rate >= 0.8 over draws"
 
 MAP_SIZES = {"quick": dict(SIZES["quick"], n_map=[50, 100, 400], inside_instances=INSIDE_INSTANCES),
              "full": dict(SIZES["full"], n_map=[50, 100, 200, 400, 800, 1600], inside_instances=INSIDE_INSTANCES)}
@@ -224,25 +230,19 @@ trials; not run on the development machine); ``inside_instances`` trials at the 
 @claim(
     f"{PAPER}.table2.advantage_map_n",
     source="Sec. 5.1.2, Table 2 ('self-attention requires lower sample complexity')",
-    statement="On the bag-of-words surrogate, self-attention's mean test-accuracy advantage over "
-              "the flattened MLP is positive inside the stated region n <= 100; its decay with n "
-              "is mapped and the n where it falls below the margin 0.03 located (a finding).",
+    statement="On the bag-of-words surrogate, self-attention's test accuracy is ahead of the "
+              "flattened MLP's by at least the margin 0.03 on most draws (at a rate of at least "
+              "0.8) inside the stated region n <= 100; the mean advantage's decay with n is mapped "
+              "and the n where it falls below the margin located (a finding).",
     provenance="derived",
-    over_budget=(
-        "'self-attention ahead inside n <= 100' asserts a positive expected gap, so its "
-        "false-failure rate is the lower t-bound's power deficit at the unknown true gap, not a "
-        "level, and the quick tier's inside trials keep the bound a few standard deviations above "
-        "0 (order 1e-2 counted); the trials for 3e-4 multiply Table 2's training beyond the quick "
-        "tier's 60 s. The verdict reports the lower t-bound per n with its power at the margin "
-        "and at the measured mean."),
-    constants={"margin": MARGIN, "region_n": REGION_N, "alpha": INSIDE_ALPHA},
+    constants={"margin": MARGIN, "region_n": REGION_N, "rate": AHEAD_RATE, "alpha": AHEAD_ALPHA},
     controls={
         "identity_attention": Control(
             "dynamics", breaks=[INSIDE],
             description="the attention matrix frozen at the identity (A = I), trained on the same "
                         "sentences from the same initial W1, W2, W_V at n = 50 and 100: the "
-                        "advantage disappears (mean gaps about 0, lower bounds negative), with the "
-                        "claim's inside_instances trials"),
+                        "advantage disappears (gaps centred near 0, a draw ahead by the margin at "
+                        "a rate far below 0.8), with the claim's inside_instances trials"),
     },
     calibration=[
         "grid 50, 100, 200, 400 chosen on --tc-seed 1, 2 (mean gaps +0.116/+0.075 at 50, "
@@ -256,29 +256,47 @@ trials; not run on the development machine); ``inside_instances`` trials at the 
         "n <= 1600 on every seed (the gap at 400-800 is 0 within +-0.02), so it is not mapped",
         "the inside decision was the lower 95% t-bound over 8 trials (region and grid chosen on "
         "seeds 1-2); it failed on 1 of 10 unseen seeds of the review (-6.8e-4 at n = 100)",
+        "superseded design (2026-12-01: the binomial inside decision replaced it), the decision 'self-"
+        "attention ahead inside n <= 100: lower one-sided t-bound of the mean gap > 0', threshold "
+        "'lower one-sided t-bound at level 1e-2 > 0, 16 trials at n = 50 and 100', calibration "
+        "block 5000-5007, validation blocks 6000-6019 and 11100-11149: the level 1e-2 is the control budget (a network with no advantage passes at most "
+        "that often), not chosen on data; the trial count from the calibration block, run "
+        "with the shared run's function at 24 trials (192 exchangeable trials per n): "
+        "per-trial gap mean 0.111, sd 0.049, minimum -0.047 (n = 50); mean 0.090, sd "
+        "0.038, minimum -0.038 (n = 100); resampling those trials, the decision fails "
+        "per n at about 5e-3 with 8 trials (the review's failure), 5e-6 and 1e-5 with 12, "
+        "none in 2e5 with 16 (normal model: 6.5 and 6.9 sd of room); the identity control's "
+        "per-trial gaps mean -0.014 (sd 0.044) and -0.004 (sd 0.047), resampled passes "
+        "2e-4 and 7e-3 per n at 16 trials (it misses only when both pass). Validation block "
+        "6000-6019 by theorycheck calibrate (20 seeds, cut from 25 for time): the claim "
+        "held on 20 of 20 (lower bounds at n = 50, 100: mean 0.079, 0.059, sd 0.020, 0.010 "
+        "over seeds, smallest 0.033, 0.042: 3.9 and 5.9 sd from 0), the identity control "
+        "failed as declared on 20 of 20 (its lower bounds at most -0.016 and -0.020)). Second "
+        "validation block 11100-11149 by theorycheck calibrate (50 seeds; the table's rows): "
+        "the claim held on 50 of 50 (lower bounds at n = 50, 100: mean 0.080, 0.053, sd "
+        "0.014, 0.013, smallest 0.042, 0.0069: 4.1 sd from 0 at n = 100, a normal-tail "
+        "bound 1.2e-3 at 95%, OVER the claim budget 3e-4: open, more inside trials needed), "
+        "the identity control failed as declared on 50 of 50 (lower bounds at most -0.013 "
+        "and -0.014; miss bound 2e-5 from its 5.4 sd)",
         Calibrated(
             decision=INSIDE,
-            threshold="lower one-sided t-bound at level 1e-2 > 0, 16 trials at n = 50 and 100",
-            calibration_seeds="5000-5007", validation_seeds="6000-6019,11100-11149",
-            how="the level 1e-2 is the control budget (a network with no advantage passes at most "
-                "that often), not chosen on data; the trial count from the calibration block, run "
-                "with the shared run's function at 24 trials (192 exchangeable trials per n): "
-                "per-trial gap mean 0.111, sd 0.049, minimum -0.047 (n = 50); mean 0.090, sd "
-                "0.038, minimum -0.038 (n = 100); resampling those trials, the decision fails "
-                "per n at about 5e-3 with 8 trials (the review's failure), 5e-6 and 1e-5 with 12, "
-                "none in 2e5 with 16 (normal model: 6.5 and 6.9 sd of room); the identity control's "
-                "per-trial gaps mean -0.014 (sd 0.044) and -0.004 (sd 0.047), resampled passes "
-                "2e-4 and 7e-3 per n at 16 trials (it misses only when both pass). Validation block "
-                "6000-6019 by theorycheck calibrate (20 seeds, cut from 25 for time): the claim "
-                "held on 20 of 20 (lower bounds at n = 50, 100: mean 0.079, 0.059, sd 0.020, 0.010 "
-                "over seeds, smallest 0.033, 0.042: 3.9 and 5.9 sd from 0), the identity control "
-                "failed as declared on 20 of 20 (its lower bounds at most -0.016 and -0.020)). Second "
-                "validation block 11100-11149 by theorycheck calibrate (50 seeds; the table's rows): "
-                "the claim held on 50 of 50 (lower bounds at n = 50, 100: mean 0.080, 0.053, sd "
-                "0.014, 0.013, smallest 0.042, 0.0069: 4.1 sd from 0 at n = 100, a normal-tail "
-                "bound 1.2e-3 at 95%, OVER the claim budget 3e-4: open, more inside trials needed), "
-                "the identity control failed as declared on 50 of 50 (lower bounds at most -0.013 "
-                "and -0.014; miss bound 2e-5 from its 5.4 sd)"),
+            threshold="exact one-sided binomial test of P[gap >= 0.03] >= 0.8 over the 32 inside draws "
+                      "(16 at n = 50, 16 at n = 100), level 1e-4: rejects at 15 or fewer",
+            calibration_seeds="131200-131249", validation_seeds="131300-131349",
+            how="helper anon (2026-12-01, issue 31). The level 1e-4 is from the budget, the margin "
+                "0.03 the claim's, the trials unchanged; the rate 0.8 chosen on the calibration "
+                "block (theorycheck calibrate of the t-bound design, per-trial gaps from its "
+                "records; runs /work/runs/h20-anon/runs-map-131200): draws ahead by the margin "
+                "0.935 (n = 50) and 0.911 (n = 100) for self-attention, 0.166 and 0.184 for the "
+                "identity control (800 draws each); pooled 0.923 (Clopper-Pearson 95% lower 0.911: "
+                "the test at 0.8 fails there with probability 2e-10) and 0.175 (upper 0.191: passes "
+                "with probability 8e-5). The NullTest of 'E gap >= 0.03' at level 1e-4 per n was "
+                "rejected on the same block: the control's statistics average -3.3 and -3.1 against "
+                "the critical value -3.72. Validation block 131300-131349 (nothing changed; runs "
+                "/work/runs/h20-anon/runs-map-131300): the claim held on 50 of 50, ahead on 26 to 32 "
+                "of 32 draws a seed, pooled rate 0.9225 (dispersion p 0.54): claim bound 2.2e-10 "
+                "(pooled trials), within the budget; identity_attention failed as declared on 50 of "
+                "50, 1 to 10 draws ahead, pooled 0.172 (dispersion p 0.17): miss bound 6.7e-5"),
     ],
     sizes=MAP_SIZES,
 )
@@ -291,11 +309,21 @@ def test_advantage_map_n(tc):
     95% Student-t interval over the 8 trials, and where the mean gap
     falls below the margin 0.03 (linear interpolation between the bracketing n; interval where
     the band's edges cross 0.03). Outside n <= 100 the map is a finding. Decided inside the
-    stated region n <= 100 (grid points 50, 100, each with ``inside_instances`` trials of its own):
-    at each, the lower one-sided Student-t bound of the mean gap at level ``alpha =
-    INSIDE_ALPHA = 1e-2`` is > 0 (a network without advantage passes with probability at most
-    1e-2); its power is recorded per n at a true gap equal to the margin 0.03 and at the
-    measured mean, both at the measured spread.
+    stated region n <= 100 (grid points 50, 100, each with ``inside_instances`` trials of its own,
+    every trial an independent draw): a trial is *ahead* when its gap is at least the margin
+    0.03, an event of probability ``q_n`` at each n; the statement ``q_n >= AHEAD_RATE = 0.8``
+    at every inside n is decided by the exact one-sided binomial test over the pooled inside
+    trials (``checks.binomial``, level ``AHEAD_ALPHA = 1e-4``: a sum of independent Bernoulli
+    trials with rates at least 0.8 is stochastically at least Bin(K, 0.8), so wherever the
+    statement holds the claim fails with probability at most 1e-4).  A mean gap is a skewed
+    statistic over draws (a draw where self-attention trains badly is a far outlier) and its
+    lower t-bound's false-failure rate is a power deficit at an unknown gap, not a level; the
+    count of draws ahead is binomial by construction.  The paper's Table 2 states a margin at
+    every n; a rate below 1 is the surrogate's finding (some draws are not ahead).  Power: a
+    network without advantage has gaps centred at 0, ahead at the rate ``P[N(0, sd^2) >=
+    0.03]`` at the measured per-trial spread (about each n's mean), where the test rejects with the probability
+    recorded (the binomial decision also records the rate at which it rejects with probability
+    0.8).
     Precondition: the labels are the sign of the summed linear sentiments (decided on the
     construction's configuration before any run; the drawn agreement is recorded). Control (dynamics):
     attention frozen at the identity, trained on the same data from the same start: without
@@ -320,14 +348,16 @@ def test_advantage_map_n(tc):
                    ylabel="mean accuracy gap (self-attention - MLP)",
                    region={"description": f"n <= {REGION_N} (where the claim decides)", "upper": REGION_N},
                    finding="n where the mean gap falls below 0.03 (band crossings)")
-    inside = [i for i, n in enumerate(grid) if n <= REGION_N]
-    confidence = 1 - 2 * tc.constants["alpha"]
-    sd = [float(np.std(gaps[i], ddof=1)) for i in inside]
-    lower = [mean_interval(gaps[i], confidence)[1] for i in inside]
-    tc.record("inside n <= 100: power of the t-bound at a true gap of 0.03; at the measured mean",
-              [[interval_power(MARGIN, v, gaps[i].size, lower=0.0, confidence=confidence)
-                for v, i in zip(sd, inside)],
-               [interval_power(max(est[i], 0.0), v, gaps[i].size, lower=0.0, confidence=confidence)
-                for v, i in zip(sd, inside)]])
-    tc.record("inside n <= 100: lower one-sided t-bound at level alpha", lower)
-    tc.conclusion.at_least(INSIDE, lower, 0.0)
+    inside = [gaps[i] for i, n in enumerate(grid) if n <= REGION_N]
+    rate, alpha = tc.constants["rate"], tc.constants["alpha"]
+    tc.record("inside n <= 100: trials ahead by at least the margin, of the trials, per n",
+              [[int(np.sum(g >= MARGIN)), g.size] for g in inside])
+    ahead = np.concatenate(inside) >= MARGIN
+    spread = np.std(np.concatenate([g - g.mean() for g in inside]), ddof=len(inside))
+    no_advantage = float(stats.norm.sf(MARGIN / spread))
+    tc.record("inside n <= 100: rate ahead without advantage (gaps centred at 0, measured spread) "
+              "and the test's power there", [no_advantage, binomial_power(ahead.size, rate, alpha, rate - no_advantage)])
+    tc.conclusion.binomial(INSIDE, ahead, p=rate, alpha=alpha,
+                           low_power="the alternative the decision must reject is no advantage, a rate "
+                                     "near 0.2 (recorded with its power); a rate 0.15 below 0.8 is not "
+                                     "resolved by the quick tier's 32 inside draws at this level")
