@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from theorycheck import shared_run
-from theorycheck.cache import (CacheWarning, DiskCache, SharedRunCache, TAG_NAME, cache_from_options)
+from theorycheck.cache import (CacheWarning, DiskCache, SharedRunCache, cache_from_options)
 from theorycheck.errors import UsageError
 from theorycheck.files import BadFileError, WriteError, atomic_write, read_json
 from theorycheck.runtime import Runtime

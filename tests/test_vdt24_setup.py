@@ -1,10 +1,7 @@
 """Unit tests of vdt24's set-up (claims/vdt24/setup.py): its data generators and assumption reports."""
 
-import dataclasses
-
 import numpy as np
 import pytest
-import torch
 
 from claims.vdt24.setup import (
     ASSUMPTION2_TOL,

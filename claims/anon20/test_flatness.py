@@ -15,7 +15,7 @@ from .setup import (FLAT_SIZES, HESSIAN_SIZES, HYPOTHESIS_ALPHA, HYPOTHESIS_POWE
                     MINIMUM_LOSS, PAPER, PROBE_SEED, SELF_SIZES,
                     SPECTRAL_ROUNDOFF, at_c2_minimum, hessian_minima, minima_meeting_hypotheses, minimum,
                     minimum_activation, outputs, self_attention_instance, self_attention_probe,
-                    spectral_allowance, top_eigenvalue, trained_minima, trial)
+                    spectral_allowance, top_eigenvalue, trial)
 
 #: sec53: at the fixed alpha1 = 0.01 the growth of lambda_max and the reparametrised minimum's lead
 #: over the baseline follow from the Rayleigh bound only where mu / lambda_max(H) (mu / lambda_base)

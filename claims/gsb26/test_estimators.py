@@ -15,7 +15,7 @@ from theorycheck import Calibrated, Control, claim
 from theorycheck.checks import fit_slope
 from theorycheck.tails import TailBound, wishart_eigenvalue_tail
 from theorycheck.tolerance import unit_roundoff
-from theorycheck.models.attention_regression import EmpiricalAttentionRegression, ols_estimate, sample_covariance
+from theorycheck.models.attention_regression import EmpiricalAttentionRegression, sample_covariance
 from theorycheck.solvers import project_to_manifold
 
 from .estimators import ols_errors, ratios, spectral_initialization

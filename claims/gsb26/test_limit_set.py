@@ -3,8 +3,6 @@ r"""gsb26: where Algorithm 1 goes when its regularizer uses the sample covarianc
 Goel, Soltanolkotabi, Bartlett, arXiv 2603.01514, Algorithm 1 with the empirical regularizer
 R(.; Sigma_hat) (a derived consequence of Theorem 1 and the algorithm, not a numbered claim).
 """
-import numpy as np
-
 from theorycheck import Calibrated, Control, claim
 
 from .dynamics import empirical_regularizer_limit

@@ -10,7 +10,7 @@ from theorycheck.maps import estimate_map, interval_power, mean_interval, record
 from .population import MANIFOLD_GAP_SIZES, closed_form_loss, manifold_gap
 from theorycheck.tails import TailBound
 
-from .setup import (DECISION_CONFIDENCE, END_LEVEL, LIGHT_TAIL, PAPER, decide_recipe, record_assumptions, well_conditioned,
+from .setup import (DECISION_CONFIDENCE, LIGHT_TAIL, PAPER, decide_recipe, record_assumptions, well_conditioned,
                     well_conditioned_kappa_tail)
 
 SLOPE_WINDOW = (-1.25, -0.75)
