@@ -357,19 +357,26 @@ def ordering_name(leaders, followers, name, factor) -> str:
             "instances (binomial)")
 
 
+def check_instance_rate(tc, label, outcomes, alternative) -> None:
+    """Conclusion ``label``: the figure's statement holds on a fraction >= `ORDER_RATE` of the
+    instances, the exact binomial test at level `ORDER_ALPHA` of one Bernoulli outcome per
+    instance (independent data sets and initializations).  ``alternative`` names what the 5
+    instances can reject (the test cannot resolve a rate 0.15 below ORDER_RATE)."""
+    tc.conclusion.binomial(label, outcomes, p=ORDER_RATE, alpha=ORDER_ALPHA,
+                           low_power=f"the alternative is {alternative}, which 5 instances reject; they "
+                                     "cannot resolve a rate 0.15 below ORDER_RATE at this level")
+
+
 def check_ahead_rate(tc, runs, leaders, followers, name, t, factor, roles) -> None:
     """Conclusion: ``leaders`` have a ``factor`` times smaller ``name`` than ``followers`` at t on a
-    fraction >= `ORDER_RATE` of the instances: the exact binomial test at level `ORDER_ALPHA`, one
-    Bernoulli outcome per instance (the instances are independent data sets and initializations;
-    each instance's own ordering, its decades ahead recorded).  A figure over draws states its
-    ordering as a rate over them, not for every draw."""
+    fraction >= `ORDER_RATE` of the instances (`check_instance_rate`; each instance's own
+    ordering, its decades ahead recorded).  A figure over draws states its ordering as a rate over
+    them, not for every draw."""
     gap = decades_ahead(runs, leaders, followers, name, t, roles)
     label = ordering_name(leaders, followers, name, factor)
     tc.record(f"{label}: decades ahead per instance", gap)
-    tc.conclusion.binomial(label, gap >= math.log10(factor), p=ORDER_RATE, alpha=ORDER_ALPHA,
-                           low_power="the alternative is an ordering that fails on most instances "
-                                     "(a control's), which 5 instances reject; they cannot resolve "
-                                     "a rate 0.15 below ORDER_RATE at this level")
+    check_instance_rate(tc, label, gap >= math.log10(factor),
+                        "an ordering that fails on most instances (a control's)")
 
 
 def check_fixed_decoder_orderings(tc, runs, roles, t_end):
