@@ -5,7 +5,8 @@
 #   benchmarks/full_tier.sh --dir DIR --commit REV --shards 12   # a given commit
 #   options: --tier full|quick (full), --seed S (0), --claims PATH (claims), --nice N (0),
 #            --shards N (12), --python PY (the python running this checkout's pytest),
-#            --keep FOLDER (finished shards kept there, and restored from there: see below)
+#            --keep FOLDER (finished shards kept there, and restored from there: see below),
+#            --keep-run-mib M (8), --save-runs
 #
 # DIR gets a git worktree of the commit (DIR/tree; the commit and settings in DIR/COMMIT: a
 # later call with another commit or other settings is refused, so no run mixes code), one cache of shared runs (DIR/cache) and a
@@ -24,9 +25,17 @@
 # results.json is copied there gzipped (FOLDER/shard-I-of-N.json.gz, e.g. a folder of the
 # repository, to commit), and a call restores the kept shards of its commit, tier, seed and shard
 # count into DIR as finished (a kept shard of other settings is refused, exit 2); only the shards
-# not kept run. Shared runs are recomputed where a restored shard's cache is gone.
-# The whole script is three functions (main, take, kept_settings), read before it runs, so editing the
-# checkout while a run goes on cannot change the running instances.
+# not kept run. It keeps the cache's shared runs too, so that a unit longer than a machine's life
+# is built over several: every entry of DIR/cache of at most --keep-run-mib MiB (8) that no
+# finished shard used (a unit still to run that shares a finished shard's runs recomputes them)
+# is copied there gzipped (FOLDER/runs/KEY.pkl.gz, with its cost sidecar) after each shard and on
+# --save-runs (keep them now and exit: before a machine goes, or after shared runs computed
+# beside the shards, e.g. by `theorycheck run ... --cache-dir DIR/cache`), and each call restores
+# the kept entries DIR/cache lacks (checksummed, keyed by the code: one of other code is never
+# read). Larger shared runs are recomputed where the cache is gone.
+# The whole script is six functions (main, take, kept_settings, finished_keys, save_runs,
+# restore_runs), read before it runs, so editing the checkout while a run goes on cannot change
+# the running instances.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
@@ -58,9 +67,60 @@ r = json.load(gzip.open(sys.argv[1], "rt"))
 print(r.get("commit"), r.get("tier"), r.get("seed"), r.get("shard"))' "$1"
 }
 
+# finished_keys: the keys of the shared runs that DIR's finished shards read or computed (their
+# results.json records), one a line.
+finished_keys() {
+  local done results=()
+  for done in "$DIR"/runs/shard-*/DONE; do [ -f "$done" ] && results+=("$(dirname "$done")/results.json"); done
+  [ ${#results[@]} -gt 0 ] || return 0
+  "$PY" -c 'import json, sys
+def walk(node):
+    if isinstance(node, dict):
+        if isinstance(node.get("key"), str) and "source" in node:
+            print(node["key"])
+        for value in node.values():
+            walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            walk(value)
+for path in sys.argv[1:]:
+    walk(json.load(open(path)))' "${results[@]}"
+}
+
+# save_runs: the entries of DIR/cache of at most KEEP_MIB MiB that no finished shard used (what a
+# unit still to finish computed) and KEEP/runs lacks, gzipped there with their cost sidecars
+# (written under temporary names and renamed: a cut copy is never kept).
+save_runs() {
+  local entry key finished
+  finished=" $(finished_keys | tr '\n' ' ') "
+  while IFS= read -r entry; do
+    key=$(basename "$entry" .pkl)
+    [ -f "$KEEP/runs/$key.pkl.gz" ] || [[ "$finished" == *" $key "* ]] && continue
+    mkdir -p "$KEEP/runs"
+    [ ! -f "${entry%.pkl}.cost.json" ] || cp "${entry%.pkl}.cost.json" "$KEEP/runs/$key.cost.json"
+    gzip -c "$entry" > "$KEEP/runs/.$key.$$.tmp" && mv "$KEEP/runs/.$key.$$.tmp" "$KEEP/runs/$key.pkl.gz" \
+      && log "shared run $key kept"
+  done < <(find "$DIR/cache" -mindepth 2 -maxdepth 2 -name '*.pkl' -size -$((KEEP_MIB * 1024 + 1))k 2>/dev/null)
+}
+
+# restore_runs: the entries of KEEP/runs that DIR/cache lacks, unzipped into it (under the
+# cache's own temporary name, <key>.pkl.<pid>.tmp, then renamed).
+restore_runs() {
+  local kept key dest
+  for kept in "$KEEP"/runs/*.pkl.gz; do
+    [ -f "$kept" ] || continue
+    key=$(basename "$kept" .pkl.gz)
+    dest="$DIR/cache/${key:0:2}/$key.pkl"
+    [ -f "$dest" ] && continue
+    mkdir -p "$(dirname "$dest")"
+    [ ! -f "$KEEP/runs/$key.cost.json" ] || cp "$KEEP/runs/$key.cost.json" "${dest%.pkl}.cost.json"
+    gzip -dc "$kept" > "$dest.$$.tmp" && mv "$dest.$$.tmp" "$dest" && log "shared run $key restored"
+  done
+}
+
 main() {
 
-DIR="" COMMIT="" SHARDS=12 TIER=full SEED=0 CLAIMS=claims NICE=0 KEEP=""
+DIR="" COMMIT="" SHARDS=12 TIER=full SEED=0 CLAIMS=claims NICE=0 KEEP="" KEEP_MIB=8 SAVE_ONLY=0
 PY=${PYTHON:-$(command -v python3)}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -73,7 +133,9 @@ while [ $# -gt 0 ]; do
     --nice) NICE="$2"; shift ;;
     --python) PY="$2"; shift ;;
     --keep) KEEP="$2"; shift ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    --keep-run-mib) KEEP_MIB="$2"; shift ;;
+    --save-runs) SAVE_ONLY=1 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "full_tier.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -82,6 +144,8 @@ done
 case "$PY" in /*) ;; */*) PY="$PWD/$PY" ;; *) PY=$(command -v "$PY") ;; esac
 [ -x "$PY" ] || { echo "full_tier.sh: no python at '$PY' (--python)" >&2; exit 2; }
 [[ "$SHARDS" =~ ^[1-9][0-9]*$ ]] || { echo "full_tier.sh: --shards must be a positive integer, got '$SHARDS'" >&2; exit 2; }
+[[ "$KEEP_MIB" =~ ^[0-9]+$ ]] || { echo "full_tier.sh: --keep-run-mib must be an integer >= 0, got '$KEEP_MIB'" >&2; exit 2; }
+[ "$SAVE_ONLY" = 0 ] || [ -n "$KEEP" ] || { echo "full_tier.sh: --save-runs needs --keep FOLDER" >&2; exit 2; }
 REV=$(git -C "$ROOT" rev-parse --verify "${COMMIT:-HEAD}^{commit}" 2>/dev/null) \
   || { echo "full_tier.sh: unknown commit '${COMMIT:-HEAD}'" >&2; exit 2; }
 
@@ -112,6 +176,8 @@ if [ -n "$KEEP" ]; then
     mkdir -p "$DIR/runs/shard-$I" && gzip -dc "$KEPT" > "$DIR/runs/shard-$I/results.json" \
       && touch "$DIR/runs/shard-$I/DONE" && log "shard $I/$SHARDS restored from $KEPT"
   done
+  restore_runs
+  if [ "$SAVE_ONLY" = 1 ]; then save_runs; exit 0; fi
 fi
 cd "$DIR/tree"
 export PYTHONPATH="$DIR/tree${PYTHONPATH:+:$PYTHONPATH}"
@@ -129,6 +195,7 @@ for PASS in 1 2 3; do                      # a killed shard waits for a later pa
     rc=$?
     log "shard $I/$SHARDS end rc=$rc"
     rm -rf "$OUTDIR.lock"
+    [ -z "$KEEP" ] || save_runs
     if [ "$rc" -le 1 ] && [ -f "$OUTDIR/results.json" ]; then
       touch "$OUTDIR/DONE"
       [ -z "$KEEP" ] || { gzip -c "$OUTDIR/results.json" > "$KEEP/.shard-$I.tmp" \

@@ -86,11 +86,46 @@ def test_kept_shards_carry_a_run_to_a_new_folder(folder, tmp_path):
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
 
 
+def test_kept_shared_runs_carry_a_cut_unit_to_a_new_folder(folder, tmp_path):
+    """--keep with --save-runs: the cache's entries that no finished shard used and that are
+    within --keep-run-mib are kept gzipped with their cost; a call on a new folder restores them,
+    readable by the cache with their cost; an entry a finished shard used, or a larger one, is not
+    kept."""
+    from theorycheck.cache import DiskCache
+
+    keep, cache = tmp_path / "kept", DiskCache(folder / "cache")
+    unused, used, large = ("a1" * 32, "b2" * 32, "c3" * 32)
+    cache.store(unused, {"x": [1.0, 2.0]}, "unused", cpu_s=12.5)
+    cache.store(used, {"x": 3.0}, "used", cpu_s=1.0)
+    cache.store(large, bytes(2 * 2**20), "large", cpu_s=2.0)
+    finished = folder / "runs" / "shard-1"
+    finished.mkdir(parents=True)
+    (finished / "results.json").write_text(json.dumps(
+        {"claims": [{"controls": [{"shared_runs": [{"key": used, "source": "computed"}]}]}]}))
+    (finished / "DONE").touch()
+    settings = ["--tier", "quick", "--claims", CLAIMS, "--shards", "2", "--keep", str(keep), "--keep-run-mib", "1"]
+    saved = call("--dir", str(folder), *settings, "--save-runs")
+    assert saved.returncode == 0, saved.stderr + saved.stdout
+    assert sorted(p.name for p in (keep / "runs").iterdir()) == [f"{unused}.cost.json", f"{unused}.pkl.gz"]
+    other = tmp_path / "elsewhere"
+    try:
+        restored = call("--dir", str(other), *settings, "--save-runs")
+        assert restored.returncode == 0, restored.stderr + restored.stdout
+        again = DiskCache(other / "cache")
+        assert again.load(unused) == (True, {"x": [1.0, 2.0]}) and again.cost(unused) == 12.5
+        assert again.load(used) == (False, None) and "restored" in (other / "runs" / "log.txt").read_text()
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(other / "tree")],
+                       capture_output=True)
+
+
 @pytest.mark.parametrize("args, message", [
     ((), "--dir DIR is required"),
     (("--dir", "x", "--shards", "0"), "--shards must be a positive integer"),
     (("--dir", "x", "--commit", "no-such-rev"), "unknown commit"),
     (("--frobnicate",), "unknown argument"),
+    (("--dir", "x", "--save-runs"), "--save-runs needs --keep FOLDER"),
+    (("--dir", "x", "--keep-run-mib", "-1"), "--keep-run-mib must be an integer >= 0"),
 ])
 def test_bad_arguments_exit_2(args, message):
     result = call(*args)
