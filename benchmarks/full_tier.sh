@@ -6,7 +6,7 @@
 #   options: --tier full|quick (full), --seed S (0), --claims PATH (claims), --nice N (0),
 #            --shards N (12), --python PY (the python running this checkout's pytest),
 #            --keep FOLDER (finished shards kept there, and restored from there: see below),
-#            --keep-run-mib M (8), --save-runs
+#            --keep-run-mib M (8), --keep-run-cpu S (60), --save-runs
 #
 # DIR gets a git worktree of the commit (DIR/tree; the commit and settings in DIR/COMMIT: a
 # later call with another commit or other settings is refused, so no run mixes code), one cache of shared runs (DIR/cache) and a
@@ -26,14 +26,15 @@
 # repository, to commit), and a call restores the kept shards of its commit, tier, seed and shard
 # count into DIR as finished (a kept shard of other settings is refused, exit 2); only the shards
 # not kept run. It keeps the cache's shared runs too, so that a unit longer than a machine's life
-# is built over several: every entry of DIR/cache of at most --keep-run-mib MiB (8) that no
-# finished shard used (a unit still to run that shares a finished shard's runs recomputes them)
-# is copied there gzipped (FOLDER/runs/KEY.pkl.gz, with its cost sidecar) after each shard and on
+# is built over several: every entry of DIR/cache of at most --keep-run-mib MiB (8) that took at
+# least --keep-run-cpu CPU seconds (60) and that no finished shard used (a unit still to run that
+# shares a finished shard's runs recomputes them: hold such shards back together) is copied there
+# gzipped (FOLDER/runs/KEY.pkl.gz, with its cost sidecar) after each shard and on
 # --save-runs (keep them now and exit: before a machine goes, or after shared runs computed
 # beside the shards, e.g. by `theorycheck run ... --cache-dir DIR/cache`), and each call restores
 # the kept entries DIR/cache lacks (checksummed, keyed by the code: one of other code is never
 # read). Larger shared runs are recomputed where the cache is gone.
-# The whole script is six functions (main, take, kept_settings, finished_keys, save_runs,
+# The whole script is six functions (main, take, kept_settings, keepable_runs, save_runs,
 # restore_runs), read before it runs, so editing the checkout while a run goes on cannot change
 # the running instances.
 set -uo pipefail
@@ -67,40 +68,46 @@ r = json.load(gzip.open(sys.argv[1], "rt"))
 print(r.get("commit"), r.get("tier"), r.get("seed"), r.get("shard"))' "$1"
 }
 
-# finished_keys: the keys of the shared runs that DIR's finished shards read or computed (their
-# results.json records), one a line.
-finished_keys() {
+# keepable_runs: the entries of DIR/cache worth carrying, one path a line: at most KEEP_MIB MiB,
+# at least KEEP_CPU CPU seconds to compute (their cost sidecar; cheaper ones are recomputed), and
+# read or computed by no finished shard (their results.json records).
+keepable_runs() {
   local done results=()
   for done in "$DIR"/runs/shard-*/DONE; do [ -f "$done" ] && results+=("$(dirname "$done")/results.json"); done
-  [ ${#results[@]} -gt 0 ] || return 0
-  "$PY" -c 'import json, sys
+  "$PY" -c 'import json, pathlib, sys
+cache, mib, cpu, finished = pathlib.Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), set()
 def walk(node):
     if isinstance(node, dict):
         if isinstance(node.get("key"), str) and "source" in node:
-            print(node["key"])
+            finished.add(node["key"])
         for value in node.values():
             walk(value)
     elif isinstance(node, list):
         for value in node:
             walk(value)
-for path in sys.argv[1:]:
-    walk(json.load(open(path)))' "${results[@]}"
+for path in sys.argv[4:]:
+    walk(json.load(open(path)))
+for entry in sorted(cache.glob("??/*.pkl")):
+    try:
+        cost = json.loads(entry.with_name(entry.stem + ".cost.json").read_text()).get("cpu_s") or 0
+    except (OSError, ValueError):
+        continue
+    if entry.stem not in finished and entry.stat().st_size <= mib * 2**20 and cost >= cpu:
+        print(entry)' "$DIR/cache" "$KEEP_MIB" "$KEEP_CPU" "${results[@]}"
 }
 
-# save_runs: the entries of DIR/cache of at most KEEP_MIB MiB that no finished shard used (what a
-# unit still to finish computed) and KEEP/runs lacks, gzipped there with their cost sidecars
-# (written under temporary names and renamed: a cut copy is never kept).
+# save_runs: the entries `keepable_runs` names that KEEP/runs lacks, gzipped there with their cost
+# sidecars (written under temporary names and renamed: a cut copy is never kept).
 save_runs() {
-  local entry key finished
-  finished=" $(finished_keys | tr '\n' ' ') "
+  local entry key
   while IFS= read -r entry; do
     key=$(basename "$entry" .pkl)
-    [ -f "$KEEP/runs/$key.pkl.gz" ] || [[ "$finished" == *" $key "* ]] && continue
+    [ -f "$KEEP/runs/$key.pkl.gz" ] && continue
     mkdir -p "$KEEP/runs"
-    [ ! -f "${entry%.pkl}.cost.json" ] || cp "${entry%.pkl}.cost.json" "$KEEP/runs/$key.cost.json"
+    cp "${entry%.pkl}.cost.json" "$KEEP/runs/$key.cost.json"
     gzip -c "$entry" > "$KEEP/runs/.$key.$$.tmp" && mv "$KEEP/runs/.$key.$$.tmp" "$KEEP/runs/$key.pkl.gz" \
       && log "shared run $key kept"
-  done < <(find "$DIR/cache" -mindepth 2 -maxdepth 2 -name '*.pkl' -size -$((KEEP_MIB * 1024 + 1))k 2>/dev/null)
+  done < <(keepable_runs)
 }
 
 # restore_runs: the entries of KEEP/runs that DIR/cache lacks, unzipped into it (under the
@@ -120,7 +127,7 @@ restore_runs() {
 
 main() {
 
-DIR="" COMMIT="" SHARDS=12 TIER=full SEED=0 CLAIMS=claims NICE=0 KEEP="" KEEP_MIB=8 SAVE_ONLY=0
+DIR="" COMMIT="" SHARDS=12 TIER=full SEED=0 CLAIMS=claims NICE=0 KEEP="" KEEP_MIB=8 KEEP_CPU=60 SAVE_ONLY=0
 PY=${PYTHON:-$(command -v python3)}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -134,8 +141,9 @@ while [ $# -gt 0 ]; do
     --python) PY="$2"; shift ;;
     --keep) KEEP="$2"; shift ;;
     --keep-run-mib) KEEP_MIB="$2"; shift ;;
+    --keep-run-cpu) KEEP_CPU="$2"; shift ;;
     --save-runs) SAVE_ONLY=1 ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
     *) echo "full_tier.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -145,6 +153,7 @@ case "$PY" in /*) ;; */*) PY="$PWD/$PY" ;; *) PY=$(command -v "$PY") ;; esac
 [ -x "$PY" ] || { echo "full_tier.sh: no python at '$PY' (--python)" >&2; exit 2; }
 [[ "$SHARDS" =~ ^[1-9][0-9]*$ ]] || { echo "full_tier.sh: --shards must be a positive integer, got '$SHARDS'" >&2; exit 2; }
 [[ "$KEEP_MIB" =~ ^[0-9]+$ ]] || { echo "full_tier.sh: --keep-run-mib must be an integer >= 0, got '$KEEP_MIB'" >&2; exit 2; }
+[[ "$KEEP_CPU" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "full_tier.sh: --keep-run-cpu must be a number >= 0, got '$KEEP_CPU'" >&2; exit 2; }
 [ "$SAVE_ONLY" = 0 ] || [ -n "$KEEP" ] || { echo "full_tier.sh: --save-runs needs --keep FOLDER" >&2; exit 2; }
 REV=$(git -C "$ROOT" rev-parse --verify "${COMMIT:-HEAD}^{commit}" 2>/dev/null) \
   || { echo "full_tier.sh: unknown commit '${COMMIT:-HEAD}'" >&2; exit 2; }

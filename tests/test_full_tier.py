@@ -87,23 +87,25 @@ def test_kept_shards_carry_a_run_to_a_new_folder(folder, tmp_path):
 
 
 def test_kept_shared_runs_carry_a_cut_unit_to_a_new_folder(folder, tmp_path):
-    """--keep with --save-runs: the cache's entries that no finished shard used and that are
-    within --keep-run-mib are kept gzipped with their cost; a call on a new folder restores them,
-    readable by the cache with their cost; an entry a finished shard used, or a larger one, is not
-    kept."""
+    """--keep with --save-runs: the cache's entries that no finished shard used, within
+    --keep-run-mib and at least --keep-run-cpu seconds, are kept gzipped with their cost; a call
+    on a new folder restores them, readable by the cache with their cost; an entry a finished
+    shard used, a larger one or a cheaper one is not kept."""
     from theorycheck.cache import DiskCache
 
     keep, cache = tmp_path / "kept", DiskCache(folder / "cache")
-    unused, used, large = ("a1" * 32, "b2" * 32, "c3" * 32)
+    unused, used, large, cheap = ("a1" * 32, "b2" * 32, "c3" * 32, "d4" * 32)
     cache.store(unused, {"x": [1.0, 2.0]}, "unused", cpu_s=12.5)
-    cache.store(used, {"x": 3.0}, "used", cpu_s=1.0)
-    cache.store(large, bytes(2 * 2**20), "large", cpu_s=2.0)
+    cache.store(used, {"x": 3.0}, "used", cpu_s=30.0)
+    cache.store(large, bytes(2 * 2**20), "large", cpu_s=20.0)
+    cache.store(cheap, {"x": 4.0}, "cheap", cpu_s=1.0)
     finished = folder / "runs" / "shard-1"
     finished.mkdir(parents=True)
     (finished / "results.json").write_text(json.dumps(
         {"claims": [{"controls": [{"shared_runs": [{"key": used, "source": "computed"}]}]}]}))
     (finished / "DONE").touch()
-    settings = ["--tier", "quick", "--claims", CLAIMS, "--shards", "2", "--keep", str(keep), "--keep-run-mib", "1"]
+    settings = ["--tier", "quick", "--claims", CLAIMS, "--shards", "2", "--keep", str(keep), "--keep-run-mib", "1",
+                "--keep-run-cpu", "5"]
     saved = call("--dir", str(folder), *settings, "--save-runs")
     assert saved.returncode == 0, saved.stderr + saved.stdout
     assert sorted(p.name for p in (keep / "runs").iterdir()) == [f"{unused}.cost.json", f"{unused}.pkl.gz"]
@@ -126,6 +128,7 @@ def test_kept_shared_runs_carry_a_cut_unit_to_a_new_folder(folder, tmp_path):
     (("--frobnicate",), "unknown argument"),
     (("--dir", "x", "--save-runs"), "--save-runs needs --keep FOLDER"),
     (("--dir", "x", "--keep-run-mib", "-1"), "--keep-run-mib must be an integer >= 0"),
+    (("--dir", "x", "--keep-run-cpu", "lots"), "--keep-run-cpu must be a number >= 0"),
 ])
 def test_bad_arguments_exit_2(args, message):
     result = call(*args)
