@@ -75,24 +75,13 @@ keepable_runs() {
   local done results=()
   for done in "$DIR"/runs/shard-*/DONE; do [ -f "$done" ] && results+=("$(dirname "$done")/results.json"); done
   "$PY" -c 'import json, pathlib, sys
-cache, mib, cpu, finished = pathlib.Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), set()
-def walk(node):
-    if isinstance(node, dict):
-        if isinstance(node.get("key"), str) and "source" in node:
-            finished.add(node["key"])
-        for value in node.values():
-            walk(value)
-    elif isinstance(node, list):
-        for value in node:
-            walk(value)
-for path in sys.argv[4:]:
-    walk(json.load(open(path)))
-for entry in sorted(cache.glob("??/*.pkl")):
-    try:
-        cost = json.loads(entry.with_name(entry.stem + ".cost.json").read_text()).get("cpu_s") or 0
-    except (OSError, ValueError):
-        continue
-    if entry.stem not in finished and entry.stat().st_size <= mib * 2**20 and cost >= cpu:
+from theorycheck.cache import DiskCache
+from theorycheck.results_layout import shared_runs_of
+cache, mib, cpu = DiskCache(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+finished = {used["key"] for path in sys.argv[4:] for claim in json.load(open(path)).get("claims", [])
+            for used in shared_runs_of(claim)}
+for entry in sorted(pathlib.Path(sys.argv[1]).glob("??/*.pkl")):
+    if entry.stem not in finished and entry.stat().st_size <= mib * 2**20 and (cache.cost(entry.stem) or 0) >= cpu:
         print(entry)' "$DIR/cache" "$KEEP_MIB" "$KEEP_CPU" "${results[@]}"
 }
 
@@ -104,7 +93,7 @@ save_runs() {
     key=$(basename "$entry" .pkl)
     [ -f "$KEEP/runs/$key.pkl.gz" ] && continue
     mkdir -p "$KEEP/runs"
-    cp "${entry%.pkl}.cost.json" "$KEEP/runs/$key.cost.json"
+    [ ! -f "${entry%.pkl}.cost.json" ] || cp "${entry%.pkl}.cost.json" "$KEEP/runs/$key.cost.json"
     gzip -c "$entry" > "$KEEP/runs/.$key.$$.tmp" && mv "$KEEP/runs/.$key.$$.tmp" "$KEEP/runs/$key.pkl.gz" \
       && log "shared run $key kept"
   done < <(keepable_runs)
@@ -204,7 +193,6 @@ for PASS in 1 2 3; do                      # a killed shard waits for a later pa
     rc=$?
     log "shard $I/$SHARDS end rc=$rc"
     rm -rf "$OUTDIR.lock"
-    [ -z "$KEEP" ] || save_runs
     if [ "$rc" -le 1 ] && [ -f "$OUTDIR/results.json" ]; then
       touch "$OUTDIR/DONE"
       [ -z "$KEEP" ] || { gzip -c "$OUTDIR/results.json" > "$KEEP/.shard-$I.tmp" \
@@ -214,9 +202,11 @@ for PASS in 1 2 3; do                      # a killed shard waits for a later pa
       log "shard $I/$SHARDS killed (out of memory?); retried after the other shards"
       echo "full_tier.sh: shard $I killed (rc=137, out of memory?); retried after the other shards" >&2
     else
+      [ -z "$KEEP" ] || save_runs
       echo "full_tier.sh: shard $I stopped (rc=$rc, see $DIR/runs/shard-$I.out); rerun to resume" >&2
       exit 3
     fi
+    [ -z "$KEEP" ] || save_runs            # after DONE: a finished shard's runs are not kept
   done
   [ -n "$KILLED" ] || break
 done
