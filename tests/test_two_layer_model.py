@@ -132,6 +132,27 @@ def test_unit_scaled_gradient_keeps_the_tensor_and_marks_zero_trials():
 
 
 @pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("same_inputs", [True, False])
+def test_kernel_formed_over_chunks_of_trials_equals_one_batch(activation, same_inputs, monkeypatch):
+    """`ntk_gram` one trial at a time (`GRAM_CHUNK_BYTES` below one trial's coefficients): each
+    trial's kernel is the one-batch kernel's slice, also with gradients flowing through W."""
+    X, _, W, A = problem(activation, K=3, n=9, d=2, m=32, seed=5)
+    X2 = X if same_inputs else X[:, :5]
+    whole = ntk_gram(X, X2, W, A, activation)
+    monkeypatch.setattr(two_layer, "GRAM_CHUNK_BYTES", 1)
+    torch.testing.assert_close(ntk_gram(X, X2, W, A, activation), whole, rtol=0,
+                               atol=16 * torch.finfo(whole.dtype).eps * float(whole.abs().max()))
+    for k in range(3):
+        torch.testing.assert_close(ntk_gram(X[k:k + 1], X2[k:k + 1], W[k:k + 1], A[k:k + 1], activation),
+                                   whole[k:k + 1], rtol=0,
+                                   atol=16 * torch.finfo(whole.dtype).eps * float(whole.abs().max()))
+    if activation != "relu":                # the ReLU kernel is piecewise constant in W
+        W_grad = W.clone().requires_grad_()
+        ntk_gram(X, X2, W_grad, A, activation).sum().backward()
+        assert torch.isfinite(W_grad.grad).all() and float(W_grad.grad.abs().max()) > 0
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
 def test_kernel_formed_over_slices_of_samples_equals_one_batch(activation, monkeypatch):
     X, _, W, A = problem(activation, K=2, n=70, d=2, m=64, seed=4)
     X2 = X[:, :37]

@@ -35,7 +35,7 @@ import math
 import numpy as np
 import torch
 
-from theorycheck.batching import chunk_slices
+from theorycheck.batching import chunk_slices, map_chunks
 from theorycheck.errors import DeclarationError
 from theorycheck.models.base import Instance, Model, register_model, unit_scaled
 
@@ -131,8 +131,28 @@ def function_step_factor(activation, m):
     return 1.0 / kernel_normalisation(activation, m)
 
 
+#: bytes of coefficients (with their output-major copy) per chunk of trials when `ntk_gram`
+#: forms the kernels trial chunk by trial chunk (glls24's Definition 3.6 claim at the full tier:
+#: 12 trials at m = 2^18 held 3.2 GB of coefficients and a copy at once, a resident peak of
+#: 11.9 GB)
+GRAM_CHUNK_BYTES = 2**30
+
+
 def ntk_gram(X1, X2, W, A, activation="softmax"):
-    r"""The NTK between two input sets in closed form, shape (K, d n1, d n2) (output-major)."""
+    r"""The NTK between two input sets in closed form, shape (K, d n1, d n2) (output-major),
+    formed over chunks of the trials (the leading dimension of every argument) of about
+    `GRAM_CHUNK_BYTES` of coefficients: a trial's kernel depends on that trial's arguments
+    only, so the chunks give the values of one batch up to the rounding of the sample slices
+    (`_output_major_coefficients`)."""
+    same = X2 is X1
+    samples = X1.shape[1] + (0 if same else X2.shape[1])
+    per_trial = 2 * samples * A.shape[1] * W.shape[2] * W.element_size()
+    return map_chunks(lambda x1, x2, w, a: _trials_ntk_gram(x1, x1 if same else x2, w, a, activation),
+                      X1, X2, W, A, item_bytes=per_trial, budget=GRAM_CHUNK_BYTES)
+
+
+def _trials_ntk_gram(X1, X2, W, A, activation):
+    """`ntk_gram` of one chunk of trials."""
     G1 = _output_major_coefficients(X1, W, A, activation)
     G2 = G1 if X2 is X1 else _output_major_coefficients(X2, W, A, activation)
     d = A.shape[1]
