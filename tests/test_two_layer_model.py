@@ -139,13 +139,12 @@ def test_kernel_formed_over_chunks_of_trials_equals_one_batch(activation, same_i
     X, _, W, A = problem(activation, K=3, n=9, d=2, m=32, seed=5)
     X2 = X if same_inputs else X[:, :5]
     whole = ntk_gram(X, X2, W, A, activation)
+    ulps = 16 * torch.finfo(whole.dtype).eps * float(whole.abs().max())
     monkeypatch.setattr(two_layer, "GRAM_CHUNK_BYTES", 1)
-    torch.testing.assert_close(ntk_gram(X, X2, W, A, activation), whole, rtol=0,
-                               atol=16 * torch.finfo(whole.dtype).eps * float(whole.abs().max()))
+    torch.testing.assert_close(ntk_gram(X, X2, W, A, activation), whole, rtol=0, atol=ulps)
     for k in range(3):
         torch.testing.assert_close(ntk_gram(X[k:k + 1], X2[k:k + 1], W[k:k + 1], A[k:k + 1], activation),
-                                   whole[k:k + 1], rtol=0,
-                                   atol=16 * torch.finfo(whole.dtype).eps * float(whole.abs().max()))
+                                   whole[k:k + 1], rtol=0, atol=ulps)
     if activation != "relu":                # the ReLU kernel is piecewise constant in W
         W_grad = W.clone().requires_grad_()
         ntk_gram(X, X2, W_grad, A, activation).sum().backward()
