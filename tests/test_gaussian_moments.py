@@ -7,6 +7,7 @@ from theorycheck.errors import DeclarationError
 from theorycheck.solvers.gaussian_moments import (
     sample_covariance_chain_mean,
     sample_covariance_quadratic_mean,
+    softmax_average_covariance_limit,
     softmax_average_mse_exact,
     softmax_average_mse_limit,
     softmax_weight_second_moment_bound,
@@ -99,6 +100,20 @@ def test_softmax_limits_against_monte_carlo():
     assert mse == pytest.approx(softmax_average_mse_limit(u, Sigma), rel=0.06)
     # batched over leading dimensions
     assert softmax_average_mse_limit(np.stack([u, u]), Sigma).shape == (2,)
+
+
+def test_softmax_average_covariance_limit_against_monte_carlo():
+    """n Cov(a) against the sample covariance of 4000 softmax averages (the mean is Sigma u up to
+    O(1/n)), entry by entry within 6% of its scale; the trace is the MSE limit."""
+    rng = np.random.default_rng(3)
+    Sigma = _covariance(rng, 2)
+    u = np.array([0.2, -0.1])
+    n = 400
+    _, a = _softmax_samples(rng, u, Sigma, n, 4000)
+    limit = softmax_average_covariance_limit(u, Sigma)
+    assert n * np.cov(a.T) == pytest.approx(limit, abs=0.06 * np.abs(limit).max())
+    assert np.trace(limit) == pytest.approx(softmax_average_mse_limit(u, Sigma), rel=1e-14)
+    assert softmax_average_covariance_limit(np.stack([u, u]), Sigma).shape == (2, 2, 2)
 
 
 def test_softmax_second_moment_bound_holds_and_is_not_vacuous():

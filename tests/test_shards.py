@@ -130,6 +130,7 @@ def test_warm_plan_commands_fill_the_cache_the_claims_then_read(project, capsys)
     assert filled.ret == 0 and "computed" in filled.stdout.str()
     result = project.runpytest_subprocess("claims", "-p", "no:cacheprovider", "--tc-report-dir", "warm",
                                           "--tc-cache-dir", "warm-cache", "--tc-threads", "2")
+    assert result.ret == 0
     warm = json.loads((project.path / "warm" / "results.json").read_text())
     sources = {u["source"] for c in warm["claims"] for u in c["shared_runs"]}
     assert sources == {"disk", "memo"} and records(warm) == records(whole)

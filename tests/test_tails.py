@@ -3,11 +3,11 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import special, stats
 
 from theorycheck import checks
 from theorycheck.errors import InvalidInputError
-from theorycheck.tails import (CHEN_DONGARRA_C, NullTest, TailBound, bennett_tail, gaussian_condition_tail,
+from theorycheck.tails import (CHEN_DONGARRA_C, NullTest, TailBound, chi_square_z, bennett_tail, gaussian_condition_tail,
                                hadamard_ratio_tail, mean_deviation_bound, sphere_cap_tail, sphere_gap_tail,
                                wishart_eigenvalue_tail)
 
@@ -201,3 +201,26 @@ def test_wishart_eigenvalue_tail_is_the_chi_square_tail_at_d_1_and_refuses_bad_i
     for args in [(0, 3, 1.0), (5, 3, -1.0), (5, 3, 1.0, "middle")]:
         with pytest.raises(InvalidInputError):
             wishart_eigenvalue_tail(*args)
+
+
+def test_chi_square_z_is_the_probability_integral_transform():
+    """Exact where the tails are representable (both sides of the mean); beyond, the Chernoff
+    bound keeps z finite, increasing and below the exact value (the bound of a log tail)."""
+    df = 600
+    for T in (420.0, 580.0, 610.0, 800.0, 1200.0):
+        expected = stats.norm.isf(stats.chi2.sf(T, df)) if T > df else stats.norm.ppf(stats.chi2.cdf(T, df))
+        assert chi_square_z(T, df) == pytest.approx(expected, rel=1e-9, abs=1e-9)
+    far = [chi_square_z(T, df) for T in (6e3, 6e4, 6e5)]
+    assert all(np.isfinite(far)) and far[0] < far[1] < far[2]
+    # the Chernoff bound's z is at most the exact one, checked where scipy still resolves the tail
+    for T in (900.0, 3000.0):
+        t = T / df
+        assert -special.ndtri_exp(-0.5 * df * (t - 1 - np.log(t))) <= chi_square_z(T, df)
+    assert chi_square_z(10.0, df) < -20
+
+
+@pytest.mark.parametrize("statistic, df, match", [(-1.0, 3, "statistic"), (float("nan"), 3, "statistic"),
+                                                   (1.0, 0, "df"), (1.0, True, "df")])
+def test_chi_square_z_rejects_bad_input(statistic, df, match):
+    with pytest.raises(InvalidInputError, match=match):
+        chi_square_z(statistic, df)

@@ -93,7 +93,7 @@ from scipy import special, stats
 
 from .errors import InvalidInputError
 
-__all__ = ["TailBound", "NullTest", "null_fit_p", "gaussian_condition_tail", "sphere_gap_tail",
+__all__ = ["TailBound", "NullTest", "chi_square_z", "null_fit_p", "gaussian_condition_tail", "sphere_gap_tail",
            "sphere_cap_tail", "hadamard_ratio_tail", "wishart_eigenvalue_tail", "mean_deviation_bound",
            "bennett_tail", "CHEN_DONGARRA_C",
            "NULLS", "SIDES"]
@@ -193,6 +193,27 @@ class NullTest:
 
 def _null_distribution(null: str, df: float | None):
     return stats.norm() if null == "normal" else stats.t(df)
+
+
+def chi_square_z(statistic: float, df: float) -> float:
+    r"""A chi-square statistic with ``df`` degrees of freedom as a z for a :class:`NullTest`: its
+    probability integral transform to N(0, 1), ``z = Phi^{-1}(F(T))`` (upper tail ``-Phi^{-1}(S(T))``
+    above the mean ``df``), from scipy's logarithms of the tails, so exact until a tail's logarithm
+    underflows (``T / df`` beyond about 10 at ``df`` of a few hundred); there the Chernoff bound
+    ``log P <= -(df/2) (t - 1 - log t)``, ``t = T / df``, replaces it: ``|z|`` is then a lower bound
+    of the exact one, already far beyond any critical value."""
+    if not (math.isfinite(statistic) and statistic >= 0):
+        raise InvalidInputError(f"chi_square_z: statistic must be a finite number >= 0, got {statistic!r}")
+    if not (isinstance(df, (int, float)) and not isinstance(df, bool) and math.isfinite(df) and df > 0):
+        raise InvalidInputError(f"chi_square_z: df must be a positive finite number, got {df!r}")
+    law = stats.chi2(df)
+    upper = statistic > df
+    log_tail = float(law.logsf(statistic) if upper else law.logcdf(statistic))
+    if not math.isfinite(log_tail):
+        t = statistic / df
+        log_tail = -0.5 * df * (t - 1.0 - math.log(t)) if t > 0 else -math.inf
+    z = float(special.ndtri_exp(log_tail))
+    return -z if upper else z
 
 
 #: the null probability beyond the tail-count check's cut (:func:`null_fit_p`)

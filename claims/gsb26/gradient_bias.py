@@ -318,7 +318,7 @@ def bias_at(coefficients, n):
 @shared_run(sizes={"quick": {"ns": [10, 20, 40, 80, 160], "draws": 40000, "groups": 8},
                    "full": {"ns": [10, 20, 40, 80, 160, 320], "draws": 200000, "groups": 8}})
 def regularizer_gradient_bias(run, *, centered=False):
-    r"""The bias of grad R(.; Sigma_hat) at the fixed point of `in_sample_gap` (V = 0.5 Z1,
+    r"""The bias of grad R(.; Sigma_hat) at the generic test point (`setup.test_point`: V = 0.5 Z1,
     K = 0.3 Z2, away from the manifold, where grad R is of order one) of the well-conditioned
     instance, n over ``ns``: the Monte Carlo mean and standard error of both blocks over ``draws``
     draws of Sigma_hat next to their exact values (`regularizer_bias_coefficients`, whose

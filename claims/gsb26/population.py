@@ -1,46 +1,38 @@
 r"""gsb26's population loss and its finite-sample versions: the sympy derivation of the closed
-form, the attention output against the closed-form predictor as the keys grow, and Monte Carlo
-of the in-sample loss, E Lhat_n - L at a fixed point (`test_population.py`) and at a manifold
-point against the score tail (`test_maps.py`).
+form and the softmax average over fresh keys against its limit Sigma K x with the delta method's
+covariance (`test_population.py`), and Monte Carlo of the in-sample loss, E Lhat_n - L at
+manifold points against the score tail (`test_population.py`, `test_maps.py`).
 
 Goel, Soltanolkotabi, Bartlett, arXiv 2603.01514, Theorem 1 (part 1) and Section 3.
 """
 from __future__ import annotations
 
 import numpy as np
+import scipy.stats
 import sympy as sp
 import torch
 
 from theorycheck import shared_run
 from theorycheck.batching import map_chunks
-from theorycheck.models.attention_regression import balanced_point, in_sample_loss, population_loss, predictor
+from theorycheck.models.attention_regression import balanced_point, cross_attention_weights, in_sample_loss, population_loss
+from theorycheck.solvers.gaussian_moments import softmax_average_covariance_limit
+from theorycheck.tails import TailBound, chi_square_z
 
-from .setup import gaussian_rows, haar_rotations, score_tail, test_point, well_conditioned
+from .sampling import ROW_MEMORY
+from .setup import (KEY_ROWS, TEST_POINT_TAIL, gaussian_rows, haar_rotations, kurtosis_z, score_tail, test_point,
+                    well_conditioned)
 
 
 # ---------------------------------------------------------------- Monte Carlo of the in-sample loss
 
 
-def _batch_losses(problem, V, K, n, batches, rng, tensor, noise=True):
-    """Lhat_n of ``batches`` fresh training sets of size n (``noise=False``: responses W* x
-    without noise, no noise drawn).  The losses are computed over chunks of the training sets
-    (`map_chunks`: each set's (n, n) scores and attention weights, about 8 GiB for the full
-    tier's 1953 sets at n = 512 in one batch); the draws stay one per call."""
+def _batch_losses(problem, V, K, n, batches, rng, tensor):
+    """Lhat_n of ``batches`` fresh training sets of size n with noise-free responses W* x.  The
+    losses are computed over chunks of the training sets (`map_chunks`: each set's (n, n) scores
+    and attention weights); the draws stay one per call."""
     X = tensor(gaussian_rows(rng, problem.Sigma, (batches, n)))
     W, Vt, Kt = (tensor(a) for a in (problem.W, V, K))
-    Y = X @ W.T
-    if noise:
-        Y = Y + tensor(problem.noise * rng.standard_normal((batches, n, problem.k)))
-    return map_chunks(lambda X, Y: in_sample_loss(X, Y, Vt, Kt), X, Y, item_bytes=2 * n * n * X.element_size())
-
-
-def expected_in_sample_loss(problem, V, K, n, rows, rng, tensor, *, chunk=4000):
-    """(mean, standard error) of Lhat_n over rows/n independent training sets of size n, the
-    samples placed by ``tensor`` (the run's device and dtype)."""
-    batches = max(rows // n, 2)
-    values = torch.cat([_batch_losses(problem, V, K, n, min(chunk, batches - s), rng, tensor)
-                        for s in range(0, batches, chunk)])
-    return float(values.mean()), float(values.std() / np.sqrt(batches))
+    return map_chunks(lambda X, Y: in_sample_loss(X, Y, Vt, Kt), X, X @ W.T, item_bytes=2 * n * n * X.element_size())
 
 
 def closed_form_loss(problem, V, K, tensor):
@@ -48,32 +40,80 @@ def closed_form_loss(problem, V, K, tensor):
     return float(population_loss(*(tensor(a) for a in (V, K, problem.Sigma, problem.W)), problem.noise))
 
 
-@shared_run(sizes={"quick": {"ns": [16, 32, 64], "rows": 200000},
-                   "full": {"ns": [16, 32, 64, 128, 256, 512], "rows": 1000000}})
-def in_sample_gap(run):
-    """E Lhat_n - L at a fixed theta of the well-conditioned instance, n over ``ns``, by Monte
-    Carlo."""
+#: the sizes of `out_of_sample`: key counts N, and the queries (each with N fresh keys of its own)
+OUT_OF_SAMPLE_SIZES = {"quick": {"keys": [10_000, 100_000], "queries": 200},
+                       "full": {"keys": [10_000, 100_000, 1_000_000], "queries": 200}}
+
+
+def softmax_averages(problem, K, queries, N, rng, tensor, rows=gaussian_rows):
+    r"""a(x_i) = sum_j s_j(x_i) x_j, s_j(x_i) = softmax_j(x_j^T K x_i), over N fresh keys of its own
+    for each query x_i (``queries`` (Q, d)), the keys drawn by ``rows``, about `ROW_MEMORY` key
+    rows at once: the averages (Q, d), and per block of keys its `kurtosis_z` and coordinates."""
+    chunk = max(1, ROW_MEMORY // N)
+    Kt, averages, kurtosis = tensor(K), [], []
+    for i in range(0, len(queries), chunk):
+        x = tensor(queries[i:i + chunk])[:, None, :]
+        keys = rows(rng, problem.Sigma, (len(x), N))
+        kurtosis.append(kurtosis_z(keys, problem.Sigma))
+        keys = tensor(keys)
+        averages.append((cross_attention_weights(x, keys, Kt) @ keys)[:, 0].cpu().numpy())
+    return np.concatenate(averages), np.array(kurtosis)
+
+
+@shared_run(sizes=OUT_OF_SAMPLE_SIZES)
+def out_of_sample(run, *, keys="gaussian"):
+    """At the test point (V, K) of the well-conditioned instance: ``queries`` fresh queries x_i ~
+    N(0, Sigma) and, per N of the tier's ``keys``, the softmax average of each query over N fresh
+    keys of its own drawn from ``keys`` (`KEY_ROWS`), independent over queries and N: "averages"
+    (len(keys), Q, d), and the keys' fourth-moment z-scores and coordinates per block."""
     problem = well_conditioned(run.rng("well_conditioned"))
     V, K = test_point(problem, run.rng("test_point"))
-    L = closed_form_loss(problem, V, K, run.tensor)
-    rng = run.rng("in_sample_gap", "attention")
-    stats = [expected_in_sample_loss(problem, V, K, n, run.sizes["rows"], rng, run.tensor)
-             for n in run.sizes["ns"]]
-    return {"n": np.array(run.sizes["ns"]), "mean": np.array([s[0] for s in stats]),
-            "se": np.array([s[1] for s in stats]), "L": L, "mu": score_tail(K, problem.Sigma),
-            "problem": problem, "V": V, "K": K}
+    queries = gaussian_rows(run.rng("out_of_sample_queries"), problem.Sigma, (run.sizes["queries"],))
+    rng = run.rng("out_of_sample", keys)
+    parts = [softmax_averages(problem, K, queries, N, rng, run.tensor, KEY_ROWS[keys]) for N in run.sizes["keys"]]
+    kurtosis = np.concatenate([p[1] for p in parts])
+    return {"keys": np.array(run.sizes["keys"]), "queries": queries, "averages": np.array([p[0] for p in parts]),
+            "key_kurtosis_z": kurtosis[:, 0], "key_coordinates": kurtosis[:, 1].astype(int), "problem": problem,
+            "V": V, "K": K, "mu": score_tail(K, problem.Sigma)}
 
 
-def out_of_sample_error(problem, V, K, closed_form, keys, queries, reps, rng, tensor):
-    """Mean over ``reps`` of ||f(x; X_N) - P x|| over ``queries`` fresh x with N = ``keys``
-    fresh keys, P = ``closed_form`` (k, d) (V Sigma K); tensors placed by ``tensor``."""
-    Vt, Kt, P = (tensor(a) for a in (V, K, closed_form))
-    errors = []
-    for _ in range(reps):
-        keys_x = tensor(gaussian_rows(rng, problem.Sigma, (keys,)))
-        x = tensor(gaussian_rows(rng, problem.Sigma, (queries,)))
-        errors.append((predictor(x, keys_x, Vt, Kt) - x @ P.T).norm(dim=-1).mean())
-    return float(torch.stack(errors).mean())
+#: a query enters the chi-square test at N when e^{3q} <= N / SKEW_REGIME (q = x^T K^T Sigma K x):
+#: the skewness of the weighted key terms behind its softmax average, E w^3 / (E w^2)^{3/2} =
+#: e^{3q/2} (w = e^{x_j^T K x}, E w^k = e^{k^2 q/2}), at most 1/10 of sqrt(N), so that the average's
+#: delta-method normal law holds at N
+SKEW_REGIME = 100.0
+
+
+def regime_tail(keys, queries, d):
+    r"""The stated bound of "a query in the normal regime at every N" for ``queries`` independent
+    queries x = Sigma^{1/2} z at the test point: q = ||Sigma^{1/2} K Sigma^{1/2} z||^2 <= mu(K)
+    ||z||^2 <= TEST_POINT_TAIL chi2_d, so a query misses the regime at N with probability at most
+    P[chi2_d > ln(N / SKEW_REGIME) / (3 TEST_POINT_TAIL)], all of them with its power ``queries``;
+    summed over the N of ``keys``."""
+    miss = [scipy.stats.chi2(d).sf(np.log(N / SKEW_REGIME) / (3 * TEST_POINT_TAIL)) ** queries for N in keys]
+    return TailBound(float(min(1.0, sum(miss))), (
+        f"{queries} independent queries a key count N; q = x^T K^T Sigma K x <= mu(K) ||Sigma^(-1/2) x||^2 <= "
+        f"{TEST_POINT_TAIL} chi2({d}) (the test point's K is shrunk to mu <= {TEST_POINT_TAIL}); a query is in "
+        f"the regime e^(3q) <= N/{SKEW_REGIME:g} unless that chi-square exceeds ln(N/{SKEW_REGIME:g})/(3 "
+        f"{TEST_POINT_TAIL}); none of them is with at most that tail to the power {queries}, union over N"))
+
+
+def limit_z(averages, queries, K, Sigma, target, N):
+    r"""(z, queries tested, T/df) of the softmax averages ``averages`` (Q, d) over N keys against
+    the limit ``target`` (Q, d).  With Gaussian keys and target Sigma K x_i, sqrt(N) (a(x_i) -
+    Sigma K x_i) tends to N(0, C_i), C_i = `softmax_average_covariance_limit`(K x_i, Sigma), so
+    T = sum_i N Delta_i^T C_i^{-1} Delta_i over the queries in the regime (`SKEW_REGIME`) is
+    chi-square with d times their count degrees of freedom (the queries' keys are independent);
+    z is T's probability integral transform to N(0, 1) (`chi_square_z`)."""
+    u = queries @ K.T
+    q = np.einsum("qi,ij,qj->q", u, Sigma, u)
+    tested = np.exp(3 * q) <= N / SKEW_REGIME
+    delta = (averages - target)[tested]
+    statistic = N * np.einsum("qi,qi->", delta, np.linalg.solve(softmax_average_covariance_limit(u[tested], Sigma),
+                                                                 delta[..., None])[..., 0])
+    if delta.size == 0:
+        return np.nan, 0, np.nan
+    return chi_square_z(statistic, delta.size), int(tested.sum()), statistic / delta.size
 
 
 def _gaussian_moment_identities(d):
@@ -125,23 +165,9 @@ def symbolic_closed_form(run, *, missing_sigma=False):
             "scalar_loss": str(_scalar_population_loss_difference(missing_sigma))}
 
 
-@shared_run(sizes={"quick": {"keys": [1000, 10000, 100000], "queries": 20, "instances": 10},
-                   "full": {"keys": [1000, 10000, 100000, 1000000], "queries": 50, "instances": 20}})
-def out_of_sample(run, *, transposed=False):
-    """(N, mean ||f(x; X_N) - P x||) at the test point of `in_sample_gap`, N fresh keys, P the
-    closed-form predictor V Sigma K (``transposed``: the other orientation V Sigma K^T)."""
-    problem = well_conditioned(run.rng("well_conditioned"))
-    V, K = test_point(problem, run.rng("test_point"))
-    closed_form = V @ problem.Sigma @ (K.T if transposed else K)
-    rng = run.rng("out_of_sample", transposed)
-    keys = np.array(run.sizes["keys"])
-    return keys, np.array([out_of_sample_error(problem, V, K, closed_form, N, run.sizes["queries"],
-                                               run.sizes["instances"], rng, run.tensor) for N in keys])
-
-
 # --- the finite-n gap against the score tail mu (issue 25, `test_maps.py`): E Lhat_n - L at a
 # minimizer of L, where the gap is E||W* x_i - V a_i||^2 >= 0 (no sign change, unlike at the
-# generic test point of `in_sample_gap`, whose 1/n coefficient changes sign as K is scaled).
+# generic test point (`setup.test_point`), whose 1/n coefficient changes sign as K is scaled).
 
 
 def manifold_point_with_tail(problem, R, tail):
@@ -161,7 +187,7 @@ def noise_free_loss_groups(problem, V, K, n, groups, batches, rng, tensor):
     all n a key, self included).  With y = W* x + eps the loss adds 2 <eps_i, W* x_i - V a_i> +
     ||eps_i||^2, whose mean given the covariates is k sigma^2 exactly (a_i depends on the
     covariates only): E Lhat_n = mean + k sigma^2, with less variance."""
-    return np.array([float(_batch_losses(problem, V, K, n, batches, rng, tensor, noise=False).mean())
+    return np.array([float(_batch_losses(problem, V, K, n, batches, rng, tensor).mean())
                      for _ in range(groups)])
 
 
@@ -226,14 +252,3 @@ def manifold_gap_instances(run, *, tail, rows=None):
                                  X, W, V, K, item_bytes=2 * shape[0] * shape[1] * n * n * X.element_size()))
     return {"n": np.array(s["ns"]), "losses": torch.stack(losses, 1).cpu().numpy(), "problems": problems,
             "V": V[:, 0, 0].cpu().numpy(), "K": K[:, 0, 0].cpu().numpy(), "mu": mu}
-
-
-def manifold_gap_means(manifold, tensor):
-    r"""A `manifold_gap` run in `in_sample_gap`'s form: per n, E Lhat_n = the mean of the replicate
-    group means plus k sigma^2 (the noise integrated out), its standard error over the groups, and
-    L by the closed form (k sigma^2 up to round-off at the manifold point)."""
-    losses, problem = manifold["losses"], manifold["problem"]
-    return {"n": manifold["n"], "mean": losses.mean(1) + problem.optimum,
-            "se": losses.std(1, ddof=1) / np.sqrt(losses.shape[1]),
-            "L": closed_form_loss(problem, manifold["V"], manifold["K"], tensor), "mu": manifold["mu"],
-            "problem": problem, "V": manifold["V"], "K": manifold["K"]}

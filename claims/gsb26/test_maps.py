@@ -150,7 +150,7 @@ def test_gap_rate_map_mu(tc):
     `lem9`/`lem11`) of the well-conditioned instance with W* rescaled so that mu(K_R0) = mu
     (`manifold_gap`; V, K scale like sqrt(c), so mu is linear in the scale c): there L = k sigma^2
     and the gap is E||W* x_i - V a_i||^2 >= 0, the noise integrated out exactly. (At the generic
-    test point of `thm1.closed_form` the 1/n coefficient of the gap changes sign as K is scaled,
+    test point (`setup.test_point`) the 1/n coefficient of the gap changes sign as K is scaled,
     so a log-log slope is undefined there.) The map: per mu of the grid (quick 0.1 .. 2, full
     0.05 .. 3), K = 10 independent replicate groups (5 10^4 covariate rows per n split over them,
     n = 16, 32, 64 in the quick tier; 40 groups of 2 10^5 rows at the decided values mu < 1/2 and

@@ -40,7 +40,7 @@ from theorycheck.errors import DeclarationError
 from theorycheck.lineage import computation
 
 __all__ = ["sample_covariance_quadratic_mean", "sample_covariance_chain_mean", "softmax_weight_second_moment_limit",
-           "softmax_average_mse_limit", "softmax_weight_second_moment_bound", "softmax_weight_second_moment_slack",
+           "softmax_average_covariance_limit", "softmax_average_mse_limit", "softmax_weight_second_moment_bound", "softmax_weight_second_moment_slack",
            "softmax_weight_second_moments_exact", "softmax_average_mse_exact"]
 
 
@@ -134,11 +134,22 @@ def softmax_weight_second_moment_limit(u, Sigma):
     return np.exp(_score_variance(u, Sigma))
 
 
+def softmax_average_covariance_limit(u, Sigma):
+    r"""lim n Cov(a) = e^{q} (Sigma + Sigma u u^T Sigma), q = u^T Sigma u, for the softmax average
+    a = sum_j w_j x_j / sum_j w_j, w_j = e^{u^T x_j}, of n Gaussian keys N(0, Sigma): by the delta
+    method a - Sigma u ~ (1/n) sum_j (x_j - Sigma u) w_j / E w, and E[(x - Sigma u)(x - Sigma u)^T
+    w^2] / (E w)^2 = e^{2q} (Sigma + Sigma u u^T Sigma) / e^{q} (under the weight w^2 = e^{2 u^T x}
+    the keys are N(2 Sigma u, Sigma)); ``u`` (..., d), shape (..., d, d)."""
+    Sigma = np.asarray(Sigma, dtype=float)
+    mean = np.asarray(u, dtype=float) @ Sigma.T
+    return np.exp(_score_variance(u, Sigma))[..., None, None] * (Sigma + mean[..., :, None] * mean[..., None, :])
+
+
 def softmax_average_mse_limit(u, Sigma):
     r"""lim n E||a - Sigma u||^2 = e^{q} (tr Sigma + ||Sigma u||^2) for the softmax average a of
-    n Gaussian keys N(0, Sigma) with scores u^T x_j; ``u`` (..., d)."""
-    mean = np.asarray(u, dtype=float) @ np.asarray(Sigma).T
-    return np.exp(_score_variance(u, Sigma)) * (np.trace(Sigma) + (mean * mean).sum(-1))
+    n Gaussian keys N(0, Sigma) with scores u^T x_j: the trace of
+    `softmax_average_covariance_limit`; ``u`` (..., d)."""
+    return np.trace(softmax_average_covariance_limit(u, Sigma), axis1=-2, axis2=-1)
 
 
 def softmax_weight_second_moment_bound(q, tau, n, *, self_weight=False):
