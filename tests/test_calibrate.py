@@ -291,36 +291,6 @@ def test_a_control_breaking_one_ratio_conclusion_is_modelled_on_the_ratio_it_bre
     assert declared["bound"] == pytest.approx(cal.normal_tail(np.log(ratios))["tail_upper"])
 
 
-def test_a_control_breaking_a_conclusion_declared_on_the_log_scale_is_modelled_on_its_log_only():
-    """A z statistic against its critical value, declared ``scale="log"`` (a size spanning
-    decades: z grows as sqrt(N) times the effect), broken by the control: its miss (z <= c) is
-    modelled on log(z / c) only, both for the least margin and per element, whatever the linear
-    margins' model; the same conclusion without the declaration keeps the linear model."""
-    rng = np.random.default_rng(31)
-    z = np.exp(rng.normal([5.0, 6.2], 0.3, (60, 2)))
-
-    def row(scale):
-        runs = []
-        for zs in z:
-            broken = dict(checks.at_most("law", zs, 4.0, scale=scale).to_json(), role="conclusion")
-            control = {"outcome": "failed_as_expected", "decisions": [broken], "failed_preconditions": [],
-                       "name": "wrong", "kind": "reference", "breaks": ["law"]}
-            runs.append({"claims": [dict(_case("passed", {"law": 1.0}), id="toy.thm1.x", controls=[control])]})
-        (declared,) = cal.calibrate_rows(runs, list(range(2000, 2060)))["toy.thm1.x"]["controls"]["wrong"]["decisions"]
-        cases = [r["claims"][0]["controls"][0] for r in runs]
-        return declared, cal._element_columns(cases, ["law"]), cal._element_miss(cases, ["law"])
-
-    (logged, columns, element), (linear, *_) = row("log"), row("linear")
-    assert logged["scale"] == "log" and linear["scale"] == "linear"
-    assert logged["bound_from"] == "log-normal tail" and linear["bound_from"].endswith(": normal tail")
-    assert logged["bound"] == pytest.approx(cal.normal_tail(np.log(z.max(axis=1) / 4.0))["tail_upper"])
-    assert [c[2] for c in columns] == [True, True]
-    assert element["scale"] == "log" and element["bound"] == pytest.approx(min(
-        cal.normal_tail(np.log(z[:, 1] / 4.0), 1 - 0.05 / 2)["tail_upper"],
-        cal.clopper_pearson_upper(0, 60, 1 - 0.05 / 2)))
-    assert linear["bound"] > 1e3 * logged["bound"]
-
-
 def test_log_normal_tail_covers_the_true_rate():
     """Over 300 samples of 30 log-normal ratios (log mean -1, sd 0.4), the 95% bound is below
     the true rate P[ratio > 1] = Phi(-2.5) in at most about 5%."""

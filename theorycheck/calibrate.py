@@ -99,15 +99,12 @@ every decision without a tail model); or that count's bound alone where it is sm
 covers every way the claim can fail).  A control
 **misses** at a seed when it does not fail as it declares (it passes or misfires).  Its parts:
 ``fails as declared``, with the margin ``-min(margins of the conclusions it breaks)``
-(positive when one fails with room; its failures are the misses; where the one conclusion it
-breaks declared ``scale="log"``, modelled on the log ratio as that decision is, ``log(measured
-/ threshold)`` for ``at_most``, with no other tail model), or, where smaller, the
+(positive when one fails with room; its failures are the misses), or, where smaller, the
 **least element** bound: the control misses only when every compared element of every
 conclusion it breaks holds, so ``P[miss] <= P[element j holds]`` for each element j (a
 conclusion recorded once a seed with the same element count at every seed, e.g. one gap per
 sample size); each element's negated margin is modelled over the seeds as a decision of its own,
-at confidence ``1 - 0.05 / J`` over the ``J`` elements (Bonferroni; on its conclusion's
-declared scale), and the least bound is
+at confidence ``1 - 0.05 / J`` over the ``J`` elements (Bonferroni), and the least bound is
 taken (``bound_from: "least element (<conclusion> [j]): <model>"``, the element's row under
 ``element``).  The least of several elements is sharper than the model of their maximum, whose
 tail is not normal even where each element's is; for a ``hypothesis``
@@ -534,15 +531,10 @@ def _decision_rows(cases: list[dict], roles: tuple[str, ...]) -> list[dict]:
                          role=ds[0].get("role"), kind=ds[0]["kind"],
                          seed_independent=all(map(_decided_before_the_seed, ds)),
                          pooled=pooled_trials(ds) if _all_binomial(ds) else None,
-                         log_scale=_declares_log_scale(ds),
+                         log_scale=all(d.get("detail", {}).get("scale") == "log" for d in ds),
                          stated=_stated_bound(ds), null_p=_null_fit(ds),
                          log_ratios=[record_log_ratio(d) for d in ds])
             for name, ds in recorded.items()]
-
-
-def _declares_log_scale(decisions: Sequence[dict]) -> bool:
-    """Whether every one of the recorded decisions declared ``scale="log"`` (and there is one)."""
-    return bool(decisions) and all(d.get("detail", {}).get("scale") == "log" for d in decisions)
 
 
 def _null_fit(decisions: Sequence[dict]) -> float | None:
@@ -659,13 +651,11 @@ def _pooled_miss(cases: list[dict], breaks: Sequence[str]) -> dict | None:
     return models[0] if models else None
 
 
-def _element_columns(cases: list[dict], breaks: Sequence[str]) -> list[tuple[str, str, bool, list[float]]]:
-    """``(label, kind, log_scale, values)`` per element of the conclusions a control breaks:
-    ``values`` the element's negated margin at every seed
-    (:func:`theorycheck.margins.element_margins`), ``log_scale`` whether its conclusion declared
-    ``scale="log"`` at every seed, for each conclusion recorded once per seed with the same
-    number of elements at every seed (the element count fixed by the configuration; others are
-    left out)."""
+def _element_columns(cases: list[dict], breaks: Sequence[str]) -> list[tuple[str, str, list[float]]]:
+    """``(label, kind, values)`` per element of the conclusions a control breaks: ``values`` the
+    element's negated margin at every seed (:func:`theorycheck.margins.element_margins`), for
+    each conclusion recorded once per seed with the same number of elements at every seed (the
+    element count fixed by the configuration; others are left out)."""
     columns = []
     for name in breaks:
         records = [_of_role(c, [name], "conclusion") for c in cases]
@@ -674,8 +664,7 @@ def _element_columns(cases: list[dict], breaks: Sequence[str]) -> list[tuple[str
         elements = [element_margins(r[0]) for r in records]
         if any(e is None for e in elements) or len({e.size for e in elements}) != 1:
             continue
-        log_scale = _declares_log_scale([r[0] for r in records])
-        columns += [(f"{name} [{j}]", records[0][0]["kind"], log_scale, [-float(e[j]) for e in elements])
+        columns += [(f"{name} [{j}]", records[0][0]["kind"], [-float(e[j]) for e in elements])
                     for j in range(elements[0].size)]
     return columns
 
@@ -693,8 +682,7 @@ def _element_miss(cases: list[dict], breaks: Sequence[str]) -> dict | None:
         return None
     level = 1.0 - (1.0 - CONFIDENCE) / len(columns)
     rows = [decision_row(label, values, [v > 0 for v in values], role="control", kind=kind,
-                         negated=True, log_scale=log_scale, confidence=level)
-            for label, kind, log_scale, values in columns]
+                         negated=True, confidence=level) for label, kind, values in columns]
     return min(rows, key=lambda r: r["bound"])
 
 
@@ -715,14 +703,11 @@ def control_row(cid: str, name: str, kind: str, breaks: Sequence[str], cases: li
     ran = [(s, c) for s, c in zip(seeds, cases) if c["outcome"] not in _RAN]
     cases, seeds = [c for _, c in ran], [s for s, _ in ran]
     declared = [c["outcome"] == "failed_as_expected" for c in cases]
-    broken_kind = _broken_kind(cases, breaks)
     parts = [_least_miss(decision_row("fails as declared", [_negated_least(c, breaks, "conclusion")
                                                             for c in cases], declared, role="control",
                                       seed_independent=_all_seed_independent(cases, breaks, "conclusion"),
                                       pooled=_pooled_miss(cases, breaks),
-                                      kind=broken_kind, negated=True,
-                                      log_scale=broken_kind is not None and _declares_log_scale(
-                                          [d for c in cases for d in _of_role(c, breaks, "conclusion")])),
+                                      kind=_broken_kind(cases, breaks), negated=True),
                          _element_miss(cases, breaks))]
     if kind == "hypothesis":
         structural = _violated_by_the_configuration(cases)
