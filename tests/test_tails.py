@@ -7,7 +7,8 @@ from scipy import special, stats
 
 from theorycheck import checks
 from theorycheck.errors import InvalidInputError
-from theorycheck.tails import (CHEN_DONGARRA_C, NullTest, TailBound, chi_square_z, bennett_tail, gaussian_condition_tail,
+from theorycheck.tails import (CHEN_DONGARRA_C, NullTest, TailBound, bennett_tail, chi_square_z,
+                               gaussian_condition_tail,
                                hadamard_ratio_tail, mean_deviation_bound, sphere_cap_tail, sphere_gap_tail,
                                wishart_eigenvalue_tail)
 

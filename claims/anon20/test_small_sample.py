@@ -277,8 +277,9 @@ def test_preactivation_rank_discrepancy(tc):
     continuous margin).  The feature ranks are declared ``scale="log"``: a singular value of full
     rank over a round-off tolerance spans decades from seed to seed, so the calibration models the
     log of that ratio.  The pre-activation ranks stay linear: there ``sigma_{s0+1}`` and
-    ``sigma_n`` are round-off far below the tolerance (about 1e-3 of it), whose margin is near 1
-    with a small spread and whose log is not normal (docs/writing-claims.md).  Pass: pre-activation ``sigma_{s0+1}`` and ``sigma_n`` within the
+    ``sigma_n`` are round-off far below the tolerance, whose margin is near 1
+    with a small spread and whose log is not normal (docs/writing-claims.md).
+    Pass: pre-activation ``sigma_{s0+1}`` and ``sigma_n`` within the
     tolerance (rank ``<= s0`` and ``< n``); ReLU and softplus (tau = 5) feature ``sigma_n``
     at least the tolerance (rank ``n``).  Preconditions: a non-linear activation, and a mask sparser
     than the sample (``s0 < n``: the counterexample's case).  Controls: a dense mask

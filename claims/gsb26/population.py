@@ -14,7 +14,8 @@ import torch
 
 from theorycheck import shared_run
 from theorycheck.batching import map_chunks
-from theorycheck.models.attention_regression import balanced_point, cross_attention_weights, in_sample_loss, population_loss
+from theorycheck.models.attention_regression import (balanced_point, cross_attention_weights, in_sample_loss,
+                                                     population_loss)
 from theorycheck.solvers.gaussian_moments import softmax_average_covariance_limit
 from theorycheck.tails import TailBound, chi_square_z
 
@@ -106,13 +107,12 @@ def limit_z(averages, queries, K, Sigma, target, N):
     chi-square with d times their count degrees of freedom (the queries' keys are independent);
     z is T's probability integral transform to N(0, 1) (`chi_square_z`)."""
     u = queries @ K.T
-    q = np.einsum("qi,ij,qj->q", u, Sigma, u)
-    tested = np.exp(3 * q) <= N / SKEW_REGIME
-    delta = (averages - target)[tested]
-    statistic = N * np.einsum("qi,qi->", delta, np.linalg.solve(softmax_average_covariance_limit(u[tested], Sigma),
-                                                                 delta[..., None])[..., 0])
-    if delta.size == 0:
+    tested = np.exp(3 * np.einsum("qi,ij,qj->q", u, Sigma, u)) <= N / SKEW_REGIME
+    if not tested.any():
         return np.nan, 0, np.nan
+    delta = (averages - target)[tested]
+    whitened = np.linalg.solve(softmax_average_covariance_limit(u[tested], Sigma), delta[..., None])[..., 0]
+    statistic = N * np.einsum("qi,qi->", delta, whitened)
     return chi_square_z(statistic, delta.size), int(tested.sum()), statistic / delta.size
 
 

@@ -40,8 +40,8 @@ from theorycheck.errors import DeclarationError
 from theorycheck.lineage import computation
 
 __all__ = ["sample_covariance_quadratic_mean", "sample_covariance_chain_mean", "softmax_weight_second_moment_limit",
-           "softmax_average_covariance_limit", "softmax_average_mse_limit", "softmax_weight_second_moment_bound", "softmax_weight_second_moment_slack",
-           "softmax_weight_second_moments_exact", "softmax_average_mse_exact"]
+           "softmax_average_covariance_limit", "softmax_average_mse_limit", "softmax_weight_second_moment_bound",
+           "softmax_weight_second_moment_slack", "softmax_weight_second_moments_exact", "softmax_average_mse_exact"]
 
 
 def sample_covariance_quadratic_mean(Sigma, A, n):
