@@ -13,6 +13,8 @@ from theorycheck.solvers.gaussian_moments import (
     softmax_weight_second_moment_bound,
     softmax_weight_second_moment_limit,
     softmax_weight_second_moment_slack,
+    softmax_weight_average_moments_exact,
+    softmax_weight_power_moments_exact,
     softmax_weight_second_moments_exact,
 )
 from theorycheck.solvers.monte_carlo import debiased_squared_norm
@@ -217,3 +219,57 @@ def test_softmax_weight_second_moment_slack_is_a_floor_of_the_exact_slack():
                     ratios[own].append(slack / softmax_weight_second_moment_slack(q, tau, n, self_weight=own))
     for own in ratios:
         assert min(ratios[own]) >= 1.0 and min(ratios[own]) < 2.0
+
+
+def _three_key_weights(q, tau, nodes=120):
+    """(s_0, s_1, s_2, quadrature weight) on a product Gauss-Hermite grid over the two fresh scores
+    of n = 3 keys: an independent route to the moments (no Laplace transform)."""
+    z, w = np.polynomial.hermite_e.hermegauss(nodes)
+    w = w / w.sum()
+    a1, a2 = np.meshgrid(np.sqrt(q) * z, np.sqrt(q) * z, indexing="ij")
+    total = np.exp(tau) + np.exp(a1) + np.exp(a2)
+    return np.exp(tau) / total, np.exp(a1) / total, np.exp(a2) / total, np.outer(w, w)
+
+
+@pytest.mark.parametrize("q, tau", [(0.3, 0.5), (1.2, -0.4)])
+def test_power_moments_against_a_product_quadrature(q, tau):
+    """E s_j^m, E s_0^m (m up to 16) and the moments of X = (s_1^2 + s_2^2)/2 for n = 3 keys equal a
+    two-dimensional Gauss-Hermite quadrature over the fresh scores; at m = 2 the power moments
+    equal `softmax_weight_second_moments_exact` (another quadrature of the same integrals)."""
+    s0, s1, s2, weight = _three_key_weights(q, tau)
+    powers = np.array([2, 4, 8, 16])
+    fresh = softmax_weight_power_moments_exact(q, tau, 3, powers)
+    own = softmax_weight_power_moments_exact(q, tau, 3, powers, self_weight=True)
+    for m, f, o in zip(powers, fresh, own):
+        assert f == pytest.approx(np.sum(weight * s1 ** m), rel=1e-9)
+        assert o == pytest.approx(np.sum(weight * s0 ** m), rel=1e-9)
+    assert np.array([fresh[0], own[0]]) == pytest.approx(softmax_weight_second_moments_exact(q, tau, 3), rel=1e-11)
+    mean_square = (s1 ** 2 + s2 ** 2) / 2
+    expected = [np.sum(weight * mean_square ** r) for r in (1, 2, 3, 4)]
+    assert softmax_weight_average_moments_exact(q, tau, 3, 4) == pytest.approx(expected, rel=1e-9)
+
+
+def test_average_moments_against_monte_carlo():
+    """E X^r (r <= 8) for X the mean of s_j^2 over the n - 1 = 9 fresh keys, within 5 Monte Carlo
+    standard errors, and E X = E s_j^2."""
+    rng = np.random.default_rng(3)
+    q, tau, n = 1.5, 1.0, 10
+    scores = rng.normal(0.0, np.sqrt(q), (200000, n - 1))
+    weights = np.exp(scores) / (np.exp(tau) + np.exp(scores).sum(1))[:, None]
+    X = (weights ** 2).mean(1)
+    moments = softmax_weight_average_moments_exact(q, tau, n, 8)
+    assert moments[0] == pytest.approx(softmax_weight_second_moments_exact(q, tau, n)[0], rel=1e-11)
+    for r, exact in enumerate(moments, start=1):
+        samples = X ** r
+        assert abs(samples.mean() - exact) <= 5 * samples.std() / np.sqrt(len(samples))
+
+
+def test_power_and_average_moments_reject_bad_input():
+    with pytest.raises(DeclarationError, match="powers must be integers >= 1"):
+        softmax_weight_power_moments_exact(1.0, 0.0, 5, [0, 2])
+    with pytest.raises(DeclarationError, match="powers must be integers >= 1"):
+        softmax_weight_power_moments_exact(1.0, 0.0, 5, [2.5])
+    with pytest.raises(DeclarationError, match="order must be a positive integer"):
+        softmax_weight_average_moments_exact(1.0, 0.0, 5, 0)
+    with pytest.raises(DeclarationError, match="n >= 2"):
+        softmax_weight_average_moments_exact(1.0, 0.0, 1, 1)

@@ -7,7 +7,7 @@ Monte Carlo over fresh key sets for fixed queries, batched along leading dimensi
 import numpy as np
 
 from theorycheck import Calibrated, Control, claim
-from theorycheck.tails import NullTest
+from theorycheck.tails import NullTest, TailBound
 from theorycheck.solvers.gaussian_moments import (
     softmax_average_mse_exact,
     softmax_average_mse_limit,
@@ -16,7 +16,8 @@ from theorycheck.solvers.gaussian_moments import (
     softmax_weight_second_moment_limit,
 )
 
-from .sampling import exact_second_moments, query_directions, row_run, self_key_constant, softmax_row_moments
+from .sampling import (exact_second_moments, query_directions, row_run, second_moment_deviation, self_key_constant,
+                       softmax_row_moments)
 from .setup import PAPER
 
 ROW_SIZES = {"quick": {}, "full": {}}
@@ -41,7 +42,22 @@ RATE_KEYS = [10**6, 10**7, 10**8, LIMIT_KEYS]
 #: about N(0, 1) (a mean over 625 to 2 10^4 independent key sets), tested as a family at this level
 #: (`NullTest`, two-sided, Bonferroni over the family): a third of the claim budget
 MC_LEVEL = 1e-4
-LEM9_MC = "Monte Carlo E s_ij^2, E s_ii^2 equal the exact finite-n moments (|z| within the level-1e-4 critical value)"
+LEM9_MC = "Monte Carlo E s_ij^2, E s_ii^2 equal the exact finite-n moments (within their level-5e-5 deviation bound)"
+#: Lemma 9's Monte Carlo family: every n and query, one fresh key's s_ij^2 and the fixed key's
+#: s_ii^2, each mean within its `second_moment_deviation` at LEM9_LEVEL / (family size): a proven
+#: level (Markov on the exact moments, union bound), the claim's stated bound for the family and,
+#: through it, for the AM-GM decisions (below)
+LEM9_LEVEL = 5e-5
+LEM9_FAMILY_REASON = (
+    "For Gaussian keys the Monte Carlo mean over N i.i.d. key sets of X (the mean of s_ij^2 over the n - 1 "
+    "fresh keys of a set, or the fixed key's s_ii^2) deviates from E X by t or more with probability at most "
+    "level / (family size): Markov's inequality on the mean's exact even central moments up to order 12, from the "
+    "exact moments E X .. E X^12 (claims.gsb26.sampling.second_moment_deviation; softmax_weight_average_moments_exact "
+    "and softmax_weight_power_moments_exact, quadrature accurate to ~1e-13 relative); union bound over the family.")
+LEM9_AMGM_REASON = (
+    "The decision compares the Monte Carlo mean minus its deviation bound t with the AM-GM bound, which is at "
+    "least E s^2 for every query and n (Lemma 9's inequality, softmax_weight_second_moment_bound): it fails only "
+    "where a mean exceeds E s^2 by more than t, an event of the Monte Carlo family's, whose level bounds it.  ")
 #: Lemma 11's rate, O(1/n): the log-log slope of the exact MSE at most -0.75 (the upper side alone)
 LEM11_RATE = "E||a_i - Sigma K x_i||^2 decays like 1/n"
 LEM11_MC = "Monte Carlo MSE equals the exact finite-n MSE (|z| within the level-1e-4 critical value)"
@@ -84,17 +100,6 @@ REGIME_DECISION = f"a query in the 1/n regime (C(x_i, K) <= n_min / {REGIME_FACT
               "(n-2)/(n-1)^2) - 2 tau/(n-1)) for j != i and E[s_ii^2] <= (n-1)^{-2} exp(2 tau + 2q/(n-1)), "
               "q = x_i^T K^T Sigma K x_i, tau = x_i^T K x_i: the weights are O(1/n) in mean square.",
     provenance="derived",
-    over_budget=(
-        "Over through the AM-GM decisions (counted, order 1e-2) and the Monte Carlo family (order "
-        "1e-3).  The AM-GM bounds hold at every query and n by the lemma's own inequality, so they "
-        "fail only where the quadrature of the exact moments errs by more than their slack, which has a "
-        "proven floor (softmax_weight_second_moment_slack) but falls to about (2/n) min(1, e^tau) as the "
-        "seeded query's score variance goes to 0: a stated bound needs a proven error bound of the "
-        "fixed-step quadrature below that floor (not derived), and counting would need some 10^4 seeds.  The "
-        "family's z are studentized means of skewed squared weights whose tail at the family's "
-        "level no central limit theorem assures; a bound without one (Bennett's inequality) needs "
-        "the exact fourth moments E s^4, which the library does not compute.  The verdict decides "
-        "every query and n (a proven inequality, not a rate); the table reports the counted bound."),
     controls={
         "cubic_prefactor": Control(
             "statement", breaks=["E s_ij^2 (j != i) below the AM-GM bound"],
@@ -143,6 +148,24 @@ REGIME_DECISION = f"a query in the 1/n regime (C(x_i, K) <= n_min / {REGIME_FACT
         "uniform_keys' smallest largest |z| at n <= 20 was 22.1.  Confirmation block 83300-83599 (disjoint): "
         "the family failed on none of 300 seeds; its false-failure rate is the row's.",
         GAUSSIAN_KEYS_RECORD,
+        Calibrated(
+            decision=LEM9_MC, threshold="stated level LEM9_LEVEL = 5e-5; DEVIATION_ORDER = 12",
+            calibration_seeds="137000-137299", validation_seeds="137300-137599",
+            how="Issue 31, 2026-12-03 (twenty-seventh session). The Monte Carlo family and the AM-GM decisions "
+                "were over the budget (the table's rows of 95301-95600: AM-GM counted 0.0099 on the exact moments, "
+                "their margins no model fits; the family's studentized z log-normal 1.1e-3). Now every Monte Carlo "
+                "mean (all n, the fresh keys' mean s_ij^2 and s_ii^2) is held to its exact moment by a deviation t "
+                "proven from the exact moments E X .. E X^k (Markov on the mean's central moments, "
+                "second_moment_deviation), and the AM-GM decisions read the mean minus t, so both state a level. "
+                "Nothing was fitted to margins: the level is the budget's share, k the order of the Markov bound. "
+                "Calibration block with k = 8: claim 300/300, bound 1.6e-4 (the family's least margin 0.61 of t); "
+                "uniform_keys MISFIRED once in 300 (its largest deviation 0.98 t on that seed; miss bound 0.016), "
+                "so k was raised to 12 (t from about 10.5 to about 7 standard errors: the power the control "
+                "needs, no threshold moved for the claim). Validation block, the final code: claim 300/300, "
+                "bound 1.6e-4 (family margins 0.66 +- 0.06, least 0.42; AM-GM least 0.033 and 0.027); "
+                "uniform_keys failed as declared on 300/300 (least largest deviation 2.03 t, miss bound 4.1e-9, "
+                "log-normal), cubic_prefactor 0.004, faster_decay 1e-5, unnormalized_limit 0.0099 (counted, "
+                "untouched)."),
     ],
     sizes=ROW_SIZES,
 )
@@ -152,14 +175,21 @@ def test_softmax_second_moment(tc):
     fixed queries x_i ~ N(0, Sigma), n in {10, 20, ..., 320}, 2 10^5/n key sets per (query,
     n) (quick).  Reference 1, the AM-GM bound (`softmax_weight_second_moment_bound`; our
     derivation gives the exponent 2q(1 + (n-2)/(n-1)^2), slightly tighter than the spec's
-    (2 + 2/(n-1)) q, both valid): pass when the exact finite-n moment (reference 2, which the
-    Monte Carlo is held to) is below it for every query and n (j != i, and j = i).  Reference 2, the exact finite-n moments
+    (2 + 2/(n-1)) q, both valid).  Reference 2, the exact finite-n moments
     (`softmax_weight_second_moments_exact`: with 1/S^2 = int t e^{-tS} dt and the tilt e^{2a},
-    one-dimensional integrals of the lognormal Laplace transform, by quadrature): the Monte
-    Carlo means equal them at every query and every n with at least MIN_MC_DRAWS = 10^4 key
-    sets: the z-scores (mean - exact)/standard error as a family against their N(0, 1) null at
-    level MC_LEVEL = 1e-4 (`monte_carlo_family`).  Reference 3,
-    the derived limit n^2 E s_ij^2 -> E e^{2a}/(E e^a)^2 = e^q
+    one-dimensional integrals of the lognormal Laplace transform, by quadrature), and the
+    exact moments of the sampled X up to X^12 (X = s_ii^2, and X = the mean of s_ij^2 over the
+    n - 1 fresh keys of a key set: `softmax_weight_power_moments_exact`,
+    `softmax_weight_average_moments_exact`), which give each Monte Carlo mean over N key sets a
+    deviation t with P[|mean - E X| >= t] <= LEM9_LEVEL / (2 x ns x queries)
+    (`second_moment_deviation`: Markov's inequality on the mean's exact central moments, no
+    central limit theorem; about 7 standard errors).  Pass: (MC) every Monte Carlo mean within t
+    of its exact moment, at every query and n (72 means at the quick tier; a stated level
+    LEM9_LEVEL = 5e-5, union bound); (AM-GM) the Monte Carlo mean minus t below the AM-GM bound
+    at every query and n, j != i and j = i: since the bound is at least E X (the lemma's
+    inequality), this fails only on the family's event, whose level it states.  The exact
+    moments' slack against the bound, over its proven floor (`softmax_weight_second_moment_slack`),
+    is recorded.  Reference 3, the derived limit n^2 E s_ij^2 -> E e^{2a}/(E e^a)^2 = e^q
     (`softmax_weight_second_moment_limit`), checked on the exact moments at n = LIMIT_KEYS =
     1e9 (relative deviation <= LIMIT_RTOL = 1e-3).  Rate: the log-log slope of the exact
     E s_ij^2 over n in [1e6, 1e9] within 0.05 of -2 per query (the Monte Carlo slope over
@@ -172,12 +202,12 @@ def test_softmax_second_moment(tc):
     the approach is O(1/n) with a constant growing fast in q: Monte Carlo checks the
     quadrature where it can.
     Controls: uniform_keys (its own Monte Carlo with non-Gaussian keys) is the recomputing
-    control, and it tests the exact-moment check only (the Gaussian Laplace transform behind
-    the exact moments); cubic_prefactor and faster_decay re-judge the claim's own numbers
-    (discrimination) and unnormalized_limit swaps the reference formula.  No recomputing
-    control breaks the rate: it is decided on the exact moments over n in [1e6, 1e9], where
-    a query breaks it only with e^q near 1e6 or more (the calibration record says why a
-    scaled-query control was not kept).
+    control, and it breaks the Monte Carlo family only (the Gaussian Laplace transform behind
+    the exact moments; its keys are not the lemma's, so its decisions state no level);
+    cubic_prefactor and faster_decay re-judge the claim's own numbers (discrimination) and
+    unnormalized_limit swaps the reference formula.  No recomputing control breaks the rate: it
+    is decided on the exact moments over n in [1e6, 1e9], where a query breaks it only with e^q
+    near 1e6 or more (the calibration record says why a scaled-query control was not kept).
     Hypotheses A1-A3 and light tails mu(K) < 1/2.
     """
     run = row_run(tc, keys="uniform" if tc.control == "uniform_keys" else "gaussian")
@@ -186,23 +216,33 @@ def test_softmax_second_moment(tc):
     prefactor = 1.0 / (n - 1.0) if tc.control == "cubic_prefactor" else np.ones(len(n))
     other_bound = np.array([softmax_weight_second_moment_bound(q, tau, m) for m in n]) * prefactor[:, None]
     self_bound = np.array([softmax_weight_second_moment_bound(q, tau, m, self_weight=True) for m in n])
-    other, other_se = run["other"]
-    own, own_se = run["self"]
+    other, own = run["other"][0], run["self"][0]
     tc.record("E s_ij^2 / bound (n x query)", other / other_bound)
     tc.record("E s_ii^2 / bound (n x query)", own / self_bound)
     # the bounds are on the expectations: decided on their exact finite-n values, which the Monte
     # Carlo is held to below
     exact_other, exact_own = exact_second_moments(q, tau, n)
-    tc.conclusion.at_most("E s_ij^2 (j != i) below the AM-GM bound", exact_other, other_bound)
-    tc.conclusion.at_most("E s_ii^2 below the AM-GM bound", exact_own, self_bound)
-    # the slack 1 - E s^2 / bound has a proven floor (`softmax_weight_second_moment_slack`): the
-    # decisions above fail only where the quadrature errs by more than it
+    draws = softmax_row_moments.sizes_of(tc.tier)["rows"] // n
+    family = 2 * other.size
+    deviation = np.array([[second_moment_deviation(float(qj), float(tj), int(k), int(m), LEM9_LEVEL / family)
+                           for qj, tj in zip(q, tau)] for k, m in zip(n, draws)])       # (n, query, 2)
+    t_other, t_own = deviation[..., 0], deviation[..., 1]
+    gaussian = tc.control != "uniform_keys"     # the stated levels hold for the lemma's Gaussian keys
+    family_bound = TailBound(LEM9_LEVEL, LEM9_FAMILY_REASON) if gaussian else None
+    amgm_bound = TailBound(LEM9_LEVEL, LEM9_AMGM_REASON + LEM9_FAMILY_REASON) if gaussian else None
+    tc.conclusion.at_most("E s_ij^2 (j != i) below the AM-GM bound", other - t_other, other_bound,
+                          tail_bound=amgm_bound)
+    tc.conclusion.at_most("E s_ii^2 below the AM-GM bound", own - t_own, self_bound, tail_bound=amgm_bound)
+    tc.conclusion.at_most(LEM9_MC, np.abs(np.concatenate([other - exact_other, own - exact_own])),
+                          np.concatenate([t_other, t_own]), tail_bound=family_bound)
+    tc.record("(Monte Carlo E s_ij^2 - exact) / deviation bound (n x query)", (other - exact_other) / t_other)
+    tc.record("(Monte Carlo E s_ii^2 - exact) / deviation bound (n x query)", (own - exact_own) / t_own)
+    # the exact moments against the bounds: the slack 1 - E s^2 / bound has a proven floor
+    # (`softmax_weight_second_moment_slack`)
     for label, moment, bound, is_self in (("s_ij", exact_other, other_bound, False),
                                           ("s_ii", exact_own, self_bound, True)):
         floor = np.array([softmax_weight_second_moment_slack(q, tau, m, self_weight=is_self) for m in n])
         tc.record(f"AM-GM slack of E {label}^2 over its proven floor (n x query)", (1 - moment / bound) / floor)
-    tc.record("(E s_ij^2 Monte Carlo - exact) / standard error (n x query)", (other - exact_other) / other_se)
-    monte_carlo_family(tc, LEM9_MC, n, [(other - exact_other) / other_se, (own - exact_own) / own_se])
     # both bounds tend to e^{2q}/(n-1)^2 and e^{2 tau}/(n-1)^2, the truths to e^q/n^2 and
     # e^{2 tau - q}/n^2: at large n the ratio is e^{-q} (n-1)^2/n^2 up to O(1/n)
     N = LIMIT_KEYS
