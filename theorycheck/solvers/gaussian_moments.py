@@ -320,8 +320,8 @@ def softmax_weight_power_moments_exact(q, tau, n, powers, *, self_weight=False):
     phi(t) = E exp(-t e^a), w0 = e^tau; at m = 2 they are `softmax_weight_second_moments_exact`.
     Every factor is summed in the log domain (trapezoid in s = log t and in a, step
     `_POWER_STEP`): E s^24 spans hundreds of decades between its factors.  The moments of
-    X = s^2 up to X^k give the Monte Carlo mean of s^2 a deviation bound that needs no central
-    limit theorem (`theorycheck.tails.mean_deviation_bound`)."""
+    X = s^2 up to X^k give the Monte Carlo mean of s^2 a deviation bound that needs no normal
+    approximation (`theorycheck.tails.mean_deviation_bound`)."""
     _check_keys(q, n, "softmax_weight_power_moments_exact")
     powers = np.atleast_1d(np.asarray(powers))
     if powers.size == 0 or np.any(powers < 1) or np.any(powers != np.round(powers)):
@@ -376,7 +376,7 @@ def softmax_weight_average_moments_exact(q, tau, n, order):
     contributes E prod_l s_l^{2 b_l} = int t^{2r-1} e^{-t w0} prod_l M_{2 b_l}(t) phi(t)^{n-1-p} dt
     / Gamma(2r), M_k(t) = E[e^{k a} e^{-t e^a}] (1/S^{2r} as in
     `softmax_weight_power_moments_exact`, independence of the keys).  The moments of the mean
-    give its Monte Carlo mean a deviation bound without a central limit theorem
+    give its Monte Carlo mean a deviation bound without a normal approximation
     (`theorycheck.tails.mean_deviation_bound`)."""
     _check_keys(q, n, "softmax_weight_average_moments_exact")
     if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 1:
