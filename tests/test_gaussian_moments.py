@@ -264,6 +264,16 @@ def test_average_moments_against_monte_carlo():
         assert abs(samples.mean() - exact) <= 5 * samples.std() / np.sqrt(len(samples))
 
 
+def test_average_moments_over_several_n_equal_one_n_at_a_time():
+    """A sequence of n gives one row per n, equal to the scalar calls (the union grid adds only
+    negligible nodes)."""
+    ns = [10, 40, 320]
+    rows = softmax_weight_average_moments_exact(2.0, -0.5, ns, 6)
+    assert rows.shape == (3, 6)
+    for row, n in zip(rows, ns):
+        assert row == pytest.approx(softmax_weight_average_moments_exact(2.0, -0.5, n, 6), rel=1e-12)
+
+
 def test_power_and_average_moments_reject_bad_input():
     with pytest.raises(DeclarationError, match="powers must be integers >= 1"):
         softmax_weight_power_moments_exact(1.0, 0.0, 5, [0, 2])
@@ -273,3 +283,5 @@ def test_power_and_average_moments_reject_bad_input():
         softmax_weight_average_moments_exact(1.0, 0.0, 5, 0)
     with pytest.raises(DeclarationError, match="n >= 2"):
         softmax_weight_average_moments_exact(1.0, 0.0, 1, 1)
+    with pytest.raises(DeclarationError, match="n >= 2"):
+        softmax_weight_average_moments_exact(1.0, 0.0, [10, 1], 1)

@@ -122,7 +122,7 @@ def exact_second_moments(q, tau, ns):
     return values[..., 0], values[..., 1]
 
 
-#: the highest power of X whose exact moment enters `second_moment_deviation` (orders 2..12 of
+#: the highest power of X whose exact moment enters `second_moment_deviations` (orders 2..12 of
 #: the mean's central moments: about 7 standard errors at a level near 1e-6 per statistic, where
 #: order 8 gives 10.5 and the fourth order alone 45).  It was 8 on the calibration block
 #: 137000-137299, where uniform_keys misfired once in 300 (Lemma 9's record)
@@ -150,20 +150,22 @@ def _reliable_central_moments(raw):
     return central
 
 
-@functools.lru_cache(maxsize=4096)
-def second_moment_deviation(q, tau, n, draws, level):
-    r"""``(t_other, t_own)``: deviations with P[|mean of ``draws`` i.i.d. X - E X| >= t] <=
-    ``level`` for X the mean over the n - 1 fresh keys of s_ij^2 (`softmax_row_statistics`'
-    "other") and for X = s_ii^2, the fixed key of score ``tau``: Markov's inequality on the
-    mean's exact even central moments up to order `DEVIATION_ORDER`
-    (`theorycheck.tails.mean_deviation_bound`), from the exact moments E X .. E X^12
-    (`softmax_weight_average_moments_exact`, `softmax_weight_power_moments_exact`).  No central
-    limit theorem: the bound holds in the far tail of a skewed mean.  Cached: the claim and its
-    controls share the instance's queries (a control's keys change the Monte Carlo, not E X)."""
-    other = softmax_weight_average_moments_exact(q, tau, n, DEVIATION_ORDER)
-    own = softmax_weight_power_moments_exact(q, tau, n, 2 * np.arange(1, DEVIATION_ORDER + 1), self_weight=True)
-    return tuple(mean_deviation_bound(_reliable_central_moments([1.0, *moments]), draws, level)
-                 for moments in (other, own))
+@functools.lru_cache(maxsize=1024)
+def second_moment_deviations(q, tau, ns, draws, level):
+    r"""``(len(ns), 2)``: per number of keys n of ``ns`` (a tuple) with ``draws`` key sets (a tuple),
+    deviations (t_other, t_own) with P[|mean of the draws' X - E X| >= t] <= ``level`` for X the
+    mean over the n - 1 fresh keys of s_ij^2 (`softmax_row_statistics`' "other") and for X =
+    s_ii^2, the fixed key of score ``tau``: Markov's inequality on the mean's exact even central
+    moments up to order `DEVIATION_ORDER` (`theorycheck.tails.mean_deviation_bound`), from the
+    exact moments E X .. E X^12 (`softmax_weight_average_moments_exact`,
+    `softmax_weight_power_moments_exact`).  No central limit theorem: the bound holds in the far
+    tail of a skewed mean.  Cached: the claim and its controls share the instance's queries (a
+    control's keys change the Monte Carlo, not E X)."""
+    others = softmax_weight_average_moments_exact(q, tau, list(ns), DEVIATION_ORDER)
+    powers = 2 * np.arange(1, DEVIATION_ORDER + 1)
+    return np.array([[mean_deviation_bound(_reliable_central_moments([1.0, *moments]), m, level)
+                      for moments in (other, softmax_weight_power_moments_exact(q, tau, n, powers, self_weight=True))]
+                     for n, m, other in zip(ns, draws, others)])
 
 
 def query_directions(run):

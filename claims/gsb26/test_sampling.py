@@ -16,7 +16,7 @@ from theorycheck.solvers.gaussian_moments import (
     softmax_weight_second_moment_limit,
 )
 
-from .sampling import (exact_second_moments, query_directions, row_run, second_moment_deviation, self_key_constant,
+from .sampling import (exact_second_moments, query_directions, row_run, second_moment_deviations, self_key_constant,
                        softmax_row_moments)
 from .setup import PAPER
 
@@ -38,13 +38,13 @@ LIMIT_RTOL = 1e-3
 #: where the rate n^-2 is checked on the exact moments (local slope within 1e-3 of -2 there),
 #: ending at LIMIT_KEYS
 RATE_KEYS = [10**6, 10**7, 10**8, LIMIT_KEYS]
-#: Monte Carlo against the exact finite-n value: the z-scores (mean - exact)/standard error, each
-#: about N(0, 1) (a mean over 625 to 2 10^4 independent key sets), tested as a family at this level
-#: (`NullTest`, two-sided, Bonferroni over the family): a third of the claim budget
+#: Lemma 11's Monte Carlo against the exact finite-n value: the z-scores (mean - exact)/standard
+#: error, each about N(0, 1) (a mean over 625 to 2 10^4 independent key sets), tested as a family at
+#: this level (`NullTest`, two-sided, Bonferroni over the family): a third of the claim budget
 MC_LEVEL = 1e-4
 LEM9_MC = "Monte Carlo E s_ij^2, E s_ii^2 equal the exact finite-n moments (within their level-5e-5 deviation bound)"
-#: Lemma 9's Monte Carlo family: every n and query, one fresh key's s_ij^2 and the fixed key's
-#: s_ii^2, each mean within its `second_moment_deviation` at LEM9_LEVEL / (family size): a proven
+#: Lemma 9's Monte Carlo family: every n and query, the mean of s_ij^2 over a set's fresh keys and
+#: the fixed key's s_ii^2, each mean within its `second_moment_deviations` at LEM9_LEVEL / (family size): a proven
 #: level (Markov on the exact moments, union bound), the claim's stated bound for the family and,
 #: through it, for the AM-GM decisions (below)
 LEM9_LEVEL = 5e-5
@@ -52,8 +52,8 @@ LEM9_FAMILY_REASON = (
     "For Gaussian keys the Monte Carlo mean over N i.i.d. key sets of X (the mean of s_ij^2 over the n - 1 "
     "fresh keys of a set, or the fixed key's s_ii^2) deviates from E X by t or more with probability at most "
     "level / (family size): Markov's inequality on the mean's exact even central moments up to order 12, from the "
-    "exact moments E X .. E X^12 (claims.gsb26.sampling.second_moment_deviation; softmax_weight_average_moments_exact "
-    "and softmax_weight_power_moments_exact, quadrature accurate to ~1e-13 relative); union bound over the family.")
+    "exact moments E X .. E X^12 (claims.gsb26.sampling.second_moment_deviations; softmax_weight_average_moments_exact "
+    "and softmax_weight_power_moments_exact, quadrature accurate to ~1e-12 relative); union bound over the family.")
 LEM9_AMGM_REASON = (
     "The decision compares the Monte Carlo mean minus its deviation bound t with the AM-GM bound, which is at "
     "least E s^2 for every query and n (Lemma 9's inequality, softmax_weight_second_moment_bound): it fails only "
@@ -156,7 +156,7 @@ REGIME_DECISION = f"a query in the 1/n regime (C(x_i, K) <= n_min / {REGIME_FACT
                 "their margins no model fits; the family's studentized z log-normal 1.1e-3). Now every Monte Carlo "
                 "mean (all n, the fresh keys' mean s_ij^2 and s_ii^2) is held to its exact moment by a deviation t "
                 "proven from the exact moments E X .. E X^k (Markov on the mean's central moments, "
-                "second_moment_deviation), and the AM-GM decisions read the mean minus t, so both state a level. "
+                "second_moment_deviations), and the AM-GM decisions read the mean minus t, so both state a level. "
                 "Nothing was fitted to margins: the level is the budget's share, k the order of the Markov bound. "
                 "Calibration block with k = 8: claim 300/300, bound 1.6e-4 (the family's least margin 0.61 of t); "
                 "uniform_keys MISFIRED once in 300 (its largest deviation 0.98 t on that seed; miss bound 0.016), "
@@ -182,7 +182,7 @@ def test_softmax_second_moment(tc):
     n - 1 fresh keys of a key set: `softmax_weight_power_moments_exact`,
     `softmax_weight_average_moments_exact`), which give each Monte Carlo mean over N key sets a
     deviation t with P[|mean - E X| >= t] <= LEM9_LEVEL / (2 x ns x queries)
-    (`second_moment_deviation`: Markov's inequality on the mean's exact central moments, no
+    (`second_moment_deviations`: Markov's inequality on the mean's exact central moments, no
     central limit theorem; about 7 standard errors).  Pass: (MC) every Monte Carlo mean within t
     of its exact moment, at every query and n (72 means at the quick tier; a stated level
     LEM9_LEVEL = 5e-5, union bound); (AM-GM) the Monte Carlo mean minus t below the AM-GM bound
@@ -224,8 +224,9 @@ def test_softmax_second_moment(tc):
     exact_other, exact_own = exact_second_moments(q, tau, n)
     draws = softmax_row_moments.sizes_of(tc.tier)["rows"] // n
     family = 2 * other.size
-    deviation = np.array([[second_moment_deviation(float(qj), float(tj), int(k), int(m), LEM9_LEVEL / family)
-                           for qj, tj in zip(q, tau)] for k, m in zip(n, draws)])       # (n, query, 2)
+    deviation = np.stack([second_moment_deviations(float(qj), float(tj), tuple(int(k) for k in n),
+                                                   tuple(int(m) for m in draws), LEM9_LEVEL / family)
+                          for qj, tj in zip(q, tau)], axis=1)                           # (n, query, 2)
     t_other, t_own = deviation[..., 0], deviation[..., 1]
     gaussian = tc.control != "uniform_keys"     # the stated levels hold for the lemma's Gaussian keys
     family_bound = TailBound(LEM9_LEVEL, LEM9_FAMILY_REASON) if gaussian else None

@@ -327,21 +327,21 @@ def softmax_weight_power_moments_exact(q, tau, n, powers, *, self_weight=False):
     if powers.size == 0 or np.any(powers < 1) or np.any(powers != np.round(powers)):
         raise DeclarationError(f"softmax_weight_power_moments_exact: powers must be integers >= 1, got {powers!r}")
     s, log_phi = _power_grid(q, tau, n)
-    moments = []
-    for m in powers.astype(int):
-        common = m * s - np.exp(s + tau) - gammaln(m) + np.log(_POWER_STEP)
-        if self_weight:
-            moments.append(logsumexp(common + m * tau + (n - 1) * log_phi))
-        else:
-            moments.append(logsumexp(common + _log_tilted_laplace(np.exp(s), q, m) + (n - 2) * log_phi))
-    return np.exp(moments)
+    m = powers.astype(int)[:, None]
+    common = m * s - np.exp(s + tau) - gammaln(m) + np.log(_POWER_STEP)             # (powers, T)
+    if self_weight:
+        integrands = common + m * tau + (n - 1) * log_phi
+    else:
+        integrands = common + np.array([_log_tilted_laplace(np.exp(s), q, k) for k in m[:, 0]]) + (n - 2) * log_phi
+    return np.exp(logsumexp(integrands, axis=1))
 
 
-def _power_grid(q, tau, n):
-    """The outer nodes s = log t of the power moments (step `_POWER_STEP`, the range of
-    `_laplace_grid`) and log phi(t) there."""
-    t_star = 1.0 / ((n - 1) * np.exp(q / 2) + np.exp(tau))
-    s = np.arange(np.log(t_star) - _S_BELOW, np.log(t_star) + _POWER_ABOVE, _POWER_STEP)
+def _power_grid(q, tau, ns):
+    """The outer nodes s = log t of the power moments (step `_POWER_STEP`; the range of
+    `_laplace_grid` for every number of keys in ``ns``, their union: a node outside one n's
+    range adds a negligible term to its sum) and log phi(t) there."""
+    log_star = -np.log((np.asarray(ns, dtype=float) - 1) * np.exp(q / 2) + np.exp(tau))
+    s = np.arange(log_star.min() - _S_BELOW, log_star.max() + _POWER_ABOVE, _POWER_STEP)
     return s, _log_laplace(np.exp(s), q)
 
 
@@ -370,7 +370,9 @@ def _set_partition_count(blocks):
 def softmax_weight_average_moments_exact(q, tau, n, order):
     r"""``E[X^r]`` for r = 1..``order`` (array), X = (1/(n-1)) sum_{j != 0} s_j^2 the mean
     squared weight of the n - 1 fresh keys (scores a ~ N(0, q)) beside a fixed key of score
-    ``tau``, exactly (quadrature).  Expanding X^r over the r factors' keys, the factors that
+    ``tau``, exactly (quadrature); ``n`` an integer, or a sequence of them (then one row per n:
+    the tilted transforms, the costly part, are computed once on the union of their grids).
+    Expanding X^r over the r factors' keys, the factors that
     share a key form the blocks of a set partition of the r positions, and distinct blocks take
     distinct keys ((n-1)(n-2)...(n-p) ways for p blocks); a partition with block sizes b_1..b_p
     contributes E prod_l s_l^{2 b_l} = int t^{2r-1} e^{-t w0} prod_l M_{2 b_l}(t) phi(t)^{n-1-p} dt
@@ -378,24 +380,31 @@ def softmax_weight_average_moments_exact(q, tau, n, order):
     `softmax_weight_power_moments_exact`, independence of the keys).  The moments of the mean
     give its Monte Carlo mean a deviation bound without a normal approximation
     (`theorycheck.tails.mean_deviation_bound`)."""
-    _check_keys(q, n, "softmax_weight_average_moments_exact")
+    ns = np.atleast_1d(n)
+    for keys in ns:
+        _check_keys(q, keys, "softmax_weight_average_moments_exact")
     if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 1:
         raise DeclarationError(f"softmax_weight_average_moments_exact: order must be a positive integer, got {order!r}")
-    s, log_phi = _power_grid(q, tau, n)
+    s, log_phi = _power_grid(q, tau, ns)
     t = np.exp(s)
     tilted = {k: _log_tilted_laplace(t, q, k) for k in range(2, 2 * order + 1, 2)}
+    rows = [_average_moments(s, log_phi, tilted, tau, int(keys), order) for keys in ns]
+    return rows[0] if np.ndim(n) == 0 else np.array(rows)
+
+
+def _average_moments(s, log_phi, tilted, tau, n, order):
+    """`softmax_weight_average_moments_exact` for one n, from its grid and tilted transforms."""
+    t = np.exp(s)
     moments = []
     for r in range(1, order + 1):
         common = 2 * r * s - t * np.exp(tau) - gammaln(2 * r) + np.log(_POWER_STEP)
-        terms = []
-        for blocks in _integer_partitions(r):
-            p = len(blocks)
-            if p > n - 1:       # more blocks than fresh keys: no assignment of distinct keys
-                continue
-            ways = _set_partition_count(list(blocks)) * math.perm(n - 1, p)
-            integrand = common + sum(tilted[2 * b] for b in blocks) + (n - 1 - p) * log_phi
-            terms.append(math.log(ways) + logsumexp(integrand))
-        moments.append(np.exp(logsumexp(terms) - r * np.log(n - 1.0)))
+        # more blocks than fresh keys: no assignment of distinct keys
+        partitions = [blocks for blocks in _integer_partitions(r) if len(blocks) <= n - 1]
+        log_ways = [math.log(_set_partition_count(list(blocks)) * math.perm(n - 1, len(blocks)))
+                    for blocks in partitions]
+        integrands = np.array([way + common + sum(tilted[2 * b] for b in blocks) + (n - 1 - len(blocks)) * log_phi
+                               for way, blocks in zip(log_ways, partitions)])    # (partitions, T): one sum
+        moments.append(np.exp(logsumexp(integrands) - r * np.log(n - 1.0)))
     return np.array(moments)
 
 
