@@ -392,7 +392,8 @@ def fourth_moment_deviation(coordinates: int, level: float) -> float:
 # count beyond the 1% quantile) cannot see: it does not reach the 1e-5 tail.  Their rates are the
 # calibration's models of the margins, as for any statistic.  Where the sampled quantity's moments
 # are known in closed form under the hypothesis (z^4 of Gaussian coordinates: `gaussian_precondition`;
-# exp(x^T A x): Lemma 7's Monte Carlo test), Markov's inequality on the mean's exact moments
+# exp(x^T A x): Lemma 7's Monte Carlo test; squared softmax weights: Lemma 9's, through
+# `sampling.second_moment_deviations`), Markov's inequality on the mean's exact moments
 # (`theorycheck.tails.mean_deviation_bound`) gives a critical value that needs no central limit
 # theorem, and its level is stated.
 
