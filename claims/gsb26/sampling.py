@@ -124,8 +124,7 @@ def exact_second_moments(q, tau, ns):
 
 #: the highest power of X whose exact moment enters `second_moment_deviations` (orders 2..12 of
 #: the mean's central moments: about 7 standard errors at a level near 1e-6 per statistic, where
-#: order 8 gives 10.5 and the fourth order alone 45).  It was 8 on the calibration block
-#: 137000-137299, where uniform_keys misfired once in 300 (Lemma 9's record)
+#: order 8 gives 10.5 and the fourth order alone 45; Lemma 9's record says which block chose it)
 DEVIATION_ORDER = 12
 #: a central moment of X computed from the raw moments is kept only while its magnitude exceeds
 #: this multiple of its cancellation error (the raw moments' relative accuracy RAW_MOMENT_ACCURACY,

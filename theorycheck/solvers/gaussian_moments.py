@@ -39,6 +39,7 @@ import math
 import numpy as np
 
 from scipy.special import gammaln, logsumexp
+from sympy.utilities.iterables import partitions
 
 from theorycheck.errors import DeclarationError
 from theorycheck.lineage import computation
@@ -327,12 +328,13 @@ def softmax_weight_power_moments_exact(q, tau, n, powers, *, self_weight=False):
     if powers.size == 0 or np.any(powers < 1) or np.any(powers != np.round(powers)):
         raise DeclarationError(f"softmax_weight_power_moments_exact: powers must be integers >= 1, got {powers!r}")
     s, log_phi = _power_grid(q, tau, n)
+    t = np.exp(s)
     m = powers.astype(int)[:, None]
-    common = m * s - np.exp(s + tau) - gammaln(m) + np.log(_POWER_STEP)             # (powers, T)
+    common = m * s - t * np.exp(tau) - gammaln(m) + np.log(_POWER_STEP)             # (powers, T)
     if self_weight:
         integrands = common + m * tau + (n - 1) * log_phi
     else:
-        integrands = common + np.array([_log_tilted_laplace(np.exp(s), q, k) for k in m[:, 0]]) + (n - 2) * log_phi
+        integrands = common + np.array([_log_tilted_laplace(t, q, k) for k in m[:, 0]]) + (n - 2) * log_phi
     return np.exp(logsumexp(integrands, axis=1))
 
 
@@ -345,25 +347,15 @@ def _power_grid(q, tau, ns):
     return s, _log_laplace(np.exp(s), q)
 
 
-def _integer_partitions(r, largest=None):
-    """The integer partitions of ``r`` as non-increasing tuples."""
-    largest = r if largest is None else largest
-    if r == 0:
-        yield ()
-        return
-    for first in range(min(r, largest), 0, -1):
-        for rest in _integer_partitions(r - first, first):
-            yield (first, *rest)
-
-
-def _set_partition_count(blocks):
-    """The number of set partitions of sum(blocks) labelled items with the block sizes ``blocks``."""
-    count = math.factorial(sum(blocks))
-    for size in blocks:
-        count //= math.factorial(size)
-    for size in set(blocks):
-        count //= math.factorial(blocks.count(size))
-    return count
+def _block_partitions(r):
+    """For every integer partition of ``r`` (sympy's ``partitions``): its block sizes and the
+    number of set partitions of r labelled items with those block sizes, r! / prod(b! ...) /
+    prod(multiplicity!)."""
+    for sizes in partitions(r):
+        count = math.factorial(r)
+        for size, multiplicity in sizes.items():
+            count //= math.factorial(size) ** multiplicity * math.factorial(multiplicity)
+        yield [size for size, multiplicity in sizes.items() for _ in range(multiplicity)], count
 
 
 @computation('solver', inputs=('q', 'tau', 'n', 'order'))
@@ -388,22 +380,19 @@ def softmax_weight_average_moments_exact(q, tau, n, order):
     s, log_phi = _power_grid(q, tau, ns)
     t = np.exp(s)
     tilted = {k: _log_tilted_laplace(t, q, k) for k in range(2, 2 * order + 1, 2)}
-    rows = [_average_moments(s, log_phi, tilted, tau, int(keys), order) for keys in ns]
+    rows = [_average_moments(s, t, log_phi, tilted, tau, int(keys), order) for keys in ns]
     return rows[0] if np.ndim(n) == 0 else np.array(rows)
 
 
-def _average_moments(s, log_phi, tilted, tau, n, order):
+def _average_moments(s, t, log_phi, tilted, tau, n, order):
     """`softmax_weight_average_moments_exact` for one n, from its grid and tilted transforms."""
-    t = np.exp(s)
     moments = []
     for r in range(1, order + 1):
         common = 2 * r * s - t * np.exp(tau) - gammaln(2 * r) + np.log(_POWER_STEP)
-        # more blocks than fresh keys: no assignment of distinct keys
-        partitions = [blocks for blocks in _integer_partitions(r) if len(blocks) <= n - 1]
-        log_ways = [math.log(_set_partition_count(list(blocks)) * math.perm(n - 1, len(blocks)))
-                    for blocks in partitions]
-        integrands = np.array([way + common + sum(tilted[2 * b] for b in blocks) + (n - 1 - len(blocks)) * log_phi
-                               for way, blocks in zip(log_ways, partitions)])    # (partitions, T): one sum
+        # a partition with more blocks than fresh keys has no assignment of distinct keys
+        integrands = np.array([math.log(count * math.perm(n - 1, len(blocks))) + common
+                               + sum(tilted[2 * b] for b in blocks) + (n - 1 - len(blocks)) * log_phi
+                               for blocks, count in _block_partitions(r) if len(blocks) <= n - 1])  # one sum
         moments.append(np.exp(logsumexp(integrands) - r * np.log(n - 1.0)))
     return np.array(moments)
 
