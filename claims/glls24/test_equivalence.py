@@ -10,10 +10,24 @@ from claims.glls24.kernel import (
 )
 from claims.glls24.setup import decide_pairing, decide_positive_kernel, gd_dims, paired_kernel_tail, softmax_gd
 from theorycheck import Calibrated, Control, claim
+from theorycheck.patterns import per_instance
 
 CLT_SLOPE_ABOVE = "NTK predictor approaches the infinite-width predictor like m^-1/2 (mean slope >= -0.65)"
 CLT_SLOPE_BELOW = "NTK predictor approaches the infinite-width predictor like m^-1/2 (mean slope <= -0.35)"
 LIMIT_TOLERANCE = 1e-4
+DRIFT_HYPOTHESIS = "data set meets Theorem F.2's hypothesis eps_H <= lambda / 2 at every width"
+CONVERGED = ("data set meets the hypothesis and its NTK regression converged by the end of the run at some "
+             "width >= 1024")
+DATA_SET_RATE, DATA_SET_ALPHA = 0.8, 0.01
+"""The hypotheses are properties of a data set (shared by the widths, so its trials are not independent;
+the data sets are): each precondition is the exact binomial test of P[a data set meets it] >= 0.8 at
+level 0.01 over the tier's data sets, which with the quick tier's 3 rejects exactly when none does
+(P[Bin(3, 0.8) = 0] = 0.008 < 0.01 < P[Bin(3, 0.8) <= 1] = 0.104) and with the full tier's 5 when at
+most one does; the conclusions read the data sets (trials) that meet them."""
+DATA_SET_LOW_POWER = ("three data sets a seed on the quick tier (each trained at every width): the precondition "
+                      "guards that the conclusions read some data set, rejecting when none meets the hypothesis; "
+                      "its false-failure rate, (1 - theta)^3 for the rate theta of a data set, is the calibration "
+                      "table's (pooled data sets)")
 """(iii)'s distance of the network at the end of the run to the NTK predictor."""
 NTK_CONVERGED = 1e-8
 """(iii) reads the trials whose NTK regression (kernel GD with H(0), no network) is within this of
@@ -29,14 +43,6 @@ PREDICTOR_SLOPE_CONFIDENCE = 0.999
                  "network and the time-matched NTK regression differ at every time T by "
                  "O(eps_K ||Y|| / lambda + k_0 eps_H ||Y|| log(lambda/eps_H) / lambda^2).",
        provenance="derived",
-       over_budget=("'kernel drift eps_H <= lambda / 2' and 'the NTK regression converged by the end of the run on "
-                    "some trial' keep the bound over (order 1e-2, bounded by counting only): the drift ratio's left "
-                    "tail (from lambda_min(H(0)) near 0) is heavier than any checked model's, and convergence is a "
-                    "property of the 3 data sets, each shared by the widths, so its count over the trials is over-"
-                    "dispersed as a binomial; a binomial over the independent data sets cannot reject at a level "
-                    "within the budget with 3 of them, and more data sets would multiply the claim's GD runs (the "
-                    "paper's quick tier is at its 60 s). The verdict reports the drift on every trial and the count "
-                    "of converged trials, the row's bound beside them."),
        calibration=["spec windows, checked on seeds 1, 2 and 0 (not re-chosen on seeds 1-10)",
                     "criterion (iv) uses predictor_instances fresh sets rather than the runs' 3 because with 3 "
                     "the rms was too noisy for a slope (seed 2 gave -0.37); with 20 it gave -0.48 and "
@@ -84,7 +90,25 @@ PREDICTOR_SLOPE_CONFIDENCE = 0.999
                     "over-dispersed (dispersion p 5e-4: a trial's data set is shared by the widths), beta-"
                     "binomial 0.013, which also put time_mismatch's miss bound at 0.013, over 1e-2; and 'gap "
                     "decays at least like 1/m' left its normal model there (Shapiro-Wilk p 0.003, Cantelli 0.027;"
-                    " normal on 84000-84299 and 111000-111019)"],
+                    " normal on 84000-84299 and 111000-111019)",
+                    Calibrated(decision=CONVERGED,
+                               threshold="the hypotheses per data set: P[a data set meets them] >= 0.8 by the "
+                                         "exact binomial test at level 0.01 over the 3 data sets (rejects when "
+                                         "none does); (i) and (iii) read the data sets meeting them",
+                               calibration_seeds="141000-141049", validation_seeds="141100-141399",
+                               how="nothing chosen on a margin: the rate 0.8 and level 0.01 make the test reject "
+                                   "only when no data set qualifies, and lie below the calibration block's 99.9% "
+                                   "Clopper-Pearson lower bounds of the data sets' rates (drift 150 of 150: 0.955; "
+                                   "converged 149 of 150: 0.940); the false-failure rate is the pooled data sets' "
+                                   "(1 - theta)^3. The block also showed that (ii), first read on the qualifying "
+                                   "data sets only, went unrecorded for independent_init on 6 of 50 seeds (its "
+                                   "i.i.d. runs meet the drift hypothesis on no data set there): (ii) reads every "
+                                   "data set again, as before. Validation 141100-141399 (300 seeds, final code): "
+                                   "no failure; drift hypothesis 900 of 900 data sets (largest eps_H / lambda "
+                                   "0.026), pooled trials 3.7e-8; converged 876 of 900 (at least 2 of 3 a seed, "
+                                   "dispersion p 0.73), pooled trials 5.2e-5; claim bound 7.8e-5 (the stated "
+                                   "lambda_min bound 2.6e-5 the next term); independent_init 9.1e-10, "
+                                   "time_mismatch 7.8e-5, both failed as declared on 300 of 300")],
        controls={
            "independent_init": Control(
                "hypothesis", breaks=["gap decays at least like 1/m"],
@@ -102,16 +126,22 @@ def test_nn_ntk_equivalence(tc):
     gradient-flow form derived in the spec: ``|f_nn - f_ntk| <= 2 eps_K ||Y||_F / lambda + 4 k_0
     eps_H ||Y||_F (1 + log(lambda/eps_H)) / lambda^2`` at every T, with eps_H the Frobenius drift (>=
     the operator norm, so the bound is conservative) tracked over the dense steps and at the end.
-    Measure on 5 unit test points, 3 seeds, every width, the gap ``max_{t, l, x_te} |f_nn - f_ntk|``.
-    Pass: (i) gap <= bound for every trial; (ii) the log-log slope of the geometric-mean gap vs m
-    is <= -1 (Theorem F.2's O(1/m) gap; symmetric init makes the drift second order, so the
-    measured slope is steeper); (iii) at widths >= 1024
+    Measure on 5 unit test points, 3 data sets (each trained at every width), every width, the gap
+    ``max_{t, l, x_te} |f_nn - f_ntk|``.  Theorem F.2's hypothesis eps_H <= lambda/2 is a property
+    of a data set's runs, decided per data set (at every width) before any conclusion reads it: a
+    precondition accepts P[a data set meets it] >= `DATA_SET_RATE` by the exact binomial test over
+    the data sets (`DATA_SET_ALPHA`; with 3 it rejects only when none does), and (i) and (iii) read
+    the data sets that meet it.  Pass: (i) gap <= bound on every such trial; (ii) the log-log slope
+    of the geometric-mean gap over all data sets vs m is <= -1 (Theorem F.2's O(1/m) gap, as the
+    drift vanishes with m; symmetric init makes the drift second order, so the measured slope is
+    steeper); (iii) at widths >= 1024
     ``|f_nn(T) - K_0 H(0)^{-1} vec Y| <= 1e-4`` (T the end of the run, `LIMIT_TOLERANCE`) on the
     trials whose NTK regression has itself converged by T (within `NTK_CONVERGED` of its limit; a
     property of H(0), Y and T, computed without the network, so the trials are chosen by the
-    hypothesis "the run is long enough", never by the network's distance; at least one trial
-    must qualify, a precondition): the run has the tier's fixed length, and on a trial whose H(0)
-    is ill-conditioned neither the network nor the kernel regression has converged by then
+    hypothesis "the run is long enough", never by the network's distance; a second precondition,
+    the same binomial over the data sets, that some width >= 1024 of a data set meeting the drift
+    hypothesis qualifies): the run has the tier's fixed length, and on a trial whose H(0) is
+    ill-conditioned neither the network nor the kernel regression has converged by then
     (calibration record); (iv) the NTK predictor
     ``f*_ntk = K_0 H(0)^{-1} vec Y`` approaches the infinite-width predictor ``f^inf = (I_d (x)
     K_sigma(x_te, X)) H_inf^{-1} vec Y`` at the CLT rate: the log-log slope of ``rms |f*_ntk -
@@ -151,23 +181,27 @@ def test_nn_ntk_equivalence(tc):
             unfinished.append(np.abs(theorems[-1] - limit).max(1))
     # Def. 3.7's pairing, +-1 signs, unit inputs: the proved bound (none for the i.i.d. control)
     decide_positive_kernel(tc, kernels, tail_bound=paired_kernel_tail(kernels) if init == "symmetric" else None)
-    tc.precondition.at_most("kernel drift eps_H <= lambda / 2", np.ravel(eps_rel), 0.5, scale="log")
-    mean_gap = [float(np.exp(np.mean(np.log(g)))) for g in gaps]
+    drift = np.max(eps_rel, axis=0)
+    meets = drift <= 0.5
+    per_instance(tc, DRIFT_HYPOTHESIS, drift, meets, p=DATA_SET_RATE, alpha=DATA_SET_ALPHA, role="precondition",
+                 low_power=DATA_SET_LOW_POWER)
     tc.record("gap", {str(m): g for m, g in zip(widths, gaps)})
     tc.record("gap_over_bound", ratios)
-    tc.record("distance_to_ntk_limit", limits)
-    tc.curve("network vs NTK regression", "max gap (geometric mean over seeds)", widths, mean_gap,
+    if meets.any():      # (i) on the data sets meeting the hypothesis (else its test has rejected)
+        tc.conclusion.at_most("gap within the explicit bound", np.ravel([r[meets] for r in ratios]), 1.0)
+    mean_gap = [float(np.exp(np.mean(np.log(g)))) for g in gaps]
+    tc.curve("network vs NTK regression", "max gap (geometric mean over the data sets)", widths, mean_gap,
              xscale="log", yscale="log")
-    tc.conclusion.at_most("gap within the explicit bound", np.ravel(ratios), 1.0)
     tc.conclusion.slope("gap decays at least like 1/m", widths, mean_gap, window=(widths[0], widths[-1]),
                         at_most=-1.0)
-    converged = np.ravel(unfinished) <= NTK_CONVERGED
+    converged = (np.asarray(unfinished) <= NTK_CONVERGED) & meets
     tc.record("NTK regression's own distance to its limit at the end of the run", unfinished)
-    tc.record("trials whose NTK regression has converged by the end of the run", int(converged.sum()))
-    tc.precondition.at_least("the NTK regression converged by the end of the run on some trial",
-                             int(converged.sum()), 1)
-    tc.conclusion.at_most("network converges to the NTK predictor", np.ravel(limits)[converged], LIMIT_TOLERANCE,
-                          scale="log")
+    tc.record("distance_to_ntk_limit", limits)
+    per_instance(tc, CONVERGED, np.min(unfinished, axis=0), converged.any(axis=0), p=DATA_SET_RATE,
+                 alpha=DATA_SET_ALPHA, role="precondition", low_power=DATA_SET_LOW_POWER)
+    if converged.any():
+        tc.conclusion.at_most("network converges to the NTK predictor", np.asarray(limits)[converged],
+                              LIMIT_TOLERANCE, scale="log")
     shape = run["X"].shape[1:] + run["Y"].shape[2:] + run["X_test"].shape[1:2]
     to_infinite = predictor_distance_to_infinite_width(tc, shape, widths, tc.sizes["predictor_instances"])
     pooled = [float(np.sqrt(np.mean(v**2))) for v in to_infinite.values()]
