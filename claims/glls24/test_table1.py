@@ -28,6 +28,8 @@ def step_slope(rows, against):
     y = np.concatenate([np.asarray(st, dtype=float) for _, st, _ in rows])
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 EPSILON = 1e-6
+STEP_RATIO = "exp and softmax step counts agree within 25%"
+STEP_ORDER = "softmax's step order in n within 1/2 of ReLU's and exp's"
 
 
 @claim("glls24.table1.activation_comparison", source="Table 1; Remark after Lemma 5.1; Sec. 4",
@@ -36,19 +38,31 @@ EPSILON = 1e-6
                  "the softmax and exp limit kernels are proportional (equal condition numbers and step "
                  "counts).  Table 1's width row is not tested: the proven width orders are recorded only.",
        provenance="inferred",
-       over_budget=("'softmax's step order in n within 1/2 of ReLU's and exp's' (two slope differences, bounded by "
-                    "counting only) and 'exp and softmax step counts agree within 25%' (Cantelli) keep the bound "
-                    "over (order 1e-2): statistics of 3 trials per n and network whose margins no checked model "
-                    "describes (step counts are integers with a 1/kappa tail), so only counting bounds them; more "
-                    "trials per n would multiply the claim's GD runs, and the paper's quick tier is at its 60 s. The"
-                    " verdict reports the slopes and the step-count ratios, the row's bound beside them."),
+       over_budget=("'exp and softmax step counts agree within 25%' and the upper side of 'softmax's step order in "
+                    "n within 1/2 of ReLU's and exp's' keep the bound over (order 1e-2, counted): each is now two "
+                    "one-sided decisions (no folded margin), yet the step-count ratio (mean 0.999, sd 0.022 over "
+                    "300 seeds, extremes 0.89 and 1.16: 7 sd, ratios of integer step counts whose spread follows "
+                    "each draw's condition number) and softmax's slope minus ReLU's (0.12 +- 0.09, at most 0.41 of "
+                    "the 0.5; Shapiro-Wilk p 0.003) have tails no checked model fits. Statistics of 3 trials per n "
+                    "and network: more trials would multiply the claim's GD runs, and the paper's quick tier is at "
+                    "its 60 s. The verdict reports the slopes and the step-count ratios, the row's bound beside them."),
        constants={"slope_gap": SLOPE_GAP},
        calibration=["the run length rule: until the 20-seed sweep the runs had a fixed 300 steps, which "
                     "seeds 7 and 15 exceeded (bounds up to 499); each run now lasts 2 kappa log(1/epsilon) "
                     "steps of its slowest trial",
                     "the slope gap 1/2 of (iv) was set from Table 1's equal exponents before looking, and "
                     "checked on seeds 1-10 and seed 0",
-                    "the other windows (25% step ratio) are the spec's, checked on seeds 1, 2 and 0"],
+                    "the other windows (25% step ratio) are the spec's, checked on seeds 1, 2 and 0",
+                    "2026-12-03 (issue 31): 'run covers 2 kappa log(1/epsilon) steps' was Cantelli 2.3e-3 on "
+                    "84000-84299 (the quick tier's cap of 5000 steps against a condition number with a heavy "
+                    "tail: at most 1,600 steps needed there); the cap is the full tier's 50,000 (it bounds the "
+                    "cost of a rare ill-conditioned draw only; a typical run is a few hundred steps), and the "
+                    "two-sided windows of (ii)'s step ratio and (iv)'s slope differences became two one-sided "
+                    "decisions each (chosen on 84000-84299, where their folded margins were rejected by "
+                    "Shapiro-Wilk). Validation 143100-143399 (300 seeds, the row): no failure; 'run covers' "
+                    "Cantelli 6.2e-6 (523 sd); the step ratio's sides 11.5 sd each and the ReLU slope's upper "
+                    "side 4.2 sd, all rejected by Shapiro-Wilk (p 1e-18, 5e-10, 0.003), so counted: the claim "
+                    "stays over (0.0099), the controls 0.0099 each (300 of 300 failed as declared)"],
        controls={
            "softmax_without_m_time_scale": Control(
                "dynamics", breaks=["every network reaches epsilon within 2 kappa log(1/epsilon) steps"],
@@ -78,7 +92,10 @@ def test_activation_comparison(tc):
     steps-to-epsilon`` against ``log n`` (pooled over the seeds and the ns) of softmax and of ReLU,
     and of softmax and exp, differ by at most 1/2 (half a power of n: the o(1) and log factors
     of the table cannot move an exponent that far over one octave of n); the slopes against
-    ``log kappa`` are recorded beside them (GD's step count is linear in kappa).  The proven orders
+    ``log kappa`` are recorded beside them (GD's step count is linear in kappa).  The step-count
+    ratio of (ii) and the slope differences of (iv) are each decided as two one-sided decisions
+    (ratio <= 1.25 and >= 1/1.25; difference <= 1/2 and >= -1/2), linear in the statistic: the
+    same outcome as one two-sided window, whose folded margin has no tail model.  The proven orders
     evaluated at the measured lambda are recorded beside the measured steps: they exceed the
     measured needs by orders of magnitude (Table 1 bounds worst cases), which the report states.
     The width row itself is not tested: every network here runs at one width m, which all three
@@ -133,8 +150,8 @@ def test_activation_comparison(tc):
                           np.ravel(at_bound), EPSILON)
     tc.conclusion.at_most("exp and softmax limit kernels have equal condition numbers",
                           np.ravel(kappa_gap), tc.tol("conditioned"))
-    tc.conclusion.at_most("exp and softmax step counts agree within 25%", np.abs(np.log(step_ratio)),
-                          np.log(1.25))
+    tc.conclusion.at_most(f"{STEP_RATIO} (at most 1.25)", step_ratio, 1.25)
+    tc.conclusion.at_least(f"{STEP_RATIO} (at least 1/1.25)", step_ratio, 1 / 1.25)
     tc.conclusion.at_most("softmax moves less than ReLU and exp", np.ravel(moves_less), 1.0)
     if len(ns) > 1:
         n_slopes = {a: step_slope(rows, "n") for a, rows in by_activation.items()}
@@ -143,6 +160,7 @@ def test_activation_comparison(tc):
         tc.record("steps-to-epsilon slope in kappa", kappa_slopes)
         for a, rows in by_activation.items():
             tc.curve("steps to epsilon vs n", a, ns, [np.mean(r[1]) for r in rows], xscale="log", yscale="log")
-        tc.conclusion.at_most("softmax's step order in n within 1/2 of ReLU's and exp's",
-                              [abs(n_slopes["softmax"] - n_slopes[a]) for a in ("relu", "exp")], SLOPE_GAP)
+        gaps = [n_slopes["softmax"] - n_slopes[a] for a in ("relu", "exp")]
+        tc.conclusion.at_most(f"{STEP_ORDER} (softmax's slope at most theirs + 1/2)", gaps, SLOPE_GAP)
+        tc.conclusion.at_least(f"{STEP_ORDER} (softmax's slope at least theirs - 1/2)", gaps, -SLOPE_GAP)
     tc.conclusion.at_most("softmax kernel drifts less than ReLU and exp", np.ravel(drifts_less), 1.0)
