@@ -39,10 +39,14 @@ COUPLING_SLOPE = -2.0
 
 NETWORK_TOLERANCE = 1e-3
 """(iv): |risk(network) - risk(kernel GD)| at most this fraction of E f*^2."""
+NETWORK_LOW_POWER = ("GD on the network itself is the claim's main cost (20 sets, 1000 steps): at level 0.05 the "
+                     "test over the 20 sets rejects at 15 or fewer (power 0.8 at a rate near 0.69); each set's "
+                     "gap is recorded")
 from claims.glls24.setup import decide_pairing, denoising_samples
 from theorycheck import Calibrated, Control, claim
 from theorycheck.models import ntk_gram
 from theorycheck.solvers import kernel_gd_predictions
+from theorycheck.patterns import per_instance
 from theorycheck.tails import NullTest
 
 
@@ -127,12 +131,6 @@ def test_dsm_identity(tc):
                  "risk is bounded by coupling + label mismatch + an early-stopping term that "
                  "vanishes as n grows + approximation; without early stopping noisy labels are fitted.",
        provenance="inferred",
-       over_budget=("'best risk decreases with n' keeps the bound over (order 1e-2), with the trained network's "
-                    "tolerance (order 1e-3): the decrease is two Welch tests over 40 training sets per n, whose "
-                    "failures are the tests' misses at the quick tier's n (a rate set by their power, not their "
-                    "level), and the network's gap to kernel GD is a statistic of 20 GD runs whose tail no model "
-                    "fits; more sets per n would multiply the claim's cost, and the paper's quick tier is at its 60 "
-                    "s. The verdict reports the Welch p-values and the per-set gaps, the row's bound beside them."),
        constants={"overfit_factor_quick": OVERFIT_FACTOR["quick"], "overfit_factor_full": OVERFIT_FACTOR["full"],
                   "risk_fraction": RISK_FRACTION,
                   "network_tolerance": NETWORK_TOLERANCE, "rate": 0.9, "family_level": 0.05},
@@ -173,6 +171,24 @@ def test_dsm_identity(tc):
            "the binomials (i) and (iii) reach power 0.8 within the paper's time budget; the thresholds "
            "were kept and checked on seeds 1-10, then seed 0 (network tolerance: the review's 1e-3, "
            "taken relative to E f*^2)",
+           Calibrated(
+               decision="best risk decreases with n",
+               threshold="Welch p <= 0.025 per pair (kept), decided as z = Phi^{-1}(1 - p) >= 1.96; 80 training "
+                         "sets per n on the quick tier (was 40)",
+               calibration_seeds="130600-130615", validation_seeds="144000-144299",
+               how="the count of sets from the calibration block (16 seeds, the kernel risks alone by a script): "
+                   "the second pair's Welch t was -5.6 +- 1.0 at 40 sets, 3.4 sd from the critical value, a miss "
+                   "rate of order 5e-4 at the test's own power; t grows like the square root of the sets, so 80. "
+                   "The p-value's normal quantile as the margin's scale was fixed before the validation block "
+                   "(the Welch statistic is about normal over seeds, the p-value spans decades). The same block "
+                   "made (iv), every set within the tolerance, a binomial over the 20 network sets at the "
+                   "theorem's rate 0.9 (as (i) and (iii); the sets are independent), chosen from the statement, "
+                   "not from margins. Validation 144000-144299 (300 seeds, the row): no failure; the second "
+                   "pair's z 7.05 +- 0.87 (least 4.76; first pair 12.0 +- 0.7), normal (Shapiro-Wilk p 0.24), "
+                   "7.7e-8; (iv) 6000 of 6000 sets within the tolerance (largest gap 1.8e-4 E f*^2 against "
+                   "1e-3), pooled trials 4.8e-13; claim 1.1e-4 (the stated DSM_LEVEL 1e-4 its main term); "
+                   "clean_labels and shuffled_labels failed as declared on 300 of 300 (0.0099 each, counted: "
+                   "the violated hypothesis and the failing decision have no spread)"),
        ],
        controls={
            "clean_labels": Control(
@@ -184,7 +200,7 @@ def test_dsm_identity(tc):
                description="labels permuted across samples: E[y | z] = f* fails (the DSM identity), "
                            "the risk stays near E f*^2"),
        },
-       sizes={"quick": {"ns": [32, 128, 256], "width": 256, "n_test": 1000, "training_sets": 40,
+       sizes={"quick": {"ns": [32, 128, 256], "width": 256, "n_test": 1000, "training_sets": 80,
                         "network_sets": 20},
               "full": {"ns": [128, 512, 2048], "width": 4096, "n_test": 5000, "training_sets": 40,
                        "network_sets": 20}})
@@ -209,10 +225,14 @@ def test_score_estimation(tc):
     below about ``n u lambda_max`` (2.3e-13 at n = 2048) are round-off, so a later time would fit
     round-off, not noise; (ii) the best risk decreases with n:
     for each adjacent pair of n, a one-sided Welch t-test of ``log best risk`` (smaller at the
-    larger n) has p-value <= 0.025 (Bonferroni over the two pairs at family level 0.05); (iii) at
+    larger n) has p-value <= 0.025 (Bonferroni over the two pairs at family level 0.05), decided
+    on the p-value's normal quantile ``z = Phi^{-1}(1 - p) >= Phi^{-1}(1 - 0.025)`` (the same
+    decision; z is about the Welch statistic, whose spread over seeds is about normal, where the
+    p-value spans decades); (iii) at
     the largest n the best risk is <= 0.1 E f*^2 on a fraction >= 0.9 of the sets; (iv) the trained
     network itself (GD on W, ``network_sets`` sets at the middle n, T = 10, 100, 1000) has a test
-    risk within ``1e-3 E f*^2`` of kernel GD's at the same T, set by set: the theorem's predictor is
+    risk within ``1e-3 E f*^2`` of kernel GD's at the same T, on a fraction >= 0.9 of the sets (the
+    three T of a set together; the theorem's probability over the data, as (i) and (iii)): the theorem's predictor is
     the network, and kernel GD stands for it in (i)-(iii) only within that tolerance (a tolerance
     far below the risks compared, so that the ordering statements carry over).  (iv) covers the
     early times only: the sets' early-stopping times (argmin over T of the risk, recorded per n)
@@ -260,13 +280,14 @@ def test_score_estimation(tc):
                              np.ravel(noise) / energy, 1e-3)
     tc.conclusion.binomial("early stopping beats training to the end",
                            np.ravel(overfit[1:]) >= OVERFIT_FACTOR[tc.tier], p=0.9)
-    tc.conclusion.at_most("best risk decreases with n", decrease, 0.05 / len(decrease))
+    tc.conclusion.at_least("best risk decreases with n", stats.norm.isf(decrease), stats.norm.isf(0.05 / len(decrease)))
     tc.conclusion.binomial("best risk at the largest n below 0.1 E f*^2", best[-1] <= RISK_FRACTION * energy,
                            p=0.9)
     if tc.control is None:
         tc.record("network and kernel GD risks at T = 10, 100, 1000", {"network": network, "kernel": kernel})
-        tc.conclusion.at_most("trained network's risk within 1e-3 E f*^2 of kernel GD's",
-                              np.abs(network - kernel).ravel(), NETWORK_TOLERANCE * energy)
+        gap = np.abs(network - kernel).max(1) / energy
+        per_instance(tc, "trained network's risk within 1e-3 E f*^2 of kernel GD's", gap, gap <= NETWORK_TOLERANCE,
+                     p=0.9, low_power=NETWORK_LOW_POWER)
 
 
 @claim("glls24.claimG_1.loss_decomposition", source="Claim G.1",
