@@ -8,6 +8,7 @@ from theorycheck.solvers.gaussian_moments import (
     sample_covariance_chain_mean,
     sample_covariance_quadratic_mean,
     softmax_average_covariance_limit,
+    softmax_average_mean_exact,
     softmax_average_mse_exact,
     softmax_average_mse_limit,
     softmax_weight_second_moment_bound,
@@ -145,7 +146,7 @@ def _softmax_rows(rng, Sigma, u, x, n, draws):
     s = np.exp(scores - scores.max(1, keepdims=True))
     s /= s.sum(1, keepdims=True)
     average = s[:, :1] * x + np.einsum("rn,rnd->rd", s[:, 1:], keys)
-    return s, ((average - Sigma @ u) ** 2).sum(1)
+    return s, average, ((average - Sigma @ u) ** 2).sum(1)
 
 
 @pytest.mark.parametrize("scale, n", [(0.5, 2), (0.5, 5), (1.2, 3), (1.2, 20)])
@@ -154,11 +155,27 @@ def test_exact_softmax_moments_against_monte_carlo(scale, n):
     rng = np.random.default_rng(1)
     Sigma = _covariance(rng, 3)
     u, x = scale * rng.standard_normal(3), rng.multivariate_normal(np.zeros(3), Sigma)
-    s, squared_error = _softmax_rows(rng, Sigma, u, x, n, 200000)
+    s, average, squared_error = _softmax_rows(rng, Sigma, u, x, n, 200000)
     fresh, own = softmax_weight_second_moments_exact(u @ Sigma @ u, u @ x, n)
+    mean = softmax_average_mean_exact(x, u, Sigma, n)
     for exact, samples in [(fresh, (s[:, 1:] ** 2).mean(1)), (own, s[:, 0] ** 2),
-                           (softmax_average_mse_exact(x, u, Sigma, n), squared_error)]:
+                           (softmax_average_mse_exact(x, u, Sigma, n), squared_error),
+                           *((mean[k], average[:, k]) for k in range(3))]:
         assert abs(samples.mean() - exact) <= 5 * samples.std() / np.sqrt(len(samples))
+
+
+def test_exact_softmax_average_takes_a_sequence_of_key_counts():
+    """A sequence of n gives the values of each n alone (the union grid's extra nodes add
+    round-off), the mean as rows (len(n), d)."""
+    rng = np.random.default_rng(4)
+    Sigma = _covariance(rng, 3)
+    u, x = 0.8 * rng.standard_normal(3), rng.standard_normal(3)
+    ns = [3, 40, 10**6]
+    assert softmax_average_mse_exact(x, u, Sigma, ns) == pytest.approx(
+        [softmax_average_mse_exact(x, u, Sigma, n) for n in ns], rel=1e-11)
+    means = softmax_average_mean_exact(x, u, Sigma, ns)
+    assert means.shape == (3, 3)
+    assert means == pytest.approx(np.array([softmax_average_mean_exact(x, u, Sigma, n) for n in ns]), rel=1e-11)
 
 
 def test_exact_softmax_moments_tend_to_their_limits_and_to_uniform_weights():
@@ -174,6 +191,9 @@ def test_exact_softmax_moments_tend_to_their_limits_and_to_uniform_weights():
     assert n * softmax_average_mse_exact(x, u, Sigma, n) == pytest.approx(softmax_average_mse_limit(u, Sigma),
                                                                         rel=1e-5)
     assert softmax_weight_second_moments_exact(1e-10, 0.0, 7) == pytest.approx((1 / 49, 1 / 49), rel=1e-8)
+    # E a -> Sigma u with a bias O(1/n): n (E a - Sigma u) settles
+    bias = [k * (softmax_average_mean_exact(x, u, Sigma, k) - Sigma @ u) for k in (10**7, 10**9)]
+    assert bias[1] == pytest.approx(bias[0], rel=1e-4, abs=1e-6 * np.linalg.norm(Sigma @ u))
 
 
 def test_exact_softmax_moments_reject_bad_input():
@@ -183,6 +203,10 @@ def test_exact_softmax_moments_reject_bad_input():
         softmax_weight_second_moments_exact(0.0, 0.0, 5)
     with pytest.raises(DeclarationError, match="q > 0"):
         softmax_average_mse_exact(np.ones(2), np.zeros(2), np.eye(2), 5)
+    with pytest.raises(DeclarationError, match="softmax_average_mean_exact: needs an integer number of keys"):
+        softmax_average_mean_exact(np.ones(2), np.ones(2), np.eye(2), [5, 1])
+    with pytest.raises(DeclarationError, match="non-empty sequence"):
+        softmax_average_mse_exact(np.ones(2), np.ones(2), np.eye(2), [])
 
 
 def test_debiased_squared_norm_is_unbiased():

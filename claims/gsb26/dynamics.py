@@ -240,53 +240,39 @@ def draw_stream(draw):
 #: the neighbourhood of M in which the contraction is claimed, dist <= CONTRACTION_RADIUS
 #: sqrt(sigma_d(W*)) (the radius at which the one-point claims test (3)-(4))
 CONTRACTION_RADIUS = 0.8
-#: independent draws of the instance examined for a spectral start inside the neighbourhood
-NEIGHBOURHOOD_DRAWS = 8
-
-
-def neighbourhood_start(run):
-    """The first of `NEIGHBOURHOOD_DRAWS` independent draws (ill-conditioned instance and
-    spectral initialization from n samples) whose start lies in the neighbourhood dist <=
-    CONTRACTION_RADIUS sqrt(sigma_d(W*)) -- the theorem's hypothesis, checked before any step --
-    or the last draw.  Returns the draw, its instance and start, and every draw's relative
-    distance dist/sqrt(sigma_d(W*)) examined."""
-    examined = []
-    for draw in range(NEIGHBOURHOOD_DRAWS):
-        problem = ill_conditioned(run.rng("ill_conditioned", *draw_stream(draw)))
-        V0, K0, _ = spectral_initialization(problem, run.sizes["n"], run.rng("spectral_init", *draw_stream(draw)),
-                                            run.tensor)
-        projection = project_to_manifold(V0, K0, problem.Sigma, problem.W, run.rng("start_projection", draw))
-        examined.append(projection.distance / np.sqrt(problem.singular_values()[-1]))
-        if examined[-1] <= CONTRACTION_RADIUS:
-            break
-    return draw, problem, V0, K0, np.array(examined)
-
-
-@shared_run(sizes={"quick": {"n": 4000, "steps": 300}, "full": {"n": 4000, "steps": 1000}})
+@shared_run(sizes={"quick": {"n": 4000, "steps": 300, "instances": 4}, "full": {"n": 4000, "steps": 1000, "instances": 4}})
 def contraction_run(run, *, eta_factor=None):
     r"""Preconditioned GD with the population oracle, the true-Sigma regularizer (lambda = 1/4)
-    and preconditioner diag(I, Sigma^{-1}) on the ill-conditioned instance from the spectral
-    initialization (n samples; the first draw of `neighbourhood_start` whose start is in the
-    neighbourhood), at the theorem's step eta = alpha/beta^2 (alpha = min_R alpha_loc, beta =
-    max_R beta_loc over Haar R, `uniform_constants`) or, with ``eta_factor``, at eta =
-    eta_factor/beta.  Phi_t = dist^2(theta_t, M) at every step (warm-started projections)
-    until the first iterate outside the neighbourhood dist <= CONTRACTION_RADIUS
-    sqrt(sigma_d(W*)) (included) or the first non-finite one (excluded)."""
-    draw, problem, V0, K0, examined = neighbourhood_start(run)
-    alpha, beta = run.use(uniform_constants, lam=0.25, draw=draw)
+    and preconditioner diag(I, Sigma^{-1}) on ``instances`` independent draws of the
+    ill-conditioned instance (the first the draw without a stream key, `draw_stream`), each from
+    its spectral initialization (n samples), batched in one run, at the theorem's step eta =
+    alpha/beta^2 of each draw (alpha = min_R alpha_loc, beta = max_R beta_loc over Haar R,
+    `uniform_constants`) or, with ``eta_factor``, at eta = eta_factor/beta.  Per draw, Phi_t =
+    dist^2(theta_t, M) at every step (warm-started projections) until the first iterate outside
+    the neighbourhood dist <= CONTRACTION_RADIUS sqrt(sigma_d(W*)) (included: a start outside it
+    gives Phi_0 alone) or the first non-finite one (excluded); ``phi`` is the list of them."""
+    problems, starts, constants = [], [], []
+    for draw in range(run.sizes["instances"]):
+        problems.append(ill_conditioned(run.rng("ill_conditioned", *draw_stream(draw))))
+        starts.append(spectral_initialization(problems[-1], run.sizes["n"],
+                                              run.rng("spectral_init", *draw_stream(draw)), run.tensor)[:2])
+        constants.append(run.use(uniform_constants, lam=0.25, draw=draw))
+    alpha, beta = np.array(constants).T
     eta = alpha / beta ** 2 if eta_factor is None else eta_factor / beta
-    model = PopulationAttentionRegression(run.tensor(problem.Sigma)[None], run.tensor(problem.W)[None],
-                                          problem.noise, 0.25)
-    step = Preconditioned(model, eta, {"K": run.tensor(np.linalg.inv(problem.Sigma))[None]})
-    traj = run_trajectory(step, {"V": run.tensor(V0)[None], "K": run.tensor(K0)[None]}, run.sizes["steps"],
-                          {"V": lambda it: it.V, "K": lambda it: it.K}, on_nonfinite="record")
-    finite = len(traj.t) if traj.diverged_at[0] < 0 else int(traj.diverged_at[0])
-    distances, _ = tracked_distances(problem, traj["V"][:finite, 0], traj["K"][:finite, 0],
-                                     run.rng("contraction_projections"),
-                                     stop_above=CONTRACTION_RADIUS * np.sqrt(problem.singular_values()[-1]))
-    return {"t": traj.t[:len(distances)], "phi": distances ** 2, "alpha": alpha, "beta": beta, "eta": eta,
-            "problem": problem,
-            "draw": draw, "examined": examined}
+    stack = lambda values: run.tensor(np.stack(values))
+    model = PopulationAttentionRegression(stack([p.Sigma for p in problems]), stack([p.W for p in problems]),
+                                          problems[0].noise, 0.25)
+    step = Preconditioned(model, list(eta), {"K": stack([np.linalg.inv(p.Sigma) for p in problems])})
+    traj = run_trajectory(step, {"V": stack([V0 for V0, _ in starts]), "K": stack([K0 for _, K0 in starts])},
+                          run.sizes["steps"], {"V": lambda it: it.V, "K": lambda it: it.K}, on_nonfinite="record")
+    phi = []
+    for i, problem in enumerate(problems):
+        finite = len(traj.t) if traj.diverged_at[i] < 0 else int(traj.diverged_at[i])
+        distances, _ = tracked_distances(problem, traj["V"][:finite, i], traj["K"][:finite, i],
+                                         run.rng("contraction_projections", *draw_stream(i)),
+                                         stop_above=CONTRACTION_RADIUS * np.sqrt(problem.singular_values()[-1]))
+        phi.append(distances ** 2)
+    return {"t": traj.t, "phi": phi, "alpha": alpha, "beta": beta, "eta": eta, "problems": problems}
 
 
 # --- the statistical floor of Algorithm 1 (Theorem 2, statistical term)

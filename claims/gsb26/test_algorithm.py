@@ -7,13 +7,13 @@ part); the asymptotic rate is derived from Theorem 1 (3)-(4).
 import numpy as np
 
 from theorycheck import Calibrated, Control, claim
+from theorycheck.checks import fit_slope
 from theorycheck.patterns import per_instance
 
 from .dynamics import population_oracle_run, window_log_contractions
 from .setup import PAPER, decide_recipe, ill_conditioned, record_assumptions, settled_values
 
-ALGO_SIZES = {"quick": {"window": 100, "fit": 500}, "full": {"window": 100, "fit": 500}}
-GEOMETRIC_SIZES = {tier: sizes | {"instances": 4} for tier, sizes in ALGO_SIZES.items()}
+ALGO_SIZES = {tier: {"window": 100, "fit": 500, "instances": 4} for tier in ("quick", "full")}
 #: round-off floors: L - k sigma^2 below 1e-13 (L = 0.04 + excess in float64) and
 #: dist^2 below 1e-20 (the projection's first-order tolerance) carry no rate information
 EXCESS_FLOOR, DIST2_FLOOR = 1e-13, 1e-20
@@ -104,7 +104,7 @@ LOW_POWER = ("4 independent instances a case, batched in one run as long as the 
                          "failed every instance (miss 1.3e-3)")
           for name in (EVERY_WINDOW, RUN_DECREASE)),
     ],
-    sizes=GEOMETRIC_SIZES,
+    sizes=ALGO_SIZES,
 )
 def test_geometric_rate(tc):
     r"""Population oracle grad L + lambda grad R(.; Sigma_hat), lambda = 1/4, preconditioner
@@ -168,6 +168,24 @@ def test_geometric_rate(tc):
         tc.curve("excess", f"L(theta_t) - k sigma^2, instance {i}", run["t"], run["excess"][:, i], yscale="log")
 
 
+#: thm2.asymptotic_rate: the fitted slope of log dist^2 within SLOPE_RTOL of the prediction (the
+#: spec's 5%) with R^2 above SLOPE_MIN_R2, at both step sizes of an instance
+SLOPE_RTOL, SLOPE_MIN_R2 = 0.05, 0.99
+ASYMPTOTIC_SLOPE = ("slope of log dist^2 matches 2 log(1 - eta alpha_loc) at both step sizes, on an instance "
+                    "at P >= 0.95")
+ASYMPTOTIC_LOW_POWER = ("4 independent instances a case (the rate is asymptotic: each trial runs until its slowest "
+                        "mode has fallen 10^8, thousands of projected steps, and more instances lengthen the batched "
+                        "run); the test rejects when at most 1 of 4 holds, and both controls fail every instance")
+#: the step sizes' stability hypothesis eta <= 2/(alpha_loc + mu_max), read at the final projection
+#: of each instance: a precondition per instance, the exact binomial of P[an instance meets it] >=
+#: STABLE_RATE at level STABLE_ALPHA, which with 4 instances rejects only when none does; the slope is
+#: decided on the instances that meet it
+STABLE_STEP = "eta <= 2/(alpha_loc + mu_max) at both step sizes, on an instance"
+STABLE_RATE, STABLE_ALPHA = 0.8, 0.01
+STABLE_LOW_POWER = ("4 instances: the hypothesis is checked per instance, and the slope read on those that meet "
+                    "it; the test rejects only when none does")
+
+
 @claim(
     f"{PAPER}.thm2.asymptotic_rate",
     source="Theorem 1 (3)-(4) with the preconditioned update (derived)",
@@ -175,25 +193,18 @@ def test_geometric_rate(tc):
               "diag(I, Sigma^{-1}), dist^2(theta_t, M) decays at the asymptotic per-step "
               "log-rate 2 log(1 - eta alpha_loc(R_inf)) predicted by the normal-space Hessian.",
     provenance="derived",
-    over_budget=("The fitted slope of log dist^2 within 5% of 2 log(1 - eta alpha_loc), and the precondition eta <= "
-                 "2/(alpha_loc + mu_max), keep it over: the slope's error is the faster normal modes' weight left in "
-                 "the fit window, whose spread over instances has a heavy tail (no normal or log-normal model), so "
-                 "only counting bounds it, near 1e-2 at the 300 seeds a row affords (each seed runs thousands of "
-                 "projected steps); the precondition compares eta with the curvatures at the final projection, which "
-                 "no proved bound keeps below 2/eta at eta = 1 (Cantelli, of order 1e-3); several runs a seed are "
-                 "beyond the quick tier's cost. The verdict reports each step size's fitted slope against the "
-                 "prediction on the seed's instance."),
     controls={
         "no_preconditioner": Control(
-            "dynamics", breaks=["slope of log dist^2 matches 2 log(1 - eta alpha_loc)"],
+            "dynamics", breaks=[ASYMPTOTIC_SLOPE],
             description="the same iteration without the preconditioner (Sigma^{-1} replaced "
                         "by I): several times slower"),
         "no_regularizer": Control(
-            "dynamics", breaks=["slope of log dist^2 matches 2 log(1 - eta alpha_loc)"],
+            "dynamics", breaks=[ASYMPTOTIC_SLOPE],
             description="lambda = 0: the iterates stop at an unbalanced minimizer of L, off "
                         "the manifold, and dist^2 plateaus"),
     },
-    constants={"rtol": 0.05, "min_r2": 0.99},
+    constants={"rtol": SLOPE_RTOL, "min_r2": SLOPE_MIN_R2, "instance_rate": INSTANCE_RATE,
+               "instance_alpha": INSTANCE_ALPHA},
     calibration=[
         "The spec's fixed window t in [500, 1000] of a 1000-step run held on the default seed but "
         "failed on seeds 1 (-0.0123 vs -0.0050: the slowest normal mode starts with a tiny component "
@@ -207,36 +218,55 @@ def test_geometric_rate(tc):
         "The spec's tolerance 5% (it reported -0.00867 vs -0.00850 and -0.01706 vs -0.01704).",
         "The last 500 steps of a 3000-step run were pre-asymptotic on unseen seed 630279474 (-0.001273 vs "
         "-0.00139 at eta = 1/2); the run length now follows the rate.",
-        Calibrated(decision="slope of log dist^2 matches 2 log(1 - eta alpha_loc)",
-                   threshold="rtol 0.05 (kept); SLOW_MODE_SHARE = 0.05 of the start",
-                   calibration_seeds="25000-25049", validation_seeds="42000-42049",
-                   how="the 5% kept; on 25000-25049 the claim failed on 25006 and 25022, both slopes steeper "
-                       "than the prediction (by 21-28% on 25006), whose spectral starts gave the slowest "
-                       "normal mode 2.1e-4 and 1.4e-3 of dist^2 (linearized at the start's projection; the "
-                       "seeds 25000-25005 that passed: 0.007 to 0.64). SLOW_MODE_SHARE = 0.05 set on that "
-                       "block, not fitted to a margin. Validation 42000-42049 (the whole paper "
-                       "calibrated): no failure; 19 of the 50 spectral starts carried less than 0.05 "
-                       "(least 3.5e-4) and were moved; slope within 3.2% of the prediction at worst "
-                       "(margin >= 0.36 of the 5%, mean 0.49); both controls failed as declared on 50 of "
-                       "50"),
-        Calibrated(decision="slope of log dist^2 matches 2 log(1 - eta alpha_loc)", threshold="rtol 0.05",
-                   calibration_seeds="7000-7009", validation_seeds="8000-8008",
-                   how="tolerance unchanged; T = max(3000, steps for the start's slowest mode to fall 10^8 "
-                       "at eta = 1/2, SLOW_MODE_DECADES). Calibration block (10 seeds, cut by the session's "
-                       "CPU): runs up to 8,074 steps, slope within 2.6% of the prediction (margin >= 0.49 of "
-                       "the 5%); validation (9 seeds): up to 5,052 steps, margin >= 0.50. Both controls "
-                       "failed as declared on all 19"),
+        "One instance a seed until 2026-12-03 (the decision then 'slope of log dist^2 matches 2 log(1 - eta "
+        "alpha_loc)'): rtol 0.05 kept, SLOW_MODE_SHARE = 0.05 of the start, calibration 25000-25049, validation "
+        "42000-42049: the 5% kept; on 25000-25049 the claim failed on 25006 and 25022, both slopes steeper "
+        "than the prediction (by 21-28% on 25006), whose spectral starts gave the slowest "
+        "normal mode 2.1e-4 and 1.4e-3 of dist^2 (linearized at the start's projection; the "
+        "seeds 25000-25005 that passed: 0.007 to 0.64). SLOW_MODE_SHARE = 0.05 set on that "
+        "block, not fitted to a margin. Validation 42000-42049 (the whole paper "
+        "calibrated): no failure; 19 of the 50 spectral starts carried less than 0.05 "
+        "(least 3.5e-4) and were moved; slope within 3.2% of the prediction at worst "
+        "(margin >= 0.36 of the 5%, mean 0.49); both controls failed as declared on 50 of "
+        "50",
+        "One instance a seed: rtol 0.05, calibration 7000-7009, validation 8000-8008: tolerance unchanged; T = "
+        "max(3000, steps for the start's slowest mode to fall 10^8 "
+        "at eta = 1/2, SLOW_MODE_DECADES). Calibration block (10 seeds, cut by the session's "
+        "CPU): runs up to 8,074 steps, slope within 2.6% of the prediction (margin >= 0.49 of "
+        "the 5%); validation (9 seeds): up to 5,052 steps, margin >= 0.50. Both controls "
+        "failed as declared on all 19",
+        "Until 2026-12-03 over the budget: at one instance a seed the slope's error (the faster modes' weight "
+        "left in the fit window) had a heavy tail, counted near 1e-2 at 300 seeds (83300-83599), and the step "
+        "precondition was Cantelli of order 1e-3.",
+        Calibrated(decision=ASYMPTOTIC_SLOPE, threshold="P[an instance holds] >= INSTANCE_RATE = 0.95 over 4 "
+                                                        "instances, level 1e-3 (rtol 0.05, R^2 0.99 unchanged)",
+                   calibration_seeds="146000-146049", validation_seeds="145500-145799",
+                   how="issue 31, 2026-12-03 (twenty-ninth session): 4 instances a case batched in one run, as "
+                       "thm2.geometric_rate; the step hypothesis per instance (STABLE_STEP: P >= 0.8 at level 0.01, "
+                       "rejecting only when no instance meets it) and the slope over the instances that meet it; "
+                       "rate, level and count fixed before either block (geometric_rate's). Calibration: 1 of 200 "
+                       "instances missed the 5% (pooled trials 5.1e-5), the hypothesis held on 200 of 200, both "
+                       "controls failed every instance (miss 1.3e-3). Validation (the row): 6 of 1,200 instances "
+                       "missed the 5% (largest error 0.21; one a seed at most), the hypothesis held on 1,200 of "
+                       "1,200 (largest eta (alpha + mu)/2 0.41); claim 3.8e-6, no_preconditioner and no_regularizer "
+                       "failed every instance on every seed (miss 3.7e-5 each). About 1.8 s more of the quick "
+                       "tier at seed 0 (4.4 -> 6.2 s with the controls)"),
     ],
     sizes=ALGO_SIZES,
 )
 def test_asymptotic_rate(tc):
     r"""Phi_t = dist^2_{Sigma_bar}(theta_t, M), measured every ``every`` steps of
     `population_oracle_run` (its sizes) by the weighted Procrustes projection (warm-started
-    along the run), for eta in {0.5, 1} side by side.  Near M the preconditioned step is
+    along the run), for eta in {0.5, 1} side by side, on the tier's ``instances`` = 4 independent
+    draws (instance, spectral start; the first the draw without a stream key) batched in one run.
+    Near M the preconditioned step is
     theta - eta Mbar^{-1} H (theta - theta*) in the normal space, so Phi_t ~ (1 - eta
     alpha_loc)^{2t} with alpha_loc the smallest eigenvalue of the normal-space pencil
     (N^T H N, N^T Mbar N) at the projection of the final iterate (`local_constants`), valid for
-    eta <= 2/(alpha_loc + mu_max) (a precondition).  The rate is the slowest normal mode's, so the
+    eta <= 2/(alpha_loc + mu_max) (a precondition per instance, `STABLE_STEP`: the exact binomial
+    of P[an instance meets it] >= 0.8 at level 0.01, which rejects only when none of the 4 does;
+    no proved bound keeps the final projection's curvatures below 2/eta at eta = 1).  The rate is
+    the slowest normal mode's, so the
     start is the spectral initialization moved along that mode (at the start's projection) until
     it carries at least `SLOW_MODE_SHARE` of Phi_0 (`excite_slow_mode`; the spectral start's own
     share is recorded): a start where it carries almost nothing reaches the round-off floor before
@@ -245,36 +275,46 @@ def test_asymptotic_rate(tc):
     (`SLOW_MODE_DECADES`; at least the tier's 3000 steps, at most `STEP_CEILING`; the controls
     run as long as the claim, their start being the same), and the fit window is, per step
     size, the last ``fit`` steps at which Phi_t is above the round-off floor DIST2_FLOOR (the
-    projection's first-order tolerance).  Pass: the fitted slope of log Phi_t
-    there is within 5% of 2 log(1 - eta alpha_loc) (the spec's tolerance), R^2 > 0.99.  The
-    slope check is told this floor (``floor=DIST2_FLOOR``): dist is computed directly from
-    theta_t and its projection, so its round-off is ~eps ||theta||, not eps times the largest
-    dist^2 of the run (the library's default floor).  A1, A2 recorded.
+    projection's first-order tolerance: dist is computed directly from theta_t and its
+    projection, so its round-off is ~eps ||theta||).  Pass, per instance that meets the
+    precondition: the fitted slope of log Phi_t there within 5% of 2 log(1 - eta alpha_loc) (the
+    spec's tolerance) with R^2 > 0.99, at both step sizes.  The slope's error is the faster
+    normal modes' weight left in the fit window, whose spread over instances has a heavy tail (no
+    normal or log-normal model: the calibration record), so the statement is claimed per instance
+    at the rate `INSTANCE_RATE` = 0.95 and accepted by the exact binomial test of P[holds] >= 0.95
+    at level 1e-3 over the qualifying instances (with 4 it rejects when at most one holds; both
+    controls fail every instance).  A1, A2 decided on every instance.
     """
     precondition = "none" if tc.control == "no_preconditioner" else "true"
     lam = 0.0 if tc.control == "no_regularizer" else 0.25
     decide_recipe(tc, ill_conditioned, a3=False)
-    run = tc.use(population_oracle_run, etas=(0.5, 1.0), precondition=precondition,
-                 regularizer="true", lam=lam, decades=SLOW_MODE_DECADES, slow_share=SLOW_MODE_SHARE)
-    record_assumptions(tc, run["problems"][0])
+    instances, etas = tc.sizes["instances"], (0.5, 1.0)
+    config = dict(etas=etas, instances=instances, regularizer="true", decades=SLOW_MODE_DECADES,
+                  slow_share=SLOW_MODE_SHARE)
+    run = tc.use(population_oracle_run, precondition=precondition, lam=lam, **config)
+    record_assumptions(tc, run["problems"])
     tc.record("run length (steps)", len(run["t"]) - 1)
     tc.record("slowest normal mode's share of dist^2 at the spectral start (before it is raised to "
-              "SLOW_MODE_SHARE)", run["slow_share_before"][0])
+              "SLOW_MODE_SHARE)", run["slow_share_before"])
     # the rate is predicted with the lambda = 1/4 constants of the statement
-    reference = run if lam > 0 else tc.use(population_oracle_run, etas=(0.5, 1.0), precondition="true",
-                                           regularizer="true", lam=0.25, decades=SLOW_MODE_DECADES,
-                                           slow_share=SLOW_MODE_SHARE)
-    alphas = np.array([c.alpha for c in reference["constants"]])
+    reference = run if lam > 0 else tc.use(population_oracle_run, precondition="true", lam=0.25, **config)
+    alphas = np.array([c.alpha for c in reference["constants"]])          # trials, instance-major
     mus = np.array([c.mu_max for c in reference["constants"]])
-    tc.precondition.at_most("eta <= 2/(alpha_loc + mu_max)", run["etas"], 2 / (alphas + mus))
+    stable = (run["etas"] <= 2 / (alphas + mus)).reshape(instances, len(etas)).all(1)
+    per_instance(tc, STABLE_STEP, (run["etas"] * (alphas + mus) / 2).reshape(instances, len(etas)).max(1), stable,
+                 p=STABLE_RATE, alpha=STABLE_ALPHA, role="precondition", low_power=STABLE_LOW_POWER)
     predicted = 2 * np.log(1 - run["etas"] * alphas)
+    error, linear = np.empty(len(predicted)), np.empty(len(predicted), dtype=bool)
     for j, eta in enumerate(run["etas"]):
         phi = run["dist"][:, j] ** 2
         above = run["dist_t"][phi > DIST2_FLOOR]
         hi = above.max() if above.size else run["dist_t"][-1]
-        tc.conclusion.slope("slope of log dist^2 matches 2 log(1 - eta alpha_loc)", run["dist_t"],
-                            phi, window=(hi - tc.sizes["fit"], hi), x_transform="linear",
-                            expected=predicted[j], rtol=0.05, min_r2=0.99, floor=DIST2_FLOOR)
-        tc.curve("dist", f"dist^2, eta = {eta}", run["dist_t"], run["dist"][:, j] ** 2, yscale="log")
-    tc.record("predicted slopes", predicted)
-    tc.record("alpha_loc", alphas)
+        fit = fit_slope(run["dist_t"], phi, window=(hi - tc.sizes["fit"], hi), x_transform="linear")
+        error[j], linear[j] = abs(fit.slope / predicted[j] - 1), fit.r2 > SLOPE_MIN_R2
+        tc.curve("dist", f"dist^2, eta = {eta}, instance {j // len(etas)}", run["dist_t"], phi, yscale="log")
+    tc.record("predicted slopes (trial)", predicted)
+    tc.record("alpha_loc (trial)", alphas)
+    holds = ((error <= SLOPE_RTOL) & linear).reshape(instances, len(etas)).all(1)
+    if stable.any():    # none: the precondition's binomial has rejected
+        per_instance(tc, ASYMPTOTIC_SLOPE, error.reshape(instances, len(etas)).max(1)[stable], holds[stable],
+                     p=INSTANCE_RATE, alpha=INSTANCE_ALPHA, low_power=ASYMPTOTIC_LOW_POWER)

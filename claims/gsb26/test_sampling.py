@@ -8,7 +8,10 @@ import numpy as np
 
 from theorycheck import Calibrated, Control, claim
 from theorycheck.tails import NullTest, TailBound
+from theorycheck.checks import fit_slope
+from theorycheck.patterns import per_instance
 from theorycheck.solvers.gaussian_moments import (
+    softmax_average_mean_exact,
     softmax_average_mse_exact,
     softmax_average_mse_limit,
     softmax_weight_second_moment_bound,
@@ -16,8 +19,8 @@ from theorycheck.solvers.gaussian_moments import (
     softmax_weight_second_moment_limit,
 )
 
-from .sampling import (exact_second_moments, query_directions, row_run, second_moment_deviations, self_key_constant,
-                       softmax_row_moments)
+from .sampling import (LIMIT_KEYS, attention_output_exact, exact_second_moments, query_directions, row_run,
+                       second_moment_deviations, self_key_constant, softmax_row_moments)
 from .setup import PAPER
 
 ROW_SIZES = {"quick": {}, "full": {}}
@@ -30,10 +33,7 @@ GAUSSIAN_KEYS_RECORD = (
     "NullTest's normal had 4.9), stated as its bound wherever the keys are drawn Gaussian: the sample "
     "kurtosis's margins were counted (not normal: a folded statistic).  Not calibrated on a block in this "
     "session: the claim stays out of budget through its other decisions (the table's row).")
-#: the number of keys at which the limits are checked on the exact moments (quadrature): the
-#: relative deviation from the limit is O(1/n) with a constant below 3e4 for q <= 5 (at
-#: n = 1e6 it is at most 0.03 for q = 5), so at 1e9 it is below 1e-4, a tenth of LIMIT_RTOL
-LIMIT_KEYS = 10**9
+#: the relative tolerance of the limits at LIMIT_KEYS (`sampling.LIMIT_KEYS`)
 LIMIT_RTOL = 1e-3
 #: where the rate n^-2 is checked on the exact moments (local slope within 1e-3 of -2 there),
 #: ending at LIMIT_KEYS
@@ -60,6 +60,18 @@ LEM9_AMGM_REASON = (
     "where a mean exceeds E s^2 by more than t, an event of the Monte Carlo family's, whose level bounds it.  ")
 #: Lemma 11's rate, O(1/n): the log-log slope of the exact MSE at most -0.75 (the upper side alone)
 LEM11_RATE = "E||a_i - Sigma K x_i||^2 decays like 1/n"
+#: the rate's criterion: the log-log slope over the rate window at most this (the upper side: O(1/n))
+RATE_SLOPE = -0.75
+#: Lemma 11's bound with the derived constant: n E||a_i - c||^2 at most BOUND_FACTOR C_n
+BOUND_FACTOR = 1.15
+LEM11_BOUND = f"n E||a_i - c||^2 at most {BOUND_FACTOR:g} C_n(x_i, K) at every n"
+LEM11_LIMIT = "n E||a_i - Sigma K x_i||^2 tends to e^q (tr Sigma + ||Sigma K x_i||^2) (exact, n = 1e9)"
+#: Lemma 11's decisions on the exact expectations, (1), (2) and (4), are claimed per query at this
+#: rate (the exact binomial test of P[a query meets it] >= QUERY_RATE at level QUERY_ALPHA over
+#: `attention_output_exact`'s queries): the 99.9% Clopper-Pearson lower bound of calibration block
+#: 113210-113239 (no failing query in 180), rounded down to 0.05; the level and the 40 queries give
+#: power 0.92 at the rate 0.80 (the test rejects at 5 failing queries of 40)
+QUERY_RATE, QUERY_ALPHA = 0.95, 0.05
 LEM11_MC = "Monte Carlo MSE equals the exact finite-n MSE (|z| within the level-1e-4 critical value)"
 #: the fewest key sets a Monte Carlo mean must average for its z to enter a family of
 #: `monte_carlo_family`: the samples (squared softmax weights, ||a_i - Sigma K x_i||^2) are
@@ -282,28 +294,25 @@ def test_softmax_second_moment(tc):
               "<= C(x_i, K)/n; derived: n E||a_i - Sigma K x_i||^2 -> e^q (tr Sigma + ||Sigma K x_i||^2).",
     provenance="inferred",
     over_budget=(
-        "Over through (1), n E||a_i - c||^2 <= 1.15 C_n at every query and n (Cantelli, order "
-        "1e-2), and (2), the per-query slopes (counted).  Both judge a derived, pre-asymptotic "
-        "constant for one query (the paper's C is lost): their margins over seeds follow the draw's "
-        "largest score variance and self score, skewed, and no checked model fits; as a rate over "
-        "the queries (a binomial at 0.95, tried on 113210-113239 and 113310-113334) they reach the "
-        "budget, but with 6 queries the test rejects only when 4 of them fail: the large_query "
-        "control passed on a seed of the validation block and the controls' miss bounds rose above "
-        "1e-2, so the rate would be bought with the controls.  Enough queries for a binomial with "
-        "power multiply the shared Monte Carlo (2 10^5 key rows per query and n), beyond the quick "
-        "tier's share.  The verdict decides every query, as the lemma states for each; the table "
-        "reports the bound over seeds."),
+        "Over through (3) alone, the Monte Carlo MSE against the exact one: a family of studentized means "
+        "of skewed samples (||a_i - Sigma K x_i||^2) whose level no central limit theorem assures at its "
+        "1e-4 quantile (setup's note 'Skewed means'), so its rate is the model of its margins, the largest "
+        "|z| over the family against the critical value: normal on 95301-95600 (1.6e-6), rejected on "
+        "145500-145799 (log-normal 1.9e-3; least margin 0.18, no failure in either block).  A proven level "
+        "needs the exact higher moments of the squared error, as Lemma 9's weights have.  (1), (2) and (4) "
+        "are rates over 40 queries of their own, decided on the exact expectation (the row: pooled trials, "
+        "below 1e-12).  The verdict reports every decision; the table reports the bound over seeds."),
     controls={
         "unweighted_target": Control(
-            "reference", breaks=["n E||a_i - c||^2 at most 1.15 C_n(x_i, K) at every n"],
+            "reference", breaks=[LEM11_BOUND],
             description="the target c = K x_i instead of Sigma K x_i: the squared bias stays, so "
                         "n E||a_i - c||^2 grows linearly in n"),
         "faster_rate": Control(
-            "statement", breaks=["n E||a_i - c||^2 at most 1.15 C_n(x_i, K) at every n"],
+            "statement", breaks=[LEM11_BOUND],
             description="the stronger statement E||a_i - Sigma K x_i||^2 <= C(x_i, K)/n^2"),
         "large_query": Control(
             "reference", breaks=[LEM11_RATE],
-            description="every fixed query rescaled to q = 8 (its own Monte Carlo, same keys) and "
+            description="every fixed query rescaled to q = 8 (its own queries' quadrature and Monte Carlo) and "
                         "the rate decided without the 1/n-regime hypothesis on C(x_i, K): the "
                         "lemma's constant C(x_i, K) ~ e^q (tr Sigma + ||Sigma K x_i||^2) is then ten "
                         "times the grid's largest n, and the 1/n regime is not reached on the rate "
@@ -314,7 +323,8 @@ def test_softmax_second_moment(tc):
             description="the fresh keys drawn uniform with the same covariance Sigma instead of "
                         "Gaussian (its own Monte Carlo): the tilted mean E[x e^{x^T u}]/E[e^{x^T u}] "
                         "is Sigma u only for Gaussian keys, so the MSE moves off the exact Gaussian-key "
-                        "MSE (on the tier's n grid the bias still stays below the claim's C_n bound)"),
+                        "MSE (the bound, the rate and the limit read the exact Gaussian-key expectation, "
+                        "as the claim's)"),
     },
     calibration=[
         "Seeds 1-4: n MSE at most 1.075 C (Monte Carlo standard error 4% at n = 320); rate slopes "
@@ -388,84 +398,105 @@ def test_softmax_second_moment(tc):
         "0.068 at 25 seeds: with 6 queries the binomial rejects only when 4 fail, so the rate is bought with "
         "the controls.  Reverted to the decisions at every query; over_budget declared.",
         GAUSSIAN_KEYS_RECORD,
+        *(Calibrated(decision=name, threshold="P[a query meets it] >= QUERY_RATE = 0.95 over 40 queries, level 0.05",
+                     calibration_seeds="145400-145449", validation_seeds="145500-145799",
+                     how="issue 31, 2026-12-03 (twenty-ninth session): (1), (2) and (4) decided on the exact "
+                         "expectation for 40 queries of their own (attention_output_exact; quadrature, no Monte "
+                         "Carlo), each the exact binomial of P[a query meets it] >= 0.95 (the rate of block "
+                         "113210-113239, above) at level 0.05, the 40 queries for power 0.92 at the rate 0.80; no "
+                         "threshold moved. A first calibration block, 145000-145049, passed (claim 2.5e-5), but its "
+                         "validation 145100-145399 was stopped after 76 seeds: unweighted_target passed on 145154 "
+                         "(36 of 40 queries within 1.15 C_n on the tier's n <= 320; its squared bias was small "
+                         "there), so (1) is now decided at n = 10^3 .. 10^6 and 10^9 as well (the lemma bounds "
+                         "every n; EXACT_KEYS_BEYOND), where a wrong target's n ||m - c||^2 shows on every query. "
+                         "Calibration 145400-145449 (that code): no failure, claim 1.7e-5, every control 1e-5 or "
+                         "below. Validation 145500-145799: no failing query in 12,000 for (1) (largest n E||a_i - "
+                         "m||^2 / C_n 1.0000) and (4), in 11,637 in-regime queries for (2) (slopes -1.48 to "
+                         "-0.82); pooled trials below 1e-12 each. unweighted_target failed (1) on 12,000 of "
+                         "12,000 queries, large_query the rate on 10,986 of 12,000, faster_rate (1) on every "
+                         "query: miss bounds 1e-5; uniform_keys 0.0099 (its decision (3) unchanged). The claim's "
+                         "bound 1.9e-3 is (3)'s (over_budget)")
+          for name in (LEM11_BOUND, LEM11_RATE, LEM11_LIMIT)),
     ],
     sizes=ROW_SIZES,
 )
 def test_attention_output_mse(tc):
-    r"""a_i = sum_j s_ij x_j over the keys x_i (fixed) and n - 1 fresh x_j ~ N(0, Sigma); same
-    Monte Carlo as `lem9.softmax_second_moment` (shared run: K = K* on the manifold, 6 fixed
-    queries, n in {10, ..., 320}).  E||a_i - c||^2 for a target c follows from the measured
-    E||a_i - Sigma K x_i||^2 and E a_i exactly (E||a - c||^2 = E||a - m||^2 + 2 (E a - m)^T (m - c)
-    + ||m - c||^2, m = Sigma K x_i).  The paper's constant C(x_i, K) is lost; we use the derived
-    delta-method limit C = e^q (tr Sigma + ||Sigma K x_i||^2), q = x_i^T K^T Sigma K x_i
-    (`softmax_average_mse_limit`; the self key and the ratio's bias add O(1/n^2) to the MSE).
-    (1) and (2) are statements about the expectation E||a_i - Sigma K x_i||^2 and are decided on its
-    exact finite-n value (`softmax_average_mse_exact`, below), which (3) holds to the Monte Carlo:
-    the Monte Carlo's noise (its relative standard error grows like sqrt(n) at the largest n)
-    then enters through (3) only.
-    Pass, per query: (1) the lemma as an upper bound, n E||a_i - c||^2 <= 1.15 C_n at every n
-    with C_n -> C the finite-n constant below (for another target c, E a_i from the Monte Carlo
-    in the cross term);
-    (2) the rate, log-log slope of the exact MSE over n in [40, 320] at most -0.75 (the lemma is an
-    upper bound, C/n: it decays at least like 1/n; a faster pre-asymptotic decay is not excluded), for each
-    query in the lemma's 1/n regime on that window, n >= 4 C(x_i, K) (C from the query and K,
-    before the Monte Carlo; at least one query must be in it); (3) the exact finite-n MSE (`softmax_average_mse_exact`: x_j conditioned
-    on its score, then Laplace-transform quadrature as in Lemma 9) equals the Monte Carlo MSE
-    at every n whose Monte Carlo averages at least MIN_MC_DRAWS = 10^4 key sets (z-scores against
-    their N(0, 1) null, level MC_LEVEL = 1e-4 over the family, `NullTest`; with fewer the
-    skewed samples put the studentized mean's tail far from the normal's, `MIN_MC_DRAWS`);
-    (4) the limit, n E||a_i - Sigma K x_i||^2 / C
-    within LIMIT_RTOL = 1e-3 of 1 on the exact MSE at n = 1e9.  The pre-asymptotic deficit
-    grows with q, so n = 10 is left out of the rate window.  The bound uses the finite-n
+    r"""a_i = sum_j s_ij x_j over the keys x_i (fixed) and n - 1 fresh x_j ~ N(0, Sigma), at K = K*
+    on the manifold.  The lemma is a statement per fixed query about the expectation
+    E||a_i - Sigma K x_i||^2, which quadrature gives exactly (`softmax_average_mse_exact`: x_j
+    conditioned on its score, then Laplace-transform integrals as in Lemma 9): (1), (2) and (4)
+    are decided on it for `attention_output_exact`'s queries (40 at the quick tier, 100 at the
+    full; their own draws, independent instances), each as the exact binomial test of P[a query
+    meets it] >= QUERY_RATE = 0.95 at level QUERY_ALPHA = 0.05 (40 queries: it rejects at 5
+    failing queries, power 0.92 at the rate 0.80).  (3) holds the quadrature to the Monte Carlo
+    of `lem9.softmax_second_moment`'s shared run (6 queries, n in {10, ..., 320}).
+    E||a_i - c||^2 for another target c is E||a_i - m||^2 + 2 (E a_i - m)^T (m - c) + ||m - c||^2,
+    m = Sigma K x_i, E a_i exact as well (`softmax_average_mean_exact`).  The paper's constant
+    C(x_i, K) is lost; we use the derived delta-method limit C = e^q (tr Sigma + ||Sigma K x_i||^2),
+    q = x_i^T K^T Sigma K x_i (`softmax_average_mse_limit`; the self key and the ratio's bias add
+    O(1/n^2) to the MSE).
+    Pass: (1) the lemma as an upper bound, n E||a_i - c||^2 <= 1.15 C_n at every n of the tier's
+    grid and at n = 10^3, ..., 10^6 and 10^9 (`EXACT_KEYS_BEYOND`: the lemma bounds every n, and
+    a wrong target's squared bias, n ||m - c||^2, then shows on every query), with C_n -> C the
+    finite-n constant below; (2) the rate, log-log slope of E||a_i - m||^2 over n in [40, n_max]
+    (the grid's largest n) at most -0.75 (the lemma is an upper bound, C/n: it decays at least
+    like 1/n; a faster pre-asymptotic decay is not excluded), over the queries in the lemma's 1/n
+    regime on that window, n >= 4 C(x_i, K) (C from the query and K; at least one query must be
+    in it, a precondition); (3) the Monte Carlo MSE equals the exact one at every n whose Monte
+    Carlo averages at least MIN_MC_DRAWS = 10^4 key sets (z-scores against their N(0, 1) null,
+    level MC_LEVEL = 1e-4 over the family, `NullTest`; with fewer the skewed samples put the
+    studentized mean's tail far from the normal's, `MIN_MC_DRAWS`); (4) the limit,
+    n E||a_i - m||^2 / C within LIMIT_RTOL = 1e-3 of 1 at n = 1e9.  The bound uses the finite-n
     constant C_n (`self_key_constant`: C n/(n-1) plus the self key's term through Lemma 9's
-    bound on E s_ii^2, Cauchy-Schwarz on the cross term): the query's own key pulls a_i
-    towards x_i, an O(1/n^2) term the asymptotic C leaves out.  Controls: large_query (its own
-    Monte Carlo with every query rescaled to q = 8, the rate decided without the regime
-    hypothesis) breaks the rate (2) for the lemma's reason: the constant C(x_i, K) grows like
-    e^q, and the 1/n regime needs n >> C; uniform_keys (its
-    own Monte Carlo with non-Gaussian keys) tests the exact-MSE check (3) only (on the tier's
-    n grid its bias stays below the C_n bound and its slope inside the rate window);
-    unweighted_target (another target, the claim's own Monte Carlo) and faster_rate
+    bound on E s_ii^2, Cauchy-Schwarz on the cross term): the query's own key pulls a_i towards
+    x_i, an O(1/n^2) term the asymptotic C leaves out.  (1), (2) and (4) judge a derived,
+    pre-asymptotic constant, so they are claimed at a rate over queries, not at every query (the
+    calibration record has the measured rate).  Controls: large_query (its own queries rescaled
+    to q = 8, its own Monte Carlo, the rate decided without the regime hypothesis) breaks the
+    rate (2) for the lemma's reason: the constant C(x_i, K) grows like e^q, and the 1/n regime
+    needs n >> C; uniform_keys (its own Monte Carlo with non-Gaussian keys) tests the exact-MSE
+    check (3) only ((1), (2) and (4) read the exact Gaussian-key expectation, as the claim's);
+    unweighted_target (another target, its E a_i exact) and faster_rate
     (discrimination) re-judge (1).  Hypotheses A1-A3 and light tails mu(K) < 1/2.
     """
-    run = row_run(tc, keys="uniform" if tc.control == "uniform_keys" else "gaussian",
-                  query_q=LARGE_QUERY_Q if tc.control == "large_query" else None)
-    u, q, _ = query_directions(run)
-    Sigma = run["problem"].Sigma
-    n = run["n"]
+    large = tc.control == "large_query"
+    query_q = LARGE_QUERY_Q if large else None
+    run = row_run(tc, keys="uniform" if tc.control == "uniform_keys" else "gaussian", query_q=query_q)
+    exact_run = tc.use(attention_output_exact, query_q=query_q)
+    queries, K, Sigma, n = exact_run["queries"], exact_run["K"], exact_run["problem"].Sigma, exact_run["n"]
+    u, _, _ = query_directions(exact_run)
     m = u @ Sigma.T
-    target = run["queries"] @ run["K"].T if tc.control == "unweighted_target" else m
-    queries, K = run["queries"], run["K"]
-    # E||a_i - m||^2 exactly (quadrature, held to the Monte Carlo by (3) below): (1) and (2) are
-    # statements about this expectation, decided without the Monte Carlo's noise
-    exact = np.array([[softmax_average_mse_exact(x, K @ x, Sigma, int(k)) for x in queries] for k in n])
-    mse = exact + 2 * np.einsum("nqd,qd->nq", run["output_mean"] - m, m - target) + ((m - target) ** 2).sum(-1)
-    rate = 2 if tc.control == "faster_rate" else 1
+    exact = exact_run["mse"]                                                          # (n, query)
+    mse = exact
+    if tc.control == "unweighted_target":
+        target = queries @ K.T
+        mean = np.array([softmax_average_mean_exact(x, K @ x, Sigma, n) for x in queries]).transpose(1, 0, 2)
+        mse = exact + 2 * np.einsum("nqd,qd->nq", mean - m, m - target) + ((m - target) ** 2).sum(-1)
     limit = softmax_average_mse_limit(u, Sigma)
     tc.record("delta-method constant C per query", limit)
     tc.record("n E||a_i - c||^2 / C (n x query)", n[:, None] * mse / limit)
-    finite = self_key_constant(run, limit)
-    tc.record("n E||a_i - c||^2 / C_n (n x query)", n[:, None] * mse / finite)
-    tc.conclusion.at_most("n E||a_i - c||^2 at most 1.15 C_n(x_i, K) at every n", n[:, None] ** rate * mse,
-                          1.15 * finite)
+    bound_ratio = n[:, None] ** (2 if tc.control == "faster_rate" else 1) * mse / self_key_constant(exact_run, limit)
+    per_instance(tc, LEM11_BOUND, bound_ratio.max(0), (bound_ratio <= BOUND_FACTOR).all(0), p=QUERY_RATE,
+                 alpha=QUERY_ALPHA)
     in_regime = limit <= RATE_WINDOW / REGIME_FACTOR
-    if tc.control == "large_query":  # the statement without its regime hypothesis
+    if large:  # the statement without its regime hypothesis
         in_regime = np.ones_like(in_regime)
     else:   # some query in the regime <=> the least C(x_i, K) in it: its margin, not the count's
         tc.precondition.at_most(REGIME_DECISION, limit.min(), RATE_WINDOW / REGIME_FACTOR)
     tc.record("queries in the 1/n regime on the rate window", in_regime)
-    for j in np.flatnonzero(in_regime):
-        tc.conclusion.slope(LEM11_RATE, n, exact[:, j], window=(RATE_WINDOW, n[-1]), at_most=-0.75)
-    tc.record("log-log slope of the Monte Carlo MSE over the rate window (query)",
-              [np.polyfit(np.log(n[n >= RATE_WINDOW]), np.log(run["mse"][0][n >= RATE_WINDOW, j]), 1)[0]
-               for j in range(len(q))])
-    z = (run["mse"][0] - exact) / run["mse"][1]
-    tc.record("(MSE Monte Carlo - exact) / standard error (n x query)", z)
-    monte_carlo_family(tc, LEM11_MC, n, [z])
-    far = np.array([softmax_average_mse_exact(x, K @ x, Sigma, LIMIT_KEYS) for x in queries])
-    tc.record("n E||a_i - Sigma K x_i||^2 / C, exact, at n = 1e9 (query)", LIMIT_KEYS * far / limit)
-    tc.conclusion.close("n E||a_i - Sigma K x_i||^2 tends to e^q (tr Sigma + ||Sigma K x_i||^2) (exact, n = 1e9)",
-                        LIMIT_KEYS * far, limit, rtol=LIMIT_RTOL)
-    for j in range(len(q)):
-        tc.curve("mse", f"n E||a_i - Sigma K x_i||^2 / C, query {j}", n,
-                 n * run["mse"][0][:, j] / limit[j], xscale="log", xlabel="n")
+    if in_regime.any():
+        slopes = np.array([fit_slope(n, exact[:, j], window=(RATE_WINDOW, exact_run["row_n"][-1])).slope
+                           for j in np.flatnonzero(in_regime)])
+        per_instance(tc, LEM11_RATE, slopes, slopes <= RATE_SLOPE, p=QUERY_RATE, alpha=QUERY_ALPHA)
+    far = LIMIT_KEYS * exact[n == LIMIT_KEYS][0] / limit
+    per_instance(tc, LEM11_LIMIT, far, np.abs(far - 1) <= LIMIT_RTOL, p=QUERY_RATE, alpha=QUERY_ALPHA)
+    # (3): the quadrature against the Monte Carlo, at the Monte Carlo's queries
+    mc_queries, mc_n = run["queries"], run["n"]
+    mc_exact = np.array([softmax_average_mse_exact(x, K @ x, Sigma, mc_n) for x in mc_queries]).T
+    z = (run["mse"][0] - mc_exact) / run["mse"][1]
+    tc.record("(MSE Monte Carlo - exact) / standard error (n x Monte Carlo query)", z)
+    monte_carlo_family(tc, LEM11_MC, mc_n, [z])
+    mc_limit = softmax_average_mse_limit(query_directions(run)[0], Sigma)
+    for j in range(len(mc_queries)):
+        tc.curve("mse", f"n E||a_i - Sigma K x_i||^2 / C, Monte Carlo query {j}", mc_n,
+                 mc_n * run["mse"][0][:, j] / mc_limit[j], xscale="log", xlabel="n")

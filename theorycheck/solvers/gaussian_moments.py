@@ -47,7 +47,8 @@ from theorycheck.lineage import computation
 __all__ = ["sample_covariance_quadratic_mean", "sample_covariance_chain_mean", "softmax_weight_second_moment_limit",
            "softmax_average_covariance_limit", "softmax_average_mse_limit", "softmax_weight_second_moment_bound",
            "softmax_weight_second_moment_slack", "softmax_weight_second_moments_exact",
-           "softmax_weight_power_moments_exact", "softmax_weight_average_moments_exact", "softmax_average_mse_exact"]
+           "softmax_weight_power_moments_exact", "softmax_weight_average_moments_exact", "softmax_average_mse_exact",
+           "softmax_average_mean_exact"]
 
 
 def sample_covariance_quadratic_mean(Sigma, A, n):
@@ -215,11 +216,19 @@ _Z_WEIGHTS = np.exp(-_Z ** 2 / 2) / np.sqrt(2 * np.pi) * (_Z[1] - _Z[0])
 _S_BELOW, _S_ABOVE, _S_STEP = 20.0, 60.0, 0.05
 
 
-def _laplace_grid(q, tau, n):
-    """The outer nodes t = e^s (with the trapezoid weight of ds) for n keys, one of score tau."""
-    t_star = 1.0 / ((n - 1) * np.exp(q / 2) + np.exp(tau))
-    s = np.arange(np.log(t_star) - _S_BELOW, np.log(t_star) + _S_ABOVE, _S_STEP)
-    return np.exp(s), _S_STEP
+def _outer_range(q, tau, ns, below, above, step):
+    """The nodes s = log t from ``below`` under the least s* = log t* of the numbers of keys in
+    ``ns`` (an integer or a sequence; one key of score tau) to ``above`` over the largest, at
+    ``step``: the union of their ranges (a node outside one n's range adds a negligible term to
+    its sum), so that the transforms on it serve every n at once."""
+    log_star = -np.log((np.asarray(ns, dtype=float) - 1) * np.exp(q / 2) + np.exp(tau))
+    return np.arange(log_star.min() - below, log_star.max() + above, step)
+
+
+def _laplace_grid(q, tau, ns, below=_S_BELOW):
+    """The outer nodes t = e^s (with the trapezoid weight of ds) for the numbers of keys ``ns``,
+    one of score tau, from ``below`` under the least s*."""
+    return np.exp(_outer_range(q, tau, ns, below, _S_ABOVE, _S_STEP)), _S_STEP
 
 
 def _tilted_laplace(t, q, g):
@@ -229,13 +238,14 @@ def _tilted_laplace(t, q, g):
     return decay @ (g * _Z_WEIGHTS)
 
 
-def _softmax_laplace_terms(q, tau, n):
-    r"""The ingredients of the exact moments for n keys: one fixed of score tau (weight w0 =
-    e^tau), n - 1 with scores a ~ N(0, q), weights w = e^a.  With 1/S^2 = int t e^{-tS} dt
-    and the tilt E[w^k h(a)] = e^{k^2 q/2} E[h(a + kq)] every moment is an integral over t of
-    powers of phi(t) = E e^{-tw} and tilted transforms.  Returns t, the weight of dt / t, w0,
-    log phi(t) (by ``log1p``: n log phi stays exact for n up to ~1e12) and phi(t e^{2q})."""
-    t, ds = _laplace_grid(q, tau, n)
+def _softmax_laplace_terms(q, tau, ns):
+    r"""The ingredients of the exact moments for n keys, every n of ``ns`` (an integer or a
+    sequence): one fixed of score tau (weight w0 = e^tau), n - 1 with scores a ~ N(0, q),
+    weights w = e^a.  With 1/S^2 = int t e^{-tS} dt and the tilt E[w^k h(a)] = e^{k^2 q/2}
+    E[h(a + kq)] every moment is an integral over t of powers of phi(t) = E e^{-tw} and tilted
+    transforms.  Returns t, the weight of dt / t, w0, log phi(t) (by ``log1p``: n log phi stays
+    exact for n up to ~1e12) and phi(t e^{2q})."""
+    t, ds = _laplace_grid(q, tau, ns)
     ones = np.ones_like(_Z)
     log_phi = np.log1p(_tilted_laplace(t, q, ones))
     phi_2q = 1.0 + _tilted_laplace(t * np.exp(2 * q), q, ones)
@@ -257,6 +267,21 @@ def _check_keys(q, n, name):
         raise DeclarationError(f"{name}: needs an integer number of keys n >= 2, got {n!r}")
     if not (np.isfinite(q) and q > 0):
         raise DeclarationError(f"{name}: needs a score variance q > 0, got {q!r}")
+
+
+def _keys_of(n, q, name):
+    """``n`` (an integer, or a sequence of them) as a 1-d array, each checked (`_check_keys`)."""
+    ns = np.atleast_1d(n)
+    if ns.ndim != 1 or ns.size == 0:
+        raise DeclarationError(f"{name}: needs a number of keys or a non-empty sequence of them, got {n!r}")
+    for keys in ns:
+        _check_keys(q, keys, name)
+    return [int(keys) for keys in ns]
+
+
+def _per_keys(n, values):
+    """One value per number of keys: the value itself for an integer ``n``, the array of them for a sequence."""
+    return values[0] if np.ndim(n) == 0 else np.array(values)
 
 
 def _weight_moments(q, n, t, ds, w0, log_phi, phi_2q):
@@ -342,8 +367,7 @@ def _power_grid(q, tau, ns):
     """The outer nodes s = log t of the power moments (step `_POWER_STEP`; the range of
     `_laplace_grid` for every number of keys in ``ns``, their union: a node outside one n's
     range adds a negligible term to its sum) and log phi(t) there."""
-    log_star = -np.log((np.asarray(ns, dtype=float) - 1) * np.exp(q / 2) + np.exp(tau))
-    s = np.arange(log_star.min() - _S_BELOW, log_star.max() + _POWER_ABOVE, _POWER_STEP)
+    s = _outer_range(q, tau, ns, _S_BELOW, _POWER_ABOVE, _POWER_STEP)
     return s, _log_laplace(np.exp(s), q)
 
 
@@ -372,16 +396,13 @@ def softmax_weight_average_moments_exact(q, tau, n, order):
     `softmax_weight_power_moments_exact`, independence of the keys).  The moments of the mean
     give its Monte Carlo mean a deviation bound without a normal approximation
     (`theorycheck.tails.mean_deviation_bound`)."""
-    ns = np.atleast_1d(n)
-    for keys in ns:
-        _check_keys(q, keys, "softmax_weight_average_moments_exact")
+    ns = _keys_of(n, q, "softmax_weight_average_moments_exact")
     if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 1:
         raise DeclarationError(f"softmax_weight_average_moments_exact: order must be a positive integer, got {order!r}")
     s, log_phi = _power_grid(q, tau, ns)
     t = np.exp(s)
     tilted = {k: _log_tilted_laplace(t, q, k) for k in range(2, 2 * order + 1, 2)}
-    rows = [_average_moments(s, t, log_phi, tilted, tau, int(keys), order) for keys in ns]
-    return rows[0] if np.ndim(n) == 0 else np.array(rows)
+    return _per_keys(n, [_average_moments(s, t, log_phi, tilted, tau, keys, order) for keys in ns])
 
 
 def _average_moments(s, t, log_phi, tilted, tau, n, order):
@@ -409,18 +430,58 @@ def softmax_average_mse_exact(x, u, Sigma, n):
     so ``E||a - Sigma u||^2 = ||x - Sigma u||^2 E s_0^2 + 2 (x - Sigma u)^T Sigma u E[s_0 B] +
     ||Sigma u||^2 E B^2 + (tr Sigma - ||Sigma u||^2 / q)(n - 1) E s_j^2``, each expectation an
     integral over t as in `softmax_weight_second_moments_exact`.  ``n E||a - Sigma u||^2 ->
-    e^q (tr Sigma + ||Sigma u||^2)`` (`softmax_average_mse_limit`)."""
+    e^q (tr Sigma + ||Sigma u||^2)`` (`softmax_average_mse_limit`).  ``n``: an integer, or a
+    sequence of them (then one value per n: the transforms, the costly part, are computed once
+    on the union of their grids)."""
     x, u, Sigma = (np.asarray(v, dtype=float) for v in (x, u, Sigma))
     m = Sigma @ u
     q, tau = float(u @ m), float(u @ x)
-    _check_keys(q, n, "softmax_average_mse_exact")
-    t, ds, w0, log_phi, phi_2q = _softmax_laplace_terms(q, tau, n)
-    base, fresh, own = _weight_moments(q, n, t, ds, w0, log_phi, phi_2q)
+    ns = _keys_of(n, q, "softmax_average_mse_exact")
+    t, ds, w0, log_phi, phi_2q = _softmax_laplace_terms(q, tau, ns)
     psi1, psi2 = _score_weighted_laplace(t, q)
-    N = n - 1
-    cross = w0 * N * np.sum(base * psi1 * np.exp((N - 1) * log_phi))
-    b_square = np.sum(base * (N * psi2 * np.exp((N - 1) * log_phi)
-                              + N * (N - 1) * psi1 ** 2 * np.exp((N - 2) * log_phi)))
     offset = x - m
-    return float(offset @ offset * own + 2 * (offset @ m) * cross + (m @ m) * b_square
-                 + (np.trace(Sigma) - (m @ m) / q) * N * fresh)
+    values = []
+    for keys in ns:
+        base, fresh, own = _weight_moments(q, keys, t, ds, w0, log_phi, phi_2q)
+        N = keys - 1
+        cross = w0 * N * np.sum(base * psi1 * np.exp((N - 1) * log_phi))
+        b_square = np.sum(base * (N * psi2 * np.exp((N - 1) * log_phi)
+                                  + N * (N - 1) * psi1 ** 2 * np.exp((N - 2) * log_phi)))
+        values.append(float(offset @ offset * own + 2 * (offset @ m) * cross + (m @ m) * b_square
+                            + (np.trace(Sigma) - (m @ m) / q) * N * fresh))
+    return _per_keys(n, values)
+
+
+#: the range of s = log t under s* for the first moments (`softmax_average_mean_exact`): their
+#: integrand falls like t as t -> 0 (like t^2 for the second moments), so twice `_S_BELOW` leaves
+#: the same e^{-40} of it out
+_S_BELOW_FIRST = 2 * _S_BELOW
+
+
+@computation('solver', inputs=('x', 'u', 'Sigma', 'n'))
+def softmax_average_mean_exact(x, u, Sigma, n):
+    r"""``E a`` exactly (quadrature) for the softmax average of `softmax_average_mse_exact`.
+    With x_j = (a_j/q) Sigma u + z_j (z_j independent of the scores, mean 0)::
+
+        E a - Sigma u = E[s_0] (x - Sigma u) + E[B] Sigma u,
+        E s_0 = w0 int_0^inf e^{-t w0} phi(t)^{n-1} dt,
+        E B   = (n - 1) int_0^inf e^{-t w0} psi1(t) phi(t)^{n-2} dt,
+
+    from 1/S = int_0^inf e^{-tS} dt, psi1(t) = E[w (a/q - 1) e^{-tw}] (`_score_weighted_laplace`).
+    ``E a -> Sigma u`` as n grows (E B -> E[w (a/q - 1)] / E w = 0), to O(1/n).  ``n``: an
+    integer, or a sequence of them (then an array (len(n), d))."""
+    x, u, Sigma = (np.asarray(v, dtype=float) for v in (x, u, Sigma))
+    m = Sigma @ u
+    q, tau = float(u @ m), float(u @ x)
+    ns = _keys_of(n, q, "softmax_average_mean_exact")
+    t, ds = _laplace_grid(q, tau, ns, below=_S_BELOW_FIRST)
+    w0 = np.exp(tau)
+    log_phi = np.log1p(_tilted_laplace(t, q, np.ones_like(_Z)))
+    psi1, _ = _score_weighted_laplace(t, q)
+    base = t * np.exp(-t * w0) * ds               # dt e^{-t w0}
+    values = []
+    for keys in ns:
+        own = w0 * np.sum(base * np.exp((keys - 1) * log_phi))
+        score_weighted = (keys - 1) * np.sum(base * psi1 * np.exp((keys - 2) * log_phi))
+        values.append(m + own * (x - m) + score_weighted * m)
+    return _per_keys(n, values)
