@@ -72,6 +72,9 @@ LEM11_LIMIT = "n E||a_i - Sigma K x_i||^2 tends to e^q (tr Sigma + ||Sigma K x_i
 #: 113210-113239 (no failing query in 180), rounded down to 0.05; the level and the 40 queries give
 #: power 0.92 at the rate 0.80 (the test rejects at 5 failing queries of 40)
 QUERY_RATE, QUERY_ALPHA = 0.95, 0.05
+RATE_LOW_POWER = ("the rate is decided on the queries in the lemma's 1/n regime, a subset of the 40 that the draw "
+                  "fixes (32 to 40 a seed on the validation block): with 29 to 32 in it the test's power at the rate "
+                  "0.80 is 0.72 to 0.80; the control large_query fails the rate on most of its 40 queries")
 LEM11_MC = "Monte Carlo MSE equals the exact finite-n MSE (|z| within the level-1e-4 critical value)"
 #: the fewest key sets a Monte Carlo mean must average for its z to enter a family of
 #: `monte_carlo_family`: the samples (squared softmax weights, ||a_i - Sigma K x_i||^2) are
@@ -487,7 +490,8 @@ def test_attention_output_mse(tc):
     if in_regime.any():
         slopes = np.array([fit_slope(n, exact[:, j], window=(RATE_WINDOW, exact_run["row_n"][-1])).slope
                            for j in np.flatnonzero(in_regime)])
-        per_instance(tc, LEM11_RATE, slopes, slopes <= RATE_SLOPE, p=QUERY_RATE, alpha=QUERY_ALPHA)
+        per_instance(tc, LEM11_RATE, slopes, slopes <= RATE_SLOPE, p=QUERY_RATE, alpha=QUERY_ALPHA,
+                     low_power=RATE_LOW_POWER)
     far = LIMIT_KEYS * exact[n == LIMIT_KEYS][0] / limit
     per_instance(tc, LEM11_LIMIT, far, np.abs(far - 1) <= LIMIT_RTOL, p=QUERY_RATE, alpha=QUERY_ALPHA)
     # (3): the quadrature against the Monte Carlo, at the Monte Carlo's queries
