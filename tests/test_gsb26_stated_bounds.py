@@ -16,10 +16,12 @@ from claims.gsb26.gradient_bias import (
     near_manifold_points,
     whitened_deviation,
 )
+from claims.gsb26.sampling import second_moment_deviations
 from claims.gsb26.setup import Problem, gaussian_rows, haar_rotations, regularized_model, score_tail, well_conditioned
 from claims.gsb26.test_estimators import NORM_RATIO_ROUNDOFF, norm_ratios, sample_covariance_bound
 from claims.gsb26.test_manifold import KERNEL_GAP
 from theorycheck.solvers import dense_hessian, manifold_point
+from theorycheck.solvers.gaussian_moments import softmax_weight_second_moments_exact
 
 
 def _gap_ratio(problem, R, lam):
@@ -114,3 +116,21 @@ def test_covariance_critical_holds_its_level_and_is_conservative():
     tight = covariance_critical(3, many, 5e-5 / 30)
     normal = scipy.stats.norm.isf(5e-5 / 60) * np.sqrt(np.where(np.eye(3, dtype=bool), 2.0, 1.0) / many)
     assert (tight >= normal).all() and (tight <= 1.6 * normal).all()
+
+
+@pytest.mark.parametrize("q", [1e-3, 1e-5, 1e-7])
+def test_second_moment_deviations_hold_for_concentrated_weights(q):
+    """Lemma 9's proven deviations stay finite and positive where a tiny score variance q
+    concentrates X so far that the variance is lost to the raw moments' cancellation (then
+    Chebyshev on its upper bound; found by the unseen sweep seed 772766973), and they cover a
+    Monte Carlo mean's actual deviation there."""
+    n, draws = 320, 625
+    t_other, t_own = second_moment_deviations(q, 0.0, (n,), (draws,), 1e-6)[0]
+    fresh, own = softmax_weight_second_moments_exact(q, 0.0, n)
+    assert 0 < t_other < 0.02 * fresh and 0 < t_own < 0.2 * own
+    rng = np.random.default_rng(7)
+    scores = np.concatenate([np.zeros((draws, 1)), np.sqrt(q) * rng.standard_normal((draws, n - 1))], 1)
+    s = np.exp(scores - scores.max(1, keepdims=True))
+    s /= s.sum(1, keepdims=True)
+    assert abs((s[:, 1:] ** 2).mean() - fresh) <= t_other
+    assert abs((s[:, 0] ** 2).mean() - own) <= t_own
