@@ -12,6 +12,7 @@ from claims.glls24.setup import (
     decide_pairing,
     decide_positive_kernel,
     first_time_below,
+    log_contraction,
     predicted_steps,
     regression_shape,
     relative_loss,
@@ -52,7 +53,7 @@ def convergence_measurements(run):
     t = np.arange(steps + 1)
     for k in range(rel.shape[1]):
         window = (t >= 1) & (t <= max(end[k], 1))
-        envelope.append(np.max(np.log(rel[window, k]) - t[window] * np.log(min(q[k], 1.0))))
+        envelope.append(np.max(np.log(rel[window, k]) - t[window] * log_contraction(q[k])))
         fit = fit_slope(t[: end[k] + 1], rel[: end[k] + 1, k], window=(end[k] / 4, end[k]),
                         x_transform="linear", y_transform="log")
         slopes.append(fit.slope)
@@ -94,17 +95,18 @@ SLOPE = "log-loss slope at most log(1 - m eta lambda / 2)"
 REACHES = "loss reaches epsilon within the run"
 
 
-def decide_linear_convergence(tc, runs, kernel_tail=None, instances=None):
+def decide_linear_convergence(tc, runs, *, instances, kernel_tail=None):
     """The decisions shared by Theorem 4.2 and Corollary 4.3 over a list of runs (after the
     width's, `linear_convergence_runs`).  The runs may differ in length (each lasts its own
     slowest trial's count): every trial is censored at its own run's length.  The final relative
-    loss is compared with epsilon on the log scale (``scale="log"``): a loss ratio, which GD drives
-    down by decades past epsilon towards the round-off floor of ``rel``.  ``kernel_tail``: the
-    stated bound of "lambda_min(H(0)) > 0" where one is proved (`paired_kernel_tail`: d = 1 or 2).
-    ``instances``: None decides the four conclusions on every trial; else ``(rate, alpha,
-    low_power)``, and each conclusion is decided per trial and accepted by the exact binomial test
-    of ``P[it holds on a trial] >= rate`` at level ``alpha`` (`per_instance`: the statement "with
-    high probability over the draw", the trials independent draws)."""
+    loss is compared with epsilon in the log (a loss ratio, which GD drives down by decades past
+    epsilon towards the round-off floor of ``rel``).  ``kernel_tail``: the stated bound of
+    "lambda_min(H(0)) > 0" where one is proved (`paired_kernel_tail`: d = 1 or 2).
+    ``instances``: ``(rate, alpha, low_power)``; each of the four conclusions is decided per trial
+    and accepted by the exact binomial test of ``P[it holds on a trial] >= rate`` at level
+    ``alpha`` (`per_instance`: the statement "with high probability over the draw", the trials
+    independent draws).  A trial whose step is beyond the theorem's range (``q <= 0``,
+    `log_contraction`) meets neither the envelope nor the slope."""
     ms = [convergence_measurements(r) for r in runs]
     cat = {k: np.concatenate([m[k] for m in ms]) for k in ms[0]}
     lam = np.concatenate([r["lambda"] for r in runs])
@@ -113,26 +115,20 @@ def decide_linear_convergence(tc, runs, kernel_tail=None, instances=None):
     tc.record("steps_to_epsilon", cat["hit"])
     tc.record("predicted_steps", cat["predicted"])
     tc.record("fitted_log_loss_slope", cat["slope"])
-    tc.record("log_contraction_factor", np.log(cat["q"]))
+    log_q = log_contraction(cat["q"])
+    tc.record("log_contraction_factor", log_q)
     decide_positive_kernel(tc, runs, tail_bound=kernel_tail)
-    log_q = np.log(np.minimum(cat["q"], 1.0))
     tc.record("trials_with_predicted_count_beyond_run", int(np.sum(cat["predicted"] > cat["steps"])))
     count = censored_count(cat)
-    if instances is None:
-        tc.conclusion.at_most(ENVELOPE, cat["envelope"], 0.0, margin=1e-9)
-        tc.conclusion.at_most(WITHIN_COUNT, cat["hit"], count)
-        tc.conclusion.at_most(SLOPE, cat["slope"], log_q, margin=1e-9)
-        tc.conclusion.at_most(REACHES, cat["final"], CONVERGENCE_TARGET, scale="log")
-    else:
-        rate, alpha, low_power = instances
-        with np.errstate(divide="ignore"):
-            final = np.log(cat["final"] / CONVERGENCE_TARGET)
-        for name, values, holds in [
-                (ENVELOPE, cat["envelope"], cat["envelope"] <= 1e-9),
-                (WITHIN_COUNT, cat["hit"] - count, cat["hit"] <= count),
-                (SLOPE, cat["slope"] - log_q, cat["slope"] <= log_q + 1e-9),
-                (REACHES, final, cat["final"] <= CONVERGENCE_TARGET)]:
-            per_instance(tc, name, values, holds, p=rate, alpha=alpha, low_power=low_power)
+    rate, alpha, low_power = instances
+    with np.errstate(divide="ignore"):
+        final = np.log(cat["final"] / CONVERGENCE_TARGET)
+    for name, values, holds in [
+            (ENVELOPE, cat["envelope"], cat["envelope"] <= 1e-9),
+            (WITHIN_COUNT, cat["hit"] - count, cat["hit"] <= count),
+            (SLOPE, cat["slope"] - log_q, cat["slope"] <= log_q + 1e-9),
+            (REACHES, final, cat["final"] <= CONVERGENCE_TARGET)]:
+        per_instance(tc, name, values, holds, p=rate, alpha=alpha, low_power=low_power)
     for r in runs:
         tc.curve("relative loss", f"m={r['m']}", r["t"], relative_loss(r)[:, 0], yscale="log")
     return cat

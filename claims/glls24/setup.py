@@ -397,9 +397,14 @@ CONVERGENCE_TARGET = 1e-10
 
 def predicted_steps(q, initial_rel, epsilon):
     """Theorem 4.2's count ``ceil(log(rel(0) / epsilon) / -log q)`` per trial for the per-step
-    contraction ``q``; ``inf`` where ``q >= 1`` (no contraction: lambda <= 0)."""
+    contraction ``q``; ``inf`` where ``q >= 1`` (no contraction: lambda <= 0).  Where ``q <= 0``
+    (a step ``eta >= 2 / (m lambda)``, beyond the theorem's range: a control's large step on a
+    well-conditioned kernel) the contraction bound is non-positive and asserts epsilon after one
+    step: the count is 1 (0 where ``rel(0) <= epsilon`` already)."""
+    q = np.asarray(q, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(q < 1, np.ceil(np.log(initial_rel / epsilon) / -np.log(q)), np.inf)
+        count = np.ceil(np.log(initial_rel / epsilon) / -np.log(q))
+    return np.where(q >= 1, np.inf, np.where(q <= 0, np.asarray(initial_rel > epsilon, dtype=float), count))
 
 
 @shared_run(sizes={"quick": {"instances": 3, "n": 4, "d_in": 8, "d": 2, "dense_steps": 40,
@@ -456,6 +461,14 @@ def gd_dims(tc):
 def contraction_factor(run):
     """``1 - m eta lambda / 2`` per trial (Lemma 5.3 / Theorem 4.2)."""
     return 1 - run["m"] * run["eta"] * run["lambda"] / 2
+
+
+def log_contraction(q):
+    """``log q`` of the per-step bound ``rel(t+1) <= q rel(t)``: 0 where ``q >= 1`` (no
+    contraction, the bound the loss itself) and ``-inf`` where ``q <= 0`` (a step beyond the
+    theorem's range: the bound is non-positive and no positive loss meets it)."""
+    with np.errstate(divide="ignore"):
+        return np.log(np.clip(q, 0.0, 1.0))
 
 
 def relative_loss(run):
