@@ -189,6 +189,18 @@ REGIME_DECISION = f"a query in the 1/n regime (C(x_i, K) <= n_min / {REGIME_FACT
                 "uniform_keys failed as declared on 300/300 (least largest deviation 2.03 t, miss bound 4.1e-9, "
                 "log-normal), cubic_prefactor 0.004, faster_decay 1e-5, unnormalized_limit 0.0099 (counted, "
                 "untouched)."),
+        "Unseen sweep of 89f5efb (seeds 314596286-314596305; issue 31): uniform_keys MISFIRED on seed "
+        "314596303 (only the Gaussian-keys precondition failed; the family's largest deviation 0.94 t): "
+        "the draw's queries had q = 0.05-0.11 (mu(K) 0.069), where uniform keys move log(E e^{2a} / (E "
+        "e^a)^2) = q only through the scores' fourth cumulant, about q^2 / d, so the control's power was "
+        "the draw's.  The block's log-normal model of the least margin (4.1e-9) had not seen such a draw."
+        "  The control now rescales every query to q = UNIFORM_KEYS_Q = 1, where that effect is largest "
+        "against t (which grows like sqrt(e^{4q} - 1)): from the expansion, not fitted; the claim's "
+        "decisions untouched.  Calibration 148000-148049: claim 50/50 (1.6e-4), uniform_keys 50/50, its "
+        "largest deviation at least 3.63 t (5.18 t +- 0.72 on average; Cantelli 1.1e-4).  Validation "
+        "148100-148199 (the code fixed): claim 100/100, bound 1.6e-4; uniform_keys 100/100, its largest "
+        "deviation at least 3.29 t (5.01 t +- 0.72), miss bound 2e-6 (normal); cubic_prefactor 1e-5, "
+        "faster_decay 1e-5, unnormalized_limit 0.0097 (the table's row).",
     ],
     sizes=ROW_SIZES,
 )
