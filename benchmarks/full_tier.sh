@@ -186,15 +186,18 @@ for PASS in 1 2 3; do                      # a killed shard waits for a later pa
     [ -f "$OUTDIR/DONE" ] && continue
     [ "$PASS" -gt 1 ] && [[ " $KILLED " != *" $I "* ]] && continue
     take "$OUTDIR.lock" || continue        # another instance runs this shard
+    # finished by another instance between the check above and its lock's release (DONE is
+    # written before the lock goes): nothing to run
+    if [ -f "$OUTDIR/DONE" ]; then rm -rf "$OUTDIR.lock"; continue; fi
     log "shard $I/$SHARDS start"
     nice -n "$NICE" "$PY" -m pytest "$CLAIMS" --tc-tier "$TIER" --tc-seed "$SEED" --tc-shard "$I/$SHARDS" \
         --tc-cache-dir "$DIR/cache" --tc-report-dir "$OUTDIR" -p no:cacheprovider -q \
         > "$DIR/runs/shard-$I.out" 2>&1
     rc=$?
     log "shard $I/$SHARDS end rc=$rc"
+    [ "$rc" -le 1 ] && [ -f "$OUTDIR/results.json" ] && touch "$OUTDIR/DONE"
     rm -rf "$OUTDIR.lock"
-    if [ "$rc" -le 1 ] && [ -f "$OUTDIR/results.json" ]; then
-      touch "$OUTDIR/DONE"
+    if [ -f "$OUTDIR/DONE" ]; then
       [ -z "$KEEP" ] || { gzip -c "$OUTDIR/results.json" > "$KEEP/.shard-$I.tmp" \
                           && mv "$KEEP/.shard-$I.tmp" "$KEEP/shard-$I-of-$SHARDS.json.gz"; }
     elif [ "$rc" -eq 137 ]; then           # SIGKILL, most often the out-of-memory killer: the
