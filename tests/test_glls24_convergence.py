@@ -3,8 +3,18 @@ at its own run's length (the runs of Theorem 4.2 and Corollary 4.3 last their ow
 count, so one run's length is not another's)."""
 import numpy as np
 
-from claims.glls24.convergence import censored_count, convergence_measurements
+from claims.glls24.convergence import (
+    ENVELOPE,
+    SLOPE,
+    censored_count,
+    convergence_measurements,
+    decide_linear_convergence,
+)
 from claims.glls24.setup import log_contraction, predicted_steps
+from theorycheck import Control
+from theorycheck.claim import ClaimSpec
+from theorycheck.context import ClaimContext
+from theorycheck.runtime import Runtime
 
 
 def geometric_run(q, steps):
@@ -45,12 +55,6 @@ def batch_run(rates, steps, q):
 def verdicts(rates, q=0.9):
     """Every decision of `decide_linear_convergence` on `batch_run(rates, 400, q)`, as
     (passed, trials that met it)."""
-    from claims.glls24.convergence import ENVELOPE, decide_linear_convergence
-    from theorycheck import Control
-    from theorycheck.claim import ClaimSpec
-    from theorycheck.context import ClaimContext
-    from theorycheck.runtime import Runtime
-
     spec = ClaimSpec(id="toy.glls.case", paper="toy", source="Theorem 4.2", statement="s",
                      controls={"c": Control("dynamics", breaks=[ENVELOPE], description="d")}, provenance="derived")
     tc = ClaimContext(spec, None, Runtime(dtype="float64", seed=0))
@@ -59,8 +63,6 @@ def verdicts(rates, q=0.9):
 
 
 def test_per_instance_verdicts_count_the_trials_outside_the_envelope():
-    from claims.glls24.convergence import ENVELOPE
-
     # 5 of 8 trials contract at 0.8 (inside the envelope 0.9^t), 3 at 0.95 (outside): not rejected at 0.95
     assert verdicts([0.8] * 5 + [0.95] * 3)[ENVELOPE] == (True, 5)
     # 3 of 8 inside: the exact binomial test of P >= 0.95 at level 1e-4 rejects
@@ -77,6 +79,5 @@ def test_a_step_beyond_the_theorems_range_predicts_one_step_and_no_contraction_m
     np.testing.assert_array_equal(log_contraction(q), [-np.inf, -np.inf, np.log(0.5), 0.0])
     measured = convergence_measurements(batch_run([0.5] * 8, 400, -0.25))
     assert (measured["envelope"] == np.inf).all() and (measured["predicted"] == 1).all()
-    from claims.glls24.convergence import ENVELOPE, SLOPE
     decided = verdicts([0.5] * 8, q=-0.25)
     assert decided[ENVELOPE] == (False, 0) and decided[SLOPE] == (False, 0)

@@ -20,6 +20,7 @@ from claims.glls24.setup import (
     decide_pairing,
     decide_positive_kernel,
     gd_dims,
+    log_contraction,
     movement_bound,
     paired_kernel_tail,
     relative_loss,
@@ -390,14 +391,14 @@ def test_one_dim(tc):
                "before (normal 0 and 4.6e-17, Cantelli 1.1e-9); the claim 7.1e-5 (lambda_min(H(0)) > 0's stated "
                "bound); control step_too_large 1.6e-5 (0 of 398 ratios within the bound; its base case 398 of "
                "400, the 2.5 times larger first step above 0.01 on 2)"),
-                        "Unseen sweep of 89f5efb (seeds 314596286-314596305; issue 31), seed 314596297: control "
-                        "step_too_large ERRORED, its run's predicted count NaN: one of its 8 trials at m = 1024 "
-                        "had lambda / lambda_max >= 0.8, so q = 1 - 1.25 lambda / lambda_max <= 0 and log q "
-                        "undefined (a step beyond the theorem's range, eta >= 2 / (m lambda)).  Such a trial now "
-                        "has the count 1 and a bound no positive loss meets (`predicted_steps`, `log_contraction`; "
-                        "its ratio over the bound infinite): it fails the ratio, as the control declares.  No "
-                        "threshold changed, and every seed whose q stayed positive decides as before, so the rows "
-                        "stand (a non-positive q on a calibration seed would have errored there: none did)."],
+               "Unseen sweep of 89f5efb (seeds 314596286-314596305; issue 31), seed 314596297: control "
+               "step_too_large ERRORED, its run's predicted count NaN: one of its 8 trials at m = 1024 "
+               "had lambda / lambda_max >= 0.8, so q = 1 - 1.25 lambda / lambda_max <= 0 and log q "
+               "undefined (a step beyond the theorem's range, eta >= 2 / (m lambda)).  Such a trial now "
+               "has the count 1 and a bound no positive loss meets (`predicted_steps`, `log_contraction`; "
+               "its ratio over the bound infinite): it fails the ratio, as the control declares.  No "
+               "threshold changed, and every seed whose q stayed positive decides as before, so the rows "
+               "stand (a non-positive q on a calibration seed would have errored there: none did)."],
        controls={"step_too_large": Control(
            "dynamics", breaks=[RATIO],
            description="eta = c / (m lambda_max(H(0))) with c = 2.5: ratios above 1, then divergence "
@@ -452,8 +453,8 @@ def test_induction(tc):
         base.append(holds)
         for k in np.flatnonzero(holds):
             upto = meas["end"][k]
-            worst = np.max(rel[1: upto + 1, k] / rel[:upto, k])
-            ratios.append(worst / q[k] if q[k] > 0 else np.inf)   # q <= 0: no positive loss meets the bound
+            # the worst ratio over the bound q (`log_contraction`: infinite where q <= 0)
+            ratios.append(np.max(rel[1: upto + 1, k] / rel[:upto, k]) * np.exp(-log_contraction(q[k])))
             moves.append(np.max(r["max_movement"][: finite[k] + 1, k]) / D[k])
             steps.append(np.max(r["max_step_per_neuron"][1: finite[k], k], initial=0.0))
             lams.append(np.nanmin(lam_t[:, k]) / r["lambda"][k])
