@@ -121,39 +121,38 @@ def risk(values, score):
     return float(np.mean((values - score) ** 2))
 
 
-CLAIM_G1_SIZES = {"quick": {"n": 64, "widths": [256, 1024, 4096], "instances": 3, "steps": 1000,
+CLAIM_G1_SIZES = {"quick": {"n": 64, "widths": [64, 256, 1024, 4096], "instances": 4, "steps": 1000,
                             "auxiliary": 2000, "n_test": 2000},
                   "full": {"n": 2048, "widths": [2**12, 2**13, 2**14], "instances": 3, "steps": 10000,
                            "auxiliary": 20000, "n_test": 5000}}
 
 
-#: the fields of `claim_g1_network` that differ between initializations (stacked by `claim_g1_fits`)
-PER_INIT = ("W0", "A", "H", "eta", "f_W", "f_W0")
+#: the fields of `claim_g1_network` that differ between instances (stacked by `claim_g1_fits`)
+PER_INSTANCE = ("Z", "label", "score", "W0", "A", "H", "eta", "f_W", "f_W0")
 
 
 @shared_run(sizes=CLAIM_G1_SIZES)
 def claim_g1_network(run, *, m, init="symmetric", k=0):
-    r"""Claim G.1's data and network at width ``m``: n denoising samples (training), ``n_test``
-    fresh ones and ``auxiliary`` ones for f_H, as features ``Z`` (the same at every width); the
-    softmax network of width m (sigma = 1) from initialization ``k`` of the ``instances`` independent
-    initializations of kind ``init`` (all drawn, the k-th kept: one cached piece per
-    initialization, so that the full tier's 10^4 steps at m = 16384 split into independent jobs)
-    after ``steps`` GD steps with ``eta = 1/(m lambda_max(H(0)))``; returns the samples' labels
-    and true scores, W0, A (1, ...), the NTK Gram matrix H(0) (1, n, n), eta (1,), ``f_W`` on
-    the test points (1, M) and ``f_W(0)`` there."""
+    r"""Claim G.1's instance ``k`` at width ``m``: its own n denoising samples (training, the same at
+    every width), the ``n_test`` fresh ones and the ``auxiliary`` ones for f_H that every instance
+    shares, as features ``Z``; the softmax network of width m (sigma = 1) from initialization ``k``
+    of the ``instances`` independent initializations of kind ``init`` (all drawn, the k-th kept: one
+    cached piece per instance, so that the full tier's 10^4 steps at m = 16384 split into
+    independent jobs) after ``steps`` GD steps with ``eta = 1/(m lambda_max(H(0)))``; returns the
+    samples' features, labels and true scores (1, n, ...), W0, A (1, ...), the NTK Gram matrix H(0)
+    (1, n, n), eta (1,), ``f_W`` on the test points (1, M) and ``f_W(0)`` there."""
     from theorycheck.models import TwoLayerNetwork
     from theorycheck.optim import GD, run_trajectory
 
     s = run.sizes
-    _, x, t, label, score = denoising_samples(run.rng("train", s["n"]), s["n"])
+    _, x, t, label, score = denoising_samples(run.rng("train", s["n"], k), s["n"])
     _, x_te, t_te, _, score_te = denoising_samples(run.rng("test"), s["n_test"])
     _, x_aux, t_aux, _, score_aux = denoising_samples(run.rng("auxiliary"), s["auxiliary"])
     Z, Z_te, Z_aux = (diffusion_features(a, b) for a, b in ((x, t), (x_te, t_te), (x_aux, t_aux)))
     W0, A = initialization(run, d_in=3, d=1, m=m, K=s["instances"], init=init, sigma=1.0)
-    W0, A, K = W0[k:k + 1], A[k:k + 1], 1
-    Zt, W0t, At = run.tensor(np.repeat(Z[None], K, 0)), run.tensor(W0), run.tensor(A)
-    Z_te_t = run.tensor(np.repeat(Z_te[None], K, 0))
-    model = TwoLayerNetwork(Zt, run.tensor(np.repeat(label[None], K, 0)), At)
+    W0, A, Z, label, score = W0[k:k + 1], A[k:k + 1], Z[None], label[None], score[None]
+    W0t, At, Z_te_t = run.tensor(W0), run.tensor(A), run.tensor(Z_te[None])
+    model = TwoLayerNetwork(run.tensor(Z), run.tensor(label), At)
     H = model.gram(W0t)
     eta = 1.0 / (m * torch.linalg.eigvalsh(H)[:, -1])
     traj = run_trajectory(GD(model, eta), {"W": W0t}, s["steps"], {}, checkpoints=[])
@@ -164,10 +163,10 @@ def claim_g1_network(run, *, m, init="symmetric", k=0):
 
 
 def claim_g1_fits(tc, m, init):
-    """`claim_g1_network` at width ``m`` with every initialization of the tier: the pieces'
-    per-initialization fields (`PER_INIT`) stacked (K, ...), the shared data from the first."""
+    """`claim_g1_network` at width ``m`` for every instance of the tier: the pieces' per-instance
+    fields (`PER_INSTANCE`) stacked (K, ...), the shared test and auxiliary points from the first."""
     pieces = [tc.use(claim_g1_network, m=m, init=init, k=k) for k in range(tc.sizes["instances"])]
-    return dict(pieces[0], **{key: np.concatenate([p[key] for p in pieces]) for key in PER_INIT})
+    return dict(pieces[0], **{key: np.concatenate([p[key] for p in pieces]) for key in PER_INSTANCE})
 
 
 def limit_kernel_ridge(Z, values, ridge):
@@ -187,8 +186,8 @@ LINEARITY_PRODUCTS = 4
 
 def linearity_roundoff_bound(H, K_test, step, steps, labels, image, u):
     r"""Round-off bound of the relative error ``||L y1 - L y2 - L v|| / ||L v||`` of kernel GD
-    (`kernel_gd_predictions`), per trial, for labels ``(y1, y2, v)`` with ``v = y1 - y2`` in
-    exact arithmetic and ``image = L v`` (computed).
+    (`kernel_gd_predictions`), per trial, for labels ``(y1, y2, v)`` (each (K, N), a trial's own
+    labels in its row) with ``v = y1 - y2`` in exact arithmetic and ``image = L v`` (computed).
 
     ``L = K_test V diag(phi_T(mu)) V^T`` is computed once per call from the same ``H`` by the same
     eigensolver, so the three evaluations share one computed matrix, which is exactly linear: the
@@ -208,5 +207,5 @@ def linearity_roundoff_bound(H, K_test, step, steps, labels, image, u):
                               float(steps)).amax(1).cpu().numpy()
     k_norm = torch.linalg.matrix_norm(K_test).cpu().numpy()
     N = H.shape[-1]
-    label_norms = sum(np.linalg.norm(y) for y in labels)
+    label_norms = sum(np.linalg.norm(y, axis=-1) for y in labels)
     return LINEARITY_PRODUCTS * N * u * k_norm * phi_max * label_norms / np.linalg.norm(image, axis=1)
