@@ -128,7 +128,7 @@ CLAIM_G1_SIZES = {"quick": {"n": 64, "widths": [64, 256, 1024, 4096], "instances
 
 
 #: the fields of `claim_g1_network` that differ between instances (stacked by `claim_g1_fits`)
-PER_INSTANCE = ("Z", "label", "score", "W0", "A", "H", "eta", "f_W", "f_W0")
+PER_INSTANCE = ("Z", "label", "score", "W0", "A", "H", "eta", "f_W")
 
 
 @shared_run(sizes=CLAIM_G1_SIZES)
@@ -140,7 +140,7 @@ def claim_g1_network(run, *, m, init="symmetric", k=0):
     cached piece per instance, so that the full tier's 10^4 steps at m = 16384 split into
     independent jobs) after ``steps`` GD steps with ``eta = 1/(m lambda_max(H(0)))``; returns the
     samples' features, labels and true scores (1, n, ...), W0, A (1, ...), the NTK Gram matrix H(0)
-    (1, n, n), eta (1,), ``f_W`` on the test points (1, M) and ``f_W(0)`` there."""
+    (1, n, n), eta (1,) and ``f_W`` on the test points (1, M)."""
     from theorycheck.models import TwoLayerNetwork
     from theorycheck.optim import GD, run_trajectory
 
@@ -158,8 +158,7 @@ def claim_g1_network(run, *, m, init="symmetric", k=0):
     traj = run_trajectory(GD(model, eta), {"W": W0t}, s["steps"], {}, checkpoints=[])
     return {"Z": Z, "Z_te": Z_te, "Z_aux": Z_aux, "label": label, "score": score, "score_te": score_te,
             "score_aux": score_aux, "W0": W0, "A": A, "H": H.cpu().numpy(), "eta": eta.cpu().numpy(), "m": m,
-            "f_W": model.outputs(traj.W, Z_te_t)[:, :, 0].cpu().numpy(),
-            "f_W0": model.outputs(W0t, Z_te_t)[:, :, 0].cpu().numpy()}
+            "f_W": model.outputs(traj.W, Z_te_t)[:, :, 0].cpu().numpy()}
 
 
 def claim_g1_fits(tc, m, init):
