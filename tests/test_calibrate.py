@@ -904,3 +904,19 @@ def test_the_committed_page_is_the_committed_tables_rendered():
     assert tables, "reports/calibration-quick.json is committed"
     assert (ROOT / "docs" / "calibration.md").read_text() == cal.table_markdown(tables), (
         "docs/calibration.md is stale: `theorycheck calibrate` regenerates it with the table")
+
+
+def test_a_control_breaking_a_binomial_and_a_bound_has_its_miss_bounded_by_the_binomial_trials():
+    """A control misses only when every break passes, so the pooled trials of its one binomial
+    break bound the miss even when its other break is a bound with no trial model."""
+    rng = np.random.default_rng(7)
+    cases = []
+    for k in rng.binomial(48, 0.3, 20):
+        binomial = _binomial_records([k], 48, p=0.95)[0]
+        cases.append({"outcome": "failed_as_expected", "failed_preconditions": [],
+                      "decisions": [binomial, _decision("ratio", rng.normal(0.2, 0.1))]})
+    row = cal.control_row("toy.thm1.x", "dense", "hypothesis", ["b", "ratio"], cases, list(range(20)))
+    declared = row["decisions"][0]
+    assert declared["bound_from"] == "pooled trials"
+    pooled = cal.pooled_trials([c["decisions"][0] for c in cases], side="passes")
+    assert declared["bound"] == pytest.approx(pooled["tail_upper"]) and declared["bound"] < 1e-10

@@ -635,16 +635,16 @@ def _broken_kind(cases: list[dict], breaks: Sequence[str]) -> str | None:
 
 
 def _pooled_miss(cases: list[dict], breaks: Sequence[str]) -> dict | None:
-    """The pooled-trials model of a control's miss when every conclusion it breaks is a
-    binomial test recorded at every seed (else ``None``): the control misses only when all of
-    them pass, so the least of their pass bounds (``pooled_trials(side="passes")``) bounds the
-    miss; when no model is accepted, the first's (rejected) record."""
+    """The pooled-trials model of a control's miss through the conclusions it breaks that are
+    binomial tests recorded once at every seed (``None`` when there are none): the control
+    misses only when every break passes, so the pass bound of any one of them
+    (``pooled_trials(side="passes")``) bounds the miss, and the least is taken; when no model
+    is accepted, the first's (rejected) record."""
     models = []
     for name in breaks:
         recorded = [d for c in cases for d in _of_role(c, [name], "conclusion")]
-        if len(recorded) != len(cases) or not _all_binomial(recorded):
-            return None
-        models.append(pooled_trials(recorded, side="passes"))
+        if len(recorded) == len(cases) and _all_binomial(recorded):
+            models.append(pooled_trials(recorded, side="passes"))
     accepted = [m for m in models if m["model"] in _TRIAL_MODELS]
     if accepted:
         return min(accepted, key=lambda m: m["tail_upper"])

@@ -92,11 +92,9 @@ def computing_arm(arm: str, config: dict) -> str:
 
 def dense_teacher_config(tc) -> dict:
     """`table1_arm`'s configuration under the ``dense_teacher`` control: a dense teacher (k = p)
-    and the tier's ``dense_instances`` trials, at least the claim's: the control's break,
-    regularised attention above attention in mean test MSE, is a per-trial gap whose mean is
-    small against its spread (table1.sample_complexity_ordering's calibration record), so the
-    control averages more independent trials to miss within the control budget.  Empty
-    otherwise."""
+    and the tier's ``dense_instances`` trials, at least the claim's: more independent trials
+    give the controls' binomial and t tests their power (the calibration records of
+    table1.sample_complexity_ordering and fig7.regression_convergence).  Empty otherwise."""
     if tc.control != "dense_teacher":
         return {}
     return {"dense_teacher": True, "instances": tc.sizes["dense_instances"]}

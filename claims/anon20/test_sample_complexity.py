@@ -4,6 +4,7 @@ import numpy as np
 
 from theorycheck import Calibrated, Control, claim, discrepancy
 from theorycheck.maps import mean_interval
+from theorycheck.patterns import per_instance
 from theorycheck.tails import NullTest
 
 from .sample_complexity import (SIZES, TABLE1, arms, decided_sizes, dense_teacher_config,
@@ -13,23 +14,26 @@ from .setup import PAPER
 from .table2 import gap_z_statistics
 
 ARMS = ("baseline", "attention", "regularised", "known")
+TRIAL_RATE, TRIAL_ALPHA = 0.95, 0.05
+"""'regularised attention at most attention' per trial: the trial's ordering holds at every decided n
+with probability at least TRIAL_RATE, by the exact one-sided binomial test at level TRIAL_ALPHA over
+the independent trials (each its own teacher, data and start); both fixed from the framework's
+defaults before any seed (the claim's false-failure rate is then the test's size at the measured
+per-trial rate, far above TRIAL_RATE: calibration record)."""
+TRIAL_LOW_POWER = ("the trials are the quick tier's shared runs of table1, prop1 and fig7 (24, and 6 "
+                   "in the full tier), sized to the paper's 60 s; the dense_teacher control's 48 trials "
+                   "have power above 0.9 at the 0.80 alternative, and its per-trial rate is far below it")
 
 
 @claim(
     f"{PAPER}.table1.sample_complexity_ordering",
     source="Table 1, Sec. 5.1.1 ('Regularization'), Theorem 1 and its remark",
     statement="On data from a sparse-mask teacher, at equal n the test MSE is ordered baseline > "
-              "attention >= attention + l1 on a, and every arm's test MSE decreases with n.",
+              "attention >= attention + l1 on a, and every arm's test MSE decreases with n (the "
+              "last ordering read as one of single training runs, as Table 1 prints them, holding "
+              "with high probability).",
     provenance="derived",
-    over_budget=(
-        "'regularised attention at most attention' compares two mean test MSEs whose true gap is "
-        "small against its spread over the trials, so its margin sits a few standard deviations "
-        "from 0 with a skewed law and is counted (order 1e-2); a test of the expectation at a "
-        "level from the budget (prop1's design) would let the dense_teacher control pass, whose "
-        "true gap is as small, and the trials that would separate both lie far beyond the quick "
-        "tier's 60 s. The verdict reports the ordering of the mean test MSEs at every decided n, "
-        "with its calibrated rate."),
-    constants={"strict": 1.01, "fourfold": 4},
+    constants={"strict": 1.01, "fourfold": 4, "trial_rate": TRIAL_RATE, "trial_alpha": TRIAL_ALPHA},
     controls={
         "dense_teacher": Control(
             "hypothesis", breaks=["regularised attention at most attention",
@@ -62,27 +66,24 @@ ARMS = ("baseline", "attention", "regularised", "known")
         "on 22, the ratio alone on 1 (hence both declared) and nothing on 2 (1009, 1015: "
         "ratios 1.025, 1.043 at n = 100): a miss rate near 0.08, over the budget 1e-2; left "
         "open (a stronger perturbation or more trials is needed; not loosened)",
-        Calibrated(
-            decision="regularised attention at most attention",
-            threshold="mean test MSE over 24 trials (claim) / 48 dense-teacher trials (control), "
-                      "difference <= 0",
-            calibration_seeds="5000-5024", validation_seeds="6000-6024",
-            how="the threshold 0 is the statement's; the trial counts from the calibration block "
-                "run at 24 trials (600 trials per arm and n, exchangeable): per-trial regularised "
-                "minus attention final test MSE, sparse teacher: mean -0.117 sd 0.040 (n = 100), "
-                "-0.0124 sd 0.0082 (n = 400: at 3 trials only 2.6 se below 0, a false-failure rate "
-                "near 5e-3; at 24 trials 7.4 se); dense teacher: -0.0135 sd 0.043 (n = 100), "
-                "+0.0048 sd 0.0116 (n = 400; positive on 25 of 25 seed means of 24 trials). The "
-                "control misses when neither break fails at either n: subsampling the block's "
-                "trials gave miss rates 0.039 (3 trials), 0.020 (6), 0.0096 (12), 0.0074 (16); at 48 "
-                "the n = 400 break alone holds 2.9 se (normal model 2e-3), and the baseline/attention "
-                "ratio at n = 100 (per-trial median 1.004 under the dense teacher) breaks about half "
-                "of the rest. Calibration block measured with the shared run's function directly "
-                "(600 trials per arm and n); validation block by theorycheck calibrate "
-                "(docs/calibration.md): the claim held on 25 of 25 (regularised minus attention at "
-                "n = 400: mean -0.0133, sd 0.0017 over seeds, 7.8 sd from 0), the dense_teacher "
-                "control failed as declared on 25 of 25 (its n = 400 gap +0.0053, sd 0.0013, "
-                "smallest +0.0028: 4.0 sd from 0), fourfold_samples on 25 of 25"),
+        "superseded design (the mean gap over 24 trials, 48 in the control, <= 0; calibration block "
+        "5000-5024, validation 6000-6024): "
+        "the threshold 0 is the statement's; the trial counts from the calibration block "
+        "run at 24 trials (600 trials per arm and n, exchangeable): per-trial regularised "
+        "minus attention final test MSE, sparse teacher: mean -0.117 sd 0.040 (n = 100), "
+        "-0.0124 sd 0.0082 (n = 400: at 3 trials only 2.6 se below 0, a false-failure rate "
+        "near 5e-3; at 24 trials 7.4 se); dense teacher: -0.0135 sd 0.043 (n = 100), "
+        "+0.0048 sd 0.0116 (n = 400; positive on 25 of 25 seed means of 24 trials). The "
+        "control misses when neither break fails at either n: subsampling the block's "
+        "trials gave miss rates 0.039 (3 trials), 0.020 (6), 0.0096 (12), 0.0074 (16); at 48 "
+        "the n = 400 break alone holds 2.9 se (normal model 2e-3), and the baseline/attention "
+        "ratio at n = 100 (per-trial median 1.004 under the dense teacher) breaks about half "
+        "of the rest. Calibration block measured with the shared run's function directly "
+        "(600 trials per arm and n); validation block by theorycheck calibrate "
+        "(docs/calibration.md): the claim held on 25 of 25 (regularised minus attention at "
+        "n = 400: mean -0.0133, sd 0.0017 over seeds, 7.8 sd from 0), the dense_teacher "
+        "control failed as declared on 25 of 25 (its n = 400 gap +0.0053, sd 0.0013, "
+        "smallest +0.0028: 4.0 sd from 0), fourfold_samples on 25 of 25",
         "rows 2026-11-29 (issue 31/32), block 85500-85649 (150 seeds; 50 first, then 100 more for the "
         "control's bound, nothing changed): dense_teacher failed as declared on 150 of 150 and is bounded "
         "through its n = 400 gap alone (the least-element bound of docs/calibration.md: regularised minus "
@@ -90,6 +91,23 @@ ARMS = ("baseline", "attention", "regularised", "known")
         "attention at most attention' held on 150 of 150 (n = 400 element 6.5 sd from 0) but its margins "
         "are skewed (Shapiro-Wilk p 1e-5 at 150 seeds; 50 seeds had not seen it), so it is counted: 0.02, "
         "over the claim budget (open: more trials at n = 400, or a tail model of the mean gap).",
+        Calibrated(
+            decision="regularised attention at most attention",
+            threshold="per trial, regularised final test MSE <= attention's at every decided n: P >= TRIAL_RATE = "
+                      "0.95 by the exact binomial test at level TRIAL_ALPHA = 0.05 (24 trials: rejects at 4 "
+                      "reversed trials; the dense_teacher control's 48: at 6)",
+            calibration_seeds="150000-150024", validation_seeds="150100-150149",
+            how="issue 31, 2026-12-05 (thirty-third session): the decision on the mean gap (above, counted at "
+                "0.02: skewed margins) replaced by the per-trial ordering, the reading of Table 1's single runs; "
+                "rate and level the framework's defaults (no threshold chosen on data). Scratch exploration on "
+                "seeds 150000-150040 (the previous session, the shared run's function directly): every trial "
+                "ordered at n = 100 and 400 on the sparse teacher; on the dense teacher the ordering held on "
+                "0.52-0.83 of a seed's 48 trials at n = 100 and 0.12-0.27 at n = 400. Calibration block by "
+                "theorycheck calibrate: the event held in 600 of 600 trials (claim bound 6.0e-6, pooled trials), "
+                "dense_teacher held it in 0.139 of its trials (miss 1.8e-29, dispersion p 0.39), fourfold_samples "
+                "1.1e-26. Validation block: 1198 of 1200 trials (one reversed on each of 150121 and 150122; dispersion "
+                "p 0.51), the claim's bound 7.4e-6 within the budget; dense_teacher 0.139 (miss 4.2e-30), "
+                "fourfold_samples 4.1e-60; every control failed as declared on 50 of 50"),
         "magnitude gap (a finding, recorded as 'baseline/attention ratio: ours per decided n' "
         "beside 'Table 1 as printed'): seed 0 quick tier ours 1.3 and 2.3 at n = 100, 400; "
         "full tier 1.12 .. 1.74; printed 3.84 .. 10.76 at n >= 10000",
@@ -104,15 +122,19 @@ def test_sample_complexity_ordering(tc):
     rebuilt in ``model.param_counts``): the baseline, the attention network with trainable
     ``a`` (from 1), and attention with ``1e-3 ||a||_1``; shared initialisation, full-batch
     Adam with a cosine-decayed step (the paper's SGD with 400k iterations is out of reach),
-    test MSE over samples and outputs on fresh samples.  Pass, on the mean over trials at
-    each n up to ORDERING_UP_TO = 10000 (the full tier's n = 20000 is recorded, not decided:
-    the reconstruction's paper-scale run had every arm at the optimisation floor there):
-    baseline at least ``strict = 1.01`` times attention (strict: an attention arm that
-    ignored its mask would tie), regularised <= attention, and each arm's mean decreasing in
-    n (decided as every successive ratio of the means at most 1: for positive MSEs the same
-    decision as a decreasing series, with the ratios' distance to 1 as its margin; 24 trials in the quick tier, 3 in the full: the means' spread is in the calibration
-    record).  Per-trial orderings are recorded, not decided (a trial's ordering is not the
-    statement, which is about the expected test MSE).  Table 1 as printed (cited data: its six sizes have attention below the
+    test MSE over samples and outputs on fresh samples.  Decided at each n up to
+    ORDERING_UP_TO = 10000 (the full tier's n = 20000 is recorded, not decided: the
+    reconstruction's paper-scale run had every arm at the optimisation floor there), on the
+    means over trials (24 in the quick tier, 6 in the full): baseline at least ``strict = 1.01``
+    times attention (strict: an attention arm that ignored its mask would tie), and each arm's
+    mean decreasing in n (decided as every successive ratio of the means at most 1: for
+    positive MSEs the same decision as a decreasing series, with the ratios' distance to 1 as
+    its margin).  Regularised <= attention is decided per trial: Table 1 prints one training
+    run per n, so the ordering it shows is one of single runs, read here as holding in a run
+    (at every decided n) with probability at least ``TRIAL_RATE = 0.95``, accepted by the exact
+    one-sided binomial test at level ``TRIAL_ALPHA = 0.05`` over the independent trials (the
+    gap of the means is small against its spread over trials and skewed, so a threshold on the
+    mean has no designed rate; the mean gap per n is recorded beside it).  Table 1 as printed (cited data: its six sizes have attention below the
     baseline, as decided here on our n) is recorded beside our ratio of means: the printed
     magnitudes are not reproduced (a finding, not a decision: k, the teacher, the loss
     normalisation and SGD's 400k iterations were lost, and the quick tier is reduced).  The
@@ -151,8 +173,11 @@ def test_sample_complexity_ordering(tc):
         attention = np.array([mean["attention"][s["n"].index(n)] for n in fourfold])
     tc.conclusion.at_least("attention test MSE below the baseline's", baseline / attention,
                            1.01, margin=0.0)
-    tc.conclusion.at_most("regularised attention at most attention",
-                          mean["regularised"][decided] - mean["attention"][decided], 0.0)
+    tc.record("regularised minus attention mean test MSE per decided n",
+              mean["regularised"][decided] - mean["attention"][decided])
+    gaps = np.stack(final["regularised"])[decided] - np.stack(final["attention"])[decided]
+    per_instance(tc, "regularised attention at most attention", gaps.T, (gaps <= 0).all(0),
+                 p=tc.constants["trial_rate"], alpha=tc.constants["trial_alpha"], low_power=TRIAL_LOW_POWER)
     for arm, values in mean.items():
         tc.conclusion.at_most(f"{arm} test MSE decreases with n", successive_ratios(values[decided]), 1.0)
 

@@ -11,6 +11,7 @@ from claims.glls24.setup import (
     unit_ball_norms,
 )
 from theorycheck import Calibrated, Control, claim
+from theorycheck.patterns import per_instance
 from theorycheck.solvers import exp_limit_kernel, softmax_limit_kernel
 
 ACTIVATIONS = ("relu", "exp", "softmax")
@@ -31,6 +32,14 @@ def step_slope(rows, against):
 
 EPSILON = 1e-6
 STEP_RATIO = "exp and softmax step counts agree within 25%"
+STEP_RATIO_WINDOW = 1.25
+TRIAL_RATE, TRIAL_ALPHA = 0.95, 0.05
+"""(ii)'s step counts compared per trial (softmax and exp of a trial share its inputs and start): the
+ratio within [1/STEP_RATIO_WINDOW, STEP_RATIO_WINDOW] with probability at least TRIAL_RATE, by the
+exact one-sided binomial test at level TRIAL_ALPHA over the independent trials of every n; both the
+framework's defaults, fixed before any seed."""
+TRIAL_LOW_POWER = ("the trials are activation_gd's (3 per n, 3 n in the quick tier: 9), whose GD runs the "
+                   "claim's other decisions share; the paper's quick tier is at its 60 s")
 STEP_ORDER = "softmax's step order in n within 1/2 of ReLU's and exp's"
 
 
@@ -40,14 +49,16 @@ STEP_ORDER = "softmax's step order in n within 1/2 of ReLU's and exp's"
                  "the softmax and exp limit kernels are proportional (equal condition numbers and step "
                  "counts).  Table 1's width row is not tested: the proven width orders are recorded only.",
        provenance="inferred",
-       over_budget=("'exp and softmax step counts agree within 25%' and the upper side of 'softmax's step order in "
-                    "n within 1/2 of ReLU's and exp's' keep the bound over (counted): each is two one-sided "
-                    "decisions (no folded margin), yet the ratio of integer step counts, whose spread follows each "
-                    "draw's condition number, and softmax's slope minus ReLU's have tails no checked model fits "
-                    "(the calibration record has the figures). Statistics of 3 trials per n and network: more "
-                    "trials would multiply the claim's GD runs, and the paper's quick tier is at its 60 s. The "
-                    "verdict reports the slopes and the step-count ratios, the row's bound beside them."),
-       constants={"slope_gap": SLOPE_GAP},
+       over_budget=("(iv), 'softmax's step order in n within 1/2 of ReLU's and exp's', keeps the bound over: "
+                    "softmax's slope minus ReLU's, pooled over the trials and the ns, sits about 4 sd inside its "
+                    "upper side and 15 sd inside its lower, with tails no checked model fits on every block (the "
+                    "upper side counted, the lower by Cantelli); a binomial over independent trials does not reach the budget either: a "
+                    "slope needs every n, so a trial's slope joins one draw at each n (inputs of dimension 2n: "
+                    "different instances), and such slopes leave the window about once in a hundred, too often "
+                    "for 3 of them, or for the 9 a tripled run could give. More trials per n would multiply the claim's GD runs, and the paper's quick tier "
+                    "is at its 60 s. The verdict reports the slopes; the calibration record has the figures and "
+                    "the table the row's bound."),
+       constants={"slope_gap": SLOPE_GAP, "trial_rate": TRIAL_RATE, "trial_alpha": TRIAL_ALPHA},
        calibration=["the run length rule: until the 20-seed sweep the runs had a fixed 300 steps, which "
                     "seeds 7 and 15 exceeded (bounds up to 499); each run now lasts 2 kappa log(1/epsilon) "
                     "steps of its slowest trial",
@@ -69,7 +80,25 @@ STEP_ORDER = "softmax's step order in n within 1/2 of ReLU's and exp's"
                             "sides 11.5 sd each, softmax's slope minus ReLU's 0.12 +- 0.09 (at most 0.41 of "
                             "the 0.5), its upper side 4.2 sd, all rejected by Shapiro-Wilk (p 1e-18, 5e-10, "
                             "0.003), so counted: the claim stays over (0.0099), the controls 0.0099 each "
-                            "(300 of 300 failed as declared)")],
+                            "(300 of 300 failed as declared)"),
+                    Calibrated(
+                        decision=STEP_RATIO,
+                        threshold="per trial, softmax / exp steps to epsilon within [0.8, 1.25]: P >= TRIAL_RATE = "
+                                  "0.95 by the exact binomial test at level TRIAL_ALPHA = 0.05 over the 9 trials",
+                        calibration_seeds="153000-153049", validation_seeds="153100-153399",
+                        how="issue 31, 2026-12-05 (thirty-third session): the ratio of the mean step counts over a "
+                            "seed's 3 trials, two one-sided decisions (counted: ratios of integers, not normal), "
+                            "replaced by the per-trial ratio (a trial's softmax and exp share its inputs and start) "
+                            "decided as a binomial over the independent trials; the 25% window is the spec's, rate "
+                            "and level the framework's defaults (nothing chosen on seeds). Scratch on 152000-152029 "
+                            "(activation_gd directly, 270 trials): per-trial ratios 0.82 to 1.19; per-trial slope "
+                            "gaps (softmax minus ReLU, one trial at each n) mean 0.14, sd 0.17, 1 of 90 outside "
+                            "+-1/2 (why (iv) stays a pooled slope: over_budget). Calibration block (theorycheck "
+                            "calibrate): 449 of 450 trials within (pooled trials, 9.3e-5); validation: "
+                            "2694 of 2700 (dispersion p 0.56), 6.9e-6. The claim's row stays over through (iv): "
+                            "upper side counted 0.0099 (Shapiro-Wilk p 0.004 at 300 seeds; normal at 2.0e-4 on "
+                            "the first 200), lower side Cantelli 0.0067; (i) is Cantelli 6.6e-18 there. Both "
+                            "controls failed as declared on 300 of 300 (counted 0.0099 each)")],
        controls={
            "softmax_without_m_time_scale": Control(
                "dynamics", breaks=["every network reaches epsilon within 2 kappa log(1/epsilon) steps"],
@@ -85,24 +114,27 @@ def test_activation_comparison(tc):
     r"""Table 1 compares sufficient conditions: width ReLU ``Omega(lambda^-2 n^2 log n)``, exp and
     softmax ``Omega(lambda^-2 n^{2+o(1)} log^2 n)``, steps ``Omega(lambda^-2 n^{2(+o(1))} log(n/eps))``
     (log powers inferred).  Its content made measurable (spec Sec. 3.2): d = 1, ``d_in = 2n``,
-    unit inputs, sigma = 0.5, 3 seeds, width m, symmetric initialization for all three networks,
+    unit inputs, sigma = 0.5, 3 trials per n, width m, symmetric initialization for all three networks,
     ``eta = 1/(s lambda_max(H(0)))`` with ``s = m`` for softmax (its kernel carries 1/m) and 1
     otherwise.  Pass: (i) every network reaches ``rel loss <= 1e-6`` within ``2 kappa log(1e6)``
     steps (``kappa = lambda_max/lambda_min`` of its own H(0); gradient descent on a quadratic needs
     ``kappa log(1e6)/2``); (ii) for unit inputs the exp and softmax limit kernels are proportional
     (factor e^{sigma^2}), so their condition numbers agree to ``tc.tol("conditioned")`` (an SVD of
     well-conditioned matrices; an identity of the two closed forms, a check of the code, not
-    evidence for the table) and their step counts at width m agree within 25% (mean over seeds;
-    the measured part of (ii)); (iii) at equal m the softmax network moves less and its
+    evidence for the table) and their step counts at width m agree within 25% (the measured
+    part of (ii), per trial: softmax and exp of a trial share its inputs and start, so the
+    ratio of its two counts is within [0.8, 1.25] with probability at least TRIAL_RATE = 0.95,
+    by the exact binomial test at level TRIAL_ALPHA = 0.05 over the independent trials of
+    every n; a threshold on a mean of integer counts had no tail model); (iii) at equal m the softmax network moves less and its
     kernel drifts less than the ReLU and exp networks (O(1/m) vs O(m^{-1/2})); (iv) Table 1's step
     orders in n are the same power for the three networks, so the least-squares slopes of ``log
     steps-to-epsilon`` against ``log n`` (pooled over the seeds and the ns) of softmax and of ReLU,
     and of softmax and exp, differ by at most 1/2 (half a power of n: the o(1) and log factors
     of the table cannot move an exponent that far over one octave of n); the slopes against
-    ``log kappa`` are recorded beside them (GD's step count is linear in kappa).  The step-count
-    ratio of (ii) and the slope differences of (iv) are each decided as two one-sided decisions
-    (ratio <= 1.25 and >= 1/1.25; difference <= 1/2 and >= -1/2), linear in the statistic: the
-    same outcome as one two-sided window, whose folded margin has no tail model.  The proven orders
+    ``log kappa`` are recorded beside them (GD's step count is linear in kappa).  The slope
+    differences of (iv) are each decided as two one-sided decisions (difference <= 1/2 and >=
+    -1/2), linear in the statistic: the same outcome as one two-sided window, whose folded
+    margin has no tail model.  The proven orders
     evaluated at the measured lambda are recorded beside the measured steps: they exceed the
     measured needs by orders of magnitude (Table 1 bounds worst cases), which the report states.
     The width row itself is not tested: every network here runs at one width m, which all three
@@ -141,7 +173,7 @@ def test_activation_comparison(tc):
         Xt = tc.tensor(X)
         conds = [np.linalg.cond(f(Xt, Xt, SIGMA).cpu().numpy()) for f in (exp_limit_kernel, softmax_limit_kernel)]
         kappa_gap.append(np.abs(conds[0] / conds[1] - 1))
-        step_ratio.append(np.mean(steps["softmax"]) / np.mean(steps["exp"]))
+        step_ratio.append(steps["softmax"] / steps["exp"])
         for a in ACTIVATIONS:
             by_activation.setdefault(a, []).append((n, steps[a], runs[a]["kappa"]))
         for other in ("relu", "exp"):
@@ -150,15 +182,15 @@ def test_activation_comparison(tc):
         measured[f"kappa_limit_n{n}"] = {"exp": conds[0], "softmax": conds[1]}
     tc.record("measured", measured)
     tc.record("proven_width_orders_at_measured_lambda", proven)
-    tc.record("softmax_over_exp_steps", step_ratio)
+    step_ratio = np.concatenate(step_ratio)
     tc.precondition.at_most("run covers 2 kappa log(1/epsilon) steps", np.ravel(bound_steps),
                             activation_gd.sizes_of(tc.tier)["max_steps"])
     tc.conclusion.at_most("every network reaches epsilon within 2 kappa log(1/epsilon) steps",
                           np.ravel(at_bound), EPSILON)
     tc.conclusion.at_most("exp and softmax limit kernels have equal condition numbers",
                           np.ravel(kappa_gap), tc.tol("conditioned"))
-    tc.conclusion.at_most(f"{STEP_RATIO} (at most 1.25)", step_ratio, 1.25)
-    tc.conclusion.at_least(f"{STEP_RATIO} (at least 1/1.25)", step_ratio, 1 / 1.25)
+    per_instance(tc, STEP_RATIO, step_ratio, np.abs(np.log(step_ratio)) <= np.log(STEP_RATIO_WINDOW),
+                 p=tc.constants["trial_rate"], alpha=tc.constants["trial_alpha"], low_power=TRIAL_LOW_POWER)
     tc.conclusion.at_most("softmax moves less than ReLU and exp", np.ravel(moves_less), 1.0)
     if len(ns) > 1:
         n_slopes = {a: step_slope(rows, "n") for a, rows in by_activation.items()}

@@ -5,9 +5,10 @@ and Lemma 11 (mean squared error of the attention output against its population 
 Monte Carlo over fresh key sets for fixed queries, batched along leading dimensions.
 """
 import numpy as np
+from scipy import stats
 
 from theorycheck import Calibrated, Control, claim
-from theorycheck.tails import NullTest, TailBound
+from theorycheck.tails import TailBound
 from theorycheck.checks import fit_slope
 from theorycheck.patterns import per_instance
 from theorycheck.solvers.gaussian_moments import (
@@ -38,10 +39,6 @@ LIMIT_RTOL = 1e-3
 #: where the rate n^-2 is checked on the exact moments (local slope within 1e-3 of -2 there),
 #: ending at LIMIT_KEYS
 RATE_KEYS = [10**6, 10**7, 10**8, LIMIT_KEYS]
-#: Lemma 11's Monte Carlo against the exact finite-n value: the z-scores (mean - exact)/standard
-#: error, each about N(0, 1) (a mean over 625 to 2 10^4 independent key sets), tested as a family at
-#: this level (`NullTest`, two-sided, Bonferroni over the family): a third of the claim budget
-MC_LEVEL = 1e-4
 LEM9_MC = "Monte Carlo E s_ij^2, E s_ii^2 equal the exact finite-n moments (within their level-5e-5 deviation bound)"
 #: Lemma 9's Monte Carlo family: every n and query, the mean of s_ij^2 over a set's fresh keys and
 #: the fixed key's s_ii^2, each mean within its `second_moment_deviations` at LEM9_LEVEL / (family size): a proven
@@ -75,26 +72,34 @@ QUERY_RATE, QUERY_ALPHA = 0.95, 0.05
 RATE_LOW_POWER = ("the rate is decided on the queries in the lemma's 1/n regime, a subset of the 40 that the draw "
                   "fixes: with 29 to 32 in it the test's power at the rate 0.80 is 0.72 to 0.80; the control "
                   "large_query decides the rate on all 40 of its queries")
-LEM11_MC = "Monte Carlo MSE equals the exact finite-n MSE (|z| within the level-1e-4 critical value)"
-#: the fewest key sets a Monte Carlo mean must average for its z to enter a family of
-#: `monte_carlo_family`: the samples (squared softmax weights, ||a_i - Sigma K x_i||^2) are
-#: exponentials of Gaussian quadratics, heavily skewed (Lemma 11's calibration record has their
-#: measured skewness), and the one-term Edgeworth error of a studentized mean's tail at x, about
-#: gamma (2 x^2 + 1) / (6 sqrt(N)) relative, is below 0.3 at the critical x ~ 4.5 only for
-#: N >= (45 gamma / 1.8)^2 ~ 10^4 at gamma = 4 (the rows of the quick tier put n <= 20 there, of
-#: the full tier n <= 200); the other means are recorded, not tested
+#: Lemma 11's Monte Carlo check (3) per mean: |z| at most the two-sided normal quantile of MC_MEAN_LEVEL
+#: (a mean's z is standard normal when the Monte Carlo and the quadrature agree, up to the Edgeworth
+#: error of `MIN_MC_DRAWS`, about 15% relative at this quantile); the means are independent (each
+#: query and n draws its own key sets) and decided at QUERY_RATE, as (1), (2) and (4)
+MC_MEAN_LEVEL = 1e-3
+MC_MEAN_Z = float(stats.norm.isf(MC_MEAN_LEVEL / 2))
+LEM11_MC = f"Monte Carlo MSE equals the exact finite-n MSE (|z| <= {MC_MEAN_Z:.2f} on a mean)"
+MC_LOW_POWER = ("the Monte Carlo's means with at least MIN_MC_DRAWS key sets are 2 n of the grid for 6 queries "
+                "(12 means) in the quick tier: more would multiply the shared run's key sets; its control, "
+                "uniform_keys, moves most means far beyond the critical value (the calibration record)")
+#: the fewest key sets a Monte Carlo mean must average for its z to be tested: the samples
+#: (||a_i - Sigma K x_i||^2) are exponentials of Gaussian quadratics, heavily skewed (Lemma 11's
+#: calibration record has their measured skewness), and the one-term Edgeworth error of a
+#: studentized mean's tail at x, about gamma (2 x^2 + 1) / (6 sqrt(N)) relative, is below 0.3 at
+#: x ~ 4.5 (the family's critical value when the rule was set) for N >= (45 gamma / 1.8)^2 ~ 10^4
+#: at gamma = 4, and about 0.15 at MC_MEAN_Z (the rows of the quick tier put n <= 20 there, of the
+#: full tier n <= 200); the other means are recorded, not tested
 MIN_MC_DRAWS = 10**4
 
 
-def monte_carlo_family(tc, name, n, z_blocks):
-    """Decide ``name``: the z-scores (n x query arrays in ``z_blocks``) of the Monte Carlo means
-    over at least MIN_MC_DRAWS key sets, as one family against their N(0, 1) null at level
-    MC_LEVEL (`NullTest`, two-sided, Bonferroni)."""
+def z_of_tested_means(tc, n, z):
+    """The rows of ``z`` (n x query z-scores of Monte Carlo means) whose means average at least
+    MIN_MC_DRAWS key sets, flattened (the n they come from recorded)."""
     tested = softmax_row_moments.sizes_of(tc.tier)["rows"] // n >= MIN_MC_DRAWS
-    tc.record("n whose Monte Carlo means enter the z family (>= MIN_MC_DRAWS key sets)", n[tested])
-    z = np.concatenate([block[tested] for block in z_blocks])
-    test = NullTest(level=MC_LEVEL, count=z.size)
-    tc.conclusion.at_most(name, np.abs(z), test.critical)
+    tc.record("n whose Monte Carlo means are tested (>= MIN_MC_DRAWS key sets)", n[tested])
+    return z[tested].ravel()
+
+
 #: the score variance q of every query in Lemma 11's large_query control: e^8 ~ 3000 is ten
 #: times the grid's largest n, so the 1/n regime (n >> e^q) is not reached on the rate window
 LARGE_QUERY_Q = 8.0
@@ -318,14 +323,6 @@ def test_softmax_second_moment(tc):
     statement="For a fixed query x_i and K with the integrability margins, E_{-i}||a_i(K) - Sigma K x_i||^2 "
               "<= C(x_i, K)/n; derived: n E||a_i - Sigma K x_i||^2 -> e^q (tr Sigma + ||Sigma K x_i||^2).",
     provenance="inferred",
-    over_budget=(
-        "Over through (3) alone, the Monte Carlo MSE against the exact one: a family of studentized means "
-        "of skewed samples (||a_i - Sigma K x_i||^2) whose level no central limit theorem assures at its "
-        "1e-4 quantile (setup's note 'Skewed means'), so its rate is the model of its margins (the largest "
-        "|z| over the family against the critical value), and no model of them holds on every block (the "
-        "calibration record).  A proven level needs the exact higher moments of the squared error, as "
-        "Lemma 9's weights have.  (1), (2) and (4) are rates over 40 queries of their own, decided on the "
-        "exact expectation.  The verdict reports every decision; the table reports the bound over seeds."),
     controls={
         "unweighted_target": Control(
             "reference", breaks=[LEM11_BOUND],
@@ -443,6 +440,22 @@ def test_softmax_second_moment(tc):
                          "and are not on 145500-145799 (least margin 0.18, log-normal 1.9e-3), no failure on "
                          "either block")
           for name in (LEM11_BOUND, LEM11_RATE, LEM11_LIMIT)),
+        Calibrated(decision=LEM11_MC, threshold="P[a mean's |z| <= MC_MEAN_Z = 3.29] >= QUERY_RATE = 0.95 over the "
+                                                 "12 means with >= MIN_MC_DRAWS key sets, level 0.05",
+                   calibration_seeds="153000-153049", validation_seeds="153100-153299",
+                   how="issue 31, 2026-12-05 (thirty-third session): (3) was a NullTest family, the largest |z| against "
+                       "the level-1e-4 critical value, whose margins were modelled over seeds (log-normal 1.9e-3 on "
+                       "145500-145799, normal on 95301-95600: no model held on every block, the claim over budget). It is "
+                       "now a rate over the means, as (1), (2) and (4): each mean's |z| within the two-sided normal "
+                       "quantile of 1e-3 (3.29; the Edgeworth error of MIN_MC_DRAWS about 15% there), the binomial of "
+                       "QUERY_RATE at QUERY_ALPHA over the independent means (every query and n draws its own key sets); "
+                       "1e-3 from the normal null, not from seeds. Scratch on 151000-151001: Gaussian keys' largest |z| "
+                       "2.7 and 2.8; uniform keys 8 and 12 of 12 means beyond 3.29. Calibration block: 600 of 600 means "
+                       "within (claim 3.6e-5, pooled trials); uniform_keys kept 9.3% of its means within (beta-binomial "
+                       "0.0096: the rate varies with the draw's queries). Validation: 2398 of 2400 means within "
+                       "(dispersion p 0.50), the claim's bound 1.4e-5, within the budget; uniform_keys 9.8% within, "
+                       "miss 1.9e-3 (beta-binomial); the other controls 1e-5; every control failed as declared on 200 "
+                       "of 200"),
     ],
     sizes=ROW_SIZES,
 )
@@ -468,10 +481,13 @@ def test_attention_output_mse(tc):
     (the grid's largest n) at most -0.75 (the lemma is an upper bound, C/n: it decays at least
     like 1/n; a faster pre-asymptotic decay is not excluded), over the queries in the lemma's 1/n
     regime on that window, n >= 4 C(x_i, K) (C from the query and K; at least one query must be
-    in it, a precondition); (3) the Monte Carlo MSE equals the exact one at every n whose Monte
-    Carlo averages at least MIN_MC_DRAWS = 10^4 key sets (z-scores against their N(0, 1) null,
-    level MC_LEVEL = 1e-4 over the family, `NullTest`; with fewer the skewed samples put the
-    studentized mean's tail far from the normal's, `MIN_MC_DRAWS`); (4) the limit,
+    in it, a precondition); (3) the Monte Carlo MSE equals the exact one on the means over at
+    least MIN_MC_DRAWS = 10^4 key sets (with fewer the skewed samples put the studentized mean's
+    tail far from the normal's, `MIN_MC_DRAWS`): a mean's z-score against the exact MSE is within
+    MC_MEAN_Z = 3.29 (the two-sided normal quantile of MC_MEAN_LEVEL = 1e-3) with probability
+    at least QUERY_RATE, by the same binomial test over the means (independent: every query and n
+    draws its own key sets; a family-wise bound on the largest |z| would need the skewed means'
+    tail at the 1e-6 quantile, where no central limit theorem holds); (4) the limit,
     n E||a_i - m||^2 / C within LIMIT_RTOL = 1e-3 of 1 at n = 1e9.  The bound uses the finite-n
     constant C_n (`self_key_constant`: C n/(n-1) plus the self key's term through Lemma 9's
     bound on E s_ii^2, Cauchy-Schwarz on the cross term): the query's own key pulls a_i towards
@@ -522,7 +538,8 @@ def test_attention_output_mse(tc):
     mc_exact = np.array([softmax_average_mse_exact(x, K @ x, Sigma, mc_n) for x in mc_queries]).T
     z = (run["mse"][0] - mc_exact) / run["mse"][1]
     tc.record("(MSE Monte Carlo - exact) / standard error (n x Monte Carlo query)", z)
-    monte_carlo_family(tc, LEM11_MC, mc_n, [z])
+    z = z_of_tested_means(tc, mc_n, z)
+    per_instance(tc, LEM11_MC, z, np.abs(z) <= MC_MEAN_Z, p=QUERY_RATE, alpha=QUERY_ALPHA, low_power=MC_LOW_POWER)
     mc_limit = softmax_average_mse_limit(query_directions(run)[0], Sigma)
     for j in range(len(mc_queries)):
         tc.curve("mse", f"n E||a_i - Sigma K x_i||^2 / C, Monte Carlo query {j}", mc_n,
