@@ -107,7 +107,10 @@ sample size); each element's negated margin is modelled over the seeds as a deci
 at confidence ``1 - 0.05 / J`` over the ``J`` elements (Bonferroni), and the least bound is
 taken (``bound_from: "least element (<conclusion> [j]): <model>"``, the element's row under
 ``element``).  The least of several elements is sharper than the model of their maximum, whose
-tail is not normal even where each element's is; for a ``hypothesis``
+tail is not normal even where each element's is.  Where a conclusion it breaks is a binomial
+recorded once at every seed, ``fails as declared`` takes the pooled-trials model of that
+break's passes (``pooled_trials(side="passes")``, the least over such breaks): the control
+misses only when that break passes too, whatever its other breaks are.  For a ``hypothesis``
 control ``violates a hypothesis``, the margin ``-min(precondition margins)``; for every other
 kind, each precondition as for a claim (a failing one is a misfire).  Its miss ``bound``
 combines these parts and its miss count as a claim's does.

@@ -29,9 +29,9 @@ TRIAL_LOW_POWER = ("the trials are the quick tier's shared runs of table1, prop1
     f"{PAPER}.table1.sample_complexity_ordering",
     source="Table 1, Sec. 5.1.1 ('Regularization'), Theorem 1 and its remark",
     statement="On data from a sparse-mask teacher, at equal n the test MSE is ordered baseline > "
-              "attention >= attention + l1 on a, and every arm's test MSE decreases with n (the "
-              "last ordering read as one of single training runs, as Table 1 prints them, holding "
-              "with high probability).",
+              "attention >= attention + l1 on a, and every arm's test MSE decreases with n (attention >= "
+              "attention + l1 read as an ordering of single training runs, as Table 1 prints them, "
+              "holding with high probability).",
     provenance="derived",
     constants={"strict": 1.01, "fourfold": 4, "trial_rate": TRIAL_RATE, "trial_alpha": TRIAL_ALPHA},
     controls={

@@ -21,11 +21,17 @@ SLOPE_GAP = 0.5
 of steps-to-epsilon against n may differ by at most this much."""
 
 
-def step_slope(rows, against):
-    """Least-squares slope of ``log steps`` against ``log n`` or ``log kappa`` pooled over the trials
-    of ``rows`` ((n, steps (K,), kappa (K,)) per n)."""
-    x = np.concatenate([np.full(len(st), float(n)) if against == "n" else np.asarray(kap)
-                        for n, st, kap in rows])
+def trial_slopes(rows):
+    """Per trial k, the least-squares slope of ``log steps`` against ``log n`` over the rows ((n,
+    steps (K,), kappa (K,)) per n): one slope per trial index, joining its draws at each n."""
+    ns = np.log([float(n) for n, _, _ in rows])
+    return np.polyfit(ns, np.log(np.stack([np.asarray(st, dtype=float) for _, st, _ in rows])), 1)[0]
+
+
+def kappa_slope(rows):
+    """Least-squares slope of ``log steps`` against ``log kappa`` pooled over the trials of the rows
+    ((n, steps (K,), kappa (K,)) per n)."""
+    x = np.concatenate([np.asarray(kap, dtype=float) for _, _, kap in rows])
     y = np.concatenate([np.asarray(st, dtype=float) for _, st, _ in rows])
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
@@ -34,12 +40,13 @@ EPSILON = 1e-6
 STEP_RATIO = "exp and softmax step counts agree within 25%"
 STEP_RATIO_WINDOW = 1.25
 TRIAL_RATE, TRIAL_ALPHA = 0.95, 0.05
-"""(ii)'s step counts compared per trial (softmax and exp of a trial share its inputs and start): the
-ratio within [1/STEP_RATIO_WINDOW, STEP_RATIO_WINDOW] with probability at least TRIAL_RATE, by the
-exact one-sided binomial test at level TRIAL_ALPHA over the independent trials of every n; both the
-framework's defaults, fixed before any seed."""
-TRIAL_LOW_POWER = ("the trials are activation_gd's (3 per n, 3 n in the quick tier: 9), whose GD runs the "
-                   "claim's other decisions share; the paper's quick tier is at its 60 s")
+"""(ii) and (iv) per trial, each holding with probability at least TRIAL_RATE by the exact one-sided
+binomial test at level TRIAL_ALPHA over independent trials: (ii) the step-count ratio of a trial
+(its softmax and exp share its inputs and start) within [1/STEP_RATIO_WINDOW, STEP_RATIO_WINDOW],
+over the trials of every n; (iv) a trial's slope gaps (its draw at each n) within SLOPE_GAP; both
+the framework's defaults, fixed before any seed."""
+TRIAL_LOW_POWER = ("the trials are activation_gd's (3 per n and 3 n in the quick tier: 9 step ratios, 3 slopes "
+                   "over n), whose GD runs the claim's other decisions share; the paper's quick tier is at its 60 s")
 STEP_ORDER = "softmax's step order in n within 1/2 of ReLU's and exp's"
 
 
@@ -49,15 +56,12 @@ STEP_ORDER = "softmax's step order in n within 1/2 of ReLU's and exp's"
                  "the softmax and exp limit kernels are proportional (equal condition numbers and step "
                  "counts).  Table 1's width row is not tested: the proven width orders are recorded only.",
        provenance="inferred",
-       over_budget=("(iv), 'softmax's step order in n within 1/2 of ReLU's and exp's', keeps the bound over: "
-                    "softmax's slope minus ReLU's, pooled over the trials and the ns, sits about 4 sd inside its "
-                    "upper side and 15 sd inside its lower, with tails no checked model fits on every block (the "
-                    "upper side counted, the lower by Cantelli); a binomial over independent trials does not reach the budget either: a "
-                    "slope needs every n, so a trial's slope joins one draw at each n (inputs of dimension 2n: "
-                    "different instances), and such slopes leave the window about once in a hundred, too often "
-                    "for 3 of them, or for the 9 a tripled run could give. More trials per n would multiply the claim's GD runs, and the paper's quick tier "
-                    "is at its 60 s. The verdict reports the slopes; the calibration record has the figures and "
-                    "the table the row's bound."),
+       over_budget=("(iv), 'softmax's step order in n within 1/2 of ReLU's and exp's', keeps the bound over: a "
+                    "trial's slope joins one draw at each n, and such slopes leave the window about once in a "
+                    "hundred trials, so the binomial over the quick tier's 3 (rejecting at 2 outside) fails at "
+                    "about 1e-3 at the rate's upper confidence bound (the calibration record has the figures). "
+                    "More trials per n would multiply the claim's GD runs, and the paper's quick tier is at its "
+                    "60 s. The verdict is that binomial, which reports the rate; the table has the row's bound."),
        constants={"slope_gap": SLOPE_GAP, "trial_rate": TRIAL_RATE, "trial_alpha": TRIAL_ALPHA},
        calibration=["the run length rule: until the 20-seed sweep the runs had a fixed 300 steps, which "
                     "seeds 7 and 15 exceeded (bounds up to 499); each run now lasts 2 kappa log(1/epsilon) "
@@ -94,11 +98,29 @@ STEP_ORDER = "softmax's step order in n within 1/2 of ReLU's and exp's"
                             "(activation_gd directly, 270 trials): per-trial ratios 0.82 to 1.19; per-trial slope "
                             "gaps (softmax minus ReLU, one trial at each n) mean 0.14, sd 0.17, 1 of 90 outside "
                             "+-1/2 (why (iv) stays a pooled slope: over_budget). Calibration block (theorycheck "
-                            "calibrate): 449 of 450 trials within (pooled trials, 9.3e-5); validation: "
-                            "2694 of 2700 (dispersion p 0.56), 6.9e-6. The claim's row stays over through (iv): "
+                            "calibrate): 449 of 450 trials within (pooled trials, 9.3e-5); validation 153100-153399: "
+                            "2694 of 2700 (dispersion p 0.56), 6.9e-6. (iv) then kept the row over, a pooled slope: "
                             "upper side counted 0.0099 (Shapiro-Wilk p 0.004 at 300 seeds; normal at 2.0e-4 on "
-                            "the first 200), lower side Cantelli 0.0067; (i) is Cantelli 6.6e-18 there. Both "
-                            "controls failed as declared on 300 of 300 (counted 0.0099 each)")],
+                            "the first 200), lower side Cantelli 0.0067 (next record). With (iv) per trial, "
+                            "block 154100-154399: 2686 of 2700 (4.3e-5)"),
+                    Calibrated(
+                        decision=STEP_ORDER,
+                        threshold="per trial, both gaps of its slopes over n (softmax minus ReLU, minus exp) within "
+                                  "1/2: P >= TRIAL_RATE = 0.95 by the exact binomial at level 0.05 over the 3 trials",
+                        calibration_seeds="154000-154049", validation_seeds="154100-154399",
+                        how="issue 31, 2026-12-05 (thirty-third session): (iv) was the least-squares slope pooled over "
+                            "a seed's trials and ns, two one-sided decisions with no tail model over seeds (block "
+                            "153100-153399 above: counted 0.0099). A slope needs every n, and a trial index joins one "
+                            "draw at each n (independent over the index), so each trial gives its own slopes "
+                            "(`trial_slopes`) and (iv) is a rate over trials; the window 1/2 unchanged (Table 1's "
+                            "equal exponents), rate and level the framework's defaults. The rate measured before the "
+                            "change, from the step counts block 153100-153399 recorded: 889 of 900 trials within "
+                            "(softmax minus ReLU 0.13 +- 0.17; minus exp 0.00 +- 0.05). Calibration block: 149 of 150 "
+                            "(2.9e-3 at 50 seeds); validation: 888 of 900 (dispersion p 0.60), the bound 1.4e-3, "
+                            "over the budget (over_budget): with 3 trials the binomial rejects at 2 outside, "
+                            "P[Bin(3, 0.022) >= 2] at the rate's 95% upper bound. Every other decision within it "
+                            "(the step ratio 4.3e-5, 2686 of 2700; (i) Cantelli 1.6e-17); both controls failed as "
+                            "declared on 300 of 300 (counted 0.0099 each)")],
        controls={
            "softmax_without_m_time_scale": Control(
                "dynamics", breaks=["every network reaches epsilon within 2 kappa log(1/epsilon) steps"],
@@ -128,13 +150,15 @@ def test_activation_comparison(tc):
     every n; a threshold on a mean of integer counts had no tail model); (iii) at equal m the softmax network moves less and its
     kernel drifts less than the ReLU and exp networks (O(1/m) vs O(m^{-1/2})); (iv) Table 1's step
     orders in n are the same power for the three networks, so the least-squares slopes of ``log
-    steps-to-epsilon`` against ``log n`` (pooled over the seeds and the ns) of softmax and of ReLU,
-    and of softmax and exp, differ by at most 1/2 (half a power of n: the o(1) and log factors
-    of the table cannot move an exponent that far over one octave of n); the slopes against
-    ``log kappa`` are recorded beside them (GD's step count is linear in kappa).  The slope
-    differences of (iv) are each decided as two one-sided decisions (difference <= 1/2 and >=
-    -1/2), linear in the statistic: the same outcome as one two-sided window, whose folded
-    margin has no tail model.  The proven orders
+    steps-to-epsilon`` against ``log n`` of softmax and of ReLU, and of softmax and exp, differ
+    by at most 1/2 (half a power of n: the o(1) and log factors of the table cannot move an
+    exponent that far over one octave of n).  A slope needs every n, and the trials at
+    different n are different instances (inputs of dimension 2n), so each trial index k joins
+    its draws at every n into one slope per network (`trial_slopes`: independent over k, an
+    estimate of the same exponent as a pooled fit, noisier); (iv) holds for a trial when both of
+    its gaps are within 1/2, with probability at least TRIAL_RATE by the binomial test over the
+    trials (a pooled slope's margin had no tail model over seeds).  The slopes against
+    ``log kappa`` are recorded beside them (GD's step count is linear in kappa).  The proven orders
     evaluated at the measured lambda are recorded beside the measured steps: they exceed the
     measured needs by orders of magnitude (Table 1 bounds worst cases), which the report states.
     The width row itself is not tested: every network here runs at one width m, which all three
@@ -193,13 +217,12 @@ def test_activation_comparison(tc):
                  p=tc.constants["trial_rate"], alpha=tc.constants["trial_alpha"], low_power=TRIAL_LOW_POWER)
     tc.conclusion.at_most("softmax moves less than ReLU and exp", np.ravel(moves_less), 1.0)
     if len(ns) > 1:
-        n_slopes = {a: step_slope(rows, "n") for a, rows in by_activation.items()}
-        kappa_slopes = {a: step_slope(rows, "kappa") for a, rows in by_activation.items()}
-        tc.record("steps-to-epsilon slope in n", n_slopes)
-        tc.record("steps-to-epsilon slope in kappa", kappa_slopes)
+        slopes = {a: trial_slopes(rows) for a, rows in by_activation.items()}
+        tc.record("steps-to-epsilon slope in n, per trial", slopes)
+        tc.record("steps-to-epsilon slope in kappa", {a: kappa_slope(rows) for a, rows in by_activation.items()})
         for a, rows in by_activation.items():
             tc.curve("steps to epsilon vs n", a, ns, [np.mean(r[1]) for r in rows], xscale="log", yscale="log")
-        gaps = [n_slopes["softmax"] - n_slopes[a] for a in ("relu", "exp")]
-        tc.conclusion.at_most(f"{STEP_ORDER} (softmax's slope at most theirs + 1/2)", gaps, SLOPE_GAP)
-        tc.conclusion.at_least(f"{STEP_ORDER} (softmax's slope at least theirs - 1/2)", gaps, -SLOPE_GAP)
+        gaps = np.stack([slopes["softmax"] - slopes[a] for a in ("relu", "exp")], 1)
+        per_instance(tc, STEP_ORDER, gaps, (np.abs(gaps) <= SLOPE_GAP).all(1), p=tc.constants["trial_rate"],
+                     alpha=tc.constants["trial_alpha"], low_power=TRIAL_LOW_POWER)
     tc.conclusion.at_most("softmax kernel drifts less than ReLU and exp", np.ravel(drifts_less), 1.0)
