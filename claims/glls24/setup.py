@@ -532,7 +532,7 @@ def proven_width_order(activation, lam, n):
     return n**2 * logs / lam**2
 
 
-@shared_run(sizes={"quick": {"instances": 3, "max_steps": 50000}, "full": {"instances": 5, "max_steps": 50000}})
+@shared_run(sizes={"quick": {"instances": 6, "max_steps": 50000}, "full": {"instances": 10, "max_steps": 50000}})
 def activation_gd(run, *, activation, n, m, epsilon, step_scale="matched", input_norms=(1.0, 1.0)):
     r"""GD on a scalar-output two-layer network (``activation`` softmax / relu / exp) with symmetric
     initialization (sigma = 0.5), ``n`` samples, ``d_in = 2n``, inputs of norms drawn from
