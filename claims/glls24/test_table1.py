@@ -11,6 +11,7 @@ from claims.glls24.setup import (
     unit_ball_norms,
 )
 from theorycheck import Calibrated, Control, claim
+from theorycheck.errors import InvalidInputError
 from theorycheck.patterns import per_instance
 from theorycheck.solvers import exp_limit_kernel, softmax_limit_kernel
 
@@ -25,6 +26,9 @@ def trial_slopes(rows, draws):
     """Per trial, the least-squares slope against ``log n`` of the mean of ``log steps`` over the
     trial's ``draws`` consecutive instances, from the rows ((n, steps (K,), kappa (K,)) per n, K a
     multiple of ``draws``): one slope per trial, joining its draws at every n."""
+    if any(len(st) % draws for _, st, _ in rows):
+        raise InvalidInputError(f"trial_slopes: the instances per n ({[len(st) for _, st, _ in rows]}) must be "
+                                f"a multiple of draws = {draws}")
     ns = np.log([float(n) for n, _, _ in rows])
     logs = np.stack([np.log(np.asarray(st, dtype=float)).reshape(-1, draws).mean(1) for _, st, _ in rows])
     return np.polyfit(ns, logs, 1)[0]
@@ -49,10 +53,9 @@ instance of `activation_gd`: its softmax and exp share its inputs and start) wit
 within SLOPE_GAP; both the framework's defaults, fixed before any seed."""
 DRAWS_PER_TRIAL = 2
 """(iv)'s trial: this many consecutive draws at every n, whose mean ``log steps`` per n is fitted
-against ``log n`` (`trial_slopes`).  With one draw a trial's gap softmax minus ReLU had mean 0.13
-and sd 0.17 (block 153100-153399: 11 of 900 trials outside 1/2, too many for the claim budget with
-3 trials); the mean of two halves the variance.  Chosen from that block, before the calibration
-block 155000-155049."""
+against ``log n`` (`trial_slopes`).  A mean of two halves the variance of a trial's slope, whose
+single-draw spread left too many trials outside SLOPE_GAP for the claim budget with 3 trials; the
+blocks that chose and confirmed it are in the claim's calibration record (STEP_ORDER)."""
 TRIAL_LOW_POWER = ("the draws are activation_gd's (6 per n and 3 n in the quick tier: 18 step ratios, 3 trials of "
                    "2 draws for the slopes over n), whose GD runs the claim's other decisions share; the paper's "
                    "quick tier is at its 60 s")
