@@ -229,7 +229,7 @@ def test_symmetry(tc):
     beats the refined projection's distance by more than tc.tol("iterative") (the search starts
     at the best sample and never accepts a worse vertex: only round-off could break it,
     `BRUTE_FORCE_ROUNDOFF`), and the library's
-    multi-start majorize-minimize projection (`project_to_manifold`, which stops on this very
+    multi-start projection (`project_to_manifold`, which stops on this very
     asymmetry) lands on the same rotation (a cross-check of the solver, entrywise to
     tc.tol("iterative"), the entries of R being O(1)).
     Hypotheses A1, A2 (A3 plays no role in this geometric lemma).

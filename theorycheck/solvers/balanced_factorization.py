@@ -10,9 +10,12 @@ Projection.  ||theta - theta_R||^2 = ||V||^2 + tr(K^T Sigma K) + tr D + f(R) wit
     f(R) = tr(D R A R^T) - 2 <G, R>_F,   A = Sigma^{-1},   G = D^{1/2}(U^T V + V_W^T K^T),
 
 a weighted orthogonal Procrustes problem (no closed form unless A = cI, where
-R* = polar(G)).  `weighted_procrustes` minimizes it by majorize-minimize,
-R <- polar(c R - grad f(R)), c = 2 lambda_max(D) lambda_max(A) the Lipschitz constant of
-grad f = 2 D R A - 2 G (f decreases monotonically), stopped on the first-order condition
+R* = polar(G)).  `weighted_procrustes` minimizes it by Riemannian Newton steps on O(d)
+(the gradient and Hessian of w -> f(R exp(Omega(w))) over the skew-symmetric Omega, a Cayley
+retraction), each taken only where that Hessian is positive definite and f does not rise,
+else the majorize-minimize step R <- polar(c R - grad f(R)), c = 2 lambda_max(D) lambda_max(A)
+the Lipschitz constant of grad f = 2 D R A - 2 G (which decreases f monotonically, but
+contracts only like 1 - O(1/kappa(A)) per step), stopped on the first-order condition
 (R^T grad f symmetric), multi-started from polar(G), polar(G) diag(1,..,1,-1) (the other
 component of O(d)) and Haar-random starts (`scipy.stats.ortho_group`).
 
@@ -52,7 +55,7 @@ def polar_factor(M):
 
 def procrustes_objective(R, D, A, G):
     r"""f(R) = tr(D R A R^T) - 2 <G, R>_F for diagonal D given as a vector."""
-    return float(np.trace((D[:, None] * R) @ A @ R.T) - 2 * np.sum(G * R))
+    return float(_procrustes_values(R, D, A, G)[0])
 
 
 def _procrustes_gradient(R, D, A, G):
@@ -67,14 +70,90 @@ def _riemannian_asymmetry(R, grad):
     return np.max(np.abs(S - np.swapaxes(S, -1, -2)), axis=(-2, -1))
 
 
+def _skew_basis(d):
+    r"""The basis E_ab = e_a e_b^T - e_b e_a^T (a < b) of the skew-symmetric d x d matrices,
+    shape (d(d-1)/2, d, d)."""
+    a, b = np.triu_indices(d, 1)
+    E = np.zeros((len(a), d, d))
+    E[np.arange(len(a)), a, b], E[np.arange(len(a)), b, a] = 1.0, -1.0
+    return E
+
+
+def _newton_system(R, D, A, G, E):
+    r"""The gradient g and Hessian H of w -> f(R exp(sum_k w_k E_k)) at w = 0 for each R of a
+    stack (..., d, d), in the basis E (`_skew_basis`).  With P = R^T diag(D) R, Q = R^T G and
+    X = exp(Omega) = I + Omega + Omega^2/2 + O(3),
+
+        f(R X) - f(R) = tr(Omega (A P - P A)) - 2 <Q, Omega>
+                        - tr(P Omega A Omega) + tr(Omega^2 (A P + P A))/2 - tr(Q^T Omega^2) + O(3),
+
+    so g_k = <E_k, (A P - P A)^T - 2 Q> and H = C + C^T with
+    C_kl = -<P E_k, (A E_l)^T> + <E_k E_l, (A P + P A)/2 - Q> (each a product of flattened
+    matrices)."""
+    m, d = len(E), len(D)
+    Rt = np.swapaxes(R, -1, -2)
+    P, Q = Rt @ (D[:, None] * R), Rt @ G
+    AP = A @ P
+    PA = np.swapaxes(AP, -1, -2)
+    flat = lambda M: M.reshape(*M.shape[:-2], d * d)                  # noqa: E731
+    g = flat(np.swapaxes(AP - PA, -1, -2) - 2 * Q) @ flat(E).T
+    curvature = -flat(P[..., None, :, :] @ E) @ flat(np.swapaxes(A @ E, -1, -2)).T
+    pairs = flat((E[:, None] @ E[None]).reshape(m * m, d, d))           # E_k E_l, row k m + l
+    C = curvature + (flat((AP + PA) / 2 - Q) @ pairs.T).reshape(*R.shape[:-2], m, m)
+    return g, C + np.swapaxes(C, -1, -2)
+
+
+def _cayley(Omega):
+    r"""(I - Omega/2)^{-1} (I + Omega/2): orthogonal for skew Omega, exp(Omega) to second order."""
+    half = Omega / 2
+    identity = np.eye(Omega.shape[-1])
+    return np.linalg.solve(identity - half, identity + half)
+
+
+def _procrustes_values(R, D, A, G):
+    r"""`procrustes_objective` of each R of a stack (..., d, d), and the scale of its terms
+    (|tr(D R A R^T)| + 2|<G, R>|: the size of its round-off)."""
+    quadratic = np.sum(((D[:, None] * R) @ A) * R, axis=(-2, -1))
+    linear = 2 * np.sum(G * R, axis=(-2, -1))
+    return quadratic - linear, np.abs(quadratic) + np.abs(linear)
+
+
+#: a Newton candidate may raise f by at most this many ulps of the scale of its terms (at
+#: convergence f's decrease is below its round-off)
+NEWTON_SLACK_ULPS = 64
+
+
+def _newton_or_majorize(R, grad, D, A, G, E, c):
+    r"""One step for each R of a stack: the Riemannian Newton step R (I - Omega/2)^{-1}(I +
+    Omega/2), Omega = sum_k w_k E_k with H w = -g (`_newton_system`), where H is positive
+    definite and the step does not raise f beyond its round-off (`NEWTON_SLACK_ULPS`); the
+    majorize-minimize step polar(c R - grad f) otherwise."""
+    g, H = _newton_system(R, D, A, G, E)
+    lowest, vectors = np.linalg.eigh(H)
+    convex = lowest[..., 0] > 0
+    inverse = np.where(convex[..., None], 1 / np.where(convex[..., None], lowest, 1.0), 0.0)
+    w = -np.einsum("...ij,...j,...kj,...k->...i", vectors, inverse, vectors, g)
+    candidate = R @ _cayley(np.einsum("...k,kij->...ij", w, E))
+    before, scale = _procrustes_values(R, D, A, G)
+    after, _ = _procrustes_values(candidate, D, A, G)
+    accept = convex & (after <= before + NEWTON_SLACK_ULPS * np.finfo(float).eps * scale)
+    stepped = np.array(candidate)
+    if not accept.all():
+        stepped[~accept] = polar_factor(c * R[~accept] - grad[~accept])
+    return stepped
+
+
 @computation('solver', inputs=('D', 'A', 'G', 'starts'))
 def weighted_procrustes(D, A, G, starts, *, tol=1e-11, max_iter=20000):
-    r"""argmin over R in O(d) of `procrustes_objective` by majorize-minimize from every start
-    (all starts iterated together, each until its own first-order condition
-    max|R^T grad f - (.)^T| <= tol max(1, max|G|)); returns (R, f(R)) of the best start that met
-    it.  ReferenceComputationError if none did within ``max_iter`` iterations."""
+    r"""argmin over R in O(d) of `procrustes_objective` from every start (all starts iterated
+    together, each until its own first-order condition max|R^T grad f - (.)^T| <=
+    tol max(1, max|G|)), by Riemannian Newton steps safeguarded by majorize-minimize
+    (`_newton_or_majorize`: f never rises beyond round-off, so a start descends to a local
+    minimum of its own, and converges quadratically there); returns (R, f(R)) of the best start
+    that met it.  ReferenceComputationError if none did within ``max_iter`` iterations."""
     c = 2 * float(np.max(D)) * float(np.linalg.eigvalsh(A)[-1])
     scale = tol * max(1.0, float(np.max(np.abs(G))))
+    E = _skew_basis(len(D))
     R = np.array([np.asarray(start, dtype=float) for start in starts])
     active = np.arange(len(R))
     converged = np.zeros(len(R), dtype=bool)
@@ -85,11 +164,11 @@ def weighted_procrustes(D, A, G, starts, *, tol=1e-11, max_iter=20000):
         active = active[~done]
         if not active.size:
             break
-        R[active] = polar_factor(c * R[active] - grad[~done])
+        R[active] = _newton_or_majorize(R[active], grad[~done], D, A, G, E, c)
     values = [(procrustes_objective(R[i], D, A, G), i) for i in np.flatnonzero(converged)]
     if not values:
         raise ReferenceComputationError(f"weighted Procrustes: no start converged in {max_iter} "
-                                        "majorize-minimize iterations")
+                                        "iterations")
     value, best = min(values)
     return R[best], value
 
@@ -176,8 +255,7 @@ def brute_force_projection(V, K, Sigma, W, rng, *, samples=20000):
     independent, derivative-free reference for `project_to_manifold` (small d only)."""
     D, A, G = _procrustes_data(V, K, Sigma, W, Sigma)
     Rs = scipy.stats.ortho_group.rvs(len(D), size=samples, random_state=rng)
-    values = np.einsum("i,sij,jk,slk->sil", D, Rs, A, Rs).trace(axis1=1, axis2=2) \
-        - 2 * np.einsum("ij,sij->s", G, Rs)
+    values = _procrustes_values(Rs, D, A, G)[0]
     return _projection(V, K, Sigma, W, Rs[int(np.argmin(values))], Sigma)
 
 
