@@ -93,6 +93,24 @@ def test_balanced_points_are_global_minima(det):
     assert float(model.loss({"V": Vt[None], "K": Kt[None]})) == pytest.approx(0.04, rel=1e-13)
 
 
+def test_empirical_gradient_in_cache_chunks_equals_the_whole_batch(monkeypatch):
+    """EmpiricalAttentionRegression.gradient over trials in chunks (CACHE_BUDGET) gives the
+    whole-batch gradient: each trial's arithmetic is its own."""
+    import theorycheck.models.attention_regression as module
+
+    g = torch.Generator().manual_seed(11)
+    X, Y = torch.randn(9, 3, 40, 3, generator=g, dtype=F64), torch.randn(9, 3, 40, 4, generator=g, dtype=F64)
+    params = {"V": 0.3 * torch.randn(9, 4, 3, generator=g, dtype=F64),
+              "K": 0.3 * torch.randn(9, 3, 3, generator=g, dtype=F64)}
+    model = EmpiricalAttentionRegression(X, Y, 0.25, torch.eye(3, dtype=F64).expand(9, 3, 3))
+    monkeypatch.setattr(module, "CACHE_BUDGET", 2 * 3 * 40 * 40 * 8)      # two trials a chunk
+    chunked = model.gradient(params)
+    monkeypatch.setattr(module, "CACHE_BUDGET", 2**40)                    # one chunk
+    whole = model.gradient(params)
+    for block in ("V", "K"):
+        torch.testing.assert_close(chunked[block], whole[block], rtol=1e-14, atol=1e-16)
+
+
 def test_ols_recovers_noiseless_map():
     rng, Sigma, W = problem()
     X = rng.standard_normal((50, 3))

@@ -264,10 +264,17 @@ class PopulationAttentionRegression(Model):
 
 
 #: bytes of attention weights a CPU gradient of `EmpiricalAttentionRegression` computes at once:
-#: its trials go in chunks whose (batches, n, n) weights stay in a core's cache (the softmax and
-#: the products then run about a quarter faster at n = 256 than over the whole batch at once;
-#: each trial's arithmetic is the same either way)
+#: its trials go in chunks whose (batches, n, n) weights stay in a core's cache, so the softmax
+#: and the products that follow it read them from cache rather than memory (each trial's
+#: arithmetic is the same either way; the timings are in BENCHMARKS.md)
 CACHE_BUDGET = 2 * 2**20
+
+
+def _batch_mean_gradient(X, Y, V, K):
+    r"""(grad_V, grad_K) of the in-sample loss averaged over the batches of each trial: X (K, B,
+    n, d), Y (K, B, n, k), V (K, k, d), K (K, d, d)."""
+    gV, gK = in_sample_gradient(X, Y, V[:, None], K[:, None])
+    return {"V": gV.mean(1), "K": gK.mean(1)}
 
 
 class EmpiricalAttentionRegression(Model):
@@ -321,10 +328,10 @@ class EmpiricalAttentionRegression(Model):
         V, K = params["V"], params["K"]
         if self.X.device.type == "cpu":     # trials in chunks whose n x n weights stay in cache
             scores = self.X.shape[1] * self.X.shape[2] ** 2 * self.X.element_size()
-            mean = map_chunks(self._in_sample_gradient, self.X, self.Y, V, K, item_bytes=scores,
+            mean = map_chunks(_batch_mean_gradient, self.X, self.Y, V, K, item_bytes=scores,
                               budget=CACHE_BUDGET)
         else:
-            mean = self._in_sample_gradient(self.X, self.Y, V, K)
+            mean = _batch_mean_gradient(self.X, self.Y, V, K)
         gV, gK = mean["V"], mean["K"]
         if self.reg_Sigma is not None:
             rV, rK = balance_regularizer_gradient(V, K, self.reg_Sigma)
