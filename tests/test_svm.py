@@ -15,9 +15,11 @@ from theorycheck.solvers import (
     SolverAccuracyError,
     clear_cache,
     constraint_values,
+    dual_curvature,
     hull_distance,
     margin,
     solve_lp_wsvm,
+    solve_margin_program,
     solve_usvm,
     solve_usvm_batch,
     solve_wsvm,
@@ -363,3 +365,36 @@ def test_wsvm_programs_name_bad_queries_and_token_indices(solve, change, fragmen
     args.update(change)
     with pytest.raises(InvalidInputError, match=fragment):
         solve(X, args.pop("opt"), **args)
+
+
+# ----------------------------------------------------------------------------- dual curvature
+
+
+@given(st.floats(-0.9, 0.9))
+@settings(max_examples=25, deadline=None, derandomize=True)
+def test_dual_curvature_of_two_constraints_matches_closed_form(c):
+    """Two unit constraints a_k e_1^T with <a_1, a_2> = c: K = [[1, c], [c, 1]], lambda = 1/(1 + c)
+    each, so Lambda^(1/2) K Lambda^(1/2) = K/(1 + c) has eigenvalues 1 and (1 - c)/(1 + c)."""
+    A = np.array([[1.0, 0.0], [c, np.sqrt(1 - c * c)]])
+    B = np.array([[1.0], [1.0]])
+    solution = solve_margin_program(A, B, np.arange(2)[:, None])
+    assert np.allclose(solution.multipliers, 1 / (1 + c), rtol=1e-6)
+    assert dual_curvature(A, B, solution.multipliers) == pytest.approx(max(1.0, (1 - c) / (1 + c)), rel=1e-6)
+
+
+def test_dual_curvature_is_at_least_one_and_ignores_inactive_constraints():
+    data = example1([161])                  # two of its 18 constraints are inactive
+    solution = solve_wsvm(data.X[0], data.opt[0])
+    A, B, _ = wsvm_constraint_factors(data.X[0], data.opt[0])
+    full = dual_curvature(A, B, solution.multipliers)
+    active = solution.multipliers > 1e-9
+    assert (~active).sum() == 2
+    assert full >= 1 - 1e-9
+    assert dual_curvature(A[active], B[active], solution.multipliers[active]) == pytest.approx(full, rel=1e-6)
+
+
+@pytest.mark.parametrize("lam, fragment", [(np.array([1.0, -0.5]), "negative"), (np.ones(3), "shape (3,)")])
+def test_dual_curvature_names_bad_multipliers(lam, fragment):
+    with pytest.raises(InvalidInputError, match="multiplier") as raised:
+        dual_curvature(np.eye(2), np.ones((2, 1)), lam)
+    assert fragment in str(raised.value)

@@ -19,10 +19,11 @@ from theorycheck.data import score_gaps
 from theorycheck.models.gradient_bounds import correlation_floor, gradient_bounds_at_logits
 from theorycheck.optim import GD, NGD, FirstOrder, Polyak, displacement, frobenius_norm, run_trajectory
 from theorycheck.optim.directions import direction_metrics, unit
-from theorycheck.solvers import solve_wsvm_batch
+from theorycheck.solvers import dual_curvature, solve_wsvm, solve_wsvm_batch
+from theorycheck.solvers.svm import wsvm_constraint_factors
 from theorycheck.tails import TailBound
 
-from .setup import ASSUMPTION2_TOL, counterexample
+from .setup import ASSUMPTION2_TOL, antipodal, counterexample
 from .problems import (
     E1_SIZES,
     NGD_ETA,
@@ -47,6 +48,12 @@ SPARSE_EVERY = 10
 GD_RUN = {"quick": dict(steps=3000, dense=300, checkpoints=[100, 300, 1000, 3000]),
           "full": dict(steps=30000, dense=2000, checkpoints=[100, 300, 1000, 3000, 10000, 30000])}
 POLYAK_RUN = {"quick": dict(steps=300), "full": dict(steps=2000)}
+#: uncapped Polyak on fresh antipodal data sets at E1-S sizes (both tiers; the full tier runs longer)
+POLYAK_CYCLE_RUN = {"quick": dict(instances=240, steps=300), "full": dict(instances=240, steps=1000)}
+STABLE_DUAL_CURVATURE = 1.9
+"""Polyak's fixed point ``p ~ lambda`` is linearly stable iff the dual curvature ``mu_max < 2``
+(`theorycheck.solvers.dual_curvature`); data sets with ``mu_max <= 1.9`` are those whose
+deviation from it contracts by at least 0.9 per step in its fastest-growing mode."""
 
 
 def saturation_metrics(model, opt, W_ref):
@@ -90,6 +97,25 @@ def e1_polyak(run, *, eta_max: float | None = None):
     prob = run.use(e1)
     return prob, run_trajectory(Polyak(prob.model, eta_max=math.inf if eta_max is None else eta_max), {"W": prob.W0},
                                 run.sizes["steps"], saturation_metrics(prob.model, prob.opt, prob.W_mm))
+
+
+def dual_curvatures(data) -> np.ndarray:
+    """`dual_curvature` of the W-SVM of every trial of ``data``, shape (K,)."""
+    curvatures = []
+    for X, opt in zip(data.X, data.opt):
+        A, B, _ = wsvm_constraint_factors(X, opt)
+        curvatures.append(dual_curvature(A, B, solve_wsvm(X, opt, name=data.name).multipliers))
+    return np.array(curvatures)
+
+
+@shared_run(sizes=POLYAK_CYCLE_RUN)
+def antipodal_polyak(run, *, stream: str):
+    """Uncapped Polyak on ``instances`` antipodal data sets (E1-S sizes) of the stream
+    ("polyak cycles", ``stream``), every step recorded.  Returns (problem, trajectory)."""
+    data = antipodal(run.rng("polyak cycles", stream), run.sizes["instances"], **E1_SIZES["quick"])
+    prob = make_problem(run, data, init_stream=f"init {stream}")
+    return prob, run_trajectory(Polyak(prob.model, eta_max=math.inf), {"W": prob.W0}, run.sizes["steps"],
+                                saturation_metrics(prob.model, prob.opt, prob.W_mm))
 
 
 @shared_run

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from theorycheck import Calibrated, Control, TailBound, claim
+from theorycheck import Calibrated, Control, TailBound, claim, discrepancy
 from theorycheck.checks import fit_slope
 from theorycheck.data import constraint_radii, score_gaps
 from theorycheck.models.gradient_bounds import correlation_floor
 from theorycheck.optim.directions import certificate_bound
+from theorycheck.solvers import CERTIFICATE_TOL
 
 from .problems import (
     ASSUMPTION2_ALPHA,
@@ -38,7 +39,11 @@ from .problems import (
 from .fixed_decoder import (
     derivation_hypotheses,
     GD_RUN,
+    POLYAK_CYCLE_RUN,
     POLYAK_RUN,
+    STABLE_DUAL_CURVATURE,
+    antipodal_polyak,
+    dual_curvatures,
     lem5_runs,
     ngd_run_or_gd,
     saturation_rate,
@@ -446,26 +451,54 @@ def test_gd_global_asymptotic(tc):
 # ------------------------------------------------------------------ Theorem 7
 
 
+POLYAK_STABLE = "data sets with a stable Polyak fixed point (dual curvature mu_max <= 1.9)"
+POLYAK_DEV_DECISION = "dev at the last step <= dev_max (binomial over the data sets)"
+POLYAK_DEV_CALIBRATION = Calibrated(
+    decision=POLYAK_DEV_DECISION,
+    threshold=f"binomial at DEV_RATE = {DEV_RATE} (level {DEV_ALPHA}); dev_max 1e-4 (the spec's) kept",
+    calibration_seeds="157000-157049", validation_seeds="157100-157149",
+    how=("replaces 'every data set within 1e-4 at t = 300': over 157000-157049,157100-157149 no data set "
+         "was beyond, but the least margin (dev 6.6e-5) put the log-normal tail of the worst of 5 at 1.7e-3, "
+         "over the budget; the theorem gives O(log t/t), not a constant at t = 300, so the threshold "
+         "holds at a rate.  Rule: Theorem 6's (DEV_CALIBRATION), the one-sided 99.9% Clopper-Pearson lower "
+         "bound of the per-data-set rate on the calibration block (250 of 250: 0.972) rounded down to "
+         "0.05: 0.95 (validation block 250 of 250)"))
+POLYAK_LIMIT = "stable data sets: D_t / ||W_mm|| over the second half"
+POLYAK_PROJECTION = "every data set: D_t / (||W_mm|| cos(W_t+1 - W_t, W_mm)) over the second half"
+POLYAK_SLOPE = "stable data sets: slope of max_i log(1 - s_opt) per step"
+
+
+def polyak_step_cosines(norm, align, D):
+    """cos(W_{t+1} - W_t, W_mm) = (||W_{t+1}|| al_{t+1} - ||W_t|| al_t) / D_t for t < steps."""
+    along = norm * align
+    return (along[1:] - along[:-1]) / D[:-1]
+
+
 @claim(
     f"{PAPER}.thm7.polyak_direction_rate",
     source="Theorem 7; 'Extension to Polyak step-size'",
-    statement="Uncapped Polyak behaves like NGD with step ||W_mm||: its displacement tends to "
-              "||W_mm||, the iterate converges to W_mm in direction at rate O(log t / t), and "
-              "log(1 - s_opt) falls by 1 per step."
+    statement="Uncapped Polyak converges to W_mm in direction at rate O(log t / t) with "
+              "||W_t|| = Theta(t); its displacement is D_t = ||W_mm|| cos(W_{t+1} - W_t, W_mm) in the "
+              "limit, and where the dual curvature of the W-SVM is below 2 (a stable fixed point) "
+              "D_t tends to ||W_mm|| and log(1 - s_opt) falls by 1 per step."
               + WITHOUT_ASSUMPTION1,
     provenance="inferred",
     controls={
         "capped": Control(
-            "dynamics", breaks=[
-                "D_t / ||W_mm|| over the second half",
-                "slope of max_i log(1 - s_opt) per step",
-            ],
+            "dynamics", breaks=[POLYAK_LIMIT, POLYAK_PROJECTION, POLYAK_SLOPE],
             description="Polyak capped at eta_max = 1 (the cap binds from t = 0, so it is GD with"
-                        " eta = 1): the displacement tends to 0 instead of ||W_mm||"),
+                        " eta = 1): the displacement tends to 0 instead of ||W_mm|| cos"),
     },
-    calibration=[ASSUMPTION2_CALIBRATION, 
+    calibration=[ASSUMPTION2_CALIBRATION, POLYAK_DEV_CALIBRATION,
         "the thresholds and t0 are the spec's or derived; re-checked on base seeds 1-9 besides "
         "the default 0",
+        "2026-12-06 (issue 31): D_t -> ||W_mm|| and the slope -1 failed on seed 1740758191 of the "
+        "whole-suite sweep 1740758173-1740758192 (data set 0: D_t/||W_mm|| = 0.98108 and slope "
+        "-0.9625 at every t from 25 to 3000).  Not a threshold: a period-2 cycle of the step "
+        "direction (cos between consecutive steps 0.92505 = 2 (0.98108)^2 - 1), predicted by the "
+        "dual curvature 2.175 > 2 (derivation in the docstring).  (b) and (e) now read the data "
+        "sets the derivation calls stable; the limit as written is vdt24.thm7.DISCREPANCY_polyak_"
+        "displacement_limit",
     ],
     sizes={"quick": dict(steps=POLYAK_RUN["quick"]["steps"], t0=30, dev_max=1e-4),
            "full": dict(steps=POLYAK_RUN["full"]["steps"], t0=200, dev_max=1e-4)},
@@ -477,26 +510,45 @@ def test_polyak_direction_rate(tc):
     L - L_* = (1/n) sum_i e^{-gamma_o}(e^{x_i} - 1), x_i = (1 - s_{i,o}) Delta_i, with
     <-grad L, Wbar_mm> <= ||grad L|| <= (1/n) sum_i c_i R_i)
 
-        e^{-Delta_max}/max_i R_i <= D_t <= ||W_mm||/min_i s_{i,o}(W_t),   D_t -> ||W_mm||,
+        e^{-Delta_max}/max_i R_i <= D_t <= ||W_mm||/min_i s_{i,o}(W_t),
 
-    so Polyak is NGD with step ~||W_mm||: ||W_t|| = Theta(t) and dev_t = O(log t/t).
+    so ||W_t|| = Theta(t) and dev_t = O(log t/t), as for NGD.  Once the inactive constraints
+    are negligible, L - L_* = <-grad L, W_mm> to first order, so D_t = ||W_mm|| cos(-grad L,
+    W_mm): D_t -> ||W_mm|| (the spec's limit) iff the step direction tends to W_mm.  It need
+    not: with weights p_k ~ exp(-<F_k, W_t>) on the active constraints F_k of the W-SVM, the
+    uncapped step is W_{t+1} - W_t = F p / ||F p||^2 (F p = sum_k p_k F_k), so
+    log p_k falls by (K p)_k / p^T K p per step (K the Gram kernel): multiplicative weights
+    with a unit step, whose fixed point p ~ lambda (the SVM multipliers; step W_mm, D = ||W_mm||)
+    has Jacobian I - K diag(lambda).  Its eigenvalues 1 - mu lie in (-1, 1) iff the dual
+    curvature mu_max of Lambda^(1/2) K Lambda^(1/2) is below 2 (`dual_curvature`); above 2 the
+    weights settle on a period-2 cycle, the steps alternate about W_mm at an angle theta,
+    D_t -> ||W_mm|| cos theta and log(1 - s_opt) falls by cos^2 theta per step, while the
+    direction still converges (the discrepancy vdt24.thm7.DISCREPANCY_polyak_displacement_limit
+    exhibits such data sets).
 
     Pass, on Example 1 (K = 5), 300 steps (quick, E1-S) / 2000 (full, E1-L):
-    (a) both displacement bounds at every step, relative margin 1e-9.  They are exact, and
-        the upper one is asymptotically tight (D -> ||W_mm||, min s -> 1), so the margin only
-        absorbs the round-off of D = ||W_{t+1} - W_t|| in float64 at large ||W||;
-    (b) |D_t/||W_mm|| - 1| <= 0.01 for every t in the second half of the run (the spec asks
-        it at the last step only; the approach is exponential);
-    (c) dev at the last step <= 1e-4 (the spec's threshold);
+    (a) both displacement bounds at every step: the lower with relative margin 1e-9 (it is
+        loose), the upper, asymptotically tight, with relative margin CERTIFICATE_TOL = 1e-6,
+        the accuracy to which the W-SVM certificate guarantees ||W_mm|| (the round-off of
+        D = ||W_{t+1} - W_t|| in float64 at large ||W|| is below 1e-12);
+    (b) on the data sets with mu_max <= `STABLE_DUAL_CURVATURE` (at least 4 of 5 by the
+        precondition's binomial, its rate 0.95 at level 2e-4): |D_t/||W_mm|| - 1| <= 0.01 for
+        every t in the second half (the spec asks it at the last step only);
+    (b') on every data set: |D_t / (||W_mm|| cos(W_{t+1} - W_t, W_mm)) - 1| <= 0.01 over the
+        second half (the cosine from the recorded norms and alignments,
+        `polyak_step_cosines`);
+    (c) dev at the last step <= 1e-4 (the spec's threshold) on a fraction >= DEV_RATE of the
+        data sets (Theorem 6's binomial, level DEV_ALPHA: it fails at 3 or more of 5 beyond; the
+        theorem's O(log t/t) fixes no constant at t = 300: `POLYAK_DEV_CALIBRATION`);
     (d) the certificate of Theorem 1 with eta replaced by D_s,
         dev_t <= B(t) = (||W_t0|| - <W_t0, Wbar_mm> + sum_{s=t0}^{t-1} D_s^2/(2||W_s||))/||W_t||
         for t in (t0, steps] -- the NGD derivation goes through for any step length, given
         Lemma 2 with eps = 0 after t0 (t0 = 30 quick / 200 full, where ||W|| is already
         many times ||W_mm||); tolerance 1e-6 relative + 1e-12 as in Theorem 1 (max dev/B is
         recorded);
-    (e) the saturation rate: the least-squares slope of max_i log(1 - s_{i,o}(W_t)) over the
-        second half is -1 per step within 2% (the gap of an active constraint grows by
-        ||W_mm|| x 1/||W_mm|| per step).
+    (e) on the stable data sets, the saturation rate: the least-squares slope of
+        max_i log(1 - s_{i,o}(W_t)) over the second half is -1 per step within 2% (the gap of
+        an active constraint grows by ||W_mm|| x 1/||W_mm|| per step).
     The thresholds and t0 are the spec's or derived above (calibration record).
     """
     every, traj = thm7_run(tc)
@@ -506,23 +558,36 @@ def test_polyak_direction_rate(tc):
     t = traj.t
     D, norm, align = traj["displacement"], traj["W_norm"], traj["W_alignment"]
     norm_mm = prob.W_mm_norm
+    curvature = dual_curvatures(data)
+    stable = curvature <= STABLE_DUAL_CURVATURE
+    tc.record("dual curvature mu_max per data set", curvature)
+    tc.precondition.binomial(POLYAK_STABLE, stable, p=0.95, alpha=ASSUMPTION2_ALPHA,
+                             low_power="it guards (b) and (e) against reading almost no data set; 5 "
+                                       "data sets cannot resolve a rate 0.15 below 0.95 at this level, "
+                                       "and on Example 1 mu_max > 1.9 is rare (calibration record)")
     delta_max = score_gaps(data.scores(), data.opt).max(-1)
     lower = np.exp(-delta_max) / constraint_radii(data.X, data.opt).max(-1)
     upper = norm_mm / traj["s_opt"].min(-1)
     tc.conclusion.at_least("min_t D_t / (e^{-Delta_max}/max R)", (D / lower).min(), 1.0, margin=1e-9)
-    tc.conclusion.at_most("max_t D_t / (||W_mm||/min_i s_opt(W_t))", (D / upper).max(), 1.0, margin=1e-9)
+    tc.conclusion.at_most("max_t D_t / (||W_mm||/min_i s_opt(W_t))", (D / upper).max(), 1.0,
+                          margin=CERTIFICATE_TOL)
     tail = (t >= steps // 2) & (t < steps)
-    tc.conclusion.close("D_t / ||W_mm|| over the second half", D[tail] / norm_mm, 1.0, atol=0.01)
+    tc.conclusion.close(POLYAK_LIMIT, (D[tail] / norm_mm)[:, stable], 1.0, atol=0.01)
+    projected = norm_mm * polyak_step_cosines(norm, align, D)
+    tc.conclusion.close(POLYAK_PROJECTION, D[tail] / projected[tail[:-1]], 1.0, atol=0.01)
     dev = 1.0 - align
-    tc.conclusion.at_most("dev at the last step", dev[-1], tc.sizes["dev_max"])
+    tc.record("dev at the last step per data set", dev[-1])
+    tc.conclusion.binomial(POLYAK_DEV_DECISION, dev[-1] <= tc.sizes["dev_max"], p=DEV_RATE, alpha=DEV_ALPHA,
+                           low_power=DEV_LOW_POWER)
     bound = certificate_bound(norm, align, D[t0:-1], t0)
     tc.conclusion.at_most("certificate: max over t > t0 of dev_t - B(t)(1 + 1e-6)",
                           (dev[t0 + 1:] - bound * (1 + 1e-6)).max(), tc.tol("accumulated"))
     ell = traj["log_one_minus_s_opt"].max(-1)
     fits = [fit_slope(t[tail], ell[tail, k], window=(steps // 2, steps - 1), x_transform="linear",
                       y_transform="linear") for k in range(data.K)]
-    tc.conclusion.close("slope of max_i log(1 - s_opt) per step", [fit.slope for fit in fits], -1.0, rtol=0.02)
-    tc.record("D at the last step / ||W_mm||", D[steps - 1] / norm_mm)
+    tc.conclusion.close(POLYAK_SLOPE, [fit.slope for fit, keep in zip(fits, stable) if keep], -1.0, rtol=0.02)
+    tc.record("D at the last step / ||W_mm|| per data set", D[steps - 1] / norm_mm)
+    tc.record("slope of max_i log(1 - s_opt) per data set", [fit.slope for fit in fits])
     tc.record("max dev/B", (dev[t0 + 1:] / bound).max())
     tc.record("||W_T|| / (||W_mm|| T)", norm[-1] / (norm_mm * steps))
     tc.curve("displacement", "D_t / ||W_mm||, seed 0", t, D[:, 0] / norm_mm[0], yscale="log",
@@ -540,3 +605,65 @@ def test_polyak_direction_rate(tc):
     tc.curve("saturation", "max_i log(1 - s_opt), seed 0", t, ell[:, 0], ylabel="log(1 - s_opt)",
              title="Theorem 7: saturation at one unit per step (seed 0)")
     tc.curve("saturation", "-t + fitted offset", t, fits[0].intercept - t, style="theory")
+
+
+POLYAK_CYCLES = ("largest deficit 1 - D_t/||W_mm|| held over the whole second half, over the antipodal "
+                 "data sets read (a counterexample to D_t -> ||W_mm|| where >= 0.01)")
+POLYAK_CYCLE_CALIBRATION = Calibrated(
+    decision=POLYAK_CYCLES,
+    threshold="240 data sets a run (POLYAK_CYCLE_RUN; 80 before)",
+    calibration_seeds="157600-157649,157700-157749", validation_seeds="157800-157849,157900-157949",
+    how=("at 80 data sets the normal model of the margin put the false-failure bound at 9.5e-3 (mean 2.9 sd; "
+         "0 failures in 100 seeds; 157000-157049,157100-157149 with a count as the statistic: 2.7e-3): the "
+         "number of data sets with mu_max > 2 (17.6% of antipodal data sets) varies from seed to seed.  Rule "
+         "stated before the blocks: the least of 80, 160, 240 data sets at which a bootstrap of the "
+         "calibration block's 8000 data sets (4000 resamples) puts the statistic's normal margin >= 4.5 sd: "
+         "80: 3.2, 160: 4.0, 240: 4.7 sd; then the validation block by `theorycheck calibrate`"))
+
+
+@discrepancy(
+    f"{PAPER}.thm7.DISCREPANCY_polyak_displacement_limit",
+    source="Theorem 7; 'Extension to Polyak step-size' and the footnote to Assumption 1 (antipodal "
+           "optimal tokens); the limit is the spec's derivation",
+    statement="Under Assumptions 1-2 (or antipodal optimal tokens), the uncapped Polyak displacement "
+              "D_t tends to ||W_mm|| and log(1 - s_opt) falls by 1 per step, on every data set.",
+    corrected_by=f"{PAPER}.thm7.polyak_direction_rate",
+    provenance="derived",
+    constants={"stable": STABLE_DUAL_CURVATURE, "held_deficit": 0.01},
+    calibration=[POLYAK_CYCLE_CALIBRATION],
+    controls={
+        "stable_fixed_point": Control(
+            "statement", breaks=[POLYAK_CYCLES],
+            description="the refutation on fresh antipodal data sets with dual curvature <= 1.9 "
+                        "(the corrected statement's hypothesis): their fixed point is stable, D_t "
+                        "tends to ||W_mm||, and no counterexample is left"),
+    },
+    sizes=POLYAK_CYCLE_RUN,
+)
+def test_polyak_displacement_limit(tc):
+    r"""The statement as written fails where the dual curvature mu_max of the W-SVM exceeds 2
+    (derivation: `test_polyak_direction_rate`): the multiplicative-weights map of the active
+    constraints' weights has an unstable fixed point, the step direction settles on a period-2
+    cycle about W_mm, and D_t -> ||W_mm|| cos theta < ||W_mm||.  On Example 1 such data sets are
+    rare (the first seen: data set 0 of base seed 1740758191, mu_max = 2.175, D_t/||W_mm|| =
+    0.98108 from t = 25 to 3000); on the footnote's antipodal data (optimal tokens +-e_1) they
+    are common.  Here `POLYAK_CYCLE_RUN` (240) fresh antipodal data sets at E1-S sizes, uncapped
+    Polyak; a data set's held deficit is min over the second half of 1 - D_t/||W_mm||, and a
+    counterexample is a data set with mu_max > 2 (read by the hypothesis, not the outcome) whose
+    held deficit is >= 0.01.  Refutation: the largest held deficit over the data sets with
+    mu_max > 2 is >= 0.01 (0 where none has; its false-failure rate: the calibration table).
+    Control (statement): the same largest held deficit over fresh antipodal data sets with
+    mu_max <= 1.9, where no deficit can persist.
+    """
+    stable_only = tc.control == "stable_fixed_point"
+    prob, traj = tc.use(antipodal_polyak, stream="stable" if stable_only else "cycles")
+    curvature = dual_curvatures(prob.data)
+    steps = tc.sizes["steps"]
+    tail = (traj.t >= steps // 2) & (traj.t < steps)
+    held = (1.0 - traj["displacement"][tail] / prob.W_mm_norm).min(0)
+    read = curvature <= tc.constants["stable"] if stable_only else curvature > 2.0
+    tc.record("dual curvature mu_max per data set", curvature)
+    tc.record("deficit 1 - D_t/||W_mm|| held over the second half per data set", held)
+    tc.record("data sets read; counterexamples among them (held deficit >= 0.01)",
+              [int(read.sum()), int((held[read] >= tc.constants["held_deficit"]).sum())])
+    tc.conclusion.at_least(POLYAK_CYCLES, held[read].max(initial=0.0), tc.constants["held_deficit"])

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import cvxpy as cp
 import numpy as np
+import scipy.linalg
 
 from theorycheck.errors import InfeasibleProgramError, InvalidInputError, SolverAccuracyError
 from theorycheck.lineage import computation
@@ -129,6 +130,27 @@ def combine_constraints(A: np.ndarray, B: np.ndarray, lam: np.ndarray) -> np.nda
 def gram_kernel(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """``K_{kl} = <a_k b_k^T, a_l b_l^T> = <a_k, a_l> <b_k, b_l>``, shape ``(m, m)``."""
     return (A @ A.T) * (B @ B.T)
+
+
+def dual_curvature(A: np.ndarray, B: np.ndarray, lam: np.ndarray) -> float:
+    """``mu_max``, the largest eigenvalue of ``Lambda^(1/2) K Lambda^(1/2)`` (``K`` the Gram
+    kernel, ``Lambda = diag(lambda)``) at the multipliers ``lambda (m,)`` of a solution.
+
+    At the optimum ``K lambda = 1`` on the support, so ``sqrt(lambda)`` is an eigenvector with
+    eigenvalue 1 and ``mu_max >= 1``; inactive constraints (``lambda_k = 0``) add zeros.  It is
+    the curvature that decides whether a step of length ``||W*||_F`` along the normalized
+    weighted sum of the active constraints settles at ``W*``'s direction: on exponentially
+    weighted constraints, weights ``p_k ~ exp(-<F_k, W>)``, the map ``log p_k -= (K p)_k /
+    p^T K p`` has the fixed point ``p ~ lambda`` with Jacobian ``I - K Lambda`` (modulo the
+    neutral shift), whose eigenvalues ``1 - mu`` lie inside (-1, 1) iff ``mu_max < 2``.
+    """
+    lam = np.asarray(lam, dtype=np.float64)
+    if lam.ndim != 1 or lam.shape[0] != A.shape[0] or np.any(lam < 0):
+        raise InvalidInputError(f"need one nonnegative multiplier per constraint ({A.shape[0]}), got shape "
+                                f"{lam.shape}" + (" with negative entries" if lam.ndim == 1 and np.any(lam < 0) else ""))
+    root = np.sqrt(lam)
+    return float(scipy.linalg.eigvalsh(root[:, None] * gram_kernel(A, B) * root[None, :],
+                                       subset_by_index=[A.shape[0] - 1, A.shape[0] - 1])[0])
 
 
 def _regularized(K: np.ndarray) -> np.ndarray:
