@@ -52,8 +52,8 @@ POLYAK_RUN = {"quick": dict(steps=300), "full": dict(steps=2000)}
 POLYAK_CYCLE_RUN = {"quick": dict(instances=240, steps=300), "full": dict(instances=240, steps=1000)}
 STABLE_DUAL_CURVATURE = 1.9
 """Polyak's fixed point ``p ~ lambda`` is linearly stable iff the dual curvature ``mu_max < 2``
-(`theorycheck.solvers.dual_curvature`); data sets with ``mu_max <= 1.9`` are those whose
-deviation from it contracts by at least 0.9 per step in its fastest-growing mode."""
+(`theorycheck.solvers.dual_curvature`); on data sets with ``mu_max <= 1.9`` the deviation's
+mode of the largest eigenvalue shrinks by a factor ``|1 - mu_max| <= 0.9`` per step."""
 
 
 def saturation_metrics(model, opt, W_ref):
