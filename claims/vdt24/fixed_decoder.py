@@ -19,7 +19,7 @@ from theorycheck.data import score_gaps
 from theorycheck.models.gradient_bounds import correlation_floor, gradient_bounds_at_logits
 from theorycheck.optim import GD, NGD, FirstOrder, Polyak, displacement, frobenius_norm, run_trajectory
 from theorycheck.optim.directions import direction_metrics, unit
-from theorycheck.solvers import dual_curvature, solve_wsvm, solve_wsvm_batch
+from theorycheck.solvers import dual_curvature, solve_wsvm_batch, stationarity_multipliers
 from theorycheck.solvers.svm import wsvm_constraint_factors
 from theorycheck.tails import TailBound
 
@@ -99,12 +99,13 @@ def e1_polyak(run, *, eta_max: float | None = None):
                                 run.sizes["steps"], saturation_metrics(prob.model, prob.opt, prob.W_mm))
 
 
-def dual_curvatures(data) -> np.ndarray:
-    """`dual_curvature` of the W-SVM of every trial of ``data``, shape (K,)."""
+def dual_curvatures(prob) -> np.ndarray:
+    """`dual_curvature` of the W-SVM of every trial of the problem ``prob``, shape (K,), at the
+    multipliers that explain its W_mm (`stationarity_multipliers`: no second W-SVM solve)."""
     curvatures = []
-    for X, opt in zip(data.X, data.opt):
+    for X, opt, W_mm in zip(prob.data.X, prob.data.opt, prob.W_mm.cpu().numpy()):
         A, B, _ = wsvm_constraint_factors(X, opt)
-        curvatures.append(dual_curvature(A, B, solve_wsvm(X, opt, name=data.name).multipliers))
+        curvatures.append(dual_curvature(A, B, stationarity_multipliers(A, B, W_mm)))
     return np.array(curvatures)
 
 

@@ -567,7 +567,7 @@ def test_polyak_direction_rate(tc):
     t = traj.t
     D, norm, align = traj["displacement"], traj["W_norm"], traj["W_alignment"]
     norm_mm = prob.W_mm_norm
-    curvature = dual_curvatures(data)
+    curvature = dual_curvatures(prob)
     stable = curvature <= STABLE_DUAL_CURVATURE
     tc.record("dual curvature mu_max per data set", curvature)
     tc.precondition.binomial(POLYAK_STABLE, stable, p=0.95, alpha=ASSUMPTION2_ALPHA,
@@ -665,7 +665,7 @@ def test_polyak_displacement_limit(tc):
     """
     stable_only = tc.control == "stable_fixed_point"
     prob, traj = tc.use(antipodal_polyak, stream="stable" if stable_only else "cycles")
-    curvature = dual_curvatures(prob.data)
+    curvature = dual_curvatures(prob)
     steps = tc.sizes["steps"]
     tail = second_half(traj.t, steps)
     held = (1.0 - traj["displacement"][tail] / prob.W_mm_norm).min(0)
